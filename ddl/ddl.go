@@ -1,0 +1,102 @@
+package ddl
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// files holds one folder of migrations per dialect.
+//
+//go:embed sqlite/*.sql
+var files embed.FS
+
+// Migration is one versioned schema change of one dialect.
+type Migration struct {
+	// Version is the schema version the migration brings the database to,
+	// taken from the file name (0001_init.sql is version 1).
+	Version int
+	// Name is the file name without the version prefix and the .sql
+	// extension, e.g. "init".
+	Name string
+	// SQL is the file's content: plain SQL statements separated by
+	// semicolons.
+	SQL string
+}
+
+// fileName matches NNNN_name.sql.
+var fileName = regexp.MustCompile(`^([0-9]{4})_([A-Za-z0-9_]+)\.sql$`)
+
+// Dialects returns the names of the dialects that have migrations, sorted.
+func Dialects() []string {
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Migrations returns the migrations of dialect (for example "sqlite") in
+// ascending version order. It fails for an unknown dialect, naming it, and
+// for a folder whose files are misnamed or whose versions do not run 1, 2,
+// 3... without gaps.
+func Migrations(dialect string) ([]Migration, error) {
+	if dialect == "" || strings.ContainsAny(dialect, `/\.`) || !fs.ValidPath(dialect) {
+		return nil, unknownDialect(dialect)
+	}
+	entries, err := fs.ReadDir(files, dialect)
+	if err != nil {
+		return nil, unknownDialect(dialect)
+	}
+	var migs []Migration
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		m := fileName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("ddl: %s: file %q is not named NNNN_name.sql", dialect, e.Name())
+		}
+		v, _ := strconv.Atoi(m[1])
+		b, err := files.ReadFile(dialect + "/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("ddl: %s: %w", dialect, err)
+		}
+		migs = append(migs, Migration{Version: v, Name: m[2], SQL: string(b)})
+	}
+	slices.SortFunc(migs, func(a, b Migration) int { return a.Version - b.Version })
+	for i, m := range migs {
+		if m.Version != i+1 {
+			return nil, fmt.Errorf("ddl: %s: migration versions must run 1, 2, 3... without gaps or duplicates; found version %d at position %d", dialect, m.Version, i+1)
+		}
+	}
+	if len(migs) == 0 {
+		return nil, unknownDialect(dialect)
+	}
+	return migs, nil
+}
+
+// Latest returns the newest schema version of dialect: the version of its
+// last migration, or 0 when the dialect is unknown.
+func Latest(dialect string) int {
+	migs, err := Migrations(dialect)
+	if err != nil || len(migs) == 0 {
+		return 0
+	}
+	return migs[len(migs)-1].Version
+}
+
+func unknownDialect(dialect string) error {
+	return fmt.Errorf("ddl: unknown dialect %q (known: %s)", dialect, strings.Join(Dialects(), ", "))
+}

@@ -1,0 +1,24 @@
+package ddl_test
+
+import (
+	"fmt"
+
+	"github.com/ratchet-go/ratchet/ddl"
+)
+
+func ExampleMigrations() {
+	migs, err := ddl.Migrations("sqlite")
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range migs {
+		fmt.Printf("%04d_%s.sql\n", m.Version, m.Name)
+	}
+	fmt.Println("latest:", ddl.Latest("sqlite"))
+	_, err = ddl.Migrations("db2")
+	fmt.Println(err)
+	// Output:
+	// 0001_init.sql
+	// latest: 1
+	// ddl: unknown dialect "db2" (known: sqlite)
+}

@@ -1,0 +1,3 @@
+module github.com/ratchet-go/ratchet/ddl
+
+go 1.26

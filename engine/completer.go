@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+type pendingCompletion struct {
+	c   spi.Completion
+	job *spi.Job
+}
+
+// completer writes finished jobs back in batches: it takes everything queued
+// since its last flush (up to CompletionBatchSize) and writes it in one
+// CompleteJobs call, so batches grow with load and need no timer.
+type completer struct {
+	e       *Engine
+	mu      sync.Mutex
+	queue   []pendingCompletion
+	signal  chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	started bool
+}
+
+func newCompleter(e *Engine) *completer {
+	return &completer{e: e, signal: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (c *completer) start() {
+	c.started = true
+	go c.loop()
+}
+
+func (c *completer) add(p pendingCompletion) {
+	c.mu.Lock()
+	c.queue = append(c.queue, p)
+	c.mu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (c *completer) take() []pendingCompletion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.queue), c.e.opts.CompletionBatchSize)
+	batch := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	if len(c.queue) == 0 {
+		c.queue = nil
+	}
+	return batch
+}
+
+func (c *completer) loop() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.signal:
+		case <-c.quit:
+			c.flushAll(context.Background(), true)
+			return
+		}
+		c.flushAll(context.Background(), false)
+	}
+}
+
+// flushAll writes batches until the queue is empty. When final, a failing
+// store gets no retries beyond its first attempt per batch: the jobs stay
+// RUNNING and orphan recovery will hand them out again.
+func (c *completer) flushAll(ctx context.Context, final bool) {
+	for {
+		batch := c.take()
+		if len(batch) == 0 {
+			return
+		}
+		c.flush(ctx, batch, final)
+	}
+}
+
+func (c *completer) flush(ctx context.Context, batch []pendingCompletion, final bool) {
+	cs := make([]spi.Completion, len(batch))
+	for i, p := range batch {
+		cs[i] = p.c
+	}
+	backoff := 10 * time.Millisecond
+	for {
+		applied, err := c.e.store.CompleteJobs(ctx, cs)
+		if err == nil {
+			publish := !c.e.subs.empty()
+			for i, ok := range applied {
+				if publish {
+					c.e.subs.publish(eventOf(cs[i], batch[i].job.TaskName, ok))
+				}
+				if !ok {
+					j := batch[i].job
+					c.e.opts.Metrics.WriteSuperseded(j.ID, j.TaskName)
+					c.e.log.Warn("completion superseded: the job was recovered or released meanwhile; nothing written",
+						"job_id", j.ID, "task", j.TaskName, "claim_seq", j.ClaimSeq)
+				}
+			}
+			return
+		}
+		c.e.log.Error("completing jobs failed", "jobs", len(cs), "err", err, "final", final)
+		if final {
+			return
+		}
+		select {
+		case <-c.e.opts.Clock.After(backoff):
+		case <-c.quit:
+			final = true
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// stop flushes what is queued and ends the loop, waiting at most until ctx
+// ends.
+func (c *completer) stop(ctx context.Context) error {
+	if !c.started {
+		return nil
+	}
+	close(c.quit)
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return errors.New("completions not flushed before the stop deadline: their jobs stay RUNNING until orphan recovery")
+	}
+}

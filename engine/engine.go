@@ -1,0 +1,406 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// ErrNotStarted is returned by Stop on an engine that is not running.
+var ErrNotStarted = errors.New("ratchet engine: not started")
+
+// Engine runs jobs from a store. Create it with New, then Start and Stop it
+// once each.
+type Engine struct {
+	store  spi.Store
+	opts   Options
+	log    *slog.Logger
+	tasks  map[string]ratchet.Definition
+	client *ratchet.Client
+
+	wake      chan struct{} // a submission or a freed slot
+	completer *completer
+	subs      subscribers
+
+	mu       sync.Mutex
+	state    int // 0 new, 1 running, 2 stopped
+	inflight map[uuid.UUID]*execution
+	stopPoll context.CancelFunc
+	runCtx   context.Context // parent of job contexts; cancelled when the drain times out
+	cancel   context.CancelFunc
+	loops    sync.WaitGroup // poller, heartbeat, orphan scan
+	jobs     sync.WaitGroup // running job bodies
+}
+
+type execution struct {
+	job    *spi.Job
+	cancel context.CancelFunc
+}
+
+// New returns an engine over store that runs the given tasks. Task names
+// must be unique.
+func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ratchet.ErrInvalidArgument)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		store:    store,
+		opts:     o,
+		log:      o.Logger.With("node", o.NodeID),
+		tasks:    make(map[string]ratchet.Definition, len(tasks)),
+		wake:     make(chan struct{}, 1),
+		inflight: map[uuid.UUID]*execution{},
+	}
+	for i, t := range tasks {
+		if err := validateDefinition(t); err != nil {
+			return nil, fmt.Errorf("engine: task %d: %w", i, err)
+		}
+		if _, dup := e.tasks[t.Name()]; dup {
+			return nil, fmt.Errorf("%w: task %q registered twice", ratchet.ErrInvalidArgument, t.Name())
+		}
+		e.tasks[t.Name()] = t
+	}
+	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
+		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
+		Notifier: e, Logger: o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.completer = newCompleter(e)
+	return e, nil
+}
+
+func validateDefinition(t ratchet.Definition) error {
+	if t == nil {
+		return fmt.Errorf("%w: nil task", ratchet.ErrInvalidArgument)
+	}
+	if v, ok := t.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	if t.Name() == "" {
+		return fmt.Errorf("%w: task has an empty name", ratchet.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Client returns a client that shares the engine's store, clock, serializer
+// and payload limit, and wakes the engine's poller on every submission.
+func (e *Engine) Client() *ratchet.Client { return e.client }
+
+// NodeID returns the node's id.
+func (e *Engine) NodeID() string { return e.opts.NodeID }
+
+// Options returns the engine's options with defaults applied.
+func (e *Engine) Options() Options { return e.opts }
+
+// NotifyNewWork wakes the poller; it implements ratchet.WorkNotifier.
+func (e *Engine) NotifyNewWork(ratchet.Priority) { e.poke() }
+
+func (e *Engine) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start registers the node, recovers orphans (including jobs left RUNNING by
+// an earlier run under the same node id) and starts polling. ctx bounds only
+// the start-up work; Stop ends the engine.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	if e.state != 0 {
+		e.mu.Unlock()
+		return errors.New("ratchet engine: Start called twice")
+	}
+	e.state = 1
+	e.mu.Unlock()
+
+	now := e.now()
+	if _, err := e.recoverOrphans(ctx, []string{e.opts.NodeID}); err != nil {
+		return fmt.Errorf("ratchet engine: start: %w", err)
+	}
+	if err := e.store.Heartbeat(ctx, e.opts.NodeID, now); err != nil {
+		return fmt.Errorf("ratchet engine: start: register node: %w", err)
+	}
+	e.runCtx, e.cancel = context.WithCancel(context.Background())
+	pollCtx, stopPoll := context.WithCancel(e.runCtx)
+	e.stopPoll = stopPoll
+	e.completer.start()
+	e.loops.Add(3)
+	go e.pollLoop(pollCtx)
+	go e.every(pollCtx, e.opts.HeartbeatInterval, e.heartbeat)
+	go e.every(pollCtx, e.opts.OrphanScanInterval, func(ctx context.Context) {
+		_, _ = e.recoverOrphans(ctx, nil)
+	})
+	e.log.Info("ratchet engine started", "concurrency", e.opts.Concurrency, "tasks", len(e.tasks))
+	return nil
+}
+
+// Stop stops claiming, waits up to ShutdownTimeout (or ctx) for running jobs
+// to finish, then cancels and releases the rest back to PENDING without
+// charging their attempts or crash budget, flushes completions and removes
+// the node's row.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	if e.state != 1 {
+		e.mu.Unlock()
+		return ErrNotStarted
+	}
+	e.state = 2
+	e.mu.Unlock()
+
+	e.stopPoll()
+	e.loops.Wait()
+
+	drained := make(chan struct{})
+	go func() { e.jobs.Wait(); close(drained) }()
+	timer := e.opts.Clock.NewTimer(e.opts.ShutdownTimeout)
+	defer timer.Stop()
+	var errs []error
+	select {
+	case <-drained:
+	case <-timer.Chan():
+		errs = append(errs, e.releaseInflight(ctx))
+	case <-ctx.Done():
+		errs = append(errs, e.releaseInflight(context.WithoutCancel(ctx)))
+	}
+	e.cancel()
+	errs = append(errs, e.completer.stop(ctx))
+	if err := e.store.DeregisterNode(context.WithoutCancel(ctx), e.opts.NodeID); err != nil {
+		errs = append(errs, fmt.Errorf("deregister node: %w", err))
+	}
+	e.log.Info("ratchet engine stopped")
+	return errors.Join(errs...)
+}
+
+// releaseInflight cancels the bodies still running and gives their jobs back.
+func (e *Engine) releaseInflight(ctx context.Context) error {
+	e.mu.Lock()
+	refs := make([]spi.ClaimRef, 0, len(e.inflight))
+	for _, x := range e.inflight {
+		refs = append(refs, spi.ClaimRef{JobID: x.job.ID, ClaimSeq: x.job.ClaimSeq})
+		x.cancel()
+	}
+	e.mu.Unlock()
+	if len(refs) == 0 {
+		return nil
+	}
+	ok, err := e.store.ReleaseJobs(ctx, refs, e.now())
+	if err != nil {
+		return fmt.Errorf("release %d running jobs: %w", len(refs), err)
+	}
+	n := 0
+	for _, applied := range ok {
+		if applied {
+			n++
+		}
+	}
+	e.log.Warn("drain timed out; released running jobs", "released", n, "running", len(refs))
+	return nil
+}
+
+func (e *Engine) now() time.Time { return e.opts.Clock.Now().UTC().Truncate(time.Microsecond) }
+
+// every runs fn every d until ctx ends.
+func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
+	defer e.loops.Done()
+	t := e.opts.Clock.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.Chan():
+			fn(ctx)
+		}
+	}
+}
+
+func (e *Engine) heartbeat(ctx context.Context) {
+	if err := e.store.Heartbeat(ctx, e.opts.NodeID, e.now()); err != nil && ctx.Err() == nil {
+		e.log.Warn("heartbeat failed", "err", err)
+	}
+}
+
+func (e *Engine) recoverOrphans(ctx context.Context, nodes []string) ([]spi.RecoveredJob, error) {
+	rec, err := e.store.RecoverOrphans(ctx, spi.RecoverParams{
+		Now: e.now(), Grace: e.opts.OrphanGrace, MaxCrashRedeliveries: e.opts.MaxCrashRedeliveries,
+		Nodes: nodes, LastError: "crash budget exhausted: the job's node died while running it",
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("orphan scan failed", "err", err)
+		}
+		return nil, err
+	}
+	if len(rec) > 0 {
+		e.opts.Metrics.JobsRecovered(e.opts.NodeID, len(rec))
+		for _, r := range rec {
+			e.log.Warn("recovered orphaned job", "job_id", r.JobID, "task", r.TaskName, "from_node", r.FromNode,
+				"status", r.NewStatus, "crash_count", r.CrashCount)
+		}
+	}
+	return rec, nil
+}
+
+// pollLoop claims and dispatches jobs until ctx ends.
+func (e *Engine) pollLoop(ctx context.Context) {
+	defer e.loops.Done()
+	delay := e.opts.MinPollInterval
+	for ctx.Err() == nil {
+		free := e.freeSlots()
+		if free == 0 {
+			if !e.waitWake(ctx, 0) {
+				return
+			}
+			continue
+		}
+		jobs, err := e.store.ClaimJobs(ctx, spi.ClaimParams{
+			NodeID: e.opts.NodeID, Limit: min(free, e.opts.ClaimBatchSize), Now: e.now(),
+			BoostInterval: e.opts.PriorityBoostInterval,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.opts.Metrics.ClaimTransientFailure(e.opts.NodeID, err)
+			e.log.Warn("claim failed; backing off", "err", err)
+			delay = e.opts.PollInterval
+		} else if len(jobs) > 0 {
+			e.opts.Metrics.JobsClaimed(e.opts.NodeID, len(jobs))
+			for _, j := range jobs {
+				e.dispatch(j)
+			}
+			delay = e.opts.MinPollInterval
+			if len(jobs) == min(free, e.opts.ClaimBatchSize) {
+				continue // there may be more due work: claim again at once
+			}
+		}
+		if !e.waitWake(ctx, delay) {
+			return
+		}
+		if err == nil && len(jobs) == 0 {
+			delay = min(delay*2, e.opts.PollInterval)
+		}
+	}
+}
+
+// waitWake waits for a wakeup, or for d when d > 0. It returns false when
+// ctx ends.
+func (e *Engine) waitWake(ctx context.Context, d time.Duration) bool {
+	var tc <-chan time.Time
+	if d > 0 {
+		t := e.opts.Clock.NewTimer(d)
+		defer t.Stop()
+		tc = t.Chan()
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-e.wake:
+	case <-tc:
+	}
+	return true
+}
+
+func (e *Engine) freeSlots() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.opts.Concurrency - len(e.inflight)
+}
+
+// dispatch starts one claimed job on its own goroutine.
+func (e *Engine) dispatch(j *spi.Job) {
+	ctx, cancel := context.WithCancel(e.runCtx)
+	e.mu.Lock()
+	e.inflight[j.ID] = &execution{job: j, cancel: cancel}
+	e.mu.Unlock()
+	e.jobs.Add(1)
+	go func() {
+		defer e.jobs.Done()
+		defer cancel()
+		c := e.execute(ctx, j)
+		e.mu.Lock()
+		delete(e.inflight, j.ID)
+		e.mu.Unlock()
+		e.completer.add(c)
+		e.poke()
+	}()
+}
+
+// execute runs one job and returns the owner write that ends it.
+func (e *Engine) execute(ctx context.Context, j *spi.Job) pendingCompletion {
+	attempt := j.Attempts + 1
+	jc := ratchet.NewJobContext(j, attempt, e.log)
+	start := e.opts.Clock.Now()
+	e.opts.Metrics.JobStarted(j.ID, j.TaskName, j.Priority)
+
+	var res any
+	var err error
+	def, ok := e.tasks[j.TaskName]
+	if !ok {
+		err = ratchet.DoNotRetry(&ratchet.UnknownTaskError{Name: j.TaskName})
+	} else {
+		res, err = runSafely(ratchet.ContextWithJob(ctx, jc), def, j.Payload, e.opts.Serializer)
+	}
+	now := e.now()
+	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now}
+	if err == nil {
+		c.Outcome = spi.OutcomeSucceeded
+		if res != nil {
+			if b, merr := e.opts.Serializer.Marshal(res); merr != nil {
+				jc.Logger.Warn("result not stored: it does not serialize; the job still succeeds", "err", merr)
+			} else {
+				c.Result, c.ResultType = b, ratchet.TypeName(res)
+			}
+		}
+		c.Attempts = j.Attempts + 1 // reported in events; not written on success
+		e.opts.Metrics.JobCompleted(j.ID, j.TaskName, e.opts.Clock.Since(start))
+		return pendingCompletion{c: c, job: j}
+	}
+	d := DecideRetry(j, err, e.opts.RetryPolicy, now)
+	c.Attempts = d.Attempt
+	c.LastError = e.opts.ErrorSanitizer.Sanitize(err)
+	e.opts.Metrics.JobFailed(j.ID, j.TaskName, err, d.Attempt)
+	if d.Retry {
+		c.Outcome, c.RetryAt = spi.OutcomeRetry, d.RetryAt
+		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", d.RetryAt)
+	} else {
+		c.Outcome = spi.OutcomeFailed
+		jc.Logger.Warn("job failed; moved to the dead-letter queue", "err", c.LastError)
+	}
+	return pendingCompletion{c: c, job: j}
+}
+
+// runSafely runs a task body, turning a panic into a *ratchet.PanicError.
+func runSafely(ctx context.Context, def ratchet.Definition, payload []byte, ser spi.PayloadSerializer) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &ratchet.PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return def.Execute(ctx, payload, ser)
+}
+
+func randUint32() uint32 {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return binary.BigEndian.Uint32(b[:])
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Defaults of Options.
+const (
+	DefaultConcurrency           = 100
+	DefaultMaxClaimBatch         = 1000
+	DefaultMinPollInterval       = 10 * time.Millisecond
+	DefaultPollInterval          = time.Second
+	DefaultCompletionBatch       = 1000
+	DefaultShutdownTimeout       = 30 * time.Second
+	DefaultPriorityBoostInterval = 15 * time.Minute
+	DefaultHeartbeatInterval     = 10 * time.Second
+	DefaultOrphanGrace           = 60 * time.Second
+	DefaultOrphanScanInterval    = 300 * time.Second
+	DefaultMaxCrashRedeliveries  = 3
+)
+
+// Options configure an Engine. The zero value of every field selects the
+// documented default.
+type Options struct {
+	// NodeID identifies this node in the store; default the host name plus
+	// a random suffix. A node restarted under the same id recovers the jobs
+	// its previous run left RUNNING at once.
+	NodeID string
+	// Clock is the time source; default the real clock.
+	Clock clockwork.Clock
+	// Concurrency bounds the jobs running at once; default 100.
+	Concurrency int
+	// ClaimBatchSize bounds one claim; default Concurrency, at most 1000.
+	ClaimBatchSize int
+	// MinPollInterval is the first delay after an empty poll; default 10 ms.
+	MinPollInterval time.Duration
+	// PollInterval is the longest delay between polls; default 1 s.
+	PollInterval time.Duration
+	// CompletionBatchSize bounds one completion flush; default 1000.
+	CompletionBatchSize int
+	// ShutdownTimeout bounds the drain of Stop; default 30 s.
+	ShutdownTimeout time.Duration
+	// PriorityBoostInterval is the aging interval: a job's effective
+	// priority rises by one per interval waited since it was due. Zero means
+	// 15 minutes; a negative value disables aging.
+	PriorityBoostInterval time.Duration
+	// HeartbeatInterval is how often the node writes its heartbeat;
+	// default 10 s.
+	HeartbeatInterval time.Duration
+	// OrphanGrace is how stale a heartbeat may be before the node's jobs are
+	// recovered; default 60 s.
+	OrphanGrace time.Duration
+	// OrphanScanInterval is the time between orphan scans; default 300 s.
+	OrphanScanInterval time.Duration
+	// MaxCrashRedeliveries is the crash budget. Zero means 3; a negative
+	// value means none: a job fails into the DLQ on its first crash.
+	MaxCrashRedeliveries int
+	// MaxPayloadBytes limits serialized payloads; zero means 100 KiB.
+	MaxPayloadBytes int
+	// RetryPolicy overrides retry decisions; nil defers to each job's
+	// settings.
+	RetryPolicy spi.RetryPolicy
+	// Serializer encodes payloads and results; nil means JSON.
+	Serializer spi.PayloadSerializer
+	// ErrorSanitizer turns errors into stored text; nil means
+	// ratchet.DefaultSanitizer.
+	ErrorSanitizer spi.ErrorSanitizer
+	// Metrics receives lifecycle events; nil records nothing.
+	Metrics spi.MetricsCollector
+	// Logger receives engine and job logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with every zero field defaulted, or an error naming
+// the first invalid field.
+func (o Options) withDefaults() (Options, error) {
+	if o.NodeID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "node"
+		}
+		o.NodeID = host + "-" + strconv.FormatUint(uint64(randUint32()), 36)
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
+	type check struct {
+		name string
+		v    int64
+	}
+	for _, c := range []check{
+		{"Concurrency", int64(o.Concurrency)}, {"ClaimBatchSize", int64(o.ClaimBatchSize)},
+		{"MinPollInterval", int64(o.MinPollInterval)}, {"PollInterval", int64(o.PollInterval)},
+		{"CompletionBatchSize", int64(o.CompletionBatchSize)}, {"ShutdownTimeout", int64(o.ShutdownTimeout)},
+		{"HeartbeatInterval", int64(o.HeartbeatInterval)}, {"OrphanGrace", int64(o.OrphanGrace)},
+		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
+	} {
+		if c.v < 0 {
+			return o, fmt.Errorf("%w: engine option %s is negative (%d)", ratchet.ErrInvalidArgument, c.name, c.v)
+		}
+	}
+	def := func(p *int, d int) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	defd := func(p *time.Duration, d time.Duration) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	def(&o.Concurrency, DefaultConcurrency)
+	def(&o.ClaimBatchSize, min(o.Concurrency, DefaultMaxClaimBatch))
+	def(&o.CompletionBatchSize, DefaultCompletionBatch)
+	def(&o.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)
+	def(&o.MaxCrashRedeliveries, DefaultMaxCrashRedeliveries)
+	if o.MaxCrashRedeliveries < 0 {
+		o.MaxCrashRedeliveries = 0
+	}
+	defd(&o.MinPollInterval, DefaultMinPollInterval)
+	defd(&o.PollInterval, DefaultPollInterval)
+	defd(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	defd(&o.PriorityBoostInterval, DefaultPriorityBoostInterval)
+	if o.PriorityBoostInterval < 0 {
+		o.PriorityBoostInterval = 0 // disabled, as the store reads it
+	}
+	defd(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	defd(&o.OrphanGrace, DefaultOrphanGrace)
+	defd(&o.OrphanScanInterval, DefaultOrphanScanInterval)
+	if o.MinPollInterval > o.PollInterval {
+		return o, fmt.Errorf("%w: MinPollInterval %s exceeds PollInterval %s", ratchet.ErrInvalidArgument, o.MinPollInterval, o.PollInterval)
+	}
+	if o.RetryPolicy == nil {
+		o.RetryPolicy = DefaultRetryPolicy{}
+	}
+	if o.Serializer == nil {
+		o.Serializer = ratchet.JSONSerializer{}
+	}
+	if o.ErrorSanitizer == nil {
+		o.ErrorSanitizer = ratchet.DefaultSanitizer{}
+	}
+	if o.Metrics == nil {
+		o.Metrics = spi.NoOpMetrics{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}

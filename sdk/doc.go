@@ -1,0 +1,17 @@
+// Package ratchet is the public API of Ratchet for Go, a durable,
+// database-backed job scheduler.
+//
+// Define tasks with [NewTask] or [NewVoidTask]: a stable name and a typed Go
+// function. Submit them through a [Client] — now, after a delay or at a time,
+// with retries, backoff, priority, tags, params and an idempotency key — and
+// read or manage jobs (get, list, cancel, retry from the dead-letter queue).
+// A Client needs only a store: a web process can enqueue with no worker
+// running. The engine module runs the jobs.
+//
+// The import path is github.com/ratchet-go/ratchet/sdk; the package name is
+// ratchet.
+//
+// Errors: [PayloadTooLargeError], [DoNotRetry], [UnknownTaskError],
+// [ErrNotFound], [ErrInvalidState] and [ErrInvalidArgument] work with
+// errors.Is and errors.As.
+package ratchet

@@ -1,0 +1,94 @@
+package ratchet
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+var (
+	// ErrNotFound reports that no job has the given id.
+	ErrNotFound = spi.ErrNotFound
+	// ErrInvalidState reports an operation the job's state does not allow.
+	ErrInvalidState = spi.ErrInvalidState
+	// ErrInvalidArgument reports a bad submission or option: a nil task, a
+	// negative delay, an out-of-range priority and the like.
+	ErrInvalidArgument = errors.New("ratchet: invalid argument")
+)
+
+// PayloadTooLargeError reports a serialized payload over the configured
+// limit. Nothing was written.
+type PayloadTooLargeError struct {
+	Surface string // what was measured, e.g. "task"
+	Task    string
+	Size    int // bytes
+	Limit   int // bytes
+}
+
+func (e *PayloadTooLargeError) Error() string {
+	return fmt.Sprintf("ratchet: %s payload of %q is %d bytes, over the limit of %d bytes", e.Surface, e.Task, e.Size, e.Limit)
+}
+
+// UnknownTaskError reports a job whose task name no registered task has.
+type UnknownTaskError struct {
+	Name string
+}
+
+func (e *UnknownTaskError) Error() string {
+	return fmt.Sprintf("ratchet: unknown task %q (not registered with this engine)", e.Name)
+}
+
+// DoNotRetryError marks a failure as permanent: the job goes straight to the
+// dead-letter queue whatever its retry settings. Create one with DoNotRetry.
+type DoNotRetryError struct {
+	Err error
+}
+
+func (e *DoNotRetryError) Error() string {
+	if e.Err == nil {
+		return "do not retry"
+	}
+	return "do not retry: " + e.Err.Error()
+}
+
+// Unwrap returns the wrapped error.
+func (e *DoNotRetryError) Unwrap() error { return e.Err }
+
+// DoNotRetry wraps err so that the job fails without retrying. It is found
+// anywhere in an error chain, so a task may wrap it further.
+func DoNotRetry(err error) error {
+	return &DoNotRetryError{Err: err}
+}
+
+// IsDoNotRetry reports whether a DoNotRetryError is anywhere in err's chain.
+func IsDoNotRetry(err error) bool {
+	var d *DoNotRetryError
+	return errors.As(err, &d)
+}
+
+// PayloadDecodeError reports a stored payload that does not decode into the
+// task's argument type. It is permanent: the job goes to the DLQ.
+type PayloadDecodeError struct {
+	Task string
+	Err  error
+}
+
+func (e *PayloadDecodeError) Error() string {
+	return fmt.Sprintf("ratchet: payload of task %q does not decode into its arguments: %v", e.Task, e.Err)
+}
+
+// Unwrap returns the decoder's error.
+func (e *PayloadDecodeError) Unwrap() error { return e.Err }
+
+// PanicError reports a task that panicked. It is retried like any error.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("task panicked: %v", e.Value) }
+
+func invalidArg(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+}

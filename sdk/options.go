@@ -1,0 +1,125 @@
+package ratchet
+
+import (
+	"time"
+)
+
+// SubmitOption sets one option of a submission. Options given to NewTask are
+// the task's defaults; options given to Submit override them.
+type SubmitOption func(*submitConfig)
+
+type submitConfig struct {
+	delay          time.Duration
+	at             time.Time
+	maxRetries     *int
+	backoff        BackoffKind
+	backoffBase    *time.Duration
+	priority       *Priority
+	tags           []string
+	params         map[string]string
+	idempotencyKey string
+	errs           []error
+}
+
+// WithDelay makes the job due d after submission. A negative d is an error.
+func WithDelay(d time.Duration) SubmitOption {
+	return func(c *submitConfig) {
+		if d < 0 {
+			c.errs = append(c.errs, invalidArg("negative delay %s", d))
+			return
+		}
+		c.delay, c.at = d, time.Time{}
+	}
+}
+
+// At makes the job due at t (a time in the past means now).
+func At(t time.Time) SubmitOption {
+	return func(c *submitConfig) {
+		if t.IsZero() {
+			c.errs = append(c.errs, invalidArg("zero time for At"))
+			return
+		}
+		c.at, c.delay = t, 0
+	}
+}
+
+// WithMaxRetries sets how many times a failed job is retried before it goes
+// to the dead-letter queue; 0 means it never is. Default 3.
+func WithMaxRetries(n int) SubmitOption {
+	return func(c *submitConfig) {
+		if n < 0 {
+			c.errs = append(c.errs, invalidArg("negative max retries %d", n))
+			return
+		}
+		c.maxRetries = &n
+	}
+}
+
+// WithBackoff sets the retry delay: NONE (immediate), FIXED (base every
+// time) or EXPONENTIAL (base·2^(attempt−1), capped at 24 h). Default
+// EXPONENTIAL with a 1 s base.
+func WithBackoff(kind BackoffKind, base time.Duration) SubmitOption {
+	return func(c *submitConfig) {
+		if !kind.Valid() || kind == "" {
+			c.errs = append(c.errs, invalidArg("unknown backoff kind %q", kind))
+			return
+		}
+		if base < 0 {
+			c.errs = append(c.errs, invalidArg("negative backoff base %s", base))
+			return
+		}
+		c.backoff, c.backoffBase = kind, &base
+	}
+}
+
+// WithPriority sets the job's priority, LOWEST..CRITICAL. Default NORMAL.
+func WithPriority(p Priority) SubmitOption {
+	return func(c *submitConfig) {
+		if !p.Valid() {
+			c.errs = append(c.errs, invalidArg("priority %d out of range %d..%d", int(p), int(PriorityLowest), int(PriorityCritical)))
+			return
+		}
+		c.priority = &p
+	}
+}
+
+// WithTags adds tags to the job (used by node tag affinity). Tags must be
+// non-empty; duplicates are dropped.
+func WithTags(tags ...string) SubmitOption {
+	return func(c *submitConfig) {
+		for _, t := range tags {
+			if t == "" {
+				c.errs = append(c.errs, invalidArg("empty tag"))
+				return
+			}
+		}
+		c.tags = append(c.tags, tags...)
+	}
+}
+
+// WithParam sets a string parameter that the job body reads with
+// JobContext.Param.
+func WithParam(key, value string) SubmitOption {
+	return func(c *submitConfig) {
+		if key == "" {
+			c.errs = append(c.errs, invalidArg("empty param key"))
+			return
+		}
+		if c.params == nil {
+			c.params = map[string]string{}
+		}
+		c.params[key] = value
+	}
+}
+
+// WithIdempotencyKey makes the submission idempotent: a second submission
+// with the same key returns the first job's id and writes nothing.
+func WithIdempotencyKey(key string) SubmitOption {
+	return func(c *submitConfig) {
+		if key == "" {
+			c.errs = append(c.errs, invalidArg("empty idempotency key"))
+			return
+		}
+		c.idempotencyKey = key
+	}
+}

@@ -1,0 +1,20 @@
+package spi
+
+import "errors"
+
+// Sentinel errors shared by stores, the client and the engine. Test them with
+// errors.Is; stores wrap them with detail.
+var (
+	// ErrNotFound reports that no job has the given id.
+	ErrNotFound = errors.New("ratchet: job not found")
+	// ErrInvalidState reports an operation that the job's current state does
+	// not allow, such as cancelling a running job.
+	ErrInvalidState = errors.New("ratchet: invalid job state for this operation")
+	// ErrCorruptJob reports a stored row that cannot be read back as a job.
+	ErrCorruptJob = errors.New("ratchet: corrupt job row")
+	// ErrSchema reports a database whose schema is missing, partial, foreign
+	// or newer than this code.
+	ErrSchema = errors.New("ratchet: schema mismatch")
+	// ErrClosed reports use of a closed store.
+	ErrClosed = errors.New("ratchet: store closed")
+)

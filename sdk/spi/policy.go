@@ -1,0 +1,71 @@
+package spi
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// RetryPolicy lets an application override the retry decision and the delay
+// of a failed job. The engine consults it after the DoNotRetry check and
+// before the attempt limit, as the FAQ's decision path describes.
+type RetryPolicy interface {
+	// ShouldRetry reports whether a job that failed on attempt (1-based)
+	// with err may be retried. Returning true still honours MaxRetries.
+	ShouldRetry(attempt int, err error) bool
+	// Delay returns the delay before the next attempt; zero defers to the
+	// job's own backoff settings.
+	Delay(attempt int) time.Duration
+}
+
+// PayloadSerializer converts task arguments and results to and from bytes.
+// Implementations must be safe for concurrent use and must not let the
+// bytes select the Go type they decode into.
+type PayloadSerializer interface {
+	Marshal(v any) ([]byte, error)
+	Unmarshal(data []byte, v any) error
+}
+
+// ErrorSanitizer turns a task's error into the text stored on the job and
+// published in events, stripping secrets and bounding the length.
+type ErrorSanitizer interface {
+	Sanitize(err error) string
+}
+
+// MetricsCollector receives job lifecycle events. Implementations must be
+// fast and safe for concurrent use. Embed [NoOpMetrics] to implement only
+// the callbacks you need.
+type MetricsCollector interface {
+	JobStarted(id uuid.UUID, task string, p Priority)
+	JobCompleted(id uuid.UUID, task string, elapsed time.Duration)
+	JobFailed(id uuid.UUID, task string, err error, attempt int)
+	JobsClaimed(node string, n int)
+	ClaimTransientFailure(node string, err error)
+	WriteSuperseded(id uuid.UUID, task string)
+	JobsRecovered(node string, n int)
+}
+
+// NoOpMetrics is a MetricsCollector that records nothing. Its zero value is
+// ready to use.
+type NoOpMetrics struct{}
+
+// JobStarted does nothing.
+func (NoOpMetrics) JobStarted(uuid.UUID, string, Priority) {}
+
+// JobCompleted does nothing.
+func (NoOpMetrics) JobCompleted(uuid.UUID, string, time.Duration) {}
+
+// JobFailed does nothing.
+func (NoOpMetrics) JobFailed(uuid.UUID, string, error, int) {}
+
+// JobsClaimed does nothing.
+func (NoOpMetrics) JobsClaimed(string, int) {}
+
+// ClaimTransientFailure does nothing.
+func (NoOpMetrics) ClaimTransientFailure(string, error) {}
+
+// WriteSuperseded does nothing.
+func (NoOpMetrics) WriteSuperseded(uuid.UUID, string) {}
+
+// JobsRecovered does nothing.
+func (NoOpMetrics) JobsRecovered(string, int) {}

@@ -1,0 +1,97 @@
+package spi
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Store persists jobs. It is safe for concurrent use by many goroutines and,
+// for durable stores, by many processes sharing one database.
+//
+// Owner writes (CompleteJobs, ReleaseJobs) are fenced: each names a
+// [ClaimRef] and applies only while the job is RUNNING with that claim
+// sequence; otherwise (a stale sequence, a job in another state, an unknown
+// job) it changes nothing and the job is reported superseded, not as an
+// error.
+//
+// Rules every store keeps (the tck module checks them): returned times are
+// UTC; a retry leaves FinishedAt zero; a success keeps the attempt count;
+// completions do not advance ClaimSeq; methods called after Close return an
+// error wrapping ErrClosed (a second Close is harmless). A row that can no
+// longer be decoded is reported by GetJob and ListJobs as an error wrapping
+// ErrCorruptJob naming the job; ClaimJobs moves such a row to FAILED with the
+// problem as its last error instead of returning it, so one bad row cannot
+// block the queue.
+type Store interface {
+	// InsertJobs writes new PENDING jobs in one round trip where the
+	// database allows. A job whose IdempotencyKey already exists is not
+	// written; its result carries the existing id and Duplicate. The jobs
+	// come fully formed from the client (id, times, defaults applied).
+	InsertJobs(ctx context.Context, jobs []*Job) ([]InsertResult, error)
+
+	// GetJob returns one job, or an error wrapping ErrNotFound.
+	GetJob(ctx context.Context, id uuid.UUID) (*Job, error)
+
+	// ListJobs returns jobs ordered by id, after the cursor, and the cursor
+	// of the next page (the zero UUID when there is none).
+	ListJobs(ctx context.Context, p ListParams) (jobs []*Job, next uuid.UUID, err error)
+
+	// ClaimJobs atomically moves up to p.Limit due PENDING jobs
+	// (ScheduledAt <= p.Now) to RUNNING, owned by p.NodeID, with ClaimSeq
+	// advanced by one and ClaimedAt = p.Now, and returns them. It takes the
+	// jobs in effective priority descending, then ScheduledAt ascending, then
+	// id ascending (see [EffectivePriority]); no job is returned to two
+	// callers.
+	ClaimJobs(ctx context.Context, p ClaimParams) ([]*Job, error)
+
+	// CompleteJobs applies a batch of fenced owner writes. The result has one
+	// entry per completion: true when it applied, false when it was
+	// superseded. A RETRY outcome leaves PENDING at RetryAt with the owner
+	// cleared; SUCCEEDED and FAILED set FinishedAt and keep OwnerNode as the
+	// record of the node that finished the job. Completions do not advance
+	// ClaimSeq.
+	CompleteJobs(ctx context.Context, cs []Completion) ([]bool, error)
+
+	// ReleaseJobs puts claimed jobs back to PENDING, due at now, without
+	// charging attempts or the crash budget (graceful stop). Fenced like
+	// CompleteJobs; the claim sequence advances so the old owner is fenced
+	// out.
+	ReleaseJobs(ctx context.Context, refs []ClaimRef, now time.Time) ([]bool, error)
+
+	// RetryFailedJob resets a FAILED job: status PENDING, last error cleared,
+	// attempts and crash count zero, due at now. Wraps ErrNotFound or
+	// ErrInvalidState.
+	RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error
+
+	// CancelJob moves a PENDING job to CANCELLED. Wraps ErrNotFound, or
+	// ErrInvalidState for a job in any other state.
+	CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error
+
+	// Heartbeat registers nodeID or refreshes its heartbeat to now.
+	Heartbeat(ctx context.Context, nodeID string, now time.Time) error
+
+	// DeregisterNode removes a node's row (graceful stop).
+	DeregisterNode(ctx context.Context, nodeID string) error
+
+	// RecoverOrphans handles RUNNING jobs whose owner has no node row, a
+	// heartbeat older than p.Now − p.Grace, or is named in p.Nodes: each goes
+	// back to PENDING (due at p.Now, crash count + 1) while its crash count
+	// is below p.MaxCrashRedeliveries, else to FAILED with p.LastError and
+	// FinishedAt = p.Now. Either way the claim sequence advances, the owner
+	// is cleared, and the rows of the stale nodes (and of p.Nodes) are
+	// deleted; so a node calls this before its first Heartbeat. Results are
+	// ordered by job id.
+	RecoverOrphans(ctx context.Context, p RecoverParams) ([]RecoveredJob, error)
+
+	// Close releases the store's resources. Calling it twice is harmless.
+	Close() error
+}
+
+// TxStore is implemented by stores that can insert jobs inside a
+// transaction the application owns; the job exists only if it commits.
+// Tx is the database's transaction type (for example pgx.Tx or *sql.Tx).
+type TxStore[Tx any] interface {
+	InsertJobsTx(ctx context.Context, tx Tx, jobs []*Job) ([]InsertResult, error)
+}

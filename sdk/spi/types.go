@@ -1,0 +1,272 @@
+package spi
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Status is the lifecycle state of a job.
+type Status string
+
+// The job states. PENDING jobs are due at their scheduled time; a claim makes
+// them RUNNING; an owner write finalizes them as SUCCEEDED or FAILED (the
+// dead-letter queue) or puts them back to PENDING for a retry. CANCELLED jobs
+// were withdrawn before they ran.
+const (
+	StatusPending   Status = "PENDING"
+	StatusRunning   Status = "RUNNING"
+	StatusSucceeded Status = "SUCCEEDED"
+	StatusFailed    Status = "FAILED"
+	StatusCancelled Status = "CANCELLED"
+)
+
+// Valid reports whether s is one of the known states.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether no further transition happens to a job in state s
+// without an explicit action (a DLQ retry).
+func (s Status) Terminal() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+}
+
+// Priority is a job's stored priority, 0 (lowest) to 4 (critical).
+type Priority int
+
+// The five priority levels. NORMAL is the default.
+const (
+	PriorityLowest   Priority = 0
+	PriorityLow      Priority = 1
+	PriorityNormal   Priority = 2
+	PriorityHigh     Priority = 3
+	PriorityCritical Priority = 4
+)
+
+// NumPriorities is the number of priority levels.
+const NumPriorities = 5
+
+// Valid reports whether p is within LOWEST..CRITICAL.
+func (p Priority) Valid() bool { return p >= PriorityLowest && p <= PriorityCritical }
+
+// String returns the level's name, e.g. "HIGH".
+func (p Priority) String() string {
+	switch p {
+	case PriorityLowest:
+		return "LOWEST"
+	case PriorityLow:
+		return "LOW"
+	case PriorityNormal:
+		return "NORMAL"
+	case PriorityHigh:
+		return "HIGH"
+	case PriorityCritical:
+		return "CRITICAL"
+	}
+	return fmt.Sprintf("Priority(%d)", int(p))
+}
+
+// EffectivePriority is the claim-ordering priority of DESIGN.md invariant 5:
+// the stored priority plus one for every full boost interval that the job has
+// waited since it became due. A boost interval of zero or less disables aging.
+// A job that is not yet due gets no boost.
+func EffectivePriority(p Priority, scheduled, now time.Time, boost time.Duration) int64 {
+	eff := int64(p)
+	if boost <= 0 {
+		return eff
+	}
+	wait := now.Sub(scheduled)
+	if wait <= 0 {
+		return eff
+	}
+	return eff + int64(wait/boost)
+}
+
+// BackoffKind selects how the delay between retries grows.
+type BackoffKind string
+
+// The backoff kinds of the spec. The zero value behaves as BackoffNone.
+const (
+	BackoffNone        BackoffKind = "NONE"
+	BackoffFixed       BackoffKind = "FIXED"
+	BackoffExponential BackoffKind = "EXPONENTIAL"
+)
+
+// MaxBackoff caps an exponential backoff delay.
+const MaxBackoff = 24 * time.Hour
+
+// Valid reports whether k is a known kind (the empty kind counts as NONE).
+func (k BackoffKind) Valid() bool {
+	switch k {
+	case "", BackoffNone, BackoffFixed, BackoffExponential:
+		return true
+	}
+	return false
+}
+
+// Delay returns the delay before retry number attempt (1 for the first retry)
+// with base parameter param: zero for NONE, param for FIXED and
+// param·2^(attempt−1) for EXPONENTIAL, capped at [MaxBackoff].
+func (k BackoffKind) Delay(param time.Duration, attempt int) time.Duration {
+	if param < 0 {
+		param = 0
+	}
+	switch k {
+	case BackoffFixed:
+		return param
+	case BackoffExponential:
+		if attempt < 1 {
+			attempt = 1
+		}
+		d := param
+		for i := 1; i < attempt; i++ {
+			if d >= MaxBackoff/2 {
+				return MaxBackoff
+			}
+			d *= 2
+		}
+		return min(d, MaxBackoff)
+	}
+	return 0
+}
+
+// Job is a job as a store holds it: one row of scheduler_job plus its tags.
+// Times are UTC with microsecond precision once stored.
+type Job struct {
+	ID             uuid.UUID
+	TaskName       string
+	Payload        []byte // serialized task arguments
+	Status         Status
+	Priority       Priority
+	ScheduledAt    time.Time // when the job is due
+	CreatedAt      time.Time
+	Attempts       int // failed executions so far
+	MaxRetries     int
+	Backoff        BackoffKind
+	BackoffParam   time.Duration
+	CrashCount     int   // orphan recoveries charged to the crash budget
+	ClaimSeq       int64 // advanced by every claim, release and recovery
+	OwnerNode      string
+	ClaimedAt      time.Time // zero unless claimed at least once
+	FinishedAt     time.Time // zero unless terminal
+	LastError      string    // sanitized; empty when none
+	Result         []byte    // JSON; nil when none
+	ResultType     string
+	IdempotencyKey string // empty when none
+	Tags           []string
+	Params         map[string]string
+}
+
+// Clone returns a deep copy of j.
+func (j *Job) Clone() *Job {
+	c := *j
+	c.Payload = cloneBytes(j.Payload)
+	c.Result = cloneBytes(j.Result)
+	if j.Tags != nil {
+		c.Tags = append([]string(nil), j.Tags...)
+	}
+	if j.Params != nil {
+		c.Params = make(map[string]string, len(j.Params))
+		for k, v := range j.Params {
+			c.Params[k] = v
+		}
+	}
+	return &c
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// ClaimRef names one claim of a job: the fence of every owner write.
+type ClaimRef struct {
+	JobID    uuid.UUID
+	ClaimSeq int64
+}
+
+// ClaimParams selects what [Store.ClaimJobs] claims.
+type ClaimParams struct {
+	NodeID string
+	Limit  int
+	Now    time.Time
+	// BoostInterval is the aging interval; zero or less disables aging.
+	BoostInterval time.Duration
+}
+
+// Outcome is what an owner write sets.
+type Outcome int
+
+// The outcomes of [Completion].
+const (
+	// OutcomeSucceeded finalizes the job as SUCCEEDED with an optional result.
+	OutcomeSucceeded Outcome = iota + 1
+	// OutcomeRetry puts the job back to PENDING at RetryAt.
+	OutcomeRetry
+	// OutcomeFailed finalizes the job as FAILED (the dead-letter queue).
+	OutcomeFailed
+)
+
+// Completion is one fenced owner write that ends an execution.
+type Completion struct {
+	ClaimRef
+	Outcome    Outcome
+	FinishedAt time.Time // the time of the write
+	RetryAt    time.Time // OutcomeRetry only
+	Attempts   int       // OutcomeRetry and OutcomeFailed: the new attempt count
+	LastError  string    // OutcomeRetry and OutcomeFailed
+	Result     []byte    // OutcomeSucceeded only; nil for none
+	ResultType string
+}
+
+// InsertResult reports what [Store.InsertJobs] did with one job.
+type InsertResult struct {
+	ID uuid.UUID
+	// Duplicate is true when the job's idempotency key already existed; ID is
+	// then the existing job's and nothing was written.
+	Duplicate bool
+}
+
+// ListParams selects a page of jobs for [Store.ListJobs].
+type ListParams struct {
+	// Status filters by state; empty lists every state.
+	Status Status
+	// After is the cursor: only jobs with a larger ID are listed. The zero
+	// UUID starts from the beginning.
+	After uuid.UUID
+	// Limit is the page size; zero or less means 100.
+	Limit int
+}
+
+// RecoverParams drives [Store.RecoverOrphans].
+type RecoverParams struct {
+	Now time.Time
+	// Grace is how old a node's heartbeat may be before its jobs are orphans.
+	Grace time.Duration
+	// MaxCrashRedeliveries is the crash budget: an orphan with a crash count
+	// below it goes back to PENDING with the count plus one, otherwise it
+	// fails into the DLQ.
+	MaxCrashRedeliveries int
+	// Nodes, when not empty, also names nodes whose running jobs are orphans
+	// whatever their heartbeat (a node restarting under the same id).
+	Nodes []string
+	// LastError is stored on jobs that the recovery fails.
+	LastError string
+}
+
+// RecoveredJob reports one job that [Store.RecoverOrphans] moved.
+type RecoveredJob struct {
+	JobID      uuid.UUID
+	TaskName   string
+	FromNode   string
+	NewStatus  Status // PENDING or FAILED
+	CrashCount int
+}

@@ -1,0 +1,163 @@
+package ratchet
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Definition is what an engine needs to run a task by name. [Task] is the
+// implementation users create; the engine dispatches only to registered
+// definitions, so a stored task name is never resolved to arbitrary code.
+type Definition interface {
+	// Name is the task's stable name, stored on every job.
+	Name() string
+	// Execute decodes payload into the task's arguments and runs the task.
+	// It returns the task's result (nil for a void task) or its error; a
+	// payload that does not decode gives a *PayloadDecodeError wrapped in
+	// DoNotRetry.
+	Execute(ctx context.Context, payload []byte, ser spi.PayloadSerializer) (any, error)
+}
+
+// Void is the result type of a task that returns nothing.
+type Void = struct{}
+
+// Task is a typed task: a name and a function from arguments A to a result R.
+// Create it with NewTask or NewVoidTask, register it with the engine, and
+// submit jobs for it with Submit.
+type Task[A, R any] struct {
+	name     string
+	fn       func(context.Context, A) (R, error)
+	void     bool
+	defaults []SubmitOption
+}
+
+// NewTask defines a task with a result. name must be stable across
+// deployments: it is what stored jobs refer to. opts set the defaults of
+// every submission of the task (a submission's own options win).
+func NewTask[A, R any](name string, fn func(ctx context.Context, args A) (R, error), opts ...SubmitOption) *Task[A, R] {
+	return &Task[A, R]{name: name, fn: fn, defaults: opts}
+}
+
+// NewVoidTask defines a task without a result.
+func NewVoidTask[A any](name string, fn func(ctx context.Context, args A) error, opts ...SubmitOption) *Task[A, Void] {
+	var wrapped func(context.Context, A) (Void, error)
+	if fn != nil {
+		wrapped = func(ctx context.Context, a A) (Void, error) { return Void{}, fn(ctx, a) }
+	}
+	return &Task[A, Void]{name: name, fn: wrapped, void: true, defaults: opts}
+}
+
+// Name returns the task's name.
+func (t *Task[A, R]) Name() string { return t.name }
+
+// Validate reports a task that cannot be registered or submitted: nil, an
+// empty name or a nil function.
+func (t *Task[A, R]) Validate() error {
+	switch {
+	case t == nil:
+		return invalidArg("nil task")
+	case t.name == "":
+		return invalidArg("task has an empty name")
+	case t.fn == nil:
+		return invalidArg("task %q has a nil function", t.name)
+	}
+	return nil
+}
+
+// Execute implements Definition.
+func (t *Task[A, R]) Execute(ctx context.Context, payload []byte, ser spi.PayloadSerializer) (any, error) {
+	var args A
+	if err := ser.Unmarshal(payload, &args); err != nil {
+		return nil, DoNotRetry(&PayloadDecodeError{Task: t.name, Err: err})
+	}
+	res, err := t.fn(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	if t.void {
+		return nil, nil
+	}
+	return res, nil
+}
+
+// Call runs the task's function directly with args, outside any engine: for
+// unit tests of a task body. Put a JobContext in ctx with ContextWithJob to
+// give the body a job id, params or a logger.
+func (t *Task[A, R]) Call(ctx context.Context, args A) (R, error) {
+	if err := t.Validate(); err != nil {
+		var zero R
+		return zero, err
+	}
+	return t.fn(ctx, args)
+}
+
+// Submit enqueues one job of this task with args. It returns the job's id;
+// when an idempotency key matches an existing job, that job's id and nothing
+// is written.
+func (t *Task[A, R]) Submit(ctx context.Context, c *Client, args A, opts ...SubmitOption) (uuid.UUID, error) {
+	ids, err := t.SubmitMany(ctx, c, []A{args}, opts...)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return ids[0], nil
+}
+
+// SubmitMany enqueues one job per element of args, all with the same
+// options, in one store round trip. Either every job is written or, on
+// error, none is. An idempotency key given here applies to the first job
+// only; use Submit for keyed jobs.
+func (t *Task[A, R]) SubmitMany(ctx context.Context, c *Client, args []A, opts ...SubmitOption) ([]uuid.UUID, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, invalidArg("nil client")
+	}
+	payloads := make([][]byte, len(args))
+	for i, a := range args {
+		p, err := c.ser.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("ratchet: encode arguments of task %q: %w", t.name, err)
+		}
+		payloads[i] = p
+	}
+	return c.submit(ctx, t.name, payloads, t.defaults, opts)
+}
+
+// Result decodes the stored result of a SUCCEEDED job of this task.
+func (t *Task[A, R]) Result(c *Client, j *Job) (R, error) {
+	var r R
+	if j == nil {
+		return r, invalidArg("nil job")
+	}
+	if j.TaskName != t.name {
+		return r, invalidArg("job %s is of task %q, not %q", j.ID, j.TaskName, t.name)
+	}
+	if j.Status != StatusSucceeded {
+		return r, fmt.Errorf("%w: job %s is %s, not SUCCEEDED", ErrInvalidState, j.ID, j.Status)
+	}
+	if len(j.Result) == 0 {
+		return r, fmt.Errorf("ratchet: job %s has no stored result", j.ID)
+	}
+	if err := c.ser.Unmarshal(j.Result, &r); err != nil {
+		return r, fmt.Errorf("ratchet: decode result of job %s: %w", j.ID, err)
+	}
+	return r, nil
+}
+
+// TypeName returns the name stored as a result's type: the package path and
+// name of a named type, otherwise its Go syntax.
+func TypeName(v any) string {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return ""
+	}
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
+}

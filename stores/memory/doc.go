@@ -1,0 +1,13 @@
+// Package memory is an in-process spi.Store: the reference for Ratchet's
+// store semantics, and the store of unit tests, simulations and the demo's
+// --store memory. Nothing survives the process.
+//
+// Claims take one mutex and read the heads of five per-priority heaps of
+// PENDING jobs ordered by due time, so a claim of N jobs costs
+// O(N log n) whatever the backlog, and aging is exact: within one level the
+// effective priority only grows with waiting time, so the best N overall are
+// among the best N of each level.
+//
+// Capabilities: every spi.Store operation. Transactional submit is not
+// offered (there is no transaction to join).
+package memory

@@ -1,0 +1,431 @@
+package memory
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Store is the in-memory spi.Store. Create it with New; the zero value is not
+// usable.
+type Store struct {
+	mu      sync.Mutex
+	closed  bool
+	jobs    map[uuid.UUID]*spi.Job
+	order   []uuid.UUID // all ids, sorted
+	byKey   map[string]uuid.UUID
+	queued  map[uuid.UUID]*entry // current heap entry of each PENDING job
+	levels  [spi.NumPriorities]levelHeap
+	running map[uuid.UUID]struct{}
+	nodes   map[string]time.Time
+}
+
+var _ spi.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		jobs:    map[uuid.UUID]*spi.Job{},
+		byKey:   map[string]uuid.UUID{},
+		queued:  map[uuid.UUID]*entry{},
+		running: map[uuid.UUID]struct{}{},
+		nodes:   map[string]time.Time{},
+	}
+}
+
+type entry struct {
+	id    uuid.UUID
+	due   time.Time
+	valid bool
+}
+
+func entryLess(a, b *entry) bool {
+	if !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
+	}
+	return bytes.Compare(a.id[:], b.id[:]) < 0
+}
+
+type levelHeap []*entry
+
+func (h levelHeap) Len() int           { return len(h) }
+func (h levelHeap) Less(i, j int) bool { return entryLess(h[i], h[j]) }
+func (h levelHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *levelHeap) Push(x any)        { *h = append(*h, x.(*entry)) }
+func (h *levelHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
+
+func (s *Store) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return spi.ErrClosed
+	}
+	return nil
+}
+
+// enqueue files a PENDING job in its level's heap.
+func (s *Store) enqueue(j *spi.Job) {
+	if old := s.queued[j.ID]; old != nil {
+		old.valid = false
+	}
+	e := &entry{id: j.ID, due: j.ScheduledAt, valid: true}
+	s.queued[j.ID] = e
+	heap.Push(&s.levels[j.Priority], e)
+}
+
+// dequeue forgets the heap entry of a job leaving PENDING.
+func (s *Store) dequeue(id uuid.UUID) {
+	if e := s.queued[id]; e != nil {
+		e.valid = false
+		delete(s.queued, id)
+	}
+}
+
+// InsertJobs implements spi.Store.
+func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	for _, j := range jobs {
+		if j == nil || !j.Priority.Valid() {
+			return nil, fmt.Errorf("memory: insert: invalid job %v", j)
+		}
+		if _, dup := s.jobs[j.ID]; dup {
+			return nil, fmt.Errorf("memory: insert: job id %s already exists", j.ID)
+		}
+	}
+	res := make([]spi.InsertResult, len(jobs))
+	for i, j := range jobs {
+		if j.IdempotencyKey != "" {
+			if id, ok := s.byKey[j.IdempotencyKey]; ok {
+				res[i] = spi.InsertResult{ID: id, Duplicate: true}
+				continue
+			}
+			s.byKey[j.IdempotencyKey] = j.ID
+		}
+		c := j.Clone()
+		c.Status = spi.StatusPending
+		s.jobs[c.ID] = c
+		s.insertOrder(c.ID)
+		s.enqueue(c)
+		res[i] = spi.InsertResult{ID: c.ID}
+	}
+	return res, nil
+}
+
+func (s *Store) insertOrder(id uuid.UUID) {
+	n := len(s.order)
+	if n == 0 || bytes.Compare(s.order[n-1][:], id[:]) < 0 {
+		s.order = append(s.order, id)
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return bytes.Compare(s.order[i][:], id[:]) >= 0 })
+	s.order = slices.Insert(s.order, i, id)
+}
+
+// GetJob implements spi.Store.
+func (s *Store) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	return j.Clone(), nil
+}
+
+// ListJobs implements spi.Store.
+func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	if err := s.lock(); err != nil {
+		return nil, uuid.Nil, err
+	}
+	defer s.mu.Unlock()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	start := sort.Search(len(s.order), func(i int) bool { return bytes.Compare(s.order[i][:], p.After[:]) > 0 })
+	var out []*spi.Job
+	for i := start; i < len(s.order); i++ {
+		j := s.jobs[s.order[i]]
+		if p.Status != "" && j.Status != p.Status {
+			continue
+		}
+		if len(out) == limit {
+			return out, out[len(out)-1].ID, nil
+		}
+		out = append(out, j.Clone())
+	}
+	return out, uuid.Nil, nil
+}
+
+// ClaimJobs implements spi.Store.
+func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	// The best Limit of each level are the level's Limit earliest due jobs.
+	var cands []*entry
+	for lvl := range s.levels {
+		h := &s.levels[lvl]
+		taken := 0
+		for h.Len() > 0 && taken < p.Limit {
+			e := (*h)[0]
+			if !e.valid {
+				heap.Pop(h)
+				continue
+			}
+			if e.due.After(p.Now) {
+				break
+			}
+			heap.Pop(h)
+			cands = append(cands, e)
+			taken++
+		}
+	}
+	eff := func(e *entry) int64 {
+		return spi.EffectivePriority(s.jobs[e.id].Priority, e.due, p.Now, p.BoostInterval)
+	}
+	sort.Slice(cands, func(a, b int) bool {
+		ea, eb := eff(cands[a]), eff(cands[b])
+		if ea != eb {
+			return ea > eb
+		}
+		return entryLess(cands[a], cands[b])
+	})
+	n := min(p.Limit, len(cands))
+	for _, e := range cands[n:] {
+		heap.Push(&s.levels[s.jobs[e.id].Priority], e)
+	}
+	out := make([]*spi.Job, n)
+	for i, e := range cands[:n] {
+		j := s.jobs[e.id]
+		s.dequeue(j.ID)
+		j.Status = spi.StatusRunning
+		j.OwnerNode = p.NodeID
+		j.ClaimSeq++
+		j.ClaimedAt = p.Now
+		s.running[j.ID] = struct{}{}
+		out[i] = j.Clone()
+	}
+	return out, nil
+}
+
+// owned returns the job if ref is its current claim.
+func (s *Store) owned(ref spi.ClaimRef) *spi.Job {
+	j, ok := s.jobs[ref.JobID]
+	if !ok || j.Status != spi.StatusRunning || j.ClaimSeq != ref.ClaimSeq {
+		return nil
+	}
+	return j
+}
+
+// CompleteJobs implements spi.Store.
+func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]bool, len(cs))
+	for i, c := range cs {
+		j := s.owned(c.ClaimRef)
+		if j == nil {
+			continue
+		}
+		switch c.Outcome {
+		case spi.OutcomeSucceeded:
+			j.Status = spi.StatusSucceeded
+			j.FinishedAt = c.FinishedAt
+			j.Result = append([]byte(nil), c.Result...)
+			if c.Result == nil {
+				j.Result = nil
+			}
+			j.ResultType = c.ResultType
+		case spi.OutcomeRetry:
+			j.Status = spi.StatusPending
+			j.ScheduledAt = c.RetryAt
+			j.Attempts = c.Attempts
+			j.LastError = c.LastError
+			j.OwnerNode = ""
+		case spi.OutcomeFailed:
+			j.Status = spi.StatusFailed
+			j.FinishedAt = c.FinishedAt
+			j.Attempts = c.Attempts
+			j.LastError = c.LastError
+		default:
+			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
+		}
+		delete(s.running, j.ID)
+		if j.Status == spi.StatusPending {
+			s.enqueue(j)
+		}
+		out[i] = true
+	}
+	return out, nil
+}
+
+// ReleaseJobs implements spi.Store.
+func (s *Store) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]bool, len(refs))
+	for i, r := range refs {
+		j := s.owned(r)
+		if j == nil {
+			continue
+		}
+		s.toPending(j, now)
+		out[i] = true
+	}
+	return out, nil
+}
+
+// toPending returns a RUNNING job to PENDING due at now, fencing its owner.
+func (s *Store) toPending(j *spi.Job, now time.Time) {
+	j.Status = spi.StatusPending
+	j.ScheduledAt = now
+	j.OwnerNode = ""
+	j.ClaimSeq++
+	delete(s.running, j.ID)
+	s.enqueue(j)
+}
+
+// RetryFailedJob implements spi.Store.
+func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if j.Status != spi.StatusFailed {
+		return fmt.Errorf("%w: job %s is %s, only FAILED jobs can be retried", spi.ErrInvalidState, id, j.Status)
+	}
+	j.Status = spi.StatusPending
+	j.LastError = ""
+	j.Attempts = 0
+	j.CrashCount = 0
+	j.ScheduledAt = now
+	j.FinishedAt = time.Time{}
+	j.OwnerNode = ""
+	s.enqueue(j)
+	return nil
+}
+
+// CancelJob implements spi.Store.
+func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if j.Status != spi.StatusPending {
+		return fmt.Errorf("%w: job %s is %s, only PENDING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
+	}
+	s.dequeue(id)
+	j.Status = spi.StatusCancelled
+	j.FinishedAt = now
+	return nil
+}
+
+// Heartbeat implements spi.Store.
+func (s *Store) Heartbeat(_ context.Context, nodeID string, now time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.nodes[nodeID] = now
+	return nil
+}
+
+// DeregisterNode implements spi.Store.
+func (s *Store) DeregisterNode(_ context.Context, nodeID string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	delete(s.nodes, nodeID)
+	return nil
+}
+
+// RecoverOrphans implements spi.Store.
+func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	cutoff := p.Now.Add(-p.Grace)
+	dead := func(node string) bool {
+		if slices.Contains(p.Nodes, node) {
+			return true
+		}
+		hb, ok := s.nodes[node]
+		return !ok || hb.Before(cutoff)
+	}
+	ids := make([]uuid.UUID, 0)
+	for id := range s.running {
+		if dead(s.jobs[id].OwnerNode) {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	out := make([]spi.RecoveredJob, 0, len(ids))
+	for _, id := range ids {
+		j := s.jobs[id]
+		from := j.OwnerNode
+		if j.CrashCount < p.MaxCrashRedeliveries {
+			j.CrashCount++
+			s.toPending(j, p.Now)
+		} else {
+			j.Status = spi.StatusFailed
+			j.LastError = p.LastError
+			j.FinishedAt = p.Now
+			j.OwnerNode = ""
+			j.ClaimSeq++
+			delete(s.running, id)
+		}
+		out = append(out, spi.RecoveredJob{JobID: id, TaskName: j.TaskName, FromNode: from, NewStatus: j.Status, CrashCount: j.CrashCount})
+	}
+	for node, hb := range s.nodes {
+		if slices.Contains(p.Nodes, node) || hb.Before(cutoff) {
+			delete(s.nodes, node)
+		}
+	}
+	return out, nil
+}
+
+// Close implements spi.Store. The jobs are dropped.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}

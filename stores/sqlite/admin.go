@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// RetryFailedJob moves a FAILED job out of the dead-letter queue: status
+// PENDING due at now, last error cleared, attempts and crash count zero,
+// finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id
+// and spi.ErrInvalidState, naming the actual status, for a job that is not
+// FAILED.
+func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE scheduler_job
+			SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+				scheduled_time = ?, finished_time = NULL, owner_node = NULL
+			WHERE job_id = ? AND status = 'FAILED'`, micros(now), id.String())
+		if err != nil {
+			return err
+		}
+		return requireState(ctx, tx, res, id, spi.StatusFailed, "retried")
+	})
+	if err != nil {
+		return fail("retry job", err)
+	}
+	return nil
+}
+
+// CancelJob moves a PENDING job to CANCELLED with its finish time at now. It
+// wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
+// actual status, for a job in any other state.
+func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE scheduler_job
+			SET status = 'CANCELLED', finished_time = ?
+			WHERE job_id = ? AND status = 'PENDING'`, nullMicros(now), id.String())
+		if err != nil {
+			return err
+		}
+		return requireState(ctx, tx, res, id, spi.StatusPending, "cancelled")
+	})
+	if err != nil {
+		return fail("cancel job", err)
+	}
+	return nil
+}
+
+// requireState explains an UPDATE guarded by status = want that changed
+// nothing: the job does not exist, or it is in another state.
+func requireState(ctx context.Context, tx *sql.Tx, res sql.Result, id uuid.UUID, want spi.Status, verb string) error {
+	if ok, err := applied(res); err != nil || ok {
+		return err
+	}
+	var st string
+	err := tx.QueryRowContext(ctx, `SELECT status FROM scheduler_job WHERE job_id = ?`, id.String()).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, want, verb)
+}
+
+// Heartbeat registers nodeID or refreshes its heartbeat to now.
+func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = s.db.ExecContext(ctx, `INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (?, ?)
+		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts`, nodeID, micros(now))
+	if err != nil {
+		return fail("heartbeat "+nodeID, err)
+	}
+	return nil
+}
+
+// DeregisterNode removes the node's row (graceful stop). Its jobs are left
+// as they are. Removing an unknown node is not an error.
+func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM scheduler_node WHERE node_id = ?`, nodeID); err != nil {
+		return fail("deregister node "+nodeID, err)
+	}
+	return nil
+}
+
+// RecoverOrphans recovers, in one transaction, the RUNNING jobs whose owner
+// has no node row, has a heartbeat older than p.Now − p.Grace, or is named in
+// p.Nodes. A job whose crash count is below p.MaxCrashRedeliveries goes back
+// to PENDING due at p.Now with the crash count plus one; any other fails
+// into the dead-letter queue with p.LastError and its finish time at p.Now.
+// Either way the claim sequence advances and the owner is cleared. The node
+// rows with a heartbeat older than the cutoff, and those named in p.Nodes,
+// are deleted. The recovered jobs are returned in id order (a row whose id
+// is not a UUID is recovered but not reported).
+func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	now := micros(p.Now)
+	cutoff := micros(p.Now.Add(-p.Grace))
+	nodes := jsonList(p.Nodes)
+	var out []spi.RecoveredJob
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		type orphan struct {
+			id, task, owner string
+			crash           int
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT j.job_id, j.task_name, COALESCE(j.owner_node, ''), j.crash_count
+			FROM scheduler_job j
+			WHERE j.status = 'RUNNING' AND (
+				COALESCE(j.owner_node, '') IN (SELECT value FROM json_each(?))
+				OR NOT EXISTS (SELECT 1 FROM scheduler_node n
+					WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= ?))
+			ORDER BY j.job_id`, nodes, cutoff)
+		if err != nil {
+			return err
+		}
+		var orphans []orphan
+		for rows.Next() {
+			var o orphan
+			if err := rows.Scan(&o.id, &o.task, &o.owner, &o.crash); err != nil {
+				rows.Close()
+				return err
+			}
+			orphans = append(orphans, o)
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return err
+		}
+		rows.Close()
+		out = make([]spi.RecoveredJob, 0, len(orphans))
+		for _, o := range orphans {
+			rj := spi.RecoveredJob{TaskName: o.task, FromNode: o.owner}
+			if o.crash < p.MaxCrashRedeliveries {
+				rj.NewStatus, rj.CrashCount = spi.StatusPending, o.crash+1
+				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
+					SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
+						claim_seq = claim_seq + 1, owner_node = NULL
+					WHERE job_id = ?`, now, o.id)
+			} else {
+				rj.NewStatus, rj.CrashCount = spi.StatusFailed, o.crash
+				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
+					SET status = 'FAILED', last_error = ?, finished_time = ?,
+						claim_seq = claim_seq + 1, owner_node = NULL
+					WHERE job_id = ?`, nullString(p.LastError), nullMicros(p.Now), o.id)
+			}
+			if err != nil {
+				return err
+			}
+			id, perr := uuid.Parse(o.id)
+			if perr != nil {
+				continue
+			}
+			rj.JobID = id
+			out = append(out, rj)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM scheduler_node
+			WHERE heartbeat_ts < ? OR node_id IN (SELECT value FROM json_each(?))`, cutoff, nodes)
+		return err
+	})
+	if err != nil {
+		return nil, fail("recover orphans", err)
+	}
+	return out, nil
+}

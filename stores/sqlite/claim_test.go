@@ -1,0 +1,261 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestClaimMovesToRunning(t *testing.T) {
+	s := openStore(t)
+	j := job(spi.PriorityNormal, t0)
+	j.Tags = []string{"gpu"}
+	j.Params = map[string]string{"k": "v"}
+	insert(t, s, j)
+
+	now := t0.Add(5 * time.Second)
+	got := claim(t, s, "node-a", 10, now, 15*time.Minute)
+	require.Len(t, got, 1)
+	want := j.Clone()
+	want.Status = spi.StatusRunning
+	want.OwnerNode = "node-a"
+	want.ClaimSeq = 1
+	want.ClaimedAt = now
+	assert.Equal(t, want, got[0])
+	assert.Equal(t, want, get(t, s, j.ID))
+
+	// A RUNNING job is not claimed again.
+	assert.Empty(t, claim(t, s, "node-b", 10, now.Add(time.Hour), 15*time.Minute))
+}
+
+func TestClaimRespectsDueTime(t *testing.T) {
+	s := openStore(t)
+	j := job(spi.PriorityCritical, t0)
+	insert(t, s, j)
+	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Millisecond), 0))
+	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Microsecond), 0))
+	assert.Equal(t, []uuid.UUID{j.ID}, ids(claim(t, s, "n", 1, t0, 0)))
+}
+
+func TestClaimLimit(t *testing.T) {
+	s := openStore(t)
+	var jobs []*spi.Job
+	for range 5 {
+		jobs = append(jobs, job(spi.PriorityNormal, t0))
+	}
+	insert(t, s, jobs...)
+	assert.Nil(t, claim(t, s, "n", 0, t0, 0))
+	assert.Nil(t, claim(t, s, "n", -1, t0, 0))
+	assert.Equal(t, ids(jobs[:2]), ids(claim(t, s, "n", 2, t0, 0)))
+	assert.Equal(t, ids(jobs[2:]), ids(claim(t, s, "n", 10, t0, 0)))
+	assert.Empty(t, claim(t, s, "n", 10, t0, 0))
+}
+
+func TestClaimOrderByPriorityThenDueThenID(t *testing.T) {
+	s := openStore(t)
+	lowOld := job(spi.PriorityLow, t0.Add(-time.Minute))
+	highNew := job(spi.PriorityHigh, t0)
+	highOld := job(spi.PriorityHigh, t0.Add(-time.Second))
+	highOld2 := job(spi.PriorityHigh, t0.Add(-time.Second)) // same due time, larger id
+	normal := job(spi.PriorityNormal, t0)
+	insert(t, s, normal, highOld2, lowOld, highNew, highOld)
+	got := claim(t, s, "n", 10, t0, 0)
+	assert.Equal(t, ids([]*spi.Job{highOld, highOld2, highNew, normal, lowOld}), ids(got))
+}
+
+func TestClaimAgingIsExact(t *testing.T) {
+	const boost = 15 * time.Minute
+	now := t0
+	cases := []struct {
+		name      string
+		lowestAge time.Duration
+		boost     time.Duration
+		lowestWin bool
+	}{
+		// 0 + floor(60/15) = 4 ties CRITICAL's 4; the earlier due time wins.
+		{"60 min ties and wins on due time", 60 * time.Minute, boost, true},
+		{"a microsecond short of 60 min loses", 60*time.Minute - time.Microsecond, boost, false},
+		{"75 min beats critical", 75 * time.Minute, boost, true},
+		{"boost 0 disables aging", 24 * time.Hour, 0, false},
+		{"negative boost disables aging", 24 * time.Hour, -time.Minute, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t)
+			lowest := job(spi.PriorityLowest, now.Add(-tc.lowestAge))
+			critical := job(spi.PriorityCritical, now)
+			insert(t, s, critical, lowest)
+			first := claim(t, s, "n", 1, now, tc.boost)
+			require.Len(t, first, 1)
+			if tc.lowestWin {
+				assert.Equal(t, lowest.ID, first[0].ID)
+			} else {
+				assert.Equal(t, critical.ID, first[0].ID)
+			}
+		})
+	}
+}
+
+// TestClaimOrderMatchesReference claims a random backlog in small batches
+// and checks the sequence against a full sort by the spi ordering.
+func TestClaimOrderMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for round := range 4 {
+		s := openStore(t)
+		now := t0
+		boost := []time.Duration{15 * time.Minute, 0, time.Minute, 7 * time.Second}[round]
+		var jobs []*spi.Job
+		for range 300 {
+			// Due from 3 hours ago to 10 minutes ahead, on a coarse grid so that
+			// ties on due time happen.
+			due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
+			jobs = append(jobs, job(spi.Priority(r.IntN(spi.NumPriorities)), due))
+		}
+		r.Shuffle(len(jobs), func(i, k int) { jobs[i], jobs[k] = jobs[k], jobs[i] })
+		insert(t, s, jobs...)
+
+		var due []*spi.Job
+		for _, j := range jobs {
+			if !j.ScheduledAt.After(now) {
+				due = append(due, j)
+			}
+		}
+		slices.SortFunc(due, func(a, b *spi.Job) int {
+			ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
+			eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
+			if c := cmp.Compare(eb, ea); c != 0 {
+				return c
+			}
+			if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID.String(), b.ID.String())
+		})
+
+		var got []uuid.UUID
+		for {
+			batch := claim(t, s, "n", 1+r.IntN(9), now, boost)
+			if len(batch) == 0 {
+				break
+			}
+			got = append(got, ids(batch)...)
+		}
+		assert.Equal(t, ids(due), got, "boost %s", boost)
+	}
+}
+
+func TestClaimUsesTheIndex(t *testing.T) {
+	s := openStore(t)
+	args := make([]any, 0, 10)
+	for range spi.NumPriorities {
+		args = append(args, t0.UnixMicro(), 10)
+	}
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+candidatesQuery, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	text := strings.Join(plan, "\n")
+	assert.Equal(t, spi.NumPriorities, strings.Count(text, "USING COVERING INDEX idx_scheduler_job_claim"), text)
+	assert.NotContains(t, text, "SCAN scheduler_job", text)
+	assert.NotContains(t, text, "TEMP B-TREE", text)
+}
+
+func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
+	s := openStore(t)
+	bad := job(spi.PriorityCritical, t0.Add(-time.Hour))
+	good := job(spi.PriorityLow, t0)
+	insert(t, s, bad, good)
+	exec(t, s, `UPDATE scheduler_job SET params = 'not json' WHERE job_id = ?`, bad.ID.String())
+
+	got := claim(t, s, "n", 1, t0, 0)
+	assert.Empty(t, got, "the corrupt job was the best candidate")
+	var status, lastErr string
+	require.NoError(t, s.db.QueryRow(`SELECT status, last_error FROM scheduler_job WHERE job_id = ?`, bad.ID.String()).Scan(&status, &lastErr))
+	assert.Equal(t, "FAILED", status)
+	assert.Contains(t, lastErr, "corrupt")
+	assert.Equal(t, []uuid.UUID{good.ID}, ids(claim(t, s, "n", 1, t0, 0)))
+}
+
+// TestConcurrentClaimsAreDisjoint: 8 goroutines share 500 jobs; every job is
+// claimed exactly once. Half the goroutines go through a second store on the
+// same file, as another process would.
+func TestConcurrentClaimsAreDisjoint(t *testing.T) {
+	path := dbPath(t)
+	s1 := openAt(t, path)
+	s2 := openAt(t, path)
+	jobs := make([]*spi.Job, 500)
+	for i := range jobs {
+		jobs[i] = job(spi.Priority(i%spi.NumPriorities), t0.Add(-time.Duration(i)*time.Second))
+	}
+	insert(t, s1, jobs...)
+
+	var mu sync.Mutex
+	owner := map[uuid.UUID]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		store := s1
+		if w%2 == 1 {
+			store = s2
+		}
+		node := "node-" + string(rune('a'+w))
+		wg.Go(func() {
+			for {
+				got, err := store.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: node, Limit: 7, Now: t0, BoostInterval: time.Minute})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range got {
+					if prev, dup := owner[j.ID]; dup {
+						errs <- &dupClaim{j.ID, prev, node}
+					}
+					owner[j.ID] = node
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Len(t, owner, len(jobs))
+	for _, j := range jobs {
+		got := get(t, s1, j.ID)
+		assert.Equal(t, spi.StatusRunning, got.Status)
+		assert.Equal(t, owner[j.ID], got.OwnerNode)
+		assert.Equal(t, int64(1), got.ClaimSeq)
+	}
+}
+
+type dupClaim struct {
+	id   uuid.UUID
+	a, b string
+}
+
+func (d *dupClaim) Error() string {
+	return "job " + d.id.String() + " claimed by " + d.a + " and " + d.b
+}

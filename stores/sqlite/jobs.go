@@ -1,0 +1,297 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// insertColumns are the columns InsertJobs writes, in the order of
+// insertArgs.
+const insertColumns = `job_id, task_name, payload, status, priority, scheduled_time, created_time,
+	attempts, max_retries, backoff_kind, backoff_param_us, claim_seq, crash_count, owner_node,
+	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params`
+
+const (
+	numInsertColumns = 21
+	rowsPerInsert    = 200 // 4,200 parameters per statement, far below SQLite's limit
+	tagsPerInsert    = 500
+)
+
+// InsertJobs writes new PENDING jobs in one transaction with multi-row
+// inserts. A job whose IdempotencyKey already exists, in the database or
+// earlier in the same batch, is not written: its result carries the
+// existing id and Duplicate. The stored status is PENDING whatever
+// Job.Status says. An invalid job (nil, the zero id, a priority out of
+// range) fails the whole batch before anything is written, and so does an
+// id that already exists.
+func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	var res []spi.InsertResult
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = insertJobs(ctx, tx, jobs)
+		return err
+	})
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	return res, nil
+}
+
+// InsertJobsTx is InsertJobs inside tx, a transaction that the application
+// began on [Store.DB]: the jobs exist only if tx commits. It implements
+// [spi.TxStore].
+func (s *Store) InsertJobsTx(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if tx == nil {
+		return nil, fail("insert jobs", errors.New("nil transaction"))
+	}
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	res, err := insertJobs(ctx, tx, jobs)
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	return res, nil
+}
+
+func validateJobs(jobs []*spi.Job) error {
+	for i, j := range jobs {
+		switch {
+		case j == nil:
+			return fmt.Errorf("job %d is nil", i)
+		case j.ID == uuid.Nil:
+			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
+		case !j.Priority.Valid():
+			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		}
+	}
+	return nil
+}
+
+// insertJobs resolves idempotency keys, then inserts the new jobs and their
+// tags with multi-row statements.
+func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	existing, err := existingKeys(ctx, tx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]spi.InsertResult, len(jobs))
+	fresh := make([]*spi.Job, 0, len(jobs))
+	for i, j := range jobs {
+		if k := j.IdempotencyKey; k != "" {
+			if id, ok := existing[k]; ok {
+				res[i] = spi.InsertResult{ID: id, Duplicate: true}
+				continue
+			}
+			existing[k] = j.ID
+		}
+		res[i] = spi.InsertResult{ID: j.ID}
+		fresh = append(fresh, j)
+	}
+	for start := 0; start < len(fresh); start += rowsPerInsert {
+		chunk := fresh[start:min(start+rowsPerInsert, len(fresh))]
+		args := make([]any, 0, len(chunk)*numInsertColumns)
+		for _, j := range chunk {
+			a, err := insertArgs(j)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, a...)
+		}
+		q := "INSERT INTO scheduler_job (" + insertColumns + ") VALUES " + placeholders(len(chunk), numInsertColumns)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return nil, err
+		}
+	}
+	var tagArgs []any
+	for _, j := range fresh {
+		for _, t := range j.Tags {
+			tagArgs = append(tagArgs, j.ID.String(), t)
+		}
+	}
+	for start := 0; start < len(tagArgs); start += 2 * tagsPerInsert {
+		chunk := tagArgs[start:min(start+2*tagsPerInsert, len(tagArgs))]
+		q := "INSERT OR IGNORE INTO scheduler_job_tag (job_id, tag) VALUES " + placeholders(len(chunk)/2, 2)
+		if _, err := tx.ExecContext(ctx, q, chunk...); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// existingKeys maps the batch's idempotency keys that are already stored to
+// their jobs' ids.
+func existingKeys(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (map[string]uuid.UUID, error) {
+	var keys []string
+	for _, j := range jobs {
+		if j.IdempotencyKey != "" {
+			keys = append(keys, j.IdempotencyKey)
+		}
+	}
+	found := make(map[string]uuid.UUID, len(keys))
+	if len(keys) == 0 {
+		return found, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT idempotency_key, job_id FROM scheduler_job
+		WHERE idempotency_key IN (SELECT value FROM json_each(?))`, jsonList(keys))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, raw string
+		if err := rows.Scan(&k, &raw); err != nil {
+			return nil, err
+		}
+		id, err := uuid.Parse(raw)
+		if err != nil {
+			return nil, corrupt(raw, "job_id %q is not a UUID", raw)
+		}
+		found[k] = id
+	}
+	return found, rows.Err()
+}
+
+func insertArgs(j *spi.Job) ([]any, error) {
+	var params any
+	if j.Params != nil {
+		b, err := json.Marshal(j.Params)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
+		}
+		params = string(b)
+	}
+	return []any{
+		j.ID.String(), j.TaskName, nullBytes(j.Payload), string(spi.StatusPending), int64(j.Priority),
+		micros(j.ScheduledAt), nullMicros(j.CreatedAt),
+		int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
+		j.ClaimSeq, int64(j.CrashCount), nullString(j.OwnerNode),
+		nullMicros(j.ClaimedAt), nullMicros(j.FinishedAt), nullString(j.LastError),
+		nullBytes(j.Result), nullString(j.ResultType), nullString(j.IdempotencyKey), params,
+	}, nil
+}
+
+// placeholders returns "(?, ?), (?, ?)" for rows rows of cols columns.
+func placeholders(rows, cols int) string {
+	row := "(" + strings.Repeat("?, ", cols-1) + "?)"
+	var b strings.Builder
+	b.Grow(rows * (len(row) + 2))
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
+
+// GetJob returns one job with its tags and params, an error wrapping
+// spi.ErrNotFound that names the id, or one wrapping spi.ErrCorruptJob when
+// the row cannot be read back.
+func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := s.db.QueryContext(ctx, `SELECT `+jobColumns+` FROM scheduler_job WHERE job_id = ?`, id.String())
+	if err != nil {
+		return nil, fail("get job "+id.String(), err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fail("get job "+id.String(), err)
+		}
+		return nil, fmt.Errorf("sqlite: get job: %w: %s", spi.ErrNotFound, id)
+	}
+	var r rowScan
+	if err := r.scan(rows); err != nil {
+		return nil, fail("get job", err)
+	}
+	j, err := r.job()
+	if err != nil {
+		return nil, fail("get job", err)
+	}
+	return j, nil
+}
+
+// ListJobs returns up to p.Limit jobs (100 when zero or less) with an id
+// greater than p.After, in id order, optionally filtered by status, and the
+// cursor of the next page: the last listed id when more jobs follow, the zero
+// UUID otherwise. A row that cannot be read back fails the page with an error
+// wrapping spi.ErrCorruptJob.
+func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	defer done()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id > ?`
+	args := []any{p.After.String()}
+	if p.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, string(p.Status))
+	}
+	q += ` ORDER BY job_id LIMIT ?`
+	args = append(args, limit+1)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	defer rows.Close()
+	jobs := make([]*spi.Job, 0, min(limit, 256))
+	more := false
+	var r rowScan
+	for rows.Next() {
+		if len(jobs) == limit {
+			more = true
+			break
+		}
+		if err := r.scan(rows); err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		j, err := r.job()
+		if err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	if more {
+		return jobs, jobs[len(jobs)-1].ID, nil
+	}
+	return jobs, uuid.Nil, nil
+}

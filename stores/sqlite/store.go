@@ -1,0 +1,183 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ratchet-go/ratchet/ddl"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Dialect is the name of this store's schema folder in the ddl module.
+const Dialect = "sqlite"
+
+// DefaultBusyTimeout is how long a statement waits for a lock held by another
+// connection or process when [Options.BusyTimeout] is zero.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Options configure [Open]. The zero value is ready to use.
+type Options struct {
+	// BusyTimeout is how long a statement waits for a lock that another
+	// process holds before it fails with SQLITE_BUSY. Zero means
+	// [DefaultBusyTimeout]; a negative value is an error.
+	BusyTimeout time.Duration
+}
+
+// Store is an [spi.Store] on one SQLite database. Create it with [Open]; it
+// is safe for concurrent use, and several processes may open the same file.
+type Store struct {
+	db     *sql.DB
+	path   string
+	mu     sync.RWMutex // held for reading by every operation, for writing by Close
+	closed bool
+}
+
+var (
+	_ spi.Store            = (*Store)(nil)
+	_ spi.TxStore[*sql.Tx] = (*Store)(nil)
+)
+
+// Open opens the SQLite database at path, creating the file if it does not
+// exist, and brings its schema to the latest version of ddl/sqlite: an empty
+// database gets every migration, an older Ratchet database the missing
+// ones, each in one transaction that records its version.
+//
+// It fails with an error wrapping [spi.ErrSchema], writing nothing, when the
+// file is not an SQLite database, when it is an SQLite database with tables
+// but without the ratchet_schema_version table, or when its schema version is
+// newer than this code knows.
+//
+// The path ":memory:" opens a private in-memory database (for tests): it is
+// lost at Close and does not use WAL.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty database path")
+	}
+	if opts.BusyTimeout < 0 {
+		return nil, fmt.Errorf("sqlite: open %s: negative busy timeout %s", path, opts.BusyTimeout)
+	}
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if err := checkFileHeader(path); err != nil {
+			return nil, err
+		}
+	}
+	db, err := sql.Open("sqlite", dsn(path, opts))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	// One connection: operations of this process are serialized, which
+	// SQLite does for writers anyway, and a transaction never waits for a
+	// lock held by a sibling connection of the same pool.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := prepare(ctx, db, path, memory); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// prepare checks the schema read-only, switches to WAL and migrates.
+func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {
+	migs, err := ddl.Migrations(Dialect)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if _, err := schemaVersion(ctx, db, path, migs[len(migs)-1].Version); err != nil {
+		return err
+	}
+	if !memory {
+		var mode string
+		if err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+			return fmt.Errorf("sqlite: open %s: set WAL journal mode: %w", path, err)
+		}
+		if !strings.EqualFold(mode, "wal") {
+			return fmt.Errorf("sqlite: open %s: WAL journal mode not available (journal mode is %q)", path, mode)
+		}
+	}
+	return migrate(ctx, db, path, migs)
+}
+
+// dsn builds the driver's connection string: a file: URI with the
+// connection settings as query parameters.
+func dsn(path string, opts Options) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10))
+	q.Set("_foreign_keys", "1")
+	q.Set("_synchronous", "FULL")
+	q.Set("_txlock", "immediate")
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + p + "?" + q.Encode()
+}
+
+// DB returns the store's database handle. It has a single connection: a
+// transaction begun on it (for [Store.InsertJobsTx]) holds that connection
+// until it ends, so do not call other store methods while it is open. Every
+// transaction begins with BEGIN IMMEDIATE.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Path returns the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. It waits for operations in progress; later
+// operations fail with [spi.ErrClosed]. Calling Close again returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// enter starts an operation; the returned func ends it.
+func (s *Store) enter() (func(), error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, spi.ErrClosed
+	}
+	return s.mu.RUnlock, nil
+}
+
+// inTx runs fn in one IMMEDIATE transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// fail wraps err with the operation's name.
+func fail(op string, err error) error {
+	if errors.Is(err, sql.ErrConnDone) {
+		err = errors.Join(spi.ErrClosed, err)
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}

@@ -1,0 +1,168 @@
+package tck
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// insertN inserts n jobs due at base, in a shuffled order, and returns them
+// sorted by id.
+func (f *fixture) insertN(n int) []*spi.Job {
+	f.t.Helper()
+	jobs := make([]*spi.Job, n)
+	for i := range jobs {
+		jobs[i] = f.newJob()
+	}
+	f.insert(shuffled(jobs)...)
+	return jobs
+}
+
+func listCases() []testCase {
+	return []testCase{
+		{"Empty", func(t tb, f *fixture) {
+			jobs, next := f.list(spi.ListParams{})
+			assert.Empty(t, jobs, "ListJobs of an empty store")
+			assert.Equal(t, uuid.UUID{}, next, "ListJobs of an empty store: next cursor")
+		}},
+		{"OrderByID", func(t tb, f *fixture) {
+			jobs := f.insertN(30)
+			got, next := f.list(spi.ListParams{})
+			assert.Equal(t, ids(jobs), ids(got), "ListJobs must order by id whatever the insertion order")
+			assert.Equal(t, uuid.UUID{}, next, "ListJobs of everything in one page: next cursor")
+		}},
+		{"FullJobs", func(t tb, f *fixture) {
+			j := f.insertOne(withTags("x", "y"), withParams(map[string]string{"p": "q"}), withKey("listed"))
+			got, _ := f.list(spi.ListParams{})
+			require.Len(t, got, 1)
+			assertJob(t, j, got[0], "ListJobs must return whole jobs")
+		}},
+		{"StatusFilter", func(t tb, f *fixture) {
+			jobs := f.insertN(8)
+			// jobs[0..2] claimed, then jobs[0] SUCCEEDED and jobs[1] FAILED;
+			// jobs[3] CANCELLED; jobs[4..7] stay PENDING.
+			claimed := f.claim("node-a", 3, at(0), 0)
+			require.Len(t, claimed, 3)
+			byID := map[uuid.UUID]*spi.Job{}
+			for _, c := range claimed {
+				byID[c.ID] = c
+			}
+			// Which three were claimed follows the claim order: all due at
+			// base with equal priority, so the three smallest ids.
+			require.ElementsMatch(t, ids(jobs[:3]), ids(claimed), "claim of equal jobs takes the smallest ids")
+			require.Equal(t, []bool{true, true}, f.complete(
+				succeeded(byID[jobs[0].ID], at(time.Second), nil, ""),
+				failed(byID[jobs[1].ID], at(time.Second), 1, "boom"),
+			))
+			require.NoError(t, f.s.CancelJob(f.ctx, jobs[3].ID, at(time.Second)))
+			want := map[spi.Status][]uuid.UUID{
+				spi.StatusSucceeded: {jobs[0].ID},
+				spi.StatusFailed:    {jobs[1].ID},
+				spi.StatusRunning:   {jobs[2].ID},
+				spi.StatusCancelled: {jobs[3].ID},
+				spi.StatusPending:   ids(jobs[4:]),
+				"":                  ids(jobs),
+			}
+			for st, w := range want {
+				got, next := f.list(spi.ListParams{Status: st})
+				assert.Equal(t, w, ids(got), "ListJobs(Status %q)", st)
+				assert.Equal(t, uuid.UUID{}, next, "ListJobs(Status %q): next cursor", st)
+				for _, g := range got {
+					if st != "" {
+						assert.Equal(t, st, g.Status, "ListJobs(Status %q) returned job %s", st, g.ID)
+					}
+				}
+			}
+		}},
+		{"Paging", func(t tb, f *fixture) {
+			jobs := f.insertN(25)
+			var got []uuid.UUID
+			var after uuid.UUID
+			for page, want := range []int{10, 10, 5} {
+				p, next := f.list(spi.ListParams{After: after, Limit: 10})
+				require.Len(t, p, want, "page %d of 25 jobs in pages of 10", page+1)
+				got = append(got, ids(p)...)
+				if page < 2 {
+					require.NotEqual(t, uuid.UUID{}, next, "page %d: next cursor must be set while jobs remain", page+1)
+				} else {
+					assert.Equal(t, uuid.UUID{}, next, "last page: next cursor must be the zero UUID")
+				}
+				after = next
+			}
+			assert.Equal(t, ids(jobs), got, "pages must list every job once, in id order")
+		}},
+		{"PagingExactMultiple", func(t tb, f *fixture) {
+			// 20 jobs in pages of 10: after the second page the cursor is
+			// either zero or leads to an empty last page with a zero cursor.
+			jobs := f.insertN(20)
+			p1, next := f.list(spi.ListParams{Limit: 10})
+			require.Len(t, p1, 10)
+			require.NotEqual(t, uuid.UUID{}, next)
+			p2, next := f.list(spi.ListParams{After: next, Limit: 10})
+			require.Len(t, p2, 10)
+			assert.Equal(t, ids(jobs), append(ids(p1), ids(p2)...), "pages in id order")
+			if next != (uuid.UUID{}) {
+				p3, next3 := f.list(spi.ListParams{After: next, Limit: 10})
+				assert.Empty(t, p3, "page after the last job")
+				assert.Equal(t, uuid.UUID{}, next3, "cursor of the page after the last job")
+			}
+		}},
+		{"PagingWithStatus", func(t tb, f *fixture) {
+			// 24 jobs, every other one CANCELLED: paging over the 12 PENDING
+			// ones in pages of 5 gives 5, 5, 2 (filter before limit).
+			jobs := f.insertN(24)
+			var pending []uuid.UUID
+			for i, j := range jobs {
+				if i%2 == 1 {
+					pending = append(pending, j.ID)
+					continue
+				}
+				require.NoError(t, f.s.CancelJob(f.ctx, j.ID, at(0)))
+			}
+			var got []uuid.UUID
+			var after uuid.UUID
+			for page, want := range []int{5, 5, 2} {
+				p, next := f.list(spi.ListParams{Status: spi.StatusPending, After: after, Limit: 5})
+				require.Len(t, p, want, "page %d of 12 PENDING jobs in pages of 5", page+1)
+				got = append(got, ids(p)...)
+				if page < 2 {
+					require.NotEqual(t, uuid.UUID{}, next, "page %d: next cursor", page+1)
+				} else {
+					assert.Equal(t, uuid.UUID{}, next, "last page: next cursor must be the zero UUID")
+				}
+				after = next
+			}
+			assert.Equal(t, pending, got, "pages of PENDING jobs")
+		}},
+		{"AfterCursor", func(t tb, f *fixture) {
+			// After is exclusive and need not be the id of a listed job.
+			jobs := f.insertN(6)
+			got, _ := f.list(spi.ListParams{After: jobs[2].ID})
+			assert.Equal(t, ids(jobs[3:]), ids(got), "ListJobs after the third id")
+			between := jobs[2].ID // made larger than jobs[2], smaller than jobs[3]
+			for i := 6; i < 16; i++ {
+				between[i] = 0xff
+			}
+			got, _ = f.list(spi.ListParams{After: between})
+			assert.Equal(t, ids(jobs[3:]), ids(got), "ListJobs after an id that is no job's")
+		}},
+		{"Limit", func(t tb, f *fixture) {
+			jobs := f.insertN(7)
+			got, next := f.list(spi.ListParams{Limit: 3})
+			assert.Equal(t, ids(jobs[:3]), ids(got), "ListJobs(Limit 3)")
+			assert.NotEqual(t, uuid.UUID{}, next, "ListJobs(Limit 3) of 7 jobs: next cursor")
+		}},
+		{"DefaultLimit", func(t tb, f *fixture) {
+			jobs := f.insertN(105)
+			for _, limit := range []int{0, -1} {
+				got, next := f.list(spi.ListParams{Limit: limit})
+				assert.Equal(t, ids(jobs[:100]), ids(got), "ListJobs(Limit %d) lists 100 jobs", limit)
+				assert.NotEqual(t, uuid.UUID{}, next, "ListJobs(Limit %d) of 105 jobs: next cursor", limit)
+			}
+		}},
+	}
+}

@@ -1,0 +1,573 @@
+package tck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// bug names one deliberate defect of refStore; the empty bug is none.
+type bug string
+
+// The defects the self-test plants, each of which Run must catch.
+const (
+	bugNone                  bug = ""
+	bugKeepsCallerJobs       bug = "insert keeps the caller's job"
+	bugDropsParams           bug = "params are not stored"
+	bugLocalTimes            bug = "times come back in time.Local"
+	bugUnknownNilNil         bug = "GetJob of an unknown id returns nil, nil"
+	bugNoIdempotency         bug = "idempotency keys ignored"
+	bugBatchKeys             bug = "duplicate keys inside one batch not seen"
+	bugListInsertionOrder    bug = "ListJobs in insertion order"
+	bugListNextAlways        bug = "ListJobs always returns a next cursor"
+	bugListLimitBeforeFilter bug = "ListJobs limits before filtering"
+	bugClaimIgnoresPriority  bug = "claim ignores priority"
+	bugClaimNoAging          bug = "claim ignores BoostInterval"
+	bugClaimIDDesc           bug = "claim breaks ties by id descending"
+	bugClaimPerLevelShort    bug = "claim merges only Limit/5 jobs per level"
+	bugClaimDueExclusive     bug = "claim needs ScheduledAt < now"
+	bugClaimWallClock        bug = "claim uses the wall clock"
+	bugClaimRunning          bug = "claim takes RUNNING jobs again"
+	bugDoubleClaim           bug = "claim is not atomic"
+	bugCompleteIgnoresSeq    bug = "CompleteJobs ignores the claim sequence"
+	bugCompleteIgnoresStatus bug = "CompleteJobs ignores the status"
+	bugCompleteAdvancesSeq   bug = "CompleteJobs advances the claim sequence"
+	bugRetrySetsFinishedAt   bug = "retry outcome sets FinishedAt"
+	bugRetryKeepsOwner       bug = "retry outcome keeps the owner"
+	bugSuccessResetsAttempts bug = "success writes Completion.Attempts"
+	bugReleaseChargesCrash   bug = "release charges the crash budget"
+	bugReleaseKeepsSeq       bug = "release does not advance the claim sequence"
+	bugReleaseKeepsSchedule  bug = "release keeps the old due time"
+	bugRetryFailedKeepsCrash bug = "RetryFailedJob keeps the crash count"
+	bugRetryFailedAnyState   bug = "RetryFailedJob accepts any state"
+	bugCancelAnyState        bug = "CancelJob cancels RUNNING jobs"
+	bugCancelUnknownNil      bug = "CancelJob of an unknown id succeeds"
+	bugHeartbeatNoRefresh    bug = "Heartbeat does not refresh"
+	bugRecoverAllNodes       bug = "RecoverOrphans ignores heartbeats"
+	bugRecoverNoRowMissed    bug = "RecoverOrphans misses nodes without a row"
+	bugRecoverKeepsNodeRows  bug = "RecoverOrphans keeps stale node rows"
+	bugRecoverAnyStatus      bug = "RecoverOrphans recovers finished jobs"
+	bugRecoverNoBudget       bug = "RecoverOrphans ignores the crash budget"
+	bugRecoverGraceInclusive bug = "RecoverOrphans treats a heartbeat grace old as stale"
+	bugRecoverIgnoresNodes   bug = "RecoverOrphans ignores p.Nodes"
+	bugRecoverKeepsSeq       bug = "RecoverOrphans does not advance the claim sequence"
+	bugDeregisterNoop        bug = "DeregisterNode does nothing"
+	bugCorruptPlainError     bug = "corrupt rows give an error without ErrCorruptJob"
+	bugListSkipsCorrupt      bug = "ListJobs skips corrupt rows"
+	bugCloseTwiceFails       bug = "second Close fails"
+	bugUsableAfterClose      bug = "store works after Close"
+	bugTruncatesPayload      bug = "payloads cut to 64 KiB"
+	bugEmptyInsertFails      bug = "InsertJobs of no jobs fails"
+	bugCompleteUnknownErrors bug = "CompleteJobs fails on an unknown job"
+	bugClaimCancelled        bug = "claim takes CANCELLED jobs"
+	bugClaimIgnoresDue       bug = "claim ignores due times"
+	bugClaimPanicsOnCorrupt  bug = "claim panics on a corrupt row"
+	bugRetryFailedUnknownNil bug = "RetryFailedJob of an unknown id succeeds"
+)
+
+// refStore is a small, obviously correct in-memory spi.Store (O(n) per
+// call) used to test the kit itself; with a bug set it misbehaves in one
+// specific way. Rows are deep copies; a row marked corrupt cannot be
+// decoded, like a row with invalid JSON in a column.
+type refStore struct {
+	bug bug
+
+	mu       sync.Mutex
+	rows     map[uuid.UUID]*refRow
+	order    []uuid.UUID // insertion order
+	keys     map[string]uuid.UUID
+	nodes    map[string]time.Time
+	closed   bool
+	inflight atomic.Int32
+}
+
+type refRow struct {
+	job     *spi.Job
+	corrupt bool
+}
+
+func newRefStore(b bug) *refStore {
+	return &refStore{bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}}
+}
+
+// corruptJob marks job id as undecodable.
+func (s *refStore) corruptJob(id uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rows[id].corrupt = true
+}
+
+func (s *refStore) check() error {
+	if s.closed && s.bug != bugUsableAfterClose {
+		return spi.ErrClosed
+	}
+	return nil
+}
+
+// decode returns a copy of row r as a job, or the corrupt-row error.
+func (s *refStore) decode(r *refRow) (*spi.Job, error) {
+	if r.corrupt {
+		if s.bug == bugCorruptPlainError {
+			return nil, errors.New("invalid character in params")
+		}
+		return nil, fmt.Errorf("%w: job %s: params: invalid JSON", spi.ErrCorruptJob, r.job.ID)
+	}
+	j := r.job.Clone()
+	if s.bug == bugLocalTimes {
+		j.ScheduledAt = j.ScheduledAt.In(time.Local)
+		j.CreatedAt = j.CreatedAt.In(time.Local)
+	}
+	return j, nil
+}
+
+func (s *refStore) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 && s.bug == bugEmptyInsertFails {
+		return nil, errors.New("no jobs")
+	}
+	res := make([]spi.InsertResult, len(jobs))
+	batchKeys := map[string]uuid.UUID{}
+	for i, j := range jobs {
+		if j.IdempotencyKey != "" && s.bug != bugNoIdempotency {
+			if old, ok := s.keys[j.IdempotencyKey]; ok {
+				res[i] = spi.InsertResult{ID: old, Duplicate: true}
+				continue
+			}
+		}
+		c := j.Clone()
+		if s.bug == bugKeepsCallerJobs {
+			c = j
+		}
+		if s.bug == bugDropsParams {
+			c.Params = nil
+		}
+		if s.bug == bugTruncatesPayload && len(c.Payload) > 65535 {
+			c.Payload = c.Payload[:65535]
+		}
+		c.Status = spi.StatusPending
+		s.rows[c.ID] = &refRow{job: c}
+		s.order = append(s.order, c.ID)
+		if c.IdempotencyKey != "" {
+			if s.bug == bugBatchKeys {
+				batchKeys[c.IdempotencyKey] = c.ID
+			} else {
+				s.keys[c.IdempotencyKey] = c.ID
+			}
+		}
+		res[i] = spi.InsertResult{ID: c.ID}
+	}
+	for k, v := range batchKeys {
+		s.keys[k] = v
+	}
+	return res, nil
+}
+
+func (s *refStore) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	r, ok := s.rows[id]
+	if !ok {
+		if s.bug == bugUnknownNilNil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	return s.decode(r)
+}
+
+func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, uuid.UUID{}, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	all := slices.Clone(s.order)
+	if s.bug != bugListInsertionOrder {
+		sortUUIDs(all)
+	}
+	var page []*refRow
+	more := false
+	scanned := 0
+	for _, id := range all {
+		if bytes.Compare(id[:], p.After[:]) <= 0 {
+			continue
+		}
+		if s.bug == bugListLimitBeforeFilter {
+			if scanned == limit {
+				more = true
+				break
+			}
+			scanned++
+		}
+		r := s.rows[id]
+		if p.Status != "" && r.job.Status != p.Status {
+			continue
+		}
+		if len(page) == limit {
+			more = true
+			break
+		}
+		page = append(page, r)
+	}
+	var out []*spi.Job
+	for _, r := range page {
+		j, err := s.decode(r)
+		if err != nil {
+			if s.bug == bugListSkipsCorrupt {
+				continue
+			}
+			return nil, uuid.UUID{}, err
+		}
+		out = append(out, j)
+	}
+	var next uuid.UUID
+	if (more || s.bug == bugListNextAlways) && len(page) > 0 {
+		next = page[len(page)-1].job.ID
+	}
+	return out, next, nil
+}
+
+func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	s.mu.Lock()
+	if err := s.check(); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	now, b := p.Now, p.BoostInterval
+	if s.bug == bugClaimWallClock {
+		now = time.Now()
+	}
+	if s.bug == bugClaimNoAging {
+		b = 0
+	}
+	var due []*spi.Job
+	for _, r := range s.rows {
+		j := r.job
+		if r.corrupt && s.bug == bugClaimPanicsOnCorrupt && j.Status == spi.StatusPending {
+			s.mu.Unlock()
+			panic("corrupt row " + j.ID.String())
+		}
+		claimable := j.Status == spi.StatusPending ||
+			(s.bug == bugClaimRunning && j.Status == spi.StatusRunning) ||
+			(s.bug == bugClaimCancelled && j.Status == spi.StatusCancelled)
+		if r.corrupt || !claimable {
+			continue
+		}
+		if (j.ScheduledAt.After(now) && s.bug != bugClaimIgnoresDue) || (s.bug == bugClaimDueExclusive && j.ScheduledAt.Equal(now)) {
+			continue
+		}
+		due = append(due, j)
+	}
+	slices.SortFunc(due, func(x, y *spi.Job) int {
+		if s.bug != bugClaimIgnoresPriority {
+			ex := spi.EffectivePriority(x.Priority, x.ScheduledAt, now, b)
+			ey := spi.EffectivePriority(y.Priority, y.ScheduledAt, now, b)
+			if ex != ey {
+				if ex > ey {
+					return -1
+				}
+				return 1
+			}
+		}
+		if c := x.ScheduledAt.Compare(y.ScheduledAt); c != 0 {
+			return c
+		}
+		if s.bug == bugClaimIDDesc {
+			return bytes.Compare(y.ID[:], x.ID[:])
+		}
+		return bytes.Compare(x.ID[:], y.ID[:])
+	})
+	if s.bug == bugClaimPerLevelShort {
+		// Keeps only the first Limit/5 (at least 1) due jobs of each level
+		// in (ScheduledAt, id) order before merging: wrong for crowded levels.
+		per := max(p.Limit/spi.NumPriorities, 1)
+		seen := map[spi.Priority]int{}
+		due = slices.DeleteFunc(due, func(j *spi.Job) bool {
+			seen[j.Priority]++
+			return seen[j.Priority] > per
+		})
+	}
+	if len(due) > p.Limit {
+		due = due[:max(p.Limit, 0)]
+	}
+	if s.bug == bugDoubleClaim && s.inflight.Load() > 1 {
+		// Select, let go of the lock, update later: another claimer can
+		// select the same jobs in between.
+		s.mu.Unlock()
+		for range 50 {
+			runtime.Gosched()
+		}
+		s.mu.Lock()
+	}
+	out := make([]*spi.Job, 0, len(due))
+	for _, j := range due {
+		j.Status = spi.StatusRunning
+		j.OwnerNode = p.NodeID
+		j.ClaimSeq++
+		j.ClaimedAt = p.Now
+		out = append(out, j.Clone())
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	res := make([]bool, len(cs))
+	for i, c := range cs {
+		r, ok := s.rows[c.JobID]
+		if !ok {
+			if s.bug == bugCompleteUnknownErrors {
+				return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, c.JobID)
+			}
+			continue
+		}
+		j := r.job
+		if j.Status != spi.StatusRunning && s.bug != bugCompleteIgnoresStatus {
+			continue
+		}
+		if j.ClaimSeq != c.ClaimSeq && s.bug != bugCompleteIgnoresSeq {
+			continue
+		}
+		switch c.Outcome {
+		case spi.OutcomeSucceeded:
+			j.Status = spi.StatusSucceeded
+			j.Result = bytes.Clone(c.Result)
+			j.ResultType = c.ResultType
+			j.FinishedAt = c.FinishedAt
+			if s.bug == bugSuccessResetsAttempts {
+				j.Attempts = c.Attempts
+			}
+		case spi.OutcomeRetry:
+			j.Status = spi.StatusPending
+			j.ScheduledAt = c.RetryAt
+			j.Attempts = c.Attempts
+			j.LastError = c.LastError
+			if s.bug != bugRetryKeepsOwner {
+				j.OwnerNode = ""
+			}
+			if s.bug == bugRetrySetsFinishedAt {
+				j.FinishedAt = c.FinishedAt
+			}
+		case spi.OutcomeFailed:
+			j.Status = spi.StatusFailed
+			j.Attempts = c.Attempts
+			j.LastError = c.LastError
+			j.FinishedAt = c.FinishedAt
+		default:
+			return nil, fmt.Errorf("unknown outcome %d", c.Outcome)
+		}
+		if s.bug == bugCompleteAdvancesSeq {
+			j.ClaimSeq++
+		}
+		res[i] = true
+	}
+	return res, nil
+}
+
+func (s *refStore) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	res := make([]bool, len(refs))
+	for i, rf := range refs {
+		r, ok := s.rows[rf.JobID]
+		if !ok || r.job.Status != spi.StatusRunning || r.job.ClaimSeq != rf.ClaimSeq {
+			continue
+		}
+		j := r.job
+		j.Status = spi.StatusPending
+		if s.bug != bugReleaseKeepsSchedule {
+			j.ScheduledAt = now
+		}
+		j.OwnerNode = ""
+		if s.bug != bugReleaseKeepsSeq {
+			j.ClaimSeq++
+		}
+		if s.bug == bugReleaseChargesCrash {
+			j.CrashCount++
+		}
+		res[i] = true
+	}
+	return res, nil
+}
+
+func (s *refStore) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	r, ok := s.rows[id]
+	if !ok {
+		if s.bug == bugRetryFailedUnknownNil {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	j := r.job
+	if j.Status != spi.StatusFailed && s.bug != bugRetryFailedAnyState {
+		return fmt.Errorf("%w: job %s is %s, not FAILED", spi.ErrInvalidState, id, j.Status)
+	}
+	j.Status = spi.StatusPending
+	j.LastError = ""
+	j.Attempts = 0
+	if s.bug != bugRetryFailedKeepsCrash {
+		j.CrashCount = 0
+	}
+	j.ScheduledAt = now
+	j.FinishedAt = time.Time{}
+	j.OwnerNode = ""
+	return nil
+}
+
+func (s *refStore) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	r, ok := s.rows[id]
+	if !ok {
+		if s.bug == bugCancelUnknownNil {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	j := r.job
+	if j.Status != spi.StatusPending && !(s.bug == bugCancelAnyState && j.Status == spi.StatusRunning) {
+		return fmt.Errorf("%w: job %s is %s, not PENDING", spi.ErrInvalidState, id, j.Status)
+	}
+	j.Status = spi.StatusCancelled
+	j.FinishedAt = now
+	return nil
+}
+
+func (s *refStore) Heartbeat(_ context.Context, nodeID string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	if _, ok := s.nodes[nodeID]; ok && s.bug == bugHeartbeatNoRefresh {
+		return nil
+	}
+	s.nodes[nodeID] = now
+	return nil
+}
+
+func (s *refStore) DeregisterNode(_ context.Context, nodeID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	if s.bug != bugDeregisterNoop {
+		delete(s.nodes, nodeID)
+	}
+	return nil
+}
+
+func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	cutoff := p.Now.Add(-p.Grace)
+	stale := func(node string) bool {
+		hb, ok := s.nodes[node]
+		switch {
+		case s.bug == bugRecoverAllNodes:
+			return true
+		case !ok:
+			return s.bug != bugRecoverNoRowMissed
+		case s.bug == bugRecoverGraceInclusive:
+			return !hb.After(cutoff)
+		}
+		return hb.Before(cutoff)
+	}
+	forced := func(node string) bool {
+		return s.bug != bugRecoverIgnoresNodes && slices.Contains(p.Nodes, node)
+	}
+	var out []spi.RecoveredJob
+	dead := map[string]bool{}
+	for _, id := range s.order {
+		j := s.rows[id].job
+		if j.OwnerNode == "" || (j.Status != spi.StatusRunning && s.bug != bugRecoverAnyStatus) {
+			continue
+		}
+		isStale := stale(j.OwnerNode)
+		if !isStale && !forced(j.OwnerNode) {
+			continue
+		}
+		if isStale {
+			dead[j.OwnerNode] = true
+		}
+		rj := spi.RecoveredJob{JobID: j.ID, TaskName: j.TaskName, FromNode: j.OwnerNode}
+		if j.CrashCount < p.MaxCrashRedeliveries || s.bug == bugRecoverNoBudget {
+			j.Status = spi.StatusPending
+			j.ScheduledAt = p.Now
+			j.CrashCount++
+		} else {
+			j.Status = spi.StatusFailed
+			j.LastError = p.LastError
+			j.FinishedAt = p.Now
+		}
+		j.OwnerNode = ""
+		if s.bug != bugRecoverKeepsSeq {
+			j.ClaimSeq++
+		}
+		rj.NewStatus, rj.CrashCount = j.Status, j.CrashCount
+		out = append(out, rj)
+	}
+	if s.bug != bugRecoverKeepsNodeRows {
+		for node, hb := range s.nodes {
+			if dead[node] || hb.Before(cutoff) {
+				delete(s.nodes, node)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *refStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed && s.bug == bugCloseTwiceFails {
+		return errors.New("already closed")
+	}
+	s.closed = true
+	return nil
+}
+
+var _ spi.Store = (*refStore)(nil)

@@ -1,0 +1,3 @@
+module github.com/ratchet-go/ratchet/tools
+
+go 1.26
