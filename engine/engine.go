@@ -144,6 +144,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.stopPoll = stopPoll
 	e.completer.start()
 	e.loops.Add(3)
+	if wl, ok := e.store.(spi.WakeupListener); ok {
+		e.loops.Add(1)
+		go func() {
+			defer e.loops.Done()
+			_ = wl.ListenWakeups(pollCtx, func(spi.Priority) { e.poke() })
+		}()
+	}
 	go e.pollLoop(pollCtx)
 	go e.every(pollCtx, e.opts.HeartbeatInterval, e.heartbeat)
 	go e.every(pollCtx, e.opts.OrphanScanInterval, func(ctx context.Context) {

@@ -146,7 +146,17 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 		jobs[i] = j
 	}
-	res, err := c.store.InsertJobs(ctx, jobs)
+	var res []spi.InsertResult
+	var err error
+	if cfg.tx != nil {
+		txs, ok := c.store.(spi.TxInserter)
+		if !ok {
+			return nil, invalidArg("store %T cannot join an application transaction", c.store)
+		}
+		res, err = txs.InsertJobsTx(ctx, cfg.tx, jobs)
+	} else {
+		res, err = c.store.InsertJobs(ctx, jobs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
@@ -156,7 +166,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		ids[i] = r.ID
 		wrote = wrote || !r.Duplicate
 	}
-	if wrote && c.notifier != nil {
+	if wrote && c.notifier != nil && cfg.tx == nil {
 		c.notifier.NotifyNewWork(base.Priority)
 	}
 	return ids, nil

@@ -18,6 +18,7 @@ type submitConfig struct {
 	tags           []string
 	params         map[string]string
 	idempotencyKey string
+	tx             any
 	errs           []error
 }
 
@@ -121,5 +122,21 @@ func WithIdempotencyKey(key string) SubmitOption {
 			return
 		}
 		c.idempotencyKey = key
+	}
+}
+
+// InTx writes the submission inside tx, a transaction the application owns,
+// so that the jobs exist only if tx commits: pgx.Tx for the PostgreSQL
+// store, *sql.Tx for the database/sql stores. The store must implement
+// spi.TxInserter. In-process wakeups are skipped, since the client cannot see
+// the commit: stores with cross-process wakeups (PostgreSQL) publish one on
+// commit, others are found by the next poll.
+func InTx(tx any) SubmitOption {
+	return func(c *submitConfig) {
+		if tx == nil {
+			c.errs = append(c.errs, invalidArg("nil transaction"))
+			return
+		}
+		c.tx = tx
 	}
 }

@@ -89,9 +89,23 @@ type Store interface {
 	Close() error
 }
 
-// TxStore is implemented by stores that can insert jobs inside a
-// transaction the application owns; the job exists only if it commits.
-// Tx is the database's transaction type (for example pgx.Tx or *sql.Tx).
-type TxStore[Tx any] interface {
-	InsertJobsTx(ctx context.Context, tx Tx, jobs []*Job) ([]InsertResult, error)
+// TxInserter is implemented by stores that can insert jobs inside a
+// transaction the application owns, so that the jobs exist only if that
+// transaction commits. tx is the database's own transaction type (pgx.Tx
+// for PostgreSQL, *sql.Tx for the database/sql stores); a store given a type
+// it cannot use returns an error naming the type it expected. Stores that
+// publish wakeups do so only when the transaction commits.
+type TxInserter interface {
+	InsertJobsTx(ctx context.Context, tx any, jobs []*Job) ([]InsertResult, error)
+}
+
+// WakeupListener is implemented by stores that carry new-work wakeups
+// between processes (PostgreSQL LISTEN/NOTIFY). Such a store publishes a
+// wakeup from InsertJobs and InsertJobsTx when the write commits.
+type WakeupListener interface {
+	// ListenWakeups calls fn for every wakeup, from any process, until ctx
+	// ends; it reconnects with backoff when its connection drops (the
+	// engine keeps polling meanwhile) and returns ctx's error. fn must be
+	// fast and must not block.
+	ListenWakeups(ctx context.Context, fn func(Priority)) error
 }

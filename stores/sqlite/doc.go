@@ -40,7 +40,7 @@
 //
 // # Capabilities
 //
-// Besides [spi.Store], a [Store] implements [spi.TxStore] for *sql.Tx:
+// Besides [spi.Store], a [Store] implements [spi.TxInserter] for *sql.Tx:
 // InsertJobsTx inserts jobs inside a transaction that the application began
 // on [Store.DB], so that the jobs exist only if it commits. Tags are kept in
 // scheduler_job_tag in the order given (duplicates dropped), so tag affinity

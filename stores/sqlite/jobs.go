@@ -56,14 +56,18 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 }
 
 // InsertJobsTx is InsertJobs inside tx, a transaction that the application
-// began on [Store.DB]: the jobs exist only if tx commits. It implements
-// [spi.TxStore].
-func (s *Store) InsertJobsTx(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {
+// began on [Store.DB]: the jobs exist only if tx commits. tx must be a
+// *sql.Tx. It implements [spi.TxInserter].
+func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	tx, ok := txAny.(*sql.Tx)
+	if !ok {
+		return nil, fail("insert jobs", fmt.Errorf("transaction of type %T, the SQLite store needs a *sql.Tx", txAny))
+	}
 	if tx == nil {
 		return nil, fail("insert jobs", errors.New("nil transaction"))
 	}

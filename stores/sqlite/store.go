@@ -42,7 +42,7 @@ type Store struct {
 
 var (
 	_ spi.Store            = (*Store)(nil)
-	_ spi.TxStore[*sql.Tx] = (*Store)(nil)
+	_ spi.TxInserter = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file if it does not
