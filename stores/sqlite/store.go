@@ -41,7 +41,7 @@ type Store struct {
 }
 
 var (
-	_ spi.Store            = (*Store)(nil)
+	_ spi.Store      = (*Store)(nil)
 	_ spi.TxInserter = (*Store)(nil)
 )
 

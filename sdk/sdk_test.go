@@ -1,0 +1,132 @@
+package ratchet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+func TestBackoffDelay(t *testing.T) {
+	cases := []struct {
+		kind    spi.BackoffKind
+		param   time.Duration
+		attempt int
+		want    time.Duration
+	}{
+		{spi.BackoffNone, time.Second, 1, 0},
+		{"", time.Second, 3, 0},
+		{spi.BackoffFixed, 3 * time.Second, 1, 3 * time.Second},
+		{spi.BackoffFixed, 3 * time.Second, 9, 3 * time.Second},
+		{spi.BackoffExponential, time.Second, 1, time.Second},
+		{spi.BackoffExponential, time.Second, 2, 2 * time.Second},
+		{spi.BackoffExponential, time.Second, 3, 4 * time.Second},
+		{spi.BackoffExponential, time.Second, 17, 65536 * time.Second},
+		{spi.BackoffExponential, time.Second, 18, 24 * time.Hour},
+		{spi.BackoffExponential, time.Second, 1000, 24 * time.Hour},
+		{spi.BackoffExponential, 48 * time.Hour, 1, 24 * time.Hour},
+		{spi.BackoffExponential, 0, 5, 0},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, tc.kind.Delay(tc.param, tc.attempt), "%s %s attempt %d", tc.kind, tc.param, tc.attempt)
+	}
+}
+
+func TestEffectivePriority(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name  string
+		p     spi.Priority
+		wait  time.Duration
+		boost time.Duration
+		want  int64
+	}{
+		{"fresh", spi.PriorityLow, 0, 15 * time.Minute, 1},
+		{"just under one interval", spi.PriorityLow, 15*time.Minute - time.Microsecond, 15 * time.Minute, 1},
+		{"one interval", spi.PriorityLow, 15 * time.Minute, 15 * time.Minute, 2},
+		{"an hour", spi.PriorityLowest, time.Hour, 15 * time.Minute, 4},
+		{"not yet due", spi.PriorityHigh, -time.Hour, 15 * time.Minute, 3},
+		{"aging disabled", spi.PriorityLowest, 10 * time.Hour, 0, 0},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, spi.EffectivePriority(tc.p, now.Add(-tc.wait), now, tc.boost), tc.name)
+	}
+}
+
+func TestDoNotRetryFoundAnywhereInTheChain(t *testing.T) {
+	base := errors.New("bad input")
+	deep := fmt.Errorf("a: %w", fmt.Errorf("b: %w", fmt.Errorf("c: %w", ratchet.DoNotRetry(base))))
+	assert.True(t, ratchet.IsDoNotRetry(deep))
+	assert.ErrorIs(t, deep, base)
+	assert.False(t, ratchet.IsDoNotRetry(base))
+	assert.True(t, ratchet.IsDoNotRetry(errors.Join(errors.New("x"), ratchet.DoNotRetry(nil))))
+}
+
+func TestSanitizer(t *testing.T) {
+	s := ratchet.DefaultSanitizer{MaxLength: 40}
+	got := s.Sanitize(errors.New("login failed password=hunter2 token: abc.def"))
+	assert.NotContains(t, got, "hunter2")
+	assert.NotContains(t, got, "abc.def")
+	assert.LessOrEqual(t, len(got), 40)
+	long := ratchet.DefaultSanitizer{}.Sanitize(errors.New(strings.Repeat("é", 3000)))
+	assert.LessOrEqual(t, len(long), ratchet.DefaultMaxErrorLength)
+	assert.True(t, strings.HasPrefix(long, "é"))
+	assert.Empty(t, ratchet.DefaultSanitizer{}.Sanitize(nil))
+	assert.Contains(t, ratchet.DefaultSanitizer{}.Sanitize(errors.New("auth: Bearer eyJhbGciOi.x.y failed")), "Bearer ***")
+}
+
+func TestTaskCallAndValidate(t *testing.T) {
+	task := ratchet.NewTask("double", func(ctx context.Context, n int) (int, error) { return 2 * n, nil })
+	got, err := task.Call(context.Background(), 21)
+	require.NoError(t, err)
+	assert.Equal(t, 42, got)
+
+	res, err := task.Execute(context.Background(), []byte(`"not an int"`), ratchet.JSONSerializer{})
+	assert.Nil(t, res)
+	var dec *ratchet.PayloadDecodeError
+	require.ErrorAs(t, err, &dec)
+	assert.True(t, ratchet.IsDoNotRetry(err))
+
+	assert.ErrorIs(t, ratchet.NewTask[int, int]("", nil).Validate(), ratchet.ErrInvalidArgument)
+	assert.ErrorIs(t, ratchet.NewTask[int, int]("x", nil).Validate(), ratchet.ErrInvalidArgument)
+	var nilTask *ratchet.Task[int, int]
+	assert.ErrorIs(t, nilTask.Validate(), ratchet.ErrInvalidArgument)
+	_, err = nilTask.Call(context.Background(), 1)
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+}
+
+func TestClientOptionsValidation(t *testing.T) {
+	_, err := ratchet.NewClient(nil, ratchet.ClientOptions{})
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+}
+
+func TestTypeName(t *testing.T) {
+	type local struct{}
+	assert.Equal(t, "github.com/ratchet-go/ratchet/sdk_test.local", ratchet.TypeName(local{}))
+	assert.Equal(t, "int", ratchet.TypeName(1))
+	assert.Equal(t, "[]string", ratchet.TypeName([]string{}))
+	assert.Equal(t, "", ratchet.TypeName(nil))
+}
+
+func TestJobContext(t *testing.T) {
+	j := &spi.Job{TaskName: "t", Params: map[string]string{"k": "v"}, Priority: spi.PriorityHigh}
+	jc := ratchet.NewJobContext(j, 2, nil)
+	ctx := ratchet.ContextWithJob(context.Background(), jc)
+	got, ok := ratchet.JobFromContext(ctx)
+	require.True(t, ok)
+	assert.Equal(t, "v", got.Param("k"))
+	assert.Equal(t, 2, got.Attempt)
+	j.Params["k"] = "changed"
+	assert.Equal(t, "v", got.Param("k"), "params are copied")
+	p := got.Params()
+	p["k"] = "mutated"
+	assert.Equal(t, "v", got.Param("k"))
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDemoCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	db := filepath.Join(t.TempDir(), "demo.db")
+	code := run(context.Background(), []string{"demo", "--jobs", "150", "--db", db}, &out, &errOut)
+	assert.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	assert.Contains(t, out.String(), "submitted             150")
+	assert.Contains(t, out.String(), "every job reached its expected state")
+}
+
+func TestCommandErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: ratchet"},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"demo", "--store", "bogus"}, 1, `unknown --store "bogus"`},
+		{[]string{"demo", "--jobs", "0", "--store", "memory"}, 1, "--jobs must be positive"},
+		{[]string{"demo", "--bad-flag"}, 2, "flag provided but not defined"},
+	}
+	for _, tc := range cases {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut)
+		assert.Equal(t, tc.code, code, "%v", tc.args)
+		assert.Contains(t, errOut.String()+out.String(), tc.want, "%v", tc.args)
+	}
+}

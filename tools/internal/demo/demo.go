@@ -1,0 +1,342 @@
+// Package demo runs the ratchet command's demo: a node on a real store
+// working a realistic mix of jobs, with progress and a summary that checks
+// every job reached the state the demo expected for it.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Kind is what a demo job does.
+type Kind string
+
+// The kinds of demo jobs and their share of the mix.
+const (
+	KindOK        Kind = "ok"        // succeeds at once
+	KindTransient Kind = "transient" // fails its first attempt, succeeds on the retry
+	KindPermanent Kind = "permanent" // returns DoNotRetry: straight to the DLQ
+	KindExhaust   Kind = "exhaust"   // always fails: exhausts its retries into the DLQ
+	KindDelayed   Kind = "delayed"   // due 1–3 s after submission, then succeeds
+)
+
+var mix = []struct {
+	kind    Kind
+	percent int
+}{{KindOK, 70}, {KindTransient, 10}, {KindPermanent, 5}, {KindExhaust, 5}, {KindDelayed, 10}}
+
+// Args are a demo job's arguments.
+type Args struct {
+	Kind Kind `json:"kind"`
+	Seq  int  `json:"seq"`
+}
+
+// Receipt is a demo job's result.
+type Receipt struct {
+	Seq    int    `json:"seq"`
+	Digest uint64 `json:"digest"`
+}
+
+// Task is the demo's task.
+var Task = ratchet.NewTask("demo.process", process)
+
+var errTransient = errors.New("upstream timed out (transient)")
+
+func process(ctx context.Context, a Args) (Receipt, error) {
+	jc, _ := ratchet.JobFromContext(ctx)
+	switch a.Kind {
+	case KindTransient:
+		if jc != nil && jc.Attempt == 1 {
+			return Receipt{}, errTransient
+		}
+	case KindPermanent:
+		return Receipt{}, ratchet.DoNotRetry(fmt.Errorf("order %d: invalid card number", a.Seq))
+	case KindExhaust:
+		return Receipt{}, fmt.Errorf("order %d: payment gateway unavailable", a.Seq)
+	}
+	h := fnv.New64a()
+	for i := 0; i < 200; i++ { // a little real work
+		fmt.Fprintf(h, "%d:%d", a.Seq, i)
+	}
+	return Receipt{Seq: a.Seq, Digest: h.Sum64()}, nil
+}
+
+// expected is the final state a job of kind k must reach.
+func expected(k Kind) spi.Status {
+	if k == KindPermanent || k == KindExhaust {
+		return spi.StatusFailed
+	}
+	return spi.StatusSucceeded
+}
+
+// Config configures Run.
+type Config struct {
+	Jobs        int
+	Concurrency int
+	Seed        uint64
+	Timeout     time.Duration
+	// Progress receives progress updates: done of total finished.
+	Progress func(done, total int)
+	Logger   *slog.Logger
+}
+
+// Summary is the demo's result.
+type Summary struct {
+	Submitted           int
+	Succeeded           int
+	SucceededAfterRetry int
+	DLQ                 map[string]int // by reason
+	Other               int            // jobs in neither state (must be 0)
+	Mismatches          []string       // jobs not in the state expected for them
+	Elapsed             time.Duration
+}
+
+// Throughput is finished jobs per second.
+func (s Summary) Throughput() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Submitted) / s.Elapsed.Seconds()
+}
+
+// OK reports whether every job reached the expected state and the counts
+// add up.
+func (s Summary) OK() bool {
+	dlq := 0
+	for _, n := range s.DLQ {
+		dlq += n
+	}
+	return len(s.Mismatches) == 0 && s.Other == 0 && s.Succeeded+dlq == s.Submitted
+}
+
+// Print writes the summary.
+func (s Summary) Print(w io.Writer) {
+	dlq := 0
+	reasons := make([]string, 0, len(s.DLQ))
+	for r, n := range s.DLQ {
+		dlq += n
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	fmt.Fprintf(w, "\nsubmitted          %6d\n", s.Submitted)
+	fmt.Fprintf(w, "succeeded          %6d  (%d after a retry)\n", s.Succeeded, s.SucceededAfterRetry)
+	fmt.Fprintf(w, "dead-letter queue  %6d\n", dlq)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "  %-17s%6d\n", r, s.DLQ[r])
+	}
+	if s.Other > 0 {
+		fmt.Fprintf(w, "not finished       %6d\n", s.Other)
+	}
+	fmt.Fprintf(w, "elapsed            %8.2fs\n", s.Elapsed.Seconds())
+	fmt.Fprintf(w, "throughput         %8.0f jobs/s\n", s.Throughput())
+	for i, m := range s.Mismatches {
+		if i == 10 {
+			fmt.Fprintf(w, "... and %d more\n", len(s.Mismatches)-10)
+			break
+		}
+		fmt.Fprintf(w, "MISMATCH %s\n", m)
+	}
+	if s.OK() {
+		fmt.Fprintln(w, "result             every job reached its expected state")
+	} else {
+		fmt.Fprintln(w, "result             FAILED: some jobs did not reach their expected state")
+	}
+}
+
+// Run starts a node on store, submits cfg.Jobs jobs of the mix across all
+// priorities, waits until every one is finished (or cfg.Timeout passes) and
+// checks each against the state expected for it.
+func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
+	if cfg.Jobs <= 0 {
+		return Summary{}, fmt.Errorf("--jobs must be positive, got %d", cfg.Jobs)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 50
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	eng, err := engine.New(store, engine.Options{
+		Concurrency:     cfg.Concurrency,
+		PollInterval:    200 * time.Millisecond,
+		ShutdownTimeout: 10 * time.Second,
+		Logger:          cfg.Logger,
+	}, Task)
+	if err != nil {
+		return Summary{}, err
+	}
+	events, unsubscribe := eng.Subscribe(cfg.Jobs*4 + 100)
+	defer unsubscribe()
+	if err := eng.Start(ctx); err != nil {
+		return Summary{}, err
+	}
+	defer func() { _ = eng.Stop(context.WithoutCancel(ctx)) }()
+
+	start := time.Now()
+	kinds, err := submit(ctx, eng.Client(), cfg)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := wait(ctx, events, kinds, cfg); err != nil {
+		return Summary{}, err
+	}
+	elapsed := time.Since(start)
+	sum, err := verify(ctx, eng.Client(), kinds)
+	sum.Elapsed = elapsed
+	return sum, err
+}
+
+// submit writes the jobs in batches that share kind and priority.
+func submit(ctx context.Context, c *ratchet.Client, cfg Config) (map[uuid.UUID]Kind, error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	type group struct {
+		kind Kind
+		prio ratchet.Priority
+	}
+	groups := map[group][]Args{}
+	for seq := 0; seq < cfg.Jobs; seq++ {
+		r := rng.IntN(100)
+		k := mix[len(mix)-1].kind
+		for _, m := range mix {
+			if r < m.percent {
+				k = m.kind
+				break
+			}
+			r -= m.percent
+		}
+		g := group{k, ratchet.Priority(rng.IntN(5))}
+		groups[g] = append(groups[g], Args{Kind: k, Seq: seq})
+	}
+	keys := make([]group, 0, len(groups))
+	for g := range groups {
+		keys = append(keys, g)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].kind != keys[b].kind {
+			return keys[a].kind < keys[b].kind
+		}
+		return keys[a].prio < keys[b].prio
+	})
+	kinds := make(map[uuid.UUID]Kind, cfg.Jobs)
+	for _, g := range keys {
+		opts := []ratchet.SubmitOption{ratchet.WithPriority(g.prio), ratchet.WithTags("demo", string(g.kind))}
+		switch g.kind {
+		case KindTransient:
+			opts = append(opts, ratchet.WithMaxRetries(3), ratchet.WithBackoff(ratchet.BackoffExponential, 200*time.Millisecond))
+		case KindExhaust:
+			opts = append(opts, ratchet.WithMaxRetries(2), ratchet.WithBackoff(ratchet.BackoffFixed, 100*time.Millisecond))
+		case KindDelayed:
+			opts = append(opts, ratchet.WithDelay(time.Second+time.Duration(g.prio)*500*time.Millisecond))
+		}
+		args := groups[g]
+		for len(args) > 0 {
+			n := min(len(args), 500)
+			ids, err := Task.SubmitMany(ctx, c, args[:n], opts...)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				kinds[id] = g.kind
+			}
+			args = args[n:]
+		}
+	}
+	return kinds, nil
+}
+
+// wait consumes events until every job is finished.
+func wait(ctx context.Context, events <-chan engine.Event, kinds map[uuid.UUID]Kind, cfg Config) error {
+	done := map[uuid.UUID]bool{}
+	timeout := time.NewTimer(cfg.Timeout)
+	defer timeout.Stop()
+	for len(done) < len(kinds) {
+		select {
+		case ev := <-events:
+			if _, ours := kinds[ev.JobID]; !ours {
+				continue
+			}
+			if ev.Kind == engine.EventSucceeded || ev.Kind == engine.EventFailed {
+				done[ev.JobID] = true
+				if cfg.Progress != nil {
+					cfg.Progress(len(done), len(kinds))
+				}
+			}
+		case <-timeout.C:
+			return fmt.Errorf("timed out after %s with %d of %d jobs finished", cfg.Timeout, len(done), len(kinds))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// verify reads every job back and checks its state.
+func verify(ctx context.Context, c *ratchet.Client, kinds map[uuid.UUID]Kind) (Summary, error) {
+	sum := Summary{Submitted: len(kinds), DLQ: map[string]int{}}
+	seen := 0
+	var after uuid.UUID
+	for {
+		page, err := c.ListJobs(ctx, ratchet.ListOptions{After: after, Limit: 1000})
+		if err != nil {
+			return sum, err
+		}
+		for _, j := range page.Jobs {
+			k, ours := kinds[j.ID]
+			if !ours {
+				continue
+			}
+			seen++
+			switch j.Status {
+			case spi.StatusSucceeded:
+				sum.Succeeded++
+				if j.Attempts > 0 {
+					sum.SucceededAfterRetry++
+				}
+			case spi.StatusFailed:
+				sum.DLQ[dlqReason(j)]++
+			default:
+				sum.Other++
+			}
+			if want := expected(k); j.Status != want {
+				sum.Mismatches = append(sum.Mismatches, fmt.Sprintf("job %s (%s) is %s, expected %s: %s", j.ID, k, j.Status, want, j.LastError))
+			}
+			if k == KindTransient && j.Attempts != 1 {
+				sum.Mismatches = append(sum.Mismatches, fmt.Sprintf("job %s (transient) took %d failed attempts, expected 1", j.ID, j.Attempts))
+			}
+		}
+		if page.Next == uuid.Nil {
+			break
+		}
+		after = page.Next
+	}
+	if seen != len(kinds) {
+		sum.Mismatches = append(sum.Mismatches, fmt.Sprintf("%d of %d submitted jobs found in the store", seen, len(kinds)))
+	}
+	return sum, nil
+}
+
+func dlqReason(j *spi.Job) string {
+	switch {
+	case strings.HasPrefix(j.LastError, "do not retry"):
+		return "do not retry"
+	case j.Attempts > j.MaxRetries:
+		return "retries exhausted"
+	}
+	return "other"
+}

@@ -1,0 +1,71 @@
+// Package storeflag opens the store that a --store flag names, so that every
+// subcommand of the ratchet command accepts the same spellings.
+package storeflag
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
+	"github.com/ratchet-go/ratchet/stores/sqlite"
+)
+
+// Usage describes the accepted values of --store.
+const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", or a sqlite:PATH URL`
+
+// Opened is an open store and what it needs at the end.
+type Opened struct {
+	Store spi.Store
+	// Desc names the store for humans, e.g. "sqlite /tmp/x/ratchet.db".
+	Desc string
+	// Close closes the store and removes what Open created temporarily.
+	Close func() error
+}
+
+// Open opens the store named by spec. dbPath is the SQLite file for the
+// "sqlite" spec; empty means a new file in a temporary folder, removed at
+// Close.
+func Open(ctx context.Context, spec, dbPath string) (*Opened, error) {
+	switch {
+	case spec == "" || spec == "sqlite":
+		cleanup := func() error { return nil }
+		if dbPath == "" {
+			dir, err := os.MkdirTemp("", "ratchet-")
+			if err != nil {
+				return nil, fmt.Errorf("create a temporary folder for the SQLite database: %w", err)
+			}
+			dbPath = filepath.Join(dir, "ratchet.db")
+			cleanup = func() error { return os.RemoveAll(dir) }
+		}
+		return openSQLite(ctx, dbPath, cleanup)
+	case strings.HasPrefix(spec, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(spec, "sqlite:"), "//")
+		if path == "" {
+			return nil, fmt.Errorf("--store %q names no file", spec)
+		}
+		return openSQLite(ctx, path, func() error { return nil })
+	case spec == "memory":
+		s := memory.New()
+		return &Opened{Store: s, Desc: "memory", Close: s.Close}, nil
+	}
+	return nil, fmt.Errorf("unknown --store %q: %s", spec, Usage)
+}
+
+func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened, error) {
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		_ = cleanup()
+		return nil, err
+	}
+	return &Opened{Store: s, Desc: "sqlite " + path, Close: func() error {
+		err := s.Close()
+		if cerr := cleanup(); err == nil {
+			err = cerr
+		}
+		return err
+	}}, nil
+}
