@@ -26,6 +26,7 @@ type PayloadTooLargeError struct {
 	Limit   int // bytes
 }
 
+// Error describes the failure.
 func (e *PayloadTooLargeError) Error() string {
 	return fmt.Sprintf("ratchet: %s payload of %q is %d bytes, over the limit of %d bytes", e.Surface, e.Task, e.Size, e.Limit)
 }
@@ -35,6 +36,7 @@ type UnknownTaskError struct {
 	Name string
 }
 
+// Error describes the failure.
 func (e *UnknownTaskError) Error() string {
 	return fmt.Sprintf("ratchet: unknown task %q (not registered with this engine)", e.Name)
 }
@@ -45,6 +47,7 @@ type DoNotRetryError struct {
 	Err error
 }
 
+// Error describes the failure.
 func (e *DoNotRetryError) Error() string {
 	if e.Err == nil {
 		return "do not retry"
@@ -74,6 +77,7 @@ type PayloadDecodeError struct {
 	Err  error
 }
 
+// Error describes the failure.
 func (e *PayloadDecodeError) Error() string {
 	return fmt.Sprintf("ratchet: payload of task %q does not decode into its arguments: %v", e.Task, e.Err)
 }
@@ -87,6 +91,7 @@ type PanicError struct {
 	Stack string
 }
 
+// Error describes the failure.
 func (e *PanicError) Error() string { return fmt.Sprintf("task panicked: %v", e.Value) }
 
 func invalidArg(format string, args ...any) error {

@@ -1,6 +1,3 @@
-// Package demo runs the ratchet command's demo: a node on a real store
-// working a realistic mix of jobs, with progress and a summary that checks
-// every job reached the state the demo expected for it.
 package demo
 
 import (
