@@ -1,6 +1,7 @@
 // Command ratchet is Ratchet for Go's command-line tool.
 //
 //	ratchet demo     run a node on a realistic mix of jobs and check the outcome
+//	ratchet bench    measure throughput and latency on a store
 //
 // Run it from the repository root with go run ./tools/cmd/ratchet.
 package main
@@ -22,6 +23,7 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run a node on a realistic mix of jobs and check that each reached its expected state", runDemo},
+	{"bench", "measure insert and work throughput (burndown) or enqueue-to-start latency (steady)", runBench},
 }
 
 func main() {

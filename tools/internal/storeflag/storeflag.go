@@ -67,3 +67,14 @@ func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened
 		return err
 	}}, nil
 }
+
+// OpenForBench is Open for a benchmark: the store must start empty, so a
+// named SQLite file that already exists is refused.
+func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
+	if dbPath != "" {
+		if _, err := os.Stat(dbPath); err == nil {
+			return nil, fmt.Errorf("--db %s already exists; a benchmark needs an empty database", dbPath)
+		}
+	}
+	return Open(ctx, spec, dbPath)
+}

@@ -1,0 +1,240 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Mode selects what Run measures.
+type Mode string
+
+// The bench modes.
+const (
+	ModeBurndown Mode = "burndown"
+	ModeSteady   Mode = "steady"
+)
+
+// Config configures Run. Zero values take the defaults in brackets.
+type Config struct {
+	Mode        Mode          // [burndown]
+	Jobs        int           // burndown: jobs to insert and work [200000]
+	Workers     int           // engine concurrency [1000]
+	InsertBatch int           // jobs per insert call [10000]
+	Rate        int           // steady: jobs per second [1000]
+	Duration    time.Duration // steady: how long to insert [10s]
+	Progress    io.Writer     // progress lines; nil for none
+}
+
+// Result holds the figures of one run.
+type Result struct {
+	Mode        Mode
+	Jobs        int
+	InsertTime  time.Duration
+	WorkTime    time.Duration
+	LatencyP50  time.Duration // steady only
+	LatencyP99  time.Duration // steady only
+	LatencyMax  time.Duration // steady only
+	ClaimRounds int
+}
+
+// InsertRate is inserted jobs per second.
+func (r Result) InsertRate() float64 { return rate(r.Jobs, r.InsertTime) }
+
+// WorkRate is worked jobs per second.
+func (r Result) WorkRate() float64 { return rate(r.Jobs, r.WorkTime) }
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// Summary is the machine-readable last line of a run.
+func (r Result) Summary() string {
+	if r.Mode == ModeSteady {
+		return fmt.Sprintf("steady %d jobs, latency p50 %s p99 %s max %s", r.Jobs,
+			r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond), r.LatencyMax.Round(time.Microsecond))
+	}
+	return fmt.Sprintf("insert %.0f jobs/s, work %.0f jobs/s", r.InsertRate(), r.WorkRate())
+}
+
+type noop struct {
+	N int `json:"n"`
+}
+
+func (c *Config) defaults() error {
+	if c.Mode == "" {
+		c.Mode = ModeBurndown
+	}
+	if c.Mode != ModeBurndown && c.Mode != ModeSteady {
+		return fmt.Errorf("unknown --mode %q: burndown or steady", c.Mode)
+	}
+	if c.Jobs == 0 {
+		c.Jobs = 200000
+	}
+	if c.Workers == 0 {
+		c.Workers = 1000
+	}
+	if c.InsertBatch == 0 {
+		c.InsertBatch = 10000
+	}
+	if c.Rate == 0 {
+		c.Rate = 1000
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Jobs < 0 || c.Workers < 0 || c.InsertBatch < 0 || c.Rate < 0 || c.Duration < 0 {
+		return fmt.Errorf("bench options must not be negative")
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return nil
+}
+
+// Run benchmarks store, which should hold no pending jobs.
+func Run(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	if err := cfg.defaults(); err != nil {
+		return Result{}, err
+	}
+	if cfg.Mode == ModeSteady {
+		return steady(ctx, store, cfg)
+	}
+	return burndown(ctx, store, cfg)
+}
+
+func newEngine(store spi.Store, cfg Config, task ratchet.Definition) (*engine.Engine, error) {
+	return engine.New(store, engine.Options{
+		Concurrency:     cfg.Workers,
+		MinPollInterval: 2 * time.Millisecond,
+		PollInterval:    50 * time.Millisecond,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, task)
+}
+
+func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	res := Result{Mode: ModeBurndown, Jobs: cfg.Jobs}
+	var done sync.WaitGroup
+	done.Add(cfg.Jobs)
+	task := ratchet.NewVoidTask("bench.noop", func(context.Context, noop) error { return nil })
+	eng, err := newEngine(store, cfg, task)
+	if err != nil {
+		return res, err
+	}
+	client := eng.Client()
+
+	args := make([]noop, cfg.InsertBatch)
+	start := time.Now()
+	for left := cfg.Jobs; left > 0; {
+		n := min(left, cfg.InsertBatch)
+		if _, err := task.SubmitMany(ctx, client, args[:n]); err != nil {
+			return res, fmt.Errorf("insert: %w", err)
+		}
+		left -= n
+	}
+	res.InsertTime = time.Since(start)
+	fmt.Fprintf(cfg.Progress, "inserted %d jobs in %s (%.0f jobs/s)\n", cfg.Jobs, res.InsertTime.Round(time.Millisecond), res.InsertRate())
+
+	events, unsubscribe := eng.Subscribe(cfg.Jobs + 1000)
+	defer unsubscribe()
+	start = time.Now()
+	if err := eng.Start(ctx); err != nil {
+		return res, err
+	}
+	finished := 0
+	for finished < cfg.Jobs {
+		select {
+		case ev := <-events:
+			switch ev.Kind {
+			case engine.EventSucceeded:
+				finished++
+			case engine.EventFailed, engine.EventRetrying:
+				_ = eng.Stop(ctx)
+				return res, fmt.Errorf("job %s failed: %s", ev.JobID, ev.Error)
+			}
+		case <-ctx.Done():
+			_ = eng.Stop(context.WithoutCancel(ctx))
+			return res, ctx.Err()
+		}
+	}
+	res.WorkTime = time.Since(start)
+	fmt.Fprintf(cfg.Progress, "worked %d jobs in %s (%.0f jobs/s)\n", cfg.Jobs, res.WorkTime.Round(time.Millisecond), res.WorkRate())
+	return res, eng.Stop(ctx)
+}
+
+func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	res := Result{Mode: ModeSteady}
+	var mu sync.Mutex
+	var lat []time.Duration
+	task := ratchet.NewVoidTask("bench.noop", func(ctx context.Context, _ noop) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		d := time.Since(jc.ScheduledAt)
+		mu.Lock()
+		lat = append(lat, d)
+		mu.Unlock()
+		return nil
+	})
+	eng, err := newEngine(store, cfg, task)
+	if err != nil {
+		return res, err
+	}
+	events, unsubscribe := eng.Subscribe(cfg.Rate*int(cfg.Duration/time.Second+1) + 1000)
+	defer unsubscribe()
+	if err := eng.Start(ctx); err != nil {
+		return res, err
+	}
+	defer func() { _ = eng.Stop(context.WithoutCancel(ctx)) }()
+	client := eng.Client()
+
+	// Insert in ticks of 10 ms, each tick the jobs the rate owes so far.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	start := time.Now()
+	sent := 0
+	for time.Since(start) < cfg.Duration {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		owed := int(time.Since(start).Seconds()*float64(cfg.Rate)) - sent
+		if owed <= 0 {
+			continue
+		}
+		if _, err := task.SubmitMany(ctx, client, make([]noop, owed)); err != nil {
+			return res, fmt.Errorf("insert: %w", err)
+		}
+		sent += owed
+	}
+	res.Jobs = sent
+	for finished := 0; finished < sent; {
+		select {
+		case ev := <-events:
+			if ev.Kind == engine.EventSucceeded {
+				finished++
+			}
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		res.LatencyP50 = lat[len(lat)*50/100]
+		res.LatencyP99 = lat[min(len(lat)-1, len(lat)*99/100)]
+		res.LatencyMax = lat[len(lat)-1]
+	}
+	return res, nil
+}

@@ -1,0 +1,40 @@
+package bench_test
+
+import (
+	"context"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/stores/memory"
+	"github.com/ratchet-go/ratchet/tools/internal/bench"
+)
+
+func TestBurndownWorksEveryJob(t *testing.T) {
+	s := memory.New()
+	res, err := bench.Run(context.Background(), s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 1000})
+	require.NoError(t, err)
+	assert.Equal(t, 3000, res.Jobs)
+	assert.Positive(t, res.InsertRate())
+	assert.Positive(t, res.WorkRate())
+	assert.Regexp(t, regexp.MustCompile(`^insert \d+ jobs/s, work \d+ jobs/s$`), res.Summary())
+}
+
+func TestSteadyReportsLatency(t *testing.T) {
+	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 500, Duration: 300 * time.Millisecond, Workers: 10})
+	require.NoError(t, err)
+	assert.Positive(t, res.Jobs)
+	assert.LessOrEqual(t, res.LatencyP50, res.LatencyP99)
+	assert.LessOrEqual(t, res.LatencyP99, res.LatencyMax)
+	assert.Contains(t, res.Summary(), "latency p50")
+}
+
+func TestBadConfig(t *testing.T) {
+	_, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: "sideways"})
+	assert.ErrorContains(t, err, `unknown --mode "sideways"`)
+	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Jobs: -1})
+	assert.Error(t, err)
+}

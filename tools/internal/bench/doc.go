@@ -1,0 +1,10 @@
+// Package bench measures Ratchet's throughput and latency on a real store,
+// for the ratchet bench command.
+//
+// Burn-down mode inserts N no-op jobs (reporting insert jobs/s), then starts
+// one node and works them all (reporting work jobs/s): claims, execution and
+// fenced completions included. Steady mode inserts at a fixed rate for a
+// duration while a node works, and reports enqueue-to-start latency
+// percentiles. Figures are for comparing runs on one machine; the README's
+// benchmark section records how they were obtained.
+package bench
