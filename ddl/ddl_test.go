@@ -7,8 +7,28 @@ import (
 	"github.com/ratchet-go/ratchet/ddl"
 )
 
-func TestMigrationsSQLite(t *testing.T) {
-	migs, err := ddl.Migrations("sqlite")
+func TestMigrationsSQLite(t *testing.T) { testMigrations(t, "sqlite") }
+
+func TestMigrationsPostgreSQL(t *testing.T) {
+	testMigrations(t, "postgresql")
+	migs, _ := ddl.Migrations("postgresql")
+	for _, m := range migs {
+		// The files must stay usable with any schema: the migrator (or
+		// Flyway) sets search_path, so names are never schema-qualified.
+		for _, bad := range []string{"public.", "SET search_path", "CREATE SCHEMA"} {
+			if strings.Contains(m.SQL, bad) {
+				t.Errorf("migration %d contains %q", m.Version, bad)
+			}
+		}
+	}
+	if !strings.Contains(migs[0].SQL, "WHERE status = 'PENDING'") {
+		t.Error("init does not create the partial claim index")
+	}
+}
+
+func testMigrations(t *testing.T, dialect string) {
+	t.Helper()
+	migs, err := ddl.Migrations(dialect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +43,7 @@ func TestMigrationsSQLite(t *testing.T) {
 			t.Errorf("migration %d does not record its version", m.Version)
 		}
 	}
-	if got := ddl.Latest("sqlite"); got != migs[len(migs)-1].Version {
+	if got := ddl.Latest(dialect); got != migs[len(migs)-1].Version {
 		t.Errorf("Latest = %d", got)
 	}
 	for _, table := range []string{"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version"} {
@@ -50,7 +70,7 @@ func TestUnknownDialect(t *testing.T) {
 
 func TestDialects(t *testing.T) {
 	ds := ddl.Dialects()
-	if len(ds) == 0 || ds[0] != "sqlite" {
+	if len(ds) != 2 || ds[0] != "postgresql" || ds[1] != "sqlite" {
 		t.Fatalf("Dialects() = %v", ds)
 	}
 	for _, d := range ds {

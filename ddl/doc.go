@@ -19,5 +19,6 @@
 //		}
 //	}
 //
-// The known dialects are listed by [Dialects]; today: "sqlite".
+// The known dialects are listed by [Dialects]; today: "postgresql" and
+// "sqlite".
 package ddl

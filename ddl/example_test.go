@@ -20,5 +20,5 @@ func ExampleMigrations() {
 	// Output:
 	// 0001_init.sql
 	// latest: 1
-	// ddl: unknown dialect "db2" (known: sqlite)
+	// ddl: unknown dialect "db2" (known: postgresql, sqlite)
 }

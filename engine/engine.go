@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -33,8 +32,8 @@ type Engine struct {
 	subs      subscribers
 
 	mu       sync.Mutex
-	state    int // 0 new, 1 running, 2 stopped
-	inflight map[uuid.UUID]*execution
+	state    int                         // 0 new, 1 running, 2 stopped
+	inflight map[spi.ClaimRef]*execution // keyed by claim: a node may hold a stale and a new claim of one job
 	stopPoll context.CancelFunc
 	runCtx   context.Context // parent of job contexts; cancelled when the drain times out
 	cancel   context.CancelFunc
@@ -63,7 +62,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		log:      o.Logger.With("node", o.NodeID),
 		tasks:    make(map[string]ratchet.Definition, len(tasks)),
 		wake:     make(chan struct{}, 1),
-		inflight: map[uuid.UUID]*execution{},
+		inflight: map[spi.ClaimRef]*execution{},
 	}
 	for i, t := range tasks {
 		if err := validateDefinition(t); err != nil {
@@ -110,8 +109,22 @@ func (e *Engine) NodeID() string { return e.opts.NodeID }
 // Options returns the engine's options with defaults applied.
 func (e *Engine) Options() Options { return e.opts }
 
-// NotifyNewWork wakes the poller; it implements ratchet.WorkNotifier.
-func (e *Engine) NotifyNewWork(ratchet.Priority) { e.poke() }
+// NotifyNewWork wakes the poller, and the other nodes through the
+// coordinator when there is one; it implements ratchet.WorkNotifier.
+func (e *Engine) NotifyNewWork(p ratchet.Priority) {
+	e.poke()
+	if c := e.opts.Coordinator; c != nil {
+		c.NotifyNewWork(context.Background(), p, e.opts.NodeID)
+	}
+}
+
+// onWakeup handles a wakeup from the cluster, ignoring the node's own.
+func (e *Engine) onWakeup(h spi.WakeupHint) {
+	if h.Source != "" && h.Source == e.opts.NodeID {
+		return
+	}
+	e.poke()
+}
 
 func (e *Engine) poke() {
 	select {
@@ -144,7 +157,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.stopPoll = stopPoll
 	e.completer.start()
 	e.loops.Add(3)
-	if wl, ok := e.store.(spi.WakeupListener); ok {
+	if c := e.opts.Coordinator; c != nil {
+		c.RegisterWakeupListener(func(h spi.WakeupHint) {
+			if pollCtx.Err() == nil {
+				e.onWakeup(h)
+			}
+		})
+	} else if wl, ok := e.store.(spi.WakeupListener); ok {
 		e.loops.Add(1)
 		go func() {
 			defer e.loops.Done()
@@ -240,9 +259,43 @@ func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Con
 	}
 }
 
+// heartbeat refreshes the node's row and, where the store can tell, stops
+// the bodies of jobs that were taken away from this node (recovered while it
+// stalled, for instance): their writes would be superseded anyway.
 func (e *Engine) heartbeat(ctx context.Context) {
 	if err := e.store.Heartbeat(ctx, e.opts.NodeID, e.now()); err != nil && ctx.Err() == nil {
 		e.log.Warn("heartbeat failed", "err", err)
+	}
+	cc, ok := e.store.(spi.ClaimChecker)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	execs := make([]*execution, 0, len(e.inflight))
+	refs := make([]spi.ClaimRef, 0, len(e.inflight))
+	for _, x := range e.inflight {
+		execs = append(execs, x)
+		refs = append(refs, spi.ClaimRef{JobID: x.job.ID, ClaimSeq: x.job.ClaimSeq})
+	}
+	e.mu.Unlock()
+	if len(refs) == 0 {
+		return
+	}
+	current, err := cc.CheckClaims(ctx, refs)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("checking claims failed", "err", err)
+		}
+		return
+	}
+	for i, ok := range current {
+		if !ok {
+			x := execs[i]
+			e.opts.Metrics.WriteSuperseded(x.job.ID, x.job.TaskName)
+			e.log.Warn("claim superseded while running: the job was recovered by another node; cancelling its body",
+				"job_id", x.job.ID, "task", x.job.TaskName, "claim_seq", x.job.ClaimSeq)
+			x.cancel()
+		}
 	}
 }
 
@@ -281,7 +334,7 @@ func (e *Engine) pollLoop(ctx context.Context) {
 		}
 		jobs, err := e.store.ClaimJobs(ctx, spi.ClaimParams{
 			NodeID: e.opts.NodeID, Limit: min(free, e.opts.ClaimBatchSize), Now: e.now(),
-			BoostInterval: e.opts.PriorityBoostInterval,
+			BoostInterval: e.opts.PriorityBoostInterval, Tags: e.opts.Tags,
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -336,8 +389,9 @@ func (e *Engine) freeSlots() int {
 // dispatch starts one claimed job on its own goroutine.
 func (e *Engine) dispatch(j *spi.Job) {
 	ctx, cancel := context.WithCancel(e.runCtx)
+	ref := spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}
 	e.mu.Lock()
-	e.inflight[j.ID] = &execution{job: j, cancel: cancel}
+	e.inflight[ref] = &execution{job: j, cancel: cancel}
 	e.mu.Unlock()
 	e.jobs.Add(1)
 	go func() {
@@ -345,7 +399,7 @@ func (e *Engine) dispatch(j *spi.Job) {
 		defer cancel()
 		c := e.execute(ctx, j)
 		e.mu.Lock()
-		delete(e.inflight, j.ID)
+		delete(e.inflight, ref)
 		e.mu.Unlock()
 		e.completer.add(c)
 		e.poke()

@@ -77,6 +77,14 @@ type Options struct {
 	Metrics spi.MetricsCollector
 	// Logger receives engine and job logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Tags is the node's tag affinity: it claims only jobs whose tags pass
+	// the filter. The zero filter claims every job.
+	Tags spi.TagFilter
+	// Coordinator carries new-work wakeups between nodes (see
+	// NewLocalCoordinator, and the PostgreSQL store's coordinator). Nil
+	// uses the store's own wakeups when it has them (spi.WakeupListener),
+	// else polling alone.
+	Coordinator spi.ClusterCoordinator
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming

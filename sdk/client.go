@@ -112,15 +112,17 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		due = cfg.at.UTC().Truncate(time.Microsecond)
 	}
 	base := spi.Job{
-		TaskName:     task,
-		Status:       spi.StatusPending,
-		Priority:     PriorityNormal,
-		ScheduledAt:  due,
-		CreatedAt:    now,
-		MaxRetries:   DefaultMaxRetries,
-		Backoff:      DefaultBackoff,
-		BackoffParam: DefaultBackoffBase,
-		Params:       cfg.params,
+		TaskName:      task,
+		Status:        spi.StatusPending,
+		Priority:      PriorityNormal,
+		ScheduledAt:   due,
+		CreatedAt:     now,
+		MaxRetries:    DefaultMaxRetries,
+		Backoff:       DefaultBackoff,
+		BackoffParam:  DefaultBackoffBase,
+		Params:        cfg.params,
+		Resource:      cfg.resource,
+		ResourceLimit: cfg.resourceLimit,
 	}
 	if cfg.priority != nil {
 		base.Priority = *cfg.priority

@@ -2,4 +2,9 @@ module github.com/ratchet-go/ratchet/sdk
 
 go 1.26
 
-require github.com/google/uuid v1.6.0
+require (
+	github.com/google/uuid v1.6.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -18,6 +18,8 @@ type submitConfig struct {
 	tags           []string
 	params         map[string]string
 	idempotencyKey string
+	resource       string
+	resourceLimit  int
 	tx             any
 	errs           []error
 }
@@ -138,5 +140,20 @@ func InTx(tx any) SubmitOption {
 			return
 		}
 		c.tx = tx
+	}
+}
+
+// WithResource makes the job hold a permit of the named resource while it
+// runs: across all nodes, no more than limit jobs naming the resource run at
+// once (the limit is the job's own; give every job of a resource the same
+// one). Permits are released on completion, failure, retry, release and
+// crash recovery.
+func WithResource(name string, limit int) SubmitOption {
+	return func(c *submitConfig) {
+		if name == "" || limit < 1 {
+			c.errs = append(c.errs, invalidArg("resource %q needs a name and a limit of at least 1 (got %d)", name, limit))
+			return
+		}
+		c.resource, c.resourceLimit = name, limit
 	}
 }

@@ -15,6 +15,9 @@ var (
 	// ErrSchema reports a database whose schema is missing, partial, foreign
 	// or newer than this code.
 	ErrSchema = errors.New("ratchet: schema mismatch")
+	// ErrPropertyExists reports a write-once property written again with
+	// another value.
+	ErrPropertyExists = errors.New("ratchet: property already set to another value")
 	// ErrClosed reports use of a closed store.
 	ErrClosed = errors.New("ratchet: store closed")
 )

@@ -43,7 +43,11 @@ type Store interface {
 	// advanced by one and ClaimedAt = p.Now, and returns them. It takes the
 	// jobs in effective priority descending, then ScheduledAt ascending, then
 	// id ascending (see [EffectivePriority]); no job is returned to two
-	// callers.
+	// callers. Only jobs passing p.Tags are claimed. A job naming a Resource
+	// is claimed only while fewer than its ResourceLimit RUNNING jobs name
+	// the same resource (counting the jobs this claim takes), across all
+	// callers at once; jobs held back by a full resource are skipped, not
+	// waited for.
 	ClaimJobs(ctx context.Context, p ClaimParams) ([]*Job, error)
 
 	// CompleteJobs applies a batch of fenced owner writes. The result has one
@@ -108,4 +112,110 @@ type WakeupListener interface {
 	// engine keeps polling meanwhile) and returns ctx's error. fn must be
 	// fast and must not block.
 	ListenWakeups(ctx context.Context, fn func(Priority)) error
+}
+
+// ClaimChecker is implemented by stores that can tell whether claims are
+// still current, so a node can stop the bodies of jobs that were recovered
+// from under it (for example after it stalled past the grace period).
+type ClaimChecker interface {
+	// CheckClaims reports, for each ref, whether the job is still RUNNING
+	// with that claim sequence.
+	CheckClaims(ctx context.Context, refs []ClaimRef) ([]bool, error)
+}
+
+// LeaseStore is implemented by stores that grant named, time-limited leases:
+// the StartupCoordinator of the spec, used for destructive start-up work and
+// cluster-singleton work (one node at a time).
+type LeaseStore interface {
+	// TryAcquireLease gives the lease name to owner until now+ttl when it is
+	// free, expired, or already owner's (a renewal), and reports whether
+	// owner holds it afterwards.
+	TryAcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error)
+	// ReleaseLease frees the lease if owner holds it; otherwise it does
+	// nothing.
+	ReleaseLease(ctx context.Context, name, owner string) error
+}
+
+// StateWriteResult is the outcome of a JobStateStore write.
+type StateWriteResult int
+
+// The outcomes of state writes.
+const (
+	// StateUpdated: the write applied.
+	StateUpdated StateWriteResult = iota + 1
+	// StateVersionConflict: the expected version did not match (or, for
+	// an init, the state exists already): re-read and retry.
+	StateVersionConflict
+	// StateSuperseded: the fenced writer no longer owns the job: stop.
+	StateSuperseded
+)
+
+// String names the result as the spec does.
+func (r StateWriteResult) String() string {
+	switch r {
+	case StateUpdated:
+		return "UPDATED"
+	case StateVersionConflict:
+		return "VERSION_CONFLICT"
+	case StateSuperseded:
+		return "SUPERSEDED"
+	}
+	return "StateWriteResult(?)"
+}
+
+// VersionedState is one namespace of a job's state.
+type VersionedState struct {
+	JSON    []byte
+	Version int64
+}
+
+// JobStateStore is implemented by stores that keep per-job, per-namespace
+// mutable JSON state with version compare-and-set. The fenced methods apply
+// only while the job is RUNNING with claimSeq (else StateSuperseded); the
+// Unfenced ones are for writers that own no claim. Init creates version 0;
+// Update increments the version. A job that does not exist wraps
+// ErrNotFound.
+type JobStateStore interface {
+	GetState(ctx context.Context, jobID uuid.UUID, namespace string) (VersionedState, bool, error)
+	InitState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, claimSeq int64) (StateWriteResult, error)
+	UpdateState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion, claimSeq int64) (StateWriteResult, error)
+	InitStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte) (StateWriteResult, error)
+	UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (StateWriteResult, error)
+}
+
+// JobPropertyStore is implemented by stores that keep indexed, write-once
+// plaintext properties per job. Writing a key again with the same value is
+// harmless; with another value it fails wrapping ErrPropertyExists. A job
+// that does not exist wraps ErrNotFound.
+type JobPropertyStore interface {
+	PutProperty(ctx context.Context, jobID uuid.UUID, key, value string) error
+	GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error)
+	// GetPropertiesByPrefix returns the job's properties whose key starts
+	// with prefix ("" for all).
+	GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error)
+	// FindJobsByProperty returns up to limit ids (ascending) of jobs whose
+	// property key equals value.
+	FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error)
+}
+
+// WakeupHint tells a node that new work exists somewhere in the cluster.
+type WakeupHint struct {
+	Priority Priority
+	// Source is the node id of the publisher, so that a node can ignore its
+	// own wakeups; empty when unknown.
+	Source string
+}
+
+// ClusterCoordinator carries best-effort new-work wakeups between nodes, so
+// that a submission on one node wakes idle pollers on the others at once.
+// Polling remains the fallback, so a lost wakeup only delays work.
+type ClusterCoordinator interface {
+	// NotifyNewWork publishes a wakeup from source.
+	NotifyNewWork(ctx context.Context, p Priority, source string)
+	// RegisterWakeupListener adds a listener called for every wakeup,
+	// including the node's own (listeners filter by Source). Listeners must
+	// be fast, non-blocking and safe for concurrent use.
+	RegisterWakeupListener(fn func(WakeupHint))
+	// Close releases the transport; calling it twice is harmless.
+	Close() error
 }

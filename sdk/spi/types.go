@@ -161,6 +161,11 @@ type Job struct {
 	IdempotencyKey string // empty when none
 	Tags           []string
 	Params         map[string]string
+	// Resource names a resource permit the job holds while RUNNING; empty
+	// for none. No more than ResourceLimit jobs naming the same resource
+	// run at once across all nodes.
+	Resource      string
+	ResourceLimit int // at least 1 when Resource is set
 }
 
 // Clone returns a deep copy of j.
@@ -200,6 +205,51 @@ type ClaimParams struct {
 	Now    time.Time
 	// BoostInterval is the aging interval; zero or less disables aging.
 	BoostInterval time.Duration
+	// Tags restricts the claim to jobs whose tags pass the filter.
+	Tags TagFilter
+}
+
+// TagFilter is a node's tag affinity: a job passes when it carries every tag
+// of All, at least one tag of Any (when Any is not empty) and no tag of
+// None. The zero filter passes every job.
+type TagFilter struct {
+	All  []string
+	Any  []string
+	None []string
+}
+
+// Empty reports whether f passes every job.
+func (f TagFilter) Empty() bool { return len(f.All) == 0 && len(f.Any) == 0 && len(f.None) == 0 }
+
+// Match reports whether a job with tags passes f.
+func (f TagFilter) Match(tags []string) bool {
+	has := func(t string) bool {
+		for _, x := range tags {
+			if x == t {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range f.All {
+		if !has(t) {
+			return false
+		}
+	}
+	for _, t := range f.None {
+		if has(t) {
+			return false
+		}
+	}
+	if len(f.Any) == 0 {
+		return true
+	}
+	for _, t := range f.Any {
+		if has(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // Outcome is what an owner write sets.

@@ -25,10 +25,30 @@ type Store struct {
 	queued  map[uuid.UUID]*entry // current heap entry of each PENDING job
 	levels  [spi.NumPriorities]levelHeap
 	running map[uuid.UUID]struct{}
+	holders map[string]int // RUNNING jobs per resource
 	nodes   map[string]time.Time
+	leases  map[string]lease
+	states  map[stateKey]spi.VersionedState
+	props   map[uuid.UUID]map[string]string
 }
 
-var _ spi.Store = (*Store)(nil)
+type lease struct {
+	owner   string
+	expires time.Time
+}
+
+type stateKey struct {
+	id uuid.UUID
+	ns string
+}
+
+var (
+	_ spi.Store            = (*Store)(nil)
+	_ spi.ClaimChecker     = (*Store)(nil)
+	_ spi.LeaseStore       = (*Store)(nil)
+	_ spi.JobStateStore    = (*Store)(nil)
+	_ spi.JobPropertyStore = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store {
@@ -37,7 +57,11 @@ func New() *Store {
 		byKey:   map[string]uuid.UUID{},
 		queued:  map[uuid.UUID]*entry{},
 		running: map[uuid.UUID]struct{}{},
+		holders: map[string]int{},
 		nodes:   map[string]time.Time{},
+		leases:  map[string]lease{},
+		states:  map[stateKey]spi.VersionedState{},
+		props:   map[uuid.UUID]map[string]string{},
 	}
 }
 
@@ -118,6 +142,9 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResu
 			}
 			s.byKey[j.IdempotencyKey] = j.ID
 		}
+		if j.Resource != "" && j.ResourceLimit < 1 {
+			return nil, fmt.Errorf("memory: insert: job %s names resource %q with limit %d", j.ID, j.Resource, j.ResourceLimit)
+		}
 		c := j.Clone()
 		c.Status = spi.StatusPending
 		s.jobs[c.ID] = c
@@ -185,8 +212,10 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	// The best Limit of each level are the level's Limit earliest due jobs.
-	var cands []*entry
+	// The best Limit of each level are the level's Limit earliest due jobs
+	// that the node may run: jobs failing the tag filter or waiting for a
+	// full resource are passed over (and put back).
+	var cands, passed []*entry
 	for lvl := range s.levels {
 		h := &s.levels[lvl]
 		taken := 0
@@ -200,6 +229,11 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 				break
 			}
 			heap.Pop(h)
+			j := s.jobs[e.id]
+			if !p.Tags.Match(j.Tags) || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
+				passed = append(passed, e)
+				continue
+			}
 			cands = append(cands, e)
 			taken++
 		}
@@ -214,22 +248,38 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		}
 		return entryLess(cands[a], cands[b])
 	})
-	n := min(p.Limit, len(cands))
-	for _, e := range cands[n:] {
-		heap.Push(&s.levels[s.jobs[e.id].Priority], e)
-	}
-	out := make([]*spi.Job, n)
-	for i, e := range cands[:n] {
+	var out []*spi.Job
+	for _, e := range cands {
 		j := s.jobs[e.id]
+		if len(out) == p.Limit || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
+			passed = append(passed, e)
+			continue
+		}
 		s.dequeue(j.ID)
 		j.Status = spi.StatusRunning
 		j.OwnerNode = p.NodeID
 		j.ClaimSeq++
 		j.ClaimedAt = p.Now
 		s.running[j.ID] = struct{}{}
-		out[i] = j.Clone()
+		if j.Resource != "" {
+			s.holders[j.Resource]++
+		}
+		out = append(out, j.Clone())
+	}
+	for _, e := range passed {
+		heap.Push(&s.levels[s.jobs[e.id].Priority], e)
 	}
 	return out, nil
+}
+
+// leaveRunning updates the bookkeeping of a job leaving RUNNING.
+func (s *Store) leaveRunning(j *spi.Job) {
+	delete(s.running, j.ID)
+	if j.Resource != "" {
+		if s.holders[j.Resource]--; s.holders[j.Resource] <= 0 {
+			delete(s.holders, j.Resource)
+		}
+	}
 }
 
 // owned returns the job if ref is its current claim.
@@ -276,7 +326,7 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 		default:
 			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
 		}
-		delete(s.running, j.ID)
+		s.leaveRunning(j)
 		if j.Status == spi.StatusPending {
 			s.enqueue(j)
 		}
@@ -309,7 +359,7 @@ func (s *Store) toPending(j *spi.Job, now time.Time) {
 	j.ScheduledAt = now
 	j.OwnerNode = ""
 	j.ClaimSeq++
-	delete(s.running, j.ID)
+	s.leaveRunning(j)
 	s.enqueue(j)
 }
 
@@ -410,7 +460,7 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 			j.FinishedAt = p.Now
 			j.OwnerNode = ""
 			j.ClaimSeq++
-			delete(s.running, id)
+			s.leaveRunning(j)
 		}
 		out = append(out, spi.RecoveredJob{JobID: id, TaskName: j.TaskName, FromNode: from, NewStatus: j.Status, CrashCount: j.CrashCount})
 	}

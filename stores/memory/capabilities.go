@@ -1,0 +1,198 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// CheckClaims implements spi.ClaimChecker.
+func (s *Store) CheckClaims(_ context.Context, refs []spi.ClaimRef) ([]bool, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]bool, len(refs))
+	for i, r := range refs {
+		out[i] = s.owned(r) != nil
+	}
+	return out, nil
+}
+
+// TryAcquireLease implements spi.LeaseStore.
+func (s *Store) TryAcquireLease(_ context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	if name == "" || owner == "" || ttl <= 0 {
+		return false, fmt.Errorf("memory: lease %q for %q: name, owner and a positive ttl are required", name, owner)
+	}
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	l, held := s.leases[name]
+	if held && l.owner != owner && now.Before(l.expires) {
+		return false, nil
+	}
+	s.leases[name] = lease{owner: owner, expires: now.Add(ttl)}
+	return true, nil
+}
+
+// ReleaseLease implements spi.LeaseStore.
+func (s *Store) ReleaseLease(_ context.Context, name, owner string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if l, ok := s.leases[name]; ok && l.owner == owner {
+		delete(s.leases, name)
+	}
+	return nil
+}
+
+func (s *Store) job(id uuid.UUID) (*spi.Job, error) {
+	j, ok := s.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	return j, nil
+}
+
+// GetState implements spi.JobStateStore.
+func (s *Store) GetState(_ context.Context, id uuid.UUID, ns string) (spi.VersionedState, bool, error) {
+	if err := s.lock(); err != nil {
+		return spi.VersionedState{}, false, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.job(id); err != nil {
+		return spi.VersionedState{}, false, err
+	}
+	v, ok := s.states[stateKey{id, ns}]
+	v.JSON = append([]byte(nil), v.JSON...)
+	return v, ok, nil
+}
+
+// writeState applies one state write; fenced writes pass fence >= 0.
+func (s *Store) writeState(id uuid.UUID, ns string, state []byte, expected int64, init bool, fence int64) (spi.StateWriteResult, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	j, err := s.job(id)
+	if err != nil {
+		return 0, err
+	}
+	if fence >= 0 && (j.Status != spi.StatusRunning || j.ClaimSeq != fence) {
+		return spi.StateSuperseded, nil
+	}
+	k := stateKey{id, ns}
+	cur, exists := s.states[k]
+	switch {
+	case init && exists, !init && !exists, !init && cur.Version != expected:
+		return spi.StateVersionConflict, nil
+	}
+	next := int64(0)
+	if !init {
+		next = cur.Version + 1
+	}
+	s.states[k] = spi.VersionedState{JSON: append([]byte(nil), state...), Version: next}
+	return spi.StateUpdated, nil
+}
+
+// InitState implements spi.JobStateStore.
+func (s *Store) InitState(_ context.Context, id uuid.UUID, ns string, state []byte, claimSeq int64) (spi.StateWriteResult, error) {
+	return s.writeState(id, ns, state, 0, true, claimSeq)
+}
+
+// UpdateState implements spi.JobStateStore.
+func (s *Store) UpdateState(_ context.Context, id uuid.UUID, ns string, state []byte, expected, claimSeq int64) (spi.StateWriteResult, error) {
+	return s.writeState(id, ns, state, expected, false, claimSeq)
+}
+
+// InitStateUnfenced implements spi.JobStateStore.
+func (s *Store) InitStateUnfenced(_ context.Context, id uuid.UUID, ns string, state []byte) (spi.StateWriteResult, error) {
+	return s.writeState(id, ns, state, 0, true, -1)
+}
+
+// UpdateStateUnfenced implements spi.JobStateStore.
+func (s *Store) UpdateStateUnfenced(_ context.Context, id uuid.UUID, ns string, state []byte, expected int64) (spi.StateWriteResult, error) {
+	return s.writeState(id, ns, state, expected, false, -1)
+}
+
+// PutProperty implements spi.JobPropertyStore.
+func (s *Store) PutProperty(_ context.Context, id uuid.UUID, key, value string) error {
+	if key == "" {
+		return fmt.Errorf("memory: property of job %s: empty key", id)
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.job(id); err != nil {
+		return err
+	}
+	p := s.props[id]
+	if p == nil {
+		p = map[string]string{}
+		s.props[id] = p
+	}
+	if old, ok := p[key]; ok && old != value {
+		return fmt.Errorf("%w: job %s property %q", spi.ErrPropertyExists, id, key)
+	}
+	p[key] = value
+	return nil
+}
+
+// GetProperty implements spi.JobPropertyStore.
+func (s *Store) GetProperty(_ context.Context, id uuid.UUID, key string) (string, bool, error) {
+	if err := s.lock(); err != nil {
+		return "", false, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.job(id); err != nil {
+		return "", false, err
+	}
+	v, ok := s.props[id][key]
+	return v, ok, nil
+}
+
+// GetPropertiesByPrefix implements spi.JobPropertyStore.
+func (s *Store) GetPropertiesByPrefix(_ context.Context, id uuid.UUID, prefix string) (map[string]string, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.job(id); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for k, v := range s.props[id] {
+		if strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// FindJobsByProperty implements spi.JobPropertyStore. It scans every job's
+// properties: fine for tests and simulations.
+func (s *Store) FindJobsByProperty(_ context.Context, key, value string, limit int) ([]uuid.UUID, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []uuid.UUID
+	for id, p := range s.props {
+		if v, ok := p[key]; ok && v == value {
+			out = append(out, id)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].String() < out[b].String() })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

@@ -1,0 +1,412 @@
+package postgres
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+func TestClaimMovesToRunning(t *testing.T) {
+	s := openStore(t)
+	j := job(spi.PriorityNormal, t0)
+	j.Tags = []string{"gpu", "eu"}
+	j.Params = map[string]string{"k": "v"}
+	insert(t, s, j)
+
+	now := t0.Add(5*time.Second + 7*time.Microsecond)
+	got := claim(t, s, "node-a", 10, now, 15*time.Minute)
+	require.Len(t, got, 1)
+	want := j.Clone()
+	want.Status = spi.StatusRunning
+	want.OwnerNode = "node-a"
+	want.ClaimSeq = 1
+	want.ClaimedAt = now
+	want.Tags = []string{"eu", "gpu"} // sorted
+	assert.Equal(t, want, got[0])
+	assert.Equal(t, want, get(t, s, j.ID))
+	assert.Equal(t, time.UTC, got[0].ClaimedAt.Location())
+
+	// A RUNNING job is not claimed again.
+	assert.Empty(t, claim(t, s, "node-b", 10, now.Add(time.Hour), 15*time.Minute))
+}
+
+func TestClaimRespectsDueTime(t *testing.T) {
+	s := openStore(t)
+	j := job(spi.PriorityCritical, t0)
+	insert(t, s, j)
+	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Millisecond), 0))
+	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Microsecond), 0))
+	// now is truncated to microseconds, like every stored time.
+	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Nanosecond), 0))
+	assert.Equal(t, []uuid.UUID{j.ID}, ids(claim(t, s, "n", 1, t0.Add(999*time.Nanosecond), 0)))
+}
+
+func TestClaimLimit(t *testing.T) {
+	s := openStore(t)
+	var jobs []*spi.Job
+	for range 5 {
+		jobs = append(jobs, job(spi.PriorityNormal, t0))
+	}
+	insert(t, s, jobs...)
+	assert.Nil(t, claim(t, s, "n", 0, t0, 0))
+	assert.Nil(t, claim(t, s, "n", -1, t0, 0))
+	assert.Equal(t, ids(jobs[:2]), ids(claim(t, s, "n", 2, t0, 0)))
+	assert.Equal(t, ids(jobs[2:]), ids(claim(t, s, "n", 10, t0, 0)))
+	assert.Empty(t, claim(t, s, "n", 10, t0, 0))
+}
+
+func TestClaimReturnsClaimOrder(t *testing.T) {
+	s := openStore(t)
+	lowOld := job(spi.PriorityLow, t0.Add(-time.Minute))
+	highNew := job(spi.PriorityHigh, t0)
+	highOld := job(spi.PriorityHigh, t0.Add(-time.Second))
+	highOld2 := job(spi.PriorityHigh, t0.Add(-time.Second)) // same due time, larger id
+	normal := job(spi.PriorityNormal, t0)
+	insert(t, s, normal, highOld2, lowOld, highNew, highOld)
+	got := claim(t, s, "n", 10, t0, 0)
+	assert.Equal(t, ids([]*spi.Job{highOld, highOld2, highNew, normal, lowOld}), ids(got))
+}
+
+func TestClaimAgingIsExact(t *testing.T) {
+	const boost = 15 * time.Minute
+	now := t0.Add(123 * time.Microsecond)
+	cases := []struct {
+		name      string
+		lowestAge time.Duration
+		boost     time.Duration
+		lowestWin bool
+	}{
+		// 0 + floor(60/15) = 4 ties CRITICAL's 4; the earlier due time wins.
+		{"60 min ties and wins on due time", 60 * time.Minute, boost, true},
+		{"a microsecond short of 60 min loses", 60*time.Minute - time.Microsecond, boost, false},
+		{"75 min beats critical", 75 * time.Minute, boost, true},
+		{"boost 0 disables aging", 24 * time.Hour, 0, false},
+		{"negative boost disables aging", 24 * time.Hour, -time.Minute, false},
+		// An interval that is not a whole number of microseconds: 4 intervals
+		// of 7s+1ns are 28s+4ns, so 28s+3µs of waiting is enough, 28s is not.
+		{"odd interval, enough", 28*time.Second + 3*time.Microsecond, 7*time.Second + time.Nanosecond, true},
+		{"odd interval, short", 28 * time.Second, 7*time.Second + time.Nanosecond, false},
+		// Centuries of waiting at a nanosecond interval overflow nothing.
+		{"ancient job", 250 * 365 * 24 * time.Hour, time.Nanosecond, true},
+	}
+	dsn, _ := testDB(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, schema := testDB(t)
+			s := openSchema(t, dsn, schema)
+			lowest := job(spi.PriorityLowest, now.Add(-tc.lowestAge))
+			critical := job(spi.PriorityCritical, now)
+			insert(t, s, critical, lowest)
+			first := claim(t, s, "n", 1, now, tc.boost)
+			require.Len(t, first, 1)
+			if tc.lowestWin {
+				assert.Equal(t, lowest.ID, first[0].ID)
+			} else {
+				assert.Equal(t, critical.ID, first[0].ID)
+			}
+		})
+	}
+}
+
+// refOrder sorts jobs as the spi orders claims.
+func refOrder(jobs []*spi.Job, now time.Time, boost time.Duration) []*spi.Job {
+	out := slices.Clone(jobs)
+	slices.SortFunc(out, func(a, b *spi.Job) int {
+		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
+		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
+		if c := cmp.Compare(eb, ea); c != 0 {
+			return c
+		}
+		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+	return out
+}
+
+// TestClaimOrderMatchesReference claims a random backlog in small batches
+// and checks the sequence against a full sort by the spi ordering.
+func TestClaimOrderMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	dsn, _ := testDB(t)
+	for round, boost := range []time.Duration{15 * time.Minute, 0, time.Minute, 7*time.Second + 500*time.Microsecond} {
+		_, schema := testDB(t)
+		s := openSchema(t, dsn, schema)
+		now := t0
+		var jobs []*spi.Job
+		for range 400 {
+			// Due from 3 hours ago to 10 minutes ahead, on a coarse grid so
+			// that ties on due time happen.
+			due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
+			jobs = append(jobs, job(spi.Priority(r.IntN(spi.NumPriorities)), due))
+		}
+		r.Shuffle(len(jobs), func(i, k int) { jobs[i], jobs[k] = jobs[k], jobs[i] })
+		insert(t, s, jobs...)
+
+		var due []*spi.Job
+		for _, j := range jobs {
+			if !j.ScheduledAt.After(now) {
+				due = append(due, j)
+			}
+		}
+		var got []uuid.UUID
+		for {
+			batch := claim(t, s, "n", 1+r.IntN(12), now, boost)
+			if len(batch) == 0 {
+				break
+			}
+			assert.Equal(t, ids(refOrder(batch, now, boost)), ids(batch), "a claim returns its jobs in claim order")
+			got = append(got, ids(batch)...)
+		}
+		assert.Equal(t, ids(refOrder(due, now, boost)), got, "round %d, boost %s", round, boost)
+	}
+}
+
+func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
+	s := openStore(t)
+	bad := job(spi.PriorityCritical, t0.Add(-time.Hour))
+	bad2 := job(spi.PriorityHigh, t0.Add(-time.Hour))
+	good := job(spi.PriorityLow, t0)
+	insert(t, s, bad, bad2, good)
+	exec(t, s, `UPDATE `+qualify(s.schema, "scheduler_job")+` SET params = 'not json' WHERE job_id = ANY($1)`, []uuid.UUID{bad.ID, bad2.ID})
+
+	got := claim(t, s, "n", 2, t0, 0)
+	assert.Empty(t, got, "the corrupt jobs were the best candidates")
+	for _, id := range []uuid.UUID{bad.ID, bad2.ID} {
+		var status, lastErr string
+		var finished *time.Time
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT status, last_error, finished_time FROM `+qualify(s.schema, "scheduler_job")+` WHERE job_id = $1`, id).Scan(&status, &lastErr, &finished))
+		assert.Equal(t, "FAILED", status)
+		assert.Contains(t, lastErr, "corrupt job row")
+		assert.Contains(t, lastErr, id.String())
+		assert.Contains(t, lastErr, "params")
+		require.NotNil(t, finished)
+		assert.True(t, finished.Equal(t0))
+		_, err := s.GetJob(context.Background(), id)
+		assert.ErrorIs(t, err, spi.ErrCorruptJob, "GetJob keeps reporting the row as corrupt")
+	}
+	assert.Equal(t, []uuid.UUID{good.ID}, ids(claim(t, s, "n", 1, t0, 0)))
+}
+
+func TestCorruptRowsAreReported(t *testing.T) {
+	cases := map[string]string{
+		"unknown status":        `status = 'EXPLODED'`,
+		"priority out of range": `priority = 9`,
+		"params not an object":  `params = '[1, 2]'`,
+		"params not strings":    `params = '{"a": 1}'`,
+	}
+	s := openStore(t)
+	for name, set := range cases {
+		t.Run(name, func(t *testing.T) {
+			j := job(spi.PriorityNormal, t0)
+			insert(t, s, j)
+			exec(t, s, `UPDATE `+qualify(s.schema, "scheduler_job")+` SET `+set+` WHERE job_id = $1`, j.ID)
+			_, err := s.GetJob(context.Background(), j.ID)
+			require.ErrorIs(t, err, spi.ErrCorruptJob)
+			assert.Contains(t, err.Error(), j.ID.String())
+			exec(t, s, `DELETE FROM `+qualify(s.schema, "scheduler_job")+` WHERE job_id = $1`, j.ID)
+		})
+	}
+}
+
+// TestConcurrentClaimsAreDisjoint: 8 goroutines share 600 jobs; every job is
+// claimed exactly once. Half the goroutines go through a second store (its
+// own pool), as another process would.
+func TestConcurrentClaimsAreDisjoint(t *testing.T) {
+	dsn, schema := testDB(t)
+	s1 := openSchema(t, dsn, schema)
+	s2 := openSchema(t, dsn, schema)
+	jobs := make([]*spi.Job, 600)
+	for i := range jobs {
+		jobs[i] = job(spi.Priority(i%spi.NumPriorities), t0.Add(-time.Duration(i)*time.Second))
+	}
+	insert(t, s1, jobs...)
+
+	var mu sync.Mutex
+	owner := map[uuid.UUID]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		store := s1
+		if w%2 == 1 {
+			store = s2
+		}
+		node := fmt.Sprintf("node-%d", w)
+		wg.Go(func() {
+			for {
+				got, err := store.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: node, Limit: 7, Now: t0, BoostInterval: time.Minute})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range got {
+					if prev, dup := owner[j.ID]; dup {
+						errs <- fmt.Errorf("job %s claimed by %s and %s", j.ID, prev, node)
+					}
+					owner[j.ID] = node
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Len(t, owner, len(jobs))
+	all, _, err := s1.ListJobs(context.Background(), spi.ListParams{Limit: 1000})
+	require.NoError(t, err)
+	for _, j := range all {
+		assert.Equal(t, spi.StatusRunning, j.Status)
+		assert.Equal(t, owner[j.ID], j.OwnerNode)
+		assert.Equal(t, int64(1), j.ClaimSeq)
+	}
+}
+
+// seqScanOnJobs matches a sequential scan of scheduler_job (and not of
+// scheduler_job_tag).
+var seqScanOnJobs = regexp.MustCompile(`Seq Scan on scheduler_job(\s|$)`)
+
+// explain returns the plan of q with args (a custom plan for those values).
+func explain(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), "EXPLAIN "+q, args...)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
+
+// explainGeneric returns the generic plan of q, the plan a prepared
+// statement may settle on after a few executions: q is prepared with the
+// parameter types types and executed with the literal arguments lits.
+func explainGeneric(t *testing.T, s *Store, q, types, lits string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan; PREPARE generic_probe(`+types+`) AS `+q)
+	require.NoError(t, err)
+	defer func() { _, _ = conn.Exec(ctx, `DEALLOCATE generic_probe`) }()
+	rows, err := tx.Query(ctx, `EXPLAIN EXECUTE generic_probe(`+lits+`)`)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
+
+// TestPlansUseIndexes checks, on a backlog of 20,000 due PENDING jobs (plus
+// running, finished and failed ones) after ANALYZE, that the hot statements
+// never scan scheduler_job sequentially, in custom and in generic plans:
+// the claim reads each priority level from idx_scheduler_job_claim, the
+// owner writes find their rows by primary key.
+func TestPlansUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	jobs := make([]*spi.Job, 20000)
+	for i := range jobs {
+		jobs[i] = job(spi.Priority(i%spi.NumPriorities), t0.Add(-time.Duration(i)*time.Second))
+		if i%10 == 0 {
+			jobs[i].Tags = []string{"t" + fmt.Sprint(i%7)}
+		}
+	}
+	insert(t, s, jobs...)
+	running := claim(t, s, "node-a", 600, t0, 15*time.Minute)
+	var cs []spi.Completion
+	for i, j := range running[:300] {
+		o := spi.OutcomeSucceeded
+		if i%3 == 0 {
+			o = spi.OutcomeFailed
+		}
+		cs = append(cs, spi.Completion{ClaimRef: ref(j), Outcome: o, FinishedAt: t0})
+	}
+	_, err := s.CompleteJobs(ctx, cs)
+	require.NoError(t, err)
+	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job"))
+	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job_tag"))
+
+	now := t0.Format(time.RFC3339Nano)
+	var idLits, seqLits []string
+	for _, j := range running[300:400] {
+		idLits = append(idLits, "'"+j.ID.String()+"'")
+		seqLits = append(seqLits, "1")
+	}
+	idArr := "ARRAY[" + strings.Join(idLits, ",") + "]::uuid[]"
+	seqArr := "ARRAY[" + strings.Join(seqLits, ",") + "]::bigint[]"
+	n := len(idLits)
+	rep := func(v string) string { return "ARRAY[" + strings.TrimSuffix(strings.Repeat(v+",", n), ",") + "]" }
+	statusArr := rep("'SUCCEEDED'") + "::text[]"
+	timeArr := rep("'"+now+"'") + "::timestamptz[]"
+	nullTimeArr := rep("NULL") + "::timestamptz[]"
+	intArr := rep("0") + "::integer[]"
+	nullTextArr := rep("NULL") + "::text[]"
+	nullByteArr := rep("NULL") + "::bytea[]"
+
+	var ids []uuid.UUID
+	var seqs []int64
+	for _, j := range running[300:400] {
+		ids = append(ids, j.ID)
+		seqs = append(seqs, 1)
+	}
+	statuses := slices.Repeat([]string{"SUCCEEDED"}, n)
+	times := slices.Repeat([]time.Time{t0}, n)
+	cases := []struct {
+		name, q     string
+		args        []any
+		types, lits string
+		index       string // an index the plan must use
+		count       int    // how many times
+	}{
+		{"claim", s.sql.claim, []any{t0, 100, int64(15 * time.Minute), "n"},
+			"timestamptz, bigint, bigint, text", "'" + now + "', 100, 900000000000, 'n'", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"complete", s.sql.complete, []any{ids, seqs, statuses, times, make([]*time.Time, n), make([]int32, n), make([]*string, n), make([][]byte, n), make([]*string, n)},
+			"uuid[], bigint[], text[], timestamptz[], timestamptz[], integer[], text[], bytea[], text[]",
+			strings.Join([]string{idArr, seqArr, statusArr, timeArr, nullTimeArr, intArr, nullTextArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},
+		{"release", s.sql.release, []any{ids, seqs, t0},
+			"uuid[], bigint[], timestamptz", idArr + ", " + seqArr + ", '" + now + "'", "scheduler_job_pkey", 1},
+		{"fail corrupt", s.sql.failCorrupt, []any{ids, t0, seqs, slices.Repeat([]string{"x"}, n)},
+			"uuid[], timestamptz, bigint[], text[]", idArr + ", '" + now + "', " + seqArr + ", " + rep("'x'") + "::text[]", "scheduler_job_pkey", 1},
+		{"recover", s.sql.recover, []any{[]string{"gone"}, t0, int32(3), t0, "crashed", t0},
+			"text[], timestamptz, integer, timestamptz, text, timestamptz", "ARRAY['gone'], '" + now + "', 3, '" + now + "', 'crashed', '" + now + "'", "idx_scheduler_job_owner", 1},
+		{"get", s.sql.getJob, []any{jobs[5].ID}, "uuid", "'" + jobs[5].ID.String() + "'", "scheduler_job_pkey", 1},
+		{"list", s.sql.listJobs, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "scheduler_job_pkey", 1},
+		{"list DLQ", s.sql.listStatus[spi.StatusFailed], []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "idx_scheduler_job_failed", 1},
+		{"existing keys", s.sql.existingKeys, []any{[]string{"a", "b"}}, "text[]", "ARRAY['a','b']", "uq_scheduler_job_idempotency_key", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for kind, plan := range map[string]string{
+				"custom":  explain(t, s, tc.q, tc.args...),
+				"generic": explainGeneric(t, s, tc.q, tc.types, tc.lits),
+			} {
+				assert.NotRegexp(t, seqScanOnJobs, plan, "%s plan scans scheduler_job:\n%s", kind, plan)
+				assert.Equal(t, tc.count, strings.Count(plan, tc.index), "%s plan must use %s %d times:\n%s", kind, tc.index, tc.count, plan)
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+// Package postgres is the Ratchet store for PostgreSQL: an [spi.Store] on
+// pgx v5 and its connection pool (pgxpool), for any number of worker nodes
+// sharing one database.
+//
+// It needs PostgreSQL 14 or later (it relies on EXTRACT returning numeric,
+// for exact aging arithmetic) and is tested on PostgreSQL 15.
+//
+// # Opening
+//
+// [Open] parses a DSN, creates a pool that the store owns and connects
+// within a bounded time ([Options.ConnectTimeout], 10 s by default), with an
+// error naming the server when it cannot. [New] uses a pool the application
+// already has. Both work in one schema ([Options.Schema], "public" by
+// default): every statement names its tables qualified by that schema, so
+// the connections' search_path does not matter, and several independent
+// Ratchet installations can share a database in different schemas.
+//
+// With [Options.ApplyMigrations], opening brings the schema to the latest
+// version of the versioned SQL files of the ddl module (ddl/postgresql),
+// creating the schema when it is missing; [Migrate] does the same on its
+// own (the `ratchet migrate` command calls it). Each migration runs in a
+// transaction that holds a transaction-scoped advisory lock and records its
+// version in ratchet_schema_version, so nodes starting together apply each
+// migration once. Without ApplyMigrations the store only checks the schema
+// and fails with an error wrapping [spi.ErrSchema] when it is missing,
+// partial (Ratchet tables without a recorded version, or a recorded version
+// with tables missing), older or newer than this code. The same files can be
+// applied with Flyway, Liquibase or psql instead: they hold plain SQL with
+// unqualified names, created in the first schema of the search_path.
+//
+// # Claim strategy
+//
+// Effective priority (see [spi.EffectivePriority]) grows with waiting time
+// only inside a priority level, so the best N jobs overall are among the
+// best N of each of the five levels. ClaimJobs is one statement: five CTEs
+// each take the first N due PENDING jobs of one level in (scheduled_time,
+// job_id) order, locked with FOR NO KEY UPDATE SKIP LOCKED (the queue
+// pattern of FOR UPDATE SKIP LOCKED, in the weaker lock mode that the
+// UPDATE takes anyway), each a range scan of the partial index
+// idx_scheduler_job_claim on (priority, scheduled_time, job_id) WHERE
+// status = 'PENDING'; then the at most 5·N candidates are ranked by
+// effective priority (computed exactly in numeric), scheduled time and id,
+// and one UPDATE moves the best N to RUNNING, finding them by primary key,
+// and returns them with their tags. The cost is O(N log backlog) whatever
+// the size of the backlog, aging is exact, and concurrent claimers skip
+// each other's rows instead of waiting. A claimed row that cannot be read
+// back as a job (see [spi.ErrCorruptJob]) is moved to FAILED with the
+// problem as its last error instead of being returned, so one bad row
+// cannot block the queue.
+//
+// Owner writes (CompleteJobs, ReleaseJobs) are one statement per batch, an
+// UPDATE ... FROM unnest of the batch's arrays fenced by job_id, claim_seq
+// and status = 'RUNNING', returning which entries applied. Inserts are one
+// INSERT ... SELECT FROM unnest statement per batch (tags and the wakeup in
+// the same statement); from [CopyThreshold] jobs without an idempotency key
+// they are written with COPY in one transaction. Orphan recovery is one
+// statement. Every statement is prepared once per connection and cached by
+// pgx. Behind a transaction-pooling PgBouncer, set pgx's
+// default_query_exec_mode (for example to cache_describe) in the DSN.
+//
+// # Capabilities
+//
+// Besides [spi.Store], a [Store] implements:
+//
+//   - [spi.TxInserter] for pgx.Tx: InsertJobsTx inserts jobs inside a
+//     transaction that the application owns (ratchet.InTx), so that they
+//     exist only if it commits; the wakeup is then delivered only on commit.
+//   - [spi.WakeupListener]: every insert publishes pg_notify on a channel
+//     named after the schema ([Store.WakeupChannel]) in the same transaction,
+//     so it is delivered exactly when the jobs become visible; ListenWakeups
+//     holds a dedicated LISTEN connection and reconnects with backoff when it
+//     drops.
+//
+// # Representation
+//
+// Times are timestamptz (microsecond precision), returned as UTC
+// [time.Time] values; a zero time is stored as NULL (except the scheduled
+// time, which is never NULL). Durations (the backoff parameter) are bigint
+// microseconds. Job ids are uuid, whose order is the byte order of the
+// UUIDs, so ListJobs pages by job_id. Payloads and results are bytea and
+// round-trip byte for byte; nil and empty are kept apart. Params are a JSON
+// object in a text column. Tags are rows of scheduler_job_tag (duplicates
+// dropped) and come back sorted. Rows with an unknown status, an
+// out-of-range priority or params that are not a JSON object of strings are
+// reported by GetJob and ListJobs as errors wrapping [spi.ErrCorruptJob]
+// that name the job and the problem.
+package postgres

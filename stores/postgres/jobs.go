@@ -1,0 +1,496 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// CopyThreshold is the number of jobs without an idempotency key from which
+// one InsertJobs call writes them with COPY instead of a multi-row INSERT.
+// Below it, a whole insert is one statement and one round trip.
+const CopyThreshold = 256
+
+// InsertJobs writes new PENDING jobs. A job whose IdempotencyKey already
+// exists, in the database or earlier in the same batch, is not written: its
+// result carries the existing id and Duplicate. The stored status is PENDING
+// whatever Job.Status says. An invalid job (nil, the zero id, a priority out
+// of range) fails the whole batch before anything is written, and so does
+// an id that already exists.
+//
+// A batch is one statement (an INSERT ... SELECT FROM unnest of one array
+// per column, with the tags and the wakeup in the same statement), or, from
+// [CopyThreshold] jobs without a key, one transaction that writes those jobs
+// and their tags with COPY. Either way a wakeup carrying the highest
+// inserted priority is published on [Store.WakeupChannel] when the write
+// commits.
+func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	p, err := planInsert(jobs)
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if !p.useCopy() {
+		res, err := s.insert(ctx, s.pool, p)
+		if err != nil {
+			return nil, fail("insert jobs", err)
+		}
+		return res, nil
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	res, err := s.insert(ctx, tx, p)
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, fail("insert jobs", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	return res, nil
+}
+
+// InsertJobsTx is InsertJobs inside txAny, a transaction that the
+// application began (on [Store.Pool] or any pool of the same database): the
+// jobs exist, and the wakeup is delivered, only if that transaction commits.
+// txAny must be a pgx.Tx. It implements [spi.TxInserter].
+func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	tx, ok := txAny.(pgx.Tx)
+	if !ok {
+		return nil, fail("insert jobs", fmt.Errorf("transaction of type %T, the PostgreSQL store needs a pgx.Tx", txAny))
+	}
+	if tx == nil {
+		return nil, fail("insert jobs", errors.New("nil transaction"))
+	}
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	p, err := planInsert(jobs)
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	res, err := s.insert(ctx, tx, p)
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	return res, nil
+}
+
+func validateJobs(jobs []*spi.Job) error {
+	for i, j := range jobs {
+		switch {
+		case j == nil:
+			return fmt.Errorf("job %d is nil", i)
+		case j.ID == uuid.Nil:
+			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
+		case !j.Priority.Valid():
+			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		}
+	}
+	return nil
+}
+
+// insertPlan sorts a batch: the first job of each idempotency key, the jobs
+// without a key, and the later jobs of a key, which are duplicates of the
+// first.
+type insertPlan struct {
+	jobs    []*spi.Job
+	dupOf   []int // index of the first job with the same key, or -1
+	keyed   []int // indexes of the first job of each key
+	keyless []int // indexes of the jobs without a key
+	params  []pgtype.Text
+}
+
+func planInsert(jobs []*spi.Job) (*insertPlan, error) {
+	p := &insertPlan{jobs: jobs, dupOf: make([]int, len(jobs)), params: make([]pgtype.Text, len(jobs))}
+	var first map[string]int
+	for i, j := range jobs {
+		p.dupOf[i] = -1
+		if j.Params != nil {
+			b, err := json.Marshal(j.Params)
+			if err != nil {
+				return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
+			}
+			p.params[i] = pgtype.Text{String: string(b), Valid: true}
+		}
+		k := j.IdempotencyKey
+		if k == "" {
+			p.keyless = append(p.keyless, i)
+			continue
+		}
+		if first == nil {
+			first = make(map[string]int)
+		}
+		if f, ok := first[k]; ok {
+			p.dupOf[i] = f
+			continue
+		}
+		first[k] = i
+		p.keyed = append(p.keyed, i)
+	}
+	return p, nil
+}
+
+// useCopy reports whether the jobs without a key go through COPY, which
+// needs a transaction.
+func (p *insertPlan) useCopy() bool { return len(p.keyless) >= CopyThreshold }
+
+// insert writes the plan's jobs through q (the pool, or a transaction when
+// the plan uses COPY) and returns one result per job.
+func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.InsertResult, error) {
+	res := make([]spi.InsertResult, len(p.jobs))
+	var inserted map[uuid.UUID]bool // ids of keyed jobs the statement wrote
+	var err error
+	if p.useCopy() {
+		if len(p.keyed) > 0 {
+			if inserted, err = s.insertRows(ctx, q, p, p.keyed, true, false); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.copyRows(ctx, q, p, p.keyless); err != nil {
+			return nil, err
+		}
+		maxPrio := spi.PriorityLowest
+		for _, i := range p.keyless {
+			maxPrio = max(maxPrio, p.jobs[i].Priority)
+		}
+		for _, i := range p.keyed {
+			if inserted[p.jobs[i].ID] {
+				maxPrio = max(maxPrio, p.jobs[i].Priority)
+			}
+		}
+		if _, err := q.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(maxPrio))); err != nil {
+			return nil, fmt.Errorf("publish wakeup: %w", err)
+		}
+	} else {
+		all := append(append(make([]int, 0, len(p.keyed)+len(p.keyless)), p.keyed...), p.keyless...)
+		if inserted, err = s.insertRows(ctx, q, p, all, len(p.keyed) > 0, true); err != nil {
+			return nil, err
+		}
+	}
+	var conflicts []string
+	for _, i := range p.keyed {
+		if !inserted[p.jobs[i].ID] {
+			conflicts = append(conflicts, p.jobs[i].IdempotencyKey)
+		}
+	}
+	existing, err := s.lookupKeys(ctx, q, conflicts)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := range p.jobs {
+		switch {
+		case p.dupOf[i] >= 0:
+			// Filled below, once the first job of the key is resolved.
+		case j.IdempotencyKey != "" && !inserted[j.ID]:
+			res[i] = spi.InsertResult{ID: existing[j.IdempotencyKey], Duplicate: true}
+		default:
+			res[i] = spi.InsertResult{ID: j.ID}
+		}
+	}
+	for i, f := range p.dupOf {
+		if f >= 0 {
+			res[i] = spi.InsertResult{ID: res[f].ID, Duplicate: true}
+		}
+	}
+	return res, nil
+}
+
+// insertRows inserts the jobs at idx (and their tags) with one INSERT ...
+// SELECT FROM unnest statement, skipping existing idempotency keys when
+// keyed, publishing a wakeup in the statement when notify. It returns the
+// ids of the keyed jobs it inserted (nil when not keyed).
+func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int, keyed, notify bool) (map[uuid.UUID]bool, error) {
+	n := len(idx)
+	a := insertArrays{
+		ids: make([]pgtype.UUID, 0, n), tasks: make([]string, 0, n), payloads: make([][]byte, 0, n),
+		prios: make([]int32, 0, n), due: make([]time.Time, 0, n), created: make([]pgtype.Timestamptz, 0, n),
+		attempts: make([]int32, 0, n), maxRetries: make([]int32, 0, n), backoff: make([]string, 0, n),
+		backoffUS: make([]int64, 0, n), seq: make([]int64, 0, n), crash: make([]int32, 0, n),
+		owner: make([]pgtype.Text, 0, n), claimed: make([]pgtype.Timestamptz, 0, n),
+		finished: make([]pgtype.Timestamptz, 0, n), lastErr: make([]pgtype.Text, 0, n),
+		result: make([][]byte, 0, n), resultType: make([]pgtype.Text, 0, n),
+		idem: make([]pgtype.Text, 0, n), params: make([]pgtype.Text, 0, n),
+	}
+	var tagIDs []pgtype.UUID
+	var tags []string
+	for _, i := range idx {
+		j := p.jobs[i]
+		a.add(j, p.params[i])
+		for _, t := range uniqueTags(j.Tags) {
+			tagIDs = append(tagIDs, pgUUID(j.ID))
+			tags = append(tags, t)
+		}
+	}
+	v := 0
+	args := a.args()
+	if keyed {
+		v |= insKeyed
+	}
+	if len(tags) > 0 {
+		v |= insTags
+		args = append(args, tagIDs, tags)
+	}
+	if notify {
+		v |= insNotify
+		args = append(args, s.channel)
+	}
+	rows, err := q.Query(ctx, s.sql.insert[v], args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var inserted map[uuid.UUID]bool
+	if keyed {
+		inserted = make(map[uuid.UUID]bool, n)
+	}
+	var id pgtype.UUID
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		if keyed && id.Valid {
+			inserted[id.Bytes] = true
+		}
+	}
+	return inserted, rows.Err()
+}
+
+// copyRows writes the jobs at idx and their tags with COPY.
+func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) error {
+	pending := string(spi.StatusPending)
+	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, insertColumns,
+		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
+			i := idx[k]
+			j := p.jobs[i]
+			return []any{
+				pgUUID(j.ID), j.TaskName, j.Payload, pending, int32(j.Priority), j.ScheduledAt,
+				nullTime(j.CreatedAt), int32(j.Attempts), int32(j.MaxRetries), string(j.Backoff),
+				j.BackoffParam.Microseconds(), j.ClaimSeq, int32(j.CrashCount), nullText(j.OwnerNode),
+				nullTime(j.ClaimedAt), nullTime(j.FinishedAt), nullText(j.LastError), j.Result,
+				nullText(j.ResultType), nullText(j.IdempotencyKey), p.params[i],
+			}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copy jobs: %w", err)
+	}
+	var rows [][]any
+	for _, i := range idx {
+		j := p.jobs[i]
+		for _, t := range uniqueTags(j.Tags) {
+			rows = append(rows, []any{pgUUID(j.ID), t})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job_tag"}, []string{"job_id", "tag"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("copy tags: %w", err)
+	}
+	return nil
+}
+
+// lookupKeys maps idempotency keys that conflicted to the ids of the jobs
+// that hold them.
+func (s *Store) lookupKeys(ctx context.Context, q dbtx, keys []string) (map[string]uuid.UUID, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := q.Query(ctx, s.sql.existingKeys, keys)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]uuid.UUID, len(keys))
+	var k string
+	var id pgtype.UUID
+	_, err = pgx.ForEachRow(rows, []any{&k, &id}, func() error {
+		found[k] = id.Bytes
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if _, ok := found[k]; !ok {
+			// The job holding the key was deleted after the insert saw it.
+			return nil, fmt.Errorf("idempotency key %q conflicted, but no job holds it any more; retry the insert", k)
+		}
+	}
+	return found, nil
+}
+
+// uniqueTags returns tags without repeats, in the order given.
+func uniqueTags(tags []string) []string {
+	if len(tags) < 2 {
+		return tags
+	}
+	out := make([]string, 0, len(tags))
+	for i, t := range tags {
+		dup := false
+		for _, u := range tags[:i] {
+			if u == t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// insertArrays holds the columns of a multi-row insert, one array each.
+type insertArrays struct {
+	ids                                      []pgtype.UUID
+	tasks, backoff                           []string
+	payloads, result                         [][]byte
+	prios, attempts, maxRetries, crash       []int32
+	due                                      []time.Time
+	created, claimed, finished               []pgtype.Timestamptz
+	backoffUS, seq                           []int64
+	owner, lastErr, resultType, idem, params []pgtype.Text
+}
+
+func (a *insertArrays) add(j *spi.Job, params pgtype.Text) {
+	a.ids = append(a.ids, pgUUID(j.ID))
+	a.tasks = append(a.tasks, j.TaskName)
+	a.payloads = append(a.payloads, j.Payload)
+	a.prios = append(a.prios, int32(j.Priority))
+	a.due = append(a.due, j.ScheduledAt)
+	a.created = append(a.created, nullTime(j.CreatedAt))
+	a.attempts = append(a.attempts, int32(j.Attempts))
+	a.maxRetries = append(a.maxRetries, int32(j.MaxRetries))
+	a.backoff = append(a.backoff, string(j.Backoff))
+	a.backoffUS = append(a.backoffUS, j.BackoffParam.Microseconds())
+	a.seq = append(a.seq, j.ClaimSeq)
+	a.crash = append(a.crash, int32(j.CrashCount))
+	a.owner = append(a.owner, nullText(j.OwnerNode))
+	a.claimed = append(a.claimed, nullTime(j.ClaimedAt))
+	a.finished = append(a.finished, nullTime(j.FinishedAt))
+	a.lastErr = append(a.lastErr, nullText(j.LastError))
+	a.result = append(a.result, j.Result)
+	a.resultType = append(a.resultType, nullText(j.ResultType))
+	a.idem = append(a.idem, nullText(j.IdempotencyKey))
+	a.params = append(a.params, params)
+}
+
+// args returns the arrays as the statement's parameters $1..$20.
+func (a *insertArrays) args() []any {
+	return []any{a.ids, a.tasks, a.payloads, a.prios, a.due, a.created, a.attempts, a.maxRetries,
+		a.backoff, a.backoffUS, a.seq, a.crash, a.owner, a.claimed, a.finished, a.lastErr,
+		a.result, a.resultType, a.idem, a.params}
+}
+
+// GetJob returns one job with its tags and params, an error wrapping
+// spi.ErrNotFound that names the id, or one wrapping spi.ErrCorruptJob when
+// the row cannot be read back.
+func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := s.pool.Query(ctx, s.sql.getJob, pgUUID(id))
+	if err != nil {
+		return nil, fail("get job "+id.String(), err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fail("get job "+id.String(), err)
+		}
+		return nil, fmt.Errorf("postgres: get job: %w: %s", spi.ErrNotFound, id)
+	}
+	var r rowScan
+	if err := r.scan(rows); err != nil {
+		return nil, fail("get job", err)
+	}
+	j, err := r.job()
+	if err != nil {
+		return nil, fail("get job", err)
+	}
+	return j, nil
+}
+
+// ListJobs returns up to p.Limit jobs (100 when zero or less) with an id
+// greater than p.After, in id order, optionally filtered by status, and the
+// cursor of the next page: the last listed id when more jobs follow, the zero
+// UUID otherwise. A row that cannot be read back fails the page with an error
+// wrapping spi.ErrCorruptJob.
+func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	defer done()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var rows pgx.Rows
+	if q, ok := s.sql.listStatus[p.Status]; ok {
+		rows, err = s.pool.Query(ctx, q, pgUUID(p.After), int64(limit)+1)
+	} else if p.Status != "" {
+		rows, err = s.pool.Query(ctx, s.sql.listByStatus, pgUUID(p.After), int64(limit)+1, string(p.Status))
+	} else {
+		rows, err = s.pool.Query(ctx, s.sql.listJobs, pgUUID(p.After), int64(limit)+1)
+	}
+	if err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	defer rows.Close()
+	jobs := make([]*spi.Job, 0, min(limit, 256))
+	more := false
+	var r rowScan
+	for rows.Next() {
+		if len(jobs) == limit {
+			more = true
+			break
+		}
+		if err := r.scan(rows); err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		j, err := r.job()
+		if err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	if more {
+		return jobs, jobs[len(jobs)-1].ID, nil
+	}
+	return jobs, uuid.Nil, nil
+}

@@ -1,0 +1,246 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// statements holds the store's SQL, with table names qualified by its
+// schema. pgx prepares each statement once per connection and caches it
+// (QueryExecModeCacheStatement, the default), so the hot statements are
+// parsed and planned once.
+type statements struct {
+	claim, failCorrupt             string
+	complete, release              string
+	insert                         [8]string // indexed by insKeyed | insTags | insNotify
+	existingKeys, notify           string
+	getJob, listJobs, listByStatus string
+	listStatus                     map[spi.Status]string // listByStatus with the status as a literal
+	retryFailed, cancel            string
+	heartbeat, deregister          string
+	recover                        string
+}
+
+// insertColumns are the columns an insert writes, in the order of the
+// arrays of insertArrays and of the COPY rows.
+var insertColumns = []string{"job_id", "task_name", "payload", "status", "priority", "scheduled_time",
+	"created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us", "claim_seq",
+	"crash_count", "owner_node", "claimed_time", "finished_time", "last_error", "job_result",
+	"result_type", "idempotency_key", "params"}
+
+// Flags of the insert statement variants.
+const (
+	insKeyed  = 1 << iota // ON CONFLICT on the idempotency key
+	insTags               // also inserts tags
+	insNotify             // publishes a wakeup
+)
+
+// runningFence is 'RUNNING' in a form the planner cannot see through, used
+// by the fenced batch updates: with the literal, the planner may prove that
+// the partial index idx_scheduler_job_owner (WHERE status = 'RUNNING')
+// applies and, when the statistics count few RUNNING rows (right after a
+// bulk insert, say), join the batch against every RUNNING row, rescanning
+// the batch's arrays for each (quadratic in generic plans). With an
+// uncorrelated scalar subquery (an InitPlan), the only usable index is the
+// primary key: one index lookup per entry of the batch, whatever the
+// statistics say.
+const runningFence = `(SELECT 'RUNNING'::text)`
+
+// pendingFence is 'PENDING' hidden from the planner likewise, for the claim's
+// UPDATE, which must find its rows through the primary key and not through
+// the claim index.
+const pendingFence = `(SELECT 'PENDING'::text)`
+
+// buildStatements returns the statements of a store on schema.
+func buildStatements(schema string) statements {
+	r := strings.NewReplacer(
+		"{job}", qualify(schema, "scheduler_job"),
+		"{tag}", qualify(schema, "scheduler_job_tag"),
+		"{node}", qualify(schema, "scheduler_node"),
+	)
+	var s statements
+	s.claim = r.Replace(claimSQL())
+	s.failCorrupt = r.Replace(`UPDATE {job}
+		SET status = 'FAILED', owner_node = NULL, finished_time = $2, last_error = u.err
+		FROM unnest($1::uuid[], $3::bigint[], $4::text[]) AS u(id, seq, err)
+		WHERE job_id = ANY($1::uuid[]) AND job_id = u.id AND claim_seq = u.seq AND status = ` + runningFence)
+	s.complete = r.Replace(`UPDATE {job} j SET
+			status = u.status,
+			scheduled_time = CASE WHEN u.status = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
+			attempts = CASE WHEN u.status = 'SUCCEEDED' THEN j.attempts ELSE u.attempts END,
+			last_error = CASE WHEN u.status = 'SUCCEEDED' THEN j.last_error ELSE u.last_error END,
+			owner_node = CASE WHEN u.status = 'PENDING' THEN NULL ELSE j.owner_node END,
+			finished_time = CASE WHEN u.status = 'PENDING' THEN j.finished_time ELSE u.finished END,
+			job_result = CASE WHEN u.status = 'SUCCEEDED' THEN u.result ELSE j.job_result END,
+			result_type = CASE WHEN u.status = 'SUCCEEDED' THEN u.result_type ELSE j.result_type END
+		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+				$6::integer[], $7::text[], $8::bytea[], $9::text[])
+			WITH ORDINALITY AS u(id, seq, status, finished, retry_at, attempts, last_error, result, result_type, idx)
+		WHERE j.job_id = ANY($1::uuid[]) AND j.job_id = u.id AND j.claim_seq = u.seq
+			AND j.status = ` + runningFence + `
+		RETURNING u.idx`)
+	s.release = r.Replace(`UPDATE {job} j
+		SET status = 'PENDING', owner_node = NULL, scheduled_time = $3, claim_seq = j.claim_seq + 1
+		FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS u(id, seq, idx)
+		WHERE j.job_id = ANY($1::uuid[]) AND j.job_id = u.id AND j.claim_seq = u.seq
+			AND j.status = ` + runningFence + `
+		RETURNING u.idx, j.priority`)
+	for v := range s.insert {
+		s.insert[v] = r.Replace(insertSQL(v))
+	}
+	s.existingKeys = r.Replace(`SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key = ANY($1::text[])`)
+	s.notify = `SELECT pg_notify($1, $2)`
+	s.getJob = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id = $1`)
+	s.listJobs = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 ORDER BY j.job_id LIMIT $2`)
+	s.listByStatus = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 AND j.status = $3 ORDER BY j.job_id LIMIT $2`)
+	// One statement per known status, with the status as a literal, so the
+	// plan may use a partial index (idx_scheduler_job_failed for the DLQ).
+	s.listStatus = make(map[spi.Status]string)
+	for _, st := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled} {
+		s.listStatus[st] = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 AND j.status = '` + string(st) + `' ORDER BY j.job_id LIMIT $2`)
+	}
+	s.retryFailed = r.Replace(`WITH u AS (
+			UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+				scheduled_time = $2, finished_time = NULL, owner_node = NULL
+			WHERE job_id = $1 AND status = 'FAILED'
+			RETURNING priority)
+		SELECT (SELECT priority FROM u), (SELECT status FROM {job} WHERE job_id = $1)`)
+	s.cancel = r.Replace(`WITH u AS (
+			UPDATE {job} SET status = 'CANCELLED', finished_time = $2
+			WHERE job_id = $1 AND status = 'PENDING'
+			RETURNING priority)
+		SELECT (SELECT priority FROM u), (SELECT status FROM {job} WHERE job_id = $1)`)
+	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES ($1, $2)
+		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts`)
+	s.deregister = r.Replace(`DELETE FROM {node} WHERE node_id = $1`)
+	s.recover = r.Replace(`WITH orphan AS MATERIALIZED (
+			SELECT j.job_id, COALESCE(j.owner_node, '') AS owner
+			FROM {job} j
+			WHERE j.status = 'RUNNING' AND (
+				COALESCE(j.owner_node, '') = ANY($1::text[])
+				OR NOT EXISTS (SELECT 1 FROM {node} n
+					WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= $2))
+			ORDER BY j.job_id
+			FOR NO KEY UPDATE OF j
+		), moved AS (
+			UPDATE {job} j SET
+				status = CASE WHEN j.crash_count < $3 THEN 'PENDING' ELSE 'FAILED' END,
+				crash_count = CASE WHEN j.crash_count < $3 THEN j.crash_count + 1 ELSE j.crash_count END,
+				scheduled_time = CASE WHEN j.crash_count < $3 THEN $4 ELSE j.scheduled_time END,
+				last_error = CASE WHEN j.crash_count < $3 THEN j.last_error ELSE $5 END,
+				finished_time = CASE WHEN j.crash_count < $3 THEN j.finished_time ELSE $6 END,
+				claim_seq = j.claim_seq + 1,
+				owner_node = NULL
+			WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM orphan)) AND j.status = ` + runningFence + `
+			RETURNING j.job_id, j.task_name, j.status, j.crash_count, j.priority
+		), gone AS (
+			DELETE FROM {node} WHERE heartbeat_ts < $2 OR node_id = ANY($1::text[])
+		)
+		SELECT m.job_id, m.task_name, o.owner, m.status, m.crash_count, m.priority
+		FROM moved m JOIN orphan o ON o.job_id = m.job_id
+		ORDER BY m.job_id`)
+	return s
+}
+
+// claimSQL is the claim: for each priority level, the first $2 due PENDING
+// jobs in (scheduled_time, job_id) order, locked with SKIP LOCKED (one range
+// scan of idx_scheduler_job_claim per level); the best $2 of those by
+// effective priority, due time and id; and one UPDATE of those rows, found
+// through the primary key (job_id = ANY of the picked ids, so the plan does
+// not depend on how many rows the statistics expect), that returns them.
+//
+// Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
+// disables aging), $4 node (NULL for none).
+//
+// The effective priority is priority + floor(wait / boost) with wait = now
+// − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
+// exactly in numeric (EXTRACT returns numeric since PostgreSQL 14, and div
+// truncates), as spi.EffectivePriority computes it.
+func claimSQL() string {
+	var b strings.Builder
+	b.WriteString("WITH ")
+	for p := spi.NumPriorities - 1; p >= 0; p-- {
+		fmt.Fprintf(&b, `c%d AS (
+			SELECT job_id, priority, scheduled_time FROM {job}
+			WHERE status = 'PENDING' AND priority = %d AND scheduled_time <= $1
+			ORDER BY scheduled_time, job_id
+			LIMIT $2
+			FOR NO KEY UPDATE SKIP LOCKED),
+		`, p, p)
+	}
+	b.WriteString("cand AS (")
+	for p := spi.NumPriorities - 1; p >= 0; p-- {
+		if p != spi.NumPriorities-1 {
+			b.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&b, "SELECT * FROM c%d", p)
+	}
+	b.WriteString(`),
+		picked AS (
+			SELECT job_id FROM cand
+			ORDER BY priority + CASE WHEN $3::bigint > 0 AND scheduled_time < $1
+					THEN div(EXTRACT(EPOCH FROM ($1 - scheduled_time)) * 1000000000, $3::bigint)
+					ELSE 0 END DESC,
+				scheduled_time, job_id
+			LIMIT $2)
+		UPDATE {job} j
+		SET status = 'RUNNING', owner_node = $4, claim_seq = j.claim_seq + 1, claimed_time = $1
+		WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM picked)) AND j.status = ` + pendingFence + `
+		RETURNING `)
+	b.WriteString(jobColumns)
+	return b.String()
+}
+
+// insertSQL returns the variant v (insKeyed | insTags | insNotify) of the
+// multi-row insert: one statement that inserts the jobs given as arrays
+// ($1..$20, in the order of insertColumns without status), their tags
+// ($21, $22: job ids and tags) and publishes a wakeup on the channel given
+// last ($23, or $21 without tags) with the highest priority inserted, and returns the ids of the inserted jobs
+// (plus a NULL row when it notified). A keyed variant skips jobs whose
+// idempotency key exists.
+func insertSQL(v int) string {
+	var b strings.Builder
+	b.WriteString(`WITH ins AS (
+		INSERT INTO {job} (` + strings.Join(insertColumns, ", ") + `)
+		SELECT u.id, u.task, u.payload, 'PENDING', u.prio, u.due, u.created, u.attempts, u.max_retries,
+			u.backoff, u.backoff_us, u.seq, u.crash, u.owner, u.claimed, u.finished, u.err, u.result,
+			u.result_type, u.idem, u.params
+		FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::integer[], $5::timestamptz[],
+			$6::timestamptz[], $7::integer[], $8::integer[], $9::text[], $10::bigint[], $11::bigint[],
+			$12::integer[], $13::text[], $14::timestamptz[], $15::timestamptz[], $16::text[],
+			$17::bytea[], $18::text[], $19::text[], $20::text[])
+			AS u(id, task, payload, prio, due, created, attempts, max_retries, backoff, backoff_us, seq,
+				crash, owner, claimed, finished, err, result, result_type, idem, params)`)
+	if v&insKeyed != 0 {
+		b.WriteString(`
+		ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`)
+	}
+	b.WriteString(`
+		RETURNING job_id, priority)`)
+	if v&insTags != 0 {
+		b.WriteString(`,
+	tg AS (
+		INSERT INTO {tag} (job_id, tag)
+		SELECT t.id, t.tag FROM unnest($21::uuid[], $22::text[]) AS t(id, tag)`)
+		if v&insKeyed != 0 {
+			b.WriteString(`
+		WHERE t.id IN (SELECT job_id FROM ins)`)
+		}
+		b.WriteString(`)`)
+	}
+	if v&insNotify != 0 {
+		ch := "$21"
+		if v&insTags != 0 {
+			ch = "$23"
+		}
+		b.WriteString(`,
+	nt AS (SELECT pg_notify(` + ch + `, MAX(priority)::text) FROM ins HAVING COUNT(*) > 0)
+	SELECT job_id FROM ins UNION ALL SELECT NULL FROM nt`)
+	} else {
+		b.WriteString(`
+	SELECT job_id FROM ins`)
+	}
+	return b.String()
+}

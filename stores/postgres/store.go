@@ -1,0 +1,246 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Dialect is the name of this store's schema folder in the ddl module.
+const Dialect = "postgresql"
+
+// DefaultSchema is the schema a store uses when [Options.Schema] is empty.
+const DefaultSchema = "public"
+
+// DefaultConnectTimeout bounds each connection attempt when neither
+// [Options.ConnectTimeout] nor the DSN's connect_timeout sets a bound.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Options configure [Open] and [New]. The zero value is ready to use: the
+// "public" schema, which must already hold the current Ratchet schema.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds the Ratchet tables. Empty
+	// means [DefaultSchema] ("public"). The store qualifies every statement
+	// with it, so the connections' search_path does not matter. A missing
+	// schema is created only when ApplyMigrations is set.
+	Schema string
+
+	// ApplyMigrations makes Open and New bring the schema to the latest
+	// version of ddl/postgresql with [Migrate] (creating the schema when it
+	// does not exist). When false, they only check the schema version and
+	// fail with an error wrapping [spi.ErrSchema] when the schema is missing,
+	// partial, older or newer than this code.
+	ApplyMigrations bool
+
+	// ConnectTimeout bounds every connection attempt of a pool that [Open]
+	// creates and of the wakeup listener. Zero means the DSN's
+	// connect_timeout when it has one, else [DefaultConnectTimeout]; a
+	// negative value is an error. [New] ignores it for the pool it is given.
+	ConnectTimeout time.Duration
+}
+
+// Store is an [spi.Store] on a PostgreSQL database, through a pgx connection
+// pool. Create it with [Open] or [New]; it is safe for concurrent use, and
+// any number of processes may share one database and schema.
+type Store struct {
+	pool      *pgxpool.Pool
+	ownsPool  bool
+	schema    string
+	channel   string
+	listenCfg *pgx.ConnConfig
+	sql       statements
+
+	mu       sync.RWMutex // held for reading by every operation, for writing by Close
+	closed   bool
+	stop     context.CancelFunc // ends the wakeup listeners at Close
+	stopCtx  context.Context
+	watchers sync.WaitGroup // running wakeup listeners
+
+	pingInterval, pingTimeout time.Duration // liveness checks of the listener
+}
+
+var (
+	_ spi.Store          = (*Store)(nil)
+	_ spi.TxInserter     = (*Store)(nil)
+	_ spi.WakeupListener = (*Store)(nil)
+)
+
+// Open connects to the database at dsn (a URL such as
+// postgres://user:pass@host:5432/db?sslmode=disable or a key=value
+// string, as pgx and libpq accept, including pgxpool's pool_* settings)
+// and returns a store that owns the connection pool: Close closes it.
+//
+// A DSN that cannot be parsed fails at once; a server that cannot be
+// reached fails within the connect timeout (see [Options.ConnectTimeout]) or
+// when ctx ends, with an error naming the host. Then, as [New], it checks or
+// migrates the schema.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if opts.ConnectTimeout < 0 {
+		return nil, fmt.Errorf("postgres: open: negative connect timeout %s", opts.ConnectTimeout)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: invalid DSN: %w", err)
+	}
+	switch {
+	case opts.ConnectTimeout > 0:
+		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	case cfg.ConnConfig.ConnectTimeout == 0:
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "ratchet"
+	}
+	where := serverName(cfg.ConnConfig)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", where, err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnConfig.ConnectTimeout)
+	err = pool.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		pool.Close()
+		if ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
+		}
+		return nil, fmt.Errorf("postgres: open: cannot connect to %s: %w", where, err)
+	}
+	s, err := newStore(ctx, pool, opts, true)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a store on an existing pool, which the caller keeps owning:
+// Close does not close it. With [Options.ApplyMigrations] it brings the
+// schema up to date with [Migrate]; otherwise it checks that the schema is
+// at the latest version and fails with an error wrapping [spi.ErrSchema]
+// when it is missing, partial, older or newer than this code.
+func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("postgres: new: nil pool")
+	}
+	if opts.ConnectTimeout < 0 {
+		return nil, fmt.Errorf("postgres: new: negative connect timeout %s", opts.ConnectTimeout)
+	}
+	return newStore(ctx, pool, opts, false)
+}
+
+func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) (*Store, error) {
+	schema := opts.Schema
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	if err := validSchemaName(schema); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if opts.ApplyMigrations {
+		if _, err := Migrate(ctx, pool, schema); err != nil {
+			return nil, err
+		}
+	} else if err := checkSchema(ctx, pool, schema); err != nil {
+		return nil, err
+	}
+	listenCfg := pool.Config().ConnConfig
+	if opts.ConnectTimeout > 0 {
+		listenCfg.ConnectTimeout = opts.ConnectTimeout
+	} else if listenCfg.ConnectTimeout == 0 {
+		listenCfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	stopCtx, stop := context.WithCancel(context.Background())
+	return &Store{
+		pool:      pool,
+		ownsPool:  owns,
+		schema:    schema,
+		channel:   channelName(schema),
+		listenCfg: listenCfg,
+		sql:       buildStatements(schema),
+		stop:      stop,
+		stopCtx:   stopCtx,
+
+		pingInterval: defaultListenPingInterval,
+		pingTimeout:  defaultListenPingTimeout,
+	}, nil
+}
+
+// serverName names the server of cfg for error messages: host:port, or the
+// socket directory.
+func serverName(cfg *pgx.ConnConfig) string {
+	if cfg.Host == "" {
+		return "(no host)"
+	}
+	if cfg.Host[0] == '/' {
+		return cfg.Host
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// Pool returns the store's connection pool: use it to begin the
+// transactions passed to [Store.InsertJobsTx] (any pgx.Tx on the same
+// database works).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Schema returns the schema that holds the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// WakeupChannel returns the LISTEN/NOTIFY channel on which the store
+// publishes new-work wakeups: "ratchet_wakeup_" followed by the schema name
+// (or a hash of it when that would exceed PostgreSQL's 63-byte identifier
+// limit), so that stores in different schemas do not wake each other. The
+// payload of each notification is the priority (0..4) of the new work.
+func (s *Store) WakeupChannel() string { return s.channel }
+
+// Close stops the store's wakeup listeners and, when [Open] created the pool,
+// closes it. It waits for operations in progress; later operations fail with
+// [spi.ErrClosed]. Calling Close again returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.stop()
+	s.mu.Unlock()
+	s.watchers.Wait()
+	if s.ownsPool {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// enter starts an operation; the returned func ends it.
+func (s *Store) enter() (func(), error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, spi.ErrClosed
+	}
+	return s.mu.RUnlock, nil
+}
+
+// dbtx is what *pgxpool.Pool, pgx.Tx and *pgx.Conn have in common.
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// fail wraps err with the operation's name.
+func fail(op string, err error) error {
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}

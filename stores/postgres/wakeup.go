@@ -1,0 +1,127 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Reconnection backoff of the wakeup listener.
+const (
+	listenBackoffMin = 100 * time.Millisecond
+	listenBackoffMax = 5 * time.Second
+)
+
+// Liveness checks of an idle listener connection: after this long without
+// a notification the listener pings the server, and reconnects when the
+// ping gets no answer in time (a connection can die without a reset, and
+// the kernel's keepalive takes many minutes to notice).
+const (
+	defaultListenPingInterval = 30 * time.Second
+	defaultListenPingTimeout  = 10 * time.Second
+)
+
+// ListenWakeups calls fn for every wakeup published on [Store.WakeupChannel]
+// by any store on the same database and schema, in any process: one per
+// committed insert (and release, DLQ retry or recovery that made jobs due),
+// with the highest priority it wrote. It implements [spi.WakeupListener].
+//
+// It holds a dedicated connection (outside the pool) running LISTEN, and
+// pings the server after 30 s without a notification. When that connection
+// drops or a ping goes unanswered for 10 s, it reconnects with exponential
+// backoff from 100 ms up to 5 s until it succeeds or ctx ends; wakeups published meanwhile are
+// lost, which the engine's polling covers. It returns ctx's error when ctx
+// ends, or an error wrapping [spi.ErrClosed] when the store is closed. fn
+// runs on the listener's goroutine and must not block.
+func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.Priority)) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return spi.ErrClosed
+	}
+	s.watchers.Add(1)
+	s.mu.RUnlock()
+	defer s.watchers.Done()
+
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.stopCtx, cancel)
+	defer stop()
+
+	backoff := listenBackoffMin
+	for {
+		listening, err := s.listen(lctx, fn)
+		if lctx.Err() != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fail("listen for wakeups", spi.ErrClosed)
+		}
+		_ = err // the connection dropped or could not be made: retry
+		if listening {
+			backoff = listenBackoffMin
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-lctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, listenBackoffMax)
+	}
+}
+
+// listen connects, runs LISTEN and delivers notifications until the
+// connection fails or ctx ends. listening reports whether LISTEN succeeded.
+func (s *Store) listen(ctx context.Context, fn func(spi.Priority)) (listening bool, err error) {
+	conn, err := pgx.ConnectConfig(ctx, s.listenCfg.Copy())
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		return false, err
+	}
+	for {
+		wctx, cancel := context.WithTimeout(ctx, s.pingInterval)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+				return true, err
+			}
+			// Idle: check that the connection still works. A timed-out
+			// wait leaves it usable.
+			pctx, cancel := context.WithTimeout(ctx, s.pingTimeout)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return true, err
+			}
+			continue
+		}
+		if n == nil || n.Channel != s.channel {
+			continue
+		}
+		fn(parsePriority(n.Payload))
+	}
+}
+
+// parsePriority reads a wakeup's payload; anything but a priority (from
+// another publisher) counts as NORMAL.
+func parsePriority(payload string) spi.Priority {
+	v, err := strconv.Atoi(payload)
+	if err != nil || !spi.Priority(v).Valid() {
+		return spi.PriorityNormal
+	}
+	return spi.Priority(v)
+}
