@@ -75,7 +75,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	}
 	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
-		Notifier: e, Logger: o.Logger,
+		Notifier: e, Logger: o.Logger, Source: o.NodeID,
 	})
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.loops.Add(1)
 		go func() {
 			defer e.loops.Done()
-			_ = wl.ListenWakeups(pollCtx, func(spi.Priority) { e.poke() })
+			_ = wl.ListenWakeups(pollCtx, e.onWakeup)
 		}()
 	}
 	go e.pollLoop(pollCtx)

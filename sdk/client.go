@@ -31,6 +31,9 @@ type ClientOptions struct {
 	Notifier WorkNotifier
 	// Logger receives the client's own log lines; nil means slog.Default().
 	Logger *slog.Logger
+	// Source is the node id that wakeups published by this client's writes
+	// carry (the engine sets its own); empty for none.
+	Source string
 }
 
 // Client submits, reads and manages jobs. It needs no engine running. It is
@@ -43,6 +46,7 @@ type Client struct {
 	notifier   WorkNotifier
 	log        *slog.Logger
 	ids        *idGenerator
+	source     string
 }
 
 // NewClient returns a client over store.
@@ -61,6 +65,7 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		notifier:   opts.Notifier,
 		log:        opts.Logger,
 		ids:        newIDGenerator(),
+		source:     opts.Source,
 	}
 	if c.clock == nil {
 		c.clock = SystemClock()
@@ -150,6 +155,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	}
 	var res []spi.InsertResult
 	var err error
+	if c.source != "" {
+		ctx = spi.ContextWithSource(ctx, c.source)
+	}
 	if cfg.tx != nil {
 		txs, ok := c.store.(spi.TxInserter)
 		if !ok {

@@ -110,8 +110,23 @@ type WakeupListener interface {
 	// ListenWakeups calls fn for every wakeup, from any process, until ctx
 	// ends; it reconnects with backoff when its connection drops (the
 	// engine keeps polling meanwhile) and returns ctx's error. fn must be
-	// fast and must not block.
-	ListenWakeups(ctx context.Context, fn func(Priority)) error
+	// fast and must not block. A wakeup's Source is the node id found with
+	// SourceFromContext in the context of the write that published it.
+	ListenWakeups(ctx context.Context, fn func(WakeupHint)) error
+}
+
+type sourceKey struct{}
+
+// ContextWithSource marks writes made with ctx as coming from node, so that
+// wakeups they publish name it and the node can ignore its own.
+func ContextWithSource(ctx context.Context, node string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, node)
+}
+
+// SourceFromContext returns the node set by ContextWithSource, or "".
+func SourceFromContext(ctx context.Context) string {
+	s, _ := ctx.Value(sourceKey{}).(string)
+	return s
 }
 
 // ClaimChecker is implemented by stores that can tell whether claims are

@@ -278,7 +278,7 @@ func TestSchemaNameIsQuoted(t *testing.T) {
 	got := make(chan spi.Priority, 16)
 	lctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	go func() { _ = s.ListenWakeups(lctx, func(p spi.Priority) { got <- p }) }()
+	go func() { _ = s.ListenWakeups(lctx, func(h spi.WakeupHint) { got <- h.Priority }) }()
 	waitListening(t, s)
 	small := job(spi.PriorityHigh, t0)
 	small.Tags = []string{"a"}
@@ -454,5 +454,5 @@ func TestCloseIsIdempotentAndLaterCallsFail(t *testing.T) {
 	assert.ErrorIs(t, err, spi.ErrClosed)
 	_, err = s.InsertJobsTx(ctx, nil, nil)
 	assert.ErrorIs(t, err, spi.ErrClosed)
-	assert.ErrorIs(t, s.ListenWakeups(ctx, func(spi.Priority) {}), spi.ErrClosed)
+	assert.ErrorIs(t, s.ListenWakeups(ctx, func(spi.WakeupHint) {}), spi.ErrClosed)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,7 +39,7 @@ const (
 // lost, which the engine's polling covers. It returns ctx's error when ctx
 // ends, or an error wrapping [spi.ErrClosed] when the store is closed. fn
 // runs on the listener's goroutine and must not block.
-func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.Priority)) error {
+func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.WakeupHint)) error {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -78,7 +79,7 @@ func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.Priority)) error 
 
 // listen connects, runs LISTEN and delivers notifications until the
 // connection fails or ctx ends. listening reports whether LISTEN succeeded.
-func (s *Store) listen(ctx context.Context, fn func(spi.Priority)) (listening bool, err error) {
+func (s *Store) listen(ctx context.Context, fn func(spi.WakeupHint)) (listening bool, err error) {
 	conn, err := pgx.ConnectConfig(ctx, s.listenCfg.Copy())
 	if err != nil {
 		return false, err
@@ -112,16 +113,17 @@ func (s *Store) listen(ctx context.Context, fn func(spi.Priority)) (listening bo
 		if n == nil || n.Channel != s.channel {
 			continue
 		}
-		fn(parsePriority(n.Payload))
+		fn(parseHint(n.Payload))
 	}
 }
 
-// parsePriority reads a wakeup's payload; anything but a priority (from
-// another publisher) counts as NORMAL.
-func parsePriority(payload string) spi.Priority {
-	v, err := strconv.Atoi(payload)
-	if err != nil || !spi.Priority(v).Valid() {
-		return spi.PriorityNormal
+// parseHint reads a wakeup's payload, "PRIORITY" or "PRIORITY|SOURCE";
+// a priority that does not parse (from another publisher) counts as NORMAL.
+func parseHint(payload string) spi.WakeupHint {
+	prio, source, _ := strings.Cut(payload, "|")
+	h := spi.WakeupHint{Priority: spi.PriorityNormal, Source: source}
+	if v, err := strconv.Atoi(prio); err == nil && spi.Priority(v).Valid() {
+		h.Priority = spi.Priority(v)
 	}
-	return spi.Priority(v)
+	return h
 }

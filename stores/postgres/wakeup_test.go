@@ -54,7 +54,8 @@ func listen(t *testing.T, s *Store) (<-chan spi.Priority, <-chan error, context.
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() {
-		done <- s.ListenWakeups(ctx, func(p spi.Priority) {
+		done <- s.ListenWakeups(ctx, func(h spi.WakeupHint) {
+			p := h.Priority
 			select {
 			case got <- p:
 			default:
@@ -198,14 +199,18 @@ func TestListenWakeupsWithoutServerKeepsTrying(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := s.ListenWakeups(ctx, func(spi.Priority) {})
+	err := s.ListenWakeups(ctx, func(spi.WakeupHint) {})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.GreaterOrEqual(t, time.Since(start), 600*time.Millisecond)
 }
 
-func TestParsePriority(t *testing.T) {
-	for payload, want := range map[string]spi.Priority{"0": 0, "4": 4, "3": 3, "": spi.PriorityNormal, "9": spi.PriorityNormal, "x": spi.PriorityNormal, "-1": spi.PriorityNormal} {
-		assert.Equal(t, want, parsePriority(payload), "payload %q", payload)
+func TestParseHint(t *testing.T) {
+	for payload, want := range map[string]spi.WakeupHint{
+		"0": {Priority: 0}, "4": {Priority: 4}, "3|node-a": {Priority: 3, Source: "node-a"},
+		"": {Priority: spi.PriorityNormal}, "9": {Priority: spi.PriorityNormal}, "x|n": {Priority: spi.PriorityNormal, Source: "n"},
+		"-1": {Priority: spi.PriorityNormal},
+	} {
+		assert.Equal(t, want, parseHint(payload), "payload %q", payload)
 	}
 }
 
