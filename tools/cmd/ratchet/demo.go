@@ -21,13 +21,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	jobs := fs.Int("jobs", 1000, "number of jobs to submit")
 	store := fs.String("store", "sqlite", storeflag.Usage)
 	db := fs.String("db", "", "SQLite database file for --store sqlite (default: a new file in a temporary folder)")
+	schema := fs.String("schema", "ratchet_demo", "PostgreSQL schema for a postgres:// --store (created when missing)")
 	concurrency := fs.Int("concurrency", 50, "jobs run at once")
 	seed := fs.Uint64("seed", 1, "seed of the job mix")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	opened, err := storeflag.Open(ctx, *store, *db)
+	opened, err := storeflag.Open(ctx, *store, *db, *schema)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet demo: %v\n", err)
 		return 1

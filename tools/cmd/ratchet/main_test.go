@@ -37,3 +37,22 @@ func TestCommandErrors(t *testing.T) {
 		assert.Contains(t, errOut.String()+out.String(), tc.want, "%v", tc.args)
 	}
 }
+
+func TestMigrateCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	db := filepath.Join(t.TempDir(), "m.db")
+	code := run(context.Background(), []string{"migrate", "--store", "sqlite:" + db}, &out, &errOut)
+	assert.Equal(t, 0, code, errOut.String())
+	assert.Contains(t, out.String(), "is up to date at version")
+
+	out.Reset()
+	errOut.Reset()
+	code = run(context.Background(), []string{"migrate"}, &out, &errOut)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut.String(), "--store is required")
+
+	errOut.Reset()
+	code = run(context.Background(), []string{"migrate", "--store", "postgres://nobody@127.0.0.1:1/x?connect_timeout=2"}, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut.String(), "127.0.0.1")
+}

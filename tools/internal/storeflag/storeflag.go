@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/memory"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
 // Usage describes the accepted values of --store.
-const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", or a sqlite:PATH URL`
+const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, or a postgres://... DSN (tables in --schema)`
 
 // Opened is an open store and what it needs at the end.
 type Opened struct {
@@ -26,9 +27,16 @@ type Opened struct {
 
 // Open opens the store named by spec. dbPath is the SQLite file for the
 // "sqlite" spec; empty means a new file in a temporary folder, removed at
-// Close.
-func Open(ctx context.Context, spec, dbPath string) (*Opened, error) {
+// Close. schema is the PostgreSQL schema for a postgres:// spec, created and
+// migrated when missing.
+func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 	switch {
+	case IsPostgres(spec):
+		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: true})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: s, Desc: "postgres schema " + s.Schema(), Close: s.Close}, nil
 	case spec == "" || spec == "sqlite":
 		cleanup := func() error { return nil }
 		if dbPath == "" {
@@ -68,13 +76,35 @@ func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened
 	}}, nil
 }
 
-// OpenForBench is Open for a benchmark: the store must start empty, so a
-// named SQLite file that already exists is refused.
+// IsPostgres reports whether spec is a PostgreSQL DSN.
+func IsPostgres(spec string) bool {
+	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
+}
+
+// OpenForBench is Open for a benchmark: the store must start empty. A named
+// SQLite file that already exists is refused; on PostgreSQL a new schema
+// ratchet_bench_PID is created and dropped at Close.
 func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 	if dbPath != "" {
 		if _, err := os.Stat(dbPath); err == nil {
 			return nil, fmt.Errorf("--db %s already exists; a benchmark needs an empty database", dbPath)
 		}
 	}
-	return Open(ctx, spec, dbPath)
+	if !IsPostgres(spec) {
+		return Open(ctx, spec, dbPath, "")
+	}
+	schema := fmt.Sprintf("ratchet_bench_%d", os.Getpid())
+	o, err := Open(ctx, spec, "", schema)
+	if err != nil {
+		return nil, err
+	}
+	s := o.Store.(*postgres.Store)
+	o.Close = func() error {
+		_, derr := s.Pool().Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
+		if err := s.Close(); err != nil {
+			return err
+		}
+		return derr
+	}
+	return o, nil
 }
