@@ -33,7 +33,19 @@ func newCompleter(e *Engine) *completer {
 
 func (c *completer) start() {
 	c.started = true
-	go c.loop()
+	n := c.e.opts.CompletionConcurrency
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for range n {
+		go func() {
+			defer wg.Done()
+			c.loop()
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(c.done)
+	}()
 }
 
 func (c *completer) add(p pendingCompletion) {
@@ -54,12 +66,19 @@ func (c *completer) take() []pendingCompletion {
 	c.queue = c.queue[n:]
 	if len(c.queue) == 0 {
 		c.queue = nil
+	} else {
+		// More is waiting: wake another worker to write it meanwhile.
+		select {
+		case c.signal <- struct{}{}:
+		default:
+		}
 	}
 	return batch
 }
 
+// loop is one flush worker; CompletionConcurrency of them share the queue,
+// so one batch is written while the next gathers or is written too.
 func (c *completer) loop() {
-	defer close(c.done)
 	for {
 		select {
 		case <-c.signal:

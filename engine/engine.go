@@ -324,13 +324,22 @@ func (e *Engine) recoverOrphans(ctx context.Context, nodes []string) ([]spi.Reco
 func (e *Engine) pollLoop(ctx context.Context) {
 	defer e.loops.Done()
 	delay := e.opts.MinPollInterval
+	// Claiming a handful of slots at a time costs a round trip each, so
+	// while most of the pool is busy the poller waits for a quarter of it
+	// to free up, or for MinPollInterval, before claiming what is free.
+	minClaim := max(1, min(e.opts.Concurrency, e.opts.ClaimBatchSize)/4)
 	for ctx.Err() == nil {
-		free := e.freeSlots()
+		free, ok := e.freeSlots(), true
 		if free == 0 {
 			if !e.waitWake(ctx, 0) {
 				return
 			}
 			continue
+		}
+		if free < minClaim {
+			if free, ok = e.gather(ctx, minClaim); !ok {
+				return
+			}
 		}
 		jobs, err := e.store.ClaimJobs(ctx, spi.ClaimParams{
 			NodeID: e.opts.NodeID, Limit: min(free, e.opts.ClaimBatchSize), Now: e.now(),
@@ -378,6 +387,25 @@ func (e *Engine) waitWake(ctx context.Context, d time.Duration) bool {
 	case <-tc:
 	}
 	return true
+}
+
+// gather waits until want slots are free or MinPollInterval has passed, and
+// returns the free slots; false when ctx ends.
+func (e *Engine) gather(ctx context.Context, want int) (int, bool) {
+	t := e.opts.Clock.NewTimer(e.opts.MinPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, false
+		case <-e.wake:
+			if free := e.freeSlots(); free >= want {
+				return free, true
+			}
+		case <-t.Chan():
+			return e.freeSlots(), true
+		}
+	}
 }
 
 func (e *Engine) freeSlots() int {

@@ -18,7 +18,8 @@ const (
 	DefaultMaxClaimBatch         = 1000
 	DefaultMinPollInterval       = 10 * time.Millisecond
 	DefaultPollInterval          = time.Second
-	DefaultCompletionBatch       = 1000
+	DefaultCompletionBatch       = 200
+	DefaultCompletionConcurrency = 2
 	DefaultShutdownTimeout       = 30 * time.Second
 	DefaultPriorityBoostInterval = 15 * time.Minute
 	DefaultHeartbeatInterval     = 10 * time.Second
@@ -44,8 +45,11 @@ type Options struct {
 	MinPollInterval time.Duration
 	// PollInterval is the longest delay between polls; default 1 s.
 	PollInterval time.Duration
-	// CompletionBatchSize bounds one completion flush; default 1000.
+	// CompletionBatchSize bounds one completion flush; default 200.
 	CompletionBatchSize int
+	// CompletionConcurrency is how many completion flushes may run at
+	// once; default 2.
+	CompletionConcurrency int
 	// ShutdownTimeout bounds the drain of Stop; default 30 s.
 	ShutdownTimeout time.Duration
 	// PriorityBoostInterval is the aging interval: a job's effective
@@ -107,7 +111,8 @@ func (o Options) withDefaults() (Options, error) {
 	for _, c := range []check{
 		{"Concurrency", int64(o.Concurrency)}, {"ClaimBatchSize", int64(o.ClaimBatchSize)},
 		{"MinPollInterval", int64(o.MinPollInterval)}, {"PollInterval", int64(o.PollInterval)},
-		{"CompletionBatchSize", int64(o.CompletionBatchSize)}, {"ShutdownTimeout", int64(o.ShutdownTimeout)},
+		{"CompletionBatchSize", int64(o.CompletionBatchSize)}, {"CompletionConcurrency", int64(o.CompletionConcurrency)},
+		{"ShutdownTimeout", int64(o.ShutdownTimeout)},
 		{"HeartbeatInterval", int64(o.HeartbeatInterval)}, {"OrphanGrace", int64(o.OrphanGrace)},
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
 	} {
@@ -128,6 +133,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.Concurrency, DefaultConcurrency)
 	def(&o.ClaimBatchSize, min(o.Concurrency, DefaultMaxClaimBatch))
 	def(&o.CompletionBatchSize, DefaultCompletionBatch)
+	def(&o.CompletionConcurrency, DefaultCompletionConcurrency)
 	def(&o.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)
 	def(&o.MaxCrashRedeliveries, DefaultMaxCrashRedeliveries)
 	if o.MaxCrashRedeliveries < 0 {

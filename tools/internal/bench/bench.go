@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratchet-go/ratchet/engine"
@@ -114,10 +115,24 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	return burndown(ctx, store, cfg)
 }
 
-func newEngine(store spi.Store, cfg Config, task ratchet.Definition) (*engine.Engine, error) {
+// counters counts claim rounds for the report.
+type counters struct {
+	spi.NoOpMetrics
+	claims, claimed atomic.Int64
+}
+
+// JobsClaimed implements spi.MetricsCollector.
+func (c *counters) JobsClaimed(_ string, n int) {
+	c.claims.Add(1)
+	c.claimed.Add(int64(n))
+}
+
+func newEngine(store spi.Store, cfg Config, task ratchet.Definition, m spi.MetricsCollector) (*engine.Engine, error) {
 	return engine.New(store, engine.Options{
+		Metrics:         m,
 		Concurrency:     cfg.Workers,
 		MinPollInterval: 2 * time.Millisecond,
+		ClaimBatchSize: 200,
 		PollInterval:    50 * time.Millisecond,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, task)
@@ -128,7 +143,8 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	var done sync.WaitGroup
 	done.Add(cfg.Jobs)
 	task := ratchet.NewVoidTask("bench.noop", func(context.Context, noop) error { return nil })
-	eng, err := newEngine(store, cfg, task)
+	var m counters
+	eng, err := newEngine(store, cfg, task, &m)
 	if err != nil {
 		return res, err
 	}
@@ -169,7 +185,9 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		}
 	}
 	res.WorkTime = time.Since(start)
-	fmt.Fprintf(cfg.Progress, "worked %d jobs in %s (%.0f jobs/s)\n", cfg.Jobs, res.WorkTime.Round(time.Millisecond), res.WorkRate())
+	res.ClaimRounds = int(m.claims.Load())
+	fmt.Fprintf(cfg.Progress, "worked %d jobs in %s (%.0f jobs/s; %d claims of %.0f jobs on average)\n", cfg.Jobs,
+		res.WorkTime.Round(time.Millisecond), res.WorkRate(), res.ClaimRounds, float64(m.claimed.Load())/float64(max(1, res.ClaimRounds)))
 	return res, eng.Stop(ctx)
 }
 
@@ -185,7 +203,7 @@ func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 		mu.Unlock()
 		return nil
 	})
-	eng, err := newEngine(store, cfg, task)
+	eng, err := newEngine(store, cfg, task, nil)
 	if err != nil {
 		return res, err
 	}
