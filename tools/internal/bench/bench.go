@@ -22,6 +22,9 @@ type Mode string
 const (
 	ModeBurndown Mode = "burndown"
 	ModeSteady   Mode = "steady"
+	// ModeClaimScale times claim batches at growing backlogs: the claim
+	// must not slow down with the number of pending jobs.
+	ModeClaimScale Mode = "claimscale"
 )
 
 // Config configures Run. Zero values take the defaults in brackets.
@@ -45,6 +48,9 @@ type Result struct {
 	LatencyP99  time.Duration // steady only
 	LatencyMax  time.Duration // steady only
 	ClaimRounds int
+	// ClaimScale: the mean time of one claim batch at each backlog.
+	Backlogs   []int
+	ClaimTimes []time.Duration
 }
 
 // InsertRate is inserted jobs per second.
@@ -62,6 +68,11 @@ func rate(n int, d time.Duration) float64 {
 
 // Summary is the machine-readable last line of a run.
 func (r Result) Summary() string {
+	if r.Mode == ModeClaimScale && len(r.ClaimTimes) > 1 {
+		first, last := r.ClaimTimes[0], r.ClaimTimes[len(r.ClaimTimes)-1]
+		return fmt.Sprintf("claim %s at %d pending, %s at %d pending, ratio %.2f", first.Round(time.Microsecond), r.Backlogs[0],
+			last.Round(time.Microsecond), r.Backlogs[len(r.Backlogs)-1], float64(last)/float64(first))
+	}
 	if r.Mode == ModeSteady {
 		return fmt.Sprintf("steady %d jobs, latency p50 %s p99 %s max %s", r.Jobs,
 			r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond), r.LatencyMax.Round(time.Microsecond))
@@ -77,8 +88,8 @@ func (c *Config) defaults() error {
 	if c.Mode == "" {
 		c.Mode = ModeBurndown
 	}
-	if c.Mode != ModeBurndown && c.Mode != ModeSteady {
-		return fmt.Errorf("unknown --mode %q: burndown or steady", c.Mode)
+	if c.Mode != ModeBurndown && c.Mode != ModeSteady && c.Mode != ModeClaimScale {
+		return fmt.Errorf("unknown --mode %q: burndown, steady or claimscale", c.Mode)
 	}
 	if c.Jobs == 0 {
 		c.Jobs = 200000
@@ -111,6 +122,9 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	}
 	if cfg.Mode == ModeSteady {
 		return steady(ctx, store, cfg)
+	}
+	if cfg.Mode == ModeClaimScale {
+		return claimScale(ctx, store, cfg)
 	}
 	return burndown(ctx, store, cfg)
 }
@@ -253,6 +267,58 @@ func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 		res.LatencyP50 = lat[len(lat)*50/100]
 		res.LatencyP99 = lat[min(len(lat)-1, len(lat)*99/100)]
 		res.LatencyMax = lat[len(lat)-1]
+	}
+	return res, nil
+}
+
+// claimScale grows the backlog to 10,000 pending jobs, then to cfg.Jobs
+// (at least 10 times more), and at each size times claim batches of 200
+// (each followed by its completion, so the backlog stays the same size
+// within a few batches).
+func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	res := Result{Mode: ModeClaimScale}
+	task := ratchet.NewVoidTask("bench.noop", func(context.Context, noop) error { return nil })
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{})
+	if err != nil {
+		return res, err
+	}
+	sizes := []int{10000, max(cfg.Jobs, 100000)}
+	have := 0
+	args := make([]noop, cfg.InsertBatch)
+	for _, size := range sizes {
+		for have < size {
+			n := min(size-have, cfg.InsertBatch)
+			if _, err := task.SubmitMany(ctx, client, args[:n]); err != nil {
+				return res, err
+			}
+			have += n
+		}
+		if a, ok := store.(interface{ Analyze(context.Context) error }); ok {
+			if err := a.Analyze(ctx); err != nil {
+				return res, err
+			}
+		}
+		const rounds = 30
+		var total time.Duration
+		for range rounds {
+			start := time.Now()
+			jobs, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "bench", Limit: 200, Now: time.Now(), BoostInterval: engine.DefaultPriorityBoostInterval})
+			if err != nil {
+				return res, err
+			}
+			total += time.Since(start)
+			cs := make([]spi.Completion, len(jobs))
+			for i, j := range jobs {
+				cs[i] = spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeSucceeded, FinishedAt: time.Now()}
+			}
+			if _, err := store.CompleteJobs(ctx, cs); err != nil {
+				return res, err
+			}
+			have -= len(jobs)
+		}
+		res.Backlogs = append(res.Backlogs, size)
+		res.ClaimTimes = append(res.ClaimTimes, total/rounds)
+		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s on average\n", size, (total / rounds).Round(time.Microsecond))
 	}
 	return res, nil
 }

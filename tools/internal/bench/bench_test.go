@@ -38,3 +38,11 @@ func TestBadConfig(t *testing.T) {
 	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Jobs: -1})
 	assert.Error(t, err)
 }
+
+func TestClaimScale(t *testing.T) {
+	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeClaimScale, Jobs: 20000, InsertBatch: 5000})
+	require.NoError(t, err)
+	require.Len(t, res.ClaimTimes, 2)
+	assert.Equal(t, []int{10000, 100000}, res.Backlogs)
+	assert.Contains(t, res.Summary(), "pending, ratio")
+}
