@@ -34,10 +34,12 @@ type Engine struct {
 	mu       sync.Mutex
 	state    int                         // 0 new, 1 running, 2 stopped
 	inflight map[spi.ClaimRef]*execution // keyed by claim: a node may hold a stale and a new claim of one job
-	stopPoll context.CancelFunc
-	runCtx   context.Context // parent of job contexts; cancelled when the drain times out
+	stopPoll context.CancelFunc          // ends claiming, wakeups and orphan scans
+	stopBeat context.CancelFunc          // ends heartbeats, after the drain
+	runCtx   context.Context             // parent of job contexts; cancelled when the drain times out
 	cancel   context.CancelFunc
-	loops    sync.WaitGroup // poller, heartbeat, orphan scan
+	loops    sync.WaitGroup // poller, orphan scan, wakeup listener
+	beat     sync.WaitGroup // heartbeat
 	jobs     sync.WaitGroup // running job bodies
 }
 
@@ -156,7 +158,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	pollCtx, stopPoll := context.WithCancel(e.runCtx)
 	e.stopPoll = stopPoll
 	e.completer.start()
-	e.loops.Add(3)
+	e.loops.Add(2)
 	if c := e.opts.Coordinator; c != nil {
 		c.RegisterWakeupListener(func(h spi.WakeupHint) {
 			if pollCtx.Err() == nil {
@@ -170,11 +172,22 @@ func (e *Engine) Start(ctx context.Context) error {
 			_ = wl.ListenWakeups(pollCtx, e.onWakeup)
 		}()
 	}
+	// Heartbeats go on through the drain of Stop: a draining node is alive,
+	// and its jobs must not be recovered (and charged) meanwhile.
+	beatCtx, stopBeat := context.WithCancel(e.runCtx)
+	e.stopBeat = stopBeat
+	e.beat.Add(1)
+	go func() {
+		defer e.beat.Done()
+		e.every(beatCtx, e.opts.HeartbeatInterval, e.heartbeat)
+	}()
 	go e.pollLoop(pollCtx)
-	go e.every(pollCtx, e.opts.HeartbeatInterval, e.heartbeat)
-	go e.every(pollCtx, e.opts.OrphanScanInterval, func(ctx context.Context) {
-		_, _ = e.recoverOrphans(ctx, nil)
-	})
+	go func() {
+		defer e.loops.Done()
+		e.every(pollCtx, e.opts.OrphanScanInterval, func(ctx context.Context) {
+			_, _ = e.recoverOrphans(ctx, nil)
+		})
+	}()
 	e.log.Info("ratchet engine started", "concurrency", e.opts.Concurrency, "tasks", len(e.tasks))
 	return nil
 }
@@ -207,8 +220,10 @@ func (e *Engine) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, e.releaseInflight(context.WithoutCancel(ctx)))
 	}
-	e.cancel()
 	errs = append(errs, e.completer.stop(ctx))
+	e.stopBeat()
+	e.beat.Wait()
+	e.cancel()
 	if err := e.store.DeregisterNode(context.WithoutCancel(ctx), e.opts.NodeID); err != nil {
 		errs = append(errs, fmt.Errorf("deregister node: %w", err))
 	}
@@ -246,7 +261,6 @@ func (e *Engine) now() time.Time { return e.opts.Clock.Now().UTC().Truncate(time
 
 // every runs fn every d until ctx ends.
 func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
-	defer e.loops.Done()
 	t := e.opts.Clock.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -336,7 +350,7 @@ func (e *Engine) pollLoop(ctx context.Context) {
 			}
 			continue
 		}
-		if free < minClaim {
+		if free < minClaim && e.opts.GatherTimeout > 0 {
 			if free, ok = e.gather(ctx, minClaim); !ok {
 				return
 			}
@@ -389,10 +403,10 @@ func (e *Engine) waitWake(ctx context.Context, d time.Duration) bool {
 	return true
 }
 
-// gather waits until want slots are free or MinPollInterval has passed, and
+// gather waits until want slots are free or GatherTimeout has passed, and
 // returns the free slots; false when ctx ends.
 func (e *Engine) gather(ctx context.Context, want int) (int, bool) {
-	t := e.opts.Clock.NewTimer(e.opts.MinPollInterval)
+	t := e.opts.Clock.NewTimer(e.opts.GatherTimeout)
 	defer t.Stop()
 	for {
 		select {

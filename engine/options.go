@@ -45,6 +45,11 @@ type Options struct {
 	MinPollInterval time.Duration
 	// PollInterval is the longest delay between polls; default 1 s.
 	PollInterval time.Duration
+	// GatherTimeout is how long a poller whose pool is mostly busy waits for
+	// a quarter of it to free up before claiming what is free (fewer, larger
+	// claims). Zero means MinPollInterval; negative disables gathering, for
+	// fake clocks that only move when a test moves them.
+	GatherTimeout time.Duration
 	// CompletionBatchSize bounds one completion flush; default 200.
 	CompletionBatchSize int
 	// CompletionConcurrency is how many completion flushes may run at
@@ -140,6 +145,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.MaxCrashRedeliveries = 0
 	}
 	defd(&o.MinPollInterval, DefaultMinPollInterval)
+	defd(&o.GatherTimeout, o.MinPollInterval)
 	defd(&o.PollInterval, DefaultPollInterval)
 	defd(&o.ShutdownTimeout, DefaultShutdownTimeout)
 	defd(&o.PriorityBoostInterval, DefaultPriorityBoostInterval)

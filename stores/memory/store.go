@@ -132,6 +132,9 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResu
 		if _, dup := s.jobs[j.ID]; dup {
 			return nil, fmt.Errorf("memory: insert: job id %s already exists", j.ID)
 		}
+		if j.Resource != "" && j.ResourceLimit < 1 {
+			return nil, fmt.Errorf("memory: insert: job %s names resource %q with limit %d, below 1", j.ID, j.Resource, j.ResourceLimit)
+		}
 	}
 	res := make([]spi.InsertResult, len(jobs))
 	for i, j := range jobs {
@@ -141,9 +144,6 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResu
 				continue
 			}
 			s.byKey[j.IdempotencyKey] = j.ID
-		}
-		if j.Resource != "" && j.ResourceLimit < 1 {
-			return nil, fmt.Errorf("memory: insert: job %s names resource %q with limit %d", j.ID, j.Resource, j.ResourceLimit)
 		}
 		c := j.Clone()
 		c.Status = spi.StatusPending
@@ -212,46 +212,35 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	// The best Limit of each level are the level's Limit earliest due jobs
-	// that the node may run: jobs failing the tag filter or waiting for a
-	// full resource are passed over (and put back).
-	var cands, passed []*entry
-	for lvl := range s.levels {
-		h := &s.levels[lvl]
-		taken := 0
-		for h.Len() > 0 && taken < p.Limit {
-			e := (*h)[0]
-			if !e.valid {
-				heap.Pop(h)
-				continue
-			}
-			if e.due.After(p.Now) {
-				break
-			}
-			heap.Pop(h)
-			j := s.jobs[e.id]
-			if !p.Tags.Match(j.Tags) || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
-				passed = append(passed, e)
-				continue
-			}
-			cands = append(cands, e)
-			taken++
-		}
-	}
-	eff := func(e *entry) int64 {
-		return spi.EffectivePriority(s.jobs[e.id].Priority, e.due, p.Now, p.BoostInterval)
-	}
-	sort.Slice(cands, func(a, b int) bool {
-		ea, eb := eff(cands[a]), eff(cands[b])
-		if ea != eb {
-			return ea > eb
-		}
-		return entryLess(cands[a], cands[b])
-	})
+	// Merge the five levels lazily in claim order: within a level the
+	// effective priority only grows with waiting time, so each level's head
+	// is its best job and the best head overall is the next job to take.
+	// Jobs the node may not run (tag filter) or that wait for a full
+	// resource are passed over and put back afterwards.
 	var out []*spi.Job
-	for _, e := range cands {
+	var passed []*entry
+	for len(out) < p.Limit {
+		best, bestEff := -1, int64(0)
+		for lvl := range s.levels {
+			h := &s.levels[lvl]
+			for h.Len() > 0 && !(*h)[0].valid {
+				heap.Pop(h)
+			}
+			if h.Len() == 0 || (*h)[0].due.After(p.Now) {
+				continue
+			}
+			e := (*h)[0]
+			eff := spi.EffectivePriority(spi.Priority(lvl), e.due, p.Now, p.BoostInterval)
+			if best < 0 || eff > bestEff || (eff == bestEff && entryLess(e, s.levels[best][0])) {
+				best, bestEff = lvl, eff
+			}
+		}
+		if best < 0 {
+			break
+		}
+		e := heap.Pop(&s.levels[best]).(*entry)
 		j := s.jobs[e.id]
-		if len(out) == p.Limit || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
+		if !p.Tags.Match(j.Tags) || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
 			passed = append(passed, e)
 			continue
 		}

@@ -1,0 +1,21 @@
+module github.com/ratchet-go/ratchet/simtest
+
+go 1.26
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/jonboulle/clockwork v0.5.0
+	github.com/ratchet-go/ratchet/engine v0.0.0
+	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/stores/memory v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
+replace (
+	github.com/ratchet-go/ratchet/engine => ../engine
+	github.com/ratchet-go/ratchet/sdk => ../sdk
+	github.com/ratchet-go/ratchet/stores/memory => ../stores/memory
+	github.com/ratchet-go/ratchet/tck => ../tck
+)

@@ -1,0 +1,99 @@
+package mutant
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// BrokenFence skips the claim-sequence check of owner writes: before
+// delegating, CompleteJobs reads each job's current claim sequence and
+// rewrites the completion's ClaimRef to it, so a stale owner's write lands
+// on whoever holds the job now (DESIGN.md invariant 2).
+type BrokenFence struct{ spi.Store }
+
+// CompleteJobs implements spi.Store, wrongly.
+func (b BrokenFence) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	cs = slices.Clone(cs)
+	for i := range cs {
+		if j, err := b.GetJob(ctx, cs[i].JobID); err == nil {
+			cs[i].ClaimSeq = j.ClaimSeq
+		}
+	}
+	return b.Store.CompleteJobs(ctx, cs)
+}
+
+// NoAging ignores the boost interval of claims: waiting jobs never gain
+// effective priority (invariant 5).
+type NoAging struct{ spi.Store }
+
+// ClaimJobs implements spi.Store, wrongly.
+func (n NoAging) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	p.BoostInterval = 0
+	return n.Store.ClaimJobs(ctx, p)
+}
+
+// LooseBudget grants one crash redelivery more than asked, so a poison job
+// runs once too often (invariant 3).
+type LooseBudget struct{ spi.Store }
+
+// RecoverOrphans implements spi.Store, wrongly.
+func (l LooseBudget) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	p.MaxCrashRedeliveries++
+	return l.Store.RecoverOrphans(ctx, p)
+}
+
+// NoPermits drops the resource of every job it inserts, so no limit is
+// ever enforced.
+type NoPermits struct{ spi.Store }
+
+// InsertJobs implements spi.Store, wrongly.
+func (n NoPermits) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	cp := make([]*spi.Job, len(jobs))
+	for i, j := range jobs {
+		c := j.Clone()
+		c.Resource, c.ResourceLimit = "", 0
+		cp[i] = c
+	}
+	return n.Store.InsertJobs(ctx, cp)
+}
+
+// IgnoresTags claims without the node's tag filter.
+type IgnoresTags struct{ spi.Store }
+
+// ClaimJobs implements spi.Store, wrongly.
+func (n IgnoresTags) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	p.Tags = spi.TagFilter{}
+	return n.Store.ClaimJobs(ctx, p)
+}
+
+// Wrappers maps each mutant's name to its wrapper.
+var Wrappers = map[string]func(spi.Store) spi.Store{
+	"fence":   func(s spi.Store) spi.Store { return BrokenFence{s} },
+	"aging":   func(s spi.Store) spi.Store { return NoAging{s} },
+	"budget":  func(s spi.Store) spi.Store { return LooseBudget{s} },
+	"permits": func(s spi.Store) spi.Store { return NoPermits{s} },
+	"tags":    func(s spi.Store) spi.Store { return IgnoresTags{s} },
+}
+
+// Names lists the mutants, sorted.
+func Names() []string {
+	names := make([]string, 0, len(Wrappers))
+	for n := range Wrappers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Get returns the named wrapper.
+func Get(name string) (func(spi.Store) spi.Store, error) {
+	w, ok := Wrappers[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown mutant %q (known: %v)", name, Names())
+	}
+	return w, nil
+}

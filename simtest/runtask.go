@@ -1,0 +1,121 @@
+package simtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/uuid"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// RunTaskOptions describe the fake job that RunTask runs a task body as.
+// The zero value is a first attempt of a NORMAL job with no params.
+type RunTaskOptions struct {
+	// JobID is the job's id; default a new UUIDv7.
+	JobID uuid.UUID
+	// Attempt is the attempt number the body sees, from 1; default 1.
+	Attempt int
+	// CrashCount is the crash count the body sees.
+	CrashCount int
+	// Priority is the priority the body sees; nil means NORMAL.
+	Priority *ratchet.Priority
+	// ScheduledAt defaults to DefaultStart.
+	ScheduledAt time.Time
+	// Params are the submission params the body reads with
+	// JobContext.Param.
+	Params map[string]string
+	// Logger receives the body's job logs; nil discards them.
+	Logger *slog.Logger
+	// Serializer encodes the args as a submission would and decodes them
+	// as the engine does; nil means JSON.
+	Serializer spi.PayloadSerializer
+}
+
+// RunTask runs one task body with args, as the engine would run it but with
+// no engine, store or clock: the args go through the serializer (so
+// arguments that would not survive a submission fail here too), the body's
+// context carries a JobContext built from opts, and a panic comes back as a
+// *ratchet.PanicError. Sleep inside the body returns at once. It returns
+// the body's result or error: the counterpart of River's rivertest.Worker.
+func RunTask[A, R any](ctx context.Context, task *ratchet.Task[A, R], args A, opts RunTaskOptions) (res R, err error) {
+	if err := task.Validate(); err != nil {
+		return res, err
+	}
+	ser := opts.Serializer
+	if ser == nil {
+		ser = ratchet.JSONSerializer{}
+	}
+	payload, err := ser.Marshal(args)
+	if err != nil {
+		return res, fmt.Errorf("simtest: encode arguments of task %q: %w", task.Name(), err)
+	}
+	if opts.Attempt <= 0 {
+		opts.Attempt = 1
+	}
+	if opts.JobID == uuid.Nil {
+		opts.JobID = uuid.Must(uuid.NewV7())
+	}
+	if opts.ScheduledAt.IsZero() {
+		opts.ScheduledAt = DefaultStart
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	prio := ratchet.PriorityNormal
+	if opts.Priority != nil {
+		prio = *opts.Priority
+	}
+	job := &spi.Job{
+		ID: opts.JobID, TaskName: task.Name(), Payload: payload, Status: spi.StatusRunning, Priority: prio,
+		ScheduledAt: opts.ScheduledAt.UTC(), CreatedAt: opts.ScheduledAt.UTC(), Attempts: opts.Attempt - 1,
+		CrashCount: opts.CrashCount, Params: opts.Params,
+	}
+	jc := ratchet.NewJobContext(job, opts.Attempt, opts.Logger)
+	ctx = ratchet.ContextWithJob(context.WithValue(ctx, envKey{}, instantSleep{}), jc)
+	defer func() {
+		if r := recover(); r != nil {
+			var zero R
+			res, err = zero, &ratchet.PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	out, err := task.Execute(ctx, payload, ser)
+	if err != nil {
+		return res, err
+	}
+	if out != nil {
+		res = out.(R)
+	}
+	return res, nil
+}
+
+// instantSleep is the sleeper of RunTask: simulated delays take no time.
+type instantSleep struct{}
+
+// Sleep waits d inside a job body. In an Env it waits d of simulated time
+// (the clock jumps, no real time passes); under RunTask it returns at once;
+// elsewhere it waits d of real time. It returns early with ctx's error when
+// ctx ends.
+func Sleep(ctx context.Context, d time.Duration) error {
+	switch s := ctx.Value(envKey{}).(type) {
+	case *Env:
+		return s.sleep(ctx, d)
+	case instantSleep:
+		return ctx.Err()
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,87 @@
+package simtest_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/simtest"
+)
+
+func TestRunTaskResultAndJobContext(t *testing.T) {
+	var seen *ratchet.JobContext
+	task := ratchet.NewTask("charge", func(ctx context.Context, a chargeArgs) (receipt, error) {
+		jc, ok := ratchet.JobFromContext(ctx)
+		if !ok {
+			return receipt{}, errors.New("no job context")
+		}
+		seen = jc
+		jc.Logger.Info("charging", "order", a.Order)
+		return receipt{Order: a.Order + "/" + jc.Param("tenant"), Total: a.Amount * 2}, nil
+	})
+	var logs bytes.Buffer
+	id := uuid.MustParse("01900000-0000-7000-8000-000000000001")
+	high := ratchet.PriorityHigh
+	got, err := simtest.RunTask(context.Background(), task, chargeArgs{Order: "o-1", Amount: 21}, simtest.RunTaskOptions{
+		JobID: id, Attempt: 3, CrashCount: 1, Priority: &high, Params: map[string]string{"tenant": "acme"},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, receipt{Order: "o-1/acme", Total: 42}, got)
+	require.NotNil(t, seen)
+	assert.Equal(t, id, seen.ID)
+	assert.Equal(t, "charge", seen.TaskName)
+	assert.Equal(t, 3, seen.Attempt)
+	assert.Equal(t, 1, seen.CrashCount)
+	assert.Equal(t, ratchet.PriorityHigh, seen.Priority)
+	assert.Equal(t, simtest.DefaultStart, seen.ScheduledAt)
+	assert.Contains(t, logs.String(), "job_id="+id.String())
+	assert.Contains(t, logs.String(), "attempt=3")
+}
+
+func TestRunTaskDefaults(t *testing.T) {
+	task := ratchet.NewVoidTask("v", func(ctx context.Context, _ struct{}) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		if jc.Attempt != 1 || jc.Priority != ratchet.PriorityNormal || jc.ID == uuid.Nil {
+			return errors.New("unexpected defaults")
+		}
+		// Sleep takes no time under RunTask.
+		return simtest.Sleep(ctx, 24*time.Hour)
+	})
+	start := time.Now()
+	_, err := simtest.RunTask(context.Background(), task, struct{}{}, simtest.RunTaskOptions{})
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), time.Second)
+}
+
+func TestRunTaskErrors(t *testing.T) {
+	ctx := context.Background()
+	failing := ratchet.NewTask("fail", func(context.Context, int) (int, error) {
+		return 0, ratchet.DoNotRetry(errBoom)
+	})
+	_, err := simtest.RunTask(ctx, failing, 1, simtest.RunTaskOptions{})
+	assert.ErrorIs(t, err, errBoom)
+	assert.True(t, ratchet.IsDoNotRetry(err))
+
+	panicky := ratchet.NewTask("panic", func(context.Context, int) (int, error) { panic("kaboom") })
+	_, err = simtest.RunTask(ctx, panicky, 1, simtest.RunTaskOptions{})
+	var pe *ratchet.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "kaboom", pe.Value)
+
+	unencodable := ratchet.NewTask("chan", func(context.Context, chan int) (int, error) { return 1, nil })
+	_, err = simtest.RunTask(ctx, unencodable, make(chan int), simtest.RunTaskOptions{})
+	assert.ErrorContains(t, err, `encode arguments of task "chan"`, "args that could not be submitted fail here too")
+
+	var nilTask *ratchet.Task[int, int]
+	_, err = simtest.RunTask(ctx, nilTask, 1, simtest.RunTaskOptions{})
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+}

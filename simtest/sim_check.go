@@ -1,0 +1,743 @@
+package simtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The invariants, as named in violations and in Report.Checks. Each maps to
+// one of DESIGN.md's:
+const (
+	invClaimOrder   = "claim-order"     // 5: effective priority desc, due asc, id asc, exactly
+	invSingleOwner  = "single-owner"    // 1: a claim takes a PENDING job and advances claim_seq; one current owner
+	invFence        = "fence"           // 2: an owner write applies iff its claim is current
+	invRecovery     = "orphan-recovery" // 3: exactly the dead nodes' jobs, budget-charged
+	invCrashBudget  = "crash-budget"    // 3: crash_count <= budget; poison jobs fail after exactly budget+1 crashes
+	invRelease      = "graceful-stop"   // 4: release charges nothing
+	invRetryPath    = "retry-path"      // 6: the engine's decision equals the FAQ's path
+	invNothingLost  = "nothing-lost"    // 8: every job in exactly one known state; terminal after healing
+	invStoreModel   = "store-matches-model"
+	invAging        = "aging-bound"
+	invIdempotency  = "idempotency"
+	invAdminOps     = "admin-ops"
+	invPermits      = "permits"     // a resource never has more RUNNING jobs than its limit
+	invClaimCheck   = "claim-check" // ClaimChecker reports a claim current iff it is
+	recoveryMessage = "crash budget exhausted: the job's node died while running it"
+)
+
+// Tags and resource permits (ClaimParams.Tags, Job.Resource and
+// ResourceLimit) are modelled exactly: expectedClaim takes, in claim order,
+// the due jobs whose tags the node's filter accepts, skipping (not waiting
+// for) a job whose resource is full counting the jobs the claim takes, and
+// checkClaim checks that no resource ever has more RUNNING jobs than its
+// limit. Other optional capabilities (leases, job state, properties) are
+// not exercised yet: add them as node actions plus model checks here.
+
+// sjob is the model of one job: what the store must hold for it.
+type sjob struct {
+	idx   int
+	id    uuid.UUID
+	label string
+	task  string
+
+	poison, flood, probe bool
+
+	prio       spi.Priority
+	due        time.Time
+	maxRetries int
+	backoff    spi.BackoffKind
+	param      time.Duration
+	idemKey    string
+	tags       []string
+	resource   string
+	limit      int
+
+	status     spi.Status
+	seq        int64
+	owner      string
+	attempts   int
+	crash      int
+	lastErr    string
+	finishedAt time.Time
+
+	// since the last DLQ retry: claims, recoveries and releases
+	claims, recoveries, releases int
+
+	pendPos, runPos int
+	stamp           int
+}
+
+func (j *sjob) String() string {
+	s := fmt.Sprintf("%s[%s %s seq=%d", j.label, j.status, j.prio, j.seq)
+	if j.owner != "" {
+		s += " owner=" + j.owner
+	}
+	if j.attempts > 0 {
+		s += fmt.Sprintf(" attempts=%d", j.attempts)
+	}
+	if j.crash > 0 {
+		s += fmt.Sprintf(" crash=%d", j.crash)
+	}
+	if j.poison {
+		s += " poison"
+	}
+	return s + "]"
+}
+
+func describeJobs(js []*sjob) string {
+	parts := make([]string, len(js))
+	for i, j := range js {
+		parts[i] = j.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// model is the simulator's own account of the store: it changes only by
+// the rules of the spi.Store contract, applied to what each call was asked.
+type model struct {
+	jobs        []*sjob
+	byID        map[uuid.UUID]*sjob
+	keys        map[string]*sjob
+	keyList     []string
+	nodeRows    map[string]time.Time
+	pending     []*sjob
+	running     []*sjob
+	nonTerminal int
+	// holders counts the RUNNING jobs of each resource.
+	holders map[string]int
+}
+
+func (m *model) init() {
+	m.byID = map[uuid.UUID]*sjob{}
+	m.keys = map[string]*sjob{}
+	m.nodeRows = map[string]time.Time{}
+	m.holders = map[string]int{}
+}
+
+// setStatus moves a job between states, keeping the pending and running
+// sets and the count of non-terminal jobs.
+func (m *model) setStatus(j *sjob, st spi.Status) {
+	if j.status == st {
+		return
+	}
+	switch j.status {
+	case spi.StatusPending:
+		m.pending = removeAt(m.pending, j, func(j *sjob) *int { return &j.pendPos })
+	case spi.StatusRunning:
+		m.running = removeAt(m.running, j, func(j *sjob) *int { return &j.runPos })
+		if j.resource != "" {
+			m.holders[j.resource]--
+		}
+	}
+	wasTerminal := j.status.Terminal()
+	j.status = st
+	switch st {
+	case spi.StatusPending:
+		j.pendPos = len(m.pending)
+		m.pending = append(m.pending, j)
+	case spi.StatusRunning:
+		j.runPos = len(m.running)
+		m.running = append(m.running, j)
+		if j.resource != "" {
+			m.holders[j.resource]++
+		}
+	}
+	switch {
+	case wasTerminal && !st.Terminal():
+		m.nonTerminal++
+	case !wasTerminal && st.Terminal():
+		m.nonTerminal--
+	}
+}
+
+// removeAt swap-removes j from set, keeping the positions stored in jobs.
+func removeAt(set []*sjob, j *sjob, pos func(*sjob) *int) []*sjob {
+	i := *pos(j)
+	last := len(set) - 1
+	set[i] = set[last]
+	*pos(set[i]) = i
+	set[last] = nil
+	*pos(j) = -1
+	return set[:last]
+}
+
+// touch marks a job for the after-step checks.
+func (w *world) touch(j *sjob) {
+	if j.stamp != w.stamp {
+		j.stamp = w.stamp
+		w.touched = append(w.touched, j)
+	}
+}
+
+func (w *world) check(inv string) { w.report.Checks[inv]++ }
+
+// effective is the aging formula of DESIGN.md invariant 5, written out
+// independently of spi.EffectivePriority.
+func effective(p spi.Priority, due, now time.Time, boost time.Duration) int64 {
+	if boost <= 0 || !now.After(due) {
+		return int64(p)
+	}
+	return int64(p) + int64(now.Sub(due)/boost)
+}
+
+// expectedClaim returns the jobs a claim of limit at now, filtered by tags,
+// must take: the due PENDING jobs the filter accepts, ordered by effective
+// priority descending, then due time, then id, skipping each job whose
+// resource is full (counting the jobs this claim takes).
+func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter) []*sjob {
+	var due []*sjob
+	for _, j := range w.pending {
+		if !j.due.After(now) && tags.Match(j.tags) {
+			due = append(due, j)
+		}
+	}
+	b := w.sc.BoostInterval
+	slices.SortFunc(due, func(a, c *sjob) int {
+		ea, ec := effective(a.prio, a.due, now, b), effective(c.prio, c.due, now, b)
+		if ea != ec {
+			if ea > ec {
+				return -1
+			}
+			return 1
+		}
+		if !a.due.Equal(c.due) {
+			return a.due.Compare(c.due)
+		}
+		return bytes.Compare(a.id[:], c.id[:])
+	})
+	var out []*sjob
+	taking := map[string]int{}
+	for _, j := range due {
+		if len(out) == limit {
+			break
+		}
+		if j.resource != "" {
+			if w.holders[j.resource]+taking[j.resource] >= j.limit {
+				continue // held back by a full resource: skipped, not waited for
+			}
+			taking[j.resource]++
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// checkClaim compares a claim's result with the model and applies it.
+func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []*sjob {
+	w.check(invClaimOrder)
+	want := w.expectedClaim(limit, now, n.tags)
+	wantSet := map[uuid.UUID]bool{}
+	for _, j := range want {
+		wantSet[j.id] = true
+	}
+	var claimed []*sjob
+	same := len(got) == len(want)
+	for _, g := range got {
+		j := w.byID[g.ID]
+		if j == nil {
+			w.fail(invNothingLost, nil, []*node{n}, "%s claimed job %s, which was never submitted", n.id, g.ID)
+			return nil
+		}
+		claimed = append(claimed, j)
+		same = same && wantSet[g.ID]
+	}
+	if !same {
+		involved := slices.Clone(want)
+		for _, j := range claimed {
+			if !wantSet[j.id] {
+				involved = append(involved, j)
+			}
+		}
+		w.fail(invClaimOrder, involved, []*node{n}, "%s claimed %s with limit %d%s; the order (effective priority, due, id%s) at %s demands %s",
+			n.id, w.effList(claimed, now), limit, filterNote(n.tags), w.permitNote(), fmtOffset(now.Sub(w.start)), w.effList(want, now))
+		return nil
+	}
+	for i, g := range got {
+		j := claimed[i]
+		w.check(invSingleOwner)
+		switch {
+		case j.status != spi.StatusPending:
+			w.fail(invSingleOwner, []*sjob{j}, []*node{n}, "%s claimed %s, which was %s, not PENDING (claim_seq %d -> %d)", n.id, j.label, j.status, j.seq, g.ClaimSeq)
+		case g.ClaimSeq != j.seq+1:
+			w.fail(invSingleOwner, []*sjob{j}, []*node{n}, "claim of %s by %s returned claim_seq %d; the previous was %d", j.label, n.id, g.ClaimSeq, j.seq)
+		case g.Status != spi.StatusRunning || g.OwnerNode != n.id:
+			w.fail(invSingleOwner, []*sjob{j}, []*node{n}, "claim of %s by %s returned status %s owner %q", j.label, n.id, g.Status, g.OwnerNode)
+		case g.Attempts != j.attempts || g.CrashCount != j.crash:
+			w.fail(invStoreModel, []*sjob{j}, []*node{n}, "claim of %s returned attempts %d crash %d; expected %d and %d", j.label, g.Attempts, g.CrashCount, j.attempts, j.crash)
+		}
+		if w.failure != nil {
+			return nil
+		}
+		w.setStatus(j, spi.StatusRunning)
+		j.seq++
+		j.owner = n.id
+		j.claims++
+		w.touch(j)
+		if j.resource != "" {
+			w.check(invPermits)
+			if w.holders[j.resource] > j.limit {
+				w.fail(invPermits, []*sjob{j}, []*node{n}, "claim of %s by %s makes %d RUNNING jobs of resource %q, over its limit %d",
+					j.label, n.id, w.holders[j.resource], j.resource, j.limit)
+				return nil
+			}
+		}
+	}
+	return claimed
+}
+
+func filterNote(f spi.TagFilter) string {
+	if f.Empty() {
+		return ""
+	}
+	return fmt.Sprintf(" and tag filter %+v", f)
+}
+
+func (w *world) permitNote() string {
+	if len(w.holders) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(w.holders))
+	for r, n := range w.holders {
+		if n > 0 {
+			keys = append(keys, fmt.Sprintf("%s=%d", r, n))
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) == 0 {
+		return ""
+	}
+	return ", resources held " + strings.Join(keys, " ")
+}
+
+func (w *world) effList(js []*sjob, now time.Time) string {
+	if len(js) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(js))
+	for i, j := range js {
+		extra := ""
+		if j.resource != "" {
+			extra += fmt.Sprintf(" res %s/%d", j.resource, j.limit)
+		}
+		if len(j.tags) > 0 {
+			extra += fmt.Sprintf(" tags %v", j.tags)
+		}
+		parts[i] = fmt.Sprintf("%s(%s eff %d due %s%s)", j.label, j.prio, effective(j.prio, j.due, now, w.sc.BoostInterval), fmtOffset(j.due.Sub(w.start)), extra)
+	}
+	return strings.Join(parts, " ")
+}
+
+// checkComplete compares the fenced outcome of each completion with the
+// model and applies the ones that must apply.
+func (w *world) checkComplete(n *node, cs []spi.Completion, applied []bool) {
+	if len(applied) != len(cs) {
+		w.fail(invFence, nil, []*node{n}, "CompleteJobs returned %d results for %d completions", len(applied), len(cs))
+		return
+	}
+	for i, c := range cs {
+		j := w.byID[c.JobID]
+		w.check(invFence)
+		current := j.status == spi.StatusRunning && j.seq == c.ClaimSeq
+		switch {
+		case applied[i] && !current:
+			w.fail(invFence, []*sjob{j}, []*node{n}, "superseded write applied: %s's completion of %s under claim %d was applied, but the job is %s with claim %d%s",
+				n.id, j.label, c.ClaimSeq, j.status, j.seq, ownerNote(j))
+		case !applied[i] && current:
+			w.fail(invFence, []*sjob{j}, []*node{n}, "%s's completion of %s under its current claim %d was reported superseded", n.id, j.label, c.ClaimSeq)
+		}
+		if w.failure != nil {
+			return
+		}
+		w.touch(j)
+		if !applied[i] {
+			w.report.Superseded++
+			continue
+		}
+		switch c.Outcome {
+		case spi.OutcomeSucceeded:
+			w.setStatus(j, spi.StatusSucceeded)
+			j.finishedAt = c.FinishedAt
+		case spi.OutcomeRetry:
+			w.setStatus(j, spi.StatusPending)
+			j.due, j.attempts, j.lastErr, j.owner = c.RetryAt, c.Attempts, c.LastError, ""
+		case spi.OutcomeFailed:
+			w.setStatus(j, spi.StatusFailed)
+			j.finishedAt, j.attempts, j.lastErr = c.FinishedAt, c.Attempts, c.LastError
+		}
+	}
+}
+
+func ownerNote(j *sjob) string {
+	if j.owner != "" {
+		return " owned by " + j.owner
+	}
+	return ""
+}
+
+// checkRelease checks a graceful stop's release: fenced like a completion,
+// back to PENDING due now, nothing charged, the old claim fenced out.
+func (w *world) checkRelease(n *node, refs []spi.ClaimRef, applied []bool, now time.Time) {
+	if len(applied) != len(refs) {
+		w.fail(invRelease, nil, []*node{n}, "ReleaseJobs returned %d results for %d refs", len(applied), len(refs))
+		return
+	}
+	for i, r := range refs {
+		j := w.byID[r.JobID]
+		w.check(invRelease)
+		current := j.status == spi.StatusRunning && j.seq == r.ClaimSeq
+		if applied[i] != current {
+			w.fail(invFence, []*sjob{j}, []*node{n}, "%s's release of %s under claim %d: applied=%v, but the job is %s with claim %d",
+				n.id, j.label, r.ClaimSeq, applied[i], j.status, j.seq)
+			return
+		}
+		w.touch(j)
+		if applied[i] {
+			w.setStatus(j, spi.StatusPending)
+			j.due, j.owner = now, ""
+			j.seq++
+			j.releases++
+			w.report.Released++
+		}
+	}
+}
+
+// checkRecover checks that an orphan scan recovered exactly the RUNNING
+// jobs of dead nodes, charging the crash budget, and applies it.
+func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJob) {
+	w.check(invRecovery)
+	cutoff := p.Now.Add(-p.Grace)
+	dead := func(owner string) bool {
+		if slices.Contains(p.Nodes, owner) {
+			return true
+		}
+		hb, ok := w.nodeRows[owner]
+		return !ok || hb.Before(cutoff)
+	}
+	var want []*sjob
+	for _, j := range w.running {
+		if dead(j.owner) {
+			want = append(want, j)
+		}
+	}
+	slices.SortFunc(want, func(a, b *sjob) int { return bytes.Compare(a.id[:], b.id[:]) })
+	gotJobs := make([]*sjob, len(got))
+	ok := len(got) == len(want)
+	for i, g := range got {
+		gotJobs[i] = w.byID[g.JobID]
+		if gotJobs[i] == nil {
+			w.fail(invNothingLost, nil, []*node{n}, "orphan scan by %s recovered job %s, which was never submitted", n.id, g.JobID)
+			return
+		}
+		ok = ok && gotJobs[i] == want[i]
+	}
+	if !ok {
+		w.fail(invRecovery, append(want, gotJobs...), []*node{n}, "orphan scan by %s (grace %s, nodes %v) recovered %s; expected %s",
+			n.id, p.Grace, p.Nodes, labels(gotJobs), labels(want))
+		return
+	}
+	for i, g := range got {
+		j := want[i]
+		w.check(invRelease)
+		if owner := w.nodeByID(j.owner); owner != nil && owner.state == nodeStopping && owner.stopClean {
+			w.fail(invRelease, []*sjob{j}, []*node{owner, n}, "orphan scan by %s recovered %s, charging its crash budget, while %s was draining it in a graceful stop "+
+				"(no stall, no clock jump): a graceful stop must release without charge, even when the drain times out; "+
+				"the stopping node's heartbeat is %s old, over the grace %s", n.id, j.label, owner.id, p.Now.Sub(w.nodeRows[owner.id]), p.Grace)
+			return
+		}
+		w.check(invCrashBudget)
+		wantStatus, wantCrash := spi.StatusFailed, j.crash
+		if j.crash < p.MaxCrashRedeliveries {
+			wantStatus, wantCrash = spi.StatusPending, j.crash+1
+		}
+		if g.NewStatus != wantStatus || g.CrashCount != wantCrash || g.FromNode != j.owner {
+			w.fail(invCrashBudget, []*sjob{j}, []*node{n}, "recovery of %s (crash count %d, budget %d, owner %s) reported %s crash %d from %q; expected %s crash %d",
+				j.label, j.crash, p.MaxCrashRedeliveries, j.owner, g.NewStatus, g.CrashCount, g.FromNode, wantStatus, wantCrash)
+			return
+		}
+		w.setStatus(j, wantStatus)
+		j.crash, j.owner = wantCrash, ""
+		j.seq++
+		j.recoveries++
+		if wantStatus == spi.StatusPending {
+			j.due = p.Now
+		} else {
+			j.finishedAt, j.lastErr = p.Now, p.LastError
+		}
+		w.touch(j)
+		w.report.Recovered++
+	}
+	for node, hb := range w.nodeRows {
+		if slices.Contains(p.Nodes, node) || hb.Before(cutoff) {
+			delete(w.nodeRows, node)
+		}
+	}
+}
+
+func labels(js []*sjob) string {
+	if len(js) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(js))
+	for i, j := range js {
+		parts[i] = j.label
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func (w *world) nodeByID(id string) *node {
+	for _, n := range w.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// checkRetryPath checks the engine's retry decision for a failed execution
+// against the FAQ's decision path, computed independently.
+func (w *world) checkRetryPath(j *sjob, snap *spi.Job, err error, c spi.Completion) {
+	w.check(invRetryPath)
+	attempt := snap.Attempts + 1
+	retry := !ratchet.IsDoNotRetry(err) && w.policy.ShouldRetry(attempt, err) && attempt <= snap.MaxRetries
+	var at time.Time
+	if retry {
+		d := w.policy.Delay(attempt)
+		if d <= 0 {
+			switch snap.Backoff {
+			case spi.BackoffFixed:
+				d = snap.BackoffParam
+			case spi.BackoffExponential:
+				d = snap.BackoffParam
+				for i := 1; i < attempt && d < spi.MaxBackoff; i++ {
+					d *= 2
+				}
+				d = min(d, spi.MaxBackoff)
+			}
+		}
+		at = c.FinishedAt.Add(d)
+	}
+	gotRetry := c.Outcome == spi.OutcomeRetry
+	if gotRetry != retry || c.Attempts != attempt || (retry && !c.RetryAt.Equal(at)) || (!retry && c.Outcome != spi.OutcomeFailed) {
+		w.fail(invRetryPath, []*sjob{j}, nil, "attempt %d of %s (max retries %d, backoff %s %s) failed with %q: engine decided outcome %d retry at %s attempts %d; the FAQ's path gives retry=%v at %s",
+			attempt, j.label, snap.MaxRetries, snap.Backoff, snap.BackoffParam, err, c.Outcome, fmtOffset(c.RetryAt.Sub(w.start)), c.Attempts, retry, fmtOffset(at.Sub(w.start)))
+	}
+}
+
+// checkAdmin checks a cancel or DLQ retry against the model and applies it.
+func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
+	w.check(invAdminOps)
+	var okState spi.Status = spi.StatusPending
+	if op == "retry" {
+		okState = spi.StatusFailed
+	}
+	allowed := j.status == okState
+	switch {
+	case allowed && err != nil:
+		w.fail(invAdminOps, []*sjob{j}, nil, "%s of %s, which is %s, failed: %v", op, j.label, j.status, err)
+	case !allowed && !errors.Is(err, spi.ErrInvalidState):
+		w.fail(invAdminOps, []*sjob{j}, nil, "%s of %s, which is %s, returned %v; expected an error wrapping ErrInvalidState", op, j.label, j.status, err)
+	}
+	if w.failure != nil || !allowed {
+		return
+	}
+	w.touch(j)
+	if op == "cancel" {
+		w.setStatus(j, spi.StatusCancelled)
+		j.finishedAt = now
+		return
+	}
+	w.setStatus(j, spi.StatusPending)
+	j.lastErr, j.attempts, j.crash, j.due, j.finishedAt, j.owner = "", 0, 0, now, time.Time{}, ""
+	j.claims, j.recoveries, j.releases = 0, 0, 0
+}
+
+// compareJob reports how a stored job differs from the model, or "".
+// Fields the contract leaves open for a state (the owner of a finished job,
+// the finish time of a cancelled one) are not compared.
+func (w *world) compareJob(j *sjob, g *spi.Job) string {
+	var diffs []string
+	add := func(field string, got, want any) {
+		diffs = append(diffs, fmt.Sprintf("%s is %v, expected %v", field, got, want))
+	}
+	if g.Status != j.status {
+		add("status", g.Status, j.status)
+	}
+	if g.ClaimSeq != j.seq {
+		add("claim_seq", g.ClaimSeq, j.seq)
+	}
+	if !j.status.Terminal() && g.OwnerNode != j.owner {
+		add("owner", fmt.Sprintf("%q", g.OwnerNode), fmt.Sprintf("%q", j.owner))
+	}
+	if g.Attempts != j.attempts {
+		add("attempts", g.Attempts, j.attempts)
+	}
+	if g.CrashCount != j.crash {
+		add("crash_count", g.CrashCount, j.crash)
+	}
+	if j.status == spi.StatusPending && !g.ScheduledAt.Equal(j.due) {
+		add("scheduled", fmtOffset(g.ScheduledAt.Sub(w.start)), fmtOffset(j.due.Sub(w.start)))
+	}
+	if g.LastError != j.lastErr {
+		add("last_error", fmt.Sprintf("%q", g.LastError), fmt.Sprintf("%q", j.lastErr))
+	}
+	if (j.status == spi.StatusSucceeded || j.status == spi.StatusFailed) && !g.FinishedAt.Equal(j.finishedAt) {
+		add("finished", fmtOffset(g.FinishedAt.Sub(w.start)), fmtOffset(j.finishedAt.Sub(w.start)))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// checkStep runs after every step: each job the step touched is read back
+// and compared with the model; no two nodes believe they hold its current
+// claim; its crash count is within the budget; and the aging probe is
+// within its bound. Every 500 steps the whole store is compared.
+func (w *world) checkStep() error {
+	for _, j := range w.touched {
+		g, err := w.store.GetJob(w.ctx, j.id)
+		if err != nil {
+			if errors.Is(err, spi.ErrNotFound) {
+				w.fail(invNothingLost, []*sjob{j}, nil, "%s is gone from the store", j.label)
+				return nil
+			}
+			return w.storeErr("GetJob", err)
+		}
+		w.check(invStoreModel)
+		if d := w.compareJob(j, g); d != "" {
+			w.fail(invStoreModel, []*sjob{j}, nil, "%s in the store differs from the contract's result: %s", j.label, d)
+			return nil
+		}
+		w.checkOwners(j)
+		w.check(invCrashBudget)
+		if j.crash > w.maxCrash {
+			w.fail(invCrashBudget, []*sjob{j}, nil, "%s has crash count %d over the budget %d", j.label, j.crash, w.maxCrash)
+		}
+		if j.poison && j.recoveries > w.maxCrash+1 {
+			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s was recovered %d times; the budget %d allows %d", j.label, j.recoveries, w.maxCrash, w.maxCrash+1)
+		}
+		if w.failure != nil {
+			return nil
+		}
+	}
+	w.checkProbe()
+	if w.failure == nil && w.step%500 == 0 {
+		return w.checkAll()
+	}
+	return nil
+}
+
+// checkOwners checks invariant 1 for one job: among the nodes still alive
+// (running, stopping or stalled), at most one believes it holds the job's
+// current claim, and when one does the store names it as the owner.
+func (w *world) checkOwners(j *sjob) {
+	w.check(invSingleOwner)
+	var holders []*node
+	for _, n := range w.nodes {
+		if n.state == nodeCrashed || n.state == nodeStopped {
+			continue
+		}
+		if n.believes(spi.ClaimRef{JobID: j.id, ClaimSeq: j.seq}) && j.status == spi.StatusRunning {
+			holders = append(holders, n)
+		}
+	}
+	switch {
+	case len(holders) > 1:
+		w.fail(invSingleOwner, []*sjob{j}, holders, "%d nodes hold the current claim %d of %s", len(holders), j.seq, j.label)
+	case len(holders) == 1 && holders[0].id != j.owner:
+		w.fail(invSingleOwner, []*sjob{j}, holders, "%s holds the current claim %d of %s, but the store's owner is %q", holders[0].id, j.seq, j.label, j.owner)
+	}
+}
+
+// checkAll compares every stored job with the model: each submitted job is
+// in the store exactly once, in the state the model expects, and the store
+// holds nothing else.
+func (w *world) checkAll() error {
+	seen := 0
+	var after uuid.UUID
+	for {
+		page, next, err := w.store.ListJobs(w.ctx, spi.ListParams{After: after, Limit: 1000})
+		if err != nil {
+			return w.storeErr("ListJobs", err)
+		}
+		for _, g := range page {
+			w.check(invNothingLost)
+			j := w.byID[g.ID]
+			if j == nil {
+				w.fail(invNothingLost, nil, nil, "the store holds job %s, which was never submitted", g.ID)
+				return nil
+			}
+			if !g.Status.Valid() {
+				w.fail(invNothingLost, []*sjob{j}, nil, "%s is in unknown state %q", j.label, g.Status)
+				return nil
+			}
+			if d := w.compareJob(j, g); d != "" {
+				w.fail(invStoreModel, []*sjob{j}, nil, "%s in the store differs from the contract's result: %s", j.label, d)
+				return nil
+			}
+			seen++
+		}
+		if next == uuid.Nil {
+			break
+		}
+		after = next
+	}
+	if seen != len(w.jobs) {
+		w.fail(invNothingLost, nil, nil, "the store lists %d jobs; %d were submitted", seen, len(w.jobs))
+	}
+	return nil
+}
+
+// stuckJobs returns up to n jobs that are not terminal.
+func (w *world) stuckJobs(n int) []*sjob {
+	var out []*sjob
+	for _, j := range w.jobs {
+		if !j.status.Terminal() {
+			out = append(out, j)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// checkFinal runs at the end of the heal phase: the whole store matches
+// the model, every job is terminal, and every poison job failed after
+// exactly budget+1 crashes.
+func (w *world) checkFinal() error {
+	if err := w.checkAll(); err != nil || w.failure != nil {
+		if w.failure != nil {
+			return w.failure
+		}
+		return err
+	}
+	for _, j := range w.jobs {
+		w.check(invNothingLost)
+		if !j.status.Terminal() {
+			w.fail(invNothingLost, []*sjob{j}, nil, "%s ended the run %s", j.label, j.status)
+			return w.failure
+		}
+		if !j.poison || j.status == spi.StatusCancelled {
+			continue
+		}
+		w.check(invCrashBudget)
+		switch {
+		case j.status != spi.StatusFailed || j.lastErr != recoveryMessage:
+			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s ended %s (%q), not FAILED by orphan recovery", j.label, j.status, j.lastErr)
+		case j.recoveries != w.maxCrash+1:
+			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s failed after %d crashes; the budget %d demands exactly %d", j.label, j.recoveries, w.maxCrash, w.maxCrash+1)
+		case j.claims != j.recoveries+j.releases:
+			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s was claimed %d times: %d crashes and %d releases account for %d", j.label, j.claims, j.recoveries, j.releases, j.recoveries+j.releases)
+		}
+		if w.failure != nil {
+			return w.failure
+		}
+	}
+	return nil
+}

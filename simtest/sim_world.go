@@ -1,0 +1,574 @@
+package simtest
+
+import (
+	"container/heap"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+	"github.com/ratchet-go/ratchet/engine"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
+)
+
+// The simulator is a discrete-event simulation run on one goroutine. Every
+// node is a state machine (node.go): its periodic actions (poll, heartbeat,
+// orphan scan) and the ends of its job bodies are events in one queue,
+// ordered by simulated time and then by a sequence number, so that a seed
+// fixes the whole run. A step pops one event, moves the fake clock to its
+// time, lets the node (or the workload, or the fault injector) act through
+// the spi.Store, and then checks the invariants (check.go) against a model
+// of what every store call must have done.
+
+// evKind is the kind of a queued event.
+type evKind int
+
+const (
+	evPoll evKind = iota + 1
+	evHeartbeat
+	evScan
+	evBodyDone   // a job body returns
+	evFlush      // a node writes its buffered completions
+	evNodeCrash  // a poison job (or a scheduled fault) kills its node mid-execution
+	evResume     // a stalled node resumes
+	evRestart    // a crashed or stopped node starts again
+	evDrainLimit // a graceful stop's drain timeout expires
+	evSubmit     // the workload submits jobs
+	evAdmin      // the workload cancels or DLQ-retries a job
+)
+
+type event struct {
+	at   time.Time
+	seq  uint64
+	kind evKind
+	node int // index into world.nodes; -1 for workload events
+	inc  int // node incarnation the event belongs to
+	ref  spi.ClaimRef
+	why  string
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// traceEntry is one line of the event trace and what it concerns.
+type traceEntry struct {
+	line  string
+	jobs  []int // job indexes
+	nodes []int // node indexes
+}
+
+const (
+	phaseMain = iota
+	phaseHeal
+)
+
+// healTimeLimit bounds the heal phase in simulated time: with every node
+// healthy, each job must be terminal well within it (the longest backoff
+// the workload uses is 32 s, its longest delay 60 s).
+const healTimeLimit = 30 * time.Minute
+
+// world is one simulation.
+type world struct {
+	sc    Scenario
+	orig  Scenario // as given, for the reproduce line
+	seed  int64
+	rng   *rand.Rand
+	clock *clockwork.FakeClock
+	start time.Time
+	store spi.Store
+	ctx   context.Context
+
+	q      eventQueue
+	seq    uint64
+	step   int
+	phase  int
+	healAt time.Time
+
+	maxCrash int
+	policy   spi.RetryPolicy
+	nodes    []*node
+
+	model
+	probe *probe
+
+	// id generation
+	lastMs int64
+	idSeq  uint16
+
+	trace   []traceEntry
+	hasher  hashWriter
+	report  Report
+	failure *Violation
+	// touched lists the jobs a step changed or claimed, checked after it.
+	touched []*sjob
+	stamp   int
+}
+
+type hashWriter struct {
+	h interface {
+		Write([]byte) (int, error)
+		Sum([]byte) []byte
+	}
+}
+
+// Simulate runs one deterministic simulation of the scenario with the given
+// seed and returns its report. When an invariant does not hold it stops and
+// returns a *Violation naming the seed, the invariant and the trace suffix
+// that shows it; any other error is a store that failed a call.
+func Simulate(seed int64, sc Scenario) (Report, error) {
+	orig := sc
+	sc = sc.withDefaults()
+	w := &world{
+		orig:  orig,
+		sc:    sc,
+		seed:  seed,
+		rng:   rand.New(rand.NewPCG(uint64(seed), 0x5eed_7a7c_4e75_ba11)),
+		clock: clockwork.NewFakeClockAt(sc.Start),
+		start: sc.Start,
+		ctx:   context.Background(),
+	}
+	w.hasher.h = sha256.New()
+	w.model.init()
+	w.report = Report{Seed: seed, Faults: map[string]int{}, Checks: map[string]int{}, Final: map[spi.Status]int{}}
+
+	var store spi.Store
+	if sc.NewStore != nil {
+		s, err := sc.NewStore()
+		if err != nil {
+			return w.report, fmt.Errorf("simtest: seed %d: open store: %w", seed, err)
+		}
+		store = s
+	} else {
+		store = memory.New()
+	}
+	defer store.Close()
+	if sc.WrapStore != nil {
+		store = sc.WrapStore(store)
+	}
+	w.store = store
+
+	w.configure()
+	err := w.run()
+	w.finishReport()
+	if err != nil {
+		return w.report, err
+	}
+	return w.report, nil
+}
+
+// configure lets the seed pick what the scenario leaves open.
+func (w *world) configure() {
+	sc := w.sc
+	n := sc.Nodes
+	if n <= 0 {
+		n = 2 + w.rng.IntN(3)
+	}
+	switch {
+	case sc.MaxCrashRedeliveries > 0:
+		w.maxCrash = sc.MaxCrashRedeliveries
+	case sc.MaxCrashRedeliveries < 0:
+		w.maxCrash = 0
+	default:
+		w.maxCrash = w.rng.IntN(4)
+	}
+	w.policy = sc.RetryPolicy
+	w.report.RetryPolicy = "custom"
+	if w.policy == nil {
+		switch r := w.rng.IntN(10); {
+		case r < 8:
+			w.policy, w.report.RetryPolicy = engine.DefaultRetryPolicy{}, "default"
+		case r == 8:
+			k := 1 + w.rng.IntN(3)
+			w.policy, w.report.RetryPolicy = refusePolicy{from: k}, fmt.Sprintf("refuse-from-attempt-%d", k)
+		default:
+			d := time.Duration(100+w.rng.IntN(900)) * time.Millisecond
+			w.policy, w.report.RetryPolicy = delayPolicy{d: d}, fmt.Sprintf("fixed-delay-%s", d)
+		}
+	}
+	for i := range n {
+		slots := sc.Slots
+		if slots <= 0 {
+			slots = 1 + w.rng.IntN(4)
+		}
+		nd := &node{idx: i, id: fmt.Sprintf("n%d", i+1), slots: slots, execs: map[spi.ClaimRef]*exec{}}
+		if i > 0 && !sc.NoTags {
+			nd.tags = tagFilters[w.rng.IntN(len(tagFilters))]
+		}
+		w.nodes = append(w.nodes, nd)
+		w.report.Slots = append(w.report.Slots, slots)
+	}
+	w.report.Nodes = n
+	w.report.MaxCrashRedeliveries = w.maxCrash
+	if w.sc.BoostInterval > 0 && (sc.Aging == AgingOn || (sc.Aging == AgingAuto && w.rng.IntN(3) == 0)) {
+		lo := sc.Steps / 4
+		w.probe = &probe{atStep: lo + w.rng.IntN(max(1, sc.Steps/4))}
+	}
+	w.tracef(nil, nil, "start: %d nodes (slots %v), max crash redeliveries %d, retry policy %s, boost %s, grace %s",
+		n, w.report.Slots, w.maxCrash, w.report.RetryPolicy, sc.BoostInterval, sc.OrphanGrace)
+	for _, nd := range w.nodes {
+		if !nd.tags.Empty() {
+			w.tracef(nil, []*node{nd}, "%s claims only jobs passing %+v", nd.id, nd.tags)
+		}
+	}
+}
+
+// tagFilters are the affinities the seed gives nodes other than n1.
+var tagFilters = []spi.TagFilter{
+	{},
+	{All: []string{"gpu"}},
+	{None: []string{"gpu"}},
+	{Any: []string{"eu", "us"}},
+	{All: []string{"eu"}, None: []string{"gpu"}},
+}
+
+// jobTags are the tag sets the workload gives jobs.
+var jobTags = [][]string{{"gpu"}, {"eu"}, {"us"}, {"eu", "gpu"}}
+
+// resources are the permits of the workload, with their limits.
+var resources = []struct {
+	name  string
+	limit int
+}{{"db", 1}, {"api", 2}}
+
+// refusePolicy refuses retries from attempt `from` on.
+type refusePolicy struct{ from int }
+
+func (p refusePolicy) ShouldRetry(attempt int, _ error) bool { return attempt < p.from }
+func (p refusePolicy) Delay(int) time.Duration               { return 0 }
+
+// delayPolicy overrides every job's backoff with a fixed delay.
+type delayPolicy struct{ d time.Duration }
+
+func (p delayPolicy) ShouldRetry(int, error) bool { return true }
+func (p delayPolicy) Delay(int) time.Duration     { return p.d }
+
+func (w *world) now() time.Time { return w.clock.Now().UTC() }
+
+// schedule queues an event d after now.
+func (w *world) schedule(d time.Duration, e *event) {
+	if d < 0 {
+		d = 0
+	}
+	w.scheduleAt(w.now().Add(d), e)
+}
+
+func (w *world) scheduleAt(at time.Time, e *event) {
+	w.seq++
+	e.at, e.seq = at, w.seq
+	heap.Push(&w.q, e)
+}
+
+// randDur returns a duration in [lo, hi] with millisecond granularity.
+func (w *world) randDur(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	span := int64((hi - lo) / time.Millisecond)
+	return lo + time.Duration(w.rng.Int64N(span+1))*time.Millisecond
+}
+
+func (w *world) chance(p float64) bool { return p > 0 && w.rng.Float64() < p }
+
+// newID returns a UUIDv7 made from the simulated clock and the seeded RNG,
+// so ids, and the claim order among equal jobs, are reproducible.
+func (w *world) newID() uuid.UUID {
+	ms := w.now().UnixMilli()
+	if ms <= w.lastMs {
+		ms = w.lastMs
+		w.idSeq++
+		if w.idSeq > 0x0fff {
+			ms++
+			w.idSeq = 0
+		}
+	} else {
+		w.idSeq = 0
+	}
+	w.lastMs = ms
+	var u uuid.UUID
+	binary.BigEndian.PutUint64(u[8:], w.rng.Uint64())
+	var ts [8]byte
+	binary.BigEndian.PutUint64(ts[:], uint64(ms))
+	copy(u[0:6], ts[2:8])
+	u[6] = 0x70 | byte(w.idSeq>>8)
+	u[7] = byte(w.idSeq)
+	u[8] = (u[8] & 0x3f) | 0x80
+	return u
+}
+
+func fmtOffset(d time.Duration) string {
+	ms := d.Milliseconds()
+	return fmt.Sprintf("+%d.%03ds", ms/1000, ms%1000)
+}
+
+// tracef appends one line to the trace, tagged with the jobs and nodes it
+// concerns.
+func (w *world) tracef(jobs []*sjob, nodes []*node, format string, args ...any) {
+	line := fmt.Sprintf("#%06d %10s %s", w.step, fmtOffset(w.now().Sub(w.start)), fmt.Sprintf(format, args...))
+	e := traceEntry{line: line}
+	for _, j := range jobs {
+		e.jobs = append(e.jobs, j.idx)
+	}
+	for _, n := range nodes {
+		e.nodes = append(e.nodes, n.idx)
+	}
+	w.trace = append(w.trace, e)
+	_, _ = w.hasher.h.Write([]byte(line))
+	_, _ = w.hasher.h.Write([]byte{'\n'})
+}
+
+// errStop ends the run loop after a violation was recorded.
+var errStop = errors.New("simtest: stop")
+
+// fail records a violation; the run stops after the current step.
+func (w *world) fail(invariant string, jobs []*sjob, nodes []*node, format string, args ...any) {
+	if w.failure != nil {
+		return
+	}
+	v := &Violation{
+		Seed: w.seed, Step: w.step, At: w.now().Sub(w.start), Invariant: invariant,
+		Detail: fmt.Sprintf(format, args...), Reproduce: w.orig.reproduce(w.seed),
+	}
+	for _, j := range jobs {
+		v.Jobs = append(v.Jobs, j.label)
+	}
+	for _, n := range nodes {
+		v.Nodes = append(v.Nodes, n.id)
+	}
+	v.Trace = w.traceSuffix(jobs, nodes)
+	w.tracef(jobs, nodes, "VIOLATION %s: %s", invariant, v.Detail)
+	w.failure = v
+}
+
+// traceSuffix returns the shortest trace suffix that shows a violation: the
+// last TraceTail lines concerning the given jobs, plus the faults of the
+// given nodes (and clock jumps) since the first of those lines; with no job
+// given, the last lines of the run.
+func (w *world) traceSuffix(jobs []*sjob, nodes []*node) []string {
+	tail := w.sc.TraceTail
+	if len(jobs) == 0 {
+		out := make([]string, 0, tail)
+		for _, e := range w.trace[max(0, len(w.trace)-tail):] {
+			out = append(out, e.line)
+		}
+		return out
+	}
+	want := map[int]bool{}
+	for _, j := range jobs {
+		want[j.idx] = true
+	}
+	wantNode := map[int]bool{}
+	for _, n := range nodes {
+		wantNode[n.idx] = true
+	}
+	concerns := func(e traceEntry) bool {
+		for _, j := range e.jobs {
+			if want[j] {
+				return true
+			}
+		}
+		return false
+	}
+	from, found := len(w.trace), 0
+	for i := len(w.trace) - 1; i >= 0 && found < tail; i-- {
+		if concerns(w.trace[i]) {
+			from, found = i, found+1
+		}
+	}
+	var out []string
+	for _, e := range w.trace[from:] {
+		keep := concerns(e)
+		if !keep && strings.Contains(e.line, "FAULT") {
+			keep = len(e.nodes) == 0 // a clock jump concerns everyone
+			for _, n := range e.nodes {
+				keep = keep || wantNode[n]
+			}
+		}
+		if keep {
+			out = append(out, e.line)
+		}
+	}
+	return out
+}
+
+// storeErr turns a store error into the run's error.
+func (w *world) storeErr(op string, err error) error {
+	return fmt.Errorf("simtest: seed %d: step %d: store %s failed: %w", w.seed, w.step, op, err)
+}
+
+// run is the main loop.
+func (w *world) run() error {
+	for _, n := range w.nodes {
+		if err := w.startNode(n); err != nil {
+			return err
+		}
+	}
+	w.schedule(0, &event{kind: evSubmit, node: -1})
+	w.schedule(w.randDur(time.Second, 5*time.Second), &event{kind: evAdmin, node: -1})
+
+	for {
+		if w.phase == phaseMain && w.step >= w.sc.Steps {
+			w.enterHeal()
+		}
+		if w.phase == phaseHeal && w.nonTerminal == 0 {
+			break
+		}
+		if w.phase == phaseHeal && w.now().Sub(w.healAt) > healTimeLimit {
+			stuck := w.stuckJobs(5)
+			w.fail("nothing-lost", stuck, nil, "%d jobs still not terminal after %s with every node healthy (first: %s)",
+				w.nonTerminal, healTimeLimit, describeJobs(stuck))
+			break
+		}
+		if w.q.Len() == 0 {
+			stuck := w.stuckJobs(5)
+			w.fail("nothing-lost", stuck, nil, "nothing left to happen but %d jobs are not terminal (first: %s)", w.nonTerminal, describeJobs(stuck))
+			break
+		}
+		ev := heap.Pop(&w.q).(*event)
+		if !w.live(ev) {
+			continue // an event of an earlier incarnation, or a forgotten poll
+		}
+		if ev.node >= 0 {
+			n := w.nodes[ev.node]
+			if n.stalled() && ev.kind != evResume {
+				w.scheduleAt(n.stallUntil, ev) // frozen: it happens on resume
+				continue
+			}
+		}
+		if d := ev.at.Sub(w.now()); d > 0 {
+			w.clock.Advance(d)
+		}
+		w.step++
+		w.stamp++
+		w.touched = w.touched[:0]
+		if err := w.handle(ev); err != nil {
+			return err
+		}
+		if w.phase == phaseMain && w.failure == nil {
+			if err := w.injectFaults(); err != nil {
+				return err
+			}
+		}
+		if w.failure == nil {
+			if err := w.checkStep(); err != nil {
+				return err
+			}
+		}
+		if w.failure != nil {
+			return w.failure
+		}
+	}
+	if w.failure != nil {
+		return w.failure
+	}
+	return w.checkFinal()
+}
+
+func (w *world) handle(ev *event) error {
+	if ev.node < 0 {
+		switch ev.kind {
+		case evSubmit:
+			return w.submitTick()
+		case evAdmin:
+			return w.adminTick()
+		}
+		return nil
+	}
+	n := w.nodes[ev.node]
+	switch ev.kind {
+	case evPoll:
+		return w.poll(n)
+	case evHeartbeat:
+		return w.heartbeat(n)
+	case evScan:
+		return w.scan(n)
+	case evBodyDone:
+		return w.bodyDone(n, ev.ref)
+	case evFlush:
+		return w.flush(n)
+	case evNodeCrash:
+		return w.poisonCrash(n, ev.ref)
+	case evResume:
+		n.stallUntil = time.Time{}
+		w.tracef(nil, []*node{n}, "%s resumes, believing it owns %s", n.id, w.refsOf(n.beliefs()))
+		return nil
+	case evRestart:
+		return w.startNode(n)
+	case evDrainLimit:
+		return w.drainTimeout(n)
+	}
+	return nil
+}
+
+// enterHeal ends fault injection and submissions, and brings every node
+// back so that everything submitted can reach a terminal state.
+func (w *world) enterHeal() {
+	w.phase = phaseHeal
+	w.healAt = w.now()
+	w.report.MainSteps = w.step
+	w.tracef(nil, nil, "heal: no more faults or submissions; every node comes back")
+	for _, n := range w.nodes {
+		switch {
+		case n.stalled():
+			// its resume is queued
+		case n.state == nodeCrashed || n.state == nodeStopped:
+			if !n.restartQueued {
+				n.restartQueued = true
+				w.schedule(0, &event{kind: evRestart, node: n.idx, inc: n.inc})
+			}
+		}
+	}
+	if w.probe != nil && w.probe.active {
+		w.probe.active = false // the flood ends with the main phase
+	}
+}
+
+func (w *world) finishReport() {
+	r := &w.report
+	r.Steps = w.step
+	if w.phase == phaseMain {
+		r.MainSteps = w.step
+	}
+	r.HealSteps = r.Steps - r.MainSteps
+	r.SimulatedTime = w.now().Sub(w.start)
+	for _, j := range w.jobs {
+		r.Final[j.status]++
+		switch {
+		case j.poison:
+			r.PoisonJobs++
+		case j.flood:
+			r.FloodJobs++
+		}
+	}
+	r.Jobs = len(w.jobs)
+	r.TraceHash = hex.EncodeToString(w.hasher.h.Sum(nil))
+	if w.sc.KeepTrace {
+		r.Trace = make([]string, len(w.trace))
+		for i, e := range w.trace {
+			r.Trace[i] = e.line
+		}
+	}
+}
