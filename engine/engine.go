@@ -231,19 +231,26 @@ func (e *Engine) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// releaseInflight cancels the bodies still running and gives their jobs back.
+// releaseInflight gives the jobs whose bodies still run back to PENDING,
+// then cancels those bodies. Releasing first matters: a cancelled body's
+// failure must reach the store only after the release has fenced it out,
+// or it would charge an attempt (or dead-letter the job).
 func (e *Engine) releaseInflight(ctx context.Context) error {
 	e.mu.Lock()
+	execs := make([]*execution, 0, len(e.inflight))
 	refs := make([]spi.ClaimRef, 0, len(e.inflight))
 	for _, x := range e.inflight {
+		execs = append(execs, x)
 		refs = append(refs, spi.ClaimRef{JobID: x.job.ID, ClaimSeq: x.job.ClaimSeq})
-		x.cancel()
 	}
 	e.mu.Unlock()
 	if len(refs) == 0 {
 		return nil
 	}
 	ok, err := e.store.ReleaseJobs(ctx, refs, e.now())
+	for _, x := range execs {
+		x.cancel()
+	}
 	if err != nil {
 		return fmt.Errorf("release %d running jobs: %w", len(refs), err)
 	}

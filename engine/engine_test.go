@@ -658,3 +658,53 @@ func TestListJobsPaging(t *testing.T) {
 	_, err = c.ListJobs(ctx, ratchet.ListOptions{Status: "BOGUS"})
 	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument)
 }
+
+// gatedRelease holds ReleaseJobs until a completion was written for the job
+// or a moment has passed: with bodies cancelled before the release, the
+// cancelled body's failure would be written first.
+type gatedRelease struct {
+	*memory.Store
+	written <-chan struct{}
+}
+
+func (s gatedRelease) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	select {
+	case <-s.written:
+	case <-time.After(200 * time.Millisecond):
+	}
+	return s.Store.ReleaseJobs(ctx, refs, now)
+}
+
+func TestDrainTimeoutNeverChargesTheReleasedJob(t *testing.T) {
+	started := make(chan struct{})
+	task := ratchet.NewVoidTask("stubborn", func(ctx context.Context, a args) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	written := make(chan struct{})
+	s := gatedRelease{Store: memory.New(), written: written}
+	eng, err := engine.New(s, engine.Options{NodeID: "n1", Logger: quiet, ShutdownTimeout: 50 * time.Millisecond}, task)
+	require.NoError(t, err)
+	events, unsub := eng.Subscribe(10)
+	defer unsub()
+	go func() {
+		for ev := range events {
+			if ev.Kind != engine.EventSuperseded {
+				close(written)
+				return
+			}
+		}
+	}()
+	require.NoError(t, eng.Start(context.Background()))
+	ctx := context.Background()
+	id, err := task.Submit(ctx, eng.Client(), args{}, ratchet.WithMaxRetries(0))
+	require.NoError(t, err)
+	<-started
+	require.NoError(t, eng.Stop(ctx))
+	j, err := s.GetJob(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusPending, j.Status, "released, not failed: %s", j.LastError)
+	assert.Zero(t, j.Attempts)
+	assert.Empty(t, j.LastError)
+}
