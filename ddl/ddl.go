@@ -12,7 +12,7 @@ import (
 
 // files holds one folder of migrations per dialect.
 //
-//go:embed postgresql/*.sql sqlite/*.sql
+//go:embed mysql/*.sql oracle/*.sql postgresql/*.sql sqlite/*.sql sqlserver/*.sql
 var files embed.FS
 
 // Migration is one versioned schema change of one dialect.

@@ -7,10 +7,14 @@ import (
 	"github.com/ratchet-go/ratchet/ddl"
 )
 
-func TestMigrationsSQLite(t *testing.T) { testMigrations(t, "sqlite") }
+func TestMigrationsSQLite(t *testing.T) {
+	testMigrations(t, "sqlite")
+	testCluster(t, "sqlite")
+}
 
 func TestMigrationsPostgreSQL(t *testing.T) {
 	testMigrations(t, "postgresql")
+	testCluster(t, "postgresql")
 	migs, _ := ddl.Migrations("postgresql")
 	for _, m := range migs {
 		// The files must stay usable with any schema: the migrator (or
@@ -53,6 +57,34 @@ func testMigrations(t *testing.T, dialect string) {
 	}
 }
 
+// testCluster checks the cluster migration (0002) of the SQLite and
+// PostgreSQL dialects: resource permits, leases, state and properties.
+func testCluster(t *testing.T, dialect string) {
+	t.Helper()
+	migs, err := ddl.Migrations(dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(migs) < 2 || migs[1].Name != "cluster" {
+		t.Fatalf("second migration = %+v", migs[1:])
+	}
+	cluster := migs[1].SQL
+	for _, table := range []string{"scheduler_lease", "scheduler_job_state", "scheduler_job_property"} {
+		if !strings.Contains(cluster, "CREATE TABLE "+table+" ") {
+			t.Errorf("cluster does not create %s", table)
+		}
+	}
+	for _, want := range []string{
+		"ADD COLUMN resource_name", "ADD COLUMN resource_limit",
+		"idx_scheduler_job_resource", "WHERE status = 'RUNNING'",
+		"idx_scheduler_job_property_value", "ON DELETE CASCADE",
+	} {
+		if !strings.Contains(cluster, want) {
+			t.Errorf("cluster does not contain %q", want)
+		}
+	}
+}
+
 func TestUnknownDialect(t *testing.T) {
 	for _, d := range []string{"nosuchdb", "", "../sqlite", "sqlite/..", "."} {
 		_, err := ddl.Migrations(d)
@@ -70,7 +102,7 @@ func TestUnknownDialect(t *testing.T) {
 
 func TestDialects(t *testing.T) {
 	ds := ddl.Dialects()
-	if len(ds) != 2 || ds[0] != "postgresql" || ds[1] != "sqlite" {
+	if len(ds) != 5 || ds[0] != "mysql" || ds[1] != "oracle" || ds[2] != "postgresql" || ds[3] != "sqlite" || ds[4] != "sqlserver" {
 		t.Fatalf("Dialects() = %v", ds)
 	}
 	for _, d := range ds {

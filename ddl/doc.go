@@ -19,6 +19,10 @@
 //		}
 //	}
 //
-// The known dialects are listed by [Dialects]; today: "postgresql" and
-// "sqlite".
+// The known dialects are listed by [Dialects]; today: "mysql" (MySQL 8.0+
+// and MariaDB 10.6+), "oracle" (Oracle Database 23ai+), "postgresql",
+// "sqlite" and "sqlserver" (SQL Server 2022+). The sqlserver files separate
+// their batches with lines holding only GO, and the oracle files end
+// PL/SQL blocks with a line holding only a slash, as sqlcmd, SQL*Plus,
+// Flyway and Liquibase expect; their stores split the files accordingly.
 package ddl

@@ -19,6 +19,7 @@ func ExampleMigrations() {
 	fmt.Println(err)
 	// Output:
 	// 0001_init.sql
-	// latest: 1
-	// ddl: unknown dialect "db2" (known: postgresql, sqlite)
+	// 0002_cluster.sql
+	// latest: 2
+	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

@@ -211,6 +211,74 @@ func recoveryCases() []testCase {
 			f.assertRecoveredPending(ca, now)
 			assertJob(t, cb, f.get(b.ID), "a live node not named is untouched")
 		}},
+		{"FailedFields", func(t tb, f *fixture) {
+			// A job the budget fails: FAILED with p.LastError, FinishedAt =
+			// p.Now, no owner, ClaimSeq advanced, attempts kept.
+			j := f.insertOne(withTask("tck.fail-fields"))
+			c := f.claimOne(j.ID, "node-x", at(time.Second))
+			require.Equal(t, []bool{true}, f.complete(retried(c, at(2*time.Second), at(time.Minute), 1, "first try")))
+			c = f.claimOne(j.ID, "node-x", at(time.Minute))
+			now := at(time.Hour + 321*time.Microsecond)
+			rec := f.recover(spi.RecoverParams{Now: now, Grace: grace, MaxCrashRedeliveries: 0, LastError: "crashed: no budget"})
+			require.Len(t, rec, 1)
+			assert.Equal(t, spi.RecoveredJob{JobID: j.ID, TaskName: "tck.fail-fields", FromNode: "node-x", NewStatus: spi.StatusFailed, CrashCount: rec[0].CrashCount},
+				rec[0], "report of a job failed by the budget")
+			want := c.Clone()
+			want.Status = spi.StatusFailed
+			want.LastError = "crashed: no budget"
+			want.FinishedAt = now
+			want.OwnerNode = ""
+			want.ClaimSeq = c.ClaimSeq + 1
+			got := f.get(j.ID)
+			assertJob(t, want, got, "job failed by the crash budget: FinishedAt = p.Now, owner cleared, attempts kept", anyCrashCount, anySchedule, anyClaimedAt)
+			assert.Equal(t, 1, got.Attempts, "attempts are kept")
+		}},
+		{"ReportOrder", func(t tb, f *fixture) {
+			// Results are ordered by job id, whatever the order of insertion
+			// and claims.
+			var jobs []*spi.Job
+			for i := range 12 {
+				jobs = append(jobs, f.newJob(withID(id(300-i*7)), withDue(at(time.Duration(i)*time.Second)), withPriority(spi.Priority(i%spi.NumPriorities))))
+			}
+			f.insert(shuffled(jobs)...)
+			require.Len(t, f.claim("node-a", 6, at(time.Minute), 0), 6)
+			require.Len(t, f.claim("node-b", 6, at(time.Minute), 0), 6)
+			rec := f.recover(spi.RecoverParams{Now: at(time.Hour), Grace: grace, MaxCrashRedeliveries: 3, LastError: "x"})
+			want := ids(jobs)
+			sortUUIDs(want)
+			assert.Equal(t, want, recoveredIDs(rec), "RecoverOrphans results are ordered by job id")
+		}},
+		{"ForcedNodeRowDeleted", func(t tb, f *fixture) {
+			// The rows of the nodes named in p.Nodes are deleted, with or
+			// without jobs, however fresh their heartbeat.
+			f.heartbeat("node-restarted", at(0))
+			f.heartbeat("node-idle", at(0))
+			a := f.insertOne()
+			f.claimOne(a.ID, "node-restarted", at(time.Second))
+			rec := f.recover(spi.RecoverParams{Now: at(2 * time.Second), Grace: time.Hour, MaxCrashRedeliveries: 3,
+				Nodes: []string{"node-restarted", "node-idle"}, LastError: "x"})
+			require.Equal(t, []uuid.UUID{a.ID}, recoveredIDs(rec))
+			b := f.insertOne(withDue(at(3 * time.Second)))
+			cb := f.claim("node-restarted", 10, at(3*time.Second), 0)
+			require.ElementsMatch(t, []uuid.UUID{a.ID, b.ID}, ids(cb))
+			d := f.insertOne(withDue(at(3 * time.Second)))
+			f.claimOne(d.ID, "node-idle", at(3*time.Second))
+			rec = f.recover(spi.RecoverParams{Now: at(4 * time.Second), Grace: time.Hour, MaxCrashRedeliveries: 3, LastError: "x"})
+			assert.ElementsMatch(t, []uuid.UUID{a.ID, b.ID, d.ID}, recoveredIDs(rec),
+				"the rows of the nodes named in p.Nodes must have been deleted: their new jobs are orphans under a long grace")
+		}},
+		{"StaleRowWithoutJobs", func(t tb, f *fixture) {
+			// A stale node row is deleted even when the node runs nothing.
+			f.heartbeat("node-a", at(0))
+			f.heartbeat("node-b", at(90*time.Second))
+			assert.Empty(t, f.recoverAt(at(2*time.Minute)), "no RUNNING jobs: nothing to recover")
+			j := f.insertOne(withDue(at(2 * time.Minute)))
+			k := f.insertOne(withDue(at(2 * time.Minute)))
+			f.claimOne(j.ID, "node-a", at(2*time.Minute))
+			f.claimOne(k.ID, "node-b", at(2*time.Minute))
+			rec := f.recover(spi.RecoverParams{Now: at(2 * time.Minute), Grace: time.Hour, MaxCrashRedeliveries: 3, LastError: "x"})
+			assert.Equal(t, []uuid.UUID{j.ID}, recoveredIDs(rec), "node-a's stale row was deleted by the first recovery; node-b's fresh one was kept")
+		}},
 		{"DeregisterNode", func(t tb, f *fixture) {
 			f.heartbeat("node-a", at(0))
 			f.heartbeat("node-b", at(0))

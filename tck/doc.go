@@ -26,7 +26,19 @@
 // Open must return a fresh, empty store that no other test sees; Run closes
 // it when the case ends. Cases run in parallel (t.Parallel) unless
 // [Harness.Serial] is set. Corrupt is optional: without it the corrupted-row
-// cases are skipped with a message saying so.
+// cases are skipped with a message saying so. [Harness.Reopen] is optional
+// too: it returns a second handle on the same data, as another process would
+// open it (Open on the same file, or on the same DSN and schema); the wakeup
+// case then listens on one handle while inserting through the other, and the
+// concurrency cases of permits, leases and state spread their goroutines
+// over both.
+//
+// The optional interfaces of package spi ([spi.ClaimChecker],
+// [spi.LeaseStore], [spi.JobStateStore], [spi.JobPropertyStore],
+// [spi.WakeupListener]) are checked when the store returned by Open
+// implements them; otherwise their cases are skipped with a message naming
+// the interface. Tag filters and resource permits are part of
+// [spi.Store.ClaimJobs] and always checked.
 //
 // A case that finds a problem fails with the contract's expectation and what
 // the store did; a store that panics fails the case it panicked in.
@@ -98,9 +110,66 @@
 //     RecoverParams.Nodes; orphans go back to PENDING due at now with the
 //     crash count + 1, no owner and the claim sequence advanced, and the
 //     node row is deleted; with a budget of 3 the fourth crash fails the job
-//     with RecoverParams.LastError, a budget of 0 fails the first; the report
-//     names job, task, node, new state and crash count; DeregisterNode
-//     removes the row.
+//     with RecoverParams.LastError, a budget of 0 fails the first (FAILED,
+//     FinishedAt = now, no owner, attempts kept, claim sequence advanced);
+//     the report names job, task, node, new state and crash count and is
+//     ordered by job id; the rows of stale nodes are deleted even when they
+//     run nothing, and those of the nodes named in RecoverParams.Nodes
+//     however fresh; DeregisterNode removes the row.
+//   - Tags: ClaimParams.Tags with All, Any and None, alone and combined
+//     (every subset of four tags against six filters, [spi.TagFilter.Match]
+//     as the oracle); untagged jobs pass None and the zero filter and fail
+//     All and Any; tags match whole and exactly (no case folding, substrings,
+//     LIKE wildcards or list separators); jobs failing the filter are
+//     skipped, not blocking: 30 old CRITICAL jobs failing it and 5 LOW jobs
+//     passing it, limit 5, give the 5 LOW jobs; among the jobs passing the
+//     filter the claim order is the contract's, aging included.
+//   - Permits: Resource and ResourceLimit round-trip; a job with a Resource
+//     and a ResourceLimit below 1 is refused and nothing is written (not its
+//     idempotency key, nor the other jobs of its batch); 10 due jobs of R
+//     with limit 2 are claimed two at a time (the first two in the order),
+//     the others staying PENDING; a permit is freed by exactly one job
+//     leaving RUNNING through success, retry, failure, ReleaseJobs, recovery
+//     to PENDING and recovery to FAILED; 50 jobs of a full resource on top
+//     of the order do not hold back 5 plain jobs (nor inside one claim);
+//     resources are independent; 8 goroutines claiming and completing 200
+//     jobs of R with limit 3 never have more than 3 running (counted from
+//     their claims and completions) and claim every job exactly once.
+//   - ClaimCheck ([spi.ClaimChecker]): a current claim is true, in any
+//     order and repeated; after success, retry, failure, release or
+//     recovery it is false; older, future and zero sequences and unknown
+//     jobs are false.
+//   - Lease ([spi.LeaseStore]): a free lease is granted, a held one refused
+//     to other owners; a renewal runs to renewal + ttl; a lease granted at
+//     now for ttl is expired exactly at now + ttl (held 1 µs before) and
+//     then taken over, the old owner refused; a release by another owner
+//     does nothing, the owner's frees it at once; 8 owners racing for a
+//     free lease at the same now: exactly one wins, ten times over.
+//   - State ([spi.JobStateStore]): no state is ok = false; InitState by the
+//     owner gives version 0, again VERSION_CONFLICT; UpdateState with the
+//     current version increments it, with any other VERSION_CONFLICT, and
+//     of a namespace never initialized VERSION_CONFLICT; fenced writes with
+//     another claim sequence, or on a job that is not RUNNING (even with
+//     its last sequence), are SUPERSEDED, whatever the version, and change
+//     nothing; the unfenced writes work in every state; namespaces and jobs
+//     are independent; unknown jobs wrap spi.ErrNotFound; JSON comes back
+//     byte for byte; 8 goroutines (half fenced, half unfenced) doing 25
+//     read-modify-write increments each, retrying on VERSION_CONFLICT, end
+//     at 200, version 200.
+//   - Properties ([spi.JobPropertyStore]): put and get, non-ASCII; write-once
+//     (the same value again is fine, another fails wrapping
+//     spi.ErrPropertyExists and keeps the first), in any job state; prefix
+//     queries return exactly the keys starting with the prefix (case and
+//     %, _ taken literally); FindJobsByProperty matches the value exactly
+//     and returns ids ascending, cut to the limit; unknown jobs wrap
+//     spi.ErrNotFound.
+//   - Wakeup ([spi.WakeupListener]): inserts made with
+//     spi.ContextWithSource(ctx, node) reach a listener (on the Reopen
+//     handle when there is one) as wakeups whose Source is node, for two
+//     nodes in turn; ListenWakeups returns its context's error when the
+//     context ends. A listener may start late, so the case inserts again
+//     whenever no wakeup came within a growing wait (channels and timers,
+//     no sleeps), for up to 20 s.
 //   - Corrupt (only with [Harness.Corrupt]): GetJob of a damaged row returns
 //     an error wrapping spi.ErrCorruptJob that names the job id; ListJobs
 //     over it returns an error wrapping spi.ErrCorruptJob rather than leaving
@@ -117,6 +186,12 @@
 // reference store, which must pass, and against dozens of variants of that
 // store, each with one deliberate defect (a completion that ignores the claim
 // sequence, a claim that ignores priority or aging, a claim that is not
-// atomic, a recovery that ignores the crash budget, ...), each of which must
-// fail the cases meant to catch it.
+// atomic, a recovery that ignores the crash budget, a claim that ignores the
+// tag filter or the permits or applies them after the limit, permits kept
+// on retry, a lease that never expires, a state update that ignores the
+// version, a fenced state write that ignores the claim sequence, properties
+// that are not write-once, ...), each of which must fail the cases meant to
+// catch it. The reference store implements every optional interface; the
+// self-test also runs the kit with them hidden (their cases must skip) and
+// without Harness.Reopen.
 package tck

@@ -14,7 +14,8 @@ import (
 // myStore stands for the store under test: an spi.Store over a database.
 type myStore struct {
 	spi.Store
-	db *sql.DB
+	db  *sql.DB
+	dsn string
 }
 
 // openMyStore stands for the store's constructor.
@@ -41,6 +42,15 @@ func testConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+		},
+		// Optional: a second handle on the same database, as another
+		// process would open it.
+		Reopen: func(t *testing.T, s spi.Store) spi.Store {
+			other, err := openMyStore(s.(*myStore).dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return other
 		},
 		// Goroutines of the claim-exclusivity case (default 8).
 		Concurrency: 16,

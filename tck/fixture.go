@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -71,6 +72,11 @@ func withMaxRetries(n int) jobOpt           { return func(j *spi.Job) { j.MaxRet
 func withTags(tags ...string) jobOpt        { return func(j *spi.Job) { j.Tags = tags } }
 func withParams(m map[string]string) jobOpt { return func(j *spi.Job) { j.Params = m } }
 
+// withResource makes the job hold a permit of resource r, limit n.
+func withResource(r string, n int) jobOpt {
+	return func(j *spi.Job) { j.Resource, j.ResourceLimit = r, n }
+}
+
 // newJob builds a PENDING job as the client would submit it, due at base.
 func (f *fixture) newJob(opts ...jobOpt) *spi.Job {
 	j := &spi.Job{
@@ -130,6 +136,47 @@ func (f *fixture) claim(node string, limit int, now time.Time, boost time.Durati
 		require.NotNil(f.t, j, "ClaimJobs returned a nil job")
 	}
 	return jobs
+}
+
+// claimWith runs ClaimJobs with p, failing the case on an error.
+func (f *fixture) claimWith(p spi.ClaimParams) []*spi.Job {
+	f.t.Helper()
+	jobs, err := f.s.ClaimJobs(f.ctx, p)
+	require.NoError(f.t, err, "ClaimJobs(node %q, limit %d, now %s, tags %+v)", p.NodeID, p.Limit, p.Now.Format(time.RFC3339Nano), p.Tags)
+	require.LessOrEqual(f.t, len(jobs), max(p.Limit, 0), "ClaimJobs returned more jobs than its limit")
+	for _, j := range jobs {
+		require.NotNil(f.t, j, "ClaimJobs returned a nil job")
+	}
+	return jobs
+}
+
+// reopen returns another handle on the data of the case's store from
+// Harness.Reopen, closed at cleanup, or nil without the hook.
+func (f *fixture) reopen() spi.Store {
+	f.t.Helper()
+	if f.h.reopen == nil {
+		return nil
+	}
+	s := f.h.reopen(f.t, f.s)
+	if s == nil {
+		f.t.Fatalf("tck: Harness.Reopen returned a nil store")
+	}
+	f.t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, spi.ErrClosed) {
+			f.t.Errorf("tck: closing the reopened store at cleanup: %v", err)
+		}
+	})
+	return s
+}
+
+// handles returns the case's store and, with Harness.Reopen, a second
+// handle on the same data, for the concurrency cases to share out.
+func (f *fixture) handles() []spi.Store {
+	f.t.Helper()
+	if o := f.reopen(); o != nil {
+		return []spi.Store{f.s, o}
+	}
+	return []spi.Store{f.s}
 }
 
 // claimOne claims exactly job u for node at now (the only due job is

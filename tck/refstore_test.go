@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -73,6 +74,43 @@ const (
 	bugClaimIgnoresDue       bug = "claim ignores due times"
 	bugClaimPanicsOnCorrupt  bug = "claim panics on a corrupt row"
 	bugRetryFailedUnknownNil bug = "RetryFailedJob of an unknown id succeeds"
+
+	bugRecoverUnordered       bug = "RecoverOrphans reports in insertion order"
+	bugRecoverKeepsForcedRows bug = "RecoverOrphans keeps the rows of p.Nodes"
+	bugRecoverFailKeepsOwner  bug = "RecoverOrphans keeps the owner of a job it fails"
+
+	bugClaimIgnoresTags      bug = "claim ignores the tag filter"
+	bugTagsHeadOfLine        bug = "claim applies the tag filter after the limit"
+	bugTagsSubstring         bug = "claim matches tags as substrings of a joined list"
+	bugTagsDropUntagged      bug = "claim with a tag filter drops untagged jobs"
+	bugClaimIgnoresPermits   bug = "claim ignores resource permits"
+	bugPermitsHeadOfLine     bug = "claim applies resource permits after the limit"
+	bugPermitsPerCall        bug = "claim counts only permits held before the call"
+	bugPermitRace            bug = "claim counts permits outside its critical section"
+	bugRetryKeepsPermit      bug = "retry outcome keeps the permit"
+	bugRecoverKeepsPermit    bug = "RecoverOrphans keeps the permit"
+	bugInsertAcceptsBadLimit bug = "InsertJobs accepts a resource limit below 1"
+	bugInsertPartialBatch    bug = "InsertJobs writes the jobs before an invalid one"
+
+	bugCheckIgnoresSeq    bug = "CheckClaims ignores the claim sequence"
+	bugCheckIgnoresStatus bug = "CheckClaims ignores the status"
+
+	bugLeaseNeverExpires     bug = "a lease never expires"
+	bugLeaseExpiryExclusive  bug = "a lease is held through now = expiry"
+	bugLeaseRenewKeepsExpiry bug = "a lease renewal keeps the old expiry"
+	bugLeaseReleaseAnyOwner  bug = "ReleaseLease frees another owner's lease"
+	bugLeaseRace             bug = "TryAcquireLease checks and writes in two steps"
+
+	bugStateIgnoresVersion     bug = "state update ignores the expected version"
+	bugStateFenceIgnoresSeq    bug = "fenced state write ignores the claim sequence"
+	bugStateFenceIgnoresStatus bug = "fenced state write ignores the status"
+	bugStateCompactsJSON       bug = "state JSON is compacted"
+
+	bugPropertyOverwrite bug = "properties are not write-once"
+	bugPrefixLike        bug = "property prefix matched with LIKE"
+	bugFindUnsorted      bug = "FindJobsByProperty in insertion order"
+
+	bugWakeupNoSource bug = "wakeups carry no source"
 )
 
 // refStore is a small, obviously correct in-memory spi.Store (O(n) per
@@ -82,13 +120,30 @@ const (
 type refStore struct {
 	bug bug
 
-	mu       sync.Mutex
-	rows     map[uuid.UUID]*refRow
-	order    []uuid.UUID // insertion order
-	keys     map[string]uuid.UUID
-	nodes    map[string]time.Time
-	closed   bool
-	inflight atomic.Int32
+	mu        sync.Mutex
+	rows      map[uuid.UUID]*refRow
+	order     []uuid.UUID // insertion order
+	keys      map[string]uuid.UUID
+	nodes     map[string]time.Time
+	held      map[string]int // permits held, per resource
+	leases    map[string]refLease
+	states    map[refStateKey]spi.VersionedState
+	props     map[uuid.UUID]map[string]string
+	listeners map[int]func(spi.WakeupHint)
+	nextLsn   int
+	closed    bool
+	inflight  atomic.Int32 // ClaimJobs calls in progress
+	leasing   atomic.Int32 // TryAcquireLease calls in progress
+}
+
+type refLease struct {
+	owner   string
+	expires time.Time
+}
+
+type refStateKey struct {
+	id uuid.UUID
+	ns string
 }
 
 type refRow struct {
@@ -97,7 +152,11 @@ type refRow struct {
 }
 
 func newRefStore(b bug) *refStore {
-	return &refStore{bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}}
+	return &refStore{
+		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{},
+		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
+		props: map[uuid.UUID]map[string]string{}, listeners: map[int]func(spi.WakeupHint){},
+	}
 }
 
 // corruptJob marks job id as undecodable.
@@ -130,18 +189,59 @@ func (s *refStore) decode(r *refRow) (*spi.Job, error) {
 	return j, nil
 }
 
-func (s *refStore) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	res, err := s.insertLocked(jobs)
+	var fns []func(spi.WakeupHint)
+	hint := spi.WakeupHint{Priority: spi.PriorityLowest, Source: spi.SourceFromContext(ctx)}
+	if s.bug == bugWakeupNoSource {
+		hint.Source = ""
+	}
+	written := false
+	for i, r := range res {
+		if !r.Duplicate {
+			written = true
+			hint.Priority = max(hint.Priority, jobs[i].Priority)
+		}
+	}
+	if err == nil && written {
+		for _, fn := range s.listeners {
+			fns = append(fns, fn)
+		}
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(hint)
+	}
+	return res, err
+}
+
+func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 && s.bug == bugEmptyInsertFails {
 		return nil, errors.New("no jobs")
 	}
+	validLimit := func(j *spi.Job) error {
+		if j.Resource != "" && j.ResourceLimit < 1 && s.bug != bugInsertAcceptsBadLimit {
+			return fmt.Errorf("job %s: resource %q with limit %d", j.ID, j.Resource, j.ResourceLimit)
+		}
+		return nil
+	}
+	if s.bug != bugInsertPartialBatch {
+		for _, j := range jobs {
+			if err := validLimit(j); err != nil {
+				return nil, err
+			}
+		}
+	}
 	res := make([]spi.InsertResult, len(jobs))
 	batchKeys := map[string]uuid.UUID{}
 	for i, j := range jobs {
+		if err := validLimit(j); err != nil {
+			return nil, err
+		}
 		if j.IdempotencyKey != "" && s.bug != bugNoIdempotency {
 			if old, ok := s.keys[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: old, Duplicate: true}
@@ -310,9 +410,45 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 			return seen[j.Priority] > per
 		})
 	}
-	if len(due) > p.Limit {
+	if (s.bug == bugTagsHeadOfLine || s.bug == bugPermitsHeadOfLine) && len(due) > p.Limit {
 		due = due[:max(p.Limit, 0)]
 	}
+	held := s.held
+	if s.bug == bugPermitRace {
+		// Counts the permits, lets go of the lock until another claimer
+		// has come in (if one does), picks later: both can take the same
+		// free permits.
+		held = maps.Clone(s.held)
+		s.mu.Unlock()
+		for i := 0; i < 1000 && s.inflight.Load() < 2; i++ {
+			runtime.Gosched()
+		}
+		runtime.Gosched()
+		s.mu.Lock()
+		due = slices.DeleteFunc(due, func(j *spi.Job) bool { return j.Status != spi.StatusPending })
+	}
+	taken := map[string]int{}
+	var picked []*spi.Job
+	for _, j := range due {
+		if len(picked) >= p.Limit {
+			break
+		}
+		if !s.tagsPass(p.Tags, j.Tags) {
+			continue
+		}
+		if j.Resource != "" && s.bug != bugClaimIgnoresPermits {
+			n := held[j.Resource]
+			if s.bug != bugPermitsPerCall {
+				n += taken[j.Resource]
+			}
+			if n >= j.ResourceLimit {
+				continue
+			}
+			taken[j.Resource]++
+		}
+		picked = append(picked, j)
+	}
+	due = picked
 	if s.bug == bugDoubleClaim && s.inflight.Load() > 1 {
 		// Select, let go of the lock, update later: another claimer can
 		// select the same jobs in between.
@@ -324,6 +460,9 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 	}
 	out := make([]*spi.Job, 0, len(due))
 	for _, j := range due {
+		if j.Resource != "" && j.Status != spi.StatusRunning {
+			s.held[j.Resource]++
+		}
 		j.Status = spi.StatusRunning
 		j.OwnerNode = p.NodeID
 		j.ClaimSeq++
@@ -355,6 +494,9 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 		}
 		if j.ClaimSeq != c.ClaimSeq && s.bug != bugCompleteIgnoresSeq {
 			continue
+		}
+		if c.Outcome != spi.OutcomeRetry || s.bug != bugRetryKeepsPermit {
+			s.leaveRunning(j)
 		}
 		switch c.Outcome {
 		case spi.OutcomeSucceeded:
@@ -405,6 +547,7 @@ func (s *refStore) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.
 			continue
 		}
 		j := r.job
+		s.leaveRunning(j)
 		j.Status = spi.StatusPending
 		if s.bug != bugReleaseKeepsSchedule {
 			j.ScheduledAt = now
@@ -521,7 +664,11 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 	}
 	var out []spi.RecoveredJob
 	dead := map[string]bool{}
-	for _, id := range s.order {
+	all := slices.Clone(s.order)
+	if s.bug != bugRecoverUnordered {
+		sortUUIDs(all)
+	}
+	for _, id := range all {
 		j := s.rows[id].job
 		if j.OwnerNode == "" || (j.Status != spi.StatusRunning && s.bug != bugRecoverAnyStatus) {
 			continue
@@ -534,6 +681,9 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 			dead[j.OwnerNode] = true
 		}
 		rj := spi.RecoveredJob{JobID: j.ID, TaskName: j.TaskName, FromNode: j.OwnerNode}
+		if s.bug != bugRecoverKeepsPermit {
+			s.leaveRunning(j)
+		}
 		if j.CrashCount < p.MaxCrashRedeliveries || s.bug == bugRecoverNoBudget {
 			j.Status = spi.StatusPending
 			j.ScheduledAt = p.Now
@@ -543,7 +693,9 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 			j.LastError = p.LastError
 			j.FinishedAt = p.Now
 		}
-		j.OwnerNode = ""
+		if j.Status == spi.StatusPending || s.bug != bugRecoverFailKeepsOwner {
+			j.OwnerNode = ""
+		}
 		if s.bug != bugRecoverKeepsSeq {
 			j.ClaimSeq++
 		}
@@ -552,7 +704,7 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 	}
 	if s.bug != bugRecoverKeepsNodeRows {
 		for node, hb := range s.nodes {
-			if dead[node] || hb.Before(cutoff) {
+			if dead[node] || hb.Before(cutoff) || (forced(node) && s.bug != bugRecoverKeepsForcedRows) {
 				delete(s.nodes, node)
 			}
 		}

@@ -38,6 +38,14 @@ type Harness struct {
 	// example one shared database that Open truncates). The zero value runs
 	// every case with t.Parallel.
 	Serial bool
+
+	// Reopen, optional, returns another handle on the same data as s, as a
+	// second process would open it (for example Open on the same file or
+	// DSN and schema). The wakeup case listens on it while inserting
+	// through s, and the concurrency cases of permits, leases and state
+	// spread their goroutines over both handles. Run closes it at cleanup,
+	// before s. Nil: those cases use s alone.
+	Reopen func(t *testing.T, s spi.Store) spi.Store
 }
 
 // Run runs the conformance cases against the store of h, one subtest per
@@ -56,6 +64,9 @@ func Run(t *testing.T, h Harness) {
 	}
 	if h.Corrupt != nil {
 		ih.corrupt = func(tt tb, s spi.Store, id uuid.UUID) { h.Corrupt(tt.(stdT).T, s, id) }
+	}
+	if h.Reopen != nil {
+		ih.reopen = func(tt tb, s spi.Store) spi.Store { return h.Reopen(tt.(stdT).T, s) }
 	}
 	run(stdT{t}, ih)
 }
@@ -90,6 +101,7 @@ func (t stdT) Run(name string, f func(tb)) bool {
 type harness struct {
 	open        func(t tb) spi.Store
 	corrupt     func(t tb, s spi.Store, id uuid.UUID)
+	reopen      func(t tb, s spi.Store) spi.Store
 	concurrency int
 	serial      bool
 }
@@ -120,6 +132,13 @@ func groups() []group {
 		{"RetryFailed", retryFailedCases()},
 		{"Cancel", cancelCases()},
 		{"Recovery", recoveryCases()},
+		{"Tags", tagCases()},
+		{"Permits", permitCases()},
+		{"ClaimCheck", claimCheckCases()},
+		{"Lease", leaseCases()},
+		{"State", stateCases()},
+		{"Properties", propertyCases()},
+		{"Wakeup", wakeupCases()},
 		{"Corrupt", corruptCases()},
 		{"Close", closeCases()},
 	}

@@ -27,14 +27,26 @@ func refHarness(b bug) harness {
 	return harness{
 		open:        func(tb) spi.Store { return newRefStore(b) },
 		corrupt:     func(_ tb, s spi.Store, id uuid.UUID) { s.(*refStore).corruptJob(id) },
+		reopen:      func(_ tb, s spi.Store) spi.Store { return refHandle{s.(*refStore)} },
 		concurrency: DefaultConcurrency,
 	}
+}
+
+// capabilityGroups are the groups of the optional store interfaces, with
+// the interface each needs.
+var capabilityGroups = map[string]string{
+	"ClaimCheck": "spi.ClaimChecker",
+	"Lease":      "spi.LeaseStore",
+	"State":      "spi.JobStateStore",
+	"Properties": "spi.JobPropertyStore",
+	"Wakeup":     "spi.WakeupListener",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
 	Run(t, Harness{
 		Open:    func(*testing.T) spi.Store { return newRefStore(bugNone) },
 		Corrupt: func(_ *testing.T, s spi.Store, id uuid.UUID) { s.(*refStore).corruptJob(id) },
+		Reopen:  func(_ *testing.T, s spi.Store) spi.Store { return refHandle{s.(*refStore)} },
 	})
 }
 
@@ -68,6 +80,41 @@ func TestSelfWithoutCorruptHook(t *testing.T) {
 	assert.ElementsMatch(t, want, res.skippedCases(), "without Harness.Corrupt exactly the corrupted-row cases are skipped")
 	for _, name := range want {
 		assert.Contains(t, strings.Join(res.logs[name], "\n"), "Harness.Corrupt is nil", "skip message of %s", name)
+	}
+}
+
+func TestSelfWithoutReopen(t *testing.T) {
+	// Without Harness.Reopen the wakeup and concurrency cases use the one
+	// store.
+	h := refHarness(bugNone)
+	h.reopen = nil
+	res := runRecorded(h)
+	assert.Empty(t, res.failedCases(), "failures:\n%s", res.report())
+	assert.Empty(t, res.skippedCases(), "skipped cases")
+	assert.Contains(t, strings.Join(res.logs["Wakeup/Source"], "\n"), "Harness.Reopen is nil")
+}
+
+func TestSelfWithoutCapabilities(t *testing.T) {
+	// A store implementing spi.Store alone passes; the cases of the
+	// optional interfaces are skipped, naming the interface.
+	h := refHarness(bugNone)
+	h.open = func(tb) spi.Store { return plainStore{newRefStore(bugNone)} }
+	h.corrupt = func(_ tb, s spi.Store, id uuid.UUID) { s.(plainStore).Store.(*refStore).corruptJob(id) }
+	h.reopen = nil
+	res := runRecorded(h)
+	assert.Empty(t, res.failedCases(), "failures:\n%s", res.report())
+	var want []string
+	for _, g := range groups() {
+		if _, ok := capabilityGroups[g.name]; ok {
+			for _, c := range g.cases {
+				want = append(want, g.name+"/"+c.name)
+			}
+		}
+	}
+	assert.ElementsMatch(t, want, res.skippedCases(), "exactly the cases of the optional interfaces are skipped")
+	for _, name := range want {
+		iface := capabilityGroups[strings.SplitN(name, "/", 2)[0]]
+		assert.Contains(t, strings.Join(res.logs[name], "\n"), "does not implement "+iface, "skip message of %s", name)
 	}
 }
 
@@ -128,6 +175,44 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugClaimIgnoresDue, []string{"Claim/NothingDue", "Claim/DueTime", "Claim/OnlyDueJobs"}},
 		{bugClaimPanicsOnCorrupt, []string{"Corrupt/ClaimNoPanic"}},
 		{bugRetryFailedUnknownNil, []string{"RetryFailed/Unknown"}},
+		{bugRecoverUnordered, []string{"Recovery/ReportOrder"}},
+		{bugRecoverKeepsForcedRows, []string{"Recovery/ForcedNodeRowDeleted"}},
+		{bugRecoverFailKeepsOwner, []string{"Recovery/FailedFields"}},
+
+		{bugClaimIgnoresTags, []string{"Tags/All", "Tags/Any", "Tags/None", "Tags/UntaggedJobs", "Tags/Combined", "Tags/ExactTags",
+			"Tags/NoHeadOfLineBlocking", "Tags/FilterAndAging"}},
+		{bugTagsHeadOfLine, []string{"Tags/NoHeadOfLineBlocking"}},
+		{bugTagsSubstring, []string{"Tags/ExactTags"}},
+		{bugTagsDropUntagged, []string{"Tags/None", "Tags/UntaggedJobs"}},
+		{bugClaimIgnoresPermits, []string{"Permits/LimitInOneClaim", "Permits/NoHeadOfLineBlocking", "Permits/NoHeadOfLineInOneClaim",
+			"Permits/IndependentResources", "Permits/Concurrency", "Permits/FreedBySuccess", "Permits/FreedByRecovery"}},
+		{bugPermitsHeadOfLine, []string{"Permits/NoHeadOfLineBlocking", "Permits/NoHeadOfLineInOneClaim"}},
+		{bugPermitsPerCall, []string{"Permits/LimitInOneClaim", "Permits/NoHeadOfLineInOneClaim", "Permits/IndependentResources"}},
+		{bugPermitRace, []string{"Permits/Concurrency"}},
+		{bugRetryKeepsPermit, []string{"Permits/FreedByRetry"}},
+		{bugRecoverKeepsPermit, []string{"Permits/FreedByRecovery", "Permits/FreedByRecoveryToFailed"}},
+		{bugInsertAcceptsBadLimit, []string{"Permits/InvalidLimit", "Permits/InvalidLimitInBatch"}},
+		{bugInsertPartialBatch, []string{"Permits/InvalidLimitInBatch"}},
+
+		{bugCheckIgnoresSeq, []string{"ClaimCheck/StaleSeq"}},
+		{bugCheckIgnoresStatus, []string{"ClaimCheck/AfterTransitions", "ClaimCheck/Unknown"}},
+
+		{bugLeaseNeverExpires, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary", "Lease/Takeover"}},
+		{bugLeaseExpiryExclusive, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary"}},
+		{bugLeaseRenewKeepsExpiry, []string{"Lease/RenewalExtends"}},
+		{bugLeaseReleaseAnyOwner, []string{"Lease/Release", "Lease/Takeover"}},
+		{bugLeaseRace, []string{"Lease/Concurrency"}},
+
+		{bugStateIgnoresVersion, []string{"State/FencedInitAndUpdate", "State/Unfenced"}},
+		{bugStateFenceIgnoresSeq, []string{"State/FencedStaleSeq"}},
+		{bugStateFenceIgnoresStatus, []string{"State/FencedNotRunning"}},
+		{bugStateCompactsJSON, []string{"State/JSONRoundTrip"}},
+
+		{bugPropertyOverwrite, []string{"Properties/WriteOnce"}},
+		{bugPrefixLike, []string{"Properties/Prefix"}},
+		{bugFindUnsorted, []string{"Properties/FindJobs"}},
+
+		{bugWakeupNoSource, []string{"Wakeup/Source"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(string(tt.bug), " ", "_"), func(t *testing.T) {

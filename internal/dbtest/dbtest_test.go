@@ -93,3 +93,93 @@ func TestResolveWithoutAnyServer(t *testing.T) {
 	}
 	t.Log(s.reason)
 }
+
+func databaseExists(t *testing.T, database string) bool {
+	t.Helper()
+	var n int
+	if err := mysqlAdmin.QueryRow(`SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?`, database).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+func TestMySQLGivesAFreshDatabaseAndDropsIt(t *testing.T) {
+	var dsn, first, second string
+	t.Run("inner", func(t *testing.T) {
+		dsn, first = MySQL(t)
+		_, second = MySQL(t)
+		if first == second {
+			t.Fatalf("two calls gave the same database %s", first)
+		}
+		for _, d := range []string{first, second} {
+			if !strings.HasPrefix(d, "t_") || len(d) != 18 {
+				t.Errorf("database name %q", d)
+			}
+			if !databaseExists(t, d) {
+				t.Errorf("database %s was not created", d)
+			}
+		}
+		db, err := openMySQL(dsn, configuredTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec("CREATE TABLE `" + first + "`.x (a int)"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if dsn == "" {
+		t.Skip("no server")
+	}
+	for _, d := range []string{first, second} {
+		if databaseExists(t, d) {
+			t.Errorf("database %s survived its test", d)
+		}
+	}
+}
+
+func TestMySQLConfigAcceptsURLs(t *testing.T) {
+	cfg, err := mysqlConfig("mysql://root:pw@db.example:3307/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.User != "root" || cfg.Passwd != "pw" || cfg.Addr != "db.example:3307" || cfg.DBName != "app" || cfg.Net != "tcp" {
+		t.Errorf("config %+v", cfg)
+	}
+	cfg, err = mysqlConfig("mysql://root@db.example/")
+	if err != nil || cfg.Addr != "db.example:3306" || cfg.DBName != "" {
+		t.Errorf("config %+v, %v", cfg, err)
+	}
+	if _, err := mysqlConfig("root@tcp(127.0.0.1:3306)/x"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestResolveConfiguredMySQLThatDoesNotAnswer(t *testing.T) {
+	t.Setenv(MySQLEnv, "root@tcp(127.0.0.1:1)/")
+	var s server
+	s.resolveMySQL()
+	if s.dsn != "" || !s.broken || !strings.Contains(s.reason, MySQLEnv) {
+		t.Fatalf("resolve: dsn %q broken %v reason %q", s.dsn, s.broken, s.reason)
+	}
+}
+
+func TestResolveMySQLWithoutAnyServer(t *testing.T) {
+	if dockerHealthy() == nil {
+		t.Skip("a Docker engine answers: the fallback would start a container")
+	}
+	t.Setenv(MySQLEnv, "")
+	defer func(old string) { localMySQLDSN = old }(localMySQLDSN)
+	localMySQLDSN = "root@tcp(127.0.0.1:1)/"
+	var s server
+	s.resolveMySQL()
+	if s.dsn != "" || s.broken {
+		t.Fatalf("resolve: dsn %q broken %v reason %q", s.dsn, s.broken, s.reason)
+	}
+	for _, want := range []string{MySQLEnv + " unset", "127.0.0.1:3306", "connection refused", "no Docker engine"} {
+		if !strings.Contains(s.reason, want) {
+			t.Errorf("reason %q does not say %q", s.reason, want)
+		}
+	}
+	t.Log(s.reason)
+}

@@ -334,8 +334,14 @@ func TestPlansUseIndexes(t *testing.T) {
 		if i%10 == 0 {
 			jobs[i].Tags = []string{"t" + fmt.Sprint(i%7)}
 		}
+		if i%13 == 0 {
+			jobs[i].Resource, jobs[i].ResourceLimit = "r"+fmt.Sprint(i%5), 1000
+		}
 	}
 	insert(t, s, jobs...)
+	for _, j := range jobs[:2000] {
+		require.NoError(t, s.PutProperty(ctx, j.ID, "tenant", "c"+fmt.Sprint(j.ID[15]%50)))
+	}
 	running := claim(t, s, "node-a", 600, t0, 15*time.Minute)
 	var cs []spi.Completion
 	for i, j := range running[:300] {
@@ -349,6 +355,11 @@ func TestPlansUseIndexes(t *testing.T) {
 	require.NoError(t, err)
 	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job"))
 	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job_tag"))
+	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job_property"))
+	var holders int
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM `+qualify(s.schema, "scheduler_job")+
+		` WHERE status = 'RUNNING' AND resource_name IS NOT NULL`).Scan(&holders))
+	require.NotZero(t, holders, "some permits are held")
 
 	now := t0.Format(time.RFC3339Nano)
 	var idLits, seqLits []string
@@ -382,8 +393,34 @@ func TestPlansUseIndexes(t *testing.T) {
 		index       string // an index the plan must use
 		count       int    // how many times
 	}{
-		{"claim", s.sql.claim, []any{t0, 100, int64(15 * time.Minute), "n"},
+		{"claim", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n"},
 			"timestamptz, bigint, bigint, text", "'" + now + "', 100, 900000000000, 'n'", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"claim: permit holders", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n"},
+			"timestamptz, bigint, bigint, text", "'" + now + "', 100, 900000000000, 'n'", "idx_scheduler_job_resource", spi.NumPriorities},
+		{"claim tagged", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
+			"timestamptz, bigint, bigint, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
+			"idx_scheduler_job_claim", spi.NumPriorities},
+		{"claim tagged: tag lookups", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
+			"timestamptz, bigint, bigint, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
+			"scheduler_job_tag_pkey", 3*spi.NumPriorities + 1}, // a probe per list and level, and the tags returned
+		{"claim any", s.sql.claim[tagAny], []any{t0, 100, int64(15 * time.Minute), "n", []string{"t3"}},
+			"timestamptz, bigint, bigint, text, text[]", "'" + now + "', 100, 900000000000, 'n', ARRAY['t3']", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: candidates", s.sql.claimCandidates[0], []any{t0, 100},
+			"timestamptz, bigint", "'" + now + "', 100", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: tagged candidates", s.sql.claimCandidates[tagAll|tagNone], []any{t0, 100, []string{"t1"}, []string{"t2"}},
+			"timestamptz, bigint, text[], text[]", "'" + now + "', 100, ARRAY['t1'], ARRAY['t2']", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: holders", s.sql.countHolders, []any{[]string{"r1", "r2"}},
+			"text[]", "ARRAY['r1','r2']", "idx_scheduler_job_resource", 1},
+		{"permit claim: update", s.sql.claimIDs, []any{ids, "n", t0},
+			"uuid[], text, timestamptz", idArr + ", 'n', '" + now + "'", "scheduler_job_pkey", 1},
+		{"check claims", s.sql.checkClaims, []any{ids, seqs},
+			"uuid[], bigint[]", idArr + ", " + seqArr, "scheduler_job_pkey", 1},
+		{"find by property", s.sql.findByProperty, []any{"tenant", "c7", 10},
+			"text, text, bigint", "'tenant', 'c7', 10", "idx_scheduler_job_property_value", 1},
+		{"properties by prefix", s.sql.propertiesByPrefix, []any{jobs[5].ID, "ten"},
+			"uuid, text", "'" + jobs[5].ID.String() + "', 'ten'", "scheduler_job_property_pkey", 1},
+		{"update state", s.sql.updateState, []any{jobs[5].ID, "ns", []byte("{}"), 0, nil},
+			"uuid, text, bytea, bigint, bigint", "'" + jobs[5].ID.String() + "', 'ns', '{}', 0, NULL", "scheduler_job_state_pkey", 1},
 		{"complete", s.sql.complete, []any{ids, seqs, statuses, times, make([]*time.Time, n), make([]int32, n), make([]*string, n), make([][]byte, n), make([]*string, n)},
 			"uuid[], bigint[], text[], timestamptz[], timestamptz[], integer[], text[], bytea[], text[]",
 			strings.Join([]string{idArr, seqArr, statusArr, timeArr, nullTimeArr, intArr, nullTextArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},

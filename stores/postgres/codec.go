@@ -18,11 +18,11 @@ import (
 const jobColumns = `j.job_id, j.task_name, j.payload, j.status, j.priority,
 	j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us,
 	j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error,
-	j.job_result, j.result_type, j.idempotency_key, j.params,
+	j.job_result, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit,
 	(SELECT array_agg(t.tag ORDER BY t.tag) FROM {tag} t WHERE t.job_id = j.job_id)`
 
 // numJobColumns is the number of columns of jobColumns.
-const numJobColumns = 22
+const numJobColumns = 24
 
 // rowScan holds the raw columns of one job row.
 type rowScan struct {
@@ -33,6 +33,8 @@ type rowScan struct {
 	backoffParam, claimSeq                     int64
 	scheduled, created, claimed, finished      pgtype.Timestamptz
 	owner, lastError, resultType, idem, params pgtype.Text
+	resource                                   pgtype.Text
+	resourceLimit                              int64
 	tags                                       []string
 }
 
@@ -40,7 +42,7 @@ func (r *rowScan) dest() []any {
 	return []any{&r.id, &r.task, &r.payload, &r.status, &r.priority,
 		&r.scheduled, &r.created, &r.attempts, &r.maxRetries, &r.backoff, &r.backoffParam,
 		&r.claimSeq, &r.crash, &r.owner, &r.claimed, &r.finished, &r.lastError,
-		&r.result, &r.resultType, &r.idem, &r.params, &r.tags}
+		&r.result, &r.resultType, &r.idem, &r.params, &r.resource, &r.resourceLimit, &r.tags}
 }
 
 // scan reads one row. A column that cannot be converted is a corrupt row;
@@ -110,6 +112,8 @@ func (r *rowScan) job() (*spi.Job, error) {
 		ResultType:     r.resultType.String,
 		IdempotencyKey: r.idem.String,
 		Tags:           r.tags,
+		Resource:       r.resource.String,
+		ResourceLimit:  int(r.resourceLimit),
 	}
 	if r.params.Valid {
 		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {

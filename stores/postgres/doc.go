@@ -48,6 +48,30 @@
 // problem as its last error instead of being returned, so one bad row
 // cannot block the queue.
 //
+// A node's tag affinity ([spi.ClaimParams].Tags) is part of the per-level
+// range scans: All compiles to a COUNT of the job's matching tags, Any to
+// EXISTS and None to NOT EXISTS, each a probe of the tag table's primary
+// key with the tags passed as text arrays (tag = ANY($n)); there is one
+// statement per filter shape, so each is prepared and planned once. Jobs
+// the node may not run are passed over inside the index scan and never
+// block those behind them.
+//
+// A job naming a resource holds a permit exactly while it is RUNNING, so
+// completion, retry, failure, release and recovery give it back with no
+// bookkeeping. The range scans also pass over jobs whose resource is full
+// (as many RUNNING holders, counted through the partial index
+// idx_scheduler_job_resource, as the job's limit). When none of the best N
+// candidates names a resource, the claim is the single statement above;
+// otherwise that statement claims nothing and the claim runs as one
+// transaction: lock the candidates (SKIP LOCKED), take a transaction-scoped
+// advisory lock per distinct resource among them in key order, count each
+// resource's holders in a statement of its own (so its snapshot sees every
+// claim that held the lock before), admit the candidates in claim order
+// while counting the permits taken (skipping, never waiting for, jobs over
+// their limit), and update the admitted ones by primary key. Claimers of
+// one resource thus take turns, in any number of processes, and never
+// over-admit; claims of jobs without resources take no lock.
+//
 // Owner writes (CompleteJobs, ReleaseJobs) are one statement per batch, an
 // UPDATE ... FROM unnest of the batch's arrays fenced by job_id, claim_seq
 // and status = 'RUNNING', returning which entries applied. Inserts are one
@@ -67,9 +91,28 @@
 //     exist only if it commits; the wakeup is then delivered only on commit.
 //   - [spi.WakeupListener]: every insert publishes pg_notify on a channel
 //     named after the schema ([Store.WakeupChannel]) in the same transaction,
-//     so it is delivered exactly when the jobs become visible; ListenWakeups
-//     holds a dedicated LISTEN connection and reconnects with backoff when it
-//     drops.
+//     so it is delivered exactly when the jobs become visible; the payload
+//     names the priority and the source node of the write
+//     ([spi.SourceFromContext]). ListenWakeups holds a dedicated LISTEN
+//     connection and reconnects with backoff when it drops.
+//   - [spi.ClaimChecker]: CheckClaims tells in one statement, by primary
+//     key, which claims are still current.
+//   - [spi.LeaseStore]: named leases in scheduler_lease, acquired, renewed
+//     or taken over (once now reaches the expiry) with one atomic INSERT ...
+//     ON CONFLICT DO UPDATE ... WHERE, released only by their owner.
+//   - [spi.JobStateStore]: per-job, per-namespace JSON state in
+//     scheduler_job_state, stored as bytea (byte for byte) with a version
+//     for compare-and-set; each write is one statement, and a fenced one
+//     checks, with the job row locked FOR SHARE, that the job is RUNNING
+//     with the writer's claim sequence.
+//   - [spi.JobPropertyStore]: write-once properties in
+//     scheduler_job_property, indexed by (key, value, job) for
+//     FindJobsByProperty; prefix queries use starts_with, so no character
+//     is a wildcard. Keys and values are text: they cannot hold NUL bytes,
+//     and the index limits a key and value together to about 2,700 bytes.
+//
+// The state and property rows of a job are deleted with it (ON DELETE
+// CASCADE).
 //
 // # Representation
 //

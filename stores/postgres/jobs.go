@@ -24,15 +24,15 @@ const CopyThreshold = 256
 // exists, in the database or earlier in the same batch, is not written: its
 // result carries the existing id and Duplicate. The stored status is PENDING
 // whatever Job.Status says. An invalid job (nil, the zero id, a priority out
-// of range) fails the whole batch before anything is written, and so does
-// an id that already exists.
+// of range, a resource with a limit below 1) fails the whole batch before
+// anything is written, and so does an id that already exists.
 //
 // A batch is one statement (an INSERT ... SELECT FROM unnest of one array
 // per column, with the tags and the wakeup in the same statement), or, from
 // [CopyThreshold] jobs without a key, one transaction that writes those jobs
 // and their tags with COPY. Either way a wakeup carrying the highest
-// inserted priority is published on [Store.WakeupChannel] when the write
-// commits.
+// inserted priority, and the node of [spi.SourceFromContext] of ctx, is
+// published on [Store.WakeupChannel] when the write commits.
 func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -114,6 +114,8 @@ func validateJobs(jobs []*spi.Job) error {
 			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
 		case !j.Priority.Valid():
 			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		case j.Resource != "" && j.ResourceLimit < 1:
+			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
 		}
 	}
 	return nil
@@ -172,7 +174,7 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 	var err error
 	if p.useCopy() {
 		if len(p.keyed) > 0 {
-			if inserted, err = s.insertRows(ctx, q, p, p.keyed, true, false); err != nil {
+			if inserted, err = s.insertRows(ctx, q, p, p.keyed, true, false, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -188,12 +190,12 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 				maxPrio = max(maxPrio, p.jobs[i].Priority)
 			}
 		}
-		if _, err := q.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(maxPrio))); err != nil {
+		if _, err := q.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(maxPrio))+sourceSuffix(ctx)); err != nil {
 			return nil, fmt.Errorf("publish wakeup: %w", err)
 		}
 	} else {
 		all := append(append(make([]int, 0, len(p.keyed)+len(p.keyless)), p.keyed...), p.keyless...)
-		if inserted, err = s.insertRows(ctx, q, p, all, len(p.keyed) > 0, true); err != nil {
+		if inserted, err = s.insertRows(ctx, q, p, all, len(p.keyed) > 0, true, sourceSuffix(ctx)); err != nil {
 			return nil, err
 		}
 	}
@@ -227,9 +229,10 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 
 // insertRows inserts the jobs at idx (and their tags) with one INSERT ...
 // SELECT FROM unnest statement, skipping existing idempotency keys when
-// keyed, publishing a wakeup in the statement when notify. It returns the
-// ids of the keyed jobs it inserted (nil when not keyed).
-func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int, keyed, notify bool) (map[uuid.UUID]bool, error) {
+// keyed, publishing a wakeup in the statement when notify (suffix is the
+// payload's source part, see sourceSuffix). It returns the ids of the keyed
+// jobs it inserted (nil when not keyed).
+func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int, keyed, notify bool, suffix string) (map[uuid.UUID]bool, error) {
 	n := len(idx)
 	a := insertArrays{
 		ids: make([]pgtype.UUID, 0, n), tasks: make([]string, 0, n), payloads: make([][]byte, 0, n),
@@ -240,6 +243,7 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 		finished: make([]pgtype.Timestamptz, 0, n), lastErr: make([]pgtype.Text, 0, n),
 		result: make([][]byte, 0, n), resultType: make([]pgtype.Text, 0, n),
 		idem: make([]pgtype.Text, 0, n), params: make([]pgtype.Text, 0, n),
+		resource: make([]pgtype.Text, 0, n), resourceLimit: make([]int64, 0, n),
 	}
 	var tagIDs []pgtype.UUID
 	var tags []string
@@ -262,7 +266,7 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 	}
 	if notify {
 		v |= insNotify
-		args = append(args, s.channel)
+		args = append(args, s.channel, suffix)
 	}
 	rows, err := q.Query(ctx, s.sql.insert[v], args...)
 	if err != nil {
@@ -298,6 +302,7 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 				j.BackoffParam.Microseconds(), j.ClaimSeq, int32(j.CrashCount), nullText(j.OwnerNode),
 				nullTime(j.ClaimedAt), nullTime(j.FinishedAt), nullText(j.LastError), j.Result,
 				nullText(j.ResultType), nullText(j.IdempotencyKey), p.params[i],
+				nullText(j.Resource), int64(j.ResourceLimit),
 			}, nil
 		}))
 	if err != nil {
@@ -377,8 +382,9 @@ type insertArrays struct {
 	prios, attempts, maxRetries, crash       []int32
 	due                                      []time.Time
 	created, claimed, finished               []pgtype.Timestamptz
-	backoffUS, seq                           []int64
+	backoffUS, seq, resourceLimit            []int64
 	owner, lastErr, resultType, idem, params []pgtype.Text
+	resource                                 []pgtype.Text
 }
 
 func (a *insertArrays) add(j *spi.Job, params pgtype.Text) {
@@ -402,13 +408,15 @@ func (a *insertArrays) add(j *spi.Job, params pgtype.Text) {
 	a.resultType = append(a.resultType, nullText(j.ResultType))
 	a.idem = append(a.idem, nullText(j.IdempotencyKey))
 	a.params = append(a.params, params)
+	a.resource = append(a.resource, nullText(j.Resource))
+	a.resourceLimit = append(a.resourceLimit, int64(j.ResourceLimit))
 }
 
-// args returns the arrays as the statement's parameters $1..$20.
+// args returns the arrays as the statement's parameters $1..$22.
 func (a *insertArrays) args() []any {
 	return []any{a.ids, a.tasks, a.payloads, a.prios, a.due, a.created, a.attempts, a.maxRetries,
 		a.backoff, a.backoffUS, a.seq, a.crash, a.owner, a.claimed, a.finished, a.lastErr,
-		a.result, a.resultType, a.idem, a.params}
+		a.result, a.resultType, a.idem, a.params, a.resource, a.resourceLimit}
 }
 
 // GetJob returns one job with its tags and params, an error wrapping

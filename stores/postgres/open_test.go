@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -48,10 +49,11 @@ func TestOpenAppliesMigrations(t *testing.T) {
 	dsn, schema := testDB(t)
 	s := openSchema(t, dsn, schema)
 	assert.Equal(t, schema, s.Schema())
-	assert.Equal(t, []string{"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"}, tablesOf(t, dsn, schema))
+	assert.Equal(t, []string{"ratchet_schema_version", "scheduler_job", "scheduler_job_property", "scheduler_job_state",
+		"scheduler_job_tag", "scheduler_lease", "scheduler_node"}, tablesOf(t, dsn, schema))
 	latest := ddl.Latest(Dialect)
-	require.Equal(t, 1, latest)
-	assert.Equal(t, []int{1}, versions(t, s))
+	require.Equal(t, 2, latest)
+	assert.Equal(t, []int{1, 2}, versions(t, s))
 
 	// Re-applying is a no-op, and so is opening again with or without
 	// migrations.
@@ -62,14 +64,15 @@ func TestOpenAppliesMigrations(t *testing.T) {
 	s3, err := Open(ctx, dsn, Options{Schema: schema})
 	require.NoError(t, err)
 	require.NoError(t, s3.Close())
-	assert.Equal(t, []int{1}, versions(t, s2))
+	assert.Equal(t, []int{1, 2}, versions(t, s2))
 
 	// The indexes of the DDL are there.
 	rows, err := s.pool.Query(ctx, `SELECT indexname::text FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, schema)
 	require.NoError(t, err)
 	idx, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
-	for _, want := range []string{"idx_scheduler_job_claim", "idx_scheduler_job_owner", "idx_scheduler_job_tag_tag", "uq_scheduler_job_idempotency_key"} {
+	for _, want := range []string{"idx_scheduler_job_claim", "idx_scheduler_job_owner", "idx_scheduler_job_tag_tag", "uq_scheduler_job_idempotency_key",
+		"idx_scheduler_job_resource", "idx_scheduler_job_property_value", "scheduler_lease_pkey", "scheduler_job_state_pkey", "scheduler_job_property_pkey"} {
 		assert.Contains(t, idx, want)
 	}
 }
@@ -80,7 +83,7 @@ func TestMigrateFreshSchemaReturnsApplied(t *testing.T) {
 	pool := rawPool(t, dsn)
 	applied, err := Migrate(ctx, pool, schema)
 	require.NoError(t, err)
-	assert.Equal(t, []int{1}, applied)
+	assert.Equal(t, []int{1, 2}, applied)
 	applied, err = Migrate(ctx, pool, schema)
 	require.NoError(t, err)
 	assert.Equal(t, []int{}, applied)
@@ -107,7 +110,7 @@ func TestOpenCreatesMissingSchemaOnlyWithApplyMigrations(t *testing.T) {
 	assert.False(t, exists, "a store without ApplyMigrations must not create the schema")
 
 	s := openSchema(t, dsn, schema)
-	assert.Equal(t, []int{1}, versions(t, s))
+	assert.Equal(t, []int{1, 2}, versions(t, s))
 }
 
 func TestOpenWithoutMigrationsOnEmptySchema(t *testing.T) {
@@ -139,12 +142,12 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 		_, err := Open(ctx, dsn, Options{Schema: schema, ApplyMigrations: apply})
 		require.ErrorIs(t, err, spi.ErrSchema, "ApplyMigrations %v", apply)
 		assert.Contains(t, err.Error(), "version 99")
-		assert.Contains(t, err.Error(), "newer than version 1")
+		assert.Contains(t, err.Error(), "newer than version 2")
 	}
 	applied, err := Migrate(ctx, s.Pool(), schema)
 	require.ErrorIs(t, err, spi.ErrSchema)
 	assert.Empty(t, applied)
-	assert.Equal(t, []int{1, 99}, versions(t, s))
+	assert.Equal(t, []int{1, 2, 99}, versions(t, s))
 }
 
 func TestOpenRejectsPartialSchema(t *testing.T) {
@@ -195,9 +198,9 @@ func TestMigrateConcurrently(t *testing.T) {
 		require.NoError(t, errs[i])
 		total += len(results[i])
 	}
-	assert.Equal(t, 1, total, "each migration is applied exactly once: %v", results)
+	assert.Equal(t, ddl.Latest(Dialect), total, "each migration is applied exactly once: %v", results)
 	s := openSchema(t, dsn, schema)
-	assert.Equal(t, []int{1}, versions(t, s))
+	assert.Equal(t, []int{1, 2}, versions(t, s))
 }
 
 // TestMigrateOlderSchema brings a version-1 schema to a synthetic version
@@ -240,7 +243,7 @@ func TestMigrateOlderSchema(t *testing.T) {
 	silent := append(v2[:len(v2):len(v2)], ddl.Migration{Version: len(v2) + 1, Name: "silent", SQL: `CREATE TABLE y (a int);`})
 	_, err = migrate(ctx, s.pool, schema, silent)
 	require.ErrorIs(t, err, spi.ErrSchema)
-	assert.Contains(t, err.Error(), "left the recorded version at 2")
+	assert.Contains(t, err.Error(), "left the recorded version at "+next)
 	assert.NotContains(t, tablesOf(t, dsn, schema), "y")
 }
 
@@ -250,18 +253,45 @@ func TestOpenOlderSchemaWithoutMigrations(t *testing.T) {
 	pool := rawPool(t, dsn)
 	migs, err := ddl.Migrations(Dialect)
 	require.NoError(t, err)
-	// A schema at version 1 while the code knows a version 2.
-	v2 := append(migs[:len(migs):len(migs)], ddl.Migration{Version: 2, Name: "two", SQL: `INSERT INTO ratchet_schema_version (version) VALUES (2)`})
-	_, err = migrate(ctx, pool, schema, migs)
+	latest := len(migs)
+	// A schema one version behind the code.
+	_, err = migrate(ctx, pool, schema, migs[:latest-1])
 	require.NoError(t, err)
-	err = checkSchemaAt(ctx, pool, schema, 2)
+	err = checkSchemaAt(ctx, pool, schema, latest)
 	require.ErrorIs(t, err, spi.ErrSchema)
-	assert.Contains(t, err.Error(), "is at version 1, this code needs version 2")
+	assert.Contains(t, err.Error(), fmt.Sprintf("is at version %d, this code needs version %d", latest-1, latest))
 	assert.Contains(t, err.Error(), "apply the migrations")
-	applied, err := migrate(ctx, pool, schema, v2)
+	_, err = Open(ctx, dsn, Options{Schema: schema})
+	require.ErrorIs(t, err, spi.ErrSchema)
+	applied, err := migrate(ctx, pool, schema, migs)
 	require.NoError(t, err)
-	assert.Equal(t, []int{2}, applied)
-	require.NoError(t, checkSchemaAt(ctx, pool, schema, 2))
+	assert.Equal(t, []int{latest}, applied)
+	require.NoError(t, checkSchemaAt(ctx, pool, schema, latest))
+}
+
+// TestUpgradeFromVersion1 migrates a version-1 schema that holds jobs: the
+// old jobs read back without a resource and are claimed as before.
+func TestUpgradeFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	dsn, schema := testDB(t)
+	pool := rawPool(t, dsn)
+	migs, err := ddl.Migrations(Dialect)
+	require.NoError(t, err)
+	_, err = migrate(ctx, pool, schema, migs[:1])
+	require.NoError(t, err)
+	id := newID()
+	_, err = pool.Exec(ctx, `INSERT INTO `+qualify(schema, "scheduler_job")+` (job_id, task_name, status, priority, scheduled_time)
+		VALUES ($1, 'old', 'PENDING', 2, $2)`, id, t0)
+	require.NoError(t, err)
+
+	s := openSchema(t, dsn, schema)
+	assert.Equal(t, []int{1, 2}, versions(t, s))
+	j := get(t, s, id)
+	assert.Empty(t, j.Resource)
+	assert.Zero(t, j.ResourceLimit)
+	got := claim(t, s, "n", 10, t0, 0)
+	require.Len(t, got, 1)
+	assert.Equal(t, id, got[0].ID)
 }
 
 func TestSchemaNameIsQuoted(t *testing.T) {
@@ -282,6 +312,7 @@ func TestSchemaNameIsQuoted(t *testing.T) {
 	waitListening(t, s)
 	small := job(spi.PriorityHigh, t0)
 	small.Tags = []string{"a"}
+	small.Resource, small.ResourceLimit = "db", 1 // the claim below takes the permit path
 	insert(t, s, small)
 	assert.Equal(t, spi.PriorityHigh, <-got)
 	var many []*spi.Job

@@ -20,8 +20,25 @@ import (
 // versionTable records the applied migrations.
 const versionTable = "ratchet_schema_version"
 
-// ratchetTables are the tables of the latest schema version.
-var ratchetTables = []string{"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"}
+// tablesByVersion lists the tables that each schema version creates.
+var tablesByVersion = [][]string{
+	1: {"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"},
+	2: {"scheduler_job_property", "scheduler_job_state", "scheduler_lease"},
+}
+
+// ratchetTables are the tables of the latest schema version, sorted.
+var ratchetTables = tablesAt(len(tablesByVersion) - 1)
+
+// tablesAt returns the tables a schema at version holds, sorted (those of
+// the latest known version for a later one).
+func tablesAt(version int) []string {
+	var out []string
+	for v := 1; v < len(tablesByVersion) && v <= version; v++ {
+		out = append(out, tablesByVersion[v]...)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // maxIdentifier is PostgreSQL's identifier length limit (NAMEDATALEN - 1).
 const maxIdentifier = 63
@@ -60,10 +77,10 @@ type schemaState struct {
 
 func (st schemaState) has(table string) bool { return slices.Contains(st.tables, table) }
 
-// missing lists the tables of the latest version that the schema lacks.
+// missing lists the tables of the schema's recorded version that it lacks.
 func (st schemaState) missing() []string {
 	var out []string
-	for _, t := range ratchetTables {
+	for _, t := range tablesAt(st.version) {
 		if !st.has(t) {
 			out = append(out, t)
 		}
@@ -113,7 +130,7 @@ func (st schemaState) validate(schema string, latest int) error {
 	case st.version > latest:
 		return fmt.Errorf("%w: schema %q is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet",
 			spi.ErrSchema, schema, st.version, latest)
-	case st.version == latest && len(st.missing()) > 0:
+	case len(st.missing()) > 0:
 		return fmt.Errorf("%w: schema %q records version %d but lacks the tables %s: a partially applied or damaged schema; repair or drop it",
 			spi.ErrSchema, schema, st.version, strings.Join(st.missing(), ", "))
 	}

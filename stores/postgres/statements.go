@@ -12,7 +12,11 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claim, failCorrupt             string
+	claim                          [numTagShapes]string // the one-statement claim, per tag filter shape
+	claimCandidates                [numTagShapes]string // the permit claim's candidates, per tag filter shape
+	lockResources, countHolders    string
+	claimIDs                       string
+	failCorrupt                    string
 	complete, release              string
 	insert                         [8]string // indexed by insKeyed | insTags | insNotify
 	existingKeys, notify           string
@@ -21,6 +25,13 @@ type statements struct {
 	retryFailed, cancel            string
 	heartbeat, deregister          string
 	recover                        string
+	checkClaims                    string
+	acquireLease, releaseLease     string
+	getState, initState            string
+	updateState                    string
+	putProperty, getProperty       string
+	propertiesByPrefix             string
+	findByProperty                 string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -28,7 +39,7 @@ type statements struct {
 var insertColumns = []string{"job_id", "task_name", "payload", "status", "priority", "scheduled_time",
 	"created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us", "claim_seq",
 	"crash_count", "owner_node", "claimed_time", "finished_time", "last_error", "job_result",
-	"result_type", "idempotency_key", "params"}
+	"result_type", "idempotency_key", "params", "resource_name", "resource_limit"}
 
 // Flags of the insert statement variants.
 const (
@@ -59,9 +70,27 @@ func buildStatements(schema string) statements {
 		"{job}", qualify(schema, "scheduler_job"),
 		"{tag}", qualify(schema, "scheduler_job_tag"),
 		"{node}", qualify(schema, "scheduler_node"),
+		"{lease}", qualify(schema, "scheduler_lease"),
+		"{state}", qualify(schema, "scheduler_job_state"),
+		"{prop}", qualify(schema, "scheduler_job_property"),
 	)
 	var s statements
-	s.claim = r.Replace(claimSQL())
+	for shape := range numTagShapes {
+		s.claim[shape] = r.Replace(claimSQL(shape))
+		s.claimCandidates[shape] = r.Replace(claimCandidatesSQL(shape))
+	}
+	// The holders of each resource are counted through the partial index
+	// idx_scheduler_job_resource (the literal 'RUNNING' lets the planner
+	// prove that it applies).
+	s.lockResources = `SELECT pg_advisory_xact_lock(k) FROM (
+			SELECT DISTINCT hashtextextended($1 || '/' || r, 0) AS k FROM unnest($2::text[]) AS r
+			ORDER BY k) AS keys`
+	s.countHolders = r.Replace(`SELECT r, (SELECT count(*) FROM {job} j WHERE j.resource_name = r AND j.status = 'RUNNING')
+		FROM unnest($1::text[]) AS r`)
+	s.claimIDs = r.Replace(`UPDATE {job} j
+		SET status = 'RUNNING', owner_node = $2, claim_seq = j.claim_seq + 1, claimed_time = $3
+		WHERE j.job_id = ANY($1::uuid[]) AND j.status = ` + pendingFence + `
+		RETURNING ` + jobColumns)
 	s.failCorrupt = r.Replace(`UPDATE {job}
 		SET status = 'FAILED', owner_node = NULL, finished_time = $2, last_error = u.err
 		FROM unnest($1::uuid[], $3::bigint[], $4::text[]) AS u(id, seq, err)
@@ -142,34 +171,120 @@ func buildStatements(schema string) statements {
 		SELECT m.job_id, m.task_name, o.owner, m.status, m.crash_count, m.priority
 		FROM moved m JOIN orphan o ON o.job_id = m.job_id
 		ORDER BY m.job_id`)
+	s.checkClaims = r.Replace(`SELECT u.idx
+		FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS u(id, seq, idx)
+		JOIN {job} j ON j.job_id = u.id
+		WHERE j.job_id = ANY($1::uuid[]) AND j.claim_seq = u.seq AND j.status = ` + runningFence)
+	s.acquireLease = r.Replace(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+		WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4
+		RETURNING l.owner`)
+	s.releaseLease = r.Replace(`DELETE FROM {lease} WHERE name = $1 AND owner = $2`)
+	s.getState = r.Replace(`SELECT s.state_json, s.version FROM {job} j
+		LEFT JOIN {state} s ON s.job_id = j.job_id AND s.namespace = $2
+		WHERE j.job_id = $1`)
+	// The state writes lock the job row FOR SHARE: the fence is read from
+	// the latest committed version of the row (READ COMMITTED re-reads a
+	// row it waited for), and no claim, completion, release or recovery
+	// can change the job until the write commits. $4 (init) or $5
+	// (update) is the claim sequence of a fenced write, NULL for an
+	// unfenced one. The result: whether the job exists, whether the fence
+	// holds, whether the write applied.
+	s.initState = r.Replace(`WITH jr AS (SELECT status, claim_seq FROM {job} WHERE job_id = $1 FOR SHARE),
+		fenced AS (SELECT 1 FROM jr WHERE $4::bigint IS NULL OR (jr.status = 'RUNNING' AND jr.claim_seq = $4)),
+		ins AS (
+			INSERT INTO {state} (job_id, namespace, state_json, version)
+			SELECT $1, $2, $3, 0 FROM fenced
+			ON CONFLICT (job_id, namespace) DO NOTHING
+			RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM jr), EXISTS (SELECT 1 FROM fenced), EXISTS (SELECT 1 FROM ins)`)
+	s.updateState = r.Replace(`WITH jr AS (SELECT status, claim_seq FROM {job} WHERE job_id = $1 FOR SHARE),
+		fenced AS (SELECT 1 FROM jr WHERE $5::bigint IS NULL OR (jr.status = 'RUNNING' AND jr.claim_seq = $5)),
+		upd AS (
+			UPDATE {state} s SET state_json = $3, version = s.version + 1
+			WHERE s.job_id = $1 AND s.namespace = $2 AND s.version = $4 AND EXISTS (SELECT 1 FROM fenced)
+			RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM jr), EXISTS (SELECT 1 FROM fenced), EXISTS (SELECT 1 FROM upd)`)
+	// A property insert that conflicts reads the value in place; a value
+	// committed by a concurrent insert while this one waited is not in
+	// the statement's snapshot (NULL), and PutProperty reads it again.
+	s.putProperty = r.Replace(`WITH ins AS (
+			INSERT INTO {prop} (job_id, prop_key, prop_value)
+			SELECT j.job_id, $2, $3 FROM {job} j WHERE j.job_id = $1
+			ON CONFLICT (job_id, prop_key) DO NOTHING
+			RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM {job} WHERE job_id = $1),
+			(SELECT prop_value FROM {prop} WHERE job_id = $1 AND prop_key = $2)`)
+	s.getProperty = r.Replace(`SELECT p.prop_value FROM {job} j
+		LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = $2
+		WHERE j.job_id = $1`)
+	// starts_with compares bytes (the text is never a pattern), and the
+	// job's properties are found through the primary key.
+	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
+		LEFT JOIN {prop} p ON p.job_id = j.job_id AND starts_with(p.prop_key, $2)
+		WHERE j.job_id = $1`)
+	s.findByProperty = r.Replace(`SELECT job_id FROM {prop}
+		WHERE prop_key = $1 AND prop_value = $2 ORDER BY job_id LIMIT $3`)
 	return s
 }
 
-// claimSQL is the claim: for each priority level, the first $2 due PENDING
-// jobs in (scheduled_time, job_id) order, locked with SKIP LOCKED (one range
-// scan of idx_scheduler_job_claim per level); the best $2 of those by
-// effective priority, due time and id; and one UPDATE of those rows, found
-// through the primary key (job_id = ANY of the picked ids, so the plan does
-// not depend on how many rows the statistics expect), that returns them.
+// Shapes of a tag filter: which of its lists are not empty. The claim has
+// one statement per shape, so that each is prepared once and its plan
+// cached, and a filter costs nothing when it is empty.
+const (
+	tagAll       = 1 << iota // every tag of All
+	tagAny                   // at least one tag of Any
+	tagNone                  // no tag of None
+	numTagShapes = 1 << 3
+)
+
+// claimLevels returns the CTEs c4..c0 and cand of the claims: for each
+// priority level, the first $2 due ($1) PENDING jobs in (scheduled_time,
+// job_id) order that the node may run, locked with SKIP LOCKED: one range
+// scan of idx_scheduler_job_claim per level. Inside that scan, jobs whose
+// resource is full (as many RUNNING holders as their limit, counted through
+// idx_scheduler_job_resource) and jobs failing the tag filter of shape
+// (EXISTS / NOT EXISTS / a COUNT on the tag table's primary key, the lists
+// passed as text arrays from $first on, in the order All, Any, None) are
+// passed over, so they never block the jobs behind them.
 //
-// Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
-// disables aging), $4 node (NULL for none).
-//
-// The effective priority is priority + floor(wait / boost) with wait = now
-// − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
-// exactly in numeric (EXTRACT returns numeric since PostgreSQL 14, and div
-// truncates), as spi.EffectivePriority computes it.
-func claimSQL() string {
+// cols are the columns each candidate carries (of the job aliased x).
+func claimLevels(shape, first int, cols string) string {
+	var cond strings.Builder
+	n := first
+	if shape&tagAll != 0 {
+		fmt.Fprintf(&cond, `
+				AND (SELECT count(*) FROM {tag} t WHERE t.job_id = x.job_id AND t.tag = ANY($%d::text[]))
+					= cardinality($%d::text[])`, n, n)
+		n++
+	}
+	// OFFSET 0 is an optimization fence: it keeps each [NOT] EXISTS a
+	// correlated probe of the tag table's primary key, a filter of the
+	// claim index scan evaluated per candidate. Without it the planner may
+	// pull it up into a semi or anti join driven from the tag index, or
+	// hash it: either reads the tag rows of every job ever given those tags
+	// (finished jobs keep theirs), whatever the backlog.
+	if shape&tagAny != 0 {
+		fmt.Fprintf(&cond, `
+				AND EXISTS (SELECT 1 FROM {tag} t WHERE t.job_id = x.job_id AND t.tag = ANY($%d::text[]) OFFSET 0)`, n)
+		n++
+	}
+	if shape&tagNone != 0 {
+		fmt.Fprintf(&cond, `
+				AND NOT EXISTS (SELECT 1 FROM {tag} t WHERE t.job_id = x.job_id AND t.tag = ANY($%d::text[]) OFFSET 0)`, n)
+	}
 	var b strings.Builder
 	b.WriteString("WITH ")
 	for p := spi.NumPriorities - 1; p >= 0; p-- {
 		fmt.Fprintf(&b, `c%d AS (
-			SELECT job_id, priority, scheduled_time FROM {job}
-			WHERE status = 'PENDING' AND priority = %d AND scheduled_time <= $1
-			ORDER BY scheduled_time, job_id
+			SELECT %s FROM {job} x
+			WHERE x.status = 'PENDING' AND x.priority = %d AND x.scheduled_time <= $1
+				AND (x.resource_name IS NULL OR (SELECT count(*) FROM {job} r
+					WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
+			ORDER BY x.scheduled_time, x.job_id
 			LIMIT $2
-			FOR NO KEY UPDATE SKIP LOCKED),
-		`, p, p)
+			FOR NO KEY UPDATE OF x SKIP LOCKED),
+		`, p, cols, p, cond.String())
 	}
 	b.WriteString("cand AS (")
 	for p := spi.NumPriorities - 1; p >= 0; p-- {
@@ -178,42 +293,87 @@ func claimSQL() string {
 		}
 		fmt.Fprintf(&b, "SELECT * FROM c%d", p)
 	}
-	b.WriteString(`),
+	b.WriteString(")")
+	return b.String()
+}
+
+// claimSQL is the claim of tag filter shape in one statement: the
+// candidates of claimLevels; the best $2 of those by effective priority,
+// due time and id; and one UPDATE of those rows, found through the primary
+// key (job_id = ANY of the picked ids, so the plan does not depend on how
+// many rows the statistics expect), that returns them.
+//
+// When a picked job names a resource, the statement claims nothing and
+// returns a single row of NULLs instead: permits need the claim of
+// claimCandidatesSQL, in a transaction that serializes the claimers of the
+// resource (see Store.claimPermits). For a job without a resource, the
+// resource condition of the candidate scans is a NULL test: the claim of
+// jobs without resources stays one statement, takes no lock besides its
+// rows' and counts nothing.
+//
+// Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
+// disables aging), $4 node (NULL for none), then the tag lists.
+//
+// The effective priority is priority + floor(wait / boost) with wait = now
+// − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
+// exactly in numeric (EXTRACT returns numeric since PostgreSQL 14, and div
+// truncates), as spi.EffectivePriority computes it.
+func claimSQL(shape int) string {
+	var b strings.Builder
+	b.WriteString(claimLevels(shape, 5, "x.job_id, x.priority, x.scheduled_time, x.resource_name"))
+	b.WriteString(`,
 		picked AS (
-			SELECT job_id FROM cand
+			SELECT job_id, resource_name FROM cand
 			ORDER BY priority + CASE WHEN $3::bigint > 0 AND scheduled_time < $1
 					THEN div(EXTRACT(EPOCH FROM ($1 - scheduled_time)) * 1000000000, $3::bigint)
 					ELSE 0 END DESC,
 				scheduled_time, job_id
-			LIMIT $2)
-		UPDATE {job} j
-		SET status = 'RUNNING', owner_node = $4, claim_seq = j.claim_seq + 1, claimed_time = $1
-		WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM picked)) AND j.status = ` + pendingFence + `
-		RETURNING `)
+			LIMIT $2),
+		gate AS (SELECT EXISTS (SELECT 1 FROM picked WHERE resource_name IS NOT NULL) AS permits),
+		claimed AS (
+			UPDATE {job} j
+			SET status = 'RUNNING', owner_node = $4, claim_seq = j.claim_seq + 1, claimed_time = $1
+			WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM picked WHERE NOT (SELECT permits FROM gate)))
+				AND j.status = ` + pendingFence + `
+			RETURNING `)
 	b.WriteString(jobColumns)
+	b.WriteString(`)
+		SELECT * FROM claimed
+		UNION ALL
+		SELECT ` + strings.TrimSuffix(strings.Repeat("NULL, ", numJobColumns), ", ") + ` FROM gate WHERE permits`)
 	return b.String()
+}
+
+// claimCandidatesSQL returns, locked, the candidates of claimLevels for
+// tag filter shape, unranked: the claim with permits ranks and admits them
+// in Go. Parameters: $1 now, $2 limit, then the tag lists.
+func claimCandidatesSQL(shape int) string {
+	return claimLevels(shape, 3, "x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit") + `
+		SELECT job_id, priority, scheduled_time, resource_name, resource_limit FROM cand`
 }
 
 // insertSQL returns the variant v (insKeyed | insTags | insNotify) of the
 // multi-row insert: one statement that inserts the jobs given as arrays
-// ($1..$20, in the order of insertColumns without status), their tags
-// ($21, $22: job ids and tags) and publishes a wakeup on the channel given
-// last ($23, or $21 without tags) with the highest priority inserted, and returns the ids of the inserted jobs
-// (plus a NULL row when it notified). A keyed variant skips jobs whose
-// idempotency key exists.
+// ($1..$22, in the order of insertColumns without status), their tags
+// ($23, $24: job ids and tags) and publishes a wakeup on the channel given
+// after them ($25, or $23 without tags) with the payload "PRIORITY" +
+// the suffix given last ("" or "|SOURCE"), PRIORITY being the highest
+// priority inserted, and returns the ids of the inserted jobs (plus a NULL
+// row when it notified). A keyed variant skips jobs whose idempotency key
+// exists.
 func insertSQL(v int) string {
 	var b strings.Builder
 	b.WriteString(`WITH ins AS (
 		INSERT INTO {job} (` + strings.Join(insertColumns, ", ") + `)
 		SELECT u.id, u.task, u.payload, 'PENDING', u.prio, u.due, u.created, u.attempts, u.max_retries,
 			u.backoff, u.backoff_us, u.seq, u.crash, u.owner, u.claimed, u.finished, u.err, u.result,
-			u.result_type, u.idem, u.params
+			u.result_type, u.idem, u.params, u.resource, u.resource_limit
 		FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::integer[], $5::timestamptz[],
 			$6::timestamptz[], $7::integer[], $8::integer[], $9::text[], $10::bigint[], $11::bigint[],
 			$12::integer[], $13::text[], $14::timestamptz[], $15::timestamptz[], $16::text[],
-			$17::bytea[], $18::text[], $19::text[], $20::text[])
+			$17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[])
 			AS u(id, task, payload, prio, due, created, attempts, max_retries, backoff, backoff_us, seq,
-				crash, owner, claimed, finished, err, result, result_type, idem, params)`)
+				crash, owner, claimed, finished, err, result, result_type, idem, params, resource, resource_limit)`)
 	if v&insKeyed != 0 {
 		b.WriteString(`
 		ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`)
@@ -224,7 +384,7 @@ func insertSQL(v int) string {
 		b.WriteString(`,
 	tg AS (
 		INSERT INTO {tag} (job_id, tag)
-		SELECT t.id, t.tag FROM unnest($21::uuid[], $22::text[]) AS t(id, tag)`)
+		SELECT t.id, t.tag FROM unnest($23::uuid[], $24::text[]) AS t(id, tag)`)
 		if v&insKeyed != 0 {
 			b.WriteString(`
 		WHERE t.id IN (SELECT job_id FROM ins)`)
@@ -232,12 +392,12 @@ func insertSQL(v int) string {
 		b.WriteString(`)`)
 	}
 	if v&insNotify != 0 {
-		ch := "$21"
+		ch, suffix := "$23", "$24"
 		if v&insTags != 0 {
-			ch = "$23"
+			ch, suffix = "$25", "$26"
 		}
 		b.WriteString(`,
-	nt AS (SELECT pg_notify(` + ch + `, MAX(priority)::text) FROM ins HAVING COUNT(*) > 0)
+	nt AS (SELECT pg_notify(` + ch + `, MAX(priority)::text || ` + suffix + `::text) FROM ins HAVING COUNT(*) > 0)
 	SELECT job_id FROM ins UNION ALL SELECT NULL FROM nt`)
 	} else {
 		b.WriteString(`

@@ -70,9 +70,13 @@ type Store struct {
 }
 
 var (
-	_ spi.Store          = (*Store)(nil)
-	_ spi.TxInserter     = (*Store)(nil)
-	_ spi.WakeupListener = (*Store)(nil)
+	_ spi.Store            = (*Store)(nil)
+	_ spi.TxInserter       = (*Store)(nil)
+	_ spi.WakeupListener   = (*Store)(nil)
+	_ spi.ClaimChecker     = (*Store)(nil)
+	_ spi.LeaseStore       = (*Store)(nil)
+	_ spi.JobStateStore    = (*Store)(nil)
+	_ spi.JobPropertyStore = (*Store)(nil)
 )
 
 // Open connects to the database at dsn (a URL such as
@@ -200,7 +204,10 @@ func (s *Store) Schema() string { return s.schema }
 // publishes new-work wakeups: "ratchet_wakeup_" followed by the schema name
 // (or a hash of it when that would exceed PostgreSQL's 63-byte identifier
 // limit), so that stores in different schemas do not wake each other. The
-// payload of each notification is the priority (0..4) of the new work.
+// payload of each notification is "PRIORITY" or "PRIORITY|SOURCE": the
+// priority (0..4) of the new work, and the node id that
+// [spi.SourceFromContext] found in the context of the write, when it found
+// one.
 func (s *Store) WakeupChannel() string { return s.channel }
 
 // Close stops the store's wakeup listeners and, when [Open] created the pool,

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,7 +31,9 @@ const (
 // ListenWakeups calls fn for every wakeup published on [Store.WakeupChannel]
 // by any store on the same database and schema, in any process: one per
 // committed insert (and release, DLQ retry or recovery that made jobs due),
-// with the highest priority it wrote. It implements [spi.WakeupListener].
+// with the highest priority it wrote and, as its Source, the node that
+// [spi.SourceFromContext] found in the context of that write. It implements
+// [spi.WakeupListener].
 //
 // It holds a dedicated connection (outside the pool) running LISTEN, and
 // pings the server after 30 s without a notification. When that connection
@@ -115,6 +118,24 @@ func (s *Store) listen(ctx context.Context, fn func(spi.WakeupHint)) (listening 
 		}
 		fn(parseHint(n.Payload))
 	}
+}
+
+// maxSource bounds the source carried in a wakeup: a notification payload
+// is limited to 8,000 bytes, and a payload too long would fail the insert
+// that publishes it.
+const maxSource = 1000
+
+// sourceSuffix is the source part of the payload of a wakeup published by
+// a write made with ctx: "|" and the node of spi.SourceFromContext, or ""
+// when there is none. A source that cannot travel in a notification (too
+// long, not UTF-8, holding a NUL byte) is left out; the wakeup then names
+// no source, and its publisher merely polls once more.
+func sourceSuffix(ctx context.Context) string {
+	src := spi.SourceFromContext(ctx)
+	if src == "" || len(src) > maxSource || !utf8.ValidString(src) || strings.ContainsRune(src, 0) {
+		return ""
+	}
+	return "|" + src
 }
 
 // parseHint reads a wakeup's payload, "PRIORITY" or "PRIORITY|SOURCE";

@@ -12,35 +12,132 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// candidatesQuery selects, for each priority level, the first LIMIT due
-// PENDING jobs in (scheduled_time, job_id) order: five range scans of the
-// covering index idx_scheduler_job_claim. Its arguments are (now, limit)
-// repeated once per level, from CRITICAL down.
-var candidatesQuery = func() string {
-	parts := make([]string, 0, spi.NumPriorities)
-	for p := spi.NumPriorities - 1; p >= 0; p-- {
-		parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT job_id, priority, scheduled_time FROM scheduler_job
-			WHERE status = 'PENDING' AND priority = %d AND scheduled_time <= ?
-			ORDER BY scheduled_time, job_id LIMIT ?)`, p))
+// Shapes of a tag filter: which of its lists are not empty. The claim has
+// one candidates statement per shape, so each statement stays the same
+// text whatever the tags, and a filter costs nothing when it is empty.
+const (
+	tagAll       = 1 << iota // every tag of All
+	tagAny                   // at least one tag of Any
+	tagNone                  // no tag of None
+	numTagShapes = 1 << 3
+)
+
+// candidatesQueries holds, for each tag filter shape, the statement that
+// selects for each priority level the first LIMIT due PENDING jobs in
+// (scheduled_time, job_id) order that the node may run: five range scans
+// of the claim index idx_scheduler_job_claim, in which jobs of a full
+// resource (as many RUNNING holders as their limit) and jobs failing the
+// tag filter are passed over by EXISTS / NOT EXISTS / COUNT subqueries on
+// the tag table's primary key and the holders' partial index, so they never
+// block the jobs behind them. Its arguments are, per level from CRITICAL
+// down, those of levelArgs.
+var candidatesQueries = func() [numTagShapes]string {
+	var qs [numTagShapes]string
+	for shape := range qs {
+		parts := make([]string, 0, spi.NumPriorities)
+		for p := spi.NumPriorities - 1; p >= 0; p-- {
+			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT job_id, priority, scheduled_time, resource_name, resource_limit
+			FROM scheduler_job x
+			WHERE status = 'PENDING' AND priority = %d AND scheduled_time <= ?%s%s
+			ORDER BY scheduled_time, job_id LIMIT ?)`, p, resourceOpen, tagConditions(shape)))
+		}
+		qs[shape] = strings.Join(parts, "\nUNION ALL\n")
 	}
-	return strings.Join(parts, "\nUNION ALL\n")
+	return qs
 }()
+
+// resourceOpen passes over jobs whose resource has no free permit: as
+// many RUNNING jobs name it as the job's limit.
+const resourceOpen = `
+			AND (resource_name IS NULL OR (SELECT COUNT(*) FROM scheduler_job r
+				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < resource_limit)`
+
+// tagConditions returns the conditions of a tag filter shape on the job
+// aliased x. Each list is one JSON array argument; All also takes the
+// number of its (distinct) tags.
+func tagConditions(shape int) string {
+	const in = `SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (SELECT value FROM json_each(?))`
+	var b strings.Builder
+	if shape&tagAll != 0 {
+		b.WriteString(`
+			AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id
+				AND t.tag IN (SELECT value FROM json_each(?))) = ?`)
+	}
+	if shape&tagAny != 0 {
+		b.WriteString(`
+			AND EXISTS (` + in + `)`)
+	}
+	if shape&tagNone != 0 {
+		b.WriteString(`
+			AND NOT EXISTS (` + in + `)`)
+	}
+	return b.String()
+}
+
+// tagFilter is a spi.TagFilter in the form the statements take.
+type tagFilter struct {
+	shape          int
+	all, any, none string // JSON arrays
+	numAll         int    // distinct tags of all
+}
+
+func compileTags(f spi.TagFilter) tagFilter {
+	var tf tagFilter
+	if len(f.All) > 0 {
+		all := slices.Clone(f.All)
+		slices.Sort(all)
+		all = slices.Compact(all)
+		tf.shape |= tagAll
+		tf.all, tf.numAll = jsonList(all), len(all)
+	}
+	if len(f.Any) > 0 {
+		tf.shape |= tagAny
+		tf.any = jsonList(f.Any)
+	}
+	if len(f.None) > 0 {
+		tf.shape |= tagNone
+		tf.none = jsonList(f.None)
+	}
+	return tf
+}
+
+// levelArgs appends the arguments of one level's scan.
+func (tf tagFilter) levelArgs(args []any, now int64, limit int) []any {
+	args = append(args, now)
+	if tf.shape&tagAll != 0 {
+		args = append(args, tf.all, tf.numAll)
+	}
+	if tf.shape&tagAny != 0 {
+		args = append(args, tf.any)
+	}
+	if tf.shape&tagNone != 0 {
+		args = append(args, tf.none)
+	}
+	return append(args, limit)
+}
 
 // candidate is one due job considered by a claim.
 type candidate struct {
 	id        string
 	eff       int64
 	scheduled int64
+	resource  string // "" for none
+	limit     int64  // the resource's limit
 }
 
 // ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID in
 // one IMMEDIATE transaction and returns them in claim order: effective
 // priority descending, scheduled time ascending, id ascending. It reads the
-// first p.Limit due jobs of each priority level from the claim index, merges
-// them in Go (aging is monotone inside a level, so this is exact), and
-// updates the chosen rows with one UPDATE ... RETURNING. A chosen row that
-// cannot be read back as a job is failed into the dead-letter queue with the
-// problem as its last error and left out of the result.
+// first p.Limit due jobs of each priority level that pass p.Tags and whose
+// resource has a free permit from the claim index, merges them in Go
+// (aging is monotone inside a level, so this is exact), admits them in that
+// order while counting the permits this claim takes (skipping jobs whose
+// resource is full), and updates the chosen rows with one UPDATE ...
+// RETURNING. SQLite serializes write transactions, so the count of a
+// resource's holders cannot change between the count and the update. A
+// chosen row that cannot be read back as a job is failed into the
+// dead-letter queue with the problem as its last error and left out of the
+// result.
 func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -111,30 +208,41 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 }
 
 // claimCandidates returns the jobs to claim, best first: at most p.Limit of
-// the union of each level's first p.Limit due jobs.
+// the union of each level's first p.Limit due jobs, admitted in order while
+// their resources have permits.
 func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int64) ([]candidate, error) {
-	args := make([]any, 0, 2*spi.NumPriorities)
+	tf := compileTags(p.Tags)
+	args := make([]any, 0, 6*spi.NumPriorities)
 	for range spi.NumPriorities {
-		args = append(args, now, p.Limit)
+		args = tf.levelArgs(args, now, p.Limit)
 	}
-	rows, err := tx.QueryContext(ctx, candidatesQuery, args...)
+	rows, err := tx.QueryContext(ctx, candidatesQueries[tf.shape], args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var cands []candidate
+	var resources []string
 	for rows.Next() {
 		var c candidate
 		var prio int64
-		if err := rows.Scan(&c.id, &prio, &c.scheduled); err != nil {
+		var res sql.NullString
+		if err := rows.Scan(&c.id, &prio, &c.scheduled, &res, &c.limit); err != nil {
 			return nil, err
 		}
 		c.eff = spi.EffectivePriority(spi.Priority(prio), fromMicros(c.scheduled), p.Now, p.BoostInterval)
+		if res.Valid {
+			c.resource = res.String
+			if !slices.Contains(resources, c.resource) {
+				resources = append(resources, c.resource)
+			}
+		}
 		cands = append(cands, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rows.Close()
 	// The canonical UUID text sorts like the UUID bytes.
 	slices.SortFunc(cands, func(a, b candidate) int {
 		if c := cmp.Compare(b.eff, a.eff); c != 0 {
@@ -145,7 +253,58 @@ func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	return cands[:min(len(cands), p.Limit)], nil
+	if len(resources) == 0 {
+		return cands[:min(len(cands), p.Limit)], nil
+	}
+	held, err := resourceHolders(ctx, tx, resources)
+	if err != nil {
+		return nil, err
+	}
+	return admit(cands, p.Limit, held), nil
+}
+
+// resourceHolders counts the RUNNING jobs naming each resource, through the
+// partial index idx_scheduler_job_resource.
+func resourceHolders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT r.value, (SELECT COUNT(*) FROM scheduler_job j
+			WHERE j.resource_name = r.value AND j.status = 'RUNNING')
+		FROM json_each(?) r`, jsonList(resources))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	held := make(map[string]int64, len(resources))
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, err
+		}
+		held[name] = n
+	}
+	return held, rows.Err()
+}
+
+// admit returns, in order, the first limit of cands (sorted best first)
+// whose resource has a free permit, counting the permits taken by the
+// candidates admitted before them; held is the number of RUNNING holders of
+// each resource, and is updated. Jobs of a full resource are skipped, not
+// waited for.
+func admit(cands []candidate, limit int, held map[string]int64) []candidate {
+	out := make([]candidate, 0, min(limit, len(cands)))
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		if c.resource != "" {
+			if held[c.resource] >= c.limit {
+				continue
+			}
+			held[c.resource]++
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // badRow is a claimed row that could not be decoded.

@@ -154,13 +154,10 @@ func TestClaimOrderMatchesReference(t *testing.T) {
 	}
 }
 
-func TestClaimUsesTheIndex(t *testing.T) {
-	s := openStore(t)
-	args := make([]any, 0, 10)
-	for range spi.NumPriorities {
-		args = append(args, t0.UnixMicro(), 10)
-	}
-	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+candidatesQuery, args...)
+// queryPlan returns the EXPLAIN QUERY PLAN lines of q.
+func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+q, args...)
 	require.NoError(t, err)
 	defer rows.Close()
 	var plan []string
@@ -171,10 +168,39 @@ func TestClaimUsesTheIndex(t *testing.T) {
 		plan = append(plan, detail)
 	}
 	require.NoError(t, rows.Err())
-	text := strings.Join(plan, "\n")
-	assert.Equal(t, spi.NumPriorities, strings.Count(text, "USING COVERING INDEX idx_scheduler_job_claim"), text)
-	assert.NotContains(t, text, "SCAN scheduler_job", text)
-	assert.NotContains(t, text, "TEMP B-TREE", text)
+	return strings.Join(plan, "\n")
+}
+
+// TestClaimUsesTheIndex checks the candidates statement of every tag filter
+// shape: each level is a range scan of the claim index in its order (no
+// temporary sort), the tag conditions look up the tag table's primary key,
+// and the holders of a resource are counted from the partial index.
+func TestClaimUsesTheIndex(t *testing.T) {
+	s := openStore(t)
+	for shape := range numTagShapes {
+		tf := compileTags(spi.TagFilter{})
+		tf.shape = shape
+		tf.all, tf.numAll, tf.any, tf.none = `["a","b"]`, 2, `["c"]`, `["d"]`
+		args := make([]any, 0, 6*spi.NumPriorities)
+		for range spi.NumPriorities {
+			args = tf.levelArgs(args, t0.UnixMicro(), 10)
+		}
+		text := queryPlan(t, s, candidatesQueries[shape], args...)
+		assert.Equal(t, spi.NumPriorities, strings.Count(text, "USING INDEX idx_scheduler_job_claim (status=? AND priority=? AND scheduled_time<?)"), "shape %d:\n%s", shape, text)
+		assert.Equal(t, spi.NumPriorities, strings.Count(text, "idx_scheduler_job_resource"), "shape %d:\n%s", shape, text)
+		tagLookups := 0
+		for bit := tagAll; bit < numTagShapes; bit <<= 1 {
+			if shape&bit != 0 {
+				tagLookups += spi.NumPriorities
+			}
+		}
+		assert.Equal(t, tagLookups, strings.Count(text, "sqlite_autoindex_scheduler_job_tag_1"), "shape %d:\n%s", shape, text)
+		assert.NotRegexp(t, `SCAN (scheduler_job|x|r|t)( |$)`, text, "shape %d", shape)
+		assert.NotContains(t, text, "TEMP B-TREE", "shape %d:\n%s", shape, text)
+	}
+	text := queryPlan(t, s, `SELECT r.value, (SELECT COUNT(*) FROM scheduler_job j
+			WHERE j.resource_name = r.value AND j.status = 'RUNNING') FROM json_each(?) r`, `["a"]`)
+	assert.Contains(t, text, "idx_scheduler_job_resource", text)
 }
 
 func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {

@@ -16,6 +16,7 @@ const jobColumns = `job_id, task_name, payload, payload IS NULL, status, priorit
 	scheduled_time, created_time, attempts, max_retries, backoff_kind, backoff_param_us,
 	claim_seq, crash_count, owner_node, claimed_time, finished_time, last_error,
 	job_result, job_result IS NULL, result_type, idempotency_key, params,
+	resource_name, resource_limit,
 	(SELECT json_group_array(t.tag ORDER BY t.rowid) FROM scheduler_job_tag t WHERE t.job_id = scheduler_job.job_id)`
 
 // rowScan holds the raw columns of one job row.
@@ -27,13 +28,16 @@ type rowScan struct {
 	attempts, maxRetries, backoffParam, claimSeq, crash int64
 	created, claimed, finished                          sql.NullInt64
 	owner, lastError, resultType, idemKey, params, tags sql.NullString
+	resource                                            sql.NullString
+	resourceLimit                                       int64
 }
 
 func (r *rowScan) dest() []any {
 	return []any{&r.id, &r.task, &r.payload, &r.payloadNull, &r.status, &r.priority,
 		&r.scheduled, &r.created, &r.attempts, &r.maxRetries, &r.backoff, &r.backoffParam,
 		&r.claimSeq, &r.crash, &r.owner, &r.claimed, &r.finished, &r.lastError,
-		&r.result, &r.resultNull, &r.resultType, &r.idemKey, &r.params, &r.tags}
+		&r.result, &r.resultNull, &r.resultType, &r.idemKey, &r.params,
+		&r.resource, &r.resourceLimit, &r.tags}
 }
 
 // scan reads one row. A column that cannot be converted is a corrupt row;
@@ -82,6 +86,8 @@ func (r *rowScan) job() (*spi.Job, error) {
 		Result:         blob(r.result, r.resultNull),
 		ResultType:     r.resultType.String,
 		IdempotencyKey: r.idemKey.String,
+		Resource:       r.resource.String,
+		ResourceLimit:  int(r.resourceLimit),
 	}
 	if r.params.Valid {
 		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {

@@ -35,16 +35,50 @@
 // is moved to FAILED with the problem as its last error instead of being
 // returned, so that one bad row cannot block the queue.
 //
+// A node's tag affinity ([spi.ClaimParams].Tags) is part of those range
+// scans: All compiles to a COUNT of the job's matching tags, Any to EXISTS
+// and None to NOT EXISTS, each a lookup of the tag table's primary key with
+// the tags passed as one JSON array (one statement per filter shape, so
+// statements stay cached), so jobs the node may not run are passed over
+// inside the scan and never block those behind them.
+//
+// A job naming a resource holds a permit exactly while it is RUNNING, so
+// completion, retry, failure, release and recovery give it back with no
+// bookkeeping. The range scans pass over jobs whose resource is full (as
+// many RUNNING holders, counted through the partial index
+// idx_scheduler_job_resource, as the job's limit); the merged candidates
+// are then admitted in claim order while counting the permits the claim
+// takes, and a job over its limit is skipped, never waited for. SQLite
+// serializes write transactions, so claimers in any number of processes
+// never over-admit.
+//
 // Owner writes (CompleteJobs, ReleaseJobs) are fenced by
 // job_id, claim_seq and status = 'RUNNING'; a batch is one transaction.
 //
 // # Capabilities
 //
-// Besides [spi.Store], a [Store] implements [spi.TxInserter] for *sql.Tx:
-// InsertJobsTx inserts jobs inside a transaction that the application began
-// on [Store.DB], so that the jobs exist only if it commits. Tags are kept in
-// scheduler_job_tag in the order given (duplicates dropped), so tag affinity
-// compiles to EXISTS / NOT EXISTS.
+// Besides [spi.Store], a [Store] implements:
+//
+//   - [spi.TxInserter] for *sql.Tx: InsertJobsTx inserts jobs inside a
+//     transaction that the application began on [Store.DB], so that the
+//     jobs exist only if it commits.
+//   - [spi.ClaimChecker]: CheckClaims tells in one statement which claims
+//     are still current.
+//   - [spi.LeaseStore]: named leases in scheduler_lease, acquired, renewed
+//     or taken over (once now reaches the expiry) with one atomic upsert,
+//     released only by their owner.
+//   - [spi.JobStateStore]: per-job, per-namespace JSON state in
+//     scheduler_job_state, stored as a BLOB (byte for byte) with a version
+//     for compare-and-set; fenced writes check in the writing statement that
+//     the job is RUNNING with the writer's claim sequence.
+//   - [spi.JobPropertyStore]: write-once properties in
+//     scheduler_job_property, indexed by (key, value, job) for
+//     FindJobsByProperty; prefix queries compare bytes, so % and _ are no
+//     wildcards.
+//
+// Tags are kept in scheduler_job_tag in the order given (duplicates
+// dropped). The state and property rows of a job are deleted with it (ON
+// DELETE CASCADE).
 //
 // # Representation
 //

@@ -16,11 +16,12 @@ import (
 // insertArgs.
 const insertColumns = `job_id, task_name, payload, status, priority, scheduled_time, created_time,
 	attempts, max_retries, backoff_kind, backoff_param_us, claim_seq, crash_count, owner_node,
-	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params`
+	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params,
+	resource_name, resource_limit`
 
 const (
-	numInsertColumns = 21
-	rowsPerInsert    = 200 // 4,200 parameters per statement, far below SQLite's limit
+	numInsertColumns = 23
+	rowsPerInsert    = 200 // 4,600 parameters per statement, far below SQLite's limit
 	tagsPerInsert    = 500
 )
 
@@ -29,8 +30,8 @@ const (
 // earlier in the same batch, is not written: its result carries the
 // existing id and Duplicate. The stored status is PENDING whatever
 // Job.Status says. An invalid job (nil, the zero id, a priority out of
-// range) fails the whole batch before anything is written, and so does an
-// id that already exists.
+// range, a resource with a limit below 1) fails the whole batch before
+// anything is written, and so does an id that already exists.
 func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -93,6 +94,8 @@ func validateJobs(jobs []*spi.Job) error {
 			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
 		case !j.Priority.Valid():
 			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		case j.Resource != "" && j.ResourceLimit < 1:
+			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
 		}
 	}
 	return nil
@@ -198,6 +201,7 @@ func insertArgs(j *spi.Job) ([]any, error) {
 		j.ClaimSeq, int64(j.CrashCount), nullString(j.OwnerNode),
 		nullMicros(j.ClaimedAt), nullMicros(j.FinishedAt), nullString(j.LastError),
 		nullBytes(j.Result), nullString(j.ResultType), nullString(j.IdempotencyKey), params,
+		nullString(j.Resource), int64(j.ResourceLimit),
 	}, nil
 }
 

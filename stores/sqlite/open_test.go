@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -33,7 +34,8 @@ func TestOpenCreatesSchema(t *testing.T) {
 	require.NoError(t, s.db.QueryRow(`SELECT MAX(version), COUNT(*) FROM ratchet_schema_version`).Scan(&version, &n))
 	assert.Equal(t, ddl.Latest(Dialect), version)
 	assert.Equal(t, ddl.Latest(Dialect), n)
-	for _, table := range []string{"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version"} {
+	for _, table := range []string{"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version",
+		"scheduler_lease", "scheduler_job_state", "scheduler_job_property"} {
 		var name string
 		require.NoError(t, s.db.QueryRow(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&name), table)
 	}
@@ -139,7 +141,7 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 	_, err = Open(context.Background(), path, Options{})
 	require.ErrorIs(t, err, spi.ErrSchema)
 	assert.Contains(t, err.Error(), "version 99")
-	assert.Contains(t, err.Error(), "version 1,")
+	assert.Contains(t, err.Error(), fmt.Sprintf("version %d,", ddl.Latest(Dialect)))
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after)
@@ -184,6 +186,35 @@ func TestMigrateOlderSchema(t *testing.T) {
 	// A migration that does not record its version is refused.
 	silent := append(v2[:len(v2):len(v2)], ddl.Migration{Version: len(v2) + 1, Name: "silent", SQL: `CREATE TABLE y (a INT);`})
 	require.ErrorIs(t, migrate(ctx, s.db, path, silent), spi.ErrSchema)
+}
+
+// TestUpgradeFromVersion1 opens a database created at schema version 1
+// that holds jobs: Open applies 0002_cluster, and the old jobs read back
+// without a resource and are claimed as before.
+func TestUpgradeFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	migs, err := ddl.Migrations(Dialect)
+	require.NoError(t, err)
+	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
+	require.NoError(t, err)
+	require.NoError(t, migrate(ctx, raw, path, migs[:1]))
+	id := newID()
+	_, err = raw.Exec(`INSERT INTO scheduler_job (job_id, task_name, status, priority, scheduled_time)
+		VALUES (?, 'old', 'PENDING', 2, ?)`, id.String(), t0.UnixMicro())
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	s := openAt(t, path)
+	var version int
+	require.NoError(t, s.db.QueryRow(`SELECT MAX(version) FROM ratchet_schema_version`).Scan(&version))
+	assert.Equal(t, 2, version)
+	j := get(t, s, id)
+	assert.Empty(t, j.Resource)
+	assert.Zero(t, j.ResourceLimit)
+	got := claim(t, s, "n", 10, t0, 0)
+	require.Len(t, got, 1)
+	assert.Equal(t, id, got[0].ID)
 }
 
 func TestOpenConcurrentlyOnNewFile(t *testing.T) {

@@ -41,8 +41,12 @@ type Store struct {
 }
 
 var (
-	_ spi.Store      = (*Store)(nil)
-	_ spi.TxInserter = (*Store)(nil)
+	_ spi.Store            = (*Store)(nil)
+	_ spi.TxInserter       = (*Store)(nil)
+	_ spi.ClaimChecker     = (*Store)(nil)
+	_ spi.LeaseStore       = (*Store)(nil)
+	_ spi.JobStateStore    = (*Store)(nil)
+	_ spi.JobPropertyStore = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file if it does not

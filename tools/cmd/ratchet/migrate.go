@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ratchet-go/ratchet/ddl"
+	"github.com/ratchet-go/ratchet/stores/mysql"
 	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
@@ -19,7 +20,7 @@ import (
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	store := fs.String("store", "", "database to migrate: a postgres://... DSN or sqlite:PATH")
+	store := fs.String("store", "", "database to migrate: a postgres://... DSN, a mysql://... URL or sqlite:PATH")
 	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL schema (created when missing)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -31,24 +32,24 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var applied []int
 	var err error
 	var where string
+	dialect := postgres.Dialect
 	switch {
+	case storeflag.IsMySQL(*store):
+		where, dialect = "mysql", mysql.Dialect
+		applied, err = mysql.MigrateDSN(ctx, *store, "")
 	case storeflag.IsPostgres(*store):
 		where = "postgres schema " + *schema
 		applied, err = migratePostgres(ctx, *store, *schema)
 	case strings.HasPrefix(*store, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(*store, "sqlite:"), "//")
-		where = "sqlite " + path
+		where, dialect = "sqlite "+path, sqlite.Dialect
 		applied, err = migrateSQLite(ctx, path)
 	default:
-		err = fmt.Errorf("--store %q: want a postgres://... DSN or sqlite:PATH", *store)
+		err = fmt.Errorf("--store %q: want a postgres://... DSN, a mysql://... URL or sqlite:PATH", *store)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet migrate: %v\n", err)
 		return 1
-	}
-	dialect := postgres.Dialect
-	if strings.HasPrefix(where, "sqlite") {
-		dialect = sqlite.Dialect
 	}
 	if len(applied) == 0 {
 		fmt.Fprintf(stdout, "%s is up to date at version %d\n", where, ddl.Latest(dialect))

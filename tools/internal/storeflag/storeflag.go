@@ -9,12 +9,13 @@ import (
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
+	"github.com/ratchet-go/ratchet/stores/mysql"
 	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
 // Usage describes the accepted values of --store.
-const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, or a postgres://... DSN (tables in --schema)`
+const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, a postgres://... DSN (tables in --schema), or a mysql://user@host:3306/db URL`
 
 // Opened is an open store and what it needs at the end.
 type Opened struct {
@@ -31,6 +32,12 @@ type Opened struct {
 // migrated when missing.
 func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 	switch {
+	case IsMySQL(spec):
+		s, err := mysql.Open(ctx, spec, mysql.Options{ApplyMigrations: true})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: s, Desc: "mysql database " + s.Database(), Close: s.Close}, nil
 	case IsPostgres(spec):
 		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: true})
 		if err != nil {
@@ -76,6 +83,9 @@ func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened
 	}}, nil
 }
 
+// IsMySQL reports whether spec is a MySQL/MariaDB URL.
+func IsMySQL(spec string) bool { return strings.HasPrefix(spec, "mysql://") }
+
 // IsPostgres reports whether spec is a PostgreSQL DSN.
 func IsPostgres(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
@@ -89,6 +99,20 @@ func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 		if _, err := os.Stat(dbPath); err == nil {
 			return nil, fmt.Errorf("--db %s already exists; a benchmark needs an empty database", dbPath)
 		}
+	}
+	if IsMySQL(spec) {
+		name := fmt.Sprintf("ratchet_bench_%d", os.Getpid())
+		s, err := mysql.Open(ctx, spec, mysql.Options{Database: name, ApplyMigrations: true})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: s, Desc: "mysql database " + name, Close: func() error {
+			_, derr := s.DB().ExecContext(context.WithoutCancel(ctx), "DROP DATABASE "+name)
+			if err := s.Close(); err != nil {
+				return err
+			}
+			return derr
+		}}, nil
 	}
 	if !IsPostgres(spec) {
 		return Open(ctx, spec, dbPath, "")

@@ -1,0 +1,66 @@
+package ddl_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ratchet-go/ratchet/ddl"
+)
+
+// TestMigrationsMySQL checks the MySQL / MariaDB files: the same versions
+// and tables as the other dialects (MySQL has no partial indexes, so its
+// indexes lead with status instead), names never qualified by a database,
+// and every table InnoDB with the binary utf8mb4 collation.
+func TestMigrationsMySQL(t *testing.T) {
+	migs, err := ddl.Migrations("mysql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(migs) != 2 || migs[0].Name != "init" || migs[1].Name != "cluster" {
+		t.Fatalf("migrations = %+v", migs)
+	}
+	if got := ddl.Latest("mysql"); got != 2 {
+		t.Errorf("Latest = %d", got)
+	}
+	tables := map[int][]string{
+		1: {"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version"},
+		2: {"scheduler_resource", "scheduler_lease", "scheduler_job_state", "scheduler_job_property"},
+	}
+	for _, m := range migs {
+		if !strings.Contains(m.SQL, "INSERT INTO ratchet_schema_version") {
+			t.Errorf("migration %d does not record its version", m.Version)
+		}
+		for _, bad := range []string{"USE ", "CREATE DATABASE", ".scheduler_", "`scheduler"} {
+			if strings.Contains(m.SQL, bad) {
+				t.Errorf("migration %d contains %q", m.Version, bad)
+			}
+		}
+		for _, table := range tables[m.Version] {
+			if !strings.Contains(m.SQL, "CREATE TABLE "+table+" ") {
+				t.Errorf("migration %d does not create %s", m.Version, table)
+			}
+		}
+		creates := strings.Count(m.SQL, "CREATE TABLE ")
+		if n := strings.Count(m.SQL, "ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;"); n != creates {
+			t.Errorf("migration %d: %d of %d tables are InnoDB with utf8mb4_bin", m.Version, n, creates)
+		}
+	}
+	for _, want := range []string{
+		"idx_scheduler_job_claim (status, priority, scheduled_time, job_id)",
+		"uq_scheduler_job_idempotency_key", "idx_scheduler_job_owner", "idx_scheduler_job_tag_tag",
+		"job_id           BINARY(16)", "DATETIME(6)", "LONGBLOB",
+	} {
+		if !strings.Contains(migs[0].SQL, want) {
+			t.Errorf("init does not contain %q", want)
+		}
+	}
+	for _, want := range []string{
+		"ADD COLUMN resource_name", "ADD COLUMN resource_limit",
+		"idx_scheduler_job_resource (resource_name, status)",
+		"idx_scheduler_job_property_value", "ON DELETE CASCADE",
+	} {
+		if !strings.Contains(migs[1].SQL, want) {
+			t.Errorf("cluster does not contain %q", want)
+		}
+	}
+}

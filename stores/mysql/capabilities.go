@@ -1,0 +1,357 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// CheckClaims reports, for each ref, whether its job is still RUNNING with
+// that claim sequence: one statement per 1,000 refs, by primary key. It
+// implements [spi.ClaimChecker].
+func (s *Store) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	keys := make([]claimKey, len(refs))
+	for i, r := range refs {
+		keys[i] = claimKey{r.JobID, r.ClaimSeq}
+	}
+	ids := distinctIDs(keys)
+	cur := make(map[uuid.UUID]int64, len(ids))
+	for start := 0; start < len(ids); start += 1000 {
+		chunk := ids[start:min(start+1000, len(ids))]
+		rows, err := s.db.QueryContext(ctx, s.sql.lockedRunning+`(`+marks(len(chunk))+`)`, idArgs(chunk)...)
+		if err != nil {
+			return nil, fail("check claims", err)
+		}
+		for rows.Next() {
+			var raw []byte
+			var seq int64
+			if err := rows.Scan(&raw, &seq); err != nil {
+				rows.Close()
+				return nil, fail("check claims", err)
+			}
+			if id, err := scanID(raw); err == nil {
+				cur[id] = seq
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fail("check claims", err)
+		}
+	}
+	for i, k := range keys {
+		seq, ok := cur[k.id]
+		out[i] = ok && seq == k.seq
+	}
+	return out, nil
+}
+
+// TryAcquireLease gives the lease name to owner until now+ttl when it is
+// free, expired (now >= its expiry) or already owner's (a renewal), with
+// one atomic upsert, and reports whether owner holds it afterwards (read in
+// the same transaction, under the upsert's row lock). Name, owner and a
+// positive ttl are required. It implements [spi.LeaseStore].
+func (s *Store) TryAcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	if name == "" || owner == "" || ttl <= 0 {
+		return false, fmt.Errorf("mysql: lease %q for %q: name, owner and a positive ttl are required", name, owner)
+	}
+	done, err := s.enter()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	var held bool
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.sql.acquireLease, []byte(name), []byte(owner), dbTime(now.Add(ttl)), dbTime(now)); err != nil {
+			return err
+		}
+		var got []byte
+		if err := tx.QueryRowContext(ctx, s.sql.leaseOwner, []byte(name)).Scan(&got); err != nil {
+			return err
+		}
+		held = string(got) == owner
+		return nil
+	}, nil)
+	if err != nil {
+		return false, fail("acquire lease "+name, err)
+	}
+	return held, nil
+}
+
+// ReleaseLease frees the lease if owner holds it; otherwise it does
+// nothing. It implements [spi.LeaseStore].
+func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := s.db.ExecContext(ctx, s.sql.releaseLease, []byte(name), []byte(owner)); err != nil {
+		return fail("release lease "+name, err)
+	}
+	return nil
+}
+
+// GetState returns the state of the job's namespace and whether it exists.
+// It wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobStateStore].
+func (s *Store) GetState(ctx context.Context, jobID uuid.UUID, namespace string) (spi.VersionedState, bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return spi.VersionedState{}, false, err
+	}
+	defer done()
+	var state []byte
+	var version sql.NullInt64
+	err = s.db.QueryRowContext(ctx, s.sql.getState, []byte(namespace), binID(jobID)).Scan(&state, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return spi.VersionedState{}, false, fmt.Errorf("mysql: get state: %w: %s", spi.ErrNotFound, jobID)
+	}
+	if err != nil {
+		return spi.VersionedState{}, false, fail("get state of job "+jobID.String(), err)
+	}
+	if !version.Valid {
+		return spi.VersionedState{}, false, nil
+	}
+	if len(state) == 0 {
+		state = nil
+	}
+	return spi.VersionedState{JSON: state, Version: version.Int64}, true, nil
+}
+
+// InitState creates the namespace's state at version 0 while the job is
+// RUNNING with claimSeq: StateSuperseded otherwise, StateVersionConflict
+// when the state exists. It implements [spi.JobStateStore].
+func (s *Store) InitState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, claimSeq int64) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, 0, true, &claimSeq)
+}
+
+// UpdateState replaces the namespace's state and increments its version
+// when the version is expectedVersion and the job is RUNNING with claimSeq:
+// StateSuperseded when the fence fails, StateVersionConflict when the
+// version differs or the state does not exist. It implements
+// [spi.JobStateStore].
+func (s *Store) UpdateState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion, claimSeq int64) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, &claimSeq)
+}
+
+// InitStateUnfenced is InitState for a writer that owns no claim. It
+// implements [spi.JobStateStore].
+func (s *Store) InitStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, 0, true, nil)
+}
+
+// UpdateStateUnfenced is UpdateState for a writer that owns no claim. It
+// implements [spi.JobStateStore].
+func (s *Store) UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, nil)
+}
+
+// writeState applies one state write in one transaction: it reads the
+// job's status and claim sequence with a shared lock (the latest committed
+// row; no claim, completion or recovery can change it until the write
+// commits), checks the fence (when fence is not nil), and writes: an INSERT
+// for an init (a duplicate key is a version conflict), a compare-and-set
+// UPDATE on the version otherwise.
+func (s *Store) writeState(ctx context.Context, jobID uuid.UUID, ns string, state []byte, expected int64, init bool, fence *int64) (spi.StateWriteResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	if state == nil {
+		state = []byte{}
+	}
+	var res spi.StateWriteResult
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res = 0
+		var status string
+		var seq int64
+		err := tx.QueryRowContext(ctx, s.sql.stateFence, binID(jobID)).Scan(&status, &seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+		}
+		if err != nil {
+			return err
+		}
+		if fence != nil && (status != string(spi.StatusRunning) || seq != *fence) {
+			res = spi.StateSuperseded
+			return nil
+		}
+		if init {
+			_, err := tx.ExecContext(ctx, s.sql.insertState, binID(jobID), []byte(ns), state)
+			switch {
+			case errCode(err) == errDuplicateKey:
+				res = spi.StateVersionConflict
+				return nil
+			case err != nil:
+				return err
+			}
+			res = spi.StateUpdated
+			return nil
+		}
+		r, err := tx.ExecContext(ctx, s.sql.updateState, state, binID(jobID), []byte(ns), expected)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		res = spi.StateVersionConflict
+		if n == 1 {
+			res = spi.StateUpdated
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return 0, fail("write state of job "+jobID.String(), err)
+	}
+	return res, nil
+}
+
+// PutProperty sets the job's property key to value, write-once: writing
+// the same value again is harmless, another value fails with an error
+// wrapping spi.ErrPropertyExists. It wraps spi.ErrNotFound for an unknown
+// job (the foreign key refuses the row). It implements
+// [spi.JobPropertyStore].
+func (s *Store) PutProperty(ctx context.Context, jobID uuid.UUID, key, value string) error {
+	if key == "" {
+		return fmt.Errorf("mysql: property of job %s: empty key", jobID)
+	}
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = s.db.ExecContext(ctx, s.sql.insertProperty, binID(jobID), []byte(key), []byte(value))
+	switch errCode(err) {
+	case 0:
+		if err != nil {
+			return fail("put property", err)
+		}
+		return nil
+	case errNoReferencedRow:
+		return fmt.Errorf("mysql: put property: %w: %s", spi.ErrNotFound, jobID)
+	case errDuplicateKey:
+		var old []byte
+		err := s.db.QueryRowContext(ctx, s.sql.getProperty, []byte(key), binID(jobID)).Scan(&old)
+		if err != nil {
+			return fail("put property", err)
+		}
+		if string(old) != value {
+			return fmt.Errorf("mysql: put property: %w: job %s property %q", spi.ErrPropertyExists, jobID, key)
+		}
+		return nil
+	}
+	return fail("put property", err)
+}
+
+// GetProperty returns the job's property key and whether it is set. It
+// wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return "", false, err
+	}
+	defer done()
+	var v sql.NullString
+	err = s.db.QueryRowContext(ctx, s.sql.getProperty, []byte(key), binID(jobID)).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, fmt.Errorf("mysql: get property: %w: %s", spi.ErrNotFound, jobID)
+	}
+	if err != nil {
+		return "", false, fail("get property", err)
+	}
+	return v.String, v.Valid, nil
+}
+
+// GetPropertiesByPrefix returns the job's properties whose key starts with
+// prefix, byte for byte ("" for all; no character of the prefix is a
+// wildcard). It wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (s *Store) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := s.db.QueryContext(ctx, s.sql.propertiesByPrefix, int64(len(prefix)), []byte(prefix), binID(jobID))
+	if err != nil {
+		return nil, fail("get properties", err)
+	}
+	defer rows.Close()
+	found := false
+	out := map[string]string{}
+	for rows.Next() {
+		found = true
+		var k, v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fail("get properties", err)
+		}
+		if k.Valid {
+			out[k.String] = v.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("get properties", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("mysql: get properties: %w: %s", spi.ErrNotFound, jobID)
+	}
+	return out, nil
+}
+
+// FindJobsByProperty returns up to limit ids (all when limit <= 0), in
+// ascending order, of the jobs whose property key equals value, from the
+// index on (prop_key, prop_value, job_id). It implements
+// [spi.JobPropertyStore].
+func (s *Store) FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var rows *sql.Rows
+	if limit > 0 {
+		rows, err = s.db.QueryContext(ctx, s.sql.findByProperty, []byte(key), []byte(value), int64(limit))
+	} else {
+		rows, err = s.db.QueryContext(ctx, s.sql.findAllBy, []byte(key), []byte(value))
+	}
+	if err != nil {
+		return nil, fail("find jobs by property", err)
+	}
+	defer rows.Close()
+	var out []uuid.UUID
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fail("find jobs by property", err)
+		}
+		id, err := scanID(raw)
+		if err != nil {
+			return nil, fail("find jobs by property", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("find jobs by property", err)
+	}
+	return out, nil
+}

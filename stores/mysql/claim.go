@@ -1,0 +1,545 @@
+package mysql
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// candidate is one due job considered by a claim.
+type candidate struct {
+	id        uuid.UUID
+	eff       int64
+	scheduled time.Time
+	resource  string // "" for none
+	limit     int64  // the resource's limit
+}
+
+// ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
+// and returns them in claim order: effective priority descending,
+// scheduled time ascending, id ascending. Only jobs passing p.Tags are
+// considered, and jobs whose resource has no free permit are skipped.
+//
+// One READ COMMITTED transaction: a UNION ALL of five LIMITed subqueries
+// locks, with FOR UPDATE SKIP LOCKED, the first p.Limit due jobs of each
+// priority level from the claim index (aging is monotone inside a level, so
+// the best p.Limit overall are among them); the candidates are merged in Go
+// by effective priority; when they name resources, the resources' rows of
+// scheduler_resource are locked in name order and their RUNNING holders
+// counted, and the candidates are admitted in claim order while their
+// resource has a free permit (counting the permits this claim takes); one
+// UPDATE by primary key moves the chosen jobs to RUNNING (claim_seq + 1),
+// and a SELECT reads them back. Concurrent claimers skip each other's rows
+// instead of waiting; claimers of one resource take turns from the count to
+// the commit, so no connection ever over-admits.
+//
+// A claimed row that cannot be read back as a job is failed into the
+// dead-letter queue, in the same transaction, with the problem as its last
+// error, and left out of the result. A deadlock, lock wait timeout or lost
+// connection runs the transaction again; a connection lost during COMMIT
+// is settled by reading the chosen jobs back, so that jobs claimed by a
+// commit whose answer was lost are returned, not stranded.
+func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	now := dbTime(p.Now)
+	tf := compileTags(p.Tags)
+	var got []*spi.Job
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		got = nil
+		cands, err := s.claimCandidates(ctx, tx, p, now, tf)
+		if err != nil || len(cands) == 0 {
+			return err
+		}
+		if err := s.at("claim:locked", tx); err != nil {
+			return err
+		}
+		ids := make([]uuid.UUID, len(cands))
+		for i, c := range cands {
+			ids[i] = c.id
+		}
+		args := append([]any{nullBinary(p.NodeID), now}, idArgs(ids)...)
+		if _, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+`
+			SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
+			WHERE status = 'PENDING' AND job_id IN (`+marks(len(ids))+`)`, args...); err != nil {
+			return fmt.Errorf("move the chosen jobs to RUNNING: %w", err)
+		}
+		jobs, bad, err := s.readClaimed(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		for _, b := range bad {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+`
+				SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
+				WHERE job_id = ?`, now, "ratchet: corrupt job row: "+b.err.Error(), b.id); err != nil {
+				return fmt.Errorf("fail corrupt rows: %w", err)
+			}
+		}
+		got = jobs
+		return nil
+	}, func(ctx context.Context) (bool, error) {
+		return s.claimCommitted(ctx, got, p.NodeID)
+	})
+	if err != nil {
+		return nil, fail("claim jobs", err)
+	}
+	slices.SortFunc(got, func(a, b *spi.Job) int {
+		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, p.Now, p.BoostInterval)
+		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, p.Now, p.BoostInterval)
+		if c := cmp.Compare(eb, ea); c != 0 {
+			return c
+		}
+		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+	return got, nil
+}
+
+// claimCandidates returns the jobs to claim, best first: at most p.Limit of
+// the union of each level's first p.Limit due jobs, locked, admitted in
+// order while their resources have permits.
+func (s *Store) claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tf tagFilter) ([]candidate, error) {
+	q, args := candidatesSQL(s.sql.t, tf, now, p.Limit)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the candidates: %w", err)
+	}
+	defer rows.Close()
+	var cands []candidate
+	var resources []string
+	for rows.Next() {
+		var c candidate
+		var raw []byte
+		var prio int64
+		var res sql.NullString
+		if err := rows.Scan(&raw, &prio, &c.scheduled, &res, &c.limit); err != nil {
+			return nil, fmt.Errorf("read the candidates: %w", err)
+		}
+		if c.id, err = scanID(raw); err != nil {
+			return nil, err
+		}
+		c.eff = spi.EffectivePriority(spi.Priority(prio), c.scheduled, p.Now, p.BoostInterval)
+		if res.Valid {
+			c.resource = res.String
+			if !slices.Contains(resources, c.resource) {
+				resources = append(resources, c.resource)
+			}
+		}
+		cands = append(cands, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the candidates: %w", err)
+	}
+	rows.Close()
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if c := cmp.Compare(b.eff, a.eff); c != 0 {
+			return c
+		}
+		if c := a.scheduled.Compare(b.scheduled); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.id[:], b.id[:])
+	})
+	best := cands[:min(len(cands), p.Limit)]
+	if !slices.ContainsFunc(best, func(c candidate) bool { return c.resource != "" }) {
+		return best, nil
+	}
+	held, err := s.lockResources(ctx, tx, resources)
+	if err != nil {
+		return nil, err
+	}
+	return admit(cands, p.Limit, held), nil
+}
+
+// lockResources locks the rows of resources in scheduler_resource, in name
+// order (creating the missing ones), and then counts each resource's
+// RUNNING holders through idx_scheduler_job_resource. The count is a
+// statement of its own, run once the locks are granted: under READ
+// COMMITTED it sees every claim that held a lock before, so claimers of a
+// resource take turns from the count to the commit. Locks are taken in name
+// order, so claimers that need several resources cannot deadlock on them;
+// while waiting, a claimer holds only its own PENDING candidates, which
+// others skip, and only claims add holders (completions, releases and
+// recovery remove them).
+func (s *Store) lockResources(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+	sorted := slices.Clone(resources)
+	slices.Sort(sorted)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.sql.t.resource+` (resource_name) VALUES `+rowMarks(len(sorted), 1)+`
+		ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...); err != nil {
+		return nil, fmt.Errorf("lock resources: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT resource_name, COUNT(*) FROM `+s.sql.t.job+`
+		WHERE status = 'RUNNING' AND resource_name IN (`+marks(len(sorted))+`) GROUP BY resource_name`, binArgs(sorted)...)
+	if err != nil {
+		return nil, fmt.Errorf("count resource holders: %w", err)
+	}
+	defer rows.Close()
+	held := make(map[string]int64, len(sorted))
+	for rows.Next() {
+		var name []byte
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, fmt.Errorf("count resource holders: %w", err)
+		}
+		held[string(name)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count resource holders: %w", err)
+	}
+	return held, nil
+}
+
+// admit returns, in order, the first limit of cands (sorted best first)
+// whose resource has a free permit, counting the permits taken by the
+// candidates admitted before them; held is the number of RUNNING holders of
+// each resource, and is updated. Jobs of a full resource are skipped, not
+// waited for.
+func admit(cands []candidate, limit int, held map[string]int64) []candidate {
+	out := make([]candidate, 0, min(limit, len(cands)))
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		if c.resource != "" {
+			if held[c.resource] >= c.limit {
+				continue
+			}
+			held[c.resource]++
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// badRow is a claimed row that could not be decoded.
+type badRow struct {
+	id  []byte
+	err error
+}
+
+// readClaimed reads the claimed rows back: the jobs, and the rows that
+// could not be decoded.
+func (s *Store) readClaimed(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, []badRow, error) {
+	rows, err := tx.QueryContext(ctx, s.sql.claimedRows+`(`+marks(len(ids))+`)`, idArgs(ids)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the claimed jobs: %w", err)
+	}
+	defer rows.Close()
+	jobs := make([]*spi.Job, 0, len(ids))
+	var bad []badRow
+	var r rowScan
+	for rows.Next() {
+		if err := r.scan(rows); err != nil {
+			bad = append(bad, badRow{slices.Clone(r.id), err})
+			continue
+		}
+		j, err := r.job()
+		if err != nil {
+			bad = append(bad, badRow{slices.Clone(r.id), err})
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read the claimed jobs: %w", err)
+	}
+	return jobs, bad, nil
+}
+
+// claimCommitted settles a claim whose COMMIT lost its connection: the
+// claim committed when its jobs are RUNNING for node with the claim
+// sequence it gave them.
+func (s *Store) claimCommitted(ctx context.Context, jobs []*spi.Job, node string) (bool, error) {
+	if len(jobs) == 0 {
+		return true, nil // nothing to lose either way
+	}
+	j := jobs[0]
+	var status string
+	var seq int64
+	var owner sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT status, claim_seq, owner_node FROM `+s.sql.t.job+` WHERE job_id = ?`, binID(j.ID)).Scan(&status, &seq, &owner)
+	if err != nil {
+		return false, err
+	}
+	return status == string(spi.StatusRunning) && seq == j.ClaimSeq && owner.String == node, nil
+}
+
+// claimKey is one fenced write's target.
+type claimKey struct {
+	id  uuid.UUID
+	seq int64
+}
+
+// lockRunning locks, in id order, the RUNNING rows among ids and returns
+// their claim sequences.
+func (s *Store) lockRunning(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
+	cur := make(map[uuid.UUID]int64, len(ids))
+	for start := 0; start < len(ids); start += 1000 {
+		chunk := ids[start:min(start+1000, len(ids))]
+		rows, err := tx.QueryContext(ctx, s.sql.lockedRunning+`(`+marks(len(chunk))+`) ORDER BY job_id FOR UPDATE`, idArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("lock the claimed jobs: %w", err)
+		}
+		for rows.Next() {
+			var raw []byte
+			var seq int64
+			if err := rows.Scan(&raw, &seq); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			id, err := scanID(raw)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			cur[id] = seq
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+// fencedEntries returns the indexes of refs that apply: the first ref of
+// each job whose claim sequence is the current one of a RUNNING job in cur.
+// Later refs of the same claim do not apply, as if they ran after it.
+func fencedEntries(refs []claimKey, cur map[uuid.UUID]int64) []int {
+	var out []int
+	taken := make(map[uuid.UUID]bool, len(refs))
+	for i, r := range refs {
+		if seq, ok := cur[r.id]; ok && seq == r.seq && !taken[r.id] {
+			taken[r.id] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// distinctIDs returns the ids of refs without repeats, sorted.
+func distinctIDs(refs []claimKey) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(refs))
+	for _, r := range refs {
+		ids = append(ids, r.id)
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	return slices.Compact(ids)
+}
+
+// fenceCommitted settles an owner write whose COMMIT lost its connection:
+// the job of ref is RUNNING with ref's claim sequence exactly when the
+// write did not commit (a completion leaves RUNNING; a release leaves it
+// and advances the sequence).
+func (s *Store) fenceCommitted(ctx context.Context, ref claimKey) (bool, error) {
+	var status string
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `SELECT status, claim_seq FROM `+s.sql.t.job+` WHERE job_id = ?`, binID(ref.id)).Scan(&status, &seq)
+	if err != nil {
+		return false, err
+	}
+	return !(status == string(spi.StatusRunning) && seq == ref.seq), nil
+}
+
+// CompleteJobs applies a batch of fenced owner writes in one transaction:
+// a locking read (in id order) of the batch's RUNNING jobs decides which
+// entries apply, and one UPDATE ... JOIN of a derived table of the applying
+// entries' values (UNION ALL of one SELECT per entry; several statements
+// for a batch larger than the statement budget) writes them, fenced again
+// by claim_seq and status = 'RUNNING'. Each completion applies only while
+// its job is RUNNING with the named claim sequence; the result has one
+// entry per completion, true when it applied. When one claim appears more
+// than once in the batch, only its first completion can apply, as if they
+// ran one after the other. SUCCEEDED sets the finish time, result and
+// result type; RETRY puts the job back to PENDING at RetryAt with the new
+// attempt count and last error and the owner cleared; FAILED sets the
+// attempt count, last error and finish time. The claim sequence does not
+// change. An unknown outcome fails the whole batch before anything is
+// written. Transient errors run the transaction again; a connection lost
+// during COMMIT is settled by reading a written job back.
+func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	for _, c := range cs {
+		switch c.Outcome {
+		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
+		default:
+			return nil, fmt.Errorf("mysql: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
+		}
+	}
+	out := make([]bool, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	refs := make([]claimKey, len(cs))
+	for i, c := range cs {
+		refs[i] = claimKey{c.JobID, c.ClaimSeq}
+	}
+	ids := distinctIDs(refs)
+	var applied []int
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		applied = nil
+		cur, err := s.lockRunning(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		app := fencedEntries(refs, cur)
+		if len(app) == 0 {
+			return nil
+		}
+		if err := s.at("complete:locked", tx); err != nil {
+			return err
+		}
+		// Write in id order, like the locks.
+		slices.SortFunc(app, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
+		for start := 0; start < len(app); {
+			end, size := start, 0
+			for end < len(app) {
+				n := 300 + 2*len(cs[app[end]].Result) + len(cs[app[end]].LastError) + len(cs[app[end]].ResultType)
+				if end > start && size+n > s.budget {
+					break
+				}
+				size += n
+				end++
+			}
+			if err := s.completeRows(ctx, tx, cs, app[start:end]); err != nil {
+				return err
+			}
+			start = end
+		}
+		applied = app
+		return nil
+	}, func(ctx context.Context) (bool, error) {
+		if len(applied) == 0 {
+			return true, nil
+		}
+		return s.fenceCommitted(ctx, refs[applied[0]])
+	})
+	if err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	for _, i := range applied {
+		out[i] = true
+	}
+	return out, nil
+}
+
+// completeRows writes the completions at idx with one statement.
+func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completion, idx []int) error {
+	var b strings.Builder
+	args := make([]any, 0, len(idx)*9)
+	for k, i := range idx {
+		c := cs[i]
+		if k == 0 {
+			b.WriteString(`SELECT ? AS id, ? AS seq, ? AS st, ? AS fin, ? AS due, ? AS att, ? AS err, ? AS res, ? AS rtype`)
+		} else {
+			b.WriteString("\n\t\tUNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?")
+		}
+		args = append(args, binID(c.JobID), c.ClaimSeq)
+		switch c.Outcome {
+		case spi.OutcomeSucceeded:
+			args = append(args, string(spi.StatusSucceeded), nullDBTime(c.FinishedAt), nil, int64(0), nil, nullBytes(c.Result), nullString(c.ResultType))
+		case spi.OutcomeRetry:
+			args = append(args, string(spi.StatusPending), nullDBTime(c.FinishedAt), dbTime(c.RetryAt), int64(c.Attempts), nullString(c.LastError), nil, nil)
+		case spi.OutcomeFailed:
+			args = append(args, string(spi.StatusFailed), nullDBTime(c.FinishedAt), nil, int64(c.Attempts), nullString(c.LastError), nil, nil)
+		}
+	}
+	// The assignments read only v (and columns not assigned before them),
+	// so their left-to-right evaluation does not matter.
+	_, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+` j JOIN (`+b.String()+`) v ON j.job_id = v.id
+		SET j.status = v.st,
+			j.scheduled_time = IF(v.st = 'PENDING', v.due, j.scheduled_time),
+			j.attempts = IF(v.st = 'SUCCEEDED', j.attempts, v.att),
+			j.last_error = IF(v.st = 'SUCCEEDED', j.last_error, v.err),
+			j.owner_node = IF(v.st = 'PENDING', NULL, j.owner_node),
+			j.finished_time = IF(v.st = 'PENDING', j.finished_time, v.fin),
+			j.job_result = IF(v.st = 'SUCCEEDED', v.res, j.job_result),
+			j.result_type = IF(v.st = 'SUCCEEDED', v.rtype, j.result_type)
+		WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, args...)
+	if err != nil {
+		return fmt.Errorf("write the completions: %w", err)
+	}
+	return nil
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
+// cleared and the claim sequence advanced, without charging attempts or the
+// crash budget: a locking read decides which refs apply (fenced like
+// CompleteJobs), and one UPDATE by primary key writes them.
+func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	keys := make([]claimKey, len(refs))
+	for i, r := range refs {
+		keys[i] = claimKey{r.JobID, r.ClaimSeq}
+	}
+	ids := distinctIDs(keys)
+	var applied []int
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		applied = nil
+		cur, err := s.lockRunning(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		app := fencedEntries(keys, cur)
+		if len(app) == 0 {
+			return nil
+		}
+		for start := 0; start < len(app); start += 1000 {
+			chunk := app[start:min(start+1000, len(app))]
+			rel := make([]uuid.UUID, len(chunk))
+			for k, i := range chunk {
+				rel[k] = keys[i].id
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+`
+				SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
+				WHERE status = 'RUNNING' AND job_id IN (`+marks(len(rel))+`)`,
+				append([]any{dbTime(now)}, idArgs(rel)...)...); err != nil {
+				return fmt.Errorf("release: %w", err)
+			}
+		}
+		applied = app
+		return nil
+	}, func(ctx context.Context) (bool, error) {
+		if len(applied) == 0 {
+			return true, nil
+		}
+		return s.fenceCommitted(ctx, keys[applied[0]])
+	})
+	if err != nil {
+		return nil, fail("release jobs", err)
+	}
+	for _, i := range applied {
+		out[i] = true
+	}
+	return out, nil
+}

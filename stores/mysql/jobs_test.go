@@ -1,0 +1,435 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// batchSizes exercise one statement and several (rowsPerInsert rows each).
+var batchSizes = []int{1, 7, rowsPerInsert + 13}
+
+func TestInsertRoundTrip(t *testing.T) {
+	s := openStore(t)
+	j := job(spi.PriorityHigh, t0.Add(90*time.Minute+123456*time.Microsecond))
+	j.TaskName = "round-trip/täsk"
+	j.Payload = []byte("{ \"b\": 1,  \"a\": \"Zoë 🚀\",\n\"c\": [true, null] }")
+	j.CreatedAt = t0.Add(-time.Hour + 654321*time.Microsecond)
+	j.IdempotencyKey = "key-ü"
+	j.Tags = []string{"blue", "gpu", "région-eu"}
+	j.Params = map[string]string{"tenant": "acme", "ключ": "значение", "empty": ""}
+	j.MaxRetries = 7
+	j.BackoffParam = 1500 * time.Millisecond
+	j.Resource, j.ResourceLimit = "gpu-pool", 3
+	// Fields that only transitions set are written as given, too.
+	j.Attempts, j.CrashCount, j.ClaimSeq = 2, 1, 5
+	j.LastError = "earlier"
+	insert(t, s, j)
+	got := get(t, s, j.ID)
+	want := j.Clone()
+	want.Status = spi.StatusPending
+	assert.Equal(t, want, got)
+	for _, tm := range []time.Time{got.ScheduledAt, got.CreatedAt} {
+		assert.Equal(t, time.UTC, tm.Location())
+	}
+}
+
+func TestInsertTruncatesTimesToMicroseconds(t *testing.T) {
+	// DATETIME(6) would round 999 ns up; the store truncates, as the other
+	// stores do.
+	s := openStore(t)
+	j := job(spi.PriorityNormal, t0.Add(999*time.Nanosecond))
+	j.CreatedAt = t0.Add(-time.Nanosecond)
+	insert(t, s, j)
+	got := get(t, s, j.ID)
+	assert.Equal(t, t0, got.ScheduledAt)
+	assert.Equal(t, t0.Add(-time.Microsecond), got.CreatedAt)
+}
+
+func TestInsertPayloadsByteForByte(t *testing.T) {
+	binary := make([]byte, 256)
+	for i := range binary {
+		binary[i] = byte(i)
+	}
+	payloads := map[string][]byte{
+		"nil":        nil,
+		"empty":      {},
+		"binary":     binary, // not UTF-8: an encryption envelope
+		"json":       []byte(`{"z":1,   "a":[1e10, 0.10]}`),
+		"nul inside": []byte("a\x00b'\\\""),
+	}
+	s := openStore(t)
+	for _, n := range batchSizes {
+		for name, p := range payloads {
+			t.Run(fmt.Sprintf("%s/%d", name, n), func(t *testing.T) {
+				var jobs []*spi.Job
+				for range n {
+					j := job(spi.PriorityNormal, t0)
+					j.Payload = p
+					j.Result = p // results are written as given too
+					jobs = append(jobs, j)
+				}
+				insert(t, s, jobs...)
+				got := get(t, s, jobs[n-1].ID)
+				assert.Equal(t, p, got.Payload)
+				assert.Equal(t, p == nil, got.Payload == nil, "nil and empty are kept apart")
+				assert.Equal(t, p == nil, got.Result == nil, "nil and empty results are kept apart")
+			})
+		}
+	}
+}
+
+func TestInsertLargeBatchInSeveralStatements(t *testing.T) {
+	// A small statement budget splits a batch of large payloads into many
+	// INSERTs inside one transaction.
+	s := openStore(t)
+	s.budget = 64 << 10
+	payload := []byte(strings.Repeat("x", 20<<10))
+	var jobs []*spi.Job
+	for range 30 {
+		j := job(spi.PriorityNormal, t0)
+		j.Payload = payload
+		j.Tags = []string{"big"}
+		jobs = append(jobs, j)
+	}
+	insert(t, s, jobs...)
+	all, _, err := s.ListJobs(context.Background(), spi.ListParams{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, all, 30)
+	for _, j := range all {
+		assert.Equal(t, payload, j.Payload)
+		assert.Equal(t, []string{"big"}, j.Tags)
+	}
+}
+
+func TestInsertIdempotency(t *testing.T) {
+	for _, n := range batchSizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t)
+			existing := job(spi.PriorityNormal, t0)
+			existing.IdempotencyKey = "existing"
+			insert(t, s, existing)
+
+			var jobs []*spi.Job
+			for i := range n {
+				jobs = append(jobs, job(spi.Priority(i%spi.NumPriorities), t0))
+			}
+			jobs[0].IdempotencyKey = "fresh"
+			jobs[0].Tags = []string{"keyed"}
+			dupExisting := job(spi.PriorityCritical, t0)
+			dupExisting.IdempotencyKey = "existing"
+			dupExisting.Tags = []string{"must-not-appear"}
+			dupFresh := job(spi.PriorityLow, t0)
+			dupFresh.IdempotencyKey = "fresh"
+			dupFresh.Tags = []string{"must-not-appear"}
+			batch := append([]*spi.Job{dupExisting}, jobs...)
+			batch = append(batch, dupFresh)
+			res, err := s.InsertJobs(ctx, batch)
+			require.NoError(t, err)
+			require.Len(t, res, len(batch))
+			assert.Equal(t, spi.InsertResult{ID: existing.ID, Duplicate: true}, res[0])
+			for i, j := range jobs {
+				assert.Equal(t, spi.InsertResult{ID: j.ID}, res[i+1])
+			}
+			assert.Equal(t, spi.InsertResult{ID: jobs[0].ID, Duplicate: true}, res[len(res)-1])
+
+			all, _, err := s.ListJobs(ctx, spi.ListParams{Limit: 10000})
+			require.NoError(t, err)
+			assert.Len(t, all, n+1)
+			for _, j := range all {
+				assert.NotContains(t, j.Tags, "must-not-appear")
+			}
+			assert.Equal(t, []string{"keyed"}, get(t, s, jobs[0].ID).Tags)
+			_, err = s.GetJob(ctx, dupFresh.ID)
+			assert.ErrorIs(t, err, spi.ErrNotFound)
+
+			// The whole batch again: every keyed job is a duplicate...
+			res, err = s.InsertJobs(ctx, []*spi.Job{dupExisting, jobs[0], dupFresh})
+			require.NoError(t, err)
+			for _, r := range res {
+				assert.True(t, r.Duplicate)
+			}
+			// ...and a job without a key whose id exists fails the batch.
+			if n > 1 {
+				_, err = s.InsertJobs(ctx, batch)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "already exists")
+			}
+		})
+	}
+}
+
+func TestKeysAndTagsCompareByteForByte(t *testing.T) {
+	// Whatever the server's collation: no case folding, no trailing-space
+	// padding, no accent folding.
+	ctx := context.Background()
+	s := openStore(t)
+	keys := []string{"Key", "key", "key ", "kéy", "KEY"}
+	var jobs []*spi.Job
+	for _, k := range keys {
+		j := job(spi.PriorityNormal, t0)
+		j.IdempotencyKey = k
+		j.Tags = []string{k}
+		jobs = append(jobs, j)
+	}
+	res, err := s.InsertJobs(ctx, jobs)
+	require.NoError(t, err)
+	for i, r := range res {
+		assert.Equal(t, spi.InsertResult{ID: jobs[i].ID}, r, "key %q is its own", keys[i])
+	}
+	got, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 10, Now: t0, Tags: spi.TagFilter{All: []string{"key"}}})
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{jobs[1].ID}, ids(got), "the tag filter matches the exact tag only")
+	require.NoError(t, s.PutProperty(ctx, jobs[0].ID, "p", "Value"))
+	found, err := s.FindJobsByProperty(ctx, "p", "value", 10)
+	require.NoError(t, err)
+	assert.Empty(t, found)
+	props, err := s.GetPropertiesByPrefix(ctx, jobs[0].ID, "P")
+	require.NoError(t, err)
+	assert.Empty(t, props)
+}
+
+func TestInsertRefusesValuesThatDoNotFit(t *testing.T) {
+	// Strict mode: a key longer than its column fails instead of being
+	// truncated into another job's key.
+	ctx := context.Background()
+	s := openStore(t)
+	a := job(spi.PriorityNormal, t0)
+	a.IdempotencyKey = strings.Repeat("k", 300)
+	_, err := s.InsertJobs(ctx, []*spi.Job{a})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mysql: insert jobs")
+	assert.Contains(t, err.Error(), "idempotency_key")
+	_, err = s.GetJob(ctx, a.ID)
+	assert.ErrorIs(t, err, spi.ErrNotFound)
+}
+
+func TestInsertIsAtomic(t *testing.T) {
+	// A batch with an id that already exists fails as a whole and writes
+	// nothing, also when earlier statements of the batch went in.
+	for _, n := range batchSizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t)
+			taken := job(spi.PriorityNormal, t0)
+			insert(t, s, taken)
+			var jobs []*spi.Job
+			for range n {
+				j := job(spi.PriorityNormal, t0)
+				j.Tags = []string{"x"}
+				jobs = append(jobs, j)
+			}
+			keyed := job(spi.PriorityNormal, t0)
+			keyed.IdempotencyKey = "k"
+			clash := taken.Clone()
+			_, err := s.InsertJobs(ctx, append(append(jobs, keyed), clash))
+			require.Error(t, err)
+			all, _, err := s.ListJobs(ctx, spi.ListParams{Limit: 10000})
+			require.NoError(t, err)
+			assert.Equal(t, []uuid.UUID{taken.ID}, ids(all))
+		})
+	}
+}
+
+func TestInsertRejectsInvalidJobs(t *testing.T) {
+	s := openStore(t)
+	good := job(spi.PriorityNormal, t0)
+	bad := job(spi.Priority(5), t0)
+	zero := job(spi.PriorityNormal, t0)
+	zero.ID = uuid.Nil
+	limitless := job(spi.PriorityNormal, t0)
+	limitless.Resource = "r"
+	for name, batch := range map[string][]*spi.Job{
+		"nil job":          {good, nil},
+		"zero id":          {good, zero},
+		"bad priority":     {good, bad},
+		"resource limit 0": {good, limitless},
+	} {
+		_, err := s.InsertJobs(context.Background(), batch)
+		require.Error(t, err, name)
+	}
+	_, err := s.GetJob(context.Background(), good.ID)
+	require.ErrorIs(t, err, spi.ErrNotFound, "nothing is written")
+	res, err := s.InsertJobs(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Empty(t, res)
+}
+
+func TestTagsDeduplicatedAndSorted(t *testing.T) {
+	s := openStore(t)
+	var jobs []*spi.Job
+	for range 3 {
+		j := job(spi.PriorityNormal, t0)
+		j.Tags = []string{"z", "a", "z", "m", "a", "a,b", ""}
+		jobs = append(jobs, j)
+	}
+	insert(t, s, jobs...)
+	assert.Equal(t, []string{"", "a", "a,b", "m", "z"}, get(t, s, jobs[0].ID).Tags)
+	// Jobs without tags have none (nil).
+	j := job(spi.PriorityNormal, t0)
+	insert(t, s, j)
+	assert.Nil(t, get(t, s, j.ID).Tags)
+}
+
+func TestConcurrentInsertsOfOneKey(t *testing.T) {
+	// Many writers on two pools race to insert the same key: one job is
+	// written, and everybody gets its id. A writer whose INSERT meets the
+	// key committed under it looks the key up again.
+	dsn, database := testDB(t)
+	s1 := openDatabase(t, dsn, database)
+	s2 := openDatabase(t, dsn, database)
+	for round := range 5 {
+		const writers = 8
+		res := make([]spi.InsertResult, writers)
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range writers {
+			s := s1
+			if w%2 == 1 {
+				s = s2
+			}
+			wg.Go(func() {
+				j := job(spi.PriorityNormal, t0)
+				j.IdempotencyKey = fmt.Sprint("race-", round)
+				<-start
+				r, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityLow, t0), j})
+				errs[w] = err
+				if err == nil {
+					res[w] = r[1]
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		winners := 0
+		for w := range writers {
+			require.NoError(t, errs[w])
+			if !res[w].Duplicate {
+				winners++
+			}
+			assert.Equal(t, res[0].ID, res[w].ID)
+		}
+		assert.Equal(t, 1, winners)
+	}
+}
+
+func TestInsertJobsTx(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+
+	// Rolled back: nothing exists, and the key is free again.
+	tx, err := s.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	a := job(spi.PriorityNormal, t0)
+	a.IdempotencyKey = "tx-key"
+	a.Tags = []string{"t"}
+	res, err := s.InsertJobsTx(ctx, tx, []*spi.Job{a})
+	require.NoError(t, err)
+	assert.Equal(t, []spi.InsertResult{{ID: a.ID}}, res)
+	// Visible inside the transaction only.
+	var n int
+	require.NoError(t, tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM scheduler_job WHERE job_id = ?`, a.ID[:]).Scan(&n))
+	assert.Equal(t, 1, n)
+	_, err = s.GetJob(ctx, a.ID)
+	assert.ErrorIs(t, err, spi.ErrNotFound, "uncommitted jobs are invisible to others")
+	assert.Empty(t, claim(t, s, "n", 10, t0, 0), "and cannot be claimed")
+	require.NoError(t, tx.Rollback())
+	_, err = s.GetJob(ctx, a.ID)
+	assert.ErrorIs(t, err, spi.ErrNotFound)
+
+	// Committed: the jobs exist, with their tags, and are claimable.
+	tx, err = s.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	b := job(spi.PriorityHigh, t0)
+	b.IdempotencyKey = "tx-key"
+	b.Tags = []string{"t"}
+	c := job(spi.PriorityLow, t0)
+	res, err = s.InsertJobsTx(ctx, tx, []*spi.Job{b, c})
+	require.NoError(t, err)
+	assert.Equal(t, []spi.InsertResult{{ID: b.ID}, {ID: c.ID}}, res)
+	dup := job(spi.PriorityLow, t0)
+	dup.IdempotencyKey = "tx-key"
+	res, err = s.InsertJobsTx(ctx, tx, []*spi.Job{dup})
+	require.NoError(t, err)
+	assert.Equal(t, []spi.InsertResult{{ID: b.ID, Duplicate: true}}, res, "a key inserted earlier in the same transaction")
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, []string{"t"}, get(t, s, b.ID).Tags)
+	assert.Equal(t, []uuid.UUID{b.ID, c.ID}, ids(claim(t, s, "n", 10, t0, 0)))
+
+	// A transaction of another kind, or none.
+	_, err = s.InsertJobsTx(ctx, "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "*sql.Tx")
+	var nilTx *sql.Tx
+	_, err = s.InsertJobsTx(ctx, nilTx, nil)
+	require.Error(t, err)
+}
+
+func TestInsertJobsTxOnAnotherPool(t *testing.T) {
+	// The statements name the store's database, so a transaction on a pool
+	// whose connections use another current database works too.
+	ctx := context.Background()
+	dsn, database := testDB(t)
+	_, other := testDB(t)
+	s := openDatabase(t, dsn, database)
+	db := rawDB(t, dsn, other)
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	j := job(spi.PriorityNormal, t0)
+	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{j})
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, j.ID, get(t, s, j.ID).ID)
+}
+
+func TestListJobsPagesAndFilters(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	var jobs []*spi.Job
+	for range 25 {
+		jobs = append(jobs, job(spi.PriorityNormal, t0))
+	}
+	insert(t, s, jobs...)
+	c := claim(t, s, "n", 3, t0, 0)
+	_, err := s.CompleteJobs(ctx, []spi.Completion{{ClaimRef: ref(c[0]), Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 1, LastError: "x"}})
+	require.NoError(t, err)
+
+	var got []uuid.UUID
+	after := uuid.Nil
+	for {
+		page, next, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 10})
+		require.NoError(t, err)
+		got = append(got, ids(page)...)
+		if next == uuid.Nil {
+			break
+		}
+		after = next
+	}
+	assert.Equal(t, ids(jobs), got)
+	for st, want := range map[spi.Status]int{spi.StatusFailed: 1, spi.StatusRunning: 2, spi.StatusPending: 22, spi.StatusSucceeded: 0, "BOGUS": 0} {
+		page, next, err := s.ListJobs(ctx, spi.ListParams{Status: st})
+		require.NoError(t, err)
+		assert.Len(t, page, want, st)
+		assert.Equal(t, uuid.Nil, next)
+	}
+}
+
+func TestGetUnknownJob(t *testing.T) {
+	s := openStore(t)
+	id := newID()
+	_, err := s.GetJob(context.Background(), id)
+	require.ErrorIs(t, err, spi.ErrNotFound)
+	assert.Contains(t, err.Error(), id.String())
+}

@@ -1,0 +1,607 @@
+package oracle
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// candidate is one due job considered by a claim.
+type candidate struct {
+	id        []byte
+	eff       int64
+	scheduled time.Time
+	resource  string // "" for none
+	limit     int64  // the resource's limit
+}
+
+// ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
+// and returns them in claim order: effective priority descending, scheduled
+// time ascending, id ascending. Only jobs passing p.Tags are considered,
+// and jobs whose resource has no free permit are skipped.
+//
+// One transaction: a UNION ALL of five FETCH FIRST p.Limit range scans of
+// the claim index reads the first due jobs of each priority level (aging is
+// monotone inside a level, so the best p.Limit overall are among them),
+// passing over jobs that fail the tag filter and jobs of full resources;
+// the candidates are merged in Go by spi.EffectivePriority; the best are
+// locked with SELECT ... FOR UPDATE SKIP LOCKED (Oracle refuses FETCH
+// FIRST with FOR UPDATE, so the scans read without locks and the lock
+// re-checks that each job is still PENDING), and the next best take the
+// place of those another session holds; when candidates name resources,
+// their rows in scheduler_resource are locked (FOR UPDATE, in name order,
+// created when missing) and their RUNNING holders counted, and candidates
+// are admitted in claim order while permits are free; the admitted rows are
+// updated and read back with their tags.
+//
+// A deadlock, a serialization failure or a lost connection runs the
+// transaction again (up to [Options.Retries] times). When the commit itself
+// failed, so that the jobs may have been claimed, the next run first reads
+// which of them are RUNNING under p.NodeID at p.Now and returns those.
+//
+// A claimed row that cannot be read back as a job is failed into the
+// dead-letter queue with the problem as its last error and left out of the
+// result.
+func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	now := p.Now.UTC().Truncate(time.Microsecond)
+	var out []*spi.Job
+	var tried, unsure [][]byte
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
+		if at.prevCommitFailed {
+			unsure = tried
+		}
+		tried, out = nil, nil
+		if len(unsure) > 0 {
+			jobs, err := adopt(ctx, tx, unsure, p.NodeID, now)
+			if err != nil {
+				return err
+			}
+			if len(jobs) > 0 {
+				out, tried = jobs, unsure
+				return nil
+			}
+			unsure = nil
+		}
+		var err error
+		out, err = claimOnce(ctx, tx, p, now, &tried)
+		return err
+	})
+	if err != nil {
+		return nil, fail("claim jobs", err)
+	}
+	sortClaimed(out, now, p.BoostInterval)
+	return out, nil
+}
+
+// claimOnce is one run of the claim transaction.
+func claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tried *[][]byte) ([]*spi.Job, error) {
+	cands, err := claimCandidates(ctx, tx, p, now)
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	var held map[string]int64
+	var resources []string
+	for _, c := range cands {
+		if c.resource != "" && !slices.Contains(resources, c.resource) {
+			resources = append(resources, c.resource)
+		}
+	}
+	if len(resources) > 0 {
+		if held, err = lockResources(ctx, tx, resources); err != nil {
+			return nil, err
+		}
+	}
+	picked, err := lockAndAdmit(ctx, tx, cands, p.Limit, held)
+	if err != nil || len(picked) == 0 {
+		return nil, err
+	}
+	*tried = picked
+	query, args := claimSQL(p.NodeID, now, picked)
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		return nil, err
+	}
+	query, args = jobsSQL(picked)
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	got, bad, err := scanJobs(rows)
+	rows.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := failCorrupt(ctx, tx, bad, now); err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// claimCandidates reads the candidates of a claim and returns them sorted
+// best first.
+func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]candidate, error) {
+	query, args := claimCandidatesSQL(now, p.Limit, compileTags(p.Tags))
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cands []candidate
+	for rows.Next() {
+		var c candidate
+		var prio int64
+		var res sql.NullString
+		if err := rows.Scan(&c.id, &prio, &c.scheduled, &res, &c.limit); err != nil {
+			return nil, err
+		}
+		c.scheduled = fromDB(c.scheduled)
+		c.eff = spi.EffectivePriority(spi.Priority(prio), c.scheduled, now, p.BoostInterval)
+		c.resource = res.String
+		cands = append(cands, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if c := cmp.Compare(b.eff, a.eff); c != 0 {
+			return c
+		}
+		if c := a.scheduled.Compare(b.scheduled); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.id, b.id)
+	})
+	return cands, nil
+}
+
+// lockAndAdmit walks the candidates (sorted best first) and returns, in
+// order, up to limit of them that it locked (FOR UPDATE SKIP LOCKED: rows
+// other claimers hold are passed over) and whose resource has a free
+// permit, counting the permits taken by those admitted before them (held,
+// by resource, is updated). It locks in rounds of as many candidates as
+// places are left, so a job another session holds is replaced by the next
+// best.
+func lockAndAdmit(ctx context.Context, tx *sql.Tx, cands []candidate, limit int, held map[string]int64) ([][]byte, error) {
+	var out [][]byte
+	next := 0
+	for len(out) < limit && next < len(cands) {
+		// Candidates of a full resource are skipped before locking.
+		var round []candidate
+		for next < len(cands) && len(round) < limit-len(out) {
+			c := cands[next]
+			next++
+			if c.resource != "" && held[c.resource] >= c.limit {
+				continue
+			}
+			round = append(round, c)
+		}
+		if len(round) == 0 {
+			break
+		}
+		ids := make([][]byte, len(round))
+		for i, c := range round {
+			ids[i] = c.id
+		}
+		query, args := lockCandidatesSQL(ids)
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		locked := map[string]bool{}
+		for rows.Next() {
+			var id []byte
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			locked[string(id)] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range round {
+			if !locked[string(c.id)] || len(out) == limit {
+				continue
+			}
+			if c.resource != "" {
+				if held[c.resource] >= c.limit {
+					continue
+				}
+				held[c.resource]++
+			}
+			out = append(out, c.id)
+		}
+	}
+	return out, nil
+}
+
+// lockResources locks the rows of resources in name order (creating the
+// missing ones), so that the claimers of a resource take turns from the
+// count to their commit and claimers needing several cannot deadlock, and
+// returns each resource's RUNNING holders, counted after the locks.
+func lockResources(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+	sorted := slices.Clone(resources)
+	slices.Sort(sorted)
+	for _, r := range sorted {
+		if err := lockResource(ctx, tx, r); err != nil {
+			return nil, fmt.Errorf("lock resource %q: %w", r, err)
+		}
+	}
+	held := make(map[string]int64, len(sorted))
+	for start := 0; start < len(sorted); start += idsPerList {
+		query, args := countHoldersSQL(sorted[start:min(start+idsPerList, len(sorted))])
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var n string
+			var c int64
+			if err := rows.Scan(&n, &c); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			held[n] = c
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return held, nil
+}
+
+// lockResource locks one resource's row, creating it when missing; when
+// another session creates it first, the insert fails once that session
+// commits, and the row is locked then.
+func lockResource(ctx context.Context, tx *sql.Tx, resource string) error {
+	for range 2 {
+		query, args := lockResourceSQL(resource)
+		var got string
+		err := tx.QueryRowContext(ctx, query, args...).Scan(&got)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		query, args = insertResourceSQL(resource)
+		_, err = tx.ExecContext(ctx, query, args...)
+		if err == nil || !isUniqueViolation(err, "") {
+			return err
+		}
+	}
+	return errors.New("the resource row neither exists nor can be created")
+}
+
+// sortClaimed orders claimed jobs in claim order.
+func sortClaimed(jobs []*spi.Job, now time.Time, boost time.Duration) {
+	slices.SortFunc(jobs, func(a, b *spi.Job) int {
+		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
+		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
+		if c := cmp.Compare(eb, ea); c != 0 {
+			return c
+		}
+		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+}
+
+// adopt returns the jobs of ids that a claim by node at now took: RUNNING,
+// claimed at now, owned by node.
+func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.Time) ([]*spi.Job, error) {
+	query, args := adoptSQL(now, ids)
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	got, _, err := scanJobs(rows)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(got, func(j *spi.Job) bool { return j.OwnerNode != node }), nil
+}
+
+// badRow is a claimed row that could not be decoded.
+type badRow struct {
+	id  []byte
+	seq int64
+	err error
+}
+
+// scanJobs decodes job rows; undecodable ones are returned apart.
+func scanJobs(rows *sql.Rows) ([]*spi.Job, []badRow, error) {
+	var got []*spi.Job
+	var bad []badRow
+	var r rowScan
+	for rows.Next() {
+		if err := r.scan(rows); err != nil {
+			bad = append(bad, badRow{r.id, r.claimSeq, err})
+			continue
+		}
+		j, err := r.job()
+		if err != nil {
+			bad = append(bad, badRow{r.id, r.claimSeq, err})
+			continue
+		}
+		got = append(got, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return got, bad, nil
+}
+
+// failCorrupt moves undecodable claimed rows to FAILED so they cannot block
+// the queue; GetJob and ListJobs keep reporting them as corrupt.
+func failCorrupt(ctx context.Context, tx *sql.Tx, bad []badRow, now time.Time) error {
+	for _, b := range bad {
+		if len(b.id) != 16 {
+			continue
+		}
+		query, args := failCorruptSQL(now, "ratchet: corrupt job row: "+b.err.Error(), b.id, b.seq)
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("fail corrupt row: %w", err)
+		}
+	}
+	return nil
+}
+
+// claimKey is one fenced write's target.
+type claimKey struct {
+	id  uuid.UUID
+	seq int64
+}
+
+// firstOfEach returns the indexes of the first entry of each distinct
+// claim among n entries, sorted by job id: concurrent batch writers then
+// lock rows in one order.
+func firstOfEach(n int, key func(i int) claimKey) []int {
+	pos := make([]int, 0, n)
+	seen := make(map[claimKey]bool, n)
+	for i := range n {
+		if k := key(i); !seen[k] {
+			seen[k] = true
+			pos = append(pos, i)
+		}
+	}
+	slices.SortStableFunc(pos, func(a, b int) int {
+		ka, kb := key(a), key(b)
+		return bytes.Compare(ka.id[:], kb.id[:])
+	})
+	return pos
+}
+
+// current locks the RUNNING jobs among the entries at pos and returns, in
+// the order of pos, those whose claim sequence is the entry's: the owner
+// writes that apply.
+func current(ctx context.Context, tx *sql.Tx, pos []int, key func(i int) claimKey) ([]int, error) {
+	seqs := map[uuid.UUID]int64{}
+	for start := 0; start < len(pos); start += idsPerList {
+		chunk := pos[start:min(start+idsPerList, len(pos))]
+		ids := make([][]byte, len(chunk))
+		for k, i := range chunk {
+			id := key(i).id
+			ids[k] = dbID(id)
+		}
+		query, args := lockRunningSQL(ids)
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var raw []byte
+			var seq int64
+			if err := rows.Scan(&raw, &seq); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if len(raw) == 16 {
+				seqs[uuid.UUID(raw)] = seq
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []int
+	applied := map[uuid.UUID]bool{}
+	for _, i := range pos {
+		k := key(i)
+		if seq, ok := seqs[k.id]; ok && seq == k.seq && !applied[k.id] {
+			applied[k.id] = true
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// CompleteJobs applies a batch of fenced owner writes in one transaction:
+// one SELECT ... FOR UPDATE locks the batch's RUNNING jobs and checks their
+// claim sequences, then one PL/SQL block per 100 completions writes those
+// that apply (one round trip each). The result has one entry per
+// completion, true when it applied. When one claim appears more than once
+// in the batch, only its first completion can apply. SUCCEEDED sets the
+// finish time, result and result type; RETRY puts the job back to PENDING
+// at RetryAt with the new attempt count and last error and the owner
+// cleared; FAILED sets the attempt count, last error and finish time. The
+// claim sequence does not change. An unknown outcome fails the whole batch
+// before anything is written.
+//
+// A deadlock or a lost connection runs the transaction again. When the
+// commit itself failed with its outcome unknown, the next run reports as
+// applied the completions whose job already shows exactly what they wrote.
+func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	for _, c := range cs {
+		switch c.Outcome {
+		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
+		default:
+			return nil, fmt.Errorf("oracle: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
+		}
+	}
+	out := make([]bool, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	key := func(i int) claimKey { return claimKey{cs[i].JobID, cs[i].ClaimSeq} }
+	pos := firstOfEach(len(cs), key)
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
+		clear(out)
+		apply, err := current(ctx, tx, pos, key)
+		if err != nil {
+			return err
+		}
+		for start := 0; start < len(apply); start += rowsPerComplet {
+			chunk := apply[start:min(start+rowsPerComplet, len(apply))]
+			batch := make([]spi.Completion, len(chunk))
+			for k, i := range chunk {
+				batch[k] = cs[i]
+			}
+			query, args := completeSQL(batch)
+			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+				return err
+			}
+		}
+		for _, i := range apply {
+			out[i] = true
+		}
+		if at.uncertain {
+			return recognizeCompleted(ctx, tx, cs, pos, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	return out, nil
+}
+
+// recognizeCompleted marks as applied the completions (at pos, not marked
+// yet) whose job shows exactly what they would have written: the write of
+// an earlier run whose commit reported a failure but took effect.
+func recognizeCompleted(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
+	var want []int
+	for _, i := range pos {
+		if !out[i] {
+			want = append(want, i)
+		}
+	}
+	for start := 0; start < len(want); start += idsPerList {
+		chunk := want[start:min(start+idsPerList, len(want))]
+		ids := make([][]byte, len(chunk))
+		for k, i := range chunk {
+			ids[k] = dbID(cs[i].JobID)
+		}
+		query, args := jobsSQL(ids)
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		got, _, err := scanJobs(rows)
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		byID := make(map[uuid.UUID]*spi.Job, len(got))
+		for _, j := range got {
+			byID[j.ID] = j
+		}
+		for _, i := range chunk {
+			if j := byID[cs[i].JobID]; j != nil && shows(j, cs[i]) {
+				out[i] = true
+			}
+		}
+	}
+	return nil
+}
+
+// shows reports whether job j is in the state completion c writes.
+func shows(j *spi.Job, c spi.Completion) bool {
+	if j.ClaimSeq != c.ClaimSeq {
+		return false
+	}
+	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
+		return j.Status == spi.StatusSucceeded && j.FinishedAt.Equal(us(c.FinishedAt)) && bytes.Equal(j.Result, c.Result)
+	case spi.OutcomeRetry:
+		return j.Status == spi.StatusPending && j.ScheduledAt.Equal(us(c.RetryAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	case spi.OutcomeFailed:
+		return j.Status == spi.StatusFailed && j.FinishedAt.Equal(us(c.FinishedAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	}
+	return false
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
+// cleared and the claim sequence advanced, without charging attempts or the
+// crash budget: the batch's RUNNING jobs are locked and their claim
+// sequences checked, and one UPDATE per 500 releases writes those that
+// apply, in one transaction, run again on a retryable error.
+func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	key := func(i int) claimKey { return claimKey{refs[i].JobID, refs[i].ClaimSeq} }
+	pos := firstOfEach(len(refs), key)
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		clear(out)
+		apply, err := current(ctx, tx, pos, key)
+		if err != nil {
+			return err
+		}
+		for start := 0; start < len(apply); start += idsPerList {
+			chunk := apply[start:min(start+idsPerList, len(apply))]
+			ids := make([][]byte, len(chunk))
+			for k, i := range chunk {
+				ids[k] = dbID(refs[i].JobID)
+			}
+			query, args := releaseSQL(now, ids)
+			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+				return err
+			}
+		}
+		for _, i := range apply {
+			out[i] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("release jobs", err)
+	}
+	return out, nil
+}

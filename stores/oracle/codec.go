@@ -1,0 +1,277 @@
+package oracle
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	go_ora "github.com/sijms/go-ora/v2"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// jobColumnList are the columns of one job in the order of rowScan.dest,
+// without a table prefix; payload and result are followed by whether they
+// are NULL (an empty BLOB is not NULL), and the last is the job's tags as a
+// JSON array (JSON_ARRAYAGG).
+var jobColumnList = []string{
+	"job_id", "task_name", "payload", "payload_null", "status", "priority",
+	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
+	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
+	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
+}
+
+// jobColumns selects one job with its tags from the table aliased j.
+var jobColumns = func() string {
+	parts := make([]string, len(jobColumnList))
+	for i, c := range jobColumnList {
+		switch c {
+		case "payload_null":
+			parts[i] = "CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END"
+		case "result_null":
+			parts[i] = "CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END"
+		case "tags":
+			parts[i] = "(SELECT JSON_ARRAYAGG(t.tag ORDER BY t.tag RETURNING CLOB) FROM scheduler_job_tag t WHERE t.job_id = j.job_id)"
+		default:
+			parts[i] = "j." + c
+		}
+	}
+	return strings.Join(parts, ", ")
+}()
+
+// rowScan holds the raw columns of one job row.
+type rowScan struct {
+	id, payload, result                    []byte
+	status                                 string
+	task, backoff, owner, resultType, idem sql.NullString
+	resource, lastError, params, tags      sql.NullString
+	payloadNull, resultNull                int64
+	priority, attempts, maxRetries, crash  int64
+	backoffParam, claimSeq, resourceLimit  int64
+	scheduled                              time.Time
+	created, claimed, finished             sql.NullTime
+}
+
+func (r *rowScan) dest() []any {
+	return []any{&r.id, &r.task, &r.payload, &r.payloadNull, &r.status, &r.priority,
+		&r.scheduled, &r.created, &r.attempts, &r.maxRetries, &r.backoff, &r.backoffParam,
+		&r.claimSeq, &r.crash, &r.owner, &r.claimed, &r.finished, &r.lastError,
+		&r.result, &r.resultNull, &r.resultType, &r.idem, &r.params, &r.resource, &r.resourceLimit, &r.tags}
+}
+
+// scan reads one row. A column that cannot be converted is a corrupt row;
+// the id, read first, is already set when that happens.
+func (r *rowScan) scan(rows *sql.Rows) error {
+	*r = rowScan{}
+	if err := rows.Scan(r.dest()...); err != nil {
+		return corrupt(r.idString(), "unreadable column: %v", err)
+	}
+	return nil
+}
+
+// idString names the row's job for messages.
+func (r *rowScan) idString() string {
+	if len(r.id) != 16 {
+		if r.id == nil {
+			return "(unknown id)"
+		}
+		return fmt.Sprintf("HEXTORAW('%X')", r.id)
+	}
+	return uuid.UUID(r.id).String()
+}
+
+// job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
+// names the job and the problem. Oracle stores the empty string as NULL:
+// NULL text reads back as "".
+func (r *rowScan) job() (*spi.Job, error) {
+	if len(r.id) != 16 {
+		return nil, corrupt(r.idString(), "job_id is %d bytes, not 16", len(r.id))
+	}
+	id := uuid.UUID(r.id)
+	st := spi.Status(r.status)
+	if !st.Valid() {
+		return nil, corrupt(id.String(), "unknown status %q", r.status)
+	}
+	p := spi.Priority(r.priority)
+	if !p.Valid() {
+		return nil, corrupt(id.String(), "priority %d out of range 0..4", r.priority)
+	}
+	j := &spi.Job{
+		ID:             id,
+		TaskName:       r.task.String,
+		Payload:        blob(r.payload, r.payloadNull != 0),
+		Status:         st,
+		Priority:       p,
+		ScheduledAt:    fromDB(r.scheduled),
+		CreatedAt:      nullTime(r.created),
+		Attempts:       int(r.attempts),
+		MaxRetries:     int(r.maxRetries),
+		Backoff:        spi.BackoffKind(r.backoff.String),
+		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
+		CrashCount:     int(r.crash),
+		ClaimSeq:       r.claimSeq,
+		OwnerNode:      r.owner.String,
+		ClaimedAt:      nullTime(r.claimed),
+		FinishedAt:     nullTime(r.finished),
+		LastError:      r.lastError.String,
+		Result:         blob(r.result, r.resultNull != 0),
+		ResultType:     r.resultType.String,
+		IdempotencyKey: r.idem.String,
+		Resource:       r.resource.String,
+		ResourceLimit:  int(r.resourceLimit),
+	}
+	if r.params.Valid && r.params.String != "" {
+		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
+			return nil, corrupt(id.String(), "params are not a JSON object of strings: %v", err)
+		}
+	}
+	if r.tags.Valid && r.tags.String != "" {
+		if err := json.Unmarshal([]byte(r.tags.String), &j.Tags); err != nil {
+			return nil, corrupt(id.String(), "unreadable tags: %v", err)
+		}
+	}
+	return j, nil
+}
+
+func corrupt(id, format string, args ...any) error {
+	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
+}
+
+// blob restores nil for NULL and an empty slice for an empty BLOB.
+func blob(b []byte, isNull bool) []byte {
+	if isNull {
+		return nil
+	}
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// dbTime is the stored form of a time: a TIMESTAMP bind (go-ora's
+// TimeStamp, not a time.Time, which go-ora binds as TIMESTAMP WITH TIME
+// ZONE) holding the UTC wall clock, truncated to the microsecond.
+func dbTime(t time.Time) go_ora.TimeStamp {
+	return go_ora.TimeStamp(t.UTC().Truncate(time.Microsecond))
+}
+
+// nullDBTime is dbTime with the zero time stored as NULL.
+func nullDBTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return dbTime(t)
+}
+
+// fromDB reads a TIMESTAMP value as the UTC time of its wall clock,
+// whatever location the driver gave it.
+func fromDB(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+// nullTime reads a nullable time column; NULL is the zero time.
+func nullTime(v sql.NullTime) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromDB(v.Time)
+}
+
+// dbID is the stored form of a job id: its 16 bytes in UUID order, bound
+// as RAW and compared with the RAW(16) columns byte for byte.
+func dbID(id uuid.UUID) []byte {
+	b := make([]byte, 16)
+	copy(b, id[:])
+	return b
+}
+
+// parseID reads a stored job id.
+func parseID(b []byte) (uuid.UUID, error) {
+	if len(b) != 16 {
+		return uuid.Nil, corrupt(fmt.Sprintf("HEXTORAW('%X')", b), "job_id is %d bytes, not 16", len(b))
+	}
+	return uuid.UUID(b), nil
+}
+
+// Limits of values bound inline: larger ones go through a temporary LOB,
+// since Oracle refuses more than 4,000 bytes bound as RAW or VARCHAR2 for
+// LOB columns when the statement has several (ORA-22295, ORA-01461).
+const (
+	maxInlineRaw  = 2000 // bytes of a RAW bind
+	maxInlineText = 4000 // bytes of a VARCHAR2 bind
+)
+
+// blobArg binds b for a BLOB column: NULL for nil, RAW for small values,
+// a temporary LOB for large ones. An empty, non-nil b binds NULL: the
+// statements write EMPTY_BLOB() for it (see isEmptyBlob).
+func blobArg(b []byte) any {
+	switch {
+	case len(b) == 0:
+		return nil
+	case len(b) <= maxInlineRaw:
+		return b
+	}
+	return go_ora.Blob{Data: b}
+}
+
+// isEmptyBlob reports a value that must be stored as EMPTY_BLOB().
+func isEmptyBlob(b []byte) bool { return b != nil && len(b) == 0 }
+
+// clobArg binds s for a CLOB column: NULL for "", VARCHAR2 for short text,
+// a temporary LOB for long text.
+func clobArg(s string) any {
+	switch {
+	case s == "":
+		return nil
+	case len(s) <= maxInlineText:
+		return s
+	}
+	return go_ora.Clob{String: s, Valid: true}
+}
+
+// text binds s for a VARCHAR2 column; Oracle stores "" as NULL.
+func text(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// binds collects the positional binds of a statement: each call of add
+// returns the next placeholder, :1, :2, ..., in order of appearance, so a
+// value used twice is bound twice.
+type binds struct{ args []any }
+
+// add binds v and returns its placeholder.
+func (b *binds) add(v any) string {
+	b.args = append(b.args, v)
+	return ":" + strconv.Itoa(len(b.args))
+}
+
+// list binds vs and returns their placeholders separated by commas.
+func (b *binds) list(vs []any) string {
+	var s strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			s.WriteString(", ")
+		}
+		s.WriteString(b.add(v))
+	}
+	return s.String()
+}
+
+// idArgs returns the ids as bind values.
+func idArgs(ids [][]byte) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}

@@ -1,0 +1,308 @@
+package oracle
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// idempotencyIndex is the unique index of the idempotency keys; a
+// concurrent insert of the same new key fails on it (ORA-00001) once the
+// other commits, and the insert then runs again and finds the key.
+const idempotencyIndex = "UQ_SCHEDULER_JOB_IDEMPOTENCY_KEY"
+
+// insertRetryable is IsRetryable plus a clash on the idempotency index.
+func insertRetryable(err error) bool {
+	return IsRetryable(err) || isUniqueViolation(err, idempotencyIndex)
+}
+
+// InsertJobs writes new PENDING jobs in one transaction with multi-row
+// inserts (40 jobs a statement). A job whose IdempotencyKey already
+// exists, in the database or earlier in the same batch, is not written:
+// its result carries the existing id and Duplicate. The stored status is
+// PENDING whatever Job.Status says. An invalid job (nil, the zero id, a
+// priority out of range, a resource with a limit below 1, an empty tag,
+// which Oracle cannot store) fails the whole batch before anything is
+// written, and so does an id that already exists.
+func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	var res []spi.InsertResult
+	err = s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error {
+		var err error
+		res, err = insertJobs(ctx, tx, jobs)
+		return err
+	})
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	return res, nil
+}
+
+// InsertJobsTx is InsertJobs inside tx, a transaction that the application
+// began on [Store.DB] (or on another handle to the same schema): the jobs
+// exist only if tx commits. tx must be a *sql.Tx. It is not retried: a
+// retryable error (see [IsRetryable]) leaves the application's transaction
+// to roll back and run again. It implements [spi.TxInserter].
+func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	tx, ok := txAny.(*sql.Tx)
+	if !ok {
+		return nil, fail("insert jobs", fmt.Errorf("transaction of type %T, the Oracle store needs a *sql.Tx", txAny))
+	}
+	if tx == nil {
+		return nil, fail("insert jobs", errors.New("nil transaction"))
+	}
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	res, err := insertJobs(ctx, tx, jobs)
+	if err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	return res, nil
+}
+
+// validateJobs refuses a batch with an invalid job, naming it.
+func validateJobs(jobs []*spi.Job) error {
+	for i, j := range jobs {
+		switch {
+		case j == nil:
+			return fmt.Errorf("job %d is nil", i)
+		case j.ID == uuid.Nil:
+			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
+		case !j.Priority.Valid():
+			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		case j.Resource != "" && j.ResourceLimit < 1:
+			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
+		case slices.Contains(j.Tags, ""):
+			return fmt.Errorf("job %s has an empty tag, which Oracle cannot store (it reads '' as NULL)", j.ID)
+		}
+	}
+	return nil
+}
+
+// insertJobs resolves idempotency keys, then inserts the new jobs and their
+// tags with multi-row statements, and writes EMPTY_BLOB() for the empty
+// payloads and results.
+func insertJobs(ctx context.Context, q querier, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	existing, err := existingKeys(ctx, q, jobs)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]spi.InsertResult, len(jobs))
+	fresh := make([]*spi.Job, 0, len(jobs))
+	for i, j := range jobs {
+		if k := j.IdempotencyKey; k != "" {
+			if id, ok := existing[k]; ok {
+				res[i] = spi.InsertResult{ID: id, Duplicate: true}
+				continue
+			}
+			existing[k] = j.ID
+		}
+		res[i] = spi.InsertResult{ID: j.ID}
+		fresh = append(fresh, j)
+	}
+	var emptyPayload, emptyResult [][]byte
+	for start := 0; start < len(fresh); start += rowsPerInsert {
+		chunk := fresh[start:min(start+rowsPerInsert, len(fresh))]
+		query, args, err := insertJobsSQL(chunk)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := q.ExecContext(ctx, query, args...); err != nil {
+			return nil, err
+		}
+		for _, j := range chunk {
+			if isEmptyBlob(j.Payload) {
+				emptyPayload = append(emptyPayload, dbID(j.ID))
+			}
+			if isEmptyBlob(j.Result) {
+				emptyResult = append(emptyResult, dbID(j.ID))
+			}
+		}
+	}
+	for _, e := range []struct {
+		column string
+		ids    [][]byte
+	}{{"payload", emptyPayload}, {"job_result", emptyResult}} {
+		column, ids := e.column, e.ids
+		for start := 0; start < len(ids); start += idsPerList {
+			query, args := emptyBlobsSQL(column, ids[start:min(start+idsPerList, len(ids))])
+			if _, err := q.ExecContext(ctx, query, args...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	pairs := tagPairs(fresh)
+	for start := 0; start < len(pairs); start += 2 * tagsPerInsert {
+		query, args := insertTagsSQL(pairs[start:min(start+2*tagsPerInsert, len(pairs))])
+		if _, err := q.ExecContext(ctx, query, args...); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// tagPairs returns the (job id, tag) binds of the jobs' tags, each tag of
+// a job once.
+func tagPairs(jobs []*spi.Job) []any {
+	var out []any
+	for _, j := range jobs {
+		var seen []string
+		for _, t := range j.Tags {
+			if slices.Contains(seen, t) {
+				continue
+			}
+			seen = append(seen, t)
+			out = append(out, dbID(j.ID), t)
+		}
+	}
+	return out
+}
+
+// existingKeys maps the batch's idempotency keys that are already stored to
+// their jobs' ids.
+func existingKeys(ctx context.Context, q querier, jobs []*spi.Job) (map[string]uuid.UUID, error) {
+	var keys []any
+	var seen []string
+	for _, j := range jobs {
+		if k := j.IdempotencyKey; k != "" && !slices.Contains(seen, k) {
+			seen = append(seen, k)
+			keys = append(keys, k)
+		}
+	}
+	found := make(map[string]uuid.UUID, len(keys))
+	for start := 0; start < len(keys); start += idsPerList {
+		query, args := existingKeysSQL(keys[start:min(start+idsPerList, len(keys))])
+		rows, err := q.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k string
+			var raw []byte
+			if err := rows.Scan(&k, &raw); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			id, err := parseID(raw)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			found[k] = id
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// GetJob returns one job with its tags and params, an error wrapping
+// spi.ErrNotFound that names the id, or one wrapping spi.ErrCorruptJob when
+// the row cannot be read back.
+func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	query, args := getJobSQL(dbID(id))
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fail("get job "+id.String(), err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fail("get job "+id.String(), err)
+		}
+		return nil, fmt.Errorf("oracle: get job: %w: %s", spi.ErrNotFound, id)
+	}
+	var r rowScan
+	if err := r.scan(rows); err != nil {
+		return nil, fail("get job", err)
+	}
+	j, err := r.job()
+	if err != nil {
+		return nil, fail("get job", err)
+	}
+	return j, nil
+}
+
+// ListJobs returns up to p.Limit jobs (100 when zero or less) with an id
+// greater than p.After, in id order (the byte order of the RAW(16) ids,
+// which is the order of the UUIDs), optionally filtered by status, and the
+// cursor of the next page: the last listed id when more jobs follow, the
+// zero UUID otherwise. A row that cannot be read back fails the page with
+// an error wrapping spi.ErrCorruptJob. An unknown status lists nothing.
+func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	defer done()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	if p.Status != "" && !p.Status.Valid() {
+		return []*spi.Job{}, uuid.Nil, nil
+	}
+	query, args := listJobsSQL(dbID(p.After), p.Status, limit+1)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	defer rows.Close()
+	jobs := make([]*spi.Job, 0, min(limit, 256))
+	more := false
+	var r rowScan
+	for rows.Next() {
+		if len(jobs) == limit {
+			more = true
+			break
+		}
+		if err := r.scan(rows); err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		j, err := r.job()
+		if err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	if more {
+		return jobs, jobs[len(jobs)-1].ID, nil
+	}
+	return jobs, uuid.Nil, nil
+}

@@ -1,0 +1,211 @@
+package oracle
+
+import (
+	"context"
+	"database/sql/driver"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// TestEveryOperationAgainstTheFake runs each store method once against a
+// fake that answers plausibly, and checks the statements it sends: their
+// order, that each transaction commits, and (through fakeDB) that each
+// binds exactly its placeholders, in order.
+func TestEveryOperationAgainstTheFake(t *testing.T) {
+	ctx := context.Background()
+	j := job(spi.PriorityNormal, t0)
+	j.Tags, j.IdempotencyKey, j.Payload = []string{"a", "b", "a"}, "k", []byte{}
+	answer := map[string]fakeResult{}
+	f := &fakeDB{}
+	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		for prefix, r := range answer {
+			if strings.HasPrefix(q, prefix) {
+				return r, nil
+			}
+		}
+		return fakeResult{affected: 1}, nil
+	}
+	s := fakeStore(t, f, Options{})
+	one := func(cols []string, row ...driver.Value) fakeResult {
+		return fakeResult{sets: []fakeSet{{cols: cols, rows: [][]driver.Value{row}}}}
+	}
+	with := func(prefix string, r fakeResult, fn func() error) func() error {
+		return func() error {
+			answer[prefix] = r
+			defer delete(answer, prefix)
+			return fn()
+		}
+	}
+	running := one([]string{"job_id", "claim_seq"}, j.ID[:], int64(1))
+	for _, c := range []struct {
+		name string
+		run  func() error
+		want []string
+	}{
+		{"InsertJobs", func() error {
+			res, err := s.InsertJobs(ctx, []*spi.Job{j})
+			assert.Equal(t, []spi.InsertResult{{ID: j.ID}}, res)
+			return err
+		}, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WHERE idempotency_key IN (:1)",
+			"INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,",
+			"UPDATE scheduler_job SET payload = EMPTY_BLOB() WHERE job_id IN (:1)",
+			"INSERT INTO scheduler_job_tag (job_id, tag) VALUES (:1, :2), (:3, :4)", "COMMIT"}},
+		{"GetJob", with("SELECT j.job_id", fakeResult{sets: []fakeSet{jobSet(j)}}, func() error {
+			got, err := s.GetJob(ctx, j.ID)
+			if err == nil {
+				assert.Equal(t, j.ID, got.ID)
+			}
+			return err
+		}), []string{"SELECT " + jobColumns}},
+		{"ListJobs", func() error {
+			_, _, err := s.ListJobs(ctx, spi.ListParams{Status: spi.StatusFailed, Limit: 10})
+			return err
+		}, []string{"SELECT " + jobColumns}},
+		{"ReleaseJobs", with("SELECT job_id, claim_seq", running, func() error {
+			got, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 2}}, t0)
+			assert.Equal(t, []bool{true, false}, got)
+			return err
+		}), []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1, :2) AND status = 'RUNNING' FOR UPDATE",
+			"UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = :1, claim_seq = claim_seq + 1", "COMMIT"}},
+		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "COMMIT"}},
+		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "COMMIT"}},
+		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
+			[]string{"BEGIN", "MERGE INTO scheduler_node n", "COMMIT"}},
+		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
+			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = :1", "COMMIT"}},
+		{"RecoverOrphans", with("SELECT j.job_id, j.task_name, j.owner_node, j.crash_count", fakeResult{sets: []fakeSet{{
+			cols: []string{"job_id", "task_name", "owner_node", "crash_count"},
+			rows: [][]driver.Value{{j.ID[:], "t", "node-b", int64(0)}, {uuid.Max[:], "u", "node-b", int64(3)}},
+		}}}, func() error {
+			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
+			assert.Equal(t, []spi.RecoveredJob{
+				{JobID: j.ID, TaskName: "t", FromNode: "node-b", NewStatus: spi.StatusPending, CrashCount: 1},
+				{JobID: uuid.Max, TaskName: "u", FromNode: "node-b", NewStatus: spi.StatusFailed, CrashCount: 3},
+			}, got)
+			return err
+		}), []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count FROM scheduler_job j",
+			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = :1, claim_seq = claim_seq + 1, owner_node = NULL",
+			"UPDATE scheduler_job SET status = 'FAILED', last_error = :1, finished_time = :2, claim_seq = claim_seq + 1, owner_node = NULL",
+			"DELETE FROM scheduler_node WHERE heartbeat_ts < :1 OR node_id IN (:2, :3)", "COMMIT"}},
+		{"CheckClaims", with("SELECT job_id, claim_seq", running, func() error {
+			got, err := s.CheckClaims(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 0}, {JobID: newID(), ClaimSeq: 1}})
+			assert.Equal(t, []bool{true, false, false}, got)
+			return err
+		}), []string{"SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1, :2, :3) AND status = 'RUNNING'"}},
+		{"TryAcquireLease", with("SELECT owner", one([]string{"owner"}, "me"), func() error {
+			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
+			assert.True(t, ok)
+			return err
+		}), []string{"BEGIN", "MERGE INTO scheduler_lease l", "SELECT owner FROM scheduler_lease WHERE name = :1", "COMMIT"}},
+		{"ReleaseLease", func() error { return s.ReleaseLease(ctx, "singleton", "me") },
+			[]string{"BEGIN", "DELETE FROM scheduler_lease WHERE name = :1 AND owner = :2", "COMMIT"}},
+		{"GetState", with("SELECT s.state_json", one([]string{"state_json", "version"}, []byte(`{"n":1}`), int64(3)), func() error {
+			st, ok, err := s.GetState(ctx, j.ID, "ns")
+			assert.True(t, ok)
+			assert.Equal(t, spi.VersionedState{JSON: []byte(`{"n":1}`), Version: 3}, st)
+			return err
+		}), []string{"SELECT s.state_json, s.version FROM scheduler_job j"}},
+		{"InitState", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "RUNNING", int64(4)), func() error {
+			answer["SELECT version"] = fakeResult{sets: []fakeSet{{cols: []string{"version"}}}}
+			defer delete(answer, "SELECT version")
+			r, err := s.InitState(ctx, j.ID, "ns", []byte(`{}`), 4)
+			assert.Equal(t, spi.StateUpdated, r)
+			return err
+		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
+			"SELECT version FROM scheduler_job_state WHERE job_id = :1 AND namespace = :2",
+			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (:1, :2, :3, 0)", "COMMIT"}},
+		{"InitStateExists", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "FAILED", int64(4)), func() error {
+			answer["SELECT version"] = one([]string{"version"}, int64(0))
+			defer delete(answer, "SELECT version")
+			r, err := s.InitStateUnfenced(ctx, j.ID, "ns", []byte(`{}`))
+			assert.Equal(t, spi.StateVersionConflict, r)
+			return err
+		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
+			"SELECT version FROM scheduler_job_state WHERE job_id = :1 AND namespace = :2", "COMMIT"}},
+		{"UpdateStateSuperseded", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "RUNNING", int64(5)), func() error {
+			r, err := s.UpdateState(ctx, j.ID, "ns", []byte(`{}`), 0, 4)
+			assert.Equal(t, spi.StateSuperseded, r)
+			return err
+		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE", "COMMIT"}},
+		{"UpdateState", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "RUNNING", int64(4)), func() error {
+			r, err := s.UpdateState(ctx, j.ID, "ns", []byte(`{}`), 0, 4)
+			assert.Equal(t, spi.StateUpdated, r)
+			return err
+		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
+			"UPDATE scheduler_job_state SET state_json = :1, version = version + 1", "COMMIT"}},
+		{"PutPropertyExisting", with("SELECT p.prop_key", one([]string{"k", "v"}, "tenant", "acme"), func() error {
+			assert.ErrorIs(t, s.PutProperty(ctx, j.ID, "tenant", "globex"), spi.ErrPropertyExists)
+			return s.PutProperty(ctx, j.ID, "tenant", "acme")
+		}), []string{"BEGIN", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "ROLLBACK",
+			"BEGIN", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "COMMIT"}},
+		{"PutPropertyNew", with("SELECT p.prop_key", one([]string{"k", "v"}, nil, nil), func() error {
+			return s.PutProperty(ctx, j.ID, "tenant", "")
+		}), []string{"BEGIN", "SELECT p.prop_key, p.prop_value FROM scheduler_job j",
+			"INSERT INTO scheduler_job_property (job_id, prop_key, prop_value) VALUES (:1, :2, :3)", "COMMIT"}},
+		{"GetPropertyEmptyValue", with("SELECT p.prop_key", one([]string{"k", "v"}, "k", nil), func() error {
+			v, ok, err := s.GetProperty(ctx, j.ID, "k")
+			assert.True(t, ok, "a key whose value is NULL (Oracle's empty string) is set")
+			assert.Equal(t, "", v)
+			return err
+		}), []string{"SELECT p.prop_key, p.prop_value FROM scheduler_job j"}},
+		{"GetPropertiesByPrefix", with("SELECT p.prop_key", one([]string{"k", "v"}, "a.x", "1"), func() error {
+			m, err := s.GetPropertiesByPrefix(ctx, j.ID, "a.")
+			assert.Equal(t, map[string]string{"a.x": "1"}, m)
+			return err
+		}), []string{"SELECT p.prop_key, p.prop_value FROM scheduler_job j"}},
+		{"FindJobsByProperty", with("SELECT job_id FROM scheduler_job_property", one([]string{"job_id"}, j.ID[:]), func() error {
+			ids, err := s.FindJobsByProperty(ctx, "k", "v", 5)
+			assert.Equal(t, []uuid.UUID{j.ID}, ids)
+			return err
+		}), []string{"SELECT job_id FROM scheduler_job_property WHERE prop_key = :1 AND prop_value = :2 ORDER BY job_id FETCH FIRST :3 ROWS ONLY"}},
+	} {
+		f.mu.Lock()
+		f.log, f.args = nil, nil
+		f.mu.Unlock()
+		require.NoError(t, c.run(), c.name)
+		got := f.statements()
+		want := make([]string, len(c.want))
+		for i, w := range c.want {
+			want[i] = firstLine(w)
+		}
+		assert.Equal(t, want, got, c.name)
+	}
+}
+
+func TestInsertValidatesBeforeWriting(t *testing.T) {
+	f := &fakeDB{}
+	s := fakeStore(t, f, Options{})
+	bad := job(spi.PriorityNormal, t0)
+	bad.Resource, bad.ResourceLimit = "R", 0
+	_, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0), bad})
+	assert.ErrorContains(t, err, "the limit must be at least 1")
+	empty := job(spi.PriorityNormal, t0)
+	empty.Tags = []string{"a", ""}
+	_, err = s.InsertJobs(context.Background(), []*spi.Job{empty})
+	assert.ErrorContains(t, err, "empty tag")
+	_, err = s.InsertJobsTx(context.Background(), 42, []*spi.Job{job(spi.PriorityNormal, t0)})
+	assert.ErrorContains(t, err, "transaction of type int, the Oracle store needs a *sql.Tx")
+	_, err = s.InitStateUnfenced(context.Background(), newID(), "", nil)
+	assert.ErrorContains(t, err, "empty namespace")
+	assert.Empty(t, f.statements())
+}
+
+func TestClosedStore(t *testing.T) {
+	f := &fakeDB{}
+	s := fakeStore(t, f, Options{})
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close())
+	_, err := s.GetJob(context.Background(), newID())
+	assert.ErrorIs(t, err, spi.ErrClosed)
+	_, err = s.ClaimJobs(context.Background(), spi.ClaimParams{Limit: 1})
+	assert.ErrorIs(t, err, spi.ErrClosed)
+}

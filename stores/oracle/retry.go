@@ -1,0 +1,182 @@
+package oracle
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sijms/go-ora/v2/network"
+)
+
+// Oracle error codes (ORA-nnnnn) that the store treats as transient: the
+// transaction must be rolled back and may simply run again.
+const (
+	oraDeadlock      = 60    // deadlock detected while waiting for resource
+	oraSerialize     = 8177  // can't serialize access for this transaction
+	oraBusyNoWait    = 54    // resource busy and acquire with NOWAIT specified
+	oraBusyTimeout   = 30006 // resource busy; acquire with WAIT timeout expired
+	oraUniqueViolate = 1     // unique constraint violated
+)
+
+// transientCodes are the server errors IsRetryable accepts: the ones above
+// and those of a lost or ending session.
+var transientCodes = map[int]bool{
+	oraDeadlock: true, oraSerialize: true, oraBusyNoWait: true, oraBusyTimeout: true,
+	28:    true, // your session has been killed
+	1033:  true, // initialization or shutdown in progress
+	1089:  true, // immediate shutdown in progress
+	1092:  true, // instance terminated, disconnection forced
+	3113:  true, // end-of-file on communication channel
+	3114:  true, // not connected to Oracle
+	3135:  true, // connection lost contact
+	12514: true, // listener does not currently know of service (restart)
+	12537: true, // TNS: connection closed
+	12547: true, // TNS: lost contact
+	12570: true, // TNS: packet reader failure
+	25408: true, // cannot safely replay call
+}
+
+// IsRetryable reports whether err, returned by a statement of a store
+// transaction, leaves that transaction safe to run again from the start: a
+// deadlock (ORA-00060; Oracle rolls back only the statement, the store
+// rolls back the rest), a serialization failure (ORA-08177), a busy
+// resource (ORA-00054, ORA-30006), a session or instance that went away
+// (ORA-00028, ORA-01033, ORA-01089, ORA-01092, ORA-03113, ORA-03114,
+// ORA-03135, ORA-12514, ORA-12537, ORA-12547, ORA-12570, ORA-25408), or a
+// lost connection (driver.ErrBadConn, EOF, a network error). Context
+// cancellation and deadlines are never retryable.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if code, ok := errorCode(err); ok {
+		return transientCodes[code]
+	}
+	return connectionLost(err)
+}
+
+// connectionLost reports errors that mean the connection is gone.
+func connectionLost(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// errorCode returns the ORA code of an Oracle error in err's chain.
+func errorCode(err error) (int, bool) {
+	var pe *network.OracleError
+	if errors.As(err, &pe) && pe != nil {
+		return pe.ErrCode, true
+	}
+	return 0, false
+}
+
+// isUniqueViolation reports ORA-00001, naming constraint in the server's
+// message when constraint is not empty.
+func isUniqueViolation(err error, constraint string) bool {
+	code, ok := errorCode(err)
+	if !ok || code != oraUniqueViolate {
+		return false
+	}
+	return constraint == "" || strings.Contains(strings.ToUpper(err.Error()), strings.ToUpper(constraint))
+}
+
+// upsertRetryable is IsRetryable plus a unique violation, which an upsert
+// that raced with another creating the same row resolves by running again.
+func upsertRetryable(err error) bool { return IsRetryable(err) || isUniqueViolation(err, "") }
+
+// defaultPause is the wait before retry number attempt: 20 ms, 40 ms,
+// 80 ms... capped at one second.
+func defaultPause(attempt int) time.Duration {
+	d := 20 * time.Millisecond << min(attempt-1, 6)
+	return min(d, time.Second)
+}
+
+// errRetriesExhausted marks the error of a transaction that kept failing
+// with retryable errors.
+var errRetriesExhausted = errors.New("retries exhausted")
+
+// withRetry runs fn until it succeeds, fails with an error that
+// retryable does not accept, the retries are used up, or ctx ends. fn gets
+// the attempt number (1 for the first run).
+func (s *Store) withRetry(ctx context.Context, retryable func(error) bool, fn func(attempt int) error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn(attempt)
+		if err == nil || !retryable(err) {
+			return err
+		}
+		if attempt > s.retries {
+			if s.retries == 0 {
+				return err
+			}
+			return fmt.Errorf("%w after %d attempts: %w", errRetriesExhausted, attempt, err)
+		}
+		if d := s.pause(attempt); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return errors.Join(ctx.Err(), err)
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// attempt describes one run of a transaction to the function it runs.
+type attempt struct {
+	n int // 1 for the first run
+	// prevCommitFailed: the run before this one failed in its commit, so
+	// its writes may or may not have taken effect.
+	prevCommitFailed bool
+	// uncertain: some earlier run failed in its commit.
+	uncertain bool
+}
+
+// inTx runs fn in one transaction, committing when it returns nil, and
+// runs the whole transaction again when it fails with an error that
+// retryable accepts (IsRetryable when nil). fn learns from its attempt
+// whether an earlier run's commit failed, leaving its outcome unknown.
+func (s *Store) inTx(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx, at attempt) error) error {
+	if retryable == nil {
+		retryable = IsRetryable
+	}
+	var at attempt
+	return s.withRetry(ctx, retryable, func(n int) error {
+		at.n = n
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			at.prevCommitFailed = false
+			return err
+		}
+		err = fn(tx, at)
+		at.prevCommitFailed = false
+		if err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			at.prevCommitFailed, at.uncertain = true, true
+			return &commitError{err}
+		}
+		return nil
+	})
+}
+
+// commitError is a failed commit: the transaction may or may not have
+// committed.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }

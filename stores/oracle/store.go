@@ -1,0 +1,246 @@
+package oracle
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	go_ora "github.com/sijms/go-ora/v2"
+	"github.com/sijms/go-ora/v2/configurations"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Dialect is the name of this store's schema folder in the ddl module.
+const Dialect = "oracle"
+
+// Defaults of [Options].
+const (
+	// DefaultConnectTimeout bounds the first connection of [Open] when
+	// [Options.ConnectTimeout] is zero.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultRetries is how many times a transaction that failed with a
+	// retryable error (see [IsRetryable]) is run again when
+	// [Options.Retries] is zero.
+	DefaultRetries = 3
+)
+
+// Options configure [Open] and [New]. The zero value is ready to use: the
+// schema must already hold the current Ratchet tables.
+type Options struct {
+	// ApplyMigrations makes Open and New bring the schema to the latest
+	// version of ddl/oracle with [Migrate]. When false, they only check
+	// the schema and fail with an error wrapping [spi.ErrSchema] when it is
+	// missing, partial, older or newer than this code.
+	ApplyMigrations bool
+
+	// ConnectTimeout bounds the first connection of a pool that [Open]
+	// creates. Zero means [DefaultConnectTimeout]; a negative value is an
+	// error.
+	ConnectTimeout time.Duration
+
+	// Retries is how many times a store transaction that failed with a
+	// retryable error (a deadlock, a serialization failure, a lost
+	// connection; see [IsRetryable]) runs again, with a short growing
+	// pause. Zero means [DefaultRetries]; a negative value disables
+	// retries.
+	Retries int
+}
+
+// Store is an [spi.Store] on an Oracle schema, through database/sql and
+// go-ora. Create it with [Open] or [New]; it is safe for concurrent use,
+// and any number of processes may share one schema.
+type Store struct {
+	db      *sql.DB
+	ownsDB  bool
+	retries int
+	// pause returns the wait before retry number attempt (1-based); tests
+	// replace it.
+	pause func(attempt int) time.Duration
+
+	mu     sync.RWMutex // held for reading by every operation, for writing by Close
+	closed bool
+}
+
+var (
+	_ spi.Store            = (*Store)(nil)
+	_ spi.TxInserter       = (*Store)(nil)
+	_ spi.ClaimChecker     = (*Store)(nil)
+	_ spi.LeaseStore       = (*Store)(nil)
+	_ spi.JobStateStore    = (*Store)(nil)
+	_ spi.JobPropertyStore = (*Store)(nil)
+)
+
+// ParseDSN checks a go-ora connection URL, such as
+// oracle://user:pass@host:1521/FREEPDB1 (options as query parameters), and
+// returns its settings. It fails, naming the problem, for a string that is
+// not such a URL and for one that names no server or no user.
+func ParseDSN(dsn string) (*configurations.ConnectionConfig, error) {
+	if dsn == "" {
+		return nil, errors.New("oracle: invalid DSN: empty")
+	}
+	if !strings.HasPrefix(strings.ToLower(dsn), "oracle://") {
+		return nil, errors.New("oracle: invalid DSN: not an oracle:// URL")
+	}
+	cfg, err := go_ora.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("oracle: invalid DSN: %w", err)
+	}
+	if len(cfg.Servers) == 0 || cfg.Servers[0].Addr == "" {
+		return nil, errors.New("oracle: invalid DSN: no server host")
+	}
+	if cfg.UserID == "" {
+		return nil, errors.New("oracle: invalid DSN: no user")
+	}
+	return cfg, nil
+}
+
+// serverName names the first server of cfg for error messages.
+func serverName(cfg *configurations.ConnectionConfig) string {
+	s := cfg.Servers[0]
+	where := s.Addr
+	if s.Port != 0 {
+		where = net.JoinHostPort(s.Addr, strconv.Itoa(s.Port))
+	}
+	if cfg.ServiceName != "" {
+		where += "/" + cfg.ServiceName
+	}
+	return where
+}
+
+// Open connects to the schema of the user of dsn (see [ParseDSN]) and
+// returns a store that owns the connection pool: Close closes it.
+//
+// A DSN that cannot be parsed fails at once; a server that cannot be
+// reached fails within the connect timeout (see [Options.ConnectTimeout])
+// or when ctx ends, with an error naming the server. Then, as [New], it
+// checks or migrates the schema.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("oracle: open: %w", err)
+	}
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	timeout := opts.ConnectTimeout
+	if timeout == 0 {
+		timeout = DefaultConnectTimeout
+	}
+	db, err := sql.Open("oracle", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("oracle: open: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, timeout)
+	err = db.PingContext(pingCtx)
+	cancel()
+	if err != nil {
+		_ = db.Close()
+		if ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
+		}
+		return nil, fmt.Errorf("oracle: open: cannot connect to %s: %w", serverName(cfg), err)
+	}
+	s, err := newStore(ctx, db, opts, true)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a store on an existing database handle (opened with go-ora's
+// "oracle" driver), which the caller keeps owning: Close does not close it.
+// With [Options.ApplyMigrations] it brings the schema up to date with
+// [Migrate]; otherwise it checks that the schema is at the latest version
+// and fails with an error wrapping [spi.ErrSchema] when it is missing,
+// partial, older or newer than this code.
+func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("oracle: new: nil database handle")
+	}
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("oracle: new: %w", err)
+	}
+	return newStore(ctx, db, opts, false)
+}
+
+func (o Options) check() error {
+	if o.ConnectTimeout < 0 {
+		return fmt.Errorf("negative connect timeout %s", o.ConnectTimeout)
+	}
+	return nil
+}
+
+func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store, error) {
+	if opts.ApplyMigrations {
+		if _, err := Migrate(ctx, db); err != nil {
+			return nil, err
+		}
+	} else if err := checkSchema(ctx, db); err != nil {
+		return nil, err
+	}
+	return wrap(db, opts, owns), nil
+}
+
+// wrap builds the Store value around db without touching the database.
+func wrap(db *sql.DB, opts Options, owns bool) *Store {
+	retries := opts.Retries
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	return &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
+}
+
+// DB returns the store's database handle: use it to begin the transactions
+// passed to [Store.InsertJobsTx].
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the connection pool when [Open] created it. It waits for
+// operations in progress; later operations fail with [spi.ErrClosed].
+// Calling Close again returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.ownsDB {
+		if err := s.db.Close(); err != nil {
+			return fmt.Errorf("oracle: close: %w", err)
+		}
+	}
+	return nil
+}
+
+// enter starts an operation; the returned func ends it.
+func (s *Store) enter() (func(), error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, spi.ErrClosed
+	}
+	return s.mu.RUnlock, nil
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// fail wraps err with the operation's name.
+func fail(op string, err error) error {
+	return fmt.Errorf("oracle: %s: %w", op, err)
+}

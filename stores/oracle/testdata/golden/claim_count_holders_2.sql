@@ -1,0 +1,1 @@
+SELECT r.name, (SELECT COUNT(*) FROM scheduler_job j WHERE j.resource_name = r.name AND j.status = 'RUNNING') FROM (SELECT CAST(:1 AS VARCHAR2(255 CHAR)) AS name FROM DUAL UNION ALL SELECT CAST(:2 AS VARCHAR2(255 CHAR)) AS name FROM DUAL) r

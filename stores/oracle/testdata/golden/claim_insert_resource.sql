@@ -1,0 +1,1 @@
+INSERT INTO scheduler_resource (resource_name) VALUES (:1)

@@ -1,0 +1,1 @@
+DELETE FROM scheduler_node WHERE node_id = :1

@@ -1,0 +1,1 @@
+SELECT owner FROM scheduler_lease WHERE name = :1

@@ -1,0 +1,1 @@
+DELETE FROM scheduler_lease WHERE name = :1 AND owner = :2

@@ -1,0 +1,364 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// CheckClaims reports, for each ref, whether its job is still RUNNING with
+// that claim sequence, with one statement. It implements
+// [spi.ClaimChecker].
+func (s *Store) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	type pair struct {
+		ID  string `json:"i"`
+		Seq int64  `json:"s"`
+	}
+	ps := make([]pair, len(refs))
+	for i, r := range refs {
+		ps[i] = pair{r.JobID.String(), r.ClaimSeq}
+	}
+	arg, err := json.Marshal(ps)
+	if err != nil {
+		return nil, fail("check claims", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT r.key FROM json_each(?) r
+		JOIN scheduler_job j ON j.job_id = json_extract(r.value, '$.i')
+		WHERE j.claim_seq = json_extract(r.value, '$.s') AND j.status = 'RUNNING'`, string(arg))
+	if err != nil {
+		return nil, fail("check claims", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			return nil, fail("check claims", err)
+		}
+		out[i] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("check claims", err)
+	}
+	return out, nil
+}
+
+// TryAcquireLease gives the lease name to owner until now+ttl when it is
+// free, expired (now >= its expiry) or already owner's (a renewal), with
+// one atomic upsert, and reports whether owner holds it afterwards. Name,
+// owner and a positive ttl are required. It implements [spi.LeaseStore].
+func (s *Store) TryAcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	if name == "" || owner == "" || ttl <= 0 {
+		return false, fmt.Errorf("sqlite: lease %q for %q: name, owner and a positive ttl are required", name, owner)
+	}
+	done, err := s.enter()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	var got string
+	err = s.db.QueryRowContext(ctx, `INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE scheduler_lease.owner = excluded.owner OR scheduler_lease.expires_at <= ?
+		RETURNING owner`, name, owner, micros(now.Add(ttl)), micros(now)).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fail("acquire lease "+name, err)
+	}
+	return got == owner, nil
+}
+
+// ReleaseLease frees the lease if owner holds it; otherwise it does
+// nothing. It implements [spi.LeaseStore].
+func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM scheduler_lease WHERE name = ? AND owner = ?`, name, owner); err != nil {
+		return fail("release lease "+name, err)
+	}
+	return nil
+}
+
+// GetState returns the state of the job's namespace and whether it exists.
+// It wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobStateStore].
+func (s *Store) GetState(ctx context.Context, jobID uuid.UUID, namespace string) (spi.VersionedState, bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return spi.VersionedState{}, false, err
+	}
+	defer done()
+	var state []byte
+	var version sql.NullInt64
+	err = s.db.QueryRowContext(ctx, `SELECT s.state_json, s.version FROM scheduler_job j
+		LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = ?
+		WHERE j.job_id = ?`, namespace, jobID.String()).Scan(&state, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return spi.VersionedState{}, false, fmt.Errorf("sqlite: get state: %w: %s", spi.ErrNotFound, jobID)
+	}
+	if err != nil {
+		return spi.VersionedState{}, false, fail("get state of job "+jobID.String(), err)
+	}
+	if !version.Valid {
+		return spi.VersionedState{}, false, nil
+	}
+	if len(state) == 0 {
+		state = nil
+	}
+	return spi.VersionedState{JSON: state, Version: version.Int64}, true, nil
+}
+
+// InitState creates the namespace's state at version 0 while the job is
+// RUNNING with claimSeq: StateSuperseded otherwise, StateVersionConflict
+// when the state exists. It implements [spi.JobStateStore].
+func (s *Store) InitState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, claimSeq int64) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, 0, true, &claimSeq)
+}
+
+// UpdateState replaces the namespace's state and increments its version
+// when the version is expectedVersion and the job is RUNNING with claimSeq:
+// StateSuperseded when the fence fails, StateVersionConflict when the
+// version differs or the state does not exist. It implements
+// [spi.JobStateStore].
+func (s *Store) UpdateState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion, claimSeq int64) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, &claimSeq)
+}
+
+// InitStateUnfenced is InitState for a writer that owns no claim. It
+// implements [spi.JobStateStore].
+func (s *Store) InitStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, 0, true, nil)
+}
+
+// UpdateStateUnfenced is UpdateState for a writer that owns no claim. It
+// implements [spi.JobStateStore].
+func (s *Store) UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (spi.StateWriteResult, error) {
+	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, nil)
+}
+
+// writeState applies one state write in one IMMEDIATE transaction: a single
+// statement that writes only when the fence (a RUNNING job with claim
+// sequence *fence, when fence is not nil) and the version hold, and, when
+// it wrote nothing, a read that tells why: an unknown job, a superseded
+// fence, or a version conflict.
+func (s *Store) writeState(ctx context.Context, jobID uuid.UUID, ns string, state []byte, expected int64, init bool, fence *int64) (spi.StateWriteResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	if state == nil {
+		state = []byte{}
+	}
+	id := jobID.String()
+	var seq any
+	if fence != nil {
+		seq = *fence
+	}
+	var res spi.StateWriteResult
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var r sql.Result
+		var err error
+		if init {
+			r, err = tx.ExecContext(ctx, `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)
+				SELECT job_id, ?, ?, 0 FROM scheduler_job
+				WHERE job_id = ? AND (?4 IS NULL OR (status = 'RUNNING' AND claim_seq = ?4))
+				ON CONFLICT (job_id, namespace) DO NOTHING`, ns, state, id, seq)
+		} else {
+			r, err = tx.ExecContext(ctx, `UPDATE scheduler_job_state SET state_json = ?, version = version + 1
+				WHERE job_id = ? AND namespace = ? AND version = ?
+					AND EXISTS (SELECT 1 FROM scheduler_job j WHERE j.job_id = scheduler_job_state.job_id
+						AND (?5 IS NULL OR (j.status = 'RUNNING' AND j.claim_seq = ?5)))`, state, id, ns, expected, seq)
+		}
+		if err != nil {
+			return err
+		}
+		if ok, err := applied(r); err != nil || ok {
+			res = spi.StateUpdated
+			return err
+		}
+		var status string
+		var claimSeq int64
+		err = tx.QueryRowContext(ctx, `SELECT status, claim_seq FROM scheduler_job WHERE job_id = ?`, id).Scan(&status, &claimSeq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+		}
+		if err != nil {
+			return err
+		}
+		if fence != nil && (status != string(spi.StatusRunning) || claimSeq != *fence) {
+			res = spi.StateSuperseded
+		} else {
+			res = spi.StateVersionConflict
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fail("write state of job "+id, err)
+	}
+	return res, nil
+}
+
+// PutProperty sets the job's property key to value, write-once: writing
+// the same value again is harmless, another value fails with an error
+// wrapping spi.ErrPropertyExists. It wraps spi.ErrNotFound for an unknown
+// job. It implements [spi.JobPropertyStore].
+func (s *Store) PutProperty(ctx context.Context, jobID uuid.UUID, key, value string) error {
+	if key == "" {
+		return fmt.Errorf("sqlite: property of job %s: empty key", jobID)
+	}
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	id := jobID.String()
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)
+			SELECT job_id, ?, ? FROM scheduler_job WHERE job_id = ?
+			ON CONFLICT (job_id, prop_key) DO NOTHING`, key, value, id)
+		if err != nil {
+			return err
+		}
+		if ok, err := applied(r); err != nil || ok {
+			return err
+		}
+		var old sql.NullString
+		err = tx.QueryRowContext(ctx, `SELECT p.prop_value FROM scheduler_job j
+			LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = ?
+			WHERE j.job_id = ?`, key, id).Scan(&old)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+		case err != nil:
+			return err
+		case old.String != value:
+			return fmt.Errorf("%w: job %s property %q", spi.ErrPropertyExists, jobID, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return fail("put property", err)
+	}
+	return nil
+}
+
+// GetProperty returns the job's property key and whether it is set. It
+// wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return "", false, err
+	}
+	defer done()
+	var v sql.NullString
+	err = s.db.QueryRowContext(ctx, `SELECT p.prop_value FROM scheduler_job j
+		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = ?
+		WHERE j.job_id = ?`, key, jobID.String()).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, fmt.Errorf("sqlite: get property: %w: %s", spi.ErrNotFound, jobID)
+	}
+	if err != nil {
+		return "", false, fail("get property", err)
+	}
+	return v.String, v.Valid, nil
+}
+
+// GetPropertiesByPrefix returns the job's properties whose key starts with
+// prefix, byte for byte ("" for all; no character of the prefix is a
+// wildcard). It wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (s *Store) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	// The prefix is compared as bytes: a LIKE would be case-insensitive
+	// and treat % and _ as wildcards.
+	rows, err := s.db.QueryContext(ctx, `SELECT p.prop_key, p.prop_value FROM scheduler_job j
+		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id
+			AND substr(CAST(p.prop_key AS BLOB), 1, length(CAST(?1 AS BLOB))) = CAST(?1 AS BLOB)
+		WHERE j.job_id = ?2`, prefix, jobID.String())
+	if err != nil {
+		return nil, fail("get properties", err)
+	}
+	defer rows.Close()
+	found := false
+	out := map[string]string{}
+	for rows.Next() {
+		found = true
+		var k, v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fail("get properties", err)
+		}
+		if k.Valid {
+			out[k.String] = v.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("get properties", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("sqlite: get properties: %w: %s", spi.ErrNotFound, jobID)
+	}
+	return out, nil
+}
+
+// FindJobsByProperty returns up to limit ids (all when limit <= 0), in
+// ascending order, of the jobs whose property key equals value, from the
+// index on (prop_key, prop_value, job_id). It implements
+// [spi.JobPropertyStore].
+func (s *Store) FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	n := int64(limit)
+	if limit <= 0 {
+		n = -1 // no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM scheduler_job_property
+		WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`, key, value, n)
+	if err != nil {
+		return nil, fail("find jobs by property", err)
+	}
+	defer rows.Close()
+	var out []uuid.UUID
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fail("find jobs by property", err)
+		}
+		id, err := uuid.Parse(raw)
+		if err != nil {
+			return nil, fail("find jobs by property", corrupt(raw, "job_id %q is not a UUID", raw))
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("find jobs by property", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// RetryFailedJob moves a FAILED job out of the dead-letter queue: status
+// PENDING due at now, last error cleared, attempts and crash count zero,
+// finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id
+// and spi.ErrInvalidState, naming the actual status, for a job that is not
+// FAILED.
+func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		res, err := tx.ExecContext(ctx, retryFailedSQL, dbTime(now), dbID(id))
+		if err != nil {
+			return err
+		}
+		return requireState(ctx, tx, res, id, spi.StatusFailed, "retried")
+	})
+	if err != nil {
+		return fail("retry job", err)
+	}
+	return nil
+}
+
+// CancelJob moves a PENDING job to CANCELLED with its finish time at now. It
+// wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
+// actual status, for a job in any other state.
+func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		res, err := tx.ExecContext(ctx, cancelSQL, dbTime(now), dbID(id))
+		if err != nil {
+			return err
+		}
+		return requireState(ctx, tx, res, id, spi.StatusPending, "cancelled")
+	})
+	if err != nil {
+		return fail("cancel job", err)
+	}
+	return nil
+}
+
+// requireState explains an UPDATE guarded by status = want that changed
+// nothing: the job does not exist, or it is in another state.
+func requireState(ctx context.Context, tx *sql.Tx, res sql.Result, id uuid.UUID, want spi.Status, verb string) error {
+	if ok, err := applied(res); err != nil || ok {
+		return err
+	}
+	var st string
+	err := tx.QueryRowContext(ctx, statusSQL, dbID(id)).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, want, verb)
+}
+
+// applied reports whether a guarded UPDATE changed its row.
+func applied(res sql.Result) (bool, error) {
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// Heartbeat registers nodeID or refreshes its heartbeat to now, with an
+// upsert under a key-range lock.
+func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = s.inTx(ctx, upsertRetryable, func(tx *sql.Tx, _ attempt) error {
+		_, err := tx.ExecContext(ctx, heartbeatSQL, name(nodeID), dbTime(now))
+		return err
+	})
+	if err != nil {
+		return fail("heartbeat "+nodeID, err)
+	}
+	return nil
+}
+
+// upsertRetryable is IsRetryable plus a key clash, which an upsert that
+// raced with another creating the same row resolves by running again.
+func upsertRetryable(err error) bool { return IsRetryable(err) || isDuplicateKey(err, "") }
+
+// DeregisterNode removes the node's row (graceful stop). Its jobs are left
+// as they are. Removing an unknown node is not an error.
+func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = s.withRetry(ctx, IsRetryable, func(int) error {
+		_, err := s.db.ExecContext(ctx, deregisterSQL, name(nodeID))
+		return err
+	})
+	if err != nil {
+		return fail("deregister node "+nodeID, err)
+	}
+	return nil
+}
+
+// RecoverOrphans recovers, in one transaction and one UPDATE ... OUTPUT,
+// the RUNNING jobs whose owner has no node row, has a heartbeat older than
+// p.Now − p.Grace, or is named in p.Nodes. A job whose crash count is below
+// p.MaxCrashRedeliveries goes back to PENDING due at p.Now with the crash
+// count plus one; any other fails into the dead-letter queue with
+// p.LastError and its finish time at p.Now. Either way the claim sequence
+// advances and the owner is cleared. The node rows with a heartbeat older
+// than the cutoff, and those named in p.Nodes, are deleted. The recovered
+// jobs are returned in id order (a row whose id is not 16 bytes is
+// recovered but not reported).
+func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	nodes := slices.Compact(slices.Sorted(slices.Values(p.Nodes)))
+	if len(nodes) > maxParams-10 {
+		return nil, fmt.Errorf("sqlserver: recover orphans: %d nodes named, at most %d", len(nodes), maxParams-10)
+	}
+	cutoff := dbTime(p.Now.Add(-p.Grace))
+	args := []any{dbTime(p.Now), cutoff, int64(p.MaxCrashRedeliveries), nullText(p.LastError)}
+	delArgs := []any{cutoff}
+	for _, n := range nodes {
+		args = append(args, name(n))
+		delArgs = append(delArgs, name(n))
+	}
+	var out []spi.RecoveredJob
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, recoverSQL(len(nodes)), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id, owner []byte
+			var task, status string
+			var crash int64
+			if err := rows.Scan(&id, &task, &owner, &status, &crash); err != nil {
+				rows.Close()
+				return err
+			}
+			if len(id) != 16 {
+				continue
+			}
+			out = append(out, spi.RecoveredJob{JobID: uuid.UUID(id), TaskName: task, FromNode: string(owner),
+				NewStatus: spi.Status(status), CrashCount: int(crash)})
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, deleteNodesSQL(len(nodes)), delArgs...)
+		return err
+	})
+	if err != nil {
+		return nil, fail("recover orphans", err)
+	}
+	slices.SortFunc(out, func(a, b spi.RecoveredJob) int { return compareIDs(a.JobID, b.JobID) })
+	return out, nil
+}
+
+// compareIDs orders job ids as the database does.
+func compareIDs(a, b uuid.UUID) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

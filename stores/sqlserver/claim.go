@@ -1,0 +1,601 @@
+package sqlserver
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// candidate is one due job considered by a claim.
+type candidate struct {
+	id        []byte
+	eff       int64
+	scheduled time.Time
+	resource  []byte // nil for none
+	limit     int64  // the resource's limit
+}
+
+// ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
+// and returns them in claim order: effective priority descending, scheduled
+// time ascending, id ascending. Only jobs passing p.Tags are considered,
+// and jobs whose resource has no free permit are skipped.
+//
+// One transaction: it reads, WITH (UPDLOCK, READPAST, ROWLOCK), the first
+// p.Limit due jobs of each priority level from the filtered claim index
+// (aging is monotone inside a level, so the best p.Limit overall are among
+// them; rows locked by other claimers are skipped, not waited for), passing
+// over jobs that fail the tag filter and jobs of full resources inside
+// those scans; merges the candidates in Go by spi.EffectivePriority; when
+// some of them name resources, takes the transaction-owned application
+// lock of each (sp_getapplock, in name order) and counts their RUNNING
+// holders, then admits the candidates in claim order while permits are
+// free; and updates the admitted rows with UPDATE ... OUTPUT, reading them
+// back with their tags in the same batch.
+//
+// A deadlock, a lock timeout or a lost connection runs the transaction
+// again (up to [Options.Retries] times). When the commit itself failed, so
+// that the jobs may have been claimed, the next run first reads which of
+// them are RUNNING under p.NodeID at p.Now and returns those: no job is
+// left claimed by a node that never heard of it.
+//
+// A claimed row that cannot be read back as a job is failed into the
+// dead-letter queue with the problem as its last error and left out of the
+// result.
+func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	now := p.Now.UTC().Truncate(time.Microsecond)
+	var out []*spi.Job
+	// tried: the jobs the current run's UPDATE named; unsure: those of a
+	// run whose commit failed, which may be claimed by this node.
+	var tried, unsure [][]byte
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
+		if at.prevCommitFailed {
+			unsure = tried
+		}
+		tried, out = nil, nil
+		if len(unsure) > 0 {
+			jobs, err := adopt(ctx, tx, unsure, p.NodeID, now)
+			if err != nil {
+				return err
+			}
+			if len(jobs) > 0 {
+				out, tried = jobs, unsure
+				return nil
+			}
+			unsure = nil // the claim did not commit: claim afresh
+		}
+		var err error
+		out, err = s.claimOnce(ctx, tx, p, now, &tried)
+		return err
+	})
+	if err != nil {
+		return nil, fail("claim jobs", err)
+	}
+	sortClaimed(out, now, p.BoostInterval)
+	return out, nil
+}
+
+// claimOnce is one run of the claim transaction.
+func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tried *[][]byte) ([]*spi.Job, error) {
+	cands, err := claimCandidates(ctx, tx, p, now)
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	var resources [][]byte
+	for _, c := range cands {
+		if c.resource != nil && !slices.ContainsFunc(resources, func(r []byte) bool { return bytes.Equal(r, c.resource) }) {
+			resources = append(resources, c.resource)
+		}
+	}
+	var held map[string]int64
+	if len(resources) > 0 {
+		if held, err = s.lockPermits(ctx, tx, resources); err != nil {
+			return nil, err
+		}
+	}
+	picked := admit(cands, p.Limit, held)
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	ids := make([][]byte, len(picked))
+	args := make([]any, 0, 2+len(picked))
+	args = append(args, nullName(p.NodeID), dbTime(now))
+	for i, c := range picked {
+		ids[i] = c.id
+		args = append(args, c.id)
+	}
+	*tried = ids
+	rows, err := tx.QueryContext(ctx, claimSQL(len(ids)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	updated := map[string]bool{}
+	for rows.Next() {
+		var id []byte
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		updated[string(id)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !rows.NextResultSet() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("the claim statement returned no jobs result set")
+	}
+	got, bad, err := scanJobs(rows, func(id []byte) bool { return updated[string(id)] })
+	if err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if err := failCorrupt(ctx, tx, bad, now); err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// claimCandidates reads the candidates of a claim and returns them sorted
+// best first.
+func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]candidate, error) {
+	tf := compileTags(p.Tags)
+	args := append([]any{dbTime(now), int64(p.Limit)}, tf.args...)
+	rows, err := tx.QueryContext(ctx, claimCandidatesSQL(tf.shape), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cands []candidate
+	for rows.Next() {
+		var c candidate
+		var prio int64
+		if err := rows.Scan(&c.id, &prio, &c.scheduled, &c.resource, &c.limit); err != nil {
+			return nil, err
+		}
+		c.scheduled = fromDB(c.scheduled)
+		c.eff = spi.EffectivePriority(spi.Priority(prio), c.scheduled, now, p.BoostInterval)
+		if len(c.resource) == 0 {
+			c.resource = nil
+		}
+		cands = append(cands, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sortCandidates(cands)
+	return cands, nil
+}
+
+// sortCandidates orders candidates as claims take them: effective priority
+// descending, scheduled time ascending, id ascending (the bytes of a UUID
+// sort as the UUID).
+func sortCandidates(cands []candidate) {
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if c := cmp.Compare(b.eff, a.eff); c != 0 {
+			return c
+		}
+		if c := a.scheduled.Compare(b.scheduled); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.id, b.id)
+	})
+}
+
+// sortClaimed orders claimed jobs in claim order.
+func sortClaimed(jobs []*spi.Job, now time.Time, boost time.Duration) {
+	slices.SortFunc(jobs, func(a, b *spi.Job) int {
+		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
+		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
+		if c := cmp.Compare(eb, ea); c != 0 {
+			return c
+		}
+		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+}
+
+// admit returns, in order, the first limit of cands (sorted best first)
+// whose resource has a free permit, counting the permits taken by the
+// candidates admitted before them; held is the number of RUNNING holders of
+// each resource (by name), and is updated. Jobs of a full resource are
+// skipped, not waited for.
+func admit(cands []candidate, limit int, held map[string]int64) []candidate {
+	out := make([]candidate, 0, min(limit, len(cands)))
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		if c.resource != nil {
+			k := string(c.resource)
+			if held[k] >= c.limit {
+				continue
+			}
+			held[k]++
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// permitLockName is the application lock of a resource: a fixed prefix and
+// the SHA-256 of its name, so that any name fits sp_getapplock's 255
+// characters.
+func permitLockName(resource []byte) string {
+	h := sha256.Sum256(resource)
+	return "ratchet.permit." + hex.EncodeToString(h[:])
+}
+
+// lockPermits takes the application locks of resources in the order of
+// their lock names (so claimers needing several cannot deadlock) and
+// returns each resource's RUNNING holders.
+func (s *Store) lockPermits(ctx context.Context, tx *sql.Tx, resources [][]byte) (map[string]int64, error) {
+	sorted := slices.Clone(resources)
+	slices.SortFunc(sorted, func(a, b []byte) int { return cmp.Compare(permitLockName(a), permitLockName(b)) })
+	args := make([]any, 0, 1+2*len(sorted))
+	args = append(args, s.lockTimeout.Milliseconds())
+	for _, r := range sorted {
+		args = append(args, permitLockName(r))
+	}
+	for _, r := range sorted {
+		args = append(args, r)
+	}
+	rows, err := tx.QueryContext(ctx, permitsSQL(len(sorted)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	held := make(map[string]int64, len(sorted))
+	for rows.Next() {
+		var n []byte
+		var c int64
+		if err := rows.Scan(&n, &c); err != nil {
+			return nil, err
+		}
+		held[string(n)] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(held) != len(sorted) {
+		return nil, fmt.Errorf("counted the holders of %d of %d resources", len(held), len(sorted))
+	}
+	return held, nil
+}
+
+// adopt returns the jobs of ids that a claim by node at now took: RUNNING,
+// claimed at now, owned by node.
+func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.Time) ([]*spi.Job, error) {
+	args := make([]any, 0, 1+len(ids))
+	args = append(args, dbTime(now))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := tx.QueryContext(ctx, adoptSQL(len(ids)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	got, _, err := scanJobs(rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(got, func(j *spi.Job) bool { return j.OwnerNode != node }), nil
+}
+
+// badRow is a claimed row that could not be decoded.
+type badRow struct {
+	id  []byte
+	seq int64
+	err error
+}
+
+// scanJobs decodes job rows, keeping those whose id passes keep (all when
+// keep is nil); undecodable rows are returned apart.
+func scanJobs(rows *sql.Rows, keep func(id []byte) bool) ([]*spi.Job, []badRow, error) {
+	var got []*spi.Job
+	var bad []badRow
+	var r rowScan
+	for rows.Next() {
+		err := r.scan(rows)
+		if keep != nil && !keep(r.id) {
+			continue
+		}
+		if err != nil {
+			bad = append(bad, badRow{r.id, r.claimSeq, err})
+			continue
+		}
+		j, err := r.job()
+		if err != nil {
+			bad = append(bad, badRow{r.id, r.claimSeq, err})
+			continue
+		}
+		got = append(got, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return got, bad, nil
+}
+
+// failCorrupt moves undecodable claimed rows to FAILED so they cannot block
+// the queue; GetJob and ListJobs keep reporting them as corrupt.
+func failCorrupt(ctx context.Context, tx *sql.Tx, bad []badRow, now time.Time) error {
+	for _, b := range bad {
+		if len(b.id) != 16 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, failCorruptSQL, dbTime(now), "ratchet: corrupt job row: "+b.err.Error(), b.id, b.seq); err != nil {
+			return fmt.Errorf("fail corrupt row: %w", err)
+		}
+	}
+	return nil
+}
+
+// tagFilter is a spi.TagFilter in the form the claim statement takes.
+type tagFilter struct {
+	shape tagShape
+	args  []any // All's tags and their count, Any's, None's
+}
+
+func compileTags(f spi.TagFilter) tagFilter {
+	var tf tagFilter
+	if len(f.All) > 0 {
+		// The statement compares a count of matching tags with the
+		// list's length: repeats must go.
+		all := slices.Clone(f.All)
+		slices.Sort(all)
+		all = slices.Compact(all)
+		tf.shape.all = len(all)
+		for _, t := range all {
+			tf.args = append(tf.args, name(t))
+		}
+		tf.args = append(tf.args, int64(len(all)))
+	}
+	tf.shape.any = len(f.Any)
+	for _, t := range f.Any {
+		tf.args = append(tf.args, name(t))
+	}
+	tf.shape.none = len(f.None)
+	for _, t := range f.None {
+		tf.args = append(tf.args, name(t))
+	}
+	return tf
+}
+
+// claimKey is one fenced write's target.
+type claimKey struct {
+	id  uuid.UUID
+	seq int64
+}
+
+// firstOfEach returns the indexes of the first entry of each distinct
+// claim among n entries, sorted by job id: concurrent batch writers then
+// lock rows in one order.
+func firstOfEach(n int, key func(i int) claimKey) []int {
+	pos := make([]int, 0, n)
+	seen := make(map[claimKey]bool, n)
+	for i := range n {
+		if k := key(i); !seen[k] {
+			seen[k] = true
+			pos = append(pos, i)
+		}
+	}
+	slices.SortStableFunc(pos, func(a, b int) int {
+		ka, kb := key(a), key(b)
+		return bytes.Compare(ka.id[:], kb.id[:])
+	})
+	return pos
+}
+
+// CompleteJobs applies a batch of fenced owner writes: one UPDATE ... FROM
+// a VALUES list joined by primary key per 200 completions, all in one
+// transaction, each returning (OUTPUT) which entries applied. Each applies
+// only while its job is RUNNING with the named claim sequence; the result
+// has one entry per completion, true when it applied. When one claim
+// appears more than once in the batch, only its first completion can
+// apply. SUCCEEDED sets the finish time, result and result type; RETRY puts
+// the job back to PENDING at RetryAt with the new attempt count and last
+// error and the owner cleared; FAILED sets the attempt count, last error
+// and finish time. The claim sequence does not change. An unknown outcome
+// fails the whole batch before anything is written.
+//
+// A deadlock, a lock timeout or a lost connection runs the transaction
+// again. When the commit itself failed with its outcome unknown, the next
+// run reports as applied the completions whose job already shows exactly
+// what they wrote, so a completion is neither lost nor reported superseded
+// because of the retry.
+func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	for _, c := range cs {
+		switch c.Outcome {
+		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
+		default:
+			return nil, fmt.Errorf("sqlserver: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
+		}
+	}
+	out := make([]bool, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	pos := firstOfEach(len(cs), func(i int) claimKey { return claimKey{cs[i].JobID, cs[i].ClaimSeq} })
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
+		clear(out)
+		for start := 0; start < len(pos); start += rowsPerComplet {
+			chunk := pos[start:min(start+rowsPerComplet, len(pos))]
+			args := make([]any, 0, len(chunk)*numCompleteArgs)
+			for _, i := range chunk {
+				args = append(args, completeArgs(int64(i), cs[i])...)
+			}
+			if err := collectApplied(ctx, tx, out, completeSQL(len(chunk)), args); err != nil {
+				return err
+			}
+		}
+		if at.uncertain {
+			return recognizeCompleted(ctx, tx, cs, pos, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	return out, nil
+}
+
+// completeArgs are the parameters of one completion row of completeSQL.
+func completeArgs(i int64, c spi.Completion) []any {
+	var st string
+	var retryAt any = nullDBTime(time.Time{})
+	var res []byte
+	var rtype, lastErr any
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
+		st, res, rtype = string(spi.StatusSucceeded), nullBytes(c.Result), nullText(c.ResultType)
+	case spi.OutcomeRetry:
+		st, retryAt, lastErr = string(spi.StatusPending), nullDBTime(c.RetryAt), nullText(c.LastError)
+	case spi.OutcomeFailed:
+		st, lastErr = string(spi.StatusFailed), nullText(c.LastError)
+	}
+	return []any{i, dbID(c.JobID), c.ClaimSeq, st, nullDBTime(c.FinishedAt), retryAt,
+		int64(c.Attempts), lastErr, res, rtype}
+}
+
+// collectApplied runs a fenced batch statement that returns the indexes of
+// the entries that applied, and marks them in out.
+func collectApplied(ctx context.Context, tx *sql.Tx, out []bool, query string, args []any) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int64
+		if err := rows.Scan(&i); err != nil {
+			return err
+		}
+		if i < 0 || int(i) >= len(out) {
+			return fmt.Errorf("the server returned entry %d of a batch of %d", i, len(out))
+		}
+		out[i] = true
+	}
+	return rows.Err()
+}
+
+// recognizeCompleted marks as applied the completions (at pos, not marked
+// yet) whose job shows exactly what they would have written: the write of
+// an earlier run whose commit reported a failure but took effect.
+func recognizeCompleted(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
+	var want []int
+	for _, i := range pos {
+		if !out[i] {
+			want = append(want, i)
+		}
+	}
+	for start := 0; start < len(want); start += idsPerList {
+		chunk := want[start:min(start+idsPerList, len(want))]
+		args := make([]any, len(chunk))
+		for k, i := range chunk {
+			args[k] = dbID(cs[i].JobID)
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT "+jobColumns+"\n\tFROM scheduler_job j WHERE j.job_id IN ("+plist(1, len(chunk))+")", args...)
+		if err != nil {
+			return err
+		}
+		got, _, err := scanJobs(rows, nil)
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		byID := make(map[uuid.UUID]*spi.Job, len(got))
+		for _, j := range got {
+			byID[j.ID] = j
+		}
+		for _, i := range chunk {
+			if j := byID[cs[i].JobID]; j != nil && shows(j, cs[i]) {
+				out[i] = true
+			}
+		}
+	}
+	return nil
+}
+
+// shows reports whether job j is in the state completion c writes.
+func shows(j *spi.Job, c spi.Completion) bool {
+	if j.ClaimSeq != c.ClaimSeq {
+		return false
+	}
+	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
+		return j.Status == spi.StatusSucceeded && j.FinishedAt.Equal(us(c.FinishedAt)) && bytes.Equal(j.Result, c.Result)
+	case spi.OutcomeRetry:
+		return j.Status == spi.StatusPending && j.ScheduledAt.Equal(us(c.RetryAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	case spi.OutcomeFailed:
+		return j.Status == spi.StatusFailed && j.FinishedAt.Equal(us(c.FinishedAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	}
+	return false
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
+// cleared and the claim sequence advanced, without charging attempts or the
+// crash budget: one fenced UPDATE ... FROM VALUES statement per 600 claims,
+// in one transaction, run again on a retryable error. After a commit whose
+// outcome was unknown, a release that did apply reports false on the retry
+// (its claim sequence has moved on); the job is PENDING either way.
+func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	pos := firstOfEach(len(refs), func(i int) claimKey { return claimKey{refs[i].JobID, refs[i].ClaimSeq} })
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		clear(out)
+		for start := 0; start < len(pos); start += rowsPerRelease {
+			chunk := pos[start:min(start+rowsPerRelease, len(pos))]
+			args := make([]any, 0, 1+3*len(chunk))
+			args = append(args, dbTime(now))
+			for _, i := range chunk {
+				args = append(args, int64(i), dbID(refs[i].JobID), refs[i].ClaimSeq)
+			}
+			if err := collectApplied(ctx, tx, out, releaseSQL(len(chunk)), args); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("release jobs", err)
+	}
+	return out, nil
+}

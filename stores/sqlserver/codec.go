@@ -1,0 +1,251 @@
+package sqlserver
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-sql/civil"
+	"github.com/google/uuid"
+	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// jobColumnList are the columns of one job in the order of rowScan.dest,
+// without a table prefix; the last is the job's tags as a JSON array of
+// objects {"t": base64 bytes}, from FOR JSON PATH, and payload and result
+// are followed by whether they are NULL (the driver may return nil for an
+// empty VARBINARY).
+var jobColumnList = []string{
+	"job_id", "task_name", "payload", "payload_null", "status", "priority",
+	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
+	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
+	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
+}
+
+// jobColumns selects one job with its tags from the table aliased j.
+var jobColumns = func() string {
+	parts := make([]string, len(jobColumnList))
+	for i, c := range jobColumnList {
+		switch c {
+		case "payload_null":
+			parts[i] = "CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END"
+		case "result_null":
+			parts[i] = "CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END"
+		case "tags":
+			parts[i] = "(SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"
+		default:
+			parts[i] = "j." + c
+		}
+	}
+	return strings.Join(parts, ", ")
+}()
+
+// rowScan holds the raw columns of one job row.
+type rowScan struct {
+	id, payload, result, owner, idem, resource []byte
+	task, status, backoff                      string
+	payloadNull, resultNull                    int64
+	priority, attempts, maxRetries, crash      int64
+	backoffParam, claimSeq, resourceLimit      int64
+	scheduled                                  time.Time
+	created, claimed, finished                 sql.NullTime
+	lastError, resultType, params, tags        sql.NullString
+}
+
+func (r *rowScan) dest() []any {
+	return []any{&r.id, &r.task, &r.payload, &r.payloadNull, &r.status, &r.priority,
+		&r.scheduled, &r.created, &r.attempts, &r.maxRetries, &r.backoff, &r.backoffParam,
+		&r.claimSeq, &r.crash, &r.owner, &r.claimed, &r.finished, &r.lastError,
+		&r.result, &r.resultNull, &r.resultType, &r.idem, &r.params, &r.resource, &r.resourceLimit, &r.tags}
+}
+
+// scan reads one row. A column that cannot be converted is a corrupt row;
+// the id, read first, is already set when that happens.
+func (r *rowScan) scan(rows *sql.Rows) error {
+	*r = rowScan{}
+	if err := rows.Scan(r.dest()...); err != nil {
+		return corrupt(r.idString(), "unreadable column: %v", err)
+	}
+	return nil
+}
+
+// idString names the row's job for messages.
+func (r *rowScan) idString() string {
+	if len(r.id) != 16 {
+		if r.id == nil {
+			return "(unknown id)"
+		}
+		return fmt.Sprintf("0x%X", r.id)
+	}
+	return uuid.UUID(r.id).String()
+}
+
+// tagCell is one element of the tags column.
+type tagCell struct {
+	T []byte `json:"t"`
+}
+
+// job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
+// names the job and the problem.
+func (r *rowScan) job() (*spi.Job, error) {
+	if len(r.id) != 16 {
+		return nil, corrupt(r.idString(), "job_id is %d bytes, not 16", len(r.id))
+	}
+	id := uuid.UUID(r.id)
+	st := spi.Status(r.status)
+	if !st.Valid() {
+		return nil, corrupt(id.String(), "unknown status %q", r.status)
+	}
+	p := spi.Priority(r.priority)
+	if !p.Valid() {
+		return nil, corrupt(id.String(), "priority %d out of range 0..4", r.priority)
+	}
+	j := &spi.Job{
+		ID:             id,
+		TaskName:       r.task,
+		Payload:        blob(r.payload, r.payloadNull != 0),
+		Status:         st,
+		Priority:       p,
+		ScheduledAt:    fromDB(r.scheduled),
+		CreatedAt:      nullTime(r.created),
+		Attempts:       int(r.attempts),
+		MaxRetries:     int(r.maxRetries),
+		Backoff:        spi.BackoffKind(r.backoff),
+		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
+		CrashCount:     int(r.crash),
+		ClaimSeq:       r.claimSeq,
+		OwnerNode:      string(r.owner),
+		ClaimedAt:      nullTime(r.claimed),
+		FinishedAt:     nullTime(r.finished),
+		LastError:      r.lastError.String,
+		Result:         blob(r.result, r.resultNull != 0),
+		ResultType:     r.resultType.String,
+		IdempotencyKey: string(r.idem),
+		Resource:       string(r.resource),
+		ResourceLimit:  int(r.resourceLimit),
+	}
+	if r.params.Valid {
+		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
+			return nil, corrupt(id.String(), "params are not a JSON object of strings: %v", err)
+		}
+	}
+	if r.tags.Valid && r.tags.String != "" {
+		var cells []tagCell
+		if err := json.Unmarshal([]byte(r.tags.String), &cells); err != nil {
+			return nil, corrupt(id.String(), "unreadable tags: %v", err)
+		}
+		j.Tags = make([]string, len(cells))
+		for i, c := range cells {
+			j.Tags[i] = string(c.T)
+		}
+	}
+	return j, nil
+}
+
+func corrupt(id, format string, args ...any) error {
+	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
+}
+
+// blob restores nil for NULL and an empty slice for an empty VARBINARY.
+func blob(b []byte, isNull bool) []byte {
+	if isNull {
+		return nil
+	}
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// dbTime is the stored form of a time: a DATETIME2 parameter holding the
+// UTC wall clock, truncated to the microsecond (the columns'
+// precision). Whatever "timezone" the DSN sets, go-mssqldb sends a
+// civil.DateTime's fields as they are.
+func dbTime(t time.Time) civil.DateTime {
+	return civil.DateTimeOf(t.UTC().Truncate(time.Microsecond))
+}
+
+// nullDBTime is dbTime with the zero time stored as a typed DATETIME2 NULL.
+func nullDBTime(t time.Time) mssql.NullDateTime {
+	if t.IsZero() {
+		return mssql.NullDateTime{}
+	}
+	return mssql.NullDateTime{DateTime: dbTime(t), Valid: true}
+}
+
+// fromDB reads a DATETIME2 value as the UTC time of its wall clock: the
+// driver returns the fields in the location of the DSN's timezone (UTC by
+// default), and they are UTC fields.
+func fromDB(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+// nullTime reads a nullable time column; NULL is the zero time.
+func nullTime(v sql.NullTime) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromDB(v.Time)
+}
+
+// dbID is the stored form of a job id: its 16 bytes in UUID order, sent as
+// VARBINARY and compared with the BINARY(16) columns byte for byte.
+func dbID(id uuid.UUID) []byte {
+	b := make([]byte, 16)
+	copy(b, id[:])
+	return b
+}
+
+// parseID reads a stored job id.
+func parseID(b []byte) (uuid.UUID, error) {
+	if len(b) != 16 {
+		return uuid.Nil, corrupt(fmt.Sprintf("0x%X", b), "job_id is %d bytes, not 16", len(b))
+	}
+	return uuid.UUID(b), nil
+}
+
+// name is the stored form of a name compared byte for byte (VARBINARY):
+// its UTF-8 bytes, never NULL.
+func name(s string) []byte {
+	b := []byte(s)
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// nullName stores "" as a typed VARBINARY NULL.
+func nullName(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// nullBytes keeps nil as a typed VARBINARY NULL and anything else, even
+// empty, as a value. (An untyped nil would be sent as NVARCHAR NULL, which
+// SQL Server does not convert to VARBINARY implicitly.)
+func nullBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(b) == 0 {
+		return []byte{}
+	}
+	return b
+}
+
+// nullText stores "" as NULL.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

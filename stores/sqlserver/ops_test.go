@@ -1,0 +1,219 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql/driver"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// TestEveryOperationAgainstTheFake runs each store method once against a
+// fake that answers plausibly, and checks the statements it sends: their
+// order, that each transaction commits, and (through fakeDB) that each
+// names exactly the parameters it is given.
+func TestEveryOperationAgainstTheFake(t *testing.T) {
+	ctx := context.Background()
+	j := job(spi.PriorityNormal, t0)
+	j.Tags, j.IdempotencyKey = []string{"a", "b", "a"}, "k"
+	answer := map[string]fakeResult{}
+	f := &fakeDB{}
+	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		for prefix, r := range answer {
+			if strings.HasPrefix(q, prefix) {
+				return r, nil
+			}
+		}
+		return fakeResult{affected: 1}, nil
+	}
+	s := fakeStore(t, f, Options{})
+	one := func(cols []string, row ...driver.Value) fakeResult {
+		return fakeResult{sets: []fakeSet{{cols: cols, rows: [][]driver.Value{row}}}}
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+		want []string
+	}{
+		{"InsertJobs", func() error {
+			res, err := s.InsertJobs(ctx, []*spi.Job{j})
+			if err == nil {
+				assert.Equal(t, []spi.InsertResult{{ID: j.ID}}, res)
+			}
+			return err
+		}, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "INSERT INTO scheduler_job_tag (job_id, tag) VALUES (@p1, @p2), (@p3, @p4)", "COMMIT"}},
+		{"GetJob", func() error {
+			answer["SELECT j.job_id"] = fakeResult{sets: []fakeSet{jobSet(j)}}
+			defer delete(answer, "SELECT j.job_id")
+			got, err := s.GetJob(ctx, j.ID)
+			if err == nil {
+				assert.Equal(t, j.ID, got.ID)
+			}
+			return err
+		}, []string{"SELECT j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"}},
+		{"ListJobs", func() error {
+			_, _, err := s.ListJobs(ctx, spi.ListParams{Status: spi.StatusFailed, Limit: 10})
+			return err
+		}, []string{"SELECT TOP (@p2) j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"}},
+		{"ReleaseJobs", func() error {
+			_, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}}, t0)
+			return err
+		}, []string{"BEGIN", "UPDATE j SET j.status = 'PENDING', j.owner_node = NULL, j.scheduled_time = @p1, j.claim_seq = j.claim_seq + 1", "COMMIT"}},
+		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "COMMIT"}},
+		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "COMMIT"}},
+		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
+			[]string{"BEGIN", "UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;", "COMMIT"}},
+		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
+			[]string{"DELETE FROM scheduler_node WHERE node_id = @p1"}},
+		{"RecoverOrphans", func() error {
+			answer["UPDATE j SET\n\t\tj.status = CASE WHEN j.crash_count"] = fakeResult{sets: []fakeSet{{
+				cols: []string{"job_id", "task_name", "owner_node", "status", "crash_count"},
+				rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), "PENDING", int64(1)}},
+			}}}
+			defer delete(answer, "UPDATE j SET\n\t\tj.status = CASE WHEN j.crash_count")
+			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
+			if err == nil {
+				assert.Equal(t, []spi.RecoveredJob{{JobID: j.ID, TaskName: "t", FromNode: "node-b", NewStatus: spi.StatusPending, CrashCount: 1}}, got)
+			}
+			return err
+		}, []string{"BEGIN", "UPDATE j SET", "DELETE FROM scheduler_node WHERE heartbeat_ts < @p1 OR node_id IN (@p2, @p3)", "COMMIT"}},
+		{"CheckClaims", func() error {
+			answer["SELECT v.i FROM"] = one([]string{"i"}, int64(0))
+			defer delete(answer, "SELECT v.i FROM")
+			got, err := s.CheckClaims(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: newID(), ClaimSeq: 1}})
+			if err == nil {
+				assert.Equal(t, []bool{true, false}, got)
+			}
+			return err
+		}, []string{"SELECT v.i FROM (VALUES (@p1, @p2, @p3), (@p4, @p5, @p6)) AS v (i, id, seq)"}},
+		{"TryAcquireLease", func() error {
+			answer["UPDATE scheduler_lease"] = one([]string{"owner"}, []byte("me"))
+			defer delete(answer, "UPDATE scheduler_lease")
+			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
+			assert.True(t, ok)
+			return err
+		}, []string{"BEGIN", "UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3", "COMMIT"}},
+		{"ReleaseLease", func() error { return s.ReleaseLease(ctx, "singleton", "me") },
+			[]string{"DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2"}},
+		{"GetState", func() error {
+			answer["SELECT s.state_json"] = one([]string{"state_json", "version"}, []byte(`{"n":1}`), int64(3))
+			defer delete(answer, "SELECT s.state_json")
+			st, ok, err := s.GetState(ctx, j.ID, "ns")
+			assert.True(t, ok)
+			assert.Equal(t, spi.VersionedState{JSON: []byte(`{"n":1}`), Version: 3}, st)
+			return err
+		}, []string{"SELECT s.state_json, s.version FROM scheduler_job j"}},
+		{"InitState", func() error {
+			answer["SELECT status, claim_seq"] = one([]string{"status", "claim_seq"}, "RUNNING", int64(4))
+			defer delete(answer, "SELECT status, claim_seq")
+			r, err := s.InitState(ctx, j.ID, "ns", []byte(`{}`), 4)
+			assert.Equal(t, spi.StateUpdated, r)
+			return err
+		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
+		{"UpdateStateSuperseded", func() error {
+			answer["SELECT status, claim_seq"] = one([]string{"status", "claim_seq"}, "RUNNING", int64(5))
+			defer delete(answer, "SELECT status, claim_seq")
+			r, err := s.UpdateState(ctx, j.ID, "ns", []byte(`{}`), 0, 4)
+			assert.Equal(t, spi.StateSuperseded, r)
+			return err
+		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "COMMIT"}},
+		{"UpdateStateUnfenced", func() error {
+			answer["SELECT status, claim_seq"] = one([]string{"status", "claim_seq"}, "SUCCEEDED", int64(5))
+			defer delete(answer, "SELECT status, claim_seq")
+			r, err := s.UpdateStateUnfenced(ctx, j.ID, "ns", []byte(`{}`), 0)
+			assert.Equal(t, spi.StateUpdated, r)
+			return err
+		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "UPDATE scheduler_job_state SET state_json = @p3, version = version + 1", "COMMIT"}},
+		{"PutPropertyExisting", func() error {
+			answer["INSERT INTO scheduler_job_property"] = fakeResult{affected: 0}
+			answer["SELECT p.prop_key, p.prop_value"] = one([]string{"k", "v"}, []byte("tenant"), []byte("acme"))
+			defer delete(answer, "INSERT INTO scheduler_job_property")
+			defer delete(answer, "SELECT p.prop_key, p.prop_value")
+			err := s.PutProperty(ctx, j.ID, "tenant", "globex")
+			assert.ErrorIs(t, err, spi.ErrPropertyExists)
+			return nil
+		}, []string{"BEGIN", "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "ROLLBACK"}},
+		{"GetProperty", func() error {
+			answer["SELECT p.prop_key"] = one([]string{"k", "v"}, []byte("k"), []byte("v"))
+			defer delete(answer, "SELECT p.prop_key")
+			v, ok, err := s.GetProperty(ctx, j.ID, "k")
+			assert.True(t, ok)
+			assert.Equal(t, "v", v)
+			return err
+		}, []string{"SELECT p.prop_key, p.prop_value FROM scheduler_job j"}},
+		{"GetPropertiesByPrefix", func() error {
+			answer["SELECT p.prop_key"] = one([]string{"k", "v"}, []byte("a.x"), []byte("1"))
+			defer delete(answer, "SELECT p.prop_key")
+			m, err := s.GetPropertiesByPrefix(ctx, j.ID, "a.")
+			assert.Equal(t, map[string]string{"a.x": "1"}, m)
+			return err
+		}, []string{"SELECT p.prop_key, p.prop_value FROM scheduler_job j"}},
+		{"FindJobsByProperty", func() error {
+			answer["SELECT TOP (@p3) job_id"] = one([]string{"job_id"}, j.ID[:])
+			defer delete(answer, "SELECT TOP (@p3) job_id")
+			ids, err := s.FindJobsByProperty(ctx, "k", "v", 5)
+			assert.Equal(t, []uuid.UUID{j.ID}, ids)
+			return err
+		}, []string{"SELECT TOP (@p3) job_id FROM scheduler_job_property WHERE prop_key = @p1 AND prop_value = @p2 ORDER BY job_id"}},
+	} {
+		f.mu.Lock()
+		f.log, f.args = nil, nil
+		f.mu.Unlock()
+		require.NoError(t, c.run(), c.name)
+		assert.Equal(t, c.want, f.statements(), c.name)
+	}
+}
+
+func TestInsertValidatesBeforeWriting(t *testing.T) {
+	f := &fakeDB{}
+	s := fakeStore(t, f, Options{})
+	bad := job(spi.PriorityNormal, t0)
+	bad.Resource, bad.ResourceLimit = "R", 0
+	_, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0), bad})
+	assert.ErrorContains(t, err, "the limit must be at least 1")
+	_, err = s.InsertJobs(context.Background(), []*spi.Job{{ID: uuid.Nil}})
+	assert.ErrorContains(t, err, "zero id")
+	_, err = s.InsertJobs(context.Background(), []*spi.Job{nil})
+	assert.ErrorContains(t, err, "is nil")
+	_, err = s.InsertJobsTx(context.Background(), "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)})
+	assert.ErrorContains(t, err, "transaction of type string, the SQL Server store needs a *sql.Tx")
+	assert.Empty(t, f.statements())
+}
+
+func TestInsertDuplicateKeys(t *testing.T) {
+	existing := newID()
+	f := &fakeDB{}
+	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		if strings.HasPrefix(q, "SELECT idempotency_key") {
+			return fakeResult{sets: []fakeSet{{cols: []string{"k", "id"}, rows: [][]driver.Value{{[]byte("old"), existing[:]}}}}}, nil
+		}
+		return fakeResult{affected: 1}, nil
+	}
+	s := fakeStore(t, f, Options{})
+	a, b, c := job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0)
+	a.IdempotencyKey, b.IdempotencyKey, c.IdempotencyKey = "old", "new", "new"
+	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b, c})
+	require.NoError(t, err)
+	assert.Equal(t, []spi.InsertResult{{ID: existing, Duplicate: true}, {ID: b.ID}, {ID: b.ID, Duplicate: true}}, res)
+	assert.Equal(t, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "COMMIT"}, f.statements())
+	assert.Len(t, f.args[2], numInsertArgs, "only the new job is written")
+}
+
+func TestClosedStore(t *testing.T) {
+	f := &fakeDB{}
+	s := fakeStore(t, f, Options{})
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "a second Close is harmless")
+	_, err := s.GetJob(context.Background(), newID())
+	assert.ErrorIs(t, err, spi.ErrClosed)
+	_, err = s.ClaimJobs(context.Background(), spi.ClaimParams{Limit: 1})
+	assert.ErrorIs(t, err, spi.ErrClosed)
+}

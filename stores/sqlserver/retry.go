@@ -1,0 +1,200 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+)
+
+// SQL Server error numbers that the store treats as transient: the
+// transaction was (or must be) rolled back and may simply run again.
+const (
+	errDeadlockVictim   = 1205  // chosen as deadlock victim; the transaction was rolled back
+	errLockTimeout      = 1222  // lock request time out period exceeded
+	errSnapshotConflict = 3960  // snapshot isolation update conflict
+	errPermitLock       = 51000 // raised by the claim when sp_getapplock was not granted
+	errDuplicateKey     = 2601  // duplicate key in a unique index
+	errDuplicatePK      = 2627  // duplicate key in a PRIMARY KEY or UNIQUE constraint
+)
+
+// transientNumbers are the server errors IsRetryable accepts: the ones
+// above and those Azure SQL and failovers report while a database moves
+// (the connection is then gone as well).
+var transientNumbers = map[int32]bool{
+	errDeadlockVictim: true, errLockTimeout: true, errSnapshotConflict: true, errPermitLock: true,
+	40197: true, 40501: true, 40613: true, 49918: true, 49919: true, 49920: true,
+}
+
+// IsRetryable reports whether err, returned by a statement of a store
+// transaction, leaves that transaction safe to run again from the start: a
+// deadlock victim (1205), a lock timeout (1222), a snapshot update conflict
+// (3960), a permit lock that was not granted in time, an Azure SQL
+// transient error (40197, 40501, 40613, 49918-49920), or a lost connection
+// (driver.ErrBadConn, EOF, a network error). Context cancellation and
+// deadlines are never retryable.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if n, ok := errorNumber(err); ok {
+		return transientNumbers[n]
+	}
+	return connectionLost(err)
+}
+
+// connectionLost reports errors that mean the connection is gone.
+func connectionLost(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// errorNumber returns the number of a SQL Server error in err's chain.
+func errorNumber(err error) (int32, bool) {
+	var e mssql.Error
+	if errors.As(err, &e) {
+		return e.Number, true
+	}
+	var pe *mssql.Error
+	if errors.As(err, &pe) && pe != nil {
+		return pe.Number, true
+	}
+	return 0, false
+}
+
+// isDuplicateKey reports a unique index or key violation, naming index in
+// the server's message when index is not empty.
+func isDuplicateKey(err error, index string) bool {
+	var e mssql.Error
+	if !errors.As(err, &e) {
+		var pe *mssql.Error
+		if !errors.As(err, &pe) || pe == nil {
+			return false
+		}
+		e = *pe
+	}
+	if e.Number != errDuplicateKey && e.Number != errDuplicatePK {
+		return false
+	}
+	return index == "" || containsFold(e.Message, index)
+}
+
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		match := true
+		for j := 0; j < len(sub); j++ {
+			a, b := s[i+j], sub[j]
+			if 'A' <= a && a <= 'Z' {
+				a += 'a' - 'A'
+			}
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			if a != b {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultPause is the wait before retry number attempt: 20 ms, 40 ms,
+// 80 ms... capped at one second.
+func defaultPause(attempt int) time.Duration {
+	d := 20 * time.Millisecond << min(attempt-1, 6)
+	return min(d, time.Second)
+}
+
+// errRetriesExhausted marks the error of a transaction that kept failing
+// with retryable errors.
+var errRetriesExhausted = errors.New("retries exhausted")
+
+// withRetry runs fn until it succeeds, fails with an error that
+// retryable does not accept, the retries are used up, or ctx ends. fn gets
+// the attempt number (1 for the first run).
+func (s *Store) withRetry(ctx context.Context, retryable func(error) bool, fn func(attempt int) error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn(attempt)
+		if err == nil || !retryable(err) {
+			return err
+		}
+		if attempt > s.retries {
+			if s.retries == 0 {
+				return err
+			}
+			return fmt.Errorf("%w after %d attempts: %w", errRetriesExhausted, attempt, err)
+		}
+		if d := s.pause(attempt); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return errors.Join(ctx.Err(), err)
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// attempt describes one run of a transaction to the function it runs.
+type attempt struct {
+	n int // 1 for the first run
+	// prevCommitFailed: the run before this one failed in its commit, so
+	// its writes may or may not have taken effect.
+	prevCommitFailed bool
+	// uncertain: some earlier run failed in its commit.
+	uncertain bool
+}
+
+// inTx runs fn in one transaction, committing when it returns nil, and
+// runs the whole transaction again when it fails with an error that
+// retryable accepts (IsRetryable when nil). fn learns from its attempt
+// whether an earlier run's commit failed, leaving its outcome unknown.
+func (s *Store) inTx(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx, at attempt) error) error {
+	if retryable == nil {
+		retryable = IsRetryable
+	}
+	var at attempt
+	return s.withRetry(ctx, retryable, func(n int) error {
+		at.n = n
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			at.prevCommitFailed = false
+			return err
+		}
+		err = fn(tx, at)
+		at.prevCommitFailed = false
+		if err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			at.prevCommitFailed, at.uncertain = true, true
+			return &commitError{err}
+		}
+		return nil
+	})
+}
+
+// commitError is a failed commit: the transaction may or may not have
+// committed.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }

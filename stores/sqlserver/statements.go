@@ -1,0 +1,361 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The statements of the store. go-mssqldb sends the arguments of a
+// statement as the parameters @p1, @p2, ... in order (through
+// sp_executesql), and a statement may name a parameter more than once.
+// Statements whose shape depends on a count (rows of a batch, tags of a
+// filter) are built per call by the functions below; SQL Server caches one
+// plan per distinct text. Status values are literals, never parameters, so
+// that the optimizer can match the filtered indexes (WHERE status =
+// 'PENDING' and so on).
+
+// SQL Server accepts at most 2,100 parameters per statement (and 1,000
+// rows per VALUES list). The batch sizes below stay under both.
+const (
+	maxParams      = 2100
+	rowsPerInsert  = 90  // 22 parameters a row: 1,980
+	tagsPerInsert  = 500 // 2 a row
+	keysPerLookup  = 1000
+	rowsPerComplet = 200 // 10 a row: 2,000
+	rowsPerRelease = 600 // 3 a row plus one
+	refsPerCheck   = 600 // 3 a row
+	idsPerList     = 1000
+)
+
+// p names parameter i (1-based).
+func p(i int) string { return "@p" + strconv.Itoa(i) }
+
+// plist returns "@pfirst, ..., @p(first+n-1)".
+func plist(first, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p(first + i))
+	}
+	return b.String()
+}
+
+// rowsOf returns n parenthesized rows of cols parameters from @pfirst on:
+// "(@p1, @p2), (@p3, @p4)".
+func rowsOf(first, n, cols int) string {
+	var b strings.Builder
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(" + plist(first+r*cols, cols) + ")")
+	}
+	return b.String()
+}
+
+// insertColumns are the columns InsertJobs writes, in the order of
+// insertArgs; status comes from the literal 'PENDING' in each row.
+const insertColumns = `job_id, task_name, payload, status, priority, scheduled_time, created_time,
+	attempts, max_retries, backoff_kind, backoff_param_us, claim_seq, crash_count, owner_node,
+	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params,
+	resource_name, resource_limit`
+
+// numInsertArgs is the number of parameters of one inserted row.
+const numInsertArgs = 22
+
+// insertJobsSQL inserts n jobs in one multi-row statement.
+func insertJobsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO scheduler_job (" + insertColumns + ") VALUES ")
+	for r := range n {
+		if r > 0 {
+			b.WriteString(",\n\t")
+		}
+		base := 1 + r*numInsertArgs
+		fmt.Fprintf(&b, "(%s, %s, %s, 'PENDING', %s)", p(base), p(base+1), p(base+2), plist(base+3, numInsertArgs-3))
+	}
+	return b.String()
+}
+
+// insertTagsSQL inserts n (job_id, tag) rows.
+func insertTagsSQL(n int) string {
+	return "INSERT INTO scheduler_job_tag (job_id, tag) VALUES " + rowsOf(1, n, 2)
+}
+
+// existingKeysSQL finds which of n idempotency keys exist, locking the
+// keys' ranges of the unique index (UPDLOCK, HOLDLOCK) so that a concurrent
+// insert of the same new key waits for this transaction instead of failing.
+func existingKeysSQL(n int) string {
+	return "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)\n\tWHERE idempotency_key IN (" + plist(1, n) + ")"
+}
+
+// getJobSQL reads one job: @p1 id.
+var getJobSQL = "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id = @p1"
+
+// listJobsSQL reads a page of jobs after @p1, at most @p2 of them, of one
+// status (a literal, for the filtered indexes) or of any ("").
+func listJobsSQL(status spi.Status) string {
+	q := "SELECT TOP (@p2) " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id > @p1"
+	if status != "" {
+		q += " AND j.status = '" + string(status) + "'"
+	}
+	return q + "\n\tORDER BY j.job_id"
+}
+
+// tagShape is the number of tags in each list of a compiled tag filter.
+type tagShape struct{ all, any, none int }
+
+// claimCandidatesSQL selects, for each priority level from CRITICAL down,
+// the first @p2 due (scheduled_time <= @p1) PENDING jobs in
+// (scheduled_time, job_id) order that the node may run, reading the
+// filtered claim index WITH (UPDLOCK, READPAST, ROWLOCK): rows another
+// claimer holds are skipped, not waited for, and the rows read stay
+// update-locked until the claim commits. Jobs whose resource is full (as
+// many RUNNING holders as their limit, counted through the filtered index
+// idx_scheduler_job_resource) and jobs failing the tag filter are passed
+// over inside the scans. The tag lists follow as parameters from @p3: All
+// (and its count), Any, None.
+func claimCandidatesSQL(sh tagShape) string {
+	var cond strings.Builder
+	n := 3
+	if sh.all > 0 {
+		fmt.Fprintf(&cond, `
+			AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s)) = %s`,
+			plist(n, sh.all), p(n+sh.all))
+		n += sh.all + 1
+	}
+	if sh.any > 0 {
+		fmt.Fprintf(&cond, `
+			AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, plist(n, sh.any))
+		n += sh.any
+	}
+	if sh.none > 0 {
+		fmt.Fprintf(&cond, `
+			AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, plist(n, sh.none))
+	}
+	var b strings.Builder
+	for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
+		if lvl != spi.NumPriorities-1 {
+			b.WriteString("\nUNION ALL\n")
+		}
+		fmt.Fprintf(&b, `SELECT c%d.* FROM (
+		SELECT TOP (@p2) x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
+		FROM scheduler_job x WITH (UPDLOCK, READPAST, ROWLOCK)
+		WHERE x.status = 'PENDING' AND x.priority = %d AND x.scheduled_time <= @p1
+			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM scheduler_job r
+				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
+		ORDER BY x.scheduled_time, x.job_id) AS c%d`, lvl, lvl, cond.String(), lvl)
+	}
+	return b.String()
+}
+
+// permitsSQL takes, in the order given, the transaction-owned application
+// lock of each of n resources (@p2.., lock names), waiting at most @p1
+// milliseconds each (a lock not granted raises error 51000, which the
+// claim retries), and then counts each resource's RUNNING holders (@p(n+2)..,
+// the resources' names): the count runs after the locks are granted, so it
+// sees every claim that held them before.
+func permitsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("DECLARE @rc INT;\n")
+	for i := range n {
+		fmt.Fprintf(&b, `EXEC @rc = sp_getapplock @Resource = %s, @LockMode = 'Exclusive', @LockOwner = 'Transaction', @LockTimeout = @p1;
+IF @rc < 0 THROW %d, 'ratchet: resource permit lock not granted', 1;
+`, p(2+i), errPermitLock)
+	}
+	fmt.Fprintf(&b, `SELECT r.n, (SELECT COUNT(*) FROM scheduler_job j WHERE j.resource_name = r.n AND j.status = 'RUNNING')
+	FROM (VALUES %s) AS r(n)`, rowsOf(2+n, n, 1))
+	return b.String()
+}
+
+// claimSQL moves n jobs (@p3..) to RUNNING for node @p1 at @p2 and returns
+// two result sets: the ids it updated (OUTPUT), then those jobs with their
+// tags, read back under the claim's locks.
+func claimSQL(n int) string {
+	ids := plist(3, n)
+	return `UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2
+	OUTPUT inserted.job_id
+	WHERE job_id IN (` + ids + `) AND status = 'PENDING';
+SELECT ` + jobColumns + `
+	FROM scheduler_job j WHERE j.job_id IN (` + ids + `) AND j.status = 'RUNNING'`
+}
+
+// adoptSQL reads, after a claim whose commit failed with its outcome
+// unknown, which of its n jobs (@p2..) that claim did take: they are
+// RUNNING with the claim time @p1 (the owner is checked by the caller).
+func adoptSQL(n int) string {
+	return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + plist(2, n) + ") AND j.status = 'RUNNING' AND j.claimed_time = @p1"
+}
+
+// failCorruptSQL fails a claimed row that cannot be decoded: @p1 finish
+// time, @p2 error, @p3 id, @p4 claim sequence.
+const failCorruptSQL = `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
+	WHERE job_id = @p3 AND claim_seq = @p4 AND status = 'RUNNING'`
+
+// numCompleteArgs is the number of parameters of one completion row: its
+// index in the batch, id, claim sequence, new status, finish time, retry
+// time, attempts, last error, result, result type.
+const numCompleteArgs = 10
+
+// completeSQL applies n fenced completions given as a VALUES list joined
+// with the jobs by primary key, and returns (OUTPUT) the batch indexes of
+// those that applied. Each row's status decides which columns change: a
+// success sets the finish time, result and result type; a retry (PENDING)
+// sets the due time, attempts and error and clears the owner; a failure
+// sets the finish time, attempts and error. The claim sequence does not
+// change.
+func completeSQL(n int) string {
+	return `UPDATE j SET
+		j.status = v.st,
+		j.finished_time = CASE WHEN v.st = 'PENDING' THEN j.finished_time ELSE v.fin END,
+		j.scheduled_time = CASE WHEN v.st = 'PENDING' THEN v.retry_at ELSE j.scheduled_time END,
+		j.attempts = CASE WHEN v.st = 'SUCCEEDED' THEN j.attempts ELSE v.att END,
+		j.last_error = CASE WHEN v.st = 'SUCCEEDED' THEN j.last_error ELSE v.err END,
+		j.job_result = CASE WHEN v.st = 'SUCCEEDED' THEN v.res ELSE j.job_result END,
+		j.result_type = CASE WHEN v.st = 'SUCCEEDED' THEN v.rtype ELSE j.result_type END,
+		j.owner_node = CASE WHEN v.st = 'PENDING' THEN NULL ELSE j.owner_node END
+	OUTPUT v.i
+	FROM scheduler_job AS j WITH (ROWLOCK)
+	JOIN (VALUES ` + rowsOf(1, n, numCompleteArgs) + `)
+		AS v (i, id, seq, st, fin, retry_at, att, err, res, rtype) ON j.job_id = v.id
+	WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'`
+}
+
+// releaseSQL puts n claims (index, id, sequence from @p2 on) back to
+// PENDING due at @p1, fenced, advancing the claim sequence, and returns
+// the indexes that applied.
+func releaseSQL(n int) string {
+	return `UPDATE j SET j.status = 'PENDING', j.owner_node = NULL, j.scheduled_time = @p1, j.claim_seq = j.claim_seq + 1
+	OUTPUT v.i
+	FROM scheduler_job AS j WITH (ROWLOCK)
+	JOIN (VALUES ` + rowsOf(2, n, 3) + `) AS v (i, id, seq) ON j.job_id = v.id
+	WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'`
+}
+
+// checkClaimsSQL returns the indexes of the n claims (index, id, sequence)
+// that are current.
+func checkClaimsSQL(n int) string {
+	return `SELECT v.i FROM (VALUES ` + rowsOf(1, n, 3) + `) AS v (i, id, seq)
+	JOIN scheduler_job j ON j.job_id = v.id AND j.claim_seq = v.seq AND j.status = 'RUNNING'`
+}
+
+// Administrative statements; @p1 is the job id unless said otherwise.
+const (
+	// retryFailedSQL: @p1 due time, @p2 id.
+	retryFailedSQL = `UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+		scheduled_time = @p1, finished_time = NULL, owner_node = NULL
+	WHERE job_id = @p2 AND status = 'FAILED'`
+	// cancelSQL: @p1 finish time, @p2 id.
+	cancelSQL = `UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1
+	WHERE job_id = @p2 AND status = 'PENDING'`
+	statusSQL = `SELECT status FROM scheduler_job WHERE job_id = @p1`
+	// heartbeatSQL: @p1 node, @p2 time; an upsert under a key-range lock.
+	heartbeatSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;
+IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (@p1, @p2);`
+	deregisterSQL = `DELETE FROM scheduler_node WHERE node_id = @p1`
+)
+
+// recoverSQL recovers, in one statement, the RUNNING jobs whose owner has
+// no node row with a heartbeat at or after @p2, or is one of the nNodes
+// nodes from @p5 on: below the crash budget @p3 back to PENDING due at @p1
+// with the crash count plus one, else FAILED with error @p4 (and finish
+// time @p1); the claim sequence advances and the owner is cleared either
+// way. Every SET expression reads the row as it was. It returns the id,
+// task, former owner, new status and crash count of each.
+func recoverSQL(nNodes int) string {
+	named := ""
+	if nNodes > 0 {
+		named = "j.owner_node IN (" + plist(5, nNodes) + ") OR "
+	}
+	return `UPDATE j SET
+		j.status = CASE WHEN j.crash_count < @p3 THEN 'PENDING' ELSE 'FAILED' END,
+		j.crash_count = CASE WHEN j.crash_count < @p3 THEN j.crash_count + 1 ELSE j.crash_count END,
+		j.scheduled_time = CASE WHEN j.crash_count < @p3 THEN @p1 ELSE j.scheduled_time END,
+		j.last_error = CASE WHEN j.crash_count < @p3 THEN j.last_error ELSE @p4 END,
+		j.finished_time = CASE WHEN j.crash_count < @p3 THEN j.finished_time ELSE @p1 END,
+		j.claim_seq = j.claim_seq + 1,
+		j.owner_node = NULL
+	OUTPUT inserted.job_id, inserted.task_name, deleted.owner_node, inserted.status, inserted.crash_count
+	FROM scheduler_job AS j WITH (ROWLOCK)
+	WHERE j.status = 'RUNNING' AND (` + named + `NOT EXISTS (SELECT 1 FROM scheduler_node n
+		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p2))`
+}
+
+// deleteNodesSQL deletes the node rows with a heartbeat before @p1 and
+// those of the nNodes nodes from @p2 on.
+func deleteNodesSQL(nNodes int) string {
+	q := `DELETE FROM scheduler_node WHERE heartbeat_ts < @p1`
+	if nNodes > 0 {
+		q += ` OR node_id IN (` + plist(2, nNodes) + `)`
+	}
+	return q
+}
+
+// Lease statements.
+const (
+	// acquireLeaseSQL: @p1 name, @p2 owner, @p3 new expiry, @p4 now. It
+	// renews or takes over the lease when owner holds it or it expired,
+	// creates it when missing (the key range locked against concurrent
+	// creators), and returns the owner afterwards.
+	acquireLeaseSQL = `UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3
+	WHERE name = @p1 AND (owner = @p2 OR expires_at <= @p4);
+IF @@ROWCOUNT = 0 AND NOT EXISTS (SELECT 1 FROM scheduler_lease WITH (UPDLOCK, SERIALIZABLE) WHERE name = @p1)
+	INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (@p1, @p2, @p3);
+SELECT owner FROM scheduler_lease WHERE name = @p1;`
+	// releaseLeaseSQL: @p1 name, @p2 owner.
+	releaseLeaseSQL = `DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2`
+)
+
+// State statements; @p1 is the job id, @p2 the namespace.
+const (
+	// jobFenceSQL reads the job's status and claim sequence and holds a
+	// shared lock on its row to the end of the transaction, so no claim,
+	// completion or recovery changes them while a state write runs.
+	jobFenceSQL = `SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1`
+	// getStateSQL: the job (NULL state when the namespace has none).
+	getStateSQL = `SELECT s.state_json, s.version FROM scheduler_job j
+	LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = @p2
+	WHERE j.job_id = @p1`
+	// initStateSQL: @p3 state; inserts version 0 unless the state exists.
+	initStateSQL = `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)
+	SELECT @p1, @p2, @p3, 0
+	WHERE NOT EXISTS (SELECT 1 FROM scheduler_job_state WITH (UPDLOCK, HOLDLOCK) WHERE job_id = @p1 AND namespace = @p2)`
+	// updateStateSQL: @p3 state, @p4 expected version.
+	updateStateSQL = `UPDATE scheduler_job_state SET state_json = @p3, version = version + 1
+	WHERE job_id = @p1 AND namespace = @p2 AND version = @p4`
+)
+
+// Property statements; @p1 is the job id, @p2 the key.
+const (
+	// putPropertySQL: @p3 value; inserts unless the job is missing or the
+	// key is set (its range locked against concurrent writers).
+	putPropertySQL = `INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)
+	SELECT j.job_id, @p2, @p3 FROM scheduler_job j
+	WHERE j.job_id = @p1 AND NOT EXISTS (SELECT 1 FROM scheduler_job_property p WITH (UPDLOCK, HOLDLOCK)
+		WHERE p.job_id = @p1 AND p.prop_key = @p2)`
+	// getPropertySQL: the job (NULL key and value when the key is unset).
+	getPropertySQL = `SELECT p.prop_key, p.prop_value FROM scheduler_job j
+	LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = @p2
+	WHERE j.job_id = @p1`
+	// propertiesByPrefixSQL: @p2 the prefix, compared as bytes (no
+	// wildcards, no case folding); the job's row even without properties.
+	propertiesByPrefixSQL = `SELECT p.prop_key, p.prop_value FROM scheduler_job j
+	LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id
+		AND SUBSTRING(p.prop_key, 1, DATALENGTH(@p2)) = @p2
+	WHERE j.job_id = @p1`
+)
+
+// findByPropertySQL lists the jobs whose property @p1 equals @p2, in id
+// order, at most @p3 of them when limited.
+func findByPropertySQL(limited bool) string {
+	top := ""
+	if limited {
+		top = "TOP (@p3) "
+	}
+	return "SELECT " + top + "job_id FROM scheduler_job_property WHERE prop_key = @p1 AND prop_value = @p2 ORDER BY job_id"
+}

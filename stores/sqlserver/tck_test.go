@@ -1,0 +1,53 @@
+package sqlserver_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/internal/dbtest"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/sqlserver"
+	"github.com/ratchet-go/ratchet/tck"
+)
+
+// TestConformance certifies the SQL Server store with the store conformance
+// kit: every case on a fresh database of its own (migrated at Open), a
+// second handle on the same database for the multi-process cases, and a
+// Corrupt hook that writes invalid JSON into the job's params column. It
+// needs a server (RATCHET_TEST_SQLSERVER_DSN, or Docker for a container):
+// without one it skips, once, with the reason.
+func TestConformance(t *testing.T) {
+	dbtest.SQLServer(t) // skips the whole kit at once when there is no server
+	var dsns sync.Map   // *sqlserver.Store -> its DSN
+	tck.Run(t, tck.Harness{
+		Open: func(t *testing.T) spi.Store {
+			dsn, _ := dbtest.SQLServer(t)
+			s, err := sqlserver.Open(t.Context(), dsn, sqlserver.Options{ApplyMigrations: true})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			dsns.Store(s, dsn)
+			return s
+		},
+		Reopen: func(t *testing.T, s spi.Store) spi.Store {
+			dsn, _ := dsns.Load(s)
+			r, err := sqlserver.Open(t.Context(), dsn.(string), sqlserver.Options{})
+			if err != nil {
+				t.Fatalf("reopen: %v", err)
+			}
+			return r
+		},
+		Corrupt: func(t *testing.T, s spi.Store, id uuid.UUID) {
+			res, err := s.(*sqlserver.Store).DB().ExecContext(t.Context(),
+				`UPDATE scheduler_job SET params = '{not json' WHERE job_id = @p1`, id[:])
+			if err != nil {
+				t.Fatalf("corrupt job %s: %v", id, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				t.Fatalf("corrupt job %s: %d rows affected (%v)", id, n, err)
+			}
+		},
+	})
+}

@@ -1,0 +1,1 @@
+DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2

@@ -1,0 +1,1 @@
+SELECT status FROM scheduler_job WHERE job_id = @p1

@@ -1,0 +1,168 @@
+package tck
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// props returns the case's store as a JobPropertyStore, or skips the case.
+func (f *fixture) props() spi.JobPropertyStore {
+	f.t.Helper()
+	return capability[spi.JobPropertyStore](f, "spi.JobPropertyStore")
+}
+
+// putProperty writes one property, failing the case on an error.
+func (f *fixture) putProperty(ps spi.JobPropertyStore, u uuid.UUID, key, value string) {
+	f.t.Helper()
+	require.NoError(f.t, ps.PutProperty(f.ctx, u, key, value), "PutProperty(%s, %q, %q)", u, key, value)
+}
+
+// assertProperty checks job u's property key.
+func (f *fixture) assertProperty(ps spi.JobPropertyStore, u uuid.UUID, key, want string, what string) {
+	f.t.Helper()
+	v, ok, err := ps.GetProperty(f.ctx, u, key)
+	if assert.NoError(f.t, err, "%s: GetProperty(%q)", what, key) && assert.True(f.t, ok, "%s: property %q must exist", what, key) {
+		assert.Equal(f.t, want, v, "%s: property %q", what, key)
+	}
+}
+
+// byPrefix runs GetPropertiesByPrefix, failing the case on an error.
+func (f *fixture) byPrefix(ps spi.JobPropertyStore, u uuid.UUID, prefix string) map[string]string {
+	f.t.Helper()
+	m, err := ps.GetPropertiesByPrefix(f.ctx, u, prefix)
+	require.NoError(f.t, err, "GetPropertiesByPrefix(%s, %q)", u, prefix)
+	return m
+}
+
+// findJobs runs FindJobsByProperty, failing the case on an error.
+func (f *fixture) findJobs(ps spi.JobPropertyStore, key, value string, limit int) []uuid.UUID {
+	f.t.Helper()
+	us, err := ps.FindJobsByProperty(f.ctx, key, value, limit)
+	require.NoError(f.t, err, "FindJobsByProperty(%q, %q, %d)", key, value, limit)
+	return us
+}
+
+func propertyCases() []testCase {
+	return []testCase{
+		{"PutGet", func(t tb, f *fixture) {
+			ps := f.props()
+			j := f.insertOne()
+			f.putProperty(ps, j.ID, "order", "A-1001")
+			f.putProperty(ps, j.ID, "kunde/ü", "Zoë 🚀 漢字 'x' \"y\" %_")
+			f.assertProperty(ps, j.ID, "order", "A-1001", "after PutProperty")
+			f.assertProperty(ps, j.ID, "kunde/ü", "Zoë 🚀 漢字 'x' \"y\" %_", "non-ASCII key and value")
+			v, ok, err := ps.GetProperty(f.ctx, j.ID, "missing")
+			require.NoError(t, err, "GetProperty of a key never written")
+			assert.False(t, ok, "GetProperty of a key never written")
+			assert.Empty(t, v)
+			other := f.insertOne()
+			_, ok, err = ps.GetProperty(f.ctx, other.ID, "order")
+			require.NoError(t, err)
+			assert.False(t, ok, "properties belong to their job")
+		}},
+		{"WriteOnce", func(t tb, f *fixture) {
+			ps := f.props()
+			j := f.insertOne()
+			f.putProperty(ps, j.ID, "tenant", "acme")
+			assert.NoError(t, ps.PutProperty(f.ctx, j.ID, "tenant", "acme"), "writing the same value again is harmless")
+			err := ps.PutProperty(f.ctx, j.ID, "tenant", "globex")
+			assert.ErrorIs(t, err, spi.ErrPropertyExists, "writing another value must fail wrapping spi.ErrPropertyExists")
+			f.assertProperty(ps, j.ID, "tenant", "acme", "after a rejected overwrite")
+			err = ps.PutProperty(f.ctx, j.ID, "tenant", "")
+			assert.ErrorIs(t, err, spi.ErrPropertyExists, "writing an empty value over a set one must fail wrapping spi.ErrPropertyExists")
+			f.assertProperty(ps, j.ID, "tenant", "acme", "after a rejected overwrite with an empty value")
+			// Any state of the job: properties outlive the run.
+			c := f.claimOne(j.ID, "node-a", at(time.Second))
+			require.Equal(t, []bool{true}, f.complete(succeeded(c, at(2*time.Second), nil, "")))
+			f.putProperty(ps, j.ID, "invoice", "INV-7")
+			f.assertProperty(ps, j.ID, "invoice", "INV-7", "a property of a SUCCEEDED job")
+			f.assertProperty(ps, j.ID, "tenant", "acme", "a property survives the job's completion")
+		}},
+		{"Prefix", func(t tb, f *fixture) {
+			ps := f.props()
+			j := f.insertOne()
+			other := f.insertOne()
+			all := map[string]string{
+				"a.x": "1", "a.y": "2", "ab": "3", "b.a": "4", "A.x": "5", "a": "6",
+				"a%": "7", "a%b": "8", "a_": "9", "aZ": "10", "a.x.deep": "11", "ä.x": "12",
+			}
+			for k, v := range all {
+				f.putProperty(ps, j.ID, k, v)
+			}
+			f.putProperty(ps, other.ID, "a.z", "other job")
+			sub := func(keys ...string) map[string]string {
+				m := map[string]string{}
+				for _, k := range keys {
+					m[k] = all[k]
+				}
+				return m
+			}
+			for prefix, want := range map[string]map[string]string{
+				"":      all,
+				"a.":    sub("a.x", "a.y", "a.x.deep"),
+				"a.x":   sub("a.x", "a.x.deep"),
+				"a":     sub("a.x", "a.y", "ab", "a", "a%", "a%b", "a_", "aZ", "a.x.deep"),
+				"A":     sub("A.x"),
+				"a%":    sub("a%", "a%b"),
+				"a_":    sub("a_"),
+				"ä":     sub("ä.x"),
+				"b.a":   sub("b.a"),
+				"zzz":   {},
+				"a.x.d": sub("a.x.deep"),
+			} {
+				got := f.byPrefix(ps, j.ID, prefix)
+				if len(want) == 0 {
+					assert.Empty(t, got, "GetPropertiesByPrefix(%q): no key starts with it", prefix)
+					continue
+				}
+				assert.Equal(t, want, got, "GetPropertiesByPrefix(%q): exactly the keys starting with it (no case folding or wildcards)", prefix)
+			}
+			assert.Empty(t, f.byPrefix(ps, f.insertOne().ID, ""), "a job without properties")
+		}},
+		{"FindJobs", func(t tb, f *fixture) {
+			ps := f.props()
+			var match []*spi.Job
+			for range 6 {
+				match = append(match, f.newJob())
+			}
+			others := []*spi.Job{f.newJob(), f.newJob(), f.newJob()}
+			f.insert(shuffled(append(append([]*spi.Job{}, match...), others...))...)
+			for _, j := range shuffled(match) {
+				f.putProperty(ps, j.ID, "order", "A-1")
+			}
+			f.putProperty(ps, others[0].ID, "order", "A-2")
+			f.putProperty(ps, others[1].ID, "order", "A-1x")
+			f.putProperty(ps, others[2].ID, "other-key", "A-1")
+			// Jobs in several states all count.
+			cs := f.claim("node-a", 2, at(time.Second), 0)
+			require.Len(t, cs, 2)
+			require.Equal(t, []bool{true}, f.complete(succeeded(cs[0], at(2*time.Second), nil, "")))
+			want := ids(match)
+			sortUUIDs(want)
+			assert.Equal(t, want, f.findJobs(ps, "order", "A-1", 100), "FindJobsByProperty: the matching ids, ascending")
+			assert.Equal(t, want[:4], f.findJobs(ps, "order", "A-1", 4), "FindJobsByProperty with limit 4: the first 4 ids")
+			assert.Equal(t, want[:1], f.findJobs(ps, "order", "A-1", 1), "FindJobsByProperty with limit 1")
+			assert.Equal(t, []uuid.UUID{others[0].ID}, f.findJobs(ps, "order", "A-2", 100), "another value")
+			assert.Empty(t, f.findJobs(ps, "order", "A-", 100), "values match exactly, not by prefix")
+			assert.Empty(t, f.findJobs(ps, "order", "a-1", 100), "values match exactly, case included")
+			assert.Empty(t, f.findJobs(ps, "missing", "A-1", 100), "unknown key")
+		}},
+		{"UnknownJob", func(t tb, f *fixture) {
+			ps := f.props()
+			f.insertOne()
+			u := id(993)
+			assert.ErrorIs(t, ps.PutProperty(f.ctx, u, "k", "v"), spi.ErrNotFound, "PutProperty of an unknown job")
+			_, _, err := ps.GetProperty(f.ctx, u, "k")
+			assert.ErrorIs(t, err, spi.ErrNotFound, "GetProperty of an unknown job")
+			_, err = ps.GetPropertiesByPrefix(f.ctx, u, "")
+			assert.ErrorIs(t, err, spi.ErrNotFound, "GetPropertiesByPrefix of an unknown job")
+			assert.Empty(t, f.findJobs(ps, "k", "v", 10), fmt.Sprintf("FindJobsByProperty after the failed write to %s", u))
+		}},
+	}
+}
