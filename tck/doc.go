@@ -170,6 +170,11 @@
 //     context ends. A listener may start late, so the case inserts again
 //     whenever no wakeup came within a growing wait (channels and timers,
 //     no sleeps), for up to 20 s.
+//   - Faults (only with [Harness.BreakConnections]): connections die before
+//     claims and before completions; each call either succeeds (the store
+//     retried) or returns an error, and after the caller's retries and a
+//     recovery of the node's jobs every job is SUCCEEDED, none lost or
+//     duplicated, with at most one completion reported applied per job.
 //   - Corrupt (only with [Harness.Corrupt]): GetJob of a damaged row returns
 //     an error wrapping spi.ErrCorruptJob that names the job id; ListJobs
 //     over it returns an error wrapping spi.ErrCorruptJob rather than leaving

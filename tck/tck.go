@@ -46,6 +46,11 @@ type Harness struct {
 	// spread their goroutines over both handles. Run closes it at cleanup,
 	// before s. Nil: those cases use s alone.
 	Reopen func(t *testing.T, s spi.Store) spi.Store
+	// BreakConnections, optional, breaks every idle connection the store
+	// holds to its database (as a failover, a proxy restart or a network
+	// cut would), so that its next statements meet dead connections. Nil
+	// skips the fault cases, saying so.
+	BreakConnections func(t *testing.T, s spi.Store)
 }
 
 // Run runs the conformance cases against the store of h, one subtest per
@@ -64,6 +69,9 @@ func Run(t *testing.T, h Harness) {
 	}
 	if h.Corrupt != nil {
 		ih.corrupt = func(tt tb, s spi.Store, id uuid.UUID) { h.Corrupt(tt.(stdT).T, s, id) }
+	}
+	if h.BreakConnections != nil {
+		ih.breakConns = func(tt tb, s spi.Store) { h.BreakConnections(tt.(stdT).T, s) }
 	}
 	if h.Reopen != nil {
 		ih.reopen = func(tt tb, s spi.Store) spi.Store { return h.Reopen(tt.(stdT).T, s) }
@@ -102,6 +110,7 @@ type harness struct {
 	open        func(t tb) spi.Store
 	corrupt     func(t tb, s spi.Store, id uuid.UUID)
 	reopen      func(t tb, s spi.Store) spi.Store
+	breakConns  func(t tb, s spi.Store)
 	concurrency int
 	serial      bool
 }
@@ -139,6 +148,7 @@ func groups() []group {
 		{"State", stateCases()},
 		{"Properties", propertyCases()},
 		{"Wakeup", wakeupCases()},
+		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},
 		{"Close", closeCases()},
 	}

@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -42,6 +43,28 @@ func TestConformance(t *testing.T) {
 			}
 			if n, err := res.RowsAffected(); err != nil || n != 1 {
 				t.Fatalf("corrupt job %s: %d rows affected (%v)", id, n, err)
+			}
+		},
+		BreakConnections: func(t *testing.T, s spi.Store) {
+			// KILL every other session of the store's pool on its database,
+			// from one of the pool's own connections.
+			db := s.(*mysql.Store).DB()
+			rows, err := db.QueryContext(t.Context(),
+				`SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()`, s.(*mysql.Store).Database())
+			if err != nil {
+				t.Fatalf("list sessions: %v", err)
+			}
+			var ids []int64
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					t.Fatalf("list sessions: %v", err)
+				}
+				ids = append(ids, id)
+			}
+			_ = rows.Close()
+			for _, id := range ids {
+				_, _ = db.ExecContext(t.Context(), fmt.Sprintf("KILL CONNECTION %d", id))
 			}
 		},
 	})

@@ -15,7 +15,8 @@ import (
 
 // TestConformance certifies the PostgreSQL store with the store conformance
 // kit: every case on a fresh schema of its own (migrated at Open), and a
-// Corrupt hook that writes invalid JSON into the job's params column.
+// Corrupt hook that writes invalid JSON into the job's params column, and a
+// BreakConnections hook that cuts the pool's idle connections.
 func TestConformance(t *testing.T) {
 	tck.Run(t, tck.Harness{
 		Open: func(t *testing.T) spi.Store {
@@ -35,6 +36,14 @@ func TestConformance(t *testing.T) {
 			}
 			if tag.RowsAffected() != 1 {
 				t.Fatalf("corrupt job %s: %d rows affected", id, tag.RowsAffected())
+			}
+		},
+		BreakConnections: func(t *testing.T, s spi.Store) {
+			// Cut the sockets under the pool's idle connections: their next
+			// statement meets a dead connection.
+			for _, c := range s.(*postgres.Store).Pool().AcquireAllIdle(t.Context()) {
+				_ = c.Conn().PgConn().Conn().Close()
+				c.Release()
 			}
 		},
 	})
