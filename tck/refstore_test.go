@@ -132,6 +132,7 @@ type refStore struct {
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
+	broken    atomic.Bool  // the next ClaimJobs or CompleteJobs fails (Harness.BreakConnections)
 	inflight  atomic.Int32 // ClaimJobs calls in progress
 	leasing   atomic.Int32 // TryAcquireLease calls in progress
 }
@@ -349,6 +350,9 @@ func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uu
 }
 
 func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	if s.broken.Swap(false) {
+		return nil, errors.New("refstore: connection lost")
+	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
 	s.mu.Lock()
@@ -474,6 +478,9 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 }
 
 func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, error) {
+	if s.broken.Swap(false) {
+		return nil, errors.New("refstore: connection lost")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {

@@ -25,9 +25,15 @@ import (
 // refHarness returns the internal harness of a refStore with bug b.
 func refHarness(b bug) harness {
 	return harness{
-		open:        func(tb) spi.Store { return newRefStore(b) },
-		corrupt:     func(_ tb, s spi.Store, id uuid.UUID) { s.(*refStore).corruptJob(id) },
-		reopen:      func(_ tb, s spi.Store) spi.Store { return refHandle{s.(*refStore)} },
+		open:    func(tb) spi.Store { return newRefStore(b) },
+		corrupt: func(_ tb, s spi.Store, id uuid.UUID) { s.(*refStore).corruptJob(id) },
+		reopen:  func(_ tb, s spi.Store) spi.Store { return refHandle{s.(*refStore)} },
+		breakConns: func(_ tb, s spi.Store) {
+			if p, ok := s.(plainStore); ok {
+				s = p.Store
+			}
+			s.(*refStore).broken.Store(true)
+		},
 		concurrency: DefaultConcurrency,
 	}
 }
