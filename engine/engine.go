@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
@@ -30,6 +31,7 @@ type Engine struct {
 	wake      chan struct{} // a submission or a freed slot
 	completer *completer
 	subs      subscribers
+	lastBeat  atomic.Int64 // unix nanoseconds of the last successful heartbeat
 
 	mu       sync.Mutex
 	state    int                         // 0 new, 1 running, 2 stopped
@@ -154,6 +156,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.store.Heartbeat(ctx, e.opts.NodeID, now); err != nil {
 		return fmt.Errorf("ratchet engine: start: register node: %w", err)
 	}
+	e.lastBeat.Store(now.UnixNano())
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
 	pollCtx, stopPoll := context.WithCancel(e.runCtx)
 	e.stopPoll = stopPoll
@@ -280,13 +283,35 @@ func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Con
 	}
 }
 
+// beatOnce writes the node's heartbeat and remembers when it succeeded.
+func (e *Engine) beatOnce(ctx context.Context) bool {
+	now := e.now()
+	if err := e.store.Heartbeat(ctx, e.opts.NodeID, now); err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("heartbeat failed", "err", err)
+		}
+		return false
+	}
+	e.lastBeat.Store(now.UnixNano())
+	return true
+}
+
+// freshBeat makes sure the node's row is fresh before it claims: after a
+// stall (a paused process, a long GC, a suspended VM) other nodes may have
+// recovered its jobs and deleted its row, and jobs claimed before the
+// heartbeat loop re-registers it would look orphaned at once.
+func (e *Engine) freshBeat(ctx context.Context) bool {
+	if e.now().UnixNano()-e.lastBeat.Load() < int64(2*e.opts.HeartbeatInterval) {
+		return true
+	}
+	return e.beatOnce(ctx)
+}
+
 // heartbeat refreshes the node's row and, where the store can tell, stops
 // the bodies of jobs that were taken away from this node (recovered while it
 // stalled, for instance): their writes would be superseded anyway.
 func (e *Engine) heartbeat(ctx context.Context) {
-	if err := e.store.Heartbeat(ctx, e.opts.NodeID, e.now()); err != nil && ctx.Err() == nil {
-		e.log.Warn("heartbeat failed", "err", err)
-	}
+	e.beatOnce(ctx)
 	cc, ok := e.store.(spi.ClaimChecker)
 	if !ok {
 		return
@@ -361,6 +386,12 @@ func (e *Engine) pollLoop(ctx context.Context) {
 			if free, ok = e.gather(ctx, minClaim); !ok {
 				return
 			}
+		}
+		if !e.freshBeat(ctx) {
+			if !e.waitWake(ctx, e.opts.PollInterval) {
+				return
+			}
+			continue
 		}
 		jobs, err := e.store.ClaimJobs(ctx, spi.ClaimParams{
 			NodeID: e.opts.NodeID, Limit: min(free, e.opts.ClaimBatchSize), Now: e.now(),
