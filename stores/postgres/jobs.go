@@ -292,18 +292,28 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 // copyRows writes the jobs at idx and their tags with COPY.
 func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) error {
 	pending := string(spi.StatusPending)
-	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, insertColumns,
+	// A batch without resources leaves the resource columns to their
+	// defaults (NULL, 0): two columns fewer to encode and parse per row.
+	cols := insertColumns[:len(insertColumns)-2]
+	for _, i := range idx {
+		if p.jobs[i].Resource != "" || p.jobs[i].ResourceLimit != 0 {
+			cols = insertColumns
+			break
+		}
+	}
+	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, cols,
 		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
 			i := idx[k]
 			j := p.jobs[i]
-			return []any{
+			row := []any{
 				pgUUID(j.ID), j.TaskName, j.Payload, pending, int32(j.Priority), j.ScheduledAt,
 				nullTime(j.CreatedAt), int32(j.Attempts), int32(j.MaxRetries), string(j.Backoff),
 				j.BackoffParam.Microseconds(), j.ClaimSeq, int32(j.CrashCount), nullText(j.OwnerNode),
 				nullTime(j.ClaimedAt), nullTime(j.FinishedAt), nullText(j.LastError), j.Result,
 				nullText(j.ResultType), nullText(j.IdempotencyKey), p.params[i],
 				nullText(j.Resource), int64(j.ResourceLimit),
-			}, nil
+			}
+			return row[:len(cols)], nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copy jobs: %w", err)
