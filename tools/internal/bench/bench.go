@@ -146,7 +146,7 @@ func newEngine(store spi.Store, cfg Config, task ratchet.Definition, m spi.Metri
 		Metrics:         m,
 		Concurrency:     cfg.Workers,
 		MinPollInterval: 2 * time.Millisecond,
-		ClaimBatchSize:  200,
+		ClaimBatchSize:  500,
 		PollInterval:    50 * time.Millisecond,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, task)
