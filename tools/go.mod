@@ -41,7 +41,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	github.com/klauspost/compress v1.18.7 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/lufia/plan9stats v0.0.0-20260330125221-c963978e514e // indirect
 	github.com/magiconair/properties v1.18.12 // indirect
 	github.com/microsoft/go-mssqldb v1.11.2 // indirect
@@ -67,7 +67,11 @@ require (
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.45.0 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
+	github.com/xdg-go/scram v1.4.0 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
+	go.mongodb.org/mongo-driver/v2 v2.10.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect
@@ -85,6 +89,7 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.0.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
+	github.com/ratchet-go/ratchet/stores/mongodb v0.0.0
 	github.com/ratchet-go/ratchet/stores/mysql v0.0.0
 	github.com/ratchet-go/ratchet/stores/postgres v0.0.0
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
@@ -111,3 +116,5 @@ replace github.com/ratchet-go/ratchet/stores/postgres => ../stores/postgres
 replace github.com/ratchet-go/ratchet/internal/dbtest => ../internal/dbtest
 
 replace github.com/ratchet-go/ratchet/stores/mysql => ../stores/mysql
+
+replace github.com/ratchet-go/ratchet/stores/mongodb => ../stores/mongodb

@@ -9,13 +9,14 @@ import (
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
+	"github.com/ratchet-go/ratchet/stores/mongodb"
 	"github.com/ratchet-go/ratchet/stores/mysql"
 	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
 // Usage describes the accepted values of --store.
-const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, a postgres://... DSN (tables in --schema), or a mysql://user@host:3306/db URL`
+const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, a postgres://... DSN (tables in --schema), a mysql://user@host:3306/db URL, or a mongodb://host:27017/db URI`
 
 // Opened is an open store and what it needs at the end.
 type Opened struct {
@@ -32,6 +33,12 @@ type Opened struct {
 // migrated when missing.
 func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 	switch {
+	case IsMongo(spec):
+		s, err := mongodb.Open(ctx, spec, mongodb.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: s, Desc: "mongodb database " + s.Database().Name(), Close: s.Close}, nil
 	case IsMySQL(spec):
 		s, err := mysql.Open(ctx, spec, mysql.Options{ApplyMigrations: true})
 		if err != nil {
@@ -81,6 +88,11 @@ func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened
 		}
 		return err
 	}}, nil
+}
+
+// IsMongo reports whether spec is a MongoDB URI.
+func IsMongo(spec string) bool {
+	return strings.HasPrefix(spec, "mongodb://") || strings.HasPrefix(spec, "mongodb+srv://")
 }
 
 // IsMySQL reports whether spec is a MySQL/MariaDB URL.

@@ -1,0 +1,226 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// fence is the filter of an owner write: the job is RUNNING with the claim
+// sequence of ref.
+func fence(ref spi.ClaimRef) bson.M {
+	return bson.M{fID: idValue(ref.JobID), fStatus: string(spi.StatusRunning), fClaimSeq: ref.ClaimSeq}
+}
+
+// resourceProjection is what an owner write reads back: the resource whose
+// permit the job leaves.
+var resourceProjection = bson.M{fResource: 1}
+
+// ownerWrite applies one fenced update and, when it applied, frees the
+// permit of the claim it ended. It reports whether it applied.
+func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M) (bool, error) {
+	var d struct {
+		Resource string `bson:"resource_name"`
+	}
+	raw, err := s.findOneAndUpdate(ctx, fence(ref), update, false, resourceProjection)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		// The write applied; a resource that cannot be read leaves its
+		// hold for RecoverOrphans to reclaim.
+		return true, nil
+	}
+	if d.Resource != "" {
+		// A failure here leaves the hold behind for RecoverOrphans to
+		// reclaim; the job's own write has applied.
+		_ = s.releasePermit(context.WithoutCancel(ctx), d.Resource, permitKey(ref.JobID, ref.ClaimSeq))
+	}
+	return true, nil
+}
+
+// findOneAndUpdate runs findOneAndUpdate with a projection, returning the
+// document after the update when after is set. Servers that do not
+// implement projections in findAndModify (FerretDB) get the same command
+// without one from then on, and return the whole document.
+func (s *Store) findOneAndUpdate(ctx context.Context, filter, update bson.M, after bool, projection any) (bson.Raw, error) {
+	for {
+		o := options.FindOneAndUpdate()
+		if after {
+			o.SetReturnDocument(options.After)
+		}
+		project := !s.noFAMProjection.Load()
+		if project {
+			o.SetProjection(projection)
+		}
+		raw, err := s.jobs.FindOneAndUpdate(ctx, filter, update, o).Raw()
+		var se mongo.ServerError
+		if project && errors.As(err, &se) && se.HasErrorCode(codeNotImplemented) {
+			s.noFAMProjection.Store(true)
+			continue
+		}
+		return raw, err
+	}
+}
+
+// completionUpdate returns the update of one completion.
+func completionUpdate(c spi.Completion) (bson.M, error) {
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
+		set := bson.M{fStatus: string(spi.StatusSucceeded), fFinished: timeUS(c.FinishedAt)}
+		unset := bson.M{}
+		if c.Result != nil {
+			set[fResult] = binaryOf(c.Result)
+		} else {
+			unset[fResult] = ""
+		}
+		if c.ResultType != "" {
+			set[fResultType] = c.ResultType
+		} else {
+			unset[fResultType] = ""
+		}
+		u := bson.M{"$set": set}
+		if len(unset) > 0 {
+			u["$unset"] = unset
+		}
+		return u, nil
+	case spi.OutcomeRetry:
+		return bson.M{
+			"$set": bson.M{
+				fStatus: string(spi.StatusPending), fScheduled: timeUS(c.RetryAt),
+				fAttempts: int64(c.Attempts), fLastError: c.LastError,
+			},
+			"$unset": bson.M{fOwner: ""},
+		}, nil
+	case spi.OutcomeFailed:
+		return bson.M{"$set": bson.M{
+			fStatus: string(spi.StatusFailed), fFinished: timeUS(c.FinishedAt),
+			fAttempts: int64(c.Attempts), fLastError: c.LastError,
+		}}, nil
+	}
+	return nil, fmt.Errorf("job %s: unknown outcome %d", c.JobID, c.Outcome)
+}
+
+// CompleteJobs applies a batch of fenced owner writes: for each completion
+// one findOneAndUpdate filtered by {_id, status: RUNNING, claim_seq}, at
+// most [Options.Parallelism] in flight. (The update command reports only
+// the total of matched documents of a batch, not which statements matched,
+// so the per-entry result needs one single-document operation per entry.)
+// The result has one entry per completion, in input order: true when it
+// applied, false when it was superseded. A completion frees the permit of
+// the claim it ends. Completions do not advance the claim sequence.
+func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	updates := make([]bson.M, len(cs))
+	for i, c := range cs {
+		if updates[i], err = completionUpdate(c); err != nil {
+			return nil, fail("complete jobs", err)
+		}
+	}
+	out := make([]bool, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	err = s.fanOut(ctx, len(cs), func(ctx context.Context, i int) error {
+		ok, err := s.ownerWrite(ctx, cs[i].ClaimRef, updates[i])
+		out[i] = ok
+		if err != nil {
+			return fmt.Errorf("job %s: %w", cs[i].JobID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	return out, nil
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING, due at now, with no owner
+// and the claim sequence advanced, without charging attempts or the crash
+// budget: one fenced findOneAndUpdate per ref, as CompleteJobs. It frees
+// the permits of the released claims.
+func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	update := bson.M{
+		"$set":   bson.M{fStatus: string(spi.StatusPending), fScheduled: timeUS(now)},
+		"$unset": bson.M{fOwner: ""},
+		"$inc":   bson.M{fClaimSeq: int64(1)},
+	}
+	err = s.fanOut(ctx, len(refs), func(ctx context.Context, i int) error {
+		ok, err := s.ownerWrite(ctx, refs[i], update)
+		out[i] = ok
+		if err != nil {
+			return fmt.Errorf("job %s: %w", refs[i].JobID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("release jobs", err)
+	}
+	return out, nil
+}
+
+// CheckClaims reports, for each ref, whether the job is still RUNNING with
+// that claim sequence: one query for the whole batch. It implements
+// [spi.ClaimChecker].
+func (s *Store) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	ids := make([]uuid.UUID, len(refs))
+	for i, r := range refs {
+		ids[i] = r.JobID
+	}
+	cur, err := s.jobs.Find(ctx, bson.M{fID: bson.M{"$in": idValues(ids)}, fStatus: string(spi.StatusRunning)},
+		options.Find().SetProjection(bson.M{fID: 1, fClaimSeq: 1}))
+	if err != nil {
+		return nil, fail("check claims", err)
+	}
+	var docs []struct {
+		ID       bson.Binary `bson:"_id"`
+		ClaimSeq int64       `bson:"claim_seq"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fail("check claims", err)
+	}
+	current := make(map[uuid.UUID]int64, len(docs))
+	for _, d := range docs {
+		if id, err := binaryID(d.ID); err == nil {
+			current[id] = d.ClaimSeq
+		}
+	}
+	for i, r := range refs {
+		seq, ok := current[r.JobID]
+		out[i] = ok && seq == r.ClaimSeq
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+// Package mongodb is the Ratchet store for MongoDB: an [spi.Store] on the
+// official Go driver (go.mongodb.org/mongo-driver/v2), for any number of
+// worker nodes sharing one database.
+//
+// It needs MongoDB 6.0 or later, as a replica set, a sharded cluster or a
+// standalone server: it uses no transactions and no change streams, only
+// single-document atomic operations (findOneAndUpdate, conditional
+// updateOne, inserts and deletes), so a standalone server works as well as
+// a replica set. Its tests run the conformance kit (package tck) against
+// FerretDB 1.24 embedded in the test process (module
+// stores/mongodb/ferrettest), and against a real MongoDB when one is
+// available.
+//
+// # Opening
+//
+// [Open] connects to a mongodb:// or mongodb+srv:// URI with a client that
+// the store owns, within a bounded time ([Options.ConnectTimeout], 10 s by
+// default); [New] uses a client the application already has. Both work in
+// one database ([Options.Database], else the URI's, else "ratchet") on the
+// collections <prefix>jobs, <prefix>nodes, <prefix>leases,
+// <prefix>permits and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
+// by default), which they create with their indexes at start, idempotently,
+// so nodes may start together: on the jobs, the claim index {status,
+// priority, scheduled_time, _id}, {status, _id} for listing by status,
+// {status, owner_node} for recovery, a unique sparse index on
+// idempotency_key (jobs without a key do not carry the field), and multikey
+// indexes on tags and on the property entries. A database that records a
+// newer collection layout ([SchemaVersion]) or holds conflicting indexes
+// fails with an error wrapping [spi.ErrSchema].
+//
+// # Claim strategy
+//
+// Every state change is one single-document atomic operation whose filter
+// holds its precondition, so correctness depends on no multi-document
+// transaction.
+//
+// Effective priority (see [spi.EffectivePriority]) grows with waiting time
+// only inside a priority level, so the best N jobs overall are among the
+// best N of each of the five levels. [Store.ClaimJobs] reads the first N due
+// PENDING jobs of each level in (scheduled_time, _id) order, five finds in
+// parallel on the claim index with the tag filter in the query ($all, $in,
+// $nin on the tags array), merges them by effective priority descending,
+// due time and id, and claims them one by one with findOneAndUpdate({_id,
+// status: PENDING, claim_seq: seen}) → RUNNING, owner, claimed time,
+// claim_seq + 1. A candidate that another node claimed in between matches
+// nothing and is skipped; when candidates were skipped and a level had
+// more, further rounds read on past them. The cost is O(N log backlog)
+// whatever the backlog, aging is exact, and concurrent claimers never
+// claim a job twice.
+//
+// Owner writes (CompleteJobs, ReleaseJobs, orphan recovery) are fenced the
+// same way: one findOneAndUpdate or updateOne per job filtered by {_id,
+// status: RUNNING, claim_seq}. MongoDB's update command reports how many
+// statements of a batch matched but not which, so a batch is that many
+// single-document operations, [Options.Parallelism] (16) in flight, each
+// reporting exactly whether it applied. Inserts are one InsertMany
+// (ordered: false) per batch; the unique index on idempotency_key decides
+// duplicates (E11000), whose existing ids are then read in one query, and a
+// key repeated inside a batch is written once.
+//
+// # Resource permits
+//
+// A job naming a Resource is claimed only while fewer than its
+// ResourceLimit RUNNING jobs hold a permit of that resource. Each resource
+// has a permit document in <prefix>permits: {_id: resource, n: holders, h:
+// {hold: claim time}}, where each hold is named by the job id and the claim
+// sequence of the claim that holds it. Before claiming such a job, the
+// claim takes a permit with one conditional update, {_id: resource, n: {$lt:
+// limit}}: $inc n, $set h.<hold> (an upsert when the document does not
+// exist; on a full resource the upsert clashes on _id, which reads as "no
+// permit"). A claim that then loses the job to another node gives the
+// permit back; completion, retry, failure, release and recovery give it
+// back when the job leaves RUNNING, with an update that matches only while
+// the hold is there, so no hold is given back twice.
+//
+// Taking a permit and claiming the job (and ending a claim and giving the
+// permit back) are two single-document writes. A process that dies between
+// the two leaves a hold that no claim owns: the resource then has a permit
+// less (never more) until it is repaired. [Store.RecoverOrphans] repairs
+// it: it removes every hold whose job is not RUNNING with the hold's claim
+// sequence, except a hold younger than the grace period whose job is still
+// PENDING one sequence before (a claim in flight). The one window left: a
+// claimer that stalls for longer than the grace period between its two
+// writes can lose its hold and still claim the job, running its resource
+// one job over the limit until that job ends; the same stall makes its node
+// look dead to orphan recovery anyway.
+//
+// # Capabilities
+//
+// Besides [spi.Store], a [Store] implements [spi.ClaimChecker] (one query
+// per batch), [spi.LeaseStore] (a lease is a document; the grant is a
+// conditional update, else an insert whose unique _id lets exactly one
+// racing owner win), [spi.JobStateStore] and [spi.JobPropertyStore]. State
+// and properties live inside the job document, so a fenced state write is
+// one update whose filter holds the fence (RUNNING, claim_seq) and the
+// version compare-and-set together, and a property write is one update
+// whose filter requires the key to be absent: both are atomic with respect
+// to claims, completions and recovery.
+//
+// It does not implement [spi.TxInserter] (it uses no transactions) nor
+// [spi.WakeupListener]: new work is found by polling (change streams would
+// need a replica set, and FerretDB has none).
+//
+// # FerretDB
+//
+// The store also runs on FerretDB 1.24 (its tests do), with two
+// accommodations that cost nothing on MongoDB: indexes are created one per
+// command and only when missing (FerretDB 1.24 fails a createIndexes that
+// repeats two or more existing indexes), and when the server refuses a
+// projection in findAndModify (FerretDB answers NotImplemented), the store
+// drops the projection from then on and reads whole documents. FerretDB
+// 1.24 does not apply an update's filter atomically with its write, so it
+// is not a safe production backend for several claimers; the tests put a
+// serializing proxy in front of it (see module stores/mongodb/ferrettest).
+//
+// # Representation
+//
+// Job ids are BSON binaries of subtype 4 (UUID), whose order is the byte
+// order of the UUIDs, so ListJobs pages by _id. Times are int64
+// microseconds since the Unix epoch, not BSON dates: BSON dates have
+// millisecond precision and the contract requires microseconds; returned
+// times are UTC. Durations (the backoff parameter) are int64 microseconds.
+// Payloads and results are binaries and round-trip byte for byte (nil and
+// empty are kept apart). Optional fields (owner, claim and finish times,
+// error, result, idempotency key, resource, params, tags) are absent when
+// empty. Tags are an array (duplicates dropped); params a sub-document of
+// strings. A document with fields of the wrong type, an unknown status or
+// a priority out of range is reported by GetJob and ListJobs as an error
+// wrapping [spi.ErrCorruptJob] naming the job, and moved to FAILED by a
+// claim that meets it.
+package mongodb

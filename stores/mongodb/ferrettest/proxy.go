@@ -1,0 +1,188 @@
+package ferrettest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// Wire protocol constants.
+const (
+	headerLen      = 16
+	maxMessageLen  = 48 << 20
+	opMsg          = 2013
+	flagMoreToCome = 1 << 1
+)
+
+// proxy forwards MongoDB wire-protocol traffic to upstream, one request and
+// its reply at a time across all client connections.
+type proxy struct {
+	ln       net.Listener
+	upstream string
+	turn     *sync.Mutex // held from a request's forwarding to its reply; nil: no serialization
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func startProxy(upstream string, turn *sync.Mutex) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("ferrettest: proxy listener: %w", err)
+	}
+	p := &proxy{ln: ln, upstream: upstream, turn: turn, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.Dial("tcp", p.upstream)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		if !p.track(c, u) {
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serve(c, u)
+			p.untrack(c, u)
+		}()
+	}
+}
+
+// track registers a connection pair; false once the proxy is closed.
+func (p *proxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		for _, c := range cs {
+			_ = c.Close()
+		}
+		return false
+	}
+	for _, c := range cs {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *proxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+		delete(p.conns, c)
+	}
+}
+
+// serve relays the requests of client c to upstream u until either ends.
+func (p *proxy) serve(c, u net.Conn) {
+	for {
+		req, err := readMessage(c)
+		if err != nil {
+			return
+		}
+		replies, err := p.exchange(u, req)
+		if err != nil {
+			return
+		}
+		for _, r := range replies {
+			if _, err := c.Write(r); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// exchange sends one request and reads its replies, holding the turn.
+func (p *proxy) exchange(u net.Conn, req []byte) ([][]byte, error) {
+	if p.turn != nil {
+		p.turn.Lock()
+		defer p.turn.Unlock()
+	}
+	if _, err := u.Write(req); err != nil {
+		return nil, err
+	}
+	if !wantsReply(req) {
+		return nil, nil
+	}
+	var out [][]byte
+	for {
+		r, err := readMessage(u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		if !moreToCome(r) {
+			return out, nil
+		}
+	}
+}
+
+// readMessage reads one length-prefixed wire-protocol message.
+func readMessage(r io.Reader) ([]byte, error) {
+	var h [headerLen]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	n := int(int32(binary.LittleEndian.Uint32(h[:4])))
+	if n < headerLen || n > maxMessageLen {
+		return nil, errors.New("ferrettest: proxy: bad message length")
+	}
+	msg := make([]byte, n)
+	copy(msg, h[:])
+	if _, err := io.ReadFull(r, msg[headerLen:]); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// moreToCome reports whether an OP_MSG has the moreToCome flag.
+func moreToCome(msg []byte) bool {
+	return len(msg) >= headerLen+4 &&
+		binary.LittleEndian.Uint32(msg[12:16]) == opMsg &&
+		binary.LittleEndian.Uint32(msg[16:20])&flagMoreToCome != 0
+}
+
+// wantsReply reports whether the server answers msg: every request but an
+// OP_MSG with moreToCome (an unacknowledged write).
+func wantsReply(msg []byte) bool { return !moreToCome(msg) }
+
+// breakConns closes every connection the proxy relays; new connections
+// are accepted as before.
+func (p *proxy) breakConns() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// close stops accepting, closes every connection and waits.
+func (p *proxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	_ = p.ln.Close()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}

@@ -1,0 +1,288 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// insertAttempts bounds the rounds of InsertJobs: a round can only leave
+// work for the next when a job holding a clashing idempotency key was
+// deleted between the insert and the look-up of its id.
+const insertAttempts = 3
+
+// InsertJobs writes new PENDING jobs with one InsertMany (ordered: false).
+// A job whose IdempotencyKey already exists, in the database or earlier in
+// the same batch, is not written: its result carries the existing id and
+// Duplicate. The unique index on idempotency_key decides, so two processes
+// inserting the same key at once write it once; the ids of the existing
+// jobs are then read in one query. The stored status is PENDING whatever
+// Job.Status says. An invalid job (nil, the zero id, a priority out of
+// range, a resource with a limit below 1) fails the whole batch before
+// anything is written. A job id that exists already fails the call; the
+// other jobs of its batch are written (ids are UUIDv7, fresh from the
+// client, so this only happens when a client reuses a job).
+func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := validateJobs(jobs); err != nil {
+		return nil, fail("insert jobs", err)
+	}
+	res := make([]spi.InsertResult, len(jobs))
+	if len(jobs) == 0 {
+		return res, nil
+	}
+	first := map[string]int{} // key -> index of its first job in the batch
+	later := map[int]int{}    // index -> index of the first job of its key
+	pending := make([]int, 0, len(jobs))
+	for i, j := range jobs {
+		res[i].ID = j.ID
+		if k := j.IdempotencyKey; k != "" {
+			if f, ok := first[k]; ok {
+				later[i] = f
+				continue
+			}
+			first[k] = i
+		}
+		pending = append(pending, i)
+	}
+	for round := 0; len(pending) > 0; round++ {
+		if round == insertAttempts {
+			return nil, fail("insert jobs", fmt.Errorf("idempotency keys kept clashing with jobs that vanished, after %d attempts", round))
+		}
+		if pending, err = s.insertRound(ctx, jobs, pending, res); err != nil {
+			return nil, fail("insert jobs", err)
+		}
+	}
+	for i, f := range later {
+		res[i] = spi.InsertResult{ID: res[f].ID, Duplicate: true}
+	}
+	return res, nil
+}
+
+// insertRound inserts jobs[pending...], records duplicates in res and
+// returns the jobs to try again.
+func (s *Store) insertRound(ctx context.Context, jobs []*spi.Job, pending []int, res []spi.InsertResult) ([]int, error) {
+	docs := make([]any, len(pending))
+	for n, i := range pending {
+		docs[n] = encodeJob(jobs[i])
+	}
+	_, err := s.jobs.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return nil, nil
+	}
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return nil, err
+	}
+	var dups []int
+	var keys bson.A
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 && we.Code != 11001 || we.Index < 0 || we.Index >= len(pending) {
+			return nil, err
+		}
+		i := pending[we.Index]
+		if jobs[i].IdempotencyKey == "" {
+			return nil, fmt.Errorf("job id %s already exists", jobs[i].ID)
+		}
+		dups = append(dups, i)
+		keys = append(keys, jobs[i].IdempotencyKey)
+	}
+	cur, err := s.jobs.Find(ctx, bson.M{fIdem: bson.M{"$in": keys}},
+		options.Find().SetProjection(bson.M{fID: 1, fIdem: 1}))
+	if err != nil {
+		return nil, fmt.Errorf("look up existing idempotency keys: %w", err)
+	}
+	var owners []struct {
+		ID  bson.Binary `bson:"_id"`
+		Key string      `bson:"idempotency_key"`
+	}
+	if err := cur.All(ctx, &owners); err != nil {
+		return nil, fmt.Errorf("look up existing idempotency keys: %w", err)
+	}
+	byKey := make(map[string]uuid.UUID, len(owners))
+	for _, o := range owners {
+		id, err := binaryID(o.ID)
+		if err != nil {
+			return nil, corrupt("(unknown id)", "job holding idempotency key %q: %v", o.Key, err)
+		}
+		byKey[o.Key] = id
+	}
+	var again []int
+	for _, i := range dups {
+		if id, ok := byKey[jobs[i].IdempotencyKey]; ok {
+			res[i] = spi.InsertResult{ID: id, Duplicate: true}
+			continue
+		}
+		// No job holds the key: the clash was on the job id, or the
+		// holder was deleted since.
+		n, err := s.jobs.CountDocuments(ctx, bson.M{fID: idValue(jobs[i].ID)})
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			return nil, fmt.Errorf("job id %s already exists", jobs[i].ID)
+		}
+		again = append(again, i)
+	}
+	return again, nil
+}
+
+func validateJobs(jobs []*spi.Job) error {
+	for i, j := range jobs {
+		switch {
+		case j == nil:
+			return fmt.Errorf("job %d is nil", i)
+		case j.ID == uuid.Nil:
+			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
+		case !j.Priority.Valid():
+			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		case j.Resource != "" && j.ResourceLimit < 1:
+			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
+		}
+	}
+	return nil
+}
+
+// GetJob returns one job, or an error wrapping spi.ErrNotFound, or
+// spi.ErrCorruptJob for a document that cannot be decoded.
+func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	raw, err := s.jobs.FindOne(ctx, bson.M{fID: idValue(id)}, options.FindOne().SetProjection(jobProjection)).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fail("get job", err)
+	}
+	j, err := decodeJob(raw)
+	if err != nil {
+		return nil, fail("get job", err)
+	}
+	return j, nil
+}
+
+// ListJobs returns jobs ordered by id after p.After, optionally of one
+// status, and the cursor of the next page. A document on the page that
+// cannot be decoded fails the call with an error wrapping
+// spi.ErrCorruptJob, rather than being left out.
+func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	defer done()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	filter := bson.M{fID: bson.M{"$gt": idValue(p.After)}}
+	if p.Status != "" {
+		filter[fStatus] = string(p.Status)
+	}
+	cur, err := s.jobs.Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: fID, Value: 1}}).
+		SetLimit(int64(limit)+1).
+		SetProjection(jobProjection))
+	if err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
+	out := make([]*spi.Job, 0, min(limit, 128))
+	for cur.Next(ctx) {
+		if len(out) == limit {
+			return out, out[len(out)-1].ID, nil
+		}
+		j, err := decodeJob(cur.Current)
+		if err != nil {
+			return nil, uuid.Nil, fail("list jobs", err)
+		}
+		out = append(out, j)
+	}
+	if err := cur.Err(); err != nil {
+		return nil, uuid.Nil, fail("list jobs", err)
+	}
+	return out, uuid.Nil, nil
+}
+
+// RetryFailedJob resets a FAILED job to PENDING, due at now, with no error,
+// no owner, no finish time and attempts and crash count zero: one
+// conditional update. Wraps spi.ErrNotFound or spi.ErrInvalidState.
+func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	r, err := s.jobs.UpdateOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusFailed)}, bson.M{
+		"$set": bson.M{
+			fStatus: string(spi.StatusPending), fAttempts: int64(0), fCrash: int64(0),
+			fScheduled: timeUS(now),
+		},
+		"$unset": bson.M{fLastError: "", fFinished: "", fOwner: ""},
+	})
+	if err != nil {
+		return fail("retry failed job", err)
+	}
+	if r.MatchedCount == 1 {
+		return nil
+	}
+	return s.stateError(ctx, "retry failed job", id, "only FAILED jobs can be retried")
+}
+
+// CancelJob moves a PENDING job to CANCELLED (FinishedAt = now). Wraps
+// spi.ErrNotFound, or spi.ErrInvalidState for a job in any other state.
+func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	r, err := s.jobs.UpdateOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusPending)}, bson.M{
+		"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)},
+	})
+	if err != nil {
+		return fail("cancel job", err)
+	}
+	if r.MatchedCount == 1 {
+		return nil
+	}
+	return s.stateError(ctx, "cancel job", id, "only PENDING jobs can be cancelled")
+}
+
+// stateError explains why a conditional update of job id matched nothing:
+// an error wrapping spi.ErrNotFound or spi.ErrInvalidState.
+func (s *Store) stateError(ctx context.Context, op string, id uuid.UUID, rule string) error {
+	var d struct {
+		Status string `bson:"status"`
+	}
+	err := s.jobs.FindOne(ctx, bson.M{fID: idValue(id)}, options.FindOne().SetProjection(bson.M{fStatus: 1})).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if err != nil {
+		return fail(op, err)
+	}
+	return fmt.Errorf("%w: job %s is %s, %s", spi.ErrInvalidState, id, d.Status, rule)
+}
+
+// exists reports whether job id exists.
+func (s *Store) exists(ctx context.Context, id uuid.UUID) (bool, error) {
+	n, err := s.jobs.CountDocuments(ctx, bson.M{fID: idValue(id)}, options.Count().SetLimit(1))
+	return n > 0, err
+}

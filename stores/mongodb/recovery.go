@@ -1,0 +1,290 @@
+package mongodb
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Heartbeat registers nodeID or refreshes its heartbeat to now: one upsert
+// of the node's document {_id: node, hb: µs}.
+func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = s.nodes.UpdateOne(ctx, bson.M{"_id": nodeID}, bson.M{"$set": bson.M{"hb": timeUS(now)}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fail("heartbeat", err)
+	}
+	return nil
+}
+
+// DeregisterNode removes a node's document (graceful stop).
+func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := s.nodes.DeleteOne(ctx, bson.M{"_id": nodeID}); err != nil {
+		return fail("deregister node", err)
+	}
+	return nil
+}
+
+// runningDoc is the projection of a RUNNING job that recovery reads.
+type runningDoc struct {
+	ID       bson.Binary `bson:"_id"`
+	Task     string      `bson:"task_name"`
+	Owner    string      `bson:"owner_node"`
+	ClaimSeq int64       `bson:"claim_seq"`
+	Crash    int64       `bson:"crash_count"`
+	Resource string      `bson:"resource_name"`
+}
+
+// RecoverOrphans handles RUNNING jobs whose owner has no node document, a
+// heartbeat older than p.Now − p.Grace, or is named in p.Nodes. It reads
+// the node documents and the RUNNING jobs (the status prefix of the owner
+// index), then moves each orphan with one findOneAndUpdate fenced by the
+// claim sequence it read: back to PENDING (due at p.Now, crash count + 1)
+// while its crash count is below p.MaxCrashRedeliveries, else to FAILED
+// with p.LastError and FinishedAt = p.Now; either way the claim sequence
+// advances, the owner is cleared and the job's permit is freed. An orphan
+// that changed in between (completed by its owner after all, or recovered
+// by another node) is left alone. Then it deletes the documents of the
+// stale nodes (re-checking the heartbeat in the delete filter) and of
+// p.Nodes, and repairs the permit documents (see reconcilePermits).
+// Results are ordered by job id.
+func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	cutoff := timeUS(p.Now.Add(-p.Grace))
+	nowUS := timeUS(p.Now)
+
+	cur, err := s.nodes.Find(ctx, bson.M{})
+	if err != nil {
+		return nil, fail("recover orphans", fmt.Errorf("read nodes: %w", err))
+	}
+	var nodes []struct {
+		ID string `bson:"_id"`
+		HB int64  `bson:"hb"`
+	}
+	if err := cur.All(ctx, &nodes); err != nil {
+		return nil, fail("recover orphans", fmt.Errorf("read nodes: %w", err))
+	}
+	live := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		if n.HB >= cutoff && !slices.Contains(p.Nodes, n.ID) {
+			live[n.ID] = true
+		}
+	}
+
+	cur, err = s.jobs.Find(ctx, bson.M{fStatus: string(spi.StatusRunning)}, options.Find().
+		SetProjection(bson.M{fID: 1, fTask: 1, fOwner: 1, fClaimSeq: 1, fCrash: 1, fResource: 1}))
+	if err != nil {
+		return nil, fail("recover orphans", fmt.Errorf("read running jobs: %w", err))
+	}
+	var running []runningDoc
+	if err := cur.All(ctx, &running); err != nil {
+		return nil, fail("recover orphans", fmt.Errorf("read running jobs: %w", err))
+	}
+	type orphan struct {
+		runningDoc
+		id uuid.UUID
+	}
+	var orphans []orphan
+	for _, r := range running {
+		if live[r.Owner] {
+			continue
+		}
+		id, err := binaryID(r.ID)
+		if err != nil {
+			continue // not a job this store wrote; nothing can fence it
+		}
+		orphans = append(orphans, orphan{r, id})
+	}
+	slices.SortFunc(orphans, func(a, b orphan) int { return bytes.Compare(a.id[:], b.id[:]) })
+
+	results := make([]*spi.RecoveredJob, len(orphans))
+	err = s.fanOut(ctx, max(len(orphans), 1), func(ctx context.Context, i int) error {
+		if len(orphans) == 0 {
+			return nil
+		}
+		o := orphans[i]
+		ref := spi.ClaimRef{JobID: o.id, ClaimSeq: o.ClaimSeq}
+		rec := &spi.RecoveredJob{JobID: o.id, TaskName: o.Task, FromNode: o.Owner}
+		var update bson.M
+		if o.Crash < int64(p.MaxCrashRedeliveries) {
+			rec.NewStatus, rec.CrashCount = spi.StatusPending, int(o.Crash)+1
+			update = bson.M{
+				"$set":   bson.M{fStatus: string(spi.StatusPending), fScheduled: nowUS},
+				"$unset": bson.M{fOwner: ""},
+				"$inc":   bson.M{fClaimSeq: int64(1), fCrash: int64(1)},
+			}
+		} else {
+			rec.NewStatus, rec.CrashCount = spi.StatusFailed, int(o.Crash)
+			update = bson.M{
+				"$set":   bson.M{fStatus: string(spi.StatusFailed), fFinished: nowUS, fLastError: p.LastError},
+				"$unset": bson.M{fOwner: ""},
+				"$inc":   bson.M{fClaimSeq: int64(1)},
+			}
+		}
+		// The fence includes the crash count read, which decided the
+		// outcome (it only changes together with the claim sequence).
+		f := fence(ref)
+		f[fCrash] = o.Crash
+		ok, err := s.fencedWrite(ctx, f, update, o.Resource, permitKey(o.id, o.ClaimSeq))
+		if err != nil {
+			return fmt.Errorf("job %s: %w", o.id, err)
+		}
+		if ok {
+			results[i] = rec
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("recover orphans", err)
+	}
+	out := make([]spi.RecoveredJob, 0, len(orphans))
+	for _, r := range results {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+
+	stale := bson.A{bson.M{"hb": bson.M{"$lt": cutoff}}}
+	if len(p.Nodes) > 0 {
+		stale = append(stale, bson.M{"_id": bson.M{"$in": stringArray(p.Nodes)}})
+	}
+	if _, err := s.nodes.DeleteMany(ctx, bson.M{"$or": stale}); err != nil {
+		return nil, fail("recover orphans", fmt.Errorf("delete stale nodes: %w", err))
+	}
+	if err := s.reconcilePermits(ctx, cutoff); err != nil {
+		return nil, fail("recover orphans", err)
+	}
+	return out, nil
+}
+
+// fencedWrite applies one update filtered by f and, when it applied and the
+// job names a resource, frees the hold key.
+func (s *Store) fencedWrite(ctx context.Context, f, update bson.M, resource, key string) (bool, error) {
+	r, err := s.jobs.UpdateOne(ctx, f, update)
+	if err != nil {
+		return false, err
+	}
+	if r.MatchedCount == 0 {
+		return false, nil
+	}
+	if resource != "" {
+		_ = s.releasePermit(context.WithoutCancel(ctx), resource, key)
+	}
+	return true, nil
+}
+
+// reconcilePermits repairs the permit documents after crashes.
+//
+// Taking a permit and claiming the job are two single-document writes, and
+// so are ending a claim and giving its permit back. A process that dies
+// between the two (or whose second write fails) leaves a hold behind that
+// no RUNNING claim owns, and the resource has one permit less until the
+// hold goes. Each hold names its claim (job id and claim sequence) and the
+// time of the claim, so this step can tell: a hold is kept while its job is
+// RUNNING with that claim sequence, or is still PENDING one sequence before
+// it with a hold younger than the grace period (a claim in flight between
+// its two writes); any other hold is removed with a conditional update that
+// decrements the count only if the hold is still there. Permit documents
+// left with no holder are deleted.
+//
+// The remaining window: a claimer that stalls for longer than the grace
+// period between taking the permit and claiming the job can have its hold
+// removed here and then still claim the job, so its resource runs one job
+// over its limit until that job ends. The same stall already makes its node
+// look dead to orphan recovery.
+func (s *Store) reconcilePermits(ctx context.Context, cutoff int64) error {
+	cur, err := s.permits.Find(ctx, bson.M{})
+	if err != nil {
+		return fmt.Errorf("read permits: %w", err)
+	}
+	var docs []permitDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return fmt.Errorf("read permits: %w", err)
+	}
+	type hold struct {
+		resource, key string
+		id            uuid.UUID
+		seq, at       int64
+	}
+	var holds []hold
+	var ids []uuid.UUID
+	for _, d := range docs {
+		if len(d.H) == 0 {
+			// The count and the holds change together, so no holds means
+			// a count of zero; the filter re-checks it, so a claim that
+			// takes a permit meanwhile keeps the document.
+			_, _ = s.permits.DeleteOne(ctx, bson.M{"_id": d.ID, "n": bson.M{"$lte": int64(0)}})
+			continue
+		}
+		for k, at := range d.H {
+			id, seq, ok := parsePermitKey(k)
+			if !ok {
+				_ = s.releasePermit(ctx, d.ID, k)
+				continue
+			}
+			holds = append(holds, hold{d.ID, k, id, seq, at})
+			ids = append(ids, id)
+		}
+	}
+	if len(holds) == 0 {
+		return nil
+	}
+	cur, err = s.jobs.Find(ctx, bson.M{fID: bson.M{"$in": idValues(ids)}},
+		options.Find().SetProjection(bson.M{fID: 1, fStatus: 1, fClaimSeq: 1}))
+	if err != nil {
+		return fmt.Errorf("read permit holders: %w", err)
+	}
+	var jobs []struct {
+		ID       bson.Binary `bson:"_id"`
+		Status   string      `bson:"status"`
+		ClaimSeq int64       `bson:"claim_seq"`
+	}
+	if err := cur.All(ctx, &jobs); err != nil {
+		return fmt.Errorf("read permit holders: %w", err)
+	}
+	type state struct {
+		status spi.Status
+		seq    int64
+	}
+	states := make(map[uuid.UUID]state, len(jobs))
+	for _, j := range jobs {
+		if id, err := binaryID(j.ID); err == nil {
+			states[id] = state{spi.Status(j.Status), j.ClaimSeq}
+		}
+	}
+	for _, h := range holds {
+		st, ok := states[h.id]
+		switch {
+		case ok && st.status == spi.StatusRunning && st.seq == h.seq:
+			continue // held by its claim
+		case ok && st.status == spi.StatusPending && st.seq == h.seq-1 && h.at >= cutoff:
+			continue // a claim in flight
+		}
+		if err := s.releasePermit(ctx, h.resource, h.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
