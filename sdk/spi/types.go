@@ -320,3 +320,22 @@ type RecoveredJob struct {
 	NewStatus  Status // PENDING or FAILED
 	CrashCount int
 }
+
+// ValidateJobs reports the first job of a batch that no store may write: a
+// nil job, the zero id, a priority outside LOWEST..CRITICAL, or a resource
+// without a limit of at least 1. Stores call it before writing anything.
+func ValidateJobs(jobs []*Job) error {
+	for i, j := range jobs {
+		switch {
+		case j == nil:
+			return fmt.Errorf("job %d is nil", i)
+		case j.ID == uuid.Nil:
+			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
+		case !j.Priority.Valid():
+			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
+		case j.Resource != "" && j.ResourceLimit < 1:
+			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
+		}
+	}
+	return nil
+}

@@ -87,17 +87,11 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 
 // validateJobs refuses a batch with an invalid job, naming it.
 func validateJobs(jobs []*spi.Job) error {
-	for i, j := range jobs {
-		switch {
-		case j == nil:
-			return fmt.Errorf("job %d is nil", i)
-		case j.ID == uuid.Nil:
-			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
-		case !j.Priority.Valid():
-			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
-		case j.Resource != "" && j.ResourceLimit < 1:
-			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
-		case slices.Contains(j.Tags, ""):
+	if err := spi.ValidateJobs(jobs); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if slices.Contains(j.Tags, "") {
 			return fmt.Errorf("job %s has an empty tag, which Oracle cannot store (it reads '' as NULL)", j.ID)
 		}
 	}

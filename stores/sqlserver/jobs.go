@@ -36,7 +36,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 		return nil, err
 	}
 	defer done()
-	if err := validateJobs(jobs); err != nil {
+	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fail("insert jobs", err)
 	}
 	if len(jobs) == 0 {
@@ -72,7 +72,7 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 	if tx == nil {
 		return nil, fail("insert jobs", errors.New("nil transaction"))
 	}
-	if err := validateJobs(jobs); err != nil {
+	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fail("insert jobs", err)
 	}
 	if len(jobs) == 0 {
@@ -83,23 +83,6 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 		return nil, fail("insert jobs", err)
 	}
 	return res, nil
-}
-
-// validateJobs refuses a batch with an invalid job, naming it.
-func validateJobs(jobs []*spi.Job) error {
-	for i, j := range jobs {
-		switch {
-		case j == nil:
-			return fmt.Errorf("job %d is nil", i)
-		case j.ID == uuid.Nil:
-			return fmt.Errorf("job %d (task %q) has the zero id", i, j.TaskName)
-		case !j.Priority.Valid():
-			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
-		case j.Resource != "" && j.ResourceLimit < 1:
-			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
-		}
-	}
-	return nil
 }
 
 // insertJobs resolves idempotency keys, then inserts the new jobs and their
