@@ -58,10 +58,12 @@ var candidateProjection = bson.M{fID: 1, fPriority: 1, fScheduled: 1, fClaimSeq:
 // each level in (scheduled_time, _id) order. ClaimJobs reads those five
 // candidate lists (five finds in parallel, each a range scan of the claim
 // index, with the tag filter in the query), merges them in claim order, and
-// claims the candidates one by one, each with one findOneAndUpdate whose
-// filter holds the id, status PENDING and the claim sequence it read: a
-// candidate that another node took in between no longer matches and is
-// skipped. Before the claim of a job naming a resource, one conditional
+// claims the candidates one by one, each with one findOneAndUpdate (see
+// [claim.take]): a job without a resource as the head of its level, so
+// that a candidate another node took in between gives way to the next job
+// of the level; a job naming a resource by id, status PENDING and the
+// claim sequence it read, skipped when another node took it in between.
+// Before the claim of a job naming a resource, one conditional
 // update of the resource's permit document takes a permit (see
 // [Store.RecoverOrphans] for the permit documents). When candidates were
 // skipped, further rounds read on past them, so skipped jobs never hold
@@ -149,6 +151,12 @@ type claim struct {
 	full map[string]int64
 	// passed are candidates left out of later rounds by id (undecodable).
 	passed bson.A
+	// base is the filter of the last candidate read, less the priority:
+	// due, PENDING, the tag filter, and the exclusions above.
+	base bson.A
+	// dry are the priority levels found to have no unclaimed due job
+	// without a resource left in this call.
+	dry map[spi.Priority]bool
 }
 
 // candidates reads the first need due PENDING jobs of each of the priority
@@ -176,6 +184,7 @@ func (c *claim) candidates(ctx context.Context, need int, levels []int) ([]candi
 	if len(c.passed) > 0 {
 		base = append(base, bson.M{fID: bson.M{"$nin": c.passed}})
 	}
+	c.base = base
 	err := c.s.fanOut(ctx, len(levels), func(ctx context.Context, i int) error {
 		level := levels[i]
 		filter := append(bson.A{bson.M{fPriority: int32(level)}}, base...)
@@ -315,45 +324,50 @@ func (c *claim) failUndecodable(ctx context.Context, raw bson.Raw, cause error) 
 	}})
 }
 
-// take claims one candidate: a permit first when the job names a resource,
-// then the job itself. It returns nil when the candidate was skipped.
+// take claims one candidate and returns the claimed job, or nil when the
+// candidate was skipped.
+//
+// A candidate without a resource is claimed as the head of its priority
+// level: one findOneAndUpdate of the first due PENDING job of the level
+// without a resource that passes the claim's filter, in (scheduled_time,
+// _id) order (the claim index). With no other claimer that is the
+// candidate itself; when another node took it meanwhile, it is the next
+// one of the level, so claimers that read the same candidates do not lose
+// round trips racing for each one of them. A candidate naming a resource is
+// claimed by id: a permit first, then the job, if it is still PENDING with
+// the claim sequence that was read.
 func (c *claim) take(ctx context.Context, cd candidate) (*spi.Job, error) {
+	if cd.resource == "" {
+		return c.takeHead(ctx, cd.priority)
+	}
 	key := permitKey(cd.id, cd.seq+1)
-	if cd.resource != "" {
-		if l, ok := c.full[cd.resource]; ok && cd.limit <= l {
-			return nil, nil
-		}
-		ok, err := c.s.acquirePermit(ctx, cd.resource, cd.limit, key, c.nowUS)
+	if l, ok := c.full[cd.resource]; ok && cd.limit <= l {
+		return nil, nil
+	}
+	ok, err := c.s.acquirePermit(ctx, cd.resource, cd.limit, key, c.nowUS)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// Either the resource is full, or another claimer holds this
+		// very hold: it read the same candidate and is claiming it.
+		racing, err := c.s.holdExists(ctx, cd.resource, key)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			// Either the resource is full, or another claimer holds this
-			// very hold: it read the same candidate and is claiming it.
-			racing, err := c.s.holdExists(ctx, cd.resource, key)
-			if err != nil {
-				return nil, err
-			}
-			if !racing {
-				c.full[cd.resource] = max(c.full[cd.resource], cd.limit)
-				c.s.hintFull(cd.resource)
-			}
-			return nil, nil
+		if !racing {
+			c.full[cd.resource] = max(c.full[cd.resource], cd.limit)
+			c.s.hintFull(cd.resource)
 		}
+		return nil, nil
 	}
 	raw, err := c.s.findOneAndUpdate(ctx,
 		bson.M{fID: cd.raw, fStatus: string(spi.StatusPending), fClaimSeq: cd.seq, fScheduled: bson.M{"$lte": c.nowUS}},
-		bson.M{
-			"$set": bson.M{fStatus: string(spi.StatusRunning), fOwner: c.p.NodeID, fClaimed: c.nowUS},
-			"$inc": bson.M{fClaimSeq: int64(1)},
-		},
-		true, jobProjection)
+		c.claimUpdate(), nil, true, jobProjection)
 	if err != nil {
-		if cd.resource != "" {
-			// Give the permit back; if this fails too, RecoverOrphans
-			// reclaims it once it is older than the grace period.
-			_ = c.s.releasePermit(context.WithoutCancel(ctx), cd.resource, key)
-		}
+		// Give the permit back; if this fails too, RecoverOrphans
+		// reclaims it once it is older than the grace period.
+		_ = c.s.releasePermit(context.WithoutCancel(ctx), cd.resource, key)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil // another node took it
 		}
@@ -361,17 +375,65 @@ func (c *claim) take(ctx context.Context, cd candidate) (*spi.Job, error) {
 	}
 	j, err := decodeJob(raw)
 	if err != nil {
-		// Claimed but unreadable: fail it into the DLQ, fenced by the
-		// claim just made, and free its permit.
-		_, ferr := c.s.jobs.UpdateOne(ctx,
-			bson.M{fID: cd.raw, fStatus: string(spi.StatusRunning), fClaimSeq: cd.seq + 1},
-			bson.M{"$set": bson.M{fStatus: string(spi.StatusFailed), fFinished: c.nowUS, fLastError: err.Error()}})
-		if ferr == nil && cd.resource != "" {
+		if c.failClaimed(ctx, cd.raw, cd.seq+1, err) {
 			_ = c.s.releasePermit(ctx, cd.resource, key)
 		}
 		return nil, nil
 	}
 	return j, nil
+}
+
+// headSort is the claim order inside one priority level.
+var headSort = bson.D{{Key: fScheduled, Value: 1}, {Key: fID, Value: 1}}
+
+// takeHead claims the first due PENDING job without a resource of priority
+// level, or returns nil when the level has none left.
+func (c *claim) takeHead(ctx context.Context, level spi.Priority) (*spi.Job, error) {
+	if c.dry[level] {
+		return nil, nil
+	}
+	filter := append(bson.A{bson.M{fPriority: int32(level)}, bson.M{fResource: bson.M{"$exists": false}}}, c.base...)
+	raw, err := c.s.findOneAndUpdate(ctx, bson.M{"$and": filter}, c.claimUpdate(), headSort, true, jobProjection)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		if c.dry == nil {
+			c.dry = map[spi.Priority]bool{}
+		}
+		c.dry[level] = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	j, err := decodeJob(raw)
+	if err != nil {
+		// The claim fields decoded (the claim's filter matched them), but
+		// not the rest of the document.
+		var d candidateDoc
+		if derr := bson.Unmarshal(raw, &d); derr == nil {
+			c.failClaimed(ctx, d.ID, d.ClaimSeq, err)
+		}
+		return nil, nil
+	}
+	return j, nil
+}
+
+// claimUpdate is the update that claims a job for the claiming node.
+func (c *claim) claimUpdate() bson.M {
+	return bson.M{
+		"$set": bson.M{fStatus: string(spi.StatusRunning), fOwner: c.p.NodeID, fClaimed: c.nowUS},
+		"$inc": bson.M{fClaimSeq: int64(1)},
+	}
+}
+
+// failClaimed moves a job that was just claimed with claim sequence seq but
+// cannot be decoded to FAILED with cause as its last error, fenced by that
+// claim, so that one bad document cannot block the queue. It reports
+// whether the job was failed.
+func (c *claim) failClaimed(ctx context.Context, id bson.Binary, seq int64, cause error) bool {
+	r, err := c.s.jobs.UpdateOne(ctx,
+		bson.M{fID: id, fStatus: string(spi.StatusRunning), fClaimSeq: seq},
+		bson.M{"$set": bson.M{fStatus: string(spi.StatusFailed), fFinished: c.nowUS, fLastError: cause.Error()}})
+	return err == nil && r.ModifiedCount == 1
 }
 
 // tagQuery compiles a tag filter to query clauses on the tags array.

@@ -30,7 +30,7 @@ func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M)
 	var d struct {
 		Resource string `bson:"resource_name"`
 	}
-	raw, err := s.findOneAndUpdate(ctx, fence(ref), update, false, resourceProjection)
+	raw, err := s.findOneAndUpdate(ctx, fence(ref), update, nil, false, resourceProjection)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return false, nil
 	}
@@ -50,13 +50,17 @@ func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M)
 	return true, nil
 }
 
-// findOneAndUpdate runs findOneAndUpdate with a projection, returning the
-// document after the update when after is set. Servers that do not
+// findOneAndUpdate runs findOneAndUpdate with a projection, updating the
+// first match in sort order when sort is set, and returning the document
+// after the update when after is set. Servers that do not
 // implement projections in findAndModify (FerretDB) get the same command
 // without one from then on, and return the whole document.
-func (s *Store) findOneAndUpdate(ctx context.Context, filter, update bson.M, after bool, projection any) (bson.Raw, error) {
+func (s *Store) findOneAndUpdate(ctx context.Context, filter, update bson.M, sort bson.D, after bool, projection any) (bson.Raw, error) {
 	for {
 		o := options.FindOneAndUpdate()
+		if sort != nil {
+			o.SetSort(sort)
+		}
 		if after {
 			o.SetReturnDocument(options.After)
 		}

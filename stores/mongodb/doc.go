@@ -40,10 +40,18 @@
 // PENDING jobs of each level in (scheduled_time, _id) order, five finds in
 // parallel on the claim index with the tag filter in the query ($all, $in,
 // $nin on the tags array), merges them by effective priority descending,
-// due time and id, and claims them one by one with findOneAndUpdate({_id,
-// status: PENDING, claim_seq: seen}) → RUNNING, owner, claimed time,
-// claim_seq + 1. A candidate that another node claimed in between matches
-// nothing and is skipped; when candidates were skipped and a level had
+// due time and id, and claims them one by one. A candidate without a
+// resource is claimed as the head of its level: findOneAndUpdate({priority,
+// status: PENDING, due, no resource, tag filter}, sort {scheduled_time,
+// _id}) → RUNNING, owner, claimed time, claim_seq + 1. Alone, a claimer
+// gets exactly the candidate it read; when another node took that one in
+// between, it gets the next job of the level instead of a miss, so many
+// claimers reading the same candidates do not spend their round trips
+// racing for each of them (a lost race costs a round trip on MongoDB and a
+// scan of the collection on FerretDB). A candidate naming a resource is
+// claimed by id, findOneAndUpdate({_id, status: PENDING, claim_seq: seen}),
+// after taking a permit; one that another node claimed in between matches
+// nothing and is skipped. When candidates were skipped and a level had
 // more, further rounds read on past them. The cost is O(N log backlog)
 // whatever the backlog, aging is exact, and concurrent claimers never
 // claim a job twice.
