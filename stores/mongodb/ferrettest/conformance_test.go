@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,15 +32,65 @@ func freshDB(prefix string) string {
 	return fmt.Sprintf("%s_%d_%d", prefix, os.Getpid()%100000, dbSeq.Add(1))
 }
 
-// startFerret runs an embedded FerretDB for the calling test.
+// ferretdb is the ferretdb command, built once per test process by
+// ferretBinary into binDir, which TestMain removes.
+var (
+	buildOnce sync.Once
+	binDir    string
+	binPath   string
+	binErr    error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// ferretBinary returns the ferretdb command, building it at the first call.
+func ferretBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "ferrettest-"); binErr != nil {
+			return
+		}
+		binPath, binErr = ferrettest.Build(context.Background(), binDir)
+	})
+	if binErr != nil {
+		t.Fatalf("%v", binErr)
+	}
+	return binPath
+}
+
+// startFerret runs a FerretDB server process for the calling test.
 func startFerret(t *testing.T) *ferrettest.Server {
 	t.Helper()
-	srv, err := ferrettest.Start(context.Background(), ferrettest.Options{Dir: t.TempDir()})
+	return startFerretWith(t, ferrettest.Options{})
+}
+
+// startFerretWith runs a FerretDB server process with opts (Binary and Dir
+// filled in) for the calling test; its log goes to the test's log.
+func startFerretWith(t *testing.T, opts ferrettest.Options) *ferrettest.Server {
+	t.Helper()
+	opts.Binary = ferretBinary(t)
+	opts.Dir = t.TempDir()
+	opts.Log = testLog{t}
+	srv, err := ferrettest.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("start FerretDB: %v", err)
 	}
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// testLog writes to a test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Logf("ferretdb: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 // connect returns a client of uri, disconnected at cleanup.

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"sync"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // Wire protocol constants.
@@ -18,11 +20,11 @@ const (
 )
 
 // proxy forwards MongoDB wire-protocol traffic to upstream, one request and
-// its reply at a time across all client connections.
+// its reply at a time per database across all client connections.
 type proxy struct {
 	ln       net.Listener
 	upstream string
-	turn     *sync.Mutex // held from a request's forwarding to its reply; nil: no serialization
+	locks    *dbLocks // a database's lock is held from a request's forwarding to its reply; nil: no serialization
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -30,12 +32,12 @@ type proxy struct {
 	wg     sync.WaitGroup
 }
 
-func startProxy(upstream string, turn *sync.Mutex) (*proxy, error) {
+func startProxy(upstream string, locks *dbLocks) (*proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("ferrettest: proxy listener: %w", err)
 	}
-	p := &proxy{ln: ln, upstream: upstream, turn: turn, conns: map[net.Conn]struct{}{}}
+	p := &proxy{ln: ln, upstream: upstream, locks: locks, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -111,11 +113,13 @@ func (p *proxy) serve(c, u net.Conn) {
 	}
 }
 
-// exchange sends one request and reads its replies, holding the turn.
+// exchange sends one request and reads its replies, holding the lock of
+// the request's database.
 func (p *proxy) exchange(u net.Conn, req []byte) ([][]byte, error) {
-	if p.turn != nil {
-		p.turn.Lock()
-		defer p.turn.Unlock()
+	if p.locks != nil {
+		l := p.locks.of(database(req))
+		l.Lock()
+		defer l.Unlock()
 	}
 	if _, err := u.Write(req); err != nil {
 		return nil, err
@@ -134,6 +138,57 @@ func (p *proxy) exchange(u net.Conn, req []byte) ([][]byte, error) {
 			return out, nil
 		}
 	}
+}
+
+// dbLocks hands out one mutex per database name. Commands of different
+// databases never touch the same documents, so they need not wait for each
+// other; the conformance kit gives every case a database of its own, and
+// its cases run in parallel.
+type dbLocks struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+func newDBLocks() *dbLocks { return &dbLocks{locks: map[string]*sync.Mutex{}} }
+
+// of returns the mutex of database db.
+func (d *dbLocks) of(db string) *sync.Mutex {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l, ok := d.locks[db]
+	if !ok {
+		l = &sync.Mutex{}
+		d.locks[db] = l
+	}
+	return l
+}
+
+// database returns the "$db" of an OP_MSG request (the database its
+// command runs in), or "" for another message or one without it: those
+// share one lock.
+func database(msg []byte) string {
+	// header, flagBits, then sections; the body is the section of kind 0.
+	const bodyKind = 0
+	if len(msg) < headerLen+4 || binary.LittleEndian.Uint32(msg[12:16]) != opMsg {
+		return ""
+	}
+	for rest := msg[headerLen+4:]; len(rest) > 5; {
+		kind := rest[0]
+		n := int(int32(binary.LittleEndian.Uint32(rest[1:5])))
+		if n < 5 || 1+n > len(rest) {
+			return ""
+		}
+		if kind == bodyKind {
+			if v, err := bson.Raw(rest[1 : 1+n]).LookupErr("$db"); err == nil {
+				if db, ok := v.StringValueOK(); ok {
+					return db
+				}
+			}
+			return ""
+		}
+		rest = rest[1+n:] // a document sequence: its size covers itself
+	}
+	return ""
 }
 
 // readMessage reads one length-prefixed wire-protocol message.

@@ -3,6 +3,7 @@ package ferrettest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/mongodb"
@@ -50,8 +54,7 @@ func withResource(r string, n int) func(*spi.Job) {
 // 1.24 may apply several (logged, not asserted: it depends on timing).
 func TestProxySerializes(t *testing.T) {
 	for _, unserialized := range []bool{false, true} {
-		srv, err := ferrettest.Start(context.Background(), ferrettest.Options{Dir: t.TempDir(), Unserialized: unserialized})
-		require.NoError(t, err)
+		srv := startFerretWith(t, ferrettest.Options{Unserialized: unserialized})
 		c := connect(t, srv.URI())
 		coll := c.Database(freshDB("px")).Collection("docs")
 		const docs = 100
@@ -59,7 +62,7 @@ func TestProxySerializes(t *testing.T) {
 		for i := range docs {
 			in = append(in, bson.M{"_id": i, "s": "P"})
 		}
-		_, err = coll.InsertMany(t.Context(), in)
+		_, err := coll.InsertMany(t.Context(), in)
 		require.NoError(t, err)
 		var wins atomic.Int64
 		var wg sync.WaitGroup
@@ -282,4 +285,61 @@ func TestClosedStore(t *testing.T) {
 	assert.True(t, errors.Is(err, spi.ErrClosed))
 	_, err = s.TryAcquireLease(t.Context(), "l", "o", time.Second, base)
 	assert.ErrorIs(t, err, spi.ErrClosed)
+}
+
+// TestConcurrentClaimsTakeLevelHeads checks that claimers reading the same
+// candidates do not spend their round trips racing for each of them: a job
+// without a resource is claimed as the head of its priority level, so every
+// findAndModify of a claim either claims a job or finds its level empty (at
+// most once per level and ClaimJobs call). Claiming by id, the claimers
+// that lost a candidate would each spend a findAndModify on it.
+func TestConcurrentClaimsTakeLevelHeads(t *testing.T) {
+	srv := startFerret(t)
+	var fam atomic.Int64
+	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()).SetMonitor(&event.CommandMonitor{
+		Started: func(_ context.Context, e *event.CommandStartedEvent) {
+			if e.CommandName == "findAndModify" {
+				fam.Add(1)
+			}
+		},
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	s, err := mongodb.New(t.Context(), client, mongodb.Options{Database: freshDB("heads")})
+	require.NoError(t, err)
+
+	const total, claimers, batch = 100, 4, 5
+	var jobs []*spi.Job
+	for i := range total {
+		jobs = append(jobs, newJob(func(j *spi.Job) {
+			j.Priority = spi.Priority(i % spi.NumPriorities)
+			j.ScheduledAt = base.Add(time.Duration(i) * time.Second)
+		}))
+	}
+	_, err = s.InsertJobs(t.Context(), jobs)
+	require.NoError(t, err)
+
+	var (
+		calls, claimed atomic.Int64
+		wg             sync.WaitGroup
+	)
+	for g := range claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				js, err := s.ClaimJobs(t.Context(), spi.ClaimParams{NodeID: fmt.Sprintf("n%d", g), Limit: batch, Now: base.Add(time.Hour)})
+				calls.Add(1)
+				if !assert.NoError(t, err) || len(js) == 0 {
+					return
+				}
+				claimed.Add(int64(len(js)))
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, total, claimed.Load(), "every job claimed once")
+	bound := total + spi.NumPriorities*calls.Load()
+	t.Logf("%d findAndModify commands for %d jobs in %d claims (bound %d)", fam.Load(), total, calls.Load(), bound)
+	assert.LessOrEqual(t, fam.Load(), bound, "findAndModify commands: one per claimed job, plus at most one per level and claim that finds the level empty")
 }
