@@ -32,8 +32,8 @@ func freshDB(prefix string) string {
 	return fmt.Sprintf("%s_%d_%d", prefix, os.Getpid()%100000, dbSeq.Add(1))
 }
 
-// ferretdb is the ferretdb command, built once per test process by
-// ferretBinary into binDir, which TestMain removes.
+// The ferretdb command, built once per test process by
+// ferretBinary into binDir (which TestMain removes) as binPath, or binErr.
 var (
 	buildOnce sync.Once
 	binDir    string
