@@ -152,7 +152,7 @@ func (r *Recorder) Start(ctx context.Context) (int64, error) {
 		return 0, ratchet.DoNotRetry(errors.New("chaos: body run without a JobContext"))
 	}
 	var run int64
-	if err := r.pool.QueryRow(ctx, r.start, jc.ID, r.node, jc.TaskName, jc.Attempt, jc.CrashCount).Scan(&run); err != nil {
+	if err := r.pool.QueryRow(ctx, r.start, jc.ID, r.node, jc.TaskName, jc.Run, jc.CrashCount).Scan(&run); err != nil {
 		return 0, fmt.Errorf("chaos: record start of %s: %w", jc.ID, err)
 	}
 	if r.OnStart != nil {

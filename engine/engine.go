@@ -488,8 +488,7 @@ func (e *Engine) dispatch(j *spi.Job) {
 
 // execute runs one job and returns the owner write that ends it.
 func (e *Engine) execute(ctx context.Context, j *spi.Job) pendingCompletion {
-	attempt := j.Attempts + 1
-	jc := ratchet.NewJobContext(j, attempt, e.log)
+	jc := ratchet.NewJobContext(j, e.log)
 	start := e.opts.Clock.Now()
 	e.opts.Metrics.JobStarted(j.ID, j.TaskName, j.Priority)
 

@@ -117,7 +117,7 @@ func TestRetryPathFAQExample(t *testing.T) {
 	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		ev := r.next(id)
 		require.Equal(t, engine.EventRetrying, ev.Kind, "attempt %d", i+1)
-		assert.Equal(t, i+1, ev.Attempt)
+		assert.Equal(t, i+1, ev.Run)
 		assert.Equal(t, at, ev.At)
 		assert.Equal(t, want, ev.RetryAt.Sub(ev.At), "delay after attempt %d", i+1)
 		j := r.job(id)
@@ -129,7 +129,7 @@ func TestRetryPathFAQExample(t *testing.T) {
 	}
 	ev := r.next(id)
 	require.Equal(t, engine.EventFailed, ev.Kind)
-	assert.Equal(t, 4, ev.Attempt)
+	assert.Equal(t, 4, ev.Run)
 	assert.Equal(t, t0.Add(7*time.Second), ev.At)
 	j := r.job(id)
 	assert.Equal(t, spi.StatusFailed, j.Status)
@@ -222,7 +222,7 @@ func TestCustomRetryPolicyOverridesDelayAndDecision(t *testing.T) {
 	}
 	ev := r.next(id)
 	assert.Equal(t, engine.EventFailed, ev.Kind, "policy refuses from attempt 3 although max retries is 10")
-	assert.Equal(t, 3, ev.Attempt)
+	assert.Equal(t, 3, ev.Run)
 }
 
 func TestPayloadLimit(t *testing.T) {
@@ -496,7 +496,7 @@ func TestJobContext(t *testing.T) {
 	jc := <-got
 	assert.Equal(t, id, jc.ID)
 	assert.Equal(t, "ctx", jc.TaskName)
-	assert.Equal(t, 1, jc.Attempt)
+	assert.Equal(t, 1, jc.Run)
 	assert.Equal(t, "acme", jc.Param("tenant"))
 	assert.Equal(t, "", jc.Param("missing"))
 	assert.Equal(t, ratchet.PriorityHigh, jc.Priority)

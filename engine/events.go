@@ -24,7 +24,7 @@ type Event struct {
 	Kind    EventKind
 	JobID   uuid.UUID
 	Task    string
-	Attempt int       // the attempt that ended (1-based)
+	Run     int       // the run that ended (JobContext.Run: 1 for the first execution)
 	Error   string    // sanitized error for retrying and failed
 	RetryAt time.Time // retrying only
 	At      time.Time
@@ -83,7 +83,7 @@ func (s *subscribers) empty() bool {
 }
 
 func eventOf(c spi.Completion, task string, applied bool) Event {
-	ev := Event{JobID: c.JobID, Task: task, Attempt: c.Attempts, Error: c.LastError, At: c.FinishedAt}
+	ev := Event{JobID: c.JobID, Task: task, Run: c.Attempts, Error: c.LastError, At: c.FinishedAt}
 	switch {
 	case !applied:
 		ev.Kind = EventSuperseded

@@ -11,31 +11,37 @@ import (
 // JobContext describes the running job to its task body. The engine puts it
 // in the body's context; read it with JobFromContext.
 type JobContext struct {
-	ID          uuid.UUID
-	TaskName    string
-	Attempt     int // 1 for the first execution, 2 for the first retry, ...
+	ID       uuid.UUID
+	TaskName string
+	// Run is which execution of the job this is, from 1: Job.Attempts + 1,
+	// where Job.Attempts counts the failed executions so far. The first
+	// execution is run 1, the first retry run 2. A crash redelivery repeats
+	// the run number (crashes are counted in CrashCount, not as attempts).
+	Run         int
 	CrashCount  int
 	Priority    Priority
 	ScheduledAt time.Time
-	// Logger is tagged with the job id, task and attempt.
+	// Logger is tagged with the job id, task and run.
 	Logger *slog.Logger
 	params map[string]string
 }
 
-// NewJobContext builds a JobContext; engines and test harnesses use it.
-// params is copied; a nil logger means slog.Default().
-func NewJobContext(j *Job, attempt int, logger *slog.Logger) *JobContext {
+// NewJobContext builds the JobContext of j's next run (Run = j.Attempts + 1);
+// engines and test harnesses use it. Params are copied; a nil logger means
+// slog.Default().
+func NewJobContext(j *Job, logger *slog.Logger) *JobContext {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	run := j.Attempts + 1
 	p := make(map[string]string, len(j.Params))
 	for k, v := range j.Params {
 		p[k] = v
 	}
 	return &JobContext{
-		ID: j.ID, TaskName: j.TaskName, Attempt: attempt, CrashCount: j.CrashCount,
+		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,
 		Priority: j.Priority, ScheduledAt: j.ScheduledAt,
-		Logger: logger.With("job_id", j.ID.String(), "task", j.TaskName, "attempt", attempt),
+		Logger: logger.With("job_id", j.ID.String(), "task", j.TaskName, "run", run),
 		params: p,
 	}
 }

@@ -117,13 +117,13 @@ func TestTypeName(t *testing.T) {
 }
 
 func TestJobContext(t *testing.T) {
-	j := &spi.Job{TaskName: "t", Params: map[string]string{"k": "v"}, Priority: spi.PriorityHigh}
-	jc := ratchet.NewJobContext(j, 2, nil)
+	j := &spi.Job{TaskName: "t", Params: map[string]string{"k": "v"}, Priority: spi.PriorityHigh, Attempts: 1}
+	jc := ratchet.NewJobContext(j, nil)
 	ctx := ratchet.ContextWithJob(context.Background(), jc)
 	got, ok := ratchet.JobFromContext(ctx)
 	require.True(t, ok)
 	assert.Equal(t, "v", got.Param("k"))
-	assert.Equal(t, 2, got.Attempt)
+	assert.Equal(t, 2, got.Run, "one failed attempt so far: this is run 2")
 	j.Params["k"] = "changed"
 	assert.Equal(t, "v", got.Param("k"), "params are copied")
 	p := got.Params()

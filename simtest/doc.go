@@ -26,7 +26,7 @@
 // # Testing one job body
 //
 // [RunTask] runs a task's body once with no engine, store or clock, with a
-// fake JobContext (id, attempt, params, logger), like River's
+// fake JobContext (id, run number, params, logger), like River's
 // rivertest.Worker.
 //
 // # The simulator

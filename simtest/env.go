@@ -696,7 +696,7 @@ func (e *Env) onClaim(jobs []*spi.Job) {
 	for _, j := range jobs {
 		e.inflight[j.ID]++
 		e.nInflight++
-		e.recordLocked(Event{At: j.ClaimedAt, Kind: EventClaimed, JobID: j.ID, Task: j.TaskName, Attempt: j.Attempts + 1,
+		e.recordLocked(Event{At: j.ClaimedAt, Kind: EventClaimed, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1,
 			Detail: fmt.Sprintf("claim %d", j.ClaimSeq)})
 		if !e.known[j.TaskName] && !e.reported[j.ID] {
 			e.reported[j.ID] = true
@@ -721,7 +721,7 @@ func (e *Env) onComplete(cs []spi.Completion, applied []bool, err error) {
 		if err != nil || i >= len(applied) {
 			continue
 		}
-		ev := Event{At: c.FinishedAt, JobID: c.JobID, Attempt: c.Attempts, Detail: c.LastError}
+		ev := Event{At: c.FinishedAt, JobID: c.JobID, Run: c.Attempts, Detail: c.LastError}
 		switch {
 		case !applied[i]:
 			ev.Kind = EventSuperseded
@@ -766,7 +766,7 @@ func (d *envTask) Execute(ctx context.Context, payload []byte, ser spi.PayloadSe
 	e := d.env
 	call := &Call{Task: d.name, Args: slices.Clone(payload), Start: e.Now(), ser: ser}
 	if jc, ok := ratchet.JobFromContext(ctx); ok {
-		call.JobID, call.Attempt, call.Params = jc.ID, jc.Attempt, jc.Params()
+		call.JobID, call.Run, call.Params = jc.ID, jc.Run, jc.Params()
 	}
 	m := e.beginCall(call)
 	returned := false
@@ -798,7 +798,7 @@ func (e *Env) beginCall(c *Call) *Mock {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls = append(e.calls, c)
-	e.recordLocked(Event{At: c.Start, Kind: EventStarted, JobID: c.JobID, Task: c.Task, Attempt: c.Attempt})
+	e.recordLocked(Event{At: c.Start, Kind: EventStarted, JobID: c.JobID, Task: c.Task, Run: c.Run})
 	for _, m := range e.mocks[c.Task] {
 		if m.times > 0 && m.used >= m.times {
 			continue
@@ -970,8 +970,9 @@ type Event struct {
 	Job   int
 	// Task is set where the event knows it.
 	Task string
-	// Attempt is the attempt that was claimed, started or ended (1-based).
-	Attempt int
+	// Run is the run that was claimed, started or ended
+	// (ratchet.JobContext.Run: 1 for the first execution).
+	Run int
 	// Detail carries the error, the retry time and the like.
 	Detail string
 }
@@ -986,8 +987,8 @@ func (ev Event) String() string {
 	if ev.Task != "" {
 		fmt.Fprintf(&b, " %s", ev.Task)
 	}
-	if ev.Attempt > 0 {
-		fmt.Fprintf(&b, " attempt %d", ev.Attempt)
+	if ev.Run > 0 {
+		fmt.Fprintf(&b, " run %d", ev.Run)
 	}
 	if ev.Detail != "" {
 		fmt.Fprintf(&b, ": %s", ev.Detail)

@@ -60,7 +60,7 @@ func TestExponentialBackoffToDLQInSimulatedTime(t *testing.T) {
 	require.Len(t, calls, 11, "the first attempt and 10 retries")
 	at, delay := t0, time.Second
 	for k, c := range calls {
-		assert.Equal(t, k+1, c.Attempt)
+		assert.Equal(t, k+1, c.Run)
 		assert.Equal(t, at, c.Start, "attempt %d at t0 + %s", k+1, at.Sub(t0))
 		assert.Equal(t, "boom", c.Err)
 		at, delay = at.Add(delay), delay*2
@@ -477,11 +477,11 @@ func TestEnvStartTimeAndEventLog(t *testing.T) {
 	}
 	assert.Equal(t, want, kinds)
 	assert.Equal(t, `   +0.000s submitted   #1 charge: NORMAL, due +0.000s
-   +0.000s claimed     #1 charge attempt 1: claim 1
-   +0.000s started     #1 charge attempt 1
-   +0.000s retrying    #1 charge attempt 1: boom; retry at +5.000s
-   +5.000s claimed     #1 charge attempt 2: claim 2
-   +5.000s started     #1 charge attempt 2
-   +5.000s succeeded   #1 charge attempt 2
+   +0.000s claimed     #1 charge run 1: claim 1
+   +0.000s started     #1 charge run 1
+   +0.000s retrying    #1 charge run 1: boom; retry at +5.000s
+   +5.000s claimed     #1 charge run 2: claim 2
+   +5.000s started     #1 charge run 2
+   +5.000s succeeded   #1 charge run 2
 `, env.EventLog())
 }

@@ -46,31 +46,31 @@ func ExampleNewEnv() {
 	env.RunUntilIdle()
 
 	for _, c := range env.Executions() {
-		fmt.Printf("attempt %d at %s: mocked=%v err=%q\n", c.Attempt, c.Start.Sub(simtest.DefaultStart), c.Mocked, c.Err)
+		fmt.Printf("run %d at %s: mocked=%v err=%q\n", c.Run, c.Start.Sub(simtest.DefaultStart), c.Mocked, c.Err)
 	}
 	res, _ := refund.Result(env.Client(), env.Job(id))
 	fmt.Println(env.Status(id), res)
 	env.AssertCalledTimes("refund", 3)
 	// Output:
-	// attempt 1 at 0s: mocked=true err="payment service down"
-	// attempt 2 at 1s: mocked=true err="payment service down"
-	// attempt 3 at 3s: mocked=false err=""
+	// run 1 at 0s: mocked=true err="payment service down"
+	// run 2 at 1s: mocked=true err="payment service down"
+	// run 3 at 3s: mocked=false err=""
 	// SUCCEEDED refunded A-17
 }
 
 // A task body tested on its own, with no engine: the body sees a job
-// context with the attempt and params given.
+// context with the run number and params given.
 func ExampleRunTask() {
 	greet := ratchet.NewTask("greet", func(ctx context.Context, name string) (string, error) {
 		jc, _ := ratchet.JobFromContext(ctx)
-		return fmt.Sprintf("hello %s from %s (attempt %d)", name, jc.Param("tenant"), jc.Attempt), nil
+		return fmt.Sprintf("hello %s from %s (run %d)", name, jc.Param("tenant"), jc.Run), nil
 	})
 	out, err := simtest.RunTask(context.Background(), greet, "Ada", simtest.RunTaskOptions{
-		Attempt: 2, Params: map[string]string{"tenant": "acme"},
+		Run: 2, Params: map[string]string{"tenant": "acme"},
 	})
 	fmt.Println(out, err)
 	// Output:
-	// hello Ada from acme (attempt 2) <nil>
+	// hello Ada from acme (run 2) <nil>
 }
 
 // One simulation: three nodes over one memory store under crashes, stalls,

@@ -19,8 +19,9 @@ type Call struct {
 	// JobID is the job's id and Task its task name.
 	JobID uuid.UUID
 	Task  string
-	// Attempt is 1 for the first execution, 2 for the first retry, ...
-	Attempt int
+	// Run is the job's run number (ratchet.JobContext.Run): 1 for the
+	// first execution, 2 for the first retry, ...
+	Run int
 	// Args are the job's serialized arguments; decode them with Decode.
 	Args []byte
 	// Params are the job's submission params.
@@ -266,7 +267,7 @@ func (e *Env) callSummary() string {
 	}
 	parts := make([]string, 0, len(calls))
 	for _, c := range calls {
-		parts = append(parts, fmt.Sprintf("%s(%s) attempt %d at %s", c.Task, c.Args, c.Attempt, e.offset(c.Start)))
+		parts = append(parts, fmt.Sprintf("%s(%s) run %d at %s", c.Task, c.Args, c.Run, e.offset(c.Start)))
 	}
 	return strings.Join(parts, "; ")
 }

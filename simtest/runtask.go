@@ -14,12 +14,13 @@ import (
 )
 
 // RunTaskOptions describe the fake job that RunTask runs a task body as.
-// The zero value is a first attempt of a NORMAL job with no params.
+// The zero value is the first run of a NORMAL job with no params.
 type RunTaskOptions struct {
 	// JobID is the job's id; default a new UUIDv7.
 	JobID uuid.UUID
-	// Attempt is the attempt number the body sees, from 1; default 1.
-	Attempt int
+	// Run is the run number the body sees (ratchet.JobContext.Run), from
+	// 1; default 1. The job's Attempts (failed executions) is Run − 1.
+	Run int
 	// CrashCount is the crash count the body sees.
 	CrashCount int
 	// Priority is the priority the body sees; nil means NORMAL.
@@ -54,8 +55,8 @@ func RunTask[A, R any](ctx context.Context, task *ratchet.Task[A, R], args A, op
 	if err != nil {
 		return res, fmt.Errorf("simtest: encode arguments of task %q: %w", task.Name(), err)
 	}
-	if opts.Attempt <= 0 {
-		opts.Attempt = 1
+	if opts.Run <= 0 {
+		opts.Run = 1
 	}
 	if opts.JobID == uuid.Nil {
 		opts.JobID = uuid.Must(uuid.NewV7())
@@ -72,10 +73,10 @@ func RunTask[A, R any](ctx context.Context, task *ratchet.Task[A, R], args A, op
 	}
 	job := &spi.Job{
 		ID: opts.JobID, TaskName: task.Name(), Payload: payload, Status: spi.StatusRunning, Priority: prio,
-		ScheduledAt: opts.ScheduledAt.UTC(), CreatedAt: opts.ScheduledAt.UTC(), Attempts: opts.Attempt - 1,
+		ScheduledAt: opts.ScheduledAt.UTC(), CreatedAt: opts.ScheduledAt.UTC(), Attempts: opts.Run - 1,
 		CrashCount: opts.CrashCount, Params: opts.Params,
 	}
-	jc := ratchet.NewJobContext(job, opts.Attempt, opts.Logger)
+	jc := ratchet.NewJobContext(job, opts.Logger)
 	ctx = ratchet.ContextWithJob(context.WithValue(ctx, envKey{}, instantSleep{}), jc)
 	defer func() {
 		if r := recover(); r != nil {

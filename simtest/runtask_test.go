@@ -31,7 +31,7 @@ func TestRunTaskResultAndJobContext(t *testing.T) {
 	id := uuid.MustParse("01900000-0000-7000-8000-000000000001")
 	high := ratchet.PriorityHigh
 	got, err := simtest.RunTask(context.Background(), task, chargeArgs{Order: "o-1", Amount: 21}, simtest.RunTaskOptions{
-		JobID: id, Attempt: 3, CrashCount: 1, Priority: &high, Params: map[string]string{"tenant": "acme"},
+		JobID: id, Run: 3, CrashCount: 1, Priority: &high, Params: map[string]string{"tenant": "acme"},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	require.NoError(t, err)
@@ -39,18 +39,18 @@ func TestRunTaskResultAndJobContext(t *testing.T) {
 	require.NotNil(t, seen)
 	assert.Equal(t, id, seen.ID)
 	assert.Equal(t, "charge", seen.TaskName)
-	assert.Equal(t, 3, seen.Attempt)
+	assert.Equal(t, 3, seen.Run)
 	assert.Equal(t, 1, seen.CrashCount)
 	assert.Equal(t, ratchet.PriorityHigh, seen.Priority)
 	assert.Equal(t, simtest.DefaultStart, seen.ScheduledAt)
 	assert.Contains(t, logs.String(), "job_id="+id.String())
-	assert.Contains(t, logs.String(), "attempt=3")
+	assert.Contains(t, logs.String(), "run=3")
 }
 
 func TestRunTaskDefaults(t *testing.T) {
 	task := ratchet.NewVoidTask("v", func(ctx context.Context, _ struct{}) error {
 		jc, _ := ratchet.JobFromContext(ctx)
-		if jc.Attempt != 1 || jc.Priority != ratchet.PriorityNormal || jc.ID == uuid.Nil {
+		if jc.Run != 1 || jc.Priority != ratchet.PriorityNormal || jc.ID == uuid.Nil {
 			return errors.New("unexpected defaults")
 		}
 		// Sleep takes no time under RunTask.

@@ -91,7 +91,7 @@ func run(args []string, out *chaos.LineWriter, stderr io.Writer) error {
 	rec := chaos.NewRecorder(store.Pool(), *schema, opts.NodeID)
 	rec.OnStart = func(jc *ratchet.JobContext, run int64) {
 		_ = out.Write(chaos.Line{Event: chaos.LineRun, Node: opts.NodeID, Job: jc.ID, Task: jc.TaskName,
-			Attempt: jc.Attempt, CrashCount: jc.CrashCount, Run: run})
+			Attempt: jc.Run, CrashCount: jc.CrashCount, Run: run})
 	}
 	eng, err := engine.New(store, opts, chaos.NewTasks(rec).Definitions()...)
 	if err != nil {
@@ -103,7 +103,7 @@ func run(args []string, out *chaos.LineWriter, stderr io.Writer) error {
 		defer close(printed)
 		for ev := range events {
 			_ = out.Write(chaos.Line{Event: string(ev.Kind), Node: opts.NodeID, Job: ev.JobID, Task: ev.Task,
-				Attempt: ev.Attempt, Error: ev.Error, At: ev.At})
+				Attempt: ev.Run, Error: ev.Error, At: ev.At})
 		}
 	}()
 

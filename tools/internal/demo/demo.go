@@ -56,7 +56,7 @@ func process(ctx context.Context, a Args) (Receipt, error) {
 	jc, _ := ratchet.JobFromContext(ctx)
 	switch a.Kind {
 	case KindTransient:
-		if jc != nil && jc.Attempt == 1 {
+		if jc != nil && jc.Run == 1 {
 			return Receipt{}, errTransient
 		}
 	case KindPermanent:
