@@ -347,7 +347,7 @@ func (e *Engine) heartbeat(ctx context.Context) {
 
 func (e *Engine) recoverOrphans(ctx context.Context, nodes []string) ([]spi.RecoveredJob, error) {
 	rec, err := e.store.RecoverOrphans(ctx, spi.RecoverParams{
-		Now: e.now(), Grace: e.opts.OrphanGrace, MaxCrashRedeliveries: e.opts.MaxCrashRedeliveries,
+		Now: e.now(), Grace: e.opts.OrphanGrace, MaxCrashRedeliveries: max(e.opts.MaxCrashRedeliveries, 0), // the store's 0 is FailOnFirstCrash
 		Nodes: nodes, LastError: "crash budget exhausted: the job's node died while running it",
 	})
 	if err != nil {
@@ -395,7 +395,7 @@ func (e *Engine) pollLoop(ctx context.Context) {
 		}
 		jobs, err := e.store.ClaimJobs(ctx, spi.ClaimParams{
 			NodeID: e.opts.NodeID, Limit: min(free, e.opts.ClaimBatchSize), Now: e.now(),
-			BoostInterval: e.opts.PriorityBoostInterval, Tags: e.opts.Tags,
+			BoostInterval: e.opts.PriorityBoostInterval, Tags: e.opts.Tags, // AgingDisabled is negative: no aging in the store
 		})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -9,95 +10,180 @@ import (
 	"time"
 )
 
-// envSetting is one RATCHET_* variable that FromEnv reads.
+// envSetting is one RATCHET_* variable that LookupEnv recognises. A setting
+// with an apply function is implemented: its value is parsed (an integer at
+// least min, or for text settings a non-empty string) and applied. One
+// without is a name of the spec that this version does not implement yet,
+// or that has no meaning in Go: it is accepted and reported as a warning.
 type envSetting struct {
-	name  string
-	doc   string
-	apply func(o *Options, v int64)
-	min   int64
+	name     string
+	doc      string
+	min      int64
+	apply    func(o *Options, v int64)
+	applyStr func(o *Options, v string)
+	// ignored says why a setting without apply is accepted and ignored.
+	ignored string
 }
 
-// envSettings lists every variable FromEnv understands. The names of the
-// spec are kept; integers only.
+const (
+	notYet      = "not implemented in this version; ignored"
+	notInGo     = "a Java threading setting with no meaning in Go (jobs run on goroutines, bounded by RATCHET_WORKER_CONCURRENCY); ignored"
+	notInGoJNDI = "a Jakarta EE setting with no meaning in Go; ignored"
+)
+
+// envSettings is the table of every RATCHET_* name LookupEnv recognises:
+// the spec's names (implemented or not) and this library's own. A setting
+// added by a later feature goes here.
 var envSettings = []envSetting{
-	{"RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS", "heartbeat interval (s)", func(o *Options, v int64) { o.HeartbeatInterval = time.Duration(v) * time.Second }, 1},
-	{"RATCHET_NODE_ORPHAN_GRACE_SECONDS", "orphan grace period (s)", func(o *Options, v int64) { o.OrphanGrace = time.Duration(v) * time.Second }, 1},
-	{"RATCHET_NODE_ORPHAN_SCAN_INTERVAL_SECONDS", "orphan scan interval (s)", func(o *Options, v int64) { o.OrphanScanInterval = time.Duration(v) * time.Second }, 1},
-	{"RATCHET_NODE_MAX_CRASH_REDELIVERIES", "crash budget; 0 fails on the first crash", func(o *Options, v int64) {
-		o.MaxCrashRedeliveries = int(v)
-		if v == 0 {
-			o.MaxCrashRedeliveries = -1
-		}
-	}, 0},
-	{"RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES", "aging interval (min); 0 disables aging", func(o *Options, v int64) {
-		o.PriorityBoostInterval = time.Duration(v) * time.Minute
-		if v == 0 {
-			o.PriorityBoostInterval = -1
-		}
-	}, 0},
-	{"RATCHET_PAYLOAD_MAX_PAYLOAD_KB", "payload limit (KiB)", func(o *Options, v int64) { o.MaxPayloadBytes = int(v) * 1024 }, 1},
-	{"RATCHET_WORKER_CONCURRENCY", "jobs run at once", func(o *Options, v int64) { o.Concurrency = int(v) }, 1},
-	{"RATCHET_WORKER_POLL_INTERVAL_MS", "longest delay between polls (ms)", func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }, 1},
-	{"RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", "drain timeout of Stop (s)", func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }, 1},
+	// Node settings of the spec.
+	{name: "RATCHET_NODE_ID", doc: "node id", applyStr: func(o *Options, v string) { o.NodeID = v }},
+	{name: "RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS", doc: "heartbeat interval (s)", min: 1,
+		apply: func(o *Options, v int64) { o.HeartbeatInterval = time.Duration(v) * time.Second }},
+	{name: "RATCHET_NODE_ORPHAN_GRACE_SECONDS", doc: "orphan grace period (s)", min: 1,
+		apply: func(o *Options, v int64) { o.OrphanGrace = time.Duration(v) * time.Second }},
+	{name: "RATCHET_NODE_ORPHAN_SCAN_INTERVAL_SECONDS", doc: "orphan scan interval (s)", min: 1,
+		apply: func(o *Options, v int64) { o.OrphanScanInterval = time.Duration(v) * time.Second }},
+	{name: "RATCHET_NODE_MAX_CRASH_REDELIVERIES", doc: "crash budget; 0 fails on the first crash", min: 0,
+		apply: func(o *Options, v int64) {
+			o.MaxCrashRedeliveries = int(v)
+			if v == 0 {
+				o.MaxCrashRedeliveries = FailOnFirstCrash
+			}
+		}},
+	// RatchetOptions.store(s -> s.priorityBoostIntervalMinutes(n)).
+	{name: "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES", doc: "aging interval (min); 0 disables aging", min: 0,
+		apply: func(o *Options, v int64) {
+			o.PriorityBoostInterval = time.Duration(v) * time.Minute
+			if v == 0 {
+				o.PriorityBoostInterval = AgingDisabled
+			}
+		}},
+	// RatchetOptions.payload(p -> p.maxPayloadKb(n)).
+	{name: "RATCHET_PAYLOAD_MAX_PAYLOAD_KB", doc: "payload limit (KiB)", min: 1,
+		apply: func(o *Options, v int64) { o.MaxPayloadBytes = int(v) * 1024 }},
+	// This library's worker settings.
+	{name: "RATCHET_WORKER_CONCURRENCY", doc: "jobs run at once", min: 1,
+		apply: func(o *Options, v int64) { o.Concurrency = int(v) }},
+	{name: "RATCHET_WORKER_POLL_INTERVAL_MS", doc: "longest delay between polls (ms)", min: 1,
+		apply: func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }},
+	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,
+		apply: func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }},
+	// Archiving, retention and masking of the spec: not implemented yet.
+	{name: "RATCHET_JOB_ARCHIVE_ENABLED", doc: "archive terminal jobs", ignored: notYet},
+	{name: "RATCHET_JOB_RETENTION_DAYS", doc: "days before terminal jobs are archived", ignored: notYet},
+	{name: "RATCHET_JOB_ARCHIVE_CRON", doc: "when the archiver runs", ignored: notYet},
+	{name: "RATCHET_JOB_ARCHIVE_BATCH_SIZE", doc: "jobs archived per run", ignored: notYet},
+	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job logs are kept", ignored: notYet},
+	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details", ignored: notYet},
+	// Virtual-thread settings of the Java library.
+	{name: "RATCHET_WORKER_DEFAULT_THREADING_MODE", doc: "platform or virtual threads", ignored: notInGo},
+	{name: "RATCHET_WORKER_VIRTUAL_COUNTER_ACCOUNTING", doc: "counter-based backpressure", ignored: notInGo},
+	{name: "RATCHET_VIRTUAL_THREAD_LIMIT_SINGLE", doc: "virtual-thread limit of single jobs", ignored: notInGo},
+	{name: "RATCHET_VIRTUAL_THREAD_LIMIT_BATCH_CHILD", doc: "virtual-thread limit of batch children", ignored: notInGo},
+	{name: "RATCHET_WORKER_JOB_EXECUTOR_JNDI", doc: "managed executor JNDI name", ignored: notInGoJNDI},
 }
 
 // envPrefixesIgnored are RATCHET_* variables that are not engine settings.
 var envPrefixesIgnored = []string{"RATCHET_TEST_"}
 
+// EnvWarning is a RATCHET_* variable that LookupEnv accepted without
+// applying it: a name it does not know (a typo, or a setting of a newer
+// version), or a name of the spec that this version does not implement.
+type EnvWarning struct {
+	// Name is the variable's name.
+	Name string
+	// Problem says why it was not applied.
+	Problem string
+}
+
+// String renders the warning as one line.
+func (w EnvWarning) String() string { return w.Name + ": " + w.Problem }
+
 // FromEnv returns base overlaid with the RATCHET_* environment variables of
-// this process. See LookupEnv.
+// this process (see LookupEnv) and logs each warning at WARN level on
+// base.Logger (slog.Default() when nil).
 func FromEnv(base Options) (Options, error) {
-	return LookupEnv(base, os.Environ())
+	o, warnings, err := LookupEnv(base, os.Environ())
+	if err != nil {
+		return base, err
+	}
+	log := base.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, w := range warnings {
+		log.Warn("ratchet: setting not applied", "variable", w.Name, "problem", w.Problem)
+	}
+	return o, nil
 }
 
 // LookupEnv returns base overlaid with the RATCHET_* settings found in
-// environ (KEY=VALUE strings): the node settings of the spec
-// (RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS, _ORPHAN_GRACE_SECONDS,
-// _ORPHAN_SCAN_INTERVAL_SECONDS, _MAX_CRASH_REDELIVERIES, RATCHET_NODE_ID),
-// RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES (0 disables aging),
+// environ (KEY=VALUE strings), and warnings for the variables it accepted
+// without applying.
+//
+// Applied: RATCHET_NODE_ID, RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS,
+// RATCHET_NODE_ORPHAN_GRACE_SECONDS, RATCHET_NODE_ORPHAN_SCAN_INTERVAL_SECONDS,
+// RATCHET_NODE_MAX_CRASH_REDELIVERIES (0 is FailOnFirstCrash),
+// RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES (0 is AgingDisabled),
 // RATCHET_PAYLOAD_MAX_PAYLOAD_KB, RATCHET_WORKER_CONCURRENCY,
 // RATCHET_WORKER_POLL_INTERVAL_MS and RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS.
-// A malformed or out-of-range value, or a RATCHET_* variable this version
-// does not know, is an error naming the variable (RATCHET_TEST_* variables
-// are left to the tests).
-func LookupEnv(base Options, environ []string) (Options, error) {
-	known := map[string]envSetting{}
+// A malformed or out-of-range value of one of these is an error naming the
+// variable, and nothing is applied.
+//
+// Warned about, never an error, so that one stray variable cannot stop a
+// node from starting: the spec's names this version does not implement
+// (archiving and retention, payload masking, the Java threading settings)
+// and RATCHET_* names it does not know. RATCHET_TEST_* variables are left
+// to the tests.
+func LookupEnv(base Options, environ []string) (Options, []EnvWarning, error) {
+	known := make(map[string]envSetting, len(envSettings))
 	for _, s := range envSettings {
 		known[s.name] = s
 	}
 	o := base
-	var unknown []string
+	var warnings []EnvWarning
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, "RATCHET_") || ignoredEnv(name) {
 			continue
 		}
-		if name == "RATCHET_NODE_ID" {
-			if strings.TrimSpace(val) == "" {
-				return base, fmt.Errorf("ratchet: RATCHET_NODE_ID is empty")
-			}
-			o.NodeID = strings.TrimSpace(val)
-			continue
-		}
 		s, ok := known[name]
-		if !ok {
-			unknown = append(unknown, name)
+		switch {
+		case !ok:
+			warnings = append(warnings, EnvWarning{Name: name, Problem: "unknown setting (a typo, or a setting of another version); ignored"})
+			continue
+		case s.applyStr != nil:
+			v := strings.TrimSpace(val)
+			if v == "" {
+				return base, nil, fmt.Errorf("ratchet: %s is empty (%s)", name, s.doc)
+			}
+			s.applyStr(&o, v)
+			continue
+		case s.apply == nil:
+			warnings = append(warnings, EnvWarning{Name: name, Problem: s.doc + ": " + s.ignored})
 			continue
 		}
 		v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
 		if err != nil {
-			return base, fmt.Errorf("ratchet: %s=%q is not an integer (%s)", name, val, s.doc)
+			return base, nil, fmt.Errorf("ratchet: %s=%q is not an integer (%s)", name, val, s.doc)
 		}
 		if v < s.min {
-			return base, fmt.Errorf("ratchet: %s=%d is below its minimum %d (%s)", name, v, s.min, s.doc)
+			return base, nil, fmt.Errorf("ratchet: %s=%d is below its minimum %d (%s)", name, v, s.min, s.doc)
 		}
 		s.apply(&o, v)
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return base, fmt.Errorf("ratchet: unknown setting %s (not supported by this version)", strings.Join(unknown, ", "))
+	sort.Slice(warnings, func(i, j int) bool { return warnings[i].Name < warnings[j].Name })
+	return o, warnings, nil
+}
+
+// EnvSettingNames returns every RATCHET_* name LookupEnv recognises,
+// implemented or not, in the order of its table.
+func EnvSettingNames() []string {
+	names := make([]string, len(envSettings))
+	for i, s := range envSettings {
+		names[i] = s.name
 	}
-	return o, nil
+	return names
 }
 
 func ignoredEnv(name string) bool {

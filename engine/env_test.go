@@ -1,17 +1,29 @@
 package engine_test
 
 import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
 func TestLookupEnv(t *testing.T) {
-	o, err := engine.LookupEnv(engine.Options{Concurrency: 7}, []string{
+	o, warnings, err := engine.LookupEnv(engine.Options{Concurrency: 7}, []string{
 		"PATH=/usr/bin",
 		"RATCHET_NODE_ID=worker-1",
 		"RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS=5",
@@ -23,16 +35,17 @@ func TestLookupEnv(t *testing.T) {
 		"RATCHET_TEST_POSTGRES_DSN=postgres://x",
 	})
 	require.NoError(t, err)
+	assert.Empty(t, warnings)
 	assert.Equal(t, "worker-1", o.NodeID)
 	assert.Equal(t, 7, o.Concurrency, "unset variables keep the base value")
 	assert.Equal(t, 5*time.Second, o.HeartbeatInterval)
 	assert.Equal(t, 30*time.Second, o.OrphanGrace)
 	assert.Equal(t, time.Minute, o.OrphanScanInterval)
-	assert.Negative(t, o.MaxCrashRedeliveries, "0 in the environment means no redeliveries")
-	assert.Negative(t, o.PriorityBoostInterval, "0 in the environment disables aging")
+	assert.Equal(t, engine.FailOnFirstCrash, o.MaxCrashRedeliveries, "0 in the environment is the spec's budget of none")
+	assert.Equal(t, engine.AgingDisabled, o.PriorityBoostInterval, "0 in the environment disables aging, as in the spec")
 	assert.Equal(t, 256*1024, o.MaxPayloadBytes)
 
-	o, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=5", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=30"})
+	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=5", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=30"})
 	require.NoError(t, err)
 	assert.Equal(t, 5, o.MaxCrashRedeliveries)
 	assert.Equal(t, 30*time.Minute, o.PriorityBoostInterval)
@@ -43,12 +56,149 @@ func TestLookupEnvErrorsNameTheVariable(t *testing.T) {
 		"RATCHET_NODE_ORPHAN_GRACE_SECONDS=soon":    "RATCHET_NODE_ORPHAN_GRACE_SECONDS=\"soon\" is not an integer",
 		"RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS=0": "RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS=0 is below its minimum 1",
 		"RATCHET_NODE_MAX_CRASH_REDELIVERIES=-2":    "RATCHET_NODE_MAX_CRASH_REDELIVERIES=-2 is below its minimum 0",
-		"RATCHET_NODE_HEARTBEAT_INTERVAL=10":        "unknown setting RATCHET_NODE_HEARTBEAT_INTERVAL",
+		"RATCHET_PAYLOAD_MAX_PAYLOAD_KB=1.5":        "RATCHET_PAYLOAD_MAX_PAYLOAD_KB=\"1.5\" is not an integer",
+		"RATCHET_WORKER_CONCURRENCY=0":              "RATCHET_WORKER_CONCURRENCY=0 is below its minimum 1",
 		"RATCHET_NODE_ID=  ":                        "RATCHET_NODE_ID is empty",
 	} {
 		base := engine.Options{Concurrency: 3}
-		o, err := engine.LookupEnv(base, []string{env})
+		o, _, err := engine.LookupEnv(base, []string{env})
 		assert.ErrorContains(t, err, want, env)
 		assert.Equal(t, base, o, "nothing applied on error")
 	}
+}
+
+// specNames are the RATCHET_* variables named in the spec's FAQ and SPI
+// reference, and the environment forms of its builder settings
+// (priorityBoostIntervalMinutes, maxPayloadKb).
+var specNames = []string{
+	"RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS", "RATCHET_NODE_ORPHAN_GRACE_SECONDS",
+	"RATCHET_NODE_ORPHAN_SCAN_INTERVAL_SECONDS", "RATCHET_NODE_MAX_CRASH_REDELIVERIES",
+	"RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES", "RATCHET_PAYLOAD_MAX_PAYLOAD_KB",
+	"RATCHET_JOB_ARCHIVE_ENABLED", "RATCHET_JOB_RETENTION_DAYS", "RATCHET_JOB_ARCHIVE_CRON",
+	"RATCHET_JOB_ARCHIVE_BATCH_SIZE", "RATCHET_LOG_RETENTION_DAYS", "RATCHET_MASK_PAYLOADS",
+	"RATCHET_WORKER_DEFAULT_THREADING_MODE", "RATCHET_WORKER_JOB_EXECUTOR_JNDI",
+	"RATCHET_WORKER_VIRTUAL_COUNTER_ACCOUNTING", "RATCHET_VIRTUAL_THREAD_LIMIT_SINGLE",
+	"RATCHET_VIRTUAL_THREAD_LIMIT_BATCH_CHILD",
+}
+
+// Every name of the spec is recognised: none stops a node from starting,
+// the implemented ones apply, the others come back as warnings naming
+// them; a name nobody knows is a warning too.
+func TestLookupEnvRecognisesEverySpecName(t *testing.T) {
+	names := engine.EnvSettingNames()
+	for _, n := range specNames {
+		assert.Contains(t, names, n)
+	}
+	env := []string{"RATCHET_JOB_ARCHIVE_ENABLED=true", "RATCHET_JOB_RETENTION_DAYS=90", "RATCHET_JOB_ARCHIVE_CRON=0 0 1 * * ?",
+		"RATCHET_JOB_ARCHIVE_BATCH_SIZE=1000", "RATCHET_LOG_RETENTION_DAYS=30", "RATCHET_MASK_PAYLOADS=true",
+		"RATCHET_WORKER_DEFAULT_THREADING_MODE=virtual", "RATCHET_WORKER_JOB_EXECUTOR_JNDI=java:app/concurrent/MyVirtualExecutor",
+		"RATCHET_WORKER_VIRTUAL_COUNTER_ACCOUNTING=true", "RATCHET_VIRTUAL_THREAD_LIMIT_SINGLE=500",
+		"RATCHET_VIRTUAL_THREAD_LIMIT_BATCH_CHILD=2000", "RATCHET_NODE_HEARTBEAT_INTERVAL=10",
+		"RATCHET_WORKER_CONCURRENCY=8"}
+	base := engine.Options{Concurrency: 3}
+	o, warnings, err := engine.LookupEnv(base, env)
+	require.NoError(t, err, "no stray variable stops a node")
+	assert.Equal(t, 8, o.Concurrency, "implemented settings still apply beside the warnings")
+	got := map[string]string{}
+	for _, w := range warnings {
+		got[w.Name] = w.Problem
+	}
+	assert.Len(t, got, len(env)-1, "one warning per variable not applied")
+	assert.Contains(t, got["RATCHET_NODE_HEARTBEAT_INTERVAL"], "unknown setting")
+	assert.Contains(t, got["RATCHET_JOB_RETENTION_DAYS"], "not implemented")
+	assert.Contains(t, got["RATCHET_WORKER_DEFAULT_THREADING_MODE"], "no meaning in Go")
+	assert.Equal(t, "RATCHET_MASK_PAYLOADS: mask sensitive fields in job details: not implemented in this version; ignored",
+		warnings[slices.IndexFunc(warnings, func(w engine.EnvWarning) bool { return w.Name == "RATCHET_MASK_PAYLOADS" })].String())
+}
+
+// The spec itself, where it sits beside this repository (CI lays it
+// there): every RATCHET_* name it mentions is in the table.
+func TestLookupEnvCoversTheSpecFiles(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "spec")
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) == 0 {
+		t.Skipf("the spec is not at %s (it sits beside the repository in development and CI)", dir)
+	}
+	re := regexp.MustCompile(`RATCHET_[A-Z0-9_]*[A-Z0-9]`)
+	names := engine.EnvSettingNames()
+	found := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, n := range re.FindAllString(string(b), -1) {
+			found++
+			assert.Contains(t, names, n, "named in %s", filepath.Base(f))
+		}
+	}
+	assert.NotZero(t, found)
+}
+
+// FromEnv logs each warning and still returns the options.
+func TestFromEnvLogsWarnings(t *testing.T) {
+	t.Setenv("RATCHET_JOB_RETENTION_DAYS", "90")
+	t.Setenv("RATCHET_NO_SUCH_SETTING", "1")
+	var logs strings.Builder
+	o, err := engine.FromEnv(engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	assert.NotNil(t, o.Logger)
+	assert.Contains(t, logs.String(), "variable=RATCHET_JOB_RETENTION_DAYS")
+	assert.Contains(t, logs.String(), "variable=RATCHET_NO_SUCH_SETTING")
+}
+
+// The environment's 0 for the crash budget and the aging interval means
+// what it means in the spec (none, off), and reaches the store as such.
+func TestEnvZeroMeansFailOnFirstCrashAndNoAging(t *testing.T) {
+	o, _, err := engine.LookupEnv(engine.Options{NodeID: "n1", Concurrency: 1, Logger: quiet},
+		[]string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=0", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=0"})
+	require.NoError(t, err)
+
+	ctx := context.Background()
+	s := memory.New()
+	clock := clockwork.NewFakeClockAt(t0)
+	c, err := ratchet.NewClient(s, ratchet.ClientOptions{Clock: clock})
+	require.NoError(t, err)
+	var order []string
+	var mu sync.Mutex
+	task := ratchet.NewVoidTask("t", func(ctx context.Context, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, name)
+		return nil
+	})
+	// A previous run of n1 claimed a job and died: with a budget of none,
+	// the restart's recovery fails it at once.
+	crashed, err := task.Submit(ctx, c, "crashed")
+	require.NoError(t, err)
+	require.NoError(t, s.Heartbeat(ctx, "n1", t0))
+	_, err = s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n1", Limit: 1, Now: t0})
+	require.NoError(t, err)
+	// A LOW job due an hour ago would age past HIGH (four boosts of the
+	// default 15 minutes); with aging off, HIGH runs first.
+	_, err = task.Submit(ctx, c, "low", ratchet.WithPriority(ratchet.PriorityLow), ratchet.At(t0.Add(-time.Hour)))
+	require.NoError(t, err)
+	high, err := task.Submit(ctx, c, "high", ratchet.WithPriority(ratchet.PriorityHigh))
+	require.NoError(t, err)
+
+	o.Clock = clock
+	eng, err := engine.New(s, o, task)
+	require.NoError(t, err)
+	assert.Equal(t, engine.FailOnFirstCrash, eng.Options().MaxCrashRedeliveries)
+	assert.Equal(t, engine.AgingDisabled, eng.Options().PriorityBoostInterval)
+	events, unsub := eng.Subscribe(10)
+	defer unsub()
+	require.NoError(t, eng.Start(ctx))
+	defer func() { _ = eng.Stop(ctx) }()
+	for range 2 {
+		<-events
+	}
+	j, err := s.GetJob(ctx, crashed)
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusFailed, j.Status, "a budget of none fails the job on its first crash")
+	assert.Equal(t, 0, j.CrashCount)
+	j, err = s.GetJob(ctx, high)
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusSucceeded, j.Status)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"high", "low"}, order, "no aging: priority first")
 }

@@ -28,6 +28,24 @@ const (
 	DefaultMaxCrashRedeliveries  = 3
 )
 
+// Named values for the options whose zero selects a default, where the spec's
+// own 0 means something else.
+const (
+	// AgingDisabled, as Options.PriorityBoostInterval, turns priority aging
+	// off: claims order by priority and due time alone. It is the spec's
+	// priorityBoostIntervalMinutes(0), and what
+	// RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=0 sets. Any negative
+	// interval means the same.
+	AgingDisabled time.Duration = -1
+	// FailOnFirstCrash, as Options.MaxCrashRedeliveries, is a crash budget
+	// of zero: a job whose node dies while running it goes to the
+	// dead-letter queue at once instead of being redelivered. It is the
+	// spec's max-crash-redeliveries 0, and what
+	// RATCHET_NODE_MAX_CRASH_REDELIVERIES=0 sets. Any negative budget means
+	// the same.
+	FailOnFirstCrash = -1
+)
+
 // Options configure an Engine. The zero value of every field selects the
 // documented default.
 type Options struct {
@@ -59,7 +77,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// PriorityBoostInterval is the aging interval: a job's effective
 	// priority rises by one per interval waited since it was due. Zero means
-	// 15 minutes; a negative value disables aging.
+	// the default, 15 minutes; AgingDisabled (any negative value) turns
+	// aging off. Unlike the spec's minutes setting, 0 here is not "off".
 	PriorityBoostInterval time.Duration
 	// HeartbeatInterval is how often the node writes its heartbeat;
 	// default 10 s.
@@ -69,8 +88,11 @@ type Options struct {
 	OrphanGrace time.Duration
 	// OrphanScanInterval is the time between orphan scans; default 300 s.
 	OrphanScanInterval time.Duration
-	// MaxCrashRedeliveries is the crash budget. Zero means 3; a negative
-	// value means none: a job fails into the DLQ on its first crash.
+	// MaxCrashRedeliveries is the crash budget: how many times a job whose
+	// node died while running it is put back to PENDING before the next
+	// crash fails it into the DLQ. Zero means the default, 3;
+	// FailOnFirstCrash (any negative value) is a budget of none. Unlike the
+	// spec's setting, 0 here is not "fail on the first crash".
 	MaxCrashRedeliveries int
 	// MaxPayloadBytes limits serialized payloads; zero means 100 KiB.
 	MaxPayloadBytes int
@@ -142,7 +164,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)
 	def(&o.MaxCrashRedeliveries, DefaultMaxCrashRedeliveries)
 	if o.MaxCrashRedeliveries < 0 {
-		o.MaxCrashRedeliveries = 0
+		o.MaxCrashRedeliveries = FailOnFirstCrash
 	}
 	defd(&o.MinPollInterval, DefaultMinPollInterval)
 	defd(&o.GatherTimeout, o.MinPollInterval)
@@ -150,7 +172,7 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.ShutdownTimeout, DefaultShutdownTimeout)
 	defd(&o.PriorityBoostInterval, DefaultPriorityBoostInterval)
 	if o.PriorityBoostInterval < 0 {
-		o.PriorityBoostInterval = 0 // disabled, as the store reads it
+		o.PriorityBoostInterval = AgingDisabled
 	}
 	defd(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	defd(&o.OrphanGrace, DefaultOrphanGrace)
