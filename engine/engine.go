@@ -36,6 +36,7 @@ type Engine struct {
 	mu       sync.Mutex
 	state    int                         // 0 new, 1 running, 2 stopped
 	inflight map[spi.ClaimRef]*execution // keyed by claim: a node may hold a stale and a new claim of one job
+	released map[spi.ClaimRef]bool       // claims given back by Stop: their completions would be superseded
 	stopPoll context.CancelFunc          // ends claiming, wakeups and orphan scans
 	stopBeat context.CancelFunc          // ends heartbeats, after the drain
 	runCtx   context.Context             // parent of job contexts; cancelled when the drain times out
@@ -67,6 +68,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		tasks:    make(map[string]ratchet.Definition, len(tasks)),
 		wake:     make(chan struct{}, 1),
 		inflight: map[spi.ClaimRef]*execution{},
+		released: map[spi.ClaimRef]bool{},
 	}
 	for i, t := range tasks {
 		if err := validateDefinition(t); err != nil {
@@ -195,10 +197,16 @@ func (e *Engine) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops claiming, waits up to ShutdownTimeout (or ctx) for running jobs
-// to finish, then cancels and releases the rest back to PENDING without
-// charging their attempts or crash budget, flushes completions and removes
-// the node's row.
+// Stop stops claiming, waits up to ShutdownTimeout (or until ctx ends) for
+// running jobs to finish, then releases the rest back to PENDING without
+// charging their attempts or crash budget and cancels their bodies, writes
+// the completions of the jobs that finished, and removes the node's row.
+//
+// Writing those completions is not cut short by ctx (it is bounded by 10 s
+// of its own), so a short deadline still leaves every job either finished
+// or released. The error reports only what really went wrong: a release
+// that failed, completions the store refused (those jobs stay RUNNING until
+// orphan recovery), a node row not removed.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	if e.state != 1 {
@@ -223,7 +231,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, e.releaseInflight(context.WithoutCancel(ctx)))
 	}
-	errs = append(errs, e.completer.stop(ctx))
+	errs = append(errs, e.completer.stop())
 	e.stopBeat()
 	e.beat.Wait()
 	e.cancel()
@@ -251,20 +259,30 @@ func (e *Engine) releaseInflight(ctx context.Context) error {
 		return nil
 	}
 	ok, err := e.store.ReleaseJobs(ctx, refs, e.now())
+	n := 0
+	e.mu.Lock()
+	for i, applied := range ok {
+		if applied && err == nil {
+			e.released[refs[i]] = true
+			n++
+		}
+	}
+	e.mu.Unlock()
 	for _, x := range execs {
 		x.cancel()
 	}
 	if err != nil {
 		return fmt.Errorf("release %d running jobs: %w", len(refs), err)
 	}
-	n := 0
-	for _, applied := range ok {
-		if applied {
-			n++
-		}
-	}
 	e.log.Warn("drain timed out; released running jobs", "released", n, "running", len(refs))
 	return nil
+}
+
+// wasReleased reports whether Stop gave the claim back to PENDING.
+func (e *Engine) wasReleased(ref spi.ClaimRef) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.released[ref]
 }
 
 func (e *Engine) now() time.Time { return e.opts.Clock.Now().UTC().Truncate(time.Microsecond) }
@@ -480,8 +498,11 @@ func (e *Engine) dispatch(j *spi.Job) {
 		c := e.execute(ctx, j)
 		e.mu.Lock()
 		delete(e.inflight, ref)
+		released := e.released[ref]
 		e.mu.Unlock()
-		e.completer.add(c)
+		if !released { // a released job's write would only be superseded
+			e.completer.add(c)
+		}
 		e.poke()
 	}()
 }

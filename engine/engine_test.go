@@ -708,3 +708,73 @@ func TestDrainTimeoutNeverChargesTheReleasedJob(t *testing.T) {
 	assert.Zero(t, j.Attempts)
 	assert.Empty(t, j.LastError)
 }
+
+// failingCompletes makes CompleteJobs fail once fail is set.
+type failingCompletes struct {
+	*memory.Store
+	fail atomic.Bool
+}
+
+func (s *failingCompletes) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	if s.fail.Load() {
+		return nil, errors.New("database unreachable")
+	}
+	return s.Store.CompleteJobs(ctx, cs)
+}
+
+// A Stop deadline shorter than the drain releases the running jobs and
+// still writes what finished; it reports no error, since nothing was left
+// RUNNING. Only completions the store really refused are reported.
+func TestStopWithShortDeadlineReportsWhatHappened(t *testing.T) {
+	started := make(chan struct{}, 10)
+	slow := ratchet.NewVoidTask("slow", func(ctx context.Context, a args) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	finish := make(chan struct{})
+	late := ratchet.NewVoidTask("late", func(ctx context.Context, a args) error {
+		started <- struct{}{}
+		<-finish
+		return nil
+	})
+	for _, broken := range []bool{false, true} {
+		t.Run(fmt.Sprintf("store fails=%v", broken), func(t *testing.T) {
+			s := &failingCompletes{Store: memory.New()}
+			eng, err := engine.New(s, engine.Options{NodeID: "n1", Logger: quiet, ShutdownTimeout: time.Hour}, slow, late)
+			require.NoError(t, err)
+			require.NoError(t, eng.Start(context.Background()))
+			ctx := context.Background()
+			ids, err := slow.SubmitMany(ctx, eng.Client(), []args{{N: 1}, {N: 2}, {N: 3}})
+			require.NoError(t, err)
+			lateID, err := late.Submit(ctx, eng.Client(), args{})
+			require.NoError(t, err)
+			for range 4 {
+				<-started
+			}
+			s.fail.Store(broken)
+			// The late job finishes within the drain; its completion is
+			// queued when the deadline passes.
+			stopCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			finish <- struct{}{}
+			err = eng.Stop(stopCtx)
+			for _, id := range ids {
+				j, gerr := s.GetJob(ctx, id)
+				require.NoError(t, gerr)
+				assert.Equal(t, spi.StatusPending, j.Status, "released at the deadline")
+				assert.Zero(t, j.Attempts)
+			}
+			j, gerr := s.GetJob(ctx, lateID)
+			require.NoError(t, gerr)
+			if !broken {
+				require.NoError(t, err, "every job was released or finished")
+				assert.Equal(t, spi.StatusSucceeded, j.Status)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "1 completions not written")
+			assert.Equal(t, spi.StatusRunning, j.Status, "the one unwritten completion leaves its job RUNNING, as Stop says")
+		})
+	}
+}
