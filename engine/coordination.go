@@ -68,8 +68,8 @@ type StartupCoordinator struct {
 // StartupCoordinator returns the engine's coordinator, owned by its node.
 // It fails with ErrLeasesUnsupported when the store grants no leases.
 func (e *Engine) StartupCoordinator() (*StartupCoordinator, error) {
-	ls, ok := e.store.(spi.LeaseStore)
-	if !ok {
+	ls := e.caps.Leases
+	if ls == nil {
 		return nil, fmt.Errorf("%w (%T)", ErrLeasesUnsupported, e.store)
 	}
 	return &StartupCoordinator{leases: ls, owner: e.opts.NodeID, now: e.now}, nil

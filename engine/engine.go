@@ -23,6 +23,7 @@ var ErrNotStarted = errors.New("ratchet engine: not started")
 // once each.
 type Engine struct {
 	store  spi.Store
+	caps   spi.Capabilities // the store's optional features
 	opts   Options
 	log    *slog.Logger
 	tasks  map[string]ratchet.Definition
@@ -63,6 +64,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	}
 	e := &Engine{
 		store:    store,
+		caps:     spi.CapabilitiesOf(store),
 		opts:     o,
 		log:      o.Logger.With("node", o.NodeID),
 		tasks:    make(map[string]ratchet.Definition, len(tasks)),
@@ -170,7 +172,7 @@ func (e *Engine) Start(ctx context.Context) error {
 				e.onWakeup(h)
 			}
 		})
-	} else if wl, ok := e.store.(spi.WakeupListener); ok {
+	} else if wl := e.caps.Wakeups; wl != nil {
 		e.loops.Add(1)
 		go func() {
 			defer e.loops.Done()
@@ -330,8 +332,8 @@ func (e *Engine) freshBeat(ctx context.Context) bool {
 // stalled, for instance): their writes would be superseded anyway.
 func (e *Engine) heartbeat(ctx context.Context) {
 	e.beatOnce(ctx)
-	cc, ok := e.store.(spi.ClaimChecker)
-	if !ok {
+	cc := e.caps.Claims
+	if cc == nil {
 		return
 	}
 	e.mu.Lock()

@@ -159,8 +159,8 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		ctx = spi.ContextWithSource(ctx, c.source)
 	}
 	if cfg.tx != nil {
-		txs, ok := c.store.(spi.TxInserter)
-		if !ok {
+		txs := spi.CapabilitiesOf(c.store).Tx
+		if txs == nil {
 			return nil, invalidArg("store %T cannot join an application transaction", c.store)
 		}
 		res, err = txs.InsertJobsTx(ctx, cfg.tx, jobs)

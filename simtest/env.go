@@ -89,6 +89,7 @@ type Env struct {
 	running   bool
 	closed    bool
 	busy      int               // store calls in progress that may change jobs (claims, recoveries)
+	emptyGen  uint64            // gen right after the last claim that took no job
 	inflight  map[uuid.UUID]int // claims not yet ended by an engine event, per job
 	nInflight int
 	finished  map[uuid.UUID]int // executions returned, completion not yet written
@@ -389,10 +390,17 @@ func (e *Env) settle() {
 		active := e.nInflight - len(e.sleepers)
 		busy := e.busy
 		free := e.opts.Engine.Concurrency - e.nInflight
+		// The last change was a claim that took nothing: what looks due
+		// cannot be claimed now (a full resource, a tag the node does not
+		// take), and only a later change can alter that.
+		idleClaim := e.emptyGen == gen
 		e.mu.Unlock()
+		// While a claim is in progress or a body runs, the engine acts on
+		// its own (a finished body wakes its poller); waking it then would
+		// only make it claim again and again.
 		if active == 0 && busy == 0 {
 			due := false
-			if free > 0 {
+			if free > 0 && !idleClaim {
 				var err error
 				due, err = e.dueWork()
 				if err != nil {
@@ -408,8 +416,9 @@ func (e *Env) settle() {
 				}
 				continue
 			}
+			// Work is due and a slot is free, but the engine is idle: wake it.
+			e.NotifyNewWork(ratchet.PriorityNormal)
 		}
-		e.NotifyNewWork(ratchet.PriorityNormal)
 		select {
 		case <-ch:
 		case <-timeout.C:
@@ -601,6 +610,33 @@ func (s *envStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.Inser
 	return res, err
 }
 
+// Capabilities forwards every optional feature of the Env's store, so the
+// engine under the Env uses what it would use in production (claim checks in
+// its heartbeat, leases, a database's wakeups). Transactional inserts are
+// recorded in the event log like plain ones.
+func (s *envStore) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(s.Store)
+	if c.Tx != nil {
+		c.Tx = envTxInserter{inner: c.Tx, env: s.env}
+	}
+	return c
+}
+
+// envTxInserter records the jobs written inside an application's
+// transaction (at the insert: the Env cannot see the commit).
+type envTxInserter struct {
+	inner spi.TxInserter
+	env   *Env
+}
+
+func (t envTxInserter) InsertJobsTx(ctx context.Context, tx any, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	res, err := t.inner.InsertJobsTx(ctx, tx, jobs)
+	if err == nil {
+		t.env.onInsert(jobs, res)
+	}
+	return res, err
+}
+
 func (s *envStore) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
 	e := s.env
 	for {
@@ -706,6 +742,9 @@ func (e *Env) onClaim(jobs []*spi.Job) {
 		}
 	}
 	e.bumpLocked()
+	if len(jobs) == 0 {
+		e.emptyGen = e.gen
+	}
 }
 
 func (e *Env) onComplete(cs []spi.Completion, applied []bool, err error) {

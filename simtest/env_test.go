@@ -14,7 +14,9 @@ import (
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/simtest"
+	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
 var t0 = simtest.DefaultStart
@@ -484,4 +486,41 @@ func TestEnvStartTimeAndEventLog(t *testing.T) {
    +5.000s started     #1 charge run 2
    +5.000s succeeded   #1 charge run 2
 `, env.EventLog())
+}
+
+// The Env's engine sees the capabilities of the store under it: leases for
+// its StartupCoordinator, and claim checks in its heartbeat, which stop the
+// body of a job taken away from the node (here recovered as another node's
+// orphan scan would).
+func TestEnvEngineSeesTheStoreCapabilities(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.New()
+	stopped := make(chan error, 1)
+	task := ratchet.NewVoidTask("long", func(ctx context.Context, _ int) error {
+		err := simtest.Sleep(ctx, 3*time.Hour)
+		if err != nil {
+			stopped <- err
+		}
+		return err
+	})
+	env := simtest.NewEnv(t, simtest.EnvOptions{Store: inner}, task)
+	sc, err := env.Engine().StartupCoordinator()
+	require.NoError(t, err, "leases reach the Env's engine")
+	held, err := sc.TryAcquire(ctx, "migrate", time.Minute)
+	require.NoError(t, err)
+	assert.True(t, held)
+
+	_, err = task.Submit(ctx, env.Client(), 1)
+	require.NoError(t, err)
+	env.Advance(0) // claimed; the body sleeps
+	rec, err := inner.RecoverOrphans(ctx, spi.RecoverParams{Now: env.Now(), Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"simtest"}})
+	require.NoError(t, err)
+	require.Len(t, rec, 1)
+	env.Advance(time.Hour) // the heartbeat (every hour in an Env) checks the claim
+	select {
+	case err := <-stopped:
+		assert.ErrorIs(t, err, context.Canceled, "the heartbeat's claim check cancelled the body")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the body of the recovered job was not cancelled: the heartbeat did not check claims")
+	}
 }

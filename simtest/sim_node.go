@@ -438,8 +438,8 @@ func (w *world) heartbeat(n *node) error {
 // store implements spi.ClaimChecker, the bodies of jobs recovered from
 // under the node are cancelled; their completions must be superseded.
 func (w *world) checkClaims(n *node) error {
-	cc, ok := w.store.(spi.ClaimChecker)
-	if !ok || len(n.execs) == 0 {
+	cc := spi.CapabilitiesOf(w.store).Claims
+	if cc == nil || len(n.execs) == 0 {
 		return nil
 	}
 	running := n.runningExecs()

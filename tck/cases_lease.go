@@ -15,7 +15,7 @@ import (
 // the case with a message naming the interface.
 func capability[C any](f *fixture, name string) C {
 	f.t.Helper()
-	c, ok := f.s.(C)
+	c, ok := pick[C](f.s)
 	if !ok {
 		f.t.Skipf("the store (%T) does not implement %s: its cases are skipped", f.s, name)
 	}
@@ -27,11 +27,34 @@ func capability[C any](f *fixture, name string) C {
 // if it does not.
 func handleAs[C any](f *fixture, s spi.Store, name string) C {
 	f.t.Helper()
-	c, ok := s.(C)
+	c, ok := pick[C](s)
 	if !ok {
 		f.t.Fatalf("the store implements %s but the handle from Harness.Reopen (%T) does not", name, s)
 	}
 	return c
+}
+
+// pick returns the capability of type C that s advertises through
+// spi.CapabilitiesOf (the one lookup the engine and the client use too).
+func pick[C any](s spi.Store) (C, bool) {
+	caps := spi.CapabilitiesOf(s)
+	var v any
+	switch any((*C)(nil)).(type) {
+	case *spi.TxInserter:
+		v = caps.Tx
+	case *spi.WakeupListener:
+		v = caps.Wakeups
+	case *spi.ClaimChecker:
+		v = caps.Claims
+	case *spi.LeaseStore:
+		v = caps.Leases
+	case *spi.JobStateStore:
+		v = caps.State
+	case *spi.JobPropertyStore:
+		v = caps.Properties
+	}
+	c, ok := v.(C)
+	return c, ok
 }
 
 // checkClaims runs CheckClaims, requiring one flag per ref.

@@ -36,8 +36,10 @@
 // The optional interfaces of package spi ([spi.ClaimChecker],
 // [spi.LeaseStore], [spi.JobStateStore], [spi.JobPropertyStore],
 // [spi.WakeupListener]) are checked when the store returned by Open
-// implements them; otherwise their cases are skipped with a message naming
-// the interface. Tag filters and resource permits are part of
+// advertises them, as [spi.CapabilitiesOf] finds them (the lookup the engine
+// and the client use: a store that wraps another reports the inner store's
+// through [spi.CapabilityReporter]); otherwise their cases are skipped with a
+// message naming the interface. Tag filters and resource permits are part of
 // [spi.Store.ClaimJobs] and always checked.
 //
 // A case that finds a problem fails with the contract's expectation and what

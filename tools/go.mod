@@ -9,6 +9,7 @@ require (
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/ratchet-go/ratchet/engine v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/simtest v0.0.0-00010101000000-000000000000
 	github.com/ratchet-go/ratchet/stores/memory v0.0.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -106,6 +107,7 @@ replace (
 	github.com/ratchet-go/ratchet/ddl => ../ddl
 	github.com/ratchet-go/ratchet/engine => ../engine
 	github.com/ratchet-go/ratchet/sdk => ../sdk
+	github.com/ratchet-go/ratchet/simtest => ../simtest
 	github.com/ratchet-go/ratchet/stores/memory => ../stores/memory
 	github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
 	github.com/ratchet-go/ratchet/tck => ../tck

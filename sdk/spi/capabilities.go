@@ -1,0 +1,47 @@
+package spi
+
+// Capabilities are a store's optional features beyond Store, each nil where
+// the store lacks it. Find them with CapabilitiesOf, never by a type
+// assertion on the store: a store that wraps another (to observe it, count
+// its calls, inject faults) reports the inner store's capabilities by
+// implementing CapabilityReporter, in one line.
+type Capabilities struct {
+	// Tx inserts jobs inside the application's own transaction.
+	Tx TxInserter
+	// Wakeups carries new-work wakeups between processes.
+	Wakeups WakeupListener
+	// Claims tells whether claims are still current.
+	Claims ClaimChecker
+	// Leases grants named, time-limited leases.
+	Leases LeaseStore
+	// State keeps versioned per-job state.
+	State JobStateStore
+	// Properties keeps write-once per-job properties.
+	Properties JobPropertyStore
+}
+
+// CapabilityReporter is implemented by stores that say which capabilities
+// they have, instead of having them found by type assertion. A wrapping
+// store forwards its inner store's:
+//
+//	func (w *wrapper) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(w.inner) }
+type CapabilityReporter interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns the optional features of s: what s reports when it
+// is a CapabilityReporter, else the optional interfaces of this package
+// that s implements.
+func CapabilitiesOf(s Store) Capabilities {
+	if r, ok := s.(CapabilityReporter); ok {
+		return r.Capabilities()
+	}
+	var c Capabilities
+	c.Tx, _ = s.(TxInserter)
+	c.Wakeups, _ = s.(WakeupListener)
+	c.Claims, _ = s.(ClaimChecker)
+	c.Leases, _ = s.(LeaseStore)
+	c.State, _ = s.(JobStateStore)
+	c.Properties, _ = s.(JobPropertyStore)
+	return c
+}
