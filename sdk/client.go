@@ -100,6 +100,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.afterCommit != nil && cfg.tx == nil {
+		cfg.errs = append(cfg.errs, invalidArg("WithAfterCommit needs InTx"))
+	}
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
@@ -155,7 +158,10 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	}
 	var res []spi.InsertResult
 	var err error
-	if c.source != "" {
+	// A node ignores wakeups that name it, since it has woken itself. A
+	// transactional write has not (its wakeup waits for the commit), so it
+	// names no source and its commit's wakeup reaches this node too.
+	if c.source != "" && cfg.tx == nil {
 		ctx = spi.ContextWithSource(ctx, c.source)
 	}
 	if cfg.tx != nil {
@@ -176,10 +182,31 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		ids[i] = r.ID
 		wrote = wrote || !r.Duplicate
 	}
-	if wrote && c.notifier != nil && cfg.tx == nil {
-		c.notifier.NotifyNewWork(base.Priority)
+	if wrote && c.notifier != nil {
+		c.wake(base.Priority, cfg.afterCommit, cfg.tx != nil)
 	}
 	return ids, nil
+}
+
+// wake tells the notifier about new work: at once for a plain write; after
+// the commit for a transactional one, when a registrar was given.
+func (c *Client) wake(p Priority, after AfterCommitRegistrar, inTx bool) {
+	notify := func() { c.notifier.NotifyNewWork(p) }
+	switch {
+	case !inTx:
+		notify()
+	case after == nil:
+		// No way to see the commit: the store's own wakeup or the next poll.
+	default:
+		switch r := after.RegisterAfterCommit(notify); r {
+		case AfterCommitRegistered, AfterCommitRollbackOnly:
+		case AfterCommitNoTransaction:
+			notify()
+		default:
+			c.log.Warn("ratchet: the submission's wakeup could not be registered to run after the commit; the job starts at the next poll",
+				"result", r.String())
+		}
+	}
 }
 
 // GetJob returns the job with the given id, or an error wrapping

@@ -21,6 +21,7 @@ type submitConfig struct {
 	resource       string
 	resourceLimit  int
 	tx             any
+	afterCommit    AfterCommitRegistrar
 	errs           []error
 }
 
@@ -129,10 +130,14 @@ func WithIdempotencyKey(key string) SubmitOption {
 
 // InTx writes the submission inside tx, a transaction the application owns,
 // so that the jobs exist only if tx commits: pgx.Tx for the PostgreSQL
-// store, *sql.Tx for the database/sql stores. The store must implement
-// spi.TxInserter. In-process wakeups are skipped, since the client cannot see
-// the commit: stores with cross-process wakeups (PostgreSQL) publish one on
-// commit, others are found by the next poll.
+// store, *sql.Tx for the database/sql stores. The store must have the
+// spi.TxInserter capability.
+//
+// The client cannot see the commit, so it does not wake a node at once, as
+// it does for a plain submission. PostgreSQL publishes a wakeup when the
+// transaction commits, which reaches every node (the submitting one too).
+// With the other stores, give WithAfterCommit as well, or the job starts at
+// the next poll.
 func InTx(tx any) SubmitOption {
 	return func(c *submitConfig) {
 		if tx == nil {
@@ -140,6 +145,20 @@ func InTx(tx any) SubmitOption {
 			return
 		}
 		c.tx = tx
+	}
+}
+
+// WithAfterCommit goes with InTx: the client registers the submission's
+// wakeup with r, which runs it once the transaction has committed (see
+// AfterCommit), so the node that will run the job wakes at the commit.
+// Given without InTx it is an error.
+func WithAfterCommit(r AfterCommitRegistrar) SubmitOption {
+	return func(c *submitConfig) {
+		if r == nil {
+			c.errs = append(c.errs, invalidArg("nil after-commit registrar"))
+			return
+		}
+		c.afterCommit = r
 	}
 }
 

@@ -44,19 +44,51 @@ var storeOpeners = map[string]func(t *testing.T) spi.Store{
 	},
 }
 
-// countingStore counts claims and forwards every capability of the store
-// under it.
-type countingStore struct {
+// observedStore counts claims and forwards every capability of the store
+// under it. When claimed is set, it receives the size of each claim's result
+// (dropped when full); when hints is set, it receives each wakeup the
+// engine's listener is given.
+type observedStore struct {
 	spi.Store
-	claims atomic.Int64
+	claims  atomic.Int64
+	claimed chan int
+	hints   chan spi.WakeupHint
 }
 
-func (s *countingStore) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+func (s *observedStore) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
 	s.claims.Add(1)
-	return s.Store.ClaimJobs(ctx, p)
+	jobs, err := s.Store.ClaimJobs(ctx, p)
+	if s.claimed != nil && err == nil {
+		select {
+		case s.claimed <- len(jobs):
+		default:
+		}
+	}
+	return jobs, err
 }
 
-func (s *countingStore) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(s.Store) }
+func (s *observedStore) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(s.Store)
+	if c.Wakeups != nil && s.hints != nil {
+		c.Wakeups = observedWakeups{inner: c.Wakeups, hints: s.hints}
+	}
+	return c
+}
+
+type observedWakeups struct {
+	inner spi.WakeupListener
+	hints chan spi.WakeupHint
+}
+
+func (w observedWakeups) ListenWakeups(ctx context.Context, fn func(spi.WakeupHint)) error {
+	return w.inner.ListenWakeups(ctx, func(h spi.WakeupHint) {
+		select {
+		case w.hints <- h:
+		default:
+		}
+		fn(h)
+	})
+}
 
 // The simtest Env over a database-backed store claims about as often as
 // over memory (at most 2 claims per execution plus 10: it used to wake the
@@ -69,7 +101,7 @@ func TestSimtestEnvOnEveryStore(t *testing.T) {
 			t.Parallel()
 			inner := open(t)
 			t.Cleanup(func() { _ = inner.Close() })
-			store := &countingStore{Store: inner}
+			store := &observedStore{Store: inner}
 			boom := errors.New("boom")
 			task := ratchet.NewTask("work", func(ctx context.Context, n int) (int, error) {
 				jc, _ := ratchet.JobFromContext(ctx)
