@@ -2,73 +2,112 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/stores/memory"
+	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
-// EmailArgs are the arguments of the example's task.
+// EmailArgs are the arguments of the task.
 type EmailArgs struct {
 	To      string `json:"to"`
 	Subject string `json:"subject"`
 }
 
-// Example is the README's tour: define a task, start a node, submit jobs,
-// and read their outcome.
+// A task: a stable name and a typed function. Options given here are the
+// defaults of every submission of the task.
+var sendEmail = ratchet.NewTask("email.send", func(ctx context.Context, a EmailArgs) (string, error) {
+	job, _ := ratchet.JobFromContext(ctx) // id, run number, params, a tagged slog.Logger
+	job.Logger.Info("sending", "to", a.To, "tenant", job.Param("tenant"))
+	if a.To == "" {
+		return "", ratchet.DoNotRetry(errors.New("no recipient")) // straight to the DLQ
+	}
+	return "sent to " + a.To, nil // stored as JSON with its Go type name
+}, ratchet.WithMaxRetries(5), ratchet.WithBackoff(ratchet.BackoffExponential, time.Second))
+
 func Example() {
 	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "ratchet-tour")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "ratchet.db"), sqlite.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
 
-	// A task: a stable name and a typed function. Options given here are
-	// the defaults of every submission.
-	sendEmail := ratchet.NewTask("email.send", func(ctx context.Context, a EmailArgs) (string, error) {
-		job, _ := ratchet.JobFromContext(ctx)
-		job.Logger.Info("sending", "to", a.To, "tenant", job.Param("tenant"))
-		if a.To == "" {
-			return "", ratchet.DoNotRetry(fmt.Errorf("no recipient"))
-		}
-		return "sent to " + a.To, nil
-	}, ratchet.WithMaxRetries(5), ratchet.WithBackoff(ratchet.BackoffExponential, time.Second))
-
-	// A node: a store (here in memory; sqlite.Open or postgres.Open in
-	// production) and the tasks it runs.
-	store := memory.New()
+	// A node runs the tasks it was given.
 	eng, err := engine.New(store, engine.Options{Concurrency: 20}, sendEmail)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	events, unsubscribe := eng.Subscribe(0)
+	events, unsubscribe := eng.Subscribe(0) // every outcome the node writes
 	defer unsubscribe()
 	if err := eng.Start(ctx); err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	defer func() { _ = eng.Stop(ctx) }()
+	defer eng.Stop(ctx) // stop claiming, drain, give back what is unfinished
 
-	// Submit through a client: now, later, with a priority, params and an
-	// idempotency key. A web process can use ratchet.NewClient(store, ...)
-	// without running an engine.
-	client := eng.Client()
-	id, err := sendEmail.Submit(ctx, client, EmailArgs{To: "ada@example.com", Subject: "Welcome"},
+	// Submit: now or later, with a priority, params, an idempotency key.
+	client := eng.Client() // or ratchet.NewClient(store, ...) with no engine
+	ada, err := sendEmail.Submit(ctx, client, EmailArgs{To: "ada@example.com", Subject: "Welcome"},
 		ratchet.WithPriority(ratchet.PriorityHigh),
 		ratchet.WithParam("tenant", "acme"),
 		ratchet.WithIdempotencyKey("welcome-ada"))
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	bad, _ := sendEmail.Submit(ctx, client, EmailArgs{Subject: "nobody"})
+	nobody, _ := sendEmail.Submit(ctx, client, EmailArgs{Subject: "Hello?"})
+	later, _ := sendEmail.Submit(ctx, client, EmailArgs{To: "bob@example.com"}, ratchet.WithDelay(time.Hour))
 
-	// Wait for both outcomes, then read them back.
-	for range 2 {
+	// Submit inside your own transaction: the job exists only if it commits.
+	tx, err := store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var after ratchet.AfterCommit
+	eve, err := sendEmail.Submit(ctx, client, EmailArgs{To: "eve@example.com"},
+		ratchet.InTx(tx), ratchet.WithAfterCommit(&after))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+	after.Committed() // wake the node now, not at its next poll
+
+	for range 3 { // ada, nobody and eve are due now
 		<-events
 	}
-	job, _ := client.GetJob(ctx, id)
-	result, _ := sendEmail.Result(client, job)
-	fmt.Println(job.Status, result)
-	failed, _ := client.GetJob(ctx, bad)
-	fmt.Println(failed.Status, failed.LastError)
+
+	// Read and manage.
+	job, _ := client.GetJob(ctx, ada)       // status, attempts, last error, result
+	res, _ := sendEmail.Result(client, job) // the typed result of a SUCCEEDED job
+	fmt.Println("ada:", job.Status, res)
+	job, _ = client.GetJob(ctx, eve)
+	fmt.Println("eve:", job.Status)
+	dlq, _ := client.ListJobs(ctx, ratchet.ListOptions{Status: ratchet.StatusFailed}) // the DLQ, paged
+	for _, j := range dlq.Jobs {
+		fmt.Println("dead letter:", j.ID == nobody, j.LastError)
+	}
+	_ = client.CancelJob(ctx, later) // only while PENDING
+	job, _ = client.GetJob(ctx, later)
+	fmt.Println("bob:", job.Status)
+	_ = client.RetryJob(ctx, nobody) // out of the DLQ: PENDING, error cleared, attempts 0, due now
+	ev := <-events
+	fmt.Println("retried:", ev.Kind, ev.Error)
 	// Output:
-	// SUCCEEDED sent to ada@example.com
-	// FAILED do not retry: no recipient
+	// ada: SUCCEEDED sent to ada@example.com
+	// eve: SUCCEEDED
+	// dead letter: true do not retry: no recipient
+	// bob: CANCELLED
+	// retried: failed do not retry: no recipient
 }
