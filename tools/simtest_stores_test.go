@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/engine"
 	"github.com/ratchet-go/ratchet/internal/dbtest"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -103,14 +104,22 @@ func TestSimtestEnvOnEveryStore(t *testing.T) {
 			t.Cleanup(func() { _ = inner.Close() })
 			store := &observedStore{Store: inner}
 			boom := errors.New("boom")
+			var env *simtest.Env
 			task := ratchet.NewTask("work", func(ctx context.Context, n int) (int, error) {
 				jc, _ := ratchet.JobFromContext(ctx)
+				// A body that reads the database, as real ones do, so it
+				// takes real time while other slots are free.
+				for range 3 {
+					if _, err := env.Client().GetJob(ctx, jc.ID); err != nil {
+						return 0, err
+					}
+				}
 				if n%4 == 0 && jc.Run == 1 {
 					return 0, boom
 				}
 				return n * 2, nil
 			})
-			env := simtest.NewEnv(t, simtest.EnvOptions{Store: store}, task)
+			env = simtest.NewEnv(t, simtest.EnvOptions{Store: store, Engine: engine.Options{Concurrency: 4}}, task)
 			ctx := context.Background()
 			args := make([]int, 20)
 			for i := range args {
