@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -15,16 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// candidate is one due job considered by a claim.
-type candidate struct {
-	id        []byte
-	eff       int64
-	scheduled time.Time
-	resource  []byte // nil for none
-	limit     int64  // the resource's limit
-}
 
 // ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
 // and returns them in claim order: effective priority descending, scheduled
@@ -89,7 +80,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}
-	sortClaimed(out, now, p.BoostInterval)
+	sqlcore.SortClaimed(out, now, p.BoostInterval)
 	return out, nil
 }
 
@@ -99,19 +90,13 @@ func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
-	var resources [][]byte
-	for _, c := range cands {
-		if c.resource != nil && !slices.ContainsFunc(resources, func(r []byte) bool { return bytes.Equal(r, c.resource) }) {
-			resources = append(resources, c.resource)
-		}
-	}
 	var held map[string]int64
-	if len(resources) > 0 {
+	if resources := sqlcore.Resources(cands, p.Limit); resources != nil {
 		if held, err = s.lockPermits(ctx, tx, resources); err != nil {
 			return nil, err
 		}
 	}
-	picked := admit(cands, p.Limit, held)
+	picked := sqlcore.Admit(cands, p.Limit, held)
 	if len(picked) == 0 {
 		return nil, nil
 	}
@@ -119,8 +104,8 @@ func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	args := make([]any, 0, 2+len(picked))
 	args = append(args, nullName(p.NodeID), dbTime(now))
 	for i, c := range picked {
-		ids[i] = c.id
-		args = append(args, c.id)
+		ids[i] = dbID(c.ID)
+		args = append(args, ids[i])
 	}
 	*tried = ids
 	rows, err := tx.QueryContext(ctx, claimSQL(len(ids)), args...)
@@ -158,7 +143,7 @@ func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 
 // claimCandidates reads the candidates of a claim and returns them sorted
 // best first.
-func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]candidate, error) {
+func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]sqlcore.Candidate, error) {
 	tf := compileTags(p.Tags)
 	args := append([]any{dbTime(now), int64(p.Limit)}, tf.args...)
 	rows, err := tx.QueryContext(ctx, claimCandidatesSQL(tf.shape), args...)
@@ -166,101 +151,48 @@ func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now tim
 		return nil, err
 	}
 	defer rows.Close()
-	var cands []candidate
+	var cands []sqlcore.Candidate
 	for rows.Next() {
-		var c candidate
+		var c sqlcore.Candidate
+		var id, resource []byte
 		var prio int64
-		if err := rows.Scan(&c.id, &prio, &c.scheduled, &c.resource, &c.limit); err != nil {
+		if err := rows.Scan(&id, &prio, &c.Scheduled, &resource, &c.Limit); err != nil {
 			return nil, err
 		}
-		c.scheduled = fromDB(c.scheduled)
-		c.eff = spi.EffectivePriority(spi.Priority(prio), c.scheduled, now, p.BoostInterval)
-		if len(c.resource) == 0 {
-			c.resource = nil
+		if c.ID, err = parseID(id); err != nil {
+			return nil, err
 		}
+		c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromDB(c.Scheduled), string(resource)
 		cands = append(cands, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	sortCandidates(cands)
+	sqlcore.Rank(cands, now, p.BoostInterval)
 	return cands, nil
-}
-
-// sortCandidates orders candidates as claims take them: effective priority
-// descending, scheduled time ascending, id ascending (the bytes of a UUID
-// sort as the UUID).
-func sortCandidates(cands []candidate) {
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.eff, a.eff); c != 0 {
-			return c
-		}
-		if c := a.scheduled.Compare(b.scheduled); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.id, b.id)
-	})
-}
-
-// sortClaimed orders claimed jobs in claim order.
-func sortClaimed(jobs []*spi.Job, now time.Time, boost time.Duration) {
-	slices.SortFunc(jobs, func(a, b *spi.Job) int {
-		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
-		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
-		if c := cmp.Compare(eb, ea); c != 0 {
-			return c
-		}
-		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ID[:], b.ID[:])
-	})
-}
-
-// admit returns, in order, the first limit of cands (sorted best first)
-// whose resource has a free permit, counting the permits taken by the
-// candidates admitted before them; held is the number of RUNNING holders of
-// each resource (by name), and is updated. Jobs of a full resource are
-// skipped, not waited for.
-func admit(cands []candidate, limit int, held map[string]int64) []candidate {
-	out := make([]candidate, 0, min(limit, len(cands)))
-	for _, c := range cands {
-		if len(out) == limit {
-			break
-		}
-		if c.resource != nil {
-			k := string(c.resource)
-			if held[k] >= c.limit {
-				continue
-			}
-			held[k]++
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // permitLockName is the application lock of a resource: a fixed prefix and
 // the SHA-256 of its name, so that any name fits sp_getapplock's 255
 // characters.
-func permitLockName(resource []byte) string {
-	h := sha256.Sum256(resource)
+func permitLockName(resource string) string {
+	h := sha256.Sum256([]byte(resource))
 	return "ratchet.permit." + hex.EncodeToString(h[:])
 }
 
 // lockPermits takes the application locks of resources in the order of
 // their lock names (so claimers needing several cannot deadlock) and
 // returns each resource's RUNNING holders.
-func (s *Store) lockPermits(ctx context.Context, tx *sql.Tx, resources [][]byte) (map[string]int64, error) {
+func (s *Store) lockPermits(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
 	sorted := slices.Clone(resources)
-	slices.SortFunc(sorted, func(a, b []byte) int { return cmp.Compare(permitLockName(a), permitLockName(b)) })
+	slices.SortFunc(sorted, func(a, b string) int { return cmp.Compare(permitLockName(a), permitLockName(b)) })
 	args := make([]any, 0, 1+2*len(sorted))
 	args = append(args, s.lockTimeout.Milliseconds())
 	for _, r := range sorted {
 		args = append(args, permitLockName(r))
 	}
 	for _, r := range sorted {
-		args = append(args, r)
+		args = append(args, name(r))
 	}
 	rows, err := tx.QueryContext(ctx, permitsSQL(len(sorted)), args...)
 	if err != nil {
@@ -385,31 +317,6 @@ func compileTags(f spi.TagFilter) tagFilter {
 	return tf
 }
 
-// claimKey is one fenced write's target.
-type claimKey struct {
-	id  uuid.UUID
-	seq int64
-}
-
-// firstOfEach returns the indexes of the first entry of each distinct
-// claim among n entries, sorted by job id: concurrent batch writers then
-// lock rows in one order.
-func firstOfEach(n int, key func(i int) claimKey) []int {
-	pos := make([]int, 0, n)
-	seen := make(map[claimKey]bool, n)
-	for i := range n {
-		if k := key(i); !seen[k] {
-			seen[k] = true
-			pos = append(pos, i)
-		}
-	}
-	slices.SortStableFunc(pos, func(a, b int) int {
-		ka, kb := key(a), key(b)
-		return bytes.Compare(ka.id[:], kb.id[:])
-	})
-	return pos
-}
-
 // CompleteJobs applies a batch of fenced owner writes: one UPDATE ... FROM
 // a VALUES list joined by primary key per 200 completions, all in one
 // transaction, each returning (OUTPUT) which entries applied. Each applies
@@ -433,18 +340,14 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, err
 	}
 	defer done()
-	for _, c := range cs {
-		switch c.Outcome {
-		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
-		default:
-			return nil, fmt.Errorf("sqlserver: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
-		}
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	out := make([]bool, len(cs))
 	if len(cs) == 0 {
 		return out, nil
 	}
-	pos := firstOfEach(len(cs), func(i int) claimKey { return claimKey{cs[i].JobID, cs[i].ClaimSeq} })
+	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs))
 	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
 		clear(out)
 		for start := 0; start < len(pos); start += rowsPerComplet {
@@ -537,29 +440,12 @@ func recognizeCompleted(ctx context.Context, tx *sql.Tx, cs []spi.Completion, po
 			byID[j.ID] = j
 		}
 		for _, i := range chunk {
-			if j := byID[cs[i].JobID]; j != nil && shows(j, cs[i]) {
+			if j := byID[cs[i].JobID]; j != nil && sqlcore.Shows(j, cs[i]) {
 				out[i] = true
 			}
 		}
 	}
 	return nil
-}
-
-// shows reports whether job j is in the state completion c writes.
-func shows(j *spi.Job, c spi.Completion) bool {
-	if j.ClaimSeq != c.ClaimSeq {
-		return false
-	}
-	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-	switch c.Outcome {
-	case spi.OutcomeSucceeded:
-		return j.Status == spi.StatusSucceeded && j.FinishedAt.Equal(us(c.FinishedAt)) && bytes.Equal(j.Result, c.Result)
-	case spi.OutcomeRetry:
-		return j.Status == spi.StatusPending && j.ScheduledAt.Equal(us(c.RetryAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	case spi.OutcomeFailed:
-		return j.Status == spi.StatusFailed && j.FinishedAt.Equal(us(c.FinishedAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	}
-	return false
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
@@ -578,7 +464,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	if len(refs) == 0 {
 		return out, nil
 	}
-	pos := firstOfEach(len(refs), func(i int) claimKey { return claimKey{refs[i].JobID, refs[i].ClaimSeq} })
+	pos := sqlcore.FirstOfEach(refs)
 	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
 		clear(out)
 		for start := 0; start < len(pos); start += rowsPerRelease {

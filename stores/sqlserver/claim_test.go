@@ -283,7 +283,7 @@ func TestClaimPermits(t *testing.T) {
 	assert.Contains(t, q, "IF @rc < 0 THROW 51000")
 	args := f.args[permits]
 	assert.Equal(t, int64(2000), args[0].Value, "lock timeout in milliseconds")
-	assert.Equal(t, permitLockName([]byte("gpu")), args[1].Value)
+	assert.Equal(t, permitLockName("gpu"), args[1].Value)
 	assert.Equal(t, []byte("gpu"), args[2].Value)
 }
 

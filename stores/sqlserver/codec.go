@@ -12,6 +12,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumnList are the columns of one job in the order of rowScan.dest,
@@ -92,74 +93,37 @@ type tagCell struct {
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
 // names the job and the problem.
 func (r *rowScan) job() (*spi.Job, error) {
-	if len(r.id) != 16 {
-		return nil, corrupt(r.idString(), "job_id is %d bytes, not 16", len(r.id))
+	row := sqlcore.Row{
+		IDText: r.idString(), Task: r.task, Status: r.status, Backoff: r.backoff,
+		Payload: sqlcore.Blob(r.payload, r.payloadNull != 0), Result: sqlcore.Blob(r.result, r.resultNull != 0),
+		Priority: r.priority, Scheduled: fromDB(r.scheduled),
+		Created: nullTime(r.created), Claimed: nullTime(r.claimed), Finished: nullTime(r.finished),
+		Attempts: r.attempts, MaxRetries: r.maxRetries, BackoffParamUS: r.backoffParam,
+		ClaimSeq: r.claimSeq, CrashCount: r.crash,
+		OwnerNode: string(r.owner), LastError: r.lastError.String, ResultType: r.resultType.String,
+		IdempotencyKey: string(r.idem), Resource: string(r.resource), ResourceLimit: r.resourceLimit,
+		Params: r.params,
 	}
-	id := uuid.UUID(r.id)
-	st := spi.Status(r.status)
-	if !st.Valid() {
-		return nil, corrupt(id.String(), "unknown status %q", r.status)
-	}
-	p := spi.Priority(r.priority)
-	if !p.Valid() {
-		return nil, corrupt(id.String(), "priority %d out of range 0..4", r.priority)
-	}
-	j := &spi.Job{
-		ID:             id,
-		TaskName:       r.task,
-		Payload:        blob(r.payload, r.payloadNull != 0),
-		Status:         st,
-		Priority:       p,
-		ScheduledAt:    fromDB(r.scheduled),
-		CreatedAt:      nullTime(r.created),
-		Attempts:       int(r.attempts),
-		MaxRetries:     int(r.maxRetries),
-		Backoff:        spi.BackoffKind(r.backoff),
-		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
-		CrashCount:     int(r.crash),
-		ClaimSeq:       r.claimSeq,
-		OwnerNode:      string(r.owner),
-		ClaimedAt:      nullTime(r.claimed),
-		FinishedAt:     nullTime(r.finished),
-		LastError:      r.lastError.String,
-		Result:         blob(r.result, r.resultNull != 0),
-		ResultType:     r.resultType.String,
-		IdempotencyKey: string(r.idem),
-		Resource:       string(r.resource),
-		ResourceLimit:  int(r.resourceLimit),
-	}
-	if r.params.Valid {
-		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
-			return nil, corrupt(id.String(), "params are not a JSON object of strings: %v", err)
-		}
+	if len(r.id) == 16 {
+		row.ID = uuid.UUID(r.id)
+	} else {
+		row.IDProblem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
 	}
 	if r.tags.Valid && r.tags.String != "" {
 		var cells []tagCell
 		if err := json.Unmarshal([]byte(r.tags.String), &cells); err != nil {
-			return nil, corrupt(id.String(), "unreadable tags: %v", err)
+			return nil, corrupt(row.IDText, "unreadable tags: %v", err)
 		}
-		j.Tags = make([]string, len(cells))
+		row.Tags = make([]string, len(cells))
 		for i, c := range cells {
-			j.Tags[i] = string(c.T)
+			row.Tags[i] = string(c.T)
 		}
 	}
-	return j, nil
+	return row.Job()
 }
 
-func corrupt(id, format string, args ...any) error {
-	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
-}
-
-// blob restores nil for NULL and an empty slice for an empty VARBINARY.
-func blob(b []byte, isNull bool) []byte {
-	if isNull {
-		return nil
-	}
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
+// corrupt names a corrupt job row.
+var corrupt = sqlcore.Corrupt
 
 // dbTime is the stored form of a time: a DATETIME2 parameter holding the
 // UTC wall clock, truncated to the microsecond (the columns'

@@ -1,0 +1,108 @@
+package sqlcore
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// FirstOfEach returns the indexes of the first ref of each distinct claim
+// among refs, sorted by job id (stable), so that concurrent batch writers
+// lock rows in one order. When one claim appears more than once in a batch,
+// only its first write can apply, as if the writes ran one after the other.
+func FirstOfEach(refs []spi.ClaimRef) []int {
+	pos := make([]int, 0, len(refs))
+	seen := make(map[spi.ClaimRef]bool, len(refs))
+	for i, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			pos = append(pos, i)
+		}
+	}
+	slices.SortStableFunc(pos, func(a, b int) int { return bytes.Compare(refs[a].JobID[:], refs[b].JobID[:]) })
+	return pos
+}
+
+// Fenced returns the indexes of refs that apply, given cur, the claim
+// sequence of each job that is RUNNING (as a locking read found them): the
+// first ref of each job whose claim sequence is its current one. Later refs
+// of the same claim do not apply.
+func Fenced(refs []spi.ClaimRef, cur map[uuid.UUID]int64) []int {
+	var out []int
+	taken := make(map[uuid.UUID]bool, len(refs))
+	for i, r := range refs {
+		if seq, ok := cur[r.JobID]; ok && seq == r.ClaimSeq && !taken[r.JobID] {
+			taken[r.JobID] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// DistinctIDs returns the job ids of refs without repeats, sorted.
+func DistinctIDs(refs []spi.ClaimRef) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(refs))
+	for _, r := range refs {
+		ids = append(ids, r.JobID)
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	return slices.Compact(ids)
+}
+
+// Refs returns the claims that the completions name, in order.
+func Refs(cs []spi.Completion) []spi.ClaimRef {
+	refs := make([]spi.ClaimRef, len(cs))
+	for i, c := range cs {
+		refs[i] = c.ClaimRef
+	}
+	return refs
+}
+
+// ValidOutcomes returns an error naming the first completion whose outcome
+// is unknown: such a batch fails before anything is written.
+func ValidOutcomes(cs []spi.Completion) error {
+	for _, c := range cs {
+		switch c.Outcome {
+		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
+		default:
+			return &OutcomeError{JobID: c.JobID, Outcome: c.Outcome}
+		}
+	}
+	return nil
+}
+
+// OutcomeError is a completion with an outcome no store knows.
+type OutcomeError struct {
+	JobID   uuid.UUID
+	Outcome spi.Outcome
+}
+
+// Error names the job and the outcome.
+func (e *OutcomeError) Error() string {
+	return fmt.Sprintf("job %s: unknown outcome %d", e.JobID, e.Outcome)
+}
+
+// Shows reports whether job j is in exactly the state that completion c
+// writes: the write of an earlier transaction whose commit reported a
+// failure but took effect. A store that runs a completion batch again after
+// such a commit counts these as applied, so a success is neither lost nor
+// reported superseded because of the retry.
+func Shows(j *spi.Job, c spi.Completion) bool {
+	if j.ClaimSeq != c.ClaimSeq {
+		return false
+	}
+	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
+		return j.Status == spi.StatusSucceeded && j.FinishedAt.Equal(us(c.FinishedAt)) && bytes.Equal(j.Result, c.Result)
+	case spi.OutcomeRetry:
+		return j.Status == spi.StatusPending && j.ScheduledAt.Equal(us(c.RetryAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	case spi.OutcomeFailed:
+		return j.Status == spi.StatusFailed && j.FinishedAt.Equal(us(c.FinishedAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	}
+	return false
+}

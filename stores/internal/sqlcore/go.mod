@@ -1,0 +1,13 @@
+module github.com/ratchet-go/ratchet/stores/internal/sqlcore
+
+go 1.26.0
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
+replace github.com/ratchet-go/ratchet/sdk => ../../../sdk

@@ -1,0 +1,172 @@
+package sqlcore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
+)
+
+var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func id(n byte) uuid.UUID { return uuid.UUID{15: n} }
+
+func TestRankAgesAndBreaksTies(t *testing.T) {
+	cands := []sqlcore.Candidate{
+		{ID: id(1), Priority: spi.PriorityHigh, Scheduled: t0},
+		{ID: id(2), Priority: spi.PriorityLow, Scheduled: t0.Add(-time.Hour)}, // 1 + 4 boosts = 5
+		{ID: id(4), Priority: spi.PriorityHigh, Scheduled: t0},
+		{ID: id(3), Priority: spi.PriorityHigh, Scheduled: t0},
+		{ID: id(5), Priority: spi.PriorityHigh, Scheduled: t0.Add(-time.Minute)},
+	}
+	sqlcore.Rank(cands, t0, 15*time.Minute)
+	assert.Equal(t, []uuid.UUID{id(2), id(5), id(1), id(3), id(4)}, sqlcore.IDs(cands))
+	sqlcore.Rank(cands, t0, 0) // aging off
+	assert.Equal(t, []uuid.UUID{id(5), id(1), id(3), id(4), id(2)}, sqlcore.IDs(cands))
+}
+
+func TestAdmitCountsPermitsTakenByTheClaim(t *testing.T) {
+	cands := []sqlcore.Candidate{
+		{ID: id(1), Resource: "db", Limit: 2},
+		{ID: id(2), Resource: "db", Limit: 2},
+		{ID: id(3)},
+		{ID: id(4), Resource: "api", Limit: 1},
+		{ID: id(5)},
+	}
+	assert.Equal(t, []string{"api", "db"}, sqlcore.Resources(cands, 2), "resources further down too, sorted")
+	assert.Nil(t, sqlcore.Resources(cands[2:3], 1))
+	held := map[string]int64{"db": 1, "api": 1}
+	got := sqlcore.Admit(cands, 3, held)
+	assert.Equal(t, []uuid.UUID{id(1), id(3), id(5)}, sqlcore.IDs(got), "one db permit left, api full: skipped, not waited for")
+	assert.Equal(t, int64(2), held["db"])
+}
+
+func TestSortClaimed(t *testing.T) {
+	jobs := []*spi.Job{
+		{ID: id(2), Priority: spi.PriorityNormal, ScheduledAt: t0},
+		{ID: id(1), Priority: spi.PriorityNormal, ScheduledAt: t0},
+		{ID: id(3), Priority: spi.PriorityCritical, ScheduledAt: t0},
+	}
+	sqlcore.SortClaimed(jobs, t0, 15*time.Minute)
+	assert.Equal(t, []uuid.UUID{id(3), id(1), id(2)}, []uuid.UUID{jobs[0].ID, jobs[1].ID, jobs[2].ID})
+}
+
+func TestFencing(t *testing.T) {
+	refs := []spi.ClaimRef{{JobID: id(3), ClaimSeq: 1}, {JobID: id(1), ClaimSeq: 2}, {JobID: id(3), ClaimSeq: 1}, {JobID: id(2), ClaimSeq: 5}, {JobID: id(1), ClaimSeq: 1}}
+	assert.Equal(t, []int{1, 4, 3, 0}, sqlcore.FirstOfEach(refs), "first of each claim, by job id")
+	assert.Equal(t, []uuid.UUID{id(1), id(2), id(3)}, sqlcore.DistinctIDs(refs))
+	cur := map[uuid.UUID]int64{id(1): 2, id(3): 1} // job 2 is not RUNNING
+	assert.Equal(t, []int{0, 1}, sqlcore.Fenced(refs, cur), "current claims apply once; stale and repeated ones do not")
+	cs := []spi.Completion{{ClaimRef: refs[0], Outcome: spi.OutcomeSucceeded}, {ClaimRef: refs[1], Outcome: 9}}
+	assert.Equal(t, refs[:2], sqlcore.Refs(cs))
+	var oe *sqlcore.OutcomeError
+	require.ErrorAs(t, sqlcore.ValidOutcomes(cs), &oe)
+	assert.Equal(t, id(1), oe.JobID)
+	assert.ErrorContains(t, oe, "unknown outcome 9")
+	assert.NoError(t, sqlcore.ValidOutcomes(cs[:1]))
+}
+
+func TestShowsRecognisesAnAppliedCompletion(t *testing.T) {
+	ref := spi.ClaimRef{JobID: id(1), ClaimSeq: 3}
+	fin := t0.Add(1500 * time.Nanosecond)
+	ok := spi.Completion{ClaimRef: ref, Outcome: spi.OutcomeSucceeded, FinishedAt: fin, Result: []byte(`"x"`)}
+	done := &spi.Job{ID: id(1), ClaimSeq: 3, Status: spi.StatusSucceeded, FinishedAt: t0.Add(time.Microsecond), Result: []byte(`"x"`)}
+	assert.True(t, sqlcore.Shows(done, ok), "times compare at the microseconds stores keep")
+	assert.False(t, sqlcore.Shows(&spi.Job{ClaimSeq: 4, Status: spi.StatusSucceeded, FinishedAt: done.FinishedAt, Result: done.Result}, ok), "another claim")
+	assert.False(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusRunning}, ok))
+	retry := spi.Completion{ClaimRef: ref, Outcome: spi.OutcomeRetry, RetryAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"}
+	assert.True(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusPending, ScheduledAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"}, retry))
+	assert.False(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusPending, ScheduledAt: t0.Add(time.Minute), Attempts: 1, LastError: "boom"}, retry))
+	failed := spi.Completion{ClaimRef: ref, Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 4, LastError: "dead"}
+	assert.True(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusFailed, FinishedAt: t0, Attempts: 4, LastError: "dead"}, failed))
+}
+
+func TestCrashOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		crash, budget int
+		status        spi.Status
+		count         int
+	}{
+		{0, 3, spi.StatusPending, 1},
+		{2, 3, spi.StatusPending, 3},
+		{3, 3, spi.StatusFailed, 3},
+		{0, 0, spi.StatusFailed, 0},
+	} {
+		st, n := sqlcore.CrashOutcome(tc.crash, tc.budget)
+		assert.Equal(t, tc.status, st, "%+v", tc)
+		assert.Equal(t, tc.count, n, "%+v", tc)
+	}
+}
+
+func TestRowJob(t *testing.T) {
+	good := sqlcore.Row{ID: id(1), IDText: id(1).String(), Task: "t", Status: "PENDING", Priority: 2,
+		Scheduled: t0, BackoffParamUS: 1500, Params: sql.NullString{String: `{"k":"v"}`, Valid: true}, Tags: []string{"a"}}
+	j, err := good.Job()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"k": "v"}, j.Params)
+	assert.Equal(t, 1500*time.Microsecond, j.BackoffParam)
+	assert.Equal(t, []string{"a"}, j.Tags)
+	for name, mutate := range map[string]func(r *sqlcore.Row){
+		"is 3 bytes":        func(r *sqlcore.Row) { r.IDText, r.IDProblem = "0x010203", "job_id is 3 bytes" },
+		"unknown status":    func(r *sqlcore.Row) { r.Status = "LOST" },
+		"out of range":      func(r *sqlcore.Row) { r.Priority = 9 },
+		"not a JSON object": func(r *sqlcore.Row) { r.Params.String = "{not json" },
+	} {
+		r := good
+		mutate(&r)
+		_, err := r.Job()
+		assert.ErrorIs(t, err, spi.ErrCorruptJob, name)
+		assert.ErrorContains(t, err, name)
+		assert.ErrorContains(t, err, r.IDText)
+	}
+	assert.Nil(t, sqlcore.Blob(nil, true))
+	assert.Equal(t, []byte{}, sqlcore.Blob(nil, false))
+}
+
+func TestRetry(t *testing.T) {
+	transient := errors.New("deadlock")
+	ctx := context.Background()
+	runs, retries := 0, 0
+	r := sqlcore.Retry{Retries: 3, Retryable: func(err error) bool { return errors.Is(err, transient) }, OnRetry: func() { retries++ }}
+	err := r.Do(ctx, func(n int) error {
+		runs++
+		assert.Equal(t, runs, n)
+		if n < 3 {
+			return transient
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 3, runs)
+	assert.Equal(t, 2, retries)
+
+	err = r.Do(ctx, func(int) error { return transient })
+	assert.ErrorIs(t, err, sqlcore.ErrRetriesExhausted)
+	assert.ErrorIs(t, err, transient)
+	assert.ErrorContains(t, err, "after 4 attempts")
+
+	runs = 0
+	permanent := errors.New("syntax")
+	assert.Equal(t, permanent, r.Do(ctx, func(int) error { runs++; return permanent }))
+	assert.Equal(t, 1, runs, "a permanent error ends at once")
+
+	assert.Equal(t, transient, sqlcore.Retry{Retryable: r.Retryable}.Do(ctx, func(int) error { return transient }), "no retries: the error as it is")
+
+	cctx, cancel := context.WithCancel(ctx)
+	slow := sqlcore.Retry{Retries: 5, Retryable: r.Retryable, Pause: sqlcore.Doubling(time.Hour, time.Hour)}
+	runs = 0
+	err = slow.Do(cctx, func(int) error { runs++; cancel(); return transient })
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, runs)
+
+	d := sqlcore.Doubling(10*time.Millisecond, 50*time.Millisecond)
+	assert.Equal(t, []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 50 * time.Millisecond}, []time.Duration{d(1), d(2), d(3), d(4)})
+}
