@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -165,11 +166,10 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 				continue
 			}
 			rj := spi.RecoveredJob{JobID: uuid.UUID(id), TaskName: task.String, FromNode: owner.String}
-			if crash < int64(p.MaxCrashRedeliveries) {
-				rj.NewStatus, rj.CrashCount = spi.StatusPending, int(crash)+1
+			rj.NewStatus, rj.CrashCount = sqlcore.CrashOutcome(int(crash), p.MaxCrashRedeliveries)
+			if rj.NewStatus == spi.StatusPending {
 				requeue = append(requeue, id)
 			} else {
-				rj.NewStatus, rj.CrashCount = spi.StatusFailed, int(crash)
 				bury = append(bury, id)
 			}
 			out = append(out, rj)

@@ -1,8 +1,6 @@
 package oracle
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -13,16 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// candidate is one due job considered by a claim.
-type candidate struct {
-	id        []byte
-	eff       int64
-	scheduled time.Time
-	resource  string // "" for none
-	limit     int64  // the resource's limit
-}
 
 // ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
 // and returns them in claim order: effective priority descending, scheduled
@@ -86,7 +76,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}
-	sortClaimed(out, now, p.BoostInterval)
+	sqlcore.SortClaimed(out, now, p.BoostInterval)
 	return out, nil
 }
 
@@ -97,13 +87,7 @@ func claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time
 		return nil, err
 	}
 	var held map[string]int64
-	var resources []string
-	for _, c := range cands {
-		if c.resource != "" && !slices.Contains(resources, c.resource) {
-			resources = append(resources, c.resource)
-		}
-	}
-	if len(resources) > 0 {
+	if resources := sqlcore.Resources(cands, p.Limit); resources != nil {
 		if held, err = lockResources(ctx, tx, resources); err != nil {
 			return nil, err
 		}
@@ -135,38 +119,32 @@ func claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time
 
 // claimCandidates reads the candidates of a claim and returns them sorted
 // best first.
-func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]candidate, error) {
+func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]sqlcore.Candidate, error) {
 	query, args := claimCandidatesSQL(now, p.Limit, compileTags(p.Tags))
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var cands []candidate
+	var cands []sqlcore.Candidate
 	for rows.Next() {
-		var c candidate
+		var c sqlcore.Candidate
+		var id []byte
 		var prio int64
 		var res sql.NullString
-		if err := rows.Scan(&c.id, &prio, &c.scheduled, &res, &c.limit); err != nil {
+		if err := rows.Scan(&id, &prio, &c.Scheduled, &res, &c.Limit); err != nil {
 			return nil, err
 		}
-		c.scheduled = fromDB(c.scheduled)
-		c.eff = spi.EffectivePriority(spi.Priority(prio), c.scheduled, now, p.BoostInterval)
-		c.resource = res.String
+		if c.ID, err = parseID(id); err != nil {
+			return nil, err
+		}
+		c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromDB(c.Scheduled), res.String
 		cands = append(cands, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.eff, a.eff); c != 0 {
-			return c
-		}
-		if c := a.scheduled.Compare(b.scheduled); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.id, b.id)
-	})
+	sqlcore.Rank(cands, now, p.BoostInterval)
 	return cands, nil
 }
 
@@ -177,16 +155,16 @@ func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now tim
 // by resource, is updated). It locks in rounds of as many candidates as
 // places are left, so a job another session holds is replaced by the next
 // best.
-func lockAndAdmit(ctx context.Context, tx *sql.Tx, cands []candidate, limit int, held map[string]int64) ([][]byte, error) {
+func lockAndAdmit(ctx context.Context, tx *sql.Tx, cands []sqlcore.Candidate, limit int, held map[string]int64) ([][]byte, error) {
 	var out [][]byte
 	next := 0
 	for len(out) < limit && next < len(cands) {
 		// Candidates of a full resource are skipped before locking.
-		var round []candidate
+		var round []sqlcore.Candidate
 		for next < len(cands) && len(round) < limit-len(out) {
 			c := cands[next]
 			next++
-			if c.resource != "" && held[c.resource] >= c.limit {
+			if c.Resource != "" && held[c.Resource] >= c.Limit {
 				continue
 			}
 			round = append(round, c)
@@ -196,7 +174,7 @@ func lockAndAdmit(ctx context.Context, tx *sql.Tx, cands []candidate, limit int,
 		}
 		ids := make([][]byte, len(round))
 		for i, c := range round {
-			ids[i] = c.id
+			ids[i] = dbID(c.ID)
 		}
 		query, args := lockCandidatesSQL(ids)
 		rows, err := tx.QueryContext(ctx, query, args...)
@@ -217,17 +195,9 @@ func lockAndAdmit(ctx context.Context, tx *sql.Tx, cands []candidate, limit int,
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range round {
-			if !locked[string(c.id)] || len(out) == limit {
-				continue
-			}
-			if c.resource != "" {
-				if held[c.resource] >= c.limit {
-					continue
-				}
-				held[c.resource]++
-			}
-			out = append(out, c.id)
+		lockedRound := slices.DeleteFunc(round, func(c sqlcore.Candidate) bool { return !locked[string(dbID(c.ID))] })
+		for _, c := range sqlcore.Admit(lockedRound, limit-len(out), held) {
+			out = append(out, dbID(c.ID))
 		}
 	}
 	return out, nil
@@ -293,21 +263,6 @@ func lockResource(ctx context.Context, tx *sql.Tx, resource string) error {
 	return errors.New("the resource row neither exists nor can be created")
 }
 
-// sortClaimed orders claimed jobs in claim order.
-func sortClaimed(jobs []*spi.Job, now time.Time, boost time.Duration) {
-	slices.SortFunc(jobs, func(a, b *spi.Job) int {
-		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
-		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
-		if c := cmp.Compare(eb, ea); c != 0 {
-			return c
-		}
-		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ID[:], b.ID[:])
-	})
-}
-
 // adopt returns the jobs of ids that a claim by node at now took: RUNNING,
 // claimed at now, owned by node.
 func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.Time) ([]*spi.Job, error) {
@@ -369,42 +324,16 @@ func failCorrupt(ctx context.Context, tx *sql.Tx, bad []badRow, now time.Time) e
 	return nil
 }
 
-// claimKey is one fenced write's target.
-type claimKey struct {
-	id  uuid.UUID
-	seq int64
-}
-
-// firstOfEach returns the indexes of the first entry of each distinct
-// claim among n entries, sorted by job id: concurrent batch writers then
-// lock rows in one order.
-func firstOfEach(n int, key func(i int) claimKey) []int {
-	pos := make([]int, 0, n)
-	seen := make(map[claimKey]bool, n)
-	for i := range n {
-		if k := key(i); !seen[k] {
-			seen[k] = true
-			pos = append(pos, i)
-		}
-	}
-	slices.SortStableFunc(pos, func(a, b int) int {
-		ka, kb := key(a), key(b)
-		return bytes.Compare(ka.id[:], kb.id[:])
-	})
-	return pos
-}
-
 // current locks the RUNNING jobs among the entries at pos and returns, in
 // the order of pos, those whose claim sequence is the entry's: the owner
 // writes that apply.
-func current(ctx context.Context, tx *sql.Tx, pos []int, key func(i int) claimKey) ([]int, error) {
+func current(ctx context.Context, tx *sql.Tx, refs []spi.ClaimRef, pos []int) ([]int, error) {
 	seqs := map[uuid.UUID]int64{}
 	for start := 0; start < len(pos); start += idsPerList {
 		chunk := pos[start:min(start+idsPerList, len(pos))]
 		ids := make([][]byte, len(chunk))
 		for k, i := range chunk {
-			id := key(i).id
-			ids[k] = dbID(id)
+			ids[k] = dbID(refs[i].JobID)
 		}
 		query, args := lockRunningSQL(ids)
 		rows, err := tx.QueryContext(ctx, query, args...)
@@ -428,14 +357,14 @@ func current(ctx context.Context, tx *sql.Tx, pos []int, key func(i int) claimKe
 			return nil, err
 		}
 	}
-	var out []int
-	applied := map[uuid.UUID]bool{}
-	for _, i := range pos {
-		k := key(i)
-		if seq, ok := seqs[k.id]; ok && seq == k.seq && !applied[k.id] {
-			applied[k.id] = true
-			out = append(out, i)
-		}
+	sub := make([]spi.ClaimRef, len(pos))
+	for k, i := range pos {
+		sub[k] = refs[i]
+	}
+	fenced := sqlcore.Fenced(sub, seqs)
+	out := make([]int, len(fenced))
+	for k, f := range fenced {
+		out[k] = pos[f]
 	}
 	return out, nil
 }
@@ -461,22 +390,18 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, err
 	}
 	defer done()
-	for _, c := range cs {
-		switch c.Outcome {
-		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
-		default:
-			return nil, fmt.Errorf("oracle: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
-		}
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	out := make([]bool, len(cs))
 	if len(cs) == 0 {
 		return out, nil
 	}
-	key := func(i int) claimKey { return claimKey{cs[i].JobID, cs[i].ClaimSeq} }
-	pos := firstOfEach(len(cs), key)
+	refs := sqlcore.Refs(cs)
+	pos := sqlcore.FirstOfEach(refs)
 	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
 		clear(out)
-		apply, err := current(ctx, tx, pos, key)
+		apply, err := current(ctx, tx, refs, pos)
 		if err != nil {
 			return err
 		}
@@ -536,29 +461,12 @@ func recognizeCompleted(ctx context.Context, tx *sql.Tx, cs []spi.Completion, po
 			byID[j.ID] = j
 		}
 		for _, i := range chunk {
-			if j := byID[cs[i].JobID]; j != nil && shows(j, cs[i]) {
+			if j := byID[cs[i].JobID]; j != nil && sqlcore.Shows(j, cs[i]) {
 				out[i] = true
 			}
 		}
 	}
 	return nil
-}
-
-// shows reports whether job j is in the state completion c writes.
-func shows(j *spi.Job, c spi.Completion) bool {
-	if j.ClaimSeq != c.ClaimSeq {
-		return false
-	}
-	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-	switch c.Outcome {
-	case spi.OutcomeSucceeded:
-		return j.Status == spi.StatusSucceeded && j.FinishedAt.Equal(us(c.FinishedAt)) && bytes.Equal(j.Result, c.Result)
-	case spi.OutcomeRetry:
-		return j.Status == spi.StatusPending && j.ScheduledAt.Equal(us(c.RetryAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	case spi.OutcomeFailed:
-		return j.Status == spi.StatusFailed && j.FinishedAt.Equal(us(c.FinishedAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	}
-	return false
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
@@ -576,11 +484,10 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	if len(refs) == 0 {
 		return out, nil
 	}
-	key := func(i int) claimKey { return claimKey{refs[i].JobID, refs[i].ClaimSeq} }
-	pos := firstOfEach(len(refs), key)
+	pos := sqlcore.FirstOfEach(refs)
 	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
 		clear(out)
-		apply, err := current(ctx, tx, pos, key)
+		apply, err := current(ctx, tx, refs, pos)
 		if err != nil {
 			return err
 		}

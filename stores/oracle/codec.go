@@ -12,6 +12,7 @@ import (
 	go_ora "github.com/sijms/go-ora/v2"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumnList are the columns of one job in the order of rowScan.dest,
@@ -88,69 +89,32 @@ func (r *rowScan) idString() string {
 // names the job and the problem. Oracle stores the empty string as NULL:
 // NULL text reads back as "".
 func (r *rowScan) job() (*spi.Job, error) {
-	if len(r.id) != 16 {
-		return nil, corrupt(r.idString(), "job_id is %d bytes, not 16", len(r.id))
+	row := sqlcore.Row{
+		IDText: r.idString(), Task: r.task.String, Status: r.status, Backoff: r.backoff.String,
+		Payload: sqlcore.Blob(r.payload, r.payloadNull != 0), Result: sqlcore.Blob(r.result, r.resultNull != 0),
+		Priority: r.priority, Scheduled: fromDB(r.scheduled),
+		Created: nullTime(r.created), Claimed: nullTime(r.claimed), Finished: nullTime(r.finished),
+		Attempts: r.attempts, MaxRetries: r.maxRetries, BackoffParamUS: r.backoffParam,
+		ClaimSeq: r.claimSeq, CrashCount: r.crash,
+		OwnerNode: r.owner.String, LastError: r.lastError.String, ResultType: r.resultType.String,
+		IdempotencyKey: r.idem.String, Resource: r.resource.String, ResourceLimit: r.resourceLimit,
+		Params: sql.NullString{String: r.params.String, Valid: r.params.Valid && r.params.String != ""},
 	}
-	id := uuid.UUID(r.id)
-	st := spi.Status(r.status)
-	if !st.Valid() {
-		return nil, corrupt(id.String(), "unknown status %q", r.status)
-	}
-	p := spi.Priority(r.priority)
-	if !p.Valid() {
-		return nil, corrupt(id.String(), "priority %d out of range 0..4", r.priority)
-	}
-	j := &spi.Job{
-		ID:             id,
-		TaskName:       r.task.String,
-		Payload:        blob(r.payload, r.payloadNull != 0),
-		Status:         st,
-		Priority:       p,
-		ScheduledAt:    fromDB(r.scheduled),
-		CreatedAt:      nullTime(r.created),
-		Attempts:       int(r.attempts),
-		MaxRetries:     int(r.maxRetries),
-		Backoff:        spi.BackoffKind(r.backoff.String),
-		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
-		CrashCount:     int(r.crash),
-		ClaimSeq:       r.claimSeq,
-		OwnerNode:      r.owner.String,
-		ClaimedAt:      nullTime(r.claimed),
-		FinishedAt:     nullTime(r.finished),
-		LastError:      r.lastError.String,
-		Result:         blob(r.result, r.resultNull != 0),
-		ResultType:     r.resultType.String,
-		IdempotencyKey: r.idem.String,
-		Resource:       r.resource.String,
-		ResourceLimit:  int(r.resourceLimit),
-	}
-	if r.params.Valid && r.params.String != "" {
-		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
-			return nil, corrupt(id.String(), "params are not a JSON object of strings: %v", err)
-		}
+	if len(r.id) == 16 {
+		row.ID = uuid.UUID(r.id)
+	} else {
+		row.IDProblem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
 	}
 	if r.tags.Valid && r.tags.String != "" {
-		if err := json.Unmarshal([]byte(r.tags.String), &j.Tags); err != nil {
-			return nil, corrupt(id.String(), "unreadable tags: %v", err)
+		if err := json.Unmarshal([]byte(r.tags.String), &row.Tags); err != nil {
+			return nil, corrupt(row.IDText, "unreadable tags: %v", err)
 		}
 	}
-	return j, nil
+	return row.Job()
 }
 
-func corrupt(id, format string, args ...any) error {
-	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
-}
-
-// blob restores nil for NULL and an empty slice for an empty BLOB.
-func blob(b []byte, isNull bool) []byte {
-	if isNull {
-		return nil
-	}
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
+// corrupt names a corrupt job row.
+var corrupt = sqlcore.Corrupt
 
 // dbTime is the stored form of a time: a TIMESTAMP bind (go-ora's
 // TimeStamp, not a time.Time, which go-ora binds as TIMESTAMP WITH TIME

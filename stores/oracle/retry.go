@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 	"github.com/sijms/go-ora/v2/network"
 )
 
@@ -98,40 +98,17 @@ func upsertRetryable(err error) bool { return IsRetryable(err) || isUniqueViolat
 
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,
 // 80 ms... capped at one second.
-func defaultPause(attempt int) time.Duration {
-	d := 20 * time.Millisecond << min(attempt-1, 6)
-	return min(d, time.Second)
-}
+var defaultPause = sqlcore.Doubling(20*time.Millisecond, time.Second)
 
 // errRetriesExhausted marks the error of a transaction that kept failing
 // with retryable errors.
-var errRetriesExhausted = errors.New("retries exhausted")
+var errRetriesExhausted = sqlcore.ErrRetriesExhausted
 
 // withRetry runs fn until it succeeds, fails with an error that
 // retryable does not accept, the retries are used up, or ctx ends. fn gets
 // the attempt number (1 for the first run).
 func (s *Store) withRetry(ctx context.Context, retryable func(error) bool, fn func(attempt int) error) error {
-	for attempt := 1; ; attempt++ {
-		err := fn(attempt)
-		if err == nil || !retryable(err) {
-			return err
-		}
-		if attempt > s.retries {
-			if s.retries == 0 {
-				return err
-			}
-			return fmt.Errorf("%w after %d attempts: %w", errRetriesExhausted, attempt, err)
-		}
-		if d := s.pause(attempt); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return errors.Join(ctx.Err(), err)
-			case <-t.C:
-			}
-		}
-	}
+	return sqlcore.Retry{Retries: s.retries, Pause: s.pause, Retryable: retryable}.Do(ctx, fn)
 }
 
 // attempt describes one run of a transaction to the function it runs.
