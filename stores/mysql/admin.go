@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -161,11 +162,10 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		recovered := make([]spi.RecoveredJob, 0, len(orphans))
 		for _, o := range orphans {
 			rj := spi.RecoveredJob{JobID: o.id, TaskName: o.task, FromNode: o.owner}
-			if o.crash < p.MaxCrashRedeliveries {
-				rj.NewStatus, rj.CrashCount = spi.StatusPending, o.crash+1
+			rj.NewStatus, rj.CrashCount = sqlcore.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
+			if rj.NewStatus == spi.StatusPending {
 				back = append(back, o.id)
 			} else {
-				rj.NewStatus, rj.CrashCount = spi.StatusFailed, o.crash
 				dead = append(dead, o.id)
 			}
 			recovered = append(recovered, rj)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // CheckClaims reports, for each ref, whether its job is still RUNNING with
@@ -25,11 +26,7 @@ func (s *Store) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, e
 	if len(refs) == 0 {
 		return out, nil
 	}
-	keys := make([]claimKey, len(refs))
-	for i, r := range refs {
-		keys[i] = claimKey{r.JobID, r.ClaimSeq}
-	}
-	ids := distinctIDs(keys)
+	ids := sqlcore.DistinctIDs(refs)
 	cur := make(map[uuid.UUID]int64, len(ids))
 	for start := 0; start < len(ids); start += 1000 {
 		chunk := ids[start:min(start+1000, len(ids))]
@@ -54,9 +51,9 @@ func (s *Store) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, e
 			return nil, fail("check claims", err)
 		}
 	}
-	for i, k := range keys {
-		seq, ok := cur[k.id]
-		out[i] = ok && seq == k.seq
+	for i, r := range refs {
+		seq, ok := cur[r.JobID]
+		out[i] = ok && seq == r.ClaimSeq
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -13,16 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// candidate is one due job considered by a claim.
-type candidate struct {
-	id        uuid.UUID
-	eff       int64
-	scheduled time.Time
-	resource  string // "" for none
-	limit     int64  // the resource's limit
-}
 
 // ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
 // and returns them in claim order: effective priority descending,
@@ -69,10 +60,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 		if err := s.at("claim:locked", tx); err != nil {
 			return err
 		}
-		ids := make([]uuid.UUID, len(cands))
-		for i, c := range cands {
-			ids[i] = c.id
-		}
+		ids := sqlcore.IDs(cands)
 		args := append([]any{nullBinary(p.NodeID), now}, idArgs(ids)...)
 		if _, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+`
 			SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
@@ -98,74 +86,49 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}
-	slices.SortFunc(got, func(a, b *spi.Job) int {
-		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, p.Now, p.BoostInterval)
-		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, p.Now, p.BoostInterval)
-		if c := cmp.Compare(eb, ea); c != 0 {
-			return c
-		}
-		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ID[:], b.ID[:])
-	})
+	sqlcore.SortClaimed(got, p.Now, p.BoostInterval)
 	return got, nil
 }
 
 // claimCandidates returns the jobs to claim, best first: at most p.Limit of
 // the union of each level's first p.Limit due jobs, locked, admitted in
 // order while their resources have permits.
-func (s *Store) claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tf tagFilter) ([]candidate, error) {
+func (s *Store) claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tf tagFilter) ([]sqlcore.Candidate, error) {
 	q, args := candidatesSQL(s.sql.t, tf, now, p.Limit)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the candidates: %w", err)
 	}
 	defer rows.Close()
-	var cands []candidate
-	var resources []string
+	var cands []sqlcore.Candidate
 	for rows.Next() {
-		var c candidate
+		var c sqlcore.Candidate
 		var raw []byte
 		var prio int64
 		var res sql.NullString
-		if err := rows.Scan(&raw, &prio, &c.scheduled, &res, &c.limit); err != nil {
+		if err := rows.Scan(&raw, &prio, &c.Scheduled, &res, &c.Limit); err != nil {
 			return nil, fmt.Errorf("read the candidates: %w", err)
 		}
-		if c.id, err = scanID(raw); err != nil {
+		if c.ID, err = scanID(raw); err != nil {
 			return nil, err
 		}
-		c.eff = spi.EffectivePriority(spi.Priority(prio), c.scheduled, p.Now, p.BoostInterval)
-		if res.Valid {
-			c.resource = res.String
-			if !slices.Contains(resources, c.resource) {
-				resources = append(resources, c.resource)
-			}
-		}
+		c.Priority, c.Resource = spi.Priority(prio), res.String
 		cands = append(cands, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the candidates: %w", err)
 	}
 	rows.Close()
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.eff, a.eff); c != 0 {
-			return c
-		}
-		if c := a.scheduled.Compare(b.scheduled); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.id[:], b.id[:])
-	})
-	best := cands[:min(len(cands), p.Limit)]
-	if !slices.ContainsFunc(best, func(c candidate) bool { return c.resource != "" }) {
-		return best, nil
+	sqlcore.Rank(cands, p.Now, p.BoostInterval)
+	resources := sqlcore.Resources(cands, p.Limit)
+	if resources == nil {
+		return cands[:min(len(cands), p.Limit)], nil
 	}
 	held, err := s.lockResources(ctx, tx, resources)
 	if err != nil {
 		return nil, err
 	}
-	return admit(cands, p.Limit, held), nil
+	return sqlcore.Admit(cands, p.Limit, held), nil
 }
 
 // lockResources locks the rows of resources in scheduler_resource, in name
@@ -178,9 +141,7 @@ func (s *Store) claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimPara
 // while waiting, a claimer holds only its own PENDING candidates, which
 // others skip, and only claims add holders (completions, releases and
 // recovery remove them).
-func (s *Store) lockResources(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
-	sorted := slices.Clone(resources)
-	slices.Sort(sorted)
+func (s *Store) lockResources(ctx context.Context, tx *sql.Tx, sorted []string) (map[string]int64, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO `+s.sql.t.resource+` (resource_name) VALUES `+rowMarks(len(sorted), 1)+`
 		ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...); err != nil {
 		return nil, fmt.Errorf("lock resources: %w", err)
@@ -204,28 +165,6 @@ func (s *Store) lockResources(ctx context.Context, tx *sql.Tx, resources []strin
 		return nil, fmt.Errorf("count resource holders: %w", err)
 	}
 	return held, nil
-}
-
-// admit returns, in order, the first limit of cands (sorted best first)
-// whose resource has a free permit, counting the permits taken by the
-// candidates admitted before them; held is the number of RUNNING holders of
-// each resource, and is updated. Jobs of a full resource are skipped, not
-// waited for.
-func admit(cands []candidate, limit int, held map[string]int64) []candidate {
-	out := make([]candidate, 0, min(limit, len(cands)))
-	for _, c := range cands {
-		if len(out) == limit {
-			break
-		}
-		if c.resource != "" {
-			if held[c.resource] >= c.limit {
-				continue
-			}
-			held[c.resource]++
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // badRow is a claimed row that could not be decoded.
@@ -281,12 +220,6 @@ func (s *Store) claimCommitted(ctx context.Context, jobs []*spi.Job, node string
 	return status == string(spi.StatusRunning) && seq == j.ClaimSeq && owner.String == node, nil
 }
 
-// claimKey is one fenced write's target.
-type claimKey struct {
-	id  uuid.UUID
-	seq int64
-}
-
 // lockRunning locks, in id order, the RUNNING rows among ids and returns
 // their claim sequences.
 func (s *Store) lockRunning(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
@@ -320,43 +253,18 @@ func (s *Store) lockRunning(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) (m
 	return cur, nil
 }
 
-// fencedEntries returns the indexes of refs that apply: the first ref of
-// each job whose claim sequence is the current one of a RUNNING job in cur.
-// Later refs of the same claim do not apply, as if they ran after it.
-func fencedEntries(refs []claimKey, cur map[uuid.UUID]int64) []int {
-	var out []int
-	taken := make(map[uuid.UUID]bool, len(refs))
-	for i, r := range refs {
-		if seq, ok := cur[r.id]; ok && seq == r.seq && !taken[r.id] {
-			taken[r.id] = true
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// distinctIDs returns the ids of refs without repeats, sorted.
-func distinctIDs(refs []claimKey) []uuid.UUID {
-	ids := make([]uuid.UUID, 0, len(refs))
-	for _, r := range refs {
-		ids = append(ids, r.id)
-	}
-	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	return slices.Compact(ids)
-}
-
 // fenceCommitted settles an owner write whose COMMIT lost its connection:
 // the job of ref is RUNNING with ref's claim sequence exactly when the
 // write did not commit (a completion leaves RUNNING; a release leaves it
 // and advances the sequence).
-func (s *Store) fenceCommitted(ctx context.Context, ref claimKey) (bool, error) {
+func (s *Store) fenceCommitted(ctx context.Context, ref spi.ClaimRef) (bool, error) {
 	var status string
 	var seq int64
-	err := s.db.QueryRowContext(ctx, `SELECT status, claim_seq FROM `+s.sql.t.job+` WHERE job_id = ?`, binID(ref.id)).Scan(&status, &seq)
+	err := s.db.QueryRowContext(ctx, `SELECT status, claim_seq FROM `+s.sql.t.job+` WHERE job_id = ?`, binID(ref.JobID)).Scan(&status, &seq)
 	if err != nil {
 		return false, err
 	}
-	return !(status == string(spi.StatusRunning) && seq == ref.seq), nil
+	return !(status == string(spi.StatusRunning) && seq == ref.ClaimSeq), nil
 }
 
 // CompleteJobs applies a batch of fenced owner writes in one transaction:
@@ -381,22 +289,15 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, err
 	}
 	defer done()
-	for _, c := range cs {
-		switch c.Outcome {
-		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
-		default:
-			return nil, fmt.Errorf("mysql: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
-		}
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	out := make([]bool, len(cs))
 	if len(cs) == 0 {
 		return out, nil
 	}
-	refs := make([]claimKey, len(cs))
-	for i, c := range cs {
-		refs[i] = claimKey{c.JobID, c.ClaimSeq}
-	}
-	ids := distinctIDs(refs)
+	refs := sqlcore.Refs(cs)
+	ids := sqlcore.DistinctIDs(refs)
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
@@ -404,7 +305,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		if err != nil {
 			return err
 		}
-		app := fencedEntries(refs, cur)
+		app := sqlcore.Fenced(refs, cur)
 		if len(app) == 0 {
 			return nil
 		}
@@ -498,11 +399,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	if len(refs) == 0 {
 		return out, nil
 	}
-	keys := make([]claimKey, len(refs))
-	for i, r := range refs {
-		keys[i] = claimKey{r.JobID, r.ClaimSeq}
-	}
-	ids := distinctIDs(keys)
+	ids := sqlcore.DistinctIDs(refs)
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
@@ -510,7 +407,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 		if err != nil {
 			return err
 		}
-		app := fencedEntries(keys, cur)
+		app := sqlcore.Fenced(refs, cur)
 		if len(app) == 0 {
 			return nil
 		}
@@ -518,7 +415,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 			chunk := app[start:min(start+1000, len(app))]
 			rel := make([]uuid.UUID, len(chunk))
 			for k, i := range chunk {
-				rel[k] = keys[i].id
+				rel[k] = refs[i].JobID
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+`
 				SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
@@ -533,7 +430,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 		if len(applied) == 0 {
 			return true, nil
 		}
-		return s.fenceCommitted(ctx, keys[applied[0]])
+		return s.fenceCommitted(ctx, refs[applied[0]])
 	})
 	if err != nil {
 		return nil, fail("release jobs", err)

@@ -3,7 +3,6 @@ package mysql
 import (
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumnsTemplate selects one job of the table aliased j with its tags
@@ -68,72 +68,36 @@ func (r *rowScan) idString() string {
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
 // names the job and the problem.
 func (r *rowScan) job() (*spi.Job, error) {
-	if len(r.id) != 16 {
-		return nil, corrupt(r.idString(), "job_id is %d bytes, not 16", len(r.id))
+	row := sqlcore.Row{
+		IDText: r.idString(), Task: r.task, Status: r.status, Backoff: r.backoff,
+		Payload: sqlcore.Blob(r.payload, r.payloadNull), Result: sqlcore.Blob(r.result, r.resultNull),
+		Priority: r.priority, Scheduled: r.scheduled.UTC(),
+		Created: nullTime(r.created), Claimed: nullTime(r.claimed), Finished: nullTime(r.finished),
+		Attempts: r.attempts, MaxRetries: r.maxRetries, BackoffParamUS: r.backoffParam,
+		ClaimSeq: r.claimSeq, CrashCount: r.crash,
+		OwnerNode: r.owner.String, LastError: r.lastError.String, ResultType: r.resultType.String,
+		IdempotencyKey: r.idemKey.String, Resource: r.resource.String, ResourceLimit: r.resourceLimit,
+		Params: r.params,
 	}
-	st := spi.Status(r.status)
-	if !st.Valid() {
-		return nil, corrupt(r.idString(), "unknown status %q", r.status)
-	}
-	p := spi.Priority(r.priority)
-	if !p.Valid() {
-		return nil, corrupt(r.idString(), "priority %d out of range 0..4", r.priority)
-	}
-	j := &spi.Job{
-		ID:             uuid.UUID(r.id),
-		TaskName:       r.task,
-		Payload:        blob(r.payload, r.payloadNull),
-		Status:         st,
-		Priority:       p,
-		ScheduledAt:    r.scheduled.UTC(),
-		CreatedAt:      nullTime(r.created),
-		Attempts:       int(r.attempts),
-		MaxRetries:     int(r.maxRetries),
-		Backoff:        spi.BackoffKind(r.backoff),
-		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
-		CrashCount:     int(r.crash),
-		ClaimSeq:       r.claimSeq,
-		OwnerNode:      r.owner.String,
-		ClaimedAt:      nullTime(r.claimed),
-		FinishedAt:     nullTime(r.finished),
-		LastError:      r.lastError.String,
-		Result:         blob(r.result, r.resultNull),
-		ResultType:     r.resultType.String,
-		IdempotencyKey: r.idemKey.String,
-		Resource:       r.resource.String,
-		ResourceLimit:  int(r.resourceLimit),
-	}
-	if r.params.Valid {
-		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
-			return nil, corrupt(r.idString(), "params are not a JSON object of strings: %v", err)
-		}
+	if len(r.id) == 16 {
+		row.ID = uuid.UUID(r.id)
+	} else {
+		row.IDProblem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
 	}
 	if r.tags.Valid && r.tags.String != "" {
 		for _, h := range strings.Split(r.tags.String, ",") {
 			t, err := hex.DecodeString(h)
 			if err != nil {
-				return nil, corrupt(r.idString(), "unreadable tags: %v", err)
+				return nil, corrupt(row.IDText, "unreadable tags: %v", err)
 			}
-			j.Tags = append(j.Tags, string(t))
+			row.Tags = append(row.Tags, string(t))
 		}
 	}
-	return j, nil
+	return row.Job()
 }
 
-func corrupt(id, format string, args ...any) error {
-	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
-}
-
-// blob restores nil for NULL and an empty slice for an empty BLOB.
-func blob(b []byte, isNull bool) []byte {
-	if isNull {
-		return nil
-	}
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
+// corrupt names a corrupt job row.
+var corrupt = sqlcore.Corrupt
 
 // dbTime is the stored form of a time: UTC, truncated to the microsecond
 // precision of DATETIME(6) (the driver would otherwise round).

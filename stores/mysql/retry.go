@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Server error numbers the store handles.
@@ -114,28 +116,13 @@ type verifier func(ctx context.Context) (committed bool, err error)
 // success when it did. Other errors end inTx at once; so does the end of
 // ctx. After several attempts, the error says how many.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error, verify verifier) error {
-	delay := retryDelay
-	for attempt := 1; ; attempt++ {
-		err := s.tryTx(ctx, fn, verify)
-		if err == nil {
-			return nil
-		}
-		if !retryable(err) || attempt >= maxAttempts || ctx.Err() != nil {
-			if attempt > 1 {
-				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
-			}
-			return err
-		}
-		s.retries.Add(1)
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(ctx.Err(), err)
-		case <-t.C:
-		}
-		delay *= 2
+	r := sqlcore.Retry{
+		Retries:   maxAttempts - 1,
+		Pause:     func(n int) time.Duration { return retryDelay << (n - 1) },
+		Retryable: retryable,
+		OnRetry:   func() { s.retries.Add(1) },
 	}
+	return r.Do(ctx, func(int) error { return s.tryTx(ctx, fn, verify) })
 }
 
 // tryTx is one attempt of inTx.

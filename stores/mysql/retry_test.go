@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 func TestClassifier(t *testing.T) {
@@ -226,7 +227,8 @@ func TestKilledEveryTimeGivesUpCleanly(t *testing.T) {
 	_, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "mysql: claim jobs: ")
-	assert.Contains(t, err.Error(), fmt.Sprintf("gave up after %d attempts", maxAttempts))
+	assert.ErrorIs(t, err, sqlcore.ErrRetriesExhausted)
+	assert.Contains(t, err.Error(), fmt.Sprintf("after %d attempts", maxAttempts))
 	assert.True(t, connectionLost(err), "the cause stays visible: %v", err)
 	assert.Equal(t, int32(maxAttempts), k.kills.Load())
 	assert.Equal(t, before, jobStates(t, s), "nothing changed")
