@@ -14,6 +14,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
@@ -35,3 +36,5 @@ replace (
 	github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
 	github.com/ratchet-go/ratchet/tck => ../tck
 )
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore

@@ -58,6 +58,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sijms/go-ora/v2 v2.8.24 // indirect
@@ -120,3 +121,5 @@ replace github.com/ratchet-go/ratchet/internal/dbtest => ../internal/dbtest
 replace github.com/ratchet-go/ratchet/stores/mysql => ../stores/mysql
 
 replace github.com/ratchet-go/ratchet/stores/mongodb => ../stores/mongodb
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -159,14 +160,13 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		out = make([]spi.RecoveredJob, 0, len(orphans))
 		for _, o := range orphans {
 			rj := spi.RecoveredJob{TaskName: o.task, FromNode: o.owner}
-			if o.crash < p.MaxCrashRedeliveries {
-				rj.NewStatus, rj.CrashCount = spi.StatusPending, o.crash+1
+			rj.NewStatus, rj.CrashCount = sqlcore.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
+			if rj.NewStatus == spi.StatusPending {
 				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
 					SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
 						claim_seq = claim_seq + 1, owner_node = NULL
 					WHERE job_id = ?`, now, o.id)
 			} else {
-				rj.NewStatus, rj.CrashCount = spi.StatusFailed, o.crash
 				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
 					SET status = 'FAILED', last_error = ?, finished_time = ?,
 						claim_seq = claim_seq + 1, owner_node = NULL

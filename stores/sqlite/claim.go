@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -9,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Shapes of a tag filter: which of its lists are not empty. The claim has
@@ -116,15 +117,6 @@ func (tf tagFilter) levelArgs(args []any, now int64, limit int) []any {
 	return append(args, limit)
 }
 
-// candidate is one due job considered by a claim.
-type candidate struct {
-	id        string
-	eff       int64
-	scheduled int64
-	resource  string // "" for none
-	limit     int64  // the resource's limit
-}
-
 // ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID in
 // one IMMEDIATE transaction and returns them in claim order: effective
 // priority descending, scheduled time ascending, id ascending. It reads the
@@ -155,10 +147,8 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 			return err
 		}
 		ids := make([]string, len(cands))
-		rank := make(map[string]int, len(cands))
 		for i, c := range cands {
-			ids[i] = c.id
-			rank[c.id] = i
+			ids[i] = c.ID.String()
 		}
 		rows, err := tx.QueryContext(ctx, `UPDATE scheduler_job
 			SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
@@ -168,11 +158,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 			return err
 		}
 		defer rows.Close()
-		type ranked struct {
-			job  *spi.Job
-			rank int
-		}
-		got := make([]ranked, 0, len(cands))
+		got := make([]*spi.Job, 0, len(cands))
 		var bad []badRow
 		var r rowScan
 		for rows.Next() {
@@ -185,7 +171,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 				bad = append(bad, badRow{r.id, err})
 				continue
 			}
-			got = append(got, ranked{j, rank[r.id]})
+			got = append(got, j)
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -194,11 +180,8 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 		if err := failCorrupt(ctx, tx, bad, now); err != nil {
 			return err
 		}
-		slices.SortFunc(got, func(a, b ranked) int { return a.rank - b.rank })
-		out = make([]*spi.Job, len(got))
-		for i, g := range got {
-			out[i] = g.job
-		}
+		sqlcore.SortClaimed(got, p.Now, p.BoostInterval)
+		out = got
 		return nil
 	})
 	if err != nil {
@@ -210,7 +193,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 // claimCandidates returns the jobs to claim, best first: at most p.Limit of
 // the union of each level's first p.Limit due jobs, admitted in order while
 // their resources have permits.
-func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int64) ([]candidate, error) {
+func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int64) ([]sqlcore.Candidate, error) {
 	tf := compileTags(p.Tags)
 	args := make([]any, 0, 6*spi.NumPriorities)
 	for range spi.NumPriorities {
@@ -221,46 +204,42 @@ func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int
 		return nil, err
 	}
 	defer rows.Close()
-	var cands []candidate
-	var resources []string
+	var cands []sqlcore.Candidate
+	var bad []badRow
 	for rows.Next() {
-		var c candidate
-		var prio int64
+		var c sqlcore.Candidate
+		var id string
+		var prio, scheduled int64
 		var res sql.NullString
-		if err := rows.Scan(&c.id, &prio, &c.scheduled, &res, &c.limit); err != nil {
+		if err := rows.Scan(&id, &prio, &scheduled, &res, &c.Limit); err != nil {
 			return nil, err
 		}
-		c.eff = spi.EffectivePriority(spi.Priority(prio), fromMicros(c.scheduled), p.Now, p.BoostInterval)
-		if res.Valid {
-			c.resource = res.String
-			if !slices.Contains(resources, c.resource) {
-				resources = append(resources, c.resource)
-			}
+		if c.ID, err = uuid.Parse(id); err != nil || c.ID.String() != id {
+			bad = append(bad, badRow{id, corrupt(id, "job_id %q is not a canonical UUID", id)})
+			continue
 		}
+		c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromMicros(scheduled), res.String
 		cands = append(cands, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	rows.Close()
-	// The canonical UUID text sorts like the UUID bytes.
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.eff, a.eff); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.scheduled, b.scheduled); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	if len(resources) == 0 {
+	// A row whose id cannot be read fails here, so it cannot take a
+	// candidate's place at every claim.
+	if err := failCorrupt(ctx, tx, bad, now); err != nil {
+		return nil, err
+	}
+	sqlcore.Rank(cands, p.Now, p.BoostInterval)
+	resources := sqlcore.Resources(cands, p.Limit)
+	if resources == nil {
 		return cands[:min(len(cands), p.Limit)], nil
 	}
 	held, err := resourceHolders(ctx, tx, resources)
 	if err != nil {
 		return nil, err
 	}
-	return admit(cands, p.Limit, held), nil
+	return sqlcore.Admit(cands, p.Limit, held), nil
 }
 
 // resourceHolders counts the RUNNING jobs naming each resource, through the
@@ -283,28 +262,6 @@ func resourceHolders(ctx context.Context, tx *sql.Tx, resources []string) (map[s
 		held[name] = n
 	}
 	return held, rows.Err()
-}
-
-// admit returns, in order, the first limit of cands (sorted best first)
-// whose resource has a free permit, counting the permits taken by the
-// candidates admitted before them; held is the number of RUNNING holders of
-// each resource, and is updated. Jobs of a full resource are skipped, not
-// waited for.
-func admit(cands []candidate, limit int, held map[string]int64) []candidate {
-	out := make([]candidate, 0, min(limit, len(cands)))
-	for _, c := range cands {
-		if len(out) == limit {
-			break
-		}
-		if c.resource != "" {
-			if held[c.resource] >= c.limit {
-				continue
-			}
-			held[c.resource]++
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // badRow is a claimed row that could not be decoded.
@@ -343,12 +300,8 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, err
 	}
 	defer done()
-	for _, c := range cs {
-		switch c.Outcome {
-		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
-		default:
-			return nil, fmt.Errorf("sqlite: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
-		}
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	out := make([]bool, len(cs))
 	if len(cs) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumns selects one job with its tags, in the order of rowScan.dest.
@@ -53,70 +54,32 @@ func (r *rowScan) scan(rows *sql.Rows) error {
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
 // names the job and the problem.
 func (r *rowScan) job() (*spi.Job, error) {
+	row := sqlcore.Row{
+		IDText: r.id, Task: r.task, Status: r.status, Backoff: r.backoff,
+		Payload: sqlcore.Blob(r.payload, r.payloadNull), Result: sqlcore.Blob(r.result, r.resultNull),
+		Priority: r.priority, Scheduled: fromMicros(r.scheduled),
+		Created: nullTime(r.created), Claimed: nullTime(r.claimed), Finished: nullTime(r.finished),
+		Attempts: r.attempts, MaxRetries: r.maxRetries, BackoffParamUS: r.backoffParam,
+		ClaimSeq: r.claimSeq, CrashCount: r.crash,
+		OwnerNode: r.owner.String, LastError: r.lastError.String, ResultType: r.resultType.String,
+		IdempotencyKey: r.idemKey.String, Resource: r.resource.String, ResourceLimit: r.resourceLimit,
+		Params: r.params,
+	}
 	id, err := uuid.Parse(r.id)
 	if err != nil || id.String() != r.id {
-		return nil, corrupt(r.id, "job_id %q is not a canonical UUID", r.id)
+		row.IDProblem = fmt.Sprintf("job_id %q is not a canonical UUID", r.id)
 	}
-	st := spi.Status(r.status)
-	if !st.Valid() {
-		return nil, corrupt(r.id, "unknown status %q", r.status)
-	}
-	p := spi.Priority(r.priority)
-	if !p.Valid() {
-		return nil, corrupt(r.id, "priority %d out of range 0..4", r.priority)
-	}
-	j := &spi.Job{
-		ID:             id,
-		TaskName:       r.task,
-		Payload:        blob(r.payload, r.payloadNull),
-		Status:         st,
-		Priority:       p,
-		ScheduledAt:    fromMicros(r.scheduled),
-		CreatedAt:      nullTime(r.created),
-		Attempts:       int(r.attempts),
-		MaxRetries:     int(r.maxRetries),
-		Backoff:        spi.BackoffKind(r.backoff),
-		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
-		CrashCount:     int(r.crash),
-		ClaimSeq:       r.claimSeq,
-		OwnerNode:      r.owner.String,
-		ClaimedAt:      nullTime(r.claimed),
-		FinishedAt:     nullTime(r.finished),
-		LastError:      r.lastError.String,
-		Result:         blob(r.result, r.resultNull),
-		ResultType:     r.resultType.String,
-		IdempotencyKey: r.idemKey.String,
-		Resource:       r.resource.String,
-		ResourceLimit:  int(r.resourceLimit),
-	}
-	if r.params.Valid {
-		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
-			return nil, corrupt(r.id, "params are not a JSON object of strings: %v", err)
-		}
-	}
+	row.ID = id
 	if r.tags.Valid && r.tags.String != "[]" {
-		if err := json.Unmarshal([]byte(r.tags.String), &j.Tags); err != nil {
+		if err := json.Unmarshal([]byte(r.tags.String), &row.Tags); err != nil {
 			return nil, corrupt(r.id, "unreadable tags: %v", err)
 		}
 	}
-	return j, nil
+	return row.Job()
 }
 
-func corrupt(id, format string, args ...any) error {
-	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
-}
-
-// blob restores nil for NULL and an empty slice for an empty BLOB (the
-// driver returns nil for both).
-func blob(b []byte, isNull bool) []byte {
-	if isNull {
-		return nil
-	}
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
+// corrupt names a corrupt job row.
+var corrupt = sqlcore.Corrupt
 
 // micros is the stored form of a time: unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -6,6 +6,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/ratchet-go/ratchet/ddl v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0
 	github.com/stretchr/testify v1.12.1
 	modernc.org/sqlite v1.62.0
 )
@@ -28,3 +29,5 @@ replace github.com/ratchet-go/ratchet/ddl => ../../ddl
 replace github.com/ratchet-go/ratchet/sdk => ../../sdk
 
 replace github.com/ratchet-go/ratchet/tck => ../../tck
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../internal/sqlcore
