@@ -56,6 +56,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sijms/go-ora/v2 v2.8.24 // indirect
@@ -88,3 +89,7 @@ replace (
 	github.com/ratchet-go/ratchet/stores/postgres => ../stores/postgres
 	github.com/ratchet-go/ratchet/tck => ../tck
 )
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite

@@ -1,6 +1,6 @@
 module github.com/ratchet-go/ratchet/simtest
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
@@ -19,3 +19,9 @@ replace (
 	github.com/ratchet-go/ratchet/stores/memory => ../stores/memory
 	github.com/ratchet-go/ratchet/tck => ../tck
 )
+
+replace github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
+
+replace github.com/ratchet-go/ratchet/ddl => ../ddl
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore

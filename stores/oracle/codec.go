@@ -103,7 +103,7 @@ func (r *rowScan) job() (*spi.Job, error) {
 	if len(r.id) == 16 {
 		row.ID = uuid.UUID(r.id)
 	} else {
-		row.IDProblem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
+		row.Problem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
 	}
 	if r.tags.Valid && r.tags.String != "" {
 		if err := json.Unmarshal([]byte(r.tags.String), &row.Tags); err != nil {

@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
@@ -69,17 +68,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	}
 	// The statements return the rows in no particular order: sort them as
 	// they were picked.
-	slices.SortFunc(got, func(a, b *spi.Job) int {
-		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, p.BoostInterval)
-		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, p.BoostInterval)
-		if c := cmp.Compare(eb, ea); c != 0 {
-			return c
-		}
-		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ID[:], b.ID[:])
-	})
+	sqlcore.SortClaimed(got, now, p.BoostInterval)
 	return got, nil
 }
 
@@ -110,16 +99,6 @@ func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []badRow, permit
 		return nil, nil, false, err
 	}
 	return got, bad, permits, nil
-}
-
-// candidate is one due job considered by a claim with permits.
-type candidate struct {
-	id        pgtype.UUID
-	prio      int32
-	scheduled time.Time
-	eff       int64
-	resource  pgtype.Text
-	limit     int64
 }
 
 // claimPermits is the claim when the best candidates name resources: one
@@ -157,29 +136,23 @@ func (s *Store) claimPermits(ctx context.Context, p spi.ClaimParams, now time.Ti
 	if err != nil {
 		return nil, nil, err
 	}
-	var cands []candidate
-	var resources []string
-	var c candidate
-	_, err = pgx.ForEachRow(rows, []any{&c.id, &c.prio, &c.scheduled, &c.resource, &c.limit}, func() error {
-		c.eff = spi.EffectivePriority(spi.Priority(c.prio), c.scheduled, now, p.BoostInterval)
-		if c.resource.Valid && !slices.Contains(resources, c.resource.String) {
-			resources = append(resources, c.resource.String)
-		}
+	var cands []sqlcore.Candidate
+	var (
+		id       pgtype.UUID
+		prio     int32
+		resource pgtype.Text
+		c        sqlcore.Candidate
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &prio, &c.Scheduled, &resource, &c.Limit}, func() error {
+		c.ID, c.Priority, c.Resource = id.Bytes, spi.Priority(prio), resource.String
 		cands = append(cands, c)
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.eff, a.eff); c != 0 {
-			return c
-		}
-		if c := a.scheduled.Compare(b.scheduled); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.id.Bytes[:], b.id.Bytes[:])
-	})
+	sqlcore.Rank(cands, now, p.BoostInterval)
+	resources := sqlcore.Resources(cands, p.Limit)
 	held := make(map[string]int64, len(resources))
 	if len(resources) > 0 {
 		// One round trip: the server runs the count after the locks are
@@ -210,18 +183,10 @@ func (s *Store) claimPermits(ctx context.Context, p spi.ClaimParams, now time.Ti
 			return nil, nil, fmt.Errorf("count resource holders: %w", err)
 		}
 	}
-	ids := make([]pgtype.UUID, 0, min(p.Limit, len(cands)))
-	for _, c := range cands {
-		if len(ids) == p.Limit {
-			break
-		}
-		if c.resource.Valid {
-			if held[c.resource.String] >= c.limit {
-				continue
-			}
-			held[c.resource.String]++
-		}
-		ids = append(ids, c.id)
+	admitted := sqlcore.Admit(cands, p.Limit, held)
+	ids := make([]pgtype.UUID, len(admitted))
+	for i, c := range admitted {
+		ids[i] = pgUUID(c.ID)
 	}
 	if len(ids) > 0 {
 		rows, err := tx.Query(ctx, s.sql.claimIDs, ids, nullText(p.NodeID), now)
@@ -304,12 +269,6 @@ func (s *Store) failCorrupt(ctx context.Context, bad []badRow, now time.Time) er
 	return nil
 }
 
-// claimKey is one fenced write's target.
-type claimKey struct {
-	id  [16]byte
-	seq int64
-}
-
 // CompleteJobs applies a batch of fenced owner writes with one statement.
 // Each applies only while its job is RUNNING with the named claim sequence;
 // the result has one entry per completion, true when it applied. When one
@@ -326,12 +285,8 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, err
 	}
 	defer done()
-	for _, c := range cs {
-		switch c.Outcome {
-		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed:
-		default:
-			return nil, fmt.Errorf("postgres: complete jobs: job %s: unknown outcome %d", c.JobID, c.Outcome)
-		}
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	out := make([]bool, len(cs))
 	if len(cs) == 0 {
@@ -340,16 +295,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	// Each claim once (its first completion), in job id order: concurrent
 	// batch writers (completers, recovery) then lock rows in one order and
 	// cannot deadlock.
-	pos := make([]int, 0, len(cs)) // index in cs of each array element
-	seen := make(map[claimKey]bool, len(cs))
-	for i, c := range cs {
-		k := claimKey{c.JobID, c.ClaimSeq}
-		if !seen[k] {
-			seen[k] = true
-			pos = append(pos, i)
-		}
-	}
-	slices.SortStableFunc(pos, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
+	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs)) // index in cs of each array element
 	n := len(pos)
 	var (
 		ids        = make([]pgtype.UUID, 0, n)
@@ -423,16 +369,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	if len(refs) == 0 {
 		return out, nil
 	}
-	pos := make([]int, 0, len(refs)) // index in refs of each array element
-	seen := make(map[claimKey]bool, len(refs))
-	for i, r := range refs {
-		k := claimKey{r.JobID, r.ClaimSeq}
-		if !seen[k] {
-			seen[k] = true
-			pos = append(pos, i)
-		}
-	}
-	slices.SortStableFunc(pos, func(a, b int) int { return bytes.Compare(refs[a].JobID[:], refs[b].JobID[:]) })
+	pos := sqlcore.FirstOfEach(refs) // index in refs of each array element
 	ids := make([]pgtype.UUID, len(pos))
 	seqs := make([]int64, len(pos))
 	for k, i := range pos {

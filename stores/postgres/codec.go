@@ -1,8 +1,7 @@
 package postgres
 
 import (
-	"encoding/json"
-	"fmt"
+	"database/sql"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumns selects one job with its tags (sorted), in the order of
@@ -66,66 +66,36 @@ func (r *rowScan) idString() string {
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
 // names the job and the problem.
 func (r *rowScan) job() (*spi.Job, error) {
-	if !r.id.Valid {
-		return nil, corrupt(r.idString(), "NULL job_id")
+	row := sqlcore.Row{
+		ID: r.id.Bytes, IDText: r.idString(), Task: r.task, Status: r.status, Backoff: r.backoff,
+		Payload: r.payload, Result: r.result, Priority: int64(r.priority),
+		Attempts: int64(r.attempts), MaxRetries: int64(r.maxRetries), BackoffParamUS: r.backoffParam,
+		ClaimSeq: r.claimSeq, CrashCount: int64(r.crash),
+		OwnerNode: r.owner.String, LastError: r.lastError.String, ResultType: r.resultType.String,
+		IdempotencyKey: r.idem.String, Resource: r.resource.String, ResourceLimit: r.resourceLimit,
+		Params: sql.NullString{String: r.params.String, Valid: r.params.Valid}, Tags: r.tags,
 	}
-	id := uuid.UUID(r.id.Bytes)
-	st := spi.Status(r.status)
-	if !st.Valid() {
-		return nil, corrupt(id.String(), "unknown status %q", r.status)
-	}
-	p := spi.Priority(r.priority)
-	if !p.Valid() {
-		return nil, corrupt(id.String(), "priority %d out of range 0..4", r.priority)
-	}
-	var times [4]time.Time
-	for i, ts := range []pgtype.Timestamptz{r.scheduled, r.created, r.claimed, r.finished} {
-		if ts.Valid && ts.InfinityModifier != pgtype.Finite {
-			return nil, corrupt(id.String(), "infinite timestamp")
-		}
-		if ts.Valid {
-			times[i] = ts.Time.UTC()
+	for _, t := range []struct {
+		ts  pgtype.Timestamptz
+		dst *time.Time
+	}{{r.scheduled, &row.Scheduled}, {r.created, &row.Created}, {r.claimed, &row.Claimed}, {r.finished, &row.Finished}} {
+		if t.ts.Valid && t.ts.InfinityModifier != pgtype.Finite {
+			row.Problem = "infinite timestamp"
+		} else if t.ts.Valid {
+			*t.dst = t.ts.Time.UTC()
 		}
 	}
-	if !r.scheduled.Valid {
-		return nil, corrupt(id.String(), "NULL scheduled_time")
+	switch {
+	case !r.id.Valid:
+		row.Problem = "NULL job_id"
+	case !r.scheduled.Valid:
+		row.Problem = "NULL scheduled_time"
 	}
-	j := &spi.Job{
-		ID:             id,
-		TaskName:       r.task,
-		Payload:        r.payload,
-		Status:         st,
-		Priority:       p,
-		ScheduledAt:    times[0],
-		CreatedAt:      times[1],
-		Attempts:       int(r.attempts),
-		MaxRetries:     int(r.maxRetries),
-		Backoff:        spi.BackoffKind(r.backoff),
-		BackoffParam:   time.Duration(r.backoffParam) * time.Microsecond,
-		CrashCount:     int(r.crash),
-		ClaimSeq:       r.claimSeq,
-		OwnerNode:      r.owner.String,
-		ClaimedAt:      times[2],
-		FinishedAt:     times[3],
-		LastError:      r.lastError.String,
-		Result:         r.result,
-		ResultType:     r.resultType.String,
-		IdempotencyKey: r.idem.String,
-		Tags:           r.tags,
-		Resource:       r.resource.String,
-		ResourceLimit:  int(r.resourceLimit),
-	}
-	if r.params.Valid {
-		if err := json.Unmarshal([]byte(r.params.String), &j.Params); err != nil {
-			return nil, corrupt(id.String(), "params are not a JSON object of strings: %v", err)
-		}
-	}
-	return j, nil
+	return row.Job()
 }
 
-func corrupt(id, format string, args ...any) error {
-	return fmt.Errorf("%w: job %s: %s", spi.ErrCorruptJob, id, fmt.Sprintf(format, args...))
-}
+// corrupt names a corrupt job row.
+var corrupt = sqlcore.Corrupt
 
 // pgUUID is the pgx form of a job id.
 func pgUUID(id uuid.UUID) pgtype.UUID { return pgtype.UUID{Bytes: id, Valid: true} }

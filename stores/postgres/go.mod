@@ -8,6 +8,7 @@ require (
 	github.com/ratchet-go/ratchet/ddl v0.0.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0
 	github.com/ratchet-go/ratchet/tck v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -84,3 +85,5 @@ replace github.com/ratchet-go/ratchet/sdk => ../../sdk
 replace github.com/ratchet-go/ratchet/tck => ../../tck
 
 replace github.com/ratchet-go/ratchet/internal/dbtest => ../../internal/dbtest
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../internal/sqlcore

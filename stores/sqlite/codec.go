@@ -67,7 +67,7 @@ func (r *rowScan) job() (*spi.Job, error) {
 	}
 	id, err := uuid.Parse(r.id)
 	if err != nil || id.String() != r.id {
-		row.IDProblem = fmt.Sprintf("job_id %q is not a canonical UUID", r.id)
+		row.Problem = fmt.Sprintf("job_id %q is not a canonical UUID", r.id)
 	}
 	row.ID = id
 	if r.tags.Valid && r.tags.String != "[]" {

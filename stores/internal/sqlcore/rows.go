@@ -14,12 +14,14 @@ import (
 // validation: the store converts its database's types (ids, times, NULLs,
 // tag lists) into these fields, and Job checks and builds the job.
 type Row struct {
-	// ID is the job id, when the stored one could be read as a UUID;
-	// otherwise IDProblem says what is wrong with it. IDText names the
-	// stored id in messages either way.
-	ID        uuid.UUID
-	IDText    string
-	IDProblem string
+	// ID is the job id; IDText names the stored id in messages, also
+	// when it could not be read as a UUID.
+	ID     uuid.UUID
+	IDText string
+	// Problem, when not empty, is what the store found wrong while
+	// converting the columns (an id that is not a UUID, an infinite or
+	// missing timestamp): the row is corrupt.
+	Problem string
 
 	Task, Status, Backoff string
 	// Payload and Result are nil for NULL.
@@ -50,8 +52,8 @@ func Corrupt(id, format string, args ...any) error {
 // object of strings. GetJob and ListJobs report such a row; ClaimJobs
 // fails it into the dead-letter queue instead of returning it.
 func (r *Row) Job() (*spi.Job, error) {
-	if r.IDProblem != "" {
-		return nil, Corrupt(r.IDText, "%s", r.IDProblem)
+	if r.Problem != "" {
+		return nil, Corrupt(r.IDText, "%s", r.Problem)
 	}
 	st := spi.Status(r.Status)
 	if !st.Valid() {
