@@ -1,6 +1,7 @@
 package tck
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -128,6 +129,32 @@ func fencingCases() []testCase {
 				assert.Equal(t, spi.StatusFailed, got.Status, "the applied write was the failure")
 			}
 			assert.Equal(t, []bool{false}, f.complete(succeeded(c, at(4*time.Second), nil, "")), "a third write of a finalized claim")
+		}},
+		{"CompleteReplayed", func(t tb, f *fixture) {
+			// A batch whose commit succeeded but whose answer was lost is
+			// sent again: a completion whose job already shows exactly
+			// what it writes counts as applied, and changes nothing.
+			a, b, c, d := f.insertOne(), f.insertOne(), f.insertOne(), f.insertOne()
+			claimed := f.claimSet("node-a", at(time.Second), a, b, c, d)
+			now := at(2*time.Second + 7*time.Microsecond)
+			batch := []spi.Completion{
+				succeeded(claimed[a.ID], now, []byte(`"a"`), "string"),
+				retried(claimed[b.ID], now, now.Add(time.Hour), 1, "later"),
+				failed(claimed[c.ID], now, 2, "c failed"),
+			}
+			require.Equal(t, []bool{true, true, true}, f.complete(batch...))
+			before := []*spi.Job{f.get(a.ID), f.get(b.ID), f.get(c.ID)}
+			replay := append(slices.Clone(batch), succeeded(claimed[d.ID], now, nil, ""))
+			assert.Equal(t, []bool{true, true, true, true}, f.complete(replay...),
+				"a replayed success, retry and failure count as applied, beside a first write")
+			for _, j := range before {
+				assertJob(t, j, f.get(j.ID), "a replayed completion changes nothing")
+			}
+			assert.Equal(t, spi.StatusSucceeded, f.get(d.ID).Status)
+			// Once the retried job is claimed again, the replay of its
+			// retry is superseded.
+			f.claimOne(b.ID, "node-b", now.Add(time.Hour))
+			assert.Equal(t, []bool{false}, f.complete(batch[1]), "a retry replayed after the job was claimed again")
 		}},
 		{"ReleaseStaleSeq", func(t tb, f *fixture) {
 			j := f.insertOne()

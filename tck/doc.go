@@ -92,7 +92,10 @@
 //     cancelled, unknown), report false and change nothing (the whole job is
 //     compared before and after); batches mixing current and stale entries
 //     apply only the current ones, flags in input order; a claim is
-//     finalized at most once.
+//     finalized at most once. A batch sent again after it applied (its
+//     answer lost) reports each completion whose job already shows exactly
+//     what it writes as applied, and changes nothing; a retry replayed after
+//     the job was claimed again is superseded.
 //   - Complete: SUCCEEDED stores result, result type and FinishedAt and keeps
 //     the attempt count; RETRY leaves the job PENDING at RetryAt with the
 //     attempt count and error, no owner and no finish time, claimable again

@@ -70,6 +70,7 @@ const (
 	bugTruncatesPayload      bug = "payloads cut to 64 KiB"
 	bugEmptyInsertFails      bug = "InsertJobs of no jobs fails"
 	bugCompleteUnknownErrors bug = "CompleteJobs fails on an unknown job"
+	bugCompleteNoReplay      bug = "CompleteJobs reports a replayed completion superseded"
 	bugClaimCancelled        bug = "claim takes CANCELLED jobs"
 	bugClaimIgnoresDue       bug = "claim ignores due times"
 	bugClaimPanicsOnCorrupt  bug = "claim panics on a corrupt row"
@@ -487,8 +488,15 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 		return nil, err
 	}
 	res := make([]bool, len(cs))
+	seen := make(map[spi.ClaimRef]bool, len(cs))
 	for i, c := range cs {
+		first := !seen[c.ClaimRef]
+		seen[c.ClaimRef] = true
 		r, ok := s.rows[c.JobID]
+		if ok && first && s.bug != bugCompleteNoReplay && c.AlreadyApplied(r.job) {
+			res[i] = true
+			continue
+		}
 		if !ok {
 			if s.bug == bugCompleteUnknownErrors {
 				return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, c.JobID)

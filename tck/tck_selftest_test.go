@@ -177,6 +177,7 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugTruncatesPayload, []string{"Insert/LargePayload"}},
 		{bugEmptyInsertFails, []string{"Insert/EmptyBatch"}},
 		{bugCompleteUnknownErrors, []string{"Fencing/CompleteUnknownJob"}},
+		{bugCompleteNoReplay, []string{"Fencing/CompleteReplayed"}},
 		{bugClaimCancelled, []string{"Cancel/NeverClaimed"}},
 		{bugClaimIgnoresDue, []string{"Claim/NothingDue", "Claim/DueTime", "Claim/OnlyDueJobs"}},
 		{bugClaimPanicsOnCorrupt, []string{"Corrupt/ClaimNoPanic"}},

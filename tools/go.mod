@@ -93,7 +93,9 @@ require (
 	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
 	github.com/ratchet-go/ratchet/stores/mongodb v0.0.0
 	github.com/ratchet-go/ratchet/stores/mysql v0.0.0
+	github.com/ratchet-go/ratchet/stores/oracle v0.0.0
 	github.com/ratchet-go/ratchet/stores/postgres v0.0.0
+	github.com/ratchet-go/ratchet/stores/sqlserver v0.0.0
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
@@ -123,3 +125,7 @@ replace github.com/ratchet-go/ratchet/stores/mysql => ../stores/mysql
 replace github.com/ratchet-go/ratchet/stores/mongodb => ../stores/mongodb
 
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/stores/sqlserver => ../stores/sqlserver
+
+replace github.com/ratchet-go/ratchet/stores/oracle => ../stores/oracle

@@ -55,7 +55,12 @@ type Store interface {
 	// superseded. A RETRY outcome leaves PENDING at RetryAt with the owner
 	// cleared; SUCCEEDED and FAILED set FinishedAt and keep OwnerNode as the
 	// record of the node that finished the job. Completions do not advance
-	// ClaimSeq.
+	// ClaimSeq. A completion whose job already shows exactly what it
+	// writes ([Completion.AlreadyApplied]: the write of an earlier call whose
+	// commit succeeded but whose answer was lost) counts as applied, so a
+	// caller may send a batch again after an error; within one batch only
+	// the first completion of each claim can apply. A batch with an unknown
+	// outcome fails before anything is written.
 	CompleteJobs(ctx context.Context, cs []Completion) ([]bool, error)
 
 	// ReleaseJobs puts claimed jobs back to PENDING, due at now, without

@@ -286,10 +286,20 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	for _, c := range cs {
+		if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeFailed {
+			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
+		}
+	}
 	out := make([]bool, len(cs))
+	seen := make(map[spi.ClaimRef]bool, len(cs))
 	for i, c := range cs {
+		first := !seen[c.ClaimRef]
+		seen[c.ClaimRef] = true
 		j := s.owned(c.ClaimRef)
 		if j == nil {
+			// A replay of a completion that applied already counts.
+			out[i] = first && c.AlreadyApplied(s.jobs[c.JobID])
 			continue
 		}
 		switch c.Outcome {

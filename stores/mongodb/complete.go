@@ -151,7 +151,36 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	if err != nil {
 		return nil, fail("complete jobs", err)
 	}
+	if err := s.recognizeApplied(ctx, cs, out); err != nil {
+		return nil, fail("complete jobs", err)
+	}
 	return out, nil
+}
+
+// recognizeApplied marks as applied the completions, the first of their
+// claim in the batch, that did not apply but whose job already shows
+// exactly what they write: a batch sent again after its answer was lost
+// (spi.Completion.AlreadyApplied). It reads only when some did not apply.
+func (s *Store) recognizeApplied(ctx context.Context, cs []spi.Completion, out []bool) error {
+	seen := make(map[spi.ClaimRef]bool, len(cs))
+	for i, c := range cs {
+		first := !seen[c.ClaimRef]
+		seen[c.ClaimRef] = true
+		if out[i] || !first {
+			continue
+		}
+		raw, err := s.jobs.FindOne(ctx, bson.M{fID: idValue(c.JobID)}, options.FindOne().SetProjection(jobProjection)).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("job %s: %w", c.JobID, err)
+		}
+		if j, err := decodeJob(raw); err == nil {
+			out[i] = c.AlreadyApplied(j)
+		}
+	}
+	return nil
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with no owner

@@ -175,7 +175,7 @@ type badRow struct {
 
 // readClaimed reads the claimed rows back: the jobs, and the rows that
 // could not be decoded.
-func (s *Store) readClaimed(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, []badRow, error) {
+func (s *Store) readClaimed(ctx context.Context, tx querier, ids []uuid.UUID) ([]*spi.Job, []badRow, error) {
 	rows, err := tx.QueryContext(ctx, s.sql.claimedRows+`(`+marks(len(ids))+`)`, idArgs(ids)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the claimed jobs: %w", err)
@@ -342,6 +342,14 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	}
 	for _, i := range applied {
 		out[i] = true
+	}
+	// A completion found already applied (an earlier call whose answer was
+	// lost) counts.
+	if err := sqlcore.Recognize(cs, nil, out, func(ids []uuid.UUID) ([]*spi.Job, error) {
+		jobs, _, err := s.readClaimed(ctx, s.db, ids)
+		return jobs, err
+	}); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	return out, nil
 }

@@ -399,7 +399,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	}
 	refs := sqlcore.Refs(cs)
 	pos := sqlcore.FirstOfEach(refs)
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
 		clear(out)
 		apply, err := current(ctx, tx, refs, pos)
 		if err != nil {
@@ -419,10 +419,9 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		for _, i := range apply {
 			out[i] = true
 		}
-		if at.uncertain {
-			return recognizeCompleted(ctx, tx, cs, pos, out)
-		}
-		return nil
+		// A completion found already applied (by an earlier run whose
+		// commit failed, or an earlier call whose answer was lost) counts.
+		return sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
 	})
 	if err != nil {
 		return nil, fail("complete jobs", err)
@@ -430,43 +429,28 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	return out, nil
 }
 
-// recognizeCompleted marks as applied the completions (at pos, not marked
-// yet) whose job shows exactly what they would have written: the write of
-// an earlier run whose commit reported a failure but took effect.
-func recognizeCompleted(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
-	var want []int
-	for _, i := range pos {
-		if !out[i] {
-			want = append(want, i)
+// loadJobs reads the jobs of ids (missing ones left out), in chunks.
+func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+	var out []*spi.Job
+	for start := 0; start < len(ids); start += idsPerList {
+		chunk := ids[start:min(start+idsPerList, len(ids))]
+		raw := make([][]byte, len(chunk))
+		for k, id := range chunk {
+			raw[k] = dbID(id)
 		}
-	}
-	for start := 0; start < len(want); start += idsPerList {
-		chunk := want[start:min(start+idsPerList, len(want))]
-		ids := make([][]byte, len(chunk))
-		for k, i := range chunk {
-			ids[k] = dbID(cs[i].JobID)
-		}
-		query, args := jobsSQL(ids)
+		query, args := jobsSQL(raw)
 		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		got, _, err := scanJobs(rows)
 		rows.Close()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		byID := make(map[uuid.UUID]*spi.Job, len(got))
-		for _, j := range got {
-			byID[j.ID] = j
-		}
-		for _, i := range chunk {
-			if j := byID[cs[i].JobID]; j != nil && sqlcore.Shows(j, cs[i]) {
-				out[i] = true
-			}
-		}
+		out = append(out, got...)
 	}
-	return nil
+	return out, nil
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner

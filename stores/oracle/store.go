@@ -15,6 +15,7 @@ import (
 	"github.com/sijms/go-ora/v2/configurations"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Dialect is the name of this store's schema folder in the ddl module.
@@ -125,6 +126,21 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := opts.check(); err != nil {
 		return nil, fmt.Errorf("oracle: open: %w", err)
 	}
+	db, err := connect(ctx, dsn, opts, "open")
+	if err != nil {
+		return nil, err
+	}
+	s, err := newStore(ctx, db, opts, true)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// connect opens a pool on the server of dsn and checks that it answers
+// within the connect timeout; op names the operation in errors.
+func connect(ctx context.Context, dsn string, opts Options, op string) (*sql.DB, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -135,24 +151,25 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	db, err := sql.Open("oracle", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("oracle: open: %w", err)
+		return nil, fmt.Errorf("oracle: %s: %w", op, err)
 	}
-	pingCtx, cancel := context.WithTimeout(ctx, timeout)
-	err = db.PingContext(pingCtx)
-	cancel()
-	if err != nil {
+	if err := sqlcore.Ping(ctx, db, timeout); err != nil {
 		_ = db.Close()
-		if ctx.Err() != nil {
-			err = errors.Join(ctx.Err(), err)
-		}
-		return nil, fmt.Errorf("oracle: open: cannot connect to %s: %w", serverName(cfg), err)
+		return nil, fmt.Errorf("oracle: %s: cannot connect to %s: %w", op, serverName(cfg), err)
 	}
-	s, err := newStore(ctx, db, opts, true)
+	return db, nil
+}
+
+// MigrateDSN is [Migrate] on the database of dsn (as [Open] takes it),
+// with connections of its own, closed when it returns; the `ratchet
+// migrate` command calls it.
+func MigrateDSN(ctx context.Context, dsn string) (applied []int, err error) {
+	db, err := connect(ctx, dsn, Options{}, "migrate")
 	if err != nil {
-		_ = db.Close()
 		return nil, err
 	}
-	return s, nil
+	defer db.Close()
+	return Migrate(ctx, db)
 }
 
 // New returns a store on an existing database handle (opened with go-ora's

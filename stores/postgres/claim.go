@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -352,6 +353,12 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	if err := rows.Err(); err != nil {
 		return nil, fail("complete jobs", err)
 	}
+	rows.Close()
+	// A completion found already applied (an earlier call whose commit
+	// reached the server but whose answer was lost) counts.
+	if err := sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return s.loadJobs(ctx, ids) }); err != nil {
+		return nil, fail("complete jobs", err)
+	}
 	return out, nil
 }
 
@@ -405,4 +412,28 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 // are hints: a failure is ignored, the pollers find the jobs anyway.
 func (s *Store) wake(ctx context.Context, p int32) {
 	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(min(max(p, 0), 4)))+sourceSuffix(ctx))
+}
+
+// loadJobs reads the jobs of ids that exist and can be decoded.
+func (s *Store) loadJobs(ctx context.Context, ids []uuid.UUID) ([]*spi.Job, error) {
+	pg := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		pg[i] = pgUUID(id)
+	}
+	rows, err := s.pool.Query(ctx, s.sql.getJobs, pg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*spi.Job
+	var r rowScan
+	for rows.Next() {
+		if r.scan(rows) != nil {
+			continue
+		}
+		if j, err := r.job(); err == nil {
+			out = append(out, j)
+		}
+	}
+	return out, rows.Err()
 }

@@ -12,26 +12,26 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claim                          [numTagShapes]string // the one-statement claim, per tag filter shape
-	claimCandidates                [numTagShapes]string // the permit claim's candidates, per tag filter shape
-	lockResources, countHolders    string
-	claimIDs                       string
-	failCorrupt                    string
-	complete, release              string
-	insert                         [8]string // indexed by insKeyed | insTags | insNotify
-	existingKeys, notify           string
-	getJob, listJobs, listByStatus string
-	listStatus                     map[spi.Status]string // listByStatus with the status as a literal
-	retryFailed, cancel            string
-	heartbeat, deregister          string
-	recover                        string
-	checkClaims                    string
-	acquireLease, releaseLease     string
-	getState, initState            string
-	updateState                    string
-	putProperty, getProperty       string
-	propertiesByPrefix             string
-	findByProperty                 string
+	claim                                   [numTagShapes]string // the one-statement claim, per tag filter shape
+	claimCandidates                         [numTagShapes]string // the permit claim's candidates, per tag filter shape
+	lockResources, countHolders             string
+	claimIDs                                string
+	failCorrupt                             string
+	complete, release                       string
+	insert                                  [8]string // indexed by insKeyed | insTags | insNotify
+	existingKeys, notify                    string
+	getJob, getJobs, listJobs, listByStatus string
+	listStatus                              map[spi.Status]string // listByStatus with the status as a literal
+	retryFailed, cancel                     string
+	heartbeat, deregister                   string
+	recover                                 string
+	checkClaims                             string
+	acquireLease, releaseLease              string
+	getState, initState                     string
+	updateState                             string
+	putProperty, getProperty                string
+	propertiesByPrefix                      string
+	findByProperty                          string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -124,6 +124,7 @@ func buildStatements(schema string) statements {
 	s.existingKeys = r.Replace(`SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key = ANY($1::text[])`)
 	s.notify = `SELECT pg_notify($1, $2)`
 	s.getJob = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id = $1`)
+	s.getJobs = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id = ANY($1)`)
 	s.listJobs = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 ORDER BY j.job_id LIMIT $2`)
 	s.listByStatus = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 AND j.status = $3 ORDER BY j.job_id LIMIT $2`)
 	// One statement per known status, with the status as a literal, so the

@@ -333,12 +333,36 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 				return err
 			}
 		}
-		return nil
+		return sqlcore.Recognize(cs, nil, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
 	})
 	if err != nil {
 		return nil, fail("complete jobs", err)
 	}
 	return out, nil
+}
+
+// loadJobs reads the jobs of ids that exist and can be decoded.
+func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+	text := make([]string, len(ids))
+	for i, id := range ids {
+		text[i] = id.String()
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM scheduler_job WHERE job_id IN (SELECT value FROM json_each(?))`, jsonList(text))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*spi.Job
+	var r rowScan
+	for rows.Next() {
+		if r.scan(rows) != nil {
+			continue
+		}
+		if j, err := r.job(); err == nil {
+			out = append(out, j)
+		}
+	}
+	return out, rows.Err()
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner

@@ -348,7 +348,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return out, nil
 	}
 	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs))
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
 		clear(out)
 		for start := 0; start < len(pos); start += rowsPerComplet {
 			chunk := pos[start:min(start+rowsPerComplet, len(pos))]
@@ -360,10 +360,9 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 				return err
 			}
 		}
-		if at.uncertain {
-			return recognizeCompleted(ctx, tx, cs, pos, out)
-		}
-		return nil
+		// A completion found already applied (by an earlier run whose
+		// commit failed, or an earlier call whose answer was lost) counts.
+		return sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
 	})
 	if err != nil {
 		return nil, fail("complete jobs", err)
@@ -410,42 +409,27 @@ func collectApplied(ctx context.Context, tx *sql.Tx, out []bool, query string, a
 	return rows.Err()
 }
 
-// recognizeCompleted marks as applied the completions (at pos, not marked
-// yet) whose job shows exactly what they would have written: the write of
-// an earlier run whose commit reported a failure but took effect.
-func recognizeCompleted(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
-	var want []int
-	for _, i := range pos {
-		if !out[i] {
-			want = append(want, i)
-		}
-	}
-	for start := 0; start < len(want); start += idsPerList {
-		chunk := want[start:min(start+idsPerList, len(want))]
+// loadJobs reads the jobs of ids (missing ones left out), in chunks.
+func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+	var out []*spi.Job
+	for start := 0; start < len(ids); start += idsPerList {
+		chunk := ids[start:min(start+idsPerList, len(ids))]
 		args := make([]any, len(chunk))
-		for k, i := range chunk {
-			args[k] = dbID(cs[i].JobID)
+		for k, id := range chunk {
+			args[k] = dbID(id)
 		}
 		rows, err := tx.QueryContext(ctx, "SELECT "+jobColumns+"\n\tFROM scheduler_job j WHERE j.job_id IN ("+plist(1, len(chunk))+")", args...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		got, _, err := scanJobs(rows, nil)
 		rows.Close()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		byID := make(map[uuid.UUID]*spi.Job, len(got))
-		for _, j := range got {
-			byID[j.ID] = j
-		}
-		for _, i := range chunk {
-			if j := byID[cs[i].JobID]; j != nil && sqlcore.Shows(j, cs[i]) {
-				out[i] = true
-			}
-		}
+		out = append(out, got...)
 	}
-	return nil
+	return out, nil
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -86,23 +85,41 @@ func (e *OutcomeError) Error() string {
 	return fmt.Sprintf("job %s: unknown outcome %d", e.JobID, e.Outcome)
 }
 
-// Shows reports whether job j is in exactly the state that completion c
-// writes: the write of an earlier transaction whose commit reported a
-// failure but took effect. A store that runs a completion batch again after
-// such a commit counts these as applied, so a success is neither lost nor
-// reported superseded because of the retry.
-func Shows(j *spi.Job, c spi.Completion) bool {
-	if j.ClaimSeq != c.ClaimSeq {
-		return false
+// Recognize marks as applied (in out) the completions at pos, the first of
+// each claim in the batch, that did not apply but whose job already shows
+// exactly what they write (spi.Completion.AlreadyApplied): the write of an
+// earlier call whose commit succeeded but whose answer was lost. load reads
+// the jobs of ids (missing ones left out); it runs only when some entry at
+// pos did not apply, which is rare, so a store may use its plain reads. A
+// nil pos stands for FirstOfEach(Refs(cs)), computed only then.
+func Recognize(cs []spi.Completion, pos []int, out []bool, load func(ids []uuid.UUID) ([]*spi.Job, error)) error {
+	if !slices.Contains(out, false) {
+		return nil // the hot path: everything applied
 	}
-	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-	switch c.Outcome {
-	case spi.OutcomeSucceeded:
-		return j.Status == spi.StatusSucceeded && j.FinishedAt.Equal(us(c.FinishedAt)) && bytes.Equal(j.Result, c.Result)
-	case spi.OutcomeRetry:
-		return j.Status == spi.StatusPending && j.ScheduledAt.Equal(us(c.RetryAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	case spi.OutcomeFailed:
-		return j.Status == spi.StatusFailed && j.FinishedAt.Equal(us(c.FinishedAt)) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	if pos == nil {
+		pos = FirstOfEach(Refs(cs))
 	}
-	return false
+	var ids []uuid.UUID
+	for _, i := range pos {
+		if !out[i] {
+			ids = append(ids, cs[i].JobID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	jobs, err := load(ids)
+	if err != nil {
+		return fmt.Errorf("recognise applied completions: %w", err)
+	}
+	byID := make(map[uuid.UUID]*spi.Job, len(jobs))
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	for _, i := range pos {
+		if !out[i] && cs[i].AlreadyApplied(byID[cs[i].JobID]) {
+			out[i] = true
+		}
+	}
+	return nil
 }

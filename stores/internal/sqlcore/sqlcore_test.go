@@ -74,19 +74,42 @@ func TestFencing(t *testing.T) {
 	assert.NoError(t, sqlcore.ValidOutcomes(cs[:1]))
 }
 
-func TestShowsRecognisesAnAppliedCompletion(t *testing.T) {
-	ref := spi.ClaimRef{JobID: id(1), ClaimSeq: 3}
+func TestRecognizeAppliedCompletions(t *testing.T) {
+	ref := func(n byte) spi.ClaimRef { return spi.ClaimRef{JobID: id(n), ClaimSeq: 3} }
 	fin := t0.Add(1500 * time.Nanosecond)
-	ok := spi.Completion{ClaimRef: ref, Outcome: spi.OutcomeSucceeded, FinishedAt: fin, Result: []byte(`"x"`)}
-	done := &spi.Job{ID: id(1), ClaimSeq: 3, Status: spi.StatusSucceeded, FinishedAt: t0.Add(time.Microsecond), Result: []byte(`"x"`)}
-	assert.True(t, sqlcore.Shows(done, ok), "times compare at the microseconds stores keep")
-	assert.False(t, sqlcore.Shows(&spi.Job{ClaimSeq: 4, Status: spi.StatusSucceeded, FinishedAt: done.FinishedAt, Result: done.Result}, ok), "another claim")
-	assert.False(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusRunning}, ok))
-	retry := spi.Completion{ClaimRef: ref, Outcome: spi.OutcomeRetry, RetryAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"}
-	assert.True(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusPending, ScheduledAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"}, retry))
-	assert.False(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusPending, ScheduledAt: t0.Add(time.Minute), Attempts: 1, LastError: "boom"}, retry))
-	failed := spi.Completion{ClaimRef: ref, Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 4, LastError: "dead"}
-	assert.True(t, sqlcore.Shows(&spi.Job{ClaimSeq: 3, Status: spi.StatusFailed, FinishedAt: t0, Attempts: 4, LastError: "dead"}, failed))
+	cs := []spi.Completion{
+		{ClaimRef: ref(1), Outcome: spi.OutcomeSucceeded, FinishedAt: fin, Result: []byte(`"x"`)},
+		{ClaimRef: ref(2), Outcome: spi.OutcomeRetry, RetryAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"},
+		{ClaimRef: ref(3), Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 4, LastError: "dead"},
+		{ClaimRef: ref(4), Outcome: spi.OutcomeSucceeded, FinishedAt: t0},
+		{ClaimRef: ref(5), Outcome: spi.OutcomeRetry, RetryAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"},
+		{ClaimRef: ref(6), Outcome: spi.OutcomeSucceeded, FinishedAt: t0},
+		{ClaimRef: ref(1), Outcome: spi.OutcomeSucceeded, FinishedAt: fin, Result: []byte(`"x"`)},
+	}
+	stored := []*spi.Job{
+		{ID: id(1), ClaimSeq: 3, Status: spi.StatusSucceeded, FinishedAt: t0.Add(time.Microsecond), Result: []byte(`"x"`)},
+		{ID: id(2), ClaimSeq: 3, Status: spi.StatusPending, ScheduledAt: t0.Add(time.Minute), Attempts: 2, LastError: "boom"},
+		{ID: id(3), ClaimSeq: 3, Status: spi.StatusFailed, FinishedAt: t0, Attempts: 4, LastError: "dead"},
+		{ID: id(4), ClaimSeq: 4, Status: spi.StatusSucceeded, FinishedAt: t0}, // claimed again since
+		{ID: id(5), ClaimSeq: 3, Status: spi.StatusPending, ScheduledAt: t0.Add(time.Minute), Attempts: 1, LastError: "boom"},
+		// job 6 is gone
+	}
+	out := make([]bool, len(cs))
+	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs))
+	var asked []uuid.UUID
+	require.NoError(t, sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) {
+		asked = ids
+		return stored, nil
+	}))
+	assert.Equal(t, []bool{true, true, true, false, false, false, false}, out,
+		"exact replays count as applied, at microsecond precision; another claim, other values, a missing job and a repeat within the batch do not")
+	assert.Len(t, asked, 6)
+
+	out = []bool{true, true, true, true, true, true, false}
+	called := false
+	require.NoError(t, sqlcore.Recognize(cs, pos, out, func([]uuid.UUID) ([]*spi.Job, error) { called = true; return nil, nil }))
+	assert.False(t, called, "nothing to recognise: no read")
+	assert.ErrorContains(t, sqlcore.Recognize(cs, pos, make([]bool, len(cs)), func([]uuid.UUID) ([]*spi.Job, error) { return nil, errors.New("gone") }), "gone")
 }
 
 func TestCrashOutcome(t *testing.T) {

@@ -56,3 +56,27 @@ func TestMigrateCommand(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut.String(), "127.0.0.1")
 }
+
+// SQL Server and Oracle are reachable from demo, bench and migrate: with no
+// server at the address, each fails at once, naming the server and hiding
+// the password.
+func TestSQLServerAndOracleStores(t *testing.T) {
+	for _, spec := range []string{
+		"sqlserver://sa:s3cret@127.0.0.1:1?database=ratchet&dial+timeout=2",
+		"oracle://system:s3cret@127.0.0.1:1/FREEPDB1?CONNECTION+TIMEOUT=2",
+	} {
+		for _, args := range [][]string{
+			{"migrate", "--store", spec},
+			{"demo", "--jobs", "1", "--store", spec},
+			{"bench", "--jobs", "1", "--store", spec},
+		} {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), args, &out, &errOut)
+			assert.NotEqual(t, 0, code, "%v", args)
+			assert.Contains(t, errOut.String(), "127.0.0.1", "%v", args)
+			assert.Contains(t, errOut.String(), "cannot connect", "%v", args)
+			assert.NotContains(t, errOut.String(), "s3cret", "%v", args)
+			assert.NotContains(t, errOut.String(), "unknown --store", "%v", args)
+		}
+	}
+}

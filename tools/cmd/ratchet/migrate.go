@@ -12,21 +12,23 @@ import (
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/stores/mysql"
+	"github.com/ratchet-go/ratchet/stores/oracle"
 	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
+	"github.com/ratchet-go/ratchet/stores/sqlserver"
 	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
 )
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	store := fs.String("store", "", "database to migrate: a postgres://... DSN, a mysql://... URL or sqlite:PATH")
+	store := fs.String("store", "", "database to migrate: a postgres://... DSN, a mysql://..., sqlserver://... or oracle://... URL, or sqlite:PATH")
 	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL schema (created when missing)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *store == "" {
-		fmt.Fprintln(stderr, "ratchet migrate: --store is required (postgres://... or sqlite:PATH)")
+		fmt.Fprintln(stderr, "ratchet migrate: --store is required (postgres://..., mysql://..., sqlserver://..., oracle://... or sqlite:PATH)")
 		return 2
 	}
 	var applied []int
@@ -37,6 +39,12 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case storeflag.IsMySQL(*store):
 		where, dialect = "mysql", mysql.Dialect
 		applied, err = mysql.MigrateDSN(ctx, *store, "")
+	case storeflag.IsSQLServer(*store):
+		where, dialect = "sqlserver", sqlserver.Dialect
+		applied, err = sqlserver.MigrateDSN(ctx, *store)
+	case storeflag.IsOracle(*store):
+		where, dialect = "oracle", oracle.Dialect
+		applied, err = oracle.MigrateDSN(ctx, *store)
 	case storeflag.IsPostgres(*store):
 		where = "postgres schema " + *schema
 		applied, err = migratePostgres(ctx, *store, *schema)
@@ -45,7 +53,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		where, dialect = "sqlite "+path, sqlite.Dialect
 		applied, err = migrateSQLite(ctx, path)
 	default:
-		err = fmt.Errorf("--store %q: want a postgres://... DSN, a mysql://... URL or sqlite:PATH", *store)
+		err = fmt.Errorf("--store %q: want a postgres://... DSN, a mysql://..., sqlserver://... or oracle://... URL, or sqlite:PATH", *store)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet migrate: %v\n", err)

@@ -3,6 +3,7 @@ package storeflag
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +12,14 @@ import (
 	"github.com/ratchet-go/ratchet/stores/memory"
 	"github.com/ratchet-go/ratchet/stores/mongodb"
 	"github.com/ratchet-go/ratchet/stores/mysql"
+	"github.com/ratchet-go/ratchet/stores/oracle"
 	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
+	"github.com/ratchet-go/ratchet/stores/sqlserver"
 )
 
 // Usage describes the accepted values of --store.
-const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, a postgres://... DSN (tables in --schema), a mysql://user@host:3306/db URL, or a mongodb://host:27017/db URI`
+const Usage = `store to use: "sqlite" (embedded, the default; file from --db or a temporary folder), "memory", a sqlite:PATH URL, a postgres://... DSN (tables in --schema), a mysql://user@host:3306/db URL, a sqlserver://user:password@host:1433?database=db URL, an oracle://user:password@host:1521/service URL, or a mongodb://host:27017/db URI`
 
 // Opened is an open store and what it needs at the end.
 type Opened struct {
@@ -45,6 +48,18 @@ func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 			return nil, err
 		}
 		return &Opened{Store: s, Desc: "mysql database " + s.Database(), Close: s.Close}, nil
+	case IsSQLServer(spec):
+		s, err := sqlserver.Open(ctx, spec, sqlserver.Options{ApplyMigrations: true})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: s, Desc: "sqlserver " + redacted(spec), Close: s.Close}, nil
+	case IsOracle(spec):
+		s, err := oracle.Open(ctx, spec, oracle.Options{ApplyMigrations: true})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: s, Desc: "oracle " + redacted(spec), Close: s.Close}, nil
 	case IsPostgres(spec):
 		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: true})
 		if err != nil {
@@ -98,6 +113,21 @@ func IsMongo(spec string) bool {
 // IsMySQL reports whether spec is a MySQL/MariaDB URL.
 func IsMySQL(spec string) bool { return strings.HasPrefix(spec, "mysql://") }
 
+// IsSQLServer reports whether spec is a SQL Server URL.
+func IsSQLServer(spec string) bool { return strings.HasPrefix(spec, "sqlserver://") }
+
+// IsOracle reports whether spec is an Oracle URL.
+func IsOracle(spec string) bool { return strings.HasPrefix(spec, "oracle://") }
+
+// redacted is spec without the password of its URL, for messages.
+func redacted(spec string) string {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
 // IsPostgres reports whether spec is a PostgreSQL DSN.
 func IsPostgres(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
@@ -125,6 +155,23 @@ func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 			}
 			return derr
 		}}, nil
+	}
+	if IsSQLServer(spec) || IsOracle(spec) {
+		// No database or schema of its own: the one the URL names must
+		// hold no jobs yet.
+		o, err := Open(ctx, spec, dbPath, "")
+		if err != nil {
+			return nil, err
+		}
+		jobs, _, err := o.Store.ListJobs(ctx, spi.ListParams{Limit: 1})
+		if err == nil && len(jobs) > 0 {
+			err = fmt.Errorf("%s already holds jobs; a benchmark needs an empty database", o.Desc)
+		}
+		if err != nil {
+			_ = o.Close()
+			return nil, err
+		}
+		return o, nil
 	}
 	if !IsPostgres(spec) {
 		return Open(ctx, spec, dbPath, "")
