@@ -85,6 +85,14 @@ func (r *rowScan) idString() string {
 	return uuid.UUID(r.id).String()
 }
 
+// decode scans the current row and decodes it (see scan and job).
+func (r *rowScan) decode(rows *sql.Rows) (*spi.Job, error) {
+	if err := r.scan(rows); err != nil {
+		return nil, err
+	}
+	return r.job()
+}
+
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
 // names the job and the problem. Oracle stores the empty string as NULL:
 // NULL text reads back as "".

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // idempotencyIndex is the unique index of the idempotency keys; a
@@ -233,17 +234,8 @@ func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
 		return nil, fail("get job "+id.String(), err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, fail("get job "+id.String(), err)
-		}
-		return nil, fmt.Errorf("oracle: get job: %w: %s", spi.ErrNotFound, id)
-	}
 	var r rowScan
-	if err := r.scan(rows); err != nil {
-		return nil, fail("get job", err)
-	}
-	j, err := r.job()
+	j, err := sqlcore.ReadOne(rows, id, func() (*spi.Job, error) { return r.decode(rows) })
 	if err != nil {
 		return nil, fail("get job", err)
 	}
@@ -262,10 +254,7 @@ func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uui
 		return nil, uuid.Nil, err
 	}
 	defer done()
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := sqlcore.PageSize(p)
 	if p.Status != "" && !p.Status.Valid() {
 		return []*spi.Job{}, uuid.Nil, nil
 	}
@@ -275,28 +264,10 @@ func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uui
 		return nil, uuid.Nil, fail("list jobs", err)
 	}
 	defer rows.Close()
-	jobs := make([]*spi.Job, 0, min(limit, 256))
-	more := false
 	var r rowScan
-	for rows.Next() {
-		if len(jobs) == limit {
-			more = true
-			break
-		}
-		if err := r.scan(rows); err != nil {
-			return nil, uuid.Nil, fail("list jobs", err)
-		}
-		j, err := r.job()
-		if err != nil {
-			return nil, uuid.Nil, fail("list jobs", err)
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Err(); err != nil {
+	jobs, next, err := sqlcore.ReadPage(rows, limit, func() (*spi.Job, error) { return r.decode(rows) })
+	if err != nil {
 		return nil, uuid.Nil, fail("list jobs", err)
 	}
-	if more {
-		return jobs, jobs[len(jobs)-1].ID, nil
-	}
-	return jobs, uuid.Nil, nil
+	return jobs, next, nil
 }

@@ -90,6 +90,14 @@ type tagCell struct {
 	T []byte `json:"t"`
 }
 
+// decode scans the current row and decodes it (see scan and job).
+func (r *rowScan) decode(rows *sql.Rows) (*spi.Job, error) {
+	if err := r.scan(rows); err != nil {
+		return nil, err
+	}
+	return r.job()
+}
+
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
 // names the job and the problem.
 func (r *rowScan) job() (*spi.Job, error) {

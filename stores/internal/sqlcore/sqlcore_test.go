@@ -193,3 +193,46 @@ func TestRetry(t *testing.T) {
 	d := sqlcore.Doubling(10*time.Millisecond, 50*time.Millisecond)
 	assert.Equal(t, []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 50 * time.Millisecond}, []time.Duration{d(1), d(2), d(3), d(4)})
 }
+
+// fakeRows is a Cursor over n rows, failing with err after them.
+type fakeRows struct {
+	n, at int
+	err   error
+}
+
+func (r *fakeRows) Next() bool { r.at++; return r.at <= r.n }
+func (r *fakeRows) Err() error { return r.err }
+
+func TestReadOneAndPage(t *testing.T) {
+	decode := func(r *fakeRows) func() (*spi.Job, error) {
+		return func() (*spi.Job, error) { return &spi.Job{ID: id(byte(r.at))}, nil }
+	}
+	r := &fakeRows{n: 1}
+	j, err := sqlcore.ReadOne(r, id(1), decode(r))
+	require.NoError(t, err)
+	assert.Equal(t, id(1), j.ID)
+	_, err = sqlcore.ReadOne(&fakeRows{}, id(9), nil)
+	assert.ErrorIs(t, err, spi.ErrNotFound)
+	assert.ErrorContains(t, err, id(9).String())
+	boom := errors.New("boom")
+	_, err = sqlcore.ReadOne(&fakeRows{err: boom}, id(9), nil)
+	assert.ErrorIs(t, err, boom)
+
+	assert.Equal(t, 100, sqlcore.PageSize(spi.ListParams{}))
+	assert.Equal(t, 7, sqlcore.PageSize(spi.ListParams{Limit: 7}))
+	r = &fakeRows{n: 4} // the query asked for limit+1 = 4 rows
+	jobs, next, err := sqlcore.ReadPage(r, 3, decode(r))
+	require.NoError(t, err)
+	assert.Len(t, jobs, 3)
+	assert.Equal(t, id(3), next, "more follow: the cursor is the last listed id")
+	r = &fakeRows{n: 2}
+	jobs, next, err = sqlcore.ReadPage(r, 3, decode(r))
+	require.NoError(t, err)
+	assert.Len(t, jobs, 2)
+	assert.Equal(t, uuid.Nil, next, "the last page")
+	corrupt := errors.New("corrupt")
+	_, _, err = sqlcore.ReadPage(&fakeRows{n: 2}, 3, func() (*spi.Job, error) { return nil, corrupt })
+	assert.ErrorIs(t, err, corrupt)
+	_, _, err = sqlcore.ReadPage(&fakeRows{err: boom}, 3, nil)
+	assert.ErrorIs(t, err, boom)
+}
