@@ -131,49 +131,19 @@ func (s *Store) GetState(ctx context.Context, jobID uuid.UUID, namespace string)
 	return spi.VersionedState{JSON: state, Version: version.Int64}, true, nil
 }
 
-// InitState creates the namespace's state at version 0 while the job is
-// RUNNING with claimSeq: StateSuperseded otherwise, StateVersionConflict
-// when the state exists. It implements [spi.JobStateStore].
-func (s *Store) InitState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, claimSeq int64) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, 0, true, &claimSeq)
-}
-
-// UpdateState replaces the namespace's state and increments its version
-// when the version is expectedVersion and the job is RUNNING with claimSeq:
-// StateSuperseded when the fence fails, StateVersionConflict when the
-// version differs or the state does not exist. It implements
-// [spi.JobStateStore].
-func (s *Store) UpdateState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion, claimSeq int64) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, &claimSeq)
-}
-
-// InitStateUnfenced is InitState for a writer that owns no claim. It
-// implements [spi.JobStateStore].
-func (s *Store) InitStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, 0, true, nil)
-}
-
-// UpdateStateUnfenced is UpdateState for a writer that owns no claim. It
-// implements [spi.JobStateStore].
-func (s *Store) UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, nil)
-}
-
 // writeState applies one state write in one transaction: it reads the
 // job's status and claim sequence with a shared lock (the latest committed
 // row; no claim, completion or recovery can change it until the write
 // commits), checks the fence (when fence is not nil), and writes: an INSERT
 // for an init (a duplicate key is a version conflict), a compare-and-set
 // UPDATE on the version otherwise.
-func (s *Store) writeState(ctx context.Context, jobID uuid.UUID, ns string, state []byte, expected int64, init bool, fence *int64) (spi.StateWriteResult, error) {
+func (s *Store) writeState(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
+	jobID, ns, state, expected, init, fence := w.JobID, w.Namespace, w.State, w.Expected, w.Init, w.Fence
 	done, err := s.enter()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	if state == nil {
-		state = []byte{}
-	}
 	var res spi.StateWriteResult
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res = 0

@@ -17,6 +17,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Dialect is the name of this store's schema folder in the ddl module.
@@ -68,6 +69,8 @@ type Options struct {
 // database/sql and go-sql-driver/mysql. Create it with [Open]; it is safe
 // for concurrent use, and any number of processes may share one database.
 type Store struct {
+	stateMethods // the spi.JobStateStore writes, over writeState
+
 	db       *sql.DB
 	database string
 	server   serverVersion
@@ -83,6 +86,10 @@ type Store struct {
 	// (see the callers); an error it returns fails that attempt.
 	hook func(point string, tx *sql.Tx) error
 }
+
+// stateMethods is the shared implementation of the state writes, embedded
+// under an unexported name.
+type stateMethods = sqlcore.StateMethods
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -166,13 +173,15 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{
+	s := &Store{
 		db:       db,
 		database: database,
 		server:   info.version,
 		sql:      buildStatements(database),
 		budget:   statementBudget(info.maxPacket),
-	}, nil
+	}
+	s.stateMethods.Apply = s.writeState
+	return s, nil
 }
 
 // newDB returns a pool of at most maxConns connections made with cfg

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // CheckClaims reports, for each ref, whether its job is still RUNNING with
@@ -141,40 +142,13 @@ func (s *Store) GetState(ctx context.Context, jobID uuid.UUID, namespace string)
 	return spi.VersionedState{JSON: state, Version: version.Int64}, true, nil
 }
 
-// InitState creates the namespace's state at version 0 while the job is
-// RUNNING with claimSeq: StateSuperseded otherwise, StateVersionConflict
-// when the state exists. It implements [spi.JobStateStore].
-func (s *Store) InitState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, claimSeq int64) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, 0, true, &claimSeq)
-}
-
-// UpdateState replaces the namespace's state and increments its version
-// when the version is expectedVersion and the job is RUNNING with claimSeq:
-// StateSuperseded when the fence fails, StateVersionConflict when the
-// version differs or the state does not exist. It implements
-// [spi.JobStateStore].
-func (s *Store) UpdateState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion, claimSeq int64) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, &claimSeq)
-}
-
-// InitStateUnfenced is InitState for a writer that owns no claim. It
-// implements [spi.JobStateStore].
-func (s *Store) InitStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, 0, true, nil)
-}
-
-// UpdateStateUnfenced is UpdateState for a writer that owns no claim. It
-// implements [spi.JobStateStore].
-func (s *Store) UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (spi.StateWriteResult, error) {
-	return s.writeState(ctx, jobID, namespace, state, expectedVersion, false, nil)
-}
-
 // writeState applies one state write in one transaction: it locks the
 // job's row (FOR UPDATE: the fence cannot change, and the job's state
 // writes take turns), checks the fence (a RUNNING job with claim sequence
 // *fence, when fence is not nil), and writes only when the version holds.
 // An empty namespace cannot be stored (Oracle reads ” as NULL).
-func (s *Store) writeState(ctx context.Context, jobID uuid.UUID, ns string, state []byte, expected int64, init bool, fence *int64) (spi.StateWriteResult, error) {
+func (s *Store) writeState(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
+	jobID, ns, state, expected, init, fence := w.JobID, w.Namespace, w.State, w.Expected, w.Init, w.Fence
 	if ns == "" {
 		return 0, fmt.Errorf("oracle: write state of job %s: empty namespace, which Oracle cannot store", jobID)
 	}

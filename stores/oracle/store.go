@@ -58,6 +58,8 @@ type Options struct {
 // go-ora. Create it with [Open] or [New]; it is safe for concurrent use,
 // and any number of processes may share one schema.
 type Store struct {
+	stateMethods // the spi.JobStateStore writes, over writeState
+
 	db      *sql.DB
 	ownsDB  bool
 	retries int
@@ -68,6 +70,10 @@ type Store struct {
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
 }
+
+// stateMethods is the shared implementation of the state writes, embedded
+// under an unexported name.
+type stateMethods = sqlcore.StateMethods
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -215,7 +221,9 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
+	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
+	s.stateMethods.Apply = s.writeState
+	return s
 }
 
 // DB returns the store's database handle: use it to begin the transactions

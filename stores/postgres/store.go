@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Dialect is the name of this store's schema folder in the ddl module.
@@ -53,6 +54,8 @@ type Options struct {
 // pool. Create it with [Open] or [New]; it is safe for concurrent use, and
 // any number of processes may share one database and schema.
 type Store struct {
+	stateMethods // the spi.JobStateStore writes, over writeState
+
 	pool      *pgxpool.Pool
 	ownsPool  bool
 	schema    string
@@ -68,6 +71,10 @@ type Store struct {
 
 	pingInterval, pingTimeout time.Duration // liveness checks of the listener
 }
+
+// stateMethods is the shared implementation of the state writes, embedded
+// under an unexported name.
+type stateMethods = sqlcore.StateMethods
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -165,7 +172,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 		listenCfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	stopCtx, stop := context.WithCancel(context.Background())
-	return &Store{
+	s := &Store{
 		pool:      pool,
 		ownsPool:  owns,
 		schema:    schema,
@@ -177,7 +184,9 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 
 		pingInterval: defaultListenPingInterval,
 		pingTimeout:  defaultListenPingTimeout,
-	}, nil
+	}
+	s.stateMethods.Apply = s.writeState
+	return s, nil
 }
 
 // serverName names the server of cfg for error messages: host:port, or the

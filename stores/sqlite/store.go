@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -34,11 +35,17 @@ type Options struct {
 // Store is an [spi.Store] on one SQLite database. Create it with [Open]; it
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
+	stateMethods // the spi.JobStateStore writes, over writeState
+
 	db     *sql.DB
 	path   string
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
 }
+
+// stateMethods is the shared implementation of the state writes, embedded
+// under an unexported name.
+type stateMethods = sqlcore.StateMethods
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -92,7 +99,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, path: path}, nil
+	s := &Store{db: db, path: path}
+	s.stateMethods.Apply = s.writeState
+	return s, nil
 }
 
 // prepare checks the schema read-only, switches to WAL and migrates.

@@ -64,6 +64,8 @@ type Options struct {
 // and go-mssqldb. Create it with [Open] or [New]; it is safe for concurrent
 // use, and any number of processes may share one database.
 type Store struct {
+	stateMethods // the spi.JobStateStore writes, over writeState
+
 	db          *sql.DB
 	ownsDB      bool
 	retries     int
@@ -75,6 +77,10 @@ type Store struct {
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
 }
+
+// stateMethods is the shared implementation of the state writes, embedded
+// under an unexported name.
+type stateMethods = sqlcore.StateMethods
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -209,7 +215,9 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	if lock == 0 {
 		lock = DefaultLockTimeout
 	}
-	return &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
+	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
+	s.stateMethods.Apply = s.writeState
+	return s
 }
 
 // connectTimeout is the bound of each connection attempt.
