@@ -52,27 +52,10 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	}
 	now := p.Now.UTC().Truncate(time.Microsecond)
 	var out []*spi.Job
-	var tried, unsure [][]byte
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
-		if at.prevCommitFailed {
-			unsure = tried
-		}
-		tried, out = nil, nil
-		if len(unsure) > 0 {
-			jobs, err := adopt(ctx, tx, unsure, p.NodeID, now)
-			if err != nil {
-				return err
-			}
-			if len(jobs) > 0 {
-				out, tried = jobs, unsure
-				return nil
-			}
-			unsure = nil
-		}
-		var err error
-		out, err = claimOnce(ctx, tx, p, now, &tried)
-		return err
-	})
+	err = s.inTx(ctx, nil, sqlcore.Adopting(
+		func(tx *sql.Tx, tried *[][]byte) ([]*spi.Job, error) { return claimOnce(ctx, tx, p, now, tried) },
+		func(tx *sql.Tx, ids [][]byte) ([]*spi.Job, error) { return adopt(ctx, tx, ids, p.NodeID, now) },
+		&out))
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}

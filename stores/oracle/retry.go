@@ -112,14 +112,7 @@ func (s *Store) withRetry(ctx context.Context, retryable func(error) bool, fn fu
 }
 
 // attempt describes one run of a transaction to the function it runs.
-type attempt struct {
-	n int // 1 for the first run
-	// prevCommitFailed: the run before this one failed in its commit, so
-	// its writes may or may not have taken effect.
-	prevCommitFailed bool
-	// uncertain: some earlier run failed in its commit.
-	uncertain bool
-}
+type attempt = sqlcore.Attempt
 
 // inTx runs fn in one transaction, committing when it returns nil, and
 // runs the whole transaction again when it fails with an error that
@@ -129,31 +122,5 @@ func (s *Store) inTx(ctx context.Context, retryable func(error) bool, fn func(tx
 	if retryable == nil {
 		retryable = IsRetryable
 	}
-	var at attempt
-	return s.withRetry(ctx, retryable, func(n int) error {
-		at.n = n
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			at.prevCommitFailed = false
-			return err
-		}
-		err = fn(tx, at)
-		at.prevCommitFailed = false
-		if err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			at.prevCommitFailed, at.uncertain = true, true
-			return &commitError{err}
-		}
-		return nil
-	})
+	return sqlcore.InTx(ctx, s.db, sqlcore.Retry{Retries: s.retries, Pause: s.pause, Retryable: retryable}, fn)
 }
-
-// commitError is a failed commit: the transaction may or may not have
-// committed.
-type commitError struct{ err error }
-
-func (e *commitError) Error() string { return "commit: " + e.err.Error() }
-func (e *commitError) Unwrap() error { return e.err }

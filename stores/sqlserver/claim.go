@@ -54,29 +54,10 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	}
 	now := p.Now.UTC().Truncate(time.Microsecond)
 	var out []*spi.Job
-	// tried: the jobs the current run's UPDATE named; unsure: those of a
-	// run whose commit failed, which may be claimed by this node.
-	var tried, unsure [][]byte
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, at attempt) error {
-		if at.prevCommitFailed {
-			unsure = tried
-		}
-		tried, out = nil, nil
-		if len(unsure) > 0 {
-			jobs, err := adopt(ctx, tx, unsure, p.NodeID, now)
-			if err != nil {
-				return err
-			}
-			if len(jobs) > 0 {
-				out, tried = jobs, unsure
-				return nil
-			}
-			unsure = nil // the claim did not commit: claim afresh
-		}
-		var err error
-		out, err = s.claimOnce(ctx, tx, p, now, &tried)
-		return err
-	})
+	err = s.inTx(ctx, nil, sqlcore.Adopting(
+		func(tx *sql.Tx, tried *[][]byte) ([]*spi.Job, error) { return s.claimOnce(ctx, tx, p, now, tried) },
+		func(tx *sql.Tx, ids [][]byte) ([]*spi.Job, error) { return adopt(ctx, tx, ids, p.NodeID, now) },
+		&out))
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}
