@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,8 +76,7 @@ type Store struct {
 	sql      statements
 	budget   int // bytes of SQL text per multi-row statement
 
-	mu     sync.RWMutex // held for reading by every operation, for writing by Close
-	closed bool
+	gate sqlcore.Gate // admits operations until Close
 
 	retries atomic.Int64 // transactions tried again after a transient error
 
@@ -452,27 +450,17 @@ func (s *Store) ServerVersion() string { return s.server.String() }
 // later operations fail with [spi.ErrClosed]. Calling Close again returns
 // nil.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	_, err := s.gate.Close(func() error {
+		if err := s.db.Close(); err != nil {
+			return fmt.Errorf("mysql: close: %w", err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("mysql: close: %w", err)
-	}
-	return nil
+	})
+	return err
 }
 
 // enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, spi.ErrClosed
-	}
-	return s.mu.RUnlock, nil
-}
+func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {

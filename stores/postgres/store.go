@@ -63,8 +63,7 @@ type Store struct {
 	listenCfg *pgx.ConnConfig
 	sql       statements
 
-	mu       sync.RWMutex // held for reading by every operation, for writing by Close
-	closed   bool
+	gate     sqlcore.Gate       // admits operations until Close
 	stop     context.CancelFunc // ends the wakeup listeners at Close
 	stopCtx  context.Context
 	watchers sync.WaitGroup // running wakeup listeners
@@ -223,14 +222,9 @@ func (s *Store) WakeupChannel() string { return s.channel }
 // closes it. It waits for operations in progress; later operations fail with
 // [spi.ErrClosed]. Calling Close again returns nil.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if first, _ := s.gate.Close(func() error { s.stop(); return nil }); !first {
 		return nil
 	}
-	s.closed = true
-	s.stop()
-	s.mu.Unlock()
 	s.watchers.Wait()
 	if s.ownsPool {
 		s.pool.Close()
@@ -239,14 +233,7 @@ func (s *Store) Close() error {
 }
 
 // enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, spi.ErrClosed
-	}
-	return s.mu.RUnlock, nil
-}
+func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // dbtx is what *pgxpool.Pool, pgx.Tx and *pgx.Conn have in common.
 type dbtx interface {

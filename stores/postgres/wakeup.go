@@ -43,13 +43,12 @@ const (
 // ends, or an error wrapping [spi.ErrClosed] when the store is closed. fn
 // runs on the listener's goroutine and must not block.
 func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.WakeupHint)) error {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return spi.ErrClosed
+	done, err := s.enter()
+	if err != nil {
+		return err
 	}
-	s.watchers.Add(1)
-	s.mu.RUnlock()
+	s.watchers.Add(1) // while entered: Close waits for it after stopping
+	done()
 	defer s.watchers.Done()
 
 	lctx, cancel := context.WithCancel(ctx)

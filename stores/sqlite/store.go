@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ratchet-go/ratchet/ddl"
@@ -37,10 +36,9 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 
-	db     *sql.DB
-	path   string
-	mu     sync.RWMutex // held for reading by every operation, for writing by Close
-	closed bool
+	db   *sql.DB
+	path string
+	gate sqlcore.Gate // admits operations until Close
 }
 
 // stateMethods is the shared implementation of the state writes, embedded
@@ -152,27 +150,17 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database. It waits for operations in progress; later
 // operations fail with [spi.ErrClosed]. Calling Close again returns nil.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	_, err := s.gate.Close(func() error {
+		if err := s.db.Close(); err != nil {
+			return fmt.Errorf("sqlite: close %s: %w", s.path, err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
-	}
-	return nil
+	})
+	return err
 }
 
 // enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, spi.ErrClosed
-	}
-	return s.mu.RUnlock, nil
-}
+func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // inTx runs fn in one IMMEDIATE transaction, committing when it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {

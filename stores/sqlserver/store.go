@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
@@ -74,8 +73,7 @@ type Store struct {
 	// replace it.
 	pause func(attempt int) time.Duration
 
-	mu     sync.RWMutex // held for reading by every operation, for writing by Close
-	closed bool
+	gate sqlcore.Gate // admits operations until Close
 }
 
 // stateMethods is the shared implementation of the state writes, embedded
@@ -251,29 +249,20 @@ func (s *Store) DB() *sql.DB { return s.db }
 // operations in progress; later operations fail with [spi.ErrClosed].
 // Calling Close again returns nil.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if s.ownsDB {
+	_, err := s.gate.Close(func() error {
+		if !s.ownsDB {
+			return nil
+		}
 		if err := s.db.Close(); err != nil {
 			return fmt.Errorf("sqlserver: close: %w", err)
 		}
-	}
-	return nil
+		return nil
+	})
+	return err
 }
 
 // enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, spi.ErrClosed
-	}
-	return s.mu.RUnlock, nil
-}
+func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // querier is what *sql.DB and *sql.Tx have in common.
 type querier interface {

@@ -236,3 +236,27 @@ func TestReadOneAndPage(t *testing.T) {
 	_, _, err = sqlcore.ReadPage(&fakeRows{err: boom}, 3, nil)
 	assert.ErrorIs(t, err, boom)
 }
+
+func TestGate(t *testing.T) {
+	var g sqlcore.Gate
+	done, err := g.Enter()
+	require.NoError(t, err)
+	closed := make(chan bool)
+	go func() {
+		first, err := g.Close(func() error { return errors.New("released") })
+		assert.ErrorContains(t, err, "released")
+		closed <- first
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while an operation was in progress")
+	default:
+	}
+	done()
+	assert.True(t, <-closed, "the first Close closes")
+	_, err = g.Enter()
+	assert.ErrorIs(t, err, spi.ErrClosed)
+	first, err := g.Close(func() error { t.Fatal("released twice"); return nil })
+	assert.False(t, first)
+	assert.NoError(t, err)
+}
