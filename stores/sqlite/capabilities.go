@@ -275,23 +275,9 @@ func (s *Store) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, pref
 		return nil, fail("get properties", err)
 	}
 	defer rows.Close()
-	found := false
-	out := map[string]string{}
-	for rows.Next() {
-		found = true
-		var k, v sql.NullString
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fail("get properties", err)
-		}
-		if k.Valid {
-			out[k.String] = v.String
-		}
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlcore.ReadProperties(rows, jobID)
+	if err != nil {
 		return nil, fail("get properties", err)
-	}
-	if !found {
-		return nil, fmt.Errorf("sqlite: get properties: %w: %s", spi.ErrNotFound, jobID)
 	}
 	return out, nil
 }
@@ -316,20 +302,18 @@ func (s *Store) FindJobsByProperty(ctx context.Context, key, value string, limit
 		return nil, fail("find jobs by property", err)
 	}
 	defer rows.Close()
-	var out []uuid.UUID
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return nil, fail("find jobs by property", err)
-		}
-		id, err := uuid.Parse(raw)
-		if err != nil {
-			return nil, fail("find jobs by property", corrupt(raw, "job_id %q is not a UUID", raw))
-		}
-		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlcore.ReadIDs(rows, parseTextID)
+	if err != nil {
 		return nil, fail("find jobs by property", err)
 	}
 	return out, nil
+}
+
+// parseTextID reads a stored id.
+func parseTextID(raw string) (uuid.UUID, error) {
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return uuid.Nil, corrupt(raw, "job_id %q is not a UUID", raw)
+	}
+	return id, nil
 }

@@ -260,23 +260,9 @@ func (s *Store) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, pref
 		return nil, fail("get properties", err)
 	}
 	defer rows.Close()
-	found := false
-	out := map[string]string{}
-	for rows.Next() {
-		found = true
-		var k, v []byte
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fail("get properties", err)
-		}
-		if k != nil {
-			out[string(k)] = string(v)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlcore.ReadProperties(rows, jobID)
+	if err != nil {
 		return nil, fail("get properties", err)
-	}
-	if !found {
-		return nil, fmt.Errorf("sqlserver: get properties: %w: %s", spi.ErrNotFound, jobID)
 	}
 	return out, nil
 }
@@ -300,19 +286,8 @@ func (s *Store) FindJobsByProperty(ctx context.Context, key, value string, limit
 		return nil, fail("find jobs by property", err)
 	}
 	defer rows.Close()
-	var out []uuid.UUID
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return nil, fail("find jobs by property", err)
-		}
-		id, err := parseID(raw)
-		if err != nil {
-			return nil, fail("find jobs by property", err)
-		}
-		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlcore.ReadIDs(rows, parseID)
+	if err != nil {
 		return nil, fail("find jobs by property", err)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package sqlcore
 
 import (
+	"database/sql"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -61,4 +62,54 @@ func ReadPage(rows Cursor, limit int, decode func() (*spi.Job, error)) ([]*spi.J
 		return nil, uuid.Nil, err
 	}
 	return jobs, uuid.Nil, nil
+}
+
+// Scanner is a Cursor whose current row can be scanned.
+type Scanner interface {
+	Cursor
+	Scan(dest ...any) error
+}
+
+// ReadIDs reads a one-column result of job ids; parse converts the stored
+// form (a UUID's bytes or text) and names a malformed one.
+func ReadIDs[T any](rows Scanner, parse func(T) (uuid.UUID, error)) ([]uuid.UUID, error) {
+	var out []uuid.UUID
+	for rows.Next() {
+		var raw T
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		id, err := parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// ReadProperties reads the (key, value) rows of a job LEFT JOINed with the
+// properties a query selects: no row at all means the job does not exist
+// (an error wrapping spi.ErrNotFound that names jobID); a row with a NULL
+// key, a job without any such property.
+func ReadProperties(rows Scanner, jobID uuid.UUID) (map[string]string, error) {
+	found := false
+	out := map[string]string{}
+	for rows.Next() {
+		found = true
+		var k, v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		if k.Valid {
+			out[k.String] = v.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+	}
+	return out, nil
 }
