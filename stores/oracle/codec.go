@@ -15,34 +15,11 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// jobColumnList are the columns of one job in the order of rowScan.dest,
-// without a table prefix; payload and result are followed by whether they
-// are NULL (an empty BLOB is not NULL), and the last is the job's tags as a
-// JSON array (JSON_ARRAYAGG).
-var jobColumnList = []string{
-	"job_id", "task_name", "payload", "payload_null", "status", "priority",
-	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
-	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
-	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
-}
-
-// jobColumns selects one job with its tags from the table aliased j.
-var jobColumns = func() string {
-	parts := make([]string, len(jobColumnList))
-	for i, c := range jobColumnList {
-		switch c {
-		case "payload_null":
-			parts[i] = "CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END"
-		case "result_null":
-			parts[i] = "CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END"
-		case "tags":
-			parts[i] = "(SELECT JSON_ARRAYAGG(t.tag ORDER BY t.tag RETURNING CLOB) FROM scheduler_job_tag t WHERE t.job_id = j.job_id)"
-		default:
-			parts[i] = "j." + c
-		}
-	}
-	return strings.Join(parts, ", ")
-}()
+// jobColumns selects one job from the table aliased j, in the order of
+// rowScan.dest: the NULL flags as CASE expressions (an empty BLOB is not
+// NULL), the tags as a JSON array (JSON_ARRAYAGG).
+var jobColumns = sqlcore.JobColumns(func(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" },
+	"(SELECT JSON_ARRAYAGG(t.tag ORDER BY t.tag RETURNING CLOB) FROM scheduler_job_tag t WHERE t.job_id = j.job_id)")
 
 // rowScan holds the raw columns of one job row.
 type rowScan struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/sijms/go-ora/v2/network"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // fakeDB is a database/sql driver that records every statement and answers
@@ -276,3 +277,6 @@ func argTime(v driver.Value) time.Time {
 	}
 	panic(fmt.Sprintf("not a time argument: %T", v))
 }
+
+// jobColumnList are the column names of a job row, in scan order.
+var jobColumnList = sqlcore.JobColumnNames()

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/golang-sql/civil"
@@ -15,35 +14,12 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// jobColumnList are the columns of one job in the order of rowScan.dest,
-// without a table prefix; the last is the job's tags as a JSON array of
-// objects {"t": base64 bytes}, from FOR JSON PATH, and payload and result
-// are followed by whether they are NULL (the driver may return nil for an
-// empty VARBINARY).
-var jobColumnList = []string{
-	"job_id", "task_name", "payload", "payload_null", "status", "priority",
-	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
-	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
-	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
-}
-
-// jobColumns selects one job with its tags from the table aliased j.
-var jobColumns = func() string {
-	parts := make([]string, len(jobColumnList))
-	for i, c := range jobColumnList {
-		switch c {
-		case "payload_null":
-			parts[i] = "CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END"
-		case "result_null":
-			parts[i] = "CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END"
-		case "tags":
-			parts[i] = "(SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"
-		default:
-			parts[i] = "j." + c
-		}
-	}
-	return strings.Join(parts, ", ")
-}()
+// jobColumns selects one job from the table aliased j, in the order of
+// rowScan.dest: the NULL flags as CASE expressions (the driver may return
+// nil for an empty VARBINARY), the tags as a JSON array of objects
+// {"t": base64 bytes}, from FOR JSON PATH.
+var jobColumns = sqlcore.JobColumns(func(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" },
+	"(SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)")
 
 // rowScan holds the raw columns of one job row.
 type rowScan struct {

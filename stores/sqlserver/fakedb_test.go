@@ -19,6 +19,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // fakeDB is a database/sql driver that records every statement and answers
@@ -281,3 +282,6 @@ func argTime(v driver.Value) time.Time {
 	}
 	panic(fmt.Sprintf("not a time argument: %T", v))
 }
+
+// jobColumnList are the column names of a job row, in scan order.
+var jobColumnList = sqlcore.JobColumnNames()

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,3 +109,39 @@ func Blob(b []byte, isNull bool) []byte {
 	}
 	return b
 }
+
+// jobColumnNames are the columns of one job row, in the order of Row's
+// stores' scans; "payload_null" and "result_null" stand for whether payload
+// and job_result are NULL (an empty BLOB is not NULL), "tags" for the job's
+// tags.
+var jobColumnNames = []string{
+	"job_id", "task_name", "payload", "payload_null", "status", "priority",
+	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
+	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
+	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
+}
+
+// JobColumns returns the select list of one job from the table aliased j,
+// in the order the stores scan it: isNull renders the NULL flag of a column
+// (payload, job_result), and tags is the dialect's aggregate of the job's
+// tags.
+func JobColumns(isNull func(col string) string, tags string) string {
+	parts := make([]string, len(jobColumnNames))
+	for i, c := range jobColumnNames {
+		switch c {
+		case "payload_null":
+			parts[i] = isNull("payload")
+		case "result_null":
+			parts[i] = isNull("job_result")
+		case "tags":
+			parts[i] = tags
+		default:
+			parts[i] = "j." + c
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// JobColumnNames returns the names of the job row's columns in scan order
+// (see JobColumns), for tests that fake a database's answers.
+func JobColumnNames() []string { return slices.Clone(jobColumnNames) }
