@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // versionTable records the applied migrations.
@@ -79,25 +80,8 @@ func splitStatements(sql string) []string {
 	return out
 }
 
-// schemaState is what the user's schema holds of Ratchet's tables.
-type schemaState struct {
-	tables  []string // Ratchet tables present, sorted
-	hasRows bool     // ratchet_schema_version has rows
-	version int      // the highest recorded version
-}
-
-func (st schemaState) has(table string) bool { return slices.Contains(st.tables, table) }
-
-// missing lists the tables of the schema's recorded version that it lacks.
-func (st schemaState) missing() []string {
-	var out []string
-	for _, t := range tablesAt(st.version) {
-		if !st.has(t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// schemaState is what the database holds of Ratchet's tables.
+type schemaState = sqlcore.SchemaState
 
 // readSchemaSQL lists the Ratchet tables of the connected user's schema.
 var readSchemaSQL = `SELECT LOWER(table_name) FROM user_tables WHERE table_name IN (` +
@@ -105,50 +89,21 @@ var readSchemaSQL = `SELECT LOWER(table_name) FROM user_tables WHERE table_name 
 
 // readSchema inspects the schema through q.
 func readSchema(ctx context.Context, q querier) (schemaState, error) {
-	var st schemaState
-	rows, err := q.QueryContext(ctx, readSchemaSQL)
-	if err != nil {
-		return st, err
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return st, err
-		}
-		st.tables = append(st.tables, n)
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return st, err
-	}
-	slices.Sort(st.tables)
-	if !st.has(versionTable) {
-		return st, nil
-	}
-	var v sql.NullInt64
-	var n int64
-	if err := q.QueryRowContext(ctx, `SELECT MAX(version), COUNT(*) FROM `+versionTable).Scan(&v, &n); err != nil {
-		return st, fmt.Errorf("read %s: %w", versionTable, err)
-	}
-	st.hasRows = n > 0
-	st.version = int(v.Int64)
-	return st, nil
+	return sqlcore.ReadSchema(ctx, q, readSchemaSQL, versionTable)
 }
 
-// validate reports a schema that no migration may touch: one newer than
+// validateSchema reports a schema that no migration may touch: one newer than
 // this code, or a foreign one. A schema with some Ratchet tables and no
 // recorded version is a migration that stopped half way: the idempotent
 // migrations complete it, so it is accepted.
-func (st schemaState) validate(latest int) error {
+func validateSchema(st schemaState, latest int) error {
 	switch {
-	case st.version > latest:
+	case st.Version > latest:
 		return fmt.Errorf("%w: the schema is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet",
-			spi.ErrSchema, st.version, latest)
-	case st.hasRows && len(st.missing()) > 0:
+			spi.ErrSchema, st.Version, latest)
+	case st.HasRows && len(st.Missing(tablesAt)) > 0:
 		return fmt.Errorf("%w: the schema records version %d but lacks the tables %s: a damaged schema; repair or drop it",
-			spi.ErrSchema, st.version, strings.Join(st.missing(), ", "))
+			spi.ErrSchema, st.Version, strings.Join(st.Missing(tablesAt), ", "))
 	}
 	return nil
 }
@@ -165,18 +120,18 @@ func checkSchemaAt(ctx context.Context, q querier, latest int) error {
 	if err != nil {
 		return fmt.Errorf("oracle: open: read schema: %w", err)
 	}
-	if err := st.validate(latest); err != nil {
+	if err := validateSchema(st, latest); err != nil {
 		return fmt.Errorf("oracle: open: %w", err)
 	}
 	const hint = "apply the migrations (Options.ApplyMigrations, oracle.Migrate, `ratchet migrate` or the ddl/oracle files)"
 	switch {
-	case len(st.tables) == 0:
+	case len(st.Tables) == 0:
 		return fmt.Errorf("oracle: open: %w: the schema has no Ratchet tables (this code needs version %d); %s", spi.ErrSchema, latest, hint)
-	case !st.hasRows:
+	case !st.HasRows:
 		return fmt.Errorf("oracle: open: %w: the schema holds Ratchet tables (%s) but no recorded version: a partially applied schema; %s",
-			spi.ErrSchema, strings.Join(st.tables, ", "), hint)
-	case st.version < latest:
-		return fmt.Errorf("oracle: open: %w: the schema is at version %d, this code needs version %d; %s", spi.ErrSchema, st.version, latest, hint)
+			spi.ErrSchema, strings.Join(st.Tables, ", "), hint)
+	case st.Version < latest:
+		return fmt.Errorf("oracle: open: %w: the schema is at version %d, this code needs version %d; %s", spi.ErrSchema, st.Version, latest, hint)
 	}
 	return nil
 }
@@ -246,10 +201,10 @@ func migrateAll(ctx context.Context, db *sql.DB, migs []ddl.Migration, applied *
 	if err != nil {
 		return fmt.Errorf("read schema: %w", err)
 	}
-	if err := st.validate(latest); err != nil {
+	if err := validateSchema(st, latest); err != nil {
 		return err
 	}
-	for _, m := range migs[st.version:] {
+	for _, m := range migs[st.Version:] {
 		for i, stmt := range splitStatements(m.SQL) {
 			if _, err := db.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("%w: apply migration %04d_%s, statement %d: %w", spi.ErrSchema, m.Version, m.Name, i+1, err)

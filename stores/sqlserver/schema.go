@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // versionTable records the applied migrations.
@@ -64,85 +65,38 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-// schemaState is what the database's default schema holds of Ratchet's
-// tables.
-type schemaState struct {
-	tables  []string // Ratchet tables present, sorted
-	hasRows bool     // ratchet_schema_version has rows
-	version int      // the highest recorded version
-}
-
-func (st schemaState) has(table string) bool { return slices.Contains(st.tables, table) }
-
-// missing lists the tables of the schema's recorded version that it lacks.
-func (st schemaState) missing() []string {
-	var out []string
-	for _, t := range tablesAt(st.version) {
-		if !st.has(t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// schemaState is what the database holds of Ratchet's tables.
+type schemaState = sqlcore.SchemaState
 
 // readSchemaSQL lists the Ratchet tables of the connection's default
 // schema.
 var readSchemaSQL = `SELECT t.name FROM sys.tables t WHERE t.schema_id = SCHEMA_ID() AND t.name IN (` +
 	"'" + strings.Join(ratchetTables, "', '") + "'" + `) ORDER BY t.name`
 
-// readSchema inspects the database through q.
+// readSchema inspects the schema through q.
 func readSchema(ctx context.Context, q querier) (schemaState, error) {
-	var st schemaState
-	rows, err := q.QueryContext(ctx, readSchemaSQL)
-	if err != nil {
-		return st, err
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return st, err
-		}
-		st.tables = append(st.tables, n)
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return st, err
-	}
-	slices.Sort(st.tables)
-	if !st.has(versionTable) {
-		return st, nil
-	}
-	var v sql.NullInt64
-	var n int64
-	if err := q.QueryRowContext(ctx, `SELECT MAX(version), COUNT(*) FROM `+versionTable).Scan(&v, &n); err != nil {
-		return st, fmt.Errorf("read %s: %w", versionTable, err)
-	}
-	st.hasRows = n > 0
-	st.version = int(v.Int64)
-	return st, nil
+	return sqlcore.ReadSchema(ctx, q, readSchemaSQL, versionTable)
 }
 
-// validate reports a schema that no migration may touch: a partial or
+// validateSchema reports a schema that no migration may touch: a partial or
 // foreign Ratchet schema, or one newer than this code. It returns nil for an
 // empty schema (version 0) and for any version up to latest.
-func (st schemaState) validate(latest int) error {
+func validateSchema(st schemaState, latest int) error {
 	switch {
-	case len(st.tables) == 0:
+	case len(st.Tables) == 0:
 		return nil
-	case !st.has(versionTable):
+	case !st.Has(versionTable):
 		return fmt.Errorf("%w: the database holds Ratchet tables (%s) but no %s table: a partial or foreign schema; repair or drop it",
-			spi.ErrSchema, strings.Join(st.tables, ", "), versionTable)
-	case !st.hasRows:
+			spi.ErrSchema, strings.Join(st.Tables, ", "), versionTable)
+	case !st.HasRows:
 		return fmt.Errorf("%w: the database has an empty %s table: a partially applied schema; repair or drop it",
 			spi.ErrSchema, versionTable)
-	case st.version > latest:
+	case st.Version > latest:
 		return fmt.Errorf("%w: the schema is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet",
-			spi.ErrSchema, st.version, latest)
-	case len(st.missing()) > 0:
+			spi.ErrSchema, st.Version, latest)
+	case len(st.Missing(tablesAt)) > 0:
 		return fmt.Errorf("%w: the schema records version %d but lacks the tables %s: a partially applied or damaged schema; repair or drop it",
-			spi.ErrSchema, st.version, strings.Join(st.missing(), ", "))
+			spi.ErrSchema, st.Version, strings.Join(st.Missing(tablesAt), ", "))
 	}
 	return nil
 }
@@ -159,15 +113,15 @@ func checkSchemaAt(ctx context.Context, q querier, latest int) error {
 	if err != nil {
 		return fmt.Errorf("sqlserver: open: read schema: %w", err)
 	}
-	if err := st.validate(latest); err != nil {
+	if err := validateSchema(st, latest); err != nil {
 		return fmt.Errorf("sqlserver: open: %w", err)
 	}
 	const hint = "apply the migrations (Options.ApplyMigrations, sqlserver.Migrate, `ratchet migrate` or the ddl/sqlserver files)"
 	switch {
-	case len(st.tables) == 0:
+	case len(st.Tables) == 0:
 		return fmt.Errorf("sqlserver: open: %w: the database has no Ratchet tables (this code needs version %d); %s", spi.ErrSchema, latest, hint)
-	case st.version < latest:
-		return fmt.Errorf("sqlserver: open: %w: the schema is at version %d, this code needs version %d; %s", spi.ErrSchema, st.version, latest, hint)
+	case st.Version < latest:
+		return fmt.Errorf("sqlserver: open: %w: the schema is at version %d, this code needs version %d; %s", spi.ErrSchema, st.Version, latest, hint)
 	}
 	return nil
 }
@@ -231,13 +185,13 @@ func migrateStep(ctx context.Context, db *sql.DB, migs []ddl.Migration, applied 
 	if err != nil {
 		return false, fmt.Errorf("read schema: %w", err)
 	}
-	if err := st.validate(latest); err != nil {
+	if err := validateSchema(st, latest); err != nil {
 		return false, err
 	}
-	if st.version == latest {
+	if st.Version == latest {
 		return true, tx.Commit()
 	}
-	m := migs[st.version] // versions run 1, 2, 3...: migs[v] is version v+1
+	m := migs[st.Version] // versions run 1, 2, 3...: migs[v] is version v+1
 	for i, batch := range splitBatches(m.SQL) {
 		if _, err := tx.ExecContext(ctx, batch); err != nil {
 			return false, fmt.Errorf("%w: apply migration %04d_%s, batch %d: %w", spi.ErrSchema, m.Version, m.Name, i+1, err)
