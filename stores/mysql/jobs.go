@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -88,12 +87,9 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 		return nil, err
 	}
 	defer done()
-	tx, ok := txAny.(*sql.Tx)
-	if !ok {
-		return nil, fail("insert jobs", fmt.Errorf("transaction of type %T, the MySQL store needs a *sql.Tx", txAny))
-	}
-	if tx == nil {
-		return nil, fail("insert jobs", errors.New("nil transaction"))
+	tx, err := sqlcore.SQLTx(txAny, "the MySQL store")
+	if err != nil {
+		return nil, fail("insert jobs", err)
 	}
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fail("insert jobs", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -66,12 +65,9 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 		return nil, err
 	}
 	defer done()
-	tx, ok := txAny.(*sql.Tx)
-	if !ok {
-		return nil, fail("insert jobs", fmt.Errorf("transaction of type %T, the SQLite store needs a *sql.Tx", txAny))
-	}
-	if tx == nil {
-		return nil, fail("insert jobs", errors.New("nil transaction"))
+	tx, err := sqlcore.SQLTx(txAny, "the SQLite store")
+	if err != nil {
+		return nil, fail("insert jobs", err)
 	}
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fail("insert jobs", err)
@@ -93,19 +89,7 @@ func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertR
 	if err != nil {
 		return nil, err
 	}
-	res := make([]spi.InsertResult, len(jobs))
-	fresh := make([]*spi.Job, 0, len(jobs))
-	for i, j := range jobs {
-		if k := j.IdempotencyKey; k != "" {
-			if id, ok := existing[k]; ok {
-				res[i] = spi.InsertResult{ID: id, Duplicate: true}
-				continue
-			}
-			existing[k] = j.ID
-		}
-		res[i] = spi.InsertResult{ID: j.ID}
-		fresh = append(fresh, j)
-	}
+	res, fresh := sqlcore.Dedupe(jobs, existing)
 	for start := 0; start < len(fresh); start += rowsPerInsert {
 		chunk := fresh[start:min(start+rowsPerInsert, len(fresh))]
 		args := make([]any, 0, len(chunk)*numInsertColumns)

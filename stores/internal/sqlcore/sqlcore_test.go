@@ -260,3 +260,21 @@ func TestGate(t *testing.T) {
 	assert.False(t, first)
 	assert.NoError(t, err)
 }
+
+func TestDedupeAndSQLTx(t *testing.T) {
+	jobs := []*spi.Job{
+		{ID: id(1), IdempotencyKey: "a"},
+		{ID: id(2)},
+		{ID: id(3), IdempotencyKey: "b"},
+		{ID: id(4), IdempotencyKey: "a"},
+	}
+	res, fresh := sqlcore.Dedupe(jobs, map[string]uuid.UUID{"b": id(9)})
+	assert.Equal(t, []spi.InsertResult{{ID: id(1)}, {ID: id(2)}, {ID: id(9), Duplicate: true}, {ID: id(1), Duplicate: true}}, res,
+		"a stored key and a key seen earlier in the batch are duplicates")
+	assert.Equal(t, []*spi.Job{jobs[0], jobs[1]}, fresh)
+
+	_, err := sqlcore.SQLTx("not a tx", "the X store")
+	assert.ErrorContains(t, err, "transaction of type string, the X store needs a *sql.Tx")
+	_, err = sqlcore.SQLTx((*sql.Tx)(nil), "the X store")
+	assert.ErrorContains(t, err, "nil transaction")
+}
