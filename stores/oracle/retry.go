@@ -11,8 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 	"github.com/sijms/go-ora/v2/network"
+
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Oracle error codes (ORA-nnnnn) that the store treats as transient: the

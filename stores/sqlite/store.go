@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // Dialect is the name of this store's schema folder in the ddl module.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 

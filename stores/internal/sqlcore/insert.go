@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 

@@ -1,0 +1,181 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
+)
+
+// CompleteJobs applies a batch of fenced owner writes with one statement.
+// Each applies only while its job is RUNNING with the named claim sequence;
+// the result has one entry per completion, true when it applied. When one
+// claim appears more than once in the batch, only its first completion can
+// apply, as if they ran one after the other. SUCCEEDED sets the finish time,
+// result and result type; RETRY puts the job back to PENDING at RetryAt with
+// the new attempt count and last error and the owner cleared; FAILED sets
+// the attempt count, last error and finish time. The claim sequence does not
+// change. An unknown outcome fails the whole batch before anything is
+// written.
+func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	out := make([]bool, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	// Each claim once (its first completion), in job id order: concurrent
+	// batch writers (completers, recovery) then lock rows in one order and
+	// cannot deadlock.
+	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs)) // index in cs of each array element
+	n := len(pos)
+	var (
+		ids        = make([]pgtype.UUID, 0, n)
+		seqs       = make([]int64, 0, n)
+		statuses   = make([]string, 0, n)
+		finished   = make([]pgtype.Timestamptz, 0, n)
+		retryAt    = make([]pgtype.Timestamptz, 0, n)
+		attempts   = make([]int32, 0, n)
+		lastErr    = make([]pgtype.Text, 0, n)
+		results    = make([][]byte, 0, n)
+		resultType = make([]pgtype.Text, 0, n)
+	)
+	for _, i := range pos {
+		c := cs[i]
+		ids = append(ids, pgUUID(c.JobID))
+		seqs = append(seqs, c.ClaimSeq)
+		finished = append(finished, nullTime(c.FinishedAt))
+		switch c.Outcome {
+		case spi.OutcomeSucceeded:
+			statuses = append(statuses, string(spi.StatusSucceeded))
+			retryAt = append(retryAt, pgtype.Timestamptz{})
+			attempts = append(attempts, 0)
+			lastErr = append(lastErr, pgtype.Text{})
+			results = append(results, c.Result)
+			resultType = append(resultType, nullText(c.ResultType))
+		case spi.OutcomeRetry:
+			statuses = append(statuses, string(spi.StatusPending))
+			retryAt = append(retryAt, pgtype.Timestamptz{Time: c.RetryAt, Valid: true})
+			attempts = append(attempts, int32(c.Attempts))
+			lastErr = append(lastErr, nullText(c.LastError))
+			results = append(results, nil)
+			resultType = append(resultType, pgtype.Text{})
+		case spi.OutcomeFailed:
+			statuses = append(statuses, string(spi.StatusFailed))
+			retryAt = append(retryAt, pgtype.Timestamptz{})
+			attempts = append(attempts, int32(c.Attempts))
+			lastErr = append(lastErr, nullText(c.LastError))
+			results = append(results, nil)
+			resultType = append(resultType, pgtype.Text{})
+		}
+	}
+	rows, err := s.pool.Query(ctx, s.sql.complete, ids, seqs, statuses, finished, retryAt, attempts, lastErr, results, resultType)
+	if err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	defer rows.Close()
+	var idx int64
+	for rows.Next() {
+		if err := rows.Scan(&idx); err != nil {
+			return nil, fail("complete jobs", err)
+		}
+		out[pos[idx-1]] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	rows.Close()
+	// A completion found already applied (an earlier call whose commit
+	// reached the server but whose answer was lost) counts.
+	if err := sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return s.loadJobs(ctx, ids) }); err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	return out, nil
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
+// cleared and the claim sequence advanced, without charging attempts or the
+// crash budget; one fenced statement per batch, and a wakeup when some job
+// was released, so that other nodes take the work at once.
+func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	pos := sqlcore.FirstOfEach(refs) // index in refs of each array element
+	ids := make([]pgtype.UUID, len(pos))
+	seqs := make([]int64, len(pos))
+	for k, i := range pos {
+		ids[k] = pgUUID(refs[i].JobID)
+		seqs[k] = refs[i].ClaimSeq
+	}
+	rows, err := s.pool.Query(ctx, s.sql.release, ids, seqs, now)
+	if err != nil {
+		return nil, fail("release jobs", err)
+	}
+	defer rows.Close()
+	var idx int64
+	var prio int32
+	top := int32(-1)
+	for rows.Next() {
+		if err := rows.Scan(&idx, &prio); err != nil {
+			return nil, fail("release jobs", err)
+		}
+		out[pos[idx-1]] = true
+		top = max(top, prio)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail("release jobs", err)
+	}
+	if top >= 0 {
+		s.wake(ctx, top)
+	}
+	return out, nil
+}
+
+// wake publishes a wakeup for priority p, from the source of ctx, after a
+// write that made jobs due (a release, a DLQ retry, a recovery). Wakeups
+// are hints: a failure is ignored, the pollers find the jobs anyway.
+func (s *Store) wake(ctx context.Context, p int32) {
+	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(min(max(p, 0), 4)))+sourceSuffix(ctx))
+}
+
+// loadJobs reads the jobs of ids that exist and can be decoded.
+func (s *Store) loadJobs(ctx context.Context, ids []uuid.UUID) ([]*spi.Job, error) {
+	pg := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		pg[i] = pgUUID(id)
+	}
+	rows, err := s.pool.Query(ctx, s.sql.getJobs, pg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*spi.Job
+	var r rowScan
+	for rows.Next() {
+		if r.scan(rows) != nil {
+			continue
+		}
+		if j, err := r.job(); err == nil {
+			out = append(out, j)
+		}
+	}
+	return out, rows.Err()
+}

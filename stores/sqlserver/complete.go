@@ -1,0 +1,166 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
+)
+
+// CompleteJobs applies a batch of fenced owner writes: one UPDATE ... FROM
+// a VALUES list joined by primary key per 200 completions, all in one
+// transaction, each returning (OUTPUT) which entries applied. Each applies
+// only while its job is RUNNING with the named claim sequence; the result
+// has one entry per completion, true when it applied. When one claim
+// appears more than once in the batch, only its first completion can
+// apply. SUCCEEDED sets the finish time, result and result type; RETRY puts
+// the job back to PENDING at RetryAt with the new attempt count and last
+// error and the owner cleared; FAILED sets the attempt count, last error
+// and finish time. The claim sequence does not change. An unknown outcome
+// fails the whole batch before anything is written.
+//
+// A deadlock, a lock timeout or a lost connection runs the transaction
+// again. When the commit itself failed with its outcome unknown, the next
+// run reports as applied the completions whose job already shows exactly
+// what they wrote, so a completion is neither lost nor reported superseded
+// because of the retry.
+func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := sqlcore.ValidOutcomes(cs); err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	out := make([]bool, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs))
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		clear(out)
+		for start := 0; start < len(pos); start += rowsPerComplet {
+			chunk := pos[start:min(start+rowsPerComplet, len(pos))]
+			args := make([]any, 0, len(chunk)*numCompleteArgs)
+			for _, i := range chunk {
+				args = append(args, completeArgs(int64(i), cs[i])...)
+			}
+			if err := collectApplied(ctx, tx, out, completeSQL(len(chunk)), args); err != nil {
+				return err
+			}
+		}
+		// A completion found already applied (by an earlier run whose
+		// commit failed, or an earlier call whose answer was lost) counts.
+		return sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
+	})
+	if err != nil {
+		return nil, fail("complete jobs", err)
+	}
+	return out, nil
+}
+
+// completeArgs are the parameters of one completion row of completeSQL.
+func completeArgs(i int64, c spi.Completion) []any {
+	var st string
+	var retryAt any = nullDBTime(time.Time{})
+	var res []byte
+	var rtype, lastErr any
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
+		st, res, rtype = string(spi.StatusSucceeded), nullBytes(c.Result), nullText(c.ResultType)
+	case spi.OutcomeRetry:
+		st, retryAt, lastErr = string(spi.StatusPending), nullDBTime(c.RetryAt), nullText(c.LastError)
+	case spi.OutcomeFailed:
+		st, lastErr = string(spi.StatusFailed), nullText(c.LastError)
+	}
+	return []any{i, dbID(c.JobID), c.ClaimSeq, st, nullDBTime(c.FinishedAt), retryAt,
+		int64(c.Attempts), lastErr, res, rtype}
+}
+
+// collectApplied runs a fenced batch statement that returns the indexes of
+// the entries that applied, and marks them in out.
+func collectApplied(ctx context.Context, tx *sql.Tx, out []bool, query string, args []any) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int64
+		if err := rows.Scan(&i); err != nil {
+			return err
+		}
+		if i < 0 || int(i) >= len(out) {
+			return fmt.Errorf("the server returned entry %d of a batch of %d", i, len(out))
+		}
+		out[i] = true
+	}
+	return rows.Err()
+}
+
+// loadJobs reads the jobs of ids (missing ones left out), in chunks.
+func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+	var out []*spi.Job
+	for start := 0; start < len(ids); start += idsPerList {
+		chunk := ids[start:min(start+idsPerList, len(ids))]
+		args := make([]any, len(chunk))
+		for k, id := range chunk {
+			args[k] = dbID(id)
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT "+jobColumns+"\n\tFROM scheduler_job j WHERE j.job_id IN ("+plist(1, len(chunk))+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		got, _, err := scanJobs(rows, nil)
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
+// cleared and the claim sequence advanced, without charging attempts or the
+// crash budget: one fenced UPDATE ... FROM VALUES statement per 600 claims,
+// in one transaction, run again on a retryable error. After a commit whose
+// outcome was unknown, a release that did apply reports false on the retry
+// (its claim sequence has moved on); the job is PENDING either way.
+func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := make([]bool, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	pos := sqlcore.FirstOfEach(refs)
+	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
+		clear(out)
+		for start := 0; start < len(pos); start += rowsPerRelease {
+			chunk := pos[start:min(start+rowsPerRelease, len(pos))]
+			args := make([]any, 0, 1+3*len(chunk))
+			args = append(args, dbTime(now))
+			for _, i := range chunk {
+				args = append(args, int64(i), dbID(refs[i].JobID), refs[i].ClaimSeq)
+			}
+			if err := collectApplied(ctx, tx, out, releaseSQL(len(chunk)), args); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("release jobs", err)
+	}
+	return out, nil
+}
