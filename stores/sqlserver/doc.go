@@ -140,4 +140,19 @@
 // is not 16 bytes or params that are not a JSON object of strings are
 // reported by GetJob and ListJobs as errors wrapping [spi.ErrCorruptJob]
 // that name the job and the problem.
+//
+// # What is shared
+//
+// The decisions every SQL store makes the same way come from the stores'
+// shared core (stores/internal/sqlcore): the ranking of claim candidates
+// with exact aging and their admission against resource permits, the order
+// and dedupe of fenced owner writes and the recognition of a completion
+// that already applied (a batch sent again after its answer was lost
+// counts as applied), the crash-budget decision of orphan recovery, the
+// validation of a job row, the spi.JobStateStore write methods, the reading
+// of job pages and properties, and the retry loop of transactions. This
+// package supplies what is particular to its database: the SQL text and
+// placeholders, the type codecs, the classification of errors and the lock
+// primitive. Moving the statements themselves behind one dialect interface
+// is the part of the store-layer work still open.
 package sqlserver
