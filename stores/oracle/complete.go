@@ -118,9 +118,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 
 // loadJobs reads the jobs of ids (missing ones left out), in chunks.
 func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-	var out []*spi.Job
-	for start := 0; start < len(ids); start += idsPerList {
-		chunk := ids[start:min(start+idsPerList, len(ids))]
+	return sqlcore.InChunks(ids, idsPerList, func(chunk []uuid.UUID) ([]*spi.Job, error) {
 		raw := make([][]byte, len(chunk))
 		for k, id := range chunk {
 			raw[k] = dbID(id)
@@ -130,14 +128,10 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 		if err != nil {
 			return nil, err
 		}
+		defer rows.Close()
 		got, _, err := scanJobs(rows)
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, got...)
-	}
-	return out, nil
+		return got, err
+	})
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner

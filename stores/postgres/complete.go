@@ -167,15 +167,6 @@ func (s *Store) loadJobs(ctx context.Context, ids []uuid.UUID) ([]*spi.Job, erro
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*spi.Job
 	var r rowScan
-	for rows.Next() {
-		if r.scan(rows) != nil {
-			continue
-		}
-		if j, err := r.job(); err == nil {
-			out = append(out, j)
-		}
-	}
-	return out, rows.Err()
+	return sqlcore.ReadReadable(rows, func() (*spi.Job, error) { return r.decode(rows) })
 }

@@ -80,17 +80,8 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*spi.Job
 	var r rowScan
-	for rows.Next() {
-		if r.scan(rows) != nil {
-			continue
-		}
-		if j, err := r.job(); err == nil {
-			out = append(out, j)
-		}
-	}
-	return out, rows.Err()
+	return sqlcore.ReadReadable(rows, func() (*spi.Job, error) { return r.decode(rows) })
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner

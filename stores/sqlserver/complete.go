@@ -106,9 +106,7 @@ func collectApplied(ctx context.Context, tx *sql.Tx, out []bool, query string, a
 
 // loadJobs reads the jobs of ids (missing ones left out), in chunks.
 func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-	var out []*spi.Job
-	for start := 0; start < len(ids); start += idsPerList {
-		chunk := ids[start:min(start+idsPerList, len(ids))]
+	return sqlcore.InChunks(ids, idsPerList, func(chunk []uuid.UUID) ([]*spi.Job, error) {
 		args := make([]any, len(chunk))
 		for k, id := range chunk {
 			args[k] = dbID(id)
@@ -117,14 +115,10 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 		if err != nil {
 			return nil, err
 		}
+		defer rows.Close()
 		got, _, err := scanJobs(rows, nil)
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, got...)
-	}
-	return out, nil
+		return got, err
+	})
 }
 
 // ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner

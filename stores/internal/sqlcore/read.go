@@ -114,3 +114,30 @@ func ReadProperties(rows Scanner, jobID uuid.UUID) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// ReadReadable reads the jobs of rows that decode, leaving out the rows
+// that do not: for reads that only look at jobs, such as recognising
+// applied completions.
+func ReadReadable(rows Cursor, decode func() (*spi.Job, error)) ([]*spi.Job, error) {
+	var out []*spi.Job
+	for rows.Next() {
+		if j, err := decode(); err == nil {
+			out = append(out, j)
+		}
+	}
+	return out, rows.Err()
+}
+
+// InChunks calls fn with consecutive chunks of at most n ids (a dialect's
+// limit on an IN list) and returns what the calls returned, in order.
+func InChunks[T any](ids []uuid.UUID, n int, fn func(chunk []uuid.UUID) ([]T, error)) ([]T, error) {
+	var out []T
+	for start := 0; start < len(ids); start += n {
+		got, err := fn(ids[start:min(start+n, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}

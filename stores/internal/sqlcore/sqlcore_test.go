@@ -278,3 +278,26 @@ func TestDedupeAndSQLTx(t *testing.T) {
 	_, err = sqlcore.SQLTx((*sql.Tx)(nil), "the X store")
 	assert.ErrorContains(t, err, "nil transaction")
 }
+
+func TestReadReadableAndInChunks(t *testing.T) {
+	r := &fakeRows{n: 3}
+	jobs, err := sqlcore.ReadReadable(r, func() (*spi.Job, error) {
+		if r.at == 2 {
+			return nil, errors.New("corrupt")
+		}
+		return &spi.Job{ID: id(byte(r.at))}, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []*spi.Job{{ID: id(1)}, {ID: id(3)}}, jobs, "the row that does not decode is left out")
+
+	var sizes []int
+	got, err := sqlcore.InChunks([]uuid.UUID{id(1), id(2), id(3), id(4), id(5)}, 2, func(c []uuid.UUID) ([]int, error) {
+		sizes = append(sizes, len(c))
+		return []int{len(c)}, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 2, 1}, sizes)
+	assert.Equal(t, []int{2, 2, 1}, got)
+	_, err = sqlcore.InChunks([]uuid.UUID{id(1)}, 2, func([]uuid.UUID) ([]int, error) { return nil, errors.New("down") })
+	assert.ErrorContains(t, err, "down")
+}
