@@ -156,6 +156,75 @@ func fencingCases() []testCase {
 			f.claimOne(b.ID, "node-b", now.Add(time.Hour))
 			assert.Equal(t, []bool{false}, f.complete(batch[1]), "a retry replayed after the job was claimed again")
 		}},
+		{"CompleteLargeBatch", func(t tb, f *fixture) {
+			// 300 completions of every outcome and stale ones, in reverse
+			// id order: more than one statement's worth in most stores;
+			// the flags stay in input order.
+			var jobs []*spi.Job
+			for range 300 {
+				jobs = append(jobs, f.insertOne())
+			}
+			claimed := f.claim("node-a", 300, at(time.Second), 0)
+			require.Len(t, claimed, 300)
+			now := at(2*time.Second + 3*time.Microsecond)
+			var cs []spi.Completion
+			for i, j := range claimed {
+				switch i % 4 {
+				case 0:
+					cs = append(cs, succeeded(j, now, []byte(`{"i":1}`), "example.R"))
+				case 1:
+					cs = append(cs, retried(j, now, now.Add(time.Minute), 1, "again"))
+				case 2:
+					cs = append(cs, failed(j, now, 4, "dead"))
+				case 3:
+					cs = append(cs, spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq + 8}, Outcome: spi.OutcomeSucceeded, FinishedAt: now})
+				}
+			}
+			slices.Reverse(cs)
+			res := f.complete(cs...)
+			for i, c := range cs {
+				stale := c.ClaimSeq != 1
+				assert.Equal(t, !stale, res[i], "entry %d", i)
+				got := f.get(c.JobID)
+				switch {
+				case stale:
+					assert.Equal(t, spi.StatusRunning, got.Status, "a stale entry changes nothing")
+				case c.Outcome == spi.OutcomeSucceeded:
+					assert.Equal(t, spi.StatusSucceeded, got.Status)
+					assert.Equal(t, c.Result, got.Result)
+					assert.True(t, now.Equal(got.FinishedAt))
+				case c.Outcome == spi.OutcomeRetry:
+					assert.Equal(t, spi.StatusPending, got.Status)
+					assert.True(t, c.RetryAt.Equal(got.ScheduledAt))
+					assert.Equal(t, 1, got.Attempts)
+				case c.Outcome == spi.OutcomeFailed:
+					assert.Equal(t, spi.StatusFailed, got.Status)
+					assert.Equal(t, 4, got.Attempts)
+				}
+				assert.Equal(t, int64(1), got.ClaimSeq, "completions do not advance the claim sequence")
+			}
+		}},
+		{"CompleteUnknownOutcome", func(t tb, f *fixture) {
+			// An unknown outcome anywhere in a batch fails the whole batch
+			// before anything is written.
+			a, b := f.insertOne(), f.insertOne()
+			claimed := f.claimSet("node-a", at(time.Second), a, b)
+			before := []*spi.Job{f.get(a.ID), f.get(b.ID)}
+			_, err := f.s.CompleteJobs(f.ctx, []spi.Completion{
+				succeeded(claimed[a.ID], at(2*time.Second), nil, ""),
+				{ClaimRef: ref(claimed[b.ID]), Outcome: spi.Outcome(42), FinishedAt: at(2 * time.Second)},
+			})
+			require.Error(t, err, "CompleteJobs with outcome 42")
+			assert.Contains(t, err.Error(), "42", "the error names the outcome")
+			for _, j := range before {
+				assertJob(t, j, f.get(j.ID), "nothing written")
+			}
+		}},
+		{"EmptyBatches", func(t tb, f *fixture) {
+			f.insertOne()
+			assert.Empty(t, f.complete(), "CompleteJobs of no completions")
+			assert.Empty(t, f.release(at(time.Second)), "ReleaseJobs of no claims")
+		}},
 		{"ReleaseStaleSeq", func(t tb, f *fixture) {
 			j := f.insertOne()
 			c := f.claimOne(j.ID, "node-a", at(time.Second))

@@ -95,7 +95,10 @@
 //     finalized at most once. A batch sent again after it applied (its
 //     answer lost) reports each completion whose job already shows exactly
 //     what it writes as applied, and changes nothing; a retry replayed after
-//     the job was claimed again is superseded.
+//     the job was claimed again is superseded. A batch of 300 completions of every
+//     outcome, stale ones among them, in reverse id order, applies exactly
+//     the current ones; a batch with an unknown outcome fails and writes
+//     nothing; empty batches return empty results.
 //   - Complete: SUCCEEDED stores result, result type and FinishedAt and keeps
 //     the attempt count; RETRY leaves the job PENDING at RetryAt with the
 //     attempt count and error, no owner and no finish time, claimable again

@@ -71,6 +71,7 @@ const (
 	bugEmptyInsertFails      bug = "InsertJobs of no jobs fails"
 	bugCompleteUnknownErrors bug = "CompleteJobs fails on an unknown job"
 	bugCompleteNoReplay      bug = "CompleteJobs reports a replayed completion superseded"
+	bugCompletePartialBatch  bug = "CompleteJobs writes the entries before an unknown outcome"
 	bugClaimCancelled        bug = "claim takes CANCELLED jobs"
 	bugClaimIgnoresDue       bug = "claim ignores due times"
 	bugClaimPanicsOnCorrupt  bug = "claim panics on a corrupt row"
@@ -486,6 +487,13 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if s.bug != bugCompletePartialBatch {
+		for _, c := range cs {
+			if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeFailed {
+				return nil, fmt.Errorf("unknown outcome %d", c.Outcome)
+			}
+		}
 	}
 	res := make([]bool, len(cs))
 	seen := make(map[spi.ClaimRef]bool, len(cs))

@@ -178,6 +178,7 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugEmptyInsertFails, []string{"Insert/EmptyBatch"}},
 		{bugCompleteUnknownErrors, []string{"Fencing/CompleteUnknownJob"}},
 		{bugCompleteNoReplay, []string{"Fencing/CompleteReplayed"}},
+		{bugCompletePartialBatch, []string{"Fencing/CompleteUnknownOutcome"}},
 		{bugClaimCancelled, []string{"Cancel/NeverClaimed"}},
 		{bugClaimIgnoresDue, []string{"Claim/NothingDue", "Claim/DueTime", "Claim/OnlyDueJobs"}},
 		{bugClaimPanicsOnCorrupt, []string{"Corrupt/ClaimNoPanic"}},

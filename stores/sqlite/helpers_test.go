@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // t0 is the synthetic "now" of most tests.
@@ -103,4 +104,16 @@ func exec(t *testing.T, s *Store, q string, args ...any) {
 	t.Helper()
 	_, err := s.db.Exec(q, args...)
 	require.NoError(t, err)
+}
+
+// claimedJob inserts one job and claims it for node "owner" at t0.
+func claimedJob(t *testing.T, s *Store) *spi.Job {
+	t.Helper()
+	j := job(spi.PriorityNormal, t0)
+	insert(t, s, j)
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "owner", Limit: 1, Now: t0})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, j.ID, got[0].ID)
+	return got[0]
 }
