@@ -214,7 +214,7 @@ func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int
 		if err := rows.Scan(&id, &prio, &scheduled, &res, &c.Limit); err != nil {
 			return nil, err
 		}
-		if c.ID, err = uuid.Parse(id); err != nil || c.ID.String() != id {
+		if c.ID, err = uuid.Parse(id); err != nil || len(id) != 36 || strings.ToLower(id) != id { // canonical form, without formatting it again
 			bad = append(bad, badRow{id, corrupt(id, "job_id %q is not a canonical UUID", id)})
 			continue
 		}
