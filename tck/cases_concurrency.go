@@ -12,6 +12,58 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
+// keyRaceCase is the Idempotency case of writers racing on one key.
+func keyRaceCase() testCase {
+	return testCase{"OneKeyRace", func(t tb, f *fixture) {
+		// Writers (on two handles when Harness.Reopen gives one) race
+		// to insert one idempotency key: one job is written and every
+		// writer gets its id.
+		handles := []spi.Store{f.s}
+		if o := f.reopen(); o != nil {
+			handles = append(handles, o)
+		}
+		const writers = 8
+		for round := range 3 {
+			jobs := make([]*spi.Job, writers)
+			for w := range jobs {
+				jobs[w] = f.newJob()
+				jobs[w].IdempotencyKey = fmt.Sprint("race-", round)
+			}
+			res := make([]spi.InsertResult, writers)
+			errs := make([]error, writers)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for w := range writers {
+				s := handles[w%len(handles)]
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					r, err := s.InsertJobs(f.ctx, []*spi.Job{jobs[w]})
+					if err == nil && len(r) != 1 {
+						err = fmt.Errorf("%d results for 1 job", len(r))
+					}
+					errs[w] = err
+					if err == nil {
+						res[w] = r[0]
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			winners := 0
+			for w := range writers {
+				require.NoError(t, errs[w], "round %d, writer %d", round, w)
+				if !res[w].Duplicate {
+					winners++
+				}
+				assert.Equal(t, res[0].ID, res[w].ID, "round %d: every writer gets the one job's id", round)
+			}
+			assert.Equal(t, 1, winners, "round %d: exactly one writer wrote the job", round)
+		}
+	}}
+}
+
 func concurrencyCases() []testCase {
 	return []testCase{
 		{"ExclusiveClaims", func(t tb, f *fixture) {

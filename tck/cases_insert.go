@@ -13,6 +13,30 @@ import (
 
 func insertCases() []testCase {
 	return []testCase{
+		{"RejectsInvalid", func(t tb, f *fixture) {
+			// A batch with an invalid job fails before anything is
+			// written, the valid jobs of the batch included.
+			good := f.newJob()
+			zero := f.newJob()
+			zero.ID = uuid.Nil
+			limitless := f.newJob()
+			limitless.Resource, limitless.ResourceLimit = "r", 0
+			for _, tc := range []struct {
+				name  string
+				batch []*spi.Job
+			}{
+				{"a nil job", []*spi.Job{good, nil}},
+				{"the zero id", []*spi.Job{good, zero}},
+				{"priority 5", []*spi.Job{good, f.newJob(withPriority(spi.Priority(5)))}},
+				{"a resource with limit 0", []*spi.Job{good, limitless}},
+			} {
+				var err error
+				noPanic(t, "InsertJobs with "+tc.name, func() { _, err = f.s.InsertJobs(f.ctx, tc.batch) })
+				assert.Error(t, err, "InsertJobs of a batch with %s", tc.name)
+			}
+			_, err := f.s.GetJob(f.ctx, good.ID)
+			assert.ErrorIs(t, err, spi.ErrNotFound, "a batch that failed wrote nothing")
+		}},
 		{"RoundTrip", func(t tb, f *fixture) {
 			// Every field a client sets, with microsecond times, a non-ASCII
 			// payload that a JSON column would reformat, tags and params.
@@ -120,6 +144,7 @@ func insertCases() []testCase {
 
 func idempotencyCases() []testCase {
 	return []testCase{
+		keyRaceCase(),
 		{"AcrossCalls", func(t tb, f *fixture) {
 			first := f.insertOne(withKey("order-42"))
 			second := f.newJob(withKey("order-42"), withTask("tck.other"))

@@ -63,12 +63,16 @@
 //     the payload byte for byte (non-ASCII JSON with odd spacing, 100 KiB),
 //     times at microsecond precision and in UTC, zero times zero and a nil
 //     result nil; batches; the store keeps no reference to the caller's
-//     jobs; GetJob of an unknown id wraps spi.ErrNotFound. Fields that only
+//     jobs; GetJob of an unknown id wraps spi.ErrNotFound; a batch with a
+//     nil job, the zero id, a priority out of range or a resource limit
+//     below 1 fails and writes nothing of the batch. Fields that only
 //     transitions set (attempts, crash count, claim sequence, owner, claim
 //     and finish times, error, result) are checked by the later groups.
 //   - Idempotency: an existing key returns the existing id with Duplicate
 //     and writes nothing, across calls, inside one batch and for a finished
-//     job; jobs without a key never clash.
+//     job; jobs without a key never clash; eight writers (on two handles
+//     with Harness.Reopen) racing on one key write one job, and all get its
+//     id.
 //   - List: ordering by id whatever the insertion order, status filter,
 //     paging with the returned cursor (25 jobs in pages of 10 give 10, 10, 5
 //     and a zero cursor at the end; with a status filter the filter applies

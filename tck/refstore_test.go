@@ -193,6 +193,16 @@ func (s *refStore) decode(r *refRow) (*spi.Job, error) {
 }
 
 func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	for i, j := range jobs { // the resource limit is checked by insertLocked
+		switch {
+		case j == nil:
+			return nil, fmt.Errorf("job %d is nil", i)
+		case j.ID == uuid.Nil:
+			return nil, fmt.Errorf("job %d has the zero id", i)
+		case !j.Priority.Valid():
+			return nil, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
+		}
+	}
 	s.mu.Lock()
 	res, err := s.insertLocked(jobs)
 	var fns []func(spi.WakeupHint)

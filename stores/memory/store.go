@@ -126,15 +126,12 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResu
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	if err := spi.ValidateJobs(jobs); err != nil {
+		return nil, fmt.Errorf("memory: insert: %w", err)
+	}
 	for _, j := range jobs {
-		if j == nil || !j.Priority.Valid() {
-			return nil, fmt.Errorf("memory: insert: invalid job %v", j)
-		}
 		if _, dup := s.jobs[j.ID]; dup {
 			return nil, fmt.Errorf("memory: insert: job id %s already exists", j.ID)
-		}
-		if j.Resource != "" && j.ResourceLimit < 1 {
-			return nil, fmt.Errorf("memory: insert: job %s names resource %q with limit %d, below 1", j.ID, j.Resource, j.ResourceLimit)
 		}
 	}
 	res := make([]spi.InsertResult, len(jobs))

@@ -20,68 +20,6 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-func TestClaimMovesToRunning(t *testing.T) {
-	s := openStore(t)
-	j := job(spi.PriorityNormal, t0)
-	j.Tags = []string{"gpu", "eu"}
-	j.Params = map[string]string{"k": "v"}
-	insert(t, s, j)
-
-	now := t0.Add(5*time.Second + 7*time.Microsecond)
-	got := claim(t, s, "node-a", 10, now, 15*time.Minute)
-	require.Len(t, got, 1)
-	want := j.Clone()
-	want.Status = spi.StatusRunning
-	want.OwnerNode = "node-a"
-	want.ClaimSeq = 1
-	want.ClaimedAt = now
-	want.Tags = []string{"eu", "gpu"} // sorted
-	assert.Equal(t, want, got[0])
-	assert.Equal(t, want, get(t, s, j.ID))
-	assert.Equal(t, time.UTC, got[0].ClaimedAt.Location())
-
-	// A RUNNING job is not claimed again.
-	assert.Empty(t, claim(t, s, "node-b", 10, now.Add(time.Hour), 15*time.Minute))
-}
-
-func TestClaimRespectsDueTime(t *testing.T) {
-	s := openStore(t)
-	j := job(spi.PriorityCritical, t0)
-	insert(t, s, j)
-	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Millisecond), 0))
-	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Microsecond), 0))
-	// now is truncated to microseconds, like every stored time (the server
-	// would round it).
-	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Nanosecond), 0))
-	assert.Equal(t, []uuid.UUID{j.ID}, ids(claim(t, s, "n", 1, t0.Add(999*time.Nanosecond), 0)))
-}
-
-func TestClaimLimit(t *testing.T) {
-	s := openStore(t)
-	var jobs []*spi.Job
-	for range 5 {
-		jobs = append(jobs, job(spi.PriorityNormal, t0))
-	}
-	insert(t, s, jobs...)
-	assert.Nil(t, claim(t, s, "n", 0, t0, 0))
-	assert.Nil(t, claim(t, s, "n", -1, t0, 0))
-	assert.Equal(t, ids(jobs[:2]), ids(claim(t, s, "n", 2, t0, 0)))
-	assert.Equal(t, ids(jobs[2:]), ids(claim(t, s, "n", 10, t0, 0)))
-	assert.Empty(t, claim(t, s, "n", 10, t0, 0))
-}
-
-func TestClaimReturnsClaimOrder(t *testing.T) {
-	s := openStore(t)
-	lowOld := job(spi.PriorityLow, t0.Add(-time.Minute))
-	highNew := job(spi.PriorityHigh, t0)
-	highOld := job(spi.PriorityHigh, t0.Add(-time.Second))
-	highOld2 := job(spi.PriorityHigh, t0.Add(-time.Second)) // same due time, larger id
-	normal := job(spi.PriorityNormal, t0)
-	insert(t, s, normal, highOld2, lowOld, highNew, highOld)
-	got := claim(t, s, "n", 10, t0, 0)
-	assert.Equal(t, ids([]*spi.Job{highOld, highOld2, highNew, normal, lowOld}), ids(got))
-}
-
 func TestClaimAgingIsExact(t *testing.T) {
 	const boost = 15 * time.Minute
 	now := t0.Add(123 * time.Microsecond)
@@ -221,66 +159,6 @@ func TestCorruptRowsAreReported(t *testing.T) {
 			exec(t, s, `DELETE FROM `+s.sql.t.job+` WHERE job_id = ?`, j.ID[:])
 		})
 	}
-}
-
-// TestConcurrentClaimsAreDisjoint: 8 goroutines share 600 jobs; every job is
-// claimed exactly once. Half the goroutines go through a second store (its
-// own pool), as another process would.
-func TestConcurrentClaimsAreDisjoint(t *testing.T) {
-	dsn, database := testDB(t)
-	s1 := openDatabase(t, dsn, database)
-	s2 := openDatabase(t, dsn, database)
-	jobs := make([]*spi.Job, 600)
-	for i := range jobs {
-		jobs[i] = job(spi.Priority(i%spi.NumPriorities), t0.Add(-time.Duration(i)*time.Second))
-	}
-	insert(t, s1, jobs...)
-
-	var mu sync.Mutex
-	owner := map[uuid.UUID]string{}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		store := s1
-		if w%2 == 1 {
-			store = s2
-		}
-		node := fmt.Sprintf("node-%d", w)
-		wg.Go(func() {
-			for {
-				got, err := store.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: node, Limit: 7, Now: t0, BoostInterval: time.Minute})
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, j := range got {
-					if prev, dup := owner[j.ID]; dup {
-						errs <- fmt.Errorf("job %s claimed by %s and %s", j.ID, prev, node)
-					}
-					owner[j.ID] = node
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	assert.Len(t, owner, len(jobs))
-	all, _, err := s1.ListJobs(context.Background(), spi.ListParams{Limit: 1000})
-	require.NoError(t, err)
-	for _, j := range all {
-		assert.Equal(t, spi.StatusRunning, j.Status)
-		assert.Equal(t, owner[j.ID], j.OwnerNode)
-		assert.Equal(t, int64(1), j.ClaimSeq)
-	}
-	t.Logf("transactions retried: %d + %d", s1.retries.Load(), s2.retries.Load())
 }
 
 // TestPermitsAcrossStores: two stores (two pools, as two processes) claim

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -242,30 +241,6 @@ func TestInsertIsAtomic(t *testing.T) {
 	}
 }
 
-func TestInsertRejectsInvalidJobs(t *testing.T) {
-	s := openStore(t)
-	good := job(spi.PriorityNormal, t0)
-	bad := job(spi.Priority(5), t0)
-	zero := job(spi.PriorityNormal, t0)
-	zero.ID = uuid.Nil
-	limitless := job(spi.PriorityNormal, t0)
-	limitless.Resource = "r"
-	for name, batch := range map[string][]*spi.Job{
-		"nil job":          {good, nil},
-		"zero id":          {good, zero},
-		"bad priority":     {good, bad},
-		"resource limit 0": {good, limitless},
-	} {
-		_, err := s.InsertJobs(context.Background(), batch)
-		require.Error(t, err, name)
-	}
-	_, err := s.GetJob(context.Background(), good.ID)
-	require.ErrorIs(t, err, spi.ErrNotFound, "nothing is written")
-	res, err := s.InsertJobs(context.Background(), nil)
-	require.NoError(t, err)
-	assert.Empty(t, res)
-}
-
 func TestTagsDeduplicatedAndSorted(t *testing.T) {
 	s := openStore(t)
 	var jobs []*spi.Job
@@ -280,49 +255,6 @@ func TestTagsDeduplicatedAndSorted(t *testing.T) {
 	j := job(spi.PriorityNormal, t0)
 	insert(t, s, j)
 	assert.Nil(t, get(t, s, j.ID).Tags)
-}
-
-func TestConcurrentInsertsOfOneKey(t *testing.T) {
-	// Many writers on two pools race to insert the same key: one job is
-	// written, and everybody gets its id. A writer whose INSERT meets the
-	// key committed under it looks the key up again.
-	dsn, database := testDB(t)
-	s1 := openDatabase(t, dsn, database)
-	s2 := openDatabase(t, dsn, database)
-	for round := range 5 {
-		const writers = 8
-		res := make([]spi.InsertResult, writers)
-		errs := make([]error, writers)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for w := range writers {
-			s := s1
-			if w%2 == 1 {
-				s = s2
-			}
-			wg.Go(func() {
-				j := job(spi.PriorityNormal, t0)
-				j.IdempotencyKey = fmt.Sprint("race-", round)
-				<-start
-				r, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityLow, t0), j})
-				errs[w] = err
-				if err == nil {
-					res[w] = r[1]
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		winners := 0
-		for w := range writers {
-			require.NoError(t, errs[w])
-			if !res[w].Duplicate {
-				winners++
-			}
-			assert.Equal(t, res[0].ID, res[w].ID)
-		}
-		assert.Equal(t, 1, winners)
-	}
 }
 
 func TestInsertJobsTx(t *testing.T) {
@@ -392,44 +324,4 @@ func TestInsertJobsTxOnAnotherPool(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	assert.Equal(t, j.ID, get(t, s, j.ID).ID)
-}
-
-func TestListJobsPagesAndFilters(t *testing.T) {
-	ctx := context.Background()
-	s := openStore(t)
-	var jobs []*spi.Job
-	for range 25 {
-		jobs = append(jobs, job(spi.PriorityNormal, t0))
-	}
-	insert(t, s, jobs...)
-	c := claim(t, s, "n", 3, t0, 0)
-	_, err := s.CompleteJobs(ctx, []spi.Completion{{ClaimRef: ref(c[0]), Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 1, LastError: "x"}})
-	require.NoError(t, err)
-
-	var got []uuid.UUID
-	after := uuid.Nil
-	for {
-		page, next, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 10})
-		require.NoError(t, err)
-		got = append(got, ids(page)...)
-		if next == uuid.Nil {
-			break
-		}
-		after = next
-	}
-	assert.Equal(t, ids(jobs), got)
-	for st, want := range map[spi.Status]int{spi.StatusFailed: 1, spi.StatusRunning: 2, spi.StatusPending: 22, spi.StatusSucceeded: 0, "BOGUS": 0} {
-		page, next, err := s.ListJobs(ctx, spi.ListParams{Status: st})
-		require.NoError(t, err)
-		assert.Len(t, page, want, st)
-		assert.Equal(t, uuid.Nil, next)
-	}
-}
-
-func TestGetUnknownJob(t *testing.T) {
-	s := openStore(t)
-	id := newID()
-	_, err := s.GetJob(context.Background(), id)
-	require.ErrorIs(t, err, spi.ErrNotFound)
-	assert.Contains(t, err.Error(), id.String())
 }

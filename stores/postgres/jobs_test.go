@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,27 +157,6 @@ func TestInsertIsAtomic(t *testing.T) {
 	}
 }
 
-func TestInsertRejectsInvalidJobs(t *testing.T) {
-	s := openStore(t)
-	good := job(spi.PriorityNormal, t0)
-	bad := job(spi.Priority(5), t0)
-	zero := job(spi.PriorityNormal, t0)
-	zero.ID = uuid.Nil
-	for name, batch := range map[string][]*spi.Job{
-		"nil job":      {good, nil},
-		"zero id":      {good, zero},
-		"bad priority": {good, bad},
-	} {
-		_, err := s.InsertJobs(context.Background(), batch)
-		require.Error(t, err, name)
-	}
-	_, err := s.GetJob(context.Background(), good.ID)
-	require.ErrorIs(t, err, spi.ErrNotFound, "nothing is written")
-	res, err := s.InsertJobs(context.Background(), nil)
-	require.NoError(t, err)
-	assert.Empty(t, res)
-}
-
 func TestTagsDeduplicatedAndSorted(t *testing.T) {
 	for _, n := range []int{1, CopyThreshold} {
 		s := openStore(t)
@@ -196,81 +173,4 @@ func TestTagsDeduplicatedAndSorted(t *testing.T) {
 		insert(t, s, j)
 		assert.Nil(t, get(t, s, j.ID).Tags)
 	}
-}
-
-func TestConcurrentInsertsOfOneKey(t *testing.T) {
-	// Many writers race to insert the same key: one job is written, and
-	// everybody gets its id.
-	dsn, schema := testDB(t)
-	s1 := openSchema(t, dsn, schema)
-	s2 := openSchema(t, dsn, schema)
-	const writers = 8
-	res := make([]spi.InsertResult, writers)
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for w := range writers {
-		s := s1
-		if w%2 == 1 {
-			s = s2
-		}
-		wg.Go(func() {
-			j := job(spi.PriorityNormal, t0)
-			j.IdempotencyKey = "race"
-			r, err := s.InsertJobs(context.Background(), []*spi.Job{j, job(spi.PriorityLow, t0)})
-			errs[w] = err
-			if err == nil {
-				res[w] = r[0]
-			}
-		})
-	}
-	wg.Wait()
-	winners := 0
-	for w := range writers {
-		require.NoError(t, errs[w])
-		if !res[w].Duplicate {
-			winners++
-		}
-		assert.Equal(t, res[0].ID, res[w].ID)
-	}
-	assert.Equal(t, 1, winners)
-}
-
-func TestListJobsPagesAndFilters(t *testing.T) {
-	ctx := context.Background()
-	s := openStore(t)
-	var jobs []*spi.Job
-	for range 25 {
-		jobs = append(jobs, job(spi.PriorityNormal, t0))
-	}
-	insert(t, s, jobs...)
-	c := claim(t, s, "n", 3, t0, 0)
-	_, err := s.CompleteJobs(ctx, []spi.Completion{{ClaimRef: ref(c[0]), Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 1, LastError: "x"}})
-	require.NoError(t, err)
-
-	var got []uuid.UUID
-	after := uuid.Nil
-	for {
-		page, next, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 10})
-		require.NoError(t, err)
-		got = append(got, ids(page)...)
-		if next == uuid.Nil {
-			break
-		}
-		after = next
-	}
-	assert.Equal(t, ids(jobs), got)
-	for st, want := range map[spi.Status]int{spi.StatusFailed: 1, spi.StatusRunning: 2, spi.StatusPending: 22, spi.StatusSucceeded: 0, "BOGUS": 0} {
-		page, next, err := s.ListJobs(ctx, spi.ListParams{Status: st})
-		require.NoError(t, err)
-		assert.Len(t, page, want, st)
-		assert.Equal(t, uuid.Nil, next)
-	}
-}
-
-func TestGetUnknownJob(t *testing.T) {
-	s := openStore(t)
-	id := newID()
-	_, err := s.GetJob(context.Background(), id)
-	require.ErrorIs(t, err, spi.ErrNotFound)
-	assert.True(t, strings.Contains(err.Error(), id.String()))
 }

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 func TestRetryFailedJob(t *testing.T) {

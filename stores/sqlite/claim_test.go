@@ -2,76 +2,18 @@ package sqlite
 
 import (
 	"cmp"
-	"context"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
-
-func TestClaimMovesToRunning(t *testing.T) {
-	s := openStore(t)
-	j := job(spi.PriorityNormal, t0)
-	j.Tags = []string{"gpu"}
-	j.Params = map[string]string{"k": "v"}
-	insert(t, s, j)
-
-	now := t0.Add(5 * time.Second)
-	got := claim(t, s, "node-a", 10, now, 15*time.Minute)
-	require.Len(t, got, 1)
-	want := j.Clone()
-	want.Status = spi.StatusRunning
-	want.OwnerNode = "node-a"
-	want.ClaimSeq = 1
-	want.ClaimedAt = now
-	assert.Equal(t, want, got[0])
-	assert.Equal(t, want, get(t, s, j.ID))
-
-	// A RUNNING job is not claimed again.
-	assert.Empty(t, claim(t, s, "node-b", 10, now.Add(time.Hour), 15*time.Minute))
-}
-
-func TestClaimRespectsDueTime(t *testing.T) {
-	s := openStore(t)
-	j := job(spi.PriorityCritical, t0)
-	insert(t, s, j)
-	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Millisecond), 0))
-	assert.Empty(t, claim(t, s, "n", 1, t0.Add(-time.Microsecond), 0))
-	assert.Equal(t, []uuid.UUID{j.ID}, ids(claim(t, s, "n", 1, t0, 0)))
-}
-
-func TestClaimLimit(t *testing.T) {
-	s := openStore(t)
-	var jobs []*spi.Job
-	for range 5 {
-		jobs = append(jobs, job(spi.PriorityNormal, t0))
-	}
-	insert(t, s, jobs...)
-	assert.Nil(t, claim(t, s, "n", 0, t0, 0))
-	assert.Nil(t, claim(t, s, "n", -1, t0, 0))
-	assert.Equal(t, ids(jobs[:2]), ids(claim(t, s, "n", 2, t0, 0)))
-	assert.Equal(t, ids(jobs[2:]), ids(claim(t, s, "n", 10, t0, 0)))
-	assert.Empty(t, claim(t, s, "n", 10, t0, 0))
-}
-
-func TestClaimOrderByPriorityThenDueThenID(t *testing.T) {
-	s := openStore(t)
-	lowOld := job(spi.PriorityLow, t0.Add(-time.Minute))
-	highNew := job(spi.PriorityHigh, t0)
-	highOld := job(spi.PriorityHigh, t0.Add(-time.Second))
-	highOld2 := job(spi.PriorityHigh, t0.Add(-time.Second)) // same due time, larger id
-	normal := job(spi.PriorityNormal, t0)
-	insert(t, s, normal, highOld2, lowOld, highNew, highOld)
-	got := claim(t, s, "n", 10, t0, 0)
-	assert.Equal(t, ids([]*spi.Job{highOld, highOld2, highNew, normal, lowOld}), ids(got))
-}
 
 func TestClaimAgingIsExact(t *testing.T) {
 	const boost = 15 * time.Minute
@@ -217,64 +159,6 @@ func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
 	assert.Equal(t, "FAILED", status)
 	assert.Contains(t, lastErr, "corrupt")
 	assert.Equal(t, []uuid.UUID{good.ID}, ids(claim(t, s, "n", 1, t0, 0)))
-}
-
-// TestConcurrentClaimsAreDisjoint: 8 goroutines share 500 jobs; every job is
-// claimed exactly once. Half the goroutines go through a second store on the
-// same file, as another process would.
-func TestConcurrentClaimsAreDisjoint(t *testing.T) {
-	path := dbPath(t)
-	s1 := openAt(t, path)
-	s2 := openAt(t, path)
-	jobs := make([]*spi.Job, 500)
-	for i := range jobs {
-		jobs[i] = job(spi.Priority(i%spi.NumPriorities), t0.Add(-time.Duration(i)*time.Second))
-	}
-	insert(t, s1, jobs...)
-
-	var mu sync.Mutex
-	owner := map[uuid.UUID]string{}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		store := s1
-		if w%2 == 1 {
-			store = s2
-		}
-		node := "node-" + string(rune('a'+w))
-		wg.Go(func() {
-			for {
-				got, err := store.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: node, Limit: 7, Now: t0, BoostInterval: time.Minute})
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, j := range got {
-					if prev, dup := owner[j.ID]; dup {
-						errs <- &dupClaim{j.ID, prev, node}
-					}
-					owner[j.ID] = node
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	assert.Len(t, owner, len(jobs))
-	for _, j := range jobs {
-		got := get(t, s1, j.ID)
-		assert.Equal(t, spi.StatusRunning, got.Status)
-		assert.Equal(t, owner[j.ID], got.OwnerNode)
-		assert.Equal(t, int64(1), got.ClaimSeq)
-	}
 }
 
 type dupClaim struct {

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 func TestInsertAndGetRoundTrip(t *testing.T) {
@@ -74,14 +75,6 @@ func TestInsertForcesPending(t *testing.T) {
 	assert.Equal(t, spi.StatusPending, get(t, s, j.ID).Status)
 }
 
-func TestGetJobNotFound(t *testing.T) {
-	s := openStore(t)
-	id := newID()
-	_, err := s.GetJob(context.Background(), id)
-	require.ErrorIs(t, err, spi.ErrNotFound)
-	assert.Contains(t, err.Error(), id.String())
-}
-
 func TestInsertIdempotency(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
@@ -118,31 +111,6 @@ func TestInsertIdempotency(t *testing.T) {
 	assert.Len(t, jobs, 3)
 }
 
-func TestInsertRejectsInvalidBatchWhole(t *testing.T) {
-	ctx := context.Background()
-	s := openStore(t)
-	existing := job(spi.PriorityNormal, t0)
-	insert(t, s, existing)
-	badPriority := job(spi.PriorityNormal, t0)
-	badPriority.Priority = 5
-	zeroID := job(spi.PriorityNormal, t0)
-	zeroID.ID = uuid.Nil
-	dupID := job(spi.PriorityNormal, t0)
-	dupID.ID = existing.ID
-	for name, bad := range map[string]*spi.Job{"nil": nil, "priority": badPriority, "zero id": zeroID, "existing id": dupID} {
-		t.Run(name, func(t *testing.T) {
-			ok := job(spi.PriorityNormal, t0)
-			_, err := s.InsertJobs(ctx, []*spi.Job{ok, bad})
-			require.Error(t, err)
-			_, err = s.GetJob(ctx, ok.ID)
-			assert.ErrorIs(t, err, spi.ErrNotFound, "part of a failed batch was written")
-		})
-	}
-	res, err := s.InsertJobs(ctx, nil)
-	require.NoError(t, err)
-	assert.Empty(t, res)
-}
-
 func TestInsertLargeBatch(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
@@ -171,78 +139,6 @@ func TestTagsKeepOrderAndDropDuplicates(t *testing.T) {
 	j.Tags = []string{"zeta", "alpha", "zeta", "mid"}
 	insert(t, s, j)
 	assert.Equal(t, []string{"zeta", "alpha", "mid"}, get(t, s, j.ID).Tags)
-}
-
-func TestListJobsPaging(t *testing.T) {
-	ctx := context.Background()
-	s := openStore(t)
-	var all []*spi.Job
-	for i := range 7 {
-		j := job(spi.PriorityNormal, t0)
-		if i%2 == 1 {
-			j.ScheduledAt = t0.Add(time.Hour)
-		}
-		all = append(all, j)
-	}
-	// Insert out of order: the listing follows the ids.
-	insert(t, s, all[3], all[0], all[6], all[1], all[5], all[2], all[4])
-	claim(t, s, "n", 10, t0, 0) // the even ones become RUNNING
-
-	var seen []uuid.UUID
-	after := uuid.Nil
-	for page := 0; ; page++ {
-		require.Less(t, page, 10)
-		jobs, next, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 3})
-		require.NoError(t, err)
-		assert.LessOrEqual(t, len(jobs), 3)
-		seen = append(seen, ids(jobs)...)
-		if next == uuid.Nil {
-			break
-		}
-		assert.Equal(t, jobs[len(jobs)-1].ID, next)
-		after = next
-	}
-	assert.Equal(t, ids(all), seen)
-
-	// A page that ends exactly at the last job says so.
-	jobs, next, err := s.ListJobs(ctx, spi.ListParams{After: all[3].ID, Limit: 3})
-	require.NoError(t, err)
-	assert.Equal(t, ids(all[4:]), ids(jobs))
-	assert.Equal(t, uuid.Nil, next)
-
-	jobs, next, err = s.ListJobs(ctx, spi.ListParams{Status: spi.StatusPending, Limit: 2})
-	require.NoError(t, err)
-	assert.Equal(t, []uuid.UUID{all[1].ID, all[3].ID}, ids(jobs))
-	assert.Equal(t, all[3].ID, next)
-	jobs, next, err = s.ListJobs(ctx, spi.ListParams{Status: spi.StatusPending, Limit: 2, After: next})
-	require.NoError(t, err)
-	assert.Equal(t, []uuid.UUID{all[5].ID}, ids(jobs))
-	assert.Equal(t, uuid.Nil, next)
-
-	jobs, _, err = s.ListJobs(ctx, spi.ListParams{Status: spi.StatusRunning})
-	require.NoError(t, err)
-	assert.Equal(t, []uuid.UUID{all[0].ID, all[2].ID, all[4].ID, all[6].ID}, ids(jobs))
-	for _, j := range jobs {
-		assert.Equal(t, "n", j.OwnerNode)
-	}
-
-	jobs, next, err = s.ListJobs(ctx, spi.ListParams{Status: spi.StatusFailed})
-	require.NoError(t, err)
-	assert.Empty(t, jobs)
-	assert.Equal(t, uuid.Nil, next)
-}
-
-func TestListJobsDefaultLimit(t *testing.T) {
-	s := openStore(t)
-	jobs := make([]*spi.Job, 150)
-	for i := range jobs {
-		jobs[i] = job(spi.PriorityNormal, t0)
-	}
-	insert(t, s, jobs...)
-	page, next, err := s.ListJobs(context.Background(), spi.ListParams{})
-	require.NoError(t, err)
-	assert.Len(t, page, 100)
-	assert.Equal(t, jobs[99].ID, next)
 }
 
 func TestInsertJobsTx(t *testing.T) {

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratchet-go/ratchet/ddl"
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/ddl"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 func TestOpenCreatesSchema(t *testing.T) {
