@@ -48,6 +48,18 @@ func (s *Store) lockRunning(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) (m
 	return cur, nil
 }
 
+// fenceVerifier settles an owner write of refs whose COMMIT lost its
+// connection: by the first of the entries it applied (*applied, set by the
+// transaction's last run); with none, there was nothing to lose.
+func (s *Store) fenceVerifier(refs []spi.ClaimRef, applied *[]int) verifier {
+	return func(ctx context.Context) (bool, error) {
+		if len(*applied) == 0 {
+			return true, nil
+		}
+		return s.fenceCommitted(ctx, refs[(*applied)[0]])
+	}
+}
+
 // fenceCommitted settles an owner write whose COMMIT lost its connection:
 // the job of ref is RUNNING with ref's claim sequence exactly when the
 // write did not commit (a completion leaves RUNNING; a release leaves it
@@ -126,12 +138,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		}
 		applied = app
 		return nil
-	}, func(ctx context.Context) (bool, error) {
-		if len(applied) == 0 {
-			return true, nil
-		}
-		return s.fenceCommitted(ctx, refs[applied[0]])
-	})
+	}, s.fenceVerifier(refs, &applied))
 	if err != nil {
 		return nil, fail("complete jobs", err)
 	}
@@ -229,12 +236,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 		}
 		applied = app
 		return nil
-	}, func(ctx context.Context) (bool, error) {
-		if len(applied) == 0 {
-			return true, nil
-		}
-		return s.fenceCommitted(ctx, refs[applied[0]])
-	})
+	}, s.fenceVerifier(refs, &applied))
 	if err != nil {
 		return nil, fail("release jobs", err)
 	}
