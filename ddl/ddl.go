@@ -97,6 +97,21 @@ func Latest(dialect string) int {
 	return migs[len(migs)-1].Version
 }
 
+// Versions returns the schema versions of dialect in order (1, 2, ...
+// Latest), or nil when the dialect is unknown: what a fully migrated
+// database records.
+func Versions(dialect string) []int {
+	migs, err := Migrations(dialect)
+	if err != nil {
+		return nil
+	}
+	out := make([]int, len(migs))
+	for i, m := range migs {
+		out[i] = m.Version
+	}
+	return out
+}
+
 func unknownDialect(dialect string) error {
 	return fmt.Errorf("ddl: unknown dialect %q (known: %s)", dialect, strings.Join(Dialects(), ", "))
 }

@@ -1,6 +1,7 @@
 package ddl_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -109,5 +110,33 @@ func TestDialects(t *testing.T) {
 		if _, err := ddl.Migrations(d); err != nil {
 			t.Errorf("dialect %s: %v", d, err)
 		}
+	}
+}
+
+// TestTaskClaimIndex checks that version 3 of every dialect rebuilds the
+// claim index led by the task (after the status where the dialect has no
+// partial indexes), so that a claim reads only the ranges of its tasks.
+func TestTaskClaimIndex(t *testing.T) {
+	led := regexp.MustCompile(`(?s)CREATE INDEX (IF NOT EXISTS )?idx_scheduler_job_claim\s+ON scheduler_job \((status, )?task_name, priority, scheduled_time, job_id\)|ADD KEY idx_scheduler_job_claim \(status, task_name, priority, scheduled_time, job_id\)`)
+	for _, d := range ddl.Dialects() {
+		migs, err := ddl.Migrations(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(migs) < 3 || !led.MatchString(migs[2].SQL) {
+			t.Errorf("%s: migration 3 does not define idx_scheduler_job_claim led by task_name", d)
+		}
+	}
+}
+
+func TestVersions(t *testing.T) {
+	for _, d := range ddl.Dialects() {
+		v := ddl.Versions(d)
+		if len(v) == 0 || v[len(v)-1] != ddl.Latest(d) || v[0] != 1 {
+			t.Errorf("%s: Versions = %v, Latest = %d", d, v, ddl.Latest(d))
+		}
+	}
+	if ddl.Versions("db2") != nil {
+		t.Error("Versions of an unknown dialect must be nil")
 	}
 }

@@ -20,6 +20,7 @@ func ExampleMigrations() {
 	// Output:
 	// 0001_init.sql
 	// 0002_cluster.sql
-	// latest: 2
+	// 0003_task_claim.sql
+	// latest: 3
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

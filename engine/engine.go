@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,7 @@ type Engine struct {
 	tasks  map[string]ratchet.Definition
 	client *ratchet.Client
 
+	taskNames []string      // the registered tasks, sorted: a claim takes only their jobs
 	wake      chan struct{} // a submission or a freed slot
 	completer *completer
 	subs      subscribers
@@ -80,7 +82,9 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			return nil, fmt.Errorf("%w: task %q registered twice", ratchet.ErrInvalidArgument, t.Name())
 		}
 		e.tasks[t.Name()] = t
+		e.taskNames = append(e.taskNames, t.Name())
 	}
+	slices.Sort(e.taskNames)
 	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
 		Notifier: e, Logger: o.Logger, Source: o.NodeID,
@@ -394,6 +398,9 @@ func (e *Engine) pollLoop(ctx context.Context) {
 	// while most of the pool is busy the poller waits for a quarter of it
 	// to free up, or for MinPollInterval, before claiming what is free.
 	minClaim := max(1, min(e.opts.Concurrency, e.opts.ClaimBatchSize)/4)
+	if len(e.taskNames) == 0 {
+		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
+	}
 	for ctx.Err() == nil {
 		free, ok := e.freeSlots(), true
 		if free == 0 {
@@ -413,9 +420,13 @@ func (e *Engine) pollLoop(ctx context.Context) {
 			}
 			continue
 		}
+		// Only jobs of the registered tasks: in a fleet whose nodes run
+		// different task sets (a rolling deploy that adds a task), the
+		// others wait for a node that runs them.
 		jobs, err := e.store.ClaimJobs(ctx, spi.ClaimParams{
 			NodeID: e.opts.NodeID, Limit: min(free, e.opts.ClaimBatchSize), Now: e.now(),
 			BoostInterval: e.opts.PriorityBoostInterval, Tags: e.opts.Tags, // AgingDisabled is negative: no aging in the store
+			Tasks: e.taskNames,
 		})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -405,7 +405,6 @@ func TestStoredJobsThatCannotRun(t *testing.T) {
 		return id
 	}
 	cases := []struct{ name, task, payload, wantErr string }{
-		{"unknown task", "no-such-task", `{}`, `unknown task "no-such-task"`},
 		{"payload of the wrong shape", "typed", `{"n":"not a number"}`, `does not decode into its arguments`},
 		{"payload not JSON", "typed", `{{{`, `does not decode into its arguments`},
 		{"empty payload", "typed", ``, `empty payload`},
@@ -420,6 +419,76 @@ func TestStoredJobsThatCannotRun(t *testing.T) {
 			assert.Contains(t, j.LastError, tc.wantErr)
 		})
 	}
+}
+
+// TestMixedFleet checks a rolling deploy that adds a task: the node that
+// lacks the task leaves its jobs PENDING and untouched (no unknown-task
+// failure), and the node that has it runs them.
+func TestMixedFleet(t *testing.T) {
+	ctx := context.Background()
+	known := ratchet.NewVoidTask("known", func(ctx context.Context, a args) error { return nil })
+	added := ratchet.NewVoidTask("added", func(ctx context.Context, a args) error { return nil })
+	old := start(t, engine.Options{NodeID: "old"}, known)
+	newer, err := added.Submit(ctx, old.client, args{N: 1})
+	require.NoError(t, err)
+	// The old node claims after the job of the added task exists: it
+	// runs its own job and leaves the other.
+	mine, err := known.Submit(ctx, old.client, args{N: 2})
+	require.NoError(t, err)
+	require.Equal(t, engine.EventSucceeded, old.next(mine).Kind)
+	j := old.job(newer)
+	assert.Equal(t, spi.StatusPending, j.Status, "a job of a task this node lacks waits for a node that runs it")
+	assert.Zero(t, j.Attempts)
+	assert.Zero(t, j.ClaimSeq, "never claimed")
+
+	// The new node, on the same store, runs it.
+	eng, err := engine.New(old.store, engine.Options{NodeID: "new", Clock: old.clock, Logger: quiet}, known, added)
+	require.NoError(t, err)
+	ev, unsub := eng.Subscribe(100)
+	defer unsub()
+	require.NoError(t, eng.Start(ctx))
+	defer func() { _ = eng.Stop(ctx) }()
+	timeout := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case e := <-ev:
+			done = e.JobID == newer && e.Kind == engine.EventSucceeded
+		case <-timeout:
+			t.Fatalf("the new node did not run the job of the added task within 10s")
+		}
+	}
+	assert.Equal(t, spi.StatusSucceeded, old.job(newer).Status)
+}
+
+// countingStore counts the claims made through it.
+type countingStore struct {
+	spi.Store
+	claims atomic.Int32
+}
+
+func (s *countingStore) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	s.claims.Add(1)
+	return s.Store.ClaimJobs(ctx, p)
+}
+
+// TestEngineWithoutTasksClaimsNothing checks that a node without tasks
+// (say a process that only submits) leaves every job to the others
+// instead of claiming them as unknown tasks.
+func TestEngineWithoutTasksClaimsNothing(t *testing.T) {
+	ctx := context.Background()
+	s := &countingStore{Store: memory.New()}
+	eng, err := engine.New(s, engine.Options{NodeID: "submitter", Logger: quiet, MinPollInterval: time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, eng.Start(ctx))
+	task := ratchet.NewVoidTask("work", func(ctx context.Context, a args) error { return nil })
+	id, err := task.Submit(ctx, eng.Client(), args{})
+	require.NoError(t, err)
+	eng.NotifyNewWork(spi.PriorityNormal)
+	require.NoError(t, eng.Stop(ctx))
+	assert.Zero(t, s.claims.Load(), "no claim without tasks")
+	j, err := s.GetJob(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusPending, j.Status)
 }
 
 func TestPanicIsRetriedLikeAnError(t *testing.T) {

@@ -368,12 +368,46 @@ func (e *Env) run(limit time.Time, bounded bool) {
 				e.advanceTo(limit)
 				continue
 			}
+			e.reportUnrunnable()
 			return
 		}
 		if !ok {
+			e.reportUnrunnable()
 			return
 		}
 		e.advanceTo(next)
+	}
+}
+
+// reportUnrunnable fails the test once for each due PENDING job whose task
+// no registered task and no mock has: the engine claims only the jobs of
+// its tasks (as a node of a mixed fleet does), so such a job would wait
+// for a node that does not exist.
+func (e *Env) reportUnrunnable() {
+	e.t.Helper()
+	now := e.Now()
+	var after uuid.UUID
+	for {
+		page, next, err := e.inner.ListJobs(context.Background(), spi.ListParams{Status: spi.StatusPending, After: after, Limit: 500})
+		if err != nil {
+			e.t.Errorf("simtest: list the pending jobs: %v", err)
+			return
+		}
+		e.mu.Lock()
+		for _, j := range page {
+			if j.ScheduledAt.After(now) || e.known[j.TaskName] || e.reported[j.ID] {
+				continue
+			}
+			e.reported[j.ID] = true
+			e.t.Errorf("simtest: job #%d (%s) of task %q is due, but no task of that name is registered and no mock matches it, so the engine does not claim it; "+
+				"register the task in NewEnv or mock it with env.Mock(%q) before the first Advance or RunUntilIdle",
+				e.labelLocked(j.ID), j.ID, j.TaskName, j.TaskName)
+		}
+		e.mu.Unlock()
+		if next == uuid.Nil {
+			return
+		}
+		after = next
 	}
 }
 

@@ -418,10 +418,13 @@ func TestUnhandledCallsFailTheTest(t *testing.T) {
 
 	assert.Equal(t, ratchet.StatusSucceeded, env.Status(a))
 	assert.Equal(t, ratchet.StatusFailed, env.Status(b), "the mock was used up and no task is registered")
-	assert.Equal(t, ratchet.StatusFailed, env.Status(c))
+	assert.Equal(t, ratchet.StatusPending, env.Status(c), "the engine does not claim a job of a task it lacks")
 	msgs := rec.errors()
 	assert.Contains(t, msgs, `task "charge" ran with args {"order":"second","amount":0}, but no mock matched it`)
-	assert.Contains(t, msgs, `task "nobody-handles-me" was claimed, but no task of that name is registered and no mock matches it`)
+	assert.Contains(t, msgs, `task "nobody-handles-me" is due, but no task of that name is registered and no mock matches it`)
+	assert.Equal(t, 1, strings.Count(msgs, `"nobody-handles-me" is due`), "reported once")
+	env.RunUntilIdle()
+	assert.Equal(t, 1, strings.Count(rec.errors(), `"nobody-handles-me" is due`), "reported once, not at every run")
 }
 
 func TestAssertionsReportFailures(t *testing.T) {

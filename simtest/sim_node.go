@@ -14,6 +14,10 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
+// simTasks are the tasks every simulated node runs: all the workload
+// submits.
+var simTasks = []string{"flood", "poison", "probe", "work"}
+
 // A node mirrors what engine.Engine does, one action per step: it polls
 // with an adaptive delay and claims up to its free slots with its tag
 // filter, runs each job for a simulated time, decides the outcome of a
@@ -251,7 +255,7 @@ func (w *world) poll(n *node) error {
 		}
 		w.probe.claimCall(now)
 	}
-	got, err := w.store.ClaimJobs(w.ctx, spi.ClaimParams{NodeID: n.id, Limit: limit, Now: now, BoostInterval: w.sc.BoostInterval, Tags: n.tags})
+	got, err := w.store.ClaimJobs(w.ctx, spi.ClaimParams{NodeID: n.id, Limit: limit, Now: now, BoostInterval: w.sc.BoostInterval, Tags: n.tags, Tasks: simTasks})
 	if err != nil {
 		return w.storeErr("ClaimJobs", err)
 	}

@@ -129,6 +129,8 @@
 //     run nothing, and those of the nodes named in RecoverParams.Nodes
 //     however fresh; DeregisterNode removes the row.
 //   - Tags: ClaimParams.Tags with All, Any and None, alone and combined
+//   - Tasks: ClaimParams.Tasks (a node of a mixed fleet claims only the jobs
+//     of its tasks, in the contract's order, unblocked by other tasks' jobs)
 //     (every subset of four tags against six filters, [spi.TagFilter.Match]
 //     as the oracle); untagged jobs pass None and the zero filter and fail
 //     All and Any; tags match whole and exactly (no case folding, substrings,

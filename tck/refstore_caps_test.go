@@ -43,6 +43,17 @@ func (s *refStore) leaveRunning(j *spi.Job) {
 	}
 }
 
+// taskPasses reports whether the claim p may take a job of task.
+func (s *refStore) taskPasses(p spi.ClaimParams, task string) bool {
+	switch s.bug {
+	case bugClaimIgnoresTasks:
+		return true
+	case bugTasksFirstOnly:
+		return len(p.Tasks) == 0 || p.Tasks[0] == task
+	}
+	return p.AllowsTask(task)
+}
+
 // tagsPass reports whether a job with tags passes f.
 func (s *refStore) tagsPass(f spi.TagFilter, tags []string) bool {
 	switch s.bug {

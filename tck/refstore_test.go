@@ -83,6 +83,9 @@ const (
 
 	bugClaimIgnoresTags      bug = "claim ignores the tag filter"
 	bugTagsHeadOfLine        bug = "claim applies the tag filter after the limit"
+	bugClaimIgnoresTasks     bug = "claim ignores ClaimParams.Tasks"
+	bugTasksHeadOfLine       bug = "claim applies the task filter after the limit"
+	bugTasksFirstOnly        bug = "claim honours only the first task listed"
 	bugTagsSubstring         bug = "claim matches tags as substrings of a joined list"
 	bugTagsDropUntagged      bug = "claim with a tag filter drops untagged jobs"
 	bugClaimIgnoresPermits   bug = "claim ignores resource permits"
@@ -426,7 +429,7 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 			return seen[j.Priority] > per
 		})
 	}
-	if (s.bug == bugTagsHeadOfLine || s.bug == bugPermitsHeadOfLine) && len(due) > p.Limit {
+	if (s.bug == bugTagsHeadOfLine || s.bug == bugPermitsHeadOfLine || s.bug == bugTasksHeadOfLine) && len(due) > p.Limit {
 		due = due[:max(p.Limit, 0)]
 	}
 	held := s.held
@@ -449,7 +452,7 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		if len(picked) >= p.Limit {
 			break
 		}
-		if !s.tagsPass(p.Tags, j.Tags) {
+		if !s.tagsPass(p.Tags, j.Tags) || !s.taskPasses(p, j.TaskName) {
 			continue
 		}
 		if j.Resource != "" && s.bug != bugClaimIgnoresPermits {

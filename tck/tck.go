@@ -142,6 +142,7 @@ func groups() []group {
 		{"Cancel", cancelCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
+		{"Tasks", taskCases()},
 		{"Permits", permitCases()},
 		{"ClaimCheck", claimCheckCases()},
 		{"Lease", leaseCases()},

@@ -3,6 +3,7 @@ package spi
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -208,6 +209,19 @@ type ClaimParams struct {
 	BoostInterval time.Duration
 	// Tags restricts the claim to jobs whose tags pass the filter.
 	Tags TagFilter
+	// Tasks, when not empty, restricts the claim to jobs whose TaskName is
+	// one of them: a node passes the tasks it has registered, so that in a
+	// fleet whose nodes run different task sets (a rolling deploy that
+	// adds a task) no node claims a job it cannot run. Jobs of other tasks
+	// are not read: the stores scan per task, so a backlog of a task no
+	// claimer lists costs its claims nothing. Empty claims jobs of any task
+	// (tools and tests); the engine always lists its tasks.
+	Tasks []string
+}
+
+// AllowsTask reports whether p.Tasks lets the claim take a job of task.
+func (p ClaimParams) AllowsTask(task string) bool {
+	return len(p.Tasks) == 0 || slices.Contains(p.Tasks, task)
 }
 
 // TagFilter is a node's tag affinity: a job passes when it carries every tag

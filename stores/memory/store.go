@@ -23,8 +23,8 @@ type Store struct {
 	jobs    map[uuid.UUID]*spi.Job
 	order   []uuid.UUID // all ids, sorted
 	byKey   map[string]uuid.UUID
-	queued  map[uuid.UUID]*entry // current heap entry of each PENDING job
-	levels  [spi.NumPriorities]levelHeap
+	queued  map[uuid.UUID]*entry                     // current heap entry of each PENDING job
+	levels  map[string]*[spi.NumPriorities]levelHeap // per task name: a claim reads only its tasks' heaps
 	running map[uuid.UUID]struct{}
 	holders map[string]int // RUNNING jobs per resource
 	nodes   map[string]time.Time
@@ -54,6 +54,7 @@ var (
 // New returns an empty store.
 func New() *Store {
 	return &Store{
+		levels:  map[string]*[spi.NumPriorities]levelHeap{},
 		jobs:    map[uuid.UUID]*spi.Job{},
 		byKey:   map[string]uuid.UUID{},
 		queued:  map[uuid.UUID]*entry{},
@@ -109,7 +110,17 @@ func (s *Store) enqueue(j *spi.Job) {
 	}
 	e := &entry{id: j.ID, due: j.ScheduledAt, valid: true}
 	s.queued[j.ID] = e
-	heap.Push(&s.levels[j.Priority], e)
+	heap.Push(&s.taskLevels(j.TaskName)[j.Priority], e)
+}
+
+// taskLevels returns the level heaps of task, creating them.
+func (s *Store) taskLevels(task string) *[spi.NumPriorities]levelHeap {
+	l := s.levels[task]
+	if l == nil {
+		l = new([spi.NumPriorities]levelHeap)
+		s.levels[task] = l
+	}
+	return l
 }
 
 // dequeue forgets the heap entry of a job leaving PENDING.
@@ -210,17 +221,35 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	// Merge the five levels lazily in claim order: within a level the
-	// effective priority only grows with waiting time, so each level's head
-	// is its best job and the best head overall is the next job to take.
-	// Jobs the node may not run (tag filter) or that wait for a full
-	// resource are passed over and put back afterwards.
+	// Merge the five levels of each task the node runs lazily in claim
+	// order: within a level the effective priority only grows with
+	// waiting time, so each heap's head is its best job and the best head
+	// overall is the next job to take. Jobs the node may not run (tag
+	// filter) or that wait for a full resource are passed over and put
+	// back afterwards. Heaps of tasks the claim does not list are not
+	// read.
+	var heaps []*levelHeap
+	if len(p.Tasks) == 0 {
+		for _, l := range s.levels {
+			for lvl := range l {
+				heaps = append(heaps, &l[lvl])
+			}
+		}
+	} else {
+		for _, t := range p.Tasks {
+			if l := s.levels[t]; l != nil {
+				for lvl := range l {
+					heaps = append(heaps, &l[lvl])
+				}
+			}
+		}
+	}
 	var out []*spi.Job
 	var passed []*entry
 	for len(out) < p.Limit {
-		best, bestEff := -1, int64(0)
-		for lvl := range s.levels {
-			h := &s.levels[lvl]
+		var best *levelHeap
+		var bestEff int64
+		for _, h := range heaps {
 			for h.Len() > 0 && !(*h)[0].valid {
 				heap.Pop(h)
 			}
@@ -228,15 +257,15 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 				continue
 			}
 			e := (*h)[0]
-			eff := spi.EffectivePriority(spi.Priority(lvl), e.due, p.Now, p.BoostInterval)
-			if best < 0 || eff > bestEff || (eff == bestEff && entryLess(e, s.levels[best][0])) {
-				best, bestEff = lvl, eff
+			eff := spi.EffectivePriority(s.jobs[e.id].Priority, e.due, p.Now, p.BoostInterval)
+			if best == nil || eff > bestEff || (eff == bestEff && entryLess(e, (*best)[0])) {
+				best, bestEff = h, eff
 			}
 		}
-		if best < 0 {
+		if best == nil {
 			break
 		}
-		e := heap.Pop(&s.levels[best]).(*entry)
+		e := heap.Pop(best).(*entry)
 		j := s.jobs[e.id]
 		if !p.Tags.Match(j.Tags) || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
 			passed = append(passed, e)
@@ -254,7 +283,8 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		out = append(out, j.Clone())
 	}
 	for _, e := range passed {
-		heap.Push(&s.levels[s.jobs[e.id].Priority], e)
+		j := s.jobs[e.id]
+		heap.Push(&s.taskLevels(j.TaskName)[j.Priority], e)
 	}
 	return out, nil
 }

@@ -83,7 +83,17 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	}
 	now := p.Now.Truncate(time.Microsecond)
 	nowUS := timeUS(now)
-	c := claim{s: s, p: p, now: now, nowUS: nowUS, full: map[string]int64{}, tagFilter: tagQuery(p.Tags)}
+	tasks := p.Tasks
+	if len(tasks) == 0 { // a claim of any task: the tasks of the pending jobs
+		var names []string
+		if err := s.jobs.Distinct(ctx, fTask, bson.M{fStatus: string(spi.StatusPending)}).Decode(&names); err != nil {
+			return nil, fail("claim jobs", fmt.Errorf("read the tasks of the pending jobs: %w", err))
+		}
+		if tasks = names; len(tasks) == 0 {
+			return nil, nil
+		}
+	}
+	c := claim{s: s, p: p, now: now, nowUS: nowUS, full: map[string]int64{}, tasks: tasks, tagFilter: tagQuery(p.Tags)}
 	if err := c.loadFullHints(ctx); err != nil {
 		return nil, fail("claim jobs", err)
 	}
@@ -145,6 +155,7 @@ type claim struct {
 	p         spi.ClaimParams
 	now       time.Time
 	nowUS     int64
+	tasks     []string // the tasks whose jobs the claim reads
 	tagFilter bson.A
 	// full maps a resource found full to the largest limit for which it
 	// was: its jobs of that limit or less are left out of later rounds.
@@ -171,6 +182,7 @@ func (c *claim) candidates(ctx context.Context, need int, levels []int) ([]candi
 	)
 	base := bson.A{
 		bson.M{fStatus: string(spi.StatusPending)},
+		bson.M{fTask: bson.M{"$in": c.tasks}},
 		bson.M{fScheduled: bson.M{"$lte": c.nowUS}},
 	}
 	base = append(base, c.tagFilter...)

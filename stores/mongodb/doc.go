@@ -21,7 +21,9 @@
 // <prefix>permits and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
 // by default), which they create with their indexes at start, idempotently,
 // so nodes may start together: on the jobs, the claim index {status,
-// priority, scheduled_time, _id}, {status, _id} for listing by status,
+// task_name, priority, scheduled_time, _id} (replacing the task-less
+// ratchet_claim of earlier versions, which Open drops), {status, _id} for
+// listing by status,
 // {status, owner_node} for recovery, a unique sparse index on
 // idempotency_key (jobs without a key do not carry the field), and multikey
 // indexes on tags and on the property entries. A database that records a
@@ -37,9 +39,13 @@
 // Effective priority (see [spi.EffectivePriority]) grows with waiting time
 // only inside a priority level, so the best N jobs overall are among the
 // best N of each of the five levels. [Store.ClaimJobs] reads the first N due
-// PENDING jobs of each level in (scheduled_time, _id) order, five finds in
-// parallel on the claim index with the tag filter in the query ($all, $in,
-// $nin on the tags array), merges them by effective priority descending,
+// PENDING jobs of each level in (scheduled_time, _id) order among the
+// tasks the claim lists ([spi.ClaimParams].Tasks as a $in on task_name,
+// which the server answers by merging one index range per task, so jobs
+// of other tasks are never read; a claim of any task first reads the
+// distinct tasks of the pending jobs), five finds in parallel on the claim
+// index with the tag filter in the query ($all, $in, $nin on the tags
+// array), merges them by effective priority descending,
 // due time and id, and claims them one by one. A candidate without a
 // resource is claimed as the head of its level: findOneAndUpdate({priority,
 // status: PENDING, due, no resource, tag filter}, sort {scheduled_time,

@@ -245,6 +245,13 @@ func (s *Store) setup(ctx context.Context) error {
 	if err != nil {
 		return fail("open", fmt.Errorf("list the indexes of %s: %w", s.jobs.Name(), err))
 	}
+	// The claim index before task-aware claims: led by the level, it
+	// would only cost every write.
+	if slices.ContainsFunc(have, func(h mongo.IndexSpecification) bool { return h.Name == oldClaimIndex }) {
+		if err := s.jobs.Indexes().DropOne(ctx, oldClaimIndex); err != nil {
+			return fail("open", fmt.Errorf("drop index %s of %s: %w", oldClaimIndex, s.jobs.Name(), err))
+		}
+	}
 	for _, ix := range jobIndexes {
 		if slices.ContainsFunc(have, func(h mongo.IndexSpecification) bool { return h.Name == ix.name }) {
 			continue
@@ -264,6 +271,10 @@ func (s *Store) setup(ctx context.Context) error {
 	return nil
 }
 
+// oldClaimIndex is the name of the claim index that ratchet_claim_task
+// replaced; setup drops it.
+const oldClaimIndex = "ratchet_claim"
+
 // jobIndexes are the indexes of the jobs collection.
 var jobIndexes = []struct {
 	name   string
@@ -271,8 +282,10 @@ var jobIndexes = []struct {
 	unique bool // unique and sparse: jobs without the field do not clash
 }{
 	// The claim: the first N due PENDING jobs of one priority level in
-	// (scheduled_time, _id) order.
-	{"ratchet_claim", bson.D{{Key: fStatus, Value: 1}, {Key: fPriority, Value: 1}, {Key: fScheduled, Value: 1}, {Key: fID, Value: 1}}, false},
+	// (scheduled_time, _id) order, of the tasks the claimer lists: task
+	// equality ($in) before the level and the order, so the server merges
+	// one index range per task and never reads jobs of other tasks.
+	{"ratchet_claim_task", bson.D{{Key: fStatus, Value: 1}, {Key: fTask, Value: 1}, {Key: fPriority, Value: 1}, {Key: fScheduled, Value: 1}, {Key: fID, Value: 1}}, false},
 	// ListJobs by status; CheckClaims and recovery read RUNNING jobs.
 	{"ratchet_status_id", bson.D{{Key: fStatus, Value: 1}, {Key: fID, Value: 1}}, false},
 	{"ratchet_owner", bson.D{{Key: fStatus, Value: 1}, {Key: fOwner, Value: 1}}, false},

@@ -92,31 +92,40 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 // the union of each level's first p.Limit due jobs, locked, admitted in
 // order while their resources have permits.
 func (s *Store) claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tf tagFilter) ([]sqlcore.Candidate, error) {
-	q, args := candidatesSQL(s.sql.t, tf, now, p.Limit)
-	rows, err := tx.QueryContext(ctx, q, args...)
+	tasks, err := sqlcore.ClaimTasksSQL(ctx, tx, p, s.sql.pendingTasks)
 	if err != nil {
-		return nil, fmt.Errorf("read the candidates: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var cands []sqlcore.Candidate
-	for rows.Next() {
-		var c sqlcore.Candidate
-		var raw []byte
-		var prio int64
-		var res sql.NullString
-		if err := rows.Scan(&raw, &prio, &c.Scheduled, &res, &c.Limit); err != nil {
+	cands, err := sqlcore.InChunks(tasks, tasksPerStatement, func(tasks []string) ([]sqlcore.Candidate, error) {
+		q, args := candidatesSQL(s.sql.t, tf, tasks, now, p.Limit)
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
 			return nil, fmt.Errorf("read the candidates: %w", err)
 		}
-		if c.ID, err = scanID(raw); err != nil {
-			return nil, err
+		defer rows.Close()
+		var cands []sqlcore.Candidate
+		for rows.Next() {
+			var c sqlcore.Candidate
+			var raw []byte
+			var prio int64
+			var res sql.NullString
+			if err := rows.Scan(&raw, &prio, &c.Scheduled, &res, &c.Limit); err != nil {
+				return nil, fmt.Errorf("read the candidates: %w", err)
+			}
+			if c.ID, err = scanID(raw); err != nil {
+				return nil, err
+			}
+			c.Priority, c.Resource = spi.Priority(prio), res.String
+			cands = append(cands, c)
 		}
-		c.Priority, c.Resource = spi.Priority(prio), res.String
-		cands = append(cands, c)
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read the candidates: %w", err)
+		}
+		return cands, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the candidates: %w", err)
-	}
-	rows.Close()
 	sqlcore.Rank(cands, p.Now, p.BoostInterval)
 	resources := sqlcore.Resources(cands, p.Limit)
 	if resources == nil {

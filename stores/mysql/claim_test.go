@@ -287,8 +287,9 @@ func TestPlansUseIndexes(t *testing.T) {
 	require.NoError(t, err)
 	exec(t, s, `ANALYZE TABLE `+s.sql.t.job+`, `+s.sql.t.tag)
 
-	tagged, tagArgs := candidatesSQL(s.sql.t, tagFilter{all: []string{"t1"}, any: []string{"t2", "t3"}, none: []string{"t4"}}, t0, 100)
-	plain, plainArgs := candidatesSQL(s.sql.t, tagFilter{}, t0, 100)
+	tasks := []string{"other", "send-email"} // two range scans per level
+	tagged, tagArgs := candidatesSQL(s.sql.t, tagFilter{all: []string{"t1"}, any: []string{"t2", "t3"}, none: []string{"t4"}}, tasks, t0, 100)
+	plain, plainArgs := candidatesSQL(s.sql.t, tagFilter{}, tasks, t0, 100)
 	ids := make([]uuid.UUID, 0, 100)
 	for _, j := range running[300:400] {
 		ids = append(ids, j.ID)
@@ -307,8 +308,9 @@ func TestPlansUseIndexes(t *testing.T) {
 		index map[string]string // table alias -> the index it must use
 		count int               // rows of the plan on table x (the claim's levels)
 	}{
-		{"claim", plain, plainArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource"}, spi.NumPriorities},
-		{"claim with tags", tagged, tagArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource", "t": "PRIMARY"}, spi.NumPriorities},
+		{"claim", plain, plainArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource"}, len(tasks) * spi.NumPriorities},
+		{"claim with tags", tagged, tagArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource", "t": "PRIMARY"}, len(tasks) * spi.NumPriorities},
+		{"pending tasks", s.sql.pendingTasks, nil, map[string]string{"scheduler_job": "idx_scheduler_job_claim"}, 0},
 		{"claimed rows", s.sql.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids), map[string]string{"j": "PRIMARY", "t": "PRIMARY"}, 0},
 		{"lock running", s.sql.lockedRunning + `(` + marks(len(ids)) + `) ORDER BY job_id FOR UPDATE`, idArgs(ids), nil, 0},
 		{"complete", `UPDATE ` + s.sql.t.job + ` j JOIN (` + buf.String() + `) v ON j.job_id = v.id SET j.status = v.st WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, nil,
@@ -349,7 +351,7 @@ func TestPlansUseIndexes(t *testing.T) {
 		before := reads()
 		// A filter most jobs pass: one that none passes visits every due
 		// job of each level, in any store.
-		q, args := candidatesSQL(s.sql.t, tagFilter{none: []string{"t4"}}, t0, 100)
+		q, args := candidatesSQL(s.sql.t, tagFilter{none: []string{"t4"}}, []string{"send-email"}, t0, 100)
 		rows, err := tx.QueryContext(ctx, q, args...)
 		require.NoError(t, err)
 		for rows.Next() {

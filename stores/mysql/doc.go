@@ -43,10 +43,10 @@
 // Effective priority (see [spi.EffectivePriority]) grows with waiting time
 // only inside a priority level, so the best N jobs overall are among the
 // best N of each of the five levels. ClaimJobs runs one READ COMMITTED
-// transaction. Its first statement is a UNION ALL of five LIMITed
-// subqueries, one per level, each taking the first N due PENDING jobs in
+// transaction. Its first statement is a UNION ALL of LIMITed subqueries,
+// one per task the claim lists and level, each taking the first N due PENDING jobs in
 // (scheduled_time, job_id) order with FOR UPDATE SKIP LOCKED: a range scan
-// of the index idx_scheduler_job_claim on (status, priority,
+// of the index idx_scheduler_job_claim on (status, task_name, priority,
 // scheduled_time, job_id) (MySQL has no partial indexes, so status leads
 // the key), in which jobs failing the tag filter and jobs of a full
 // resource are passed over. The tag filter is the EXISTS / NOT EXISTS of
@@ -60,6 +60,14 @@
 // claim_seq + 1, and one SELECT reads them back with their tags. The cost
 // is O(N log backlog) whatever the size of the backlog, aging is exact, and
 // concurrent claimers skip each other's rows instead of waiting.
+//
+// Only jobs of the tasks the claim lists ([spi.ClaimParams].Tasks, the
+// tasks the node registered) are read: the claim index is led by the task,
+// so each claim reads one range per task and level, and a backlog of a
+// task no claimer lists (a node of a mixed fleet that lacks it) costs
+// nothing; `ratchet bench --mode mixedfleet` measures it. A claim that
+// lists no task first reads the distinct tasks of the pending jobs
+// (sqlcore.ClaimTasks, a loose index scan).
 //
 // Resource permits: when the best candidates name resources, the claim
 // locks those resources' rows in scheduler_resource (creating them; in name

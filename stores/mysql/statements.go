@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // statements holds the store's fixed SQL, with table names qualified by its
@@ -27,6 +28,7 @@ type statements struct {
 	propertiesByPrefix         string
 	findByProperty, findAllBy  string
 	claimedRows, lockedRunning string // prefixes completed with an IN list
+	pendingTasks               string
 }
 
 // tables are the qualified table names of a store's database.
@@ -64,6 +66,7 @@ func buildStatements(database string) statements {
 	// of the status.
 	s.listByStatus = `SELECT ` + s.jobColumns + ` FROM ` + t.job + ` j FORCE INDEX (idx_scheduler_job_status)
 		WHERE j.status = ? AND j.job_id > ? ORDER BY j.job_id LIMIT ?`
+	s.pendingTasks = sqlcore.PendingTasksSQL(t.job)
 	s.claimedRows = `SELECT ` + s.jobColumns + ` FROM ` + t.job + ` j WHERE j.job_id IN `
 	s.lockedRunning = `SELECT job_id, claim_seq FROM ` + t.job + ` WHERE status = 'RUNNING' AND job_id IN `
 	s.retryFailed = r.Replace(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
@@ -149,36 +152,43 @@ func (tf tagFilter) conditions(tagTable string, args []any) (string, []any) {
 	return b.String(), args
 }
 
-// candidatesSQL returns the claim's candidates statement and its
-// arguments: for each priority level from CRITICAL down, the first limit
-// due PENDING jobs in (scheduled_time, job_id) order that the node may run,
-// locked with FOR UPDATE SKIP LOCKED; a UNION ALL of five LIMITed
-// subqueries, each a range scan of idx_scheduler_job_claim on (status,
-// priority, scheduled_time, job_id). Inside that scan, jobs whose resource
-// is full (as many RUNNING holders as their limit, counted through
-// idx_scheduler_job_resource) and jobs failing the tag filter are passed
-// over, so they never block the jobs behind them. The subqueries' own reads
-// (tags, holders) take no locks: a locking clause applies to the query
-// block it ends, not to nested subqueries.
-func candidatesSQL(t tables, tf tagFilter, now any, limit int) (string, []any) {
+// candidatesSQL returns the claim's candidates statement for tasks and its
+// arguments: for each task and priority level from CRITICAL down, the
+// first limit due PENDING jobs of the task in (scheduled_time, job_id)
+// order that the node may run, locked with FOR UPDATE SKIP LOCKED; a UNION
+// ALL of LIMITed subqueries, each a range scan of the task-led
+// idx_scheduler_job_claim on (status, task_name, priority, scheduled_time,
+// job_id), so jobs of tasks the claim does not list are never read. Inside
+// that scan, jobs whose resource is full (as many RUNNING holders as their
+// limit, counted through idx_scheduler_job_resource) and jobs failing the
+// tag filter are passed over, so they never block the jobs behind them.
+// The subqueries' own reads (tags, holders) take no locks: a locking clause
+// applies to the query block it ends, not to nested subqueries.
+func candidatesSQL(t tables, tf tagFilter, tasks []string, now any, limit int) (string, []any) {
 	var b strings.Builder
-	args := make([]any, 0, 5*(3+len(tf.all)+len(tf.any)+len(tf.none)))
-	for p := spi.NumPriorities - 1; p >= 0; p-- {
-		if p < spi.NumPriorities-1 {
-			b.WriteString("\nUNION ALL\n")
-		}
-		args = append(args, now)
-		var cond string
-		cond, args = tf.conditions(t.tag, args)
-		args = append(args, int64(limit))
-		fmt.Fprintf(&b, `(SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
+	args := make([]any, 0, len(tasks)*spi.NumPriorities*(4+len(tf.all)+len(tf.any)+len(tf.none)))
+	for i, task := range tasks {
+		for p := spi.NumPriorities - 1; p >= 0; p-- {
+			if i > 0 || p < spi.NumPriorities-1 {
+				b.WriteString("\nUNION ALL\n")
+			}
+			args = append(args, task, now)
+			var cond string
+			cond, args = tf.conditions(t.tag, args)
+			args = append(args, int64(limit))
+			fmt.Fprintf(&b, `(SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 			FROM %s x FORCE INDEX (idx_scheduler_job_claim)
-			WHERE x.status = 'PENDING' AND x.priority = %d AND x.scheduled_time <= ?
+			WHERE x.status = 'PENDING' AND x.task_name = ? AND x.priority = %d AND x.scheduled_time <= ?
 			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM %s r
 				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
 			ORDER BY x.scheduled_time, x.job_id
 			LIMIT ?
 			FOR UPDATE SKIP LOCKED)`, t.job, p, t.job, cond)
+		}
 	}
 	return b.String(), args
 }
+
+// tasksPerStatement bounds the tasks of one candidates statement (five
+// subqueries each), well inside the 65,535 placeholders of a statement.
+const tasksPerStatement = 50

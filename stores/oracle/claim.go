@@ -101,28 +101,36 @@ func claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time
 // claimCandidates reads the candidates of a claim and returns them sorted
 // best first.
 func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]sqlcore.Candidate, error) {
-	query, args := claimCandidatesSQL(now, p.Limit, compileTags(p.Tags))
-	rows, err := tx.QueryContext(ctx, query, args...)
+	tasks, err := sqlcore.ClaimTasksSQL(ctx, tx, p, pendingTasksSQL)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var cands []sqlcore.Candidate
-	for rows.Next() {
-		var c sqlcore.Candidate
-		var id []byte
-		var prio int64
-		var res sql.NullString
-		if err := rows.Scan(&id, &prio, &c.Scheduled, &res, &c.Limit); err != nil {
+	tf := compileTags(p.Tags)
+	cands, err := sqlcore.InChunks(tasks, tasksPerStatement, func(tasks []string) ([]sqlcore.Candidate, error) {
+		query, args := claimCandidatesSQL(now, p.Limit, tasks, tf)
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
 			return nil, err
 		}
-		if c.ID, err = parseID(id); err != nil {
-			return nil, err
+		defer rows.Close()
+		var cands []sqlcore.Candidate
+		for rows.Next() {
+			var c sqlcore.Candidate
+			var id []byte
+			var prio int64
+			var res sql.NullString
+			if err := rows.Scan(&id, &prio, &c.Scheduled, &res, &c.Limit); err != nil {
+				return nil, err
+			}
+			if c.ID, err = parseID(id); err != nil {
+				return nil, err
+			}
+			c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromDB(c.Scheduled), res.String
+			cands = append(cands, c)
 		}
-		c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromDB(c.Scheduled), res.String
-		cands = append(cands, c)
-	}
-	if err := rows.Err(); err != nil {
+		return cands, rows.Err()
+	})
+	if err != nil {
 		return nil, err
 	}
 	sqlcore.Rank(cands, now, p.BoostInterval)

@@ -66,6 +66,30 @@ func newClaimServer(jobs ...*spi.Job) *claimServer {
 	return cs
 }
 
+// claimTasks is the task list of the claims of these tests: the task of
+// job.
+var claimTasks = []string{"send-email"}
+
+// TestClaimOfTasks checks the task filter: one range per task and level,
+// the task a bind variable, and a claim without tasks first reads the
+// distinct tasks of the pending jobs.
+func TestClaimOfTasks(t *testing.T) {
+	q, args := claimCandidatesSQL(t0, 5, []string{"a", "b"}, tagFilter{})
+	assert.Equal(t, 2*spi.NumPriorities, strings.Count(q, "x.task_name = :"), q)
+	assert.Equal(t, 2*spi.NumPriorities, strings.Count(q, "FETCH FIRST"), q)
+	assert.Equal(t, "a", args[0])
+	assert.NotContains(t, q, "'a'", "task names are never spliced into the text")
+
+	j := job(spi.PriorityNormal, t0.Add(-time.Minute))
+	srv := newClaimServer(j)
+	f := &fakeDB{handler: srv.handle}
+	s := fakeStore(t, f, Options{})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+	assert.Equal(t, pendingTasksSQL, f.log[1], "a claim without tasks reads the pending tasks first")
+}
+
 func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, error) {
 	for prefix, errs := range cs.fail {
 		if strings.HasPrefix(strings.TrimSpace(q), prefix) && len(errs) > 0 {
@@ -76,6 +100,16 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 		}
 	}
 	switch {
+	case q == pendingTasksSQL:
+		set := fakeSet{cols: []string{"task_name"}}
+		seen := map[string]bool{}
+		for _, j := range cs.pending {
+			if !seen[j.TaskName] {
+				seen[j.TaskName] = true
+				set.rows = append(set.rows, []driver.Value{j.TaskName})
+			}
+		}
+		return fakeResult{sets: []fakeSet{set}}, nil
 	case strings.Contains(q, "FETCH FIRST") && strings.Contains(q, "x.status = 'PENDING'"):
 		set := fakeSet{cols: candidateCols}
 		for _, j := range cs.pending {
@@ -156,7 +190,7 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "node-a", Limit: 3, Now: t0, BoostInterval: 15 * time.Minute})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "node-a", Limit: 3, Now: t0, BoostInterval: 15 * time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{low.ID, crit.ID, norm.ID}, claimIDs(got), "exact aging order; the fourth job is left")
 	for _, j := range got {
@@ -168,7 +202,7 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 	stmts := f.statements()
 	require.Len(t, stmts, 6, "%q", stmts)
 	assert.Equal(t, "BEGIN", stmts[0])
-	assert.Contains(t, f.log[1], "FETCH FIRST :2 ROWS ONLY")
+	assert.Contains(t, f.log[1], "FETCH FIRST :3 ROWS ONLY")
 	assert.NotContains(t, f.log[1], "FOR UPDATE", "Oracle refuses a row limit with FOR UPDATE")
 	assert.True(t, strings.HasSuffix(f.log[2], "AND status = 'PENDING' FOR UPDATE SKIP LOCKED"))
 	assert.Equal(t, []any{low.ID[:], crit.ID[:], norm.ID[:]}, values(f.args[2]), "the best three are locked, in claim order")
@@ -192,7 +226,7 @@ func TestClaimReplacesJobsOthersHold(t *testing.T) {
 	srv.lockedByOthers[a.ID] = true
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 2, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 2, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{b.ID, c.ID}, claimIDs(got), "the job another session holds is replaced by the next best")
 	var locks [][]any
@@ -210,7 +244,7 @@ func TestClaimRetriesADeadlockWithoutLosingJobs(t *testing.T) {
 	srv.fail["UPDATE scheduler_job SET status = 'RUNNING'"] = []error{deadlock}
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got))
 	stmts := f.statements()
@@ -224,7 +258,7 @@ func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
 	srv := newClaimServer(a, b)
 	f := &fakeDB{handler: srv.handle, commits: []error{driver.ErrBadConn}}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got), "the retry returns the jobs the lost commit claimed")
 	stmts := f.statements()
@@ -240,7 +274,7 @@ func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	srv.fail["SELECT * FROM ("] = []error{deadlock, deadlock, deadlock}
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{Retries: 2})
-	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errRetriesExhausted)
 	assert.Contains(t, err.Error(), "ORA-00060")
@@ -252,7 +286,7 @@ func TestClaimDoesNotRetryOtherErrors(t *testing.T) {
 	srv.fail["SELECT * FROM ("] = []error{oraErr(942, "table or view does not exist")}
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "oracle: claim jobs: ORA-00942")
 	assert.Equal(t, []string{"BEGIN", "SELECT * FROM (", "ROLLBACK"}, f.statements())
@@ -274,7 +308,7 @@ func TestClaimPermits(t *testing.T) {
 	srv.resources["gpu"] = true
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 10, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 10, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{jobs[0].ID, jobs[1].ID, plain.ID}, claimIDs(got), "two of gpu in order, none of the full api, the plain job")
 	var order []string
@@ -298,12 +332,12 @@ func TestClaimWithTagsBindsThemPerLevel(t *testing.T) {
 	srv := newClaimServer()
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0,
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0,
 		Tags: spi.TagFilter{All: []string{"gpu", "eu", "gpu"}, Any: []string{"a%"}, None: []string{"x'y"}}})
 	require.NoError(t, err)
 	args := values(f.args[1])
-	require.Len(t, args, 5*7)
-	assert.Equal(t, []any{go_ora.TimeStamp(t0), "gpu", "eu", int64(2), "a%", "x'y", int64(5)}, args[:7], "now, All (without repeats) and its count, Any, None, the limit")
+	require.Len(t, args, 5*8)
+	assert.Equal(t, []any{"send-email", go_ora.TimeStamp(t0), "gpu", "eu", int64(2), "a%", "x'y", int64(5)}, args[:8], "the task, now, All (without repeats) and its count, Any, None, the limit")
 	assert.NotContains(t, f.log[1], "gpu", "tags are never spliced into the text")
 }
 

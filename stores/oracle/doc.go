@@ -41,8 +41,9 @@
 // Effective priority (see [spi.EffectivePriority]) grows with waiting time
 // only inside a priority level, so the best N jobs overall are among the
 // best N of each of the five levels. ClaimJobs is one transaction: a UNION
-// ALL of five FETCH FIRST N range scans of the index on (status, priority,
-// scheduled_time, job_id) returns at most 5·N candidates, merged in Go in
+// ALL of FETCH FIRST N range scans, one per task the claim lists and
+// level, of the index on (status, task_name, priority, scheduled_time,
+// job_id) returns at most 5·N candidates per task, merged in Go in
 // exact aging order (spi.EffectivePriority, then scheduled time, then id).
 // Oracle allows no row limit with FOR UPDATE, so the scans take no locks;
 // the best candidates are then locked with SELECT ... FOR UPDATE SKIP
@@ -52,6 +53,14 @@
 // One UPDATE moves the locked jobs to RUNNING and one SELECT reads them
 // back with their tags (JSON_ARRAYAGG). The cost is O(N log backlog)
 // whatever the size of the backlog.
+//
+// Only jobs of the tasks the claim lists ([spi.ClaimParams].Tasks, the
+// tasks the node registered) are read: the claim index is led by the task,
+// so each claim reads one range per task and level, and a backlog of a
+// task no claimer lists (a node of a mixed fleet that lacks it) costs
+// nothing; `ratchet bench --mode mixedfleet` measures it. A claim that
+// lists no task first reads the distinct tasks of the pending jobs
+// (sqlcore.ClaimTasks).
 //
 // A node's tag affinity ([spi.ClaimParams].Tags) is part of the range
 // scans: All compiles to a COUNT of the job's matching tags, Any to EXISTS

@@ -136,44 +136,56 @@ func compileTags(f spi.TagFilter) tagFilter {
 	return tf
 }
 
-// claimCandidatesSQL selects, for each priority level from CRITICAL down,
-// the first limit due PENDING jobs in (scheduled_time, job_id) order that
-// the node may run: five range scans of idx_scheduler_job_claim, without
-// locks (the claim locks the ones it picks with SKIP LOCKED afterwards:
-// Oracle allows no FETCH FIRST with FOR UPDATE). Jobs whose resource is
-// full and jobs failing the tag filter are passed over inside the scans.
-func claimCandidatesSQL(now time.Time, limit int, tf tagFilter) (string, []any) {
+// claimCandidatesSQL selects, for each task and priority level from
+// CRITICAL down, the first limit due PENDING jobs of the task in
+// (scheduled_time, job_id) order that the node may run: one range scan of
+// the task-led idx_scheduler_job_claim per task and level, so jobs of tasks
+// the claim does not list are never read, without locks (the claim locks
+// the ones it picks with SKIP LOCKED afterwards: Oracle allows no FETCH
+// FIRST with FOR UPDATE). Jobs whose resource is full and jobs failing the
+// tag filter are passed over inside the scans.
+func claimCandidatesSQL(now time.Time, limit int, tasks []string, tf tagFilter) (string, []any) {
 	var b binds
 	var q strings.Builder
-	for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
-		if lvl != spi.NumPriorities-1 {
-			q.WriteString("\nUNION ALL\n")
-		}
-		fmt.Fprintf(&q, `SELECT * FROM (
+	for i, task := range tasks {
+		for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
+			if i > 0 || lvl != spi.NumPriorities-1 {
+				q.WriteString("\nUNION ALL\n")
+			}
+			fmt.Fprintf(&q, `SELECT * FROM (
 		SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 		FROM scheduler_job x
-		WHERE x.status = 'PENDING' AND x.priority = %d AND x.scheduled_time <= %s
+		WHERE x.status = 'PENDING' AND x.task_name = %s AND x.priority = %d AND x.scheduled_time <= %s
 			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM scheduler_job r
-				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`, lvl, b.add(dbTime(now)))
-		if len(tf.all) > 0 {
-			fmt.Fprintf(&q, `
+				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`, b.add(text(task)), lvl, b.add(dbTime(now)))
+			if len(tf.all) > 0 {
+				fmt.Fprintf(&q, `
 			AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s)) = %s`,
-				b.list(tf.all), b.add(int64(len(tf.all))))
-		}
-		if len(tf.any) > 0 {
-			fmt.Fprintf(&q, `
+					b.list(tf.all), b.add(int64(len(tf.all))))
+			}
+			if len(tf.any) > 0 {
+				fmt.Fprintf(&q, `
 			AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.list(tf.any))
-		}
-		if len(tf.none) > 0 {
-			fmt.Fprintf(&q, `
+			}
+			if len(tf.none) > 0 {
+				fmt.Fprintf(&q, `
 			AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.list(tf.none))
-		}
-		fmt.Fprintf(&q, `
+			}
+			fmt.Fprintf(&q, `
 		ORDER BY x.scheduled_time, x.job_id
 		FETCH FIRST %s ROWS ONLY)`, b.add(int64(limit)))
+		}
 	}
 	return q.String(), b.args
 }
+
+// tasksPerStatement bounds the tasks of one candidates statement (five
+// subqueries each), well inside Oracle's 65,535 bind variables.
+const tasksPerStatement = 50
+
+// pendingTasksSQL reads the distinct tasks of the PENDING jobs, for a
+// claim of any task (tools and tests; the engine always lists its tasks).
+const pendingTasksSQL = `SELECT DISTINCT task_name FROM scheduler_job WHERE status = 'PENDING'`
 
 // lockCandidatesSQL locks those of ids that are still PENDING, skipping
 // the rows other sessions hold, and returns them.

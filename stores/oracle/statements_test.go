@@ -35,14 +35,15 @@ func goldenStatements(t *testing.T) map[string]string {
 		"get_job":               q(getJobSQL(id1)),
 		"list_jobs":             q(listJobsSQL(id1, "", 11)),
 		"list_jobs_failed":      q(listJobsSQL(id1, spi.StatusFailed, 11)),
-		"claim_candidates":      q(claimCandidatesSQL(t0, 10, tagFilter{})),
-		"claim_candidates_tags": q(claimCandidatesSQL(t0, 10, compileTags(spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}))),
+		"claim_candidates":      q(claimCandidatesSQL(t0, 10, []string{"t"}, tagFilter{})),
+		"claim_candidates_tags": q(claimCandidatesSQL(t0, 10, []string{"t", "u"}, compileTags(spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}))),
 		"claim_lock_2":          q(lockCandidatesSQL(ids)),
 		"claim_lock_resource":   q(lockResourceSQL("gpu")),
 		"claim_insert_resource": q(insertResourceSQL("gpu")),
 		"claim_count_holders_2": q(countHoldersSQL([]string{"api", "gpu"})),
 		"claim_update_2":        q(claimSQL("node-a", t0, ids)),
 		"jobs_2":                q(jobsSQL(ids)),
+		"pending_tasks":         pendingTasksSQL,
 		"claim_adopt_2":         q(adoptSQL(t0, ids)),
 		"claim_fail_corrupt":    q(failCorruptSQL(t0, "bad", id1, 1)),
 		"lock_running_2":        q(lockRunningSQL(ids)),
@@ -118,7 +119,7 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 	}
 	for name, build := range map[string]func() (string, []any){
 		"candidates": func() (string, []any) {
-			return claimCandidatesSQL(t0, 7, compileTags(spi.TagFilter{All: []string{"a", "a", "b"}, Any: []string{"c"}, None: []string{"d", "e"}}))
+			return claimCandidatesSQL(t0, 7, []string{"t", "u"}, compileTags(spi.TagFilter{All: []string{"a", "a", "b"}, Any: []string{"c"}, None: []string{"d", "e"}}))
 		},
 		"count":     func() (string, []any) { return countHoldersSQL([]string{"a", "b", "c"}) },
 		"claim":     func() (string, []any) { return claimSQL("n", t0, ids) },
@@ -151,14 +152,14 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 }
 
 func TestStatementShapes(t *testing.T) {
-	q, args := claimCandidatesSQL(t0, 10, tagFilter{})
+	q, args := claimCandidatesSQL(t0, 10, []string{"t"}, tagFilter{})
 	assert.Equal(t, 5, strings.Count(q, "FETCH FIRST"))
 	assert.Equal(t, 5, strings.Count(q, "ORDER BY x.scheduled_time, x.job_id"))
 	assert.Equal(t, 5, strings.Count(q, "x.status = 'PENDING'"))
 	assert.Equal(t, 4, strings.Count(q, "UNION ALL"))
 	assert.NotContains(t, q, "FOR UPDATE")
 	assert.Less(t, strings.Index(q, "x.priority = 4"), strings.Index(q, "x.priority = 0"))
-	assert.Len(t, args, 10)
+	assert.Len(t, args, 15)
 	// IN lists stay under Oracle's 1,000 expressions.
 	assert.LessOrEqual(t, idsPerList, 1000)
 	assert.LessOrEqual(t, tagsPerInsert*2, 1000)
@@ -198,12 +199,12 @@ func TestSplitStatements(t *testing.T) {
 	for _, m := range migs {
 		all = append(all, splitStatements(m.SQL)...)
 	}
-	assert.Len(t, all, 10+8)
+	assert.Len(t, all, 10+8+3)
 	for _, s := range all {
 		switch {
 		case strings.HasPrefix(s, "BEGIN"):
 			assert.True(t, strings.HasSuffix(s, "END;"), s)
-		case strings.HasPrefix(s, "CREATE "), strings.HasPrefix(s, "INSERT INTO ratchet_schema_version"):
+		case strings.HasPrefix(s, "CREATE "), strings.HasPrefix(s, "DROP INDEX IF EXISTS "), strings.HasPrefix(s, "INSERT INTO ratchet_schema_version"):
 			assert.False(t, strings.HasSuffix(s, ";"), s)
 		default:
 			t.Errorf("unexpected statement %q", s)

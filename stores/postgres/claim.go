@@ -43,10 +43,23 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	if p.Limit <= 0 {
 		return nil, nil
 	}
+	tasks, err := sqlcore.ClaimTasks(p, func() ([]string, error) {
+		rows, err := s.pool.Query(ctx, s.sql.pendingTasks)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[string])
+	})
+	if err != nil {
+		return nil, fail("claim jobs", err)
+	}
+	if len(tasks) == 0 {
+		return nil, nil
+	}
 	now := p.Now.Truncate(time.Microsecond)
 	boost := max(int64(p.BoostInterval), 0)
 	tf := compileTags(p.Tags)
-	rows, err := s.pool.Query(ctx, s.sql.claim[tf.shape], tf.args(now, int64(p.Limit), boost, nullText(p.NodeID))...)
+	rows, err := s.pool.Query(ctx, s.sql.claim[tf.shape], tf.args(now, int64(p.Limit), boost, nullText(p.NodeID), tasks)...)
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}
@@ -55,7 +68,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 		return nil, fail("claim jobs", err)
 	}
 	if permits {
-		if got, bad, err = s.claimPermits(ctx, p, now, tf); err != nil {
+		if got, bad, err = s.claimPermits(ctx, p, now, tasks, tf); err != nil {
 			return nil, fail("claim jobs", err)
 		}
 	}
@@ -124,13 +137,13 @@ func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []badRow, permit
 // claims whose best candidates name a resource come here: the claim of jobs
 // without resources stays one statement and takes no lock. A hash
 // collision between two resources only makes their claimers take turns.
-func (s *Store) claimPermits(ctx context.Context, p spi.ClaimParams, now time.Time, tf tagFilter) (got []*spi.Job, bad []badRow, err error) {
+func (s *Store) claimPermits(ctx context.Context, p spi.ClaimParams, now time.Time, tasks []string, tf tagFilter) (got []*spi.Job, bad []badRow, err error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	args := tf.args(now, int64(p.Limit))
+	args := tf.args(now, int64(p.Limit), tasks)
 	rows, err := tx.Query(ctx, s.sql.claimCandidates[tf.shape], args...)
 	if err != nil {
 		return nil, nil, err

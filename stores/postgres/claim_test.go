@@ -265,6 +265,7 @@ func TestPlansUseIndexes(t *testing.T) {
 	}
 	statuses := slices.Repeat([]string{"SUCCEEDED"}, n)
 	times := slices.Repeat([]time.Time{t0}, n)
+	tasks, taskLits := []string{"other", "send-email"}, "ARRAY['other','send-email']"
 	cases := []struct {
 		name, q     string
 		args        []any
@@ -272,22 +273,22 @@ func TestPlansUseIndexes(t *testing.T) {
 		index       string // an index the plan must use
 		count       int    // how many times
 	}{
-		{"claim", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n"},
-			"timestamptz, bigint, bigint, text", "'" + now + "', 100, 900000000000, 'n'", "idx_scheduler_job_claim", spi.NumPriorities},
-		{"claim: permit holders", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n"},
-			"timestamptz, bigint, bigint, text", "'" + now + "', 100, 900000000000, 'n'", "idx_scheduler_job_resource", spi.NumPriorities},
-		{"claim tagged", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
-			"timestamptz, bigint, bigint, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
+		{"claim", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n", tasks},
+			"timestamptz, bigint, bigint, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
+		{"claim: permit holders", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n", tasks},
+			"timestamptz, bigint, bigint, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_resource", spi.NumPriorities},
+		{"claim tagged", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", tasks, []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
+			"timestamptz, bigint, bigint, text, text[], text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
 			"idx_scheduler_job_claim", spi.NumPriorities},
-		{"claim tagged: tag lookups", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
-			"timestamptz, bigint, bigint, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
+		{"claim tagged: tag lookups", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", tasks, []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
+			"timestamptz, bigint, bigint, text, text[], text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
 			"scheduler_job_tag_pkey", 3*spi.NumPriorities + 1}, // a probe per list and level, and the tags returned
-		{"claim any", s.sql.claim[tagAny], []any{t0, 100, int64(15 * time.Minute), "n", []string{"t3"}},
-			"timestamptz, bigint, bigint, text, text[]", "'" + now + "', 100, 900000000000, 'n', ARRAY['t3']", "idx_scheduler_job_claim", spi.NumPriorities},
-		{"permit claim: candidates", s.sql.claimCandidates[0], []any{t0, 100},
-			"timestamptz, bigint", "'" + now + "', 100", "idx_scheduler_job_claim", spi.NumPriorities},
-		{"permit claim: tagged candidates", s.sql.claimCandidates[tagAll|tagNone], []any{t0, 100, []string{"t1"}, []string{"t2"}},
-			"timestamptz, bigint, text[], text[]", "'" + now + "', 100, ARRAY['t1'], ARRAY['t2']", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"claim any", s.sql.claim[tagAny], []any{t0, 100, int64(15 * time.Minute), "n", tasks, []string{"t3"}},
+			"timestamptz, bigint, bigint, text, text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3']", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: candidates", s.sql.claimCandidates[0], []any{t0, 100, tasks},
+			"timestamptz, bigint, text[]", "'" + now + "', 100, " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: tagged candidates", s.sql.claimCandidates[tagAll|tagNone], []any{t0, 100, tasks, []string{"t1"}, []string{"t2"}},
+			"timestamptz, bigint, text[], text[], text[]", "'" + now + "', 100, " + taskLits + ", ARRAY['t1'], ARRAY['t2']", "idx_scheduler_job_claim", spi.NumPriorities},
 		{"permit claim: holders", s.sql.countHolders, []any{[]string{"r1", "r2"}},
 			"text[]", "ARRAY['r1','r2']", "idx_scheduler_job_resource", 1},
 		{"permit claim: update", s.sql.claimIDs, []any{ids, "n", t0},
@@ -325,4 +326,9 @@ func TestPlansUseIndexes(t *testing.T) {
 			}
 		})
 	}
+	// A claim of any task reads the distinct pending tasks by a loose
+	// index scan: probes of the claim index, one per task.
+	plan := explain(t, s, s.sql.pendingTasks)
+	assert.NotRegexp(t, seqScanOnJobs, plan, "pending tasks:\n%s", plan)
+	assert.Contains(t, plan, "Index Only Scan using idx_scheduler_job_claim", "pending tasks:\n%s", plan)
 }

@@ -33,12 +33,13 @@
 // Effective priority (see [spi.EffectivePriority]) grows with waiting time
 // only inside a priority level, so the best N jobs overall are among the
 // best N of each of the five levels. ClaimJobs is one statement: five CTEs
-// each take the first N due PENDING jobs of one level in (scheduled_time,
+// each take, per task the claim lists (a LATERAL subquery over the array
+// of tasks), the first N due PENDING jobs of one level in (scheduled_time,
 // job_id) order, locked with FOR NO KEY UPDATE SKIP LOCKED (the queue
 // pattern of FOR UPDATE SKIP LOCKED, in the weaker lock mode that the
 // UPDATE takes anyway), each a range scan of the partial index
-// idx_scheduler_job_claim on (priority, scheduled_time, job_id) WHERE
-// status = 'PENDING'; then the at most 5·N candidates are ranked by
+// idx_scheduler_job_claim on (task_name, priority, scheduled_time, job_id)
+// WHERE status = 'PENDING'; then the at most 5·N candidates per task are ranked by
 // effective priority (computed exactly in numeric), scheduled time and id,
 // and one UPDATE moves the best N to RUNNING, finding them by primary key,
 // and returns them with their tags. The cost is O(N log backlog) whatever
@@ -47,6 +48,14 @@
 // back as a job (see [spi.ErrCorruptJob]) is moved to FAILED with the
 // problem as its last error instead of being returned, so one bad row
 // cannot block the queue.
+//
+// Only jobs of the tasks the claim lists ([spi.ClaimParams].Tasks, the
+// tasks the node registered) are read: the claim index is led by the task,
+// so each claim reads one range per task and level, and a backlog of a
+// task no claimer lists (a node of a mixed fleet that lacks it) costs
+// nothing; `ratchet bench --mode mixedfleet` measures it. A claim that
+// lists no task first reads the distinct tasks of the pending jobs
+// (sqlcore.ClaimTasks).
 //
 // A node's tag affinity ([spi.ClaimParams].Tags) is part of the per-level
 // range scans: All compiles to a COUNT of the job's matching tags, Any to

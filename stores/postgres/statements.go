@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // statements holds the store's SQL, with table names qualified by its
@@ -15,7 +16,7 @@ type statements struct {
 	claim                                   [numTagShapes]string // the one-statement claim, per tag filter shape
 	claimCandidates                         [numTagShapes]string // the permit claim's candidates, per tag filter shape
 	lockResources, countHolders             string
-	claimIDs                                string
+	claimIDs, pendingTasks                  string
 	failCorrupt                             string
 	complete, release                       string
 	insert                                  [8]string // indexed by insKeyed | insTags | insNotify
@@ -80,6 +81,7 @@ func buildStatements(schema string) statements {
 		s.claim[shape] = r.Replace(claimSQL(shape))
 		s.claimCandidates[shape] = r.Replace(claimCandidatesSQL(shape))
 	}
+	s.pendingTasks = r.Replace(sqlcore.PendingTasksSQL("{job}"))
 	// The holders of each resource are counted through the partial index
 	// idx_scheduler_job_resource (the literal 'RUNNING' lets the planner
 	// prove that it applies).
@@ -241,19 +243,22 @@ const (
 )
 
 // claimLevels returns the CTEs c4..c0 and cand of the claims: for each
-// priority level, the first $2 due ($1) PENDING jobs in (scheduled_time,
-// job_id) order that the node may run, locked with SKIP LOCKED: one range
-// scan of idx_scheduler_job_claim per level. Inside that scan, jobs whose
-// resource is full (as many RUNNING holders as their limit, counted through
-// idx_scheduler_job_resource) and jobs failing the tag filter of shape
-// (EXISTS / NOT EXISTS / a COUNT on the tag table's primary key, the lists
-// passed as text arrays from $first on, in the order All, Any, None) are
-// passed over, so they never block the jobs behind them.
+// priority level and each task of the text array $first, the first $2 due
+// ($1) PENDING jobs of that task in (scheduled_time, job_id) order that the
+// node may run, locked with SKIP LOCKED: one range scan of the task-led
+// idx_scheduler_job_claim per task and level (a LATERAL subquery per
+// element of the array), so jobs of tasks the claim does not list are never
+// read. Inside that scan, jobs whose resource is full (as many RUNNING
+// holders as their limit, counted through idx_scheduler_job_resource) and
+// jobs failing the tag filter of shape (EXISTS / NOT EXISTS / a COUNT on
+// the tag table's primary key, the lists passed as text arrays from
+// $first+1 on, in the order All, Any, None) are passed over, so they never
+// block the jobs behind them.
 //
 // cols are the columns each candidate carries (of the job aliased x).
 func claimLevels(shape, first int, cols string) string {
 	var cond strings.Builder
-	n := first
+	tasks, n := first, first+1
 	if shape&tagAll != 0 {
 		fmt.Fprintf(&cond, `
 				AND (SELECT count(*) FROM {tag} t WHERE t.job_id = x.job_id AND t.tag = ANY($%d::text[]))
@@ -279,14 +284,15 @@ func claimLevels(shape, first int, cols string) string {
 	b.WriteString("WITH ")
 	for p := spi.NumPriorities - 1; p >= 0; p-- {
 		fmt.Fprintf(&b, `c%d AS (
-			SELECT %s FROM {job} x
-			WHERE x.status = 'PENDING' AND x.priority = %d AND x.scheduled_time <= $1
-				AND (x.resource_name IS NULL OR (SELECT count(*) FROM {job} r
-					WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
-			ORDER BY x.scheduled_time, x.job_id
-			LIMIT $2
-			FOR NO KEY UPDATE OF x SKIP LOCKED),
-		`, p, cols, p, cond.String())
+			SELECT y.* FROM unnest($%d::text[]) AS t (name) CROSS JOIN LATERAL (
+				SELECT %s FROM {job} x
+				WHERE x.status = 'PENDING' AND x.task_name = t.name AND x.priority = %d AND x.scheduled_time <= $1
+					AND (x.resource_name IS NULL OR (SELECT count(*) FROM {job} r
+						WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
+				ORDER BY x.scheduled_time, x.job_id
+				LIMIT $2
+				FOR NO KEY UPDATE OF x SKIP LOCKED) y),
+		`, p, tasks, cols, p, cond.String())
 	}
 	b.WriteString("cand AS (")
 	for p := spi.NumPriorities - 1; p >= 0; p-- {
@@ -314,7 +320,8 @@ func claimLevels(shape, first int, cols string) string {
 // rows' and counts nothing.
 //
 // Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
-// disables aging), $4 node (NULL for none), then the tag lists.
+// disables aging), $4 node (NULL for none), $5 the tasks, then the tag
+// lists.
 //
 // The effective priority is priority + floor(wait / boost) with wait = now
 // − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
@@ -348,7 +355,7 @@ func claimSQL(shape int) string {
 
 // claimCandidatesSQL returns, locked, the candidates of claimLevels for
 // tag filter shape, unranked: the claim with permits ranks and admits them
-// in Go. Parameters: $1 now, $2 limit, then the tag lists.
+// in Go. Parameters: $1 now, $2 limit, $3 the tasks, then the tag lists.
 func claimCandidatesSQL(shape int) string {
 	return claimLevels(shape, 3, "x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit") + `
 		SELECT job_id, priority, scheduled_time, resource_name, resource_limit FROM cand`

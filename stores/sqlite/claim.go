@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -23,29 +24,55 @@ const (
 	numTagShapes = 1 << 3
 )
 
-// candidatesQueries holds, for each tag filter shape, the statement that
-// selects for each priority level the first LIMIT due PENDING jobs in
-// (scheduled_time, job_id) order that the node may run: five range scans
-// of the claim index idx_scheduler_job_claim, in which jobs of a full
+// candidatesQuery returns, for a tag filter shape and a number of tasks,
+// the statement that selects for each task and priority level the first
+// LIMIT due PENDING jobs in (scheduled_time, job_id) order that the node
+// may run: one range scan of the task-led claim index
+// idx_scheduler_job_claim per task and level, in which jobs of a full
 // resource (as many RUNNING holders as their limit) and jobs failing the
 // tag filter are passed over by EXISTS / NOT EXISTS / COUNT subqueries on
 // the tag table's primary key and the holders' partial index, so they never
-// block the jobs behind them. Its arguments are, per level from CRITICAL
-// down, those of levelArgs.
-var candidatesQueries = func() [numTagShapes]string {
-	var qs [numTagShapes]string
-	for shape := range qs {
-		parts := make([]string, 0, spi.NumPriorities)
+// block the jobs behind them. Its arguments are, per task and level from
+// CRITICAL down, the task and those of levelArgs. Statements are built
+// once per (shape, number of tasks) and kept.
+func candidatesQuery(shape, tasks int) string {
+	key := [2]int{shape, tasks}
+	if q, ok := candidatesQueries.Load(key); ok {
+		return q.(string)
+	}
+	parts := make([]string, 0, tasks*spi.NumPriorities)
+	for range tasks {
 		for p := spi.NumPriorities - 1; p >= 0; p-- {
 			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT job_id, priority, scheduled_time, resource_name, resource_limit
 			FROM scheduler_job x
-			WHERE status = 'PENDING' AND priority = %d AND scheduled_time <= ?%s%s
+			WHERE status = 'PENDING' AND task_name = ? AND priority = %d AND scheduled_time <= ?%s%s
 			ORDER BY scheduled_time, job_id LIMIT ?)`, p, resourceOpen, tagConditions(shape)))
 		}
-		qs[shape] = strings.Join(parts, "\nUNION ALL\n")
 	}
-	return qs
-}()
+	q := strings.Join(parts, "\nUNION ALL\n")
+	candidatesQueries.Store(key, q)
+	return q
+}
+
+// candidatesQueries holds the statements of candidatesQuery.
+var candidatesQueries sync.Map
+
+// tasksPerStatement bounds the tasks of one candidates statement: SQLite
+// allows 500 terms in a compound SELECT, and each task has five.
+const tasksPerStatement = 64
+
+// claimUpdate moves the chosen jobs (a JSON array of ids) to RUNNING for a
+// node at a time and returns them. The unary + keeps the status test off
+// the index: with it, SQLite would read the chosen ids by scanning every
+// PENDING entry of the claim index through a Bloom filter instead of
+// looking each id up by primary key.
+const claimUpdate = `UPDATE scheduler_job
+			SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
+			WHERE job_id IN (SELECT value FROM json_each(?)) AND +status = 'PENDING'
+			RETURNING ` + jobColumns
+
+// pendingTasks reads the distinct tasks of the PENDING jobs.
+var pendingTasks = sqlcore.PendingTasksSQL("scheduler_job")
 
 // resourceOpen passes over jobs whose resource has no free permit: as
 // many RUNNING jobs name it as the job's limit.
@@ -150,10 +177,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 		for i, c := range cands {
 			ids[i] = c.ID.String()
 		}
-		rows, err := tx.QueryContext(ctx, `UPDATE scheduler_job
-			SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
-			WHERE job_id IN (SELECT value FROM json_each(?)) AND status = 'PENDING'
-			RETURNING `+jobColumns, nullString(p.NodeID), now, jsonList(ids))
+		rows, err := tx.QueryContext(ctx, claimUpdate, nullString(p.NodeID), now, jsonList(ids))
 		if err != nil {
 			return err
 		}
@@ -194,37 +218,45 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 // the union of each level's first p.Limit due jobs, admitted in order while
 // their resources have permits.
 func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int64) ([]sqlcore.Candidate, error) {
-	tf := compileTags(p.Tags)
-	args := make([]any, 0, 6*spi.NumPriorities)
-	for range spi.NumPriorities {
-		args = tf.levelArgs(args, now, p.Limit)
-	}
-	rows, err := tx.QueryContext(ctx, candidatesQueries[tf.shape], args...)
+	tasks, err := sqlcore.ClaimTasksSQL(ctx, tx, p, pendingTasks)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var cands []sqlcore.Candidate
+	tf := compileTags(p.Tags)
 	var bad []badRow
-	for rows.Next() {
-		var c sqlcore.Candidate
-		var id string
-		var prio, scheduled int64
-		var res sql.NullString
-		if err := rows.Scan(&id, &prio, &scheduled, &res, &c.Limit); err != nil {
+	cands, err := sqlcore.InChunks(tasks, tasksPerStatement, func(tasks []string) ([]sqlcore.Candidate, error) {
+		args := make([]any, 0, 7*spi.NumPriorities*len(tasks))
+		for _, task := range tasks {
+			for range spi.NumPriorities {
+				args = tf.levelArgs(append(args, task), now, p.Limit)
+			}
+		}
+		rows, err := tx.QueryContext(ctx, candidatesQuery(tf.shape, len(tasks)), args...)
+		if err != nil {
 			return nil, err
 		}
-		if c.ID, err = uuid.Parse(id); err != nil || len(id) != 36 || strings.ToLower(id) != id { // canonical form, without formatting it again
-			bad = append(bad, badRow{id, corrupt(id, "job_id %q is not a canonical UUID", id)})
-			continue
+		defer rows.Close()
+		var cands []sqlcore.Candidate
+		for rows.Next() {
+			var c sqlcore.Candidate
+			var id string
+			var prio, scheduled int64
+			var res sql.NullString
+			if err := rows.Scan(&id, &prio, &scheduled, &res, &c.Limit); err != nil {
+				return nil, err
+			}
+			if c.ID, err = uuid.Parse(id); err != nil || len(id) != 36 || strings.ToLower(id) != id { // canonical form, without formatting it again
+				bad = append(bad, badRow{id, corrupt(id, "job_id %q is not a canonical UUID", id)})
+				continue
+			}
+			c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromMicros(scheduled), res.String
+			cands = append(cands, c)
 		}
-		c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromMicros(scheduled), res.String
-		cands = append(cands, c)
-	}
-	if err := rows.Err(); err != nil {
+		return cands, rows.Err()
+	})
+	if err != nil {
 		return nil, err
 	}
-	rows.Close()
 	// A row whose id cannot be read fails here, so it cannot take a
 	// candidate's place at every claim.
 	if err := failCorrupt(ctx, tx, bad, now); err != nil {

@@ -114,8 +114,8 @@ func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
 }
 
 // TestClaimUsesTheIndex checks the candidates statement of every tag filter
-// shape: each level is a range scan of the claim index in its order (no
-// temporary sort), the tag conditions look up the tag table's primary key,
+// shape, for two tasks: each task and level is a range scan of the
+// task-led claim index in its order (no temporary sort), the tag conditions look up the tag table's primary key,
 // and the holders of a resource are counted from the partial index.
 func TestClaimUsesTheIndex(t *testing.T) {
 	s := openStore(t)
@@ -123,17 +123,20 @@ func TestClaimUsesTheIndex(t *testing.T) {
 		tf := compileTags(spi.TagFilter{})
 		tf.shape = shape
 		tf.all, tf.numAll, tf.any, tf.none = `["a","b"]`, 2, `["c"]`, `["d"]`
-		args := make([]any, 0, 6*spi.NumPriorities)
-		for range spi.NumPriorities {
-			args = tf.levelArgs(args, t0.UnixMicro(), 10)
+		const tasks = 2
+		args := make([]any, 0, 7*tasks*spi.NumPriorities)
+		for _, task := range []string{"a", "b"} {
+			for range spi.NumPriorities {
+				args = tf.levelArgs(append(args, task), t0.UnixMicro(), 10)
+			}
 		}
-		text := queryPlan(t, s, candidatesQueries[shape], args...)
-		assert.Equal(t, spi.NumPriorities, strings.Count(text, "USING INDEX idx_scheduler_job_claim (status=? AND priority=? AND scheduled_time<?)"), "shape %d:\n%s", shape, text)
-		assert.Equal(t, spi.NumPriorities, strings.Count(text, "idx_scheduler_job_resource"), "shape %d:\n%s", shape, text)
+		text := queryPlan(t, s, candidatesQuery(shape, tasks), args...)
+		assert.Equal(t, tasks*spi.NumPriorities, strings.Count(text, "USING INDEX idx_scheduler_job_claim (status=? AND task_name=? AND priority=? AND scheduled_time<?)"), "shape %d:\n%s", shape, text)
+		assert.Equal(t, tasks*spi.NumPriorities, strings.Count(text, "idx_scheduler_job_resource"), "shape %d:\n%s", shape, text)
 		tagLookups := 0
 		for bit := tagAll; bit < numTagShapes; bit <<= 1 {
 			if shape&bit != 0 {
-				tagLookups += spi.NumPriorities
+				tagLookups += tasks * spi.NumPriorities
 			}
 		}
 		assert.Equal(t, tagLookups, strings.Count(text, "sqlite_autoindex_scheduler_job_tag_1"), "shape %d:\n%s", shape, text)
@@ -143,6 +146,12 @@ func TestClaimUsesTheIndex(t *testing.T) {
 	text := queryPlan(t, s, `SELECT r.value, (SELECT COUNT(*) FROM scheduler_job j
 			WHERE j.resource_name = r.value AND j.status = 'RUNNING') FROM json_each(?) r`, `["a"]`)
 	assert.Contains(t, text, "idx_scheduler_job_resource", text)
+	text = queryPlan(t, s, claimUpdate, "n", t0.UnixMicro(), `["a"]`)
+	assert.Contains(t, text, "sqlite_autoindex_scheduler_job_1 (job_id=?)", "the claimed rows are found by primary key:\n%s", text)
+	assert.NotContains(t, text, "idx_scheduler_job_claim", text)
+	text = queryPlan(t, s, pendingTasks)
+	assert.NotRegexp(t, `SCAN scheduler_job( |$)`, text, "the pending tasks are read by index seeks")
+	assert.NotContains(t, text, "TEMP B-TREE", text)
 }
 
 func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {

@@ -24,16 +24,25 @@
 // Effective priority (see [spi.EffectivePriority]) grows with waiting time
 // only inside a priority level, so the best N jobs overall are among the best
 // N of each of the five levels. ClaimJobs therefore reads, inside one
-// IMMEDIATE transaction, the first N due PENDING jobs of each level in
-// (scheduled_time, job_id) order — five range scans of the index on
-// (status, priority, scheduled_time, job_id), a UNION ALL of five LIMITed
-// subqueries — merges those at most 5·N candidates in Go by effective
+// IMMEDIATE transaction, the first N due PENDING jobs of each task the
+// claim lists and level in (scheduled_time, job_id) order — range scans of
+// the index on (status, task_name, priority, scheduled_time, job_id), a
+// UNION ALL of LIMITed subqueries — merges those at most 5·N candidates
+// per task in Go by effective
 // priority descending, scheduled time ascending and id ascending, and moves
 // the first N to RUNNING with one UPDATE ... RETURNING. The cost is
 // O(N log backlog) whatever the size of the backlog, and aging is exact.
 // A claimed row that cannot be read back as a job (see [spi.ErrCorruptJob])
 // is moved to FAILED with the problem as its last error instead of being
 // returned, so that one bad row cannot block the queue.
+//
+// Only jobs of the tasks the claim lists ([spi.ClaimParams].Tasks, the
+// tasks the node registered) are read: the claim index is led by the task,
+// so each claim reads one range per task and level, and a backlog of a
+// task no claimer lists (a node of a mixed fleet that lacks it) costs
+// nothing; `ratchet bench --mode mixedfleet` measures it. A claim that
+// lists no task first reads the distinct tasks of the pending jobs
+// (sqlcore.ClaimTasks).
 //
 // A node's tag affinity ([spi.ClaimParams].Tags) is part of those range
 // scans: All compiles to a COUNT of the job's matching tags, Any to EXISTS

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -123,8 +124,16 @@ func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 // claimCandidates reads the candidates of a claim and returns them sorted
 // best first.
 func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time) ([]sqlcore.Candidate, error) {
+	tasks, err := sqlcore.ClaimTasksSQL(ctx, tx, p, pendingTasksSQL)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	list, err := json.Marshal(tasks)
+	if err != nil {
+		return nil, err
+	}
 	tf := compileTags(p.Tags)
-	args := append([]any{dbTime(now), int64(p.Limit)}, tf.args...)
+	args := append([]any{dbTime(now), int64(p.Limit), string(list)}, tf.args...)
 	rows, err := tx.QueryContext(ctx, claimCandidatesSQL(tf.shape), args...)
 	if err != nil {
 		return nil, err

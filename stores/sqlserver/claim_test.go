@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,9 +85,25 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 	}
 	switch {
 	case strings.Contains(q, "WITH (UPDLOCK, READPAST, ROWLOCK)"):
+		var tasks []string
+		if err := json.Unmarshal([]byte(args[2].Value.(string)), &tasks); err != nil {
+			return fakeResult{}, err
+		}
 		set := fakeSet{cols: candidateCols}
 		for _, j := range cs.pending {
-			set.rows = append(set.rows, candidateRow(j))
+			if slices.Contains(tasks, j.TaskName) {
+				set.rows = append(set.rows, candidateRow(j))
+			}
+		}
+		return fakeResult{sets: []fakeSet{set}}, nil
+	case q == pendingTasksSQL:
+		set := fakeSet{cols: []string{"task_name"}}
+		seen := map[string]bool{}
+		for _, j := range cs.pending {
+			if !seen[j.TaskName] {
+				seen[j.TaskName] = true
+				set.rows = append(set.rows, []driver.Value{j.TaskName})
+			}
 		}
 		return fakeResult{sets: []fakeSet{set}}, nil
 	case strings.Contains(q, "sp_getapplock"):
@@ -127,6 +145,35 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 	return fakeResult{}, nil
 }
 
+// claimTasks is the task list of the claims of these tests: the task of
+// job.
+var claimTasks = []string{"send-email"}
+
+// TestClaimOfTasks checks the task filter: the candidates statement reads
+// the tasks from a JSON array (@p3), and a claim without tasks first reads
+// the distinct tasks of the pending jobs.
+func TestClaimOfTasks(t *testing.T) {
+	mine := job(spi.PriorityNormal, t0.Add(-time.Minute))
+	other := job(spi.PriorityCritical, t0.Add(-time.Hour))
+	other.TaskName = "other"
+	srv := newClaimServer(mine, other)
+	f := &fakeDB{handler: srv.handle}
+	s := fakeStore(t, f, Options{})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0, Tasks: []string{"send-email", "send-email", "missing"}})
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{mine.ID}, claimIDs(got), "only the job of a listed task")
+	assert.Equal(t, "BEGIN", f.statements()[0])
+	assert.Contains(t, f.log[1], "x.task_name = t.name")
+	assert.Equal(t, `["missing","send-email"]`, f.args[1][2].Value, "the tasks, sorted and without repeats")
+
+	f2 := &fakeDB{handler: srv.handle}
+	s2 := fakeStore(t, f2, Options{})
+	got, err = s2.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{other.ID}, claimIDs(got), "a claim without tasks takes the job of any task")
+	assert.Equal(t, pendingTasksSQL, f2.log[1])
+}
+
 func claimIDs(jobs []*spi.Job) []uuid.UUID {
 	out := make([]uuid.UUID, len(jobs))
 	for i, j := range jobs {
@@ -144,7 +191,7 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "node-a", Limit: 3, Now: t0, BoostInterval: 15 * time.Minute})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "node-a", Limit: 3, Now: t0, BoostInterval: 15 * time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{low.ID, crit.ID, norm.ID}, claimIDs(got), "exact aging order; the fourth job is left")
 	for _, j := range got {
@@ -175,11 +222,11 @@ func TestClaimRetriesADeadlockWithoutLosingJobs(t *testing.T) {
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got))
-	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "ROLLBACK",
-		"BEGIN", "SELECT c4.* FROM (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "COMMIT"}, f.statements())
+	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "ROLLBACK",
+		"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "COMMIT"}, f.statements())
 }
 
 func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
@@ -190,7 +237,7 @@ func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
 	f := &fakeDB{handler: srv.handle, commits: []error{driver.ErrBadConn}}
 	s := fakeStore(t, f, Options{})
 
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got), "the retry returns the jobs the lost commit claimed")
 	stmts := f.statements()
@@ -220,7 +267,7 @@ func TestClaimAfterALostCommitThatDidNotApply(t *testing.T) {
 		return res, err
 	}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID}, claimIDs(got), "nothing to adopt: the job is claimed afresh")
 	stmts := f.statements()
@@ -234,7 +281,7 @@ func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	srv.fail["SELECT c4.*"] = []error{deadlock, deadlock, deadlock}
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{Retries: 2})
-	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errRetriesExhausted)
 	var me mssql.Error
@@ -249,10 +296,10 @@ func TestClaimDoesNotRetryOtherErrors(t *testing.T) {
 	srv.fail["SELECT c4.*"] = []error{mssql.Error{Number: 208, Message: "Invalid object name 'scheduler_job'."}}
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sqlserver: claim jobs: mssql: Invalid object name")
-	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM (", "ROLLBACK"}, f.statements())
+	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "ROLLBACK"}, f.statements())
 }
 
 func TestClaimPermits(t *testing.T) {
@@ -268,7 +315,7 @@ func TestClaimPermits(t *testing.T) {
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{LockTimeout: 2 * time.Second})
 
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 10, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 10, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{jobs[0].ID, jobs[1].ID, plain.ID}, claimIDs(got), "two of the resource in order, then the plain job")
 	var permits int
@@ -291,13 +338,13 @@ func TestClaimWithTagsPassesThemAsParameters(t *testing.T) {
 	srv := newClaimServer()
 	f := &fakeDB{handler: srv.handle}
 	s := fakeStore(t, f, Options{})
-	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0,
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0,
 		Tags: spi.TagFilter{All: []string{"gpu", "eu", "gpu"}, Any: []string{"a%"}, None: []string{"x'y"}}})
 	require.NoError(t, err)
 	require.Len(t, f.args, 3) // BEGIN, candidates, COMMIT
 	args := f.args[1]
 	var vals []any
-	for _, a := range args[2:] {
+	for _, a := range args[3:] {
 		vals = append(vals, a.Value)
 	}
 	assert.Equal(t, []any{[]byte("eu"), []byte("gpu"), int64(2), []byte("a%"), []byte("x'y")}, vals, "All sorted and deduplicated with its count, then Any, then None")
@@ -307,7 +354,7 @@ func TestClaimWithTagsPassesThemAsParameters(t *testing.T) {
 func TestClaimLimitZeroDoesNothing(t *testing.T) {
 	f := &fakeDB{}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 0, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 0, Now: t0})
 	require.NoError(t, err)
 	assert.Empty(t, got)
 	assert.Empty(t, f.statements())
@@ -331,7 +378,7 @@ func TestClaimFailsCorruptRows(t *testing.T) {
 		return res, err
 	}
 	s := fakeStore(t, f, Options{})
-	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
+	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{good.ID}, claimIDs(got))
 	i := len(f.log) - 2

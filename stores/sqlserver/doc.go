@@ -41,15 +41,25 @@
 // Effective priority (see [spi.EffectivePriority]) grows with waiting time
 // only inside a priority level, so the best N jobs overall are among the
 // best N of each of the five levels. ClaimJobs is one transaction: a
-// UNION ALL of five TOP (N) subqueries, each a range scan of the filtered
-// index idx_scheduler_job_claim on (priority, scheduled_time, job_id) WHERE
-// status = 'PENDING' read WITH (UPDLOCK, READPAST, ROWLOCK) — SQL Server's
+// UNION ALL of five TOP (N) subqueries, each CROSS APPLYed to the tasks the
+// claim lists (a JSON array read by OPENJSON), each a range scan of the
+// filtered index idx_scheduler_job_claim on (task_name, priority,
+// scheduled_time, job_id) WHERE status = 'PENDING' read WITH (UPDLOCK, READPAST, ROWLOCK) — SQL Server's
 // SKIP LOCKED: rows other claimers hold are passed over, and the rows read
 // stay update-locked until the commit — returns at most 5·N candidates;
 // they are merged in Go in exact aging order (spi.EffectivePriority, then
 // scheduled time, then id), and one UPDATE ... OUTPUT moves the best N to
 // RUNNING by primary key, the same batch reading them back with their
 // tags. The cost is O(N log backlog) whatever the size of the backlog.
+//
+// Only jobs of the tasks the claim lists ([spi.ClaimParams].Tasks, the
+// tasks the node registered) are read: the claim index is led by the task,
+// so each claim reads one range per task and level, and a backlog of a
+// task no claimer lists (a node of a mixed fleet that lacks it) costs
+// nothing; `ratchet bench --mode mixedfleet` measures it. A claim that
+// lists no task first reads the distinct tasks of the pending jobs
+// (sqlcore.ClaimTasks); SQL Server has no loose index scan, so that read
+// scans the pending entries of the claim index.
 //
 // A node's tag affinity ([spi.ClaimParams].Tags) is part of those range
 // scans: All compiles to a COUNT of the job's matching tags, Any to EXISTS

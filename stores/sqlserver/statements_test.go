@@ -57,6 +57,7 @@ func goldenStatements() map[string]string {
 		"find_by_property_top":  findByPropertySQL(true),
 		"read_schema":           readSchemaSQL,
 		"migrate_lock":          migrateLockSQL,
+		"pending_tasks":         pendingTasksSQL,
 	}
 }
 
@@ -116,14 +117,18 @@ func TestStatementShapes(t *testing.T) {
 		assert.Contains(t, q, "x.priority = "+strconv.Itoa(lvl))
 	}
 	assert.Less(t, strings.Index(q, "x.priority = 4"), strings.Index(q, "x.priority = 0"))
-	assert.Equal(t, 2, maxParam(q))
+	assert.Equal(t, 3, maxParam(q))
+	// Per level, one range of the task-led index per task of the JSON
+	// array @p3, typed as the column so that the seek needs no conversion.
+	assert.Equal(t, 5, strings.Count(q, "FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY ("))
+	assert.Equal(t, 5, strings.Count(q, "x.task_name = t.name AND x.priority = "))
 
 	// Tag lists are parameters: All's tags and count, then Any, then None.
 	q = claimCandidatesSQL(tagShape{all: 2, any: 3, none: 1})
-	assert.Contains(t, q, "t.tag IN (@p3, @p4)) = @p5")
-	assert.Contains(t, q, "AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p6, @p7, @p8))")
-	assert.Contains(t, q, "AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p9))")
-	assert.Equal(t, 9, maxParam(q))
+	assert.Contains(t, q, "t.tag IN (@p4, @p5)) = @p6")
+	assert.Contains(t, q, "AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p7, @p8, @p9))")
+	assert.Contains(t, q, "AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p10))")
+	assert.Equal(t, 10, maxParam(q))
 
 	// Permits: one lock per resource, then the count.
 	q = permitsSQL(3)

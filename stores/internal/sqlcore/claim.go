@@ -3,6 +3,8 @@ package sqlcore
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -114,4 +116,51 @@ func SortClaimed(jobs []*spi.Job, now time.Time, boost time.Duration) {
 		}
 		return bytes.Compare(a.ID[:], b.ID[:])
 	})
+}
+
+// ClaimTasks returns the tasks a claim reads, sorted and without
+// duplicates: p.Tasks, or, when p.Tasks is empty (a claim of any task),
+// the tasks that have PENDING jobs, read by pending. The claim index is
+// led by the task, so a claim reads one range per task and priority level
+// and a backlog of a task it does not list costs it nothing; a claim of
+// any task pays one read of the distinct pending tasks (a loose index scan
+// where the dialect has one) instead.
+func ClaimTasks(p spi.ClaimParams, pending func() ([]string, error)) ([]string, error) {
+	tasks := p.Tasks
+	if len(tasks) == 0 {
+		var err error
+		if tasks, err = pending(); err != nil {
+			return nil, fmt.Errorf("read the tasks of the pending jobs: %w", err)
+		}
+	}
+	tasks = slices.Clone(tasks)
+	slices.Sort(tasks)
+	return slices.Compact(tasks), nil
+}
+
+// ClaimTasksSQL is ClaimTasks for the database/sql stores: pendingSQL (for
+// example PendingTasksSQL) reads the tasks of the pending jobs through q.
+func ClaimTasksSQL(ctx context.Context, q Querier, p spi.ClaimParams, pendingSQL string) ([]string, error) {
+	return ClaimTasks(p, func() ([]string, error) {
+		rows, err := q.QueryContext(ctx, pendingSQL)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		return ReadColumn[string](rows)
+	})
+}
+
+// PendingTasksSQL is the read of the distinct tasks of the PENDING jobs in
+// table, for ClaimTasks, in the dialects that have WITH RECURSIVE and
+// LIMIT (PostgreSQL, MySQL / MariaDB, SQLite): a loose index scan of the
+// task-led claim index, one index probe per task, however many jobs each
+// has.
+func PendingTasksSQL(table string) string {
+	return `WITH RECURSIVE t (name) AS (
+			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' ORDER BY task_name LIMIT 1)
+			UNION ALL
+			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' AND task_name > t.name ORDER BY task_name LIMIT 1)
+			FROM t WHERE t.name IS NOT NULL)
+		SELECT name FROM t WHERE name IS NOT NULL`
 }

@@ -128,16 +128,31 @@ func ReadReadable(rows Cursor, decode func() (*spi.Job, error)) ([]*spi.Job, err
 	return out, rows.Err()
 }
 
-// InChunks calls fn with consecutive chunks of at most n ids (a dialect's
-// limit on an IN list) and returns what the calls returned, in order.
-func InChunks[T any](ids []uuid.UUID, n int, fn func(chunk []uuid.UUID) ([]T, error)) ([]T, error) {
+// InChunks calls fn with consecutive chunks of at most n items (a
+// dialect's limit on an IN list or on the terms of a statement) and
+// returns what the calls returned, in order.
+func InChunks[E, T any](items []E, n int, fn func(chunk []E) ([]T, error)) ([]T, error) {
 	var out []T
-	for start := 0; start < len(ids); start += n {
-		got, err := fn(ids[start:min(start+n, len(ids))])
+	for start := 0; start < len(items); start += n {
+		got, err := fn(items[start:min(start+n, len(items))])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, got...)
 	}
 	return out, nil
+}
+
+// ReadColumn reads the one column of rows as T, for example the task names
+// of PendingTasksSQL. The caller closes rows.
+func ReadColumn[T any](rows Scanner) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

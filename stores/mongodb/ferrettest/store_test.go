@@ -142,7 +142,7 @@ func TestSetupIdempotent(t *testing.T) {
 	for _, sp := range specs {
 		names[sp.Name]++
 	}
-	for _, n := range []string{"_id_", "ratchet_claim", "ratchet_status_id", "ratchet_owner", "ratchet_tags", "ratchet_props", "ratchet_idempotency"} {
+	for _, n := range []string{"_id_", "ratchet_claim_task", "ratchet_status_id", "ratchet_owner", "ratchet_tags", "ratchet_props", "ratchet_idempotency"} {
 		assert.Equal(t, 1, names[n], "index %s", n)
 	}
 }

@@ -25,6 +25,11 @@ const (
 	// ModeClaimScale times claim batches at growing backlogs: the claim
 	// must not slow down with the number of pending jobs.
 	ModeClaimScale Mode = "claimscale"
+	// ModeMixedFleet times the claim of a node's own jobs with no jobs of
+	// another task pending, then with --jobs of a task the node lacks
+	// pending ahead of them (older and more urgent): a node of a mixed
+	// fleet must not pay for a backlog it cannot run.
+	ModeMixedFleet Mode = "mixedfleet"
 )
 
 // Config configures Run. Zero values take the defaults in brackets.
@@ -48,7 +53,8 @@ type Result struct {
 	LatencyP99  time.Duration // steady only
 	LatencyMax  time.Duration // steady only
 	ClaimRounds int
-	// ClaimScale: the mean time of one claim batch at each backlog.
+	// ClaimScale: the mean time of one claim batch at each backlog;
+	// MixedFleet: at each number of pending jobs of the other task.
 	Backlogs   []int
 	ClaimTimes []time.Duration
 }
@@ -73,6 +79,11 @@ func (r Result) Summary() string {
 		return fmt.Sprintf("claim %s at %d pending, %s at %d pending, ratio %.2f", first.Round(time.Microsecond), r.Backlogs[0],
 			last.Round(time.Microsecond), r.Backlogs[len(r.Backlogs)-1], float64(last)/float64(first))
 	}
+	if r.Mode == ModeMixedFleet && len(r.ClaimTimes) > 1 {
+		first, last := r.ClaimTimes[0], r.ClaimTimes[len(r.ClaimTimes)-1]
+		return fmt.Sprintf("claim %s with %d jobs of another task pending, %s with %d, ratio %.2f", first.Round(time.Microsecond), r.Backlogs[0],
+			last.Round(time.Microsecond), r.Backlogs[len(r.Backlogs)-1], float64(last)/float64(first))
+	}
 	if r.Mode == ModeSteady {
 		return fmt.Sprintf("steady %d jobs, latency p50 %s p99 %s max %s", r.Jobs,
 			r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond), r.LatencyMax.Round(time.Microsecond))
@@ -88,8 +99,8 @@ func (c *Config) defaults() error {
 	if c.Mode == "" {
 		c.Mode = ModeBurndown
 	}
-	if c.Mode != ModeBurndown && c.Mode != ModeSteady && c.Mode != ModeClaimScale {
-		return fmt.Errorf("unknown --mode %q: burndown, steady or claimscale", c.Mode)
+	if c.Mode != ModeBurndown && c.Mode != ModeSteady && c.Mode != ModeClaimScale && c.Mode != ModeMixedFleet {
+		return fmt.Errorf("unknown --mode %q: burndown, steady, claimscale or mixedfleet", c.Mode)
 	}
 	if c.Jobs == 0 {
 		c.Jobs = 200000
@@ -125,6 +136,9 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	}
 	if cfg.Mode == ModeClaimScale {
 		return claimScale(ctx, store, cfg)
+	}
+	if cfg.Mode == ModeMixedFleet {
+		return mixedFleet(ctx, store, cfg)
 	}
 	return burndown(ctx, store, cfg)
 }
@@ -298,27 +312,97 @@ func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error
 				return res, err
 			}
 		}
-		const rounds = 30
-		var total time.Duration
-		for range rounds {
-			start := time.Now()
-			jobs, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "bench", Limit: 200, Now: time.Now(), BoostInterval: engine.DefaultPriorityBoostInterval})
-			if err != nil {
-				return res, err
-			}
-			total += time.Since(start)
-			cs := make([]spi.Completion, len(jobs))
-			for i, j := range jobs {
-				cs[i] = spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeSucceeded, FinishedAt: time.Now()}
-			}
-			if _, err := store.CompleteJobs(ctx, cs); err != nil {
-				return res, err
-			}
-			have -= len(jobs)
+		total, err := timeClaims(ctx, store, benchTasks, nil)
+		if err != nil {
+			return res, err
 		}
+		have -= claimRounds * 200
 		res.Backlogs = append(res.Backlogs, size)
-		res.ClaimTimes = append(res.ClaimTimes, total/rounds)
-		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s on average\n", size, (total / rounds).Round(time.Microsecond))
+		res.ClaimTimes = append(res.ClaimTimes, total)
+		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s on average\n", size, total.Round(time.Microsecond))
+	}
+	return res, nil
+}
+
+// claimRounds is the number of claims timeClaims averages.
+const claimRounds = 30
+
+// benchTasks are the tasks the benchmark's claims list.
+var benchTasks = []string{"bench.noop"}
+
+// timeClaims returns the mean time of claimRounds claims of 200 jobs of
+// tasks by node "bench", each followed by its completion (not timed) and,
+// when refill is not nil, by refill(n) with the number of jobs claimed.
+func timeClaims(ctx context.Context, store spi.Store, tasks []string, refill func(n int) error) (time.Duration, error) {
+	var total time.Duration
+	for range claimRounds {
+		start := time.Now()
+		jobs, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "bench", Limit: 200, Now: time.Now(),
+			BoostInterval: engine.DefaultPriorityBoostInterval, Tasks: tasks})
+		if err != nil {
+			return 0, err
+		}
+		total += time.Since(start)
+		cs := make([]spi.Completion, len(jobs))
+		for i, j := range jobs {
+			cs[i] = spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeSucceeded, FinishedAt: time.Now()}
+		}
+		if _, err := store.CompleteJobs(ctx, cs); err != nil {
+			return 0, err
+		}
+		if refill != nil {
+			if err := refill(len(jobs)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return total / claimRounds, nil
+}
+
+// mixedFleet keeps 10,000 pending jobs of the bench task and times claims
+// of that task (refilled after each, so the backlog stays the same), first
+// alone, then with cfg.Jobs (at least 100,000) pending jobs of a task the
+// claimer does not list, CRITICAL (the bench task's are NORMAL), so that a
+// claim that read them would meet them first.
+func mixedFleet(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	res := Result{Mode: ModeMixedFleet}
+	mine := ratchet.NewVoidTask(benchTasks[0], func(context.Context, noop) error { return nil })
+	other := ratchet.NewVoidTask("bench.other", func(context.Context, noop) error { return nil })
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{})
+	if err != nil {
+		return res, err
+	}
+	args := make([]noop, cfg.InsertBatch)
+	submit := func(task *ratchet.Task[noop, ratchet.Void], n int, opts ...ratchet.SubmitOption) error {
+		for n > 0 {
+			k := min(n, cfg.InsertBatch)
+			if _, err := task.SubmitMany(ctx, client, args[:k], opts...); err != nil {
+				return err
+			}
+			n -= k
+		}
+		return nil
+	}
+	if err := submit(mine, 10000); err != nil {
+		return res, err
+	}
+	refill := func(n int) error { return submit(mine, n) }
+	for _, foreign := range []int{0, max(cfg.Jobs, 100000)} {
+		if err := submit(other, foreign, ratchet.WithPriority(ratchet.PriorityCritical)); err != nil {
+			return res, err
+		}
+		if a, ok := store.(interface{ Analyze(context.Context) error }); ok {
+			if err := a.Analyze(ctx); err != nil {
+				return res, err
+			}
+		}
+		mean, err := timeClaims(ctx, store, benchTasks, refill)
+		if err != nil {
+			return res, err
+		}
+		res.Backlogs = append(res.Backlogs, foreign)
+		res.ClaimTimes = append(res.ClaimTimes, mean)
+		fmt.Fprintf(cfg.Progress, "%d pending jobs of another task: claim of 200 takes %s on average\n", foreign, mean.Round(time.Microsecond))
 	}
 	return res, nil
 }

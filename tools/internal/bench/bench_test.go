@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 	"github.com/ratchet-go/ratchet/tools/internal/bench"
 )
@@ -45,4 +47,32 @@ func TestClaimScale(t *testing.T) {
 	require.Len(t, res.ClaimTimes, 2)
 	assert.Equal(t, []int{10000, 100000}, res.Backlogs)
 	assert.Contains(t, res.Summary(), "pending, ratio")
+}
+
+func TestMixedFleet(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	res, err := bench.Run(ctx, store, bench.Config{Mode: bench.ModeMixedFleet, Jobs: 1000, InsertBatch: 5000})
+	require.NoError(t, err)
+	require.Len(t, res.ClaimTimes, 2)
+	assert.Equal(t, []int{0, 100000}, res.Backlogs)
+	assert.Contains(t, res.Summary(), "jobs of another task pending")
+	// The claims took only the bench task's jobs: every job of the other
+	// task is still pending.
+	var other int
+	var after uuid.UUID
+	for {
+		page, next, err := store.ListJobs(ctx, spi.ListParams{Status: spi.StatusPending, After: after, Limit: 10000})
+		require.NoError(t, err)
+		for _, j := range page {
+			if j.TaskName == "bench.other" {
+				other++
+			}
+		}
+		if next == uuid.Nil {
+			break
+		}
+		after = next
+	}
+	assert.Equal(t, 100000, other)
 }

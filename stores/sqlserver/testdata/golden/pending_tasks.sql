@@ -1,0 +1,1 @@
+SELECT DISTINCT task_name FROM scheduler_job WHERE status = 'PENDING'

@@ -1,0 +1,124 @@
+package tck
+
+import (
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// ofTasks returns the jobs whose task is one of tasks.
+func ofTasks(jobs []*spi.Job, tasks ...string) []*spi.Job {
+	p := spi.ClaimParams{Tasks: tasks}
+	var out []*spi.Job
+	for _, j := range jobs {
+		if p.AllowsTask(j.TaskName) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// taskCases check ClaimParams.Tasks: a node of a mixed fleet claims only
+// the jobs of the tasks it runs, in the contract's order among them, and
+// leaves the others untouched for the nodes that run them.
+func taskCases() []testCase {
+	return []testCase{
+		{"OnlyListedTasks", func(t tb, f *fixture) {
+			var jobs []*spi.Job
+			for i, task := range []string{"a", "b", "c", "a", "c", "b", "c", "ab"} {
+				jobs = append(jobs, f.newJob(withTask(task), withPriority(spi.Priority(i%spi.NumPriorities))))
+			}
+			f.insert(shuffled(jobs)...)
+			now := at(time.Minute)
+			got := f.claimWith(spi.ClaimParams{NodeID: "node-ab", Limit: 100, Now: now, Tasks: []string{"a", "b"}})
+			assert.ElementsMatch(t, ids(ofTasks(jobs, "a", "b")), ids(got), "Tasks [a b] claims exactly the jobs of a and b (not of c, nor of the task named ab)")
+			for _, j := range ofTasks(jobs, "c", "ab") {
+				assertJob(t, j, f.get(j.ID), "a job of a task the claim does not list stays PENDING and unchanged")
+			}
+			assert.Empty(t, f.claimWith(spi.ClaimParams{NodeID: "node-x", Limit: 100, Now: now, Tasks: []string{"missing"}}),
+				"Tasks [missing] claims nothing")
+			got = f.claimWith(spi.ClaimParams{NodeID: "node-c", Limit: 100, Now: now, Tasks: []string{"c", "c"}})
+			assert.ElementsMatch(t, ids(ofTasks(jobs, "c")), ids(got), "Tasks [c c] claims the jobs of c, each once")
+			got = f.claim("node-any", 100, now, 0)
+			assert.ElementsMatch(t, ids(ofTasks(jobs, "ab")), ids(got), "a claim without Tasks takes the jobs of any task")
+		}},
+		{"NoHeadOfLineBlocking", func(t tb, f *fixture) {
+			// 40 old CRITICAL jobs of a task the node lacks sit at the top
+			// of the order; a claim of 5 takes the 5 LOW jobs of its task.
+			now := at(10 * time.Hour)
+			var other, mine []*spi.Job
+			for i := range 40 {
+				other = append(other, f.newJob(withTask("other"), withPriority(spi.PriorityCritical), withDue(at(time.Duration(i)*time.Second))))
+			}
+			for i := range 5 {
+				mine = append(mine, f.newJob(withTask("mine"), withPriority(spi.PriorityLow), withDue(now.Add(-time.Duration(i)*time.Second))))
+			}
+			f.insert(shuffled(append(append([]*spi.Job{}, other...), mine...))...)
+			got := f.claimWith(spi.ClaimParams{NodeID: "node-mine", Limit: 5, Now: now, BoostInterval: boost, Tasks: []string{"mine"}})
+			assert.ElementsMatch(t, ids(mine), ids(got), "jobs of other tasks must be skipped, not block the node's jobs behind them")
+			assert.Empty(t, f.claimWith(spi.ClaimParams{NodeID: "node-mine", Limit: 5, Now: now, BoostInterval: boost, Tasks: []string{"mine"}}),
+				"no job of the node's task is left")
+			got = f.claimWith(spi.ClaimParams{NodeID: "node-other", Limit: 100, Now: now, BoostInterval: boost, Tasks: []string{"other", "mine"}})
+			assert.ElementsMatch(t, ids(other), ids(got), "the node that runs the other task claims its jobs")
+		}},
+		{"OrderAcrossTasks", func(t tb, f *fixture) {
+			// Among the jobs of the listed tasks the claim order is the
+			// contract's, aging included, whichever task a job has; better
+			// jobs of other tasks do not count.
+			now := at(10 * time.Hour)
+			var jobs []*spi.Job
+			for i := range 36 {
+				p := spi.Priority((i * 3) % spi.NumPriorities)
+				wait := time.Duration((i*37)%100) * time.Minute
+				task := []string{"x", "y", "z"}[i%3]
+				if task == "z" {
+					p = spi.PriorityCritical
+				}
+				jobs = append(jobs, f.newJob(withID(id(700-i*5)), withTask(task), withPriority(p), withDue(now.Add(-wait))))
+			}
+			f.insert(shuffled(jobs)...)
+			tasks := []string{"y", "x"}
+			want := claimOrder(ofTasks(jobs, tasks...), now, boost)
+			first := f.claimWith(spi.ClaimParams{NodeID: "node-a", Limit: 5, Now: now, BoostInterval: boost, Tasks: tasks})
+			assert.ElementsMatch(t, ids(want[:5]), ids(first), "claim of limit 5: the best 5 of tasks x and y\nwant:%s\ngot:%s",
+				describe(want[:5], now, boost), describe(first, now, boost))
+			var rest []*spi.Job
+			for range len(jobs) {
+				c := f.claimWith(spi.ClaimParams{NodeID: "node-a", Limit: 1, Now: now, BoostInterval: boost, Tasks: tasks})
+				if len(c) == 0 {
+					break
+				}
+				rest = append(rest, c...)
+			}
+			assert.Equal(t, ids(want[5:]), ids(rest), "claims one at a time with Tasks follow the contract's order\nwant:%s\ngot:%s",
+				describe(want[5:], now, boost), describe(rest, now, boost))
+			left := f.claim("node-b", 100, now, boost)
+			assert.ElementsMatch(t, ids(ofTasks(jobs, "z")), ids(left), "the jobs of task z remain")
+		}},
+		{"WithTagsAndPermits", func(t tb, f *fixture) {
+			// Tasks combine with the tag filter and with permits: a job is
+			// claimed when its task is listed, its tags pass and its
+			// resource has a free permit.
+			now := at(time.Minute)
+			keep := []*spi.Job{
+				f.newJob(withTask("t"), withTags("gpu")),
+				f.newJob(withTask("t"), withTags("gpu"), withResource("r", 1)),
+			}
+			skip := []*spi.Job{
+				f.newJob(withTask("t")),                                           // tags fail
+				f.newJob(withTask("u"), withTags("gpu")),                          // task not listed
+				f.newJob(withTask("t"), withTags("gpu"), withResource("r", 1)),    // permit taken by keep[1]
+				f.newJob(withTask("u"), withTags("gpu"), withResource("free", 5)), // task not listed
+			}
+			f.insert(append(append([]*spi.Job{}, keep...), skip...)...)
+			got := f.claimWith(spi.ClaimParams{NodeID: "n", Limit: 10, Now: now, Tags: spi.TagFilter{All: []string{"gpu"}}, Tasks: []string{"t"}})
+			assert.ElementsMatch(t, ids(keep), ids(got), "Tasks, Tags and permits together")
+			for _, j := range skip {
+				require.Equal(t, spi.StatusPending, f.get(j.ID).Status, "job %s (task %s) stays PENDING", j.ID, j.TaskName)
+			}
+		}},
+	}
+}
