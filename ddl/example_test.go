@@ -21,6 +21,7 @@ func ExampleMigrations() {
 	// 0001_init.sql
 	// 0002_cluster.sql
 	// 0003_task_claim.sql
-	// latest: 3
+	// 0004_node_tasks.sql
+	// latest: 4
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

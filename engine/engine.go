@@ -161,7 +161,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if _, err := e.recoverOrphans(ctx, []string{e.opts.NodeID}); err != nil {
 		return fmt.Errorf("ratchet engine: start: %w", err)
 	}
-	if err := e.store.Heartbeat(ctx, e.opts.NodeID, now); err != nil {
+	if err := e.writeBeat(ctx, now); err != nil {
 		return fmt.Errorf("ratchet engine: start: register node: %w", err)
 	}
 	e.lastBeat.Store(now.UnixNano())
@@ -307,10 +307,20 @@ func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Con
 	}
 }
 
+// writeBeat writes the node's heartbeat at now, with the node's tasks
+// where the store records them (so that clients can tell which pending
+// jobs no live node runs).
+func (e *Engine) writeBeat(ctx context.Context, now time.Time) error {
+	if e.caps.Nodes != nil {
+		return e.caps.Nodes.HeartbeatTasks(ctx, e.opts.NodeID, e.taskNames, now)
+	}
+	return e.store.Heartbeat(ctx, e.opts.NodeID, now)
+}
+
 // beatOnce writes the node's heartbeat and remembers when it succeeded.
 func (e *Engine) beatOnce(ctx context.Context) bool {
 	now := e.now()
-	if err := e.store.Heartbeat(ctx, e.opts.NodeID, now); err != nil {
+	if err := e.writeBeat(ctx, now); err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("heartbeat failed", "err", err)
 		}

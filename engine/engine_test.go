@@ -440,6 +440,13 @@ func TestMixedFleet(t *testing.T) {
 	assert.Equal(t, spi.StatusPending, j.Status, "a job of a task this node lacks waits for a node that runs it")
 	assert.Zero(t, j.Attempts)
 	assert.Zero(t, j.ClaimSeq, "never claimed")
+	// The client sees that no live node runs it.
+	unrunnable, err := old.client.UnrunnableTasks(ctx, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, unrunnable, 1, "%+v", unrunnable)
+	assert.Equal(t, "added", unrunnable[0].Task)
+	assert.Equal(t, int64(1), unrunnable[0].Pending)
+	assert.True(t, unrunnable[0].Earliest.Equal(j.ScheduledAt))
 
 	// The new node, on the same store, runs it.
 	eng, err := engine.New(old.store, engine.Options{NodeID: "new", Clock: old.clock, Logger: quiet}, known, added)
@@ -458,6 +465,26 @@ func TestMixedFleet(t *testing.T) {
 		}
 	}
 	assert.Equal(t, spi.StatusSucceeded, old.job(newer).Status)
+	unrunnable, err = old.client.UnrunnableTasks(ctx, time.Minute)
+	require.NoError(t, err)
+	assert.Empty(t, unrunnable)
+
+	// Jobs of a task that a node ran but that is gone count again once
+	// its heartbeat is older than liveWithin.
+	_, err = added.Submit(ctx, old.client, args{N: 3}, ratchet.WithDelay(time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, eng.Stop(ctx))
+	unrunnable, err = old.client.UnrunnableTasks(ctx, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, unrunnable, 1, "the node that ran the task deregistered at its stop: %+v", unrunnable)
+	assert.Equal(t, "added", unrunnable[0].Task)
+
+	_, err = old.client.UnrunnableTasks(ctx, 0)
+	require.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+	plain, err := ratchet.NewClient(struct{ spi.Store }{old.store}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = plain.UnrunnableTasks(ctx, time.Minute)
+	require.ErrorIs(t, err, errors.ErrUnsupported, "a store that does not record the tasks of its nodes")
 }
 
 // countingStore counts the claims made through it.

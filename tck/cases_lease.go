@@ -52,6 +52,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.State
 	case *spi.JobPropertyStore:
 		v = caps.Properties
+	case *spi.NodeTaskStore:
+		v = caps.Nodes
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -122,3 +122,88 @@ func taskCases() []testCase {
 		}},
 	}
 }
+
+// liveNodes returns LiveNodes(since), failing the case on an error.
+func (f *fixture) liveNodes(ns spi.NodeTaskStore, since time.Time) []spi.NodeInfo {
+	f.t.Helper()
+	got, err := ns.LiveNodes(f.ctx, since)
+	require.NoError(f.t, err, "LiveNodes")
+	return got
+}
+
+// nodeTaskCases check spi.NodeTaskStore: what a node records with its
+// heartbeat, which nodes are live, and the pending jobs per task.
+func nodeTaskCases() []testCase {
+	return []testCase{
+		{"RecordedWithTheHeartbeat", func(t tb, f *fixture) {
+			ns := capability[spi.NodeTaskStore](f, "spi.NodeTaskStore")
+			t0 := at(time.Hour)
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "node-b", []string{"send", "bill", "send"}, t0))
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "node-a", []string{}, t0.Add(time.Second)))
+			f.heartbeat("node-old", t0.Add(2*time.Second)) // a node that records no tasks
+			got := f.liveNodes(ns, t0)
+			require.Len(t, got, 3, "three live nodes: %+v", got)
+			assert.Equal(t, "node-a", got[0].ID, "ordered by id")
+			assert.NotNil(t, got[0].Tasks, "a node that records no task runs none: an empty list, not nil")
+			assert.Empty(t, got[0].Tasks)
+			assert.Equal(t, "node-b", got[1].ID)
+			assert.Equal(t, []string{"bill", "send"}, got[1].Tasks, "sorted, without repeats")
+			assert.True(t, got[1].Heartbeat.Equal(t0), "the heartbeat time: %s", got[1].Heartbeat)
+			assert.Equal(t, time.UTC, got[1].Heartbeat.Location(), "times are UTC")
+			assert.Equal(t, "node-old", got[2].ID)
+			assert.Nil(t, got[2].Tasks, "a node registered by a plain Heartbeat recorded no tasks")
+
+			// The next heartbeat replaces the tasks.
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "node-b", []string{"ship"}, t0.Add(time.Minute)))
+			got = f.liveNodes(ns, t0.Add(time.Minute))
+			require.Len(t, got, 1, "only node-b beat at or after t0+1m: %+v", got)
+			assert.Equal(t, []string{"ship"}, got[0].Tasks, "the tasks of the last heartbeat")
+		}},
+		{"LiveBoundary", func(t tb, f *fixture) {
+			ns := capability[spi.NodeTaskStore](f, "spi.NodeTaskStore")
+			hb := at(time.Hour + 250*time.Microsecond)
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "n", []string{"x"}, hb))
+			assert.Len(t, f.liveNodes(ns, hb), 1, "a heartbeat at since is live")
+			assert.Empty(t, f.liveNodes(ns, hb.Add(time.Microsecond)), "a heartbeat before since is not")
+		}},
+		{"DroppedWithTheNode", func(t tb, f *fixture) {
+			ns := capability[spi.NodeTaskStore](f, "spi.NodeTaskStore")
+			t0 := at(time.Hour)
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "gone", []string{"x"}, t0))
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "stale", []string{"y"}, t0))
+			require.NoError(t, f.s.DeregisterNode(f.ctx, "gone"))
+			f.recover(spi.RecoverParams{Now: t0.Add(time.Hour), Grace: time.Minute, MaxCrashRedeliveries: 3, LastError: "crashed"})
+			assert.Empty(t, f.liveNodes(ns, at(0)), "deregistered and recovered nodes are gone, their tasks with them")
+			// A node that comes back registers afresh.
+			f.heartbeat("gone", t0.Add(2*time.Hour))
+			got := f.liveNodes(ns, at(0))
+			require.Len(t, got, 1)
+			assert.Nil(t, got[0].Tasks, "the tasks of the deregistered node are not kept")
+		}},
+		{"PendingPerTask", func(t tb, f *fixture) {
+			ns := capability[spi.NodeTaskStore](f, "spi.NodeTaskStore")
+			early := at(-time.Hour + 250*time.Microsecond)
+			jobs := f.insert(
+				f.newJob(withTask("b"), withDue(at(time.Minute))),
+				f.newJob(withTask("b"), withDue(early)),
+				f.newJob(withTask("a")),
+				f.newJob(withTask("c")),
+				f.newJob(withTask("d"), withDue(at(time.Hour))), // due later: still pending
+			)
+			now := at(time.Minute)
+			claimed := f.claimWith(spi.ClaimParams{NodeID: "n", Limit: 10, Now: now, Tasks: []string{"c"}})
+			require.Len(t, claimed, 1)
+			require.NoError(t, f.s.CancelJob(f.ctx, jobs[2].ID, now))
+			got, err := ns.PendingTasks(f.ctx)
+			require.NoError(t, err)
+			want := []spi.TaskBacklog{{Task: "b", Pending: 2, Earliest: early}, {Task: "d", Pending: 1, Earliest: at(time.Hour)}}
+			require.Len(t, got, len(want), "only PENDING jobs count (a RUNNING and a CANCELLED job do not): %+v", got)
+			for i := range want {
+				assert.Equal(t, want[i].Task, got[i].Task, "ordered by task")
+				assert.Equal(t, want[i].Pending, got[i].Pending, "pending jobs of %s", want[i].Task)
+				assert.True(t, want[i].Earliest.Equal(got[i].Earliest), "earliest scheduled time of %s: want %s, got %s", want[i].Task, want[i].Earliest, got[i].Earliest)
+				assert.Equal(t, time.UTC, got[i].Earliest.Location(), "times are UTC")
+			}
+		}},
+	}
+}

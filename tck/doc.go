@@ -35,7 +35,7 @@
 //
 // The optional interfaces of package spi ([spi.ClaimChecker],
 // [spi.LeaseStore], [spi.JobStateStore], [spi.JobPropertyStore],
-// [spi.WakeupListener]) are checked when the store returned by Open
+// [spi.NodeTaskStore], [spi.WakeupListener]) are checked when the store returned by Open
 // advertises them, as [spi.CapabilitiesOf] finds them (the lookup the engine
 // and the client use: a store that wraps another reports the inner store's
 // through [spi.CapabilityReporter]); otherwise their cases are skipped with a
@@ -129,6 +129,9 @@
 //     run nothing, and those of the nodes named in RecoverParams.Nodes
 //     however fresh; DeregisterNode removes the row.
 //   - Tags: ClaimParams.Tags with All, Any and None, alone and combined
+//   - NodeTasks: the tasks a node records with its heartbeat (replaced at
+//     each, dropped with the node), LiveNodes' boundary, and the pending
+//     jobs per task that PendingTasks counts
 //   - Tasks: ClaimParams.Tasks (a node of a mixed fleet claims only the jobs
 //     of its tasks, in the contract's order, unblocked by other tasks' jobs)
 //     (every subset of four tags against six filters, [spi.TagFilter.Match]

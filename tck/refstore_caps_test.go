@@ -43,6 +43,68 @@ func (s *refStore) leaveRunning(j *spi.Job) {
 	}
 }
 
+func (s *refStore) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
+	if err := s.Heartbeat(ctx, nodeID, now); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := append([]string{}, tasks...)
+	if s.bug != bugNodeTasksUnsorted {
+		slices.Sort(t)
+		t = slices.Compact(t)
+	}
+	s.nodeTasks[nodeID] = t
+	return nil
+}
+
+func (s *refStore) LiveNodes(_ context.Context, since time.Time) ([]spi.NodeInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var out []spi.NodeInfo
+	for id, hb := range s.nodes {
+		if hb.Before(since) || (s.bug == bugLiveNodesExclusive && hb.Equal(since)) {
+			continue
+		}
+		out = append(out, spi.NodeInfo{ID: id, Heartbeat: hb, Tasks: slices.Clone(s.nodeTasks[id])})
+	}
+	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func (s *refStore) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	by := map[string]*spi.TaskBacklog{}
+	for _, r := range s.rows {
+		j := r.job
+		if j.Status != spi.StatusPending && !(s.bug == bugPendingCountsRunning && j.Status == spi.StatusRunning) {
+			continue
+		}
+		b := by[j.TaskName]
+		if b == nil {
+			b = &spi.TaskBacklog{Task: j.TaskName, Earliest: j.ScheduledAt}
+			by[j.TaskName] = b
+		}
+		b.Pending++
+		if later := j.ScheduledAt.After(b.Earliest); later == (s.bug == bugPendingEarliestLatest) && !j.ScheduledAt.Equal(b.Earliest) {
+			b.Earliest = j.ScheduledAt
+		}
+	}
+	var out []spi.TaskBacklog
+	for _, b := range by {
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b spi.TaskBacklog) int { return strings.Compare(a.Task, b.Task) })
+	return out, nil
+}
+
 // taskPasses reports whether the claim p may take a job of task.
 func (s *refStore) taskPasses(p spi.ClaimParams, task string) bool {
 	switch s.bug {

@@ -86,6 +86,11 @@ const (
 	bugClaimIgnoresTasks     bug = "claim ignores ClaimParams.Tasks"
 	bugTasksHeadOfLine       bug = "claim applies the task filter after the limit"
 	bugTasksFirstOnly        bug = "claim honours only the first task listed"
+	bugLiveNodesExclusive    bug = "LiveNodes leaves out a heartbeat at since"
+	bugNodeTasksOutliveNode  bug = "a node's tasks outlive the node"
+	bugNodeTasksUnsorted     bug = "node tasks kept as given"
+	bugPendingCountsRunning  bug = "PendingTasks counts RUNNING jobs"
+	bugPendingEarliestLatest bug = "PendingTasks reports the latest time"
 	bugTagsSubstring         bug = "claim matches tags as substrings of a joined list"
 	bugTagsDropUntagged      bug = "claim with a tag filter drops untagged jobs"
 	bugClaimIgnoresPermits   bug = "claim ignores resource permits"
@@ -130,7 +135,8 @@ type refStore struct {
 	order     []uuid.UUID // insertion order
 	keys      map[string]uuid.UUID
 	nodes     map[string]time.Time
-	held      map[string]int // permits held, per resource
+	nodeTasks map[string][]string // the tasks recorded with a node's heartbeat
+	held      map[string]int      // permits held, per resource
 	leases    map[string]refLease
 	states    map[refStateKey]spi.VersionedState
 	props     map[uuid.UUID]map[string]string
@@ -159,7 +165,7 @@ type refRow struct {
 
 func newRefStore(b bug) *refStore {
 	return &refStore{
-		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{},
+		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
 		props: map[uuid.UUID]map[string]string{}, listeners: map[int]func(spi.WakeupHint){},
 	}
@@ -659,6 +665,9 @@ func (s *refStore) Heartbeat(_ context.Context, nodeID string, now time.Time) er
 	}
 	if _, ok := s.nodes[nodeID]; ok && s.bug == bugHeartbeatNoRefresh {
 		return nil
+	}
+	if _, ok := s.nodes[nodeID]; !ok && s.bug != bugNodeTasksOutliveNode {
+		delete(s.nodeTasks, nodeID) // a node registering afresh has recorded nothing
 	}
 	s.nodes[nodeID] = now
 	return nil

@@ -143,6 +143,7 @@ func groups() []group {
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
 		{"Tasks", taskCases()},
+		{"NodeTasks", nodeTaskCases()},
 		{"Permits", permitCases()},
 		{"ClaimCheck", claimCheckCases()},
 		{"Lease", leaseCases()},

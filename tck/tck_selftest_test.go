@@ -46,6 +46,7 @@ var capabilityGroups = map[string]string{
 	"State":      "spi.JobStateStore",
 	"Properties": "spi.JobPropertyStore",
 	"Wakeup":     "spi.WakeupListener",
+	"NodeTasks":  "spi.NodeTaskStore",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -193,6 +194,11 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugClaimIgnoresTasks, []string{"Tasks/OnlyListedTasks", "Tasks/NoHeadOfLineBlocking", "Tasks/OrderAcrossTasks", "Tasks/WithTagsAndPermits"}},
 		{bugTasksHeadOfLine, []string{"Tasks/NoHeadOfLineBlocking"}},
 		{bugTasksFirstOnly, []string{"Tasks/OnlyListedTasks", "Tasks/OrderAcrossTasks"}},
+		{bugLiveNodesExclusive, []string{"NodeTasks/LiveBoundary", "NodeTasks/RecordedWithTheHeartbeat"}},
+		{bugNodeTasksOutliveNode, []string{"NodeTasks/DroppedWithTheNode"}},
+		{bugNodeTasksUnsorted, []string{"NodeTasks/RecordedWithTheHeartbeat"}},
+		{bugPendingCountsRunning, []string{"NodeTasks/PendingPerTask"}},
+		{bugPendingEarliestLatest, []string{"NodeTasks/PendingPerTask"}},
 		{bugTagsSubstring, []string{"Tags/ExactTags"}},
 		{bugTagsDropUntagged, []string{"Tags/None", "Tags/UntaggedJobs"}},
 		{bugClaimIgnoresPermits, []string{"Permits/LimitInOneClaim", "Permits/NoHeadOfLineBlocking", "Permits/NoHeadOfLineInOneClaim",

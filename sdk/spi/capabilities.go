@@ -18,6 +18,9 @@ type Capabilities struct {
 	State JobStateStore
 	// Properties keeps write-once per-job properties.
 	Properties JobPropertyStore
+	// Nodes records the tasks of each node and counts pending jobs per
+	// task.
+	Nodes NodeTaskStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -43,5 +46,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Leases, _ = s.(LeaseStore)
 	c.State, _ = s.(JobStateStore)
 	c.Properties, _ = s.(JobPropertyStore)
+	c.Nodes, _ = s.(NodeTaskStore)
 	return c
 }

@@ -143,6 +143,42 @@ type ClaimChecker interface {
 	CheckClaims(ctx context.Context, refs []ClaimRef) ([]bool, error)
 }
 
+// NodeTaskStore is implemented by stores that record, with a node's
+// heartbeat, the tasks it runs, and count the pending jobs per task: with
+// both, a client finds the jobs that no live node can run (in a mixed
+// fleet, the tasks whose nodes are gone or not deployed yet).
+type NodeTaskStore interface {
+	// HeartbeatTasks is Heartbeat that also records tasks as the tasks
+	// nodeID runs, replacing what it recorded before. A node registered by
+	// a plain Heartbeat has recorded none.
+	HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error
+	// LiveNodes returns the nodes whose heartbeat is at or after since,
+	// ordered by id, each with the tasks it recorded (sorted, without
+	// repeats; nil when it recorded none, as a node of a version before
+	// this capability does).
+	LiveNodes(ctx context.Context, since time.Time) ([]NodeInfo, error)
+	// PendingTasks returns, for each task that has PENDING jobs, their
+	// number and the earliest scheduled time among them, ordered by task.
+	PendingTasks(ctx context.Context) ([]TaskBacklog, error)
+}
+
+// NodeInfo is one node as [NodeTaskStore.LiveNodes] reports it.
+type NodeInfo struct {
+	ID        string
+	Heartbeat time.Time
+	// Tasks are the tasks the node recorded with its heartbeat; nil when
+	// it recorded none (it may run any task).
+	Tasks []string
+}
+
+// TaskBacklog is the PENDING jobs of one task.
+type TaskBacklog struct {
+	Task    string
+	Pending int64
+	// Earliest is the earliest scheduled time among them.
+	Earliest time.Time
+}
+
 // LeaseStore is implemented by stores that grant named, time-limited leases:
 // the StartupCoordinator of the spec, used for destructive start-up work and
 // cluster-singleton work (one node at a time).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ type Store struct {
 	running map[uuid.UUID]struct{}
 	holders map[string]int // RUNNING jobs per resource
 	nodes   map[string]time.Time
+	tasks   map[string][]string // the tasks each node recorded with its heartbeat
 	leases  map[string]lease
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
@@ -61,6 +63,7 @@ func New() *Store {
 		running: map[uuid.UUID]struct{}{},
 		holders: map[string]int{},
 		nodes:   map[string]time.Time{},
+		tasks:   map[string][]string{},
 		leases:  map[string]lease{},
 		states:  map[stateKey]spi.VersionedState{},
 		props:   map[uuid.UUID]map[string]string{},
@@ -450,7 +453,64 @@ func (s *Store) DeregisterNode(_ context.Context, nodeID string) error {
 	}
 	defer s.mu.Unlock()
 	delete(s.nodes, nodeID)
+	delete(s.tasks, nodeID)
 	return nil
+}
+
+// HeartbeatTasks implements spi.NodeTaskStore.
+func (s *Store) HeartbeatTasks(_ context.Context, nodeID string, tasks []string, now time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.nodes[nodeID] = now
+	t := slices.Clone(tasks)
+	slices.Sort(t)
+	s.tasks[nodeID] = append([]string{}, slices.Compact(t)...)
+	return nil
+}
+
+// LiveNodes implements spi.NodeTaskStore.
+func (s *Store) LiveNodes(_ context.Context, since time.Time) ([]spi.NodeInfo, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []spi.NodeInfo
+	for id, hb := range s.nodes {
+		if !hb.Before(since) {
+			out = append(out, spi.NodeInfo{ID: id, Heartbeat: hb, Tasks: slices.Clone(s.tasks[id])})
+		}
+	}
+	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// PendingTasks implements spi.NodeTaskStore.
+func (s *Store) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	by := map[string]*spi.TaskBacklog{}
+	for id := range s.queued {
+		j := s.jobs[id]
+		b := by[j.TaskName]
+		if b == nil {
+			b = &spi.TaskBacklog{Task: j.TaskName, Earliest: j.ScheduledAt}
+			by[j.TaskName] = b
+		}
+		b.Pending++
+		if j.ScheduledAt.Before(b.Earliest) {
+			b.Earliest = j.ScheduledAt
+		}
+	}
+	out := make([]spi.TaskBacklog, 0, len(by))
+	for _, b := range by {
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b spi.TaskBacklog) int { return strings.Compare(a.Task, b.Task) })
+	return out, nil
 }
 
 // RecoverOrphans implements spi.Store.
@@ -494,6 +554,7 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 	for node, hb := range s.nodes {
 		if slices.Contains(p.Nodes, node) || hb.Before(cutoff) {
 			delete(s.nodes, node)
+			delete(s.tasks, node)
 		}
 	}
 	return out, nil

@@ -104,7 +104,8 @@
 // Besides [spi.Store], a [Store] implements [spi.ClaimChecker] (one query
 // per batch), [spi.LeaseStore] (a lease is a document; the grant is a
 // conditional update, else an insert whose unique _id lets exactly one
-// racing owner win), [spi.JobStateStore] and [spi.JobPropertyStore]. State
+// racing owner win), [spi.JobStateStore], [spi.JobPropertyStore] and
+// [spi.NodeTaskStore] (the tasks in the node's document). State
 // and properties live inside the job document, so a fenced state write is
 // one update whose filter holds the fence (RUNNING, claim_seq) and the
 // version compare-and-set together, and a property write is one update

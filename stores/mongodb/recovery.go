@@ -3,12 +3,15 @@ package mongodb
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -28,6 +31,98 @@ func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) err
 		return fail("heartbeat", err)
 	}
 	return nil
+}
+
+// HeartbeatTasks implements spi.NodeTaskStore: Heartbeat that records the
+// node's tasks (sorted, without repeats) in its document too.
+func (s *Store) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	t := slices.Clone(tasks)
+	slices.Sort(t)
+	_, err = s.nodes.UpdateOne(ctx, bson.M{"_id": nodeID}, bson.M{"$set": bson.M{"hb": timeUS(now), "tasks": append([]string{}, slices.Compact(t)...)}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fail("heartbeat", err)
+	}
+	return nil
+}
+
+// LiveNodes implements spi.NodeTaskStore.
+func (s *Store) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	cur, err := s.nodes.Find(ctx, bson.M{"hb": bson.M{"$gte": timeUS(since)}}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fail("list the live nodes", err)
+	}
+	var docs []struct {
+		ID    string   `bson:"_id"`
+		HB    int64    `bson:"hb"`
+		Tasks []string `bson:"tasks"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fail("list the live nodes", err)
+	}
+	out := make([]spi.NodeInfo, len(docs))
+	for i, d := range docs {
+		out[i] = spi.NodeInfo{ID: d.ID, Heartbeat: usTime(d.HB), Tasks: d.Tasks}
+	}
+	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// PendingTasks implements spi.NodeTaskStore: one aggregation counts the
+// PENDING jobs per task, then, per task, the claim index gives the
+// earliest due one (its five priority ranges merged, reading one entry
+// each). Not $min in the $group: FerretDB does not implement it.
+func (s *Store) PendingTasks(ctx context.Context) ([]spi.TaskBacklog, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	cur, err := s.jobs.Aggregate(ctx, bson.A{
+		bson.M{"$match": bson.M{fStatus: string(spi.StatusPending)}},
+		bson.M{"$group": bson.M{"_id": "$" + fTask, "n": bson.M{"$sum": 1}}},
+	})
+	if err != nil {
+		return nil, fail("count the pending jobs per task", err)
+	}
+	var docs []struct {
+		Task string `bson:"_id"`
+		N    int64  `bson:"n"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fail("count the pending jobs per task", err)
+	}
+	levels := bson.A{}
+	for p := range spi.NumPriorities {
+		levels = append(levels, int32(p))
+	}
+	out := make([]spi.TaskBacklog, 0, len(docs))
+	for _, d := range docs {
+		var first struct {
+			Scheduled int64 `bson:"scheduled_time"`
+		}
+		err := s.jobs.FindOne(ctx, bson.M{fStatus: string(spi.StatusPending), fTask: d.Task, fPriority: bson.M{"$in": levels}},
+			options.FindOne().SetSort(bson.D{{Key: fScheduled, Value: 1}}).SetProjection(bson.M{fScheduled: 1})).Decode(&first)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue // claimed meanwhile
+		}
+		if err != nil {
+			return nil, fail("read the earliest pending job of task "+d.Task, err)
+		}
+		out = append(out, spi.TaskBacklog{Task: d.Task, Pending: d.N, Earliest: usTime(first.Scheduled)})
+	}
+	slices.SortFunc(out, func(a, b spi.TaskBacklog) int { return strings.Compare(a.Task, b.Task) })
+	return out, nil
 }
 
 // DeregisterNode removes a node's document (graceful stop).

@@ -82,6 +82,13 @@ func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) err
 	return nil
 }
 
+// beatTasks writes the heartbeat of nodeID at now with tasks (their
+// stored form): the dialect's part of spi.NodeTaskStore.
+func (s *Store) beatTasks(ctx context.Context, nodeID, tasks string, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, s.sql.heartbeatTasks, []byte(nodeID), dbTime(now), tasks)
+	return err
+}
+
 // DeregisterNode removes the node's row (graceful stop). Its jobs are left
 // as they are. Removing an unknown node is not an error.
 func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {

@@ -126,6 +126,9 @@
 //     shared lock, then an insert or a version compare-and-set) and
 //     [spi.JobPropertyStore] (write-once rows, searchable by key and
 //     value through an index).
+//   - [spi.NodeTaskStore]: the tasks of each node, recorded with its
+//     heartbeat in scheduler_node.task_names (a JSON array), and the
+//     pending jobs per task, counted over the claim index.
 //
 // It does not implement [spi.WakeupListener]: MySQL has no LISTEN/NOTIFY.
 // Nodes find new work by polling (with the engine's adaptive delay), and an

@@ -29,6 +29,8 @@ type statements struct {
 	findByProperty, findAllBy  string
 	claimedRows, lockedRunning string // prefixes completed with an IN list
 	pendingTasks               string
+	heartbeatTasks, liveNodes  string
+	pendingCount               string
 }
 
 // tables are the qualified table names of a store's database.
@@ -76,6 +78,10 @@ func buildStatements(database string) statements {
 	s.statusOf = r.Replace(`SELECT status FROM {job} WHERE job_id = ?`)
 	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES (?, ?)
 		ON DUPLICATE KEY UPDATE heartbeat_ts = VALUES(heartbeat_ts)`)
+	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
+		ON DUPLICATE KEY UPDATE heartbeat_ts = VALUES(heartbeat_ts), task_names = VALUES(task_names)`)
+	s.liveNodes = r.Replace(sqlcore.LiveNodesSQL("{node}", "?"))
+	s.pendingCount = r.Replace(sqlcore.PendingTasksCountSQL("{job}"))
 	s.deregister = r.Replace(`DELETE FROM {node} WHERE node_id = ?`)
 	// The owner is assigned first, from the row as it was: it becomes the
 	// caller when the lease is free, expired or the caller's already. The

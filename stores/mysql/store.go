@@ -69,6 +69,7 @@ type Options struct {
 // for concurrent use, and any number of processes may share one database.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	nodeMethods  // spi.NodeTaskStore, over beatTasks
 
 	db       *sql.DB
 	database string
@@ -84,6 +85,10 @@ type Store struct {
 	// (see the callers); an error it returns fails that attempt.
 	hook func(point string, tx *sql.Tx) error
 }
+
+// nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
+// under an unexported name.
+type nodeMethods = sqlcore.NodeMethods[time.Time]
 
 // stateMethods is the shared implementation of the state writes, embedded
 // under an unexported name.
@@ -179,6 +184,8 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		budget:   statementBudget(info.maxPacket),
 	}
 	s.stateMethods.Apply = s.writeState
+	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
+		LiveSQL: s.sql.liveNodes, PendingSQL: s.sql.pendingCount, Bind: func(t time.Time) any { return dbTime(t) }, Time: time.Time.UTC}
 	return s, nil
 }
 

@@ -124,6 +124,9 @@
 //     scheduler_job_property, indexed by (key, value, job) for
 //     FindJobsByProperty; prefix queries compare the leading characters, so
 //     no character is a wildcard.
+//   - [spi.NodeTaskStore]: the tasks of each node, recorded with its
+//     heartbeat in scheduler_node.task_names (a JSON array), and the
+//     pending jobs per task, counted over the claim index.
 //
 // It does not implement [spi.WakeupListener]; the engine's adaptive polling
 // finds new work.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // The statements of the store. go-ora binds the arguments of a statement
@@ -338,6 +339,24 @@ func heartbeatSQL(node string, now time.Time) (string, []any) {
 	WHEN MATCHED THEN UPDATE SET n.heartbeat_ts = s.ts
 	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts) VALUES (s.node_id, s.ts)`, b.args
 }
+
+// heartbeatTasksSQL is heartbeatSQL that records the node's tasks (their
+// stored form) too.
+func heartbeatTasksSQL(node, tasks string, now time.Time) (string, []any) {
+	var b binds
+	return `MERGE INTO scheduler_node n
+	USING (SELECT CAST(` + b.add(text(node)) + ` AS VARCHAR2(255 CHAR)) AS node_id, CAST(` + b.add(dbTime(now)) + ` AS TIMESTAMP(6)) AS ts,
+		TO_CLOB(` + b.add(tasks) + `) AS task_names FROM DUAL) s
+	ON (n.node_id = s.node_id)
+	WHEN MATCHED THEN UPDATE SET n.heartbeat_ts = s.ts, n.task_names = s.task_names
+	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts, task_names) VALUES (s.node_id, s.ts, s.task_names)`, b.args
+}
+
+// liveNodesSQL and pendingCountSQL are the reads of spi.NodeTaskStore.
+var (
+	liveNodesSQL    = sqlcore.LiveNodesSQL("scheduler_node", ":1")
+	pendingCountSQL = sqlcore.PendingTasksCountSQL("scheduler_job")
+)
 
 // deregisterSQL deletes a node's row.
 func deregisterSQL(node string) (string, []any) {

@@ -58,6 +58,7 @@ type Options struct {
 // and any number of processes may share one schema.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	nodeMethods  // spi.NodeTaskStore, over beatTasks
 
 	db      *sql.DB
 	ownsDB  bool
@@ -68,6 +69,10 @@ type Store struct {
 
 	gate sqlcore.Gate // admits operations until Close
 }
+
+// nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
+// under an unexported name.
+type nodeMethods = sqlcore.NodeMethods[time.Time]
 
 // stateMethods is the shared implementation of the state writes, embedded
 // under an unexported name.
@@ -221,6 +226,8 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
+		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return dbTime(t) }, Time: fromDB}
 	return s
 }
 

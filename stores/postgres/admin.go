@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -77,6 +78,59 @@ func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) err
 		return fail("heartbeat "+nodeID, err)
 	}
 	return nil
+}
+
+// HeartbeatTasks implements spi.NodeTaskStore: Heartbeat that records the
+// node's tasks too.
+func (s *Store) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := s.pool.Exec(ctx, s.sql.heartbeatTasks, nodeID, now, sqlcore.EncodeTasks(tasks)); err != nil {
+		return fail("heartbeat "+nodeID, err)
+	}
+	return nil
+}
+
+// LiveNodes implements spi.NodeTaskStore.
+func (s *Store) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := s.pool.Query(ctx, s.sql.liveNodes, since)
+	if err != nil {
+		return nil, fail("list the live nodes", err)
+	}
+	defer rows.Close()
+	nodes, err := sqlcore.ReadNodes(rows, time.Time.UTC)
+	if err != nil {
+		return nil, fail("list the live nodes", err)
+	}
+	return nodes, nil
+}
+
+// PendingTasks implements spi.NodeTaskStore: one pass over the PENDING
+// entries of the claim index.
+func (s *Store) PendingTasks(ctx context.Context) ([]spi.TaskBacklog, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := s.pool.Query(ctx, s.sql.pendingCount)
+	if err != nil {
+		return nil, fail("count the pending jobs per task", err)
+	}
+	defer rows.Close()
+	out, err := sqlcore.ReadBacklogs(rows, time.Time.UTC)
+	if err != nil {
+		return nil, fail("count the pending jobs per task", err)
+	}
+	return out, nil
 }
 
 // DeregisterNode removes the node's row (graceful stop). Its jobs are left

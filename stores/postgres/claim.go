@@ -59,7 +59,8 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	now := p.Now.Truncate(time.Microsecond)
 	boost := max(int64(p.BoostInterval), 0)
 	tf := compileTags(p.Tags)
-	rows, err := s.pool.Query(ctx, s.sql.claim[tf.shape], tf.args(now, int64(p.Limit), boost, nullText(p.NodeID), tasks)...)
+	rows, err := s.pool.Query(ctx, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
+		tf.args(tasks, now, int64(p.Limit), boost, nullText(p.NodeID))...)
 	if err != nil {
 		return nil, fail("claim jobs", err)
 	}
@@ -143,8 +144,8 @@ func (s *Store) claimPermits(ctx context.Context, p spi.ClaimParams, now time.Ti
 		return nil, nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	args := tf.args(now, int64(p.Limit), tasks)
-	rows, err := tx.Query(ctx, s.sql.claimCandidates[tf.shape], args...)
+	args := tf.args(tasks, now, int64(p.Limit))
+	rows, err := tx.Query(ctx, s.sql.claim(claimKey{candidates: true, shape: tf.shape, tasks: len(tasks)}), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,11 +243,14 @@ func compileTags(f spi.TagFilter) tagFilter {
 	return tf
 }
 
-// args returns first followed by the filter's lists: the parameters of a
-// claim statement of the filter's shape.
-func (tf tagFilter) args(first ...any) []any {
-	args := make([]any, 0, len(first)+len(tf.lists))
+// args returns first, the tasks one by one and the filter's lists: the
+// parameters of a claim statement of the filter's shape.
+func (tf tagFilter) args(tasks []string, first ...any) []any {
+	args := make([]any, 0, len(first)+len(tasks)+len(tf.lists))
 	args = append(args, first...)
+	for _, t := range tasks {
+		args = append(args, t)
+	}
 	for _, l := range tf.lists {
 		args = append(args, l)
 	}

@@ -265,7 +265,7 @@ func TestPlansUseIndexes(t *testing.T) {
 	}
 	statuses := slices.Repeat([]string{"SUCCEEDED"}, n)
 	times := slices.Repeat([]time.Time{t0}, n)
-	tasks, taskLits := []string{"other", "send-email"}, "ARRAY['other','send-email']"
+	tasks, taskLits := []string{"other", "send-email"}, "'other', 'send-email'"
 	cases := []struct {
 		name, q     string
 		args        []any
@@ -273,22 +273,22 @@ func TestPlansUseIndexes(t *testing.T) {
 		index       string // an index the plan must use
 		count       int    // how many times
 	}{
-		{"claim", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n", tasks},
-			"timestamptz, bigint, bigint, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
-		{"claim: permit holders", s.sql.claim[0], []any{t0, 100, int64(15 * time.Minute), "n", tasks},
-			"timestamptz, bigint, bigint, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_resource", spi.NumPriorities},
-		{"claim tagged", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", tasks, []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
-			"timestamptz, bigint, bigint, text, text[], text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
+		{"claim", s.sql.claim(claimKey{shape: 0, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1]},
+			"timestamptz, bigint, bigint, text, text, text", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
+		{"claim: permit holders", s.sql.claim(claimKey{shape: 0, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1]},
+			"timestamptz, bigint, bigint, text, text, text", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_resource", spi.NumPriorities},
+		{"claim tagged", s.sql.claim(claimKey{shape: tagAll | tagAny | tagNone, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1], []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
+			"timestamptz, bigint, bigint, text, text, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
 			"idx_scheduler_job_claim", spi.NumPriorities},
-		{"claim tagged: tag lookups", s.sql.claim[tagAll|tagAny|tagNone], []any{t0, 100, int64(15 * time.Minute), "n", tasks, []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
-			"timestamptz, bigint, bigint, text, text[], text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
+		{"claim tagged: tag lookups", s.sql.claim(claimKey{shape: tagAll | tagAny | tagNone, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1], []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
+			"timestamptz, bigint, bigint, text, text, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
 			"scheduler_job_tag_pkey", 3*spi.NumPriorities + 1}, // a probe per list and level, and the tags returned
-		{"claim any", s.sql.claim[tagAny], []any{t0, 100, int64(15 * time.Minute), "n", tasks, []string{"t3"}},
-			"timestamptz, bigint, bigint, text, text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3']", "idx_scheduler_job_claim", spi.NumPriorities},
-		{"permit claim: candidates", s.sql.claimCandidates[0], []any{t0, 100, tasks},
-			"timestamptz, bigint, text[]", "'" + now + "', 100, " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
-		{"permit claim: tagged candidates", s.sql.claimCandidates[tagAll|tagNone], []any{t0, 100, tasks, []string{"t1"}, []string{"t2"}},
-			"timestamptz, bigint, text[], text[], text[]", "'" + now + "', 100, " + taskLits + ", ARRAY['t1'], ARRAY['t2']", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"claim any", s.sql.claim(claimKey{shape: tagAny, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1], []string{"t3"}},
+			"timestamptz, bigint, bigint, text, text, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3']", "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: candidates", s.sql.claim(claimKey{candidates: true, shape: 0, tasks: 2}), []any{t0, 100, tasks[0], tasks[1]},
+			"timestamptz, bigint, text, text", "'" + now + "', 100, " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
+		{"permit claim: tagged candidates", s.sql.claim(claimKey{candidates: true, shape: tagAll | tagNone, tasks: 2}), []any{t0, 100, tasks[0], tasks[1], []string{"t1"}, []string{"t2"}},
+			"timestamptz, bigint, text, text, text[], text[]", "'" + now + "', 100, " + taskLits + ", ARRAY['t1'], ARRAY['t2']", "idx_scheduler_job_claim", spi.NumPriorities},
 		{"permit claim: holders", s.sql.countHolders, []any{[]string{"r1", "r2"}},
 			"text[]", "ARRAY['r1','r2']", "idx_scheduler_job_resource", 1},
 		{"permit claim: update", s.sql.claimIDs, []any{ids, "n", t0},
@@ -331,4 +331,35 @@ func TestPlansUseIndexes(t *testing.T) {
 	plan := explain(t, s, s.sql.pendingTasks)
 	assert.NotRegexp(t, seqScanOnJobs, plan, "pending tasks:\n%s", plan)
 	assert.Contains(t, plan, "Index Only Scan using idx_scheduler_job_claim", "pending tasks:\n%s", plan)
+}
+
+// TestClaimKeepsAGenericPlan checks that PostgreSQL plans the claim once
+// per connection: after its five custom plans it keeps a generic one,
+// instead of planning every claim afresh (half a millisecond each, which
+// an array of tasks given to unnest cost: the planner guesses ten
+// elements for it, so the generic plan looked costlier than any custom).
+func TestClaimKeepsAGenericPlan(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	jobs := make([]*spi.Job, 200)
+	for k := range jobs {
+		jobs[k] = job(spi.Priority(k%spi.NumPriorities), t0.Add(-time.Duration(k)*time.Second))
+	}
+	insert(t, s, jobs...)
+	conn, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	for _, tasks := range [][]string{{"send-email"}, {"other", "send-email", "third"}} {
+		q := s.sql.claim(claimKey{tasks: len(tasks)})
+		args := compileTags(spi.TagFilter{}).args(tasks, t0, int64(1), int64(15*time.Minute), "n")
+		for range 12 {
+			rows, err := conn.Query(ctx, q, args...)
+			require.NoError(t, err)
+			rows.Close()
+			require.NoError(t, rows.Err())
+		}
+		var generic, custom int64
+		require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`, q).Scan(&generic, &custom))
+		assert.Positive(t, generic, "%d tasks: the claim is planned afresh each time (%d custom plans, no generic)", len(tasks), custom)
+	}
 }

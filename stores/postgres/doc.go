@@ -119,6 +119,9 @@
 //     FindJobsByProperty; prefix queries use starts_with, so no character
 //     is a wildcard. Keys and values are text: they cannot hold NUL bytes,
 //     and the index limits a key and value together to about 2,700 bytes.
+//   - [spi.NodeTaskStore]: the tasks of each node, recorded with its
+//     heartbeat in scheduler_node.task_names (a JSON array), and the
+//     pending jobs per task, counted over the claim index.
 //
 // The state and property rows of a job are deleted with it (ON DELETE
 // CASCADE).

@@ -3,6 +3,7 @@ package postgres
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -13,8 +14,8 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claim                                   [numTagShapes]string // the one-statement claim, per tag filter shape
-	claimCandidates                         [numTagShapes]string // the permit claim's candidates, per tag filter shape
+	claims                                  *sync.Map // claimKey -> the claim statements, built on first use
+	replace                                 *strings.Replacer
 	lockResources, countHolders             string
 	claimIDs, pendingTasks                  string
 	failCorrupt                             string
@@ -25,6 +26,7 @@ type statements struct {
 	listStatus                              map[spi.Status]string // listByStatus with the status as a literal
 	retryFailed, cancel                     string
 	heartbeat, deregister                   string
+	heartbeatTasks, liveNodes, pendingCount string
 	recover                                 string
 	checkClaims                             string
 	acquireLease, releaseLease              string
@@ -76,11 +78,7 @@ func buildStatements(schema string) statements {
 		"{state}", qualify(schema, "scheduler_job_state"),
 		"{prop}", qualify(schema, "scheduler_job_property"),
 	)
-	var s statements
-	for shape := range numTagShapes {
-		s.claim[shape] = r.Replace(claimSQL(shape))
-		s.claimCandidates[shape] = r.Replace(claimCandidatesSQL(shape))
-	}
+	s := statements{claims: &sync.Map{}, replace: r}
 	s.pendingTasks = r.Replace(sqlcore.PendingTasksSQL("{job}"))
 	// The holders of each resource are counted through the partial index
 	// idx_scheduler_job_resource (the literal 'RUNNING' lets the planner
@@ -148,6 +146,10 @@ func buildStatements(schema string) statements {
 		SELECT (SELECT priority FROM u), (SELECT status FROM {job} WHERE job_id = $1)`)
 	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES ($1, $2)
 		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts`)
+	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES ($1, $2, $3)
+		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts, task_names = EXCLUDED.task_names`)
+	s.liveNodes = r.Replace(sqlcore.LiveNodesSQL("{node}", "$1"))
+	s.pendingCount = r.Replace(sqlcore.PendingTasksCountSQL("{job}"))
 	s.deregister = r.Replace(`DELETE FROM {node} WHERE node_id = $1`)
 	s.recover = r.Replace(`WITH orphan AS MATERIALIZED (
 			SELECT j.job_id, COALESCE(j.owner_node, '') AS owner
@@ -232,6 +234,28 @@ func buildStatements(schema string) statements {
 	return s
 }
 
+// claimKey selects a claim statement: the one-statement claim or the
+// permit claim's candidates, for a tag filter shape and a number of tasks.
+type claimKey struct {
+	candidates   bool
+	shape, tasks int
+}
+
+// claim returns the statement of k, building it on first use. A node
+// claims with one task list, so it uses one or two of them.
+func (st statements) claim(k claimKey) string {
+	if q, ok := st.claims.Load(k); ok {
+		return q.(string)
+	}
+	q := claimSQL(k.shape, k.tasks)
+	if k.candidates {
+		q = claimCandidatesSQL(k.shape, k.tasks)
+	}
+	q = st.replace.Replace(q)
+	st.claims.Store(k, q)
+	return q
+}
+
 // Shapes of a tag filter: which of its lists are not empty. The claim has
 // one statement per shape, so that each is prepared once and its plan
 // cached, and a filter costs nothing when it is empty.
@@ -243,22 +267,33 @@ const (
 )
 
 // claimLevels returns the CTEs c4..c0 and cand of the claims: for each
-// priority level and each task of the text array $first, the first $2 due
-// ($1) PENDING jobs of that task in (scheduled_time, job_id) order that the
-// node may run, locked with SKIP LOCKED: one range scan of the task-led
-// idx_scheduler_job_claim per task and level (a LATERAL subquery per
-// element of the array), so jobs of tasks the claim does not list are never
-// read. Inside that scan, jobs whose resource is full (as many RUNNING
-// holders as their limit, counted through idx_scheduler_job_resource) and
-// jobs failing the tag filter of shape (EXISTS / NOT EXISTS / a COUNT on
-// the tag table's primary key, the lists passed as text arrays from
-// $first+1 on, in the order All, Any, None) are passed over, so they never
-// block the jobs behind them.
+// priority level and each of the tasks given as text parameters $first ..
+// $first+tasks-1, the first $2 due ($1) PENDING jobs of that task in
+// (scheduled_time, job_id) order that the node may run, locked with SKIP
+// LOCKED: one range scan of the task-led idx_scheduler_job_claim per task
+// and level (a LATERAL subquery per row of a VALUES list), so jobs of tasks
+// the claim does not list are never read. Inside that scan, jobs whose
+// resource is full (as many RUNNING holders as their limit, counted through
+// idx_scheduler_job_resource) and jobs failing the tag filter of shape
+// (EXISTS / NOT EXISTS / a COUNT on the tag table's primary key, the lists
+// passed as text arrays from $first+tasks on, in the order All, Any, None)
+// are passed over, so they never block the jobs behind them.
+//
+// Why a VALUES list of parameters and not unnest of one array: the planner
+// estimates ten elements for an array parameter, so the generic plan of
+// an unnest looks ten times as costly as the custom plans and PostgreSQL
+// plans every execution afresh (half a millisecond per claim); a VALUES
+// list has its exact length in both, and the generic plan is kept.
 //
 // cols are the columns each candidate carries (of the job aliased x).
-func claimLevels(shape, first int, cols string) string {
+func claimLevels(shape, first, tasks int, cols string) string {
 	var cond strings.Builder
-	tasks, n := first, first+1
+	n := first + tasks
+	values := make([]string, tasks)
+	for i := range values {
+		values[i] = fmt.Sprintf("($%d::text)", first+i)
+	}
+	list := strings.Join(values, ", ")
 	if shape&tagAll != 0 {
 		fmt.Fprintf(&cond, `
 				AND (SELECT count(*) FROM {tag} t WHERE t.job_id = x.job_id AND t.tag = ANY($%d::text[]))
@@ -284,7 +319,7 @@ func claimLevels(shape, first int, cols string) string {
 	b.WriteString("WITH ")
 	for p := spi.NumPriorities - 1; p >= 0; p-- {
 		fmt.Fprintf(&b, `c%d AS (
-			SELECT y.* FROM unnest($%d::text[]) AS t (name) CROSS JOIN LATERAL (
+			SELECT y.* FROM (VALUES %s) AS t (name) CROSS JOIN LATERAL (
 				SELECT %s FROM {job} x
 				WHERE x.status = 'PENDING' AND x.task_name = t.name AND x.priority = %d AND x.scheduled_time <= $1
 					AND (x.resource_name IS NULL OR (SELECT count(*) FROM {job} r
@@ -292,7 +327,7 @@ func claimLevels(shape, first int, cols string) string {
 				ORDER BY x.scheduled_time, x.job_id
 				LIMIT $2
 				FOR NO KEY UPDATE OF x SKIP LOCKED) y),
-		`, p, tasks, cols, p, cond.String())
+		`, p, list, cols, p, cond.String())
 	}
 	b.WriteString("cand AS (")
 	for p := spi.NumPriorities - 1; p >= 0; p-- {
@@ -320,16 +355,16 @@ func claimLevels(shape, first int, cols string) string {
 // rows' and counts nothing.
 //
 // Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
-// disables aging), $4 node (NULL for none), $5 the tasks, then the tag
-// lists.
+// disables aging), $4 node (NULL for none), from $5 the tasks, one each,
+// then the tag lists.
 //
 // The effective priority is priority + floor(wait / boost) with wait = now
 // − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
 // exactly in numeric (EXTRACT returns numeric since PostgreSQL 14, and div
 // truncates), as spi.EffectivePriority computes it.
-func claimSQL(shape int) string {
+func claimSQL(shape, tasks int) string {
 	var b strings.Builder
-	b.WriteString(claimLevels(shape, 5, "x.job_id, x.priority, x.scheduled_time, x.resource_name"))
+	b.WriteString(claimLevels(shape, 5, tasks, "x.job_id, x.priority, x.scheduled_time, x.resource_name"))
 	b.WriteString(`,
 		picked AS (
 			SELECT job_id, resource_name FROM cand
@@ -355,9 +390,10 @@ func claimSQL(shape int) string {
 
 // claimCandidatesSQL returns, locked, the candidates of claimLevels for
 // tag filter shape, unranked: the claim with permits ranks and admits them
-// in Go. Parameters: $1 now, $2 limit, $3 the tasks, then the tag lists.
-func claimCandidatesSQL(shape int) string {
-	return claimLevels(shape, 3, "x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit") + `
+// in Go. Parameters: $1 now, $2 limit, from $3 the tasks, one each, then
+// the tag lists.
+func claimCandidatesSQL(shape, tasks int) string {
+	return claimLevels(shape, 3, tasks, "x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit") + `
 		SELECT job_id, priority, scheduled_time, resource_name, resource_limit FROM cand`
 }
 

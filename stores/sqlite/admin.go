@@ -96,6 +96,21 @@ func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) err
 	return nil
 }
 
+// liveNodesSQL and pendingCountSQL are the reads of spi.NodeTaskStore.
+var (
+	liveNodesSQL    = sqlcore.LiveNodesSQL("scheduler_node", "?")
+	pendingCountSQL = sqlcore.PendingTasksCountSQL("scheduler_job")
+)
+
+// beatTasks writes the heartbeat of nodeID at now with tasks (their
+// stored form): the dialect's part of spi.NodeTaskStore.
+func (s *Store) beatTasks(ctx context.Context, nodeID, tasks string, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
+		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts, task_names = excluded.task_names`,
+		nodeID, micros(now), tasks)
+	return err
+}
+
 // DeregisterNode removes the node's row (graceful stop). Its jobs are left
 // as they are. Removing an unknown node is not an error.
 func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {

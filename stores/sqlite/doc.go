@@ -84,6 +84,9 @@
 //     scheduler_job_property, indexed by (key, value, job) for
 //     FindJobsByProperty; prefix queries compare bytes, so % and _ are no
 //     wildcards.
+//   - [spi.NodeTaskStore]: the tasks of each node, recorded with its
+//     heartbeat in scheduler_node.task_names (a JSON array), and the
+//     pending jobs per task, counted over the claim index.
 //
 // Tags are kept in scheduler_job_tag in the order given (duplicates
 // dropped). The state and property rows of a job are deleted with it (ON

@@ -36,11 +36,16 @@ type Options struct {
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	nodeMethods  // spi.NodeTaskStore, over beatTasks
 
 	db   *sql.DB
 	path string
 	gate sqlcore.Gate // admits operations until Close
 }
+
+// nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
+// under an unexported name.
+type nodeMethods = sqlcore.NodeMethods[int64]
 
 // stateMethods is the shared implementation of the state writes, embedded
 // under an unexported name.
@@ -100,6 +105,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
+		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return micros(t) }, Time: fromMicros}
 	return s, nil
 }
 

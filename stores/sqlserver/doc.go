@@ -125,6 +125,9 @@
 //     scheduler_job_property, indexed by (key, value, job) for
 //     FindJobsByProperty; prefix queries compare bytes, so no character is
 //     a wildcard. A key is at most 255 bytes and a value 1,024 (UTF-8).
+//   - [spi.NodeTaskStore]: the tasks of each node, recorded with its
+//     heartbeat in scheduler_node.task_names (a JSON array), and the
+//     pending jobs per task, counted over the claim index.
 //
 // It does not implement [spi.WakeupListener]: SQL Server has no
 // LISTEN/NOTIFY, and the engine's adaptive polling finds new work.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // The statements of the store. go-mssqldb sends the arguments of a
@@ -156,6 +157,12 @@ func claimCandidatesSQL(sh tagShape) string {
 	return b.String()
 }
 
+// liveNodesSQL and pendingCountSQL are the reads of spi.NodeTaskStore.
+var (
+	liveNodesSQL    = sqlcore.LiveNodesSQL("scheduler_node", "@p1")
+	pendingCountSQL = sqlcore.PendingTasksCountSQL("scheduler_job")
+)
+
 // pendingTasksSQL reads the distinct tasks of the PENDING jobs, for a
 // claim of any task: a scan of the filtered claim index (SQL Server has no
 // loose index scan), which only tools and tests pay; the engine always
@@ -265,6 +272,10 @@ const (
 	// heartbeatSQL: @p1 node, @p2 time; an upsert under a key-range lock.
 	heartbeatSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;
 IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (@p1, @p2);`
+	// heartbeatTasksSQL is heartbeatSQL that records the node's tasks
+	// (@p3) too.
+	heartbeatTasksSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2, task_names = @p3 WHERE node_id = @p1;
+IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (@p1, @p2, @p3);`
 	deregisterSQL = `DELETE FROM scheduler_node WHERE node_id = @p1`
 )
 
