@@ -691,7 +691,7 @@ func (s *envStore) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job
 		}
 	}
 	jobs, err := s.Store.ClaimJobs(ctx, p)
-	e.onClaim(jobs)
+	e.onClaim(jobs, p.Now)
 	return jobs, err
 }
 
@@ -760,7 +760,7 @@ func (e *Env) onInsert(jobs []*spi.Job, res []spi.InsertResult) {
 	}
 }
 
-func (e *Env) onClaim(jobs []*spi.Job) {
+func (e *Env) onClaim(jobs []*spi.Job, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.busy--
@@ -777,7 +777,11 @@ func (e *Env) onClaim(jobs []*spi.Job) {
 		}
 	}
 	e.bumpLocked()
-	if len(jobs) == 0 {
+	// A claim that took nothing shows that what looks due cannot be
+	// claimed, but only when it claimed at the current simulated time: a
+	// claim the engine began before the clock moved on missed the jobs
+	// that came due since, and must not stop settle from waking it.
+	if len(jobs) == 0 && !now.Before(e.clock.Now().Truncate(time.Microsecond)) {
 		e.emptyGen = e.gen
 	}
 }

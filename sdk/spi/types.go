@@ -74,6 +74,20 @@ func (p Priority) String() string {
 	return fmt.Sprintf("Priority(%d)", int(p))
 }
 
+// CrashOutcome is the crash-budget decision of orphan recovery, the one
+// every store applies: for a job whose node died while running it, after
+// crash earlier crashes, under a budget of maxRedeliveries
+// ([RecoverParams].MaxCrashRedeliveries), back to PENDING with the crash
+// count + 1 while crash is below the budget, else FAILED (the dead-letter
+// queue) with the count unchanged. A budget of 0 fails the job on its first
+// crash.
+func CrashOutcome(crash, maxRedeliveries int) (status Status, crashCount int) {
+	if crash < maxRedeliveries {
+		return StatusPending, crash + 1
+	}
+	return StatusFailed, crash
+}
+
 // EffectivePriority is the claim-ordering priority of DESIGN.md invariant 5:
 // the stored priority plus one for every full boost interval that the job has
 // waited since it became due. A boost interval of zero or less disables aging.

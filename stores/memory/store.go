@@ -538,8 +538,8 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 	for _, id := range ids {
 		j := s.jobs[id]
 		from := j.OwnerNode
-		if j.CrashCount < p.MaxCrashRedeliveries {
-			j.CrashCount++
+		status, crashes := spi.CrashOutcome(j.CrashCount, p.MaxCrashRedeliveries)
+		if j.CrashCount = crashes; status == spi.StatusPending {
 			s.toPending(j, p.Now)
 		} else {
 			j.Status = spi.StatusFailed

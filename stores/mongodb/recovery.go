@@ -223,15 +223,14 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		ref := spi.ClaimRef{JobID: o.id, ClaimSeq: o.ClaimSeq}
 		rec := &spi.RecoveredJob{JobID: o.id, TaskName: o.Task, FromNode: o.Owner}
 		var update bson.M
-		if o.Crash < int64(p.MaxCrashRedeliveries) {
-			rec.NewStatus, rec.CrashCount = spi.StatusPending, int(o.Crash)+1
+		rec.NewStatus, rec.CrashCount = spi.CrashOutcome(int(o.Crash), p.MaxCrashRedeliveries)
+		if rec.NewStatus == spi.StatusPending {
 			update = bson.M{
 				"$set":   bson.M{fStatus: string(spi.StatusPending), fScheduled: nowUS},
 				"$unset": bson.M{fOwner: ""},
 				"$inc":   bson.M{fClaimSeq: int64(1), fCrash: int64(1)},
 			}
 		} else {
-			rec.NewStatus, rec.CrashCount = spi.StatusFailed, int(o.Crash)
 			update = bson.M{
 				"$set":   bson.M{fStatus: string(spi.StatusFailed), fFinished: nowUS, fLastError: p.LastError},
 				"$unset": bson.M{fOwner: ""},

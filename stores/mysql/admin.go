@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -169,7 +168,7 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		recovered := make([]spi.RecoveredJob, 0, len(orphans))
 		for _, o := range orphans {
 			rj := spi.RecoveredJob{JobID: o.id, TaskName: o.task, FromNode: o.owner}
-			rj.NewStatus, rj.CrashCount = sqlcore.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
+			rj.NewStatus, rj.CrashCount = spi.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
 			if rj.NewStatus == spi.StatusPending {
 				back = append(back, o.id)
 			} else {

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -176,7 +175,7 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 				continue
 			}
 			rj := spi.RecoveredJob{JobID: uuid.UUID(id), TaskName: task.String, FromNode: owner.String}
-			rj.NewStatus, rj.CrashCount = sqlcore.CrashOutcome(int(crash), p.MaxCrashRedeliveries)
+			rj.NewStatus, rj.CrashCount = spi.CrashOutcome(int(crash), p.MaxCrashRedeliveries)
 			if rj.NewStatus == spi.StatusPending {
 				requeue = append(requeue, id)
 			} else {

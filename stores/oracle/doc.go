@@ -160,7 +160,9 @@
 // with exact aging and their admission against resource permits, the order
 // and dedupe of fenced owner writes and the recognition of a completion
 // that already applied (a batch sent again after its answer was lost
-// counts as applied), the crash-budget decision of orphan recovery, the
+// counts as applied), the crash-budget decision of orphan recovery
+// (spi.CrashOutcome, which the MongoDB and memory stores apply too), the
+// tasks a claim reads, the node records of spi.NodeTaskStore, the
 // validation of a job row, the spi.JobStateStore write methods, the reading
 // of job pages and properties, and the retry loop of transactions. This
 // package supplies what is particular to its database: the SQL text and

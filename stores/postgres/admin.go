@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -169,33 +170,49 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		nodes = []string{}
 	}
 	cutoff := p.Now.Add(-p.Grace)
-	rows, err := s.pool.Query(ctx, s.sql.recover, nodes, cutoff, int32(min(max(p.MaxCrashRedeliveries, -1<<31), 1<<31-1)),
-		p.Now, nullText(p.LastError), nullTime(p.Now))
-	if err != nil {
-		return nil, fail("recover orphans", err)
-	}
-	defer rows.Close()
 	var out []spi.RecoveredJob
-	var (
-		id     pgtype.UUID
-		task   string
-		owner  string
-		status string
-		crash  int32
-		prio   int32
-	)
-	top := int32(-1)
-	for rows.Next() {
-		if err := rows.Scan(&id, &task, &owner, &status, &crash, &prio); err != nil {
-			return nil, fail("recover orphans", err)
+	top := int32(-1) // the best priority requeued, for the wakeup
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		out, top = nil, -1
+		rows, err := tx.Query(ctx, s.sql.orphans, nodes, cutoff)
+		if err != nil {
+			return err
 		}
-		st := spi.Status(status)
-		out = append(out, spi.RecoveredJob{JobID: id.Bytes, TaskName: task, FromNode: owner, NewStatus: st, CrashCount: int(crash)})
-		if st == spi.StatusPending {
-			top = max(top, prio)
+		var requeue, bury []pgtype.UUID
+		var (
+			id    pgtype.UUID
+			task  string
+			owner string
+			crash int32
+			prio  int32
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &task, &owner, &crash, &prio}, func() error {
+			rj := spi.RecoveredJob{JobID: id.Bytes, TaskName: task, FromNode: owner}
+			rj.NewStatus, rj.CrashCount = spi.CrashOutcome(int(crash), p.MaxCrashRedeliveries)
+			if rj.NewStatus == spi.StatusPending {
+				requeue = append(requeue, id)
+				top = max(top, prio)
+			} else {
+				bury = append(bury, id)
+			}
+			out = append(out, rj)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-	}
-	if err := rows.Err(); err != nil {
+		// The rows are locked: the writes apply to every one of them.
+		b := &pgx.Batch{}
+		if len(requeue) > 0 {
+			b.Queue(s.sql.requeue, requeue, p.Now)
+		}
+		if len(bury) > 0 {
+			b.Queue(s.sql.bury, bury, nullText(p.LastError), p.Now)
+		}
+		b.Queue(s.sql.deleteNodes, nodes, cutoff)
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
 		return nil, fail("recover orphans", err)
 	}
 	if top >= 0 {

@@ -27,7 +27,7 @@ type statements struct {
 	retryFailed, cancel                     string
 	heartbeat, deregister                   string
 	heartbeatTasks, liveNodes, pendingCount string
-	recover                                 string
+	orphans, requeue, bury, deleteNodes     string
 	checkClaims                             string
 	acquireLease, releaseLease              string
 	getState, initState                     string
@@ -151,32 +151,25 @@ func buildStatements(schema string) statements {
 	s.liveNodes = r.Replace(sqlcore.LiveNodesSQL("{node}", "$1"))
 	s.pendingCount = r.Replace(sqlcore.PendingTasksCountSQL("{job}"))
 	s.deregister = r.Replace(`DELETE FROM {node} WHERE node_id = $1`)
-	s.recover = r.Replace(`WITH orphan AS MATERIALIZED (
-			SELECT j.job_id, COALESCE(j.owner_node, '') AS owner
-			FROM {job} j
-			WHERE j.status = 'RUNNING' AND (
-				COALESCE(j.owner_node, '') = ANY($1::text[])
-				OR NOT EXISTS (SELECT 1 FROM {node} n
-					WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= $2))
-			ORDER BY j.job_id
-			FOR NO KEY UPDATE OF j
-		), moved AS (
-			UPDATE {job} j SET
-				status = CASE WHEN j.crash_count < $3 THEN 'PENDING' ELSE 'FAILED' END,
-				crash_count = CASE WHEN j.crash_count < $3 THEN j.crash_count + 1 ELSE j.crash_count END,
-				scheduled_time = CASE WHEN j.crash_count < $3 THEN $4 ELSE j.scheduled_time END,
-				last_error = CASE WHEN j.crash_count < $3 THEN j.last_error ELSE $5 END,
-				finished_time = CASE WHEN j.crash_count < $3 THEN j.finished_time ELSE $6 END,
-				claim_seq = j.claim_seq + 1,
-				owner_node = NULL
-			WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM orphan)) AND j.status = ` + runningFence + `
-			RETURNING j.job_id, j.task_name, j.status, j.crash_count, j.priority
-		), gone AS (
-			DELETE FROM {node} WHERE heartbeat_ts < $2 OR node_id = ANY($1::text[])
-		)
-		SELECT m.job_id, m.task_name, o.owner, m.status, m.crash_count, m.priority
-		FROM moved m JOIN orphan o ON o.job_id = m.job_id
-		ORDER BY m.job_id`)
+	// Recovery, one transaction: the orphans (RUNNING jobs of the given
+	// nodes or of nodes without a fresh heartbeat) locked in id order; the
+	// crash-budget decision in Go (spi.CrashOutcome); the requeued and
+	// the buried jobs written by primary key; the dead nodes' rows gone.
+	s.orphans = r.Replace(`SELECT j.job_id, j.task_name, COALESCE(j.owner_node, ''), j.crash_count, j.priority
+		FROM {job} j
+		WHERE j.status = 'RUNNING' AND (
+			COALESCE(j.owner_node, '') = ANY($1::text[])
+			OR NOT EXISTS (SELECT 1 FROM {node} n
+				WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= $2))
+		ORDER BY j.job_id
+		FOR NO KEY UPDATE OF j`)
+	s.requeue = r.Replace(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = $2,
+			claim_seq = claim_seq + 1, owner_node = NULL
+		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
+	s.bury = r.Replace(`UPDATE {job} SET status = 'FAILED', last_error = $2, finished_time = $3,
+			claim_seq = claim_seq + 1, owner_node = NULL
+		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
+	s.deleteNodes = r.Replace(`DELETE FROM {node} WHERE heartbeat_ts < $2 OR node_id = ANY($1::text[])`)
 	s.checkClaims = r.Replace(`SELECT u.idx
 		FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS u(id, seq, idx)
 		JOIN {job} j ON j.job_id = u.id

@@ -176,7 +176,7 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		out = make([]spi.RecoveredJob, 0, len(orphans))
 		for _, o := range orphans {
 			rj := spi.RecoveredJob{TaskName: o.task, FromNode: o.owner}
-			rj.NewStatus, rj.CrashCount = sqlcore.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
+			rj.NewStatus, rj.CrashCount = spi.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
 			if rj.NewStatus == spi.StatusPending {
 				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
 					SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
@@ -152,39 +153,57 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		return nil, fmt.Errorf("sqlserver: recover orphans: %d nodes named, at most %d", len(nodes), maxParams-10)
 	}
 	cutoff := dbTime(p.Now.Add(-p.Grace))
-	args := []any{dbTime(p.Now), cutoff, int64(p.MaxCrashRedeliveries), nullText(p.LastError)}
-	delArgs := []any{cutoff}
+	args := []any{cutoff}
 	for _, n := range nodes {
 		args = append(args, name(n))
-		delArgs = append(delArgs, name(n))
 	}
 	var out []spi.RecoveredJob
 	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, recoverSQL(len(nodes)), args...)
+		rows, err := tx.QueryContext(ctx, orphansSQL(len(nodes)), args...)
 		if err != nil {
 			return err
 		}
+		var requeue, bury []uuid.UUID
 		for rows.Next() {
 			var id, owner []byte
-			var task, status string
+			var task string
 			var crash int64
-			if err := rows.Scan(&id, &task, &owner, &status, &crash); err != nil {
+			if err := rows.Scan(&id, &task, &owner, &crash); err != nil {
 				rows.Close()
 				return err
 			}
 			if len(id) != 16 {
 				continue
 			}
-			out = append(out, spi.RecoveredJob{JobID: uuid.UUID(id), TaskName: task, FromNode: string(owner),
-				NewStatus: spi.Status(status), CrashCount: int(crash)})
+			rj := spi.RecoveredJob{JobID: uuid.UUID(id), TaskName: task, FromNode: string(owner)}
+			rj.NewStatus, rj.CrashCount = spi.CrashOutcome(int(crash), p.MaxCrashRedeliveries)
+			if rj.NewStatus == spi.StatusPending {
+				requeue = append(requeue, rj.JobID)
+			} else {
+				bury = append(bury, rj.JobID)
+			}
+			out = append(out, rj)
 		}
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, deleteNodesSQL(len(nodes)), delArgs...)
+		// The rows are update-locked: the writes apply to every one.
+		if _, err := sqlcore.InChunks(requeue, maxParams-10, func(ids []uuid.UUID) ([]struct{}, error) {
+			_, err := tx.ExecContext(ctx, requeueSQL(len(ids)), append([]any{dbTime(p.Now)}, idArgs(ids)...)...)
+			return nil, err
+		}); err != nil {
+			return err
+		}
+		if _, err := sqlcore.InChunks(bury, maxParams-10, func(ids []uuid.UUID) ([]struct{}, error) {
+			_, err := tx.ExecContext(ctx, burySQL(len(ids)), append([]any{dbTime(p.Now), nullText(p.LastError)}, idArgs(ids)...)...)
+			return nil, err
+		}); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, deleteNodesSQL(len(nodes)), args...)
 		return err
 	})
 	if err != nil {

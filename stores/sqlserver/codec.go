@@ -143,6 +143,15 @@ func nullTime(v sql.NullTime) time.Time {
 	return fromDB(v.Time)
 }
 
+// idArgs returns the stored forms of ids, as statement arguments.
+func idArgs(ids []uuid.UUID) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = dbID(id)
+	}
+	return out
+}
+
 // dbID is the stored form of a job id: its 16 bytes in UUID order, sent as
 // VARBINARY and compared with the BINARY(16) columns byte for byte.
 func dbID(id uuid.UUID) []byte {

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	"database/sql/driver"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,17 +75,28 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"DELETE FROM scheduler_node WHERE node_id = @p1"}},
 		{"RecoverOrphans", func() error {
-			answer["UPDATE j SET\n\t\tj.status = CASE WHEN j.crash_count"] = fakeResult{sets: []fakeSet{{
-				cols: []string{"job_id", "task_name", "owner_node", "status", "crash_count"},
-				rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), "PENDING", int64(1)}},
+			// Two orphans: one below the crash budget (requeued), one at it
+			// (buried): the decision is spi.CrashOutcome's.
+			spent := newID()
+			answer["SELECT j.job_id, j.task_name, j.owner_node, j.crash_count"] = fakeResult{sets: []fakeSet{{
+				cols: []string{"job_id", "task_name", "owner_node", "crash_count"},
+				rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), int64(0)}, {spent[:], "t", []byte("x"), int64(3)}},
 			}}}
-			defer delete(answer, "UPDATE j SET\n\t\tj.status = CASE WHEN j.crash_count")
+			defer delete(answer, "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count")
 			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
 			if err == nil {
-				assert.Equal(t, []spi.RecoveredJob{{JobID: j.ID, TaskName: "t", FromNode: "node-b", NewStatus: spi.StatusPending, CrashCount: 1}}, got)
+				want := []spi.RecoveredJob{
+					{JobID: j.ID, TaskName: "t", FromNode: "node-b", NewStatus: spi.StatusPending, CrashCount: 1},
+					{JobID: spent, TaskName: "t", FromNode: "x", NewStatus: spi.StatusFailed, CrashCount: 3},
+				}
+				slices.SortFunc(want, func(a, b spi.RecoveredJob) int { return compareIDs(a.JobID, b.JobID) })
+				assert.Equal(t, want, got)
 			}
 			return err
-		}, []string{"BEGIN", "UPDATE j SET", "DELETE FROM scheduler_node WHERE heartbeat_ts < @p1 OR node_id IN (@p2, @p3)", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count",
+			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,",
+			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p2, finished_time = @p1,",
+			"DELETE FROM scheduler_node WHERE heartbeat_ts < @p1 OR node_id IN (@p2, @p3)", "COMMIT"}},
 		{"CheckClaims", func() error {
 			answer["SELECT v.i FROM"] = one([]string{"i"}, int64(0))
 			defer delete(answer, "SELECT v.i FROM")

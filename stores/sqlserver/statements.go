@@ -279,30 +279,35 @@ IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names)
 	deregisterSQL = `DELETE FROM scheduler_node WHERE node_id = @p1`
 )
 
-// recoverSQL recovers, in one statement, the RUNNING jobs whose owner has
-// no node row with a heartbeat at or after @p2, or is one of the nNodes
-// nodes from @p5 on: below the crash budget @p3 back to PENDING due at @p1
-// with the crash count plus one, else FAILED with error @p4 (and finish
-// time @p1); the claim sequence advances and the owner is cleared either
-// way. Every SET expression reads the row as it was. It returns the id,
-// task, former owner, new status and crash count of each.
-func recoverSQL(nNodes int) string {
+// orphansSQL reads and update-locks, for recovery, the RUNNING jobs whose
+// owner has no node row with a heartbeat at or after @p1, or is one of the
+// nNodes nodes from @p2 on: their id, task, owner and crash count. The
+// crash-budget decision is spi.CrashOutcome's, in Go.
+func orphansSQL(nNodes int) string {
 	named := ""
 	if nNodes > 0 {
-		named = "j.owner_node IN (" + plist(5, nNodes) + ") OR "
+		named = "j.owner_node IN (" + plist(2, nNodes) + ") OR "
 	}
-	return `UPDATE j SET
-		j.status = CASE WHEN j.crash_count < @p3 THEN 'PENDING' ELSE 'FAILED' END,
-		j.crash_count = CASE WHEN j.crash_count < @p3 THEN j.crash_count + 1 ELSE j.crash_count END,
-		j.scheduled_time = CASE WHEN j.crash_count < @p3 THEN @p1 ELSE j.scheduled_time END,
-		j.last_error = CASE WHEN j.crash_count < @p3 THEN j.last_error ELSE @p4 END,
-		j.finished_time = CASE WHEN j.crash_count < @p3 THEN j.finished_time ELSE @p1 END,
-		j.claim_seq = j.claim_seq + 1,
-		j.owner_node = NULL
-	OUTPUT inserted.job_id, inserted.task_name, deleted.owner_node, inserted.status, inserted.crash_count
-	FROM scheduler_job AS j WITH (ROWLOCK)
+	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count
+	FROM scheduler_job AS j WITH (UPDLOCK, ROWLOCK)
 	WHERE j.status = 'RUNNING' AND (` + named + `NOT EXISTS (SELECT 1 FROM scheduler_node n
-		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p2))`
+		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p1))`
+}
+
+// requeueSQL puts n recovered jobs (@p2 on) back to PENDING, due at @p1,
+// with the crash count plus one.
+func requeueSQL(n int) string {
+	return `UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,
+		claim_seq = claim_seq + 1, owner_node = NULL
+	WHERE status = 'RUNNING' AND job_id IN (` + plist(2, n) + `)`
+}
+
+// burySQL fails n recovered jobs (@p3 on) whose crash budget is spent,
+// with error @p2 and finish time @p1.
+func burySQL(n int) string {
+	return `UPDATE scheduler_job SET status = 'FAILED', last_error = @p2, finished_time = @p1,
+		claim_seq = claim_seq + 1, owner_node = NULL
+	WHERE status = 'RUNNING' AND job_id IN (` + plist(3, n) + `)`
 }
 
 // deleteNodesSQL deletes the node rows with a heartbeat before @p1 and

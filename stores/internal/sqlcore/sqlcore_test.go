@@ -112,23 +112,6 @@ func TestRecognizeAppliedCompletions(t *testing.T) {
 	assert.ErrorContains(t, sqlcore.Recognize(cs, pos, make([]bool, len(cs)), func([]uuid.UUID) ([]*spi.Job, error) { return nil, errors.New("gone") }), "gone")
 }
 
-func TestCrashOutcome(t *testing.T) {
-	for _, tc := range []struct {
-		crash, budget int
-		status        spi.Status
-		count         int
-	}{
-		{0, 3, spi.StatusPending, 1},
-		{2, 3, spi.StatusPending, 3},
-		{3, 3, spi.StatusFailed, 3},
-		{0, 0, spi.StatusFailed, 0},
-	} {
-		st, n := sqlcore.CrashOutcome(tc.crash, tc.budget)
-		assert.Equal(t, tc.status, st, "%+v", tc)
-		assert.Equal(t, tc.count, n, "%+v", tc)
-	}
-}
-
 func TestRowJob(t *testing.T) {
 	good := sqlcore.Row{ID: id(1), IDText: id(1).String(), Task: "t", Status: "PENDING", Priority: 2,
 		Scheduled: t0, BackoffParamUS: 1500, Params: sql.NullString{String: `{"k":"v"}`, Valid: true}, Tags: []string{"a"}}

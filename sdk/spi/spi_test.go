@@ -1,0 +1,26 @@
+package spi_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+func TestCrashOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		crash, budget int
+		status        spi.Status
+		count         int
+	}{
+		{0, 3, spi.StatusPending, 1},
+		{2, 3, spi.StatusPending, 3},
+		{3, 3, spi.StatusFailed, 3},
+		{0, 0, spi.StatusFailed, 0},
+	} {
+		st, n := spi.CrashOutcome(tc.crash, tc.budget)
+		assert.Equal(t, tc.status, st, "%+v", tc)
+		assert.Equal(t, tc.count, n, "%+v", tc)
+	}
+}
