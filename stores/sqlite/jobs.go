@@ -26,63 +26,6 @@ const (
 	tagsPerInsert    = 500
 )
 
-// InsertJobs writes new PENDING jobs in one transaction with multi-row
-// inserts. A job whose IdempotencyKey already exists, in the database or
-// earlier in the same batch, is not written: its result carries the
-// existing id and Duplicate. The stored status is PENDING whatever
-// Job.Status says. An invalid job (nil, the zero id, a priority out of
-// range, a resource with a limit below 1) fails the whole batch before
-// anything is written, and so does an id that already exists.
-func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := spi.ValidateJobs(jobs); err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if len(jobs) == 0 {
-		return []spi.InsertResult{}, nil
-	}
-	var res []spi.InsertResult
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		res, err = insertJobs(ctx, tx, jobs)
-		return err
-	})
-	if err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	return res, nil
-}
-
-// InsertJobsTx is InsertJobs inside tx, a transaction that the application
-// began on [Store.DB]: the jobs exist only if tx commits. tx must be a
-// *sql.Tx. It implements [spi.TxInserter].
-func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	tx, err := sqlcore.SQLTx(txAny, "the SQLite store")
-	if err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if err := spi.ValidateJobs(jobs); err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if len(jobs) == 0 {
-		return []spi.InsertResult{}, nil
-	}
-	res, err := insertJobs(ctx, tx, jobs)
-	if err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	return res, nil
-}
-
 // insertJobs resolves idempotency keys, then inserts the new jobs and their
 // tags with multi-row statements.
 func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {

@@ -37,11 +37,16 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
+	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 
 	db   *sql.DB
 	path string
 	gate sqlcore.Gate // admits operations until Close
 }
+
+// txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
+// under an unexported name.
+type txInserts = sqlcore.TxInserts
 
 // nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
 // under an unexported name.
@@ -105,6 +110,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: spi.ValidateJobs, Insert: insertJobs, Name: "the SQLite store",
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
 		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return micros(t) }, Time: fromMicros}
 	return s, nil

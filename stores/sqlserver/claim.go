@@ -16,55 +16,9 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID
-// and returns them in claim order: effective priority descending, scheduled
-// time ascending, id ascending. Only jobs passing p.Tags are considered,
-// and jobs whose resource has no free permit are skipped.
-//
-// One transaction: it reads, WITH (UPDLOCK, READPAST, ROWLOCK), the first
-// p.Limit due jobs of each priority level from the filtered claim index
-// (aging is monotone inside a level, so the best p.Limit overall are among
-// them; rows locked by other claimers are skipped, not waited for), passing
-// over jobs that fail the tag filter and jobs of full resources inside
-// those scans; merges the candidates in Go by spi.EffectivePriority; when
-// some of them name resources, takes the transaction-owned application
-// lock of each (sp_getapplock, in name order) and counts their RUNNING
-// holders, then admits the candidates in claim order while permits are
-// free; and updates the admitted rows with UPDATE ... OUTPUT, reading them
-// back with their tags in the same batch.
-//
-// A deadlock, a lock timeout or a lost connection runs the transaction
-// again (up to [Options.Retries] times). When the commit itself failed, so
-// that the jobs may have been claimed, the next run first reads which of
-// them are RUNNING under p.NodeID at p.Now and returns those: no job is
-// left claimed by a node that never heard of it.
-//
-// A claimed row that cannot be read back as a job is failed into the
-// dead-letter queue with the problem as its last error and left out of the
-// result.
-func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if p.Limit <= 0 {
-		return nil, nil
-	}
-	now := p.Now.UTC().Truncate(time.Microsecond)
-	var out []*spi.Job
-	err = s.inTx(ctx, nil, sqlcore.Adopting(
-		func(tx *sql.Tx, tried *[][]byte) ([]*spi.Job, error) { return s.claimOnce(ctx, tx, p, now, tried) },
-		func(tx *sql.Tx, ids [][]byte) ([]*spi.Job, error) { return adopt(ctx, tx, ids, p.NodeID, now) },
-		&out))
-	if err != nil {
-		return nil, fail("claim jobs", err)
-	}
-	sqlcore.SortClaimed(out, now, p.BoostInterval)
-	return out, nil
-}
-
-// claimOnce is one run of the claim transaction.
+// claimOnce is one run of the claim transaction (the Once of
+// sqlcore.TxClaims), as the package documentation's Claim strategy
+// describes it.
 func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tried *[][]byte) ([]*spi.Job, error) {
 	cands, err := claimCandidates(ctx, tx, p, now)
 	if err != nil || len(cands) == 0 {

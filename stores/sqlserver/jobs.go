@@ -23,63 +23,10 @@ func insertRetryable(err error) bool {
 	return IsRetryable(err) || isDuplicateKey(err, idempotencyIndex)
 }
 
-// InsertJobs writes new PENDING jobs in one transaction with multi-row
-// inserts (90 jobs a statement). A job whose IdempotencyKey already exists,
-// in the database or earlier in the same batch, is not written: its result
-// carries the existing id and Duplicate. The stored status is PENDING
-// whatever Job.Status says. An invalid job (nil, the zero id, a priority
-// out of range, a resource with a limit below 1) fails the whole batch
-// before anything is written, and so does an id that already exists.
-func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := spi.ValidateJobs(jobs); err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if len(jobs) == 0 {
-		return []spi.InsertResult{}, nil
-	}
-	var res []spi.InsertResult
-	err = s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error {
-		var err error
-		res, err = insertJobs(ctx, tx, jobs)
-		return err
-	})
-	if err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	return res, nil
-}
-
-// InsertJobsTx is InsertJobs inside tx, a transaction that the application
-// began on [Store.DB] (or on another handle to the same database): the
-// jobs exist only if tx commits. tx must be a *sql.Tx. It is not retried:
-// a retryable error (see [IsRetryable]) leaves the application's
-// transaction to roll back and run again. It implements [spi.TxInserter].
-func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	tx, err := sqlcore.SQLTx(txAny, "the SQL Server store")
-	if err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if err := spi.ValidateJobs(jobs); err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if len(jobs) == 0 {
-		return []spi.InsertResult{}, nil
-	}
-	res, err := insertJobs(ctx, tx, jobs)
-	if err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	return res, nil
+// insertBatch is insertJobs in a transaction: the Insert of the shared
+// InsertJobs and InsertJobsTx (sqlcore.TxInserts).
+func insertBatch(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	return insertJobs(ctx, tx, jobs)
 }
 
 // insertJobs resolves idempotency keys, then inserts the new jobs and their

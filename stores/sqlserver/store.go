@@ -65,6 +65,8 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
+	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
+	txClaims     // ClaimJobs, over claimOnce and adopt
 
 	db          *sql.DB
 	ownsDB      bool
@@ -76,6 +78,14 @@ type Store struct {
 
 	gate sqlcore.Gate // admits operations until Close
 }
+
+// txClaims is the shared claim transaction (ClaimJobs), embedded under an
+// unexported name.
+type txClaims = sqlcore.TxClaims
+
+// txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
+// under an unexported name.
+type txInserts = sqlcore.TxInserts
 
 // nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
 // under an unexported name.
@@ -220,6 +230,12 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: spi.ValidateJobs, Insert: insertBatch, Name: "the SQL Server store",
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
+	s.txClaims = txClaims{Gate: &s.gate, Fail: fail, Once: s.claimOnce, Adopt: adopt,
+		InTx: func(ctx context.Context, fn func(*sql.Tx, attempt) error) error { return s.inTx(ctx, nil, fn) }}
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
 		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return dbTime(t) }, Time: fromDB}
 	return s
