@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -70,6 +71,7 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
+	jobReads     // GetJob and ListJobs, over the dialect's reads
 
 	db       *sql.DB
 	database string
@@ -85,6 +87,10 @@ type Store struct {
 	// (see the callers); an error it returns fails that attempt.
 	hook func(point string, tx *sql.Tx) error
 }
+
+// jobReads is the shared GetJob and ListJobs, embedded under an
+// unexported name.
+type jobReads = sqlcore.JobReads
 
 // nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
 // under an unexported name.
@@ -184,6 +190,9 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		budget:   statementBudget(info.maxPacket),
 	}
 	s.stateMethods.Apply = s.writeState
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+		GetSQL:  func(id uuid.UUID) (string, []any) { return s.sql.getJob, []any{binID(id)} },
+		ListSQL: s.listJobsSQL}
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
 		LiveSQL: s.sql.liveNodes, PendingSQL: s.sql.pendingCount, Bind: func(t time.Time) any { return dbTime(t) }, Time: time.Time.UTC}
 	return s, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	go_ora "github.com/sijms/go-ora/v2"
 	"github.com/sijms/go-ora/v2/configurations"
 
@@ -59,6 +60,7 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
+	jobReads     // GetJob and ListJobs, over the dialect's reads
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 	txClaims     // ClaimJobs, over claimOnce and adopt
 
@@ -79,6 +81,10 @@ type txClaims = sqlcore.TxClaims
 // txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
 // under an unexported name.
 type txInserts = sqlcore.TxInserts
+
+// jobReads is the shared GetJob and ListJobs, embedded under an
+// unexported name.
+type jobReads = sqlcore.JobReads
 
 // nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
 // under an unexported name.
@@ -236,6 +242,11 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL(dbID(id)) },
+		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+			return listJobsSQL(dbID(after), status, limit)
+		}}
 	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: validateJobs, Insert: insertBatch, Name: "the Oracle store",
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error { return fn(tx) })

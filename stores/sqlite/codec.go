@@ -136,3 +136,10 @@ func jsonList(items []string) string {
 	b, _ := json.Marshal(items)
 	return string(b)
 }
+
+// decoder returns the decoder of the current row of rows, with its own
+// scan buffers: the Decoder of sqlcore.JobReads.
+func decoder(rows *sql.Rows) func() (*spi.Job, error) {
+	var r rowScan
+	return func() (*spi.Job, error) { return r.decode(rows) }
+}

@@ -132,57 +132,14 @@ func placeholders(rows, cols int) string {
 	return b.String()
 }
 
-// GetJob returns one job with its tags and params, an error wrapping
-// spi.ErrNotFound that names the id, or one wrapping spi.ErrCorruptJob when
-// the row cannot be read back.
-func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rows, err := s.db.QueryContext(ctx, `SELECT `+jobColumns+` FROM scheduler_job WHERE job_id = ?`, id.String())
-	if err != nil {
-		return nil, fail("get job "+id.String(), err)
-	}
-	defer rows.Close()
-	var r rowScan
-	j, err := sqlcore.ReadOne(rows, id, func() (*spi.Job, error) { return r.decode(rows) })
-	if err != nil {
-		return nil, fail("get job", err)
-	}
-	return j, nil
-}
-
-// ListJobs returns up to p.Limit jobs (100 when zero or less) with an id
-// greater than p.After, in id order, optionally filtered by status, and the
-// cursor of the next page: the last listed id when more jobs follow, the zero
-// UUID otherwise. A row that cannot be read back fails the page with an error
-// wrapping spi.ErrCorruptJob.
-func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	defer done()
-	limit := sqlcore.PageSize(p)
+// listJobsSQL is the read of a page of jobs (the ListSQL of
+// sqlcore.JobReads).
+func listJobsSQL(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 	q := `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id > ?`
-	args := []any{p.After.String()}
-	if p.Status != "" {
+	args := []any{after.String()}
+	if status != "" {
 		q += ` AND status = ?`
-		args = append(args, string(p.Status))
+		args = append(args, string(status))
 	}
-	q += ` ORDER BY job_id LIMIT ?`
-	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, uuid.Nil, fail("list jobs", err)
-	}
-	defer rows.Close()
-	var r rowScan
-	jobs, next, err := sqlcore.ReadPage(rows, limit, func() (*spi.Job, error) { return r.decode(rows) })
-	if err != nil {
-		return nil, uuid.Nil, fail("list jobs", err)
-	}
-	return jobs, next, nil
+	return q + ` ORDER BY job_id LIMIT ?`, append(args, limit)
 }

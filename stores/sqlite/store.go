@@ -12,6 +12,8 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -37,6 +39,7 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
+	jobReads     // GetJob and ListJobs, over the dialect's reads
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 
 	db   *sql.DB
@@ -47,6 +50,10 @@ type Store struct {
 // txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
 // under an unexported name.
 type txInserts = sqlcore.TxInserts
+
+// jobReads is the shared GetJob and ListJobs, embedded under an
+// unexported name.
+type jobReads = sqlcore.JobReads
 
 // nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
 // under an unexported name.
@@ -110,6 +117,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+		GetSQL: func(id uuid.UUID) (string, []any) {
+			return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
+		},
+		ListSQL: listJobsSQL}
 	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: spi.ValidateJobs, Insert: insertJobs, Name: "the SQLite store",
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,

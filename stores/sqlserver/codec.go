@@ -206,3 +206,10 @@ func nullText(s string) any {
 	}
 	return s
 }
+
+// decoder returns the decoder of the current row of rows, with its own
+// scan buffers: the Decoder of sqlcore.JobReads.
+func decoder(rows *sql.Rows) func() (*spi.Job, error) {
+	var r rowScan
+	return func() (*spi.Job, error) { return r.decode(rows) }
+}

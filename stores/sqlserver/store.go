@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/msdsn"
 
@@ -65,6 +66,7 @@ type Options struct {
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
+	jobReads     // GetJob and ListJobs, over the dialect's reads
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 	txClaims     // ClaimJobs, over claimOnce and adopt
 
@@ -86,6 +88,10 @@ type txClaims = sqlcore.TxClaims
 // txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
 // under an unexported name.
 type txInserts = sqlcore.TxInserts
+
+// jobReads is the shared GetJob and ListJobs, embedded under an
+// unexported name.
+type jobReads = sqlcore.JobReads
 
 // nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
 // under an unexported name.
@@ -230,6 +236,11 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL, []any{dbID(id)} },
+		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+			return listJobsSQL(status), []any{dbID(after), int64(limit)}
+		}}
 	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: spi.ValidateJobs, Insert: insertBatch, Name: "the SQL Server store",
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
