@@ -3,16 +3,29 @@
 // exact aging, the fencing and dedupe of owner writes, the recognition of a
 // completion that an earlier call already applied (Recognize, over
 // spi.Completion.AlreadyApplied: a batch sent again after its answer was
-// lost counts as applied, not superseded), the crash-budget
-// decision of orphan recovery, the decoding and validation of a job row
-// (corrupt rows named as such), and the retry loop of transactions with
-// backoff.
+// lost counts as applied, not superseded), the tasks a claim reads
+// (ClaimTasks, with the loose index scan PendingTasksSQL), the decoding and
+// validation of a job row (corrupt rows named as such), and the retry loop
+// of transactions with backoff. (The crash-budget decision of orphan
+// recovery is spi.CrashOutcome, which the non-SQL stores apply too.)
+//
+// Some whole store methods live here too, as structs that a store embeds
+// under an unexported alias and fills when it builds itself with its
+// dialect's parts (statements, codecs, its transaction runner):
+//
+//   - JobReads: GetJob and ListJobs (SQLite, MySQL, SQL Server, Oracle);
+//   - TxInserts: InsertJobs and InsertJobsTx (SQLite, SQL Server, Oracle);
+//   - TxClaims: ClaimJobs as one transaction that adopts the jobs of a claim
+//     whose COMMIT failed (SQL Server, Oracle);
+//   - NodeMethods: spi.NodeTaskStore (all four database/sql stores);
+//   - StateMethods: the spi.JobStateStore writes (every SQL store).
 //
 // A store supplies what differs between databases: the SQL text, the
 // placeholders, the lock primitive, error classification and type codecs.
-// It calls these functions from its own statements. The package is
-// internal to the stores: users never import it.
+// The package is internal to the stores: users never import it.
 //
-// This is the first step of the shared SQL core: the stores still hold
-// their own statements and transactions; the pure decisions live here.
+// This is a step towards one SQL core: the stores still hold their
+// statements, their claims (PostgreSQL's, MySQL's and SQLite's), their owner
+// writes and their schema checks; a Dialect interface behind all of them is
+// the part of the store-layer work still open.
 package sqlcore
