@@ -178,23 +178,14 @@ func connect(ctx context.Context, dsn string, opts Options, op string) (*sql.DB,
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %s: %w", op, err)
 	}
-	if err := sqlcore.Ping(ctx, db, timeout); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("oracle: %s: cannot connect to %s: %w", op, serverName(cfg), err)
-	}
-	return db, nil
+	return sqlcore.Connected(ctx, db, timeout, "oracle", op, serverName(cfg))
 }
 
 // MigrateDSN is [Migrate] on the database of dsn (as [Open] takes it),
 // with connections of its own, closed when it returns; the `ratchet
 // migrate` command calls it.
 func MigrateDSN(ctx context.Context, dsn string) (applied []int, err error) {
-	db, err := connect(ctx, dsn, Options{}, "migrate")
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return Migrate(ctx, db)
+	return sqlcore.MigrateWith(ctx, func() (*sql.DB, error) { return connect(ctx, dsn, Options{}, "migrate") }, Migrate)
 }
 
 // New returns a store on an existing database handle (opened with go-ora's

@@ -165,23 +165,14 @@ func connect(ctx context.Context, dsn string, opts Options, op string) (*sql.DB,
 		cfg.AppName = "ratchet"
 	}
 	db := sql.OpenDB(mssql.NewConnectorConfig(cfg))
-	if err := sqlcore.Ping(ctx, db, timeout); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("sqlserver: %s: cannot connect to %s: %w", op, serverName(cfg), err)
-	}
-	return db, nil
+	return sqlcore.Connected(ctx, db, timeout, "sqlserver", op, serverName(cfg))
 }
 
 // MigrateDSN is [Migrate] on the database of dsn (as [Open] takes it),
 // with connections of its own, closed when it returns; the `ratchet
 // migrate` command calls it.
 func MigrateDSN(ctx context.Context, dsn string) (applied []int, err error) {
-	db, err := connect(ctx, dsn, Options{}, "migrate")
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return Migrate(ctx, db)
+	return sqlcore.MigrateWith(ctx, func() (*sql.DB, error) { return connect(ctx, dsn, Options{}, "migrate") }, Migrate)
 }
 
 // New returns a store on an existing database handle (opened with the

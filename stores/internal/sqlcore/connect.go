@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -17,4 +18,26 @@ func Ping(ctx context.Context, db *sql.DB, timeout time.Duration) error {
 		err = errors.Join(ctx.Err(), err)
 	}
 	return err
+}
+
+// Connected returns db once it answers within timeout (see Ping); when it
+// does not, it closes db and fails with an error that names the store, the
+// operation and the server (never a password).
+func Connected(ctx context.Context, db *sql.DB, timeout time.Duration, store, op, server string) (*sql.DB, error) {
+	if err := Ping(ctx, db, timeout); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%s: %s: cannot connect to %s: %w", store, op, server, err)
+	}
+	return db, nil
+}
+
+// MigrateWith opens a pool with connect, runs migrate on it and closes it:
+// a store's MigrateDSN.
+func MigrateWith(ctx context.Context, connect func() (*sql.DB, error), migrate func(context.Context, *sql.DB) ([]int, error)) ([]int, error) {
+	db, err := connect()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return migrate(ctx, db)
 }
