@@ -249,51 +249,17 @@ func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (s
 	return v.String, v.Valid, nil
 }
 
-// GetPropertiesByPrefix returns the job's properties whose key starts with
-// prefix, byte for byte ("" for all; no character of the prefix is a
-// wildcard). It wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobPropertyStore].
-func (s *Store) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rows, err := s.db.QueryContext(ctx, s.sql.propertiesByPrefix, int64(len(prefix)), []byte(prefix), binID(jobID))
-	if err != nil {
-		return nil, fail("get properties", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.ReadProperties(rows, jobID)
-	if err != nil {
-		return nil, fail("get properties", err)
-	}
-	return out, nil
+// propertiesByPrefixSQL reads the job's properties whose key starts with
+// prefix, byte for byte (the PrefixSQL of sqlcore.PropertyReads).
+func (s *Store) propertiesByPrefixSQL(jobID uuid.UUID, prefix string) (string, []any) {
+	return s.sql.propertiesByPrefix, []any{int64(len(prefix)), []byte(prefix), binID(jobID)}
 }
 
-// FindJobsByProperty returns up to limit ids (all when limit <= 0), in
-// ascending order, of the jobs whose property key equals value, from the
-// index on (prop_key, prop_value, job_id). It implements
-// [spi.JobPropertyStore].
-func (s *Store) FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	var rows *sql.Rows
+// findByPropertySQL reads the ids of the jobs with property key = value
+// (the FindSQL of sqlcore.PropertyReads).
+func (s *Store) findByPropertySQL(key, value string, limit int) (string, []any) {
 	if limit > 0 {
-		rows, err = s.db.QueryContext(ctx, s.sql.findByProperty, []byte(key), []byte(value), int64(limit))
-	} else {
-		rows, err = s.db.QueryContext(ctx, s.sql.findAllBy, []byte(key), []byte(value))
+		return s.sql.findByProperty, []any{[]byte(key), []byte(value), int64(limit)}
 	}
-	if err != nil {
-		return nil, fail("find jobs by property", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.ReadIDs(rows, scanID)
-	if err != nil {
-		return nil, fail("find jobs by property", err)
-	}
-	return out, nil
+	return s.sql.findAllBy, []any{[]byte(key), []byte(value)}
 }

@@ -72,6 +72,7 @@ type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
+	propReads    // GetPropertiesByPrefix and FindJobsByProperty
 
 	db       *sql.DB
 	database string
@@ -87,6 +88,10 @@ type Store struct {
 	// (see the callers); an error it returns fails that attempt.
 	hook func(point string, tx *sql.Tx) error
 }
+
+// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
+// embedded under an unexported name.
+type propReads = sqlcore.PropertyReads[[]byte]
 
 // jobReads is the shared GetJob and ListJobs, embedded under an
 // unexported name.
@@ -190,6 +195,9 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		budget:   statementBudget(info.maxPacket),
 	}
 	s.stateMethods.Apply = s.writeState
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: scanID,
+		PrefixSQL: s.propertiesByPrefixSQL,
+		FindSQL:   s.findByPropertySQL}
 	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
 		GetSQL:  func(id uuid.UUID) (string, []any) { return s.sql.getJob, []any{binID(id)} },
 		ListSQL: s.listJobsSQL}

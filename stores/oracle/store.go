@@ -61,6 +61,7 @@ type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
+	propReads    // GetPropertiesByPrefix and FindJobsByProperty
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 	txClaims     // ClaimJobs, over claimOnce and adopt
 
@@ -81,6 +82,10 @@ type txClaims = sqlcore.TxClaims
 // txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
 // under an unexported name.
 type txInserts = sqlcore.TxInserts
+
+// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
+// embedded under an unexported name.
+type propReads = sqlcore.PropertyReads[[]byte]
 
 // jobReads is the shared GetJob and ListJobs, embedded under an
 // unexported name.
@@ -233,6 +238,11 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseID,
+		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
+			return propertiesByPrefixSQL(dbID(jobID), prefix)
+		},
+		FindSQL: findByPropertySQL}
 	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
 		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL(dbID(id)) },
 		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {

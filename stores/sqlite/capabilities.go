@@ -256,60 +256,6 @@ func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (s
 	return v.String, v.Valid, nil
 }
 
-// GetPropertiesByPrefix returns the job's properties whose key starts with
-// prefix, byte for byte ("" for all; no character of the prefix is a
-// wildcard). It wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobPropertyStore].
-func (s *Store) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	// The prefix is compared as bytes: a LIKE would be case-insensitive
-	// and treat % and _ as wildcards.
-	rows, err := s.db.QueryContext(ctx, `SELECT p.prop_key, p.prop_value FROM scheduler_job j
-		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id
-			AND substr(CAST(p.prop_key AS BLOB), 1, length(CAST(?1 AS BLOB))) = CAST(?1 AS BLOB)
-		WHERE j.job_id = ?2`, prefix, jobID.String())
-	if err != nil {
-		return nil, fail("get properties", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.ReadProperties(rows, jobID)
-	if err != nil {
-		return nil, fail("get properties", err)
-	}
-	return out, nil
-}
-
-// FindJobsByProperty returns up to limit ids (all when limit <= 0), in
-// ascending order, of the jobs whose property key equals value, from the
-// index on (prop_key, prop_value, job_id). It implements
-// [spi.JobPropertyStore].
-func (s *Store) FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	n := int64(limit)
-	if limit <= 0 {
-		n = -1 // no limit
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM scheduler_job_property
-		WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`, key, value, n)
-	if err != nil {
-		return nil, fail("find jobs by property", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.ReadIDs(rows, parseTextID)
-	if err != nil {
-		return nil, fail("find jobs by property", err)
-	}
-	return out, nil
-}
-
 // parseTextID reads a stored id.
 func parseTextID(raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
@@ -317,4 +263,26 @@ func parseTextID(raw string) (uuid.UUID, error) {
 		return uuid.Nil, corrupt(raw, "job_id %q is not a UUID", raw)
 	}
 	return id, nil
+}
+
+// propertiesByPrefixSQL reads the job's properties whose key starts with
+// prefix (the PrefixSQL of sqlcore.PropertyReads). The prefix is compared
+// as bytes: a LIKE would be case-insensitive and treat % and _ as
+// wildcards.
+func propertiesByPrefixSQL(jobID uuid.UUID, prefix string) (string, []any) {
+	return `SELECT p.prop_key, p.prop_value FROM scheduler_job j
+		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id
+			AND substr(CAST(p.prop_key AS BLOB), 1, length(CAST(?1 AS BLOB))) = CAST(?1 AS BLOB)
+		WHERE j.job_id = ?2`, []any{prefix, jobID.String()}
+}
+
+// findByPropertySQL reads the ids of the jobs with property key = value
+// (the FindSQL of sqlcore.PropertyReads).
+func findByPropertySQL(key, value string, limit int) (string, []any) {
+	n := int64(limit)
+	if limit <= 0 {
+		n = -1 // no limit
+	}
+	return `SELECT job_id FROM scheduler_job_property
+		WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`, []any{key, value, n}
 }

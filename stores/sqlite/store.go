@@ -40,6 +40,7 @@ type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
+	propReads    // GetPropertiesByPrefix and FindJobsByProperty
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 
 	db   *sql.DB
@@ -50,6 +51,10 @@ type Store struct {
 // txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
 // under an unexported name.
 type txInserts = sqlcore.TxInserts
+
+// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
+// embedded under an unexported name.
+type propReads = sqlcore.PropertyReads[string]
 
 // jobReads is the shared GetJob and ListJobs, embedded under an
 // unexported name.
@@ -117,6 +122,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseTextID,
+		PrefixSQL: propertiesByPrefixSQL,
+		FindSQL:   findByPropertySQL}
 	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
 		GetSQL: func(id uuid.UUID) (string, []any) {
 			return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}

@@ -67,6 +67,7 @@ type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
+	propReads    // GetPropertiesByPrefix and FindJobsByProperty
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 	txClaims     // ClaimJobs, over claimOnce and adopt
 
@@ -88,6 +89,10 @@ type txClaims = sqlcore.TxClaims
 // txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
 // under an unexported name.
 type txInserts = sqlcore.TxInserts
+
+// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
+// embedded under an unexported name.
+type propReads = sqlcore.PropertyReads[[]byte]
 
 // jobReads is the shared GetJob and ListJobs, embedded under an
 // unexported name.
@@ -227,6 +232,16 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseID,
+		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
+			return propertiesByPrefixSQL, []any{dbID(jobID), name(prefix)}
+		},
+		FindSQL: func(key, value string, limit int) (string, []any) {
+			if limit > 0 {
+				return findByPropertySQL(true), []any{name(key), name(value), int64(limit)}
+			}
+			return findByPropertySQL(false), []any{name(key), name(value)}
+		}}
 	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
 		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL, []any{dbID(id)} },
 		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
