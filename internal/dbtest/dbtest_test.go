@@ -3,10 +3,14 @@ package dbtest
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func schemaExists(t *testing.T, dsn, schema string) bool {
@@ -182,4 +186,18 @@ func TestResolveMySQLWithoutAnyServer(t *testing.T) {
 		}
 	}
 	t.Log(s.reason)
+}
+
+func TestSilentServerAcceptsAndNeverAnswers(t *testing.T) {
+	addr := SilentServer(t)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("hello"))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	_, err = c.Read(make([]byte, 1))
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout(), "the read times out: %v", err)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/ddl"
+	"github.com/ratchet-go/ratchet/internal/dbtest"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -362,32 +362,9 @@ func TestOpenUnreachableFailsFast(t *testing.T) {
 func TestOpenSilentServerTimesOut(t *testing.T) {
 	// A server that accepts connections but never answers must not hang
 	// Open: the connect timeout ends the attempt.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	addr := ln.Addr().String()
+	addr := dbtest.SilentServer(t)
 	start := time.Now()
-	_, err = Open(context.Background(), "postgres://postgres@"+addr+"/test?sslmode=disable", Options{ConnectTimeout: 300 * time.Millisecond})
+	_, err := Open(context.Background(), "postgres://postgres@"+addr+"/test?sslmode=disable", Options{ConnectTimeout: 300 * time.Millisecond})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), addr)
 	assert.Less(t, time.Since(start), 5*time.Second)
