@@ -89,21 +89,14 @@ type Store struct {
 	hook func(point string, tx *sql.Tx) error
 }
 
-// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
-// embedded under an unexported name.
-type propReads = sqlcore.PropertyReads[[]byte]
-
-// jobReads is the shared GetJob and ListJobs, embedded under an
-// unexported name.
-type jobReads = sqlcore.JobReads
-
-// nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
-// under an unexported name.
-type nodeMethods = sqlcore.NodeMethods[time.Time]
-
-// stateMethods is the shared implementation of the state writes, embedded
-// under an unexported name.
-type stateMethods = sqlcore.StateMethods
+// The shared implementations that Store embeds (see its fields), under
+// unexported names so that they stay out of the package's API.
+type (
+	stateMethods = sqlcore.StateMethods
+	nodeMethods  = sqlcore.NodeMethods[time.Time]
+	jobReads     = sqlcore.JobReads
+	propReads    = sqlcore.PropertyReads[[]byte]
+)
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -473,15 +466,7 @@ func (s *Store) ServerVersion() string { return s.server.String() }
 // Close closes the connection pool. It waits for operations in progress;
 // later operations fail with [spi.ErrClosed]. Calling Close again returns
 // nil.
-func (s *Store) Close() error {
-	_, err := s.gate.Close(func() error {
-		if err := s.db.Close(); err != nil {
-			return fmt.Errorf("mysql: close: %w", err)
-		}
-		return nil
-	})
-	return err
-}
+func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "mysql: close") }
 
 // enter starts an operation; the returned func ends it.
 func (s *Store) enter() (func(), error) { return s.gate.Enter() }
@@ -491,9 +476,5 @@ func fail(op string, err error) error {
 	return fmt.Errorf("mysql: %s: %w", op, err)
 }
 
-// querier is what *sql.DB, *sql.Conn and *sql.Tx have in common.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier = sqlcore.DBTX

@@ -75,29 +75,16 @@ type Store struct {
 	gate sqlcore.Gate // admits operations until Close
 }
 
-// txClaims is the shared claim transaction (ClaimJobs), embedded under an
-// unexported name.
-type txClaims = sqlcore.TxClaims
-
-// txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
-// under an unexported name.
-type txInserts = sqlcore.TxInserts
-
-// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
-// embedded under an unexported name.
-type propReads = sqlcore.PropertyReads[[]byte]
-
-// jobReads is the shared GetJob and ListJobs, embedded under an
-// unexported name.
-type jobReads = sqlcore.JobReads
-
-// nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
-// under an unexported name.
-type nodeMethods = sqlcore.NodeMethods[time.Time]
-
-// stateMethods is the shared implementation of the state writes, embedded
-// under an unexported name.
-type stateMethods = sqlcore.StateMethods
+// The shared implementations that Store embeds (see its fields), under
+// unexported names so that they stay out of the package's API.
+type (
+	stateMethods = sqlcore.StateMethods
+	nodeMethods  = sqlcore.NodeMethods[time.Time]
+	jobReads     = sqlcore.JobReads
+	propReads    = sqlcore.PropertyReads[[]byte]
+	txInserts    = sqlcore.TxInserts
+	txClaims     = sqlcore.TxClaims
+)
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -217,11 +204,8 @@ func (o Options) check() error {
 }
 
 func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store, error) {
-	if opts.ApplyMigrations {
-		if _, err := Migrate(ctx, db); err != nil {
-			return nil, err
-		}
-	} else if err := checkSchema(ctx, db); err != nil {
+	check := func(ctx context.Context, db *sql.DB) error { return checkSchema(ctx, db) }
+	if err := sqlcore.ReadySchema(ctx, db, opts.ApplyMigrations, Migrate, check); err != nil {
 		return nil, err
 	}
 	return wrap(db, opts, owns), nil
@@ -229,13 +213,7 @@ func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store,
 
 // wrap builds the Store value around db without touching the database.
 func wrap(db *sql.DB, opts Options, owns bool) *Store {
-	retries := opts.Retries
-	switch {
-	case retries == 0:
-		retries = DefaultRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseID,
@@ -266,28 +244,13 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Close closes the connection pool when [Open] created it. It waits for
 // operations in progress; later operations fail with [spi.ErrClosed].
 // Calling Close again returns nil.
-func (s *Store) Close() error {
-	_, err := s.gate.Close(func() error {
-		if !s.ownsDB {
-			return nil
-		}
-		if err := s.db.Close(); err != nil {
-			return fmt.Errorf("oracle: close: %w", err)
-		}
-		return nil
-	})
-	return err
-}
+func (s *Store) Close() error { return s.gate.CloseDB(s.db, s.ownsDB, "oracle: close") }
 
 // enter starts an operation; the returned func ends it.
 func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // querier is what *sql.DB and *sql.Tx have in common.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
+type querier = sqlcore.DBTX
 
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {

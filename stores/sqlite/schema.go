@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // sqliteHeader starts every SQLite 3 database file.
@@ -20,11 +21,7 @@ const sqliteHeader = "SQLite format 3\x00"
 const versionTable = "ratchet_schema_version"
 
 // querier is what *sql.DB and *sql.Tx have in common.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
+type querier = sqlcore.DBTX
 
 // checkFileHeader refuses an existing, non-empty file that is not an SQLite
 // database, before the driver touches it. A missing or empty file is a new

@@ -48,25 +48,15 @@ type Store struct {
 	gate sqlcore.Gate // admits operations until Close
 }
 
-// txInserts is the shared insert (InsertJobs, InsertJobsTx), embedded
-// under an unexported name.
-type txInserts = sqlcore.TxInserts
-
-// propReads is the shared GetPropertiesByPrefix and FindJobsByProperty,
-// embedded under an unexported name.
-type propReads = sqlcore.PropertyReads[string]
-
-// jobReads is the shared GetJob and ListJobs, embedded under an
-// unexported name.
-type jobReads = sqlcore.JobReads
-
-// nodeMethods is the shared implementation of spi.NodeTaskStore, embedded
-// under an unexported name.
-type nodeMethods = sqlcore.NodeMethods[int64]
-
-// stateMethods is the shared implementation of the state writes, embedded
-// under an unexported name.
-type stateMethods = sqlcore.StateMethods
+// The shared implementations that Store embeds (see its fields), under
+// unexported names so that they stay out of the package's API.
+type (
+	stateMethods = sqlcore.StateMethods
+	nodeMethods  = sqlcore.NodeMethods[int64]
+	jobReads     = sqlcore.JobReads
+	propReads    = sqlcore.PropertyReads[string]
+	txInserts    = sqlcore.TxInserts
+)
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -184,15 +174,7 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database. It waits for operations in progress; later
 // operations fail with [spi.ErrClosed]. Calling Close again returns nil.
-func (s *Store) Close() error {
-	_, err := s.gate.Close(func() error {
-		if err := s.db.Close(); err != nil {
-			return fmt.Errorf("sqlite: close %s: %w", s.path, err)
-		}
-		return nil
-	})
-	return err
-}
+func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "sqlite: close "+s.path) }
 
 // enter starts an operation; the returned func ends it.
 func (s *Store) enter() (func(), error) { return s.gate.Enter() }

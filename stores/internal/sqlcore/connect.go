@@ -41,3 +41,26 @@ func MigrateWith(ctx context.Context, connect func() (*sql.DB, error), migrate f
 	defer db.Close()
 	return migrate(ctx, db)
 }
+
+// ReadySchema brings db's schema up to date with migrate when apply is
+// set, else fails unless check finds it current: the schema step of a
+// store's Open and New.
+func ReadySchema(ctx context.Context, db *sql.DB, apply bool, migrate func(context.Context, *sql.DB) ([]int, error), check func(context.Context, *sql.DB) error) error {
+	if apply {
+		_, err := migrate(ctx, db)
+		return err
+	}
+	return check(ctx, db)
+}
+
+// RetryCount is a store's Options.Retries as its retry loop takes it: def
+// for zero, none for a negative count.
+func RetryCount(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}

@@ -1,6 +1,8 @@
 package sqlcore
 
 import (
+	"database/sql"
+	"fmt"
 	"sync"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -35,4 +37,21 @@ func (g *Gate) Close(release func() error) (closed bool, err error) {
 	}
 	g.closed = true
 	return true, release()
+}
+
+// CloseDB is a store's Close over a database/sql pool: it shuts the gate
+// (waiting for operations in progress) and closes db when the store owns
+// it, naming the store (for example "sqlite: close") in the error. Later
+// calls return nil.
+func (g *Gate) CloseDB(db *sql.DB, owns bool, what string) error {
+	_, err := g.Close(func() error {
+		if !owns {
+			return nil
+		}
+		if err := db.Close(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
+	return err
 }

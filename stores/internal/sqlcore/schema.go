@@ -7,7 +7,15 @@ import (
 	"slices"
 )
 
-// Querier is what *sql.DB, *sql.Conn and *sql.Tx have in common for reads.
+// DBTX is what *sql.DB and *sql.Tx have in common: a store's statements
+// run on either.
+type DBTX interface {
+	Querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Querier is what *sql.DB, *sql.Conn and *sql.Tx have in common for
+// reads: the read half of DBTX.
 type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
