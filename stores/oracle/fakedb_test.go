@@ -1,13 +1,10 @@
 package oracle
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	go_ora "github.com/sijms/go-ora/v2"
 	"github.com/sijms/go-ora/v2/network"
 
+	"github.com/ratchet-go/ratchet/internal/dbtest/fakesql"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -48,7 +46,35 @@ type fakeSet struct {
 }
 
 // open returns a *sql.DB on the fake.
-func (f *fakeDB) open() *sql.DB { return sql.OpenDB(fakeConnector{f}) }
+func (f *fakeDB) open() *sql.DB { return fakesql.Open(fakeBackend{f}) }
+
+// fakeBackend answers fakesql's driver from the fake.
+type fakeBackend struct{ f *fakeDB }
+
+func (b fakeBackend) Run(q string, args []driver.NamedValue) ([]fakesql.Set, int64, error) {
+	res, err := b.f.run(q, args)
+	if err != nil {
+		return nil, 0, err
+	}
+	sets := make([]fakesql.Set, len(res.sets))
+	for i, s := range res.sets {
+		sets[i] = fakesql.Set{Cols: s.cols, Rows: s.rows}
+	}
+	return sets, res.affected, nil
+}
+
+func (b fakeBackend) Record(what string) { b.f.record(what, nil) }
+
+func (b fakeBackend) Commit() error {
+	b.f.mu.Lock()
+	defer b.f.mu.Unlock()
+	if len(b.f.commits) == 0 {
+		return nil
+	}
+	err := b.f.commits[0]
+	b.f.commits = b.f.commits[1:]
+	return err
+}
 
 // statements returns the log, each statement shortened to its first line.
 func (f *fakeDB) statements() []string {
@@ -106,91 +132,6 @@ func (f *fakeDB) run(q string, args []driver.NamedValue) (fakeResult, error) {
 		return fakeResult{}, nil
 	}
 	return f.handler(q, args)
-}
-
-type fakeConnector struct{ f *fakeDB }
-
-func (c fakeConnector) Connect(context.Context) (driver.Conn, error) { return &fakeConn{f: c.f}, nil }
-func (c fakeConnector) Driver() driver.Driver                        { return fakeDriver{c.f} }
-
-type fakeDriver struct{ f *fakeDB }
-
-func (d fakeDriver) Open(string) (driver.Conn, error) { return &fakeConn{f: d.f}, nil }
-
-type fakeConn struct{ f *fakeDB }
-
-func (c *fakeConn) Prepare(string) (driver.Stmt, error) {
-	return nil, errors.New("fake: Prepare is not supported")
-}
-func (c *fakeConn) Close() error { return nil }
-func (c *fakeConn) Begin() (driver.Tx, error) {
-	return c.BeginTx(context.Background(), driver.TxOptions{})
-}
-func (c *fakeConn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error) {
-	c.f.record("BEGIN", nil)
-	return fakeTx{c.f}, nil
-}
-func (c *fakeConn) CheckNamedValue(*driver.NamedValue) error { return nil }
-func (c *fakeConn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	res, err := c.f.run(q, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.sets) == 0 {
-		res.sets = []fakeSet{{cols: []string{"x"}}}
-	}
-	return &fakeRows{sets: res.sets}, nil
-}
-func (c *fakeConn) ExecContext(_ context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	res, err := c.f.run(q, args)
-	if err != nil {
-		return nil, err
-	}
-	return driver.RowsAffected(res.affected), nil
-}
-
-type fakeTx struct{ f *fakeDB }
-
-func (t fakeTx) Commit() error {
-	t.f.record("COMMIT", nil)
-	t.f.mu.Lock()
-	defer t.f.mu.Unlock()
-	if len(t.f.commits) == 0 {
-		return nil
-	}
-	err := t.f.commits[0]
-	t.f.commits = t.f.commits[1:]
-	return err
-}
-
-func (t fakeTx) Rollback() error {
-	t.f.record("ROLLBACK", nil)
-	return nil
-}
-
-type fakeRows struct {
-	sets []fakeSet
-	row  int
-}
-
-func (r *fakeRows) Columns() []string { return r.sets[0].cols }
-func (r *fakeRows) Close() error      { return nil }
-func (r *fakeRows) Next(dest []driver.Value) error {
-	set := r.sets[0]
-	if r.row >= len(set.rows) {
-		return io.EOF
-	}
-	copy(dest, set.rows[r.row])
-	r.row++
-	return nil
-}
-func (r *fakeRows) HasNextResultSet() bool { return len(r.sets) > 1 }
-func (r *fakeRows) NextResultSet() error {
-	if len(r.sets) < 2 {
-		return io.EOF
-	}
-	r.sets, r.row = r.sets[1:], 0
-	return nil
 }
 
 // jobSet is a result set of job rows as the server returns jobColumns.
