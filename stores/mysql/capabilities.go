@@ -104,33 +104,6 @@ func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
 	return nil
 }
 
-// GetState returns the state of the job's namespace and whether it exists.
-// It wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobStateStore].
-func (s *Store) GetState(ctx context.Context, jobID uuid.UUID, namespace string) (spi.VersionedState, bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return spi.VersionedState{}, false, err
-	}
-	defer done()
-	var state []byte
-	var version sql.NullInt64
-	err = s.db.QueryRowContext(ctx, s.sql.getState, []byte(namespace), binID(jobID)).Scan(&state, &version)
-	if errors.Is(err, sql.ErrNoRows) {
-		return spi.VersionedState{}, false, fmt.Errorf("mysql: get state: %w: %s", spi.ErrNotFound, jobID)
-	}
-	if err != nil {
-		return spi.VersionedState{}, false, fail("get state of job "+jobID.String(), err)
-	}
-	if !version.Valid {
-		return spi.VersionedState{}, false, nil
-	}
-	if len(state) == 0 {
-		state = nil
-	}
-	return spi.VersionedState{JSON: state, Version: version.Int64}, true, nil
-}
-
 // writeState applies one state write in one transaction: it reads the
 // job's status and claim sequence with a shared lock (the latest committed
 // row; no claim, completion or recovery can change it until the write

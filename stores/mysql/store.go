@@ -70,6 +70,7 @@ type Options struct {
 // for concurrent use, and any number of processes may share one database.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
 	propReads    // GetPropertiesByPrefix and FindJobsByProperty
@@ -93,6 +94,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	stateMethods = sqlcore.StateMethods
+	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
 	jobReads     = sqlcore.JobReads
 	propReads    = sqlcore.PropertyReads[[]byte]
@@ -188,6 +190,9 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		budget:   statementBudget(info.maxPacket),
 	}
 	s.stateMethods.Apply = s.writeState
+	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) {
+		return s.sql.getState, []any{[]byte(ns), binID(jobID)}
+	}}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: scanID,
 		PrefixSQL: s.propertiesByPrefixSQL,
 		FindSQL:   s.findByPropertySQL}

@@ -59,6 +59,7 @@ type Options struct {
 // and any number of processes may share one schema.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
 	propReads    // GetPropertiesByPrefix and FindJobsByProperty
@@ -79,6 +80,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	stateMethods = sqlcore.StateMethods
+	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
 	jobReads     = sqlcore.JobReads
 	propReads    = sqlcore.PropertyReads[[]byte]
@@ -216,6 +218,7 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL(dbID(jobID), ns) }}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseID,
 		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
 			return propertiesByPrefixSQL(dbID(jobID), prefix)

@@ -100,35 +100,6 @@ func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
 	return nil
 }
 
-// GetState returns the state of the job's namespace and whether it exists.
-// It wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobStateStore].
-func (s *Store) GetState(ctx context.Context, jobID uuid.UUID, namespace string) (spi.VersionedState, bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return spi.VersionedState{}, false, err
-	}
-	defer done()
-	var state []byte
-	var version sql.NullInt64
-	err = s.db.QueryRowContext(ctx, `SELECT s.state_json, s.version FROM scheduler_job j
-		LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = ?
-		WHERE j.job_id = ?`, namespace, jobID.String()).Scan(&state, &version)
-	if errors.Is(err, sql.ErrNoRows) {
-		return spi.VersionedState{}, false, fmt.Errorf("sqlite: get state: %w: %s", spi.ErrNotFound, jobID)
-	}
-	if err != nil {
-		return spi.VersionedState{}, false, fail("get state of job "+jobID.String(), err)
-	}
-	if !version.Valid {
-		return spi.VersionedState{}, false, nil
-	}
-	if len(state) == 0 {
-		state = nil
-	}
-	return spi.VersionedState{JSON: state, Version: version.Int64}, true, nil
-}
-
 // writeState applies one state write in one IMMEDIATE transaction: a single
 // statement that writes only when the fence (a RUNNING job with claim
 // sequence *fence, when fence is not nil) and the version hold, and, when
@@ -285,4 +256,12 @@ func findByPropertySQL(key, value string, limit int) (string, []any) {
 	}
 	return `SELECT job_id FROM scheduler_job_property
 		WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`, []any{key, value, n}
+}
+
+// getStateSQL reads a namespace's state LEFT JOINed to its job (the SQL of
+// sqlcore.StateRead).
+func getStateSQL(jobID uuid.UUID, ns string) (string, []any) {
+	return `SELECT s.state_json, s.version FROM scheduler_job j
+		LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = ?
+		WHERE j.job_id = ?`, []any{ns, jobID.String()}
 }

@@ -38,6 +38,7 @@ type Options struct {
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
 	propReads    // GetPropertiesByPrefix and FindJobsByProperty
@@ -52,6 +53,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	stateMethods = sqlcore.StateMethods
+	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[int64]
 	jobReads     = sqlcore.JobReads
 	propReads    = sqlcore.PropertyReads[string]
@@ -112,6 +114,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: getStateSQL}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseTextID,
 		PrefixSQL: propertiesByPrefixSQL,
 		FindSQL:   findByPropertySQL}

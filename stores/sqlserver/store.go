@@ -65,6 +65,7 @@ type Options struct {
 // use, and any number of processes may share one database.
 type Store struct {
 	stateMethods // the spi.JobStateStore writes, over writeState
+	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
 	propReads    // GetPropertiesByPrefix and FindJobsByProperty
@@ -86,6 +87,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	stateMethods = sqlcore.StateMethods
+	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
 	jobReads     = sqlcore.JobReads
 	propReads    = sqlcore.PropertyReads[[]byte]
@@ -210,6 +212,7 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL, []any{dbID(jobID), name(ns)} }}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseID,
 		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
 			return propertiesByPrefixSQL, []any{dbID(jobID), name(prefix)}

@@ -20,7 +20,8 @@
 //   - NodeMethods: spi.NodeTaskStore (all four database/sql stores);
 //   - PropertyReads: GetPropertiesByPrefix and FindJobsByProperty (the four
 //     database/sql stores);
-//   - StateMethods: the spi.JobStateStore writes (every SQL store).
+//   - StateMethods: the spi.JobStateStore writes (every SQL store), and
+//     StateRead: GetState (the four database/sql stores).
 //
 // A store supplies what differs between databases: the SQL text, the
 // placeholders, the lock primitive, error classification and type codecs.
