@@ -189,8 +189,8 @@ func (s *Store) PutProperty(ctx context.Context, jobID uuid.UUID, key, value str
 	case errNoReferencedRow:
 		return fmt.Errorf("mysql: put property: %w: %s", spi.ErrNotFound, jobID)
 	case errDuplicateKey:
-		var old []byte
-		err := s.db.QueryRowContext(ctx, s.sql.getProperty, []byte(key), binID(jobID)).Scan(&old)
+		var k, old []byte
+		err := s.db.QueryRowContext(ctx, s.sql.getProperty, []byte(key), binID(jobID)).Scan(&k, &old)
 		if err != nil {
 			return fail("put property", err)
 		}
@@ -200,26 +200,6 @@ func (s *Store) PutProperty(ctx context.Context, jobID uuid.UUID, key, value str
 		return nil
 	}
 	return fail("put property", err)
-}
-
-// GetProperty returns the job's property key and whether it is set. It
-// wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobPropertyStore].
-func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return "", false, err
-	}
-	defer done()
-	var v sql.NullString
-	err = s.db.QueryRowContext(ctx, s.sql.getProperty, []byte(key), binID(jobID)).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, fmt.Errorf("mysql: get property: %w: %s", spi.ErrNotFound, jobID)
-	}
-	if err != nil {
-		return "", false, fail("get property", err)
-	}
-	return v.String, v.Valid, nil
 }
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with

@@ -105,7 +105,7 @@ func buildStatements(database string) statements {
 	s.updateState = r.Replace(`UPDATE {state} SET state_json = ?, version = version + 1
 		WHERE job_id = ? AND namespace = ? AND version = ?`)
 	s.insertProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value) VALUES (?, ?, ?)`)
-	s.getProperty = r.Replace(`SELECT p.prop_value FROM {job} j
+	s.getProperty = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
 		LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = ?
 		WHERE j.job_id = ?`)
 	// The columns are VARBINARY: LEFT counts bytes and = compares them, so

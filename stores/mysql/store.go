@@ -73,7 +73,7 @@ type Store struct {
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetPropertiesByPrefix and FindJobsByProperty
+	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
 
 	db       *sql.DB
 	database string
@@ -193,7 +193,11 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) {
 		return s.sql.getState, []any{[]byte(ns), binID(jobID)}
 	}}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: scanID,
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
+		GetSQL: func(jobID uuid.UUID, key string) (string, []any) {
+			return s.sql.getProperty, []any{[]byte(key), binID(jobID)}
+		},
+		ParseID:   scanID,
 		PrefixSQL: s.propertiesByPrefixSQL,
 		FindSQL:   s.findByPropertySQL}
 	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,

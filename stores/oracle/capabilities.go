@@ -219,24 +219,3 @@ func (s *Store) PutProperty(ctx context.Context, jobID uuid.UUID, key, value str
 	}
 	return nil
 }
-
-// GetProperty returns the job's property key and whether it is set. It
-// wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobPropertyStore].
-func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return "", false, err
-	}
-	defer done()
-	var k, v sql.NullString
-	query, args := getPropertySQL(dbID(jobID), key)
-	err = s.db.QueryRowContext(ctx, query, args...).Scan(&k, &v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, fmt.Errorf("oracle: get property: %w: %s", spi.ErrNotFound, jobID)
-	}
-	if err != nil {
-		return "", false, fail("get property", err)
-	}
-	return v.String, k.Valid, nil
-}

@@ -62,7 +62,7 @@ type Store struct {
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetPropertiesByPrefix and FindJobsByProperty
+	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 	txClaims     // ClaimJobs, over claimOnce and adopt
 
@@ -219,7 +219,9 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL(dbID(jobID), ns) }}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseID,
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
+		GetSQL:  func(jobID uuid.UUID, key string) (string, []any) { return getPropertySQL(dbID(jobID), key) },
+		ParseID: parseID,
 		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
 			return propertiesByPrefixSQL(dbID(jobID), prefix)
 		},

@@ -205,28 +205,6 @@ func (s *Store) PutProperty(ctx context.Context, jobID uuid.UUID, key, value str
 	return nil
 }
 
-// GetProperty returns the job's property key and whether it is set. It
-// wraps spi.ErrNotFound for an unknown job. It implements
-// [spi.JobPropertyStore].
-func (s *Store) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return "", false, err
-	}
-	defer done()
-	var v sql.NullString
-	err = s.db.QueryRowContext(ctx, `SELECT p.prop_value FROM scheduler_job j
-		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = ?
-		WHERE j.job_id = ?`, key, jobID.String()).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, fmt.Errorf("sqlite: get property: %w: %s", spi.ErrNotFound, jobID)
-	}
-	if err != nil {
-		return "", false, fail("get property", err)
-	}
-	return v.String, v.Valid, nil
-}
-
 // parseTextID reads a stored id.
 func parseTextID(raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
@@ -264,4 +242,12 @@ func getStateSQL(jobID uuid.UUID, ns string) (string, []any) {
 	return `SELECT s.state_json, s.version FROM scheduler_job j
 		LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = ?
 		WHERE j.job_id = ?`, []any{ns, jobID.String()}
+}
+
+// getPropertySQL reads a property LEFT JOINed to its job (the GetSQL of
+// sqlcore.PropertyReads).
+func getPropertySQL(jobID uuid.UUID, key string) (string, []any) {
+	return `SELECT p.prop_key, p.prop_value FROM scheduler_job j
+		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = ?
+		WHERE j.job_id = ?`, []any{key, jobID.String()}
 }

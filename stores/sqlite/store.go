@@ -41,7 +41,7 @@ type Store struct {
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
 	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetPropertiesByPrefix and FindJobsByProperty
+	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
 
 	db   *sql.DB
@@ -115,7 +115,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: getStateSQL}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, ParseID: parseTextID,
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, GetSQL: getPropertySQL,
+		ParseID:   parseTextID,
 		PrefixSQL: propertiesByPrefixSQL,
 		FindSQL:   findByPropertySQL}
 	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,

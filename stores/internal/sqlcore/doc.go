@@ -18,8 +18,8 @@
 //   - TxClaims: ClaimJobs as one transaction that adopts the jobs of a claim
 //     whose COMMIT failed (SQL Server, Oracle);
 //   - NodeMethods: spi.NodeTaskStore (all four database/sql stores);
-//   - PropertyReads: GetPropertiesByPrefix and FindJobsByProperty (the four
-//     database/sql stores);
+//   - PropertyReads: GetProperty, GetPropertiesByPrefix and
+//     FindJobsByProperty (the four database/sql stores);
 //   - StateMethods: the spi.JobStateStore writes (every SQL store), and
 //     StateRead: GetState (the four database/sql stores).
 //

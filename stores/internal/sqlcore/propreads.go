@@ -2,8 +2,13 @@ package sqlcore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // PropertyReads implements the reads of spi.JobPropertyStore that every
@@ -16,6 +21,9 @@ type PropertyReads[T any] struct {
 	DB   Querier
 	// Fail wraps an error with the operation's name, as the store does.
 	Fail func(op string, err error) error
+	// GetSQL reads the job's (prop_key, prop_value) for key LEFT JOINed
+	// to the job: no row means no job, a NULL key no such property.
+	GetSQL func(jobID uuid.UUID, key string) (string, []any)
 	// PrefixSQL reads the job's (key, value) rows whose key starts with
 	// prefix, byte for byte, LEFT JOINed to the job (see ReadProperties).
 	PrefixSQL func(jobID uuid.UUID, prefix string) (string, []any)
@@ -24,6 +32,27 @@ type PropertyReads[T any] struct {
 	FindSQL func(key, value string, limit int) (string, []any)
 	// ParseID converts a scanned id, naming a malformed one.
 	ParseID func(T) (uuid.UUID, error)
+}
+
+// GetProperty returns the job's property key and whether it is set. It
+// wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (r PropertyReads[T]) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
+	done, err := r.Gate.Enter()
+	if err != nil {
+		return "", false, err
+	}
+	defer done()
+	var k, v sql.NullString
+	query, args := r.GetSQL(jobID, key)
+	err = r.DB.QueryRowContext(ctx, query, args...).Scan(&k, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, r.Fail("get property", fmt.Errorf("%w: %s", spi.ErrNotFound, jobID))
+	}
+	if err != nil {
+		return "", false, r.Fail("get property", err)
+	}
+	return v.String, k.Valid, nil
 }
 
 // GetPropertiesByPrefix returns the job's properties whose key starts with
