@@ -3,7 +3,6 @@ package oracle
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,72 +11,6 @@ import (
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
-
-// RetryFailedJob moves a FAILED job out of the dead-letter queue: status
-// PENDING due at now, last error cleared, attempts and crash count zero,
-// finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id
-// and spi.ErrInvalidState, naming the actual status, for a job that is not
-// FAILED.
-func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
-		query, args := retryFailedSQL(now, dbID(id))
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		return requireState(ctx, tx, res, id, spi.StatusFailed, "retried")
-	})
-	if err != nil {
-		return fail("retry job", err)
-	}
-	return nil
-}
-
-// CancelJob moves a PENDING job to CANCELLED with its finish time at now. It
-// wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
-// actual status, for a job in any other state.
-func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
-		query, args := cancelSQL(now, dbID(id))
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		return requireState(ctx, tx, res, id, spi.StatusPending, "cancelled")
-	})
-	if err != nil {
-		return fail("cancel job", err)
-	}
-	return nil
-}
-
-// requireState explains an UPDATE guarded by status = want that changed
-// nothing: the job does not exist, or it is in another state.
-func requireState(ctx context.Context, tx *sql.Tx, res sql.Result, id uuid.UUID, want spi.Status, verb string) error {
-	if ok, err := applied(res); err != nil || ok {
-		return err
-	}
-	var st string
-	query, args := statusSQL(dbID(id))
-	err := tx.QueryRowContext(ctx, query, args...).Scan(&st)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, want, verb)
-}
 
 // applied reports whether a guarded UPDATE changed its row.
 func applied(res sql.Result) (bool, error) {

@@ -58,6 +58,7 @@ type Options struct {
 // go-ora. Create it with [Open] or [New]; it is safe for concurrent use,
 // and any number of processes may share one schema.
 type Store struct {
+	adminWrites  // RetryFailedJob and CancelJob
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -79,6 +80,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	adminWrites  = sqlcore.AdminWrites
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
@@ -218,6 +220,12 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: func(id uuid.UUID) (string, []any) { return statusSQL(dbID(id)) },
+		RetrySQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL(now, dbID(id)) },
+		CancelSQL: func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL(now, dbID(id)) },
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL(dbID(jobID), ns) }}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
 		GetSQL:  func(jobID uuid.UUID, key string) (string, []any) { return getPropertySQL(dbID(jobID), key) },

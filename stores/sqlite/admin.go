@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,74 +10,6 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// RetryFailedJob moves a FAILED job out of the dead-letter queue: status
-// PENDING due at now, last error cleared, attempts and crash count zero,
-// finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id
-// and spi.ErrInvalidState, naming the actual status, for a job that is not
-// FAILED.
-func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE scheduler_job
-			SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-				scheduled_time = ?, finished_time = NULL, owner_node = NULL
-			WHERE job_id = ? AND status = 'FAILED'`, micros(now), id.String())
-		if err != nil {
-			return err
-		}
-		return requireState(ctx, tx, res, id, spi.StatusFailed, "retried")
-	})
-	if err != nil {
-		return fail("retry job", err)
-	}
-	return nil
-}
-
-// CancelJob moves a PENDING job to CANCELLED with its finish time at now. It
-// wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
-// actual status, for a job in any other state.
-func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE scheduler_job
-			SET status = 'CANCELLED', finished_time = ?
-			WHERE job_id = ? AND status = 'PENDING'`, nullMicros(now), id.String())
-		if err != nil {
-			return err
-		}
-		return requireState(ctx, tx, res, id, spi.StatusPending, "cancelled")
-	})
-	if err != nil {
-		return fail("cancel job", err)
-	}
-	return nil
-}
-
-// requireState explains an UPDATE guarded by status = want that changed
-// nothing: the job does not exist, or it is in another state.
-func requireState(ctx context.Context, tx *sql.Tx, res sql.Result, id uuid.UUID, want spi.Status, verb string) error {
-	if ok, err := applied(res); err != nil || ok {
-		return err
-	}
-	var st string
-	err := tx.QueryRowContext(ctx, `SELECT status FROM scheduler_job WHERE job_id = ?`, id.String()).Scan(&st)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, want, verb)
-}
 
 // Heartbeat registers nodeID or refreshes its heartbeat to now.
 func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
@@ -206,4 +136,23 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		return nil, fail("recover orphans", err)
 	}
 	return out, nil
+}
+
+// retryFailedSQL, cancelSQL and statusSQL are the statements of the shared
+// RetryFailedJob and CancelJob (sqlcore.AdminWrites).
+func retryFailedSQL(id uuid.UUID, now time.Time) (string, []any) {
+	return `UPDATE scheduler_job
+			SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+				scheduled_time = ?, finished_time = NULL, owner_node = NULL
+			WHERE job_id = ? AND status = 'FAILED'`, []any{micros(now), id.String()}
+}
+
+func cancelSQL(id uuid.UUID, now time.Time) (string, []any) {
+	return `UPDATE scheduler_job
+			SET status = 'CANCELLED', finished_time = ?
+			WHERE job_id = ? AND status = 'PENDING'`, []any{nullMicros(now), id.String()}
+}
+
+func statusSQL(id uuid.UUID) (string, []any) {
+	return `SELECT status FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
 }

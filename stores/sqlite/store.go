@@ -37,6 +37,7 @@ type Options struct {
 // Store is an [spi.Store] on one SQLite database. Create it with [Open]; it
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
+	adminWrites  // RetryFailedJob and CancelJob
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -52,6 +53,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	adminWrites  = sqlcore.AdminWrites
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[int64]
@@ -114,6 +116,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: statusSQL,
+		RetrySQL:  retryFailedSQL,
+		CancelSQL: cancelSQL,
+		InTx:      func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: getStateSQL}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, GetSQL: getPropertySQL,
 		ParseID:   parseTextID,

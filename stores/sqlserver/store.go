@@ -64,6 +64,7 @@ type Options struct {
 // and go-mssqldb. Create it with [Open] or [New]; it is safe for concurrent
 // use, and any number of processes may share one database.
 type Store struct {
+	adminWrites  // RetryFailedJob and CancelJob
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -86,6 +87,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	adminWrites  = sqlcore.AdminWrites
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
@@ -212,6 +214,12 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: func(id uuid.UUID) (string, []any) { return statusSQL, []any{dbID(id)} },
+		RetrySQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL, []any{dbTime(now), dbID(id)} },
+		CancelSQL: func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL, []any{dbTime(now), dbID(id)} },
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL, []any{dbID(jobID), name(ns)} }}
 	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
 		GetSQL: func(jobID uuid.UUID, key string) (string, []any) {

@@ -14,6 +14,7 @@
 // dialect's parts (statements, codecs, its transaction runner):
 //
 //   - JobReads: GetJob and ListJobs (SQLite, MySQL, SQL Server, Oracle);
+//   - AdminWrites: RetryFailedJob and CancelJob (SQLite, SQL Server, Oracle);
 //   - TxInserts: InsertJobs and InsertJobsTx (SQLite, SQL Server, Oracle);
 //   - TxClaims: ClaimJobs as one transaction that adopts the jobs of a claim
 //     whose COMMIT failed (SQL Server, Oracle);
