@@ -56,64 +56,31 @@ func current(ctx context.Context, tx *sql.Tx, refs []spi.ClaimRef, pos []int) ([
 	return out, nil
 }
 
-// CompleteJobs applies a batch of fenced owner writes in one transaction:
-// one SELECT ... FOR UPDATE locks the batch's RUNNING jobs and checks their
+// writeCompletions applies the completions of cs at positions pos: one
+// SELECT ... FOR UPDATE locks the batch's RUNNING jobs and checks their
 // claim sequences, then one PL/SQL block per 100 completions writes those
-// that apply (one round trip each). The result has one entry per
-// completion, true when it applied. When one claim appears more than once
-// in the batch, only its first completion can apply. SUCCEEDED sets the
-// finish time, result and result type; RETRY puts the job back to PENDING
-// at RetryAt with the new attempt count and last error and the owner
-// cleared; FAILED sets the attempt count, last error and finish time. The
-// claim sequence does not change. An unknown outcome fails the whole batch
-// before anything is written.
-//
-// A deadlock or a lost connection runs the transaction again. When the
-// commit itself failed with its outcome unknown, the next run reports as
-// applied the completions whose job already shows exactly what they wrote.
-func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := sqlcore.ValidOutcomes(cs); err != nil {
-		return nil, fail("complete jobs", err)
-	}
-	out := make([]bool, len(cs))
-	if len(cs) == 0 {
-		return out, nil
-	}
+// that apply (one round trip each). The Write of sqlcore.TxCompletions.
+func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
 	refs := sqlcore.Refs(cs)
-	pos := sqlcore.FirstOfEach(refs)
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
-		clear(out)
-		apply, err := current(ctx, tx, refs, pos)
-		if err != nil {
+	apply, err := current(ctx, tx, refs, pos)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(apply); start += rowsPerComplet {
+		chunk := apply[start:min(start+rowsPerComplet, len(apply))]
+		batch := make([]spi.Completion, len(chunk))
+		for k, i := range chunk {
+			batch[k] = cs[i]
+		}
+		query, args := completeSQL(batch)
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return err
 		}
-		for start := 0; start < len(apply); start += rowsPerComplet {
-			chunk := apply[start:min(start+rowsPerComplet, len(apply))]
-			batch := make([]spi.Completion, len(chunk))
-			for k, i := range chunk {
-				batch[k] = cs[i]
-			}
-			query, args := completeSQL(batch)
-			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-				return err
-			}
-		}
-		for _, i := range apply {
-			out[i] = true
-		}
-		// A completion found already applied (by an earlier run whose
-		// commit failed, or an earlier call whose answer was lost) counts.
-		return sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
-	})
-	if err != nil {
-		return nil, fail("complete jobs", err)
 	}
-	return out, nil
+	for _, i := range apply {
+		out[i] = true
+	}
+	return nil
 }
 
 // loadJobs reads the jobs of ids (missing ones left out), in chunks.

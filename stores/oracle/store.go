@@ -59,6 +59,7 @@ type Options struct {
 // and any number of processes may share one schema.
 type Store struct {
 	adminWrites  // RetryFailedJob and CancelJob
+	completions  // CompleteJobs, over writeCompletions and loadJobs
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -81,6 +82,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	adminWrites  = sqlcore.AdminWrites
+	completions  = sqlcore.TxCompletions
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
@@ -220,6 +222,10 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
 	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: func(id uuid.UUID) (string, []any) { return statusSQL(dbID(id)) },
 		RetrySQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL(now, dbID(id)) },
 		CancelSQL: func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL(now, dbID(id)) },

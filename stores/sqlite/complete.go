@@ -14,59 +14,37 @@ import (
 // fence is the condition of every owner write.
 const fence = ` WHERE job_id = ? AND claim_seq = ? AND status = 'RUNNING'`
 
-// CompleteJobs applies a batch of fenced owner writes in one transaction.
-// Each applies only while its job is RUNNING with the named claim sequence;
-// the result has one entry per completion, true when it applied. SUCCEEDED
-// sets the finish time, result and result type; RETRY puts the job back to
-// PENDING at RetryAt with the new attempt count and last error and the owner
-// cleared; FAILED sets the attempt count, last error and finish time. The
-// claim sequence does not change. An unknown outcome fails the whole batch
-// before anything is written.
-func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := sqlcore.ValidOutcomes(cs); err != nil {
-		return nil, fail("complete jobs", err)
-	}
-	out := make([]bool, len(cs))
-	if len(cs) == 0 {
-		return out, nil
-	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		for i, c := range cs {
-			var res sql.Result
-			var err error
-			id := c.JobID.String()
-			switch c.Outcome {
-			case spi.OutcomeSucceeded:
-				res, err = tx.ExecContext(ctx, `UPDATE scheduler_job
-					SET status = 'SUCCEEDED', finished_time = ?, job_result = ?, result_type = ?`+fence,
-					nullMicros(c.FinishedAt), nullBytes(c.Result), nullString(c.ResultType), id, c.ClaimSeq)
-			case spi.OutcomeRetry:
-				res, err = tx.ExecContext(ctx, `UPDATE scheduler_job
-					SET status = 'PENDING', scheduled_time = ?, attempts = ?, last_error = ?, owner_node = NULL`+fence,
-					micros(c.RetryAt), int64(c.Attempts), nullString(c.LastError), id, c.ClaimSeq)
-			case spi.OutcomeFailed:
-				res, err = tx.ExecContext(ctx, `UPDATE scheduler_job
-					SET status = 'FAILED', finished_time = ?, attempts = ?, last_error = ?`+fence,
-					nullMicros(c.FinishedAt), int64(c.Attempts), nullString(c.LastError), id, c.ClaimSeq)
-			}
-			if err != nil {
-				return err
-			}
-			if out[i], err = applied(res); err != nil {
-				return err
-			}
+// writeCompletions applies the completions of cs at positions pos, one
+// fenced UPDATE each (SQLite writes one transaction at a time, so there is
+// no batching to gain): the Write of sqlcore.TxCompletions.
+func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
+	for _, i := range pos {
+		c := cs[i]
+		var res sql.Result
+		var err error
+		id := c.JobID.String()
+		switch c.Outcome {
+		case spi.OutcomeSucceeded:
+			res, err = tx.ExecContext(ctx, `UPDATE scheduler_job
+				SET status = 'SUCCEEDED', finished_time = ?, job_result = ?, result_type = ?`+fence,
+				nullMicros(c.FinishedAt), nullBytes(c.Result), nullString(c.ResultType), id, c.ClaimSeq)
+		case spi.OutcomeRetry:
+			res, err = tx.ExecContext(ctx, `UPDATE scheduler_job
+				SET status = 'PENDING', scheduled_time = ?, attempts = ?, last_error = ?, owner_node = NULL`+fence,
+				micros(c.RetryAt), int64(c.Attempts), nullString(c.LastError), id, c.ClaimSeq)
+		case spi.OutcomeFailed:
+			res, err = tx.ExecContext(ctx, `UPDATE scheduler_job
+				SET status = 'FAILED', finished_time = ?, attempts = ?, last_error = ?`+fence,
+				nullMicros(c.FinishedAt), int64(c.Attempts), nullString(c.LastError), id, c.ClaimSeq)
 		}
-		return sqlcore.Recognize(cs, nil, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
-	})
-	if err != nil {
-		return nil, fail("complete jobs", err)
+		if err != nil {
+			return err
+		}
+		if out[i], err = applied(res); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // loadJobs reads the jobs of ids that exist and can be decoded.

@@ -38,6 +38,7 @@ type Options struct {
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
 	adminWrites  // RetryFailedJob and CancelJob
+	completions  // CompleteJobs, over writeCompletions and loadJobs
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -54,6 +55,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	adminWrites  = sqlcore.AdminWrites
+	completions  = sqlcore.TxCompletions
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[int64]
@@ -116,6 +118,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	s.stateMethods.Apply = s.writeState
+	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
 	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: statusSQL,
 		RetrySQL:  retryFailedSQL,
 		CancelSQL: cancelSQL,

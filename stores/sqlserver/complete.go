@@ -12,57 +12,22 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// CompleteJobs applies a batch of fenced owner writes: one UPDATE ... FROM
-// a VALUES list joined by primary key per 200 completions, all in one
-// transaction, each returning (OUTPUT) which entries applied. Each applies
-// only while its job is RUNNING with the named claim sequence; the result
-// has one entry per completion, true when it applied. When one claim
-// appears more than once in the batch, only its first completion can
-// apply. SUCCEEDED sets the finish time, result and result type; RETRY puts
-// the job back to PENDING at RetryAt with the new attempt count and last
-// error and the owner cleared; FAILED sets the attempt count, last error
-// and finish time. The claim sequence does not change. An unknown outcome
-// fails the whole batch before anything is written.
-//
-// A deadlock, a lock timeout or a lost connection runs the transaction
-// again. When the commit itself failed with its outcome unknown, the next
-// run reports as applied the completions whose job already shows exactly
-// what they wrote, so a completion is neither lost nor reported superseded
-// because of the retry.
-func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := sqlcore.ValidOutcomes(cs); err != nil {
-		return nil, fail("complete jobs", err)
-	}
-	out := make([]bool, len(cs))
-	if len(cs) == 0 {
-		return out, nil
-	}
-	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs))
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
-		clear(out)
-		for start := 0; start < len(pos); start += rowsPerComplet {
-			chunk := pos[start:min(start+rowsPerComplet, len(pos))]
-			args := make([]any, 0, len(chunk)*numCompleteArgs)
-			for _, i := range chunk {
-				args = append(args, completeArgs(int64(i), cs[i])...)
-			}
-			if err := collectApplied(ctx, tx, out, completeSQL(len(chunk)), args); err != nil {
-				return err
-			}
+// writeCompletions applies the completions of cs at positions pos: one
+// UPDATE ... FROM a VALUES list joined by primary key per 200 completions,
+// each returning (OUTPUT) which entries applied. The Write of
+// sqlcore.TxCompletions.
+func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
+	for start := 0; start < len(pos); start += rowsPerComplet {
+		chunk := pos[start:min(start+rowsPerComplet, len(pos))]
+		args := make([]any, 0, len(chunk)*numCompleteArgs)
+		for _, i := range chunk {
+			args = append(args, completeArgs(int64(i), cs[i])...)
 		}
-		// A completion found already applied (by an earlier run whose
-		// commit failed, or an earlier call whose answer was lost) counts.
-		return sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return loadJobs(ctx, tx, ids) })
-	})
-	if err != nil {
-		return nil, fail("complete jobs", err)
+		if err := collectApplied(ctx, tx, out, completeSQL(len(chunk)), args); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // completeArgs are the parameters of one completion row of completeSQL.

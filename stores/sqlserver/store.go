@@ -65,6 +65,7 @@ type Options struct {
 // use, and any number of processes may share one database.
 type Store struct {
 	adminWrites  // RetryFailedJob and CancelJob
+	completions  // CompleteJobs, over writeCompletions and loadJobs
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -88,6 +89,7 @@ type Store struct {
 // unexported names so that they stay out of the package's API.
 type (
 	adminWrites  = sqlcore.AdminWrites
+	completions  = sqlcore.TxCompletions
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
@@ -214,6 +216,10 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
 	s.stateMethods.Apply = s.writeState
+	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
 	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: func(id uuid.UUID) (string, []any) { return statusSQL, []any{dbID(id)} },
 		RetrySQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL, []any{dbTime(now), dbID(id)} },
 		CancelSQL: func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL, []any{dbTime(now), dbID(id)} },

@@ -16,6 +16,8 @@
 //   - JobReads: GetJob and ListJobs (SQLite, MySQL, SQL Server, Oracle);
 //   - AdminWrites: RetryFailedJob and CancelJob (SQLite, SQL Server, Oracle);
 //   - TxInserts: InsertJobs and InsertJobsTx (SQLite, SQL Server, Oracle);
+//   - TxCompletions: CompleteJobs with the recognition of completions that
+//     already applied (SQLite, SQL Server, Oracle);
 //   - TxClaims: ClaimJobs as one transaction that adopts the jobs of a claim
 //     whose COMMIT failed (SQL Server, Oracle);
 //   - NodeMethods: spi.NodeTaskStore (all four database/sql stores);
