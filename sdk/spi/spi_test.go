@@ -24,3 +24,11 @@ func TestCrashOutcome(t *testing.T) {
 		assert.Equal(t, tc.count, n, "%+v", tc)
 	}
 }
+
+func TestTaskSet(t *testing.T) {
+	assert.Equal(t, []string{"a", "b"}, spi.TaskSet([]string{"b", "a", "b"}))
+	in := []string{"z", "y"}
+	spi.TaskSet(in)
+	assert.Equal(t, []string{"z", "y"}, in, "the input is not changed")
+	assert.NotNil(t, spi.TaskSet(nil), "never nil: an empty list is a node that runs no task")
+}

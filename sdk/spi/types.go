@@ -233,6 +233,15 @@ type ClaimParams struct {
 	Tasks []string
 }
 
+// TaskSet returns tasks sorted and without repeats, never nil: the form
+// in which stores keep and compare task lists (ClaimParams.Tasks, the
+// tasks of [NodeTaskStore.HeartbeatTasks]).
+func TaskSet(tasks []string) []string {
+	t := append([]string{}, tasks...)
+	slices.Sort(t)
+	return slices.Compact(t)
+}
+
 // AllowsTask reports whether p.Tasks lets the claim take a job of task.
 func (p ClaimParams) AllowsTask(task string) bool {
 	return len(p.Tasks) == 0 || slices.Contains(p.Tasks, task)

@@ -464,9 +464,7 @@ func (s *Store) HeartbeatTasks(_ context.Context, nodeID string, tasks []string,
 	}
 	defer s.mu.Unlock()
 	s.nodes[nodeID] = now
-	t := slices.Clone(tasks)
-	slices.Sort(t)
-	s.tasks[nodeID] = append([]string{}, slices.Compact(t)...)
+	s.tasks[nodeID] = spi.TaskSet(tasks)
 	return nil
 }
 

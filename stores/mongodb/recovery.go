@@ -41,9 +41,7 @@ func (s *Store) HeartbeatTasks(ctx context.Context, nodeID string, tasks []strin
 		return err
 	}
 	defer done()
-	t := slices.Clone(tasks)
-	slices.Sort(t)
-	_, err = s.nodes.UpdateOne(ctx, bson.M{"_id": nodeID}, bson.M{"$set": bson.M{"hb": timeUS(now), "tasks": append([]string{}, slices.Compact(t)...)}},
+	_, err = s.nodes.UpdateOne(ctx, bson.M{"_id": nodeID}, bson.M{"$set": bson.M{"hb": timeUS(now), "tasks": spi.TaskSet(tasks)}},
 		options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return fail("heartbeat", err)

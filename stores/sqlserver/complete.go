@@ -72,11 +72,7 @@ func collectApplied(ctx context.Context, tx *sql.Tx, out []bool, query string, a
 // loadJobs reads the jobs of ids (missing ones left out), in chunks.
 func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
 	return sqlcore.InChunks(ids, idsPerList, func(chunk []uuid.UUID) ([]*spi.Job, error) {
-		args := make([]any, len(chunk))
-		for k, id := range chunk {
-			args[k] = dbID(id)
-		}
-		rows, err := tx.QueryContext(ctx, "SELECT "+jobColumns+"\n\tFROM scheduler_job j WHERE j.job_id IN ("+plist(1, len(chunk))+")", args...)
+		rows, err := tx.QueryContext(ctx, "SELECT "+jobColumns+"\n\tFROM scheduler_job j WHERE j.job_id IN ("+plist(1, len(chunk))+")", idArgs(chunk)...)
 		if err != nil {
 			return nil, err
 		}

@@ -133,9 +133,7 @@ func ClaimTasks(p spi.ClaimParams, pending func() ([]string, error)) ([]string, 
 			return nil, fmt.Errorf("read the tasks of the pending jobs: %w", err)
 		}
 	}
-	tasks = slices.Clone(tasks)
-	slices.Sort(tasks)
-	return slices.Compact(tasks), nil
+	return spi.TaskSet(tasks), nil
 }
 
 // ClaimTasksSQL is ClaimTasks for the database/sql stores: pendingSQL (for

@@ -16,9 +16,7 @@ import (
 // heartbeat (the task_names column of scheduler_node): a JSON array,
 // sorted and without repeats. A node that recorded none has NULL there.
 func EncodeTasks(tasks []string) string {
-	t := slices.Clone(tasks)
-	slices.Sort(t)
-	b, _ := json.Marshal(append([]string{}, slices.Compact(t)...)) // a []string always marshals
+	b, _ := json.Marshal(spi.TaskSet(tasks)) // a []string always marshals
 	return string(b)
 }
 
