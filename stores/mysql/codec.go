@@ -180,6 +180,15 @@ func idArgs(ids []uuid.UUID) []any {
 	return out
 }
 
+// anys returns ids as statement arguments.
+func anys[E any](ids []E) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
 // binArgs returns the bytes of each string, as statement arguments for a
 // VARBINARY column.
 func binArgs(ss []string) []any {

@@ -15,39 +15,6 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// lockRunning locks, in id order, the RUNNING rows among ids and returns
-// their claim sequences.
-func (s *Store) lockRunning(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
-	cur := make(map[uuid.UUID]int64, len(ids))
-	for start := 0; start < len(ids); start += 1000 {
-		chunk := ids[start:min(start+1000, len(ids))]
-		rows, err := tx.QueryContext(ctx, s.sql.lockedRunning+`(`+marks(len(chunk))+`) ORDER BY job_id FOR UPDATE`, idArgs(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("lock the claimed jobs: %w", err)
-		}
-		for rows.Next() {
-			var raw []byte
-			var seq int64
-			if err := rows.Scan(&raw, &seq); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			id, err := scanID(raw)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			cur[id] = seq
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return cur, nil
-}
-
 // fenceVerifier settles an owner write of refs whose COMMIT lost its
 // connection: by the first of the entries it applied (*applied, set by the
 // transaction's last run); with none, there was nothing to lose.
@@ -108,7 +75,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
-		cur, err := s.lockRunning(ctx, tx, ids)
+		cur, err := s.core.Running(ctx, tx, ids, true)
 		if err != nil {
 			return err
 		}
@@ -213,7 +180,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
-		cur, err := s.lockRunning(ctx, tx, ids)
+		cur, err := s.core.Running(ctx, tx, ids, true)
 		if err != nil {
 			return err
 		}

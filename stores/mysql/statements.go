@@ -3,6 +3,9 @@ package mysql
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -104,7 +107,7 @@ func buildStatements(database string) statements {
 	s.insertState = r.Replace(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)`)
 	s.updateState = r.Replace(`UPDATE {state} SET state_json = ?, version = version + 1
 		WHERE job_id = ? AND namespace = ? AND version = ?`)
-	s.insertProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value) VALUES (?, ?, ?)`)
+	s.insertProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value) SELECT job_id, ?, ? FROM {job} WHERE job_id = ?`)
 	s.getProperty = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
 		LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = ?
 		WHERE j.job_id = ?`)
@@ -116,6 +119,50 @@ func buildStatements(database string) statements {
 	s.findByProperty = r.Replace(`SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`)
 	s.findAllBy = r.Replace(`SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id`)
 	return s
+}
+
+// dialect returns the statements and facts of the shared store methods.
+func (st statements) dialect() sqlcore.Dialect[[]byte] {
+	arg := func(q string, args ...any) (string, []any) { return q, args }
+	return sqlcore.Dialect[[]byte]{
+		ParseID:     scanID,
+		MaxIDs:      1000,
+		IsDuplicate: func(err error) bool { return errCode(err) == errDuplicateKey },
+		HeartbeatSQL: func(nodeID string, now time.Time) (string, []any) {
+			return arg(st.heartbeat, []byte(nodeID), dbTime(now))
+		},
+		DeregisterSQL: func(nodeID string) (string, []any) { return arg(st.deregister, []byte(nodeID)) },
+		RunningSQL: func(ids []uuid.UUID, lock bool) (string, []any) {
+			q := st.lockedRunning + `(` + marks(len(ids)) + `)`
+			if lock {
+				q += ` ORDER BY job_id FOR UPDATE`
+			}
+			return q, idArgs(ids)
+		},
+		AcquireLeaseSQL: func(name, owner string, until, now time.Time) (string, []any) {
+			return arg(st.acquireLease, []byte(name), []byte(owner), dbTime(until), dbTime(now))
+		},
+		LeaseOwnerSQL:   func(name string) (string, []any) { return arg(st.leaseOwner, []byte(name)) },
+		ReleaseLeaseSQL: func(name, owner string) (string, []any) { return arg(st.releaseLease, []byte(name), []byte(owner)) },
+		PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
+			return arg(st.insertProperty, []byte(key), []byte(value), binID(jobID))
+		},
+		GetPropertySQL: func(jobID uuid.UUID, key string) (string, []any) {
+			return arg(st.getProperty, []byte(key), binID(jobID))
+		},
+		JobFenceSQL: func(jobID uuid.UUID) (string, []any) { return arg(st.stateFence, binID(jobID)) },
+		InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
+			return arg(st.insertState, binID(jobID), []byte(ns), state)
+		},
+		UpdateStateSQL: func(jobID uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
+			return arg(st.updateState, state, binID(jobID), []byte(ns), expected)
+		},
+		OrphansSQL:     st.orphansSQL,
+		LockOrphansSQL: st.lockOrphansSQL,
+		RequeueSQL:     st.requeueSQL,
+		BurySQL:        st.burySQL,
+		DeleteNodesSQL: st.deleteNodesSQL,
+	}
 }
 
 // tagFilter is a spi.TagFilter in the form the claim statement takes.

@@ -69,6 +69,7 @@ type Options struct {
 // database/sql and go-sql-driver/mysql. Create it with [Open]; it is safe
 // for concurrent use, and any number of processes may share one database.
 type Store struct {
+	core         // the methods written once for every SQL store, over dialect
 	stateMethods // the spi.JobStateStore writes, over writeState
 	stateRead    // GetState
 	nodeMethods  // spi.NodeTaskStore, over beatTasks
@@ -93,6 +94,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	core         = sqlcore.Core[[]byte]
 	stateMethods = sqlcore.StateMethods
 	stateRead    = sqlcore.StateRead
 	nodeMethods  = sqlcore.NodeMethods[time.Time]
@@ -189,7 +191,9 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		sql:      buildStatements(database),
 		budget:   statementBudget(info.maxPacket),
 	}
-	s.stateMethods.Apply = s.writeState
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: s.sql.dialect(),
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn, nil) }}
+	s.stateMethods.Apply = s.core.WriteState
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) {
 		return s.sql.getState, []any{[]byte(ns), binID(jobID)}
 	}}

@@ -2,29 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// Heartbeat registers nodeID or refreshes its heartbeat to now.
-func (s *Store) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	_, err = s.db.ExecContext(ctx, `INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (?, ?)
-		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts`, nodeID, micros(now))
-	if err != nil {
-		return fail("heartbeat "+nodeID, err)
-	}
-	return nil
-}
 
 // liveNodesSQL and pendingCountSQL are the reads of spi.NodeTaskStore.
 var (
@@ -41,101 +24,45 @@ func (s *Store) beatTasks(ctx context.Context, nodeID, tasks string, now time.Ti
 	return err
 }
 
-// DeregisterNode removes the node's row (graceful stop). Its jobs are left
-// as they are. Removing an unknown node is not an error.
-func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM scheduler_node WHERE node_id = ?`, nodeID); err != nil {
-		return fail("deregister node "+nodeID, err)
-	}
-	return nil
+// The node and recovery statements of sqlcore.Dialect. SQLite writes one
+// transaction at a time, so the reads need no locks.
+
+func heartbeatSQL(nodeID string, now time.Time) (string, []any) {
+	return `INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (?, ?)
+		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts`, []any{nodeID, micros(now)}
 }
 
-// RecoverOrphans recovers, in one transaction, the RUNNING jobs whose owner
-// has no node row, has a heartbeat older than p.Now − p.Grace, or is named in
-// p.Nodes. A job whose crash count is below p.MaxCrashRedeliveries goes back
-// to PENDING due at p.Now with the crash count plus one; any other fails
-// into the dead-letter queue with p.LastError and its finish time at p.Now.
-// Either way the claim sequence advances and the owner is cleared. The node
-// rows with a heartbeat older than the cutoff, and those named in p.Nodes,
-// are deleted. The recovered jobs are returned in id order (a row whose id
-// is not a UUID is recovered but not reported).
-func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	now := micros(p.Now)
-	cutoff := micros(p.Now.Add(-p.Grace))
-	nodes := jsonList(p.Nodes)
-	var out []spi.RecoveredJob
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		type orphan struct {
-			id, task, owner string
-			crash           int
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT j.job_id, j.task_name, COALESCE(j.owner_node, ''), j.crash_count
-			FROM scheduler_job j
-			WHERE j.status = 'RUNNING' AND (
-				COALESCE(j.owner_node, '') IN (SELECT value FROM json_each(?))
-				OR NOT EXISTS (SELECT 1 FROM scheduler_node n
-					WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= ?))
-			ORDER BY j.job_id`, nodes, cutoff)
-		if err != nil {
-			return err
-		}
-		var orphans []orphan
-		for rows.Next() {
-			var o orphan
-			if err := rows.Scan(&o.id, &o.task, &o.owner, &o.crash); err != nil {
-				rows.Close()
-				return err
-			}
-			orphans = append(orphans, o)
-		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return err
-		}
-		rows.Close()
-		out = make([]spi.RecoveredJob, 0, len(orphans))
-		for _, o := range orphans {
-			rj := spi.RecoveredJob{TaskName: o.task, FromNode: o.owner}
-			rj.NewStatus, rj.CrashCount = spi.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
-			if rj.NewStatus == spi.StatusPending {
-				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
-					SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
-						claim_seq = claim_seq + 1, owner_node = NULL
-					WHERE job_id = ?`, now, o.id)
-			} else {
-				_, err = tx.ExecContext(ctx, `UPDATE scheduler_job
-					SET status = 'FAILED', last_error = ?, finished_time = ?,
-						claim_seq = claim_seq + 1, owner_node = NULL
-					WHERE job_id = ?`, nullString(p.LastError), nullMicros(p.Now), o.id)
-			}
-			if err != nil {
-				return err
-			}
-			id, perr := uuid.Parse(o.id)
-			if perr != nil {
-				continue
-			}
-			rj.JobID = id
-			out = append(out, rj)
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM scheduler_node
-			WHERE heartbeat_ts < ? OR node_id IN (SELECT value FROM json_each(?))`, cutoff, nodes)
-		return err
-	})
-	if err != nil {
-		return nil, fail("recover orphans", err)
-	}
-	return out, nil
+func deregisterSQL(nodeID string) (string, []any) {
+	return `DELETE FROM scheduler_node WHERE node_id = ?`, []any{nodeID}
+}
+
+func orphansSQL(cutoff time.Time, nodes []string) (string, []any) {
+	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
+		FROM scheduler_job j
+		WHERE j.status = 'RUNNING' AND (
+			COALESCE(j.owner_node, '') IN (SELECT value FROM json_each(?))
+			OR NOT EXISTS (SELECT 1 FROM scheduler_node n
+				WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= ?))
+		ORDER BY j.job_id`, []any{jsonList(nodes), micros(cutoff)}
+}
+
+func requeueSQL(now time.Time, ids []string) (string, []any) {
+	return `UPDATE scheduler_job
+		SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
+			claim_seq = claim_seq + 1, owner_node = NULL
+		WHERE job_id IN (SELECT value FROM json_each(?))`, []any{micros(now), jsonList(ids)}
+}
+
+func burySQL(now time.Time, lastError string, ids []string) (string, []any) {
+	return `UPDATE scheduler_job
+		SET status = 'FAILED', last_error = ?, finished_time = ?,
+			claim_seq = claim_seq + 1, owner_node = NULL
+		WHERE job_id IN (SELECT value FROM json_each(?))`, []any{nullString(lastError), nullMicros(now), jsonList(ids)}
+}
+
+func deleteNodesSQL(cutoff time.Time, nodes []string) (string, []any) {
+	return `DELETE FROM scheduler_node
+		WHERE heartbeat_ts < ? OR node_id IN (SELECT value FROM json_each(?))`, []any{micros(cutoff), jsonList(nodes)}
 }
 
 // retryFailedSQL, cancelSQL and statusSQL are the statements of the shared

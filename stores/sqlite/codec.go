@@ -137,6 +137,15 @@ func jsonList(items []string) string {
 	return string(b)
 }
 
+// idList encodes job ids as a JSON array of their text, for json_each.
+func idList(ids []uuid.UUID) string {
+	text := make([]string, len(ids))
+	for i, id := range ids {
+		text[i] = id.String()
+	}
+	return jsonList(text)
+}
+
 // decoder returns the decoder of the current row of rows, with its own
 // scan buffers: the Decoder of sqlcore.JobReads.
 func decoder(rows *sql.Rows) func() (*spi.Job, error) {

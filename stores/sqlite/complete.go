@@ -49,11 +49,7 @@ func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos 
 
 // loadJobs reads the jobs of ids that exist and can be decoded.
 func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-	text := make([]string, len(ids))
-	for i, id := range ids {
-		text[i] = id.String()
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM scheduler_job WHERE job_id IN (SELECT value FROM json_each(?))`, jsonList(text))
+	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM scheduler_job WHERE job_id IN (SELECT value FROM json_each(?))`, idList(ids))
 	if err != nil {
 		return nil, err
 	}
@@ -62,37 +58,18 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 	return sqlcore.ReadReadable(rows, func() (*spi.Job, error) { return r.decode(rows) })
 }
 
-// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
-// cleared and the claim sequence advanced, without charging attempts or the
-// crash budget. Fenced like CompleteJobs; one transaction per batch.
-func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	out := make([]bool, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		for i, r := range refs {
-			res, err := tx.ExecContext(ctx, `UPDATE scheduler_job
-				SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1`+fence,
-				micros(now), r.JobID.String(), r.ClaimSeq)
-			if err != nil {
-				return err
-			}
-			if out[i], err = applied(res); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fail("release jobs", err)
-	}
-	return out, nil
+// runningSQL and releaseSQL are the statements of the shared ReleaseJobs
+// and CheckClaims (sqlcore.Dialect); SQLite writes one transaction at a
+// time, so the read needs no lock.
+func runningSQL(ids []uuid.UUID, _ bool) (string, []any) {
+	return `SELECT job_id, claim_seq FROM scheduler_job
+		WHERE job_id IN (SELECT value FROM json_each(?)) AND status = 'RUNNING'`, []any{idList(ids)}
+}
+
+func releaseSQL(now time.Time, ids []uuid.UUID) (string, []any) {
+	return `UPDATE scheduler_job
+		SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
+		WHERE job_id IN (SELECT value FROM json_each(?)) AND status = 'RUNNING'`, []any{micros(now), idList(ids)}
 }
 
 // applied reports whether a fenced UPDATE changed its row.

@@ -37,6 +37,7 @@ type Options struct {
 // Store is an [spi.Store] on one SQLite database. Create it with [Open]; it
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
+	core         // the methods written once for every SQL store, over dialect
 	adminWrites  // RetryFailedJob and CancelJob
 	completions  // CompleteJobs, over writeCompletions and loadJobs
 	stateMethods // the spi.JobStateStore writes, over writeState
@@ -54,6 +55,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	core         = sqlcore.Core[string]
 	adminWrites  = sqlcore.AdminWrites
 	completions  = sqlcore.TxCompletions
 	stateMethods = sqlcore.StateMethods
@@ -117,7 +119,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path}
-	s.stateMethods.Apply = s.writeState
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
+	s.stateMethods.Apply = s.core.WriteState
 	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
 	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: statusSQL,
@@ -139,6 +143,27 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
 		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return micros(t) }, Time: fromMicros}
 	return s, nil
+}
+
+// dialect is SQLite's part of the shared store methods.
+var dialect = sqlcore.Dialect[string]{
+	ParseID:         parseTextID,
+	HeartbeatSQL:    heartbeatSQL,
+	DeregisterSQL:   deregisterSQL,
+	RunningSQL:      runningSQL,
+	ReleaseSQL:      releaseSQL,
+	AcquireLeaseSQL: acquireLeaseSQL,
+	LeaseOwnerSQL:   leaseOwnerSQL,
+	ReleaseLeaseSQL: releaseLeaseSQL,
+	PutPropertySQL:  putPropertySQL,
+	GetPropertySQL:  getPropertySQL,
+	JobFenceSQL:     jobFenceSQL,
+	InitStateSQL:    initStateSQL,
+	UpdateStateSQL:  updateStateSQL,
+	OrphansSQL:      orphansSQL,
+	RequeueSQL:      requeueSQL,
+	BurySQL:         burySQL,
+	DeleteNodesSQL:  deleteNodesSQL,
 }
 
 // prepare checks the schema read-only, switches to WAL and migrates.

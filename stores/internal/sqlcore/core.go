@@ -1,0 +1,481 @@
+package sqlcore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Dialect is what a database/sql store supplies so that Core can run its
+// methods: statements (each a function returning SQL text and its
+// arguments, bound as the database wants them) and a few facts. T is the
+// Go type a job id is scanned into. A nil statement is a method the
+// dialect does not offer; Core's method then must not be called.
+type Dialect[T any] struct {
+	// ParseID converts a scanned job id, naming a malformed one.
+	ParseID func(T) (uuid.UUID, error)
+	// MaxIDs is the most ids (or node names) one statement may name; 0
+	// means no limit.
+	MaxIDs int
+	// IsDuplicate reports a duplicate-key error; nil means the dialect
+	// never returns one where Core looks for it.
+	IsDuplicate func(error) bool
+	// Wake, when not nil, tells pollers that jobs of priority prio (the
+	// most urgent of a write) became PENDING: PostgreSQL's NOTIFY.
+	Wake func(ctx context.Context, prio int)
+
+	// HeartbeatSQL registers nodeID or refreshes its heartbeat to now (an
+	// upsert that leaves its tasks alone); DeregisterSQL deletes its row.
+	HeartbeatSQL  func(nodeID string, now time.Time) (string, []any)
+	DeregisterSQL func(nodeID string) (string, []any)
+
+	// RunningSQL reads (job_id, claim_seq) of the RUNNING jobs among ids;
+	// with lock, in id order, locking them until the transaction ends.
+	RunningSQL func(ids []uuid.UUID, lock bool) (string, []any)
+	// ReleaseSQL puts the RUNNING jobs of ids back to PENDING due at now,
+	// the owner cleared and the claim sequence advanced.
+	ReleaseSQL func(now time.Time, ids []uuid.UUID) (string, []any)
+
+	// AcquireLeaseSQL gives the lease name to owner until until when it
+	// is free, expired at now, or already owner's; LeaseOwnerSQL then
+	// reads its owner; ReleaseLeaseSQL deletes it if owner holds it.
+	AcquireLeaseSQL func(name, owner string, until, now time.Time) (string, []any)
+	LeaseOwnerSQL   func(name string) (string, []any)
+	ReleaseLeaseSQL func(name, owner string) (string, []any)
+
+	// PutPropertySQL inserts the property when the job exists and the key
+	// is free: it changes no row (or fails with a duplicate key)
+	// otherwise. GetPropertySQL reads (prop_key, prop_value) LEFT JOINed
+	// to the job: no row means no job.
+	PutPropertySQL func(jobID uuid.UUID, key, value string) (string, []any)
+	GetPropertySQL func(jobID uuid.UUID, key string) (string, []any)
+
+	// JobFenceSQL reads (status, claim_seq) of the job, locking the row
+	// against claims, completions and recovery until the transaction
+	// ends. InitStateSQL inserts version 0 of a namespace's state (no row
+	// changed, or a duplicate key, when it exists); UpdateStateSQL sets
+	// the state and increments the version when it is expected.
+	JobFenceSQL    func(jobID uuid.UUID) (string, []any)
+	InitStateSQL   func(jobID uuid.UUID, ns string, state []byte) (string, []any)
+	UpdateStateSQL func(jobID uuid.UUID, ns string, state []byte, expected int64) (string, []any)
+
+	// OrphansSQL reads (job_id, task_name, owner_node, crash_count,
+	// priority) of the RUNNING jobs whose owner is one of nodes or has no
+	// node row with a heartbeat at or after cutoff, in id order, locking
+	// them. RequeueSQL puts jobs back to PENDING due at now with their
+	// crash count plus one; BurySQL fails them into the dead-letter queue
+	// with lastError ("" for NULL), finished at now. Both advance the
+	// claim sequence and clear the owner. DeleteNodesSQL deletes the node
+	// rows with a heartbeat before cutoff and those of nodes.
+	OrphansSQL func(cutoff time.Time, nodes []string) (string, []any)
+	// LockOrphansSQL, when not nil, makes OrphansSQL a plain read of the
+	// candidates (no locks, so no gap locks in an index of RUNNING jobs):
+	// it reads the rows of OrphansSQL again for ids, by primary key, still
+	// orphans, locking them in id order.
+	LockOrphansSQL func(cutoff time.Time, nodes []string, ids []T) (string, []any)
+	RequeueSQL     func(now time.Time, ids []T) (string, []any)
+	BurySQL        func(now time.Time, lastError string, ids []T) (string, []any)
+	DeleteNodesSQL func(cutoff time.Time, nodes []string) (string, []any)
+}
+
+// Core implements the methods of spi.Store and its capabilities that do not
+// depend on the database, once, over a Dialect. A store embeds it (under a
+// local alias, so the field stays unexported) and fills it when it builds
+// itself. The zero value is not usable.
+type Core[T any] struct {
+	Gate *Gate
+	DB   *sql.DB
+	// Fail wraps an error with the operation's name, as the store does.
+	Fail func(op string, err error) error
+	// InTx runs fn in one transaction, again after an error the store
+	// deems transient.
+	InTx func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	D    Dialect[T]
+}
+
+// do runs fn as the operation op: inside the gate, with its error wrapped.
+func (c Core[T]) do(op string, fn func() error) error {
+	done, err := c.Gate.Enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := fn(); err != nil {
+		return c.Fail(op, err)
+	}
+	return nil
+}
+
+// exec runs one statement in one transaction (so with the store's
+// retries), once more when a racing upsert hit a duplicate key.
+func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
+	run := func() error {
+		return c.InTx(ctx, func(tx *sql.Tx) error {
+			q, args := stmt()
+			_, err := tx.ExecContext(ctx, q, args...)
+			return err
+		})
+	}
+	err := run()
+	if err != nil && c.D.IsDuplicate != nil && c.D.IsDuplicate(err) {
+		err = run()
+	}
+	return err
+}
+
+// Heartbeat registers nodeID or refreshes its heartbeat to now. It
+// implements [spi.Store].
+func (c Core[T]) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
+	return c.do("heartbeat "+nodeID, func() error {
+		return c.exec(ctx, func() (string, []any) { return c.D.HeartbeatSQL(nodeID, now) })
+	})
+}
+
+// DeregisterNode removes the node's row (graceful stop). Its jobs are left
+// as they are. Removing an unknown node is not an error. It implements
+// [spi.Store].
+func (c Core[T]) DeregisterNode(ctx context.Context, nodeID string) error {
+	return c.do("deregister node "+nodeID, func() error {
+		return c.exec(ctx, func() (string, []any) { return c.D.DeregisterSQL(nodeID) })
+	})
+}
+
+// Running reads the claim sequence of each RUNNING job among ids through
+// q, locking them with lock (see RunningSQL), in
+// chunks of the dialect's MaxIDs; rows whose id cannot be read are left
+// out.
+func (c Core[T]) Running(ctx context.Context, q Querier, ids []uuid.UUID, lock bool) (map[uuid.UUID]int64, error) {
+	cur := make(map[uuid.UUID]int64, len(ids))
+	_, err := InChunks(ids, c.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
+		query, args := c.D.RunningSQL(chunk, lock)
+		rows, err := q.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var raw T
+			var seq int64
+			if err := rows.Scan(&raw, &seq); err != nil {
+				return nil, err
+			}
+			if id, err := c.D.ParseID(raw); err == nil {
+				cur[id] = seq
+			}
+		}
+		return nil, rows.Err()
+	})
+	return cur, err
+}
+
+// chunk is the dialect's MaxIDs, or no limit.
+func (c Core[T]) chunk() int {
+	if c.D.MaxIDs > 0 {
+		return c.D.MaxIDs
+	}
+	return 1 << 30
+}
+
+// CheckClaims reports, for each ref, whether its job is still RUNNING with
+// that claim sequence. It implements [spi.ClaimChecker].
+func (c Core[T]) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, error) {
+	out := make([]bool, len(refs))
+	err := c.do("check claims", func() error {
+		if len(refs) == 0 {
+			return nil
+		}
+		cur, err := c.Running(ctx, c.DB, DistinctIDs(refs), false)
+		for i, r := range refs {
+			seq, ok := cur[r.JobID]
+			out[i] = ok && seq == r.ClaimSeq
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReleaseJobs puts claimed jobs back to PENDING due at now without
+// counting an attempt (a node shutting down): each only while its job is
+// RUNNING with the named claim sequence, the first ref of each claim only.
+// The owner is cleared and the claim sequence advances. It implements
+// [spi.Store].
+func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	out := make([]bool, len(refs))
+	err := c.do("release jobs", func() error {
+		if len(refs) == 0 {
+			return nil
+		}
+		return c.InTx(ctx, func(tx *sql.Tx) error {
+			clear(out)
+			cur, err := c.Running(ctx, tx, DistinctIDs(refs), true)
+			if err != nil {
+				return err
+			}
+			apply := Fenced(refs, cur)
+			ids := make([]uuid.UUID, len(apply))
+			for k, i := range apply {
+				ids[k] = refs[i].JobID
+			}
+			if _, err := InChunks(ids, c.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
+				q, args := c.D.ReleaseSQL(now, chunk)
+				_, err := tx.ExecContext(ctx, q, args...)
+				return nil, err
+			}); err != nil {
+				return err
+			}
+			for _, i := range apply {
+				out[i] = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TryAcquireLease gives the lease name to owner until now+ttl when it is
+// free, expired (now >= its expiry) or already owner's (a renewal), and
+// reports whether owner holds it afterwards: an upsert and a read of the
+// owner in one transaction. Name, owner and a positive ttl are required.
+// It implements [spi.LeaseStore].
+func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	if name == "" || owner == "" || ttl <= 0 {
+		return false, c.Fail("acquire lease", fmt.Errorf("lease %q for %q: name, owner and a positive ttl are required", name, owner))
+	}
+	var got sql.NullString
+	err := c.do("acquire lease "+name, func() error {
+		run := func() error {
+			return c.InTx(ctx, func(tx *sql.Tx) error {
+				got = sql.NullString{}
+				q, args := c.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
+				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+					return err
+				}
+				q, args = c.D.LeaseOwnerSQL(name)
+				if err := tx.QueryRowContext(ctx, q, args...).Scan(&got); !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				return nil
+			})
+		}
+		err := run()
+		if err != nil && c.D.IsDuplicate != nil && c.D.IsDuplicate(err) {
+			err = run() // two nodes created the row at once: the other one won
+		}
+		return err
+	})
+	return got.String == owner, err
+}
+
+// ReleaseLease frees the lease if owner holds it; otherwise it does
+// nothing. It implements [spi.LeaseStore].
+func (c Core[T]) ReleaseLease(ctx context.Context, name, owner string) error {
+	return c.do("release lease "+name, func() error {
+		return c.exec(ctx, func() (string, []any) { return c.D.ReleaseLeaseSQL(name, owner) })
+	})
+}
+
+// PutProperty sets the job's property key to value, write-once: writing
+// the same value again is harmless, another value fails with an error
+// wrapping spi.ErrPropertyExists. It wraps spi.ErrNotFound for an unknown
+// job. One insert, and a read of the key only when the insert wrote
+// nothing. It implements [spi.JobPropertyStore].
+func (c Core[T]) PutProperty(ctx context.Context, jobID uuid.UUID, key, value string) error {
+	if key == "" {
+		return c.Fail("put property", fmt.Errorf("property of job %s: empty key", jobID))
+	}
+	return c.do("put property", func() error {
+		return c.InTx(ctx, func(tx *sql.Tx) error {
+			q, args := c.D.PutPropertySQL(jobID, key, value)
+			r, err := tx.ExecContext(ctx, q, args...)
+			if c.D.IsDuplicate == nil || !c.D.IsDuplicate(err) {
+				if ok, err := applied(r, err); err != nil || ok {
+					return err
+				}
+			}
+			var k, old sql.NullString
+			q, args = c.D.GetPropertySQL(jobID, key)
+			err = tx.QueryRowContext(ctx, q, args...).Scan(&k, &old)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+			case err != nil:
+				return err
+			case old.String != value:
+				return fmt.Errorf("%w: job %s property %q", spi.ErrPropertyExists, jobID, key)
+			}
+			return nil
+		})
+	})
+}
+
+// applied reports whether a write that returned r and err changed a row.
+func applied(r sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n > 0, err
+}
+
+// WriteState applies one state write in one transaction: it reads the
+// job's status and claim sequence with a lock (no claim, completion or
+// recovery can change them until the write commits), checks the fence
+// (when there is one), and writes: an insert for an init (an existing
+// state is a version conflict), a compare-and-set update of the version
+// otherwise. It is the Apply of StateMethods.
+func (c Core[T]) WriteState(ctx context.Context, w StateWrite) (spi.StateWriteResult, error) {
+	var res spi.StateWriteResult
+	err := c.do("write state of job "+w.JobID.String(), func() error {
+		return c.InTx(ctx, func(tx *sql.Tx) error {
+			var status string
+			var seq int64
+			q, args := c.D.JobFenceSQL(w.JobID)
+			err := tx.QueryRowContext(ctx, q, args...).Scan(&status, &seq)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: %s", spi.ErrNotFound, w.JobID)
+			}
+			if err != nil {
+				return err
+			}
+			if w.Fence != nil && (status != string(spi.StatusRunning) || seq != *w.Fence) {
+				res = spi.StateSuperseded
+				return nil
+			}
+			if w.Init {
+				q, args = c.D.InitStateSQL(w.JobID, w.Namespace, w.State)
+			} else {
+				q, args = c.D.UpdateStateSQL(w.JobID, w.Namespace, w.State, w.Expected)
+			}
+			r, err := tx.ExecContext(ctx, q, args...)
+			if w.Init && c.D.IsDuplicate != nil && c.D.IsDuplicate(err) {
+				res = spi.StateVersionConflict
+				return nil
+			}
+			ok, err := applied(r, err)
+			res = spi.StateVersionConflict
+			if ok {
+				res = spi.StateUpdated
+			}
+			return err
+		})
+	})
+	return res, err
+}
+
+// RecoverOrphans recovers, in one transaction, the RUNNING jobs whose owner
+// has no node row, has a heartbeat older than p.Now − p.Grace, or is named
+// in p.Nodes: it locks them, and by spi.CrashOutcome puts each back to
+// PENDING due at p.Now with its crash count plus one, or fails it into the
+// dead-letter queue with p.LastError, finished at p.Now. Either way the
+// claim sequence advances and the owner is cleared. The node rows with a
+// heartbeat older than the cutoff, and those named in p.Nodes, are deleted.
+// The recovered jobs are returned in id order; a row whose id cannot be
+// read is recovered but not reported. It implements [spi.Store].
+func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	nodes := slices.Compact(slices.Sorted(slices.Values(p.Nodes)))
+	if len(nodes) > c.chunk() {
+		return nil, c.Fail("recover orphans", fmt.Errorf("%d nodes named, at most %d", len(nodes), c.chunk()))
+	}
+	cutoff := p.Now.Add(-p.Grace)
+	var out []spi.RecoveredJob
+	top := -1 // the most urgent priority requeued, for the wakeup
+	err := c.do("recover orphans", func() error {
+		return c.InTx(ctx, func(tx *sql.Tx) error {
+			out, top = nil, -1
+			q, args := c.D.OrphansSQL(cutoff, nodes)
+			found, err := c.orphans(ctx, tx, q, args)
+			if err == nil && c.D.LockOrphansSQL != nil {
+				ids := make([]T, len(found))
+				for i, o := range found {
+					ids[i] = o.id
+				}
+				found, err = InChunks(ids, max(1, c.chunk()-len(nodes)), func(ids []T) ([]orphan[T], error) {
+					q, args := c.D.LockOrphansSQL(cutoff, nodes, ids)
+					return c.orphans(ctx, tx, q, args)
+				})
+			}
+			if err != nil {
+				return err
+			}
+			var requeue, bury []T
+			for _, o := range found {
+				rj := spi.RecoveredJob{TaskName: o.task.String, FromNode: o.owner.String}
+				rj.NewStatus, rj.CrashCount = spi.CrashOutcome(o.crash, p.MaxCrashRedeliveries)
+				if rj.NewStatus == spi.StatusPending {
+					requeue, top = append(requeue, o.id), max(top, o.prio)
+				} else {
+					bury = append(bury, o.id)
+				}
+				if rj.JobID, err = c.D.ParseID(o.id); err == nil {
+					out = append(out, rj)
+				}
+			}
+			// The rows are locked: the writes apply to every one of them.
+			for _, w := range []struct {
+				ids  []T
+				stmt func([]T) (string, []any)
+			}{
+				{requeue, func(ids []T) (string, []any) { return c.D.RequeueSQL(p.Now, ids) }},
+				{bury, func(ids []T) (string, []any) { return c.D.BurySQL(p.Now, p.LastError, ids) }},
+			} {
+				if _, err := InChunks(w.ids, c.chunk(), func(ids []T) ([]struct{}, error) {
+					q, args := w.stmt(ids)
+					_, err := tx.ExecContext(ctx, q, args...)
+					return nil, err
+				}); err != nil {
+					return err
+				}
+			}
+			q, args = c.D.DeleteNodesSQL(cutoff, nodes)
+			_, err = tx.ExecContext(ctx, q, args...)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b spi.RecoveredJob) int { return bytes.Compare(a.JobID[:], b.JobID[:]) })
+	if top >= 0 && c.D.Wake != nil {
+		c.D.Wake(ctx, top)
+	}
+	return out, nil
+}
+
+// orphan is a row of OrphansSQL.
+type orphan[T any] struct {
+	id          T
+	task, owner sql.NullString
+	crash, prio int
+}
+
+// orphans reads the rows of an OrphansSQL or LockOrphansSQL query.
+func (c Core[T]) orphans(ctx context.Context, tx *sql.Tx, q string, args []any) ([]orphan[T], error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []orphan[T]
+	for rows.Next() {
+		var o orphan[T]
+		if err := rows.Scan(&o.id, &o.task, &o.owner, &o.crash, &o.prio); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
