@@ -75,7 +75,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
-		cur, err := s.core.Running(ctx, tx, ids, true)
+		cur, err := s.core.D.Running(ctx, tx, ids, true)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
-		cur, err := s.core.Running(ctx, tx, ids, true)
+		cur, err := s.core.D.Running(ctx, tx, ids, true)
 		if err != nil {
 			return err
 		}

@@ -225,6 +225,15 @@ func idArgs(ids [][]byte) []any {
 	return out
 }
 
+// uuidArgs returns the stored form of job ids as statement arguments.
+func uuidArgs(ids []uuid.UUID) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = dbID(id)
+	}
+	return out
+}
+
 // decoder returns the decoder of the current row of rows, with its own
 // scan buffers: the Decoder of sqlcore.JobReads.
 func decoder(rows *sql.Rows) func() (*spi.Job, error) {

@@ -3,7 +3,6 @@ package oracle
 import (
 	"context"
 	"database/sql"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -15,38 +14,13 @@ import (
 // the order of pos, those whose claim sequence is the entry's: the owner
 // writes that apply.
 func current(ctx context.Context, tx *sql.Tx, refs []spi.ClaimRef, pos []int) ([]int, error) {
-	seqs := map[uuid.UUID]int64{}
-	for start := 0; start < len(pos); start += idsPerList {
-		chunk := pos[start:min(start+idsPerList, len(pos))]
-		ids := make([][]byte, len(chunk))
-		for k, i := range chunk {
-			ids[k] = dbID(refs[i].JobID)
-		}
-		query, args := lockRunningSQL(ids)
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var raw []byte
-			var seq int64
-			if err := rows.Scan(&raw, &seq); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if len(raw) == 16 {
-				seqs[uuid.UUID(raw)] = seq
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
 	sub := make([]spi.ClaimRef, len(pos))
 	for k, i := range pos {
 		sub[k] = refs[i]
+	}
+	seqs, err := dialect.Running(ctx, tx, sqlcore.DistinctIDs(sub), true)
+	if err != nil {
+		return nil, err
 	}
 	fenced := sqlcore.Fenced(sub, seqs)
 	out := make([]int, len(fenced))
@@ -99,48 +73,4 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 		got, _, err := scanJobs(rows)
 		return got, err
 	})
-}
-
-// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
-// cleared and the claim sequence advanced, without charging attempts or the
-// crash budget: the batch's RUNNING jobs are locked and their claim
-// sequences checked, and one UPDATE per 500 releases writes those that
-// apply, in one transaction, run again on a retryable error.
-func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	out := make([]bool, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	pos := sqlcore.FirstOfEach(refs)
-	err = s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error {
-		clear(out)
-		apply, err := current(ctx, tx, refs, pos)
-		if err != nil {
-			return err
-		}
-		for start := 0; start < len(apply); start += idsPerList {
-			chunk := apply[start:min(start+idsPerList, len(apply))]
-			ids := make([][]byte, len(chunk))
-			for k, i := range chunk {
-				ids[k] = dbID(refs[i].JobID)
-			}
-			query, args := releaseSQL(now, ids)
-			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-				return err
-			}
-		}
-		for _, i := range apply {
-			out[i] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fail("release jobs", err)
-	}
-	return out, nil
 }

@@ -72,7 +72,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			got, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 2}}, t0)
 			assert.Equal(t, []bool{true, false}, got)
 			return err
-		}), []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1, :2) AND status = 'RUNNING' FOR UPDATE",
+		}), []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1) AND status = 'RUNNING' ORDER BY job_id FOR UPDATE",
 			"UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = :1, claim_seq = claim_seq + 1", "COMMIT"}},
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "COMMIT"}},
@@ -83,8 +83,8 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = :1", "COMMIT"}},
 		{"RecoverOrphans", with("SELECT j.job_id, j.task_name, j.owner_node, j.crash_count", fakeResult{sets: []fakeSet{{
-			cols: []string{"job_id", "task_name", "owner_node", "crash_count"},
-			rows: [][]driver.Value{{j.ID[:], "t", "node-b", int64(0)}, {uuid.Max[:], "u", "node-b", int64(3)}},
+			cols: []string{"job_id", "task_name", "owner_node", "crash_count", "priority"},
+			rows: [][]driver.Value{{j.ID[:], "t", "node-b", int64(0), int64(2)}, {uuid.Max[:], "u", "node-b", int64(3), int64(2)}},
 		}}}, func() error {
 			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
 			assert.Equal(t, []spi.RecoveredJob{
@@ -92,7 +92,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 				{JobID: uuid.Max, TaskName: "u", FromNode: "node-b", NewStatus: spi.StatusFailed, CrashCount: 3},
 			}, got)
 			return err
-		}), []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count FROM scheduler_job j",
+		}), []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority FROM scheduler_job j",
 			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = :1, claim_seq = claim_seq + 1, owner_node = NULL",
 			"UPDATE scheduler_job SET status = 'FAILED', last_error = :1, finished_time = :2, claim_seq = claim_seq + 1, owner_node = NULL",
 			"DELETE FROM scheduler_node WHERE heartbeat_ts < :1 OR node_id IN (:2, :3)", "COMMIT"}},
@@ -100,7 +100,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			got, err := s.CheckClaims(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 0}, {JobID: newID(), ClaimSeq: 1}})
 			assert.Equal(t, []bool{true, false, false}, got)
 			return err
-		}), []string{"SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1, :2, :3) AND status = 'RUNNING'"}},
+		}), []string{"SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1, :2) AND status = 'RUNNING'"}},
 		{"TryAcquireLease", with("SELECT owner", one([]string{"owner"}, "me"), func() error {
 			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
 			assert.True(t, ok)
@@ -115,22 +115,19 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}), []string{"SELECT s.state_json, s.version FROM scheduler_job j"}},
 		{"InitState", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "RUNNING", int64(4)), func() error {
-			answer["SELECT version"] = fakeResult{sets: []fakeSet{{cols: []string{"version"}}}}
-			defer delete(answer, "SELECT version")
 			r, err := s.InitState(ctx, j.ID, "ns", []byte(`{}`), 4)
 			assert.Equal(t, spi.StateUpdated, r)
 			return err
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
-			"SELECT version FROM scheduler_job_state WHERE job_id = :1 AND namespace = :2",
-			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (:1, :2, :3, 0)", "COMMIT"}},
+			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
 		{"InitStateExists", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "FAILED", int64(4)), func() error {
-			answer["SELECT version"] = one([]string{"version"}, int64(0))
-			defer delete(answer, "SELECT version")
+			answer["INSERT INTO scheduler_job_state"] = fakeResult{affected: 0}
+			defer delete(answer, "INSERT INTO scheduler_job_state")
 			r, err := s.InitStateUnfenced(ctx, j.ID, "ns", []byte(`{}`))
 			assert.Equal(t, spi.StateVersionConflict, r)
 			return err
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
-			"SELECT version FROM scheduler_job_state WHERE job_id = :1 AND namespace = :2", "COMMIT"}},
+			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
 		{"UpdateStateSuperseded", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "RUNNING", int64(5)), func() error {
 			r, err := s.UpdateState(ctx, j.ID, "ns", []byte(`{}`), 0, 4)
 			assert.Equal(t, spi.StateSuperseded, r)
@@ -143,14 +140,15 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
 			"UPDATE scheduler_job_state SET state_json = :1, version = version + 1", "COMMIT"}},
 		{"PutPropertyExisting", with("SELECT p.prop_key", one([]string{"k", "v"}, "tenant", "acme"), func() error {
+			answer["INSERT INTO scheduler_job_property"] = fakeResult{affected: 0}
+			defer delete(answer, "INSERT INTO scheduler_job_property")
 			assert.ErrorIs(t, s.PutProperty(ctx, j.ID, "tenant", "globex"), spi.ErrPropertyExists)
 			return s.PutProperty(ctx, j.ID, "tenant", "acme")
-		}), []string{"BEGIN", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "ROLLBACK",
-			"BEGIN", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "COMMIT"}},
-		{"PutPropertyNew", with("SELECT p.prop_key", one([]string{"k", "v"}, nil, nil), func() error {
+		}), []string{"BEGIN", "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "ROLLBACK",
+			"BEGIN", "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)", "SELECT p.prop_key, p.prop_value FROM scheduler_job j", "COMMIT"}},
+		{"PutPropertyNew", func() error {
 			return s.PutProperty(ctx, j.ID, "tenant", "")
-		}), []string{"BEGIN", "SELECT p.prop_key, p.prop_value FROM scheduler_job j",
-			"INSERT INTO scheduler_job_property (job_id, prop_key, prop_value) VALUES (:1, :2, :3)", "COMMIT"}},
+		}, []string{"BEGIN", "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)", "COMMIT"}},
 		{"GetPropertyEmptyValue", with("SELECT p.prop_key", one([]string{"k", "v"}, "k", nil), func() error {
 			v, ok, err := s.GetProperty(ctx, j.ID, "k")
 			assert.True(t, ok, "a key whose value is NULL (Oracle's empty string) is set")

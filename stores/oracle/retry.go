@@ -105,13 +105,6 @@ var defaultPause = sqlcore.Doubling(20*time.Millisecond, time.Second)
 // with retryable errors.
 var errRetriesExhausted = sqlcore.ErrRetriesExhausted
 
-// withRetry runs fn until it succeeds, fails with an error that
-// retryable does not accept, the retries are used up, or ctx ends. fn gets
-// the attempt number (1 for the first run).
-func (s *Store) withRetry(ctx context.Context, retryable func(error) bool, fn func(attempt int) error) error {
-	return sqlcore.Retry{Retries: s.retries, Pause: s.pause, Retryable: retryable}.Do(ctx, fn)
-}
-
 // attempt describes one run of a transaction to the function it runs.
 type attempt = sqlcore.Attempt
 

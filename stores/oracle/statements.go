@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -256,11 +258,16 @@ func failCorruptSQL(now time.Time, msg string, id []byte, seq int64) (string, []
 		"\n\tWHERE job_id = " + b.add(id) + " AND claim_seq = " + b.add(seq) + " AND status = 'RUNNING'", b.args
 }
 
-// lockRunningSQL locks the RUNNING jobs among ids and returns their claim
-// sequences: the fence of a batch of owner writes, checked under lock.
-func lockRunningSQL(ids [][]byte) (string, []any) {
+// runningSQL returns the claim sequences of the RUNNING jobs among ids,
+// locking them in id order with lock: the fence of a batch of owner
+// writes, checked under lock.
+func runningSQL(ids []uuid.UUID, lock bool) (string, []any) {
 	var b binds
-	return "SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (" + b.list(idArgs(ids)) + ") AND status = 'RUNNING' FOR UPDATE", b.args
+	q := "SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (" + b.list(uuidArgs(ids)) + ") AND status = 'RUNNING'"
+	if lock {
+		q += " ORDER BY job_id FOR UPDATE"
+	}
+	return q, b.args
 }
 
 // completeSQL applies completions, whose fence lockRunningSQL checked, in
@@ -297,16 +304,37 @@ func completeSQL(cs []spi.Completion) (string, []any) {
 
 // releaseSQL puts the locked, current claims ids back to PENDING due at
 // now, advancing the claim sequence.
-func releaseSQL(now time.Time, ids [][]byte) (string, []any) {
+func releaseSQL(now time.Time, ids []uuid.UUID) (string, []any) {
 	var b binds
 	return "UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = " + b.add(dbTime(now)) +
-		", claim_seq = claim_seq + 1\n\tWHERE job_id IN (" + b.list(idArgs(ids)) + ") AND status = 'RUNNING'", b.args
+		", claim_seq = claim_seq + 1\n\tWHERE job_id IN (" + b.list(uuidArgs(ids)) + ") AND status = 'RUNNING'", b.args
 }
 
-// runningSQL returns the claim sequences of the RUNNING jobs among ids.
-func runningSQL(ids [][]byte) (string, []any) {
-	var b binds
-	return "SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (" + b.list(idArgs(ids)) + ") AND status = 'RUNNING'", b.args
+// dialect is Oracle's part of the shared store methods.
+var dialect = sqlcore.Dialect[[]byte]{
+	ParseID:         parseID,
+	MaxIDs:          idsPerList,
+	IsDuplicate:     func(err error) bool { return isUniqueViolation(err, "") },
+	HeartbeatSQL:    heartbeatSQL,
+	DeregisterSQL:   deregisterSQL,
+	RunningSQL:      runningSQL,
+	ReleaseSQL:      releaseSQL,
+	AcquireLeaseSQL: acquireLeaseSQL,
+	LeaseOwnerSQL:   leaseOwnerSQL,
+	ReleaseLeaseSQL: releaseLeaseSQL,
+	PutPropertySQL:  func(id uuid.UUID, key, value string) (string, []any) { return putPropertySQL(dbID(id), key, value) },
+	GetPropertySQL:  func(id uuid.UUID, key string) (string, []any) { return getPropertySQL(dbID(id), key) },
+	JobFenceSQL:     func(id uuid.UUID) (string, []any) { return jobFenceSQL(dbID(id)) },
+	InitStateSQL: func(id uuid.UUID, ns string, state []byte) (string, []any) {
+		return initStateSQL(dbID(id), ns, state)
+	},
+	UpdateStateSQL: func(id uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
+		return updateStateSQL(dbID(id), ns, state, expected)
+	},
+	OrphansSQL:     orphansSQL,
+	RequeueSQL:     requeueSQL,
+	BurySQL:        buryCrashedSQL,
+	DeleteNodesSQL: deleteNodesSQL,
 }
 
 // retryFailedSQL resets a FAILED job.
@@ -376,7 +404,7 @@ func orphansSQL(cutoff time.Time, nodes []string) (string, []any) {
 		}
 		named = "j.owner_node IN (" + b.list(vs) + ") OR "
 	}
-	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count FROM scheduler_job j
+	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority FROM scheduler_job j
 	WHERE j.status = 'RUNNING' AND (` + named + `NOT EXISTS (SELECT 1 FROM scheduler_node n
 		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= ` + b.add(dbTime(cutoff)) + `))
 	ORDER BY j.job_id FOR UPDATE`, b.args
@@ -437,9 +465,6 @@ func releaseLeaseSQL(name, owner string) (string, []any) {
 	return "DELETE FROM scheduler_lease WHERE name = " + b.add(name) + " AND owner = " + b.add(owner), b.args
 }
 
-// checkClaimsSQL is runningSQL: the caller compares the sequences.
-var checkClaimsSQL = runningSQL
-
 // jobFenceSQL locks the job's row and reads its status and claim
 // sequence, so that no claim, completion or recovery changes them, and no
 // other state write of the job runs, until the commit.
@@ -456,17 +481,12 @@ func getStateSQL(id []byte, ns string) (string, []any) {
 	WHERE j.job_id = ` + b.add(id), b.args
 }
 
-// stateVersionSQL reads a namespace's version.
-func stateVersionSQL(id []byte, ns string) (string, []any) {
-	var b binds
-	return "SELECT version FROM scheduler_job_state WHERE job_id = " + b.add(id) + " AND namespace = " + b.add(text(ns)), b.args
-}
-
-// initStateSQL creates a namespace's state at version 0.
+// initStateSQL creates a namespace's state at version 0 unless it exists.
 func initStateSQL(id []byte, ns string, state []byte) (string, []any) {
 	var b binds
-	return "INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (" +
-		b.add(id) + ", " + b.add(text(ns)) + ", " + b.add(blobArg(state)) + ", 0)", b.args
+	return "INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)\n\tSELECT " +
+		b.add(id) + ", " + b.add(text(ns)) + ", " + b.add(blobArg(state)) + ", 0 FROM DUAL" +
+		"\n\tWHERE NOT EXISTS (SELECT 1 FROM scheduler_job_state WHERE job_id = " + b.add(id) + " AND namespace = " + b.add(text(ns)) + ")", b.args
 }
 
 // updateStateSQL replaces a namespace's state at the expected version.
@@ -485,11 +505,14 @@ func getPropertySQL(id []byte, key string) (string, []any) {
 	WHERE j.job_id = ` + b.add(id), b.args
 }
 
-// putPropertySQL inserts a property.
+// putPropertySQL inserts a property when the job exists and the key is
+// free (a racing writer of the key makes it fail with a unique
+// violation).
 func putPropertySQL(id []byte, key, value string) (string, []any) {
 	var b binds
-	return "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value) VALUES (" +
-		b.add(id) + ", " + b.add(key) + ", " + b.add(text(value)) + ")", b.args
+	return "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)\n\tSELECT j.job_id, " + b.add(key) + ", " + b.add(text(value)) +
+		" FROM scheduler_job j WHERE j.job_id = " + b.add(id) +
+		"\n\tAND NOT EXISTS (SELECT 1 FROM scheduler_job_property p WHERE p.job_id = j.job_id AND p.prop_key = " + b.add(key) + ")", b.args
 }
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with

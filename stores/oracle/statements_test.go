@@ -23,6 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden statement files in t
 func goldenStatements(t *testing.T) map[string]string {
 	id1, id2 := dbID(uuid.MustParse("01900000-0000-7000-8000-000000000001")), dbID(uuid.MustParse("01900000-0000-7000-8000-000000000002"))
 	ids := [][]byte{id1, id2}
+	uids := []uuid.UUID{uuid.UUID(id1), uuid.UUID(id2)}
 	j := &spi.Job{ID: uuid.UUID(id1), ScheduledAt: t0}
 	insert, _, err := insertJobsSQL([]*spi.Job{j, j})
 	require.NoError(t, err)
@@ -46,14 +47,14 @@ func goldenStatements(t *testing.T) map[string]string {
 		"pending_tasks":         pendingTasksSQL,
 		"claim_adopt_2":         q(adoptSQL(t0, ids)),
 		"claim_fail_corrupt":    q(failCorruptSQL(t0, "bad", id1, 1)),
-		"lock_running_2":        q(lockRunningSQL(ids)),
+		"lock_running_2":        q(runningSQL(uids, true)),
 		"complete_3": q(completeSQL([]spi.Completion{
 			{ClaimRef: spi.ClaimRef{JobID: uuid.UUID(id1), ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0, Result: []byte("1")},
 			{ClaimRef: spi.ClaimRef{JobID: uuid.UUID(id2), ClaimSeq: 1}, Outcome: spi.OutcomeRetry, RetryAt: t0, Attempts: 1},
 			{ClaimRef: spi.ClaimRef{JobID: uuid.UUID(id2), ClaimSeq: 1}, Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 2},
 		})),
-		"release_2":             q(releaseSQL(t0, ids)),
-		"check_claims_2":        q(checkClaimsSQL(ids)),
+		"release_2":             q(releaseSQL(t0, uids)),
+		"check_claims_2":        q(runningSQL(uids, false)),
 		"retry_failed":          q(retryFailedSQL(t0, id1)),
 		"cancel":                q(cancelSQL(t0, id1)),
 		"status":                q(statusSQL(id1)),
@@ -69,7 +70,6 @@ func goldenStatements(t *testing.T) map[string]string {
 		"release_lease":         q(releaseLeaseSQL("l", "o")),
 		"job_fence":             q(jobFenceSQL(id1)),
 		"get_state":             q(getStateSQL(id1, "ns")),
-		"state_version":         q(stateVersionSQL(id1, "ns")),
 		"init_state":            q(initStateSQL(id1, "ns", []byte("{}"))),
 		"update_state":          q(updateStateSQL(id1, "ns", []byte("{}"), 3)),
 		"get_property":          q(getPropertySQL(id1, "k")),
@@ -125,7 +125,10 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 		"claim":     func() (string, []any) { return claimSQL("n", t0, ids) },
 		"adopt":     func() (string, []any) { return adoptSQL(t0, ids) },
 		"corrupt":   func() (string, []any) { return failCorruptSQL(t0, "x", id, 2) },
-		"release":   func() (string, []any) { return releaseSQL(t0, ids) },
+		"release":   func() (string, []any) { return releaseSQL(t0, []uuid.UUID{newID(), newID()}) },
+		"running":   func() (string, []any) { return runningSQL([]uuid.UUID{newID(), newID()}, true) },
+		"init":      func() (string, []any) { return initStateSQL(id, "ns", []byte("{}")) },
+		"put":       func() (string, []any) { return putPropertySQL(id, "k", "v") },
 		"orphans":   func() (string, []any) { return orphansSQL(t0, []string{"a", "b"}) },
 		"requeue":   func() (string, []any) { return requeueSQL(t0, ids) },
 		"bury":      func() (string, []any) { return buryCrashedSQL(t0, "x", ids) },

@@ -58,6 +58,7 @@ type Options struct {
 // go-ora. Create it with [Open] or [New]; it is safe for concurrent use,
 // and any number of processes may share one schema.
 type Store struct {
+	core         // the methods written once for every SQL store, over dialect
 	adminWrites  // RetryFailedJob and CancelJob
 	completions  // CompleteJobs, over writeCompletions and loadJobs
 	stateMethods // the spi.JobStateStore writes, over writeState
@@ -81,6 +82,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	core         = sqlcore.Core[[]byte]
 	adminWrites  = sqlcore.AdminWrites
 	completions  = sqlcore.TxCompletions
 	stateMethods = sqlcore.StateMethods
@@ -221,7 +223,16 @@ func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store,
 func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
-	s.stateMethods.Apply = s.writeState
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
+	s.stateMethods.Apply = func(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
+		if w.Namespace == "" {
+			return 0, fmt.Errorf("oracle: write state of job %s: empty namespace, which Oracle cannot store", w.JobID)
+		}
+		return s.core.WriteState(ctx, w)
+	}
 	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })

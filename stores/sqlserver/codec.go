@@ -152,6 +152,24 @@ func idArgs(ids []uuid.UUID) []any {
 	return out
 }
 
+// anys returns values as statement arguments.
+func anys[E any](vs []E) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+// nameArgs returns names as statement arguments (see name).
+func nameArgs(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = name(n)
+	}
+	return out
+}
+
 // dbID is the stored form of a job id: its 16 bytes in UUID order, sent as
 // VARBINARY and compared with the BINARY(16) columns byte for byte.
 func dbID(id uuid.UUID) []byte {

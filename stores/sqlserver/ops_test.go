@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"slices"
@@ -63,9 +64,12 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}, []string{"SELECT TOP (@p2) j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"}},
 		{"ReleaseJobs", func() error {
-			_, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}}, t0)
+			answer["SELECT job_id, claim_seq"] = one([]string{"job_id", "claim_seq"}, j.ID[:], int64(1))
+			defer delete(answer, "SELECT job_id, claim_seq")
+			got, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 1}}, t0)
+			assert.Equal(t, []bool{true, false}, got, "the first ref of a claim only")
 			return err
-		}, []string{"BEGIN", "UPDATE j SET j.status = 'PENDING', j.owner_node = NULL, j.scheduled_time = @p1, j.claim_seq = j.claim_seq + 1", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WITH (UPDLOCK, ROWLOCK)", "UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = @p1, claim_seq = claim_seq + 1", "COMMIT"}},
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
@@ -73,14 +77,14 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
 			[]string{"BEGIN", "UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;", "COMMIT"}},
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
-			[]string{"DELETE FROM scheduler_node WHERE node_id = @p1"}},
+			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = @p1", "COMMIT"}},
 		{"RecoverOrphans", func() error {
 			// Two orphans: one below the crash budget (requeued), one at it
 			// (buried): the decision is spi.CrashOutcome's.
 			spent := newID()
 			answer["SELECT j.job_id, j.task_name, j.owner_node, j.crash_count"] = fakeResult{sets: []fakeSet{{
-				cols: []string{"job_id", "task_name", "owner_node", "crash_count"},
-				rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), int64(0)}, {spent[:], "t", []byte("x"), int64(3)}},
+				cols: []string{"job_id", "task_name", "owner_node", "crash_count", "priority"},
+				rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), int64(0), int64(2)}, {spent[:], "t", []byte("x"), int64(3), int64(2)}},
 			}}}
 			defer delete(answer, "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count")
 			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
@@ -89,32 +93,32 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 					{JobID: j.ID, TaskName: "t", FromNode: "node-b", NewStatus: spi.StatusPending, CrashCount: 1},
 					{JobID: spent, TaskName: "t", FromNode: "x", NewStatus: spi.StatusFailed, CrashCount: 3},
 				}
-				slices.SortFunc(want, func(a, b spi.RecoveredJob) int { return compareIDs(a.JobID, b.JobID) })
+				slices.SortFunc(want, func(a, b spi.RecoveredJob) int { return bytes.Compare(a.JobID[:], b.JobID[:]) })
 				assert.Equal(t, want, got)
 			}
 			return err
-		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count",
+		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority",
 			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,",
 			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p2, finished_time = @p1,",
 			"DELETE FROM scheduler_node WHERE heartbeat_ts < @p1 OR node_id IN (@p2, @p3)", "COMMIT"}},
 		{"CheckClaims", func() error {
-			answer["SELECT v.i FROM"] = one([]string{"i"}, int64(0))
-			defer delete(answer, "SELECT v.i FROM")
-			got, err := s.CheckClaims(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: newID(), ClaimSeq: 1}})
+			answer["SELECT job_id, claim_seq"] = one([]string{"job_id", "claim_seq"}, j.ID[:], int64(1))
+			defer delete(answer, "SELECT job_id, claim_seq")
+			got, err := s.CheckClaims(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: newID(), ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 2}})
 			if err == nil {
-				assert.Equal(t, []bool{true, false}, got)
+				assert.Equal(t, []bool{true, false, false}, got)
 			}
 			return err
-		}, []string{"SELECT v.i FROM (VALUES (@p1, @p2, @p3), (@p4, @p5, @p6)) AS v (i, id, seq)"}},
+		}, []string{"SELECT job_id, claim_seq FROM scheduler_job"}},
 		{"TryAcquireLease", func() error {
-			answer["UPDATE scheduler_lease"] = one([]string{"owner"}, []byte("me"))
-			defer delete(answer, "UPDATE scheduler_lease")
+			answer["SELECT owner FROM scheduler_lease"] = one([]string{"owner"}, []byte("me"))
+			defer delete(answer, "SELECT owner FROM scheduler_lease")
 			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
 			assert.True(t, ok)
 			return err
-		}, []string{"BEGIN", "UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3", "COMMIT"}},
+		}, []string{"BEGIN", "UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3", "SELECT owner FROM scheduler_lease WHERE name = @p1", "COMMIT"}},
 		{"ReleaseLease", func() error { return s.ReleaseLease(ctx, "singleton", "me") },
-			[]string{"DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2"}},
+			[]string{"BEGIN", "DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2", "COMMIT"}},
 		{"GetState", func() error {
 			answer["SELECT s.state_json"] = one([]string{"state_json", "version"}, []byte(`{"n":1}`), int64(3))
 			defer delete(answer, "SELECT s.state_json")

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -26,8 +29,6 @@ const (
 	tagsPerInsert  = 500 // 2 a row
 	keysPerLookup  = 1000
 	rowsPerComplet = 200 // 10 a row: 2,000
-	rowsPerRelease = 600 // 3 a row plus one
-	refsPerCheck   = 600 // 3 a row
 	idsPerList     = 1000
 )
 
@@ -241,22 +242,67 @@ func completeSQL(n int) string {
 	WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'`
 }
 
-// releaseSQL puts n claims (index, id, sequence from @p2 on) back to
-// PENDING due at @p1, fenced, advancing the claim sequence, and returns
-// the indexes that applied.
-func releaseSQL(n int) string {
-	return `UPDATE j SET j.status = 'PENDING', j.owner_node = NULL, j.scheduled_time = @p1, j.claim_seq = j.claim_seq + 1
-	OUTPUT v.i
-	FROM scheduler_job AS j WITH (ROWLOCK)
-	JOIN (VALUES ` + rowsOf(2, n, 3) + `) AS v (i, id, seq) ON j.job_id = v.id
-	WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'`
+// runningSQL reads (job_id, claim_seq) of the RUNNING jobs among n ids
+// (@p1 on), update-locked in id order with lock.
+func runningSQL(n int, lock bool) string {
+	hint := ""
+	if lock {
+		hint = " WITH (UPDLOCK, ROWLOCK)"
+	}
+	return `SELECT job_id, claim_seq FROM scheduler_job` + hint + `
+	WHERE status = 'RUNNING' AND job_id IN (` + plist(1, n) + `) ORDER BY job_id`
 }
 
-// checkClaimsSQL returns the indexes of the n claims (index, id, sequence)
-// that are current.
-func checkClaimsSQL(n int) string {
-	return `SELECT v.i FROM (VALUES ` + rowsOf(1, n, 3) + `) AS v (i, id, seq)
-	JOIN scheduler_job j ON j.job_id = v.id AND j.claim_seq = v.seq AND j.status = 'RUNNING'`
+// releaseSQL puts n RUNNING jobs (@p2 on) back to PENDING due at @p1,
+// advancing the claim sequence.
+func releaseSQL(n int) string {
+	return `UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = @p1, claim_seq = claim_seq + 1
+	WHERE status = 'RUNNING' AND job_id IN (` + plist(2, n) + `)`
+}
+
+// dialect is SQL Server's part of the shared store methods.
+var dialect = sqlcore.Dialect[[]byte]{
+	ParseID:     parseID,
+	MaxIDs:      maxParams - 10,
+	IsDuplicate: func(err error) bool { return isDuplicateKey(err, "") },
+	HeartbeatSQL: func(node string, now time.Time) (string, []any) {
+		return heartbeatSQL, []any{name(node), dbTime(now)}
+	},
+	DeregisterSQL: func(node string) (string, []any) { return deregisterSQL, []any{name(node)} },
+	RunningSQL:    func(ids []uuid.UUID, lock bool) (string, []any) { return runningSQL(len(ids), lock), idArgs(ids) },
+	ReleaseSQL: func(now time.Time, ids []uuid.UUID) (string, []any) {
+		return releaseSQL(len(ids)), append([]any{dbTime(now)}, idArgs(ids)...)
+	},
+	AcquireLeaseSQL: func(lease, owner string, until, now time.Time) (string, []any) {
+		return acquireLeaseSQL, []any{name(lease), name(owner), dbTime(until), dbTime(now)}
+	},
+	LeaseOwnerSQL:   func(lease string) (string, []any) { return leaseOwnerSQL, []any{name(lease)} },
+	ReleaseLeaseSQL: func(lease, owner string) (string, []any) { return releaseLeaseSQL, []any{name(lease), name(owner)} },
+	PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
+		return putPropertySQL, []any{dbID(jobID), name(key), name(value)}
+	},
+	GetPropertySQL: func(jobID uuid.UUID, key string) (string, []any) {
+		return getPropertySQL, []any{dbID(jobID), name(key)}
+	},
+	JobFenceSQL: func(jobID uuid.UUID) (string, []any) { return jobFenceSQL, []any{dbID(jobID)} },
+	InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
+		return initStateSQL, []any{dbID(jobID), name(ns), state}
+	},
+	UpdateStateSQL: func(jobID uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
+		return updateStateSQL, []any{dbID(jobID), name(ns), state, expected}
+	},
+	OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
+		return orphansSQL(len(nodes)), append([]any{dbTime(cutoff)}, nameArgs(nodes)...)
+	},
+	RequeueSQL: func(now time.Time, ids [][]byte) (string, []any) {
+		return requeueSQL(len(ids)), append([]any{dbTime(now)}, anys(ids)...)
+	},
+	BurySQL: func(now time.Time, lastError string, ids [][]byte) (string, []any) {
+		return burySQL(len(ids)), append([]any{dbTime(now), nullText(lastError)}, anys(ids)...)
+	},
+	DeleteNodesSQL: func(cutoff time.Time, nodes []string) (string, []any) {
+		return deleteNodesSQL(len(nodes)), append([]any{dbTime(cutoff)}, nameArgs(nodes)...)
+	},
 }
 
 // Administrative statements; @p1 is the job id unless said otherwise.
@@ -281,17 +327,19 @@ IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names)
 
 // orphansSQL reads and update-locks, for recovery, the RUNNING jobs whose
 // owner has no node row with a heartbeat at or after @p1, or is one of the
-// nNodes nodes from @p2 on: their id, task, owner and crash count. The
-// crash-budget decision is spi.CrashOutcome's, in Go.
+// nNodes nodes from @p2 on: their id, task, owner, crash count and
+// priority, in id order. The crash-budget decision is spi.CrashOutcome's,
+// in Go.
 func orphansSQL(nNodes int) string {
 	named := ""
 	if nNodes > 0 {
 		named = "j.owner_node IN (" + plist(2, nNodes) + ") OR "
 	}
-	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count
+	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
 	FROM scheduler_job AS j WITH (UPDLOCK, ROWLOCK)
 	WHERE j.status = 'RUNNING' AND (` + named + `NOT EXISTS (SELECT 1 FROM scheduler_node n
-		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p1))`
+		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p1))
+	ORDER BY j.job_id`
 }
 
 // requeueSQL puts n recovered jobs (@p2 on) back to PENDING, due at @p1,
@@ -325,12 +373,12 @@ const (
 	// acquireLeaseSQL: @p1 name, @p2 owner, @p3 new expiry, @p4 now. It
 	// renews or takes over the lease when owner holds it or it expired,
 	// creates it when missing (the key range locked against concurrent
-	// creators), and returns the owner afterwards.
+	// creators).
 	acquireLeaseSQL = `UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3
 	WHERE name = @p1 AND (owner = @p2 OR expires_at <= @p4);
 IF @@ROWCOUNT = 0 AND NOT EXISTS (SELECT 1 FROM scheduler_lease WITH (UPDLOCK, SERIALIZABLE) WHERE name = @p1)
-	INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (@p1, @p2, @p3);
-SELECT owner FROM scheduler_lease WHERE name = @p1;`
+	INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (@p1, @p2, @p3);`
+	leaseOwnerSQL = `SELECT owner FROM scheduler_lease WHERE name = @p1`
 	// releaseLeaseSQL: @p1 name, @p2 owner.
 	releaseLeaseSQL = `DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2`
 )

@@ -35,7 +35,7 @@ func goldenStatements() map[string]string {
 		"claim_fail_corrupt":    failCorruptSQL,
 		"complete_2":            completeSQL(2),
 		"release_2":             releaseSQL(2),
-		"check_claims_2":        checkClaimsSQL(2),
+		"running_2":             runningSQL(2, true),
 		"retry_failed":          retryFailedSQL,
 		"cancel":                cancelSQL,
 		"status":                statusSQL,
@@ -97,12 +97,13 @@ func TestStatementShapes(t *testing.T) {
 	assert.LessOrEqual(t, maxParam(insertTagsSQL(tagsPerInsert)), maxParams)
 	assert.LessOrEqual(t, maxParam(existingKeysSQL(keysPerLookup)), maxParams)
 	assert.LessOrEqual(t, maxParam(completeSQL(rowsPerComplet)), maxParams)
-	assert.LessOrEqual(t, maxParam(releaseSQL(rowsPerRelease)), maxParams)
-	assert.LessOrEqual(t, maxParam(checkClaimsSQL(refsPerCheck)), maxParams)
+	assert.LessOrEqual(t, maxParam(releaseSQL(dialect.MaxIDs)), maxParams)
+	assert.LessOrEqual(t, maxParam(runningSQL(dialect.MaxIDs, true)), maxParams)
+	assert.LessOrEqual(t, maxParam(burySQL(dialect.MaxIDs)), maxParams)
 	assert.Equal(t, rowsPerInsert*numInsertArgs, maxParam(insertJobsSQL(rowsPerInsert)))
 	assert.Equal(t, 5*numCompleteArgs, maxParam(completeSQL(5)))
 	// ...and under 1,000 rows per VALUES list.
-	for _, n := range []int{rowsPerInsert, tagsPerInsert, rowsPerComplet, rowsPerRelease, refsPerCheck} {
+	for _, n := range []int{rowsPerInsert, tagsPerInsert, rowsPerComplet} {
 		assert.LessOrEqual(t, n, 1000)
 	}
 

@@ -64,6 +64,7 @@ type Options struct {
 // and go-mssqldb. Create it with [Open] or [New]; it is safe for concurrent
 // use, and any number of processes may share one database.
 type Store struct {
+	core         // the methods written once for every SQL store, over dialect
 	adminWrites  // RetryFailedJob and CancelJob
 	completions  // CompleteJobs, over writeCompletions and loadJobs
 	stateMethods // the spi.JobStateStore writes, over writeState
@@ -88,6 +89,7 @@ type Store struct {
 // The shared implementations that Store embeds (see its fields), under
 // unexported names so that they stay out of the package's API.
 type (
+	core         = sqlcore.Core[[]byte]
 	adminWrites  = sqlcore.AdminWrites
 	completions  = sqlcore.TxCompletions
 	stateMethods = sqlcore.StateMethods
@@ -215,7 +217,11 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 		lock = DefaultLockTimeout
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
-	s.stateMethods.Apply = s.writeState
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
+		}}
+	s.stateMethods.Apply = s.core.WriteState
 	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })

@@ -152,10 +152,10 @@ func (c Core[T]) DeregisterNode(ctx context.Context, nodeID string) error {
 // q, locking them with lock (see RunningSQL), in
 // chunks of the dialect's MaxIDs; rows whose id cannot be read are left
 // out.
-func (c Core[T]) Running(ctx context.Context, q Querier, ids []uuid.UUID, lock bool) (map[uuid.UUID]int64, error) {
+func (d Dialect[T]) Running(ctx context.Context, q Querier, ids []uuid.UUID, lock bool) (map[uuid.UUID]int64, error) {
 	cur := make(map[uuid.UUID]int64, len(ids))
-	_, err := InChunks(ids, c.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
-		query, args := c.D.RunningSQL(chunk, lock)
+	_, err := InChunks(ids, d.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
+		query, args := d.RunningSQL(chunk, lock)
 		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, err
@@ -167,7 +167,7 @@ func (c Core[T]) Running(ctx context.Context, q Querier, ids []uuid.UUID, lock b
 			if err := rows.Scan(&raw, &seq); err != nil {
 				return nil, err
 			}
-			if id, err := c.D.ParseID(raw); err == nil {
+			if id, err := d.ParseID(raw); err == nil {
 				cur[id] = seq
 			}
 		}
@@ -177,9 +177,9 @@ func (c Core[T]) Running(ctx context.Context, q Querier, ids []uuid.UUID, lock b
 }
 
 // chunk is the dialect's MaxIDs, or no limit.
-func (c Core[T]) chunk() int {
-	if c.D.MaxIDs > 0 {
-		return c.D.MaxIDs
+func (d Dialect[T]) chunk() int {
+	if d.MaxIDs > 0 {
+		return d.MaxIDs
 	}
 	return 1 << 30
 }
@@ -192,7 +192,7 @@ func (c Core[T]) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, 
 		if len(refs) == 0 {
 			return nil
 		}
-		cur, err := c.Running(ctx, c.DB, DistinctIDs(refs), false)
+		cur, err := c.D.Running(ctx, c.DB, DistinctIDs(refs), false)
 		for i, r := range refs {
 			seq, ok := cur[r.JobID]
 			out[i] = ok && seq == r.ClaimSeq
@@ -218,7 +218,7 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 		}
 		return c.InTx(ctx, func(tx *sql.Tx) error {
 			clear(out)
-			cur, err := c.Running(ctx, tx, DistinctIDs(refs), true)
+			cur, err := c.D.Running(ctx, tx, DistinctIDs(refs), true)
 			if err != nil {
 				return err
 			}
@@ -227,7 +227,7 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 			for k, i := range apply {
 				ids[k] = refs[i].JobID
 			}
-			if _, err := InChunks(ids, c.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
+			if _, err := InChunks(ids, c.D.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
 				q, args := c.D.ReleaseSQL(now, chunk)
 				_, err := tx.ExecContext(ctx, q, args...)
 				return nil, err
@@ -387,8 +387,8 @@ func (c Core[T]) WriteState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 // read is recovered but not reported. It implements [spi.Store].
 func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
 	nodes := slices.Compact(slices.Sorted(slices.Values(p.Nodes)))
-	if len(nodes) > c.chunk() {
-		return nil, c.Fail("recover orphans", fmt.Errorf("%d nodes named, at most %d", len(nodes), c.chunk()))
+	if len(nodes) > c.D.chunk() {
+		return nil, c.Fail("recover orphans", fmt.Errorf("%d nodes named, at most %d", len(nodes), c.D.chunk()))
 	}
 	cutoff := p.Now.Add(-p.Grace)
 	var out []spi.RecoveredJob
@@ -403,7 +403,7 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 				for i, o := range found {
 					ids[i] = o.id
 				}
-				found, err = InChunks(ids, max(1, c.chunk()-len(nodes)), func(ids []T) ([]orphan[T], error) {
+				found, err = InChunks(ids, max(1, c.D.chunk()-len(nodes)), func(ids []T) ([]orphan[T], error) {
 					q, args := c.D.LockOrphansSQL(cutoff, nodes, ids)
 					return c.orphans(ctx, tx, q, args)
 				})
@@ -432,7 +432,7 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 				{requeue, func(ids []T) (string, []any) { return c.D.RequeueSQL(p.Now, ids) }},
 				{bury, func(ids []T) (string, []any) { return c.D.BurySQL(p.Now, p.LastError, ids) }},
 			} {
-				if _, err := InChunks(w.ids, c.chunk(), func(ids []T) ([]struct{}, error) {
+				if _, err := InChunks(w.ids, c.D.chunk(), func(ids []T) ([]struct{}, error) {
 					q, args := w.stmt(ids)
 					_, err := tx.ExecContext(ctx, q, args...)
 					return nil, err
