@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -100,51 +99,6 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	// reached the server but whose answer was lost) counts.
 	if err := sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return s.loadJobs(ctx, ids) }); err != nil {
 		return nil, fail("complete jobs", err)
-	}
-	return out, nil
-}
-
-// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
-// cleared and the claim sequence advanced, without charging attempts or the
-// crash budget; one fenced statement per batch, and a wakeup when some job
-// was released, so that other nodes take the work at once.
-func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	out := make([]bool, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	pos := sqlcore.FirstOfEach(refs) // index in refs of each array element
-	ids := make([]pgtype.UUID, len(pos))
-	seqs := make([]int64, len(pos))
-	for k, i := range pos {
-		ids[k] = pgUUID(refs[i].JobID)
-		seqs[k] = refs[i].ClaimSeq
-	}
-	rows, err := s.pool.Query(ctx, s.sql.release, ids, seqs, now)
-	if err != nil {
-		return nil, fail("release jobs", err)
-	}
-	defer rows.Close()
-	var idx int64
-	var prio int32
-	top := int32(-1)
-	for rows.Next() {
-		if err := rows.Scan(&idx, &prio); err != nil {
-			return nil, fail("release jobs", err)
-		}
-		out[pos[idx-1]] = true
-		top = max(top, prio)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fail("release jobs", err)
-	}
-	if top >= 0 {
-		s.wake(ctx, top)
 	}
 	return out, nil
 }

@@ -1,9 +1,14 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -28,7 +33,7 @@ type statements struct {
 	heartbeat, deregister                   string
 	heartbeatTasks, liveNodes, pendingCount string
 	orphans, requeue, bury, deleteNodes     string
-	checkClaims                             string
+	running, leaseOwner                     string
 	acquireLease, releaseLease              string
 	getState, initState                     string
 	updateState                             string
@@ -112,12 +117,8 @@ func buildStatements(schema string) statements {
 		WHERE j.job_id = ANY($1::uuid[]) AND j.claim_seq = ($2::bigint[])[array_position($1::uuid[], j.job_id)]
 			AND j.status = ` + runningFence + `
 		RETURNING array_position($1::uuid[], j.job_id)`)
-	s.release = r.Replace(`UPDATE {job} j
-		SET status = 'PENDING', owner_node = NULL, scheduled_time = $3, claim_seq = j.claim_seq + 1
-		FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS u(id, seq, idx)
-		WHERE j.job_id = ANY($1::uuid[]) AND j.job_id = u.id AND j.claim_seq = u.seq
-			AND j.status = ` + runningFence + `
-		RETURNING u.idx, j.priority`)
+	s.release = r.Replace(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = $2, claim_seq = claim_seq + 1
+		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence + ` RETURNING priority`)
 	for v := range s.insert {
 		s.insert[v] = r.Replace(insertSQL(v))
 	}
@@ -170,14 +171,11 @@ func buildStatements(schema string) statements {
 			claim_seq = claim_seq + 1, owner_node = NULL
 		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
 	s.deleteNodes = r.Replace(`DELETE FROM {node} WHERE heartbeat_ts < $2 OR node_id = ANY($1::text[])`)
-	s.checkClaims = r.Replace(`SELECT u.idx
-		FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS u(id, seq, idx)
-		JOIN {job} j ON j.job_id = u.id
-		WHERE j.job_id = ANY($1::uuid[]) AND j.claim_seq = u.seq AND j.status = ` + runningFence)
+	s.running = r.Replace(`SELECT job_id, claim_seq FROM {job} WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
 	s.acquireLease = r.Replace(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-		WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4
-		RETURNING l.owner`)
+		WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4`)
+	s.leaseOwner = r.Replace(`SELECT owner FROM {lease} WHERE name = $1`)
 	s.releaseLease = r.Replace(`DELETE FROM {lease} WHERE name = $1 AND owner = $2`)
 	s.getState = r.Replace(`SELECT s.state_json, s.version FROM {job} j
 		LEFT JOIN {state} s ON s.job_id = j.job_id AND s.namespace = $2
@@ -207,14 +205,10 @@ func buildStatements(schema string) statements {
 	// A property insert that conflicts reads the value in place; a value
 	// committed by a concurrent insert while this one waited is not in
 	// the statement's snapshot (NULL), and PutProperty reads it again.
-	s.putProperty = r.Replace(`WITH ins AS (
-			INSERT INTO {prop} (job_id, prop_key, prop_value)
-			SELECT j.job_id, $2, $3 FROM {job} j WHERE j.job_id = $1
-			ON CONFLICT (job_id, prop_key) DO NOTHING
-			RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM {job} WHERE job_id = $1),
-			(SELECT prop_value FROM {prop} WHERE job_id = $1 AND prop_key = $2)`)
-	s.getProperty = r.Replace(`SELECT p.prop_value FROM {job} j
+	s.putProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value)
+		SELECT j.job_id, $2, $3 FROM {job} j WHERE j.job_id = $1
+		ON CONFLICT (job_id, prop_key) DO NOTHING`)
+	s.getProperty = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
 		LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = $2
 		WHERE j.job_id = $1`)
 	// starts_with compares bytes (the text is never a pattern), and the
@@ -225,6 +219,53 @@ func buildStatements(schema string) statements {
 	s.findByProperty = r.Replace(`SELECT job_id FROM {prop}
 		WHERE prop_key = $1 AND prop_value = $2 ORDER BY job_id LIMIT $3`)
 	return s
+}
+
+// dialect returns PostgreSQL's part of the shared store methods, which
+// run through database/sql on the store's pool (the claim, completions,
+// inserts and state writes use pgx directly). wake publishes a wakeup.
+func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[pgtype.UUID] {
+	arg := func(q string, args ...any) (string, []any) { return q, args }
+	ids := func(ids []uuid.UUID) []pgtype.UUID {
+		out := make([]pgtype.UUID, len(ids))
+		for i, id := range ids {
+			out[i] = pgUUID(id)
+		}
+		return out
+	}
+	texts := func(ss []string) []string { return append([]string{}, ss...) } // never NULL
+	return sqlcore.Dialect[pgtype.UUID]{
+		ParseID:       func(id pgtype.UUID) (uuid.UUID, error) { return id.Bytes, nil },
+		Wake:          func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		HeartbeatSQL:  func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
+		DeregisterSQL: func(node string) (string, []any) { return arg(st.deregister, node) },
+		RunningSQL: func(in []uuid.UUID, lock bool) (string, []any) {
+			if lock {
+				return arg(st.running+` ORDER BY job_id FOR NO KEY UPDATE`, ids(in))
+			}
+			return arg(st.running, ids(in))
+		},
+		ReleaseSQL: func(now time.Time, in []uuid.UUID) (string, []any) { return arg(st.release, ids(in), now) },
+		AcquireLeaseSQL: func(name, owner string, until, now time.Time) (string, []any) {
+			return arg(st.acquireLease, name, owner, until, now)
+		},
+		LeaseOwnerSQL:   func(name string) (string, []any) { return arg(st.leaseOwner, name) },
+		ReleaseLeaseSQL: func(name, owner string) (string, []any) { return arg(st.releaseLease, name, owner) },
+		PutPropertySQL: func(id uuid.UUID, key, value string) (string, []any) {
+			return arg(st.putProperty, pgUUID(id), key, value)
+		},
+		GetPropertySQL: func(id uuid.UUID, key string) (string, []any) { return arg(st.getProperty, pgUUID(id), key) },
+		OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
+			return arg(st.orphans, texts(nodes), cutoff)
+		},
+		RequeueSQL: func(now time.Time, ids []pgtype.UUID) (string, []any) { return arg(st.requeue, ids, now) },
+		BurySQL: func(now time.Time, lastError string, ids []pgtype.UUID) (string, []any) {
+			return arg(st.bury, ids, nullText(lastError), now)
+		},
+		DeleteNodesSQL: func(cutoff time.Time, nodes []string) (string, []any) {
+			return arg(st.deleteNodes, texts(nodes), cutoff)
+		},
+	}
 }
 
 // claimKey selects a claim statement: the one-statement claim or the

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -9,9 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -54,9 +58,14 @@ type Options struct {
 // pool. Create it with [Open] or [New]; it is safe for concurrent use, and
 // any number of processes may share one database and schema.
 type Store struct {
+	core         // the methods written once for every SQL store, over dialect
 	stateMethods // the spi.JobStateStore writes, over writeState
+	stateRead    // GetState
+	nodeMethods  // spi.NodeTaskStore
+	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
 
 	pool      *pgxpool.Pool
+	db        *sql.DB // the pool through database/sql, for the shared methods
 	ownsPool  bool
 	schema    string
 	channel   string
@@ -71,9 +80,15 @@ type Store struct {
 	pingInterval, pingTimeout time.Duration // liveness checks of the listener
 }
 
-// stateMethods is the shared implementation of the state writes, embedded
-// under an unexported name.
-type stateMethods = sqlcore.StateMethods
+// The shared implementations that Store embeds (see its fields), under
+// unexported names so that they stay out of the package's API.
+type (
+	core         = sqlcore.Core[pgtype.UUID]
+	stateMethods = sqlcore.StateMethods
+	stateRead    = sqlcore.StateRead
+	nodeMethods  = sqlcore.NodeMethods[time.Time]
+	propReads    = sqlcore.PropertyReads[pgtype.UUID]
+)
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -184,7 +199,42 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 		pingInterval: defaultListenPingInterval,
 		pingTimeout:  defaultListenPingTimeout,
 	}
+	s.db = stdlib.OpenDBFromPool(pool)
+	s.core = core{Gate: &s.gate, DB: s.db, Fail: fail, D: s.sql.dialect(s.wake),
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
+			tx, err := s.db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if err := fn(tx); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			return tx.Commit()
+		}}
 	s.stateMethods.Apply = s.writeState
+	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(id uuid.UUID, ns string) (string, []any) {
+		return s.sql.getState, []any{pgUUID(id), ns}
+	}}
+	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, GetSQL: s.core.D.GetPropertySQL,
+		ParseID: s.core.D.ParseID,
+		PrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
+			return s.sql.propertiesByPrefix, []any{pgUUID(id), prefix}
+		},
+		FindSQL: func(key, value string, limit int) (string, []any) {
+			var n *int64 // NULL: no limit
+			if limit > 0 {
+				l := int64(limit)
+				n = &l
+			}
+			return s.sql.findByProperty, []any{key, value, n}
+		}}
+	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, LiveSQL: s.sql.liveNodes, PendingSQL: s.sql.pendingCount,
+		Beat: func(ctx context.Context, nodeID, tasks string, now time.Time) error {
+			_, err := s.pool.Exec(ctx, s.sql.heartbeatTasks, nodeID, now, tasks)
+			return err
+		},
+		Bind: func(t time.Time) any { return t }, Time: time.Time.UTC}
 	return s, nil
 }
 
@@ -226,6 +276,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.watchers.Wait()
+	_ = s.db.Close() // leaves the pool open
 	if s.ownsPool {
 		s.pool.Close()
 	}

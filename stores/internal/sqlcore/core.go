@@ -29,7 +29,8 @@ type Dialect[T any] struct {
 	// never returns one where Core looks for it.
 	IsDuplicate func(error) bool
 	// Wake, when not nil, tells pollers that jobs of priority prio (the
-	// most urgent of a write) became PENDING: PostgreSQL's NOTIFY.
+	// most urgent of a write) became PENDING: PostgreSQL's NOTIFY. Its
+	// ReleaseSQL then returns the priority of each job it released.
 	Wake func(ctx context.Context, prio int)
 
 	// HeartbeatSQL registers nodeID or refreshes its heartbeat to now (an
@@ -212,12 +213,14 @@ func (c Core[T]) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, 
 // [spi.Store].
 func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
 	out := make([]bool, len(refs))
+	top := -1 // the most urgent priority released, for the wakeup
 	err := c.do("release jobs", func() error {
 		if len(refs) == 0 {
 			return nil
 		}
 		return c.InTx(ctx, func(tx *sql.Tx) error {
 			clear(out)
+			top = -1
 			cur, err := c.D.Running(ctx, tx, DistinctIDs(refs), true)
 			if err != nil {
 				return err
@@ -229,7 +232,19 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 			}
 			if _, err := InChunks(ids, c.D.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
 				q, args := c.D.ReleaseSQL(now, chunk)
-				_, err := tx.ExecContext(ctx, q, args...)
+				if c.D.Wake == nil {
+					_, err := tx.ExecContext(ctx, q, args...)
+					return nil, err
+				}
+				rows, err := tx.QueryContext(ctx, q, args...)
+				if err != nil {
+					return nil, err
+				}
+				defer rows.Close()
+				prios, err := ReadColumn[int](rows)
+				for _, p := range prios {
+					top = max(top, p)
+				}
 				return nil, err
 			}); err != nil {
 				return err
@@ -242,6 +257,9 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 	})
 	if err != nil {
 		return nil, err
+	}
+	if top >= 0 {
+		c.D.Wake(ctx, top)
 	}
 	return out, nil
 }
