@@ -28,6 +28,19 @@ type Migration struct {
 	SQL string
 }
 
+// createTable matches the name of a table a statement creates.
+var createTable = regexp.MustCompile(`(?i)\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"?([A-Za-z0-9_]+)"?`)
+
+// Tables returns the tables the migration creates (its CREATE TABLE
+// statements), in lower case, in the order they appear.
+func (m Migration) Tables() []string {
+	var out []string
+	for _, g := range createTable.FindAllStringSubmatch(m.SQL, -1) {
+		out = append(out, strings.ToLower(g[1]))
+	}
+	return out
+}
+
 // fileName matches NNNN_name.sql.
 var fileName = regexp.MustCompile(`^([0-9]{4})_([A-Za-z0-9_]+)\.sql$`)
 

@@ -2,6 +2,7 @@ package ddl_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +139,26 @@ func TestVersions(t *testing.T) {
 	}
 	if ddl.Versions("db2") != nil {
 		t.Error("Versions of an unknown dialect must be nil")
+	}
+}
+
+func TestTablesOfEachMigration(t *testing.T) {
+	for _, d := range ddl.Dialects() {
+		migs, err := ddl.Migrations(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := migs[0].Tables()
+		slices.Sort(got)
+		if want := []string{"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"}; !slices.Equal(got, want) {
+			t.Errorf("%s: version 1 creates %v, want %v", d, got, want)
+		}
+		if !slices.Contains(migs[1].Tables(), "scheduler_lease") || len(migs[2].Tables()) != 0 {
+			t.Errorf("%s: versions 2 and 3 create %v and %v", d, migs[1].Tables(), migs[2].Tables())
+		}
+	}
+	m := ddl.Migration{SQL: "create table a (x int);\nCREATE TABLE IF NOT EXISTS \"B\" (y int)"}
+	if got := m.Tables(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Tables() = %v", got)
 	}
 }

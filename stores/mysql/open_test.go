@@ -16,12 +16,13 @@ import (
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/internal/dbtest"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // versions returns the recorded schema versions of the store's database.
 func versions(t *testing.T, s *Store) []int {
 	t.Helper()
-	rows, err := s.db.Query(`SELECT version FROM ` + quoteIdent(s.database) + `.` + versionTable + ` ORDER BY version`)
+	rows, err := s.db.Query(`SELECT version FROM ` + quoteIdent(s.database) + `.` + sqlcore.VersionTable + ` ORDER BY version`)
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []int
@@ -61,7 +62,7 @@ func TestOpenAppliesMigrations(t *testing.T) {
 	dsn, database := testDB(t)
 	s := openDatabase(t, dsn, database)
 	assert.Equal(t, database, s.Database())
-	assert.Equal(t, ratchetTables, tablesOf(t, dsn, database))
+	assert.Equal(t, schemaOf("").All(), tablesOf(t, dsn, database))
 	latest := ddl.Latest(Dialect)
 	require.Equal(t, 4, latest)
 	assert.Equal(t, ddl.Versions(Dialect), versions(t, s))
@@ -128,7 +129,7 @@ func TestMigrateDSNCreatesTheDatabase(t *testing.T) {
 	applied, err := MigrateDSN(ctx, dsn, database)
 	require.NoError(t, err)
 	assert.Equal(t, ddl.Versions(Dialect), applied)
-	assert.Equal(t, ratchetTables, tablesOf(t, dsn, database))
+	assert.Equal(t, schemaOf("").All(), tablesOf(t, dsn, database))
 	applied, err = MigrateDSN(ctx, dsn, database)
 	require.NoError(t, err)
 	assert.Empty(t, applied)
@@ -178,7 +179,7 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 	ctx := context.Background()
 	dsn, database := testDB(t)
 	s := openDatabase(t, dsn, database)
-	exec(t, s, `INSERT INTO `+quoteIdent(database)+`.`+versionTable+` (version, applied_at) VALUES (99, UTC_TIMESTAMP(6))`)
+	exec(t, s, `INSERT INTO `+quoteIdent(database)+`.`+sqlcore.VersionTable+` (version, applied_at) VALUES (99, UTC_TIMESTAMP(6))`)
 	for _, apply := range []bool{false, true} {
 		_, err := Open(ctx, dsn, Options{Database: database, ApplyMigrations: apply})
 		require.ErrorIs(t, err, spi.ErrSchema, "ApplyMigrations %v", apply)

@@ -8,144 +8,29 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/ratchet-go/ratchet/ddl"
-	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// versionTable records the applied migrations.
-const versionTable = "ratchet_schema_version"
-
-// tablesOfVersion lists the tables each schema version adds.
-var tablesOfVersion = map[int][]string{
-	1: {"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"},
-	2: {"scheduler_job_property", "scheduler_job_state", "scheduler_lease", "scheduler_resource"},
-}
-
-// ratchetTables are the tables of every version, sorted.
-var ratchetTables = func() []string {
-	var out []string
-	for _, ts := range tablesOfVersion {
-		out = append(out, ts...)
-	}
-	slices.Sort(out)
-	return out
-}()
 
 // migrationLockTimeout is how long a migrator waits for another one.
 const migrationLockTimeout = 5 * time.Minute
 
-// schemaState is what a database holds of Ratchet's tables.
-type schemaState struct {
-	tables  []string // Ratchet tables present, sorted
-	hasRows bool     // ratchet_schema_version has rows
-	version int      // the highest recorded version
-}
-
-func (st schemaState) has(table string) bool { return slices.Contains(st.tables, table) }
-
-// missing lists the tables of versions up to v that the database lacks.
-func (st schemaState) missing(v int) []string {
-	var out []string
-	for ver := 1; ver <= v; ver++ {
-		for _, t := range tablesOfVersion[ver] {
-			if !st.has(t) {
-				out = append(out, t)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// ahead lists the tables of versions after v that the database holds: the
-// traces of a migration that failed half-way (MySQL commits each DDL
-// statement on its own).
-func (st schemaState) ahead(v int) []string {
-	var out []string
-	for ver, ts := range tablesOfVersion {
-		if ver <= v {
-			continue
-		}
-		for _, t := range ts {
-			if st.has(t) {
-				out = append(out, t)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// readSchema inspects database through q.
-func readSchema(ctx context.Context, q querier, database string) (schemaState, error) {
-	var st schemaState
-	rows, err := q.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (`+marks(len(ratchetTables))+`) ORDER BY TABLE_NAME`,
-		append([]any{database}, anySlice(ratchetTables)...)...)
-	if err != nil {
-		return st, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return st, err
-		}
-		st.tables = append(st.tables, name)
-	}
-	if err := rows.Err(); err != nil {
-		return st, err
-	}
-	if !st.has(versionTable) {
-		return st, nil
-	}
-	var v sql.NullInt64
-	var n int64
-	err = q.QueryRowContext(ctx, `SELECT MAX(version), COUNT(*) FROM `+quoteIdent(database)+`.`+versionTable).Scan(&v, &n)
-	if err != nil {
-		return st, fmt.Errorf("read %s: %w", versionTable, err)
-	}
-	st.hasRows = n > 0
-	st.version = int(v.Int64)
-	return st, nil
-}
-
-func anySlice(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-// validate reports a schema that no migration may touch: a partial or
-// foreign Ratchet schema, or one newer than this code. It returns nil for
-// an empty database (version 0) and for any intact version up to latest.
-func (st schemaState) validate(database string, latest int) error {
-	switch {
-	case len(st.tables) == 0:
-		return nil
-	case !st.has(versionTable):
-		return fmt.Errorf("%w: database %q holds Ratchet tables (%s) but no %s table: a partial or foreign schema; repair or drop it",
-			spi.ErrSchema, database, strings.Join(st.tables, ", "), versionTable)
-	case !st.hasRows:
-		return fmt.Errorf("%w: database %q has an empty %s table: a partially applied schema; repair or drop it",
-			spi.ErrSchema, database, versionTable)
-	case st.version > latest:
-		return fmt.Errorf("%w: database %q is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet",
-			spi.ErrSchema, database, st.version, latest)
-	case len(st.missing(st.version)) > 0:
-		return fmt.Errorf("%w: database %q records version %d but lacks the tables %s: a partially applied or damaged schema; repair or drop it",
-			spi.ErrSchema, database, st.version, strings.Join(st.missing(st.version), ", "))
-	case len(st.ahead(st.version)) > 0:
-		return fmt.Errorf("%w: database %q records version %d but already holds the tables %s of a later version: a migration failed half-way (MySQL commits each DDL statement on its own); finish or undo it by hand, then migrate again",
-			spi.ErrSchema, database, st.version, strings.Join(st.ahead(st.version), ", "))
-	}
-	return nil
+// schemaOf is the shared schema check and migration loop of database.
+// MySQL commits each DDL statement on its own, so tables of a version
+// later than the recorded one are a migration that failed half-way.
+func schemaOf(database string) sqlcore.Schema {
+	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
+	s := sqlcore.Schema{Store: "mysql", Where: fmt.Sprintf("database %q", database), Tables: sqlcore.TablesByVersion(migs),
+		Split: splitStatements, DDLCommits: true,
+		Hint:       "apply the migrations (Options.ApplyMigrations, mysql.Migrate, `ratchet migrate` or the ddl/mysql files)",
+		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + quoteIdent(database) + `.` + sqlcore.VersionTable}
+	s.ListSQL = `SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (` + marks(len(s.All())) + `) ORDER BY TABLE_NAME`
+	s.ListArgs = append([]any{database}, anys(s.All())...)
+	return s
 }
 
 // checkSchema fails, wrapping spi.ErrSchema, unless database is at the
@@ -156,21 +41,7 @@ func checkSchema(ctx context.Context, q querier, database string) error {
 
 // checkSchemaAt is checkSchema for a code whose latest version is latest.
 func checkSchemaAt(ctx context.Context, q querier, database string, latest int) error {
-	st, err := readSchema(ctx, q, database)
-	if err != nil {
-		return fmt.Errorf("mysql: open: read the schema of database %q: %w", database, err)
-	}
-	if err := st.validate(database, latest); err != nil {
-		return fmt.Errorf("mysql: open: %w", err)
-	}
-	const hint = "apply the migrations (Options.ApplyMigrations, mysql.Migrate, `ratchet migrate` or the ddl/mysql files)"
-	switch {
-	case len(st.tables) == 0:
-		return fmt.Errorf("mysql: open: %w: database %q has no Ratchet tables (this code needs version %d); %s", spi.ErrSchema, database, latest, hint)
-	case st.version < latest:
-		return fmt.Errorf("mysql: open: %w: database %q is at version %d, this code needs version %d; %s", spi.ErrSchema, database, st.version, latest, hint)
-	}
-	return nil
+	return schemaOf(database).Check(ctx, q, latest)
 }
 
 // Migrate brings the current database of db (the one its DSN names) to the
@@ -261,44 +132,7 @@ func migrate(ctx context.Context, db *sql.DB, migs []ddl.Migration) ([]int, erro
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	applied := []int{}
-	latest := migs[len(migs)-1].Version
-	for {
-		st, err := readSchema(ctx, conn, name)
-		if err != nil {
-			return applied, fmt.Errorf("mysql: migrate database %q: read the schema: %w", name, err)
-		}
-		if err := st.validate(name, latest); err != nil {
-			return applied, fmt.Errorf("mysql: migrate: %w", err)
-		}
-		if st.version == latest {
-			return applied, nil
-		}
-		m := migs[st.version] // versions run 1, 2, 3...: migs[v] is version v+1
-		if err := applyMigration(ctx, conn, name, m); err != nil {
-			return applied, fmt.Errorf("mysql: migrate database %q: %w", name, err)
-		}
-		applied = append(applied, m.Version)
-	}
-}
-
-// applyMigration runs the statements of m one by one and checks that m
-// recorded its version.
-func applyMigration(ctx context.Context, conn *sql.Conn, database string, m ddl.Migration) error {
-	for i, stmt := range splitStatements(m.SQL) {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("%w: apply migration %04d_%s, statement %d: %w (MySQL commits each DDL statement on its own: the statements before it stay applied)",
-				spi.ErrSchema, m.Version, m.Name, i+1, err)
-		}
-	}
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, `SELECT MAX(version) FROM `+quoteIdent(database)+`.`+versionTable).Scan(&got); err != nil {
-		return fmt.Errorf("%w: migration %04d_%s: %w", spi.ErrSchema, m.Version, m.Name, err)
-	}
-	if int(got.Int64) != m.Version {
-		return fmt.Errorf("%w: migration %04d_%s left the recorded version at %d", spi.ErrSchema, m.Version, m.Name, got.Int64)
-	}
-	return nil
+	return schemaOf(name).Migrate(ctx, migs, func(ctx context.Context, fn func(sqlcore.DBTX) error) error { return fn(conn) }, nil)
 }
 
 // lockName is the GET_LOCK name of the migrations of database: at most 64

@@ -9,32 +9,8 @@ import (
 	"strings"
 
 	"github.com/ratchet-go/ratchet/ddl"
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// versionTable records the applied migrations.
-const versionTable = "ratchet_schema_version"
-
-// tablesByVersion lists the tables that each schema version creates.
-var tablesByVersion = [][]string{
-	1: {"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"},
-	2: {"scheduler_job_property", "scheduler_job_state", "scheduler_lease", "scheduler_resource"},
-}
-
-// ratchetTables are the tables of the latest schema version, sorted.
-var ratchetTables = tablesAt(len(tablesByVersion) - 1)
-
-// tablesAt returns the tables a schema at version holds, sorted (those of
-// the latest known version for a later one).
-func tablesAt(version int) []string {
-	var out []string
-	for v := 1; v < len(tablesByVersion) && v <= version; v++ {
-		out = append(out, tablesByVersion[v]...)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // splitStatements splits an oracle migration into the statements the
 // driver runs one by one, as SQL*Plus would: a statement ends with a line
@@ -80,60 +56,22 @@ func splitStatements(sql string) []string {
 	return out
 }
 
-// schemaState is what the database holds of Ratchet's tables.
-type schemaState = sqlcore.SchemaState
-
-// readSchemaSQL lists the Ratchet tables of the connected user's schema.
-var readSchemaSQL = `SELECT LOWER(table_name) FROM user_tables WHERE table_name IN (` +
-	"'" + strings.ToUpper(strings.Join(ratchetTables, "', '")) + "'" + `) ORDER BY table_name`
-
-// readSchema inspects the schema through q.
-func readSchema(ctx context.Context, q querier) (schemaState, error) {
-	return sqlcore.ReadSchema(ctx, q, readSchemaSQL, versionTable)
-}
-
-// validateSchema reports a schema that no migration may touch: one newer than
-// this code, or a foreign one. A schema with some Ratchet tables and no
-// recorded version is a migration that stopped half way: the idempotent
-// migrations complete it, so it is accepted.
-func validateSchema(st schemaState, latest int) error {
-	switch {
-	case st.Version > latest:
-		return fmt.Errorf("%w: the schema is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet",
-			spi.ErrSchema, st.Version, latest)
-	case st.HasRows && len(st.Missing(tablesAt)) > 0:
-		return fmt.Errorf("%w: the schema records version %d but lacks the tables %s: a damaged schema; repair or drop it",
-			spi.ErrSchema, st.Version, strings.Join(st.Missing(tablesAt), ", "))
-	}
-	return nil
-}
+// schema is the shared schema check and migration loop over the connected
+// user's schema. Its migrations are idempotent, so a partial schema is one
+// that migrating again completes.
+var schema = func() sqlcore.Schema {
+	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
+	s := sqlcore.Schema{Store: "oracle", Where: "the schema", Tables: sqlcore.TablesByVersion(migs), Split: splitStatements, Resumable: true,
+		Hint:       "apply the migrations (Options.ApplyMigrations, oracle.Migrate, `ratchet migrate` or the ddl/oracle files)",
+		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + sqlcore.VersionTable}
+	s.ListSQL = `SELECT LOWER(table_name) FROM user_tables WHERE table_name IN ('` + strings.ToUpper(strings.Join(s.All(), "', '")) + `') ORDER BY table_name`
+	return s
+}()
 
 // checkSchema fails, wrapping spi.ErrSchema, unless the schema is at the
 // latest version with every table present.
 func checkSchema(ctx context.Context, q querier) error {
-	return checkSchemaAt(ctx, q, ddl.Latest(Dialect))
-}
-
-// checkSchemaAt is checkSchema for a code whose latest version is latest.
-func checkSchemaAt(ctx context.Context, q querier, latest int) error {
-	st, err := readSchema(ctx, q)
-	if err != nil {
-		return fmt.Errorf("oracle: open: read schema: %w", err)
-	}
-	if err := validateSchema(st, latest); err != nil {
-		return fmt.Errorf("oracle: open: %w", err)
-	}
-	const hint = "apply the migrations (Options.ApplyMigrations, oracle.Migrate, `ratchet migrate` or the ddl/oracle files)"
-	switch {
-	case len(st.Tables) == 0:
-		return fmt.Errorf("oracle: open: %w: the schema has no Ratchet tables (this code needs version %d); %s", spi.ErrSchema, latest, hint)
-	case !st.HasRows:
-		return fmt.Errorf("oracle: open: %w: the schema holds Ratchet tables (%s) but no recorded version: a partially applied schema; %s",
-			spi.ErrSchema, strings.Join(st.Tables, ", "), hint)
-	case st.Version < latest:
-		return fmt.Errorf("oracle: open: %w: the schema is at version %d, this code needs version %d; %s", spi.ErrSchema, st.Version, latest, hint)
-	}
-	return nil
+	return schema.Check(ctx, q, ddl.Latest(Dialect))
 }
 
 // migrateRetryable accepts the errors of a migration that raced with
@@ -184,42 +122,16 @@ func migrate(ctx context.Context, db *sql.DB, migs []ddl.Migration) ([]int, erro
 	applied := []int{}
 	var err error
 	for range 3 {
-		if err = migrateAll(ctx, db, migs, &applied); err == nil || !migrateRetryable(err) {
+		var got []int
+		got, err = schema.Migrate(ctx, migs, func(ctx context.Context, fn func(sqlcore.DBTX) error) error { return fn(db) }, nil)
+		for _, v := range got {
+			if !slices.Contains(applied, v) {
+				applied = append(applied, v)
+			}
+		}
+		if err == nil || !migrateRetryable(err) {
 			break
 		}
 	}
-	if err != nil {
-		return applied, fmt.Errorf("oracle: migrate: %w", err)
-	}
-	return applied, nil
-}
-
-// migrateAll applies every missing migration, statement by statement.
-func migrateAll(ctx context.Context, db *sql.DB, migs []ddl.Migration, applied *[]int) error {
-	latest := migs[len(migs)-1].Version
-	st, err := readSchema(ctx, db)
-	if err != nil {
-		return fmt.Errorf("read schema: %w", err)
-	}
-	if err := validateSchema(st, latest); err != nil {
-		return err
-	}
-	for _, m := range migs[st.Version:] {
-		for i, stmt := range splitStatements(m.SQL) {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("%w: apply migration %04d_%s, statement %d: %w", spi.ErrSchema, m.Version, m.Name, i+1, err)
-			}
-		}
-		var got sql.NullInt64
-		if err := db.QueryRowContext(ctx, `SELECT MAX(version) FROM `+versionTable).Scan(&got); err != nil {
-			return fmt.Errorf("%w: migration %04d_%s: %w", spi.ErrSchema, m.Version, m.Name, err)
-		}
-		if int(got.Int64) < m.Version {
-			return fmt.Errorf("%w: migration %04d_%s left the recorded version at %d", spi.ErrSchema, m.Version, m.Name, got.Int64)
-		}
-		if !slices.Contains(*applied, m.Version) {
-			*applied = append(*applied, m.Version)
-		}
-	}
-	return nil
+	return applied, err
 }

@@ -79,7 +79,7 @@ func goldenStatements(t *testing.T) map[string]string {
 		"find_by_property":      q(findByPropertySQL("k", "v", 0)),
 		"find_by_property_top":  q(findByPropertySQL("k", "v", 5)),
 		"find_by_property_null": q(findByPropertySQL("k", "", 5)),
-		"read_schema":           readSchemaSQL,
+		"read_schema":           schema.ListSQL,
 	}
 }
 

@@ -17,12 +17,13 @@ import (
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/internal/dbtest"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // versions returns the recorded schema versions of schema.
 func versions(t *testing.T, s *Store) []int {
 	t.Helper()
-	rows, err := s.pool.Query(context.Background(), `SELECT version FROM `+qualify(s.schema, versionTable)+` ORDER BY version`)
+	rows, err := s.pool.Query(context.Background(), `SELECT version FROM `+qualify(s.schema, sqlcore.VersionTable)+` ORDER BY version`)
 	require.NoError(t, err)
 	vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	require.NoError(t, err)
@@ -137,7 +138,7 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 	ctx := context.Background()
 	dsn, schema := testDB(t)
 	s := openSchema(t, dsn, schema)
-	exec(t, s, `INSERT INTO `+qualify(schema, versionTable)+` (version) VALUES (99)`)
+	exec(t, s, `INSERT INTO `+qualify(schema, sqlcore.VersionTable)+` (version) VALUES (99)`)
 	for _, apply := range []bool{false, true} {
 		_, err := Open(ctx, dsn, Options{Schema: schema, ApplyMigrations: apply})
 		require.ErrorIs(t, err, spi.ErrSchema, "ApplyMigrations %v", apply)

@@ -175,8 +175,13 @@ func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {
 	if err := db.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if _, err := schemaVersion(ctx, db, path, migs[len(migs)-1].Version); err != nil {
-		return err
+	sch := schemaOf(path, migs)
+	st, err := sch.Read(ctx, db)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: read schema: %w", path, err)
+	}
+	if err := sch.Validate(st, migs[len(migs)-1].Version); err != nil {
+		return fmt.Errorf("sqlite: open: %w", err)
 	}
 	if !memory {
 		var mode string

@@ -6,36 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/ratchet-go/ratchet/ddl"
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
-
-// versionTable records the applied migrations.
-const versionTable = "ratchet_schema_version"
-
-// tablesByVersion lists the tables that each schema version creates.
-var tablesByVersion = [][]string{
-	1: {"ratchet_schema_version", "scheduler_job", "scheduler_job_tag", "scheduler_node"},
-	2: {"scheduler_job_property", "scheduler_job_state", "scheduler_lease"},
-}
-
-// ratchetTables are the tables of the latest schema version, sorted.
-var ratchetTables = tablesAt(len(tablesByVersion) - 1)
-
-// tablesAt returns the tables a schema at version holds, sorted (those of
-// the latest known version for a later one).
-func tablesAt(version int) []string {
-	var out []string
-	for v := 1; v < len(tablesByVersion) && v <= version; v++ {
-		out = append(out, tablesByVersion[v]...)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // goLine matches a batch separator of the sqlserver migrations: a line
 // holding only GO (any case, surrounding blanks allowed).
@@ -65,65 +40,27 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-// schemaState is what the database holds of Ratchet's tables.
-type schemaState = sqlcore.SchemaState
+// schema is the shared schema check and migration loop over the
+// connection's default schema.
+var schema = func() sqlcore.Schema {
+	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
+	s := sqlcore.Schema{Store: "sqlserver", Where: "the database", Tables: sqlcore.TablesByVersion(migs), Split: splitBatches,
+		Hint:       "apply the migrations (Options.ApplyMigrations, sqlserver.Migrate, `ratchet migrate` or the ddl/sqlserver files)",
+		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + sqlcore.VersionTable}
+	s.ListSQL = readSchemaSQL(s.All())
+	return s
+}()
 
 // readSchemaSQL lists the Ratchet tables of the connection's default
 // schema.
-var readSchemaSQL = `SELECT t.name FROM sys.tables t WHERE t.schema_id = SCHEMA_ID() AND t.name IN (` +
-	"'" + strings.Join(ratchetTables, "', '") + "'" + `) ORDER BY t.name`
-
-// readSchema inspects the schema through q.
-func readSchema(ctx context.Context, q querier) (schemaState, error) {
-	return sqlcore.ReadSchema(ctx, q, readSchemaSQL, versionTable)
-}
-
-// validateSchema reports a schema that no migration may touch: a partial or
-// foreign Ratchet schema, or one newer than this code. It returns nil for an
-// empty schema (version 0) and for any version up to latest.
-func validateSchema(st schemaState, latest int) error {
-	switch {
-	case len(st.Tables) == 0:
-		return nil
-	case !st.Has(versionTable):
-		return fmt.Errorf("%w: the database holds Ratchet tables (%s) but no %s table: a partial or foreign schema; repair or drop it",
-			spi.ErrSchema, strings.Join(st.Tables, ", "), versionTable)
-	case !st.HasRows:
-		return fmt.Errorf("%w: the database has an empty %s table: a partially applied schema; repair or drop it",
-			spi.ErrSchema, versionTable)
-	case st.Version > latest:
-		return fmt.Errorf("%w: the schema is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet",
-			spi.ErrSchema, st.Version, latest)
-	case len(st.Missing(tablesAt)) > 0:
-		return fmt.Errorf("%w: the schema records version %d but lacks the tables %s: a partially applied or damaged schema; repair or drop it",
-			spi.ErrSchema, st.Version, strings.Join(st.Missing(tablesAt), ", "))
-	}
-	return nil
+func readSchemaSQL(tables []string) string {
+	return `SELECT t.name FROM sys.tables t WHERE t.schema_id = SCHEMA_ID() AND t.name IN ('` + strings.Join(tables, "', '") + `') ORDER BY t.name`
 }
 
 // checkSchema fails, wrapping spi.ErrSchema, unless the database is at the
 // latest version with every table present.
 func checkSchema(ctx context.Context, q querier) error {
-	return checkSchemaAt(ctx, q, ddl.Latest(Dialect))
-}
-
-// checkSchemaAt is checkSchema for a code whose latest version is latest.
-func checkSchemaAt(ctx context.Context, q querier, latest int) error {
-	st, err := readSchema(ctx, q)
-	if err != nil {
-		return fmt.Errorf("sqlserver: open: read schema: %w", err)
-	}
-	if err := validateSchema(st, latest); err != nil {
-		return fmt.Errorf("sqlserver: open: %w", err)
-	}
-	const hint = "apply the migrations (Options.ApplyMigrations, sqlserver.Migrate, `ratchet migrate` or the ddl/sqlserver files)"
-	switch {
-	case len(st.Tables) == 0:
-		return fmt.Errorf("sqlserver: open: %w: the database has no Ratchet tables (this code needs version %d); %s", spi.ErrSchema, latest, hint)
-	case st.Version < latest:
-		return fmt.Errorf("sqlserver: open: %w: the schema is at version %d, this code needs version %d; %s", spi.ErrSchema, st.Version, latest, hint)
-	}
-	return nil
+	return schema.Check(ctx, q, ddl.Latest(Dialect))
 }
 
 // migrateLockSQL serializes migrators of one database: a transaction-owned
@@ -155,58 +92,10 @@ func Migrate(ctx context.Context, db *sql.DB) (applied []int, err error) {
 }
 
 // migrate applies the missing migrations of migs (in version order, the last
-// one the latest), one transaction each.
+// one the latest), one transaction each, under the migration lock.
 func migrate(ctx context.Context, db *sql.DB, migs []ddl.Migration) ([]int, error) {
-	applied := []int{}
-	for {
-		done, err := migrateStep(ctx, db, migs, &applied)
-		if err != nil {
-			return applied, fmt.Errorf("sqlserver: migrate: %w", err)
-		}
-		if done {
-			return applied, nil
-		}
-	}
-}
-
-// migrateStep applies the next missing migration in one transaction, or
-// reports that the schema is up to date.
-func migrateStep(ctx context.Context, db *sql.DB, migs []ddl.Migration, applied *[]int) (done bool, err error) {
-	latest := migs[len(migs)-1].Version
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, migrateLockSQL); err != nil {
-		return false, fmt.Errorf("take the migration lock: %w", err)
-	}
-	st, err := readSchema(ctx, tx)
-	if err != nil {
-		return false, fmt.Errorf("read schema: %w", err)
-	}
-	if err := validateSchema(st, latest); err != nil {
-		return false, err
-	}
-	if st.Version == latest {
-		return true, tx.Commit()
-	}
-	m := migs[st.Version] // versions run 1, 2, 3...: migs[v] is version v+1
-	for i, batch := range splitBatches(m.SQL) {
-		if _, err := tx.ExecContext(ctx, batch); err != nil {
-			return false, fmt.Errorf("%w: apply migration %04d_%s, batch %d: %w", spi.ErrSchema, m.Version, m.Name, i+1, err)
-		}
-	}
-	var got sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM `+versionTable).Scan(&got); err != nil {
-		return false, fmt.Errorf("%w: migration %04d_%s: %w", spi.ErrSchema, m.Version, m.Name, err)
-	}
-	if int(got.Int64) != m.Version {
-		return false, fmt.Errorf("%w: migration %04d_%s left the recorded version at %d", spi.ErrSchema, m.Version, m.Name, got.Int64)
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("commit migration %04d_%s: %w", m.Version, m.Name, err)
-	}
-	*applied = append(*applied, m.Version)
-	return false, nil
+	return schema.Migrate(ctx, migs, sqlcore.InTxStep(db, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, migrateLockSQL)
+		return err
+	}), nil)
 }

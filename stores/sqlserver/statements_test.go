@@ -57,7 +57,7 @@ func goldenStatements() map[string]string {
 		"properties_by_prefix":  propertiesByPrefixSQL,
 		"find_by_property":      findByPropertySQL(false),
 		"find_by_property_top":  findByPropertySQL(true),
-		"read_schema":           readSchemaSQL,
+		"read_schema":           schema.ListSQL,
 		"migrate_lock":          migrateLockSQL,
 		"pending_tasks":         pendingTasksSQL,
 	}

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/ddl v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -11,3 +12,5 @@ require (
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 replace github.com/ratchet-go/ratchet/sdk => ../../../sdk
+
+replace github.com/ratchet-go/ratchet/ddl => ../../../ddl
