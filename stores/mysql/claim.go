@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -190,15 +189,10 @@ func (s *Store) readClaimed(ctx context.Context, tx querier, ids []uuid.UUID) ([
 	defer rows.Close()
 	jobs := make([]*spi.Job, 0, len(ids))
 	var bad []badRow
-	var r rowScan
 	for rows.Next() {
-		if err := r.scan(rows); err != nil {
-			bad = append(bad, badRow{slices.Clone(r.id), err})
-			continue
-		}
-		j, err := r.job()
+		j, raw, _, err := s.core.D.Decode(rows)
 		if err != nil {
-			bad = append(bad, badRow{slices.Clone(r.id), err})
+			bad = append(bad, badRow{raw, err})
 			continue
 		}
 		jobs = append(jobs, j)

@@ -126,6 +126,8 @@ func (st statements) dialect() sqlcore.Dialect[[]byte] {
 	arg := func(q string, args ...any) (string, []any) { return q, args }
 	return sqlcore.Dialect[[]byte]{
 		ParseID:     scanID,
+		IDText:      idText,
+		Tags:        hexTags,
 		MaxIDs:      1000,
 		IsDuplicate: func(err error) bool { return errCode(err) == errDuplicateKey },
 		HeartbeatSQL: func(nodeID string, now time.Time) (string, []any) {

@@ -204,7 +204,7 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		ParseID:   scanID,
 		PrefixSQL: s.propertiesByPrefixSQL,
 		FindSQL:   s.findByPropertySQL}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: s.core.D.Decoder,
 		GetSQL:  func(id uuid.UUID) (string, []any) { return s.sql.getJob, []any{binID(id)} },
 		ListSQL: s.listJobsSQL}
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,

@@ -40,7 +40,7 @@ func claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	got, bad, err := scanJobs(rows)
+	got, bad, err := dialect.ReadJobs(rows, nil)
 	rows.Close()
 	if err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.
 		return nil, err
 	}
 	defer rows.Close()
-	got, _, err := scanJobs(rows)
+	got, _, err := dialect.ReadJobs(rows, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -222,43 +222,16 @@ func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.
 }
 
 // badRow is a claimed row that could not be decoded.
-type badRow struct {
-	id  []byte
-	seq int64
-	err error
-}
-
-// scanJobs decodes job rows; undecodable ones are returned apart.
-func scanJobs(rows *sql.Rows) ([]*spi.Job, []badRow, error) {
-	var got []*spi.Job
-	var bad []badRow
-	var r rowScan
-	for rows.Next() {
-		if err := r.scan(rows); err != nil {
-			bad = append(bad, badRow{r.id, r.claimSeq, err})
-			continue
-		}
-		j, err := r.job()
-		if err != nil {
-			bad = append(bad, badRow{r.id, r.claimSeq, err})
-			continue
-		}
-		got = append(got, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	return got, bad, nil
-}
+type badRow = sqlcore.BadRow[[]byte]
 
 // failCorrupt moves undecodable claimed rows to FAILED so they cannot block
 // the queue; GetJob and ListJobs keep reporting them as corrupt.
 func failCorrupt(ctx context.Context, tx *sql.Tx, bad []badRow, now time.Time) error {
 	for _, b := range bad {
-		if len(b.id) != 16 {
+		if len(b.ID) != 16 {
 			continue
 		}
-		query, args := failCorruptSQL(now, "ratchet: corrupt job row: "+b.err.Error(), b.id, b.seq)
+		query, args := failCorruptSQL(now, "ratchet: corrupt job row: "+b.Err.Error(), b.ID, b.Seq)
 		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("fail corrupt row: %w", err)
 		}

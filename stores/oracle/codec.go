@@ -1,8 +1,6 @@
 package oracle
 
 import (
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,91 +9,24 @@ import (
 	"github.com/google/uuid"
 	go_ora "github.com/sijms/go-ora/v2"
 
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumns selects one job from the table aliased j, in the order of
-// rowScan.dest: the NULL flags as CASE expressions (an empty BLOB is not
+// sqlcore.JobColumns (see Dialect.Decode): the NULL flags as CASE expressions (an empty BLOB is not
 // NULL), the tags as a JSON array (JSON_ARRAYAGG).
 var jobColumns = sqlcore.JobColumns(func(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" },
 	"(SELECT JSON_ARRAYAGG(t.tag ORDER BY t.tag RETURNING CLOB) FROM scheduler_job_tag t WHERE t.job_id = j.job_id)")
 
-// rowScan holds the raw columns of one job row.
-type rowScan struct {
-	id, payload, result                    []byte
-	status                                 string
-	task, backoff, owner, resultType, idem sql.NullString
-	resource, lastError, params, tags      sql.NullString
-	payloadNull, resultNull                int64
-	priority, attempts, maxRetries, crash  int64
-	backoffParam, claimSeq, resourceLimit  int64
-	scheduled                              time.Time
-	created, claimed, finished             sql.NullTime
-}
-
-func (r *rowScan) dest() []any {
-	return []any{&r.id, &r.task, &r.payload, &r.payloadNull, &r.status, &r.priority,
-		&r.scheduled, &r.created, &r.attempts, &r.maxRetries, &r.backoff, &r.backoffParam,
-		&r.claimSeq, &r.crash, &r.owner, &r.claimed, &r.finished, &r.lastError,
-		&r.result, &r.resultNull, &r.resultType, &r.idem, &r.params, &r.resource, &r.resourceLimit, &r.tags}
-}
-
-// scan reads one row. A column that cannot be converted is a corrupt row;
-// the id, read first, is already set when that happens.
-func (r *rowScan) scan(rows *sql.Rows) error {
-	*r = rowScan{}
-	if err := rows.Scan(r.dest()...); err != nil {
-		return corrupt(r.idString(), "unreadable column: %v", err)
+// idText names a stored id in messages.
+func idText(id []byte) string {
+	switch len(id) {
+	case 16:
+		return uuid.UUID(id).String()
+	case 0:
+		return "(unknown id)"
 	}
-	return nil
-}
-
-// idString names the row's job for messages.
-func (r *rowScan) idString() string {
-	if len(r.id) != 16 {
-		if r.id == nil {
-			return "(unknown id)"
-		}
-		return fmt.Sprintf("HEXTORAW('%X')", r.id)
-	}
-	return uuid.UUID(r.id).String()
-}
-
-// decode scans the current row and decodes it (see scan and job).
-func (r *rowScan) decode(rows *sql.Rows) (*spi.Job, error) {
-	if err := r.scan(rows); err != nil {
-		return nil, err
-	}
-	return r.job()
-}
-
-// job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
-// names the job and the problem. Oracle stores the empty string as NULL:
-// NULL text reads back as "".
-func (r *rowScan) job() (*spi.Job, error) {
-	row := sqlcore.Row{
-		IDText: r.idString(), Task: r.task.String, Status: r.status, Backoff: r.backoff.String,
-		Payload: sqlcore.Blob(r.payload, r.payloadNull != 0), Result: sqlcore.Blob(r.result, r.resultNull != 0),
-		Priority: r.priority, Scheduled: fromDB(r.scheduled),
-		Created: nullTime(r.created), Claimed: nullTime(r.claimed), Finished: nullTime(r.finished),
-		Attempts: r.attempts, MaxRetries: r.maxRetries, BackoffParamUS: r.backoffParam,
-		ClaimSeq: r.claimSeq, CrashCount: r.crash,
-		OwnerNode: r.owner.String, LastError: r.lastError.String, ResultType: r.resultType.String,
-		IdempotencyKey: r.idem.String, Resource: r.resource.String, ResourceLimit: r.resourceLimit,
-		Params: sql.NullString{String: r.params.String, Valid: r.params.Valid && r.params.String != ""},
-	}
-	if len(r.id) == 16 {
-		row.ID = uuid.UUID(r.id)
-	} else {
-		row.Problem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
-	}
-	if r.tags.Valid && r.tags.String != "" {
-		if err := json.Unmarshal([]byte(r.tags.String), &row.Tags); err != nil {
-			return nil, corrupt(row.IDText, "unreadable tags: %v", err)
-		}
-	}
-	return row.Job()
+	return fmt.Sprintf("HEXTORAW('%X')", id)
 }
 
 // corrupt names a corrupt job row.
@@ -123,14 +54,6 @@ func fromDB(t time.Time) time.Time {
 		return time.Time{}
 	}
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-}
-
-// nullTime reads a nullable time column; NULL is the zero time.
-func nullTime(v sql.NullTime) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return fromDB(v.Time)
 }
 
 // dbID is the stored form of a job id: its 16 bytes in UUID order, bound
@@ -232,11 +155,4 @@ func uuidArgs(ids []uuid.UUID) []any {
 		out[i] = dbID(id)
 	}
 	return out
-}
-
-// decoder returns the decoder of the current row of rows, with its own
-// scan buffers: the Decoder of sqlcore.JobReads.
-func decoder(rows *sql.Rows) func() (*spi.Job, error) {
-	var r rowScan
-	return func() (*spi.Job, error) { return r.decode(rows) }
 }

@@ -55,13 +55,9 @@ func TestJobRoundTrip(t *testing.T) {
 		},
 		"minimal": {ID: newID(), Status: spi.StatusPending, ScheduledAt: t0},
 	} {
-		var r rowScan
 		row := jobRow(j)
 		require.Len(t, row, len(jobColumnList))
-		for i, v := range row {
-			require.NoError(t, convertAssign(r.dest()[i], v), "%s: column %s", name, jobColumnList[i])
-		}
-		got, err := r.job()
+		got, err := decodeRow(row)
 		require.NoError(t, err, name)
 		assert.Equal(t, j, got, name)
 	}
@@ -78,11 +74,7 @@ func TestCorruptRows(t *testing.T) {
 	} {
 		row := jobRow(j)
 		change(row)
-		var r rowScan
-		for i, v := range row {
-			require.NoError(t, convertAssign(r.dest()[i], v))
-		}
-		_, err := r.job()
+		_, err := decodeRow(row)
 		assert.ErrorIs(t, err, spi.ErrCorruptJob, name)
 		if name != "id" {
 			assert.Contains(t, err.Error(), j.ID.String(), name)

@@ -70,7 +70,7 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 			return nil, err
 		}
 		defer rows.Close()
-		got, _, err := scanJobs(rows)
+		got, _, err := dialect.ReadJobs(rows, nil)
 		return got, err
 	})
 }

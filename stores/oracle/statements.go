@@ -312,6 +312,9 @@ func releaseSQL(now time.Time, ids []uuid.UUID) (string, []any) {
 
 // dialect is Oracle's part of the shared store methods.
 var dialect = sqlcore.Dialect[[]byte]{
+	IDText:          idText,
+	TimeOf:          sqlcore.WallClock,
+	Tags:            sqlcore.JSONTags,
 	ParseID:         parseID,
 	MaxIDs:          idsPerList,
 	IsDuplicate:     func(err error) bool { return isUniqueViolation(err, "") },

@@ -251,7 +251,7 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 			return propertiesByPrefixSQL(dbID(jobID), prefix)
 		},
 		FindSQL: findByPropertySQL}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: dialect.Decoder,
 		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL(dbID(id)) },
 		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 			return listJobsSQL(dbID(after), status, limit)

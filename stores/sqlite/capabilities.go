@@ -43,15 +43,6 @@ func updateStateSQL(jobID uuid.UUID, ns string, state []byte, expected int64) (s
 		WHERE job_id = ? AND namespace = ? AND version = ?`, []any{state, jobID.String(), ns, expected}
 }
 
-// parseTextID reads a stored id.
-func parseTextID(raw string) (uuid.UUID, error) {
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return uuid.Nil, corrupt(raw, "job_id %q is not a UUID", raw)
-	}
-	return id, nil
-}
-
 // propertiesByPrefixSQL reads the job's properties whose key starts with
 // prefix (the PrefixSQL of sqlcore.PropertyReads). The prefix is compared
 // as bytes: a LIKE would be case-insensitive and treat % and _ as

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
-
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -184,15 +182,10 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 		defer rows.Close()
 		got := make([]*spi.Job, 0, len(cands))
 		var bad []badRow
-		var r rowScan
 		for rows.Next() {
-			if err := r.scan(rows); err != nil {
-				bad = append(bad, badRow{r.id, err})
-				continue
-			}
-			j, err := r.job()
+			j, raw, _, err := dialect.Decode(rows)
 			if err != nil {
-				bad = append(bad, badRow{r.id, err})
+				bad = append(bad, badRow{raw, err})
 				continue
 			}
 			got = append(got, j)
@@ -245,8 +238,8 @@ func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int
 			if err := rows.Scan(&id, &prio, &scheduled, &res, &c.Limit); err != nil {
 				return nil, err
 			}
-			if c.ID, err = uuid.Parse(id); err != nil || len(id) != 36 || strings.ToLower(id) != id { // canonical form, without formatting it again
-				bad = append(bad, badRow{id, corrupt(id, "job_id %q is not a canonical UUID", id)})
+			if c.ID, err = parseTextID(id); err != nil {
+				bad = append(bad, badRow{id, err})
 				continue
 			}
 			c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromMicros(scheduled), res.String

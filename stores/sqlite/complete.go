@@ -54,8 +54,7 @@ func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, err
 		return nil, err
 	}
 	defer rows.Close()
-	var r rowScan
-	return sqlcore.ReadReadable(rows, func() (*spi.Job, error) { return r.decode(rows) })
+	return sqlcore.ReadReadable(rows, dialect.Decoder(rows))
 }
 
 // runningSQL and releaseSQL are the statements of the shared ReleaseJobs

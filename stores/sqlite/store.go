@@ -133,7 +133,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		ParseID:   parseTextID,
 		PrefixSQL: propertiesByPrefixSQL,
 		FindSQL:   findByPropertySQL}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: dialect.Decoder,
 		GetSQL: func(id uuid.UUID) (string, []any) {
 			return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
 		},
@@ -147,7 +147,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 // dialect is SQLite's part of the shared store methods.
 var dialect = sqlcore.Dialect[string]{
-	ParseID:         parseTextID,
+	ParseID: parseTextID,
+	IDText:  func(raw string) string { return raw },
+	TimeOf: func(v any) (time.Time, error) {
+		us, ok := v.(int64)
+		if !ok {
+			return time.Time{}, fmt.Errorf("%T, not unix microseconds", v)
+		}
+		return fromMicros(us), nil
+	},
+	Tags:            sqlcore.JSONTags,
 	HeartbeatSQL:    heartbeatSQL,
 	DeregisterSQL:   deregisterSQL,
 	RunningSQL:      runningSQL,

@@ -64,7 +64,7 @@ func (s *Store) claimOnce(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 		}
 		return nil, errors.New("the claim statement returned no jobs result set")
 	}
-	got, bad, err := scanJobs(rows, func(id []byte) bool { return updated[string(id)] })
+	got, bad, err := dialect.ReadJobs(rows, func(id []byte) bool { return updated[string(id)] })
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.
 		return nil, err
 	}
 	defer rows.Close()
-	got, _, err := scanJobs(rows, nil)
+	got, _, err := dialect.ReadJobs(rows, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -180,48 +180,16 @@ func adopt(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.
 }
 
 // badRow is a claimed row that could not be decoded.
-type badRow struct {
-	id  []byte
-	seq int64
-	err error
-}
-
-// scanJobs decodes job rows, keeping those whose id passes keep (all when
-// keep is nil); undecodable rows are returned apart.
-func scanJobs(rows *sql.Rows, keep func(id []byte) bool) ([]*spi.Job, []badRow, error) {
-	var got []*spi.Job
-	var bad []badRow
-	var r rowScan
-	for rows.Next() {
-		err := r.scan(rows)
-		if keep != nil && !keep(r.id) {
-			continue
-		}
-		if err != nil {
-			bad = append(bad, badRow{r.id, r.claimSeq, err})
-			continue
-		}
-		j, err := r.job()
-		if err != nil {
-			bad = append(bad, badRow{r.id, r.claimSeq, err})
-			continue
-		}
-		got = append(got, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	return got, bad, nil
-}
+type badRow = sqlcore.BadRow[[]byte]
 
 // failCorrupt moves undecodable claimed rows to FAILED so they cannot block
 // the queue; GetJob and ListJobs keep reporting them as corrupt.
 func failCorrupt(ctx context.Context, tx *sql.Tx, bad []badRow, now time.Time) error {
 	for _, b := range bad {
-		if len(b.id) != 16 {
+		if len(b.ID) != 16 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, failCorruptSQL, dbTime(now), "ratchet: corrupt job row: "+b.err.Error(), b.id, b.seq); err != nil {
+		if _, err := tx.ExecContext(ctx, failCorruptSQL, dbTime(now), "ratchet: corrupt job row: "+b.Err.Error(), b.ID, b.Seq); err != nil {
 			return fmt.Errorf("fail corrupt row: %w", err)
 		}
 	}

@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -10,100 +9,41 @@ import (
 	"github.com/google/uuid"
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // jobColumns selects one job from the table aliased j, in the order of
-// rowScan.dest: the NULL flags as CASE expressions (the driver may return
+// sqlcore.JobColumns (see Dialect.Decode): the NULL flags as CASE expressions (the driver may return
 // nil for an empty VARBINARY), the tags as a JSON array of objects
 // {"t": base64 bytes}, from FOR JSON PATH.
 var jobColumns = sqlcore.JobColumns(func(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" },
 	"(SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)")
 
-// rowScan holds the raw columns of one job row.
-type rowScan struct {
-	id, payload, result, owner, idem, resource []byte
-	task, status, backoff                      string
-	payloadNull, resultNull                    int64
-	priority, attempts, maxRetries, crash      int64
-	backoffParam, claimSeq, resourceLimit      int64
-	scheduled                                  time.Time
-	created, claimed, finished                 sql.NullTime
-	lastError, resultType, params, tags        sql.NullString
-}
-
-func (r *rowScan) dest() []any {
-	return []any{&r.id, &r.task, &r.payload, &r.payloadNull, &r.status, &r.priority,
-		&r.scheduled, &r.created, &r.attempts, &r.maxRetries, &r.backoff, &r.backoffParam,
-		&r.claimSeq, &r.crash, &r.owner, &r.claimed, &r.finished, &r.lastError,
-		&r.result, &r.resultNull, &r.resultType, &r.idem, &r.params, &r.resource, &r.resourceLimit, &r.tags}
-}
-
-// scan reads one row. A column that cannot be converted is a corrupt row;
-// the id, read first, is already set when that happens.
-func (r *rowScan) scan(rows *sql.Rows) error {
-	*r = rowScan{}
-	if err := rows.Scan(r.dest()...); err != nil {
-		return corrupt(r.idString(), "unreadable column: %v", err)
+// idText names a stored id in messages.
+func idText(id []byte) string {
+	switch len(id) {
+	case 16:
+		return uuid.UUID(id).String()
+	case 0:
+		return "(unknown id)"
 	}
-	return nil
+	return fmt.Sprintf("0x%X", id)
 }
 
-// idString names the row's job for messages.
-func (r *rowScan) idString() string {
-	if len(r.id) != 16 {
-		if r.id == nil {
-			return "(unknown id)"
-		}
-		return fmt.Sprintf("0x%X", r.id)
+// jsonTags reads the tags column: a JSON array of objects {"t": base64
+// bytes}, from FOR JSON PATH.
+func jsonTags(col string) ([]string, error) {
+	var cells []struct {
+		T []byte `json:"t"`
 	}
-	return uuid.UUID(r.id).String()
-}
-
-// tagCell is one element of the tags column.
-type tagCell struct {
-	T []byte `json:"t"`
-}
-
-// decode scans the current row and decodes it (see scan and job).
-func (r *rowScan) decode(rows *sql.Rows) (*spi.Job, error) {
-	if err := r.scan(rows); err != nil {
+	if err := json.Unmarshal([]byte(col), &cells); err != nil {
 		return nil, err
 	}
-	return r.job()
-}
-
-// job decodes the row, or returns an error wrapping spi.ErrCorruptJob that
-// names the job and the problem.
-func (r *rowScan) job() (*spi.Job, error) {
-	row := sqlcore.Row{
-		IDText: r.idString(), Task: r.task, Status: r.status, Backoff: r.backoff,
-		Payload: sqlcore.Blob(r.payload, r.payloadNull != 0), Result: sqlcore.Blob(r.result, r.resultNull != 0),
-		Priority: r.priority, Scheduled: fromDB(r.scheduled),
-		Created: nullTime(r.created), Claimed: nullTime(r.claimed), Finished: nullTime(r.finished),
-		Attempts: r.attempts, MaxRetries: r.maxRetries, BackoffParamUS: r.backoffParam,
-		ClaimSeq: r.claimSeq, CrashCount: r.crash,
-		OwnerNode: string(r.owner), LastError: r.lastError.String, ResultType: r.resultType.String,
-		IdempotencyKey: string(r.idem), Resource: string(r.resource), ResourceLimit: r.resourceLimit,
-		Params: r.params,
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = string(c.T)
 	}
-	if len(r.id) == 16 {
-		row.ID = uuid.UUID(r.id)
-	} else {
-		row.Problem = fmt.Sprintf("job_id is %d bytes, not 16", len(r.id))
-	}
-	if r.tags.Valid && r.tags.String != "" {
-		var cells []tagCell
-		if err := json.Unmarshal([]byte(r.tags.String), &cells); err != nil {
-			return nil, corrupt(row.IDText, "unreadable tags: %v", err)
-		}
-		row.Tags = make([]string, len(cells))
-		for i, c := range cells {
-			row.Tags[i] = string(c.T)
-		}
-	}
-	return row.Job()
+	return out, nil
 }
 
 // corrupt names a corrupt job row.
@@ -133,14 +73,6 @@ func fromDB(t time.Time) time.Time {
 		return time.Time{}
 	}
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-}
-
-// nullTime reads a nullable time column; NULL is the zero time.
-func nullTime(v sql.NullTime) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return fromDB(v.Time)
 }
 
 // idArgs returns the stored forms of ids, as statement arguments.
@@ -223,11 +155,4 @@ func nullText(s string) any {
 		return nil
 	}
 	return s
-}
-
-// decoder returns the decoder of the current row of rows, with its own
-// scan buffers: the Decoder of sqlcore.JobReads.
-func decoder(rows *sql.Rows) func() (*spi.Job, error) {
-	var r rowScan
-	return func() (*spi.Job, error) { return r.decode(rows) }
 }

@@ -1,21 +1,27 @@
 package sqlserver
 
 import (
-	"database/sql"
 	"database/sql/driver"
-	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// convertAssign stores the driver value v into dest as database/sql's Scan
-// would, through a one-row query on a throw-away fake.
-func convertAssign(dest any, v driver.Value) error {
+// decodeRow decodes one raw job row (the columns of jobColumnList) as the
+// store reads it back, through a one-row query on a throw-away fake.
+func decodeRow(row []driver.Value) (*spi.Job, error) {
 	f := &fakeDB{t: nopT{}, handler: func(string, []driver.NamedValue) (fakeResult, error) {
-		return fakeResult{sets: []fakeSet{{cols: []string{"c"}, rows: [][]driver.Value{{v}}}}}, nil
+		return fakeResult{sets: []fakeSet{{cols: jobColumnList, rows: [][]driver.Value{row}}}}, nil
 	}}
 	db := f.open()
 	defer db.Close()
-	return db.QueryRow("SELECT 1").Scan(dest)
+	rows, err := db.Query("SELECT 1")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	j, _, _, err := dialect.Decode(rows)
+	return j, err
 }
-
-// sqlNullTime builds a sql.NullTime.
-func sqlNullTime(t time.Time, valid bool) sql.NullTime { return sql.NullTime{Time: t, Valid: valid} }

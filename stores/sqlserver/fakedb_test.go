@@ -174,6 +174,9 @@ func jobRow(j *spi.Job) []driver.Value {
 		params = string(b)
 	}
 	if len(j.Tags) > 0 {
+		type tagCell struct {
+			T []byte `json:"t"`
+		}
 		cells := make([]tagCell, len(j.Tags))
 		for i, t := range j.Tags {
 			cells[i] = tagCell{[]byte(t)}

@@ -262,6 +262,9 @@ func releaseSQL(n int) string {
 
 // dialect is SQL Server's part of the shared store methods.
 var dialect = sqlcore.Dialect[[]byte]{
+	IDText:      idText,
+	TimeOf:      sqlcore.WallClock,
+	Tags:        jsonTags,
 	ParseID:     parseID,
 	MaxIDs:      maxParams - 10,
 	IsDuplicate: func(err error) bool { return isDuplicateKey(err, "") },

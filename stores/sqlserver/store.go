@@ -247,7 +247,7 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 			}
 			return findByPropertySQL(false), []any{name(key), name(value)}
 		}}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: decoder,
+	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: dialect.Decoder,
 		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL, []any{dbID(id)} },
 		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 			return listJobsSQL(status), []any{dbID(after), int64(limit)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,8 +21,16 @@ import (
 // Go type a job id is scanned into. A nil statement is a method the
 // dialect does not offer; Core's method then must not be called.
 type Dialect[T any] struct {
-	// ParseID converts a scanned job id, naming a malformed one.
+	// ParseID converts a scanned job id, failing with a Corrupt error
+	// that names a malformed one; IDText names a stored id in messages,
+	// also a malformed one.
 	ParseID func(T) (uuid.UUID, error)
+	IDText  func(T) string
+	// TimeOf converts a scanned time column that is not NULL; nil takes
+	// a time.Time, in UTC.
+	TimeOf func(v any) (time.Time, error)
+	// Tags reads the tags column of JobColumns (not NULL, not empty).
+	Tags func(col string) ([]string, error)
 	// MaxIDs is the most ids (or node names) one statement may name; 0
 	// means no limit.
 	MaxIDs int
@@ -496,4 +505,135 @@ func (c Core[T]) orphans(ctx context.Context, tx *sql.Tx, q string, args []any) 
 		out = append(out, o)
 	}
 	return out, rows.Err()
+}
+
+// The row codec of a dialect: how the job columns of JobColumns read back.
+// Dialect holds its parts: ParseID and IDText for the id, TimeOf for times,
+// Tags for the tags column.
+
+// timeOf converts a scanned time column (nil for NULL: the zero time).
+func (d Dialect[T]) timeOf(v any) (time.Time, error) {
+	if v == nil {
+		return time.Time{}, nil
+	}
+	if d.TimeOf != nil {
+		return d.TimeOf(v)
+	}
+	t, ok := v.(time.Time)
+	if !ok {
+		return time.Time{}, fmt.Errorf("a time column holds %T", v)
+	}
+	return t.UTC(), nil
+}
+
+// Decode reads the current row of rows, the columns of JobColumns, and
+// returns its job, or an error wrapping spi.ErrCorruptJob that names the
+// job and the problem; raw is the stored id and seq the claim sequence
+// (as far as they could be read) either way, for the claim to fail a
+// corrupt row by them.
+func (d Dialect[T]) Decode(rows Scanner) (job *spi.Job, raw T, seq int64, err error) {
+	var (
+		r                                 Row
+		task, backoff, owner, lastErr     sql.NullString
+		rtype, idem, res, tags            sql.NullString
+		payloadNull, resultNull           int64
+		scheduled, created, claimed, fini any
+	)
+	err = rows.Scan(&raw, &task, &r.Payload, &payloadNull, &r.Status, &r.Priority,
+		&scheduled, &created, &r.Attempts, &r.MaxRetries, &backoff, &r.BackoffParamUS,
+		&r.ClaimSeq, &r.CrashCount, &owner, &claimed, &fini, &lastErr,
+		&r.Result, &resultNull, &rtype, &idem, &r.Params, &res, &r.ResourceLimit, &tags)
+	if r.ID, err = d.parse(raw, err); err != nil {
+		return nil, raw, r.ClaimSeq, err
+	}
+	r.IDText = r.ID.String()
+	r.Task, r.Backoff, r.OwnerNode, r.LastError = task.String, backoff.String, owner.String, lastErr.String
+	r.ResultType, r.IdempotencyKey, r.Resource = rtype.String, idem.String, res.String
+	r.Payload, r.Result = Blob(r.Payload, payloadNull != 0), Blob(r.Result, resultNull != 0)
+	r.Params.Valid = r.Params.Valid && r.Params.String != "" // Oracle's NULL for ""
+	for _, t := range []struct {
+		v   any
+		out *time.Time
+	}{{scheduled, &r.Scheduled}, {created, &r.Created}, {claimed, &r.Claimed}, {fini, &r.Finished}} {
+		if *t.out, err = d.timeOf(t.v); err != nil {
+			return nil, raw, r.ClaimSeq, Corrupt(r.IDText, "unreadable time: %v", err)
+		}
+	}
+	if tags.Valid && tags.String != "" {
+		if r.Tags, err = d.Tags(tags.String); err != nil {
+			return nil, raw, r.ClaimSeq, Corrupt(r.IDText, "unreadable tags: %v", err)
+		}
+	}
+	job, err = r.Job()
+	return job, raw, r.ClaimSeq, err
+}
+
+// parse converts the scanned id of a row whose scan returned err: an
+// unreadable column names the row by its id as far as it was read.
+func (d Dialect[T]) parse(raw T, err error) (uuid.UUID, error) {
+	id, perr := d.ParseID(raw)
+	switch {
+	case err != nil:
+		return id, Corrupt(d.IDText(raw), "unreadable column: %v", err)
+	case perr != nil:
+		return id, perr
+	}
+	return id, nil
+}
+
+// JSONTags reads a tags column holding a JSON array of strings (nil for
+// an empty one).
+func JSONTags(s string) ([]string, error) {
+	var out []string
+	if err := json.Unmarshal([]byte(s), &out); err != nil || len(out) == 0 {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Decoder returns the decoder of the current row of rows: the Decoder of
+// JobReads.
+func (d Dialect[T]) Decoder(rows *sql.Rows) func() (*spi.Job, error) {
+	return func() (*spi.Job, error) {
+		j, _, _, err := d.Decode(rows)
+		return j, err
+	}
+}
+
+// BadRow is a job row that could not be decoded: a claim fails it into the
+// dead-letter queue by its stored id and claim sequence.
+type BadRow[T any] struct {
+	ID  T
+	Seq int64
+	Err error
+}
+
+// ReadJobs decodes the job rows of rows, keeping those whose stored id
+// passes keep (all when keep is nil); the rows that cannot be decoded are
+// returned apart. The caller closes rows.
+func (d Dialect[T]) ReadJobs(rows *sql.Rows, keep func(T) bool) ([]*spi.Job, []BadRow[T], error) {
+	var got []*spi.Job
+	var bad []BadRow[T]
+	for rows.Next() {
+		j, raw, seq, err := d.Decode(rows)
+		switch {
+		case keep != nil && !keep(raw):
+		case err != nil:
+			bad = append(bad, BadRow[T]{raw, seq, err})
+		default:
+			got = append(got, j)
+		}
+	}
+	return got, bad, rows.Err()
+}
+
+// WallClock is the TimeOf of a dialect whose driver returns a time column
+// as a time.Time whose wall clock is UTC, whatever its location (SQL
+// Server's DATETIME2, Oracle's TIMESTAMP).
+func WallClock(v any) (time.Time, error) {
+	t, ok := v.(time.Time)
+	if !ok {
+		return time.Time{}, fmt.Errorf("a time column holds %T", v)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC), nil
 }
