@@ -115,8 +115,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	// A completion found already applied (an earlier call whose answer was
 	// lost) counts.
 	if err := sqlcore.Recognize(cs, nil, out, func(ids []uuid.UUID) ([]*spi.Job, error) {
-		jobs, _, err := s.readClaimed(ctx, s.db, ids)
-		return jobs, err
+		return s.core.D.LoadJobs(ctx, s.db, ids)
 	}); err != nil {
 		return nil, fail("complete jobs", err)
 	}

@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -158,6 +160,25 @@ func (st statements) dialect() sqlcore.Dialect[[]byte] {
 		},
 		UpdateStateSQL: func(jobID uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
 			return arg(st.updateState, state, binID(jobID), []byte(ns), expected)
+		},
+		PendingTasksSQL: st.pendingTasks,
+		TasksPerClaim:   tasksPerStatement,
+		CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
+			return candidatesSQL(st.t, compileTags(tags), tasks, dbTime(now), limit)
+		},
+		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+			return lockResources(ctx, tx, st.t, resources)
+		},
+		ClaimSQL: func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
+			return `UPDATE ` + st.t.job + ` SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
+			WHERE status = 'PENDING' AND job_id IN (` + marks(len(ids)) + `)`, append([]any{nullBinary(node), dbTime(now)}, idArgs(ids)...)
+		},
+		JobsSQL: func(ids []uuid.UUID) (string, []any) {
+			return st.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids)
+		},
+		FailCorruptSQL: func(now time.Time, msg string, id []byte, _ int64) (string, []any) {
+			return `UPDATE ` + st.t.job + ` SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ? WHERE job_id = ?`,
+				[]any{dbTime(now), msg, id}
 		},
 		OrphansSQL:     st.orphansSQL,
 		LockOrphansSQL: st.lockOrphansSQL,

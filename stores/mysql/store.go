@@ -193,6 +193,7 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 	}
 	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: s.sql.dialect(),
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn, nil) }}
+	s.core.D.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
 	s.stateMethods.Apply = s.core.WriteState
 	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) {
 		return s.sql.getState, []any{[]byte(ns), binID(jobID)}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/google/uuid"
-
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -55,22 +53,4 @@ func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos 
 		out[i] = true
 	}
 	return nil
-}
-
-// loadJobs reads the jobs of ids (missing ones left out), in chunks.
-func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-	return sqlcore.InChunks(ids, idsPerList, func(chunk []uuid.UUID) ([]*spi.Job, error) {
-		raw := make([][]byte, len(chunk))
-		for k, id := range chunk {
-			raw[k] = dbID(id)
-		}
-		query, args := jobsSQL(raw)
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		got, _, err := dialect.ReadJobs(rows, nil)
-		return got, err
-	})
 }

@@ -227,35 +227,38 @@ func countHoldersSQL(resources []string) (string, []any) {
 }
 
 // claimSQL moves the locked jobs ids to RUNNING for node at now.
-func claimSQL(node string, now time.Time, ids [][]byte) (string, []any) {
+func claimSQL(node string, now time.Time, ids []uuid.UUID) (string, []any) {
 	var b binds
 	return "UPDATE scheduler_job SET status = 'RUNNING', owner_node = " + b.add(text(node)) +
 		", claim_seq = claim_seq + 1, claimed_time = " + b.add(dbTime(now)) +
-		"\n\tWHERE job_id IN (" + b.list(idArgs(ids)) + ") AND status = 'PENDING'", b.args
+		"\n\tWHERE job_id IN (" + b.list(uuidArgs(ids)) + ") AND status = 'PENDING'", b.args
 }
 
 // jobsSQL reads the jobs ids.
-func jobsSQL(ids [][]byte) (string, []any) {
+func jobsSQL(ids []uuid.UUID) (string, []any) {
 	var b binds
-	return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + b.list(idArgs(ids)) + ")", b.args
+	return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + b.list(uuidArgs(ids)) + ")", b.args
 }
 
 // adoptSQL reads, after a claim whose commit failed with its outcome
 // unknown, which of its jobs it did take: RUNNING, claimed at now (the
 // owner is checked by the caller).
-func adoptSQL(now time.Time, ids [][]byte) (string, []any) {
+func adoptSQL(now time.Time, ids []uuid.UUID) (string, []any) {
 	var b binds
-	q := "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + b.list(idArgs(ids)) + ")"
+	q := "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + b.list(uuidArgs(ids)) + ")"
 	return q + " AND j.status = 'RUNNING' AND j.claimed_time = " + b.add(dbTime(now)), b.args
 }
 
 // failCorruptSQL fails a claimed row that cannot be decoded, fenced by the
-// claim that took it.
+// claim that took it, or (seq < 0) a candidate whose id cannot be read.
 func failCorruptSQL(now time.Time, msg string, id []byte, seq int64) (string, []any) {
 	var b binds
-	return "UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = " + b.add(dbTime(now)) +
-		", last_error = " + b.add(clobArg(msg)) +
-		"\n\tWHERE job_id = " + b.add(id) + " AND claim_seq = " + b.add(seq) + " AND status = 'RUNNING'", b.args
+	q := "UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = " + b.add(dbTime(now)) +
+		", last_error = " + b.add(clobArg(msg)) + "\n\tWHERE job_id = " + b.add(id)
+	if seq < 0 {
+		return q + " AND status = 'PENDING'", b.args
+	}
+	return q + " AND claim_seq = " + b.add(seq) + " AND status = 'RUNNING'", b.args
 }
 
 // runningSQL returns the claim sequences of the RUNNING jobs among ids,
@@ -312,6 +315,17 @@ func releaseSQL(now time.Time, ids []uuid.UUID) (string, []any) {
 
 // dialect is Oracle's part of the shared store methods.
 var dialect = sqlcore.Dialect[[]byte]{
+	PendingTasksSQL: pendingTasksSQL,
+	TasksPerClaim:   tasksPerStatement,
+	CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
+		return claimCandidatesSQL(now, limit, tasks, compileTags(tags))
+	},
+	Holders:         lockResources,
+	Pick:            lockAndAdmit,
+	ClaimSQL:        claimSQL,
+	JobsSQL:         jobsSQL,
+	AdoptSQL:        adoptSQL,
+	FailCorruptSQL:  failCorruptSQL,
 	IDText:          idText,
 	TimeOf:          sqlcore.WallClock,
 	Tags:            sqlcore.JSONTags,

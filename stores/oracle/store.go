@@ -67,7 +67,6 @@ type Store struct {
 	jobReads     // GetJob and ListJobs, over the dialect's reads
 	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
 	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
-	txClaims     // ClaimJobs, over claimOnce and adopt
 
 	db      *sql.DB
 	ownsDB  bool
@@ -91,7 +90,6 @@ type (
 	jobReads     = sqlcore.JobReads
 	propReads    = sqlcore.PropertyReads[[]byte]
 	txInserts    = sqlcore.TxInserts
-	txClaims     = sqlcore.TxClaims
 )
 
 var (
@@ -226,14 +224,17 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
+		},
+		InTxAttempt: func(ctx context.Context, fn func(*sql.Tx, attempt) error) error { return s.inTx(ctx, nil, fn) }}
 	s.stateMethods.Apply = func(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
 		if w.Namespace == "" {
 			return 0, fmt.Errorf("oracle: write state of job %s: empty namespace, which Oracle cannot store", w.JobID)
 		}
 		return s.core.WriteState(ctx, w)
 	}
-	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
+	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: func(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+		return dialect.LoadJobs(ctx, tx, ids)
+	},
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
 		}}
@@ -260,8 +261,6 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
 			return s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
 		}}
-	s.txClaims = txClaims{Gate: &s.gate, Fail: fail, Once: claimOnce, Adopt: adopt,
-		InTx: func(ctx context.Context, fn func(*sql.Tx, attempt) error) error { return s.inTx(ctx, nil, fn) }}
 	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
 		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return dbTime(t) }, Time: fromDB}
 	return s

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -142,129 +145,28 @@ func (tf tagFilter) levelArgs(args []any, now int64, limit int) []any {
 	return append(args, limit)
 }
 
-// ClaimJobs moves up to p.Limit due PENDING jobs to RUNNING for p.NodeID in
-// one IMMEDIATE transaction and returns them in claim order: effective
-// priority descending, scheduled time ascending, id ascending. It reads the
-// first p.Limit due jobs of each priority level that pass p.Tags and whose
-// resource has a free permit from the claim index, merges them in Go
-// (aging is monotone inside a level, so this is exact), admits them in that
-// order while counting the permits this claim takes (skipping jobs whose
-// resource is full), and updates the chosen rows with one UPDATE ...
-// RETURNING. SQLite serializes write transactions, so the count of a
-// resource's holders cannot change between the count and the update. A
-// chosen row that cannot be read back as a job is failed into the
-// dead-letter queue with the problem as its last error and left out of the
-// result.
-func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
+// candidatesSQL is the CandidatesSQL of the claim (sqlcore.Dialect): the
+// statement of candidatesQuery with its arguments.
+func candidatesSQL(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
+	tf := compileTags(tags)
+	args := make([]any, 0, 7*spi.NumPriorities*len(tasks))
+	for _, task := range tasks {
+		for range spi.NumPriorities {
+			args = tf.levelArgs(append(args, task), micros(now), limit)
+		}
 	}
-	defer done()
-	if p.Limit <= 0 {
-		return nil, nil
-	}
-	now := micros(p.Now)
-	var out []*spi.Job
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		cands, err := claimCandidates(ctx, tx, p, now)
-		if err != nil || len(cands) == 0 {
-			return err
-		}
-		ids := make([]string, len(cands))
-		for i, c := range cands {
-			ids[i] = c.ID.String()
-		}
-		rows, err := tx.QueryContext(ctx, claimUpdate, nullString(p.NodeID), now, jsonList(ids))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		got := make([]*spi.Job, 0, len(cands))
-		var bad []badRow
-		for rows.Next() {
-			j, raw, _, err := dialect.Decode(rows)
-			if err != nil {
-				bad = append(bad, badRow{raw, err})
-				continue
-			}
-			got = append(got, j)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		rows.Close()
-		if err := failCorrupt(ctx, tx, bad, now); err != nil {
-			return err
-		}
-		sqlcore.SortClaimed(got, p.Now, p.BoostInterval)
-		out = got
-		return nil
-	})
-	if err != nil {
-		return nil, fail("claim jobs", err)
-	}
-	return out, nil
+	return candidatesQuery(tf.shape, len(tasks)), args
 }
 
-// claimCandidates returns the jobs to claim, best first: at most p.Limit of
-// the union of each level's first p.Limit due jobs, admitted in order while
-// their resources have permits.
-func claimCandidates(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now int64) ([]sqlcore.Candidate, error) {
-	tasks, err := sqlcore.ClaimTasksSQL(ctx, tx, p, pendingTasks)
-	if err != nil {
-		return nil, err
-	}
-	tf := compileTags(p.Tags)
-	var bad []badRow
-	cands, err := sqlcore.InChunks(tasks, tasksPerStatement, func(tasks []string) ([]sqlcore.Candidate, error) {
-		args := make([]any, 0, 7*spi.NumPriorities*len(tasks))
-		for _, task := range tasks {
-			for range spi.NumPriorities {
-				args = tf.levelArgs(append(args, task), now, p.Limit)
-			}
-		}
-		rows, err := tx.QueryContext(ctx, candidatesQuery(tf.shape, len(tasks)), args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var cands []sqlcore.Candidate
-		for rows.Next() {
-			var c sqlcore.Candidate
-			var id string
-			var prio, scheduled int64
-			var res sql.NullString
-			if err := rows.Scan(&id, &prio, &scheduled, &res, &c.Limit); err != nil {
-				return nil, err
-			}
-			if c.ID, err = parseTextID(id); err != nil {
-				bad = append(bad, badRow{id, err})
-				continue
-			}
-			c.Priority, c.Scheduled, c.Resource = spi.Priority(prio), fromMicros(scheduled), res.String
-			cands = append(cands, c)
-		}
-		return cands, rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	// A row whose id cannot be read fails here, so it cannot take a
-	// candidate's place at every claim.
-	if err := failCorrupt(ctx, tx, bad, now); err != nil {
-		return nil, err
-	}
-	sqlcore.Rank(cands, p.Now, p.BoostInterval)
-	resources := sqlcore.Resources(cands, p.Limit)
-	if resources == nil {
-		return cands[:min(len(cands), p.Limit)], nil
-	}
-	held, err := resourceHolders(ctx, tx, resources)
-	if err != nil {
-		return nil, err
-	}
-	return sqlcore.Admit(cands, p.Limit, held), nil
+func claimSQL(node string, now time.Time, ids []uuid.UUID) (string, []any) {
+	return claimUpdate, []any{nullString(node), micros(now), idList(ids)}
+}
+
+// failCorruptSQL fails a row that cannot be read back; SQLite writes one
+// transaction at a time, so the claim that found it still holds it.
+func failCorruptSQL(now time.Time, msg, id string, _ int64) (string, []any) {
+	return `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
+		WHERE job_id = ?`, []any{micros(now), msg, id}
 }
 
 // resourceHolders counts the RUNNING jobs naming each resource, through the
@@ -287,23 +189,4 @@ func resourceHolders(ctx context.Context, tx *sql.Tx, resources []string) (map[s
 		held[name] = n
 	}
 	return held, rows.Err()
-}
-
-// badRow is a claimed row that could not be decoded.
-type badRow struct {
-	id  string
-	err error
-}
-
-// failCorrupt moves undecodable claimed rows to FAILED so they cannot block
-// the queue; GetJob and ListJobs keep reporting them as corrupt.
-func failCorrupt(ctx context.Context, tx *sql.Tx, bad []badRow, now int64) error {
-	for _, b := range bad {
-		if _, err := tx.ExecContext(ctx, `UPDATE scheduler_job
-			SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
-			WHERE job_id = ?`, now, "ratchet: corrupt job row: "+b.err.Error(), b.id); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -147,8 +147,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 // dialect is SQLite's part of the shared store methods.
 var dialect = sqlcore.Dialect[string]{
-	ParseID: parseTextID,
-	IDText:  func(raw string) string { return raw },
+	PendingTasksSQL: pendingTasks,
+	TasksPerClaim:   tasksPerStatement,
+	CandidatesSQL:   candidatesSQL,
+	Holders:         resourceHolders,
+	ClaimSQL:        claimSQL,
+	ClaimReturns:    true,
+	FailCorruptSQL:  failCorruptSQL,
+	ParseID:         parseTextID,
+	IDText:          func(raw string) string { return raw },
 	TimeOf: func(v any) (time.Time, error) {
 		us, ok := v.(int64)
 		if !ok {

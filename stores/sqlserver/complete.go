@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // writeCompletions applies the completions of cs at positions pos: one
@@ -67,17 +64,4 @@ func collectApplied(ctx context.Context, tx *sql.Tx, out []bool, query string, a
 		out[i] = true
 	}
 	return rows.Err()
-}
-
-// loadJobs reads the jobs of ids (missing ones left out), in chunks.
-func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-	return sqlcore.InChunks(ids, idsPerList, func(chunk []uuid.UUID) ([]*spi.Job, error) {
-		rows, err := tx.QueryContext(ctx, "SELECT "+jobColumns+"\n\tFROM scheduler_job j WHERE j.job_id IN ("+plist(1, len(chunk))+")", idArgs(chunk)...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		got, _, err := dialect.ReadJobs(rows, nil)
-		return got, err
-	})
 }

@@ -208,10 +208,15 @@ func adoptSQL(n int) string {
 	return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + plist(2, n) + ") AND j.status = 'RUNNING' AND j.claimed_time = @p1"
 }
 
-// failCorruptSQL fails a claimed row that cannot be decoded: @p1 finish
-// time, @p2 error, @p3 id, @p4 claim sequence.
-const failCorruptSQL = `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
+// failCorruptClaimedSQL fails a claimed row that cannot be decoded: @p1
+// finish time, @p2 error, @p3 id, @p4 claim sequence;
+// failCorruptPendingSQL a candidate whose id cannot be read.
+const (
+	failCorruptClaimedSQL = `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
 	WHERE job_id = @p3 AND claim_seq = @p4 AND status = 'RUNNING'`
+	failCorruptPendingSQL = `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
+	WHERE job_id = @p3 AND status = 'PENDING'`
+)
 
 // numCompleteArgs is the number of parameters of one completion row: its
 // index in the batch, id, claim sequence, new status, finish time, retry
@@ -260,8 +265,20 @@ func releaseSQL(n int) string {
 	WHERE status = 'RUNNING' AND job_id IN (` + plist(2, n) + `)`
 }
 
+// The claim's Take reads rows with the dialect's decoder.
+func init() { dialect.Take = take }
+
 // dialect is SQL Server's part of the shared store methods.
 var dialect = sqlcore.Dialect[[]byte]{
+	PendingTasksSQL: pendingTasksSQL,
+	CandidatesSQL:   candidatesSQL,
+	FailCorruptSQL:  failCorruptSQL,
+	AdoptSQL: func(now time.Time, ids []uuid.UUID) (string, []any) {
+		return adoptSQL(len(ids)), append([]any{dbTime(now)}, idArgs(ids)...)
+	},
+	JobsSQL: func(ids []uuid.UUID) (string, []any) {
+		return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + plist(1, len(ids)) + ")", idArgs(ids)
+	},
 	IDText:      idText,
 	TimeOf:      sqlcore.WallClock,
 	Tags:        jsonTags,

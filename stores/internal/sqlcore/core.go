@@ -21,6 +21,47 @@ import (
 // Go type a job id is scanned into. A nil statement is a method the
 // dialect does not offer; Core's method then must not be called.
 type Dialect[T any] struct {
+	// The claim (see Claim). PendingTasksSQL reads the distinct tasks of the PENDING jobs (see
+	// PendingTasksSQL), for a claim that lists no task; TasksPerClaim
+	// bounds the tasks of one CandidatesSQL (0: no bound).
+	PendingTasksSQL string
+	TasksPerClaim   int
+	// CandidatesSQL reads, for each of tasks and each priority level, the
+	// first limit due (at now) PENDING jobs in (scheduled_time, job_id)
+	// order that pass tags and whose resource has a free permit, locking
+	// them where the database skips locked rows: (job_id, priority,
+	// scheduled_time, resource_name, resource_limit).
+	CandidatesSQL func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any)
+	// Holders locks the permits of resources (sorted) until the
+	// transaction ends and counts each one's RUNNING holders.
+	Holders func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error)
+	// Pick, when not nil, chooses the jobs to claim from cands (best
+	// first) instead of Admit, locking them (Oracle's rounds).
+	Pick func(ctx context.Context, tx *sql.Tx, cands []Candidate, limit int, held map[string]int64) ([]uuid.UUID, error)
+	// ClaimSQL moves the PENDING jobs of ids to RUNNING for node at now,
+	// the claim sequence advanced; with ClaimReturns it returns their rows
+	// (RETURNING), else JobsSQL reads them back.
+	ClaimSQL     func(node string, now time.Time, ids []uuid.UUID) (string, []any)
+	ClaimReturns bool
+	// Take, when not nil, replaces ClaimSQL and JobsSQL: it claims ids
+	// and reads back the claimed rows (SQL Server's two result sets).
+	Take func(ctx context.Context, tx *sql.Tx, node string, now time.Time, ids []uuid.UUID) ([]*spi.Job, []BadRow[T], error)
+	// FailCorruptSQL fails the row id into the dead-letter queue with
+	// msg, finished at now: a claimed row of claim sequence seq that
+	// could not be read back, or (seq < 0) a candidate whose id cannot be
+	// read.
+	FailCorruptSQL func(now time.Time, msg string, id T, seq int64) (string, []any)
+	// Chosen, when not nil, runs once the jobs to claim are chosen and
+	// locked, before they move (a test's fault injection point).
+	Chosen func(tx *sql.Tx) error
+	// AdoptSQL reads the rows of the jobs of ids that are RUNNING,
+	// claimed at now: the jobs of a claim whose COMMIT did apply.
+	AdoptSQL func(now time.Time, ids []uuid.UUID) (string, []any)
+
+	// JobsSQL reads the rows (the columns of JobColumns) of the jobs of
+	// ids, at most MaxIDs of them.
+	JobsSQL func(ids []uuid.UUID) (string, []any)
+
 	// ParseID converts a scanned job id, failing with a Corrupt error
 	// that names a malformed one; IDText names a stored id in messages,
 	// also a malformed one.
@@ -106,9 +147,12 @@ type Core[T any] struct {
 	// Fail wraps an error with the operation's name, as the store does.
 	Fail func(op string, err error) error
 	// InTx runs fn in one transaction, again after an error the store
-	// deems transient.
-	InTx func(ctx context.Context, fn func(tx *sql.Tx) error) error
-	D    Dialect[T]
+	// deems transient; InTxAttempt, when not nil, is InTx telling fn
+	// whether an earlier run's COMMIT failed (for a claim to adopt its
+	// jobs, see Adopting).
+	InTx        func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	InTxAttempt func(ctx context.Context, fn func(tx *sql.Tx, at Attempt) error) error
+	D           Dialect[T]
 }
 
 // do runs fn as the operation op: inside the gate, with its error wrapped.
@@ -598,6 +642,22 @@ func (d Dialect[T]) Decoder(rows *sql.Rows) func() (*spi.Job, error) {
 		j, _, _, err := d.Decode(rows)
 		return j, err
 	}
+}
+
+// LoadJobs reads through q the jobs of ids that exist and can be decoded
+// (with JobsSQL, in chunks): the Load of TxCompletions, and the read of
+// Recognize.
+func (d Dialect[T]) LoadJobs(ctx context.Context, q Querier, ids []uuid.UUID) ([]*spi.Job, error) {
+	return InChunks(ids, d.chunk(), func(ids []uuid.UUID) ([]*spi.Job, error) {
+		query, args := d.JobsSQL(ids)
+		rows, err := q.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		got, _, err := d.ReadJobs(rows, nil)
+		return got, err
+	})
 }
 
 // BadRow is a job row that could not be decoded: a claim fails it into the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -63,8 +65,8 @@ func InTx(ctx context.Context, db *sql.DB, r Retry, fn func(tx *sql.Tx, at Attem
 // the claim's time) and returns those; when there are none, the claim did
 // not commit, and it claims afresh. claim runs one claim and records in
 // *tried the ids it wrote. out receives the claimed jobs of the run.
-func Adopting(claim func(tx *sql.Tx, tried *[][]byte) ([]*spi.Job, error), adopt func(tx *sql.Tx, ids [][]byte) ([]*spi.Job, error), out *[]*spi.Job) func(tx *sql.Tx, at Attempt) error {
-	var tried, unsure [][]byte
+func Adopting(claim func(tx *sql.Tx, tried *[]uuid.UUID) ([]*spi.Job, error), adopt func(tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error), out *[]*spi.Job) func(tx *sql.Tx, at Attempt) error {
+	var tried, unsure []uuid.UUID
 	return func(tx *sql.Tx, at Attempt) error {
 		if at.PrevCommitFailed {
 			unsure = tried

@@ -5,28 +5,146 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// TxClaims implements spi.Store.ClaimJobs for the stores that claim in one
-// transaction of their own, run by InTx with the store's retries, whose
-// COMMIT may fail with its outcome unknown (SQL Server, Oracle). A store
-// embeds it (under a local alias, so the field stays unexported) and fills
-// it when it builds itself; its dialect supplies one run of the claim and
-// the read that adopts the jobs of a claim whose COMMIT failed.
-type TxClaims struct {
-	Gate *Gate
-	// InTx runs fn in a transaction, again after a retryable error (the
-	// store's InTx).
-	InTx func(ctx context.Context, fn func(tx *sql.Tx, at Attempt) error) error
-	// Fail wraps an error with the operation's name, as the store does.
-	Fail func(op string, err error) error
-	// Once runs one claim of p at now in tx and records in *tried the ids
-	// of the jobs it moved to RUNNING.
-	Once func(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tried *[][]byte) ([]*spi.Job, error)
-	// Adopt reads which of ids are RUNNING for node, claimed at now: the
-	// jobs of a claim whose COMMIT did apply.
-	Adopt func(ctx context.Context, tx *sql.Tx, ids [][]byte, node string, now time.Time) ([]*spi.Job, error)
+// Claim runs one claim of p at now in tx, as the stores' documentation
+// describes it: the candidates of each task and level, ranked with exact
+// aging, admitted against the permits their resources have left, moved to
+// RUNNING and read back; a row that cannot be read back is failed into the
+// dead-letter queue with the problem as its last error and left out. It
+// records in *tried the ids it moved (for Adopting).
+func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tried *[]uuid.UUID) ([]*spi.Job, error) {
+	tasks, err := ClaimTasksSQL(ctx, tx, p, d.PendingTasksSQL)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	var bad []BadRow[T]
+	n := d.TasksPerClaim
+	if n <= 0 {
+		n = len(tasks)
+	}
+	cands, err := InChunks(tasks, n, func(tasks []string) ([]Candidate, error) {
+		q, args := d.CandidatesSQL(tasks, p.Tags, now, p.Limit)
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []Candidate
+		for rows.Next() {
+			var c Candidate
+			var raw T
+			var prio int64
+			var scheduled any
+			var res sql.NullString
+			if err := rows.Scan(&raw, &prio, &scheduled, &res, &c.Limit); err != nil {
+				return nil, err
+			}
+			if c.ID, err = d.ParseID(raw); err != nil {
+				// failed below, so it cannot take a candidate's place at every claim
+				bad = append(bad, BadRow[T]{ID: raw, Seq: -1, Err: err})
+				continue
+			}
+			if c.Scheduled, err = d.timeOf(scheduled); err != nil {
+				return nil, Corrupt(c.ID.String(), "unreadable scheduled time: %v", err)
+			}
+			c.Priority, c.Resource = spi.Priority(prio), res.String
+			out = append(out, c)
+		}
+		return out, rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.failCorrupt(ctx, tx, now, bad); err != nil {
+		return nil, err
+	}
+	Rank(cands, now, p.BoostInterval)
+	var held map[string]int64
+	if resources := Resources(cands, p.Limit); resources != nil {
+		if held, err = d.Holders(ctx, tx, resources); err != nil {
+			return nil, err
+		}
+	}
+	var ids []uuid.UUID
+	if d.Pick != nil {
+		ids, err = d.Pick(ctx, tx, cands, p.Limit, held)
+	} else {
+		ids = IDs(Admit(cands, p.Limit, held))
+	}
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	if d.Chosen != nil {
+		if err := d.Chosen(tx); err != nil {
+			return nil, err
+		}
+	}
+	*tried = ids
+	var got []*spi.Job
+	if d.Take != nil {
+		got, bad, err = d.Take(ctx, tx, p.NodeID, now, ids)
+	} else {
+		got, bad, err = d.take(ctx, tx, p.NodeID, now, ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return got, d.failCorrupt(ctx, tx, now, bad)
+}
+
+// take moves ids to RUNNING with ClaimSQL and reads them back.
+func (d Dialect[T]) take(ctx context.Context, tx *sql.Tx, node string, now time.Time, ids []uuid.UUID) ([]*spi.Job, []BadRow[T], error) {
+	q, args := d.ClaimSQL(node, now, ids)
+	if !d.ClaimReturns {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return nil, nil, err
+		}
+		q, args = d.JobsSQL(ids)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	return d.ReadJobs(rows, nil)
+}
+
+// failCorrupt moves rows that cannot be read back to FAILED, so that they
+// cannot block the queue; GetJob and ListJobs keep reporting them.
+func (d Dialect[T]) failCorrupt(ctx context.Context, tx *sql.Tx, now time.Time, bad []BadRow[T]) error {
+	for _, b := range bad {
+		q, args := d.FailCorruptSQL(now, "ratchet: corrupt job row: "+b.Err.Error(), b.ID, b.Seq)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adopt reads the jobs of ids that a claim by node at now took: RUNNING,
+// claimed at now, owned by node.
+func (d Dialect[T]) adopt(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, node string, now time.Time) ([]*spi.Job, error) {
+	got, err := InChunks(ids, d.chunk(), func(ids []uuid.UUID) ([]*spi.Job, error) {
+		q, args := d.AdoptSQL(now, ids)
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		got, _, err := d.ReadJobs(rows, nil)
+		return got, err
+	})
+	var out []*spi.Job
+	for _, j := range got {
+		if j.OwnerNode == node {
+			out = append(out, j)
+		}
+	}
+	return out, err
 }
 
 // ClaimJobs moves up to p.Limit due PENDING jobs of p.Tasks to RUNNING for
@@ -35,31 +153,37 @@ type TxClaims struct {
 // p.Tags are considered, and jobs whose resource has no free permit are
 // skipped (the store's doc says how its dialect reads and locks them).
 //
-// A deadlock, a lock timeout or a lost connection runs the transaction
-// again, up to the store's retries. When the COMMIT itself failed, so that
-// the jobs may have been claimed, the next run first adopts those of them
-// that are RUNNING under p.NodeID at p.Now (see [Adopting]): no job is left
-// claimed by a node that never heard of it. A claimed row that cannot be
-// read back as a job is failed into the dead-letter queue with the problem
-// as its last error and left out of the result. It implements [spi.Store].
-func (c TxClaims) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
-	done, err := c.Gate.Enter()
+// A transient error runs the transaction again, up to the store's
+// retries. When the COMMIT itself failed, so that the jobs may have been
+// claimed, the next run first adopts those of them that are RUNNING under
+// p.NodeID at p.Now (see [Adopting]; only with an AdoptSQL): no job is
+// left claimed by a node that never heard of it. A claimed row that cannot
+// be read back as a job is failed into the dead-letter queue with the
+// problem as its last error and left out of the result. It implements
+// [spi.Store].
+func (c Core[T]) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	var out []*spi.Job
+	err := c.do("claim jobs", func() error {
+		if p.Limit <= 0 {
+			return nil
+		}
+		now := p.Now.UTC().Truncate(time.Microsecond)
+		claim := func(tx *sql.Tx, tried *[]uuid.UUID) ([]*spi.Job, error) { return c.D.Claim(ctx, tx, p, now, tried) }
+		if c.D.AdoptSQL == nil || c.InTxAttempt == nil {
+			return c.InTx(ctx, func(tx *sql.Tx) error {
+				var tried []uuid.UUID
+				var err error
+				out, err = claim(tx, &tried)
+				return err
+			})
+		}
+		return c.InTxAttempt(ctx, Adopting(claim, func(tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+			return c.D.adopt(ctx, tx, ids, p.NodeID, now)
+		}, &out))
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if p.Limit <= 0 {
-		return nil, nil
-	}
-	now := p.Now.UTC().Truncate(time.Microsecond)
-	var out []*spi.Job
-	err = c.InTx(ctx, Adopting(
-		func(tx *sql.Tx, tried *[][]byte) ([]*spi.Job, error) { return c.Once(ctx, tx, p, now, tried) },
-		func(tx *sql.Tx, ids [][]byte) ([]*spi.Job, error) { return c.Adopt(ctx, tx, ids, p.NodeID, now) },
-		&out))
-	if err != nil {
-		return nil, c.Fail("claim jobs", err)
-	}
-	SortClaimed(out, now, p.BoostInterval)
+	SortClaimed(out, p.Now, p.BoostInterval)
 	return out, nil
 }
