@@ -1,79 +1,8 @@
 package mysql
 
 import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/google/uuid"
-
-	"github.com/ratchet-go/ratchet/sdk/spi"
 )
-
-// RetryFailedJob moves a FAILED job out of the dead-letter queue: status
-// PENDING due at now, last error cleared, attempts and crash count zero,
-// finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id
-// and spi.ErrInvalidState, naming the actual status, for a job that is not
-// FAILED.
-func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := s.transition(ctx, s.sql.retryFailed, dbTime(now), id, spi.StatusFailed, "retried"); err != nil {
-		return fail("retry job", err)
-	}
-	return nil
-}
-
-// CancelJob moves a PENDING job to CANCELLED with its finish time at now. It
-// wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
-// actual status, for a job in any other state.
-func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	done, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := s.transition(ctx, s.sql.cancel, nullDBTime(now), id, spi.StatusPending, "cancelled"); err != nil {
-		return fail("cancel job", err)
-	}
-	return nil
-}
-
-// transition runs an UPDATE guarded by status = want in one transaction
-// and, when it matched no row, explains why: the job does not exist, or it
-// is in another state.
-func (s *Store) transition(ctx context.Context, q string, now any, id uuid.UUID, want spi.Status, verb string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q, now, binID(id))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err
-		}
-		var st string
-		err = tx.QueryRowContext(ctx, s.sql.statusOf, binID(id)).Scan(&st)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
-		}
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, want, verb)
-	}, nil)
-}
-
-// beatTasks writes the heartbeat of nodeID at now with tasks (their
-// stored form): the dialect's part of spi.NodeTaskStore.
-func (s *Store) beatTasks(ctx context.Context, nodeID, tasks string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, s.sql.heartbeatTasks, []byte(nodeID), dbTime(now), tasks)
-	return err
-}
 
 // The orphan condition on the job aliased j, and its arguments: no fresh
 // node row (a count on the node's primary key, evaluated per RUNNING job;

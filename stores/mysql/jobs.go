@@ -314,12 +314,3 @@ func rowMarks(rows, cols int) string {
 	}
 	return b.String()
 }
-
-// listJobsSQL is the read of a page of jobs (the ListSQL of
-// sqlcore.JobReads).
-func (s *Store) listJobsSQL(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-	if status != "" {
-		return s.sql.listByStatus, []any{string(status), binID(after), int64(limit)}
-	}
-	return s.sql.listJobs, []any{binID(after), int64(limit)}
-}

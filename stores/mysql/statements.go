@@ -132,6 +132,34 @@ func (st statements) dialect() sqlcore.Dialect[[]byte] {
 		Tags:        hexTags,
 		MaxIDs:      1000,
 		IsDuplicate: func(err error) bool { return errCode(err) == errDuplicateKey },
+		JobsSQL: func(ids []uuid.UUID) (string, []any) {
+			return st.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids)
+		},
+		GetJobSQL: func(id uuid.UUID) (string, []any) { return arg(st.getJob, binID(id)) },
+		ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+			if status != "" {
+				return arg(st.listByStatus, string(status), binID(after), int64(limit))
+			}
+			return arg(st.listJobs, binID(after), int64(limit))
+		},
+		RetryFailedSQL: func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.retryFailed, dbTime(now), binID(id)) },
+		CancelSQL:      func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.cancel, nullDBTime(now), binID(id)) },
+		StatusSQL:      func(id uuid.UUID) (string, []any) { return arg(st.statusOf, binID(id)) },
+		GetStateSQL:    func(id uuid.UUID, ns string) (string, []any) { return arg(st.getState, []byte(ns), binID(id)) },
+		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
+			return arg(st.propertiesByPrefix, int64(len(prefix)), []byte(prefix), binID(id))
+		},
+		FindByPropertySQL: func(key, value string, limit int) (string, []any) {
+			if limit > 0 {
+				return arg(st.findByProperty, []byte(key), []byte(value), int64(limit))
+			}
+			return arg(st.findAllBy, []byte(key), []byte(value))
+		},
+		HeartbeatTasksSQL: func(nodeID, tasks string, now time.Time) (string, []any) {
+			return arg(st.heartbeatTasks, []byte(nodeID), dbTime(now), tasks)
+		},
+		LiveNodesSQL:    func(since time.Time) (string, []any) { return arg(st.liveNodes, dbTime(since)) },
+		PendingCountSQL: st.pendingCount,
 		HeartbeatSQL: func(nodeID string, now time.Time) (string, []any) {
 			return arg(st.heartbeat, []byte(nodeID), dbTime(now))
 		},
@@ -172,9 +200,6 @@ func (st statements) dialect() sqlcore.Dialect[[]byte] {
 		ClaimSQL: func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
 			return `UPDATE ` + st.t.job + ` SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
 			WHERE status = 'PENDING' AND job_id IN (` + marks(len(ids)) + `)`, append([]any{nullBinary(node), dbTime(now)}, idArgs(ids)...)
-		},
-		JobsSQL: func(ids []uuid.UUID) (string, []any) {
-			return st.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids)
 		},
 		FailCorruptSQL: func(now time.Time, msg string, id []byte, _ int64) (string, []any) {
 			return `UPDATE ` + st.t.job + ` SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ? WHERE job_id = ?`,

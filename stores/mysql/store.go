@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -69,12 +68,7 @@ type Options struct {
 // database/sql and go-sql-driver/mysql. Create it with [Open]; it is safe
 // for concurrent use, and any number of processes may share one database.
 type Store struct {
-	core         // the methods written once for every SQL store, over dialect
-	stateMethods // the spi.JobStateStore writes, over writeState
-	stateRead    // GetState
-	nodeMethods  // spi.NodeTaskStore, over beatTasks
-	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
+	core // the methods written once for every SQL store, over dialect
 
 	db       *sql.DB
 	database string
@@ -91,16 +85,9 @@ type Store struct {
 	hook func(point string, tx *sql.Tx) error
 }
 
-// The shared implementations that Store embeds (see its fields), under
-// unexported names so that they stay out of the package's API.
-type (
-	core         = sqlcore.Core[[]byte]
-	stateMethods = sqlcore.StateMethods
-	stateRead    = sqlcore.StateRead
-	nodeMethods  = sqlcore.NodeMethods[time.Time]
-	jobReads     = sqlcore.JobReads
-	propReads    = sqlcore.PropertyReads[[]byte]
-)
+// core is the shared implementation that Store embeds, under an
+// unexported name so that it stays out of the package's API.
+type core = sqlcore.Core[[]byte]
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -194,22 +181,6 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: s.sql.dialect(),
 		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn, nil) }}
 	s.core.D.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
-	s.stateMethods.Apply = s.core.WriteState
-	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) {
-		return s.sql.getState, []any{[]byte(ns), binID(jobID)}
-	}}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
-		GetSQL: func(jobID uuid.UUID, key string) (string, []any) {
-			return s.sql.getProperty, []any{[]byte(key), binID(jobID)}
-		},
-		ParseID:   scanID,
-		PrefixSQL: s.propertiesByPrefixSQL,
-		FindSQL:   s.findByPropertySQL}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: s.core.D.Decoder,
-		GetSQL:  func(id uuid.UUID) (string, []any) { return s.sql.getJob, []any{binID(id)} },
-		ListSQL: s.listJobsSQL}
-	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
-		LiveSQL: s.sql.liveNodes, PendingSQL: s.sql.pendingCount, Bind: func(t time.Time) any { return dbTime(t) }, Time: time.Time.UTC}
 	return s, nil
 }
 

@@ -126,7 +126,7 @@ func TestIsRetryable(t *testing.T) {
 	assert.True(t, insertRetryable(dup), "a racing insert of the same key runs again and finds it")
 	pk := oraErr(1, "unique constraint (T_AB.PK_SCHEDULER_JOB) violated")
 	assert.False(t, insertRetryable(pk), "a duplicate job id is an error")
-	assert.True(t, upsertRetryable(pk))
+	assert.True(t, dialect.IsDuplicate(pk), "an upsert that raced with another runs again")
 	assert.True(t, migrateRetryable(oraErr(955, "name is already used by an existing object")))
 	assert.False(t, migrateRetryable(oraErr(900, "invalid SQL statement")))
 }

@@ -2,7 +2,6 @@ package oracle
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -93,10 +92,6 @@ func isUniqueViolation(err error, constraint string) bool {
 	return constraint == "" || strings.Contains(strings.ToUpper(err.Error()), strings.ToUpper(constraint))
 }
 
-// upsertRetryable is IsRetryable plus a unique violation, which an upsert
-// that raced with another creating the same row resolves by running again.
-func upsertRetryable(err error) bool { return IsRetryable(err) || isUniqueViolation(err, "") }
-
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,
 // 80 ms... capped at one second.
 var defaultPause = sqlcore.Doubling(20*time.Millisecond, time.Second)
@@ -104,17 +99,3 @@ var defaultPause = sqlcore.Doubling(20*time.Millisecond, time.Second)
 // errRetriesExhausted marks the error of a transaction that kept failing
 // with retryable errors.
 var errRetriesExhausted = sqlcore.ErrRetriesExhausted
-
-// attempt describes one run of a transaction to the function it runs.
-type attempt = sqlcore.Attempt
-
-// inTx runs fn in one transaction, committing when it returns nil, and
-// runs the whole transaction again when it fails with an error that
-// retryable accepts (IsRetryable when nil). fn learns from its attempt
-// whether an earlier run's commit failed, leaving its outcome unknown.
-func (s *Store) inTx(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx, at attempt) error) error {
-	if retryable == nil {
-		retryable = IsRetryable
-	}
-	return sqlcore.InTx(ctx, s.db, sqlcore.Retry{Retries: s.retries, Pause: s.pause, Retryable: retryable}, fn)
-}

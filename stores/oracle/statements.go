@@ -313,10 +313,32 @@ func releaseSQL(now time.Time, ids []uuid.UUID) (string, []any) {
 		", claim_seq = claim_seq + 1\n\tWHERE job_id IN (" + b.list(uuidArgs(ids)) + ") AND status = 'RUNNING'", b.args
 }
 
+// The completions fence their writes with the dialect's Running.
+func init() { dialect.WriteCompletions = writeCompletions }
+
 // dialect is Oracle's part of the shared store methods.
 var dialect = sqlcore.Dialect[[]byte]{
-	PendingTasksSQL: pendingTasksSQL,
-	TasksPerClaim:   tasksPerStatement,
+	GetJobSQL: func(id uuid.UUID) (string, []any) { return getJobSQL(dbID(id)) },
+	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+		return listJobsSQL(dbID(after), status, limit)
+	},
+	InsertJobs:      insertBatch,
+	ValidateJobs:    validateJobs,
+	InsertRetryable: insertRetryable,
+	TxName:          "the Oracle store",
+	RetryFailedSQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL(now, dbID(id)) },
+	CancelSQL:       func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL(now, dbID(id)) },
+	StatusSQL:       func(id uuid.UUID) (string, []any) { return statusSQL(dbID(id)) },
+	GetStateSQL:     func(id uuid.UUID, ns string) (string, []any) { return getStateSQL(dbID(id), ns) },
+	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
+		return propertiesByPrefixSQL(dbID(id), prefix)
+	},
+	FindByPropertySQL: findByPropertySQL,
+	HeartbeatTasksSQL: heartbeatTasksSQL,
+	LiveNodesSQL:      func(since time.Time) (string, []any) { return liveNodesSQL, []any{dbTime(since)} },
+	PendingCountSQL:   pendingCountSQL,
+	PendingTasksSQL:   pendingTasksSQL,
+	TasksPerClaim:     tasksPerStatement,
 	CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
 		return claimCandidatesSQL(now, limit, tasks, compileTags(tags))
 	},

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	go_ora "github.com/sijms/go-ora/v2"
 	"github.com/sijms/go-ora/v2/configurations"
 
@@ -58,15 +57,7 @@ type Options struct {
 // go-ora. Create it with [Open] or [New]; it is safe for concurrent use,
 // and any number of processes may share one schema.
 type Store struct {
-	core         // the methods written once for every SQL store, over dialect
-	adminWrites  // RetryFailedJob and CancelJob
-	completions  // CompleteJobs, over writeCompletions and loadJobs
-	stateMethods // the spi.JobStateStore writes, over writeState
-	stateRead    // GetState
-	nodeMethods  // spi.NodeTaskStore, over beatTasks
-	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
-	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
+	core // the methods written once for every SQL store, over dialect
 
 	db      *sql.DB
 	ownsDB  bool
@@ -78,19 +69,9 @@ type Store struct {
 	gate sqlcore.Gate // admits operations until Close
 }
 
-// The shared implementations that Store embeds (see its fields), under
-// unexported names so that they stay out of the package's API.
-type (
-	core         = sqlcore.Core[[]byte]
-	adminWrites  = sqlcore.AdminWrites
-	completions  = sqlcore.TxCompletions
-	stateMethods = sqlcore.StateMethods
-	stateRead    = sqlcore.StateRead
-	nodeMethods  = sqlcore.NodeMethods[time.Time]
-	jobReads     = sqlcore.JobReads
-	propReads    = sqlcore.PropertyReads[[]byte]
-	txInserts    = sqlcore.TxInserts
-)
+// core is the shared implementation that Store embeds, under an
+// unexported name so that it stays out of the package's API.
+type core = sqlcore.Core[[]byte]
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -221,48 +202,14 @@ func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store,
 func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		},
-		InTxAttempt: func(ctx context.Context, fn func(*sql.Tx, attempt) error) error { return s.inTx(ctx, nil, fn) }}
-	s.stateMethods.Apply = func(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect, Retry: sqlcore.Retry{
+		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}}
+	s.core.D.WriteState = func(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
 		if w.Namespace == "" {
 			return 0, fmt.Errorf("oracle: write state of job %s: empty namespace, which Oracle cannot store", w.JobID)
 		}
 		return s.core.WriteState(ctx, w)
 	}
-	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: func(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-		return dialect.LoadJobs(ctx, tx, ids)
-	},
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
-	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: func(id uuid.UUID) (string, []any) { return statusSQL(dbID(id)) },
-		RetrySQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL(now, dbID(id)) },
-		CancelSQL: func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL(now, dbID(id)) },
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
-	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL(dbID(jobID), ns) }}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
-		GetSQL:  func(jobID uuid.UUID, key string) (string, []any) { return getPropertySQL(dbID(jobID), key) },
-		ParseID: parseID,
-		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
-			return propertiesByPrefixSQL(dbID(jobID), prefix)
-		},
-		FindSQL: findByPropertySQL}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: dialect.Decoder,
-		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL(dbID(id)) },
-		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-			return listJobsSQL(dbID(after), status, limit)
-		}}
-	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: validateJobs, Insert: insertBatch, Name: "the Oracle store",
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
-	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
-		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return dbTime(t) }, Time: fromDB}
 	return s
 }
 
@@ -274,9 +221,6 @@ func (s *Store) DB() *sql.DB { return s.db }
 // operations in progress; later operations fail with [spi.ErrClosed].
 // Calling Close again returns nil.
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, s.ownsDB, "oracle: close") }
-
-// enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // querier is what *sql.DB and *sql.Tx have in common.
 type querier = sqlcore.DBTX

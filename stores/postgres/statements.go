@@ -235,9 +235,26 @@ func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[
 	}
 	texts := func(ss []string) []string { return append([]string{}, ss...) } // never NULL
 	return sqlcore.Dialect[pgtype.UUID]{
-		ParseID:       func(id pgtype.UUID) (uuid.UUID, error) { return id.Bytes, nil },
-		Wake:          func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
-		HeartbeatSQL:  func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
+		ParseID:      func(id pgtype.UUID) (uuid.UUID, error) { return id.Bytes, nil },
+		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		HeartbeatSQL: func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
+		HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
+			return arg(st.heartbeatTasks, node, now, tasks)
+		},
+		LiveNodesSQL:    func(since time.Time) (string, []any) { return arg(st.liveNodes, since) },
+		PendingCountSQL: st.pendingCount,
+		GetStateSQL:     func(id uuid.UUID, ns string) (string, []any) { return arg(st.getState, pgUUID(id), ns) },
+		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
+			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
+		},
+		FindByPropertySQL: func(key, value string, limit int) (string, []any) {
+			var n *int64 // NULL: no limit
+			if limit > 0 {
+				l := int64(limit)
+				n = &l
+			}
+			return arg(st.findByProperty, key, value, n)
+		},
 		DeregisterSQL: func(node string) (string, []any) { return arg(st.deregister, node) },
 		RunningSQL: func(in []uuid.UUID, lock bool) (string, []any) {
 			if lock {

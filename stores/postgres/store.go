@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -58,11 +57,7 @@ type Options struct {
 // pool. Create it with [Open] or [New]; it is safe for concurrent use, and
 // any number of processes may share one database and schema.
 type Store struct {
-	core         // the methods written once for every SQL store, over dialect
-	stateMethods // the spi.JobStateStore writes, over writeState
-	stateRead    // GetState
-	nodeMethods  // spi.NodeTaskStore
-	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
+	core // the methods written once for every SQL store, over dialect
 
 	pool      *pgxpool.Pool
 	db        *sql.DB // the pool through database/sql, for the shared methods
@@ -80,15 +75,9 @@ type Store struct {
 	pingInterval, pingTimeout time.Duration // liveness checks of the listener
 }
 
-// The shared implementations that Store embeds (see its fields), under
-// unexported names so that they stay out of the package's API.
-type (
-	core         = sqlcore.Core[pgtype.UUID]
-	stateMethods = sqlcore.StateMethods
-	stateRead    = sqlcore.StateRead
-	nodeMethods  = sqlcore.NodeMethods[time.Time]
-	propReads    = sqlcore.PropertyReads[pgtype.UUID]
-)
+// core is the shared implementation that Store embeds, under an
+// unexported name so that it stays out of the package's API.
+type core = sqlcore.Core[pgtype.UUID]
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -200,41 +189,8 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 		pingTimeout:  defaultListenPingTimeout,
 	}
 	s.db = stdlib.OpenDBFromPool(pool)
-	s.core = core{Gate: &s.gate, DB: s.db, Fail: fail, D: s.sql.dialect(s.wake),
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			tx, err := s.db.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			if err := fn(tx); err != nil {
-				_ = tx.Rollback()
-				return err
-			}
-			return tx.Commit()
-		}}
-	s.stateMethods.Apply = s.writeState
-	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(id uuid.UUID, ns string) (string, []any) {
-		return s.sql.getState, []any{pgUUID(id), ns}
-	}}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, GetSQL: s.core.D.GetPropertySQL,
-		ParseID: s.core.D.ParseID,
-		PrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
-			return s.sql.propertiesByPrefix, []any{pgUUID(id), prefix}
-		},
-		FindSQL: func(key, value string, limit int) (string, []any) {
-			var n *int64 // NULL: no limit
-			if limit > 0 {
-				l := int64(limit)
-				n = &l
-			}
-			return s.sql.findByProperty, []any{key, value, n}
-		}}
-	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, LiveSQL: s.sql.liveNodes, PendingSQL: s.sql.pendingCount,
-		Beat: func(ctx context.Context, nodeID, tasks string, now time.Time) error {
-			_, err := s.pool.Exec(ctx, s.sql.heartbeatTasks, nodeID, now, tasks)
-			return err
-		},
-		Bind: func(t time.Time) any { return t }, Time: time.Time.UTC}
+	s.core = core{Gate: &s.gate, DB: s.db, Fail: fail, D: s.sql.dialect(s.wake)}
+	s.core.D.WriteState = s.writeState
 	return s, nil
 }
 

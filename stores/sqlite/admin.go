@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,13 +14,10 @@ var (
 	pendingCountSQL = sqlcore.PendingTasksCountSQL("scheduler_job")
 )
 
-// beatTasks writes the heartbeat of nodeID at now with tasks (their
-// stored form): the dialect's part of spi.NodeTaskStore.
-func (s *Store) beatTasks(ctx context.Context, nodeID, tasks string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
+func heartbeatTasksSQL(nodeID, tasks string, now time.Time) (string, []any) {
+	return `INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
 		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts, task_names = excluded.task_names`,
-		nodeID, micros(now), tasks)
-	return err
+		[]any{nodeID, micros(now), tasks}
 }
 
 // The node and recovery statements of sqlcore.Dialect. SQLite writes one

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // fence is the condition of every owner write.
@@ -45,16 +44,6 @@ func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos 
 		}
 	}
 	return nil
-}
-
-// loadJobs reads the jobs of ids that exist and can be decoded.
-func loadJobs(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM scheduler_job WHERE job_id IN (SELECT value FROM json_each(?))`, idList(ids))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlcore.ReadReadable(rows, dialect.Decoder(rows))
 }
 
 // runningSQL and releaseSQL are the statements of the shared ReleaseJobs

@@ -37,34 +37,16 @@ type Options struct {
 // Store is an [spi.Store] on one SQLite database. Create it with [Open]; it
 // is safe for concurrent use, and several processes may open the same file.
 type Store struct {
-	core         // the methods written once for every SQL store, over dialect
-	adminWrites  // RetryFailedJob and CancelJob
-	completions  // CompleteJobs, over writeCompletions and loadJobs
-	stateMethods // the spi.JobStateStore writes, over writeState
-	stateRead    // GetState
-	nodeMethods  // spi.NodeTaskStore, over beatTasks
-	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
-	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
+	core // the methods written once for every SQL store, over dialect
 
 	db   *sql.DB
 	path string
 	gate sqlcore.Gate // admits operations until Close
 }
 
-// The shared implementations that Store embeds (see its fields), under
-// unexported names so that they stay out of the package's API.
-type (
-	core         = sqlcore.Core[string]
-	adminWrites  = sqlcore.AdminWrites
-	completions  = sqlcore.TxCompletions
-	stateMethods = sqlcore.StateMethods
-	stateRead    = sqlcore.StateRead
-	nodeMethods  = sqlcore.NodeMethods[int64]
-	jobReads     = sqlcore.JobReads
-	propReads    = sqlcore.PropertyReads[string]
-	txInserts    = sqlcore.TxInserts
-)
+// core is the shared implementation that Store embeds, under an
+// unexported name so that it stays out of the package's API.
+type core = sqlcore.Core[string]
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -119,43 +101,40 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
-	s.stateMethods.Apply = s.core.WriteState
-	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: loadJobs,
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
-	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: statusSQL,
-		RetrySQL:  retryFailedSQL,
-		CancelSQL: cancelSQL,
-		InTx:      func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
-	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: getStateSQL}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail, GetSQL: getPropertySQL,
-		ParseID:   parseTextID,
-		PrefixSQL: propertiesByPrefixSQL,
-		FindSQL:   findByPropertySQL}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: dialect.Decoder,
-		GetSQL: func(id uuid.UUID) (string, []any) {
-			return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
-		},
-		ListSQL: listJobsSQL}
-	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: spi.ValidateJobs, Insert: insertJobs, Name: "the SQLite store",
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn) }}
-	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
-		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return micros(t) }, Time: fromMicros}
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect}
 	return s, nil
 }
 
 // dialect is SQLite's part of the shared store methods.
 var dialect = sqlcore.Dialect[string]{
-	PendingTasksSQL: pendingTasks,
-	TasksPerClaim:   tasksPerStatement,
-	CandidatesSQL:   candidatesSQL,
-	Holders:         resourceHolders,
-	ClaimSQL:        claimSQL,
-	ClaimReturns:    true,
-	FailCorruptSQL:  failCorruptSQL,
-	ParseID:         parseTextID,
-	IDText:          func(raw string) string { return raw },
+	JobsSQL: func(ids []uuid.UUID) (string, []any) {
+		return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id IN (SELECT value FROM json_each(?))`, []any{idList(ids)}
+	},
+	GetJobSQL: func(id uuid.UUID) (string, []any) {
+		return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
+	},
+	ListJobsSQL:           listJobsSQL,
+	InsertJobs:            insertJobs,
+	TxName:                "the SQLite store",
+	WriteCompletions:      writeCompletions,
+	RetryFailedSQL:        retryFailedSQL,
+	CancelSQL:             cancelSQL,
+	StatusSQL:             statusSQL,
+	GetStateSQL:           getStateSQL,
+	PropertiesByPrefixSQL: propertiesByPrefixSQL,
+	FindByPropertySQL:     findByPropertySQL,
+	HeartbeatTasksSQL:     heartbeatTasksSQL,
+	LiveNodesSQL:          func(since time.Time) (string, []any) { return liveNodesSQL, []any{micros(since)} },
+	PendingCountSQL:       pendingCountSQL,
+	PendingTasksSQL:       pendingTasks,
+	TasksPerClaim:         tasksPerStatement,
+	CandidatesSQL:         candidatesSQL,
+	Holders:               resourceHolders,
+	ClaimSQL:              claimSQL,
+	ClaimReturns:          true,
+	FailCorruptSQL:        failCorruptSQL,
+	ParseID:               parseTextID,
+	IDText:                func(raw string) string { return raw },
 	TimeOf: func(v any) (time.Time, error) {
 		us, ok := v.(int64)
 		if !ok {
@@ -235,22 +214,6 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database. It waits for operations in progress; later
 // operations fail with [spi.ErrClosed]. Calling Close again returns nil.
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "sqlite: close "+s.path) }
-
-// enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) { return s.gate.Enter() }
-
-// inTx runs fn in one IMMEDIATE transaction, committing when it returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
 
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {

@@ -156,7 +156,7 @@ func TestIsRetryable(t *testing.T) {
 	assert.True(t, insertRetryable(dup), "a racing insert of the same key runs again and finds it")
 	pk := mssql.Error{Number: 2627, Message: "Violation of PRIMARY KEY constraint 'pk_scheduler_job'. Cannot insert duplicate key in object 'dbo.scheduler_job'."}
 	assert.False(t, insertRetryable(pk), "a duplicate job id is an error")
-	assert.True(t, upsertRetryable(pk))
+	assert.True(t, dialect.IsDuplicate(pk), "an upsert that raced with another runs again")
 }
 
 func TestParseDSN(t *testing.T) {

@@ -270,6 +270,32 @@ func init() { dialect.Take = take }
 
 // dialect is SQL Server's part of the shared store methods.
 var dialect = sqlcore.Dialect[[]byte]{
+	GetJobSQL: func(id uuid.UUID) (string, []any) { return getJobSQL, []any{dbID(id)} },
+	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+		return listJobsSQL(status), []any{dbID(after), int64(limit)}
+	},
+	InsertJobs:       insertBatch,
+	InsertRetryable:  insertRetryable,
+	TxName:           "the SQL Server store",
+	WriteCompletions: writeCompletions,
+	RetryFailedSQL:   func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL, []any{dbTime(now), dbID(id)} },
+	CancelSQL:        func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL, []any{dbTime(now), dbID(id)} },
+	StatusSQL:        func(id uuid.UUID) (string, []any) { return statusSQL, []any{dbID(id)} },
+	GetStateSQL:      func(id uuid.UUID, ns string) (string, []any) { return getStateSQL, []any{dbID(id), name(ns)} },
+	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
+		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
+	},
+	FindByPropertySQL: func(key, value string, limit int) (string, []any) {
+		if limit > 0 {
+			return findByPropertySQL(true), []any{name(key), name(value), int64(limit)}
+		}
+		return findByPropertySQL(false), []any{name(key), name(value)}
+	},
+	HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
+		return heartbeatTasksSQL, []any{name(node), dbTime(now), tasks}
+	},
+	LiveNodesSQL:    func(since time.Time) (string, []any) { return liveNodesSQL, []any{dbTime(since)} },
+	PendingCountSQL: pendingCountSQL,
 	PendingTasksSQL: pendingTasksSQL,
 	CandidatesSQL:   candidatesSQL,
 	FailCorruptSQL:  failCorruptSQL,

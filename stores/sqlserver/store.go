@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/msdsn"
 
@@ -64,15 +63,7 @@ type Options struct {
 // and go-mssqldb. Create it with [Open] or [New]; it is safe for concurrent
 // use, and any number of processes may share one database.
 type Store struct {
-	core         // the methods written once for every SQL store, over dialect
-	adminWrites  // RetryFailedJob and CancelJob
-	completions  // CompleteJobs, over writeCompletions and loadJobs
-	stateMethods // the spi.JobStateStore writes, over writeState
-	stateRead    // GetState
-	nodeMethods  // spi.NodeTaskStore, over beatTasks
-	jobReads     // GetJob and ListJobs, over the dialect's reads
-	propReads    // GetProperty, GetPropertiesByPrefix and FindJobsByProperty
-	txInserts    // InsertJobs and InsertJobsTx, over insertJobs
+	core // the methods written once for every SQL store, over dialect
 
 	db          *sql.DB
 	ownsDB      bool
@@ -85,19 +76,9 @@ type Store struct {
 	gate sqlcore.Gate // admits operations until Close
 }
 
-// The shared implementations that Store embeds (see its fields), under
-// unexported names so that they stay out of the package's API.
-type (
-	core         = sqlcore.Core[[]byte]
-	adminWrites  = sqlcore.AdminWrites
-	completions  = sqlcore.TxCompletions
-	stateMethods = sqlcore.StateMethods
-	stateRead    = sqlcore.StateRead
-	nodeMethods  = sqlcore.NodeMethods[time.Time]
-	jobReads     = sqlcore.JobReads
-	propReads    = sqlcore.PropertyReads[[]byte]
-	txInserts    = sqlcore.TxInserts
-)
+// core is the shared implementation that Store embeds, under an
+// unexported name so that it stays out of the package's API.
+type core = sqlcore.Core[[]byte]
 
 var (
 	_ spi.Store            = (*Store)(nil)
@@ -215,51 +196,9 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 		lock = DefaultLockTimeout
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		},
-		InTxAttempt: func(ctx context.Context, fn func(*sql.Tx, attempt) error) error { return s.inTx(ctx, nil, fn) }}
+	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect, Retry: sqlcore.Retry{
+		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}}
 	s.core.D.Holders = s.holders
-	s.stateMethods.Apply = s.core.WriteState
-	s.completions = completions{Gate: &s.gate, Fail: fail, Write: writeCompletions, Load: func(ctx context.Context, tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-		return dialect.LoadJobs(ctx, tx, ids)
-	},
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
-	s.adminWrites = adminWrites{Gate: &s.gate, Fail: fail, StatusSQL: func(id uuid.UUID) (string, []any) { return statusSQL, []any{dbID(id)} },
-		RetrySQL:  func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL, []any{dbTime(now), dbID(id)} },
-		CancelSQL: func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL, []any{dbTime(now), dbID(id)} },
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, nil, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
-	s.stateRead = stateRead{Gate: &s.gate, DB: s.db, Fail: fail, SQL: func(jobID uuid.UUID, ns string) (string, []any) { return getStateSQL, []any{dbID(jobID), name(ns)} }}
-	s.propReads = propReads{Gate: &s.gate, DB: s.db, Fail: fail,
-		GetSQL: func(jobID uuid.UUID, key string) (string, []any) {
-			return getPropertySQL, []any{dbID(jobID), name(key)}
-		},
-		ParseID: parseID,
-		PrefixSQL: func(jobID uuid.UUID, prefix string) (string, []any) {
-			return propertiesByPrefixSQL, []any{dbID(jobID), name(prefix)}
-		},
-		FindSQL: func(key, value string, limit int) (string, []any) {
-			if limit > 0 {
-				return findByPropertySQL(true), []any{name(key), name(value), int64(limit)}
-			}
-			return findByPropertySQL(false), []any{name(key), name(value)}
-		}}
-	s.jobReads = jobReads{Gate: &s.gate, DB: s.db, Fail: fail, Decoder: dialect.Decoder,
-		GetSQL: func(id uuid.UUID) (string, []any) { return getJobSQL, []any{dbID(id)} },
-		ListSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-			return listJobsSQL(status), []any{dbID(after), int64(limit)}
-		}}
-	s.txInserts = txInserts{Gate: &s.gate, Fail: fail, Validate: spi.ValidateJobs, Insert: insertBatch, Name: "the SQL Server store",
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error {
-			return s.inTx(ctx, insertRetryable, func(tx *sql.Tx, _ attempt) error { return fn(tx) })
-		}}
-	s.nodeMethods = nodeMethods{Gate: &s.gate, DB: s.db, Fail: fail, Beat: s.beatTasks,
-		LiveSQL: liveNodesSQL, PendingSQL: pendingCountSQL, Bind: func(t time.Time) any { return dbTime(t) }, Time: fromDB}
 	return s
 }
 
@@ -294,9 +233,6 @@ func (s *Store) DB() *sql.DB { return s.db }
 // operations in progress; later operations fail with [spi.ErrClosed].
 // Calling Close again returns nil.
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, s.ownsDB, "sqlserver: close") }
-
-// enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // querier is what *sql.DB and *sql.Tx have in common.
 type querier = sqlcore.DBTX

@@ -59,8 +59,58 @@ type Dialect[T any] struct {
 	AdoptSQL func(now time.Time, ids []uuid.UUID) (string, []any)
 
 	// JobsSQL reads the rows (the columns of JobColumns) of the jobs of
-	// ids, at most MaxIDs of them.
-	JobsSQL func(ids []uuid.UUID) (string, []any)
+	// ids, at most MaxIDs of them; GetJobSQL the row of job id;
+	// ListJobsSQL up to limit rows with an id above after, of status (any
+	// when empty), in id order.
+	JobsSQL     func(ids []uuid.UUID) (string, []any)
+	GetJobSQL   func(id uuid.UUID) (string, []any)
+	ListJobsSQL func(after uuid.UUID, status spi.Status, limit int) (string, []any)
+
+	// InsertJobs writes a valid, non-empty batch in tx: it resolves the
+	// idempotency keys (Dedupe) and inserts the new jobs with their tags.
+	// ValidateJobs checks a batch first (nil: spi.ValidateJobs);
+	// InsertRetryable, when not nil, is the Retryable of the insert
+	// transactions; TxName names the store in the error for an
+	// application transaction of another type ("the SQLite store").
+	InsertJobs      func(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error)
+	ValidateJobs    func(jobs []*spi.Job) error
+	InsertRetryable func(error) bool
+	TxName          string
+
+	// WriteCompletions applies in tx the completions of cs at positions
+	// pos (the first of each claim, see FirstOfEach), each only while its
+	// job is RUNNING with the named claim sequence, and sets out[i] for
+	// those that applied.
+	WriteCompletions func(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error
+
+	// RetryFailedSQL moves job id from FAILED to PENDING due at now
+	// (error cleared, attempts and crash count zero, finish time and
+	// owner cleared); CancelSQL from PENDING to CANCELLED, finished at
+	// now; StatusSQL reads its status.
+	RetryFailedSQL, CancelSQL func(id uuid.UUID, now time.Time) (string, []any)
+	StatusSQL                 func(id uuid.UUID) (string, []any)
+
+	// GetStateSQL reads the namespace's (state_json, version) LEFT JOINed
+	// to the job: no row means no job, a NULL version no state.
+	// WriteState, when not nil, replaces Core's state write (PostgreSQL's
+	// one statement).
+	GetStateSQL func(jobID uuid.UUID, ns string) (string, []any)
+	WriteState  func(ctx context.Context, w StateWrite) (spi.StateWriteResult, error)
+
+	// PropertiesByPrefixSQL reads the job's (key, value) rows whose key
+	// starts with prefix, byte for byte, LEFT JOINed to the job;
+	// FindByPropertySQL the ids of the jobs whose property key equals
+	// value, in ascending order, at most limit (all when limit <= 0).
+	PropertiesByPrefixSQL func(jobID uuid.UUID, prefix string) (string, []any)
+	FindByPropertySQL     func(key, value string, limit int) (string, []any)
+
+	// HeartbeatTasksSQL is HeartbeatSQL that records the node's tasks
+	// (their EncodeTasks form) too; LiveNodesSQL reads (node_id,
+	// heartbeat_ts, task_names) of the nodes with a heartbeat at or after
+	// since; PendingCountSQL is the dialect's PendingTasksCountSQL.
+	HeartbeatTasksSQL func(nodeID, tasks string, now time.Time) (string, []any)
+	LiveNodesSQL      func(since time.Time) (string, []any)
+	PendingCountSQL   string
 
 	// ParseID converts a scanned job id, failing with a Corrupt error
 	// that names a malformed one; IDText names a stored id in messages,
@@ -146,13 +196,14 @@ type Core[T any] struct {
 	DB   *sql.DB
 	// Fail wraps an error with the operation's name, as the store does.
 	Fail func(op string, err error) error
-	// InTx runs fn in one transaction, again after an error the store
-	// deems transient; InTxAttempt, when not nil, is InTx telling fn
-	// whether an earlier run's COMMIT failed (for a claim to adopt its
-	// jobs, see Adopting).
-	InTx        func(ctx context.Context, fn func(tx *sql.Tx) error) error
-	InTxAttempt func(ctx context.Context, fn func(tx *sql.Tx, at Attempt) error) error
-	D           Dialect[T]
+	// Retry runs a transaction again after a transient error (its
+	// Retryable: the dialect's classification); the zero value runs it
+	// once.
+	Retry Retry
+	// InTx, when not nil, runs the store's transactions instead (MySQL's
+	// settles a COMMIT whose answer was lost).
+	InTx func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	D    Dialect[T]
 }
 
 // do runs fn as the operation op: inside the gate, with its error wrapped.
@@ -168,11 +219,24 @@ func (c Core[T]) do(op string, fn func() error) error {
 	return nil
 }
 
+// inTx runs fn in one transaction: with the store's InTx, or with Retry
+// (retryable, when not nil, in place of its Retryable).
+func (c Core[T]) inTx(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx) error) error {
+	if c.InTx != nil {
+		return c.InTx(ctx, fn)
+	}
+	r := c.Retry
+	if retryable != nil {
+		r.Retryable = retryable
+	}
+	return InTx(ctx, c.DB, r, func(tx *sql.Tx, _ Attempt) error { return fn(tx) })
+}
+
 // exec runs one statement in one transaction (so with the store's
 // retries), once more when a racing upsert hit a duplicate key.
 func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
 	run := func() error {
-		return c.InTx(ctx, func(tx *sql.Tx) error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			q, args := stmt()
 			_, err := tx.ExecContext(ctx, q, args...)
 			return err
@@ -271,7 +335,7 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 		if len(refs) == 0 {
 			return nil
 		}
-		return c.InTx(ctx, func(tx *sql.Tx) error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			clear(out)
 			top = -1
 			cur, err := c.D.Running(ctx, tx, DistinctIDs(refs), true)
@@ -329,7 +393,7 @@ func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl ti
 	var got sql.NullString
 	err := c.do("acquire lease "+name, func() error {
 		run := func() error {
-			return c.InTx(ctx, func(tx *sql.Tx) error {
+			return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 				got = sql.NullString{}
 				q, args := c.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
 				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
@@ -369,7 +433,7 @@ func (c Core[T]) PutProperty(ctx context.Context, jobID uuid.UUID, key, value st
 		return c.Fail("put property", fmt.Errorf("property of job %s: empty key", jobID))
 	}
 	return c.do("put property", func() error {
-		return c.InTx(ctx, func(tx *sql.Tx) error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			q, args := c.D.PutPropertySQL(jobID, key, value)
 			r, err := tx.ExecContext(ctx, q, args...)
 			if c.D.IsDuplicate == nil || !c.D.IsDuplicate(err) {
@@ -411,7 +475,7 @@ func applied(r sql.Result, err error) (bool, error) {
 func (c Core[T]) WriteState(ctx context.Context, w StateWrite) (spi.StateWriteResult, error) {
 	var res spi.StateWriteResult
 	err := c.do("write state of job "+w.JobID.String(), func() error {
-		return c.InTx(ctx, func(tx *sql.Tx) error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			var status string
 			var seq int64
 			q, args := c.D.JobFenceSQL(w.JobID)
@@ -465,7 +529,7 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 	var out []spi.RecoveredJob
 	top := -1 // the most urgent priority requeued, for the wakeup
 	err := c.do("recover orphans", func() error {
-		return c.InTx(ctx, func(tx *sql.Tx) error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			out, top = nil, -1
 			q, args := c.D.OrphansSQL(cutoff, nodes)
 			found, err := c.orphans(ctx, tx, q, args)

@@ -1,0 +1,385 @@
+package sqlcore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// This file holds the methods of Core that read jobs, write them as an
+// administrator, insert and complete them, and the reads of the optional
+// capabilities (state, properties, nodes).
+
+// GetJob returns one job with its tags and params, an error wrapping
+// spi.ErrNotFound that names the id, or one wrapping spi.ErrCorruptJob when
+// the row cannot be read back. It implements [spi.Store].
+func (c Core[T]) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
+	var j *spi.Job
+	err := c.do("get job "+id.String(), func() error {
+		q, args := c.D.GetJobSQL(id)
+		rows, err := c.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		j, err = ReadOne(rows, id, c.D.Decoder(rows))
+		return err
+	})
+	return j, err
+}
+
+// ListJobs returns up to p.Limit jobs (DefaultPageSize when zero or less)
+// with an id greater than p.After, in id order (the byte order of the
+// ids, which is the order of the UUIDs), optionally filtered by status,
+// and the cursor of the next page: the last listed id when more jobs
+// follow, the zero UUID otherwise. A row that cannot be read back fails
+// the page with an error wrapping spi.ErrCorruptJob. An unknown status
+// lists nothing. It implements [spi.Store].
+func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	jobs, next := []*spi.Job{}, uuid.Nil
+	err := c.do("list jobs", func() error {
+		if p.Status != "" && !p.Status.Valid() {
+			return nil
+		}
+		limit := PageSize(p)
+		q, args := c.D.ListJobsSQL(p.After, p.Status, limit+1)
+		rows, err := c.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		jobs, next, err = ReadPage(rows, limit, c.D.Decoder(rows))
+		return err
+	})
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	return jobs, next, nil
+}
+
+// RetryFailedJob moves a FAILED job out of the dead-letter queue: status
+// PENDING due at now, last error cleared, attempts and crash count zero,
+// finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id
+// and spi.ErrInvalidState, naming the actual status, for a job that is not
+// FAILED. It implements [spi.Store].
+func (c Core[T]) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	return c.transition(ctx, "retry job", c.D.RetryFailedSQL, id, now, spi.StatusFailed, "retried")
+}
+
+// CancelJob moves a PENDING job to CANCELLED with its finish time at now.
+// It wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState,
+// naming the actual status, for a job in any other state. It implements
+// [spi.Store].
+func (c Core[T]) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
+	return c.transition(ctx, "cancel job", c.D.CancelSQL, id, now, spi.StatusPending, "cancelled")
+}
+
+// transition runs one guarded UPDATE in a transaction and, when it changed
+// nothing, reads the job's status to say why.
+func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUID, time.Time) (string, []any), id uuid.UUID, now time.Time, from spi.Status, verb string) error {
+	return c.do(op, func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
+			q, args := update(id, now)
+			if ok, err := applied(tx.ExecContext(ctx, q, args...)); err != nil || ok {
+				return err
+			}
+			var st string
+			q, args = c.D.StatusSQL(id)
+			err := tx.QueryRowContext(ctx, q, args...).Scan(&st)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+			}
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, from, verb)
+		})
+	})
+}
+
+// InsertJobs writes new PENDING jobs in one transaction. A job whose
+// IdempotencyKey already exists, in the database or earlier in the same
+// batch, is not written: its result carries the existing id and
+// Duplicate. The stored status is PENDING whatever Job.Status says. An
+// invalid job (see spi.ValidateJobs) fails the whole batch before anything
+// is written, and so does an id that already exists. It implements
+// [spi.Store].
+func (c Core[T]) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	var res []spi.InsertResult
+	err := c.do("insert jobs", func() (err error) {
+		res, err = c.insert(ctx, nil, jobs)
+		return err
+	})
+	return res, err
+}
+
+// InsertJobsTx is InsertJobs inside txAny, a transaction that the
+// application began on the store's database handle (or on another handle
+// to the same database): the jobs exist only if it commits. txAny must be
+// a *sql.Tx. It is not retried: a retryable error leaves the application's
+// transaction to roll back and run again. It implements [spi.TxInserter].
+func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	var res []spi.InsertResult
+	err := c.do("insert jobs", func() error {
+		tx, err := SQLTx(txAny, c.D.TxName)
+		if err == nil {
+			res, err = c.insert(ctx, tx, jobs)
+		}
+		return err
+	})
+	return res, err
+}
+
+// insert validates jobs and inserts them in tx, or in a transaction of its
+// own when tx is nil.
+func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res []spi.InsertResult, err error) {
+	validate := c.D.ValidateJobs
+	if validate == nil {
+		validate = spi.ValidateJobs
+	}
+	if err := validate(jobs); err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return []spi.InsertResult{}, nil
+	}
+	if tx != nil {
+		return c.D.InsertJobs(ctx, tx, jobs)
+	}
+	err = c.inTx(ctx, c.D.InsertRetryable, func(tx *sql.Tx) error {
+		res, err = c.D.InsertJobs(ctx, tx, jobs)
+		return err
+	})
+	return res, err
+}
+
+// CompleteJobs applies a batch of fenced owner writes in one transaction.
+// Each applies only while its job is RUNNING with the named claim
+// sequence; the result has one entry per completion, true when it applied.
+// When one claim appears more than once in the batch, only its first
+// completion can apply. SUCCEEDED sets the finish time, result and result
+// type; RETRY puts the job back to PENDING at RetryAt with the new attempt
+// count and last error and the owner cleared; FAILED sets the attempt
+// count, last error and finish time. The claim sequence does not change.
+// An unknown outcome fails the whole batch before anything is written.
+//
+// A retryable error runs the transaction again. A completion whose job
+// already shows exactly what it writes (the batch of an earlier run whose
+// COMMIT failed, or of an earlier call whose answer was lost) counts as
+// applied (see Recognize), so a completion is neither lost nor reported
+// superseded because of the retry. It implements [spi.Store].
+func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	out := make([]bool, len(cs))
+	err := c.do("complete jobs", func() error {
+		if err := ValidOutcomes(cs); err != nil || len(cs) == 0 {
+			return err
+		}
+		pos := FirstOfEach(Refs(cs))
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
+			clear(out)
+			if err := c.D.WriteCompletions(ctx, tx, cs, pos, out); err != nil {
+				return err
+			}
+			return Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return c.D.LoadJobs(ctx, tx, ids) })
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GetState returns the state of the job's namespace and whether it exists.
+// It wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobStateStore].
+func (c Core[T]) GetState(ctx context.Context, jobID uuid.UUID, namespace string) (spi.VersionedState, bool, error) {
+	var st spi.VersionedState
+	var found bool
+	err := c.do("get state of job "+jobID.String(), func() error {
+		var state []byte
+		var version sql.NullInt64
+		q, args := c.D.GetStateSQL(jobID, namespace)
+		err := c.DB.QueryRowContext(ctx, q, args...).Scan(&state, &version)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+		}
+		if err != nil || !version.Valid {
+			return err
+		}
+		if len(state) == 0 {
+			state = nil
+		}
+		st, found = spi.VersionedState{JSON: state, Version: version.Int64}, true
+		return nil
+	})
+	return st, found, err
+}
+
+// InitState creates the namespace's state at version 0 while the job is
+// RUNNING with claimSeq: StateSuperseded otherwise, StateVersionConflict
+// when the state exists. It implements [spi.JobStateStore].
+func (c Core[T]) InitState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, claimSeq int64) (spi.StateWriteResult, error) {
+	return c.writeState(ctx, StateWrite{JobID: jobID, Namespace: namespace, State: state, Init: true, Fence: &claimSeq})
+}
+
+// UpdateState replaces the namespace's state and increments its version
+// when the version is expectedVersion and the job is RUNNING with claimSeq:
+// StateSuperseded when the fence fails, StateVersionConflict when the
+// version differs or the state does not exist. It implements
+// [spi.JobStateStore].
+func (c Core[T]) UpdateState(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion, claimSeq int64) (spi.StateWriteResult, error) {
+	return c.writeState(ctx, StateWrite{JobID: jobID, Namespace: namespace, State: state, Expected: expectedVersion, Fence: &claimSeq})
+}
+
+// InitStateUnfenced is InitState for a writer that owns no claim. It
+// implements [spi.JobStateStore].
+func (c Core[T]) InitStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte) (spi.StateWriteResult, error) {
+	return c.writeState(ctx, StateWrite{JobID: jobID, Namespace: namespace, State: state, Init: true})
+}
+
+// UpdateStateUnfenced is UpdateState for a writer that owns no claim. It
+// implements [spi.JobStateStore].
+func (c Core[T]) UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (spi.StateWriteResult, error) {
+	return c.writeState(ctx, StateWrite{JobID: jobID, Namespace: namespace, State: state, Expected: expectedVersion})
+}
+
+// writeState applies w with the dialect's WriteState, or Core's.
+func (c Core[T]) writeState(ctx context.Context, w StateWrite) (spi.StateWriteResult, error) {
+	if w.State == nil {
+		w.State = []byte{}
+	}
+	if c.D.WriteState != nil {
+		return c.D.WriteState(ctx, w)
+	}
+	return c.WriteState(ctx, w)
+}
+
+// GetProperty returns the job's property key and whether it is set. It
+// wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (c Core[T]) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
+	var k, v sql.NullString
+	err := c.do("get property", func() error {
+		q, args := c.D.GetPropertySQL(jobID, key)
+		err := c.DB.QueryRowContext(ctx, q, args...).Scan(&k, &v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
+		}
+		return err
+	})
+	return v.String, k.Valid, err
+}
+
+// GetPropertiesByPrefix returns the job's properties whose key starts with
+// prefix, byte for byte ("" for all; no character of the prefix is a
+// wildcard). It wraps spi.ErrNotFound for an unknown job. It implements
+// [spi.JobPropertyStore].
+func (c Core[T]) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error) {
+	var out map[string]string
+	err := c.do("get properties", func() error {
+		q, args := c.D.PropertiesByPrefixSQL(jobID, prefix)
+		rows, err := c.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out, err = ReadProperties(rows, jobID)
+		return err
+	})
+	return out, err
+}
+
+// FindJobsByProperty returns up to limit ids (all when limit <= 0), in
+// ascending order, of the jobs whose property key equals value, from the
+// index on (prop_key, prop_value, job_id). It implements
+// [spi.JobPropertyStore].
+func (c Core[T]) FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error) {
+	var out []uuid.UUID
+	err := c.do("find jobs by property", func() error {
+		q, args := c.D.FindByPropertySQL(key, value, limit)
+		rows, err := c.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out, err = ReadIDs(rows, c.D.ParseID)
+		return err
+	})
+	return out, err
+}
+
+// HeartbeatTasks is Heartbeat that records the node's tasks too (in their
+// EncodeTasks form). It implements [spi.NodeTaskStore].
+func (c Core[T]) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
+	return c.do("heartbeat "+nodeID, func() error {
+		return c.exec(ctx, func() (string, []any) { return c.D.HeartbeatTasksSQL(nodeID, EncodeTasks(tasks), now) })
+	})
+}
+
+// LiveNodes returns the nodes whose heartbeat is at or after since, with
+// their tasks, ordered by id. It implements [spi.NodeTaskStore].
+func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo, error) {
+	var out []spi.NodeInfo
+	err := c.do("list the live nodes", func() error {
+		q, args := c.D.LiveNodesSQL(since)
+		rows, err := c.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n spi.NodeInfo
+			var hb any
+			var tasks sql.NullString
+			if err := rows.Scan(&n.ID, &hb, &tasks); err != nil {
+				return err
+			}
+			if n.Tasks, err = decodeTasks(n.ID, tasks); err != nil {
+				return err
+			}
+			if n.Heartbeat, err = c.D.timeOf(hb); err != nil {
+				return fmt.Errorf("node %q: %w", n.ID, err)
+			}
+			out = append(out, n)
+		}
+		return rows.Err()
+	})
+	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, err
+}
+
+// PendingTasks counts the PENDING jobs per task, with the earliest due
+// time of each, ordered by task: one pass over the PENDING entries of the
+// claim index. It implements [spi.NodeTaskStore].
+func (c Core[T]) PendingTasks(ctx context.Context) ([]spi.TaskBacklog, error) {
+	var out []spi.TaskBacklog
+	err := c.do("count the pending jobs per task", func() error {
+		rows, err := c.DB.QueryContext(ctx, c.D.PendingCountSQL)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b spi.TaskBacklog
+			var earliest any
+			if err := rows.Scan(&b.Task, &b.Pending, &earliest); err != nil {
+				return err
+			}
+			if b.Earliest, err = c.D.timeOf(earliest); err != nil {
+				return fmt.Errorf("task %q: %w", b.Task, err)
+			}
+			out = append(out, b)
+		}
+		return rows.Err()
+	})
+	slices.SortFunc(out, func(a, b spi.TaskBacklog) int { return strings.Compare(a.Task, b.Task) })
+	return out, err
+}
