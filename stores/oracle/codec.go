@@ -47,15 +47,6 @@ func nullDBTime(t time.Time) any {
 	return dbTime(t)
 }
 
-// fromDB reads a TIMESTAMP value as the UTC time of its wall clock,
-// whatever location the driver gave it.
-func fromDB(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-}
-
 // dbID is the stored form of a job id: its 16 bytes in UUID order, bound
 // as RAW and compared with the RAW(16) columns byte for byte.
 func dbID(id uuid.UUID) []byte {

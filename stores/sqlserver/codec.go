@@ -65,16 +65,6 @@ func nullDBTime(t time.Time) mssql.NullDateTime {
 	return mssql.NullDateTime{DateTime: dbTime(t), Valid: true}
 }
 
-// fromDB reads a DATETIME2 value as the UTC time of its wall clock: the
-// driver returns the fields in the location of the DSN's timezone (UTC by
-// default), and they are UTC fields.
-func fromDB(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-}
-
 // idArgs returns the stored forms of ids, as statement arguments.
 func idArgs(ids []uuid.UUID) []any {
 	out := make([]any, len(ids))

@@ -70,10 +70,12 @@ func TestTimeMapping(t *testing.T) {
 	// The driver returns DATETIME2 fields in the DSN's timezone location;
 	// they are UTC fields whatever it is.
 	fields := time.Date(2026, 11, 29, 12, 14, 15, 123456000, time.FixedZone("X", -5*3600))
-	got := fromDB(fields)
+	got, err := dialect.TimeOf(fields)
+	require.NoError(t, err)
 	assert.Equal(t, time.UTC, got.Location())
 	assert.True(t, got.Equal(time.Date(2026, 11, 29, 12, 14, 15, 123456000, time.UTC)))
-	assert.True(t, fromDB(time.Time{}).IsZero())
+	_, err = dialect.TimeOf("2026-11-29")
+	assert.Error(t, err, "a column that is not a time is an error, not a panic")
 }
 
 func TestJobRoundTrip(t *testing.T) {
