@@ -139,6 +139,15 @@ func idArgs(ids [][]byte) []any {
 	return out
 }
 
+// anys returns values as binds.
+func anys[E any](vs []E) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
 // uuidArgs returns the stored form of job ids as statement arguments.
 func uuidArgs(ids []uuid.UUID) []any {
 	out := make([]any, len(ids))

@@ -80,23 +80,23 @@ func emptyBlobsSQL(column string, ids [][]byte) (string, []any) {
 }
 
 // insertTagsSQL inserts (job_id, tag) rows given as pairs of binds.
-func insertTagsSQL(pairs []any) (string, []any) {
+func insertTagsSQL(tags []sqlcore.JobTag) (string, []any) {
 	var b binds
 	var q strings.Builder
 	q.WriteString("INSERT INTO scheduler_job_tag (job_id, tag) VALUES ")
-	for i := 0; i < len(pairs); i += 2 {
+	for i, t := range tags {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		fmt.Fprintf(&q, "(%s, %s)", b.add(pairs[i]), b.add(pairs[i+1]))
+		fmt.Fprintf(&q, "(%s, %s)", b.add(dbID(t.ID)), b.add(t.Tag))
 	}
 	return q.String(), b.args
 }
 
 // existingKeysSQL finds which of the idempotency keys exist.
-func existingKeysSQL(keys []any) (string, []any) {
+func existingKeysSQL(keys []string) (string, []any) {
 	var b binds
-	return "SELECT idempotency_key, job_id FROM scheduler_job WHERE idempotency_key IN (" + b.list(keys) + ")", b.args
+	return "SELECT idempotency_key, job_id FROM scheduler_job WHERE idempotency_key IN (" + b.list(anys(keys)) + ")", b.args
 }
 
 // getJobSQL reads one job.
@@ -322,7 +322,12 @@ var dialect = sqlcore.Dialect[[]byte]{
 	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 		return listJobsSQL(dbID(after), status, limit)
 	},
-	InsertJobs:      insertBatch,
+	ExistingKeysSQL: existingKeysSQL,
+	InsertJobsSQL:   insertJobsSQL,
+	InsertTagsSQL:   insertTagsSQL,
+	RowsPerInsert:   rowsPerInsert,
+	TagsPerInsert:   tagsPerInsert,
+	AfterInsert:     emptyBlobs,
 	ValidateJobs:    validateJobs,
 	InsertRetryable: insertRetryable,
 	TxName:          "the Oracle store",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden statement files in testdata")
@@ -31,8 +32,8 @@ func goldenStatements(t *testing.T) map[string]string {
 	return map[string]string{
 		"insert_jobs_2":         insert,
 		"empty_payloads_2":      q(emptyBlobsSQL("payload", ids)),
-		"insert_tags_2":         q(insertTagsSQL([]any{id1, "a", id1, "b"})),
-		"existing_keys_2":       q(existingKeysSQL([]any{"k1", "k2"})),
+		"insert_tags_2":         q(insertTagsSQL([]sqlcore.JobTag{{ID: uuid.UUID(id1), Tag: "a"}, {ID: uuid.UUID(id1), Tag: "b"}})),
+		"existing_keys_2":       q(existingKeysSQL([]string{"k1", "k2"})),
 		"get_job":               q(getJobSQL(id1)),
 		"list_jobs":             q(listJobsSQL(id1, "", 11)),
 		"list_jobs_failed":      q(listJobsSQL(id1, spi.StatusFailed, 11)),

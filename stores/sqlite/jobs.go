@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -26,76 +24,31 @@ const (
 	tagsPerInsert    = 500
 )
 
-// insertJobs resolves idempotency keys, then inserts the new jobs and their
-// tags with multi-row statements.
-func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	existing, err := existingKeys(ctx, tx, jobs)
-	if err != nil {
-		return nil, err
-	}
-	res, fresh := sqlcore.Dedupe(jobs, existing)
-	for start := 0; start < len(fresh); start += rowsPerInsert {
-		chunk := fresh[start:min(start+rowsPerInsert, len(fresh))]
-		args := make([]any, 0, len(chunk)*numInsertColumns)
-		for _, j := range chunk {
-			a, err := insertArgs(j)
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, a...)
-		}
-		q := "INSERT INTO scheduler_job (" + insertColumns + ") VALUES " + placeholders(len(chunk), numInsertColumns)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return nil, err
-		}
-	}
-	var tagArgs []any
-	for _, j := range fresh {
-		for _, t := range j.Tags {
-			tagArgs = append(tagArgs, j.ID.String(), t)
-		}
-	}
-	for start := 0; start < len(tagArgs); start += 2 * tagsPerInsert {
-		chunk := tagArgs[start:min(start+2*tagsPerInsert, len(tagArgs))]
-		q := "INSERT OR IGNORE INTO scheduler_job_tag (job_id, tag) VALUES " + placeholders(len(chunk)/2, 2)
-		if _, err := tx.ExecContext(ctx, q, chunk...); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+// The insert statements of sqlcore.Dialect.
+
+func existingKeysSQL(keys []string) (string, []any) {
+	return `SELECT idempotency_key, job_id FROM scheduler_job
+		WHERE idempotency_key IN (SELECT value FROM json_each(?))`, []any{jsonList(keys)}
 }
 
-// existingKeys maps the batch's idempotency keys that are already stored to
-// their jobs' ids.
-func existingKeys(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (map[string]uuid.UUID, error) {
-	var keys []string
+func insertJobsSQL(jobs []*spi.Job) (string, []any, error) {
+	args := make([]any, 0, len(jobs)*numInsertColumns)
 	for _, j := range jobs {
-		if j.IdempotencyKey != "" {
-			keys = append(keys, j.IdempotencyKey)
-		}
-	}
-	found := make(map[string]uuid.UUID, len(keys))
-	if len(keys) == 0 {
-		return found, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT idempotency_key, job_id FROM scheduler_job
-		WHERE idempotency_key IN (SELECT value FROM json_each(?))`, jsonList(keys))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, raw string
-		if err := rows.Scan(&k, &raw); err != nil {
-			return nil, err
-		}
-		id, err := uuid.Parse(raw)
+		a, err := insertArgs(j)
 		if err != nil {
-			return nil, corrupt(raw, "job_id %q is not a UUID", raw)
+			return "", nil, err
 		}
-		found[k] = id
+		args = append(args, a...)
 	}
-	return found, rows.Err()
+	return "INSERT INTO scheduler_job (" + insertColumns + ") VALUES " + placeholders(len(jobs), numInsertColumns), args, nil
+}
+
+func insertTagsSQL(tags []sqlcore.JobTag) (string, []any) {
+	args := make([]any, 0, 2*len(tags))
+	for _, t := range tags {
+		args = append(args, t.ID.String(), t.Tag)
+	}
+	return "INSERT OR IGNORE INTO scheduler_job_tag (job_id, tag) VALUES " + placeholders(len(tags), 2), args
 }
 
 func insertArgs(j *spi.Job) ([]any, error) {

@@ -114,7 +114,11 @@ var dialect = sqlcore.Dialect[string]{
 		return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
 	},
 	ListJobsSQL:           listJobsSQL,
-	InsertJobs:            insertJobs,
+	ExistingKeysSQL:       existingKeysSQL,
+	InsertJobsSQL:         insertJobsSQL,
+	InsertTagsSQL:         insertTagsSQL,
+	RowsPerInsert:         rowsPerInsert,
+	TagsPerInsert:         tagsPerInsert,
 	TxName:                "the SQLite store",
 	WriteCompletions:      writeCompletions,
 	RetryFailedSQL:        retryFailedSQL,

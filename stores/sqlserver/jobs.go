@@ -1,13 +1,8 @@
 package sqlserver
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
-
-	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -23,99 +18,26 @@ func insertRetryable(err error) bool {
 	return IsRetryable(err) || isDuplicateKey(err, idempotencyIndex)
 }
 
-// insertBatch is insertJobs in a transaction: the Insert of the shared
-// InsertJobs and InsertJobsTx (sqlcore.TxInserts).
-func insertBatch(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	return insertJobs(ctx, tx, jobs)
-}
-
-// insertJobs resolves idempotency keys, then inserts the new jobs and their
-// tags with multi-row statements.
-func insertJobs(ctx context.Context, q querier, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	existing, err := existingKeys(ctx, q, jobs)
-	if err != nil {
-		return nil, err
-	}
-	res, fresh := sqlcore.Dedupe(jobs, existing)
-	for start := 0; start < len(fresh); start += rowsPerInsert {
-		chunk := fresh[start:min(start+rowsPerInsert, len(fresh))]
-		args := make([]any, 0, len(chunk)*numInsertArgs)
-		for _, j := range chunk {
-			a, err := insertArgs(j)
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, a...)
-		}
-		if _, err := q.ExecContext(ctx, insertJobsSQL(len(chunk)), args...); err != nil {
-			return nil, err
-		}
-	}
-	tagArgs := tagRows(fresh)
-	for start := 0; start < len(tagArgs); start += 2 * tagsPerInsert {
-		chunk := tagArgs[start:min(start+2*tagsPerInsert, len(tagArgs))]
-		if _, err := q.ExecContext(ctx, insertTagsSQL(len(chunk)/2), chunk...); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
-}
-
-// tagRows returns the (job id, tag) arguments of the jobs' tags, each tag
-// of a job once.
-func tagRows(jobs []*spi.Job) []any {
-	var out []any
+// insertRows and insertTags are the InsertJobsSQL and InsertTagsSQL of the
+// dialect.
+func insertRows(jobs []*spi.Job) (string, []any, error) {
+	args := make([]any, 0, len(jobs)*numInsertArgs)
 	for _, j := range jobs {
-		var seen []string
-		for _, t := range j.Tags {
-			if slices.Contains(seen, t) {
-				continue
-			}
-			seen = append(seen, t)
-			out = append(out, dbID(j.ID), name(t))
+		a, err := insertArgs(j)
+		if err != nil {
+			return "", nil, err
 		}
+		args = append(args, a...)
 	}
-	return out
+	return insertJobsSQL(len(jobs)), args, nil
 }
 
-// existingKeys maps the batch's idempotency keys that are already stored to
-// their jobs' ids.
-func existingKeys(ctx context.Context, q querier, jobs []*spi.Job) (map[string]uuid.UUID, error) {
-	var keys []any
-	var seen []string
-	for _, j := range jobs {
-		if k := j.IdempotencyKey; k != "" && !slices.Contains(seen, k) {
-			seen = append(seen, k)
-			keys = append(keys, name(k))
-		}
+func insertTags(tags []sqlcore.JobTag) (string, []any) {
+	args := make([]any, 0, 2*len(tags))
+	for _, t := range tags {
+		args = append(args, dbID(t.ID), name(t.Tag))
 	}
-	found := make(map[string]uuid.UUID, len(keys))
-	for start := 0; start < len(keys); start += keysPerLookup {
-		chunk := keys[start:min(start+keysPerLookup, len(keys))]
-		rows, err := q.QueryContext(ctx, existingKeysSQL(len(chunk)), chunk...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var k, raw []byte
-			if err := rows.Scan(&k, &raw); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			id, err := parseID(raw)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			found[string(k)] = id
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return found, nil
+	return insertTagsSQL(len(tags)), args
 }
 
 // insertArgs are the parameters of one inserted row, in the order of

@@ -274,7 +274,11 @@ var dialect = sqlcore.Dialect[[]byte]{
 	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 		return listJobsSQL(status), []any{dbID(after), int64(limit)}
 	},
-	InsertJobs:       insertBatch,
+	ExistingKeysSQL:  func(keys []string) (string, []any) { return existingKeysSQL(len(keys)), nameArgs(keys) },
+	InsertJobsSQL:    insertRows,
+	InsertTagsSQL:    insertTags,
+	RowsPerInsert:    rowsPerInsert,
+	TagsPerInsert:    tagsPerInsert,
 	InsertRetryable:  insertRetryable,
 	TxName:           "the SQL Server store",
 	WriteCompletions: writeCompletions,
@@ -309,7 +313,7 @@ var dialect = sqlcore.Dialect[[]byte]{
 	TimeOf:      sqlcore.WallClock,
 	Tags:        jsonTags,
 	ParseID:     parseID,
-	MaxIDs:      maxParams - 10,
+	MaxIDs:      keysPerLookup,
 	IsDuplicate: func(err error) bool { return isDuplicateKey(err, "") },
 	HeartbeatSQL: func(node string, now time.Time) (string, []any) {
 		return heartbeatSQL, []any{name(node), dbTime(now)}

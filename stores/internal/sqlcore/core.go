@@ -66,16 +66,23 @@ type Dialect[T any] struct {
 	GetJobSQL   func(id uuid.UUID) (string, []any)
 	ListJobsSQL func(after uuid.UUID, status spi.Status, limit int) (string, []any)
 
-	// InsertJobs writes a valid, non-empty batch in tx: it resolves the
-	// idempotency keys (Dedupe) and inserts the new jobs with their tags.
-	// ValidateJobs checks a batch first (nil: spi.ValidateJobs);
-	// InsertRetryable, when not nil, is the Retryable of the insert
-	// transactions; TxName names the store in the error for an
-	// application transaction of another type ("the SQLite store").
-	InsertJobs      func(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) ([]spi.InsertResult, error)
-	ValidateJobs    func(jobs []*spi.Job) error
-	InsertRetryable func(error) bool
-	TxName          string
+	// The insert (see Insert). ExistingKeysSQL reads (idempotency_key,
+	// job_id) of the jobs holding keys (at most MaxIDs); InsertJobsSQL
+	// inserts jobs as PENDING (at most RowsPerInsert), InsertTagsSQL the
+	// tags of jobs (at most TagsPerInsert); AfterInsert, when not nil, runs
+	// once the rows are written (Oracle's empty BLOBs). ValidateJobs
+	// checks a batch first (nil: spi.ValidateJobs); InsertRetryable, when
+	// not nil, is the Retryable of the insert transactions; TxName names
+	// the store in the error for an application transaction of another
+	// type ("the SQLite store").
+	ExistingKeysSQL              func(keys []string) (string, []any)
+	InsertJobsSQL                func(jobs []*spi.Job) (string, []any, error)
+	InsertTagsSQL                func(tags []JobTag) (string, []any)
+	RowsPerInsert, TagsPerInsert int
+	AfterInsert                  func(ctx context.Context, q DBTX, jobs []*spi.Job) error
+	ValidateJobs                 func(jobs []*spi.Job) error
+	InsertRetryable              func(error) bool
+	TxName                       string
 
 	// WriteCompletions applies in tx the completions of cs at positions
 	// pos (the first of each claim, see FirstOfEach), each only while its

@@ -1,9 +1,11 @@
 package sqlcore
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -44,4 +46,74 @@ func Dedupe(jobs []*spi.Job, existing map[string]uuid.UUID) (res []spi.InsertRes
 		fresh = append(fresh, j)
 	}
 	return res, fresh
+}
+
+// JobTag is one tag of one job, as InsertTagsSQL writes it.
+type JobTag struct {
+	ID  uuid.UUID
+	Tag string
+}
+
+// Insert writes a valid, non-empty batch through q: it reads which
+// idempotency keys exist (ExistingKeysSQL), resolves them (Dedupe), and
+// inserts the new jobs and their tags (each tag of a job once) in
+// statements of at most RowsPerInsert jobs and TagsPerInsert tags.
+func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	var keys []string
+	for _, j := range jobs {
+		if k := j.IdempotencyKey; k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	existing := make(map[string]uuid.UUID, len(keys))
+	if _, err := InChunks(keys, d.chunk(), func(keys []string) ([]struct{}, error) {
+		query, args := d.ExistingKeysSQL(keys)
+		rows, err := q.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var raw T
+			if err := rows.Scan(&k, &raw); err != nil {
+				return nil, err
+			}
+			if existing[k], err = d.ParseID(raw); err != nil {
+				return nil, err
+			}
+		}
+		return nil, rows.Err()
+	}); err != nil {
+		return nil, err
+	}
+	res, fresh := Dedupe(jobs, existing)
+	var tags []JobTag
+	for _, j := range fresh {
+		for i, t := range j.Tags {
+			if !slices.Contains(j.Tags[:i], t) {
+				tags = append(tags, JobTag{j.ID, t})
+			}
+		}
+	}
+	if _, err := InChunks(fresh, max(d.RowsPerInsert, 1), func(chunk []*spi.Job) ([]struct{}, error) {
+		query, args, err := d.InsertJobsSQL(chunk)
+		if err == nil {
+			_, err = q.ExecContext(ctx, query, args...)
+		}
+		return nil, err
+	}); err != nil {
+		return nil, err
+	}
+	if d.AfterInsert != nil {
+		if err := d.AfterInsert(ctx, q, fresh); err != nil {
+			return nil, err
+		}
+	}
+	_, err := InChunks(tags, max(d.TagsPerInsert, 1), func(chunk []JobTag) ([]struct{}, error) {
+		query, args := d.InsertTagsSQL(chunk)
+		_, err := q.ExecContext(ctx, query, args...)
+		return nil, err
+	})
+	return res, err
 }
