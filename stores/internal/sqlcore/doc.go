@@ -1,37 +1,70 @@
-// Package sqlcore holds the job state machine logic that every SQL store
-// shares, written once: the ranking and permit admission of a claim with
-// exact aging, the fencing and dedupe of owner writes, the recognition of a
-// completion that an earlier call already applied (Recognize, over
-// spi.Completion.AlreadyApplied: a batch sent again after its answer was
-// lost counts as applied, not superseded), the tasks a claim reads
-// (ClaimTasks, with the loose index scan PendingTasksSQL), the decoding and
-// validation of a job row (corrupt rows named as such), and the retry loop
-// of transactions with backoff. (The crash-budget decision of orphan
-// recovery is spi.CrashOutcome, which the non-SQL stores apply too.)
+// Package sqlcore is the one SQL store of Ratchet, written once over a
+// statement-level [Dialect]: the PostgreSQL, MySQL/MariaDB, SQLite, SQL
+// Server and Oracle stores are each a dialect (SQL text, placeholders and
+// codecs) and a driver around a [Core]. The package is internal to the
+// stores: users never import it.
 //
-// Some whole store methods live here too, as structs that a store embeds
-// under an unexported alias and fills when it builds itself with its
-// dialect's parts (statements, codecs, its transaction runner):
+// # What the core holds
 //
-//   - JobReads: GetJob and ListJobs (SQLite, MySQL, SQL Server, Oracle);
-//   - AdminWrites: RetryFailedJob and CancelJob (SQLite, SQL Server, Oracle);
-//   - TxInserts: InsertJobs and InsertJobsTx (SQLite, SQL Server, Oracle);
-//   - TxCompletions: CompleteJobs with the recognition of completions that
-//     already applied (SQLite, SQL Server, Oracle);
-//   - TxClaims: ClaimJobs as one transaction that adopts the jobs of a claim
-//     whose COMMIT failed (SQL Server, Oracle);
-//   - NodeMethods: spi.NodeTaskStore (all four database/sql stores);
-//   - PropertyReads: GetProperty, GetPropertiesByPrefix and
-//     FindJobsByProperty (the four database/sql stores);
-//   - StateMethods: the spi.JobStateStore writes (every SQL store), and
-//     StateRead: GetState (the four database/sql stores).
+// [Core] implements spi.Store and its optional capabilities
+// (spi.TxInserter, spi.ClaimChecker, spi.LeaseStore, spi.JobStateStore,
+// spi.JobPropertyStore, spi.NodeTaskStore) over database/sql. It holds the
+// one copy of:
 //
-// A store supplies what differs between databases: the SQL text, the
-// placeholders, the lock primitive, error classification and type codecs.
-// The package is internal to the stores: users never import it.
+//   - the claim ([Dialect.Claim], [Core.ClaimJobs]): the tasks a claim
+//     reads (ClaimTasks; a backlog of a task the claim does not list costs
+//     nothing), the first N due jobs of each task and priority level read by
+//     the dialect's candidates statement, ranked in Go with exact aging
+//     (Rank: aging is monotone inside a level, so the best N overall are
+//     among the best N of each level), admitted against the permits their
+//     resources have left (Admit, after the dialect's Holders locked and
+//     counted them), moved to RUNNING and read back; a row that cannot be
+//     read back is failed into the dead-letter queue instead of blocking
+//     the queue; after a COMMIT whose outcome is unknown the next run
+//     adopts the jobs it did claim (Adopting);
+//   - the owner writes: completions fenced by claim sequence, first of
+//     each claim only, in id order (FirstOfEach, Fenced), and recognised
+//     when an earlier call already applied them (Recognize, over
+//     spi.Completion.AlreadyApplied: a batch sent again after its answer
+//     was lost counts as applied, not superseded); releases; claim checks;
+//   - orphan recovery with the crash-budget decision (spi.CrashOutcome);
+//   - state compare-and-set behind a locking read of the job's fence,
+//     write-once properties, leases, node records and their tasks;
+//   - inserts with idempotency keys ([Dialect.Insert], Dedupe);
+//   - the decoding and validation of a job row ([Dialect.Decode], Row):
+//     a corrupt row is an error wrapping spi.ErrCorruptJob that names it;
+//   - the schema check and migration loop ([Schema]): partial, foreign,
+//     half-migrated and newer schemas refused, each step under the
+//     dialect's migration lock, the recorded version checked;
+//   - the transaction retry with backoff ([Retry], InTx) over the
+//     dialect's classification of transient errors.
 //
-// This is a step towards one SQL core: the stores still hold their
-// statements, their claims (PostgreSQL's, MySQL's and SQLite's), their owner
-// writes and their schema checks; a Dialect interface behind all of them is
-// the part of the store-layer work still open.
+// # Adding a SQL database
+//
+// A store for a sixth database is a package that:
+//
+//  1. writes its migrations as ddl/<dialect>/NNNN_name.sql, creating the
+//     tables and indexes of the other dialects (a task-led claim index on
+//     PENDING jobs, a resource index on RUNNING ones) and recording each
+//     version in ratchet_schema_version;
+//  2. fills a [Dialect][T], T being the Go type its driver scans a job id
+//     into: every statement a Core method needs (each a function returning
+//     SQL text and arguments, bound as the driver wants them), the job
+//     row's codecs (ParseID, IDText, TimeOf, Tags), MaxIDs (its limit on an
+//     IN list), IsDuplicate, and the claim's parts (CandidatesSQL with the
+//     database's skip-locked read, Holders with its lock primitive:
+//     pg_advisory_xact_lock, row locks on scheduler_resource,
+//     sp_getapplock, SQLite's single writer);
+//  3. fills a [Schema] (how to list its tables, its migration lock, how
+//     to split a file into statements);
+//  4. embeds a Core with its gate, pool, error wrapper and Retry (its
+//     transient errors: deadlocks, lock timeouts, lost connections), and
+//     adds Open, Options and Close;
+//  5. passes tck.Run (every group) and keeps offline tests of its
+//     statements (golden files), type mapping and error classification.
+//
+// A dialect may replace a Core method with a faster one of its own, as
+// PostgreSQL does for its one-statement claim, completions and inserts
+// (pgx, COPY, LISTEN/NOTIFY) and MySQL for its completions and a COMMIT
+// whose answer was lost; the replacement must pass the same TCK cases.
 package sqlcore
