@@ -3,12 +3,8 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -71,10 +67,9 @@ func retryable(err error) bool {
 }
 
 // connectionLost reports whether err says that the connection to the
-// server failed or was closed under the statement: driver.ErrBadConn, the
-// driver's "invalid connection", an EOF or a reset on the socket, a network
-// error, or a server error that ends the session (KILL, shutdown, server
-// gone). The statement's outcome is unknown; a transaction that did not
+// server failed or was closed under the statement: the driver's "invalid
+// connection", a server error that ends the session (KILL, shutdown,
+// server gone), or one of sqlcore.ConnectionLost. The statement's outcome is unknown; a transaction that did not
 // reach COMMIT has been rolled back by the server.
 func connectionLost(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -84,21 +79,7 @@ func connectionLost(err error) bool {
 	case errServerShutdown, errConnectionKilled, errQueryInterrupted, errServerGone, errServerLost, errClientInteraction:
 		return true
 	}
-	switch {
-	case errors.Is(err, driver.ErrBadConn),
-		errors.Is(err, mysql.ErrInvalidConn),
-		errors.Is(err, sql.ErrConnDone),
-		errors.Is(err, io.EOF),
-		errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, net.ErrClosed),
-		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE):
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
+	return errors.Is(err, mysql.ErrInvalidConn) || sqlcore.ConnectionLost(err)
 }
 
 // verifier settles a transaction whose COMMIT failed with a lost

@@ -2,12 +2,8 @@ package oracle
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sijms/go-ora/v2/network"
@@ -63,15 +59,7 @@ func IsRetryable(err error) bool {
 }
 
 // connectionLost reports errors that mean the connection is gone.
-func connectionLost(err error) bool {
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, net.ErrClosed) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
-}
+var connectionLost = sqlcore.ConnectionLost
 
 // errorCode returns the ORA code of an Oracle error in err's chain.
 func errorCode(err error) (int, bool) {

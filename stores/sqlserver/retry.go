@@ -2,11 +2,7 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
-	"syscall"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
@@ -51,15 +47,7 @@ func IsRetryable(err error) bool {
 }
 
 // connectionLost reports errors that mean the connection is gone.
-func connectionLost(err error) bool {
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, net.ErrClosed) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
-}
+var connectionLost = sqlcore.ConnectionLost
 
 // errorNumber returns the number of a SQL Server error in err's chain.
 func errorNumber(err error) (int32, bool) {

@@ -2,8 +2,13 @@ package sqlcore
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 )
 
@@ -70,4 +75,23 @@ func Doubling(first, most time.Duration) func(n int) time.Duration {
 	return func(n int) time.Duration {
 		return min(first<<min(n-1, 30), most)
 	}
+}
+
+// ConnectionLost reports an error that means the connection under a
+// statement failed or closed: driver.ErrBadConn, sql.ErrConnDone, an EOF or
+// a reset on the socket, a network error. The statement's outcome is
+// unknown; a transaction that did not reach COMMIT was rolled back by the
+// server. A dialect adds its driver's and server's own such errors.
+func ConnectionLost(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	for _, e := range []error{driver.ErrBadConn, sql.ErrConnDone, io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
+		syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }
