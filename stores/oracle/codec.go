@@ -15,19 +15,11 @@ import (
 // jobColumns selects one job from the table aliased j, in the order of
 // sqlcore.JobColumns (see Dialect.Decode): the NULL flags as CASE expressions (an empty BLOB is not
 // NULL), the tags as a JSON array (JSON_ARRAYAGG).
-var jobColumns = sqlcore.JobColumns(func(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" },
+var jobColumns = sqlcore.JobColumns(sqlcore.CaseNull,
 	"(SELECT JSON_ARRAYAGG(t.tag ORDER BY t.tag RETURNING CLOB) FROM scheduler_job_tag t WHERE t.job_id = j.job_id)")
 
 // idText names a stored id in messages.
-func idText(id []byte) string {
-	switch len(id) {
-	case 16:
-		return uuid.UUID(id).String()
-	case 0:
-		return "(unknown id)"
-	}
-	return fmt.Sprintf("HEXTORAW('%X')", id)
-}
+var idText = sqlcore.BinaryIDText("HEXTORAW('%X')")
 
 // corrupt names a corrupt job row.
 var corrupt = sqlcore.Corrupt

@@ -21,19 +21,13 @@ import (
 // Below it, a whole insert is one statement and one round trip.
 const CopyThreshold = 256
 
-// InsertJobs writes new PENDING jobs. A job whose IdempotencyKey already
-// exists, in the database or earlier in the same batch, is not written: its
-// result carries the existing id and Duplicate. The stored status is PENDING
-// whatever Job.Status says. An invalid job (nil, the zero id, a priority out
-// of range, a resource with a limit below 1) fails the whole batch before
-// anything is written, and so does an id that already exists.
-//
-// A batch is one statement (an INSERT ... SELECT FROM unnest of one array
-// per column, with the tags and the wakeup in the same statement), or, from
-// [CopyThreshold] jobs without a key, one transaction that writes those jobs
-// and their tags with COPY. Either way a wakeup carrying the highest
-// inserted priority, and the node of [spi.SourceFromContext] of ctx, is
-// published on [Store.WakeupChannel] when the write commits.
+// InsertJobs is spi.Store's InsertJobs in one statement (an INSERT ...
+// SELECT FROM unnest of one array per column, with the tags and the wakeup
+// in the same statement), or, from [CopyThreshold] jobs without an
+// idempotency key, one transaction that writes them with COPY. Either way
+// a wakeup carrying the highest inserted priority, and the node of
+// [spi.SourceFromContext] of ctx, is published on [Store.WakeupChannel]
+// when the write commits.
 func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {

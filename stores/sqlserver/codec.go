@@ -16,19 +16,11 @@ import (
 // sqlcore.JobColumns (see Dialect.Decode): the NULL flags as CASE expressions (the driver may return
 // nil for an empty VARBINARY), the tags as a JSON array of objects
 // {"t": base64 bytes}, from FOR JSON PATH.
-var jobColumns = sqlcore.JobColumns(func(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" },
+var jobColumns = sqlcore.JobColumns(sqlcore.CaseNull,
 	"(SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)")
 
 // idText names a stored id in messages.
-func idText(id []byte) string {
-	switch len(id) {
-	case 16:
-		return uuid.UUID(id).String()
-	case 0:
-		return "(unknown id)"
-	}
-	return fmt.Sprintf("0x%X", id)
-}
+var idText = sqlcore.BinaryIDText("0x%X")
 
 // jsonTags reads the tags column: a JSON array of objects {"t": base64
 // bytes}, from FOR JSON PATH.

@@ -119,16 +119,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := opts.check(); err != nil {
 		return nil, fmt.Errorf("sqlserver: open: %w", err)
 	}
-	db, err := connect(ctx, dsn, opts, "open")
-	if err != nil {
-		return nil, err
-	}
-	s, err := newStore(ctx, db, opts, true)
-	if err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return s, nil
+	return sqlcore.OpenStore(func() (*sql.DB, error) { return connect(ctx, dsn, opts, "open") },
+		func(db *sql.DB) (*Store, error) { return newStore(ctx, db, opts, true) })
 }
 
 // connect opens a pool on the server of dsn and checks that it answers

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Ping checks that db answers within timeout, or until ctx ends (the error
@@ -63,4 +65,39 @@ func RetryCount(n, def int) int {
 		return 0
 	}
 	return n
+}
+
+// OpenStore is the end of a store's Open: it opens a pool with connect and
+// builds the store on it with build (the store owns the pool from then
+// on), closing the pool when build fails.
+func OpenStore[S any](connect func() (*sql.DB, error), build func(db *sql.DB) (S, error)) (S, error) {
+	db, err := connect()
+	if err != nil {
+		var zero S
+		return zero, err
+	}
+	s, err := build(db)
+	if err != nil {
+		_ = db.Close()
+	}
+	return s, err
+}
+
+// CaseNull is the NULL flag of a column (payload, job_result) as a CASE
+// expression, for the JobColumns of a dialect whose driver may return nil
+// for an empty binary value.
+func CaseNull(col string) string { return "CASE WHEN j." + col + " IS NULL THEN 1 ELSE 0 END" }
+
+// BinaryIDText names a stored binary id in messages: the UUID of 16 bytes,
+// else the bytes in hex as format (for example "0x%X") renders them.
+func BinaryIDText(format string) func(id []byte) string {
+	return func(id []byte) string {
+		switch len(id) {
+		case 16:
+			return uuid.UUID(id).String()
+		case 0:
+			return "(unknown id)"
+		}
+		return fmt.Sprintf(format, id)
+	}
 }
