@@ -16,11 +16,6 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// CopyThreshold is the number of jobs without an idempotency key from which
-// one InsertJobs call writes them with COPY instead of a multi-row INSERT.
-// Below it, a whole insert is one statement and one round trip.
-const CopyThreshold = 256
-
 // InsertJobs is spi.Store's InsertJobs in one statement (an INSERT ...
 // SELECT FROM unnest of one array per column, with the tags and the wakeup
 // in the same statement), or, from [CopyThreshold] jobs without an
@@ -34,17 +29,13 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 		return nil, err
 	}
 	defer done()
-	if err := spi.ValidateJobs(jobs); err != nil {
-		return nil, fail("insert jobs", err)
-	}
-	if len(jobs) == 0 {
-		return []spi.InsertResult{}, nil
-	}
 	p, err := planInsert(jobs)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fail("insert jobs", err)
-	}
-	if !p.useCopy() {
+	case len(jobs) == 0:
+		return []spi.InsertResult{}, nil
+	case !p.useCopy():
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)
@@ -83,15 +74,12 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 	if tx == nil {
 		return nil, fail("insert jobs", errors.New("nil transaction"))
 	}
-	if err := spi.ValidateJobs(jobs); err != nil {
+	p, err := planInsert(jobs)
+	if err != nil {
 		return nil, fail("insert jobs", err)
 	}
 	if len(jobs) == 0 {
 		return []spi.InsertResult{}, nil
-	}
-	p, err := planInsert(jobs)
-	if err != nil {
-		return nil, fail("insert jobs", err)
 	}
 	res, err := s.insert(ctx, tx, p)
 	if err != nil {
@@ -99,6 +87,11 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 	}
 	return res, nil
 }
+
+// CopyThreshold is the number of jobs without an idempotency key from which
+// one InsertJobs call writes them with COPY instead of a multi-row INSERT.
+// Below it, a whole insert is one statement and one round trip.
+const CopyThreshold = 256
 
 // insertPlan sorts a batch: the first job of each idempotency key, the jobs
 // without a key, and the later jobs of a key, which are duplicates of the
@@ -111,7 +104,11 @@ type insertPlan struct {
 	params  []pgtype.Text
 }
 
+// planInsert validates a batch (spi.ValidateJobs) and plans its insert.
 func planInsert(jobs []*spi.Job) (*insertPlan, error) {
+	if err := spi.ValidateJobs(jobs); err != nil {
+		return nil, err
+	}
 	p := &insertPlan{jobs: jobs, dupOf: make([]int, len(jobs)), params: make([]pgtype.Text, len(jobs))}
 	var first map[string]int
 	for i, j := range jobs {
