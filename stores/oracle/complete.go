@@ -31,7 +31,7 @@ func current(ctx context.Context, tx *sql.Tx, refs []spi.ClaimRef, pos []int) ([
 // writeCompletions applies the completions of cs at positions pos: one
 // SELECT ... FOR UPDATE locks the batch's RUNNING jobs and checks their
 // claim sequences, then one PL/SQL block per 100 completions writes those
-// that apply (one round trip each). The Write of sqlcore.TxCompletions.
+// that apply (one round trip each). The WriteCompletions of sqlcore.Dialect.
 func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
 	refs := sqlcore.Refs(cs)
 	apply, err := current(ctx, tx, refs, pos)

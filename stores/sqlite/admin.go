@@ -62,7 +62,7 @@ func deleteNodesSQL(cutoff time.Time, nodes []string) (string, []any) {
 }
 
 // retryFailedSQL, cancelSQL and statusSQL are the statements of the shared
-// RetryFailedJob and CancelJob (sqlcore.AdminWrites).
+// RetryFailedJob and CancelJob (sqlcore.Dialect).
 func retryFailedSQL(id uuid.UUID, now time.Time) (string, []any) {
 	return `UPDATE scheduler_job
 			SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,

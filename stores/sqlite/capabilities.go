@@ -44,7 +44,7 @@ func updateStateSQL(jobID uuid.UUID, ns string, state []byte, expected int64) (s
 }
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with
-// prefix (the PrefixSQL of sqlcore.PropertyReads). The prefix is compared
+// prefix (the PropertiesByPrefixSQL of sqlcore.Dialect). The prefix is compared
 // as bytes: a LIKE would be case-insensitive and treat % and _ as
 // wildcards.
 func propertiesByPrefixSQL(jobID uuid.UUID, prefix string) (string, []any) {
@@ -55,7 +55,7 @@ func propertiesByPrefixSQL(jobID uuid.UUID, prefix string) (string, []any) {
 }
 
 // findByPropertySQL reads the ids of the jobs with property key = value
-// (the FindSQL of sqlcore.PropertyReads).
+// (the FindByPropertySQL of sqlcore.Dialect).
 func findByPropertySQL(key, value string, limit int) (string, []any) {
 	n := int64(limit)
 	if limit <= 0 {
@@ -65,16 +65,16 @@ func findByPropertySQL(key, value string, limit int) (string, []any) {
 		WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`, []any{key, value, n}
 }
 
-// getStateSQL reads a namespace's state LEFT JOINed to its job (the SQL of
-// sqlcore.StateRead).
+// getStateSQL reads a namespace's state LEFT JOINed to its job (the GetStateSQL of
+// sqlcore.Dialect).
 func getStateSQL(jobID uuid.UUID, ns string) (string, []any) {
 	return `SELECT s.state_json, s.version FROM scheduler_job j
 		LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = ?
 		WHERE j.job_id = ?`, []any{ns, jobID.String()}
 }
 
-// getPropertySQL reads a property LEFT JOINed to its job (the GetSQL of
-// sqlcore.PropertyReads).
+// getPropertySQL reads a property LEFT JOINed to its job (the GetPropertySQL of
+// sqlcore.Dialect).
 func getPropertySQL(jobID uuid.UUID, key string) (string, []any) {
 	return `SELECT p.prop_key, p.prop_value FROM scheduler_job j
 		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = ?

@@ -15,7 +15,7 @@ const fence = ` WHERE job_id = ? AND claim_seq = ? AND status = 'RUNNING'`
 
 // writeCompletions applies the completions of cs at positions pos, one
 // fenced UPDATE each (SQLite writes one transaction at a time, so there is
-// no batching to gain): the Write of sqlcore.TxCompletions.
+// no batching to gain): the WriteCompletions of sqlcore.Dialect.
 func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
 	for _, i := range pos {
 		c := cs[i]

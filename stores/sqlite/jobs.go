@@ -86,7 +86,7 @@ func placeholders(rows, cols int) string {
 }
 
 // listJobsSQL is the read of a page of jobs (the ListSQL of
-// sqlcore.JobReads).
+// sqlcore.Dialect).
 func listJobsSQL(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 	q := `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id > ?`
 	args := []any{after.String()}

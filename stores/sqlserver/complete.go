@@ -11,8 +11,8 @@ import (
 
 // writeCompletions applies the completions of cs at positions pos: one
 // UPDATE ... FROM a VALUES list joined by primary key per 200 completions,
-// each returning (OUTPUT) which entries applied. The Write of
-// sqlcore.TxCompletions.
+// each returning (OUTPUT) which entries applied: the WriteCompletions of
+// sqlcore.Dialect.
 func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
 	for start := 0; start < len(pos); start += rowsPerComplet {
 		chunk := pos[start:min(start+rowsPerComplet, len(pos))]

@@ -478,7 +478,7 @@ func applied(r sql.Result, err error) (bool, error) {
 // recovery can change them until the write commits), checks the fence
 // (when there is one), and writes: an insert for an init (an existing
 // state is a version conflict), a compare-and-set update of the version
-// otherwise. It is the Apply of StateMethods.
+// otherwise. Core.InitState and the other writes call it.
 func (c Core[T]) WriteState(ctx context.Context, w StateWrite) (spi.StateWriteResult, error) {
 	var res spi.StateWriteResult
 	err := c.do("write state of job "+w.JobID.String(), func() error {
@@ -706,8 +706,8 @@ func JSONTags(s string) ([]string, error) {
 	return out, nil
 }
 
-// Decoder returns the decoder of the current row of rows: the Decoder of
-// JobReads.
+// Decoder returns the decoder of the current row of rows, for ReadOne and
+// ReadPage.
 func (d Dialect[T]) Decoder(rows *sql.Rows) func() (*spi.Job, error) {
 	return func() (*spi.Job, error) {
 		j, _, _, err := d.Decode(rows)
@@ -716,8 +716,7 @@ func (d Dialect[T]) Decoder(rows *sql.Rows) func() (*spi.Job, error) {
 }
 
 // LoadJobs reads through q the jobs of ids that exist and can be decoded
-// (with JobsSQL, in chunks): the Load of TxCompletions, and the read of
-// Recognize.
+// (with JobsSQL, in chunks), for Recognize.
 func (d Dialect[T]) LoadJobs(ctx context.Context, q Querier, ids []uuid.UUID) ([]*spi.Job, error) {
 	return InChunks(ids, d.chunk(), func(ids []uuid.UUID) ([]*spi.Job, error) {
 		query, args := d.JobsSQL(ids)
