@@ -233,3 +233,60 @@ func TestClosedStore(t *testing.T) {
 	_, err = s.ClaimJobs(context.Background(), spi.ClaimParams{Limit: 1})
 	assert.ErrorIs(t, err, spi.ErrClosed)
 }
+
+// TestInsertAfterALostCommit: the COMMIT of an insert reached the server
+// but its answer was lost. The run again finds the batch's jobs written
+// and reports them inserted, without writing them twice (which would fail
+// on the primary key) or calling them duplicates.
+func TestInsertAfterALostCommit(t *testing.T) {
+	a, b := job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0)
+	a.IdempotencyKey = "k"
+	committed := false
+	f := &fakeDB{commits: []error{driver.ErrBadConn}}
+	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		switch {
+		case strings.HasPrefix(q, "INSERT INTO scheduler_job ("):
+			committed = true // the server applies it; the answer to COMMIT is lost
+		case strings.HasPrefix(q, "SELECT idempotency_key") && committed:
+			return fakeResult{sets: []fakeSet{{cols: []string{"k", "id"}, rows: [][]driver.Value{{[]byte("k"), a.ID[:]}}}}}, nil
+		case strings.HasPrefix(q, "SELECT j.job_id") && committed:
+			return fakeResult{sets: []fakeSet{jobSet(a, b)}}, nil
+		}
+		return fakeResult{affected: 1}, nil
+	}
+	s := fakeStore(t, f, Options{})
+	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b})
+	require.NoError(t, err)
+	assert.Equal(t, []spi.InsertResult{{ID: a.ID}, {ID: b.ID}}, res)
+	assert.Equal(t, 1, strings.Count(strings.Join(f.statements(), "\n"), "INSERT INTO scheduler_job ("), "written once")
+}
+
+// TestReleaseAfterALostCommit: a release whose COMMIT applied but whose
+// answer was lost runs again, finds its job no longer RUNNING but showing
+// exactly what it wrote, and reports it released.
+func TestReleaseAfterALostCommit(t *testing.T) {
+	j := job(spi.PriorityNormal, t0)
+	j.Status, j.ClaimSeq, j.OwnerNode = spi.StatusRunning, 3, "n"
+	released := false
+	f := &fakeDB{commits: []error{driver.ErrBadConn}}
+	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		switch {
+		case strings.HasPrefix(q, "SELECT job_id, claim_seq") && !released:
+			return fakeResult{sets: []fakeSet{{cols: []string{"job_id", "claim_seq"}, rows: [][]driver.Value{{j.ID[:], int64(3)}}}}}, nil
+		case strings.HasPrefix(q, "SELECT job_id, claim_seq"):
+			return fakeResult{sets: []fakeSet{{cols: []string{"job_id", "claim_seq"}}}}, nil
+		case strings.HasPrefix(q, "UPDATE scheduler_job SET status = 'PENDING'"):
+			released = true
+			back := *j
+			back.Status, back.ClaimSeq, back.OwnerNode, back.ScheduledAt = spi.StatusPending, 4, "", t0
+			j = &back
+		case strings.HasPrefix(q, "SELECT j.job_id"):
+			return fakeResult{sets: []fakeSet{jobSet(j)}}, nil
+		}
+		return fakeResult{affected: 1}, nil
+	}
+	s := fakeStore(t, f, Options{})
+	got, err := s.ReleaseJobs(context.Background(), []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 3}}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true}, got)
+}

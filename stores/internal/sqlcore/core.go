@@ -239,6 +239,19 @@ func (c Core[T]) inTx(ctx context.Context, retryable func(error) bool, fn func(t
 	return InTx(ctx, c.DB, r, func(tx *sql.Tx, _ Attempt) error { return fn(tx) })
 }
 
+// inTxAt is inTx telling fn whether an earlier run's COMMIT failed (see
+// Attempt); with the store's own InTx, every run is a first one.
+func (c Core[T]) inTxAt(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx, at Attempt) error) error {
+	if c.InTx != nil {
+		return c.InTx(ctx, func(tx *sql.Tx) error { return fn(tx, Attempt{N: 1}) })
+	}
+	r := c.Retry
+	if retryable != nil {
+		r.Retryable = retryable
+	}
+	return InTx(ctx, c.DB, r, fn)
+}
+
 // exec runs one statement in one transaction (so with the store's
 // retries), once more when a racing upsert hit a duplicate key.
 func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
@@ -342,7 +355,7 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 		if len(refs) == 0 {
 			return nil
 		}
-		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
+		return c.inTxAt(ctx, nil, func(tx *sql.Tx, at Attempt) error {
 			clear(out)
 			top = -1
 			cur, err := c.D.Running(ctx, tx, DistinctIDs(refs), true)
@@ -376,6 +389,9 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 			for _, i := range apply {
 				out[i] = true
 			}
+			if at.Uncertain {
+				return c.recognizeReleases(ctx, tx, refs, now, out)
+			}
 			return nil
 		})
 	})
@@ -386,6 +402,39 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 		c.D.Wake(ctx, top)
 	}
 	return out, nil
+}
+
+// recognizeReleases marks as applied, after a COMMIT whose outcome was
+// unknown, the refs (the first of each claim) whose job shows exactly what
+// their release wrote: PENDING due at now, no owner, the claim sequence
+// one past the ref's. The release of an earlier run then counts, instead
+// of being reported superseded.
+func (c Core[T]) recognizeReleases(ctx context.Context, tx *sql.Tx, refs []spi.ClaimRef, now time.Time, out []bool) error {
+	var ids []uuid.UUID
+	pos := FirstOfEach(refs)
+	for _, i := range pos {
+		if !out[i] {
+			ids = append(ids, refs[i].JobID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	jobs, err := c.D.LoadJobs(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	byID := make(map[uuid.UUID]*spi.Job, len(jobs))
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	due := now.UTC().Truncate(time.Microsecond)
+	for _, i := range pos {
+		j := byID[refs[i].JobID]
+		out[i] = out[i] || j != nil && j.Status == spi.StatusPending && j.OwnerNode == "" &&
+			j.ClaimSeq == refs[i].ClaimSeq+1 && j.ScheduledAt.Equal(due)
+	}
+	return nil
 }
 
 // TryAcquireLease gives the lease name to owner until now+ttl when it is

@@ -57,8 +57,25 @@ type JobTag struct {
 // Insert writes a valid, non-empty batch through q: it reads which
 // idempotency keys exist (ExistingKeysSQL), resolves them (Dedupe), and
 // inserts the new jobs and their tags (each tag of a job once) in
-// statements of at most RowsPerInsert jobs and TagsPerInsert tags.
-func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job) ([]spi.InsertResult, error) {
+// statements of at most RowsPerInsert jobs and TagsPerInsert tags. With
+// recheck (the run after a COMMIT whose outcome is unknown), the jobs of
+// the batch that exist already are the ones that COMMIT wrote: they are
+// reported inserted, and not written again.
+func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck bool) ([]spi.InsertResult, error) {
+	written := map[uuid.UUID]bool{}
+	if recheck {
+		ids := make([]uuid.UUID, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.ID
+		}
+		got, err := d.LoadJobs(ctx, q, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range got {
+			written[j.ID] = true
+		}
+	}
 	var keys []string
 	for _, j := range jobs {
 		if k := j.IdempotencyKey; k != "" && !slices.Contains(keys, k) {
@@ -88,6 +105,14 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job) ([]spi.
 		return nil, err
 	}
 	res, fresh := Dedupe(jobs, existing)
+	if len(written) > 0 {
+		for i, j := range jobs {
+			if written[j.ID] {
+				res[i] = spi.InsertResult{ID: j.ID} // a duplicate of itself: the lost COMMIT wrote it
+			}
+		}
+		fresh = slices.DeleteFunc(fresh, func(j *spi.Job) bool { return written[j.ID] })
+	}
 	var tags []JobTag
 	for _, j := range fresh {
 		for i, t := range j.Tags {

@@ -152,10 +152,10 @@ func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res [
 		return []spi.InsertResult{}, nil
 	}
 	if tx != nil {
-		return c.D.Insert(ctx, tx, jobs)
+		return c.D.Insert(ctx, tx, jobs, false)
 	}
-	err = c.inTx(ctx, c.D.InsertRetryable, func(tx *sql.Tx) error {
-		res, err = c.D.Insert(ctx, tx, jobs)
+	err = c.inTxAt(ctx, c.D.InsertRetryable, func(tx *sql.Tx, at Attempt) error {
+		res, err = c.D.Insert(ctx, tx, jobs, at.Uncertain)
 		return err
 	})
 	return res, err
