@@ -229,14 +229,7 @@ func (c Core[T]) do(op string, fn func() error) error {
 // inTx runs fn in one transaction: with the store's InTx, or with Retry
 // (retryable, when not nil, in place of its Retryable).
 func (c Core[T]) inTx(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx) error) error {
-	if c.InTx != nil {
-		return c.InTx(ctx, fn)
-	}
-	r := c.Retry
-	if retryable != nil {
-		r.Retryable = retryable
-	}
-	return InTx(ctx, c.DB, r, func(tx *sql.Tx, _ Attempt) error { return fn(tx) })
+	return c.inTxAt(ctx, retryable, func(tx *sql.Tx, _ Attempt) error { return fn(tx) })
 }
 
 // inTxAt is inTx telling fn whether an earlier run's COMMIT failed (see

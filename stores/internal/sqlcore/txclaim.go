@@ -169,17 +169,13 @@ func (c Core[T]) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		}
 		now := p.Now.UTC().Truncate(time.Microsecond)
 		claim := func(tx *sql.Tx, tried *[]uuid.UUID) ([]*spi.Job, error) { return c.D.Claim(ctx, tx, p, now, tried) }
-		if c.D.AdoptSQL == nil || c.InTx != nil {
-			return c.inTx(ctx, nil, func(tx *sql.Tx) error {
-				var tried []uuid.UUID
-				var err error
-				out, err = claim(tx, &tried)
-				return err
-			})
-		}
-		return InTx(ctx, c.DB, c.Retry, Adopting(claim, func(tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+		adopt := func(tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
+			if c.D.AdoptSQL == nil {
+				return nil, nil // the claim runs afresh
+			}
 			return c.D.adopt(ctx, tx, ids, p.NodeID, now)
-		}, &out))
+		}
+		return c.inTxAt(ctx, nil, Adopting(claim, adopt, &out))
 	})
 	if err != nil {
 		return nil, err
