@@ -104,31 +104,15 @@ func marks(n int) string {
 
 // idArgs returns the stored forms of ids, as statement arguments.
 func idArgs(ids []uuid.UUID) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = binID(id)
-	}
-	return out
+	return sqlcore.Args(ids, func(id uuid.UUID) any { return binID(id) })
 }
 
-// anys returns ids as statement arguments.
-func anys[E any](ids []E) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
+// anys returns values as statement arguments.
+func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
 
 // binArgs returns the bytes of each string, as statement arguments for a
 // VARBINARY column.
-func binArgs(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
-}
+func binArgs(ss []string) []any { return sqlcore.Args(ss, func(s string) any { return []byte(s) }) }
 
 // uniqueTags returns tags without repeats, in the order given.
 func uniqueTags(tags []string) []string {

@@ -122,29 +122,13 @@ func (b *binds) list(vs []any) string {
 	return s.String()
 }
 
-// idArgs returns the ids as bind values.
-func idArgs(ids [][]byte) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
+// idArgs returns stored ids as binds.
+func idArgs(ids [][]byte) []any { return sqlcore.Args(ids, nil) }
 
 // anys returns values as binds.
-func anys[E any](vs []E) []any {
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out
-}
+func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
 
-// uuidArgs returns the stored form of job ids as statement arguments.
+// uuidArgs returns the stored form of job ids as binds.
 func uuidArgs(ids []uuid.UUID) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = dbID(id)
-	}
-	return out
+	return sqlcore.Args(ids, func(id uuid.UUID) any { return dbID(id) })
 }

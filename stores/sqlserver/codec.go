@@ -59,29 +59,15 @@ func nullDBTime(t time.Time) mssql.NullDateTime {
 
 // idArgs returns the stored forms of ids, as statement arguments.
 func idArgs(ids []uuid.UUID) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = dbID(id)
-	}
-	return out
+	return sqlcore.Args(ids, func(id uuid.UUID) any { return dbID(id) })
 }
 
 // anys returns values as statement arguments.
-func anys[E any](vs []E) []any {
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out
-}
+func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
 
 // nameArgs returns names as statement arguments (see name).
 func nameArgs(names []string) []any {
-	out := make([]any, len(names))
-	for i, n := range names {
-		out[i] = name(n)
-	}
-	return out
+	return sqlcore.Args(names, func(n string) any { return name(n) })
 }
 
 // dbID is the stored form of a job id: its 16 bytes in UUID order, sent as

@@ -156,3 +156,17 @@ func ReadColumn[T any](rows Scanner) ([]T, error) {
 	}
 	return out, rows.Err()
 }
+
+// Args returns vs as statement arguments, each converted by conv (as it
+// is when conv is nil): the stored forms of ids, names or times.
+func Args[E any](vs []E, conv func(E) any) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		if conv == nil {
+			out[i] = v
+		} else {
+			out[i] = conv(v)
+		}
+	}
+	return out
+}
