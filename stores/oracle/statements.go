@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -335,6 +336,12 @@ var dialect = sqlcore.Dialect[[]byte]{
 	CancelSQL:       func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL(now, dbID(id)) },
 	StatusSQL:       func(id uuid.UUID) (string, []any) { return statusSQL(dbID(id)) },
 	GetStateSQL:     func(id uuid.UUID, ns string) (string, []any) { return getStateSQL(dbID(id), ns) },
+	CheckState: func(w sqlcore.StateWrite) error {
+		if w.Namespace == "" {
+			return errors.New("empty namespace, which Oracle cannot store")
+		}
+		return nil
+	},
 	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 		return propertiesByPrefixSQL(dbID(id), prefix)
 	},

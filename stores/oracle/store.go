@@ -196,12 +196,6 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
 	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect, Retry: sqlcore.Retry{
 		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}}
-	s.core.D.WriteState = func(ctx context.Context, w sqlcore.StateWrite) (spi.StateWriteResult, error) {
-		if w.Namespace == "" {
-			return 0, fmt.Errorf("oracle: write state of job %s: empty namespace, which Oracle cannot store", w.JobID)
-		}
-		return s.core.WriteState(ctx, w)
-	}
 	return s
 }
 

@@ -101,8 +101,11 @@ type Dialect[T any] struct {
 	// to the job: no row means no job, a NULL version no state.
 	// WriteState, when not nil, replaces Core's state write (PostgreSQL's
 	// one statement).
+	// CheckState, when not nil, refuses a write the database cannot keep
+	// (Oracle's empty namespace) before anything runs.
 	GetStateSQL func(jobID uuid.UUID, ns string) (string, []any)
 	WriteState  func(ctx context.Context, w StateWrite) (spi.StateWriteResult, error)
+	CheckState  func(w StateWrite) error
 
 	// PropertiesByPrefixSQL reads the job's (key, value) rows whose key
 	// starts with prefix, byte for byte, LEFT JOINed to the job;
@@ -515,13 +518,13 @@ func applied(r sql.Result, err error) (bool, error) {
 	return n > 0, err
 }
 
-// WriteState applies one state write in one transaction: it reads the
+// applyState applies one state write in one transaction: it reads the
 // job's status and claim sequence with a lock (no claim, completion or
 // recovery can change them until the write commits), checks the fence
 // (when there is one), and writes: an insert for an init (an existing
 // state is a version conflict), a compare-and-set update of the version
 // otherwise. Core.InitState and the other writes call it.
-func (c Core[T]) WriteState(ctx context.Context, w StateWrite) (spi.StateWriteResult, error) {
+func (c Core[T]) applyState(ctx context.Context, w StateWrite) (spi.StateWriteResult, error) {
 	var res spi.StateWriteResult
 	err := c.do("write state of job "+w.JobID.String(), func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {

@@ -256,10 +256,15 @@ func (c Core[T]) writeState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 	if w.State == nil {
 		w.State = []byte{}
 	}
+	if c.D.CheckState != nil {
+		if err := c.D.CheckState(w); err != nil {
+			return 0, c.Fail("write state of job "+w.JobID.String(), err)
+		}
+	}
 	if c.D.WriteState != nil {
 		return c.D.WriteState(ctx, w)
 	}
-	return c.WriteState(ctx, w)
+	return c.applyState(ctx, w)
 }
 
 // GetProperty returns the job's property key and whether it is set. It
