@@ -30,7 +30,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	var got []*spi.Job
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var tried []uuid.UUID
-		got, err = s.core.D.Claim(ctx, tx, p, now, &tried)
+		got, err = s.dialect.Claim(ctx, tx, p, now, &tried)
 		return err
 	}, func(ctx context.Context) (bool, error) { return s.claimCommitted(ctx, got, p.NodeID) })
 	if err != nil {

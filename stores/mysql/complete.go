@@ -75,7 +75,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
-		cur, err := s.core.D.Running(ctx, tx, ids, true)
+		cur, err := s.dialect.Running(ctx, tx, ids, true)
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	// A completion found already applied (an earlier call whose answer was
 	// lost) counts.
 	if err := sqlcore.Recognize(cs, nil, out, func(ids []uuid.UUID) ([]*spi.Job, error) {
-		return s.core.D.LoadJobs(ctx, s.db, ids)
+		return s.dialect.LoadJobs(ctx, s.db, ids)
 	}); err != nil {
 		return nil, fail("complete jobs", err)
 	}
@@ -179,7 +179,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	var applied []int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		applied = nil
-		cur, err := s.core.D.Running(ctx, tx, ids, true)
+		cur, err := s.dialect.Running(ctx, tx, ids, true)
 		if err != nil {
 			return err
 		}

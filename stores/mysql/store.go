@@ -74,7 +74,8 @@ type Store struct {
 	database string
 	server   serverVersion
 	sql      statements
-	budget   int // bytes of SQL text per multi-row statement
+	dialect  sqlcore.Dialect[[]byte] // what core runs over; its own methods use it too
+	budget   int                     // bytes of SQL text per multi-row statement
 
 	gate sqlcore.Gate // admits operations until Close
 
@@ -178,9 +179,10 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		sql:      buildStatements(database),
 		budget:   statementBudget(info.maxPacket),
 	}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: s.sql.dialect(),
-		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn, nil) }}
-	s.core.D.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
+	s.dialect = s.sql.dialect()
+	s.dialect.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
+	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: s.dialect,
+		InTx: func(ctx context.Context, fn func(*sql.Tx) error) error { return s.inTx(ctx, fn, nil) }})
 	return s, nil
 }
 

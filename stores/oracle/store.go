@@ -194,8 +194,8 @@ func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store,
 func wrap(db *sql.DB, opts Options, owns bool) *Store {
 	retries := sqlcore.RetryCount(opts.Retries, DefaultRetries)
 	s := &Store{db: db, ownsDB: owns, retries: retries, pause: defaultPause}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect, Retry: sqlcore.Retry{
-		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}}
+	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: dialect, Retry: sqlcore.Retry{
+		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}})
 	return s
 }
 

@@ -189,8 +189,9 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 		pingTimeout:  defaultListenPingTimeout,
 	}
 	s.db = stdlib.OpenDBFromPool(pool)
-	s.core = core{Gate: &s.gate, DB: s.db, Fail: fail, D: s.sql.dialect(s.wake)}
-	s.core.D.WriteState = s.writeState
+	d := s.sql.dialect(s.wake)
+	d.WriteState = s.writeState
+	s.core = sqlcore.New(sqlcore.Config[pgtype.UUID]{Gate: &s.gate, DB: s.db, Fail: fail, D: d})
 	return s, nil
 }
 

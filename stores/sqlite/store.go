@@ -101,7 +101,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect}
+	s.core = sqlcore.New(sqlcore.Config[string]{Gate: &s.gate, DB: db, Fail: fail, D: dialect})
 	return s, nil
 }
 

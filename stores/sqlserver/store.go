@@ -188,9 +188,10 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 		lock = DefaultLockTimeout
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
-	s.core = core{Gate: &s.gate, DB: db, Fail: fail, D: dialect, Retry: sqlcore.Retry{
-		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}}
-	s.core.D.Holders = s.holders
+	d := dialect
+	d.Holders = s.holders
+	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: d, Retry: sqlcore.Retry{
+		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}})
 	return s
 }
 

@@ -197,11 +197,9 @@ type Dialect[T any] struct {
 	DeleteNodesSQL func(cutoff time.Time, nodes []string) (string, []any)
 }
 
-// Core implements the methods of spi.Store and its capabilities that do not
-// depend on the database, once, over a Dialect. A store embeds it (under a
-// local alias, so the field stays unexported) and fills it when it builds
-// itself. The zero value is not usable.
-type Core[T any] struct {
+// Config is what a store gives New: its gate, its pool, its error
+// wrapper, its retry of transient errors and its dialect.
+type Config[T any] struct {
 	Gate *Gate
 	DB   *sql.DB
 	// Fail wraps an error with the operation's name, as the store does.
@@ -216,15 +214,24 @@ type Core[T any] struct {
 	D    Dialect[T]
 }
 
+// Core implements the methods of spi.Store and its capabilities that do not
+// depend on the database, once, over a Dialect. A store embeds it (under a
+// local alias) and builds it with New; its fields are unexported, so none
+// of them shows through the store's API. The zero value is not usable.
+type Core[T any] struct{ cfg Config[T] }
+
+// New returns the core of a store.
+func New[T any](cfg Config[T]) Core[T] { return Core[T]{cfg} }
+
 // do runs fn as the operation op: inside the gate, with its error wrapped.
 func (c Core[T]) do(op string, fn func() error) error {
-	done, err := c.Gate.Enter()
+	done, err := c.cfg.Gate.Enter()
 	if err != nil {
 		return err
 	}
 	defer done()
 	if err := fn(); err != nil {
-		return c.Fail(op, err)
+		return c.cfg.Fail(op, err)
 	}
 	return nil
 }
@@ -238,14 +245,14 @@ func (c Core[T]) inTx(ctx context.Context, retryable func(error) bool, fn func(t
 // inTxAt is inTx telling fn whether an earlier run's COMMIT failed (see
 // Attempt); with the store's own InTx, every run is a first one.
 func (c Core[T]) inTxAt(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx, at Attempt) error) error {
-	if c.InTx != nil {
-		return c.InTx(ctx, func(tx *sql.Tx) error { return fn(tx, Attempt{N: 1}) })
+	if c.cfg.InTx != nil {
+		return c.cfg.InTx(ctx, func(tx *sql.Tx) error { return fn(tx, Attempt{N: 1}) })
 	}
-	r := c.Retry
+	r := c.cfg.Retry
 	if retryable != nil {
 		r.Retryable = retryable
 	}
-	return InTx(ctx, c.DB, r, fn)
+	return InTx(ctx, c.cfg.DB, r, fn)
 }
 
 // exec runs one statement in one transaction (so with the store's
@@ -259,7 +266,7 @@ func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
 		})
 	}
 	err := run()
-	if err != nil && c.D.IsDuplicate != nil && c.D.IsDuplicate(err) {
+	if err != nil && c.cfg.D.IsDuplicate != nil && c.cfg.D.IsDuplicate(err) {
 		err = run()
 	}
 	return err
@@ -269,7 +276,7 @@ func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
 // implements [spi.Store].
 func (c Core[T]) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
 	return c.do("heartbeat "+nodeID, func() error {
-		return c.exec(ctx, func() (string, []any) { return c.D.HeartbeatSQL(nodeID, now) })
+		return c.exec(ctx, func() (string, []any) { return c.cfg.D.HeartbeatSQL(nodeID, now) })
 	})
 }
 
@@ -278,7 +285,7 @@ func (c Core[T]) Heartbeat(ctx context.Context, nodeID string, now time.Time) er
 // [spi.Store].
 func (c Core[T]) DeregisterNode(ctx context.Context, nodeID string) error {
 	return c.do("deregister node "+nodeID, func() error {
-		return c.exec(ctx, func() (string, []any) { return c.D.DeregisterSQL(nodeID) })
+		return c.exec(ctx, func() (string, []any) { return c.cfg.D.DeregisterSQL(nodeID) })
 	})
 }
 
@@ -326,7 +333,7 @@ func (c Core[T]) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, 
 		if len(refs) == 0 {
 			return nil
 		}
-		cur, err := c.D.Running(ctx, c.DB, DistinctIDs(refs), false)
+		cur, err := c.cfg.D.Running(ctx, c.cfg.DB, DistinctIDs(refs), false)
 		for i, r := range refs {
 			seq, ok := cur[r.JobID]
 			out[i] = ok && seq == r.ClaimSeq
@@ -354,7 +361,7 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 		return c.inTxAt(ctx, nil, func(tx *sql.Tx, at Attempt) error {
 			clear(out)
 			top = -1
-			cur, err := c.D.Running(ctx, tx, DistinctIDs(refs), true)
+			cur, err := c.cfg.D.Running(ctx, tx, DistinctIDs(refs), true)
 			if err != nil {
 				return err
 			}
@@ -363,9 +370,9 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 			for k, i := range apply {
 				ids[k] = refs[i].JobID
 			}
-			if _, err := InChunks(ids, c.D.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
-				q, args := c.D.ReleaseSQL(now, chunk)
-				if c.D.Wake == nil {
+			if _, err := InChunks(ids, c.cfg.D.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
+				q, args := c.cfg.D.ReleaseSQL(now, chunk)
+				if c.cfg.D.Wake == nil {
 					_, err := tx.ExecContext(ctx, q, args...)
 					return nil, err
 				}
@@ -395,7 +402,7 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 		return nil, err
 	}
 	if top >= 0 {
-		c.D.Wake(ctx, top)
+		c.cfg.D.Wake(ctx, top)
 	}
 	return out, nil
 }
@@ -416,7 +423,7 @@ func (c Core[T]) recognizeReleases(ctx context.Context, tx *sql.Tx, refs []spi.C
 	if len(ids) == 0 {
 		return nil
 	}
-	jobs, err := c.D.LoadJobs(ctx, tx, ids)
+	jobs, err := c.cfg.D.LoadJobs(ctx, tx, ids)
 	if err != nil {
 		return err
 	}
@@ -440,18 +447,18 @@ func (c Core[T]) recognizeReleases(ctx context.Context, tx *sql.Tx, refs []spi.C
 // It implements [spi.LeaseStore].
 func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
 	if name == "" || owner == "" || ttl <= 0 {
-		return false, c.Fail("acquire lease", fmt.Errorf("lease %q for %q: name, owner and a positive ttl are required", name, owner))
+		return false, c.cfg.Fail("acquire lease", fmt.Errorf("lease %q for %q: name, owner and a positive ttl are required", name, owner))
 	}
 	var got sql.NullString
 	err := c.do("acquire lease "+name, func() error {
 		run := func() error {
 			return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 				got = sql.NullString{}
-				q, args := c.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
+				q, args := c.cfg.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
 				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 					return err
 				}
-				q, args = c.D.LeaseOwnerSQL(name)
+				q, args = c.cfg.D.LeaseOwnerSQL(name)
 				if err := tx.QueryRowContext(ctx, q, args...).Scan(&got); !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
@@ -459,7 +466,7 @@ func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl ti
 			})
 		}
 		err := run()
-		if err != nil && c.D.IsDuplicate != nil && c.D.IsDuplicate(err) {
+		if err != nil && c.cfg.D.IsDuplicate != nil && c.cfg.D.IsDuplicate(err) {
 			err = run() // two nodes created the row at once: the other one won
 		}
 		return err
@@ -471,7 +478,7 @@ func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl ti
 // nothing. It implements [spi.LeaseStore].
 func (c Core[T]) ReleaseLease(ctx context.Context, name, owner string) error {
 	return c.do("release lease "+name, func() error {
-		return c.exec(ctx, func() (string, []any) { return c.D.ReleaseLeaseSQL(name, owner) })
+		return c.exec(ctx, func() (string, []any) { return c.cfg.D.ReleaseLeaseSQL(name, owner) })
 	})
 }
 
@@ -482,19 +489,19 @@ func (c Core[T]) ReleaseLease(ctx context.Context, name, owner string) error {
 // nothing. It implements [spi.JobPropertyStore].
 func (c Core[T]) PutProperty(ctx context.Context, jobID uuid.UUID, key, value string) error {
 	if key == "" {
-		return c.Fail("put property", fmt.Errorf("property of job %s: empty key", jobID))
+		return c.cfg.Fail("put property", fmt.Errorf("property of job %s: empty key", jobID))
 	}
 	return c.do("put property", func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
-			q, args := c.D.PutPropertySQL(jobID, key, value)
+			q, args := c.cfg.D.PutPropertySQL(jobID, key, value)
 			r, err := tx.ExecContext(ctx, q, args...)
-			if c.D.IsDuplicate == nil || !c.D.IsDuplicate(err) {
+			if c.cfg.D.IsDuplicate == nil || !c.cfg.D.IsDuplicate(err) {
 				if ok, err := applied(r, err); err != nil || ok {
 					return err
 				}
 			}
 			var k, old sql.NullString
-			q, args = c.D.GetPropertySQL(jobID, key)
+			q, args = c.cfg.D.GetPropertySQL(jobID, key)
 			err = tx.QueryRowContext(ctx, q, args...).Scan(&k, &old)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
@@ -530,7 +537,7 @@ func (c Core[T]) applyState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			var status string
 			var seq int64
-			q, args := c.D.JobFenceSQL(w.JobID)
+			q, args := c.cfg.D.JobFenceSQL(w.JobID)
 			err := tx.QueryRowContext(ctx, q, args...).Scan(&status, &seq)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("%w: %s", spi.ErrNotFound, w.JobID)
@@ -543,12 +550,12 @@ func (c Core[T]) applyState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 				return nil
 			}
 			if w.Init {
-				q, args = c.D.InitStateSQL(w.JobID, w.Namespace, w.State)
+				q, args = c.cfg.D.InitStateSQL(w.JobID, w.Namespace, w.State)
 			} else {
-				q, args = c.D.UpdateStateSQL(w.JobID, w.Namespace, w.State, w.Expected)
+				q, args = c.cfg.D.UpdateStateSQL(w.JobID, w.Namespace, w.State, w.Expected)
 			}
 			r, err := tx.ExecContext(ctx, q, args...)
-			if w.Init && c.D.IsDuplicate != nil && c.D.IsDuplicate(err) {
+			if w.Init && c.cfg.D.IsDuplicate != nil && c.cfg.D.IsDuplicate(err) {
 				res = spi.StateVersionConflict
 				return nil
 			}
@@ -574,8 +581,8 @@ func (c Core[T]) applyState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 // read is recovered but not reported. It implements [spi.Store].
 func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
 	nodes := slices.Compact(slices.Sorted(slices.Values(p.Nodes)))
-	if len(nodes) > c.D.chunk() {
-		return nil, c.Fail("recover orphans", fmt.Errorf("%d nodes named, at most %d", len(nodes), c.D.chunk()))
+	if len(nodes) > c.cfg.D.chunk() {
+		return nil, c.cfg.Fail("recover orphans", fmt.Errorf("%d nodes named, at most %d", len(nodes), c.cfg.D.chunk()))
 	}
 	cutoff := p.Now.Add(-p.Grace)
 	var out []spi.RecoveredJob
@@ -583,15 +590,15 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 	err := c.do("recover orphans", func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			out, top = nil, -1
-			q, args := c.D.OrphansSQL(cutoff, nodes)
+			q, args := c.cfg.D.OrphansSQL(cutoff, nodes)
 			found, err := c.orphans(ctx, tx, q, args)
-			if err == nil && c.D.LockOrphansSQL != nil {
+			if err == nil && c.cfg.D.LockOrphansSQL != nil {
 				ids := make([]T, len(found))
 				for i, o := range found {
 					ids[i] = o.id
 				}
-				found, err = InChunks(ids, max(1, c.D.chunk()-len(nodes)), func(ids []T) ([]orphan[T], error) {
-					q, args := c.D.LockOrphansSQL(cutoff, nodes, ids)
+				found, err = InChunks(ids, max(1, c.cfg.D.chunk()-len(nodes)), func(ids []T) ([]orphan[T], error) {
+					q, args := c.cfg.D.LockOrphansSQL(cutoff, nodes, ids)
 					return c.orphans(ctx, tx, q, args)
 				})
 			}
@@ -607,7 +614,7 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 				} else {
 					bury = append(bury, o.id)
 				}
-				if rj.JobID, err = c.D.ParseID(o.id); err == nil {
+				if rj.JobID, err = c.cfg.D.ParseID(o.id); err == nil {
 					out = append(out, rj)
 				}
 			}
@@ -616,10 +623,10 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 				ids  []T
 				stmt func([]T) (string, []any)
 			}{
-				{requeue, func(ids []T) (string, []any) { return c.D.RequeueSQL(p.Now, ids) }},
-				{bury, func(ids []T) (string, []any) { return c.D.BurySQL(p.Now, p.LastError, ids) }},
+				{requeue, func(ids []T) (string, []any) { return c.cfg.D.RequeueSQL(p.Now, ids) }},
+				{bury, func(ids []T) (string, []any) { return c.cfg.D.BurySQL(p.Now, p.LastError, ids) }},
 			} {
-				if _, err := InChunks(w.ids, c.D.chunk(), func(ids []T) ([]struct{}, error) {
+				if _, err := InChunks(w.ids, c.cfg.D.chunk(), func(ids []T) ([]struct{}, error) {
 					q, args := w.stmt(ids)
 					_, err := tx.ExecContext(ctx, q, args...)
 					return nil, err
@@ -627,7 +634,7 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 					return err
 				}
 			}
-			q, args = c.D.DeleteNodesSQL(cutoff, nodes)
+			q, args = c.cfg.D.DeleteNodesSQL(cutoff, nodes)
 			_, err = tx.ExecContext(ctx, q, args...)
 			return err
 		})
@@ -636,8 +643,8 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b spi.RecoveredJob) int { return bytes.Compare(a.JobID[:], b.JobID[:]) })
-	if top >= 0 && c.D.Wake != nil {
-		c.D.Wake(ctx, top)
+	if top >= 0 && c.cfg.D.Wake != nil {
+		c.cfg.D.Wake(ctx, top)
 	}
 	return out, nil
 }

@@ -57,9 +57,9 @@
 //     sp_getapplock, SQLite's single writer);
 //  3. fills a [Schema] (how to list its tables, its migration lock, how
 //     to split a file into statements);
-//  4. embeds a Core with its gate, pool, error wrapper and Retry (its
-//     transient errors: deadlocks, lock timeouts, lost connections), and
-//     adds Open, Options and Close;
+//  4. embeds a Core, built with New from a Config holding its gate, pool,
+//     error wrapper, dialect and Retry (its transient errors: deadlocks,
+//     lock timeouts, lost connections), and adds Open, Options and Close;
 //  5. passes tck.Run (every group) and keeps offline tests of its
 //     statements (golden files), type mapping and error classification.
 //

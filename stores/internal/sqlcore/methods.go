@@ -24,13 +24,13 @@ import (
 func (c Core[T]) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
 	var j *spi.Job
 	err := c.do("get job "+id.String(), func() error {
-		q, args := c.D.GetJobSQL(id)
-		rows, err := c.DB.QueryContext(ctx, q, args...)
+		q, args := c.cfg.D.GetJobSQL(id)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		j, err = ReadOne(rows, id, c.D.Decoder(rows))
+		j, err = ReadOne(rows, id, c.cfg.D.Decoder(rows))
 		return err
 	})
 	return j, err
@@ -50,13 +50,13 @@ func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uu
 			return nil
 		}
 		limit := PageSize(p)
-		q, args := c.D.ListJobsSQL(p.After, p.Status, limit+1)
-		rows, err := c.DB.QueryContext(ctx, q, args...)
+		q, args := c.cfg.D.ListJobsSQL(p.After, p.Status, limit+1)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		jobs, next, err = ReadPage(rows, limit, c.D.Decoder(rows))
+		jobs, next, err = ReadPage(rows, limit, c.cfg.D.Decoder(rows))
 		return err
 	})
 	if err != nil {
@@ -71,7 +71,7 @@ func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uu
 // and spi.ErrInvalidState, naming the actual status, for a job that is not
 // FAILED. It implements [spi.Store].
 func (c Core[T]) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return c.transition(ctx, "retry job", c.D.RetryFailedSQL, id, now, spi.StatusFailed, "retried")
+	return c.transition(ctx, "retry job", c.cfg.D.RetryFailedSQL, id, now, spi.StatusFailed, "retried")
 }
 
 // CancelJob moves a PENDING job to CANCELLED with its finish time at now.
@@ -79,7 +79,7 @@ func (c Core[T]) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time
 // naming the actual status, for a job in any other state. It implements
 // [spi.Store].
 func (c Core[T]) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return c.transition(ctx, "cancel job", c.D.CancelSQL, id, now, spi.StatusPending, "cancelled")
+	return c.transition(ctx, "cancel job", c.cfg.D.CancelSQL, id, now, spi.StatusPending, "cancelled")
 }
 
 // transition runs one guarded UPDATE in a transaction and, when it changed
@@ -92,7 +92,7 @@ func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUI
 				return err
 			}
 			var st string
-			q, args = c.D.StatusSQL(id)
+			q, args = c.cfg.D.StatusSQL(id)
 			err := tx.QueryRowContext(ctx, q, args...).Scan(&st)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
@@ -129,7 +129,7 @@ func (c Core[T]) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertR
 func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	var res []spi.InsertResult
 	err := c.do("insert jobs", func() error {
-		tx, err := SQLTx(txAny, c.D.TxName)
+		tx, err := SQLTx(txAny, c.cfg.D.TxName)
 		if err == nil {
 			res, err = c.insert(ctx, tx, jobs)
 		}
@@ -141,7 +141,7 @@ func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) (
 // insert validates jobs and inserts them in tx, or in a transaction of its
 // own when tx is nil.
 func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res []spi.InsertResult, err error) {
-	validate := c.D.ValidateJobs
+	validate := c.cfg.D.ValidateJobs
 	if validate == nil {
 		validate = spi.ValidateJobs
 	}
@@ -152,10 +152,10 @@ func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res [
 		return []spi.InsertResult{}, nil
 	}
 	if tx != nil {
-		return c.D.Insert(ctx, tx, jobs, false)
+		return c.cfg.D.Insert(ctx, tx, jobs, false)
 	}
-	err = c.inTxAt(ctx, c.D.InsertRetryable, func(tx *sql.Tx, at Attempt) error {
-		res, err = c.D.Insert(ctx, tx, jobs, at.Uncertain)
+	err = c.inTxAt(ctx, c.cfg.D.InsertRetryable, func(tx *sql.Tx, at Attempt) error {
+		res, err = c.cfg.D.Insert(ctx, tx, jobs, at.Uncertain)
 		return err
 	})
 	return res, err
@@ -185,10 +185,10 @@ func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool,
 		pos := FirstOfEach(Refs(cs))
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			clear(out)
-			if err := c.D.WriteCompletions(ctx, tx, cs, pos, out); err != nil {
+			if err := c.cfg.D.WriteCompletions(ctx, tx, cs, pos, out); err != nil {
 				return err
 			}
-			return Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return c.D.LoadJobs(ctx, tx, ids) })
+			return Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return c.cfg.D.LoadJobs(ctx, tx, ids) })
 		})
 	})
 	if err != nil {
@@ -206,8 +206,8 @@ func (c Core[T]) GetState(ctx context.Context, jobID uuid.UUID, namespace string
 	err := c.do("get state of job "+jobID.String(), func() error {
 		var state []byte
 		var version sql.NullInt64
-		q, args := c.D.GetStateSQL(jobID, namespace)
-		err := c.DB.QueryRowContext(ctx, q, args...).Scan(&state, &version)
+		q, args := c.cfg.D.GetStateSQL(jobID, namespace)
+		err := c.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&state, &version)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
 		}
@@ -256,13 +256,13 @@ func (c Core[T]) writeState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 	if w.State == nil {
 		w.State = []byte{}
 	}
-	if c.D.CheckState != nil {
-		if err := c.D.CheckState(w); err != nil {
-			return 0, c.Fail("write state of job "+w.JobID.String(), err)
+	if c.cfg.D.CheckState != nil {
+		if err := c.cfg.D.CheckState(w); err != nil {
+			return 0, c.cfg.Fail("write state of job "+w.JobID.String(), err)
 		}
 	}
-	if c.D.WriteState != nil {
-		return c.D.WriteState(ctx, w)
+	if c.cfg.D.WriteState != nil {
+		return c.cfg.D.WriteState(ctx, w)
 	}
 	return c.applyState(ctx, w)
 }
@@ -273,8 +273,8 @@ func (c Core[T]) writeState(ctx context.Context, w StateWrite) (spi.StateWriteRe
 func (c Core[T]) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error) {
 	var k, v sql.NullString
 	err := c.do("get property", func() error {
-		q, args := c.D.GetPropertySQL(jobID, key)
-		err := c.DB.QueryRowContext(ctx, q, args...).Scan(&k, &v)
+		q, args := c.cfg.D.GetPropertySQL(jobID, key)
+		err := c.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&k, &v)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %s", spi.ErrNotFound, jobID)
 		}
@@ -290,8 +290,8 @@ func (c Core[T]) GetProperty(ctx context.Context, jobID uuid.UUID, key string) (
 func (c Core[T]) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error) {
 	var out map[string]string
 	err := c.do("get properties", func() error {
-		q, args := c.D.PropertiesByPrefixSQL(jobID, prefix)
-		rows, err := c.DB.QueryContext(ctx, q, args...)
+		q, args := c.cfg.D.PropertiesByPrefixSQL(jobID, prefix)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -309,13 +309,13 @@ func (c Core[T]) GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, pre
 func (c Core[T]) FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error) {
 	var out []uuid.UUID
 	err := c.do("find jobs by property", func() error {
-		q, args := c.D.FindByPropertySQL(key, value, limit)
-		rows, err := c.DB.QueryContext(ctx, q, args...)
+		q, args := c.cfg.D.FindByPropertySQL(key, value, limit)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		out, err = ReadIDs(rows, c.D.ParseID)
+		out, err = ReadIDs(rows, c.cfg.D.ParseID)
 		return err
 	})
 	return out, err
@@ -325,7 +325,7 @@ func (c Core[T]) FindJobsByProperty(ctx context.Context, key, value string, limi
 // EncodeTasks form). It implements [spi.NodeTaskStore].
 func (c Core[T]) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
 	return c.do("heartbeat "+nodeID, func() error {
-		return c.exec(ctx, func() (string, []any) { return c.D.HeartbeatTasksSQL(nodeID, EncodeTasks(tasks), now) })
+		return c.exec(ctx, func() (string, []any) { return c.cfg.D.HeartbeatTasksSQL(nodeID, EncodeTasks(tasks), now) })
 	})
 }
 
@@ -334,8 +334,8 @@ func (c Core[T]) HeartbeatTasks(ctx context.Context, nodeID string, tasks []stri
 func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo, error) {
 	var out []spi.NodeInfo
 	err := c.do("list the live nodes", func() error {
-		q, args := c.D.LiveNodesSQL(since)
-		rows, err := c.DB.QueryContext(ctx, q, args...)
+		q, args := c.cfg.D.LiveNodesSQL(since)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -350,7 +350,7 @@ func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo
 			if n.Tasks, err = decodeTasks(n.ID, tasks); err != nil {
 				return err
 			}
-			if n.Heartbeat, err = c.D.timeOf(hb); err != nil {
+			if n.Heartbeat, err = c.cfg.D.timeOf(hb); err != nil {
 				return fmt.Errorf("node %q: %w", n.ID, err)
 			}
 			out = append(out, n)
@@ -367,7 +367,7 @@ func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo
 func (c Core[T]) PendingTasks(ctx context.Context) ([]spi.TaskBacklog, error) {
 	var out []spi.TaskBacklog
 	err := c.do("count the pending jobs per task", func() error {
-		rows, err := c.DB.QueryContext(ctx, c.D.PendingCountSQL)
+		rows, err := c.cfg.DB.QueryContext(ctx, c.cfg.D.PendingCountSQL)
 		if err != nil {
 			return err
 		}
@@ -378,7 +378,7 @@ func (c Core[T]) PendingTasks(ctx context.Context) ([]spi.TaskBacklog, error) {
 			if err := rows.Scan(&b.Task, &b.Pending, &earliest); err != nil {
 				return err
 			}
-			if b.Earliest, err = c.D.timeOf(earliest); err != nil {
+			if b.Earliest, err = c.cfg.D.timeOf(earliest); err != nil {
 				return fmt.Errorf("task %q: %w", b.Task, err)
 			}
 			out = append(out, b)

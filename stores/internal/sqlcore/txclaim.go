@@ -168,12 +168,12 @@ func (c Core[T]) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, 
 			return nil
 		}
 		now := p.Now.UTC().Truncate(time.Microsecond)
-		claim := func(tx *sql.Tx, tried *[]uuid.UUID) ([]*spi.Job, error) { return c.D.Claim(ctx, tx, p, now, tried) }
+		claim := func(tx *sql.Tx, tried *[]uuid.UUID) ([]*spi.Job, error) { return c.cfg.D.Claim(ctx, tx, p, now, tried) }
 		adopt := func(tx *sql.Tx, ids []uuid.UUID) ([]*spi.Job, error) {
-			if c.D.AdoptSQL == nil {
+			if c.cfg.D.AdoptSQL == nil {
 				return nil, nil // the claim runs afresh
 			}
-			return c.D.adopt(ctx, tx, ids, p.NodeID, now)
+			return c.cfg.D.adopt(ctx, tx, ids, p.NodeID, now)
 		}
 		return c.inTxAt(ctx, nil, Adopting(claim, adopt, &out))
 	})
