@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -159,55 +158,4 @@ func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completio
 		return fmt.Errorf("write the completions: %w", err)
 	}
 	return nil
-}
-
-// ReleaseJobs puts claimed jobs back to PENDING, due at now, with the owner
-// cleared and the claim sequence advanced, without charging attempts or the
-// crash budget: a locking read decides which refs apply (fenced like
-// CompleteJobs), and one UPDATE by primary key writes them.
-func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	out := make([]bool, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	ids := sqlcore.DistinctIDs(refs)
-	var applied []int
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		applied = nil
-		cur, err := s.dialect.Running(ctx, tx, ids, true)
-		if err != nil {
-			return err
-		}
-		app := sqlcore.Fenced(refs, cur)
-		if len(app) == 0 {
-			return nil
-		}
-		for start := 0; start < len(app); start += 1000 {
-			chunk := app[start:min(start+1000, len(app))]
-			rel := make([]uuid.UUID, len(chunk))
-			for k, i := range chunk {
-				rel[k] = refs[i].JobID
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+`
-				SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
-				WHERE status = 'RUNNING' AND job_id IN (`+marks(len(rel))+`)`,
-				append([]any{dbTime(now)}, idArgs(rel)...)...); err != nil {
-				return fmt.Errorf("release: %w", err)
-			}
-		}
-		applied = app
-		return nil
-	}, s.fenceVerifier(refs, &applied))
-	if err != nil {
-		return nil, fail("release jobs", err)
-	}
-	for _, i := range applied {
-		out[i] = true
-	}
-	return out, nil
 }

@@ -132,6 +132,10 @@ func (st statements) dialect() sqlcore.Dialect[[]byte] {
 		Tags:        hexTags,
 		MaxIDs:      1000,
 		IsDuplicate: func(err error) bool { return errCode(err) == errDuplicateKey },
+		ReleaseSQL: func(now time.Time, ids []uuid.UUID) (string, []any) {
+			return `UPDATE ` + st.t.job + ` SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
+			WHERE status = 'RUNNING' AND job_id IN (` + marks(len(ids)) + `)`, append([]any{dbTime(now)}, idArgs(ids)...)
+		},
 		JobsSQL: func(ids []uuid.UUID) (string, []any) {
 			return st.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids)
 		},
