@@ -3,9 +3,10 @@
 // sharing one database. It is the MySQL dialect of the stores' one SQL
 // core (stores/internal/sqlcore, whose documentation says what every SQL
 // store does the same way); this package supplies MySQL's statements,
-// codecs, session settings and error classification, and its own
-// completions (one UPDATE ... JOIN per batch, MariaDB having no UPDATE ...
-// RETURNING) and inserts (chunked by the server's packet size).
+// codecs, session settings and error classification (its inserts are
+// chunked by the server's packet size as well as by rows), and its own
+// completions: one UPDATE ... JOIN per batch, MariaDB having no UPDATE ...
+// RETURNING.
 //
 // It needs MySQL 8.0 or later or MariaDB 10.6 or later (FOR UPDATE SKIP
 // LOCKED) with InnoDB, and is tested on MariaDB 10.11.
@@ -47,11 +48,11 @@
 // Deadlocks (1213), lock wait timeouts (1205) and lost connections are
 // transient: a transaction runs again from the start, up to 5 attempts
 // with a pause doubling from 10 ms. A connection lost during COMMIT leaves
-// the outcome unknown: claims, completions and inserts then read their
-// rows back on another connection and report success when the commit
-// happened, or run again when it did not (when even that check fails, the
-// error says the outcome is unknown); a release runs again and recognises
-// its own write (the core's). [Store.InsertJobsTx] runs
+// the outcome unknown: claims and completions then read their rows back
+// on another connection and report success when the commit happened, or
+// run again when it did not (when even that check fails, the error says
+// the outcome is unknown); an insert or a release runs again and
+// recognises its own write (the core's). [Store.InsertJobsTx] runs
 // in the application's transaction and retries nothing.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx

@@ -136,6 +136,14 @@ func (st statements) dialect() sqlcore.Dialect[[]byte] {
 			return `UPDATE ` + st.t.job + ` SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
 			WHERE status = 'RUNNING' AND job_id IN (` + marks(len(ids)) + `)`, append([]any{dbTime(now)}, idArgs(ids)...)
 		},
+		ExistingKeysSQL: st.existingKeysSQL,
+		InsertJobsSQL:   st.insertJobsSQL,
+		InsertTagsSQL:   st.insertTagsSQL,
+		RowsPerInsert:   rowsPerInsert,
+		TagsPerInsert:   tagsPerInsert,
+		RowBytes:        rowSize,
+		InsertRetryable: insertRetryable,
+		TxName:          "the MySQL store",
 		JobsSQL: func(ids []uuid.UUID) (string, []any) {
 			return st.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids)
 		},

@@ -181,6 +181,7 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 	}
 	s.dialect = s.sql.dialect()
 	s.dialect.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
+	s.dialect.InsertBudget = func() int { return s.budget }
 	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: s.dialect, Retry: sqlcore.Retry{
 		Retries: maxAttempts - 1, Pause: func(n int) time.Duration { return retryDelay << (n - 1) },
 		Retryable: retryable, OnRetry: func() { s.retries.Add(1) }}})

@@ -75,6 +75,12 @@ type Dialect[T any] struct {
 	// not nil, is the Retryable of the insert transactions; TxName names
 	// the store in the error for an application transaction of another
 	// type ("the SQLite store").
+	// RowBytes, when not nil, estimates the SQL text of one job's row and
+	// InsertBudget the most one statement may hold: a statement then takes
+	// fewer than RowsPerInsert rows when they would not fit (MySQL's
+	// max_allowed_packet).
+	RowBytes                     func(j *spi.Job) int
+	InsertBudget                 func() int
 	ExistingKeysSQL              func(keys []string) (string, []any)
 	InsertJobsSQL                func(jobs []*spi.Job) (string, []any, error)
 	InsertTagsSQL                func(tags []JobTag) (string, []any)

@@ -121,14 +121,30 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 			}
 		}
 	}
-	if _, err := InChunks(fresh, max(d.RowsPerInsert, 1), func(chunk []*spi.Job) ([]struct{}, error) {
-		query, args, err := d.InsertJobsSQL(chunk)
+	for start := 0; start < len(fresh); {
+		end, size := start+1, 0
+		if d.RowBytes != nil {
+			size = d.RowBytes(fresh[start])
+		}
+		for end < len(fresh) && end-start < max(d.RowsPerInsert, 1) {
+			if d.RowBytes != nil {
+				if size += d.RowBytes(fresh[end]); size > d.InsertBudget() {
+					break
+				}
+			}
+			end++
+		}
+		query, args, err := d.InsertJobsSQL(fresh[start:end])
 		if err == nil {
 			_, err = q.ExecContext(ctx, query, args...)
 		}
-		return nil, err
-	}); err != nil {
-		return nil, err
+		if err != nil && d.IsDuplicate != nil && d.IsDuplicate(err) {
+			return nil, fmt.Errorf("a job of the batch already exists: %w", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		start = end
 	}
 	if d.AfterInsert != nil {
 		if err := d.AfterInsert(ctx, q, fresh); err != nil {
