@@ -29,7 +29,7 @@ type statements struct {
 	existingKeys, notify                    string
 	getJob, getJobs, listJobs, listByStatus string
 	listStatus                              map[spi.Status]string // listByStatus with the status as a literal
-	retryFailed, cancel                     string
+	retryFailed, cancel, statusOf           string
 	heartbeat, deregister                   string
 	heartbeatTasks, liveNodes, pendingCount string
 	orphans, requeue, bury, deleteNodes     string
@@ -134,17 +134,12 @@ func buildStatements(schema string) statements {
 	for _, st := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled} {
 		s.listStatus[st] = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 AND j.status = '` + string(st) + `' ORDER BY j.job_id LIMIT $2`)
 	}
-	s.retryFailed = r.Replace(`WITH u AS (
-			UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-				scheduled_time = $2, finished_time = NULL, owner_node = NULL
-			WHERE job_id = $1 AND status = 'FAILED'
-			RETURNING priority)
-		SELECT (SELECT priority FROM u), (SELECT status FROM {job} WHERE job_id = $1)`)
-	s.cancel = r.Replace(`WITH u AS (
-			UPDATE {job} SET status = 'CANCELLED', finished_time = $2
-			WHERE job_id = $1 AND status = 'PENDING'
-			RETURNING priority)
-		SELECT (SELECT priority FROM u), (SELECT status FROM {job} WHERE job_id = $1)`)
+	s.retryFailed = r.Replace(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+			scheduled_time = $2, finished_time = NULL, owner_node = NULL
+		WHERE job_id = $1 AND status = 'FAILED' RETURNING priority`)
+	s.cancel = r.Replace(`UPDATE {job} SET status = 'CANCELLED', finished_time = $2
+		WHERE job_id = $1 AND status = 'PENDING' RETURNING priority`)
+	s.statusOf = r.Replace(`SELECT status FROM {job} WHERE job_id = $1`)
 	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES ($1, $2)
 		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts`)
 	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES ($1, $2, $3)
@@ -235,9 +230,12 @@ func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[
 	}
 	texts := func(ss []string) []string { return append([]string{}, ss...) } // never NULL
 	return sqlcore.Dialect[pgtype.UUID]{
-		ParseID:      func(id pgtype.UUID) (uuid.UUID, error) { return id.Bytes, nil },
-		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
-		HeartbeatSQL: func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
+		ParseID:        func(id pgtype.UUID) (uuid.UUID, error) { return id.Bytes, nil },
+		Wake:           func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		HeartbeatSQL:   func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
+		RetryFailedSQL: func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.retryFailed, pgUUID(id), now) },
+		CancelSQL:      func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.cancel, pgUUID(id), nullTime(now)) },
+		StatusSQL:      func(id uuid.UUID) (string, []any) { return arg(st.statusOf, pgUUID(id)) },
 		HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
 			return arg(st.heartbeatTasks, node, now, tasks)
 		},

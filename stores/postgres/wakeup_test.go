@@ -116,6 +116,13 @@ func TestWakeupFromAnotherStore(t *testing.T) {
 	_, err = writer.ReleaseJobs(context.Background(), []spi.ClaimRef{ref(c[0])}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, c[0].Priority, next(t, got))
+	c = claim(t, writer, "n", 1, t0, 0)
+	require.Len(t, c, 1)
+	ok, err := writer.CompleteJobs(context.Background(), []spi.Completion{{ClaimRef: ref(c[0]), Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 1}})
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, ok)
+	require.NoError(t, writer.RetryFailedJob(context.Background(), c[0].ID, t0))
+	assert.Equal(t, c[0].Priority, next(t, got), "a job out of the DLQ wakes the pollers")
 }
 
 func TestWakeupsStayInTheirSchema(t *testing.T) {

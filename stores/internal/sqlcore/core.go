@@ -146,7 +146,8 @@ type Dialect[T any] struct {
 	IsDuplicate func(error) bool
 	// Wake, when not nil, tells pollers that jobs of priority prio (the
 	// most urgent of a write) became PENDING: PostgreSQL's NOTIFY. Its
-	// ReleaseSQL then returns the priority of each job it released.
+	// ReleaseSQL, RetryFailedSQL and CancelSQL then return the priority of
+	// each job they changed.
 	Wake func(ctx context.Context, prio int)
 
 	// HeartbeatSQL registers nodeID or refreshes its heartbeat to now (an

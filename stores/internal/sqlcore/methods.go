@@ -83,17 +83,31 @@ func (c Core[T]) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) err
 }
 
 // transition runs one guarded UPDATE in a transaction and, when it changed
-// nothing, reads the job's status to say why.
+// nothing, reads the job's status to say why. With the dialect's Wake, the
+// UPDATE returns the job's priority, and a job back to PENDING wakes the
+// pollers.
 func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUID, time.Time) (string, []any), id uuid.UUID, now time.Time, from spi.Status, verb string) error {
-	return c.do(op, func() error {
+	prio := -1
+	err := c.do(op, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			q, args := update(id, now)
-			if ok, err := applied(tx.ExecContext(ctx, q, args...)); err != nil || ok {
+			var ok bool
+			var err error
+			if c.cfg.D.Wake != nil {
+				err = tx.QueryRowContext(ctx, q, args...).Scan(&prio)
+				if ok = err == nil; errors.Is(err, sql.ErrNoRows) {
+					err = nil
+				}
+			} else {
+				ok, err = applied(tx.ExecContext(ctx, q, args...))
+			}
+			if err != nil || ok {
 				return err
 			}
+			prio = -1
 			var st string
 			q, args = c.cfg.D.StatusSQL(id)
-			err := tx.QueryRowContext(ctx, q, args...).Scan(&st)
+			err = tx.QueryRowContext(ctx, q, args...).Scan(&st)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 			}
@@ -103,6 +117,10 @@ func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUI
 			return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, from, verb)
 		})
 	})
+	if err == nil && prio >= 0 && from == spi.StatusFailed {
+		c.cfg.D.Wake(ctx, prio)
+	}
+	return err
 }
 
 // InsertJobs writes new PENDING jobs in one transaction. A job whose
