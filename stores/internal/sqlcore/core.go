@@ -262,21 +262,50 @@ func (c Core[T]) inTxAt(ctx context.Context, retryable func(error) bool, fn func
 	return InTx(ctx, c.cfg.DB, r, fn)
 }
 
-// exec runs one statement in one transaction (so with the store's
-// retries), once more when a racing upsert hit a duplicate key.
-func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
-	run := func() error {
-		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
-			q, args := stmt()
-			_, err := tx.ExecContext(ctx, q, args...)
-			return err
-		})
-	}
-	err := run()
+// upsert runs fn in one transaction (so with the store's retries), once
+// more when it raced with another writer creating the same row and hit a
+// duplicate key: the other writer won, and the run again sees its row.
+func (c Core[T]) upsert(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	err := c.inTx(ctx, nil, fn)
 	if err != nil && c.cfg.D.IsDuplicate != nil && c.cfg.D.IsDuplicate(err) {
-		err = run()
+		err = c.inTx(ctx, nil, fn)
 	}
 	return err
+}
+
+// exec runs one statement with upsert.
+func (c Core[T]) exec(ctx context.Context, stmt func() (string, []any)) error {
+	return c.upsert(ctx, func(tx *sql.Tx) error {
+		q, args := stmt()
+		_, err := tx.ExecContext(ctx, q, args...)
+		return err
+	})
+}
+
+// write runs a write that makes jobs PENDING and returns how many rows it
+// changed and the most urgent priority among them: with the dialect's
+// Wake, the statement returns the priority of each row it changed (-1 when
+// none did, or without Wake).
+func (c Core[T]) write(ctx context.Context, tx *sql.Tx, q string, args []any) (n int64, top int, err error) {
+	if c.cfg.D.Wake == nil {
+		r, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, -1, err
+		}
+		n, err = r.RowsAffected()
+		return n, -1, err
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, -1, err
+	}
+	defer rows.Close()
+	prios, err := ReadColumn[int](rows)
+	top = -1
+	for _, p := range prios {
+		top = max(top, p)
+	}
+	return int64(len(prios)), top, err
 }
 
 // Heartbeat registers nodeID or refreshes its heartbeat to now. It
@@ -379,19 +408,8 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 			}
 			if _, err := InChunks(ids, c.cfg.D.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
 				q, args := c.cfg.D.ReleaseSQL(now, chunk)
-				if c.cfg.D.Wake == nil {
-					_, err := tx.ExecContext(ctx, q, args...)
-					return nil, err
-				}
-				rows, err := tx.QueryContext(ctx, q, args...)
-				if err != nil {
-					return nil, err
-				}
-				defer rows.Close()
-				prios, err := ReadColumn[int](rows)
-				for _, p := range prios {
-					top = max(top, p)
-				}
+				_, p, err := c.write(ctx, tx, q, args)
+				top = max(top, p)
 				return nil, err
 			}); err != nil {
 				return err
@@ -458,25 +476,18 @@ func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl ti
 	}
 	var got sql.NullString
 	err := c.do("acquire lease "+name, func() error {
-		run := func() error {
-			return c.inTx(ctx, nil, func(tx *sql.Tx) error {
-				got = sql.NullString{}
-				q, args := c.cfg.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
-				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-					return err
-				}
-				q, args = c.cfg.D.LeaseOwnerSQL(name)
-				if err := tx.QueryRowContext(ctx, q, args...).Scan(&got); !errors.Is(err, sql.ErrNoRows) {
-					return err
-				}
-				return nil
-			})
-		}
-		err := run()
-		if err != nil && c.cfg.D.IsDuplicate != nil && c.cfg.D.IsDuplicate(err) {
-			err = run() // two nodes created the row at once: the other one won
-		}
-		return err
+		return c.upsert(ctx, func(tx *sql.Tx) error {
+			got = sql.NullString{}
+			q, args := c.cfg.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
+			q, args = c.cfg.D.LeaseOwnerSQL(name)
+			if err := tx.QueryRowContext(ctx, q, args...).Scan(&got); !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			return nil
+		})
 	})
 	return got.String == owner, err
 }

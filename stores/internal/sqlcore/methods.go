@@ -91,20 +91,10 @@ func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUI
 	err := c.do(op, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			q, args := update(id, now)
-			var ok bool
-			var err error
-			if c.cfg.D.Wake != nil {
-				err = tx.QueryRowContext(ctx, q, args...).Scan(&prio)
-				if ok = err == nil; errors.Is(err, sql.ErrNoRows) {
-					err = nil
-				}
-			} else {
-				ok, err = applied(tx.ExecContext(ctx, q, args...))
-			}
-			if err != nil || ok {
+			n, p, err := c.write(ctx, tx, q, args)
+			if prio = p; err != nil || n > 0 {
 				return err
 			}
-			prio = -1
 			var st string
 			q, args = c.cfg.D.StatusSQL(id)
 			err = tx.QueryRowContext(ctx, q, args...).Scan(&st)
