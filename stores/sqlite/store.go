@@ -174,15 +174,8 @@ func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {
 	if err := db.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	// The check reads the tables and the recorded version in one
-	// transaction, so that another process migrating the same file cannot
-	// commit between the two reads.
 	sch := schemaOf(path, migs)
-	var st sqlcore.SchemaState
-	err = sqlcore.InTx(ctx, db, sqlcore.Retry{}, func(tx *sql.Tx, _ sqlcore.Attempt) (err error) {
-		st, err = sch.Read(ctx, tx)
-		return err
-	})
+	st, err := sch.Read(ctx, db)
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: read schema: %w", path, err)
 	}
