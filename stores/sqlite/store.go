@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/google/uuid"
 
@@ -183,8 +184,14 @@ func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {
 		return fmt.Errorf("sqlite: open: %w", err)
 	}
 	if !memory {
+		// The switch needs the file to itself: another process opening it
+		// at the same moment (checking or migrating) makes it fail with
+		// SQLITE_BUSY at once, without the busy timeout, so it runs again.
 		var mode string
-		if err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		wal := sqlcore.Retry{Retries: 30, Pause: sqlcore.Doubling(5*time.Millisecond, 200*time.Millisecond), Retryable: isBusy}
+		if err := wal.Do(ctx, func(int) error {
+			return db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		}); err != nil {
 			return fmt.Errorf("sqlite: open %s: set WAL journal mode: %w", path, err)
 		}
 		if !strings.EqualFold(mode, "wal") {
@@ -218,6 +225,12 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database. It waits for operations in progress; later
 // operations fail with [spi.ErrClosed]. Calling Close again returns nil.
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "sqlite: close "+s.path) }
+
+// isBusy reports SQLITE_BUSY: another connection holds a lock.
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
+}
 
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {

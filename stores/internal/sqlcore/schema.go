@@ -115,17 +115,9 @@ func (s Schema) Read(ctx context.Context, q Querier) (SchemaState, error) {
 			return st, nil
 		}
 	}
-	rows, err := q.QueryContext(ctx, s.ListSQL, s.ListArgs...)
-	if err != nil {
+	var err error
+	if st.Tables, err = s.tables(ctx, q); err != nil || !st.Has(VersionTable) {
 		return st, err
-	}
-	defer rows.Close()
-	if st.Tables, err = ReadColumn[string](rows); err != nil {
-		return st, err
-	}
-	slices.Sort(st.Tables)
-	if !st.Has(VersionTable) {
-		return st, nil
 	}
 	var v sql.NullInt64
 	var n int64
@@ -133,7 +125,23 @@ func (s Schema) Read(ctx context.Context, q Querier) (SchemaState, error) {
 		return st, fmt.Errorf("read %s: %w", VersionTable, err)
 	}
 	st.HasRows, st.Version = n > 0, int(v.Int64)
-	return st, nil
+	// The tables again, after the version: a migrator that commits
+	// between the reads (outside a lock, at Open) only adds tables, so the
+	// second list holds every table of the version read.
+	st.Tables, err = s.tables(ctx, q)
+	return st, err
+}
+
+// tables lists the tables ListSQL returns, sorted.
+func (s Schema) tables(ctx context.Context, q Querier) ([]string, error) {
+	rows, err := q.QueryContext(ctx, s.ListSQL, s.ListArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out, err := ReadColumn[string](rows)
+	slices.Sort(out)
+	return out, err
 }
 
 // Validate reports a schema that no migration may touch: a partial or
