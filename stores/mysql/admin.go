@@ -35,26 +35,3 @@ func (st statements) lockOrphansSQL(cutoff time.Time, nodes []string, ids [][]by
 		FROM ` + st.t.job + ` j WHERE j.job_id IN (` + marks(len(ids)) + `) AND j.status = 'RUNNING' AND ` + cond + `
 		ORDER BY j.job_id FOR UPDATE`, append(anys(ids), args...)
 }
-
-func (st statements) requeueSQL(now time.Time, ids [][]byte) (string, []any) {
-	return `UPDATE ` + st.t.job + `
-		SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
-			claim_seq = claim_seq + 1, owner_node = NULL
-		WHERE job_id IN (` + marks(len(ids)) + `)`, append([]any{dbTime(now)}, anys(ids)...)
-}
-
-func (st statements) burySQL(now time.Time, lastError string, ids [][]byte) (string, []any) {
-	return `UPDATE ` + st.t.job + `
-		SET status = 'FAILED', last_error = ?, finished_time = ?,
-			claim_seq = claim_seq + 1, owner_node = NULL
-		WHERE job_id IN (` + marks(len(ids)) + `)`, append([]any{nullString(lastError), dbTime(now)}, anys(ids)...)
-}
-
-func (st statements) deleteNodesSQL(cutoff time.Time, nodes []string) (string, []any) {
-	q, args := `DELETE FROM `+st.t.node+` WHERE heartbeat_ts < ?`, []any{dbTime(cutoff)}
-	if len(nodes) > 0 {
-		q += ` OR node_id IN (` + marks(len(nodes)) + `)`
-		args = append(args, binArgs(nodes)...)
-	}
-	return q, args
-}

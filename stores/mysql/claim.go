@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,7 +52,7 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 // others skip, and only claims add holders (completions, releases and
 // recovery remove them).
 func lockResources(ctx context.Context, tx *sql.Tx, t tables, sorted []string) (map[string]int64, error) {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+t.resource+` (resource_name) VALUES `+rowMarks(len(sorted), 1)+`
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+t.resource+` (resource_name) VALUES (`+strings.Repeat("?), (", len(sorted)-1)+`?)
 		ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...); err != nil {
 		return nil, fmt.Errorf("lock resources: %w", err)
 	}

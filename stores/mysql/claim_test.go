@@ -301,6 +301,9 @@ func TestPlansUseIndexes(t *testing.T) {
 		}
 		fmt.Fprintf(&buf, "SELECT 0x%x AS id, 1 AS seq, 'SUCCEEDED' AS st", id[:])
 	}
+	claimed, claimedArgs := s.dialect.JobsSQL(ids)
+	lockRunning, runningArgs := s.dialect.RunningSQL(ids, true)
+	get, getArgs := s.dialect.GetJobSQL(jobs[5].ID)
 	cases := []struct {
 		name  string
 		q     string
@@ -310,12 +313,12 @@ func TestPlansUseIndexes(t *testing.T) {
 	}{
 		{"claim", plain, plainArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource"}, len(tasks) * spi.NumPriorities},
 		{"claim with tags", tagged, tagArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource", "t": "PRIMARY"}, len(tasks) * spi.NumPriorities},
-		{"pending tasks", s.sql.pendingTasks, nil, map[string]string{"scheduler_job": "idx_scheduler_job_claim"}, 0},
-		{"claimed rows", s.sql.claimedRows + `(` + marks(len(ids)) + `)`, idArgs(ids), map[string]string{"j": "PRIMARY", "t": "PRIMARY"}, 0},
-		{"lock running", s.sql.lockedRunning + `(` + marks(len(ids)) + `) ORDER BY job_id FOR UPDATE`, idArgs(ids), nil, 0},
+		{"pending tasks", s.dialect.PendingTasksSQL, nil, map[string]string{"scheduler_job": "idx_scheduler_job_claim"}, 0},
+		{"claimed rows", claimed, claimedArgs, map[string]string{"j": "PRIMARY", "t": "PRIMARY"}, 0},
+		{"lock running", lockRunning, runningArgs, nil, 0},
 		{"complete", `UPDATE ` + s.sql.t.job + ` j JOIN (` + buf.String() + `) v ON j.job_id = v.id SET j.status = v.st WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, nil,
 			map[string]string{"j": "PRIMARY"}, 0},
-		{"get", s.sql.getJob, []any{jobs[5].ID[:]}, map[string]string{"j": "PRIMARY"}, 0},
+		{"get", get, getArgs, map[string]string{"j": "PRIMARY"}, 0},
 		{"list", s.sql.listJobs, []any{uuid.Nil[:], 101}, map[string]string{"j": "PRIMARY"}, 0},
 		{"list DLQ", s.sql.listByStatus, []any{"FAILED", uuid.Nil[:], 101}, map[string]string{"j": "idx_scheduler_job_status"}, 0},
 		{"count holders", `SELECT resource_name, COUNT(*) FROM ` + s.sql.t.job + ` WHERE status = 'RUNNING' AND resource_name IN (?, ?) GROUP BY resource_name`, []any{[]byte("r0"), []byte("r1")},

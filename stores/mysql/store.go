@@ -179,7 +179,7 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		sql:      buildStatements(database),
 		budget:   statementBudget(info.maxPacket),
 	}
-	s.dialect = s.sql.dialect()
+	s.dialect = s.sql.dialect(database)
 	s.dialect.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
 	s.dialect.InsertBudget = func() int { return s.budget }
 	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: s.dialect, Retry: sqlcore.Retry{

@@ -15,14 +15,6 @@ func acquireLeaseSQL(name, owner string, until, now time.Time) (string, []any) {
 		[]any{name, owner, micros(until), micros(now)}
 }
 
-func leaseOwnerSQL(name string) (string, []any) {
-	return `SELECT owner FROM scheduler_lease WHERE name = ?`, []any{name}
-}
-
-func releaseLeaseSQL(name, owner string) (string, []any) {
-	return `DELETE FROM scheduler_lease WHERE name = ? AND owner = ?`, []any{name, owner}
-}
-
 func putPropertySQL(jobID uuid.UUID, key, value string) (string, []any) {
 	return `INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)
 		SELECT job_id, ?, ? FROM scheduler_job WHERE job_id = ?
@@ -36,11 +28,6 @@ func jobFenceSQL(jobID uuid.UUID) (string, []any) {
 func initStateSQL(jobID uuid.UUID, ns string, state []byte) (string, []any) {
 	return `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)
 		ON CONFLICT (job_id, namespace) DO NOTHING`, []any{jobID.String(), ns, state}
-}
-
-func updateStateSQL(jobID uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
-	return `UPDATE scheduler_job_state SET state_json = ?, version = version + 1
-		WHERE job_id = ? AND namespace = ? AND version = ?`, []any{state, jobID.String(), ns, expected}
 }
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with
@@ -63,20 +50,4 @@ func findByPropertySQL(key, value string, limit int) (string, []any) {
 	}
 	return `SELECT job_id FROM scheduler_job_property
 		WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`, []any{key, value, n}
-}
-
-// getStateSQL reads a namespace's state LEFT JOINed to its job (the GetStateSQL of
-// sqlcore.Dialect).
-func getStateSQL(jobID uuid.UUID, ns string) (string, []any) {
-	return `SELECT s.state_json, s.version FROM scheduler_job j
-		LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = ?
-		WHERE j.job_id = ?`, []any{ns, jobID.String()}
-}
-
-// getPropertySQL reads a property LEFT JOINed to its job (the GetPropertySQL of
-// sqlcore.Dialect).
-func getPropertySQL(jobID uuid.UUID, key string) (string, []any) {
-	return `SELECT p.prop_key, p.prop_value FROM scheduler_job j
-		LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = ?
-		WHERE j.job_id = ?`, []any{key, jobID.String()}
 }

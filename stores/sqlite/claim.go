@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Shapes of a tag filter: which of its lists are not empty. The claim has
@@ -71,9 +70,6 @@ const claimUpdate = `UPDATE scheduler_job
 			SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
 			WHERE job_id IN (SELECT value FROM json_each(?)) AND +status = 'PENDING'
 			RETURNING ` + jobColumns
-
-// pendingTasks reads the distinct tasks of the PENDING jobs.
-var pendingTasks = sqlcore.PendingTasksSQL("scheduler_job")
 
 // resourceOpen passes over jobs whose resource has no free permit: as
 // many RUNNING jobs name it as the job's limit.
@@ -160,13 +156,6 @@ func candidatesSQL(tasks []string, tags spi.TagFilter, now time.Time, limit int)
 
 func claimSQL(node string, now time.Time, ids []uuid.UUID) (string, []any) {
 	return claimUpdate, []any{nullString(node), micros(now), idList(ids)}
-}
-
-// failCorruptSQL fails a row that cannot be read back; SQLite writes one
-// transaction at a time, so the claim that found it still holds it.
-func failCorruptSQL(now time.Time, msg, id string, _ int64) (string, []any) {
-	return `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
-		WHERE job_id = ?`, []any{micros(now), msg, id}
 }
 
 // resourceHolders counts the RUNNING jobs naming each resource, through the

@@ -149,7 +149,7 @@ func TestClaimUsesTheIndex(t *testing.T) {
 	text = queryPlan(t, s, claimUpdate, "n", t0.UnixMicro(), `["a"]`)
 	assert.Contains(t, text, "sqlite_autoindex_scheduler_job_1 (job_id=?)", "the claimed rows are found by primary key:\n%s", text)
 	assert.NotContains(t, text, "idx_scheduler_job_claim", text)
-	text = queryPlan(t, s, pendingTasks)
+	text = queryPlan(t, s, dialect.PendingTasksSQL)
 	assert.NotRegexp(t, `SCAN scheduler_job( |$)`, text, "the pending tasks are read by index seeks")
 	assert.NotContains(t, text, "TEMP B-TREE", text)
 }

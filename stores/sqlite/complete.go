@@ -3,9 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -44,20 +41,6 @@ func writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos 
 		}
 	}
 	return nil
-}
-
-// runningSQL and releaseSQL are the statements of the shared ReleaseJobs
-// and CheckClaims (sqlcore.Dialect); SQLite writes one transaction at a
-// time, so the read needs no lock.
-func runningSQL(ids []uuid.UUID, _ bool) (string, []any) {
-	return `SELECT job_id, claim_seq FROM scheduler_job
-		WHERE job_id IN (SELECT value FROM json_each(?)) AND status = 'RUNNING'`, []any{idList(ids)}
-}
-
-func releaseSQL(now time.Time, ids []uuid.UUID) (string, []any) {
-	return `UPDATE scheduler_job
-		SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
-		WHERE job_id IN (SELECT value FROM json_each(?)) AND status = 'RUNNING'`, []any{micros(now), idList(ids)}
 }
 
 // applied reports whether a fenced UPDATE changed its row.

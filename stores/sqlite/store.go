@@ -106,38 +106,27 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// dialect is SQLite's part of the shared store methods.
-var dialect = sqlcore.Dialect[string]{
-	JobsSQL: func(ids []uuid.UUID) (string, []any) {
-		return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id IN (SELECT value FROM json_each(?))`, []any{idList(ids)}
-	},
-	GetJobSQL: func(id uuid.UUID) (string, []any) {
-		return `SELECT ` + jobColumns + ` FROM scheduler_job WHERE job_id = ?`, []any{id.String()}
-	},
+// dialect is SQLite's part of the shared store methods: the portable
+// statements in its syntax, and its own where SQLite's SQL differs.
+var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
+	Mark:       func(int) string { return "?" },
+	JobColumns: strings.Replace(jobColumns, "scheduler_job.job_id", "j.job_id", 1),
+	ID:         func(id uuid.UUID) any { return id.String() },
+	Time:       nullMicros,
+}, sqlcore.Dialect[string]{
 	ListJobsSQL:           listJobsSQL,
-	ExistingKeysSQL:       existingKeysSQL,
-	InsertJobsSQL:         insertJobsSQL,
-	InsertTagsSQL:         insertTagsSQL,
 	RowsPerInsert:         rowsPerInsert,
 	TagsPerInsert:         tagsPerInsert,
 	TxName:                "the SQLite store",
 	WriteCompletions:      writeCompletions,
-	RetryFailedSQL:        retryFailedSQL,
-	CancelSQL:             cancelSQL,
-	StatusSQL:             statusSQL,
-	GetStateSQL:           getStateSQL,
 	PropertiesByPrefixSQL: propertiesByPrefixSQL,
 	FindByPropertySQL:     findByPropertySQL,
 	HeartbeatTasksSQL:     heartbeatTasksSQL,
-	LiveNodesSQL:          func(since time.Time) (string, []any) { return liveNodesSQL, []any{micros(since)} },
-	PendingCountSQL:       pendingCountSQL,
-	PendingTasksSQL:       pendingTasks,
 	TasksPerClaim:         tasksPerStatement,
 	CandidatesSQL:         candidatesSQL,
 	Holders:               resourceHolders,
 	ClaimSQL:              claimSQL,
 	ClaimReturns:          true,
-	FailCorruptSQL:        failCorruptSQL,
 	ParseID:               parseTextID,
 	IDText:                func(raw string) string { return raw },
 	TimeOf: func(v any) (time.Time, error) {
@@ -148,23 +137,16 @@ var dialect = sqlcore.Dialect[string]{
 		return fromMicros(us), nil
 	},
 	Tags:            sqlcore.JSONTags,
+	MaxIDs:          maxIDs,
 	HeartbeatSQL:    heartbeatSQL,
-	DeregisterSQL:   deregisterSQL,
-	RunningSQL:      runningSQL,
-	ReleaseSQL:      releaseSQL,
 	AcquireLeaseSQL: acquireLeaseSQL,
-	LeaseOwnerSQL:   leaseOwnerSQL,
-	ReleaseLeaseSQL: releaseLeaseSQL,
 	PutPropertySQL:  putPropertySQL,
-	GetPropertySQL:  getPropertySQL,
 	JobFenceSQL:     jobFenceSQL,
 	InitStateSQL:    initStateSQL,
-	UpdateStateSQL:  updateStateSQL,
-	OrphansSQL:      orphansSQL,
-	RequeueSQL:      requeueSQL,
-	BurySQL:         burySQL,
-	DeleteNodesSQL:  deleteNodesSQL,
-}
+})
+
+// maxIDs bounds the ids of an IN list, far below SQLite's 32,766 variables.
+const maxIDs = 1000
 
 // prepare checks the schema read-only, switches to WAL and migrates.
 func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {

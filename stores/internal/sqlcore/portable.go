@@ -1,0 +1,320 @@
+package sqlcore
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Syntax is how a dialect writes the portable statements: those every SQL
+// database runs in the same words (reads and fenced writes by primary key or
+// IN list, the moves between states, the node, lease, state and property
+// rows, the multi-row inserts). WithSyntax fills the statements a dialect
+// leaves nil with them, so that a fix or a new state is written once; a
+// dialect writes its own where its SQL differs (upserts, locking reads,
+// LIMIT forms, the claim's candidates) or where it has a faster form.
+type Syntax struct {
+	// Mark is the placeholder of argument i (from 1), the arguments being
+	// bound in their order of appearance: "?", "$1", ":1" or "@p1".
+	Mark func(i int) string
+	// Table qualifies a table name; nil leaves it bare.
+	Table func(name string) string
+	// JobColumns is the select list of one job from the table aliased j
+	// (see JobColumns).
+	JobColumns string
+	// The encodings of arguments; a nil one binds the Go value. ID is a
+	// job id's; Time a time's, the zero time being NULL; Name a name
+	// compared byte for byte (node, lease, owner, key, value, namespace,
+	// tag), never NULL; NullName a name whose "" is NULL (owner node,
+	// idempotency key, resource); Text a text whose "" is NULL (result
+	// type); Long a long text whose "" is NULL (last error, params); Blob
+	// bytes, nil being NULL.
+	ID         func(uuid.UUID) any
+	Time       func(time.Time) any
+	Name       func(string) any
+	NullName   func(string) any
+	Text, Long func(string) any
+	Blob       func([]byte) any
+	// LockHint follows the table of a read that locks the rows it returns
+	// until the transaction ends (SQL Server's " WITH (UPDLOCK, ROWLOCK)");
+	// LockOn ends it (" FOR UPDATE"). SQLite, whose writers take turns,
+	// needs neither.
+	LockHint, LockOn string
+}
+
+// in is an IN list: the one ? that stands for it in a template expands to
+// a placeholder per element.
+type in []any
+
+// stmt renders template q, whose tables are written {job}, {tag}, {node},
+// {lease}, {state} and {prop} and whose arguments are ?, with the
+// dialect's table names and placeholders.
+func (s *Syntax) stmt(q string, args ...any) (string, []any) {
+	var b strings.Builder
+	b.Grow(len(q) + 8*len(args))
+	out := make([]any, 0, len(args))
+	bind := func(v any) { out = append(out, v); b.WriteString(s.Mark(len(out))) }
+	next := 0
+	for i := 0; i < len(q); i++ {
+		switch c := q[i]; {
+		case c == '?':
+			if l, ok := args[next].(in); ok {
+				for k, v := range l {
+					if k > 0 {
+						b.WriteString(", ")
+					}
+					bind(v)
+				}
+			} else {
+				bind(args[next])
+			}
+			next++
+		case c == '{':
+			end := strings.IndexByte(q[i:], '}')
+			name := "scheduler_" + map[string]string{"job": "job", "tag": "job_tag", "node": "node",
+				"lease": "lease", "state": "job_state", "prop": "job_property"}[q[i+1:i+end]]
+			if s.Table != nil {
+				name = s.Table(name)
+			}
+			b.WriteString(name)
+			i += end
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), out
+}
+
+// The encodings, with their defaults.
+
+func (s *Syntax) id(id uuid.UUID) any { return encode(s.ID, id) }
+
+func (s *Syntax) time(t time.Time) any {
+	if s.Time != nil {
+		return s.Time(t)
+	}
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+func (s *Syntax) name(v string) any { return encode(s.Name, v) }
+
+func (s *Syntax) nullName(v string) any {
+	if s.NullName != nil {
+		return s.NullName(v)
+	}
+	return nullable(s.Name, v)
+}
+
+func (s *Syntax) text(v string) any { return nullable(s.Text, v) }
+
+func (s *Syntax) long(v string) any {
+	if s.Long != nil {
+		return nullable(s.Long, v)
+	}
+	return s.text(v)
+}
+
+func (s *Syntax) blob(b []byte) any {
+	if s.Blob != nil {
+		return s.Blob(b)
+	}
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+func (s *Syntax) ids(ids []uuid.UUID) in { return in(Args(ids, s.id)) }
+
+func (s *Syntax) names(vs []string) in { return in(Args(vs, s.name)) }
+
+// encode is enc(v), or v without an encoding.
+func encode[V any](enc func(V) any, v V) any {
+	if enc == nil {
+		return v
+	}
+	return enc(v)
+}
+
+// nullable is encode with "" as NULL.
+func nullable(enc func(string) any, v string) any {
+	if v == "" {
+		return nil
+	}
+	return encode(enc, v)
+}
+
+// insertColumns are the columns of a job that InsertJobsSQL writes.
+const insertColumns = `job_id, task_name, payload, status, priority, scheduled_time, created_time,
+	attempts, max_retries, backoff_kind, backoff_param_us, claim_seq, crash_count, owner_node,
+	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params,
+	resource_name, resource_limit`
+
+// InsertRow returns the arguments of one row of InsertJobsSQL, in the order
+// of its columns without status (a literal).
+func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) {
+	params := ""
+	if j.Params != nil {
+		b, err := json.Marshal(j.Params)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
+		}
+		params = string(b)
+	}
+	return []any{
+		s.id(j.ID), j.TaskName, s.blob(j.Payload), int64(j.Priority), s.time(j.ScheduledAt), s.time(j.CreatedAt),
+		int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
+		j.ClaimSeq, int64(j.CrashCount), s.nullName(j.OwnerNode), s.time(j.ClaimedAt), s.time(j.FinishedAt),
+		s.long(j.LastError), s.blob(j.Result), s.text(j.ResultType), s.nullName(j.IdempotencyKey),
+		s.long(params), s.nullName(j.Resource), int64(j.ResourceLimit),
+	}, nil
+}
+
+// WithSyntax returns d with every portable statement it leaves nil written
+// in syntax s.
+func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
+	jobs := func(where string, args ...any) (string, []any) {
+		return s.stmt("SELECT "+s.JobColumns+" FROM {job} j WHERE "+where, args...)
+	}
+	fill(&d.JobsSQL, func(ids []uuid.UUID) (string, []any) { return jobs("j.job_id IN (?)", s.ids(ids)) })
+	fill(&d.GetJobSQL, func(id uuid.UUID) (string, []any) { return jobs("j.job_id = ?", s.id(id)) })
+	fill(&d.AdoptSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
+		return jobs("j.job_id IN (?) AND j.status = 'RUNNING' AND j.claimed_time = ?", s.ids(ids), s.time(now))
+	})
+	fill(&d.ClaimSQL, func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
+		return s.stmt(`UPDATE {job} SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
+	WHERE status = 'PENDING' AND job_id IN (?)`, s.nullName(node), s.time(now), s.ids(ids))
+	})
+	fill(&d.FailCorruptSQL, func(now time.Time, msg string, id T, seq int64) (string, []any) {
+		q := `UPDATE {job} SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
+	WHERE job_id = ?`
+		if seq < 0 {
+			return s.stmt(q+" AND status = 'PENDING'", s.time(now), s.long(msg), id)
+		}
+		return s.stmt(q+" AND claim_seq = ? AND status = 'RUNNING'", s.time(now), s.long(msg), id, seq)
+	})
+	fill(&d.ExistingKeysSQL, func(keys []string) (string, []any) {
+		return s.stmt("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?)", s.names(keys))
+	})
+	fill(&d.InsertJobsSQL, func(jobs []*spi.Job) (string, []any, error) {
+		var q strings.Builder
+		var args []any
+		q.WriteString("INSERT INTO {job} (" + insertColumns + ") VALUES ")
+		for i, j := range jobs {
+			row, err := s.InsertRow(j)
+			if err != nil {
+				return "", nil, err
+			}
+			if i > 0 {
+				q.WriteString(",\n\t")
+			}
+			q.WriteString("(?, ?, ?, 'PENDING', " + strings.Repeat("?, ", len(row)-4) + "?)")
+			args = append(args, row...)
+		}
+		query, args := s.stmt(q.String(), args...)
+		return query, args, nil
+	})
+	fill(&d.InsertTagsSQL, func(tags []JobTag) (string, []any) {
+		args := make([]any, 0, 2*len(tags))
+		for _, t := range tags {
+			args = append(args, s.id(t.ID), s.name(t.Tag))
+		}
+		return s.stmt("INSERT INTO {tag} (job_id, tag) VALUES "+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(tags)), ", "), args...)
+	})
+	fill(&d.RetryFailedSQL, func(id uuid.UUID, now time.Time) (string, []any) {
+		return s.stmt(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+		scheduled_time = ?, finished_time = NULL, owner_node = NULL
+	WHERE job_id = ? AND status = 'FAILED'`, s.time(now), s.id(id))
+	})
+	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
+		return s.stmt("UPDATE {job} SET status = 'CANCELLED', finished_time = ? WHERE job_id = ? AND status = 'PENDING'", s.time(now), s.id(id))
+	})
+	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
+		return s.stmt("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
+	})
+	fill(&d.RunningSQL, func(ids []uuid.UUID, lock bool) (string, []any) {
+		if lock {
+			return s.stmt("SELECT job_id, claim_seq FROM {job}"+s.LockHint+" WHERE status = 'RUNNING' AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+		}
+		return s.stmt("SELECT job_id, claim_seq FROM {job} WHERE status = 'RUNNING' AND job_id IN (?)", s.ids(ids))
+	})
+	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
+		return s.stmt(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
+	WHERE status = 'RUNNING' AND job_id IN (?)`, s.time(now), s.ids(ids))
+	})
+	fill(&d.DeregisterSQL, func(node string) (string, []any) {
+		return s.stmt("DELETE FROM {node} WHERE node_id = ?", s.name(node))
+	})
+	fill(&d.LiveNodesSQL, func(since time.Time) (string, []any) {
+		return s.stmt(LiveNodesSQL("{node}", "?"), s.time(since))
+	})
+	if d.PendingCountSQL == "" {
+		d.PendingCountSQL, _ = s.stmt(PendingTasksCountSQL("{job}"))
+	}
+	if d.PendingTasksSQL == "" {
+		d.PendingTasksSQL, _ = s.stmt(PendingTasksSQL("{job}"))
+	}
+	fill(&d.OrphansSQL, func(cutoff time.Time, nodes []string) (string, []any) {
+		named, args := "", []any{}
+		if len(nodes) > 0 {
+			named, args = "j.owner_node IN (?) OR ", []any{s.names(nodes)}
+		}
+		return s.stmt(`SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority FROM {job} j`+s.LockHint+`
+	WHERE j.status = 'RUNNING' AND (`+named+`NOT EXISTS (SELECT 1 FROM {node} n
+		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= ?))
+	ORDER BY j.job_id`+s.LockOn, append(args, s.time(cutoff))...)
+	})
+	fill(&d.RequeueSQL, func(now time.Time, ids []T) (string, []any) {
+		return s.stmt(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
+		claim_seq = claim_seq + 1, owner_node = NULL
+	WHERE status = 'RUNNING' AND job_id IN (?)`, s.time(now), in(Args(ids, nil)))
+	})
+	fill(&d.BurySQL, func(now time.Time, lastError string, ids []T) (string, []any) {
+		return s.stmt(`UPDATE {job} SET status = 'FAILED', last_error = ?, finished_time = ?,
+		claim_seq = claim_seq + 1, owner_node = NULL
+	WHERE status = 'RUNNING' AND job_id IN (?)`, s.long(lastError), s.time(now), in(Args(ids, nil)))
+	})
+	fill(&d.DeleteNodesSQL, func(cutoff time.Time, nodes []string) (string, []any) {
+		if len(nodes) == 0 {
+			return s.stmt("DELETE FROM {node} WHERE heartbeat_ts < ?", s.time(cutoff))
+		}
+		return s.stmt("DELETE FROM {node} WHERE heartbeat_ts < ? OR node_id IN (?)", s.time(cutoff), s.names(nodes))
+	})
+	fill(&d.LeaseOwnerSQL, func(lease string) (string, []any) {
+		return s.stmt("SELECT owner FROM {lease} WHERE name = ?", s.name(lease))
+	})
+	fill(&d.ReleaseLeaseSQL, func(lease, owner string) (string, []any) {
+		return s.stmt("DELETE FROM {lease} WHERE name = ? AND owner = ?", s.name(lease), s.name(owner))
+	})
+	fill(&d.GetStateSQL, func(id uuid.UUID, ns string) (string, []any) {
+		return s.stmt(`SELECT s.state_json, s.version FROM {job} j
+	LEFT JOIN {state} s ON s.job_id = j.job_id AND s.namespace = ?
+	WHERE j.job_id = ?`, s.name(ns), s.id(id))
+	})
+	fill(&d.UpdateStateSQL, func(id uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
+		return s.stmt(`UPDATE {state} SET state_json = ?, version = version + 1
+	WHERE job_id = ? AND namespace = ? AND version = ?`, s.blob(state), s.id(id), s.name(ns), expected)
+	})
+	fill(&d.GetPropertySQL, func(id uuid.UUID, key string) (string, []any) {
+		return s.stmt(`SELECT p.prop_key, p.prop_value FROM {job} j
+	LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = ?
+	WHERE j.job_id = ?`, s.name(key), s.id(id))
+	})
+	return d
+}
+
+// fill sets the statement *f to portable when the dialect left it nil.
+func fill[F any](f *F, portable F) {
+	if reflect.ValueOf(f).Elem().IsNil() {
+		*f = portable
+	}
+}
