@@ -100,15 +100,6 @@ func (s *Store) holders(ctx context.Context, tx *sql.Tx, resources []string) (ma
 	return held, nil
 }
 
-// failCorruptSQL fails a row that cannot be read back (see
-// sqlcore.Dialect.FailCorruptSQL).
-func failCorruptSQL(now time.Time, msg string, id []byte, seq int64) (string, []any) {
-	if seq < 0 {
-		return failCorruptPendingSQL, []any{dbTime(now), msg, id}
-	}
-	return failCorruptClaimedSQL, []any{dbTime(now), msg, id, seq}
-}
-
 // tagFilter is a spi.TagFilter in the form the claim statement takes.
 type tagFilter struct {
 	shape tagShape

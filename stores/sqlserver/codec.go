@@ -62,9 +62,6 @@ func idArgs(ids []uuid.UUID) []any {
 	return sqlcore.Args(ids, func(id uuid.UUID) any { return dbID(id) })
 }
 
-// anys returns values as statement arguments.
-func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
-
 // nameArgs returns names as statement arguments (see name).
 func nameArgs(names []string) []any {
 	return sqlcore.Args(names, func(n string) any { return name(n) })

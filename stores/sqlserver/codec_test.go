@@ -94,14 +94,14 @@ func TestJobRoundTrip(t *testing.T) {
 	assert.NotNil(t, got.Result, "an empty result stays empty, not nil")
 
 	// Insert arguments: typed NULLs for VARBINARY, names as UTF-8 bytes.
-	args, err := insertArgs(&spi.Job{ID: j.ID, ScheduledAt: t0, Payload: nil, IdempotencyKey: ""})
+	args, err := syntax.InsertRow(&spi.Job{ID: j.ID, ScheduledAt: t0, Payload: nil, IdempotencyKey: ""})
 	require.NoError(t, err)
 	require.Len(t, args, numInsertArgs)
 	assert.Equal(t, []byte(nil), args[2], "a nil payload is a VARBINARY NULL, not an untyped one")
 	assert.IsType(t, []byte(nil), args[16], "result")
 	assert.IsType(t, []byte(nil), args[18], "idempotency key")
 	assert.Nil(t, args[19], "no params: NULL")
-	args, err = insertArgs(j)
+	args, err = syntax.InsertRow(j)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("key "), args[18], "keys keep trailing spaces: VARBINARY has no padding")
 	assert.Equal(t, `{"k":"v"}`, args[19])

@@ -99,7 +99,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority",
 			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,",
-			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p2, finished_time = @p1,",
+			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p1, finished_time = @p2,",
 			"DELETE FROM scheduler_node WHERE heartbeat_ts < @p1 OR node_id IN (@p2, @p3)", "COMMIT"}},
 		{"CheckClaims", func() error {
 			answer["SELECT job_id, claim_seq"] = one([]string{"job_id", "claim_seq"}, j.ID[:], int64(1))
@@ -147,7 +147,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			r, err := s.UpdateStateUnfenced(ctx, j.ID, "ns", []byte(`{}`), 0)
 			assert.Equal(t, spi.StateUpdated, r)
 			return err
-		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "UPDATE scheduler_job_state SET state_json = @p3, version = version + 1", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "UPDATE scheduler_job_state SET state_json = @p1, version = version + 1", "COMMIT"}},
 		{"PutPropertyExisting", func() error {
 			answer["INSERT INTO scheduler_job_property"] = fakeResult{affected: 0}
 			answer["SELECT p.prop_key, p.prop_value"] = one([]string{"k", "v"}, []byte("tenant"), []byte("acme"))

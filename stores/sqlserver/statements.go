@@ -60,44 +60,12 @@ func rowsOf(first, n, cols int) string {
 	return b.String()
 }
 
-// insertColumns are the columns InsertJobs writes, in the order of
-// insertArgs; status comes from the literal 'PENDING' in each row.
-const insertColumns = `job_id, task_name, payload, status, priority, scheduled_time, created_time,
-	attempts, max_retries, backoff_kind, backoff_param_us, claim_seq, crash_count, owner_node,
-	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params,
-	resource_name, resource_limit`
-
-// numInsertArgs is the number of parameters of one inserted row.
-const numInsertArgs = 22
-
-// insertJobsSQL inserts n jobs in one multi-row statement.
-func insertJobsSQL(n int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO scheduler_job (" + insertColumns + ") VALUES ")
-	for r := range n {
-		if r > 0 {
-			b.WriteString(",\n\t")
-		}
-		base := 1 + r*numInsertArgs
-		fmt.Fprintf(&b, "(%s, %s, %s, 'PENDING', %s)", p(base), p(base+1), p(base+2), plist(base+3, numInsertArgs-3))
-	}
-	return b.String()
-}
-
-// insertTagsSQL inserts n (job_id, tag) rows.
-func insertTagsSQL(n int) string {
-	return "INSERT INTO scheduler_job_tag (job_id, tag) VALUES " + rowsOf(1, n, 2)
-}
-
 // existingKeysSQL finds which of n idempotency keys exist, locking the
 // keys' ranges of the unique index (UPDLOCK, HOLDLOCK) so that a concurrent
 // insert of the same new key waits for this transaction instead of failing.
 func existingKeysSQL(n int) string {
 	return "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)\n\tWHERE idempotency_key IN (" + plist(1, n) + ")"
 }
-
-// getJobSQL reads one job: @p1 id.
-var getJobSQL = "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id = @p1"
 
 // listJobsSQL reads a page of jobs after @p1, at most @p2 of them, of one
 // status (a literal, for the filtered indexes) or of any ("").
@@ -158,12 +126,6 @@ func claimCandidatesSQL(sh tagShape) string {
 	return b.String()
 }
 
-// liveNodesSQL and pendingCountSQL are the reads of spi.NodeTaskStore.
-var (
-	liveNodesSQL    = sqlcore.LiveNodesSQL("scheduler_node", "@p1")
-	pendingCountSQL = sqlcore.PendingTasksCountSQL("scheduler_job")
-)
-
 // pendingTasksSQL reads the distinct tasks of the PENDING jobs, for a
 // claim of any task: a scan of the filtered claim index (SQL Server has no
 // loose index scan), which only tools and tests pay; the engine always
@@ -201,23 +163,6 @@ SELECT ` + jobColumns + `
 	FROM scheduler_job j WHERE j.job_id IN (` + ids + `) AND j.status = 'RUNNING'`
 }
 
-// adoptSQL reads, after a claim whose commit failed with its outcome
-// unknown, which of its n jobs (@p2..) that claim did take: they are
-// RUNNING with the claim time @p1 (the owner is checked by the caller).
-func adoptSQL(n int) string {
-	return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + plist(2, n) + ") AND j.status = 'RUNNING' AND j.claimed_time = @p1"
-}
-
-// failCorruptClaimedSQL fails a claimed row that cannot be decoded: @p1
-// finish time, @p2 error, @p3 id, @p4 claim sequence;
-// failCorruptPendingSQL a candidate whose id cannot be read.
-const (
-	failCorruptClaimedSQL = `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
-	WHERE job_id = @p3 AND claim_seq = @p4 AND status = 'RUNNING'`
-	failCorruptPendingSQL = `UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
-	WHERE job_id = @p3 AND status = 'PENDING'`
-)
-
 // numCompleteArgs is the number of parameters of one completion row: its
 // index in the batch, id, claim sequence, new status, finish time, retry
 // time, attempts, last error, result, result type.
@@ -247,45 +192,36 @@ func completeSQL(n int) string {
 	WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'`
 }
 
-// runningSQL reads (job_id, claim_seq) of the RUNNING jobs among n ids
-// (@p1 on), update-locked in id order with lock.
-func runningSQL(n int, lock bool) string {
-	hint := ""
-	if lock {
-		hint = " WITH (UPDLOCK, ROWLOCK)"
-	}
-	return `SELECT job_id, claim_seq FROM scheduler_job` + hint + `
-	WHERE status = 'RUNNING' AND job_id IN (` + plist(1, n) + `) ORDER BY job_id`
-}
-
-// releaseSQL puts n RUNNING jobs (@p2 on) back to PENDING due at @p1,
-// advancing the claim sequence.
-func releaseSQL(n int) string {
-	return `UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = @p1, claim_seq = claim_seq + 1
-	WHERE status = 'RUNNING' AND job_id IN (` + plist(2, n) + `)`
+// syntax is how SQL Server writes the portable statements: @pN
+// parameters, typed NULLs for VARBINARY and DATETIME2, update locks as
+// table hints.
+var syntax = sqlcore.Syntax{
+	Mark:       p,
+	JobColumns: jobColumns,
+	ID:         func(id uuid.UUID) any { return dbID(id) },
+	Time:       func(t time.Time) any { return nullDBTime(t) },
+	Name:       func(s string) any { return name(s) },
+	NullName:   func(s string) any { return nullName(s) },
+	Long:       nullText,
+	Blob:       func(b []byte) any { return nullBytes(b) },
+	LockHint:   " WITH (UPDLOCK, ROWLOCK)",
 }
 
 // The claim's Take reads rows with the dialect's decoder.
 func init() { dialect.Take = take }
 
-// dialect is SQL Server's part of the shared store methods.
-var dialect = sqlcore.Dialect[[]byte]{
-	GetJobSQL: func(id uuid.UUID) (string, []any) { return getJobSQL, []any{dbID(id)} },
+// dialect is SQL Server's part of the shared store methods: the portable
+// statements in its syntax, and its own where SQL Server's SQL differs.
+var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
 		return listJobsSQL(status), []any{dbID(after), int64(limit)}
 	},
 	ExistingKeysSQL:  func(keys []string) (string, []any) { return existingKeysSQL(len(keys)), nameArgs(keys) },
-	InsertJobsSQL:    insertRows,
-	InsertTagsSQL:    insertTags,
 	RowsPerInsert:    rowsPerInsert,
 	TagsPerInsert:    tagsPerInsert,
 	InsertRetryable:  insertRetryable,
 	TxName:           "the SQL Server store",
 	WriteCompletions: writeCompletions,
-	RetryFailedSQL:   func(id uuid.UUID, now time.Time) (string, []any) { return retryFailedSQL, []any{dbTime(now), dbID(id)} },
-	CancelSQL:        func(id uuid.UUID, now time.Time) (string, []any) { return cancelSQL, []any{dbTime(now), dbID(id)} },
-	StatusSQL:        func(id uuid.UUID) (string, []any) { return statusSQL, []any{dbID(id)} },
-	GetStateSQL:      func(id uuid.UUID, ns string) (string, []any) { return getStateSQL, []any{dbID(id), name(ns)} },
 	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
 	},
@@ -298,125 +234,37 @@ var dialect = sqlcore.Dialect[[]byte]{
 	HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
 		return heartbeatTasksSQL, []any{name(node), dbTime(now), tasks}
 	},
-	LiveNodesSQL:    func(since time.Time) (string, []any) { return liveNodesSQL, []any{dbTime(since)} },
-	PendingCountSQL: pendingCountSQL,
 	PendingTasksSQL: pendingTasksSQL,
 	CandidatesSQL:   candidatesSQL,
-	FailCorruptSQL:  failCorruptSQL,
-	AdoptSQL: func(now time.Time, ids []uuid.UUID) (string, []any) {
-		return adoptSQL(len(ids)), append([]any{dbTime(now)}, idArgs(ids)...)
-	},
-	JobsSQL: func(ids []uuid.UUID) (string, []any) {
-		return "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id IN (" + plist(1, len(ids)) + ")", idArgs(ids)
-	},
-	IDText:      idText,
-	TimeOf:      sqlcore.WallClock,
-	Tags:        jsonTags,
-	ParseID:     parseID,
-	MaxIDs:      keysPerLookup,
-	IsDuplicate: func(err error) bool { return isDuplicateKey(err, "") },
+	IDText:          idText,
+	TimeOf:          sqlcore.WallClock,
+	Tags:            jsonTags,
+	ParseID:         parseID,
+	MaxIDs:          keysPerLookup,
+	IsDuplicate:     func(err error) bool { return isDuplicateKey(err, "") },
 	HeartbeatSQL: func(node string, now time.Time) (string, []any) {
 		return heartbeatSQL, []any{name(node), dbTime(now)}
-	},
-	DeregisterSQL: func(node string) (string, []any) { return deregisterSQL, []any{name(node)} },
-	RunningSQL:    func(ids []uuid.UUID, lock bool) (string, []any) { return runningSQL(len(ids), lock), idArgs(ids) },
-	ReleaseSQL: func(now time.Time, ids []uuid.UUID) (string, []any) {
-		return releaseSQL(len(ids)), append([]any{dbTime(now)}, idArgs(ids)...)
 	},
 	AcquireLeaseSQL: func(lease, owner string, until, now time.Time) (string, []any) {
 		return acquireLeaseSQL, []any{name(lease), name(owner), dbTime(until), dbTime(now)}
 	},
-	LeaseOwnerSQL:   func(lease string) (string, []any) { return leaseOwnerSQL, []any{name(lease)} },
-	ReleaseLeaseSQL: func(lease, owner string) (string, []any) { return releaseLeaseSQL, []any{name(lease), name(owner)} },
 	PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
 		return putPropertySQL, []any{dbID(jobID), name(key), name(value)}
-	},
-	GetPropertySQL: func(jobID uuid.UUID, key string) (string, []any) {
-		return getPropertySQL, []any{dbID(jobID), name(key)}
 	},
 	JobFenceSQL: func(jobID uuid.UUID) (string, []any) { return jobFenceSQL, []any{dbID(jobID)} },
 	InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
 		return initStateSQL, []any{dbID(jobID), name(ns), state}
 	},
-	UpdateStateSQL: func(jobID uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
-		return updateStateSQL, []any{dbID(jobID), name(ns), state, expected}
-	},
-	OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
-		return orphansSQL(len(nodes)), append([]any{dbTime(cutoff)}, nameArgs(nodes)...)
-	},
-	RequeueSQL: func(now time.Time, ids [][]byte) (string, []any) {
-		return requeueSQL(len(ids)), append([]any{dbTime(now)}, anys(ids)...)
-	},
-	BurySQL: func(now time.Time, lastError string, ids [][]byte) (string, []any) {
-		return burySQL(len(ids)), append([]any{dbTime(now), nullText(lastError)}, anys(ids)...)
-	},
-	DeleteNodesSQL: func(cutoff time.Time, nodes []string) (string, []any) {
-		return deleteNodesSQL(len(nodes)), append([]any{dbTime(cutoff)}, nameArgs(nodes)...)
-	},
-}
+})
 
-// Administrative statements; @p1 is the job id unless said otherwise.
+// The node upserts: @p1 node, @p2 time, under a key-range lock; @p3 the
+// node's tasks in heartbeatTasksSQL.
 const (
-	// retryFailedSQL: @p1 due time, @p2 id.
-	retryFailedSQL = `UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-		scheduled_time = @p1, finished_time = NULL, owner_node = NULL
-	WHERE job_id = @p2 AND status = 'FAILED'`
-	// cancelSQL: @p1 finish time, @p2 id.
-	cancelSQL = `UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1
-	WHERE job_id = @p2 AND status = 'PENDING'`
-	statusSQL = `SELECT status FROM scheduler_job WHERE job_id = @p1`
-	// heartbeatSQL: @p1 node, @p2 time; an upsert under a key-range lock.
 	heartbeatSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;
 IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (@p1, @p2);`
-	// heartbeatTasksSQL is heartbeatSQL that records the node's tasks
-	// (@p3) too.
 	heartbeatTasksSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2, task_names = @p3 WHERE node_id = @p1;
 IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (@p1, @p2, @p3);`
-	deregisterSQL = `DELETE FROM scheduler_node WHERE node_id = @p1`
 )
-
-// orphansSQL reads and update-locks, for recovery, the RUNNING jobs whose
-// owner has no node row with a heartbeat at or after @p1, or is one of the
-// nNodes nodes from @p2 on: their id, task, owner, crash count and
-// priority, in id order. The crash-budget decision is spi.CrashOutcome's,
-// in Go.
-func orphansSQL(nNodes int) string {
-	named := ""
-	if nNodes > 0 {
-		named = "j.owner_node IN (" + plist(2, nNodes) + ") OR "
-	}
-	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
-	FROM scheduler_job AS j WITH (UPDLOCK, ROWLOCK)
-	WHERE j.status = 'RUNNING' AND (` + named + `NOT EXISTS (SELECT 1 FROM scheduler_node n
-		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p1))
-	ORDER BY j.job_id`
-}
-
-// requeueSQL puts n recovered jobs (@p2 on) back to PENDING, due at @p1,
-// with the crash count plus one.
-func requeueSQL(n int) string {
-	return `UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,
-		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = 'RUNNING' AND job_id IN (` + plist(2, n) + `)`
-}
-
-// burySQL fails n recovered jobs (@p3 on) whose crash budget is spent,
-// with error @p2 and finish time @p1.
-func burySQL(n int) string {
-	return `UPDATE scheduler_job SET status = 'FAILED', last_error = @p2, finished_time = @p1,
-		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = 'RUNNING' AND job_id IN (` + plist(3, n) + `)`
-}
-
-// deleteNodesSQL deletes the node rows with a heartbeat before @p1 and
-// those of the nNodes nodes from @p2 on.
-func deleteNodesSQL(nNodes int) string {
-	q := `DELETE FROM scheduler_node WHERE heartbeat_ts < @p1`
-	if nNodes > 0 {
-		q += ` OR node_id IN (` + plist(2, nNodes) + `)`
-	}
-	return q
-}
 
 // Lease statements.
 const (
@@ -428,9 +276,6 @@ const (
 	WHERE name = @p1 AND (owner = @p2 OR expires_at <= @p4);
 IF @@ROWCOUNT = 0 AND NOT EXISTS (SELECT 1 FROM scheduler_lease WITH (UPDLOCK, SERIALIZABLE) WHERE name = @p1)
 	INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (@p1, @p2, @p3);`
-	leaseOwnerSQL = `SELECT owner FROM scheduler_lease WHERE name = @p1`
-	// releaseLeaseSQL: @p1 name, @p2 owner.
-	releaseLeaseSQL = `DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2`
 )
 
 // State statements; @p1 is the job id, @p2 the namespace.
@@ -439,17 +284,10 @@ const (
 	// shared lock on its row to the end of the transaction, so no claim,
 	// completion or recovery changes them while a state write runs.
 	jobFenceSQL = `SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1`
-	// getStateSQL: the job (NULL state when the namespace has none).
-	getStateSQL = `SELECT s.state_json, s.version FROM scheduler_job j
-	LEFT JOIN scheduler_job_state s ON s.job_id = j.job_id AND s.namespace = @p2
-	WHERE j.job_id = @p1`
 	// initStateSQL: @p3 state; inserts version 0 unless the state exists.
 	initStateSQL = `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)
 	SELECT @p1, @p2, @p3, 0
 	WHERE NOT EXISTS (SELECT 1 FROM scheduler_job_state WITH (UPDLOCK, HOLDLOCK) WHERE job_id = @p1 AND namespace = @p2)`
-	// updateStateSQL: @p3 state, @p4 expected version.
-	updateStateSQL = `UPDATE scheduler_job_state SET state_json = @p3, version = version + 1
-	WHERE job_id = @p1 AND namespace = @p2 AND version = @p4`
 )
 
 // Property statements; @p1 is the job id, @p2 the key.
@@ -460,10 +298,6 @@ const (
 	SELECT j.job_id, @p2, @p3 FROM scheduler_job j
 	WHERE j.job_id = @p1 AND NOT EXISTS (SELECT 1 FROM scheduler_job_property p WITH (UPDLOCK, HOLDLOCK)
 		WHERE p.job_id = @p1 AND p.prop_key = @p2)`
-	// getPropertySQL: the job (NULL key and value when the key is unset).
-	getPropertySQL = `SELECT p.prop_key, p.prop_value FROM scheduler_job j
-	LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id AND p.prop_key = @p2
-	WHERE j.job_id = @p1`
 	// propertiesByPrefixSQL: @p2 the prefix, compared as bytes (no
 	// wildcards, no case folding); the job's row even without properties.
 	propertiesByPrefixSQL = `SELECT p.prop_key, p.prop_value FROM scheduler_job j

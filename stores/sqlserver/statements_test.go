@@ -9,10 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden statement files in testdata")
@@ -21,40 +23,40 @@ var update = flag.Bool("update", false, "rewrite the golden statement files in t
 // by golden file name.
 func goldenStatements() map[string]string {
 	return map[string]string{
-		"insert_jobs_2":         insertJobsSQL(2),
-		"insert_tags_3":         insertTagsSQL(3),
+		"insert_jobs_2":         insertText(2),
+		"insert_tags_3":         text(dialect.InsertTagsSQL(make([]sqlcore.JobTag, 3))),
 		"existing_keys_2":       existingKeysSQL(2),
-		"get_job":               getJobSQL,
+		"get_job":               text(dialect.GetJobSQL(uuid.Nil)),
 		"list_jobs":             listJobsSQL(""),
 		"list_jobs_failed":      listJobsSQL(spi.StatusFailed),
 		"claim_candidates":      claimCandidatesSQL(tagShape{}),
 		"claim_candidates_tags": claimCandidatesSQL(tagShape{all: 2, any: 1, none: 1}),
 		"claim_permits_2":       permitsSQL(2),
 		"claim_update_2":        claimSQL(2),
-		"claim_adopt_2":         adoptSQL(2),
-		"claim_fail_corrupt":    failCorruptClaimedSQL,
-		"claim_fail_pending":    failCorruptPendingSQL,
+		"claim_adopt_2":         text(dialect.AdoptSQL(t0, make([]uuid.UUID, 2))),
+		"claim_fail_corrupt":    text(dialect.FailCorruptSQL(t0, "x", nil, 1)),
+		"claim_fail_pending":    text(dialect.FailCorruptSQL(t0, "x", nil, -1)),
 		"complete_2":            completeSQL(2),
-		"release_2":             releaseSQL(2),
-		"running_2":             runningSQL(2, true),
-		"retry_failed":          retryFailedSQL,
-		"cancel":                cancelSQL,
-		"status":                statusSQL,
+		"release_2":             text(dialect.ReleaseSQL(t0, make([]uuid.UUID, 2))),
+		"running_2":             text(dialect.RunningSQL(make([]uuid.UUID, 2), true)),
+		"retry_failed":          text(dialect.RetryFailedSQL(uuid.Nil, t0)),
+		"cancel":                text(dialect.CancelSQL(uuid.Nil, t0)),
+		"status":                text(dialect.StatusSQL(uuid.Nil)),
 		"heartbeat":             heartbeatSQL,
-		"deregister":            deregisterSQL,
-		"orphans":               orphansSQL(0),
-		"orphans_nodes_2":       orphansSQL(2),
-		"requeue_2":             requeueSQL(2),
-		"bury_2":                burySQL(2),
-		"delete_nodes_2":        deleteNodesSQL(2),
+		"deregister":            text(dialect.DeregisterSQL("n")),
+		"orphans":               text(dialect.OrphansSQL(t0, nil)),
+		"orphans_nodes_2":       text(dialect.OrphansSQL(t0, []string{"a", "b"})),
+		"requeue_2":             text(dialect.RequeueSQL(t0, make([][]byte, 2))),
+		"bury_2":                text(dialect.BurySQL(t0, "x", make([][]byte, 2))),
+		"delete_nodes_2":        text(dialect.DeleteNodesSQL(t0, []string{"a", "b"})),
 		"acquire_lease":         acquireLeaseSQL,
-		"release_lease":         releaseLeaseSQL,
+		"release_lease":         text(dialect.ReleaseLeaseSQL("l", "o")),
 		"job_fence":             jobFenceSQL,
-		"get_state":             getStateSQL,
+		"get_state":             text(dialect.GetStateSQL(uuid.Nil, "ns")),
 		"init_state":            initStateSQL,
-		"update_state":          updateStateSQL,
+		"update_state":          text(dialect.UpdateStateSQL(uuid.Nil, "ns", nil, 0)),
 		"put_property":          putPropertySQL,
-		"get_property":          getPropertySQL,
+		"get_property":          text(dialect.GetPropertySQL(uuid.Nil, "k")),
 		"properties_by_prefix":  propertiesByPrefixSQL,
 		"find_by_property":      findByPropertySQL(false),
 		"find_by_property_top":  findByPropertySQL(true),
@@ -63,6 +65,25 @@ func goldenStatements() map[string]string {
 		"pending_tasks":         pendingTasksSQL,
 	}
 }
+
+// text is the text of a statement.
+func text(q string, _ []any) string { return q }
+
+// insertText is the text of the insert of n jobs.
+func insertText(n int) string {
+	jobs := make([]*spi.Job, n)
+	for i := range jobs {
+		jobs[i] = job(spi.PriorityNormal, t0)
+	}
+	q, _, err := dialect.InsertJobsSQL(jobs)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// numInsertArgs is the number of parameters of one inserted row.
+const numInsertArgs = 22
 
 // TestGoldenStatements compares every statement with its reviewed text in
 // testdata/golden (go test -update rewrites them).
@@ -94,14 +115,14 @@ func maxParam(q string) int {
 
 func TestStatementShapes(t *testing.T) {
 	// Batches stay under SQL Server's 2,100 parameters.
-	assert.LessOrEqual(t, maxParam(insertJobsSQL(rowsPerInsert)), maxParams)
-	assert.LessOrEqual(t, maxParam(insertTagsSQL(tagsPerInsert)), maxParams)
+	assert.LessOrEqual(t, maxParam(insertText(rowsPerInsert)), maxParams)
+	assert.LessOrEqual(t, maxParam(text(dialect.InsertTagsSQL(make([]sqlcore.JobTag, tagsPerInsert)))), maxParams)
 	assert.LessOrEqual(t, maxParam(existingKeysSQL(keysPerLookup)), maxParams)
 	assert.LessOrEqual(t, maxParam(completeSQL(rowsPerComplet)), maxParams)
-	assert.LessOrEqual(t, maxParam(releaseSQL(dialect.MaxIDs)), maxParams)
-	assert.LessOrEqual(t, maxParam(runningSQL(dialect.MaxIDs, true)), maxParams)
-	assert.LessOrEqual(t, maxParam(burySQL(dialect.MaxIDs)), maxParams)
-	assert.Equal(t, rowsPerInsert*numInsertArgs, maxParam(insertJobsSQL(rowsPerInsert)))
+	assert.LessOrEqual(t, maxParam(text(dialect.ReleaseSQL(t0, make([]uuid.UUID, dialect.MaxIDs)))), maxParams)
+	assert.LessOrEqual(t, maxParam(text(dialect.RunningSQL(make([]uuid.UUID, dialect.MaxIDs), true))), maxParams)
+	assert.LessOrEqual(t, maxParam(text(dialect.BurySQL(t0, "x", make([][]byte, dialect.MaxIDs)))), maxParams)
+	assert.Equal(t, rowsPerInsert*numInsertArgs, maxParam(insertText(rowsPerInsert)))
 	assert.Equal(t, 5*numCompleteArgs, maxParam(completeSQL(5)))
 	// ...and under 1,000 rows per VALUES list.
 	for _, n := range []int{rowsPerInsert, tagsPerInsert, rowsPerComplet} {

@@ -183,12 +183,12 @@ func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) {
 // in syntax s.
 func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	jobs := func(where string, args ...any) (string, []any) {
-		return s.stmt("SELECT "+s.JobColumns+" FROM {job} j WHERE "+where, args...)
+		return s.stmt("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE "+where, args...)
 	}
 	fill(&d.JobsSQL, func(ids []uuid.UUID) (string, []any) { return jobs("j.job_id IN (?)", s.ids(ids)) })
 	fill(&d.GetJobSQL, func(id uuid.UUID) (string, []any) { return jobs("j.job_id = ?", s.id(id)) })
 	fill(&d.AdoptSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
-		return jobs("j.job_id IN (?) AND j.status = 'RUNNING' AND j.claimed_time = ?", s.ids(ids), s.time(now))
+		return jobs("j.status = 'RUNNING' AND j.claimed_time = ? AND j.job_id IN (?)", s.time(now), s.ids(ids))
 	})
 	fill(&d.ClaimSQL, func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
 		return s.stmt(`UPDATE {job} SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
@@ -236,16 +236,16 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	WHERE job_id = ? AND status = 'FAILED'`, s.time(now), s.id(id))
 	})
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.stmt("UPDATE {job} SET status = 'CANCELLED', finished_time = ? WHERE job_id = ? AND status = 'PENDING'", s.time(now), s.id(id))
+		return s.stmt("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status = 'PENDING'", s.time(now), s.id(id))
 	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
 		return s.stmt("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
 	})
 	fill(&d.RunningSQL, func(ids []uuid.UUID, lock bool) (string, []any) {
 		if lock {
-			return s.stmt("SELECT job_id, claim_seq FROM {job}"+s.LockHint+" WHERE status = 'RUNNING' AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+			return s.stmt("SELECT job_id, claim_seq FROM {job}"+s.LockHint+"\n\tWHERE status = 'RUNNING' AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
 		}
-		return s.stmt("SELECT job_id, claim_seq FROM {job} WHERE status = 'RUNNING' AND job_id IN (?)", s.ids(ids))
+		return s.stmt("SELECT job_id, claim_seq FROM {job}\n\tWHERE status = 'RUNNING' AND job_id IN (?)", s.ids(ids))
 	})
 	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
 		return s.stmt(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
@@ -268,7 +268,8 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		if len(nodes) > 0 {
 			named, args = "j.owner_node IN (?) OR ", []any{s.names(nodes)}
 		}
-		return s.stmt(`SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority FROM {job} j`+s.LockHint+`
+		return s.stmt(`SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
+	FROM {job} j`+s.LockHint+`
 	WHERE j.status = 'RUNNING' AND (`+named+`NOT EXISTS (SELECT 1 FROM {node} n
 		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= ?))
 	ORDER BY j.job_id`+s.LockOn, append(args, s.time(cutoff))...)

@@ -1,5 +1,5 @@
 SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
-	FROM scheduler_job AS j WITH (UPDLOCK, ROWLOCK)
-	WHERE j.status = 'RUNNING' AND (j.owner_node IN (@p2, @p3) OR NOT EXISTS (SELECT 1 FROM scheduler_node n
-		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p1))
+	FROM scheduler_job j WITH (UPDLOCK, ROWLOCK)
+	WHERE j.status = 'RUNNING' AND (j.owner_node IN (@p1, @p2) OR NOT EXISTS (SELECT 1 FROM scheduler_node n
+		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= @p3))
 	ORDER BY j.job_id
