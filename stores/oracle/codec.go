@@ -124,11 +124,3 @@ func (b *binds) list(vs []any) string {
 
 // idArgs returns stored ids as binds.
 func idArgs(ids [][]byte) []any { return sqlcore.Args(ids, nil) }
-
-// anys returns values as binds.
-func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
-
-// uuidArgs returns the stored form of job ids as binds.
-func uuidArgs(ids []uuid.UUID) []any {
-	return sqlcore.Args(ids, func(id uuid.UUID) any { return dbID(id) })
-}

@@ -26,15 +26,15 @@ func goldenStatements(t *testing.T) map[string]string {
 	ids := [][]byte{id1, id2}
 	uids := []uuid.UUID{uuid.UUID(id1), uuid.UUID(id2)}
 	j := &spi.Job{ID: uuid.UUID(id1), ScheduledAt: t0}
-	insert, _, err := insertJobsSQL([]*spi.Job{j, j})
+	insert, _, err := dialect.InsertJobsSQL([]*spi.Job{j, j})
 	require.NoError(t, err)
 	q := func(s string, _ []any) string { return s }
 	return map[string]string{
 		"insert_jobs_2":         insert,
 		"empty_payloads_2":      q(emptyBlobsSQL("payload", ids)),
-		"insert_tags_2":         q(insertTagsSQL([]sqlcore.JobTag{{ID: uuid.UUID(id1), Tag: "a"}, {ID: uuid.UUID(id1), Tag: "b"}})),
-		"existing_keys_2":       q(existingKeysSQL([]string{"k1", "k2"})),
-		"get_job":               q(getJobSQL(id1)),
+		"insert_tags_2":         q(dialect.InsertTagsSQL([]sqlcore.JobTag{{ID: uuid.UUID(id1), Tag: "a"}, {ID: uuid.UUID(id1), Tag: "b"}})),
+		"existing_keys_2":       q(dialect.ExistingKeysSQL([]string{"k1", "k2"})),
+		"get_job":               q(dialect.GetJobSQL(uuid.UUID(id1))),
 		"list_jobs":             q(listJobsSQL(id1, "", 11)),
 		"list_jobs_failed":      q(listJobsSQL(id1, spi.StatusFailed, 11)),
 		"claim_candidates":      q(claimCandidatesSQL(t0, 10, []string{"t"}, tagFilter{})),
@@ -43,38 +43,38 @@ func goldenStatements(t *testing.T) map[string]string {
 		"claim_lock_resource":   q(lockResourceSQL("gpu")),
 		"claim_insert_resource": q(insertResourceSQL("gpu")),
 		"claim_count_holders_2": q(countHoldersSQL([]string{"api", "gpu"})),
-		"claim_update_2":        q(claimSQL("node-a", t0, uids)),
-		"jobs_2":                q(jobsSQL(uids)),
+		"claim_update_2":        q(dialect.ClaimSQL("node-a", t0, uids)),
+		"jobs_2":                q(dialect.JobsSQL(uids)),
 		"pending_tasks":         pendingTasksSQL,
-		"claim_adopt_2":         q(adoptSQL(t0, uids)),
-		"claim_fail_corrupt":    q(failCorruptSQL(t0, "bad", id1, 1)),
-		"claim_fail_pending":    q(failCorruptSQL(t0, "bad", id1, -1)),
-		"lock_running_2":        q(runningSQL(uids, true)),
+		"claim_adopt_2":         q(dialect.AdoptSQL(t0, uids)),
+		"claim_fail_corrupt":    q(dialect.FailCorruptSQL(t0, "bad", id1, 1)),
+		"claim_fail_pending":    q(dialect.FailCorruptSQL(t0, "bad", id1, -1)),
+		"lock_running_2":        q(dialect.RunningSQL(uids, true)),
 		"complete_3": q(completeSQL([]spi.Completion{
 			{ClaimRef: spi.ClaimRef{JobID: uuid.UUID(id1), ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0, Result: []byte("1")},
 			{ClaimRef: spi.ClaimRef{JobID: uuid.UUID(id2), ClaimSeq: 1}, Outcome: spi.OutcomeRetry, RetryAt: t0, Attempts: 1},
 			{ClaimRef: spi.ClaimRef{JobID: uuid.UUID(id2), ClaimSeq: 1}, Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 2},
 		})),
-		"release_2":             q(releaseSQL(t0, uids)),
-		"check_claims_2":        q(runningSQL(uids, false)),
-		"retry_failed":          q(retryFailedSQL(t0, id1)),
-		"cancel":                q(cancelSQL(t0, id1)),
-		"status":                q(statusSQL(id1)),
+		"release_2":             q(dialect.ReleaseSQL(t0, uids)),
+		"check_claims_2":        q(dialect.RunningSQL(uids, false)),
+		"retry_failed":          q(dialect.RetryFailedSQL(uuid.UUID(id1), t0)),
+		"cancel":                q(dialect.CancelSQL(uuid.UUID(id1), t0)),
+		"status":                q(dialect.StatusSQL(uuid.UUID(id1))),
 		"heartbeat":             q(heartbeatSQL("n", t0)),
-		"deregister":            q(deregisterSQL("n")),
-		"orphans":               q(orphansSQL(t0, nil)),
-		"orphans_nodes_2":       q(orphansSQL(t0, []string{"a", "b"})),
-		"requeue_2":             q(requeueSQL(t0, ids)),
-		"bury_crashed_2":        q(buryCrashedSQL(t0, "crashed", ids)),
-		"delete_nodes_2":        q(deleteNodesSQL(t0, []string{"a", "b"})),
+		"deregister":            q(dialect.DeregisterSQL("n")),
+		"orphans":               q(dialect.OrphansSQL(t0, nil)),
+		"orphans_nodes_2":       q(dialect.OrphansSQL(t0, []string{"a", "b"})),
+		"requeue_2":             q(dialect.RequeueSQL(t0, ids)),
+		"bury_crashed_2":        q(dialect.BurySQL(t0, "crashed", ids)),
+		"delete_nodes_2":        q(dialect.DeleteNodesSQL(t0, []string{"a", "b"})),
 		"acquire_lease":         q(acquireLeaseSQL("l", "o", t0, t0)),
-		"lease_owner":           q(leaseOwnerSQL("l")),
-		"release_lease":         q(releaseLeaseSQL("l", "o")),
+		"lease_owner":           q(dialect.LeaseOwnerSQL("l")),
+		"release_lease":         q(dialect.ReleaseLeaseSQL("l", "o")),
 		"job_fence":             q(jobFenceSQL(id1)),
-		"get_state":             q(getStateSQL(id1, "ns")),
+		"get_state":             q(dialect.GetStateSQL(uuid.UUID(id1), "ns")),
 		"init_state":            q(initStateSQL(id1, "ns", []byte("{}"))),
-		"update_state":          q(updateStateSQL(id1, "ns", []byte("{}"), 3)),
-		"get_property":          q(getPropertySQL(id1, "k")),
+		"update_state":          q(dialect.UpdateStateSQL(uuid.UUID(id1), "ns", []byte("{}"), 3)),
+		"get_property":          q(dialect.GetPropertySQL(uuid.UUID(id1), "k")),
 		"put_property":          q(putPropertySQL(id1, "k", "v")),
 		"properties_by_prefix":  q(propertiesByPrefixSQL(id1, "a.")),
 		"properties_all":        q(propertiesByPrefixSQL(id1, "")),
@@ -108,9 +108,9 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 	ids := [][]byte{id, dbID(newID()), dbID(newID())}
 	j := job(spi.PriorityHigh, t0)
 	j.Params, j.LastError, j.Result = map[string]string{"a": "b"}, strings.Repeat("e", 5000), []byte{}
-	insert, insertArgs, err := insertJobsSQL([]*spi.Job{j, job(spi.PriorityLow, t0)})
+	insert, insertArgs, err := dialect.InsertJobsSQL([]*spi.Job{j, job(spi.PriorityLow, t0)})
 	require.NoError(t, err)
-	assert.Len(t, insertArgs, 2*numInsertArgs)
+	assert.Len(t, insertArgs, 2*22)
 	for name, c := range map[string]struct {
 		q    string
 		args []any
@@ -124,20 +124,20 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 			return claimCandidatesSQL(t0, 7, []string{"t", "u"}, compileTags(spi.TagFilter{All: []string{"a", "a", "b"}, Any: []string{"c"}, None: []string{"d", "e"}}))
 		},
 		"count":     func() (string, []any) { return countHoldersSQL([]string{"a", "b", "c"}) },
-		"claim":     func() (string, []any) { return claimSQL("n", t0, []uuid.UUID{newID(), newID()}) },
-		"adopt":     func() (string, []any) { return adoptSQL(t0, []uuid.UUID{newID()}) },
-		"corrupt":   func() (string, []any) { return failCorruptSQL(t0, "x", id, 2) },
-		"release":   func() (string, []any) { return releaseSQL(t0, []uuid.UUID{newID(), newID()}) },
-		"running":   func() (string, []any) { return runningSQL([]uuid.UUID{newID(), newID()}, true) },
+		"claim":     func() (string, []any) { return dialect.ClaimSQL("n", t0, []uuid.UUID{newID(), newID()}) },
+		"adopt":     func() (string, []any) { return dialect.AdoptSQL(t0, []uuid.UUID{newID()}) },
+		"corrupt":   func() (string, []any) { return dialect.FailCorruptSQL(t0, "x", id, 2) },
+		"release":   func() (string, []any) { return dialect.ReleaseSQL(t0, []uuid.UUID{newID(), newID()}) },
+		"running":   func() (string, []any) { return dialect.RunningSQL([]uuid.UUID{newID(), newID()}, true) },
 		"init":      func() (string, []any) { return initStateSQL(id, "ns", []byte("{}")) },
 		"put":       func() (string, []any) { return putPropertySQL(id, "k", "v") },
-		"orphans":   func() (string, []any) { return orphansSQL(t0, []string{"a", "b"}) },
-		"requeue":   func() (string, []any) { return requeueSQL(t0, ids) },
-		"bury":      func() (string, []any) { return buryCrashedSQL(t0, "x", ids) },
-		"delete":    func() (string, []any) { return deleteNodesSQL(t0, []string{"a"}) },
+		"orphans":   func() (string, []any) { return dialect.OrphansSQL(t0, []string{"a", "b"}) },
+		"requeue":   func() (string, []any) { return dialect.RequeueSQL(t0, ids) },
+		"bury":      func() (string, []any) { return dialect.BurySQL(t0, "x", ids) },
+		"delete":    func() (string, []any) { return dialect.DeleteNodesSQL(t0, []string{"a"}) },
 		"lease":     func() (string, []any) { return acquireLeaseSQL("l", "o", t0, t0) },
-		"state":     func() (string, []any) { return getStateSQL(id, "ns") },
-		"update":    func() (string, []any) { return updateStateSQL(id, "ns", []byte("{}"), 1) },
+		"state":     func() (string, []any) { return dialect.GetStateSQL(uuid.UUID(id), "ns") },
+		"update":    func() (string, []any) { return dialect.UpdateStateSQL(uuid.UUID(id), "ns", []byte("{}"), 1) },
 		"prefix":    func() (string, []any) { return propertiesByPrefixSQL(id, "a") },
 		"find":      func() (string, []any) { return findByPropertySQL("k", "v", 3) },
 		"heartbeat": func() (string, []any) { return heartbeatSQL("n", t0) },

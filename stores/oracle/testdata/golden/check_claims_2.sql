@@ -1,1 +1,2 @@
-SELECT job_id, claim_seq FROM scheduler_job WHERE job_id IN (:1, :2) AND status = 'RUNNING'
+SELECT job_id, claim_seq FROM scheduler_job
+	WHERE status = 'RUNNING' AND job_id IN (:1, :2)
