@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -28,20 +27,32 @@ import (
 // the lock the UPDATE takes anyway; FOR UPDATE would make the UPDATE of a
 // row this statement locked create a MultiXact, and halve the claim rate.)
 // When one of the best p.Limit names a resource, the statement claims
-// nothing, and the claim runs again as a transaction that serializes the
-// claimers of those resources (see claimPermits).
+// nothing, and the claim runs again as the core's (sqlcore.Core.ClaimJobs):
+// a transaction whose Holders take a transaction-scoped advisory lock per
+// resource (hashtextextended of schema/resource, in key order), count each
+// one's RUNNING holders and admit the candidates while a permit is free.
 //
 // A claimed row that cannot be read back as a job is failed into the
 // dead-letter queue with the problem as its last error and left out of the
 // result.
 func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	got, permits, err := s.claim(ctx, p)
+	if permits {
+		return s.core.ClaimJobs(ctx, p)
+	}
+	return got, err
+}
+
+// claim is the one-statement claim; permits reports that it claimed
+// nothing because the best candidates name resources.
+func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, permits bool, _ error) {
 	done, err := s.enter()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer done()
 	if p.Limit <= 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	tasks, err := sqlcore.ClaimTasks(p, func() ([]string, error) {
 		rows, err := s.pool.Query(ctx, s.sql.pendingTasks)
@@ -51,10 +62,10 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 		return pgx.CollectRows(rows, pgx.RowTo[string])
 	})
 	if err != nil {
-		return nil, fail("claim jobs", err)
+		return nil, false, fail("claim jobs", err)
 	}
 	if len(tasks) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	now := p.Now.Truncate(time.Microsecond)
 	boost := max(int64(p.BoostInterval), 0)
@@ -62,33 +73,31 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	rows, err := s.pool.Query(ctx, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
 		tf.args(tasks, now, int64(p.Limit), boost, nullText(p.NodeID))...)
 	if err != nil {
-		return nil, fail("claim jobs", err)
+		return nil, false, fail("claim jobs", err)
 	}
 	got, bad, permits, err := scanClaimed(rows, p.Limit)
 	if err != nil {
-		return nil, fail("claim jobs", err)
+		return nil, false, fail("claim jobs", err)
 	}
 	if permits {
-		if got, bad, err = s.claimPermits(ctx, p, now, tasks, tf); err != nil {
-			return nil, fail("claim jobs", err)
-		}
+		return nil, true, nil
 	}
 	if len(bad) > 0 {
 		// The good jobs are claimed already and must reach the caller: if
 		// failing the bad rows fails too, they stay RUNNING under this
 		// node, and orphan recovery brings them back to a later claim.
-		_ = s.failCorrupt(ctx, bad, now)
+		_ = s.dialect.FailCorrupt(ctx, s.db, now, bad)
 	}
 	// The statements return the rows in no particular order: sort them as
 	// they were picked.
 	sqlcore.SortClaimed(got, now, p.BoostInterval)
-	return got, nil
+	return got, false, nil
 }
 
 // scanClaimed reads the rows of a claim: the claimed jobs, the rows that
 // could not be decoded, and whether the claim statement found that it
 // needs permits (its row of NULLs). It closes rows.
-func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []badRow, permits bool, err error) {
+func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sqlcore.BadRow[pgtype.UUID], permits bool, err error) {
 	defer rows.Close()
 	got = make([]*spi.Job, 0, limit)
 	var r rowScan
@@ -98,12 +107,12 @@ func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []badRow, permit
 			continue
 		}
 		if err := r.scan(rows); err != nil {
-			bad = append(bad, badRow{r.id, r.claimSeq, err})
+			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: r.id, Seq: r.claimSeq, Err: err})
 			continue
 		}
 		j, err := r.job()
 		if err != nil {
-			bad = append(bad, badRow{r.id, r.claimSeq, err})
+			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: r.id, Seq: r.claimSeq, Err: err})
 			continue
 		}
 		got = append(got, j)
@@ -112,108 +121,6 @@ func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []badRow, permit
 		return nil, nil, false, err
 	}
 	return got, bad, permits, nil
-}
-
-// claimPermits is the claim when the best candidates name resources: one
-// transaction that locks the candidates as the one-statement claim does
-// (SKIP LOCKED, jobs of full resources and jobs failing the tag filter
-// passed over inside the index scans), ranks them in Go, takes a
-// transaction-scoped advisory lock per distinct resource among them, counts
-// each resource's RUNNING holders, admits the candidates in claim order
-// while their resource has a free permit (counting what this claim takes,
-// skipping the others: it never waits for a permit), and updates the
-// admitted ones by primary key.
-//
-// Why advisory locks: a permit is held by a RUNNING row, not by a counter,
-// so two claimers that lock different PENDING jobs of one resource (SKIP
-// LOCKED hands them disjoint rows) would each count the holders and each
-// see a free permit. The lock on hashtextextended(schema/resource) makes
-// the claimers of a resource take turns from the count to the commit; the
-// count runs in a statement of its own after the locks are granted, so
-// under READ COMMITTED its snapshot includes every claim that held the lock
-// before. Locks are taken in the order of their keys, so claimers that need
-// several resources cannot deadlock; while waiting, a claimer holds only
-// row locks on its own PENDING candidates, which others skip, and only
-// claims add holders (completions, releases and recovery remove them). Only
-// claims whose best candidates name a resource come here: the claim of jobs
-// without resources stays one statement and takes no lock. A hash
-// collision between two resources only makes their claimers take turns.
-func (s *Store) claimPermits(ctx context.Context, p spi.ClaimParams, now time.Time, tasks []string, tf tagFilter) (got []*spi.Job, bad []badRow, err error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	args := tf.args(tasks, now, int64(p.Limit))
-	rows, err := tx.Query(ctx, s.sql.claim(claimKey{candidates: true, shape: tf.shape, tasks: len(tasks)}), args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	var cands []sqlcore.Candidate
-	var (
-		id       pgtype.UUID
-		prio     int32
-		resource pgtype.Text
-		c        sqlcore.Candidate
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &prio, &c.Scheduled, &resource, &c.Limit}, func() error {
-		c.ID, c.Priority, c.Resource = id.Bytes, spi.Priority(prio), resource.String
-		cands = append(cands, c)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	sqlcore.Rank(cands, now, p.BoostInterval)
-	resources := sqlcore.Resources(cands, p.Limit)
-	held := make(map[string]int64, len(resources))
-	if len(resources) > 0 {
-		// One round trip: the server runs the count after the locks are
-		// granted, with a snapshot of its own.
-		b := &pgx.Batch{}
-		b.Queue(s.sql.lockResources, s.schema, resources)
-		b.Queue(s.sql.countHolders, resources)
-		br := tx.SendBatch(ctx, b)
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return nil, nil, fmt.Errorf("lock resources: %w", err)
-		}
-		rows, err := br.Query()
-		if err != nil {
-			_ = br.Close()
-			return nil, nil, fmt.Errorf("count resource holders: %w", err)
-		}
-		var name string
-		var n int64
-		_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error {
-			held[name] = n
-			return nil
-		})
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("count resource holders: %w", err)
-		}
-	}
-	admitted := sqlcore.Admit(cands, p.Limit, held)
-	ids := make([]pgtype.UUID, len(admitted))
-	for i, c := range admitted {
-		ids[i] = pgUUID(c.ID)
-	}
-	if len(ids) > 0 {
-		rows, err := tx.Query(ctx, s.sql.claimIDs, ids, nullText(p.NodeID), now)
-		if err != nil {
-			return nil, nil, err
-		}
-		if got, bad, _, err = scanClaimed(rows, len(ids)); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, nil, err
-	}
-	return got, bad, nil
 }
 
 // tagFilter is a spi.TagFilter in the form the claim statements take.
@@ -255,32 +162,4 @@ func (tf tagFilter) args(tasks []string, first ...any) []any {
 		args = append(args, l)
 	}
 	return args
-}
-
-// badRow is a claimed row that could not be decoded.
-type badRow struct {
-	id  pgtype.UUID
-	seq int64
-	err error
-}
-
-// failCorrupt moves undecodable claimed rows to FAILED so they cannot block
-// the queue; GetJob and ListJobs keep reporting them as corrupt. The write
-// is fenced by the claim that just took them.
-func (s *Store) failCorrupt(ctx context.Context, bad []badRow, now time.Time) error {
-	ids := make([]pgtype.UUID, 0, len(bad))
-	seqs := make([]int64, 0, len(bad))
-	msgs := make([]string, 0, len(bad))
-	for _, b := range bad {
-		if !b.id.Valid {
-			continue
-		}
-		ids = append(ids, b.id)
-		seqs = append(seqs, b.seq)
-		msgs = append(msgs, b.err.Error())
-	}
-	if _, err := s.pool.Exec(ctx, s.sql.failCorrupt, ids, now, seqs, msgs); err != nil {
-		return fmt.Errorf("fail corrupt rows: %w", err)
-	}
-	return nil
 }

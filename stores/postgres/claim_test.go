@@ -266,6 +266,10 @@ func TestPlansUseIndexes(t *testing.T) {
 	statuses := slices.Repeat([]string{"SUCCEEDED"}, n)
 	times := slices.Repeat([]time.Time{t0}, n)
 	tasks, taskLits := []string{"other", "send-email"}, "'other', 'send-email'"
+	failCorrupt, _ := s.dialect.FailCorruptSQL(t0, "x", pgUUID(jobs[5].ID), 1)
+	failCorruptArgs := []any{t0, "x", jobs[5].ID, int64(1)}
+	get, _ := s.dialect.GetJobSQL(jobs[5].ID)
+	list, _ := s.dialect.ListJobsSQL(uuid.Nil, "", 101)
 	cases := []struct {
 		name, q     string
 		args        []any
@@ -306,16 +310,16 @@ func TestPlansUseIndexes(t *testing.T) {
 			strings.Join([]string{idArr, seqArr, statusArr, timeArr, nullTimeArr, intArr, nullTextArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},
 		{"release", s.sql.release, []any{ids, t0},
 			"uuid[], timestamptz", idArr + ", '" + now + "'", "scheduler_job_pkey", 1},
-		{"fail corrupt", s.sql.failCorrupt, []any{ids, t0, seqs, slices.Repeat([]string{"x"}, n)},
-			"uuid[], timestamptz, bigint[], text[]", idArr + ", '" + now + "', " + seqArr + ", " + rep("'x'") + "::text[]", "scheduler_job_pkey", 1},
+		{"fail corrupt", failCorrupt, failCorruptArgs,
+			"timestamptz, text, uuid, bigint", "'" + now + "', 'x', '" + jobs[5].ID.String() + "', 1", "scheduler_job_pkey", 1},
 		{"recover: orphans", s.sql.orphans, []any{[]string{"gone"}, t0},
 			"text[], timestamptz", "ARRAY['gone'], '" + now + "'", "idx_scheduler_job_owner", 1},
 		{"recover: requeue", s.sql.requeue, []any{ids, t0},
 			"uuid[], timestamptz", idArr + ", '" + now + "'", "scheduler_job_pkey", 1},
 		{"recover: bury", s.sql.bury, []any{ids, "crashed", t0},
 			"uuid[], text, timestamptz", idArr + ", 'crashed', '" + now + "'", "scheduler_job_pkey", 1},
-		{"get", s.sql.getJob, []any{jobs[5].ID}, "uuid", "'" + jobs[5].ID.String() + "'", "scheduler_job_pkey", 1},
-		{"list", s.sql.listJobs, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "scheduler_job_pkey", 1},
+		{"get", get, []any{jobs[5].ID}, "uuid", "'" + jobs[5].ID.String() + "'", "scheduler_job_pkey", 1},
+		{"list", list, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "scheduler_job_pkey", 1},
 		{"list DLQ", s.sql.listStatus[spi.StatusFailed], []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "idx_scheduler_job_failed", 1},
 		{"existing keys", s.sql.existingKeys, []any{[]string{"a", "b"}}, "text[]", "ARRAY['a','b']", "uq_scheduler_job_idempotency_key", 1},
 	}

@@ -21,6 +21,11 @@ const jobColumns = `j.job_id, j.task_name, j.payload, j.status, j.priority,
 	j.job_result, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit,
 	(SELECT array_agg(t.tag ORDER BY t.tag) FROM {tag} t WHERE t.job_id = j.job_id)`
 
+// coreColumns selects one job in the form of sqlcore.JobColumns (the tags
+// as a JSON array), for the statements that run through database/sql.
+var coreColumns = sqlcore.JobColumns(sqlcore.CaseNull,
+	"(SELECT json_agg(t.tag ORDER BY t.tag) FROM {tag} t WHERE t.job_id = j.job_id)")
+
 // numJobColumns is the number of columns of jobColumns.
 const numJobColumns = 24
 
@@ -61,14 +66,6 @@ func (r *rowScan) idString() string {
 		return "(unknown id)"
 	}
 	return uuid.UUID(r.id.Bytes).String()
-}
-
-// decode scans the current row and decodes it (see scan and job).
-func (r *rowScan) decode(rows pgx.Rows) (*spi.Job, error) {
-	if err := r.scan(rows); err != nil {
-		return nil, err
-	}
-	return r.job()
 }
 
 // job decodes the row, or returns an error wrapping spi.ErrCorruptJob that

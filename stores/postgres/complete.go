@@ -97,7 +97,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	rows.Close()
 	// A completion found already applied (an earlier call whose commit
 	// reached the server but whose answer was lost) counts.
-	if err := sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return s.loadJobs(ctx, ids) }); err != nil {
+	if err := sqlcore.Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return s.dialect.LoadJobs(ctx, s.db, ids) }); err != nil {
 		return nil, fail("complete jobs", err)
 	}
 	return out, nil
@@ -108,19 +108,4 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 // are hints: a failure is ignored, the pollers find the jobs anyway.
 func (s *Store) wake(ctx context.Context, p int32) {
 	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(min(max(p, 0), 4)))+sourceSuffix(ctx))
-}
-
-// loadJobs reads the jobs of ids that exist and can be decoded.
-func (s *Store) loadJobs(ctx context.Context, ids []uuid.UUID) ([]*spi.Job, error) {
-	pg := make([]pgtype.UUID, len(ids))
-	for i, id := range ids {
-		pg[i] = pgUUID(id)
-	}
-	rows, err := s.pool.Query(ctx, s.sql.getJobs, pg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var r rowScan
-	return sqlcore.ReadReadable(rows, func() (*spi.Job, error) { return r.decode(rows) })
 }

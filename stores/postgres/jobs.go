@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // InsertJobs is spi.Store's InsertJobs in one statement (an INSERT ...
@@ -403,58 +402,4 @@ func (a *insertArrays) args() []any {
 	return []any{a.ids, a.tasks, a.payloads, a.prios, a.due, a.created, a.attempts, a.maxRetries,
 		a.backoff, a.backoffUS, a.seq, a.crash, a.owner, a.claimed, a.finished, a.lastErr,
 		a.result, a.resultType, a.idem, a.params, a.resource, a.resourceLimit}
-}
-
-// GetJob returns one job with its tags and params, an error wrapping
-// spi.ErrNotFound that names the id, or one wrapping spi.ErrCorruptJob when
-// the row cannot be read back.
-func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rows, err := s.pool.Query(ctx, s.sql.getJob, pgUUID(id))
-	if err != nil {
-		return nil, fail("get job "+id.String(), err)
-	}
-	defer rows.Close()
-	var r rowScan
-	j, err := sqlcore.ReadOne(rows, id, func() (*spi.Job, error) { return r.decode(rows) })
-	if err != nil {
-		return nil, fail("get job", err)
-	}
-	return j, nil
-}
-
-// ListJobs returns up to p.Limit jobs (100 when zero or less) with an id
-// greater than p.After, in id order, optionally filtered by status, and the
-// cursor of the next page: the last listed id when more jobs follow, the zero
-// UUID otherwise. A row that cannot be read back fails the page with an error
-// wrapping spi.ErrCorruptJob.
-func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	defer done()
-	limit := sqlcore.PageSize(p)
-	var rows pgx.Rows
-	if q, ok := s.sql.listStatus[p.Status]; ok {
-		rows, err = s.pool.Query(ctx, q, pgUUID(p.After), int64(limit)+1)
-	} else if p.Status != "" {
-		rows, err = s.pool.Query(ctx, s.sql.listByStatus, pgUUID(p.After), int64(limit)+1, string(p.Status))
-	} else {
-		rows, err = s.pool.Query(ctx, s.sql.listJobs, pgUUID(p.After), int64(limit)+1)
-	}
-	if err != nil {
-		return nil, uuid.Nil, fail("list jobs", err)
-	}
-	defer rows.Close()
-	var r rowScan
-	jobs, next, err := sqlcore.ReadPage(rows, limit, func() (*spi.Job, error) { return r.decode(rows) })
-	if err != nil {
-		return nil, uuid.Nil, fail("list jobs", err)
-	}
-	return jobs, next, nil
 }

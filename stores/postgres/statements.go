@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,27 +21,21 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claims                                  *sync.Map // claimKey -> the claim statements, built on first use
-	replace                                 *strings.Replacer
-	lockResources, countHolders             string
-	claimIDs, pendingTasks                  string
-	failCorrupt                             string
-	complete, release                       string
-	insert                                  [8]string // indexed by insKeyed | insTags | insNotify
-	existingKeys, notify                    string
-	getJob, getJobs, listJobs, listByStatus string
-	listStatus                              map[spi.Status]string // listByStatus with the status as a literal
-	retryFailed, cancel, statusOf           string
-	heartbeat, deregister                   string
-	heartbeatTasks, liveNodes, pendingCount string
-	orphans, requeue, bury, deleteNodes     string
-	running, leaseOwner                     string
-	acquireLease, releaseLease              string
-	getState, initState                     string
-	updateState                             string
-	putProperty, getProperty                string
-	propertiesByPrefix                      string
-	findByProperty                          string
+	claims                               *sync.Map // claimKey -> the claim statements, built on first use
+	replace                              *strings.Replacer
+	lockResources, countHolders          string
+	claimIDs, pendingTasks               string
+	complete, release                    string
+	insert                               [8]string // indexed by insKeyed | insTags | insNotify
+	existingKeys, notify                 string
+	list                                 string
+	listStatus                           map[spi.Status]string // list with the status as a literal
+	retryFailed, cancel                  string
+	heartbeat, heartbeatTasks            string
+	orphans, requeue, bury, running      string
+	acquireLease, initState, updateState string
+	putProperty, propertiesByPrefix      string
+	findByProperty                       string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -96,11 +92,7 @@ func buildStatements(schema string) statements {
 	s.claimIDs = r.Replace(`UPDATE {job} j
 		SET status = 'RUNNING', owner_node = $2, claim_seq = j.claim_seq + 1, claimed_time = $3
 		WHERE j.job_id = ANY($1::uuid[]) AND j.status = ` + pendingFence + `
-		RETURNING ` + jobColumns)
-	s.failCorrupt = r.Replace(`UPDATE {job}
-		SET status = 'FAILED', owner_node = NULL, finished_time = $2, last_error = u.err
-		FROM unnest($1::uuid[], $3::bigint[], $4::text[]) AS u(id, seq, err)
-		WHERE job_id = ANY($1::uuid[]) AND job_id = u.id AND claim_seq = u.seq AND status = ` + runningFence)
+		RETURNING ` + coreColumns)
 	// Each row finds its values by its position in the id array. A join
 	// with unnest(...) would be planned as a nested loop that re-reads the
 	// arrays once per row (quadratic: 14 ms for 200 rows here); the
@@ -124,29 +116,23 @@ func buildStatements(schema string) statements {
 	}
 	s.existingKeys = r.Replace(`SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key = ANY($1::text[])`)
 	s.notify = `SELECT pg_notify($1, $2)`
-	s.getJob = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id = $1`)
-	s.getJobs = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id = ANY($1)`)
-	s.listJobs = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 ORDER BY j.job_id LIMIT $2`)
-	s.listByStatus = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 AND j.status = $3 ORDER BY j.job_id LIMIT $2`)
-	// One statement per known status, with the status as a literal, so the
-	// plan may use a partial index (idx_scheduler_job_failed for the DLQ).
+	// Pages of jobs, in the form of sqlcore.JobColumns; one statement per
+	// known status, with the status as a literal, so the plan may use a
+	// partial index (idx_scheduler_job_failed for the DLQ).
+	s.list = r.Replace(`SELECT ` + coreColumns + ` FROM {job} j WHERE j.job_id > $1%s ORDER BY j.job_id LIMIT $2`)
 	s.listStatus = make(map[spi.Status]string)
 	for _, st := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled} {
-		s.listStatus[st] = r.Replace(`SELECT ` + jobColumns + ` FROM {job} j WHERE j.job_id > $1 AND j.status = '` + string(st) + `' ORDER BY j.job_id LIMIT $2`)
+		s.listStatus[st] = fmt.Sprintf(s.list, ` AND j.status = '`+string(st)+`'`)
 	}
 	s.retryFailed = r.Replace(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
 			scheduled_time = $2, finished_time = NULL, owner_node = NULL
 		WHERE job_id = $1 AND status = 'FAILED' RETURNING priority`)
 	s.cancel = r.Replace(`UPDATE {job} SET status = 'CANCELLED', finished_time = $2
 		WHERE job_id = $1 AND status = 'PENDING' RETURNING priority`)
-	s.statusOf = r.Replace(`SELECT status FROM {job} WHERE job_id = $1`)
 	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES ($1, $2)
 		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts`)
 	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES ($1, $2, $3)
 		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts, task_names = EXCLUDED.task_names`)
-	s.liveNodes = r.Replace(sqlcore.LiveNodesSQL("{node}", "$1"))
-	s.pendingCount = r.Replace(sqlcore.PendingTasksCountSQL("{job}"))
-	s.deregister = r.Replace(`DELETE FROM {node} WHERE node_id = $1`)
 	// Recovery, one transaction: the orphans (RUNNING jobs of the given
 	// nodes or of nodes without a fresh heartbeat) locked in id order; the
 	// crash-budget decision in Go (spi.CrashOutcome); the requeued and
@@ -165,16 +151,10 @@ func buildStatements(schema string) statements {
 	s.bury = r.Replace(`UPDATE {job} SET status = 'FAILED', last_error = $2, finished_time = $3,
 			claim_seq = claim_seq + 1, owner_node = NULL
 		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
-	s.deleteNodes = r.Replace(`DELETE FROM {node} WHERE heartbeat_ts < $2 OR node_id = ANY($1::text[])`)
 	s.running = r.Replace(`SELECT job_id, claim_seq FROM {job} WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
 	s.acquireLease = r.Replace(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
 		WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4`)
-	s.leaseOwner = r.Replace(`SELECT owner FROM {lease} WHERE name = $1`)
-	s.releaseLease = r.Replace(`DELETE FROM {lease} WHERE name = $1 AND owner = $2`)
-	s.getState = r.Replace(`SELECT s.state_json, s.version FROM {job} j
-		LEFT JOIN {state} s ON s.job_id = j.job_id AND s.namespace = $2
-		WHERE j.job_id = $1`)
 	// The state writes lock the job row FOR SHARE: the fence is read from
 	// the latest committed version of the row (READ COMMITTED re-reads a
 	// row it waited for), and no claim, completion, release or recovery
@@ -203,9 +183,6 @@ func buildStatements(schema string) statements {
 	s.putProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value)
 		SELECT j.job_id, $2, $3 FROM {job} j WHERE j.job_id = $1
 		ON CONFLICT (job_id, prop_key) DO NOTHING`)
-	s.getProperty = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
-		LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = $2
-		WHERE j.job_id = $1`)
 	// starts_with compares bytes (the text is never a pattern), and the
 	// job's properties are found through the primary key.
 	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
@@ -217,31 +194,63 @@ func buildStatements(schema string) statements {
 }
 
 // dialect returns PostgreSQL's part of the shared store methods, which
-// run through database/sql on the store's pool (the claim, completions,
-// inserts and state writes use pgx directly). wake publishes a wakeup.
-func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[pgtype.UUID] {
+// run through database/sql on the store's pool (the one-statement claim,
+// completions, inserts and state writes use pgx directly): the portable
+// statements in its syntax, and its own where they differ. wake publishes
+// a wakeup.
+func (st statements) dialect(schema string, wake func(context.Context, int32)) sqlcore.Dialect[pgtype.UUID] {
 	arg := func(q string, args ...any) (string, []any) { return q, args }
-	ids := func(ids []uuid.UUID) []pgtype.UUID {
-		out := make([]pgtype.UUID, len(ids))
-		for i, id := range ids {
-			out[i] = pgUUID(id)
-		}
-		return out
-	}
+	ids := func(ids []uuid.UUID) []pgtype.UUID { return sqlcore.Conv(ids, pgUUID) }
 	texts := func(ss []string) []string { return append([]string{}, ss...) } // never NULL
-	return sqlcore.Dialect[pgtype.UUID]{
-		ParseID:        func(id pgtype.UUID) (uuid.UUID, error) { return id.Bytes, nil },
+	return sqlcore.WithSyntax(sqlcore.Syntax{
+		Mark:       func(i int) string { return "$" + strconv.Itoa(i) },
+		Table:      func(name string) string { return qualify(schema, name) },
+		JobColumns: st.replace.Replace(coreColumns),
+		ID:         func(id uuid.UUID) any { return pgUUID(id) },
+	}, sqlcore.Dialect[pgtype.UUID]{
+		ParseID: func(id pgtype.UUID) (uuid.UUID, error) {
+			if !id.Valid {
+				return uuid.Nil, corrupt("(unknown id)", "NULL job_id")
+			}
+			return id.Bytes, nil
+		},
+		IDText: func(id pgtype.UUID) string { return uuid.UUID(id.Bytes).String() },
+		Tags:   sqlcore.JSONTags,
+		ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+			if q, ok := st.listStatus[status]; ok {
+				return arg(q, pgUUID(after), int64(limit))
+			}
+			if status != "" {
+				return arg(fmt.Sprintf(st.list, ` AND j.status = $3`), pgUUID(after), int64(limit), string(status))
+			}
+			return arg(fmt.Sprintf(st.list, ""), pgUUID(after), int64(limit))
+		},
+		PendingTasksSQL: st.pendingTasks,
+		CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
+			tf := compileTags(tags)
+			return st.claim(claimKey{candidates: true, shape: tf.shape, tasks: len(tasks)}), tf.args(tasks, now, int64(limit))
+		},
+		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+			if _, err := tx.ExecContext(ctx, st.lockResources, schema, resources); err != nil {
+				return nil, fmt.Errorf("lock resources: %w", err)
+			}
+			rows, err := tx.QueryContext(ctx, st.countHolders, resources)
+			if err != nil {
+				return nil, fmt.Errorf("count resource holders: %w", err)
+			}
+			return sqlcore.ReadCounts(rows)
+		},
+		ClaimSQL: func(node string, now time.Time, in []uuid.UUID) (string, []any) {
+			return arg(st.claimIDs, ids(in), nullText(node), now)
+		},
+		ClaimReturns:   true,
 		Wake:           func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
 		HeartbeatSQL:   func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
 		RetryFailedSQL: func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.retryFailed, pgUUID(id), now) },
 		CancelSQL:      func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.cancel, pgUUID(id), nullTime(now)) },
-		StatusSQL:      func(id uuid.UUID) (string, []any) { return arg(st.statusOf, pgUUID(id)) },
 		HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
 			return arg(st.heartbeatTasks, node, now, tasks)
 		},
-		LiveNodesSQL:    func(since time.Time) (string, []any) { return arg(st.liveNodes, since) },
-		PendingCountSQL: st.pendingCount,
-		GetStateSQL:     func(id uuid.UUID, ns string) (string, []any) { return arg(st.getState, pgUUID(id), ns) },
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
 		},
@@ -253,7 +262,6 @@ func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[
 			}
 			return arg(st.findByProperty, key, value, n)
 		},
-		DeregisterSQL: func(node string) (string, []any) { return arg(st.deregister, node) },
 		RunningSQL: func(in []uuid.UUID, lock bool) (string, []any) {
 			if lock {
 				return arg(st.running+` ORDER BY job_id FOR NO KEY UPDATE`, ids(in))
@@ -264,12 +272,9 @@ func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[
 		AcquireLeaseSQL: func(name, owner string, until, now time.Time) (string, []any) {
 			return arg(st.acquireLease, name, owner, until, now)
 		},
-		LeaseOwnerSQL:   func(name string) (string, []any) { return arg(st.leaseOwner, name) },
-		ReleaseLeaseSQL: func(name, owner string) (string, []any) { return arg(st.releaseLease, name, owner) },
 		PutPropertySQL: func(id uuid.UUID, key, value string) (string, []any) {
 			return arg(st.putProperty, pgUUID(id), key, value)
 		},
-		GetPropertySQL: func(id uuid.UUID, key string) (string, []any) { return arg(st.getProperty, pgUUID(id), key) },
 		OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
 			return arg(st.orphans, texts(nodes), cutoff)
 		},
@@ -277,10 +282,7 @@ func (st statements) dialect(wake func(context.Context, int32)) sqlcore.Dialect[
 		BurySQL: func(now time.Time, lastError string, ids []pgtype.UUID) (string, []any) {
 			return arg(st.bury, ids, nullText(lastError), now)
 		},
-		DeleteNodesSQL: func(cutoff time.Time, nodes []string) (string, []any) {
-			return arg(st.deleteNodes, texts(nodes), cutoff)
-		},
-	}
+	})
 }
 
 // claimKey selects a claim statement: the one-statement claim or the

@@ -66,6 +66,7 @@ type Store struct {
 	channel   string
 	listenCfg *pgx.ConnConfig
 	sql       statements
+	dialect   sqlcore.Dialect[pgtype.UUID] // what core runs over; the pgx paths use it too
 
 	gate     sqlcore.Gate       // admits operations until Close
 	stop     context.CancelFunc // ends the wakeup listeners at Close
@@ -189,9 +190,9 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 		pingTimeout:  defaultListenPingTimeout,
 	}
 	s.db = stdlib.OpenDBFromPool(pool)
-	d := s.sql.dialect(s.wake)
-	d.WriteState = s.writeState
-	s.core = sqlcore.New(sqlcore.Config[pgtype.UUID]{Gate: &s.gate, DB: s.db, Fail: fail, D: d})
+	s.dialect = s.sql.dialect(schema, s.wake)
+	s.dialect.WriteState = s.writeState
+	s.core = sqlcore.New(sqlcore.Config[pgtype.UUID]{Gate: &s.gate, DB: s.db, Fail: fail, D: s.dialect})
 	return s, nil
 }
 

@@ -170,3 +170,28 @@ func Args[E any](vs []E, conv func(E) any) []any {
 	}
 	return out
 }
+
+// Conv returns vs each converted by conv.
+func Conv[E, V any](vs []E, conv func(E) V) []V {
+	out := make([]V, len(vs))
+	for i, v := range vs {
+		out[i] = conv(v)
+	}
+	return out
+}
+
+// ReadCounts reads rows of (name, count) into a map, closing rows: the
+// holders of each resource that a dialect's Holders counts.
+func ReadCounts(rows *sql.Rows) (map[string]int64, error) {
+	defer rows.Close()
+	out := make(map[string]int64)
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	return out, rows.Err()
+}

@@ -59,7 +59,7 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	if err != nil {
 		return nil, err
 	}
-	if err := d.failCorrupt(ctx, tx, now, bad); err != nil {
+	if err := d.FailCorrupt(ctx, tx, now, bad); err != nil {
 		return nil, err
 	}
 	Rank(cands, now, p.BoostInterval)
@@ -93,7 +93,7 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	if err != nil {
 		return nil, err
 	}
-	return got, d.failCorrupt(ctx, tx, now, bad)
+	return got, d.FailCorrupt(ctx, tx, now, bad)
 }
 
 // take moves ids to RUNNING with ClaimSQL and reads them back.
@@ -113,12 +113,12 @@ func (d Dialect[T]) take(ctx context.Context, tx *sql.Tx, node string, now time.
 	return d.ReadJobs(rows, nil)
 }
 
-// failCorrupt moves rows that cannot be read back to FAILED, so that they
-// cannot block the queue; GetJob and ListJobs keep reporting them.
-func (d Dialect[T]) failCorrupt(ctx context.Context, tx *sql.Tx, now time.Time, bad []BadRow[T]) error {
+// FailCorrupt moves, through q, rows that cannot be read back to FAILED, so
+// that they cannot block the queue; GetJob and ListJobs keep reporting them.
+func (d Dialect[T]) FailCorrupt(ctx context.Context, q DBTX, now time.Time, bad []BadRow[T]) error {
 	for _, b := range bad {
-		q, args := d.FailCorruptSQL(now, "ratchet: corrupt job row: "+b.Err.Error(), b.ID, b.Seq)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		query, args := d.FailCorruptSQL(now, "ratchet: corrupt job row: "+b.Err.Error(), b.ID, b.Seq)
+		if _, err := q.ExecContext(ctx, query, args...); err != nil {
 			return err
 		}
 	}
