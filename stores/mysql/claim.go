@@ -61,17 +61,8 @@ func lockResources(ctx context.Context, tx *sql.Tx, t tables, sorted []string) (
 	if err != nil {
 		return nil, fmt.Errorf("count resource holders: %w", err)
 	}
-	defer rows.Close()
-	held := make(map[string]int64, len(sorted))
-	for rows.Next() {
-		var name []byte
-		var n int64
-		if err := rows.Scan(&name, &n); err != nil {
-			return nil, fmt.Errorf("count resource holders: %w", err)
-		}
-		held[string(name)] = n
-	}
-	if err := rows.Err(); err != nil {
+	held, err := sqlcore.ReadCounts(rows)
+	if err != nil {
 		return nil, fmt.Errorf("count resource holders: %w", err)
 	}
 	return held, nil

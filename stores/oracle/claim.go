@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/uuid"
@@ -86,20 +87,11 @@ func lockResources(ctx context.Context, tx *sql.Tx, resources []string) (map[str
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var n string
-			var c int64
-			if err := rows.Scan(&n, &c); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			held[n] = c
-		}
-		err = rows.Err()
-		rows.Close()
+		counts, err := sqlcore.ReadCounts(rows)
 		if err != nil {
 			return nil, err
 		}
+		maps.Copy(held, counts)
 	}
 	return held, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // Shapes of a tag filter: which of its lists are not empty. The claim has
@@ -167,15 +168,5 @@ func resourceHolders(ctx context.Context, tx *sql.Tx, resources []string) (map[s
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	held := make(map[string]int64, len(resources))
-	for rows.Next() {
-		var name string
-		var n int64
-		if err := rows.Scan(&name, &n); err != nil {
-			return nil, err
-		}
-		held[name] = n
-	}
-	return held, rows.Err()
+	return sqlcore.ReadCounts(rows)
 }

@@ -81,17 +81,8 @@ func (s *Store) holders(ctx context.Context, tx *sql.Tx, resources []string) (ma
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	held := make(map[string]int64, len(sorted))
-	for rows.Next() {
-		var n []byte
-		var c int64
-		if err := rows.Scan(&n, &c); err != nil {
-			return nil, err
-		}
-		held[string(n)] = c
-	}
-	if err := rows.Err(); err != nil {
+	held, err := sqlcore.ReadCounts(rows)
+	if err != nil {
 		return nil, err
 	}
 	if len(held) != len(sorted) {
