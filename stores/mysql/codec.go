@@ -102,11 +102,6 @@ func marks(n int) string {
 	return strings.Repeat("?, ", n-1) + "?"
 }
 
-// idArgs returns the stored forms of ids, as statement arguments.
-func idArgs(ids []uuid.UUID) []any {
-	return sqlcore.Args(ids, func(id uuid.UUID) any { return binID(id) })
-}
-
 // anys returns values as statement arguments.
 func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
 

@@ -8,117 +8,43 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// fenceVerifier settles an owner write of refs whose COMMIT lost its
-// connection: by the first of the entries it applied (*applied, set by the
-// transaction's last run); with none, there was nothing to lose.
-func (s *Store) fenceVerifier(refs []spi.ClaimRef, applied *[]int) verifier {
-	return func(ctx context.Context) (bool, error) {
-		if len(*applied) == 0 {
-			return true, nil
+// writeCompletions is the WriteCompletions of the dialect: a locking read
+// (in id order) of the batch's RUNNING jobs decides which entries apply,
+// and one UPDATE ... JOIN of a derived table of the applying entries'
+// values (UNION ALL of one SELECT per entry; several statements for a
+// batch larger than the statement budget) writes them, in id order like
+// the locks, fenced again by claim_seq and status = 'RUNNING'.
+func (s *Store) writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
+	app, err := s.dialect.Applying(ctx, tx, cs, pos)
+	if err != nil || len(app) == 0 {
+		return err
+	}
+	if err := s.at("complete:locked", tx); err != nil {
+		return err
+	}
+	slices.SortFunc(app, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
+	for start := 0; start < len(app); {
+		end, size := start, 0
+		for end < len(app) {
+			n := 300 + 2*len(cs[app[end]].Result) + len(cs[app[end]].LastError) + len(cs[app[end]].ResultType)
+			if end > start && size+n > s.budget {
+				break
+			}
+			size += n
+			end++
 		}
-		return s.fenceCommitted(ctx, refs[(*applied)[0]])
-	}
-}
-
-// fenceCommitted settles an owner write whose COMMIT lost its connection:
-// the job of ref is RUNNING with ref's claim sequence exactly when the
-// write did not commit (a completion leaves RUNNING; a release leaves it
-// and advances the sequence).
-func (s *Store) fenceCommitted(ctx context.Context, ref spi.ClaimRef) (bool, error) {
-	var status string
-	var seq int64
-	err := s.db.QueryRowContext(ctx, `SELECT status, claim_seq FROM `+s.sql.t.job+` WHERE job_id = ?`, binID(ref.JobID)).Scan(&status, &seq)
-	if err != nil {
-		return false, err
-	}
-	return !(status == string(spi.StatusRunning) && seq == ref.ClaimSeq), nil
-}
-
-// CompleteJobs applies a batch of fenced owner writes in one transaction:
-// a locking read (in id order) of the batch's RUNNING jobs decides which
-// entries apply, and one UPDATE ... JOIN of a derived table of the applying
-// entries' values (UNION ALL of one SELECT per entry; several statements
-// for a batch larger than the statement budget) writes them, fenced again
-// by claim_seq and status = 'RUNNING'. Each completion applies only while
-// its job is RUNNING with the named claim sequence; the result has one
-// entry per completion, true when it applied. When one claim appears more
-// than once in the batch, only its first completion can apply, as if they
-// ran one after the other. SUCCEEDED sets the finish time, result and
-// result type; RETRY puts the job back to PENDING at RetryAt with the new
-// attempt count and last error and the owner cleared; FAILED sets the
-// attempt count, last error and finish time. The claim sequence does not
-// change. An unknown outcome fails the whole batch before anything is
-// written. Transient errors run the transaction again; a connection lost
-// during COMMIT is settled by reading a written job back.
-func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
-	done, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := sqlcore.ValidOutcomes(cs); err != nil {
-		return nil, fail("complete jobs", err)
-	}
-	out := make([]bool, len(cs))
-	if len(cs) == 0 {
-		return out, nil
-	}
-	refs := sqlcore.Refs(cs)
-	ids := sqlcore.DistinctIDs(refs)
-	var applied []int
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		applied = nil
-		cur, err := s.dialect.Running(ctx, tx, ids, true)
-		if err != nil {
+		if err := s.completeRows(ctx, tx, cs, app[start:end]); err != nil {
 			return err
 		}
-		app := sqlcore.Fenced(refs, cur)
-		if len(app) == 0 {
-			return nil
-		}
-		if err := s.at("complete:locked", tx); err != nil {
-			return err
-		}
-		// Write in id order, like the locks.
-		slices.SortFunc(app, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
-		for start := 0; start < len(app); {
-			end, size := start, 0
-			for end < len(app) {
-				n := 300 + 2*len(cs[app[end]].Result) + len(cs[app[end]].LastError) + len(cs[app[end]].ResultType)
-				if end > start && size+n > s.budget {
-					break
-				}
-				size += n
-				end++
-			}
-			if err := s.completeRows(ctx, tx, cs, app[start:end]); err != nil {
-				return err
-			}
-			start = end
-		}
-		applied = app
-		return nil
-	}, s.fenceVerifier(refs, &applied))
-	if err != nil {
-		return nil, fail("complete jobs", err)
+		start = end
 	}
-	for _, i := range applied {
+	for _, i := range app {
 		out[i] = true
 	}
-	// A completion found already applied (an earlier call whose answer was
-	// lost) counts.
-	if err := sqlcore.Recognize(cs, nil, out, func(ids []uuid.UUID) ([]*spi.Job, error) {
-		return s.dialect.LoadJobs(ctx, s.db, ids)
-	}); err != nil {
-		return nil, fail("complete jobs", err)
-	}
-	return out, nil
+	return nil
 }
 
 // completeRows writes the completions at idx with one statement.

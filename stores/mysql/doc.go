@@ -48,11 +48,9 @@
 // Deadlocks (1213), lock wait timeouts (1205) and lost connections are
 // transient: a transaction runs again from the start, up to 5 attempts
 // with a pause doubling from 10 ms. A connection lost during COMMIT leaves
-// the outcome unknown: claims and completions then read their rows back
-// on another connection and report success when the commit happened, or
-// run again when it did not (when even that check fails, the error says
-// the outcome is unknown); an insert or a release runs again and
-// recognises its own write (the core's). [Store.InsertJobsTx] runs
+// the outcome unknown: the transaction runs again knowing it (the core's),
+// so a claim adopts the jobs the lost COMMIT took, and a completion, a
+// release or an insert recognises its own write. [Store.InsertJobsTx] runs
 // in the application's transaction and retries nothing.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx

@@ -57,7 +57,6 @@ func TestClassifier(t *testing.T) {
 		{"not found", spi.ErrNotFound, false, false},
 		{"plain", errors.New("boom"), false, false},
 		{"nil", nil, false, false},
-		{"unknown commit", &unknownCommitError{commit: mysql.ErrInvalidConn, check: driver.ErrBadConn}, false, true},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.retryable, retryable(tc.err), "retryable(%s)", tc.name)
@@ -405,10 +404,11 @@ func openFaulty(t *testing.T) (*Store, *faultConnector) {
 
 // TestCommitAnswerLost: the connection dies while COMMIT's answer is on
 // its way. Whether the transaction committed is unknown to the driver; the
-// store settles it by reading the rows back, so that a claim that did
-// commit returns its jobs (none is stranded RUNNING under a node that does
-// not know it has them), a completion that did commit reports applied, and
-// one that did not runs again.
+// core runs it again knowing that (sqlcore.Attempt), so that a claim that
+// did commit returns its jobs (adopted: none is stranded RUNNING under a
+// node that does not know it has them), a completion or release that did
+// commit recognises its own write and reports applied, one that did not
+// simply applies, and an insert finds its jobs written.
 func TestCommitAnswerLost(t *testing.T) {
 	ctx := context.Background()
 	s, fc := openFaulty(t)
@@ -418,17 +418,17 @@ func TestCommitAnswerLost(t *testing.T) {
 	}
 	insert(t, s, jobs...)
 
-	// Committed, answer lost: the claim returns what it claimed, without
-	// running again.
+	// Committed, answer lost: the claim runs again, adopts what it claimed
+	// and claims nothing more.
 	fc.mode.Store(commitApplied)
 	got := claim(t, s, "node-a", 4, t0, 0)
 	assert.Equal(t, ids(jobs[:4]), ids(got))
-	assert.Zero(t, s.retries.Load())
+	assert.Equal(t, int64(1), s.retries.Load())
 	// Not committed: the claim runs again and takes the same jobs.
 	fc.mode.Store(commitLost)
 	got2 := claim(t, s, "node-a", 4, t0, 0)
 	assert.Equal(t, ids(jobs[4:8]), ids(got2))
-	assert.Equal(t, int64(1), s.retries.Load())
+	assert.Equal(t, int64(2), s.retries.Load())
 	running, _, err := s.ListJobs(ctx, spi.ListParams{Status: spi.StatusRunning})
 	require.NoError(t, err)
 	assert.Equal(t, ids(jobs[:8]), ids(running), "every RUNNING job was returned to its claimer")
@@ -448,7 +448,7 @@ func TestCommitAnswerLost(t *testing.T) {
 	ok, err = s.ReleaseJobs(ctx, []spi.ClaimRef{ref(got[3])}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true}, ok)
-	assert.Equal(t, int64(3), s.retries.Load())
+	assert.Equal(t, int64(5), s.retries.Load(), "each lost COMMIT ran its transaction again")
 	states := jobStates(t, s)
 	assert.Equal(t, "SUCCEEDED/1/node-a", states[got[0].ID])
 	assert.Equal(t, "PENDING/1/", states[got[1].ID])
@@ -460,21 +460,21 @@ func TestCommitAnswerLost(t *testing.T) {
 	fc.mode.Store(commitApplied)
 	extra := job(spi.PriorityNormal, t0)
 	insert(t, s, extra)
-	assert.Equal(t, int64(4), s.retries.Load(), "the insert runs again and finds its jobs written")
+	assert.Equal(t, int64(6), s.retries.Load(), "the insert runs again and finds its jobs written")
 }
 
-// TestCommitOutcomeUnknown: when the check after a lost COMMIT fails too,
-// the store does not guess: it reports that the outcome is unknown, and
-// does not run the transaction again.
-func TestCommitOutcomeUnknown(t *testing.T) {
+// TestCommitAnswerLostAndReadsFailing: when the reads after a lost
+// COMMIT fail too, the claim keeps running again, each run first adopting
+// what the lost COMMIT claimed, and returns the job once a read succeeds.
+func TestCommitAnswerLostAndReadsFailing(t *testing.T) {
 	ctx := context.Background()
 	s, fc := openFaulty(t)
-	insert(t, s, job(spi.PriorityNormal, t0))
+	j := job(spi.PriorityNormal, t0)
+	insert(t, s, j)
 	fc.mode.Store(commitApplied)
-	fc.readsToFail.Store(int32(maxAttempts))
-	_, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: t0})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "mysql: claim jobs: the outcome of COMMIT is unknown")
-	assert.False(t, retryable(err))
-	assert.Zero(t, s.retries.Load(), "an unknown outcome is not run again")
+	fc.readsToFail.Store(2)
+	got, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: t0})
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{j.ID}, ids(got), "the job the lost COMMIT claimed is returned")
+	assert.Equal(t, int64(3), s.retries.Load(), "one run again for the lost COMMIT, one for each failed read")
 }

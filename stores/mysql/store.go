@@ -182,9 +182,11 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 	s.dialect = s.sql.dialect(database)
 	s.dialect.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
 	s.dialect.InsertBudget = func() int { return s.budget }
-	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: s.dialect, Retry: sqlcore.Retry{
-		Retries: maxAttempts - 1, Pause: func(n int) time.Duration { return retryDelay << (n - 1) },
-		Retryable: retryable, OnRetry: func() { s.retries.Add(1) }}})
+	s.dialect.WriteCompletions = s.writeCompletions
+	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: s.dialect,
+		BeforeCommit: func(tx *sql.Tx) error { return s.at("commit", tx) }, Retry: sqlcore.Retry{
+			Retries: maxAttempts - 1, Pause: func(n int) time.Duration { return retryDelay << (n - 1) },
+			Retryable: retryable, OnRetry: func() { s.retries.Add(1) }}})
 	return s, nil
 }
 
@@ -456,9 +458,6 @@ func (s *Store) ServerVersion() string { return s.server.String() }
 // later operations fail with [spi.ErrClosed]. Calling Close again returns
 // nil.
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "mysql: close") }
-
-// enter starts an operation; the returned func ends it.
-func (s *Store) enter() (func(), error) { return s.gate.Enter() }
 
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {

@@ -215,10 +215,11 @@ type Config[T any] struct {
 	// Retryable: the dialect's classification); the zero value runs it
 	// once.
 	Retry Retry
-	// InTx, when not nil, runs the store's transactions instead (MySQL's
-	// settles a COMMIT whose answer was lost).
-	InTx func(ctx context.Context, fn func(tx *sql.Tx) error) error
-	D    Dialect[T]
+	// BeforeCommit, when not nil, runs at the end of every transaction,
+	// before its COMMIT (a test's fault injection point); an error it
+	// returns fails that run.
+	BeforeCommit func(tx *sql.Tx) error
+	D            Dialect[T]
 }
 
 // Core implements the methods of spi.Store and its capabilities that do not
@@ -243,23 +244,25 @@ func (c Core[T]) do(op string, fn func() error) error {
 	return nil
 }
 
-// inTx runs fn in one transaction: with the store's InTx, or with Retry
-// (retryable, when not nil, in place of its Retryable).
+// inTx runs fn in one transaction with Retry (retryable, when not nil, in
+// place of its Retryable).
 func (c Core[T]) inTx(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx) error) error {
 	return c.inTxAt(ctx, retryable, func(tx *sql.Tx, _ Attempt) error { return fn(tx) })
 }
 
 // inTxAt is inTx telling fn whether an earlier run's COMMIT failed (see
-// Attempt); with the store's own InTx, every run is a first one.
+// Attempt).
 func (c Core[T]) inTxAt(ctx context.Context, retryable func(error) bool, fn func(tx *sql.Tx, at Attempt) error) error {
-	if c.cfg.InTx != nil {
-		return c.cfg.InTx(ctx, func(tx *sql.Tx) error { return fn(tx, Attempt{N: 1}) })
-	}
 	r := c.cfg.Retry
 	if retryable != nil {
 		r.Retryable = retryable
 	}
-	return InTx(ctx, c.cfg.DB, r, fn)
+	return InTx(ctx, c.cfg.DB, r, func(tx *sql.Tx, at Attempt) error {
+		if err := fn(tx, at); err != nil || c.cfg.BeforeCommit == nil {
+			return err
+		}
+		return c.cfg.BeforeCommit(tx)
+	})
 }
 
 // upsert runs fn in one transaction (so with the store's retries), once

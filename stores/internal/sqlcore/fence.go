@@ -2,6 +2,8 @@ package sqlcore
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 
@@ -123,4 +125,25 @@ func Recognize(cs []spi.Completion, pos []int, out []bool, load func(ids []uuid.
 		}
 	}
 	return nil
+}
+
+// Applying locks, with the dialect's Running, the RUNNING jobs of the
+// completions of cs at pos (the first of each claim) and returns, in the
+// order of pos, those whose claim sequence is the completion's: the owner
+// writes that apply, for a WriteCompletions that checks the fence first.
+func (d Dialect[T]) Applying(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int) ([]int, error) {
+	sub := make([]spi.ClaimRef, len(pos))
+	for k, i := range pos {
+		sub[k] = cs[i].ClaimRef
+	}
+	seqs, err := d.Running(ctx, tx, DistinctIDs(sub), true)
+	if err != nil {
+		return nil, err
+	}
+	fenced := Fenced(sub, seqs)
+	out := make([]int, len(fenced))
+	for k, f := range fenced {
+		out[k] = pos[f]
+	}
+	return out, nil
 }
