@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"encoding/hex"
-	"slices"
 	"strings"
 	"time"
 
@@ -108,17 +107,3 @@ func anys[E any](vs []E) []any { return sqlcore.Args(vs, nil) }
 // binArgs returns the bytes of each string, as statement arguments for a
 // VARBINARY column.
 func binArgs(ss []string) []any { return sqlcore.Args(ss, func(s string) any { return []byte(s) }) }
-
-// uniqueTags returns tags without repeats, in the order given.
-func uniqueTags(tags []string) []string {
-	if len(tags) < 2 {
-		return tags
-	}
-	out := make([]string, 0, len(tags))
-	for _, t := range tags {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}

@@ -157,7 +157,7 @@ type tagFilter struct {
 }
 
 func compileTags(f spi.TagFilter) tagFilter {
-	return tagFilter{all: uniqueTags(f.All), any: f.Any, none: f.None}
+	return tagFilter{all: sqlcore.UniqueTags(f.All), any: f.Any, none: f.None}
 }
 
 // conditions returns the tag conditions on the job aliased x and appends

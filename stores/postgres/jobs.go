@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // InsertJobs is spi.Store's InsertJobs in one statement (an INSERT ...
@@ -225,7 +227,7 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 	for _, i := range idx {
 		j := p.jobs[i]
 		a.add(j, p.params[i])
-		for _, t := range uniqueTags(j.Tags) {
+		for _, t := range sqlcore.UniqueTags(j.Tags) {
 			tagIDs = append(tagIDs, pgUUID(j.ID))
 			tags = append(tags, t)
 		}
@@ -278,17 +280,9 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, cols,
 		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
-			i := idx[k]
-			j := p.jobs[i]
-			row := []any{
-				pgUUID(j.ID), j.TaskName, j.Payload, pending, int32(j.Priority), j.ScheduledAt,
-				nullTime(j.CreatedAt), int32(j.Attempts), int32(j.MaxRetries), string(j.Backoff),
-				j.BackoffParam.Microseconds(), j.ClaimSeq, int32(j.CrashCount), nullText(j.OwnerNode),
-				nullTime(j.ClaimedAt), nullTime(j.FinishedAt), nullText(j.LastError), j.Result,
-				nullText(j.ResultType), nullText(j.IdempotencyKey), p.params[i],
-				nullText(j.Resource), int64(j.ResourceLimit),
-			}
-			return row[:len(cols)], nil
+			row, err := s.dialect.Syntax.InsertRow(p.jobs[idx[k]])
+			row = slices.Insert(row, 3, any(pending))
+			return row[:len(cols)], err
 		}))
 	if err != nil {
 		return fmt.Errorf("copy jobs: %w", err)
@@ -296,7 +290,7 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 	var rows [][]any
 	for _, i := range idx {
 		j := p.jobs[i]
-		for _, t := range uniqueTags(j.Tags) {
+		for _, t := range sqlcore.UniqueTags(j.Tags) {
 			rows = append(rows, []any{pgUUID(j.ID), t})
 		}
 	}
@@ -336,27 +330,6 @@ func (s *Store) lookupKeys(ctx context.Context, q dbtx, keys []string) (map[stri
 		}
 	}
 	return found, nil
-}
-
-// uniqueTags returns tags without repeats, in the order given.
-func uniqueTags(tags []string) []string {
-	if len(tags) < 2 {
-		return tags
-	}
-	out := make([]string, 0, len(tags))
-	for i, t := range tags {
-		dup := false
-		for _, u := range tags[:i] {
-			if u == t {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // insertArrays holds the columns of a multi-row insert, one array each.

@@ -124,11 +124,6 @@ func buildStatements(schema string) statements {
 	for _, st := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled} {
 		s.listStatus[st] = fmt.Sprintf(s.list, ` AND j.status = '`+string(st)+`'`)
 	}
-	s.retryFailed = r.Replace(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-			scheduled_time = $2, finished_time = NULL, owner_node = NULL
-		WHERE job_id = $1 AND status = 'FAILED' RETURNING priority`)
-	s.cancel = r.Replace(`UPDATE {job} SET status = 'CANCELLED', finished_time = $2
-		WHERE job_id = $1 AND status = 'PENDING' RETURNING priority`)
 	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES ($1, $2)
 		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts`)
 	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES ($1, $2, $3)
@@ -243,11 +238,9 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		ClaimSQL: func(node string, now time.Time, in []uuid.UUID) (string, []any) {
 			return arg(st.claimIDs, ids(in), nullText(node), now)
 		},
-		ClaimReturns:   true,
-		Wake:           func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
-		HeartbeatSQL:   func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
-		RetryFailedSQL: func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.retryFailed, pgUUID(id), now) },
-		CancelSQL:      func(id uuid.UUID, now time.Time) (string, []any) { return arg(st.cancel, pgUUID(id), nullTime(now)) },
+		ClaimReturns: true,
+		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		HeartbeatSQL: func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
 		HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
 			return arg(st.heartbeatTasks, node, now, tasks)
 		},

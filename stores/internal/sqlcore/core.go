@@ -21,6 +21,10 @@ import (
 // Go type a job id is scanned into. A nil statement is a method the
 // dialect does not offer; Core's method then must not be called.
 type Dialect[T any] struct {
+	// Syntax is how the dialect writes the portable statements (see
+	// WithSyntax, which sets it).
+	Syntax Syntax
+
 	// The claim (see Claim). PendingTasksSQL reads the distinct tasks of the PENDING jobs (see
 	// PendingTasksSQL), for a claim that lists no task; TasksPerClaim
 	// bounds the tasks of one CandidatesSQL (0: no bound).

@@ -115,10 +115,8 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 	}
 	var tags []JobTag
 	for _, j := range fresh {
-		for i, t := range j.Tags {
-			if !slices.Contains(j.Tags[:i], t) {
-				tags = append(tags, JobTag{j.ID, t})
-			}
+		for _, t := range UniqueTags(j.Tags) {
+			tags = append(tags, JobTag{j.ID, t})
 		}
 	}
 	for start := 0; start < len(fresh); {
@@ -157,4 +155,18 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 		return nil, err
 	})
 	return res, err
+}
+
+// UniqueTags returns tags without repeats, in the order given.
+func UniqueTags(tags []string) []string {
+	if len(tags) < 2 {
+		return tags
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

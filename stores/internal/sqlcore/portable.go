@@ -182,6 +182,12 @@ func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) {
 // WithSyntax returns d with every portable statement it leaves nil written
 // in syntax s.
 func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
+	d.Syntax = s
+	// With Wake, the writes that make jobs PENDING return their priorities.
+	returning := ""
+	if d.Wake != nil {
+		returning = "\n\tRETURNING priority"
+	}
 	jobs := func(where string, args ...any) (string, []any) {
 		return s.stmt("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE "+where, args...)
 	}
@@ -233,10 +239,10 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	fill(&d.RetryFailedSQL, func(id uuid.UUID, now time.Time) (string, []any) {
 		return s.stmt(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
 		scheduled_time = ?, finished_time = NULL, owner_node = NULL
-	WHERE job_id = ? AND status = 'FAILED'`, s.time(now), s.id(id))
+	WHERE job_id = ? AND status = 'FAILED'`+returning, s.time(now), s.id(id))
 	})
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.stmt("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status = 'PENDING'", s.time(now), s.id(id))
+		return s.stmt("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status = 'PENDING'"+returning, s.time(now), s.id(id))
 	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
 		return s.stmt("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
@@ -249,7 +255,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	})
 	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
 		return s.stmt(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
-	WHERE status = 'RUNNING' AND job_id IN (?)`, s.time(now), s.ids(ids))
+	WHERE status = 'RUNNING' AND job_id IN (?)`+returning, s.time(now), s.ids(ids))
 	})
 	fill(&d.DeregisterSQL, func(node string) (string, []any) {
 		return s.stmt("DELETE FROM {node} WHERE node_id = ?", s.name(node))
