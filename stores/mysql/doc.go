@@ -1,12 +1,12 @@
 // Package mysql is the Ratchet store for MySQL and MariaDB: an [spi.Store]
 // on database/sql and go-sql-driver/mysql, for any number of worker nodes
-// sharing one database. It is the MySQL dialect of the stores' one SQL
-// core (stores/internal/sqlcore, whose documentation says what every SQL
-// store does the same way); this package supplies MySQL's statements,
-// codecs, session settings and error classification (its inserts are
-// chunked by the server's packet size as well as by rows), and its own
-// completions: one UPDATE ... JOIN per batch, MariaDB having no UPDATE ...
-// RETURNING.
+// sharing one database. It is the MySQL dialect of the stores' one SQL core
+// (stores/internal/sqlcore, whose documentation says what every SQL store
+// does the same way); this package supplies MySQL's syntax for the core's
+// portable statements, its own statements, codecs, session settings and
+// error classification (its inserts are chunked by the server's packet size
+// as well as by rows), and its own completions: one UPDATE ... JOIN per
+// batch, MariaDB having no UPDATE ... RETURNING.
 //
 // It needs MySQL 8.0 or later or MariaDB 10.6 or later (FOR UPDATE SKIP
 // LOCKED) with InnoDB, and is tested on MariaDB 10.11.

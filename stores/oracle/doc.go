@@ -3,7 +3,8 @@
 // number of worker nodes sharing one schema. It is the Oracle dialect of
 // the stores' one SQL core (stores/internal/sqlcore, whose documentation
 // says what every SQL store does the same way); this package supplies
-// Oracle's statements, binds, codecs and error classification.
+// Oracle's syntax for the core's portable statements, its own statements,
+// binds, codecs and error classification.
 //
 // It needs Oracle Database 23ai or later (23ai Free included): its
 // migrations use CREATE ... IF NOT EXISTS, and its inserts multi-row

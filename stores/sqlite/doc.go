@@ -2,8 +2,9 @@
 // a single SQLite database file, through the pure-Go driver
 // modernc.org/sqlite (no cgo). It is the SQLite dialect of the stores' one
 // SQL core (stores/internal/sqlcore, whose documentation says what every
-// SQL store does the same way); this package supplies SQLite's statements,
-// codecs and file handling.
+// SQL store does the same way); this package supplies SQLite's syntax for
+// the core's portable statements, its own statements, codecs and file
+// handling.
 //
 // # Opening
 //
@@ -32,8 +33,10 @@
 // task and level, in which jobs of a full resource and jobs failing the tag
 // filter (All as a COUNT, Any as EXISTS, None as NOT EXISTS, the tags
 // passed as one JSON array) are passed over; one UPDATE ... RETURNING moves
-// the chosen jobs to RUNNING. Lists of ids and names are JSON arrays read
-// with json_each, so each statement keeps one text whatever the batch.
+// the chosen jobs to RUNNING; its lists of ids and names are JSON arrays
+// read with json_each, so the statement keeps one text whatever the batch.
+// The other statements are the core's portable ones, with ? parameters,
+// ids as their text and times as unix microseconds.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx
 // (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore] (one upsert),

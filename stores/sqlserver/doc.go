@@ -3,7 +3,8 @@
 // nodes sharing one database. It is the SQL Server dialect of the stores'
 // one SQL core (stores/internal/sqlcore, whose documentation says what
 // every SQL store does the same way); this package supplies SQL Server's
-// statements, codecs and error classification.
+// syntax for the core's portable statements, its own statements, codecs
+// and error classification.
 //
 // It needs SQL Server 2022 or later (or Azure SQL Database).
 //

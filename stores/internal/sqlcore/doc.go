@@ -1,8 +1,8 @@
 // Package sqlcore is the one SQL store of Ratchet, written once over a
 // statement-level [Dialect]: the PostgreSQL, MySQL/MariaDB, SQLite, SQL
-// Server and Oracle stores are each a dialect (SQL text, placeholders and
-// codecs) and a driver around a [Core]. The package is internal to the
-// stores: users never import it.
+// Server and Oracle stores are each a dialect (a [Syntax], the statements
+// whose SQL is their own, codecs) and a driver around a [Core]. The
+// package is internal to the stores: users never import it.
 //
 // # What the core holds
 //
@@ -37,7 +37,12 @@
 //     half-migrated and newer schemas refused, each step under the
 //     dialect's migration lock, the recorded version checked;
 //   - the transaction retry with backoff ([Retry], InTx) over the
-//     dialect's classification of transient errors.
+//     dialect's classification of transient errors;
+//   - the portable statements ([WithSyntax]): the reads and fenced writes
+//     by id or IN list, the moves between states, the multi-row inserts,
+//     and the node, lease, state and property rows, written once as
+//     templates that a dialect's [Syntax] renders (placeholders, table
+//     names, argument encodings, row locks).
 //
 // # Adding a SQL database
 //
@@ -47,14 +52,18 @@
 //     tables and indexes of the other dialects (a task-led claim index on
 //     PENDING jobs, a resource index on RUNNING ones) and recording each
 //     version in ratchet_schema_version;
-//  2. fills a [Dialect][T], T being the Go type its driver scans a job id
-//     into: every statement a Core method needs (each a function returning
-//     SQL text and arguments, bound as the driver wants them), the job
-//     row's codecs (ParseID, IDText, TimeOf, Tags), MaxIDs (its limit on an
-//     IN list), IsDuplicate, and the claim's parts (CandidatesSQL with the
-//     database's skip-locked read, Holders with its lock primitive:
-//     pg_advisory_xact_lock, row locks on scheduler_resource,
-//     sp_getapplock, SQLite's single writer);
+//  2. writes its [Syntax] (placeholder, table names, the encodings of ids,
+//     times, names and LOBs, its row lock) and fills a [Dialect][T] with
+//     [WithSyntax], T being the Go type its driver scans a job id into:
+//     the statements the portable ones do not cover (upserts of nodes,
+//     leases, state and properties, the state fence, pages of jobs,
+//     completions), each a function returning SQL text and arguments, the
+//     job row's codecs (ParseID, IDText, TimeOf, Tags), MaxIDs (its limit
+//     on an IN list), IsDuplicate, and the claim's parts (CandidatesSQL
+//     with the database's skip-locked read, Holders with its lock
+//     primitive: pg_advisory_xact_lock, row locks on scheduler_resource,
+//     sp_getapplock, SQLite's single writer); it may replace any portable
+//     statement with its own;
 //  3. fills a [Schema] (how to list its tables, its migration lock, how
 //     to split a file into statements);
 //  4. embeds a Core, built with New from a Config holding its gate, pool,
@@ -65,6 +74,6 @@
 //
 // A dialect may replace a Core method with a faster one of its own, as
 // PostgreSQL does for its one-statement claim, completions and inserts
-// (pgx, COPY, LISTEN/NOTIFY) and MySQL for its completions and a COMMIT
-// whose answer was lost; the replacement must pass the same TCK cases.
+// (pgx, COPY, LISTEN/NOTIFY); the replacement must pass the same TCK
+// cases.
 package sqlcore
