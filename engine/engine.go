@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -187,15 +189,19 @@ func (e *Engine) Start(ctx context.Context) error {
 	// and its jobs must not be recovered (and charged) meanwhile.
 	beatCtx, stopBeat := context.WithCancel(e.runCtx)
 	e.stopBeat = stopBeat
+	// The tickers start here, not in their goroutines: the beats and scans
+	// count from Start, however late the goroutines run (a fake clock may
+	// move on before they do).
+	beats, scans := e.opts.Clock.NewTicker(e.opts.HeartbeatInterval), e.opts.Clock.NewTicker(e.opts.OrphanScanInterval)
 	e.beat.Add(1)
 	go func() {
 		defer e.beat.Done()
-		e.every(beatCtx, e.opts.HeartbeatInterval, e.heartbeat)
+		e.every(beatCtx, beats, e.heartbeat)
 	}()
 	go e.pollLoop(pollCtx)
 	go func() {
 		defer e.loops.Done()
-		e.every(pollCtx, e.opts.OrphanScanInterval, func(ctx context.Context) {
+		e.every(pollCtx, scans, func(ctx context.Context) {
 			_, _ = e.recoverOrphans(ctx, nil)
 		})
 	}()
@@ -293,9 +299,8 @@ func (e *Engine) wasReleased(ref spi.ClaimRef) bool {
 
 func (e *Engine) now() time.Time { return e.opts.Clock.Now().UTC().Truncate(time.Microsecond) }
 
-// every runs fn every d until ctx ends.
-func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
-	t := e.opts.Clock.NewTicker(d)
+// every runs fn at each tick of t until ctx ends, and then stops t.
+func (e *Engine) every(ctx context.Context, t clockwork.Ticker, fn func(context.Context)) {
 	defer t.Stop()
 	for {
 		select {
