@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
@@ -76,30 +77,7 @@ func isDuplicateKey(err error, index string) bool {
 	if e.Number != errDuplicateKey && e.Number != errDuplicatePK {
 		return false
 	}
-	return index == "" || containsFold(e.Message, index)
-}
-
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		match := true
-		for j := 0; j < len(sub); j++ {
-			a, b := s[i+j], sub[j]
-			if 'A' <= a && a <= 'Z' {
-				a += 'a' - 'A'
-			}
-			if 'A' <= b && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			if a != b {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
+	return index == "" || strings.Contains(strings.ToLower(e.Message), strings.ToLower(index))
 }
 
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,

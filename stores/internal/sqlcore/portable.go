@@ -48,6 +48,11 @@ type Syntax struct {
 	LockHint, LockOn string
 }
 
+// tableNames are the tables of a template's {job}, {tag}, ... without
+// their scheduler_ prefix.
+var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node",
+	"lease": "lease", "state": "job_state", "prop": "job_property"}
+
 // in is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.
 type in []any
@@ -77,8 +82,7 @@ func (s *Syntax) stmt(q string, args ...any) (string, []any) {
 			next++
 		case c == '{':
 			end := strings.IndexByte(q[i:], '}')
-			name := "scheduler_" + map[string]string{"job": "job", "tag": "job_tag", "node": "node",
-				"lease": "lease", "state": "job_state", "prop": "job_property"}[q[i+1:i+end]]
+			name := "scheduler_" + tableNames[q[i+1:i+end]]
 			if s.Table != nil {
 				name = s.Table(name)
 			}
@@ -161,7 +165,13 @@ const insertColumns = `job_id, task_name, payload, status, priority, scheduled_t
 
 // InsertRow returns the arguments of one row of InsertJobsSQL, in the order
 // of its columns without status (a literal).
-func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) {
+func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) { return s.appendRow(nil, j) }
+
+// numInsertArgs is the number of arguments of one row of InsertJobsSQL.
+const numInsertArgs = 22
+
+// appendRow appends the arguments of InsertRow to args.
+func (s *Syntax) appendRow(args []any, j *spi.Job) ([]any, error) {
 	params := ""
 	if j.Params != nil {
 		b, err := json.Marshal(j.Params)
@@ -170,13 +180,13 @@ func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) {
 		}
 		params = string(b)
 	}
-	return []any{
+	return append(args,
 		s.id(j.ID), j.TaskName, s.blob(j.Payload), int64(j.Priority), s.time(j.ScheduledAt), s.time(j.CreatedAt),
 		int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), s.nullName(j.OwnerNode), s.time(j.ClaimedAt), s.time(j.FinishedAt),
 		s.long(j.LastError), s.blob(j.Result), s.text(j.ResultType), s.nullName(j.IdempotencyKey),
 		s.long(params), s.nullName(j.Resource), int64(j.ResourceLimit),
-	}, nil
+	), nil
 }
 
 // WithSyntax returns d with every portable statement it leaves nil written
@@ -211,23 +221,36 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	fill(&d.ExistingKeysSQL, func(keys []string) (string, []any) {
 		return s.stmt("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?)", s.names(keys))
 	})
+	// The insert is built directly, not from a template: it is the
+	// largest statement, on the path of every submission.
+	table, _ := s.stmt("{job}")
 	fill(&d.InsertJobsSQL, func(jobs []*spi.Job) (string, []any, error) {
+		args := make([]any, 0, len(jobs)*numInsertArgs)
 		var q strings.Builder
-		var args []any
-		q.WriteString("INSERT INTO {job} (" + insertColumns + ") VALUES ")
+		q.Grow(len(insertColumns) + 64 + len(jobs)*numInsertArgs*6)
+		q.WriteString("INSERT INTO " + table + " (" + insertColumns + ") VALUES ")
 		for i, j := range jobs {
-			row, err := s.InsertRow(j)
-			if err != nil {
+			var err error
+			if args, err = s.appendRow(args, j); err != nil {
 				return "", nil, err
 			}
 			if i > 0 {
 				q.WriteString(",\n\t")
 			}
-			q.WriteString("(?, ?, ?, 'PENDING', " + strings.Repeat("?, ", len(row)-4) + "?)")
-			args = append(args, row...)
+			for k := range numInsertArgs {
+				switch k {
+				case 0:
+					q.WriteByte('(')
+				case 3:
+					q.WriteString(", 'PENDING', ")
+				default:
+					q.WriteString(", ")
+				}
+				q.WriteString(s.Mark(len(args) - numInsertArgs + k + 1))
+			}
+			q.WriteByte(')')
 		}
-		query, args := s.stmt(q.String(), args...)
-		return query, args, nil
+		return q.String(), args, nil
 	})
 	fill(&d.InsertTagsSQL, func(tags []JobTag) (string, []any) {
 		args := make([]any, 0, 2*len(tags))

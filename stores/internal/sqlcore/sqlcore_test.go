@@ -284,3 +284,18 @@ func TestReadReadableAndInChunks(t *testing.T) {
 	_, err = sqlcore.InChunks([]uuid.UUID{id(1)}, 2, func([]uuid.UUID) ([]int, error) { return nil, errors.New("down") })
 	assert.ErrorContains(t, err, "down")
 }
+
+// BenchmarkPortableInsert builds the portable insert of 200 jobs: it is on
+// the path of every submission of the SQLite, MySQL, SQL Server and Oracle
+// stores.
+func BenchmarkPortableInsert(b *testing.B) {
+	d := sqlcore.WithSyntax(sqlcore.Syntax{Mark: func(int) string { return "?" }, ID: func(id uuid.UUID) any { return id.String() }}, sqlcore.Dialect[string]{})
+	jobs := make([]*spi.Job, 200)
+	for i := range jobs {
+		jobs[i] = &spi.Job{ID: uuid.New(), TaskName: "noop", Payload: []byte("{}"), ScheduledAt: time.Now(), CreatedAt: time.Now(), MaxRetries: 3, Backoff: "exponential"}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _, _ = d.InsertJobsSQL(jobs)
+	}
+}
