@@ -21,21 +21,20 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claims                               *sync.Map // claimKey -> the claim statements, built on first use
-	replace                              *strings.Replacer
-	lockResources, countHolders          string
-	claimIDs, pendingTasks               string
-	complete, release                    string
-	insert                               [8]string // indexed by insKeyed | insTags | insNotify
-	existingKeys, notify                 string
-	list                                 string
-	listStatus                           map[spi.Status]string // list with the status as a literal
-	retryFailed, cancel                  string
-	heartbeat, heartbeatTasks            string
-	orphans, requeue, bury, running      string
-	acquireLease, initState, updateState string
-	putProperty, propertiesByPrefix      string
-	findByProperty                       string
+	claims                          *sync.Map // claimKey -> the claim statements, built on first use
+	replace                         *strings.Replacer
+	lockResources, countHolders     string
+	claimIDs, pendingTasks          string
+	complete, release               string
+	insert                          [8]string // indexed by insKeyed | insTags | insNotify
+	existingKeys, notify            string
+	list                            string
+	listStatus                      map[spi.Status]string // list with the status as a literal
+	retryFailed, cancel             string
+	orphans, requeue, bury, running string
+	initState, updateState          string
+	propertiesByPrefix              string
+	findByProperty                  string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -124,10 +123,6 @@ func buildStatements(schema string) statements {
 	for _, st := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled} {
 		s.listStatus[st] = fmt.Sprintf(s.list, ` AND j.status = '`+string(st)+`'`)
 	}
-	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES ($1, $2)
-		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts`)
-	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES ($1, $2, $3)
-		ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = EXCLUDED.heartbeat_ts, task_names = EXCLUDED.task_names`)
 	// Recovery, one transaction: the orphans (RUNNING jobs of the given
 	// nodes or of nodes without a fresh heartbeat) locked in id order; the
 	// crash-budget decision in Go (spi.CrashOutcome); the requeued and
@@ -147,9 +142,6 @@ func buildStatements(schema string) statements {
 			claim_seq = claim_seq + 1, owner_node = NULL
 		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
 	s.running = r.Replace(`SELECT job_id, claim_seq FROM {job} WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
-	s.acquireLease = r.Replace(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-		WHERE l.owner = EXCLUDED.owner OR l.expires_at <= $4`)
 	// The state writes lock the job row FOR SHARE: the fence is read from
 	// the latest committed version of the row (READ COMMITTED re-reads a
 	// row it waited for), and no claim, completion, release or recovery
@@ -172,12 +164,6 @@ func buildStatements(schema string) statements {
 			WHERE s.job_id = $1 AND s.namespace = $2 AND s.version = $4 AND EXISTS (SELECT 1 FROM fenced)
 			RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM jr), EXISTS (SELECT 1 FROM fenced), EXISTS (SELECT 1 FROM upd)`)
-	// A property insert that conflicts reads the value in place; a value
-	// committed by a concurrent insert while this one waited is not in
-	// the statement's snapshot (NULL), and PutProperty reads it again.
-	s.putProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value)
-		SELECT j.job_id, $2, $3 FROM {job} j WHERE j.job_id = $1
-		ON CONFLICT (job_id, prop_key) DO NOTHING`)
 	// starts_with compares bytes (the text is never a pattern), and the
 	// job's properties are found through the primary key.
 	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
@@ -202,6 +188,7 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		Table:      func(name string) string { return qualify(schema, name) },
 		JobColumns: st.replace.Replace(coreColumns),
 		ID:         func(id uuid.UUID) any { return pgUUID(id) },
+		OnConflict: true,
 	}, sqlcore.Dialect[pgtype.UUID]{
 		ParseID: func(id pgtype.UUID) (uuid.UUID, error) {
 			if !id.Valid {
@@ -240,10 +227,6 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		},
 		ClaimReturns: true,
 		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
-		HeartbeatSQL: func(node string, now time.Time) (string, []any) { return arg(st.heartbeat, node, now) },
-		HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
-			return arg(st.heartbeatTasks, node, now, tasks)
-		},
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
 		},
@@ -262,12 +245,6 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 			return arg(st.running, ids(in))
 		},
 		ReleaseSQL: func(now time.Time, in []uuid.UUID) (string, []any) { return arg(st.release, ids(in), now) },
-		AcquireLeaseSQL: func(name, owner string, until, now time.Time) (string, []any) {
-			return arg(st.acquireLease, name, owner, until, now)
-		},
-		PutPropertySQL: func(id uuid.UUID, key, value string) (string, []any) {
-			return arg(st.putProperty, pgUUID(id), key, value)
-		},
 		OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
 			return arg(st.orphans, texts(nodes), cutoff)
 		},

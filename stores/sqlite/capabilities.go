@@ -1,33 +1,14 @@
 package sqlite
 
 import (
-	"time"
-
 	"github.com/google/uuid"
 )
 
-// The lease, property and state statements of sqlcore.Dialect.
-
-func acquireLeaseSQL(name, owner string, until, now time.Time) (string, []any) {
-	return `INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE scheduler_lease.owner = excluded.owner OR scheduler_lease.expires_at <= ?`,
-		[]any{name, owner, micros(until), micros(now)}
-}
-
-func putPropertySQL(jobID uuid.UUID, key, value string) (string, []any) {
-	return `INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)
-		SELECT job_id, ?, ? FROM scheduler_job WHERE job_id = ?
-		ON CONFLICT (job_id, prop_key) DO NOTHING`, []any{key, value, jobID.String()}
-}
+// The property and state statements of sqlcore.Dialect that are SQLite's
+// own.
 
 func jobFenceSQL(jobID uuid.UUID) (string, []any) {
 	return `SELECT status, claim_seq FROM scheduler_job WHERE job_id = ?`, []any{jobID.String()}
-}
-
-func initStateSQL(jobID uuid.UUID, ns string, state []byte) (string, []any) {
-	return `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)
-		ON CONFLICT (job_id, namespace) DO NOTHING`, []any{jobID.String(), ns, state}
 }
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with

@@ -113,6 +113,7 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 	JobColumns: strings.Replace(jobColumns, "scheduler_job.job_id", "j.job_id", 1),
 	ID:         func(id uuid.UUID) any { return id.String() },
 	Time:       nullMicros,
+	OnConflict: true,
 }, sqlcore.Dialect[string]{
 	ListJobsSQL:           listJobsSQL,
 	RowsPerInsert:         rowsPerInsert,
@@ -121,7 +122,6 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 	WriteCompletions:      writeCompletions,
 	PropertiesByPrefixSQL: propertiesByPrefixSQL,
 	FindByPropertySQL:     findByPropertySQL,
-	HeartbeatTasksSQL:     heartbeatTasksSQL,
 	TasksPerClaim:         tasksPerStatement,
 	CandidatesSQL:         candidatesSQL,
 	Holders:               resourceHolders,
@@ -136,13 +136,9 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 		}
 		return fromMicros(us), nil
 	},
-	Tags:            sqlcore.JSONTags,
-	MaxIDs:          maxIDs,
-	HeartbeatSQL:    heartbeatSQL,
-	AcquireLeaseSQL: acquireLeaseSQL,
-	PutPropertySQL:  putPropertySQL,
-	JobFenceSQL:     jobFenceSQL,
-	InitStateSQL:    initStateSQL,
+	Tags:        sqlcore.JSONTags,
+	MaxIDs:      maxIDs,
+	JobFenceSQL: jobFenceSQL,
 })
 
 // maxIDs bounds the ids of an IN list, far below SQLite's 32,766 variables.

@@ -46,6 +46,10 @@ type Syntax struct {
 	// LockOn ends it (" FOR UPDATE"). SQLite, whose writers take turns,
 	// needs neither.
 	LockHint, LockOn string
+	// OnConflict says that the database writes upserts as INSERT ... ON
+	// CONFLICT (PostgreSQL, SQLite): the node, lease, property and state
+	// inserts are then portable too.
+	OnConflict bool
 }
 
 // tableNames are the tables of a template's {job}, {tag}, ... without
@@ -319,6 +323,33 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		}
 		return s.stmt("DELETE FROM {node} WHERE heartbeat_ts < ? OR node_id IN (?)", s.time(cutoff), s.names(nodes))
 	})
+	if s.OnConflict {
+		fill(&d.HeartbeatSQL, func(node string, now time.Time) (string, []any) {
+			return s.stmt(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES (?, ?)
+	ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts`, s.name(node), s.time(now))
+		})
+		fill(&d.HeartbeatTasksSQL, func(node, tasks string, now time.Time) (string, []any) {
+			return s.stmt(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
+	ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts, task_names = excluded.task_names`,
+				s.name(node), s.time(now), tasks)
+		})
+		fill(&d.AcquireLeaseSQL, func(lease, owner string, until, now time.Time) (string, []any) {
+			return s.stmt(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES (?, ?, ?)
+	ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+	WHERE l.owner = excluded.owner OR l.expires_at <= ?`, s.name(lease), s.name(owner), s.time(until), s.time(now))
+		})
+		// A conflicting insert changes nothing; PutProperty then reads the
+		// value in place.
+		fill(&d.PutPropertySQL, func(id uuid.UUID, key, value string) (string, []any) {
+			return s.stmt(`INSERT INTO {prop} (job_id, prop_key, prop_value)
+	SELECT j.job_id, ?, ? FROM {job} j WHERE j.job_id = ?
+	ON CONFLICT (job_id, prop_key) DO NOTHING`, s.name(key), s.name(value), s.id(id))
+		})
+		fill(&d.InitStateSQL, func(id uuid.UUID, ns string, state []byte) (string, []any) {
+			return s.stmt(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)
+	ON CONFLICT (job_id, namespace) DO NOTHING`, s.id(id), s.name(ns), s.blob(state))
+		})
+	}
 	fill(&d.LeaseOwnerSQL, func(lease string) (string, []any) {
 		return s.stmt("SELECT owner FROM {lease} WHERE name = ?", s.name(lease))
 	})

@@ -115,19 +115,6 @@ func ReadProperties(rows Scanner, jobID uuid.UUID) (map[string]string, error) {
 	return out, nil
 }
 
-// ReadReadable reads the jobs of rows that decode, leaving out the rows
-// that do not: for reads that only look at jobs, such as recognising
-// applied completions.
-func ReadReadable(rows Cursor, decode func() (*spi.Job, error)) ([]*spi.Job, error) {
-	var out []*spi.Job
-	for rows.Next() {
-		if j, err := decode(); err == nil {
-			out = append(out, j)
-		}
-	}
-	return out, rows.Err()
-}
-
 // InChunks calls fn with consecutive chunks of at most n items (a
 // dialect's limit on an IN list or on the terms of a statement) and
 // returns what the calls returned, in order.

@@ -262,17 +262,7 @@ func TestDedupeAndSQLTx(t *testing.T) {
 	assert.ErrorContains(t, err, "nil transaction")
 }
 
-func TestReadReadableAndInChunks(t *testing.T) {
-	r := &fakeRows{n: 3}
-	jobs, err := sqlcore.ReadReadable(r, func() (*spi.Job, error) {
-		if r.at == 2 {
-			return nil, errors.New("corrupt")
-		}
-		return &spi.Job{ID: id(byte(r.at))}, nil
-	})
-	require.NoError(t, err)
-	assert.Equal(t, []*spi.Job{{ID: id(1)}, {ID: id(3)}}, jobs, "the row that does not decode is left out")
-
+func TestInChunks(t *testing.T) {
 	var sizes []int
 	got, err := sqlcore.InChunks([]uuid.UUID{id(1), id(2), id(3), id(4), id(5)}, 2, func(c []uuid.UUID) ([]int, error) {
 		sizes = append(sizes, len(c))
