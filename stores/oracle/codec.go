@@ -2,8 +2,6 @@ package oracle
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,28 +97,8 @@ func text(s string) any {
 	return s
 }
 
-// binds collects the positional binds of a statement: each call of add
-// returns the next placeholder, :1, :2, ..., in order of appearance, so a
-// value used twice is bound twice.
-type binds struct{ args []any }
-
-// add binds v and returns its placeholder.
-func (b *binds) add(v any) string {
-	b.args = append(b.args, v)
-	return ":" + strconv.Itoa(len(b.args))
-}
-
-// list binds vs and returns their placeholders separated by commas.
-func (b *binds) list(vs []any) string {
-	var s strings.Builder
-	for i, v := range vs {
-		if i > 0 {
-			s.WriteString(", ")
-		}
-		s.WriteString(b.add(v))
-	}
-	return s.String()
-}
+// newBinds returns the builder of a statement's :N binds.
+func newBinds() *sqlcore.Binds { return &sqlcore.Binds{Mark: syntax.Mark} }
 
 // idArgs returns stored ids as binds.
 func idArgs(ids [][]byte) []any { return sqlcore.Args(ids, nil) }

@@ -33,19 +33,18 @@ const (
 // emptyBlobsSQL stores EMPTY_BLOB() as the payload or result (column) of
 // the jobs ids.
 func emptyBlobsSQL(column string, ids [][]byte) (string, []any) {
-	var b binds
-	return "UPDATE scheduler_job SET " + column + " = EMPTY_BLOB() WHERE job_id IN (" + b.list(idArgs(ids)) + ")", b.args
+	return syntax.SQL("UPDATE {job} SET "+column+" = EMPTY_BLOB() WHERE job_id IN (?)", sqlcore.In(idArgs(ids)))
 }
 
 // listJobsSQL reads a page of at most limit jobs after the id after, of
 // one status (a literal) or of any ("").
 func listJobsSQL(after []byte, status spi.Status, limit int) (string, []any) {
-	var b binds
-	q := "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id > " + b.add(after)
+	b := newBinds()
+	q := "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id > " + b.Add(after)
 	if status != "" {
 		q += " AND j.status = '" + string(status) + "'"
 	}
-	return q + "\n\tORDER BY j.job_id FETCH FIRST " + b.add(int64(limit)) + " ROWS ONLY", b.args
+	return q + "\n\tORDER BY j.job_id FETCH FIRST " + b.Add(int64(limit)) + " ROWS ONLY", b.Args
 }
 
 // tagFilter is a spi.TagFilter in the form the claim statement takes.
@@ -80,7 +79,7 @@ func compileTags(f spi.TagFilter) tagFilter {
 // FIRST with FOR UPDATE). Jobs whose resource is full and jobs failing the
 // tag filter are passed over inside the scans.
 func claimCandidatesSQL(now time.Time, limit int, tasks []string, tf tagFilter) (string, []any) {
-	var b binds
+	b := newBinds()
 	var q strings.Builder
 	for i, task := range tasks {
 		for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
@@ -92,26 +91,26 @@ func claimCandidatesSQL(now time.Time, limit int, tasks []string, tf tagFilter) 
 		FROM scheduler_job x
 		WHERE x.status = 'PENDING' AND x.task_name = %s AND x.priority = %d AND x.scheduled_time <= %s
 			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM scheduler_job r
-				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`, b.add(text(task)), lvl, b.add(dbTime(now)))
+				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`, b.Add(text(task)), lvl, b.Add(dbTime(now)))
 			if len(tf.all) > 0 {
 				fmt.Fprintf(&q, `
 			AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s)) = %s`,
-					b.list(tf.all), b.add(int64(len(tf.all))))
+					b.List(tf.all), b.Add(int64(len(tf.all))))
 			}
 			if len(tf.any) > 0 {
 				fmt.Fprintf(&q, `
-			AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.list(tf.any))
+			AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.List(tf.any))
 			}
 			if len(tf.none) > 0 {
 				fmt.Fprintf(&q, `
-			AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.list(tf.none))
+			AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.List(tf.none))
 			}
 			fmt.Fprintf(&q, `
 		ORDER BY x.scheduled_time, x.job_id
-		FETCH FIRST %s ROWS ONLY)`, b.add(int64(limit)))
+		FETCH FIRST %s ROWS ONLY)`, b.Add(int64(limit)))
 		}
 	}
-	return q.String(), b.args
+	return q.String(), b.Args
 }
 
 // tasksPerStatement bounds the tasks of one candidates statement (five
@@ -125,37 +124,34 @@ const pendingTasksSQL = `SELECT DISTINCT task_name FROM scheduler_job WHERE stat
 // lockCandidatesSQL locks those of ids that are still PENDING, skipping
 // the rows other sessions hold, and returns them.
 func lockCandidatesSQL(ids [][]byte) (string, []any) {
-	var b binds
-	return "SELECT job_id FROM scheduler_job WHERE job_id IN (" + b.list(idArgs(ids)) + ") AND status = 'PENDING' FOR UPDATE SKIP LOCKED", b.args
+	return syntax.SQL("SELECT job_id FROM {job} WHERE job_id IN (?) AND status = 'PENDING' FOR UPDATE SKIP LOCKED", sqlcore.In(idArgs(ids)))
 }
 
 // lockResourceSQL locks one resource's row, waiting for other claimers.
 func lockResourceSQL(resource string) (string, []any) {
-	var b binds
-	return "SELECT resource_name FROM scheduler_resource WHERE resource_name = " + b.add(resource) + " FOR UPDATE", b.args
+	return syntax.SQL("SELECT resource_name FROM scheduler_resource WHERE resource_name = ? FOR UPDATE", resource)
 }
 
 // insertResourceSQL creates one resource's row (locked until the commit).
 func insertResourceSQL(resource string) (string, []any) {
-	var b binds
-	return "INSERT INTO scheduler_resource (resource_name) VALUES (" + b.add(resource) + ")", b.args
+	return syntax.SQL("INSERT INTO scheduler_resource (resource_name) VALUES (?)", resource)
 }
 
 // countHoldersSQL counts each resource's RUNNING jobs; the statement
 // starts after the resources' rows are locked, so its snapshot sees every
 // claim that held them before.
 func countHoldersSQL(resources []string) (string, []any) {
-	var b binds
+	b := newBinds()
 	var q strings.Builder
 	q.WriteString("SELECT r.name, (SELECT COUNT(*) FROM scheduler_job j WHERE j.resource_name = r.name AND j.status = 'RUNNING') FROM (")
 	for i, r := range resources {
 		if i > 0 {
 			q.WriteString(" UNION ALL ")
 		}
-		q.WriteString("SELECT CAST(" + b.add(r) + " AS VARCHAR2(255 CHAR)) AS name FROM DUAL")
+		q.WriteString("SELECT CAST(" + b.Add(r) + " AS VARCHAR2(255 CHAR)) AS name FROM DUAL")
 	}
 	q.WriteString(") r")
-	return q.String(), b.args
+	return q.String(), b.Args
 }
 
 // completeSQL applies completions, whose fence lockRunningSQL checked, in
@@ -164,38 +160,38 @@ func countHoldersSQL(resources []string) (string, []any) {
 // retry sets the due time, attempts and error and clears the owner; a
 // failure sets the finish time, attempts and error.
 func completeSQL(cs []spi.Completion) (string, []any) {
-	var b binds
+	b := newBinds()
 	var q strings.Builder
 	q.WriteString("BEGIN\n")
 	for _, c := range cs {
 		switch c.Outcome {
 		case spi.OutcomeSucceeded:
-			fin := b.add(nullDBTime(c.FinishedAt))
+			fin := b.Add(nullDBTime(c.FinishedAt))
 			result := "EMPTY_BLOB()"
 			if !isEmptyBlob(c.Result) {
-				result = b.add(blobArg(c.Result))
+				result = b.Add(blobArg(c.Result))
 			}
 			fmt.Fprintf(&q, "\tUPDATE scheduler_job SET status = 'SUCCEEDED', finished_time = %s, job_result = %s, result_type = %s",
-				fin, result, b.add(text(c.ResultType)))
+				fin, result, b.Add(text(c.ResultType)))
 		case spi.OutcomeRetry:
 			fmt.Fprintf(&q, "\tUPDATE scheduler_job SET status = 'PENDING', scheduled_time = %s, attempts = %s, last_error = %s, owner_node = NULL",
-				b.add(dbTime(c.RetryAt)), b.add(int64(c.Attempts)), b.add(clobArg(c.LastError)))
+				b.Add(dbTime(c.RetryAt)), b.Add(int64(c.Attempts)), b.Add(clobArg(c.LastError)))
 		case spi.OutcomeFailed:
 			fmt.Fprintf(&q, "\tUPDATE scheduler_job SET status = 'FAILED', finished_time = %s, attempts = %s, last_error = %s",
-				b.add(nullDBTime(c.FinishedAt)), b.add(int64(c.Attempts)), b.add(clobArg(c.LastError)))
+				b.Add(nullDBTime(c.FinishedAt)), b.Add(int64(c.Attempts)), b.Add(clobArg(c.LastError)))
 		}
-		fmt.Fprintf(&q, "\n\t\tWHERE job_id = %s AND claim_seq = %s AND status = 'RUNNING';\n", b.add(dbID(c.JobID)), b.add(c.ClaimSeq))
+		fmt.Fprintf(&q, "\n\t\tWHERE job_id = %s AND claim_seq = %s AND status = 'RUNNING';\n", b.Add(dbID(c.JobID)), b.Add(c.ClaimSeq))
 	}
 	q.WriteString("END;")
-	return q.String(), b.args
+	return q.String(), b.Args
 }
 
 // The completions fence their writes with the dialect's Running.
 func init() { dialect.WriteCompletions = writeCompletions }
 
-// syntax is how Oracle writes the portable statements: :N binds in order
-// of appearance, RAW ids, TIMESTAMP binds, ” as NULL, LOBs for long
-// values.
+// syntax is how Oracle writes the portable statements and its own: :N
+// binds in order of appearance, RAW ids, TIMESTAMP binds, the empty string
+// as NULL, LOBs for long values.
 var syntax = sqlcore.Syntax{
 	Mark:       func(i int) string { return ":" + strconv.Itoa(i) },
 	JobColumns: jobColumns,
@@ -256,92 +252,86 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 
 // heartbeatSQL registers a node or refreshes its heartbeat (MERGE).
 func heartbeatSQL(node string, now time.Time) (string, []any) {
-	var b binds
-	return `MERGE INTO scheduler_node n
-	USING (SELECT CAST(` + b.add(text(node)) + ` AS VARCHAR2(255 CHAR)) AS node_id, CAST(` + b.add(dbTime(now)) + ` AS TIMESTAMP(6)) AS ts FROM DUAL) s
+	return syntax.SQL(`MERGE INTO {node} n
+	USING (SELECT CAST(? AS VARCHAR2(255 CHAR)) AS node_id, CAST(? AS TIMESTAMP(6)) AS ts FROM DUAL) s
 	ON (n.node_id = s.node_id)
 	WHEN MATCHED THEN UPDATE SET n.heartbeat_ts = s.ts
-	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts) VALUES (s.node_id, s.ts)`, b.args
+	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts) VALUES (s.node_id, s.ts)`, text(node), dbTime(now))
 }
 
 // heartbeatTasksSQL is heartbeatSQL that records the node's tasks (their
 // stored form) too.
 func heartbeatTasksSQL(node, tasks string, now time.Time) (string, []any) {
-	var b binds
-	return `MERGE INTO scheduler_node n
-	USING (SELECT CAST(` + b.add(text(node)) + ` AS VARCHAR2(255 CHAR)) AS node_id, CAST(` + b.add(dbTime(now)) + ` AS TIMESTAMP(6)) AS ts,
-		TO_CLOB(` + b.add(tasks) + `) AS task_names FROM DUAL) s
+	return syntax.SQL(`MERGE INTO {node} n
+	USING (SELECT CAST(? AS VARCHAR2(255 CHAR)) AS node_id, CAST(? AS TIMESTAMP(6)) AS ts,
+		TO_CLOB(?) AS task_names FROM DUAL) s
 	ON (n.node_id = s.node_id)
 	WHEN MATCHED THEN UPDATE SET n.heartbeat_ts = s.ts, n.task_names = s.task_names
-	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts, task_names) VALUES (s.node_id, s.ts, s.task_names)`, b.args
+	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts, task_names) VALUES (s.node_id, s.ts, s.task_names)`, text(node), dbTime(now), tasks)
 }
 
 // acquireLeaseSQL renews or takes over the lease when owner holds it or it
 // expired, and creates it when missing (MERGE).
 func acquireLeaseSQL(name, owner string, expires, now time.Time) (string, []any) {
-	var b binds
-	return `MERGE INTO scheduler_lease l
-	USING (SELECT CAST(` + b.add(name) + ` AS VARCHAR2(255 CHAR)) AS name, CAST(` + b.add(owner) + ` AS VARCHAR2(255 CHAR)) AS owner,
-		CAST(` + b.add(dbTime(expires)) + ` AS TIMESTAMP(6)) AS expires_at, CAST(` + b.add(dbTime(now)) + ` AS TIMESTAMP(6)) AS now FROM DUAL) s
+	return syntax.SQL(`MERGE INTO {lease} l
+	USING (SELECT CAST(? AS VARCHAR2(255 CHAR)) AS name, CAST(? AS VARCHAR2(255 CHAR)) AS owner,
+		CAST(? AS TIMESTAMP(6)) AS expires_at, CAST(? AS TIMESTAMP(6)) AS now FROM DUAL) s
 	ON (l.name = s.name)
 	WHEN MATCHED THEN UPDATE SET l.owner = s.owner, l.expires_at = s.expires_at
 		WHERE l.owner = s.owner OR l.expires_at <= s.now
-	WHEN NOT MATCHED THEN INSERT (name, owner, expires_at) VALUES (s.name, s.owner, s.expires_at)`, b.args
+	WHEN NOT MATCHED THEN INSERT (name, owner, expires_at) VALUES (s.name, s.owner, s.expires_at)`, name, owner, dbTime(expires), dbTime(now))
 }
 
 // jobFenceSQL locks the job's row and reads its status and claim
 // sequence, so that no claim, completion or recovery changes them, and no
 // other state write of the job runs, until the commit.
 func jobFenceSQL(id []byte) (string, []any) {
-	var b binds
-	return "SELECT status, claim_seq FROM scheduler_job WHERE job_id = " + b.add(id) + " FOR UPDATE", b.args
+	return syntax.SQL("SELECT status, claim_seq FROM {job} WHERE job_id = ? FOR UPDATE", id)
 }
 
 // initStateSQL creates a namespace's state at version 0 unless it exists.
 func initStateSQL(id []byte, ns string, state []byte) (string, []any) {
-	var b binds
-	return "INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)\n\tSELECT " +
-		b.add(id) + ", " + b.add(text(ns)) + ", " + b.add(blobArg(state)) + ", 0 FROM DUAL" +
-		"\n\tWHERE NOT EXISTS (SELECT 1 FROM scheduler_job_state WHERE job_id = " + b.add(id) + " AND namespace = " + b.add(text(ns)) + ")", b.args
+	return syntax.SQL(`INSERT INTO {state} (job_id, namespace, state_json, version)
+	SELECT ?, ?, ?, 0 FROM DUAL
+	WHERE NOT EXISTS (SELECT 1 FROM {state} WHERE job_id = ? AND namespace = ?)`, id, text(ns), blobArg(state), id, text(ns))
 }
 
 // putPropertySQL inserts a property when the job exists and the key is
 // free (a racing writer of the key makes it fail with a unique
 // violation).
 func putPropertySQL(id []byte, key, value string) (string, []any) {
-	var b binds
-	return "INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)\n\tSELECT j.job_id, " + b.add(key) + ", " + b.add(text(value)) +
-		" FROM scheduler_job j WHERE j.job_id = " + b.add(id) +
-		"\n\tAND NOT EXISTS (SELECT 1 FROM scheduler_job_property p WHERE p.job_id = j.job_id AND p.prop_key = " + b.add(key) + ")", b.args
+	return syntax.SQL(`INSERT INTO {prop} (job_id, prop_key, prop_value)
+	SELECT j.job_id, ?, ? FROM {job} j WHERE j.job_id = ?
+	AND NOT EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND p.prop_key = ?)`, key, text(value), id, key)
 }
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with
 // prefix, compared character by character (no wildcards, no case
 // folding); the job's row even without properties.
 func propertiesByPrefixSQL(id []byte, prefix string) (string, []any) {
-	var b binds
+	b := newBinds()
 	cond := ""
 	if prefix != "" {
-		cond = " AND SUBSTR(p.prop_key, 1, LENGTH(" + b.add(prefix) + ")) = " + b.add(prefix)
+		cond = " AND SUBSTR(p.prop_key, 1, LENGTH(" + b.Add(prefix) + ")) = " + b.Add(prefix)
 	}
 	return `SELECT p.prop_key, p.prop_value FROM scheduler_job j
 	LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id` + cond + `
-	WHERE j.job_id = ` + b.add(id), b.args
+	WHERE j.job_id = ` + b.Add(id), b.Args
 }
 
 // findByPropertySQL lists the jobs whose property key equals value (NULL
 // for the empty value), in id order, at most limit when limit > 0.
 func findByPropertySQL(key, value string, limit int) (string, []any) {
-	var b binds
-	q := "SELECT job_id FROM scheduler_job_property WHERE prop_key = " + b.add(key)
+	b := newBinds()
+	q := "SELECT job_id FROM scheduler_job_property WHERE prop_key = " + b.Add(key)
 	if value == "" {
 		q += " AND prop_value IS NULL"
 	} else {
-		q += " AND prop_value = " + b.add(value)
+		q += " AND prop_value = " + b.Add(value)
 	}
 	q += " ORDER BY job_id"
 	if limit > 0 {
-		q += " FETCH FIRST " + b.add(int64(limit)) + " ROWS ONLY"
+		q += " FETCH FIRST " + b.Add(int64(limit)) + " ROWS ONLY"
 	}
-	return q, b.args
+	return q, b.Args
 }

@@ -57,31 +57,25 @@ type Syntax struct {
 var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node",
 	"lease": "lease", "state": "job_state", "prop": "job_property"}
 
-// in is an IN list: the one ? that stands for it in a template expands to
+// In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.
-type in []any
+type In []any
 
-// stmt renders template q, whose tables are written {job}, {tag}, {node},
+// SQL renders template q, whose tables are written {job}, {tag}, {node},
 // {lease}, {state} and {prop} and whose arguments are ?, with the
 // dialect's table names and placeholders.
-func (s *Syntax) stmt(q string, args ...any) (string, []any) {
+func (s *Syntax) SQL(q string, args ...any) (string, []any) {
 	var b strings.Builder
 	b.Grow(len(q) + 8*len(args))
-	out := make([]any, 0, len(args))
-	bind := func(v any) { out = append(out, v); b.WriteString(s.Mark(len(out))) }
+	out := Binds{Mark: s.Mark, Args: make([]any, 0, len(args))}
 	next := 0
 	for i := 0; i < len(q); i++ {
 		switch c := q[i]; {
 		case c == '?':
-			if l, ok := args[next].(in); ok {
-				for k, v := range l {
-					if k > 0 {
-						b.WriteString(", ")
-					}
-					bind(v)
-				}
+			if l, ok := args[next].(In); ok {
+				b.WriteString(out.List(l))
 			} else {
-				bind(args[next])
+				b.WriteString(out.Add(args[next]))
 			}
 			next++
 		case c == '{':
@@ -96,7 +90,33 @@ func (s *Syntax) stmt(q string, args ...any) (string, []any) {
 			b.WriteByte(c)
 		}
 	}
-	return b.String(), out
+	return b.String(), out.Args
+}
+
+// Binds numbers the arguments of a statement that a dialect builds piece
+// by piece, in its syntax: each Add binds a value and returns its
+// placeholder, so that a value used twice is bound twice.
+type Binds struct {
+	Mark func(i int) string
+	Args []any
+}
+
+// Add binds v and returns its placeholder.
+func (b *Binds) Add(v any) string {
+	b.Args = append(b.Args, v)
+	return b.Mark(len(b.Args))
+}
+
+// List binds vs and returns their placeholders, separated by commas.
+func (b *Binds) List(vs []any) string {
+	var s strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			s.WriteString(", ")
+		}
+		s.WriteString(b.Add(v))
+	}
+	return s.String()
 }
 
 // The encodings, with their defaults.
@@ -141,9 +161,9 @@ func (s *Syntax) blob(b []byte) any {
 	return b
 }
 
-func (s *Syntax) ids(ids []uuid.UUID) in { return in(Args(ids, s.id)) }
+func (s *Syntax) ids(ids []uuid.UUID) In { return In(Args(ids, s.id)) }
 
-func (s *Syntax) names(vs []string) in { return in(Args(vs, s.name)) }
+func (s *Syntax) names(vs []string) In { return In(Args(vs, s.name)) }
 
 // encode is enc(v), or v without an encoding.
 func encode[V any](enc func(V) any, v V) any {
@@ -203,7 +223,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		returning = "\n\tRETURNING priority"
 	}
 	jobs := func(where string, args ...any) (string, []any) {
-		return s.stmt("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE "+where, args...)
+		return s.SQL("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE "+where, args...)
 	}
 	fill(&d.JobsSQL, func(ids []uuid.UUID) (string, []any) { return jobs("j.job_id IN (?)", s.ids(ids)) })
 	fill(&d.GetJobSQL, func(id uuid.UUID) (string, []any) { return jobs("j.job_id = ?", s.id(id)) })
@@ -211,23 +231,23 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		return jobs("j.status = 'RUNNING' AND j.claimed_time = ? AND j.job_id IN (?)", s.time(now), s.ids(ids))
 	})
 	fill(&d.ClaimSQL, func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
-		return s.stmt(`UPDATE {job} SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
+		return s.SQL(`UPDATE {job} SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
 	WHERE status = 'PENDING' AND job_id IN (?)`, s.nullName(node), s.time(now), s.ids(ids))
 	})
 	fill(&d.FailCorruptSQL, func(now time.Time, msg string, id T, seq int64) (string, []any) {
 		q := `UPDATE {job} SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
 	WHERE job_id = ?`
 		if seq < 0 {
-			return s.stmt(q+" AND status = 'PENDING'", s.time(now), s.long(msg), id)
+			return s.SQL(q+" AND status = 'PENDING'", s.time(now), s.long(msg), id)
 		}
-		return s.stmt(q+" AND claim_seq = ? AND status = 'RUNNING'", s.time(now), s.long(msg), id, seq)
+		return s.SQL(q+" AND claim_seq = ? AND status = 'RUNNING'", s.time(now), s.long(msg), id, seq)
 	})
 	fill(&d.ExistingKeysSQL, func(keys []string) (string, []any) {
-		return s.stmt("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?)", s.names(keys))
+		return s.SQL("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?)", s.names(keys))
 	})
 	// The insert is built directly, not from a template: it is the
 	// largest statement, on the path of every submission.
-	table, _ := s.stmt("{job}")
+	table, _ := s.SQL("{job}")
 	fill(&d.InsertJobsSQL, func(jobs []*spi.Job) (string, []any, error) {
 		args := make([]any, 0, len(jobs)*numInsertArgs)
 		var q strings.Builder
@@ -261,112 +281,112 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		for _, t := range tags {
 			args = append(args, s.id(t.ID), s.name(t.Tag))
 		}
-		return s.stmt("INSERT INTO {tag} (job_id, tag) VALUES "+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(tags)), ", "), args...)
+		return s.SQL("INSERT INTO {tag} (job_id, tag) VALUES "+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(tags)), ", "), args...)
 	})
 	fill(&d.RetryFailedSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.stmt(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
+		return s.SQL(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
 		scheduled_time = ?, finished_time = NULL, owner_node = NULL
 	WHERE job_id = ? AND status = 'FAILED'`+returning, s.time(now), s.id(id))
 	})
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.stmt("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status = 'PENDING'"+returning, s.time(now), s.id(id))
+		return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status = 'PENDING'"+returning, s.time(now), s.id(id))
 	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
-		return s.stmt("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
+		return s.SQL("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
 	})
 	fill(&d.RunningSQL, func(ids []uuid.UUID, lock bool) (string, []any) {
 		if lock {
-			return s.stmt("SELECT job_id, claim_seq FROM {job}"+s.LockHint+"\n\tWHERE status = 'RUNNING' AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+			return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.LockHint+"\n\tWHERE status = 'RUNNING' AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
 		}
-		return s.stmt("SELECT job_id, claim_seq FROM {job}\n\tWHERE status = 'RUNNING' AND job_id IN (?)", s.ids(ids))
+		return s.SQL("SELECT job_id, claim_seq FROM {job}\n\tWHERE status = 'RUNNING' AND job_id IN (?)", s.ids(ids))
 	})
 	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
-		return s.stmt(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
+		return s.SQL(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
 	WHERE status = 'RUNNING' AND job_id IN (?)`+returning, s.time(now), s.ids(ids))
 	})
 	fill(&d.DeregisterSQL, func(node string) (string, []any) {
-		return s.stmt("DELETE FROM {node} WHERE node_id = ?", s.name(node))
+		return s.SQL("DELETE FROM {node} WHERE node_id = ?", s.name(node))
 	})
 	fill(&d.LiveNodesSQL, func(since time.Time) (string, []any) {
-		return s.stmt(LiveNodesSQL("{node}", "?"), s.time(since))
+		return s.SQL(LiveNodesSQL("{node}", "?"), s.time(since))
 	})
 	if d.PendingCountSQL == "" {
-		d.PendingCountSQL, _ = s.stmt(PendingTasksCountSQL("{job}"))
+		d.PendingCountSQL, _ = s.SQL(PendingTasksCountSQL("{job}"))
 	}
 	if d.PendingTasksSQL == "" {
-		d.PendingTasksSQL, _ = s.stmt(PendingTasksSQL("{job}"))
+		d.PendingTasksSQL, _ = s.SQL(PendingTasksSQL("{job}"))
 	}
 	fill(&d.OrphansSQL, func(cutoff time.Time, nodes []string) (string, []any) {
 		named, args := "", []any{}
 		if len(nodes) > 0 {
 			named, args = "j.owner_node IN (?) OR ", []any{s.names(nodes)}
 		}
-		return s.stmt(`SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
+		return s.SQL(`SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority
 	FROM {job} j`+s.LockHint+`
 	WHERE j.status = 'RUNNING' AND (`+named+`NOT EXISTS (SELECT 1 FROM {node} n
 		WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= ?))
 	ORDER BY j.job_id`+s.LockOn, append(args, s.time(cutoff))...)
 	})
 	fill(&d.RequeueSQL, func(now time.Time, ids []T) (string, []any) {
-		return s.stmt(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
+		return s.SQL(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
 		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = 'RUNNING' AND job_id IN (?)`, s.time(now), in(Args(ids, nil)))
+	WHERE status = 'RUNNING' AND job_id IN (?)`, s.time(now), In(Args(ids, nil)))
 	})
 	fill(&d.BurySQL, func(now time.Time, lastError string, ids []T) (string, []any) {
-		return s.stmt(`UPDATE {job} SET status = 'FAILED', last_error = ?, finished_time = ?,
+		return s.SQL(`UPDATE {job} SET status = 'FAILED', last_error = ?, finished_time = ?,
 		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = 'RUNNING' AND job_id IN (?)`, s.long(lastError), s.time(now), in(Args(ids, nil)))
+	WHERE status = 'RUNNING' AND job_id IN (?)`, s.long(lastError), s.time(now), In(Args(ids, nil)))
 	})
 	fill(&d.DeleteNodesSQL, func(cutoff time.Time, nodes []string) (string, []any) {
 		if len(nodes) == 0 {
-			return s.stmt("DELETE FROM {node} WHERE heartbeat_ts < ?", s.time(cutoff))
+			return s.SQL("DELETE FROM {node} WHERE heartbeat_ts < ?", s.time(cutoff))
 		}
-		return s.stmt("DELETE FROM {node} WHERE heartbeat_ts < ? OR node_id IN (?)", s.time(cutoff), s.names(nodes))
+		return s.SQL("DELETE FROM {node} WHERE heartbeat_ts < ? OR node_id IN (?)", s.time(cutoff), s.names(nodes))
 	})
 	if s.OnConflict {
 		fill(&d.HeartbeatSQL, func(node string, now time.Time) (string, []any) {
-			return s.stmt(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES (?, ?)
+			return s.SQL(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES (?, ?)
 	ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts`, s.name(node), s.time(now))
 		})
 		fill(&d.HeartbeatTasksSQL, func(node, tasks string, now time.Time) (string, []any) {
-			return s.stmt(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
+			return s.SQL(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
 	ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts, task_names = excluded.task_names`,
 				s.name(node), s.time(now), tasks)
 		})
 		fill(&d.AcquireLeaseSQL, func(lease, owner string, until, now time.Time) (string, []any) {
-			return s.stmt(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES (?, ?, ?)
+			return s.SQL(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES (?, ?, ?)
 	ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 	WHERE l.owner = excluded.owner OR l.expires_at <= ?`, s.name(lease), s.name(owner), s.time(until), s.time(now))
 		})
 		// A conflicting insert changes nothing; PutProperty then reads the
 		// value in place.
 		fill(&d.PutPropertySQL, func(id uuid.UUID, key, value string) (string, []any) {
-			return s.stmt(`INSERT INTO {prop} (job_id, prop_key, prop_value)
+			return s.SQL(`INSERT INTO {prop} (job_id, prop_key, prop_value)
 	SELECT j.job_id, ?, ? FROM {job} j WHERE j.job_id = ?
 	ON CONFLICT (job_id, prop_key) DO NOTHING`, s.name(key), s.name(value), s.id(id))
 		})
 		fill(&d.InitStateSQL, func(id uuid.UUID, ns string, state []byte) (string, []any) {
-			return s.stmt(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)
+			return s.SQL(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)
 	ON CONFLICT (job_id, namespace) DO NOTHING`, s.id(id), s.name(ns), s.blob(state))
 		})
 	}
 	fill(&d.LeaseOwnerSQL, func(lease string) (string, []any) {
-		return s.stmt("SELECT owner FROM {lease} WHERE name = ?", s.name(lease))
+		return s.SQL("SELECT owner FROM {lease} WHERE name = ?", s.name(lease))
 	})
 	fill(&d.ReleaseLeaseSQL, func(lease, owner string) (string, []any) {
-		return s.stmt("DELETE FROM {lease} WHERE name = ? AND owner = ?", s.name(lease), s.name(owner))
+		return s.SQL("DELETE FROM {lease} WHERE name = ? AND owner = ?", s.name(lease), s.name(owner))
 	})
 	fill(&d.GetStateSQL, func(id uuid.UUID, ns string) (string, []any) {
-		return s.stmt(`SELECT s.state_json, s.version FROM {job} j
+		return s.SQL(`SELECT s.state_json, s.version FROM {job} j
 	LEFT JOIN {state} s ON s.job_id = j.job_id AND s.namespace = ?
 	WHERE j.job_id = ?`, s.name(ns), s.id(id))
 	})
 	fill(&d.UpdateStateSQL, func(id uuid.UUID, ns string, state []byte, expected int64) (string, []any) {
-		return s.stmt(`UPDATE {state} SET state_json = ?, version = version + 1
+		return s.SQL(`UPDATE {state} SET state_json = ?, version = version + 1
 	WHERE job_id = ? AND namespace = ? AND version = ?`, s.blob(state), s.id(id), s.name(ns), expected)
 	})
 	fill(&d.GetPropertySQL, func(id uuid.UUID, key string) (string, []any) {
-		return s.stmt(`SELECT p.prop_key, p.prop_value FROM {job} j
+		return s.SQL(`SELECT p.prop_key, p.prop_value FROM {job} j
 	LEFT JOIN {prop} p ON p.job_id = j.job_id AND p.prop_key = ?
 	WHERE j.job_id = ?`, s.name(key), s.id(id))
 	})
