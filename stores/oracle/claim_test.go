@@ -82,12 +82,12 @@ func TestClaimOfTasks(t *testing.T) {
 
 	j := job(spi.PriorityNormal, t0.Add(-time.Minute))
 	srv := newClaimServer(j)
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Len(t, got, 1)
-	assert.Equal(t, pendingTasksSQL, f.log[1], "a claim without tasks reads the pending tasks first")
+	assert.Equal(t, pendingTasksSQL, f.Log[1], "a claim without tasks reads the pending tasks first")
 }
 
 func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, error) {
@@ -101,50 +101,50 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 	}
 	switch {
 	case q == pendingTasksSQL:
-		set := fakeSet{cols: []string{"task_name"}}
+		set := fakeSet{Cols: []string{"task_name"}}
 		seen := map[string]bool{}
 		for _, j := range cs.pending {
 			if !seen[j.TaskName] {
 				seen[j.TaskName] = true
-				set.rows = append(set.rows, []driver.Value{j.TaskName})
+				set.Rows = append(set.Rows, []driver.Value{j.TaskName})
 			}
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.Contains(q, "FETCH FIRST") && strings.Contains(q, "x.status = 'PENDING'"):
-		set := fakeSet{cols: candidateCols}
+		set := fakeSet{Cols: candidateCols}
 		for _, j := range cs.pending {
 			var res driver.Value
 			if j.Resource != "" {
 				res = j.Resource
 			}
-			set.rows = append(set.rows, []driver.Value{j.ID[:], int64(j.Priority), j.ScheduledAt, res, int64(j.ResourceLimit)})
+			set.Rows = append(set.Rows, []driver.Value{j.ID[:], int64(j.Priority), j.ScheduledAt, res, int64(j.ResourceLimit)})
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasSuffix(q, "FOR UPDATE SKIP LOCKED"):
-		set := fakeSet{cols: []string{"job_id"}}
+		set := fakeSet{Cols: []string{"job_id"}}
 		for _, a := range args {
 			id := uuid.UUID(a.Value.([]byte))
 			if cs.pending[id] != nil && !cs.lockedByOthers[id] {
-				set.rows = append(set.rows, []driver.Value{id[:]})
+				set.Rows = append(set.Rows, []driver.Value{id[:]})
 			}
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasPrefix(q, "SELECT resource_name FROM scheduler_resource"):
 		name := args[0].Value.(string)
-		set := fakeSet{cols: []string{"resource_name"}}
+		set := fakeSet{Cols: []string{"resource_name"}}
 		if cs.resources[name] {
-			set.rows = append(set.rows, []driver.Value{name})
+			set.Rows = append(set.Rows, []driver.Value{name})
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasPrefix(q, "INSERT INTO scheduler_resource"):
 		cs.resources[args[0].Value.(string)] = true
-		return fakeResult{affected: 1}, nil
+		return fakeResult{Affected: 1}, nil
 	case strings.HasPrefix(q, "SELECT r.name"):
-		set := fakeSet{cols: []string{"name", "count"}}
+		set := fakeSet{Cols: []string{"name", "count"}}
 		for _, a := range args {
-			set.rows = append(set.rows, []driver.Value{a.Value.(string), cs.holders[a.Value.(string)]})
+			set.Rows = append(set.Rows, []driver.Value{a.Value.(string), cs.holders[a.Value.(string)]})
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasPrefix(q, "UPDATE scheduler_job SET status = 'RUNNING'"):
 		node, now := args[0].Value.(string), argTime(args[1].Value)
 		n := 0
@@ -158,7 +158,7 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 				n++
 			}
 		}
-		return fakeResult{affected: int64(n)}, nil
+		return fakeResult{Affected: int64(n)}, nil
 	case strings.HasPrefix(q, "SELECT "+jobColumns):
 		var jobs []*spi.Job
 		for _, a := range args {
@@ -168,7 +168,7 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 				}
 			}
 		}
-		return fakeResult{sets: []fakeSet{jobSet(jobs...)}}, nil
+		return fakeResult{Sets: []fakeSet{jobSet(jobs...)}}, nil
 	}
 	return fakeResult{}, nil
 }
@@ -187,7 +187,7 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 	norm := job(spi.PriorityNormal, t0.Add(-time.Minute))
 	later := job(spi.PriorityNormal, t0.Add(-30*time.Second))
 	srv := newClaimServer(low, crit, norm, later)
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "node-a", Limit: 3, Now: t0, BoostInterval: 15 * time.Minute})
@@ -199,15 +199,15 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 		assert.Equal(t, int64(1), j.ClaimSeq)
 		assert.Equal(t, t0, j.ClaimedAt)
 	}
-	stmts := f.statements()
+	stmts := f.Statements()
 	require.Len(t, stmts, 6, "%q", stmts)
 	assert.Equal(t, "BEGIN", stmts[0])
-	assert.Contains(t, f.log[1], "FETCH FIRST :3 ROWS ONLY")
-	assert.NotContains(t, f.log[1], "FOR UPDATE", "Oracle refuses a row limit with FOR UPDATE")
-	assert.True(t, strings.HasSuffix(f.log[2], "AND status = 'PENDING' FOR UPDATE SKIP LOCKED"))
-	assert.Equal(t, []any{low.ID[:], crit.ID[:], norm.ID[:]}, values(f.args[2]), "the best three are locked, in claim order")
-	assert.True(t, strings.HasPrefix(f.log[3], "UPDATE scheduler_job SET status = 'RUNNING'"))
-	assert.True(t, strings.HasPrefix(f.log[4], "SELECT j.job_id"))
+	assert.Contains(t, f.Log[1], "FETCH FIRST :3 ROWS ONLY")
+	assert.NotContains(t, f.Log[1], "FOR UPDATE", "Oracle refuses a row limit with FOR UPDATE")
+	assert.True(t, strings.HasSuffix(f.Log[2], "AND status = 'PENDING' FOR UPDATE SKIP LOCKED"))
+	assert.Equal(t, []any{low.ID[:], crit.ID[:], norm.ID[:]}, values(f.Args[2]), "the best three are locked, in claim order")
+	assert.True(t, strings.HasPrefix(f.Log[3], "UPDATE scheduler_job SET status = 'RUNNING'"))
+	assert.True(t, strings.HasPrefix(f.Log[4], "SELECT j.job_id"))
 	assert.Equal(t, "COMMIT", stmts[5])
 	assert.Contains(t, srv.pending, later.ID)
 }
@@ -224,15 +224,15 @@ func TestClaimReplacesJobsOthersHold(t *testing.T) {
 	a, b, c := job(spi.PriorityHigh, t0.Add(-3*time.Minute)), job(spi.PriorityHigh, t0.Add(-2*time.Minute)), job(spi.PriorityHigh, t0.Add(-time.Minute))
 	srv := newClaimServer(a, b, c)
 	srv.lockedByOthers[a.ID] = true
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 2, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{b.ID, c.ID}, claimIDs(got), "the job another session holds is replaced by the next best")
 	var locks [][]any
-	for i, q := range f.log {
+	for i, q := range f.Log {
 		if strings.HasSuffix(q, "FOR UPDATE SKIP LOCKED") {
-			locks = append(locks, values(f.args[i]))
+			locks = append(locks, values(f.Args[i]))
 		}
 	}
 	assert.Equal(t, [][]any{{a.ID[:], b.ID[:]}, {c.ID[:]}}, locks, "two lock rounds")
@@ -242,12 +242,12 @@ func TestClaimRetriesADeadlockWithoutLosingJobs(t *testing.T) {
 	a, b := job(spi.PriorityHigh, t0.Add(-time.Minute)), job(spi.PriorityLow, t0.Add(-time.Minute))
 	srv := newClaimServer(a, b)
 	srv.fail["UPDATE scheduler_job SET status = 'RUNNING'"] = []error{deadlock}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got))
-	stmts := f.statements()
+	stmts := f.Statements()
 	assert.Equal(t, "ROLLBACK", stmts[4], "%q", stmts)
 	assert.Equal(t, "COMMIT", stmts[len(stmts)-1])
 	assert.Equal(t, 2, strings.Count(strings.Join(stmts, "\n"), "BEGIN"))
@@ -256,40 +256,40 @@ func TestClaimRetriesADeadlockWithoutLosingJobs(t *testing.T) {
 func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
 	a, b := job(spi.PriorityHigh, t0.Add(-time.Minute)), job(spi.PriorityLow, t0.Add(-time.Minute))
 	srv := newClaimServer(a, b)
-	f := &fakeDB{handler: srv.handle, commits: []error{driver.ErrBadConn}}
+	f := &fakeDB{Handler: srv.handle, Commits: []error{driver.ErrBadConn}}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got), "the retry returns the jobs the lost commit claimed")
-	stmts := f.statements()
+	stmts := f.Statements()
 	require.Len(t, stmts, 9, "%q", stmts)
 	assert.Equal(t, "COMMIT", stmts[5])
 	assert.Equal(t, "BEGIN", stmts[6])
-	assert.Contains(t, f.log[7], "j.status = 'RUNNING' AND j.claimed_time = :1 AND j.job_id IN (:2, :3)", "the retry first adopts, and claims nothing new")
+	assert.Contains(t, f.Log[7], "j.status = 'RUNNING' AND j.claimed_time = :1 AND j.job_id IN (:2, :3)", "the retry first adopts, and claims nothing new")
 	assert.Equal(t, "COMMIT", stmts[8])
 }
 
 func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	srv := newClaimServer(job(spi.PriorityHigh, t0))
 	srv.fail["SELECT * FROM ("] = []error{deadlock, deadlock, deadlock}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{Retries: 2})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errRetriesExhausted)
 	assert.Contains(t, err.Error(), "ORA-00060")
-	assert.Equal(t, 3, strings.Count(strings.Join(f.statements(), "\n"), "BEGIN"))
+	assert.Equal(t, 3, strings.Count(strings.Join(f.Statements(), "\n"), "BEGIN"))
 }
 
 func TestClaimDoesNotRetryOtherErrors(t *testing.T) {
 	srv := newClaimServer(job(spi.PriorityHigh, t0))
 	srv.fail["SELECT * FROM ("] = []error{oraErr(942, "table or view does not exist")}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "oracle: claim jobs: ORA-00942")
-	assert.Equal(t, []string{"BEGIN", "SELECT * FROM (", "ROLLBACK"}, f.statements())
+	assert.Equal(t, []string{"BEGIN", "SELECT * FROM (", "ROLLBACK"}, f.Statements())
 }
 
 func TestClaimPermits(t *testing.T) {
@@ -306,18 +306,18 @@ func TestClaimPermits(t *testing.T) {
 	srv.holders["gpu"] = 1
 	srv.holders["api"] = 1 // full
 	srv.resources["gpu"] = true
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 10, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{jobs[0].ID, jobs[1].ID, plain.ID}, claimIDs(got), "two of gpu in order, none of the full api, the plain job")
 	var order []string
-	for i, q := range f.log {
+	for i, q := range f.Log {
 		switch {
 		case strings.HasPrefix(q, "SELECT resource_name FROM scheduler_resource"):
-			order = append(order, "lock "+f.args[i][0].Value.(string))
+			order = append(order, "lock "+f.Args[i][0].Value.(string))
 		case strings.HasPrefix(q, "INSERT INTO scheduler_resource"):
-			order = append(order, "create "+f.args[i][0].Value.(string))
+			order = append(order, "create "+f.Args[i][0].Value.(string))
 		case strings.HasPrefix(q, "SELECT r.name"):
 			order = append(order, "count")
 		case strings.HasSuffix(q, "FOR UPDATE SKIP LOCKED"):
@@ -330,15 +330,15 @@ func TestClaimPermits(t *testing.T) {
 
 func TestClaimWithTagsBindsThemPerLevel(t *testing.T) {
 	srv := newClaimServer()
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0,
 		Tags: spi.TagFilter{All: []string{"gpu", "eu", "gpu"}, Any: []string{"a%"}, None: []string{"x'y"}}})
 	require.NoError(t, err)
-	args := values(f.args[1])
+	args := values(f.Args[1])
 	require.Len(t, args, 5*8)
 	assert.Equal(t, []any{"send-email", go_ora.TimeStamp(t0), "gpu", "eu", int64(2), "a%", "x'y", int64(5)}, args[:8], "the task, now, All (without repeats) and its count, Any, None, the limit")
-	assert.NotContains(t, f.log[1], "gpu", "tags are never spliced into the text")
+	assert.NotContains(t, f.Log[1], "gpu", "tags are never spliced into the text")
 }
 
 // completeServer answers completion statements from a table of jobs.
@@ -349,13 +349,13 @@ type completeServer struct {
 func (cs *completeServer) handle(q string, args []driver.NamedValue) (fakeResult, error) {
 	switch {
 	case strings.HasPrefix(q, "SELECT job_id, claim_seq FROM scheduler_job"):
-		set := fakeSet{cols: []string{"job_id", "claim_seq"}}
+		set := fakeSet{Cols: []string{"job_id", "claim_seq"}}
 		for _, a := range args {
 			if j := cs.jobs[uuid.UUID(a.Value.([]byte))]; j != nil && j.Status == spi.StatusRunning {
-				set.rows = append(set.rows, []driver.Value{j.ID[:], j.ClaimSeq})
+				set.Rows = append(set.Rows, []driver.Value{j.ID[:], j.ClaimSeq})
 			}
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasPrefix(q, "BEGIN"):
 		// Apply each fenced UPDATE of the block, reading "column = :n".
 		for _, stmt := range strings.Split(q, ";") {
@@ -396,7 +396,7 @@ func (cs *completeServer) handle(q string, args []driver.NamedValue) (fakeResult
 				jobs = append(jobs, j)
 			}
 		}
-		return fakeResult{sets: []fakeSet{jobSet(jobs...)}}, nil
+		return fakeResult{Sets: []fakeSet{jobSet(jobs...)}}, nil
 	}
 	return fakeResult{}, nil
 }
@@ -414,7 +414,7 @@ func TestCompleteLocksThenWritesOneBlock(t *testing.T) {
 	a, b, c := running(job(spi.PriorityNormal, t0), "n"), running(job(spi.PriorityNormal, t0), "n"), running(job(spi.PriorityNormal, t0), "n")
 	d := running(job(spi.PriorityNormal, t0), "n")
 	srv := &completeServer{jobs: map[uuid.UUID]*spi.Job{a.ID: a, b.ID: b, c.ID: c, d.ID: d}}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	done := t0.Add(time.Minute)
 	big := []byte(strings.Repeat("x", maxInlineRaw+1))
@@ -429,18 +429,18 @@ func TestCompleteLocksThenWritesOneBlock(t *testing.T) {
 	got, err := s.CompleteJobs(context.Background(), cs)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, true, false, false, true, true}, got)
-	stmts := f.statements()
+	stmts := f.Statements()
 	require.Len(t, stmts, 5)
 	assert.Equal(t, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job", "BEGIN"}, stmts[:3])
 	assert.True(t, strings.HasPrefix(stmts[3], "SELECT j.job_id, j.task_name"), "the stale entry's job is read back, to recognise a replayed completion: %s", stmts[3])
 	assert.Equal(t, "COMMIT", stmts[4])
-	block := f.log[2]
+	block := f.Log[2]
 	assert.Equal(t, 4, strings.Count(block, "UPDATE scheduler_job"), "one fenced UPDATE per current claim")
 	assert.Equal(t, 4, strings.Count(block, "AND status = 'RUNNING';"))
 	assert.Contains(t, block, "job_result = EMPTY_BLOB()", "an empty result is EMPTY_BLOB(), not NULL")
 	assert.True(t, strings.HasSuffix(block, "END;"))
 	var blobs int
-	for _, a := range f.args[2] {
+	for _, a := range f.Args[2] {
 		if _, ok := a.Value.(go_ora.Blob); ok {
 			blobs++
 		}
@@ -455,9 +455,9 @@ func TestCompleteLocksThenWritesOneBlock(t *testing.T) {
 func TestCompleteRetriesADeadlockAndRecognizesALostCommit(t *testing.T) {
 	a := running(job(spi.PriorityNormal, t0), "n")
 	srv := &completeServer{jobs: map[uuid.UUID]*spi.Job{a.ID: a}}
-	f := &fakeDB{commits: []error{driver.ErrBadConn}}
+	f := &fakeDB{Commits: []error{driver.ErrBadConn}}
 	calls := 0
-	f.handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
 		if calls++; calls == 1 {
 			return fakeResult{}, deadlock
 		}
@@ -467,7 +467,7 @@ func TestCompleteRetriesADeadlockAndRecognizesALostCommit(t *testing.T) {
 	got, err := s.CompleteJobs(context.Background(), []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: a.ID, ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0, Result: []byte(`1`)}})
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true}, got, "applied by the commit whose answer was lost")
-	stmts := f.statements()
+	stmts := f.Statements()
 	assert.Equal(t, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job", "ROLLBACK",
 		"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job", "BEGIN", "COMMIT",
 		"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job", "SELECT " + firstLine(jobColumns), "COMMIT"}, stmts)
@@ -478,5 +478,5 @@ func TestCompleteRefusesUnknownOutcomes(t *testing.T) {
 	s := fakeStore(t, f, Options{})
 	_, err := s.CompleteJobs(context.Background(), []spi.Completion{{Outcome: 9}})
 	require.Error(t, err)
-	assert.Empty(t, f.statements())
+	assert.Empty(t, f.Statements())
 }

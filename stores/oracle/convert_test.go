@@ -9,10 +9,10 @@ import (
 // decodeRow decodes one raw job row (the columns of jobColumnList) as the
 // store reads it back, through a one-row query on a throw-away fake.
 func decodeRow(row []driver.Value) (*spi.Job, error) {
-	f := &fakeDB{t: nopT{}, handler: func(string, []driver.NamedValue) (fakeResult, error) {
-		return fakeResult{sets: []fakeSet{{cols: jobColumnList, rows: [][]driver.Value{row}}}}, nil
+	f := &fakeDB{Handler: func(string, []driver.NamedValue) (fakeResult, error) {
+		return fakeResult{Sets: []fakeSet{{Cols: jobColumnList, Rows: [][]driver.Value{row}}}}, nil
 	}}
-	db := f.open()
+	db := f.Open()
 	defer db.Close()
 	rows, err := db.Query("SELECT 1")
 	if err != nil {

@@ -1,14 +1,11 @@
 package oracle
 
 import (
-	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,87 +17,20 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// fakeDB is a database/sql driver that records every statement and answers
-// with what a test's handler returns: the claim and completion paths are
-// checked against it without a server. Every statement is checked to name
-// exactly the binds :1..:N given to it, each once, in order.
-type fakeDB struct {
-	t       testing.TB
-	mu      sync.Mutex
-	log     []string // "BEGIN", "COMMIT", "ROLLBACK" and the statements
-	args    [][]driver.NamedValue
-	handler func(q string, args []driver.NamedValue) (fakeResult, error)
-	commits []error // errors of successive commits (nil: success)
-}
+// fakeDB is the fake database of the offline tests: it records every
+// statement and answers with what a test's handler returns, so that every
+// store method is checked without a server. fakeStore makes it check each
+// statement's placeholders (checkParams).
+type fakeDB = fakesql.Recorder
 
-// fakeResult is the answer to one statement.
-type fakeResult struct {
-	sets     []fakeSet
-	affected int64
-}
+// fakeResult is the answer to one statement, fakeSet one result set.
+type (
+	fakeResult = fakesql.Result
+	fakeSet    = fakesql.Set
+)
 
-// fakeSet is one result set.
-type fakeSet struct {
-	cols []string
-	rows [][]driver.Value
-}
-
-// open returns a *sql.DB on the fake.
-func (f *fakeDB) open() *sql.DB { return fakesql.Open(fakeBackend{f}) }
-
-// fakeBackend answers fakesql's driver from the fake.
-type fakeBackend struct{ f *fakeDB }
-
-func (b fakeBackend) Run(q string, args []driver.NamedValue) ([]fakesql.Set, int64, error) {
-	res, err := b.f.run(q, args)
-	if err != nil {
-		return nil, 0, err
-	}
-	sets := make([]fakesql.Set, len(res.sets))
-	for i, s := range res.sets {
-		sets[i] = fakesql.Set{Cols: s.cols, Rows: s.rows}
-	}
-	return sets, res.affected, nil
-}
-
-func (b fakeBackend) Record(what string) { b.f.record(what, nil) }
-
-func (b fakeBackend) Commit() error {
-	b.f.mu.Lock()
-	defer b.f.mu.Unlock()
-	if len(b.f.commits) == 0 {
-		return nil
-	}
-	err := b.f.commits[0]
-	b.f.commits = b.f.commits[1:]
-	return err
-}
-
-// statements returns the log, each statement shortened to its first line.
-func (f *fakeDB) statements() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]string, len(f.log))
-	for i, q := range f.log {
-		out[i] = firstLine(q)
-	}
-	return out
-}
-
-func firstLine(q string) string {
-	q = strings.TrimSpace(q)
-	if i := strings.IndexByte(q, '\n'); i >= 0 {
-		q = q[:i]
-	}
-	return q
-}
-
-func (f *fakeDB) record(q string, args []driver.NamedValue) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.log = append(f.log, q)
-	f.args = append(f.args, args)
-}
+// firstLine is the first line of a statement.
+var firstLine = fakesql.FirstLine
 
 var paramRef = regexp.MustCompile(`:([0-9]+)\b`)
 
@@ -125,20 +55,11 @@ func checkParams(t testing.TB, q string, n int) {
 	}
 }
 
-func (f *fakeDB) run(q string, args []driver.NamedValue) (fakeResult, error) {
-	checkParams(f.t, q, len(args))
-	f.record(q, args)
-	if f.handler == nil {
-		return fakeResult{}, nil
-	}
-	return f.handler(q, args)
-}
-
 // jobSet is a result set of job rows as the server returns jobColumns.
 func jobSet(jobs ...*spi.Job) fakeSet {
-	set := fakeSet{cols: jobColumnList}
+	set := fakeSet{Cols: jobColumnList}
 	for _, j := range jobs {
-		set.rows = append(set.rows, jobRow(j))
+		set.Rows = append(set.Rows, jobRow(j))
 	}
 	return set
 }
@@ -201,8 +122,8 @@ var deadlock = oraErr(oraDeadlock, "deadlock detected while waiting for resource
 // pause between retries.
 func fakeStore(t *testing.T, f *fakeDB, opts Options) *Store {
 	t.Helper()
-	f.t = t
-	s := wrap(f.open(), opts, true)
+	f.Check = func(q string, args []driver.NamedValue) { checkParams(t, q, len(args)) }
+	s := wrap(f.Open(), opts, true)
 	s.pause = func(int) time.Duration { return 0 }
 	t.Cleanup(func() { _ = s.Close() })
 	return s

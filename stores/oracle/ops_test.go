@@ -24,17 +24,17 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 	j.Tags, j.IdempotencyKey, j.Payload = []string{"a", "b", "a"}, "k", []byte{}
 	answer := map[string]fakeResult{}
 	f := &fakeDB{}
-	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
 		for prefix, r := range answer {
 			if strings.HasPrefix(q, prefix) {
 				return r, nil
 			}
 		}
-		return fakeResult{affected: 1}, nil
+		return fakeResult{Affected: 1}, nil
 	}
 	s := fakeStore(t, f, Options{})
 	one := func(cols []string, row ...driver.Value) fakeResult {
-		return fakeResult{sets: []fakeSet{{cols: cols, rows: [][]driver.Value{row}}}}
+		return fakeResult{Sets: []fakeSet{{Cols: cols, Rows: [][]driver.Value{row}}}}
 	}
 	with := func(prefix string, r fakeResult, fn func() error) func() error {
 		return func() error {
@@ -57,7 +57,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			"INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,",
 			"UPDATE scheduler_job SET payload = EMPTY_BLOB() WHERE job_id IN (:1)",
 			"INSERT INTO scheduler_job_tag (job_id, tag) VALUES (:1, :2), (:3, :4)", "COMMIT"}},
-		{"GetJob", with("SELECT j.job_id", fakeResult{sets: []fakeSet{jobSet(j)}}, func() error {
+		{"GetJob", with("SELECT j.job_id", fakeResult{Sets: []fakeSet{jobSet(j)}}, func() error {
 			got, err := s.GetJob(ctx, j.ID)
 			if err == nil {
 				assert.Equal(t, j.ID, got.ID)
@@ -82,9 +82,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			[]string{"BEGIN", "MERGE INTO scheduler_node n", "COMMIT"}},
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = :1", "COMMIT"}},
-		{"RecoverOrphans", with("SELECT j.job_id, j.task_name, j.owner_node, j.crash_count", fakeResult{sets: []fakeSet{{
-			cols: []string{"job_id", "task_name", "owner_node", "crash_count", "priority"},
-			rows: [][]driver.Value{{j.ID[:], "t", "node-b", int64(0), int64(2)}, {uuid.Max[:], "u", "node-b", int64(3), int64(2)}},
+		{"RecoverOrphans", with("SELECT j.job_id, j.task_name, j.owner_node, j.crash_count", fakeResult{Sets: []fakeSet{{
+			Cols: []string{"job_id", "task_name", "owner_node", "crash_count", "priority"},
+			Rows: [][]driver.Value{{j.ID[:], "t", "node-b", int64(0), int64(2)}, {uuid.Max[:], "u", "node-b", int64(3), int64(2)}},
 		}}}, func() error {
 			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
 			assert.Equal(t, []spi.RecoveredJob{
@@ -121,7 +121,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
 			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
 		{"InitStateExists", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "FAILED", int64(4)), func() error {
-			answer["INSERT INTO scheduler_job_state"] = fakeResult{affected: 0}
+			answer["INSERT INTO scheduler_job_state"] = fakeResult{Affected: 0}
 			defer delete(answer, "INSERT INTO scheduler_job_state")
 			r, err := s.InitStateUnfenced(ctx, j.ID, "ns", []byte(`{}`))
 			assert.Equal(t, spi.StateVersionConflict, r)
@@ -140,7 +140,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
 			"UPDATE scheduler_job_state SET state_json = :1, version = version + 1", "COMMIT"}},
 		{"PutPropertyExisting", with("SELECT p.prop_key", one([]string{"k", "v"}, "tenant", "acme"), func() error {
-			answer["INSERT INTO scheduler_job_property"] = fakeResult{affected: 0}
+			answer["INSERT INTO scheduler_job_property"] = fakeResult{Affected: 0}
 			defer delete(answer, "INSERT INTO scheduler_job_property")
 			assert.ErrorIs(t, s.PutProperty(ctx, j.ID, "tenant", "globex"), spi.ErrPropertyExists)
 			return s.PutProperty(ctx, j.ID, "tenant", "acme")
@@ -166,11 +166,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}), []string{"SELECT job_id FROM scheduler_job_property WHERE prop_key = :1 AND prop_value = :2 ORDER BY job_id FETCH FIRST :3 ROWS ONLY"}},
 	} {
-		f.mu.Lock()
-		f.log, f.args = nil, nil
-		f.mu.Unlock()
+		f.Reset()
 		require.NoError(t, c.run(), c.name)
-		got := f.statements()
+		got := f.Statements()
 		want := make([]string, len(c.want))
 		for i, w := range c.want {
 			want[i] = firstLine(w)
@@ -194,7 +192,7 @@ func TestInsertValidatesBeforeWriting(t *testing.T) {
 	assert.ErrorContains(t, err, "transaction of type int, the Oracle store needs a *sql.Tx")
 	_, err = s.InitStateUnfenced(context.Background(), newID(), "", nil)
 	assert.ErrorContains(t, err, "empty namespace")
-	assert.Empty(t, f.statements())
+	assert.Empty(t, f.Statements())
 }
 
 func TestClosedStore(t *testing.T) {

@@ -89,34 +89,34 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 		if err := json.Unmarshal([]byte(args[2].Value.(string)), &tasks); err != nil {
 			return fakeResult{}, err
 		}
-		set := fakeSet{cols: candidateCols}
+		set := fakeSet{Cols: candidateCols}
 		for _, j := range cs.pending {
 			if slices.Contains(tasks, j.TaskName) {
-				set.rows = append(set.rows, candidateRow(j))
+				set.Rows = append(set.Rows, candidateRow(j))
 			}
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case q == pendingTasksSQL:
-		set := fakeSet{cols: []string{"task_name"}}
+		set := fakeSet{Cols: []string{"task_name"}}
 		seen := map[string]bool{}
 		for _, j := range cs.pending {
 			if !seen[j.TaskName] {
 				seen[j.TaskName] = true
-				set.rows = append(set.rows, []driver.Value{j.TaskName})
+				set.Rows = append(set.Rows, []driver.Value{j.TaskName})
 			}
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.Contains(q, "sp_getapplock"):
 		n := (len(args) - 1) / 2
-		set := fakeSet{cols: []string{"n", "count"}}
+		set := fakeSet{Cols: []string{"n", "count"}}
 		for _, a := range args[1+n:] {
 			name := a.Value.([]byte)
-			set.rows = append(set.rows, []driver.Value{name, cs.holders[string(name)]})
+			set.Rows = append(set.Rows, []driver.Value{name, cs.holders[string(name)]})
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasPrefix(q, "UPDATE scheduler_job SET status = 'RUNNING'"):
 		node, now := string(args[0].Value.([]byte)), argTime(args[1].Value)
-		ids := fakeSet{cols: []string{"job_id"}}
+		ids := fakeSet{Cols: []string{"job_id"}}
 		var jobs []*spi.Job
 		for _, a := range args[2:] {
 			id := uuid.UUID(a.Value.([]byte))
@@ -128,10 +128,10 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 			c := j.Clone()
 			c.Status, c.OwnerNode, c.ClaimSeq, c.ClaimedAt = spi.StatusRunning, node, j.ClaimSeq+1, now
 			cs.claimed[id] = c
-			ids.rows = append(ids.rows, []driver.Value{id[:]})
+			ids.Rows = append(ids.Rows, []driver.Value{id[:]})
 			jobs = append(jobs, c)
 		}
-		return fakeResult{sets: []fakeSet{ids, jobSet(jobs...)}}, nil
+		return fakeResult{Sets: []fakeSet{ids, jobSet(jobs...)}}, nil
 	case strings.Contains(q, "AND j.claimed_time = @p1"): // adopt
 		now := argTime(args[0].Value)
 		var jobs []*spi.Job
@@ -140,7 +140,7 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 				jobs = append(jobs, j)
 			}
 		}
-		return fakeResult{sets: []fakeSet{jobSet(jobs...)}}, nil
+		return fakeResult{Sets: []fakeSet{jobSet(jobs...)}}, nil
 	}
 	return fakeResult{}, nil
 }
@@ -157,21 +157,21 @@ func TestClaimOfTasks(t *testing.T) {
 	other := job(spi.PriorityCritical, t0.Add(-time.Hour))
 	other.TaskName = "other"
 	srv := newClaimServer(mine, other)
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0, Tasks: []string{"send-email", "send-email", "missing"}})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{mine.ID}, claimIDs(got), "only the job of a listed task")
-	assert.Equal(t, "BEGIN", f.statements()[0])
-	assert.Contains(t, f.log[1], "x.task_name = t.name")
-	assert.Equal(t, `["missing","send-email"]`, f.args[1][2].Value, "the tasks, sorted and without repeats")
+	assert.Equal(t, "BEGIN", f.Statements()[0])
+	assert.Contains(t, f.Log[1], "x.task_name = t.name")
+	assert.Equal(t, `["missing","send-email"]`, f.Args[1][2].Value, "the tasks, sorted and without repeats")
 
-	f2 := &fakeDB{handler: srv.handle}
+	f2 := &fakeDB{Handler: srv.handle}
 	s2 := fakeStore(t, f2, Options{})
 	got, err = s2.ClaimJobs(context.Background(), spi.ClaimParams{NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{other.ID}, claimIDs(got), "a claim without tasks takes the job of any task")
-	assert.Equal(t, pendingTasksSQL, f2.log[1])
+	assert.Equal(t, pendingTasksSQL, f2.Log[1])
 }
 
 func claimIDs(jobs []*spi.Job) []uuid.UUID {
@@ -188,7 +188,7 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 	norm := job(spi.PriorityNormal, t0.Add(-time.Minute))
 	later := job(spi.PriorityNormal, t0.Add(-30*time.Second))
 	srv := newClaimServer(low, crit, norm, later)
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "node-a", Limit: 3, Now: t0, BoostInterval: 15 * time.Minute})
@@ -200,14 +200,14 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 		assert.Equal(t, int64(1), j.ClaimSeq)
 		assert.Equal(t, t0, j.ClaimedAt)
 	}
-	stmts := f.statements()
+	stmts := f.Statements()
 	require.Len(t, stmts, 4, "%q", stmts)
 	assert.Equal(t, "BEGIN", stmts[0])
-	assert.Contains(t, f.log[1], "WITH (UPDLOCK, READPAST, ROWLOCK)")
-	assert.Contains(t, f.log[2], "OUTPUT inserted.job_id")
+	assert.Contains(t, f.Log[1], "WITH (UPDLOCK, READPAST, ROWLOCK)")
+	assert.Contains(t, f.Log[2], "OUTPUT inserted.job_id")
 	assert.Equal(t, "COMMIT", stmts[3])
 	// The UPDATE names the picked jobs in claim order, after node and now.
-	upd := f.args[2]
+	upd := f.Args[2]
 	require.Len(t, upd, 5)
 	assert.Equal(t, []byte("node-a"), upd[0].Value)
 	assert.Equal(t, t0, argTime(upd[1].Value))
@@ -219,14 +219,14 @@ func TestClaimRetriesADeadlockWithoutLosingJobs(t *testing.T) {
 	a, b := job(spi.PriorityHigh, t0.Add(-time.Minute)), job(spi.PriorityLow, t0.Add(-time.Minute))
 	srv := newClaimServer(a, b)
 	srv.fail["UPDATE scheduler_job SET status = 'RUNNING'"] = []error{deadlock}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got))
 	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "ROLLBACK",
-		"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "COMMIT"}, f.statements())
+		"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "COMMIT"}, f.Statements())
 }
 
 func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
@@ -234,25 +234,25 @@ func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
 	srv := newClaimServer(a, b)
 	// The commit took effect on the server, but the connection broke before
 	// the answer came back.
-	f := &fakeDB{handler: srv.handle, commits: []error{driver.ErrBadConn}}
+	f := &fakeDB{Handler: srv.handle, Commits: []error{driver.ErrBadConn}}
 	s := fakeStore(t, f, Options{})
 
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got), "the retry returns the jobs the lost commit claimed")
-	stmts := f.statements()
+	stmts := f.Statements()
 	require.Len(t, stmts, 7, "%q", stmts)
 	assert.Equal(t, []string{"BEGIN", "COMMIT", "BEGIN", "COMMIT"}, []string{stmts[0], stmts[3], stmts[4], stmts[6]})
-	assert.Contains(t, f.log[5], "AND j.claimed_time = @p1", "the retry first adopts, and claims nothing new")
+	assert.Contains(t, f.Log[5], "AND j.claimed_time = @p1", "the retry first adopts, and claims nothing new")
 	assert.Empty(t, srv.pending)
 }
 
 func TestClaimAfterALostCommitThatDidNotApply(t *testing.T) {
 	a := job(spi.PriorityHigh, t0.Add(-time.Minute))
 	srv := newClaimServer(a)
-	f := &fakeDB{commits: []error{driver.ErrBadConn}}
+	f := &fakeDB{Commits: []error{driver.ErrBadConn}}
 	first := true
-	f.handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
 		res, err := srv.handle(q, args)
 		if first && strings.HasPrefix(q, "UPDATE scheduler_job SET status = 'RUNNING'") {
 			// The server rolled this transaction back when the connection
@@ -270,16 +270,16 @@ func TestClaimAfterALostCommitThatDidNotApply(t *testing.T) {
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID}, claimIDs(got), "nothing to adopt: the job is claimed afresh")
-	stmts := f.statements()
+	stmts := f.Statements()
 	assert.Equal(t, "COMMIT", stmts[len(stmts)-1])
-	assert.Contains(t, strings.Join(f.log, "\n"), "AND j.claimed_time = @p1")
+	assert.Contains(t, strings.Join(f.Log, "\n"), "AND j.claimed_time = @p1")
 	assert.Contains(t, srv.claimed, a.ID)
 }
 
 func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	srv := newClaimServer(job(spi.PriorityHigh, t0))
 	srv.fail["SELECT c4.*"] = []error{deadlock, deadlock, deadlock}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{Retries: 2})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
@@ -287,19 +287,19 @@ func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	var me mssql.Error
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, int32(1205), me.Number)
-	assert.Equal(t, 3, strings.Count(strings.Join(f.statements(), "\n"), "BEGIN"), "one run and two retries")
+	assert.Equal(t, 3, strings.Count(strings.Join(f.Statements(), "\n"), "BEGIN"), "one run and two retries")
 	assert.Len(t, srv.pending, 1, "the job is still pending")
 }
 
 func TestClaimDoesNotRetryOtherErrors(t *testing.T) {
 	srv := newClaimServer(job(spi.PriorityHigh, t0))
 	srv.fail["SELECT c4.*"] = []error{mssql.Error{Number: 208, Message: "Invalid object name 'scheduler_job'."}}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sqlserver: claim jobs: mssql: Invalid object name")
-	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "ROLLBACK"}, f.statements())
+	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "ROLLBACK"}, f.Statements())
 }
 
 func TestClaimPermits(t *testing.T) {
@@ -312,23 +312,23 @@ func TestClaimPermits(t *testing.T) {
 	plain := job(spi.PriorityLowest, t0.Add(-time.Minute))
 	srv := newClaimServer(append(jobs, plain)...)
 	srv.holders["gpu"] = 1 // one RUNNING holder already: two permits free
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{LockTimeout: 2 * time.Second})
 
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 10, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{jobs[0].ID, jobs[1].ID, plain.ID}, claimIDs(got), "two of the resource in order, then the plain job")
 	var permits int
-	for i, q := range f.log {
+	for i, q := range f.Log {
 		if strings.Contains(q, "sp_getapplock") {
 			permits = i
 		}
 	}
 	require.NotZero(t, permits, "the claim takes the resource's application lock")
-	q := f.log[permits]
+	q := f.Log[permits]
 	assert.Contains(t, q, "@LockOwner = 'Transaction'")
 	assert.Contains(t, q, "IF @rc < 0 THROW 51000")
-	args := f.args[permits]
+	args := f.Args[permits]
 	assert.Equal(t, int64(2000), args[0].Value, "lock timeout in milliseconds")
 	assert.Equal(t, permitLockName("gpu"), args[1].Value)
 	assert.Equal(t, []byte("gpu"), args[2].Value)
@@ -336,19 +336,19 @@ func TestClaimPermits(t *testing.T) {
 
 func TestClaimWithTagsPassesThemAsParameters(t *testing.T) {
 	srv := newClaimServer()
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0,
 		Tags: spi.TagFilter{All: []string{"gpu", "eu", "gpu"}, Any: []string{"a%"}, None: []string{"x'y"}}})
 	require.NoError(t, err)
-	require.Len(t, f.args, 3) // BEGIN, candidates, COMMIT
-	args := f.args[1]
+	require.Len(t, f.Args, 3) // BEGIN, candidates, COMMIT
+	args := f.Args[1]
 	var vals []any
 	for _, a := range args[3:] {
 		vals = append(vals, a.Value)
 	}
 	assert.Equal(t, []any{[]byte("eu"), []byte("gpu"), int64(2), []byte("a%"), []byte("x'y")}, vals, "All sorted and deduplicated with its count, then Any, then None")
-	assert.NotContains(t, f.log[1], "gpu", "tags are never spliced into the text")
+	assert.NotContains(t, f.Log[1], "gpu", "tags are never spliced into the text")
 }
 
 func TestClaimLimitZeroDoesNothing(t *testing.T) {
@@ -357,7 +357,7 @@ func TestClaimLimitZeroDoesNothing(t *testing.T) {
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 0, Now: t0})
 	require.NoError(t, err)
 	assert.Empty(t, got)
-	assert.Empty(t, f.statements())
+	assert.Empty(t, f.Statements())
 }
 
 func TestClaimFailsCorruptRows(t *testing.T) {
@@ -366,10 +366,10 @@ func TestClaimFailsCorruptRows(t *testing.T) {
 	bad.Params = map[string]string{"x": "y"}
 	srv := newClaimServer(good, bad)
 	f := &fakeDB{}
-	f.handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
 		res, err := srv.handle(q, args)
 		if strings.HasPrefix(q, "UPDATE scheduler_job SET status = 'RUNNING'") {
-			for _, row := range res.sets[1].rows {
+			for _, row := range res.Sets[1].Rows {
 				if uuid.UUID(row[0].([]byte)) == bad.ID {
 					row[22] = "{not json"
 				}
@@ -381,11 +381,11 @@ func TestClaimFailsCorruptRows(t *testing.T) {
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{good.ID}, claimIDs(got))
-	i := len(f.log) - 2
-	assert.True(t, strings.HasPrefix(f.log[i], "UPDATE scheduler_job SET status = 'FAILED'"), f.log[i])
-	assert.Contains(t, f.args[i][1].Value, "ratchet: corrupt job row")
-	assert.Equal(t, bad.ID[:], f.args[i][2].Value)
-	assert.Equal(t, int64(1), f.args[i][3].Value, "fenced by the claim that took it")
+	i := len(f.Log) - 2
+	assert.True(t, strings.HasPrefix(f.Log[i], "UPDATE scheduler_job SET status = 'FAILED'"), f.Log[i])
+	assert.Contains(t, f.Args[i][1].Value, "ratchet: corrupt job row")
+	assert.Equal(t, bad.ID[:], f.Args[i][2].Value)
+	assert.Equal(t, int64(1), f.Args[i][3].Value, "fenced by the claim that took it")
 }
 
 // completeServer answers completion statements from a table of jobs.
@@ -396,7 +396,7 @@ type completeServer struct {
 func (cs *completeServer) handle(q string, args []driver.NamedValue) (fakeResult, error) {
 	switch {
 	case strings.HasPrefix(q, "UPDATE j SET\n\t\tj.status = v.st"):
-		set := fakeSet{cols: []string{"i"}}
+		set := fakeSet{Cols: []string{"i"}}
 		for r := 0; r < len(args); r += numCompleteArgs {
 			row := args[r : r+numCompleteArgs]
 			j := cs.jobs[uuid.UUID(row[1].Value.([]byte))]
@@ -413,9 +413,9 @@ func (cs *completeServer) handle(q string, args []driver.NamedValue) (fakeResult
 				j.Status, j.FinishedAt, j.Attempts = st, argTime(row[4].Value), int(row[6].Value.(int64))
 				j.LastError, _ = row[7].Value.(string)
 			}
-			set.rows = append(set.rows, []driver.Value{row[0].Value})
+			set.Rows = append(set.Rows, []driver.Value{row[0].Value})
 		}
-		return fakeResult{sets: []fakeSet{set}}, nil
+		return fakeResult{Sets: []fakeSet{set}}, nil
 	case strings.HasPrefix(q, "SELECT "+jobColumns):
 		var jobs []*spi.Job
 		for _, a := range args {
@@ -423,7 +423,7 @@ func (cs *completeServer) handle(q string, args []driver.NamedValue) (fakeResult
 				jobs = append(jobs, j)
 			}
 		}
-		return fakeResult{sets: []fakeSet{jobSet(jobs...)}}, nil
+		return fakeResult{Sets: []fakeSet{jobSet(jobs...)}}, nil
 	}
 	return fakeResult{}, nil
 }
@@ -437,7 +437,7 @@ func running(j *spi.Job, node string) *spi.Job {
 func TestCompleteOneStatementPerBatch(t *testing.T) {
 	a, b, c := running(job(spi.PriorityNormal, t0), "n"), running(job(spi.PriorityNormal, t0), "n"), running(job(spi.PriorityNormal, t0), "n")
 	srv := &completeServer{jobs: map[uuid.UUID]*spi.Job{a.ID: a, b.ID: b, c.ID: c}}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	done := t0.Add(time.Minute)
 	cs := []spi.Completion{
@@ -450,14 +450,14 @@ func TestCompleteOneStatementPerBatch(t *testing.T) {
 	got, err := s.CompleteJobs(context.Background(), cs)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, true, false, false, true}, got)
-	stmts := f.statements()
+	stmts := f.Statements()
 	require.Len(t, stmts, 4)
 	assert.Equal(t, []string{"BEGIN", "UPDATE j SET"}, stmts[:2])
 	assert.True(t, strings.HasPrefix(stmts[2], "SELECT j.job_id, j.task_name"), "the stale entry's job is read back, to recognise a replayed completion: %s", stmts[2])
 	assert.Equal(t, "COMMIT", stmts[3])
-	assert.Contains(t, f.log[1], "OUTPUT v.i")
-	assert.Contains(t, f.log[1], "WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'")
-	args := f.args[1]
+	assert.Contains(t, f.Log[1], "OUTPUT v.i")
+	assert.Contains(t, f.Log[1], "WHERE j.claim_seq = v.seq AND j.status = 'RUNNING'")
+	args := f.Args[1]
 	require.Len(t, args, 4*numCompleteArgs, "the repeated claim is sent once")
 	ids := []any{args[1].Value, args[11].Value, args[21].Value, args[31].Value}
 	assert.Equal(t, []any{a.ID[:], b.ID[:], b.ID[:], c.ID[:]}, ids, "rows in job id order")
@@ -480,7 +480,7 @@ func TestCompleteRetriesADeadlock(t *testing.T) {
 	srv := &completeServer{jobs: map[uuid.UUID]*spi.Job{a.ID: a}}
 	f := &fakeDB{}
 	calls := 0
-	f.handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, args []driver.NamedValue) (fakeResult, error) {
 		if calls++; calls == 1 {
 			return fakeResult{}, deadlock
 		}
@@ -490,13 +490,13 @@ func TestCompleteRetriesADeadlock(t *testing.T) {
 	got, err := s.CompleteJobs(context.Background(), []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: a.ID, ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0}})
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true}, got)
-	assert.Equal(t, []string{"BEGIN", "UPDATE j SET", "ROLLBACK", "BEGIN", "UPDATE j SET", "COMMIT"}, f.statements())
+	assert.Equal(t, []string{"BEGIN", "UPDATE j SET", "ROLLBACK", "BEGIN", "UPDATE j SET", "COMMIT"}, f.Statements())
 }
 
 func TestCompleteRecognizesItsOwnLostCommit(t *testing.T) {
 	a, b := running(job(spi.PriorityNormal, t0), "n"), running(job(spi.PriorityNormal, t0), "n")
 	srv := &completeServer{jobs: map[uuid.UUID]*spi.Job{a.ID: a, b.ID: b}}
-	f := &fakeDB{handler: srv.handle, commits: []error{driver.ErrBadConn}}
+	f := &fakeDB{Handler: srv.handle, Commits: []error{driver.ErrBadConn}}
 	s := fakeStore(t, f, Options{})
 	done := t0.Add(time.Minute)
 	got, err := s.CompleteJobs(context.Background(), []spi.Completion{
@@ -505,14 +505,14 @@ func TestCompleteRecognizesItsOwnLostCommit(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, true}, got, "the completions applied by the lost commit are reported as applied")
-	assert.Equal(t, []string{"BEGIN", "UPDATE j SET", "COMMIT", "BEGIN", "UPDATE j SET", "SELECT " + firstLine(jobColumns), "COMMIT"}, f.statements())
+	assert.Equal(t, []string{"BEGIN", "UPDATE j SET", "COMMIT", "BEGIN", "UPDATE j SET", "SELECT " + firstLine(jobColumns), "COMMIT"}, f.Statements())
 }
 
 func TestCompleteSupersededAfterALostCommitStaysFalse(t *testing.T) {
 	a := running(job(spi.PriorityNormal, t0), "n")
 	a.ClaimSeq = 5 // another claim holds it
 	srv := &completeServer{jobs: map[uuid.UUID]*spi.Job{a.ID: a}}
-	f := &fakeDB{handler: srv.handle, commits: []error{driver.ErrBadConn}}
+	f := &fakeDB{Handler: srv.handle, Commits: []error{driver.ErrBadConn}}
 	s := fakeStore(t, f, Options{})
 	got, err := s.CompleteJobs(context.Background(), []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: a.ID, ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0}})
 	require.NoError(t, err)
@@ -524,7 +524,7 @@ func TestCompleteRefusesUnknownOutcomes(t *testing.T) {
 	s := fakeStore(t, f, Options{})
 	_, err := s.CompleteJobs(context.Background(), []spi.Completion{{Outcome: 9}})
 	require.Error(t, err)
-	assert.Empty(t, f.statements(), "nothing is sent")
+	assert.Empty(t, f.Statements(), "nothing is sent")
 }
 
 func TestCompleteLargeBatchesAreChunked(t *testing.T) {
@@ -535,21 +535,21 @@ func TestCompleteLargeBatchesAreChunked(t *testing.T) {
 		srv.jobs[j.ID] = j
 		cs = append(cs, spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0})
 	}
-	f := &fakeDB{handler: srv.handle}
+	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	got, err := s.CompleteJobs(context.Background(), cs)
 	require.NoError(t, err)
 	for i, ok := range got {
 		require.True(t, ok, "completion %d", i)
 	}
-	assert.Equal(t, []string{"BEGIN", "UPDATE j SET", "UPDATE j SET", "COMMIT"}, f.statements())
-	for _, a := range f.args[1:3] {
+	assert.Equal(t, []string{"BEGIN", "UPDATE j SET", "UPDATE j SET", "COMMIT"}, f.Statements())
+	for _, a := range f.Args[1:3] {
 		assert.LessOrEqual(t, len(a), maxParams)
 	}
 }
 
 func TestRetryStopsWhenTheContextEnds(t *testing.T) {
-	f := &fakeDB{handler: func(string, []driver.NamedValue) (fakeResult, error) { return fakeResult{}, deadlock }}
+	f := &fakeDB{Handler: func(string, []driver.NamedValue) (fakeResult, error) { return fakeResult{}, deadlock }}
 	s := fakeStore(t, f, Options{Retries: 5})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.pause = func(int) time.Duration { cancel(); return time.Hour }

@@ -26,17 +26,17 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 	j.Tags, j.IdempotencyKey = []string{"a", "b", "a"}, "k"
 	answer := map[string]fakeResult{}
 	f := &fakeDB{}
-	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
 		for prefix, r := range answer {
 			if strings.HasPrefix(q, prefix) {
 				return r, nil
 			}
 		}
-		return fakeResult{affected: 1}, nil
+		return fakeResult{Affected: 1}, nil
 	}
 	s := fakeStore(t, f, Options{})
 	one := func(cols []string, row ...driver.Value) fakeResult {
-		return fakeResult{sets: []fakeSet{{cols: cols, rows: [][]driver.Value{row}}}}
+		return fakeResult{Sets: []fakeSet{{Cols: cols, Rows: [][]driver.Value{row}}}}
 	}
 	for _, c := range []struct {
 		name string
@@ -51,7 +51,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "INSERT INTO scheduler_job_tag (job_id, tag) VALUES (@p1, @p2), (@p3, @p4)", "COMMIT"}},
 		{"GetJob", func() error {
-			answer["SELECT j.job_id"] = fakeResult{sets: []fakeSet{jobSet(j)}}
+			answer["SELECT j.job_id"] = fakeResult{Sets: []fakeSet{jobSet(j)}}
 			defer delete(answer, "SELECT j.job_id")
 			got, err := s.GetJob(ctx, j.ID)
 			if err == nil {
@@ -82,9 +82,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			// Two orphans: one below the crash budget (requeued), one at it
 			// (buried): the decision is spi.CrashOutcome's.
 			spent := newID()
-			answer["SELECT j.job_id, j.task_name, j.owner_node, j.crash_count"] = fakeResult{sets: []fakeSet{{
-				cols: []string{"job_id", "task_name", "owner_node", "crash_count", "priority"},
-				rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), int64(0), int64(2)}, {spent[:], "t", []byte("x"), int64(3), int64(2)}},
+			answer["SELECT j.job_id, j.task_name, j.owner_node, j.crash_count"] = fakeResult{Sets: []fakeSet{{
+				Cols: []string{"job_id", "task_name", "owner_node", "crash_count", "priority"},
+				Rows: [][]driver.Value{{j.ID[:], "t", []byte("node-b"), int64(0), int64(2)}, {spent[:], "t", []byte("x"), int64(3), int64(2)}},
 			}}}
 			defer delete(answer, "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count")
 			got, err := s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0, Grace: time.Minute, MaxCrashRedeliveries: 3, Nodes: []string{"x", "y", "x"}, LastError: "crashed"})
@@ -149,7 +149,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "UPDATE scheduler_job_state SET state_json = @p1, version = version + 1", "COMMIT"}},
 		{"PutPropertyExisting", func() error {
-			answer["INSERT INTO scheduler_job_property"] = fakeResult{affected: 0}
+			answer["INSERT INTO scheduler_job_property"] = fakeResult{Affected: 0}
 			answer["SELECT p.prop_key, p.prop_value"] = one([]string{"k", "v"}, []byte("tenant"), []byte("acme"))
 			defer delete(answer, "INSERT INTO scheduler_job_property")
 			defer delete(answer, "SELECT p.prop_key, p.prop_value")
@@ -180,11 +180,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}, []string{"SELECT TOP (@p3) job_id FROM scheduler_job_property WHERE prop_key = @p1 AND prop_value = @p2 ORDER BY job_id"}},
 	} {
-		f.mu.Lock()
-		f.log, f.args = nil, nil
-		f.mu.Unlock()
+		f.Reset()
 		require.NoError(t, c.run(), c.name)
-		assert.Equal(t, c.want, f.statements(), c.name)
+		assert.Equal(t, c.want, f.Statements(), c.name)
 	}
 }
 
@@ -201,17 +199,17 @@ func TestInsertValidatesBeforeWriting(t *testing.T) {
 	assert.ErrorContains(t, err, "is nil")
 	_, err = s.InsertJobsTx(context.Background(), "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)})
 	assert.ErrorContains(t, err, "transaction of type string, the SQL Server store needs a *sql.Tx")
-	assert.Empty(t, f.statements())
+	assert.Empty(t, f.Statements())
 }
 
 func TestInsertDuplicateKeys(t *testing.T) {
 	existing := newID()
 	f := &fakeDB{}
-	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
 		if strings.HasPrefix(q, "SELECT idempotency_key") {
-			return fakeResult{sets: []fakeSet{{cols: []string{"k", "id"}, rows: [][]driver.Value{{[]byte("old"), existing[:]}}}}}, nil
+			return fakeResult{Sets: []fakeSet{{Cols: []string{"k", "id"}, Rows: [][]driver.Value{{[]byte("old"), existing[:]}}}}}, nil
 		}
-		return fakeResult{affected: 1}, nil
+		return fakeResult{Affected: 1}, nil
 	}
 	s := fakeStore(t, f, Options{})
 	a, b, c := job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0)
@@ -219,8 +217,8 @@ func TestInsertDuplicateKeys(t *testing.T) {
 	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b, c})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: existing, Duplicate: true}, {ID: b.ID}, {ID: b.ID, Duplicate: true}}, res)
-	assert.Equal(t, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "COMMIT"}, f.statements())
-	assert.Len(t, f.args[2], numInsertArgs, "only the new job is written")
+	assert.Equal(t, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "COMMIT"}, f.Statements())
+	assert.Len(t, f.Args[2], numInsertArgs, "only the new job is written")
 }
 
 func TestClosedStore(t *testing.T) {
@@ -242,23 +240,23 @@ func TestInsertAfterALostCommit(t *testing.T) {
 	a, b := job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0)
 	a.IdempotencyKey = "k"
 	committed := false
-	f := &fakeDB{commits: []error{driver.ErrBadConn}}
-	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+	f := &fakeDB{Commits: []error{driver.ErrBadConn}}
+	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
 		switch {
 		case strings.HasPrefix(q, "INSERT INTO scheduler_job ("):
 			committed = true // the server applies it; the answer to COMMIT is lost
 		case strings.HasPrefix(q, "SELECT idempotency_key") && committed:
-			return fakeResult{sets: []fakeSet{{cols: []string{"k", "id"}, rows: [][]driver.Value{{[]byte("k"), a.ID[:]}}}}}, nil
+			return fakeResult{Sets: []fakeSet{{Cols: []string{"k", "id"}, Rows: [][]driver.Value{{[]byte("k"), a.ID[:]}}}}}, nil
 		case strings.HasPrefix(q, "SELECT j.job_id") && committed:
-			return fakeResult{sets: []fakeSet{jobSet(a, b)}}, nil
+			return fakeResult{Sets: []fakeSet{jobSet(a, b)}}, nil
 		}
-		return fakeResult{affected: 1}, nil
+		return fakeResult{Affected: 1}, nil
 	}
 	s := fakeStore(t, f, Options{})
 	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: a.ID}, {ID: b.ID}}, res)
-	assert.Equal(t, 1, strings.Count(strings.Join(f.statements(), "\n"), "INSERT INTO scheduler_job ("), "written once")
+	assert.Equal(t, 1, strings.Count(strings.Join(f.Statements(), "\n"), "INSERT INTO scheduler_job ("), "written once")
 }
 
 // TestReleaseAfterALostCommit: a release whose COMMIT applied but whose
@@ -268,22 +266,22 @@ func TestReleaseAfterALostCommit(t *testing.T) {
 	j := job(spi.PriorityNormal, t0)
 	j.Status, j.ClaimSeq, j.OwnerNode = spi.StatusRunning, 3, "n"
 	released := false
-	f := &fakeDB{commits: []error{driver.ErrBadConn}}
-	f.handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+	f := &fakeDB{Commits: []error{driver.ErrBadConn}}
+	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
 		switch {
 		case strings.HasPrefix(q, "SELECT job_id, claim_seq") && !released:
-			return fakeResult{sets: []fakeSet{{cols: []string{"job_id", "claim_seq"}, rows: [][]driver.Value{{j.ID[:], int64(3)}}}}}, nil
+			return fakeResult{Sets: []fakeSet{{Cols: []string{"job_id", "claim_seq"}, Rows: [][]driver.Value{{j.ID[:], int64(3)}}}}}, nil
 		case strings.HasPrefix(q, "SELECT job_id, claim_seq"):
-			return fakeResult{sets: []fakeSet{{cols: []string{"job_id", "claim_seq"}}}}, nil
+			return fakeResult{Sets: []fakeSet{{Cols: []string{"job_id", "claim_seq"}}}}, nil
 		case strings.HasPrefix(q, "UPDATE scheduler_job SET status = 'PENDING'"):
 			released = true
 			back := *j
 			back.Status, back.ClaimSeq, back.OwnerNode, back.ScheduledAt = spi.StatusPending, 4, "", t0
 			j = &back
 		case strings.HasPrefix(q, "SELECT j.job_id"):
-			return fakeResult{sets: []fakeSet{jobSet(j)}}, nil
+			return fakeResult{Sets: []fakeSet{jobSet(j)}}, nil
 		}
-		return fakeResult{affected: 1}, nil
+		return fakeResult{Affected: 1}, nil
 	}
 	s := fakeStore(t, f, Options{})
 	got, err := s.ReleaseJobs(context.Background(), []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 3}}, t0)

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ratchet-go/ratchet/internal/dbtest/fakesql"
 )
 
@@ -75,4 +78,29 @@ func TestStatementsReachTheBackend(t *testing.T) {
 			t.Fatalf("log %q, want %q", b.log, want)
 		}
 	}
+}
+
+func TestRecorder(t *testing.T) {
+	var checked []string
+	r := &fakesql.Recorder{
+		Check:   func(q string, _ []driver.NamedValue) { checked = append(checked, q) },
+		Commits: []error{errors.New("lost")},
+		Handler: func(string, []driver.NamedValue) (fakesql.Result, error) {
+			return fakesql.Result{Affected: 2}, nil
+		},
+	}
+	db := r.Open()
+	defer db.Close()
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	res, err := tx.Exec("UPDATE t\n\tSET x = 1", 7)
+	require.NoError(t, err)
+	n, _ := res.RowsAffected()
+	assert.Equal(t, int64(2), n)
+	assert.ErrorContains(t, tx.Commit(), "lost", "the first COMMIT fails as told")
+	assert.Equal(t, []string{"BEGIN", "UPDATE t", "COMMIT"}, r.Statements())
+	assert.Equal(t, []string{"UPDATE t\n\tSET x = 1"}, checked)
+	assert.Equal(t, 7, r.Args[1][0].Value)
+	r.Reset()
+	assert.Empty(t, r.Statements())
 }
