@@ -23,10 +23,9 @@ type statements struct {
 	listJobs, listByStatus    string
 	heartbeat, heartbeatTasks string
 	acquireLease              string
-	stateFence, insertState   string
+	insertState               string
 	insertProperty            string
 	propertiesByPrefix        string
-	findByProperty, findAllBy string
 }
 
 // tables are the qualified table names of a store's database.
@@ -66,10 +65,6 @@ func buildStatements(database string) statements {
 		ON DUPLICATE KEY UPDATE
 			owner = IF(owner = VALUES(owner) OR expires_at <= ?, VALUES(owner), owner),
 			expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)`)
-	// The state writes read the job's fence with a shared lock: from the
-	// latest committed row, and no claim, completion, release or recovery
-	// can change the job until the write commits.
-	s.stateFence = r.Replace(`SELECT status, claim_seq FROM {job} WHERE job_id = ? LOCK IN SHARE MODE`)
 	s.insertState = r.Replace(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)`)
 	s.insertProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value) SELECT job_id, ?, ? FROM {job} WHERE job_id = ?`)
 	// The columns are VARBINARY: LEFT counts bytes and = compares them, so
@@ -77,8 +72,6 @@ func buildStatements(database string) statements {
 	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
 		LEFT JOIN {prop} p ON p.job_id = j.job_id AND LEFT(p.prop_key, ?) = ?
 		WHERE j.job_id = ?`)
-	s.findByProperty = r.Replace(`SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id LIMIT ?`)
-	s.findAllBy = r.Replace(`SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id`)
 	return s
 }
 
@@ -96,6 +89,11 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		Name:       func(s string) any { return []byte(s) },
 		NullName:   nullBinary,
 		LockOn:     " FOR UPDATE",
+		Limit:      " LIMIT ?",
+		// The state writes read the job's fence with a shared lock: from
+		// the latest committed row, and no claim, completion, release or
+		// recovery can change the job until the write commits.
+		FenceOn: " LOCK IN SHARE MODE",
 	}, sqlcore.Dialect[[]byte]{
 		ParseID:         scanID,
 		IDText:          idText,
@@ -117,12 +115,6 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, int64(len(prefix)), []byte(prefix), binID(id))
 		},
-		FindByPropertySQL: func(key, value string, limit int) (string, []any) {
-			if limit > 0 {
-				return arg(st.findByProperty, []byte(key), []byte(value), int64(limit))
-			}
-			return arg(st.findAllBy, []byte(key), []byte(value))
-		},
 		HeartbeatTasksSQL: func(nodeID, tasks string, now time.Time) (string, []any) {
 			return arg(st.heartbeatTasks, []byte(nodeID), dbTime(now), tasks)
 		},
@@ -135,7 +127,6 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
 			return arg(st.insertProperty, []byte(key), []byte(value), binID(jobID))
 		},
-		JobFenceSQL: func(jobID uuid.UUID) (string, []any) { return arg(st.stateFence, binID(jobID)) },
 		InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
 			return arg(st.insertState, binID(jobID), []byte(ns), state)
 		},

@@ -36,17 +36,6 @@ func emptyBlobsSQL(column string, ids [][]byte) (string, []any) {
 	return syntax.SQL("UPDATE {job} SET "+column+" = EMPTY_BLOB() WHERE job_id IN (?)", sqlcore.In(idArgs(ids)))
 }
 
-// listJobsSQL reads a page of at most limit jobs after the id after, of
-// one status (a literal) or of any ("").
-func listJobsSQL(after []byte, status spi.Status, limit int) (string, []any) {
-	b := newBinds()
-	q := "SELECT " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id > " + b.Add(after)
-	if status != "" {
-		q += " AND j.status = '" + string(status) + "'"
-	}
-	return q + "\n\tORDER BY j.job_id FETCH FIRST " + b.Add(int64(limit)) + " ROWS ONLY", b.Args
-}
-
 // tagFilter is a spi.TagFilter in the form the claim statement takes.
 type tagFilter struct {
 	all, any, none []any // tags as binds; All without repeats
@@ -203,14 +192,16 @@ var syntax = sqlcore.Syntax{
 	Long:       clobArg,
 	Blob:       blobArg,
 	LockOn:     " FOR UPDATE",
+	Limit:      " FETCH FIRST ? ROWS ONLY",
+	// The fence of a state write locks the job's row: no claim,
+	// completion or recovery changes it, and no other state write of the
+	// job runs, until the commit.
+	FenceOn: " FOR UPDATE",
 }
 
 // dialect is Oracle's part of the shared store methods: the portable
 // statements in its syntax, and its own where Oracle's SQL differs.
 var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
-	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-		return listJobsSQL(dbID(after), status, limit)
-	},
 	RowsPerInsert:   rowsPerInsert,
 	TagsPerInsert:   tagsPerInsert,
 	AfterInsert:     emptyBlobs,
@@ -244,7 +235,6 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	HeartbeatSQL:    heartbeatSQL,
 	AcquireLeaseSQL: acquireLeaseSQL,
 	PutPropertySQL:  func(id uuid.UUID, key, value string) (string, []any) { return putPropertySQL(dbID(id), key, value) },
-	JobFenceSQL:     func(id uuid.UUID) (string, []any) { return jobFenceSQL(dbID(id)) },
 	InitStateSQL: func(id uuid.UUID, ns string, state []byte) (string, []any) {
 		return initStateSQL(dbID(id), ns, state)
 	},
@@ -280,13 +270,6 @@ func acquireLeaseSQL(name, owner string, expires, now time.Time) (string, []any)
 	WHEN MATCHED THEN UPDATE SET l.owner = s.owner, l.expires_at = s.expires_at
 		WHERE l.owner = s.owner OR l.expires_at <= s.now
 	WHEN NOT MATCHED THEN INSERT (name, owner, expires_at) VALUES (s.name, s.owner, s.expires_at)`, name, owner, dbTime(expires), dbTime(now))
-}
-
-// jobFenceSQL locks the job's row and reads its status and claim
-// sequence, so that no claim, completion or recovery changes them, and no
-// other state write of the job runs, until the commit.
-func jobFenceSQL(id []byte) (string, []any) {
-	return syntax.SQL("SELECT status, claim_seq FROM {job} WHERE job_id = ? FOR UPDATE", id)
 }
 
 // initStateSQL creates a namespace's state at version 0 unless it exists.

@@ -270,6 +270,8 @@ func TestPlansUseIndexes(t *testing.T) {
 	failCorruptArgs := []any{t0, "x", jobs[5].ID, int64(1)}
 	get, _ := s.dialect.GetJobSQL(jobs[5].ID)
 	list, _ := s.dialect.ListJobsSQL(uuid.Nil, "", 101)
+	listDLQ, _ := s.dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 101)
+	findBy, _ := s.dialect.FindByPropertySQL("tenant", "c7", 10)
 	cases := []struct {
 		name, q     string
 		args        []any
@@ -299,7 +301,7 @@ func TestPlansUseIndexes(t *testing.T) {
 			"uuid[], text, timestamptz", idArr + ", 'n', '" + now + "'", "scheduler_job_pkey", 1},
 		{"check claims", s.sql.running, []any{ids},
 			"uuid[]", idArr, "scheduler_job_pkey", 1},
-		{"find by property", s.sql.findByProperty, []any{"tenant", "c7", 10},
+		{"find by property", findBy, []any{"tenant", "c7", 10},
 			"text, text, bigint", "'tenant', 'c7', 10", "idx_scheduler_job_property_value", 1},
 		{"properties by prefix", s.sql.propertiesByPrefix, []any{jobs[5].ID, "ten"},
 			"uuid, text", "'" + jobs[5].ID.String() + "', 'ten'", "scheduler_job_property_pkey", 1},
@@ -320,7 +322,7 @@ func TestPlansUseIndexes(t *testing.T) {
 			"uuid[], text, timestamptz", idArr + ", 'crashed', '" + now + "'", "scheduler_job_pkey", 1},
 		{"get", get, []any{jobs[5].ID}, "uuid", "'" + jobs[5].ID.String() + "'", "scheduler_job_pkey", 1},
 		{"list", list, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "scheduler_job_pkey", 1},
-		{"list DLQ", s.sql.listStatus[spi.StatusFailed], []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "idx_scheduler_job_failed", 1},
+		{"list DLQ", listDLQ, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "idx_scheduler_job_failed", 1},
 		{"existing keys", s.sql.existingKeys, []any{[]string{"a", "b"}}, "text[]", "ARRAY['a','b']", "uq_scheduler_job_idempotency_key", 1},
 	}
 	for _, tc := range cases {

@@ -28,13 +28,10 @@ type statements struct {
 	complete, release               string
 	insert                          [8]string // indexed by insKeyed | insTags | insNotify
 	existingKeys, notify            string
-	list                            string
-	listStatus                      map[spi.Status]string // list with the status as a literal
 	retryFailed, cancel             string
 	orphans, requeue, bury, running string
 	initState, updateState          string
 	propertiesByPrefix              string
-	findByProperty                  string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -115,14 +112,6 @@ func buildStatements(schema string) statements {
 	}
 	s.existingKeys = r.Replace(`SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key = ANY($1::text[])`)
 	s.notify = `SELECT pg_notify($1, $2)`
-	// Pages of jobs, in the form of sqlcore.JobColumns; one statement per
-	// known status, with the status as a literal, so the plan may use a
-	// partial index (idx_scheduler_job_failed for the DLQ).
-	s.list = r.Replace(`SELECT ` + coreColumns + ` FROM {job} j WHERE j.job_id > $1%s ORDER BY j.job_id LIMIT $2`)
-	s.listStatus = make(map[spi.Status]string)
-	for _, st := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled} {
-		s.listStatus[st] = fmt.Sprintf(s.list, ` AND j.status = '`+string(st)+`'`)
-	}
 	// Recovery, one transaction: the orphans (RUNNING jobs of the given
 	// nodes or of nodes without a fresh heartbeat) locked in id order; the
 	// crash-budget decision in Go (spi.CrashOutcome); the requeued and
@@ -169,8 +158,6 @@ func buildStatements(schema string) statements {
 	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
 		LEFT JOIN {prop} p ON p.job_id = j.job_id AND starts_with(p.prop_key, $2)
 		WHERE j.job_id = $1`)
-	s.findByProperty = r.Replace(`SELECT job_id FROM {prop}
-		WHERE prop_key = $1 AND prop_value = $2 ORDER BY job_id LIMIT $3`)
 	return s
 }
 
@@ -188,6 +175,7 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		Table:      func(name string) string { return qualify(schema, name) },
 		JobColumns: st.replace.Replace(coreColumns),
 		ID:         func(id uuid.UUID) any { return pgUUID(id) },
+		Limit:      " LIMIT ?",
 		OnConflict: true,
 	}, sqlcore.Dialect[pgtype.UUID]{
 		ParseID: func(id pgtype.UUID) (uuid.UUID, error) {
@@ -196,17 +184,8 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 			}
 			return id.Bytes, nil
 		},
-		IDText: func(id pgtype.UUID) string { return uuid.UUID(id.Bytes).String() },
-		Tags:   sqlcore.JSONTags,
-		ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-			if q, ok := st.listStatus[status]; ok {
-				return arg(q, pgUUID(after), int64(limit))
-			}
-			if status != "" {
-				return arg(fmt.Sprintf(st.list, ` AND j.status = $3`), pgUUID(after), int64(limit), string(status))
-			}
-			return arg(fmt.Sprintf(st.list, ""), pgUUID(after), int64(limit))
-		},
+		IDText:          func(id pgtype.UUID) string { return uuid.UUID(id.Bytes).String() },
+		Tags:            sqlcore.JSONTags,
 		PendingTasksSQL: st.pendingTasks,
 		CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
 			tf := compileTags(tags)
@@ -229,14 +208,6 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
-		},
-		FindByPropertySQL: func(key, value string, limit int) (string, []any) {
-			var n *int64 // NULL: no limit
-			if limit > 0 {
-				l := int64(limit)
-				n = &l
-			}
-			return arg(st.findByProperty, key, value, n)
 		},
 		RunningSQL: func(in []uuid.UUID, lock bool) (string, []any) {
 			if lock {

@@ -113,15 +113,14 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 	JobColumns: strings.Replace(jobColumns, "scheduler_job.job_id", "j.job_id", 1),
 	ID:         func(id uuid.UUID) any { return id.String() },
 	Time:       nullMicros,
+	Limit:      " LIMIT ?",
 	OnConflict: true,
 }, sqlcore.Dialect[string]{
-	ListJobsSQL:           listJobsSQL,
 	RowsPerInsert:         rowsPerInsert,
 	TagsPerInsert:         tagsPerInsert,
 	TxName:                "the SQLite store",
 	WriteCompletions:      writeCompletions,
 	PropertiesByPrefixSQL: propertiesByPrefixSQL,
-	FindByPropertySQL:     findByPropertySQL,
 	TasksPerClaim:         tasksPerStatement,
 	CandidatesSQL:         candidatesSQL,
 	Holders:               resourceHolders,
@@ -136,9 +135,8 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 		}
 		return fromMicros(us), nil
 	},
-	Tags:        sqlcore.JSONTags,
-	MaxIDs:      maxIDs,
-	JobFenceSQL: jobFenceSQL,
+	Tags:   sqlcore.JSONTags,
+	MaxIDs: maxIDs,
 })
 
 // maxIDs bounds the ids of an IN list, far below SQLite's 32,766 variables.

@@ -62,7 +62,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"ListJobs", func() error {
 			_, _, err := s.ListJobs(ctx, spi.ListParams{Status: spi.StatusFailed, Limit: 10})
 			return err
-		}, []string{"SELECT TOP (@p2) j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"}},
+		}, []string{"SELECT TOP (@p1) j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"}},
 		{"ReleaseJobs", func() error {
 			answer["SELECT job_id, claim_seq"] = one([]string{"job_id", "claim_seq"}, j.ID[:], int64(1))
 			defer delete(answer, "SELECT job_id, claim_seq")
@@ -173,12 +173,12 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			return err
 		}, []string{"SELECT p.prop_key, p.prop_value FROM scheduler_job j"}},
 		{"FindJobsByProperty", func() error {
-			answer["SELECT TOP (@p3) job_id"] = one([]string{"job_id"}, j.ID[:])
-			defer delete(answer, "SELECT TOP (@p3) job_id")
+			answer["SELECT TOP (@p1) job_id"] = one([]string{"job_id"}, j.ID[:])
+			defer delete(answer, "SELECT TOP (@p1) job_id")
 			ids, err := s.FindJobsByProperty(ctx, "k", "v", 5)
 			assert.Equal(t, []uuid.UUID{j.ID}, ids)
 			return err
-		}, []string{"SELECT TOP (@p3) job_id FROM scheduler_job_property WHERE prop_key = @p1 AND prop_value = @p2 ORDER BY job_id"}},
+		}, []string{"SELECT TOP (@p1) job_id FROM scheduler_job_property WHERE prop_key = @p2 AND prop_value = @p3 ORDER BY job_id"}},
 	} {
 		f.Reset()
 		require.NoError(t, c.run(), c.name)

@@ -67,16 +67,6 @@ func existingKeysSQL(n int) string {
 	return "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)\n\tWHERE idempotency_key IN (" + plist(1, n) + ")"
 }
 
-// listJobsSQL reads a page of jobs after @p1, at most @p2 of them, of one
-// status (a literal, for the filtered indexes) or of any ("").
-func listJobsSQL(status spi.Status) string {
-	q := "SELECT TOP (@p2) " + jobColumns + "\n\tFROM scheduler_job j WHERE j.job_id > @p1"
-	if status != "" {
-		q += " AND j.status = '" + string(status) + "'"
-	}
-	return q + "\n\tORDER BY j.job_id"
-}
-
 // tagShape is the number of tags in each list of a compiled tag filter.
 type tagShape struct{ all, any, none int }
 
@@ -205,6 +195,10 @@ var syntax = sqlcore.Syntax{
 	Long:       nullText,
 	Blob:       func(b []byte) any { return nullBytes(b) },
 	LockHint:   " WITH (UPDLOCK, ROWLOCK)",
+	Top:        true,
+	// The fence of a state write holds a shared lock on the job's row to
+	// the end of the transaction.
+	FenceHint: " WITH (REPEATABLEREAD, ROWLOCK)",
 }
 
 // The claim's Take reads rows with the dialect's decoder.
@@ -213,9 +207,6 @@ func init() { dialect.Take = take }
 // dialect is SQL Server's part of the shared store methods: the portable
 // statements in its syntax, and its own where SQL Server's SQL differs.
 var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
-	ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-		return listJobsSQL(status), []any{dbID(after), int64(limit)}
-	},
 	ExistingKeysSQL:  func(keys []string) (string, []any) { return existingKeysSQL(len(keys)), nameArgs(keys) },
 	RowsPerInsert:    rowsPerInsert,
 	TagsPerInsert:    tagsPerInsert,
@@ -224,12 +215,6 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	WriteCompletions: writeCompletions,
 	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
-	},
-	FindByPropertySQL: func(key, value string, limit int) (string, []any) {
-		if limit > 0 {
-			return findByPropertySQL(true), []any{name(key), name(value), int64(limit)}
-		}
-		return findByPropertySQL(false), []any{name(key), name(value)}
 	},
 	HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
 		return heartbeatTasksSQL, []any{name(node), dbTime(now), tasks}
@@ -251,7 +236,6 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
 		return putPropertySQL, []any{dbID(jobID), name(key), name(value)}
 	},
-	JobFenceSQL: func(jobID uuid.UUID) (string, []any) { return jobFenceSQL, []any{dbID(jobID)} },
 	InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
 		return initStateSQL, []any{dbID(jobID), name(ns), state}
 	},
@@ -280,10 +264,6 @@ IF @@ROWCOUNT = 0 AND NOT EXISTS (SELECT 1 FROM scheduler_lease WITH (UPDLOCK, S
 
 // State statements; @p1 is the job id, @p2 the namespace.
 const (
-	// jobFenceSQL reads the job's status and claim sequence and holds a
-	// shared lock on its row to the end of the transaction, so no claim,
-	// completion or recovery changes them while a state write runs.
-	jobFenceSQL = `SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1`
 	// initStateSQL: @p3 state; inserts version 0 unless the state exists.
 	initStateSQL = `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)
 	SELECT @p1, @p2, @p3, 0
@@ -305,13 +285,3 @@ const (
 		AND SUBSTRING(p.prop_key, 1, DATALENGTH(@p2)) = @p2
 	WHERE j.job_id = @p1`
 )
-
-// findByPropertySQL lists the jobs whose property @p1 equals @p2, in id
-// order, at most @p3 of them when limited.
-func findByPropertySQL(limited bool) string {
-	top := ""
-	if limited {
-		top = "TOP (@p3) "
-	}
-	return "SELECT " + top + "job_id FROM scheduler_job_property WHERE prop_key = @p1 AND prop_value = @p2 ORDER BY job_id"
-}

@@ -27,8 +27,8 @@ func goldenStatements() map[string]string {
 		"insert_tags_3":         text(dialect.InsertTagsSQL(make([]sqlcore.JobTag, 3))),
 		"existing_keys_2":       existingKeysSQL(2),
 		"get_job":               text(dialect.GetJobSQL(uuid.Nil)),
-		"list_jobs":             listJobsSQL(""),
-		"list_jobs_failed":      listJobsSQL(spi.StatusFailed),
+		"list_jobs":             text(dialect.ListJobsSQL(uuid.Nil, "", 10)),
+		"list_jobs_failed":      text(dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 10)),
 		"claim_candidates":      claimCandidatesSQL(tagShape{}),
 		"claim_candidates_tags": claimCandidatesSQL(tagShape{all: 2, any: 1, none: 1}),
 		"claim_permits_2":       permitsSQL(2),
@@ -51,15 +51,15 @@ func goldenStatements() map[string]string {
 		"delete_nodes_2":        text(dialect.DeleteNodesSQL(t0, []string{"a", "b"})),
 		"acquire_lease":         acquireLeaseSQL,
 		"release_lease":         text(dialect.ReleaseLeaseSQL("l", "o")),
-		"job_fence":             jobFenceSQL,
+		"job_fence":             text(dialect.JobFenceSQL(uuid.Nil)),
 		"get_state":             text(dialect.GetStateSQL(uuid.Nil, "ns")),
 		"init_state":            initStateSQL,
 		"update_state":          text(dialect.UpdateStateSQL(uuid.Nil, "ns", nil, 0)),
 		"put_property":          putPropertySQL,
 		"get_property":          text(dialect.GetPropertySQL(uuid.Nil, "k")),
 		"properties_by_prefix":  propertiesByPrefixSQL,
-		"find_by_property":      findByPropertySQL(false),
-		"find_by_property_top":  findByPropertySQL(true),
+		"find_by_property":      text(dialect.FindByPropertySQL("k", "v", 0)),
+		"find_by_property_top":  text(dialect.FindByPropertySQL("k", "v", 5)),
 		"read_schema":           schema.ListSQL,
 		"migrate_lock":          migrateLockSQL,
 		"pending_tasks":         pendingTasksSQL,
@@ -165,8 +165,8 @@ func TestStatementShapes(t *testing.T) {
 	for name, q := range goldenStatements() {
 		assert.NotRegexp(t, `status = @p`, q, "statement %s compares status with a parameter", name)
 	}
-	assert.Contains(t, listJobsSQL(spi.StatusFailed), "j.status = 'FAILED'")
-	assert.NotContains(t, listJobsSQL(""), "j.status =")
+	assert.Contains(t, text(dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 10)), "j.status = 'FAILED'")
+	assert.NotContains(t, text(dialect.ListJobsSQL(uuid.Nil, "", 10)), "j.status =")
 }
 
 func TestSplitBatches(t *testing.T) {

@@ -46,6 +46,15 @@ type Syntax struct {
 	// LockOn ends it (" FOR UPDATE"). SQLite, whose writers take turns,
 	// needs neither.
 	LockHint, LockOn string
+	// Limit ends a query that returns at most ? rows (" LIMIT ?", " FETCH
+	// FIRST ? ROWS ONLY"); with Top, the limit is SELECT TOP (?) instead
+	// (SQL Server).
+	Limit string
+	Top   bool
+	// FenceHint and FenceOn lock, like LockHint and LockOn, the job row a
+	// state write reads its fence from, at least against writers (MySQL's
+	// LOCK IN SHARE MODE, SQL Server's REPEATABLEREAD).
+	FenceHint, FenceOn string
 	// OnConflict says that the database writes upserts as INSERT ... ON
 	// CONFLICT (PostgreSQL, SQLite): the node, lease, property and state
 	// inserts are then portable too.
@@ -91,6 +100,15 @@ func (s *Syntax) SQL(q string, args ...any) (string, []any) {
 		}
 	}
 	return b.String(), out.Args
+}
+
+// limited renders the SELECT q with its arguments, returning at most n
+// rows.
+func (s *Syntax) limited(q string, n int64, args ...any) (string, []any) {
+	if s.Top {
+		return s.SQL("SELECT TOP (?) "+strings.TrimPrefix(q, "SELECT "), append([]any{n}, args...)...)
+	}
+	return s.SQL(q+s.Limit, append(args, n)...)
 }
 
 // Binds numbers the arguments of a statement that a dialect builds piece
@@ -227,6 +245,28 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	}
 	fill(&d.JobsSQL, func(ids []uuid.UUID) (string, []any) { return jobs("j.job_id IN (?)", s.ids(ids)) })
 	fill(&d.GetJobSQL, func(id uuid.UUID) (string, []any) { return jobs("j.job_id = ?", s.id(id)) })
+	// A known status is a literal, so that the plan may use a partial or
+	// filtered index of that status.
+	fill(&d.ListJobsSQL, func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
+		where, args := "j.job_id > ?", []any{s.id(after)}
+		switch {
+		case status.Valid():
+			where += " AND j.status = '" + string(status) + "'"
+		case status != "":
+			where, args = where+" AND j.status = ?", append(args, string(status))
+		}
+		return s.limited("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
+	})
+	fill(&d.FindByPropertySQL, func(key, value string, limit int) (string, []any) {
+		q := "SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id"
+		if limit <= 0 {
+			return s.SQL(q, s.name(key), s.name(value))
+		}
+		return s.limited(q, int64(limit), s.name(key), s.name(value))
+	})
+	fill(&d.JobFenceSQL, func(id uuid.UUID) (string, []any) {
+		return s.SQL("SELECT status, claim_seq FROM {job}"+s.FenceHint+" WHERE job_id = ?"+s.FenceOn, s.id(id))
+	})
 	fill(&d.AdoptSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
 		return jobs("j.status = 'RUNNING' AND j.claimed_time = ? AND j.job_id IN (?)", s.time(now), s.ids(ids))
 	})

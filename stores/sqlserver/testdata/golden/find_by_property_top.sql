@@ -1,1 +1,1 @@
-SELECT TOP (@p3) job_id FROM scheduler_job_property WHERE prop_key = @p1 AND prop_value = @p2 ORDER BY job_id
+SELECT TOP (@p1) job_id FROM scheduler_job_property WHERE prop_key = @p2 AND prop_value = @p3 ORDER BY job_id

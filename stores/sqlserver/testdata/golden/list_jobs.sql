@@ -1,3 +1,3 @@
-SELECT TOP (@p2) j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)
-	FROM scheduler_job j WHERE j.job_id > @p1
+SELECT TOP (@p1) j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)
+	FROM scheduler_job j WHERE j.job_id > @p2
 	ORDER BY j.job_id
