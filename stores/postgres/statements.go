@@ -28,7 +28,6 @@ type statements struct {
 	complete, release               string
 	insert                          [8]string // indexed by insKeyed | insTags | insNotify
 	existingKeys, notify            string
-	retryFailed, cancel             string
 	orphans, requeue, bury, running string
 	initState, updateState          string
 	propertiesByPrefix              string

@@ -351,9 +351,8 @@ type blackholeProxy struct {
 }
 
 type proxied struct {
-	frozen     atomic.Bool
-	down, up   net.Conn
-	downClosed sync.Once
+	frozen   atomic.Bool
+	down, up net.Conn
 }
 
 func newBlackholeProxy(t *testing.T, target string) *blackholeProxy {

@@ -169,12 +169,3 @@ func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
 	assert.Contains(t, lastErr, "corrupt")
 	assert.Equal(t, []uuid.UUID{good.ID}, ids(claim(t, s, "n", 1, t0, 0)))
 }
-
-type dupClaim struct {
-	id   uuid.UUID
-	a, b string
-}
-
-func (d *dupClaim) Error() string {
-	return "job " + d.id.String() + " claimed by " + d.a + " and " + d.b
-}
