@@ -42,9 +42,6 @@ func hexTags(col string) ([]string, error) {
 	return out, nil
 }
 
-// corrupt names a corrupt job row.
-var corrupt = sqlcore.Corrupt
-
 // dbTime is the stored form of a time: UTC, truncated to the microsecond
 // precision of DATETIME(6) (the driver would otherwise round).
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
@@ -88,7 +85,7 @@ func binID(id uuid.UUID) []byte { return id[:] }
 // scanID reads a BINARY(16) job id.
 func scanID(b []byte) (uuid.UUID, error) {
 	if len(b) != 16 {
-		return uuid.Nil, corrupt("0x"+hex.EncodeToString(b), "job_id is %d bytes, not 16", len(b))
+		return uuid.Nil, sqlcore.Corrupt("0x"+hex.EncodeToString(b), "job_id is %d bytes, not 16", len(b))
 	}
 	return uuid.UUID(b), nil
 }

@@ -35,12 +35,12 @@ func schemaOf(database string) sqlcore.Schema {
 
 // checkSchema fails, wrapping spi.ErrSchema, unless database is at the
 // latest version with every table present.
-func checkSchema(ctx context.Context, q querier, database string) error {
+func checkSchema(ctx context.Context, q sqlcore.DBTX, database string) error {
 	return checkSchemaAt(ctx, q, database, ddl.Latest(Dialect))
 }
 
 // checkSchemaAt is checkSchema for a code whose latest version is latest.
-func checkSchemaAt(ctx context.Context, q querier, database string, latest int) error {
+func checkSchemaAt(ctx context.Context, q sqlcore.DBTX, database string, latest int) error {
 	return schemaOf(database).Check(ctx, q, latest)
 }
 

@@ -463,6 +463,3 @@ func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "mysql: close"
 func fail(op string, err error) error {
 	return fmt.Errorf("mysql: %s: %w", op, err)
 }
-
-// querier is what *sql.DB and *sql.Tx have in common.
-type querier = sqlcore.DBTX

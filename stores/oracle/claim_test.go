@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // t0 is the synthetic "now" of the tests.
@@ -276,7 +277,7 @@ func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	s := fakeStore(t, f, Options{Retries: 2})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, errRetriesExhausted)
+	assert.ErrorIs(t, err, sqlcore.ErrRetriesExhausted)
 	assert.Contains(t, err.Error(), "ORA-00060")
 	assert.Equal(t, 3, strings.Count(strings.Join(f.Statements(), "\n"), "BEGIN"))
 }

@@ -19,9 +19,6 @@ var jobColumns = sqlcore.JobColumns(sqlcore.CaseNull,
 // idText names a stored id in messages.
 var idText = sqlcore.BinaryIDText("HEXTORAW('%X')")
 
-// corrupt names a corrupt job row.
-var corrupt = sqlcore.Corrupt
-
 // dbTime is the stored form of a time: a TIMESTAMP bind (go-ora's
 // TimeStamp, not a time.Time, which go-ora binds as TIMESTAMP WITH TIME
 // ZONE) holding the UTC wall clock, truncated to the microsecond.
@@ -48,7 +45,7 @@ func dbID(id uuid.UUID) []byte {
 // parseID reads a stored job id.
 func parseID(b []byte) (uuid.UUID, error) {
 	if len(b) != 16 {
-		return uuid.Nil, corrupt(fmt.Sprintf("HEXTORAW('%X')", b), "job_id is %d bytes, not 16", len(b))
+		return uuid.Nil, sqlcore.Corrupt(fmt.Sprintf("HEXTORAW('%X')", b), "job_id is %d bytes, not 16", len(b))
 	}
 	return uuid.UUID(b), nil
 }

@@ -55,11 +55,8 @@ func IsRetryable(err error) bool {
 	if code, ok := errorCode(err); ok {
 		return transientCodes[code]
 	}
-	return connectionLost(err)
+	return sqlcore.ConnectionLost(err)
 }
-
-// connectionLost reports errors that mean the connection is gone.
-var connectionLost = sqlcore.ConnectionLost
 
 // errorCode returns the ORA code of an Oracle error in err's chain.
 func errorCode(err error) (int, bool) {
@@ -83,7 +80,3 @@ func isUniqueViolation(err error, constraint string) bool {
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,
 // 80 ms... capped at one second.
 var defaultPause = sqlcore.Doubling(20*time.Millisecond, time.Second)
-
-// errRetriesExhausted marks the error of a transaction that kept failing
-// with retryable errors.
-var errRetriesExhausted = sqlcore.ErrRetriesExhausted

@@ -70,7 +70,7 @@ var schema = func() sqlcore.Schema {
 
 // checkSchema fails, wrapping spi.ErrSchema, unless the schema is at the
 // latest version with every table present.
-func checkSchema(ctx context.Context, q querier) error {
+func checkSchema(ctx context.Context, q sqlcore.DBTX) error {
 	return schema.Check(ctx, q, ddl.Latest(Dialect))
 }
 

@@ -208,9 +208,6 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Calling Close again returns nil.
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, s.ownsDB, "oracle: close") }
 
-// querier is what *sql.DB and *sql.Tx have in common.
-type querier = sqlcore.DBTX
-
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {
 	return fmt.Errorf("oracle: %s: %w", op, err)

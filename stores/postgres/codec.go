@@ -56,7 +56,7 @@ func (r *rowScan) scan(rows pgx.Rows, extra ...any) error {
 	*r = rowScan{}
 	dest := append(r.dest(), extra...)
 	if err := rows.Scan(dest...); err != nil {
-		return corrupt(r.idString(), "unreadable column: %v", err)
+		return sqlcore.Corrupt(r.idString(), "unreadable column: %v", err)
 	}
 	return nil
 }
@@ -98,9 +98,6 @@ func (r *rowScan) job() (*spi.Job, error) {
 	}
 	return row.Job()
 }
-
-// corrupt names a corrupt job row.
-var corrupt = sqlcore.Corrupt
 
 // pgUUID is the pgx form of a job id.
 func pgUUID(id uuid.UUID) pgtype.UUID { return pgtype.UUID{Bytes: id, Valid: true} }

@@ -179,7 +179,7 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 	}, sqlcore.Dialect[pgtype.UUID]{
 		ParseID: func(id pgtype.UUID) (uuid.UUID, error) {
 			if !id.Valid {
-				return uuid.Nil, corrupt("(unknown id)", "NULL job_id")
+				return uuid.Nil, sqlcore.Corrupt("(unknown id)", "NULL job_id")
 			}
 			return id.Bytes, nil
 		},

@@ -24,13 +24,10 @@ const jobColumns = `job_id, task_name, payload, payload IS NULL, status, priorit
 func parseTextID(raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
 	if err != nil || len(raw) != 36 || strings.ToLower(raw) != raw { // canonical form, without formatting it again
-		return uuid.Nil, corrupt(raw, "job_id %q is not a canonical UUID", raw)
+		return uuid.Nil, sqlcore.Corrupt(raw, "job_id %q is not a canonical UUID", raw)
 	}
 	return id, nil
 }
-
-// corrupt names a corrupt job row.
-var corrupt = sqlcore.Corrupt
 
 // micros is the stored form of a time: unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // t0 is the synthetic "now" of the tests.
@@ -283,7 +284,7 @@ func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	s := fakeStore(t, f, Options{Retries: 2})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, errRetriesExhausted)
+	assert.ErrorIs(t, err, sqlcore.ErrRetriesExhausted)
 	var me mssql.Error
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, int32(1205), me.Number)

@@ -38,9 +38,6 @@ func jsonTags(col string) ([]string, error) {
 	return out, nil
 }
 
-// corrupt names a corrupt job row.
-var corrupt = sqlcore.Corrupt
-
 // dbTime is the stored form of a time: a DATETIME2 parameter holding the
 // UTC wall clock, truncated to the microsecond (the columns'
 // precision). Whatever "timezone" the DSN sets, go-mssqldb sends a
@@ -78,7 +75,7 @@ func dbID(id uuid.UUID) []byte {
 // parseID reads a stored job id.
 func parseID(b []byte) (uuid.UUID, error) {
 	if len(b) != 16 {
-		return uuid.Nil, corrupt(fmt.Sprintf("0x%X", b), "job_id is %d bytes, not 16", len(b))
+		return uuid.Nil, sqlcore.Corrupt(fmt.Sprintf("0x%X", b), "job_id is %d bytes, not 16", len(b))
 	}
 	return uuid.UUID(b), nil
 }

@@ -44,11 +44,8 @@ func IsRetryable(err error) bool {
 	if n, ok := errorNumber(err); ok {
 		return transientNumbers[n]
 	}
-	return connectionLost(err)
+	return sqlcore.ConnectionLost(err)
 }
-
-// connectionLost reports errors that mean the connection is gone.
-var connectionLost = sqlcore.ConnectionLost
 
 // errorNumber returns the number of a SQL Server error in err's chain.
 func errorNumber(err error) (int32, bool) {
@@ -83,7 +80,3 @@ func isDuplicateKey(err error, index string) bool {
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,
 // 80 ms... capped at one second.
 var defaultPause = sqlcore.Doubling(20*time.Millisecond, time.Second)
-
-// errRetriesExhausted marks the error of a transaction that kept failing
-// with retryable errors.
-var errRetriesExhausted = sqlcore.ErrRetriesExhausted

@@ -59,7 +59,7 @@ func readSchemaSQL(tables []string) string {
 
 // checkSchema fails, wrapping spi.ErrSchema, unless the database is at the
 // latest version with every table present.
-func checkSchema(ctx context.Context, q querier) error {
+func checkSchema(ctx context.Context, q sqlcore.DBTX) error {
 	return schema.Check(ctx, q, ddl.Latest(Dialect))
 }
 
