@@ -42,21 +42,7 @@ type tagFilter struct {
 }
 
 func compileTags(f spi.TagFilter) tagFilter {
-	var tf tagFilter
-	seen := map[string]bool{}
-	for _, t := range f.All {
-		if !seen[t] {
-			seen[t] = true
-			tf.all = append(tf.all, text(t))
-		}
-	}
-	for _, t := range f.Any {
-		tf.any = append(tf.any, text(t))
-	}
-	for _, t := range f.None {
-		tf.none = append(tf.none, text(t))
-	}
-	return tf
+	return tagFilter{all: sqlcore.Args(sqlcore.UniqueTags(f.All), text), any: sqlcore.Args(f.Any, text), none: sqlcore.Args(f.None, text)}
 }
 
 // claimCandidatesSQL selects, for each task and priority level from

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -134,10 +133,8 @@ func compileTags(f spi.TagFilter) tagFilter {
 	if len(f.All) > 0 {
 		// The statement compares a count of matching tags with the
 		// list's length: repeats must go.
-		all := slices.Clone(f.All)
-		slices.Sort(all)
 		tf.shape |= tagAll
-		tf.lists = append(tf.lists, slices.Compact(all))
+		tf.lists = append(tf.lists, sqlcore.UniqueTags(f.All))
 	}
 	if len(f.Any) > 0 {
 		tf.shape |= tagAny

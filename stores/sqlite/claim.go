@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,9 +109,7 @@ type tagFilter struct {
 func compileTags(f spi.TagFilter) tagFilter {
 	var tf tagFilter
 	if len(f.All) > 0 {
-		all := slices.Clone(f.All)
-		slices.Sort(all)
-		all = slices.Compact(all)
+		all := sqlcore.UniqueTags(f.All)
 		tf.shape |= tagAll
 		tf.all, tf.numAll = jsonList(all), len(all)
 	}

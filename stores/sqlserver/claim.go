@@ -102,9 +102,7 @@ func compileTags(f spi.TagFilter) tagFilter {
 	if len(f.All) > 0 {
 		// The statement compares a count of matching tags with the
 		// list's length: repeats must go.
-		all := slices.Clone(f.All)
-		slices.Sort(all)
-		all = slices.Compact(all)
+		all := sqlcore.UniqueTags(f.All)
 		tf.shape.all = len(all)
 		for _, t := range all {
 			tf.args = append(tf.args, name(t))
