@@ -288,8 +288,8 @@ func TestPlansUseIndexes(t *testing.T) {
 	exec(t, s, `ANALYZE TABLE `+s.sql.t.job+`, `+s.sql.t.tag)
 
 	tasks := []string{"other", "send-email"} // two range scans per level
-	tagged, tagArgs := candidatesSQL(s.sql.t, tagFilter{all: []string{"t1"}, any: []string{"t2", "t3"}, none: []string{"t4"}}, tasks, t0, 100)
-	plain, plainArgs := candidatesSQL(s.sql.t, tagFilter{}, tasks, t0, 100)
+	tagged, tagArgs := s.dialect.CandidatesSQL(tasks, spi.TagFilter{All: []string{"t1"}, Any: []string{"t2", "t3"}, None: []string{"t4"}}, t0, 100)
+	plain, plainArgs := s.dialect.CandidatesSQL(tasks, spi.TagFilter{}, t0, 100)
 	ids := make([]uuid.UUID, 0, 100)
 	for _, j := range running[300:400] {
 		ids = append(ids, j.ID)
@@ -354,7 +354,7 @@ func TestPlansUseIndexes(t *testing.T) {
 		before := reads()
 		// A filter most jobs pass: one that none passes visits every due
 		// job of each level, in any store.
-		q, args := candidatesSQL(s.sql.t, tagFilter{none: []string{"t4"}}, []string{"send-email"}, t0, 100)
+		q, args := s.dialect.CandidatesSQL([]string{"send-email"}, spi.TagFilter{None: []string{"t4"}}, t0, 100)
 		rows, err := tx.QueryContext(ctx, q, args...)
 		require.NoError(t, err)
 		for rows.Next() {

@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 	"time"
 
@@ -90,6 +89,13 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		NullName:   nullBinary,
 		LockOn:     " FOR UPDATE",
 		Limit:      " LIMIT ?",
+		// The claim's scans lock the candidates they return, skipping
+		// those other claimers hold; their subqueries (tags, holders)
+		// take no locks, a locking clause applying to the query block it
+		// ends only.
+		ScanHint:   " FORCE INDEX (idx_scheduler_job_claim)",
+		ScanLock:   " FOR UPDATE SKIP LOCKED",
+		ScanParens: true,
 		// The state writes read the job's fence with a shared lock: from
 		// the latest committed row, and no claim, completion, release or
 		// recovery can change the job until the write commits.
@@ -131,92 +137,12 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 			return arg(st.insertState, binID(jobID), []byte(ns), state)
 		},
 		TasksPerClaim: tasksPerStatement,
-		CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
-			return candidatesSQL(st.t, compileTags(tags), tasks, dbTime(now), limit)
-		},
 		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
 			return lockResources(ctx, tx, st.t, resources)
 		},
 		OrphansSQL:     st.orphansSQL,
 		LockOrphansSQL: st.lockOrphansSQL,
 	})
-}
-
-// tagFilter is a spi.TagFilter in the form the claim statement takes.
-type tagFilter struct {
-	all, any, none []string // all without repeats
-}
-
-func compileTags(f spi.TagFilter) tagFilter {
-	return tagFilter{all: sqlcore.UniqueTags(f.All), any: f.Any, none: f.None}
-}
-
-// conditions returns the tag conditions on the job aliased x and appends
-// their arguments: correlated subqueries on the tag table's primary key
-// (job_id, tag) that count the job's tags of each list: all of All (the
-// count of its distinct tags), at least one of Any, none of None. They are
-// the EXISTS / NOT EXISTS of the filter written as counts, because MySQL
-// and MariaDB may turn a top-level EXISTS into a semi-join that first
-// collects every job carrying the tags (a scan as large as the backlog);
-// a count is evaluated for the rows the index scan visits only.
-func (tf tagFilter) conditions(tagTable string, args []any) (string, []any) {
-	var b strings.Builder
-	count := func(n int) string {
-		return `(SELECT COUNT(*) FROM ` + tagTable + ` t WHERE t.job_id = x.job_id AND t.tag IN (` + marks(n) + `))`
-	}
-	if len(tf.all) > 0 {
-		b.WriteString(`
-			AND ` + count(len(tf.all)) + ` = ?`)
-		args = append(append(args, binArgs(tf.all)...), int64(len(tf.all)))
-	}
-	if len(tf.any) > 0 {
-		b.WriteString(`
-			AND ` + count(len(tf.any)) + ` > 0`)
-		args = append(args, binArgs(tf.any)...)
-	}
-	if len(tf.none) > 0 {
-		b.WriteString(`
-			AND ` + count(len(tf.none)) + ` = 0`)
-		args = append(args, binArgs(tf.none)...)
-	}
-	return b.String(), args
-}
-
-// candidatesSQL returns the claim's candidates statement for tasks and its
-// arguments: for each task and priority level from CRITICAL down, the
-// first limit due PENDING jobs of the task in (scheduled_time, job_id)
-// order that the node may run, locked with FOR UPDATE SKIP LOCKED; a UNION
-// ALL of LIMITed subqueries, each a range scan of the task-led
-// idx_scheduler_job_claim on (status, task_name, priority, scheduled_time,
-// job_id), so jobs of tasks the claim does not list are never read. Inside
-// that scan, jobs whose resource is full (as many RUNNING holders as their
-// limit, counted through idx_scheduler_job_resource) and jobs failing the
-// tag filter are passed over, so they never block the jobs behind them.
-// The subqueries' own reads (tags, holders) take no locks: a locking clause
-// applies to the query block it ends, not to nested subqueries.
-func candidatesSQL(t tables, tf tagFilter, tasks []string, now any, limit int) (string, []any) {
-	var b strings.Builder
-	args := make([]any, 0, len(tasks)*spi.NumPriorities*(4+len(tf.all)+len(tf.any)+len(tf.none)))
-	for i, task := range tasks {
-		for p := spi.NumPriorities - 1; p >= 0; p-- {
-			if i > 0 || p < spi.NumPriorities-1 {
-				b.WriteString("\nUNION ALL\n")
-			}
-			args = append(args, task, now)
-			var cond string
-			cond, args = tf.conditions(t.tag, args)
-			args = append(args, int64(limit))
-			fmt.Fprintf(&b, `(SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
-			FROM %s x FORCE INDEX (idx_scheduler_job_claim)
-			WHERE x.status = 'PENDING' AND x.task_name = ? AND x.priority = %d AND x.scheduled_time <= ?
-			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM %s r
-				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
-			ORDER BY x.scheduled_time, x.job_id
-			LIMIT ?
-			FOR UPDATE SKIP LOCKED)`, t.job, p, t.job, cond)
-		}
-	}
-	return b.String(), args
 }
 
 // tasksPerStatement bounds the tasks of one candidates statement (five

@@ -36,58 +36,6 @@ func emptyBlobsSQL(column string, ids [][]byte) (string, []any) {
 	return syntax.SQL("UPDATE {job} SET "+column+" = EMPTY_BLOB() WHERE job_id IN (?)", sqlcore.In(idArgs(ids)))
 }
 
-// tagFilter is a spi.TagFilter in the form the claim statement takes.
-type tagFilter struct {
-	all, any, none []any // tags as binds; All without repeats
-}
-
-func compileTags(f spi.TagFilter) tagFilter {
-	return tagFilter{all: sqlcore.Args(sqlcore.UniqueTags(f.All), text), any: sqlcore.Args(f.Any, text), none: sqlcore.Args(f.None, text)}
-}
-
-// claimCandidatesSQL selects, for each task and priority level from
-// CRITICAL down, the first limit due PENDING jobs of the task in
-// (scheduled_time, job_id) order that the node may run: one range scan of
-// the task-led idx_scheduler_job_claim per task and level, so jobs of tasks
-// the claim does not list are never read, without locks (the claim locks
-// the ones it picks with SKIP LOCKED afterwards: Oracle allows no FETCH
-// FIRST with FOR UPDATE). Jobs whose resource is full and jobs failing the
-// tag filter are passed over inside the scans.
-func claimCandidatesSQL(now time.Time, limit int, tasks []string, tf tagFilter) (string, []any) {
-	b := newBinds()
-	var q strings.Builder
-	for i, task := range tasks {
-		for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
-			if i > 0 || lvl != spi.NumPriorities-1 {
-				q.WriteString("\nUNION ALL\n")
-			}
-			fmt.Fprintf(&q, `SELECT * FROM (
-		SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
-		FROM scheduler_job x
-		WHERE x.status = 'PENDING' AND x.task_name = %s AND x.priority = %d AND x.scheduled_time <= %s
-			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM scheduler_job r
-				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`, b.Add(text(task)), lvl, b.Add(dbTime(now)))
-			if len(tf.all) > 0 {
-				fmt.Fprintf(&q, `
-			AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s)) = %s`,
-					b.List(tf.all), b.Add(int64(len(tf.all))))
-			}
-			if len(tf.any) > 0 {
-				fmt.Fprintf(&q, `
-			AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.List(tf.any))
-			}
-			if len(tf.none) > 0 {
-				fmt.Fprintf(&q, `
-			AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, b.List(tf.none))
-			}
-			fmt.Fprintf(&q, `
-		ORDER BY x.scheduled_time, x.job_id
-		FETCH FIRST %s ROWS ONLY)`, b.Add(int64(limit)))
-		}
-	}
-	return q.String(), b.Args
-}
-
 // tasksPerStatement bounds the tasks of one candidates statement (five
 // subqueries each), well inside Oracle's 65,535 bind variables.
 const tasksPerStatement = 50
@@ -179,6 +127,9 @@ var syntax = sqlcore.Syntax{
 	Blob:       blobArg,
 	LockOn:     " FOR UPDATE",
 	Limit:      " FETCH FIRST ? ROWS ONLY",
+	// The claim's candidates are read without locks: Oracle allows no
+	// FETCH FIRST with FOR UPDATE, so the claim locks the ones it picks
+	// afterwards, with SKIP LOCKED (see lockAndAdmit).
 	// The fence of a state write locks the job's row: no claim,
 	// completion or recovery changes it, and no other state write of the
 	// job runs, until the commit.
@@ -207,20 +158,17 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	HeartbeatTasksSQL: heartbeatTasksSQL,
 	PendingTasksSQL:   pendingTasksSQL,
 	TasksPerClaim:     tasksPerStatement,
-	CandidatesSQL: func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
-		return claimCandidatesSQL(now, limit, tasks, compileTags(tags))
-	},
-	Holders:         lockResources,
-	Pick:            lockAndAdmit,
-	IDText:          idText,
-	TimeOf:          sqlcore.WallClock,
-	Tags:            sqlcore.JSONTags,
-	ParseID:         parseID,
-	MaxIDs:          idsPerList,
-	IsDuplicate:     func(err error) bool { return isUniqueViolation(err, "") },
-	HeartbeatSQL:    heartbeatSQL,
-	AcquireLeaseSQL: acquireLeaseSQL,
-	PutPropertySQL:  func(id uuid.UUID, key, value string) (string, []any) { return putPropertySQL(dbID(id), key, value) },
+	Holders:           lockResources,
+	Pick:              lockAndAdmit,
+	IDText:            idText,
+	TimeOf:            sqlcore.WallClock,
+	Tags:              sqlcore.JSONTags,
+	ParseID:           parseID,
+	MaxIDs:            idsPerList,
+	IsDuplicate:       func(err error) bool { return isUniqueViolation(err, "") },
+	HeartbeatSQL:      heartbeatSQL,
+	AcquireLeaseSQL:   acquireLeaseSQL,
+	PutPropertySQL:    func(id uuid.UUID, key, value string) (string, []any) { return putPropertySQL(dbID(id), key, value) },
 	InitStateSQL: func(id uuid.UUID, ns string, state []byte) (string, []any) {
 		return initStateSQL(dbID(id), ns, state)
 	},

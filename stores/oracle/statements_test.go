@@ -37,8 +37,8 @@ func goldenStatements(t *testing.T) map[string]string {
 		"get_job":               q(dialect.GetJobSQL(uuid.UUID(id1))),
 		"list_jobs":             q(dialect.ListJobsSQL(uuid.UUID(id1), "", 11)),
 		"list_jobs_failed":      q(dialect.ListJobsSQL(uuid.UUID(id1), spi.StatusFailed, 11)),
-		"claim_candidates":      q(claimCandidatesSQL(t0, 10, []string{"t"}, tagFilter{})),
-		"claim_candidates_tags": q(claimCandidatesSQL(t0, 10, []string{"t", "u"}, compileTags(spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}))),
+		"claim_candidates":      q(dialect.CandidatesSQL([]string{"t"}, spi.TagFilter{}, t0, 10)),
+		"claim_candidates_tags": q(dialect.CandidatesSQL([]string{"t", "u"}, spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}, t0, 10)),
 		"claim_lock_2":          q(lockCandidatesSQL(ids)),
 		"claim_lock_resource":   q(lockResourceSQL("gpu")),
 		"claim_insert_resource": q(insertResourceSQL("gpu")),
@@ -121,7 +121,7 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 	}
 	for name, build := range map[string]func() (string, []any){
 		"candidates": func() (string, []any) {
-			return claimCandidatesSQL(t0, 7, []string{"t", "u"}, compileTags(spi.TagFilter{All: []string{"a", "a", "b"}, Any: []string{"c"}, None: []string{"d", "e"}}))
+			return dialect.CandidatesSQL([]string{"t", "u"}, spi.TagFilter{All: []string{"a", "a", "b"}, Any: []string{"c"}, None: []string{"d", "e"}}, t0, 7)
 		},
 		"count":     func() (string, []any) { return countHoldersSQL([]string{"a", "b", "c"}) },
 		"claim":     func() (string, []any) { return dialect.ClaimSQL("n", t0, []uuid.UUID{newID(), newID()}) },
@@ -157,7 +157,7 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 }
 
 func TestStatementShapes(t *testing.T) {
-	q, args := claimCandidatesSQL(t0, 10, []string{"t"}, tagFilter{})
+	q, args := dialect.CandidatesSQL([]string{"t"}, spi.TagFilter{}, t0, 10)
 	assert.Equal(t, 5, strings.Count(q, "FETCH FIRST"))
 	assert.Equal(t, 5, strings.Count(q, "ORDER BY x.scheduled_time, x.job_id"))
 	assert.Equal(t, 5, strings.Count(q, "x.status = 'PENDING'"))

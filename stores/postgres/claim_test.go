@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 func TestClaimAgingIsExact(t *testing.T) {
@@ -272,6 +273,14 @@ func TestPlansUseIndexes(t *testing.T) {
 	list, _ := s.dialect.ListJobsSQL(uuid.Nil, "", 101)
 	listDLQ, _ := s.dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 101)
 	findBy, _ := s.dialect.FindByPropertySQL("tenant", "c7", 10)
+	// The portable reads and writes by id take an IN list of ids.
+	pgIDs := sqlcore.Conv(ids, pgUUID)
+	uuids, uuidLits := strings.TrimSuffix(strings.Repeat("uuid, ", n), ", "), strings.Join(idLits, ", ")
+	check, checkArgs := s.dialect.RunningSQL(ids, false)
+	release, releaseArgs := s.dialect.ReleaseSQL(t0, ids)
+	orphans, orphansArgs := s.dialect.OrphansSQL(t0, []string{"gone"})
+	requeue, requeueArgs := s.dialect.RequeueSQL(t0, pgIDs)
+	bury, buryArgs := s.dialect.BurySQL(t0, "crashed", pgIDs)
 	cases := []struct {
 		name, q     string
 		args        []any
@@ -299,8 +308,7 @@ func TestPlansUseIndexes(t *testing.T) {
 			"text[]", "ARRAY['r1','r2']", "idx_scheduler_job_resource", 1},
 		{"permit claim: update", s.sql.claimIDs, []any{ids, "n", t0},
 			"uuid[], text, timestamptz", idArr + ", 'n', '" + now + "'", "scheduler_job_pkey", 1},
-		{"check claims", s.sql.running, []any{ids},
-			"uuid[]", idArr, "scheduler_job_pkey", 1},
+		{"check claims", check, checkArgs, uuids, uuidLits, "scheduler_job_pkey", 1},
 		{"find by property", findBy, []any{"tenant", "c7", 10},
 			"text, text, bigint", "'tenant', 'c7', 10", "idx_scheduler_job_property_value", 1},
 		{"properties by prefix", s.sql.propertiesByPrefix, []any{jobs[5].ID, "ten"},
@@ -310,16 +318,12 @@ func TestPlansUseIndexes(t *testing.T) {
 		{"complete", s.sql.complete, []any{ids, seqs, statuses, times, make([]*time.Time, n), make([]int32, n), make([]*string, n), make([][]byte, n), make([]*string, n)},
 			"uuid[], bigint[], text[], timestamptz[], timestamptz[], integer[], text[], bytea[], text[]",
 			strings.Join([]string{idArr, seqArr, statusArr, timeArr, nullTimeArr, intArr, nullTextArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},
-		{"release", s.sql.release, []any{ids, t0},
-			"uuid[], timestamptz", idArr + ", '" + now + "'", "scheduler_job_pkey", 1},
+		{"release", release, releaseArgs, "timestamptz, " + uuids, "'" + now + "', " + uuidLits, "scheduler_job_pkey", 1},
 		{"fail corrupt", failCorrupt, failCorruptArgs,
 			"timestamptz, text, uuid, bigint", "'" + now + "', 'x', '" + jobs[5].ID.String() + "', 1", "scheduler_job_pkey", 1},
-		{"recover: orphans", s.sql.orphans, []any{[]string{"gone"}, t0},
-			"text[], timestamptz", "ARRAY['gone'], '" + now + "'", "idx_scheduler_job_owner", 1},
-		{"recover: requeue", s.sql.requeue, []any{ids, t0},
-			"uuid[], timestamptz", idArr + ", '" + now + "'", "scheduler_job_pkey", 1},
-		{"recover: bury", s.sql.bury, []any{ids, "crashed", t0},
-			"uuid[], text, timestamptz", idArr + ", 'crashed', '" + now + "'", "scheduler_job_pkey", 1},
+		{"recover: orphans", orphans, orphansArgs, "text, timestamptz", "'gone', '" + now + "'", "idx_scheduler_job_owner", 1},
+		{"recover: requeue", requeue, requeueArgs, "timestamptz, " + uuids, "'" + now + "', " + uuidLits, "scheduler_job_pkey", 1},
+		{"recover: bury", bury, buryArgs, "text, timestamptz, " + uuids, "'crashed', '" + now + "', " + uuidLits, "scheduler_job_pkey", 1},
 		{"get", get, []any{jobs[5].ID}, "uuid", "'" + jobs[5].ID.String() + "'", "scheduler_job_pkey", 1},
 		{"list", list, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "scheduler_job_pkey", 1},
 		{"list DLQ", listDLQ, []any{uuid.Nil, 101}, "uuid, bigint", "'" + uuid.Nil.String() + "', 101", "idx_scheduler_job_failed", 1},

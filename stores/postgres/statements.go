@@ -21,16 +21,15 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claims                          *sync.Map // claimKey -> the claim statements, built on first use
-	replace                         *strings.Replacer
-	lockResources, countHolders     string
-	claimIDs, pendingTasks          string
-	complete, release               string
-	insert                          [8]string // indexed by insKeyed | insTags | insNotify
-	existingKeys, notify            string
-	orphans, requeue, bury, running string
-	initState, updateState          string
-	propertiesByPrefix              string
+	claims                      *sync.Map // claimKey -> the claim statements, built on first use
+	replace                     *strings.Replacer
+	lockResources, countHolders string
+	claimIDs, pendingTasks      string
+	complete                    string
+	insert                      [8]string // indexed by insKeyed | insTags | insNotify
+	existingKeys, notify        string
+	initState, updateState      string
+	propertiesByPrefix          string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -104,32 +103,11 @@ func buildStatements(schema string) statements {
 		WHERE j.job_id = ANY($1::uuid[]) AND j.claim_seq = ($2::bigint[])[array_position($1::uuid[], j.job_id)]
 			AND j.status = ` + runningFence + `
 		RETURNING array_position($1::uuid[], j.job_id)`)
-	s.release = r.Replace(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = $2, claim_seq = claim_seq + 1
-		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence + ` RETURNING priority`)
 	for v := range s.insert {
 		s.insert[v] = r.Replace(insertSQL(v))
 	}
 	s.existingKeys = r.Replace(`SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key = ANY($1::text[])`)
 	s.notify = `SELECT pg_notify($1, $2)`
-	// Recovery, one transaction: the orphans (RUNNING jobs of the given
-	// nodes or of nodes without a fresh heartbeat) locked in id order; the
-	// crash-budget decision in Go (spi.CrashOutcome); the requeued and
-	// the buried jobs written by primary key; the dead nodes' rows gone.
-	s.orphans = r.Replace(`SELECT j.job_id, j.task_name, COALESCE(j.owner_node, ''), j.crash_count, j.priority
-		FROM {job} j
-		WHERE j.status = 'RUNNING' AND (
-			COALESCE(j.owner_node, '') = ANY($1::text[])
-			OR NOT EXISTS (SELECT 1 FROM {node} n
-				WHERE n.node_id = COALESCE(j.owner_node, '') AND n.heartbeat_ts >= $2))
-		ORDER BY j.job_id
-		FOR NO KEY UPDATE OF j`)
-	s.requeue = r.Replace(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = $2,
-			claim_seq = claim_seq + 1, owner_node = NULL
-		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
-	s.bury = r.Replace(`UPDATE {job} SET status = 'FAILED', last_error = $2, finished_time = $3,
-			claim_seq = claim_seq + 1, owner_node = NULL
-		WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
-	s.running = r.Replace(`SELECT job_id, claim_seq FROM {job} WHERE job_id = ANY($1::uuid[]) AND status = ` + runningFence)
 	// The state writes lock the job row FOR SHARE: the fence is read from
 	// the latest committed version of the row (READ COMMITTED re-reads a
 	// row it waited for), and no claim, completion, release or recovery
@@ -168,7 +146,6 @@ func buildStatements(schema string) statements {
 func (st statements) dialect(schema string, wake func(context.Context, int32)) sqlcore.Dialect[pgtype.UUID] {
 	arg := func(q string, args ...any) (string, []any) { return q, args }
 	ids := func(ids []uuid.UUID) []pgtype.UUID { return sqlcore.Conv(ids, pgUUID) }
-	texts := func(ss []string) []string { return append([]string{}, ss...) } // never NULL
 	return sqlcore.WithSyntax(sqlcore.Syntax{
 		Mark:       func(i int) string { return "$" + strconv.Itoa(i) },
 		Table:      func(name string) string { return qualify(schema, name) },
@@ -176,6 +153,10 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		ID:         func(id uuid.UUID) any { return pgUUID(id) },
 		Limit:      " LIMIT ?",
 		OnConflict: true,
+		// The recovery and the releases lock their rows against claims
+		// and completions, not against inserts of rows referring to them.
+		LockOn:  " FOR NO KEY UPDATE",
+		Running: runningFence,
 	}, sqlcore.Dialect[pgtype.UUID]{
 		ParseID: func(id pgtype.UUID) (uuid.UUID, error) {
 			if !id.Valid {
@@ -207,20 +188,6 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
-		},
-		RunningSQL: func(in []uuid.UUID, lock bool) (string, []any) {
-			if lock {
-				return arg(st.running+` ORDER BY job_id FOR NO KEY UPDATE`, ids(in))
-			}
-			return arg(st.running, ids(in))
-		},
-		ReleaseSQL: func(now time.Time, in []uuid.UUID) (string, []any) { return arg(st.release, ids(in), now) },
-		OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
-			return arg(st.orphans, texts(nodes), cutoff)
-		},
-		RequeueSQL: func(now time.Time, ids []pgtype.UUID) (string, []any) { return arg(st.requeue, ids, now) },
-		BurySQL: func(now time.Time, lastError string, ids []pgtype.UUID) (string, []any) {
-			return arg(st.bury, ids, nullText(lastError), now)
 		},
 	})
 }

@@ -119,26 +119,23 @@ func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
 // and the holders of a resource are counted from the partial index.
 func TestClaimUsesTheIndex(t *testing.T) {
 	s := openStore(t)
-	for shape := range numTagShapes {
-		tf := compileTags(spi.TagFilter{})
-		tf.shape = shape
-		tf.all, tf.numAll, tf.any, tf.none = `["a","b"]`, 2, `["c"]`, `["d"]`
-		const tasks = 2
-		args := make([]any, 0, 7*tasks*spi.NumPriorities)
-		for _, task := range []string{"a", "b"} {
-			for range spi.NumPriorities {
-				args = tf.levelArgs(append(args, task), t0.UnixMicro(), 10)
-			}
-		}
-		text := queryPlan(t, s, candidatesQuery(shape, tasks), args...)
-		assert.Equal(t, tasks*spi.NumPriorities, strings.Count(text, "USING INDEX idx_scheduler_job_claim (status=? AND task_name=? AND priority=? AND scheduled_time<?)"), "shape %d:\n%s", shape, text)
-		assert.Equal(t, tasks*spi.NumPriorities, strings.Count(text, "idx_scheduler_job_resource"), "shape %d:\n%s", shape, text)
+	const tasks = 2
+	for shape := range 8 { // which of All, Any and None are not empty
+		var tf spi.TagFilter
 		tagLookups := 0
-		for bit := tagAll; bit < numTagShapes; bit <<= 1 {
-			if shape&bit != 0 {
+		for bit, l := range []struct {
+			list *[]string
+			tags []string
+		}{{&tf.All, []string{"a", "b"}}, {&tf.Any, []string{"c"}}, {&tf.None, []string{"d"}}} {
+			if shape&(1<<bit) != 0 {
+				*l.list = l.tags
 				tagLookups += tasks * spi.NumPriorities
 			}
 		}
+		q, args := dialect.CandidatesSQL([]string{"a", "b"}, tf, t0, 10)
+		text := queryPlan(t, s, q, args...)
+		assert.Equal(t, tasks*spi.NumPriorities, strings.Count(text, "USING INDEX idx_scheduler_job_claim (status=? AND task_name=? AND priority=? AND scheduled_time<?)"), "shape %d:\n%s", shape, text)
+		assert.Equal(t, tasks*spi.NumPriorities, strings.Count(text, "idx_scheduler_job_resource"), "shape %d:\n%s", shape, text)
 		assert.Equal(t, tagLookups, strings.Count(text, "sqlite_autoindex_scheduler_job_tag_1"), "shape %d:\n%s", shape, text)
 		assert.NotRegexp(t, `SCAN (scheduler_job|x|r|t)( |$)`, text, "shape %d", shape)
 		assert.NotContains(t, text, "TEMP B-TREE", "shape %d:\n%s", shape, text)

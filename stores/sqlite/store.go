@@ -122,7 +122,6 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 	WriteCompletions:      writeCompletions,
 	PropertiesByPrefixSQL: propertiesByPrefixSQL,
 	TasksPerClaim:         tasksPerStatement,
-	CandidatesSQL:         candidatesSQL,
 	Holders:               resourceHolders,
 	ClaimSQL:              claimSQL,
 	ClaimReturns:          true,

@@ -1,9 +1,11 @@
 package sqlcore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +61,17 @@ type Syntax struct {
 	// CONFLICT (PostgreSQL, SQLite): the node, lease, property and state
 	// inserts are then portable too.
 	OnConflict bool
+	// The claim's candidate scans: ScanHint follows their table (MySQL's
+	// FORCE INDEX), ScanLock ends each (" FOR UPDATE SKIP LOCKED" where
+	// the database allows it with a row limit), and ScanParens writes them
+	// as (SELECT ...) UNION ALL (SELECT ...) instead of SELECT * FROM
+	// (SELECT ...) UNION ALL ...
+	ScanHint, ScanLock string
+	ScanParens         bool
+	// Running is the status RUNNING as the reads and writes of jobs by id
+	// test it; empty means the literal 'RUNNING'. PostgreSQL hides it from
+	// the planner (see its store).
+	Running string
 }
 
 // tableNames are the tables of a template's {job}, {tag}, ... without
@@ -105,10 +118,64 @@ func (s *Syntax) SQL(q string, args ...any) (string, []any) {
 // limited renders the SELECT q with its arguments, returning at most n
 // rows.
 func (s *Syntax) limited(q string, n int64, args ...any) (string, []any) {
+	q, args = s.limit(q, n, args)
+	return s.SQL(q, args...)
+}
+
+// limit is the template and arguments of limited.
+func (s *Syntax) limit(q string, n int64, args []any) (string, []any) {
 	if s.Top {
-		return s.SQL("SELECT TOP (?) "+strings.TrimPrefix(q, "SELECT "), append([]any{n}, args...)...)
+		return "SELECT TOP (?) " + strings.TrimPrefix(q, "SELECT "), append([]any{n}, args...)
 	}
-	return s.SQL(q+s.Limit, append(args, n)...)
+	return q + s.Limit, append(args, n)
+}
+
+// candidates is the portable CandidatesSQL: for each task and priority
+// level from CRITICAL down, the first limit due PENDING jobs of the task
+// in (scheduled_time, job_id) order, one range scan of the task-led claim
+// index idx_scheduler_job_claim each, so that jobs of tasks the claim does
+// not list are never read. Inside each scan, jobs of a full resource (as
+// many RUNNING holders as their limit, counted through the holders'
+// index) and jobs failing the tag filter are passed over, so they never
+// block the jobs behind them. The tag tests are counts on the tag table's
+// primary key, evaluated for the rows the scan visits only: MySQL and
+// MariaDB may turn an EXISTS into a semi-join that first collects every
+// job carrying the tags, a read as large as the backlog.
+func (s *Syntax) candidates(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
+	var cond strings.Builder
+	var targs []any
+	all := UniqueTags(tags.All)
+	for _, l := range []struct {
+		tags []string
+		test string
+	}{{all, " = " + strconv.Itoa(len(all))}, {tags.Any, " > 0"}, {tags.None, " = 0"}} {
+		if len(l.tags) > 0 {
+			cond.WriteString("\n\t\tAND (SELECT COUNT(*) FROM {tag} t WHERE t.job_id = x.job_id AND t.tag IN (?))" + l.test)
+			targs = append(targs, s.names(l.tags))
+		}
+	}
+	open, end := "SELECT * FROM (", ")"
+	if s.ScanParens {
+		open = "("
+	}
+	var q strings.Builder
+	args := make([]any, 0, len(tasks)*spi.NumPriorities*(3+len(targs)))
+	for i, task := range tasks {
+		for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
+			if i > 0 || lvl < spi.NumPriorities-1 {
+				q.WriteString("\nUNION ALL\n")
+			}
+			scan, a := s.limit(`SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
+	FROM {job} x`+s.ScanHint+`
+	WHERE x.status = 'PENDING' AND x.task_name = ? AND x.priority = `+strconv.Itoa(lvl)+` AND x.scheduled_time <= ?
+		AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM {job} r
+			WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`+cond.String()+`
+	ORDER BY x.scheduled_time, x.job_id`, int64(limit), append([]any{s.text(task), s.time(now)}, targs...))
+			q.WriteString(open + scan + s.ScanLock + end)
+			args = append(args, a...)
+		}
+	}
+	return s.SQL(q.String(), args...)
 }
 
 // Binds numbers the arguments of a statement that a dialect builds piece
@@ -235,6 +302,7 @@ func (s *Syntax) appendRow(args []any, j *spi.Job) ([]any, error) {
 // in syntax s.
 func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	d.Syntax = s
+	running := cmp.Or(s.Running, "'RUNNING'")
 	// With Wake, the writes that make jobs PENDING return their priorities.
 	returning := ""
 	if d.Wake != nil {
@@ -264,6 +332,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		}
 		return s.limited(q, int64(limit), s.name(key), s.name(value))
 	})
+	fill(&d.CandidatesSQL, s.candidates)
 	fill(&d.JobFenceSQL, func(id uuid.UUID) (string, []any) {
 		return s.SQL("SELECT status, claim_seq FROM {job}"+s.FenceHint+" WHERE job_id = ?"+s.FenceOn, s.id(id))
 	})
@@ -336,13 +405,13 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	})
 	fill(&d.RunningSQL, func(ids []uuid.UUID, lock bool) (string, []any) {
 		if lock {
-			return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.LockHint+"\n\tWHERE status = 'RUNNING' AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+			return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.LockHint+"\n\tWHERE status = "+running+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
 		}
-		return s.SQL("SELECT job_id, claim_seq FROM {job}\n\tWHERE status = 'RUNNING' AND job_id IN (?)", s.ids(ids))
+		return s.SQL("SELECT job_id, claim_seq FROM {job}\n\tWHERE status = "+running+" AND job_id IN (?)", s.ids(ids))
 	})
 	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
 		return s.SQL(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
-	WHERE status = 'RUNNING' AND job_id IN (?)`+returning, s.time(now), s.ids(ids))
+	WHERE status = `+running+` AND job_id IN (?)`+returning, s.time(now), s.ids(ids))
 	})
 	fill(&d.DeregisterSQL, func(node string) (string, []any) {
 		return s.SQL("DELETE FROM {node} WHERE node_id = ?", s.name(node))
@@ -370,12 +439,12 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	fill(&d.RequeueSQL, func(now time.Time, ids []T) (string, []any) {
 		return s.SQL(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
 		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = 'RUNNING' AND job_id IN (?)`, s.time(now), In(Args(ids, nil)))
+	WHERE status = `+running+` AND job_id IN (?)`, s.time(now), In(Args(ids, nil)))
 	})
 	fill(&d.BurySQL, func(now time.Time, lastError string, ids []T) (string, []any) {
 		return s.SQL(`UPDATE {job} SET status = 'FAILED', last_error = ?, finished_time = ?,
 		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = 'RUNNING' AND job_id IN (?)`, s.long(lastError), s.time(now), In(Args(ids, nil)))
+	WHERE status = `+running+` AND job_id IN (?)`, s.long(lastError), s.time(now), In(Args(ids, nil)))
 	})
 	fill(&d.DeleteNodesSQL, func(cutoff time.Time, nodes []string) (string, []any) {
 		if len(nodes) == 0 {
