@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -17,14 +16,10 @@ import (
 // database. Statements whose shape depends on a batch (IN lists, multi-row
 // VALUES) are built per call from the qualified names in t.
 type statements struct {
-	t                         tables
-	jobColumns                string
-	listJobs, listByStatus    string
-	heartbeat, heartbeatTasks string
-	acquireLease              string
-	insertState               string
-	insertProperty            string
-	propertiesByPrefix        string
+	t                      tables
+	jobColumns             string
+	listJobs, listByStatus string
+	propertiesByPrefix     string
 }
 
 // tables are the qualified table names of a store's database.
@@ -51,21 +46,6 @@ func buildStatements(database string) statements {
 	// of the status.
 	s.listByStatus = `SELECT ` + s.jobColumns + ` FROM ` + t.job + ` j FORCE INDEX (idx_scheduler_job_status)
 		WHERE j.status = ? AND j.job_id > ? ORDER BY j.job_id LIMIT ?`
-	s.heartbeat = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts) VALUES (?, ?)
-		ON DUPLICATE KEY UPDATE heartbeat_ts = VALUES(heartbeat_ts)`)
-	s.heartbeatTasks = r.Replace(`INSERT INTO {node} (node_id, heartbeat_ts, task_names) VALUES (?, ?, ?)
-		ON DUPLICATE KEY UPDATE heartbeat_ts = VALUES(heartbeat_ts), task_names = VALUES(task_names)`)
-	// The owner is assigned first, from the row as it was: it becomes the
-	// caller when the lease is free, expired or the caller's already. The
-	// expiry is assigned second, and sees the new owner (MySQL and MariaDB
-	// evaluate the assignments of ON DUPLICATE KEY UPDATE from left to
-	// right), so it moves exactly when the caller holds the lease.
-	s.acquireLease = r.Replace(`INSERT INTO {lease} (name, owner, expires_at) VALUES (?, ?, ?)
-		ON DUPLICATE KEY UPDATE
-			owner = IF(owner = VALUES(owner) OR expires_at <= ?, VALUES(owner), owner),
-			expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)`)
-	s.insertState = r.Replace(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)`)
-	s.insertProperty = r.Replace(`INSERT INTO {prop} (job_id, prop_key, prop_value) SELECT job_id, ?, ? FROM {job} WHERE job_id = ?`)
 	// The columns are VARBINARY: LEFT counts bytes and = compares them, so
 	// no character of the prefix is a wildcard and case matters.
 	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
@@ -120,21 +100,6 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		},
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, int64(len(prefix)), []byte(prefix), binID(id))
-		},
-		HeartbeatTasksSQL: func(nodeID, tasks string, now time.Time) (string, []any) {
-			return arg(st.heartbeatTasks, []byte(nodeID), dbTime(now), tasks)
-		},
-		HeartbeatSQL: func(nodeID string, now time.Time) (string, []any) {
-			return arg(st.heartbeat, []byte(nodeID), dbTime(now))
-		},
-		AcquireLeaseSQL: func(name, owner string, until, now time.Time) (string, []any) {
-			return arg(st.acquireLease, []byte(name), []byte(owner), dbTime(until), dbTime(now))
-		},
-		PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
-			return arg(st.insertProperty, []byte(key), []byte(value), binID(jobID))
-		},
-		InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
-			return arg(st.insertState, binID(jobID), []byte(ns), state)
 		},
 		TasksPerClaim: tasksPerStatement,
 		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {

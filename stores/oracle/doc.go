@@ -53,7 +53,7 @@
 // retried.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx,
-// [spi.ClaimChecker], [spi.LeaseStore] (one MERGE), [spi.JobStateStore],
+// [spi.ClaimChecker], [spi.LeaseStore], [spi.JobStateStore],
 // [spi.JobPropertyStore] and [spi.NodeTaskStore]; not
 // [spi.WakeupListener].
 //

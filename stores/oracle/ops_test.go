@@ -23,8 +23,14 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 	j := job(spi.PriorityNormal, t0)
 	j.Tags, j.IdempotencyKey, j.Payload = []string{"a", "b", "a"}, "k", []byte{}
 	answer := map[string]fakeResult{}
+	failing := map[string]error{} // statements that fail, by prefix
 	f := &fakeDB{}
 	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		for prefix, err := range failing {
+			if strings.HasPrefix(q, prefix) {
+				return fakeResult{}, err
+			}
+		}
 		for prefix, r := range answer {
 			if strings.HasPrefix(q, prefix) {
 				return r, nil
@@ -79,7 +85,12 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "COMMIT"}},
 		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
-			[]string{"BEGIN", "MERGE INTO scheduler_node n", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = :1 WHERE node_id = :2", "COMMIT"}},
+		{"HeartbeatFirst", func() error {
+			answer["UPDATE scheduler_node"] = fakeResult{Affected: 0}
+			defer delete(answer, "UPDATE scheduler_node")
+			return s.HeartbeatTasks(ctx, "node-a", []string{"t"}, t0)
+		}, []string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = :1, task_names = :2 WHERE node_id = :3", "INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (:1, :2, :3)", "COMMIT"}},
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = :1", "COMMIT"}},
 		{"RecoverOrphans", with("SELECT j.job_id, j.task_name, j.owner_node, j.crash_count", fakeResult{Sets: []fakeSet{{
@@ -105,7 +116,20 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
 			assert.True(t, ok)
 			return err
-		}), []string{"BEGIN", "MERGE INTO scheduler_lease l", "SELECT owner FROM scheduler_lease WHERE name = :1", "COMMIT"}},
+		}), []string{"BEGIN", "UPDATE scheduler_lease SET owner = :1, expires_at = :2 WHERE name = :3 AND (owner = :4 OR expires_at <= :5)", "SELECT owner FROM scheduler_lease WHERE name = :1", "COMMIT"}},
+		{"TryAcquireLeaseHeld", func() error {
+			answer["UPDATE scheduler_lease"] = fakeResult{Affected: 0}
+			answer["SELECT owner FROM scheduler_lease"] = one([]string{"owner"}, "other")
+			failing["INSERT INTO scheduler_lease"] = oraErr(1, "unique constraint (RATCHET.SCHEDULER_LEASE_PK) violated")
+			defer func() {
+				delete(answer, "UPDATE scheduler_lease")
+				delete(answer, "SELECT owner FROM scheduler_lease")
+				delete(failing, "INSERT INTO scheduler_lease")
+			}()
+			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
+			assert.False(t, ok, "another holds the lease: the insert's duplicate key is the answer")
+			return err
+		}, []string{"BEGIN", "UPDATE scheduler_lease SET owner = :1, expires_at = :2 WHERE name = :3 AND (owner = :4 OR expires_at <= :5)", "INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (:1, :2, :3)", "SELECT owner FROM scheduler_lease WHERE name = :1", "COMMIT"}},
 		{"ReleaseLease", func() error { return s.ReleaseLease(ctx, "singleton", "me") },
 			[]string{"BEGIN", "DELETE FROM scheduler_lease WHERE name = :1 AND owner = :2", "COMMIT"}},
 		{"GetState", with("SELECT s.state_json", one([]string{"state_json", "version"}, []byte(`{"n":1}`), int64(3)), func() error {
@@ -119,7 +143,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			assert.Equal(t, spi.StateUpdated, r)
 			return err
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
-			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
+			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (:1, :2, :3, 0)", "COMMIT"}},
 		{"InitStateExists", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "FAILED", int64(4)), func() error {
 			answer["INSERT INTO scheduler_job_state"] = fakeResult{Affected: 0}
 			defer delete(answer, "INSERT INTO scheduler_job_state")
@@ -127,7 +151,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			assert.Equal(t, spi.StateVersionConflict, r)
 			return err
 		}), []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WHERE job_id = :1 FOR UPDATE",
-			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
+			"INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (:1, :2, :3, 0)", "COMMIT"}},
 		{"UpdateStateSuperseded", with("SELECT status, claim_seq", one([]string{"status", "claim_seq"}, "RUNNING", int64(5)), func() error {
 			r, err := s.UpdateState(ctx, j.ID, "ns", []byte(`{}`), 0, 4)
 			assert.Equal(t, spi.StateSuperseded, r)

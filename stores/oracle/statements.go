@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -155,7 +154,6 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 		return propertiesByPrefixSQL(dbID(id), prefix)
 	},
 	FindByPropertySQL: findByPropertySQL,
-	HeartbeatTasksSQL: heartbeatTasksSQL,
 	PendingTasksSQL:   pendingTasksSQL,
 	TasksPerClaim:     tasksPerStatement,
 	Holders:           lockResources,
@@ -166,61 +164,7 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	ParseID:           parseID,
 	MaxIDs:            idsPerList,
 	IsDuplicate:       func(err error) bool { return isUniqueViolation(err, "") },
-	HeartbeatSQL:      heartbeatSQL,
-	AcquireLeaseSQL:   acquireLeaseSQL,
-	PutPropertySQL:    func(id uuid.UUID, key, value string) (string, []any) { return putPropertySQL(dbID(id), key, value) },
-	InitStateSQL: func(id uuid.UUID, ns string, state []byte) (string, []any) {
-		return initStateSQL(dbID(id), ns, state)
-	},
 })
-
-// heartbeatSQL registers a node or refreshes its heartbeat (MERGE).
-func heartbeatSQL(node string, now time.Time) (string, []any) {
-	return syntax.SQL(`MERGE INTO {node} n
-	USING (SELECT CAST(? AS VARCHAR2(255 CHAR)) AS node_id, CAST(? AS TIMESTAMP(6)) AS ts FROM DUAL) s
-	ON (n.node_id = s.node_id)
-	WHEN MATCHED THEN UPDATE SET n.heartbeat_ts = s.ts
-	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts) VALUES (s.node_id, s.ts)`, text(node), dbTime(now))
-}
-
-// heartbeatTasksSQL is heartbeatSQL that records the node's tasks (their
-// stored form) too.
-func heartbeatTasksSQL(node, tasks string, now time.Time) (string, []any) {
-	return syntax.SQL(`MERGE INTO {node} n
-	USING (SELECT CAST(? AS VARCHAR2(255 CHAR)) AS node_id, CAST(? AS TIMESTAMP(6)) AS ts,
-		TO_CLOB(?) AS task_names FROM DUAL) s
-	ON (n.node_id = s.node_id)
-	WHEN MATCHED THEN UPDATE SET n.heartbeat_ts = s.ts, n.task_names = s.task_names
-	WHEN NOT MATCHED THEN INSERT (node_id, heartbeat_ts, task_names) VALUES (s.node_id, s.ts, s.task_names)`, text(node), dbTime(now), tasks)
-}
-
-// acquireLeaseSQL renews or takes over the lease when owner holds it or it
-// expired, and creates it when missing (MERGE).
-func acquireLeaseSQL(name, owner string, expires, now time.Time) (string, []any) {
-	return syntax.SQL(`MERGE INTO {lease} l
-	USING (SELECT CAST(? AS VARCHAR2(255 CHAR)) AS name, CAST(? AS VARCHAR2(255 CHAR)) AS owner,
-		CAST(? AS TIMESTAMP(6)) AS expires_at, CAST(? AS TIMESTAMP(6)) AS now FROM DUAL) s
-	ON (l.name = s.name)
-	WHEN MATCHED THEN UPDATE SET l.owner = s.owner, l.expires_at = s.expires_at
-		WHERE l.owner = s.owner OR l.expires_at <= s.now
-	WHEN NOT MATCHED THEN INSERT (name, owner, expires_at) VALUES (s.name, s.owner, s.expires_at)`, name, owner, dbTime(expires), dbTime(now))
-}
-
-// initStateSQL creates a namespace's state at version 0 unless it exists.
-func initStateSQL(id []byte, ns string, state []byte) (string, []any) {
-	return syntax.SQL(`INSERT INTO {state} (job_id, namespace, state_json, version)
-	SELECT ?, ?, ?, 0 FROM DUAL
-	WHERE NOT EXISTS (SELECT 1 FROM {state} WHERE job_id = ? AND namespace = ?)`, id, text(ns), blobArg(state), id, text(ns))
-}
-
-// putPropertySQL inserts a property when the job exists and the key is
-// free (a racing writer of the key makes it fail with a unique
-// violation).
-func putPropertySQL(id []byte, key, value string) (string, []any) {
-	return syntax.SQL(`INSERT INTO {prop} (job_id, prop_key, prop_value)
-	SELECT j.job_id, ?, ? FROM {job} j WHERE j.job_id = ?
-	AND NOT EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND p.prop_key = ?)`, key, text(value), id, key)
-}
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with
 // prefix, compared character by character (no wildcards, no case

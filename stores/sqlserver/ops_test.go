@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,8 +26,14 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 	j := job(spi.PriorityNormal, t0)
 	j.Tags, j.IdempotencyKey = []string{"a", "b", "a"}, "k"
 	answer := map[string]fakeResult{}
+	failing := map[string]error{} // statements that fail, by prefix
 	f := &fakeDB{}
 	f.Handler = func(q string, _ []driver.NamedValue) (fakeResult, error) {
+		for prefix, err := range failing {
+			if strings.HasPrefix(q, prefix) {
+				return fakeResult{}, err
+			}
+		}
 		for prefix, r := range answer {
 			if strings.HasPrefix(q, prefix) {
 				return r, nil
@@ -75,7 +82,12 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "COMMIT"}},
 		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
-			[]string{"BEGIN", "UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = @p1 WHERE node_id = @p2", "COMMIT"}},
+		{"HeartbeatFirst", func() error {
+			answer["UPDATE scheduler_node"] = fakeResult{Affected: 0}
+			defer delete(answer, "UPDATE scheduler_node")
+			return s.HeartbeatTasks(ctx, "node-a", []string{"t"}, t0)
+		}, []string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = @p1, task_names = @p2 WHERE node_id = @p3", "INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (@p1, @p2, @p3)", "COMMIT"}},
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = @p1", "COMMIT"}},
 		{"RecoverOrphans", func() error {
@@ -116,7 +128,20 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
 			assert.True(t, ok)
 			return err
-		}, []string{"BEGIN", "UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3", "SELECT owner FROM scheduler_lease WHERE name = @p1", "COMMIT"}},
+		}, []string{"BEGIN", "UPDATE scheduler_lease SET owner = @p1, expires_at = @p2 WHERE name = @p3 AND (owner = @p4 OR expires_at <= @p5)", "SELECT owner FROM scheduler_lease WHERE name = @p1", "COMMIT"}},
+		{"TryAcquireLeaseHeld", func() error {
+			answer["UPDATE scheduler_lease"] = fakeResult{Affected: 0}
+			answer["SELECT owner FROM scheduler_lease"] = one([]string{"owner"}, []byte("other"))
+			failing["INSERT INTO scheduler_lease"] = mssql.Error{Number: 2627, Message: "Violation of PRIMARY KEY constraint"}
+			defer func() {
+				delete(answer, "UPDATE scheduler_lease")
+				delete(answer, "SELECT owner FROM scheduler_lease")
+				delete(failing, "INSERT INTO scheduler_lease")
+			}()
+			ok, err := s.TryAcquireLease(ctx, "singleton", "me", time.Minute, t0)
+			assert.False(t, ok, "another holds the lease: the insert's duplicate key is the answer")
+			return err
+		}, []string{"BEGIN", "UPDATE scheduler_lease SET owner = @p1, expires_at = @p2 WHERE name = @p3 AND (owner = @p4 OR expires_at <= @p5)", "INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (@p1, @p2, @p3)", "SELECT owner FROM scheduler_lease WHERE name = @p1", "COMMIT"}},
 		{"ReleaseLease", func() error { return s.ReleaseLease(ctx, "singleton", "me") },
 			[]string{"BEGIN", "DELETE FROM scheduler_lease WHERE name = @p1 AND owner = @p2", "COMMIT"}},
 		{"GetState", func() error {
@@ -133,7 +158,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			r, err := s.InitState(ctx, j.ID, "ns", []byte(`{}`), 4)
 			assert.Equal(t, spi.StateUpdated, r)
 			return err
-		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT status, claim_seq FROM scheduler_job WITH (REPEATABLEREAD, ROWLOCK) WHERE job_id = @p1", "INSERT INTO scheduler_job_state (job_id, namespace, state_json, version) VALUES (@p1, @p2, @p3, 0)", "COMMIT"}},
 		{"UpdateStateSuperseded", func() error {
 			answer["SELECT status, claim_seq"] = one([]string{"status", "claim_seq"}, "RUNNING", int64(5))
 			defer delete(answer, "SELECT status, claim_seq")

@@ -216,9 +216,6 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
 	},
-	HeartbeatTasksSQL: func(node, tasks string, now time.Time) (string, []any) {
-		return heartbeatTasksSQL, []any{name(node), dbTime(now), tasks}
-	},
 	PendingTasksSQL: pendingTasksSQL,
 	CandidatesSQL:   candidatesSQL,
 	IDText:          idText,
@@ -227,57 +224,10 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	ParseID:         parseID,
 	MaxIDs:          keysPerLookup,
 	IsDuplicate:     func(err error) bool { return isDuplicateKey(err, "") },
-	HeartbeatSQL: func(node string, now time.Time) (string, []any) {
-		return heartbeatSQL, []any{name(node), dbTime(now)}
-	},
-	AcquireLeaseSQL: func(lease, owner string, until, now time.Time) (string, []any) {
-		return acquireLeaseSQL, []any{name(lease), name(owner), dbTime(until), dbTime(now)}
-	},
-	PutPropertySQL: func(jobID uuid.UUID, key, value string) (string, []any) {
-		return putPropertySQL, []any{dbID(jobID), name(key), name(value)}
-	},
-	InitStateSQL: func(jobID uuid.UUID, ns string, state []byte) (string, []any) {
-		return initStateSQL, []any{dbID(jobID), name(ns), state}
-	},
 })
-
-// The node upserts: @p1 node, @p2 time, under a key-range lock; @p3 the
-// node's tasks in heartbeatTasksSQL.
-const (
-	heartbeatSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2 WHERE node_id = @p1;
-IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts) VALUES (@p1, @p2);`
-	heartbeatTasksSQL = `UPDATE scheduler_node WITH (UPDLOCK, SERIALIZABLE) SET heartbeat_ts = @p2, task_names = @p3 WHERE node_id = @p1;
-IF @@ROWCOUNT = 0 INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (@p1, @p2, @p3);`
-)
-
-// Lease statements.
-const (
-	// acquireLeaseSQL: @p1 name, @p2 owner, @p3 new expiry, @p4 now. It
-	// renews or takes over the lease when owner holds it or it expired,
-	// creates it when missing (the key range locked against concurrent
-	// creators).
-	acquireLeaseSQL = `UPDATE scheduler_lease WITH (UPDLOCK, SERIALIZABLE) SET owner = @p2, expires_at = @p3
-	WHERE name = @p1 AND (owner = @p2 OR expires_at <= @p4);
-IF @@ROWCOUNT = 0 AND NOT EXISTS (SELECT 1 FROM scheduler_lease WITH (UPDLOCK, SERIALIZABLE) WHERE name = @p1)
-	INSERT INTO scheduler_lease (name, owner, expires_at) VALUES (@p1, @p2, @p3);`
-)
-
-// State statements; @p1 is the job id, @p2 the namespace.
-const (
-	// initStateSQL: @p3 state; inserts version 0 unless the state exists.
-	initStateSQL = `INSERT INTO scheduler_job_state (job_id, namespace, state_json, version)
-	SELECT @p1, @p2, @p3, 0
-	WHERE NOT EXISTS (SELECT 1 FROM scheduler_job_state WITH (UPDLOCK, HOLDLOCK) WHERE job_id = @p1 AND namespace = @p2)`
-)
 
 // Property statements; @p1 is the job id, @p2 the key.
 const (
-	// putPropertySQL: @p3 value; inserts unless the job is missing or the
-	// key is set (its range locked against concurrent writers).
-	putPropertySQL = `INSERT INTO scheduler_job_property (job_id, prop_key, prop_value)
-	SELECT j.job_id, @p2, @p3 FROM scheduler_job j
-	WHERE j.job_id = @p1 AND NOT EXISTS (SELECT 1 FROM scheduler_job_property p WITH (UPDLOCK, HOLDLOCK)
-		WHERE p.job_id = @p1 AND p.prop_key = @p2)`
 	// propertiesByPrefixSQL: @p2 the prefix, compared as bytes (no
 	// wildcards, no case folding); the job's row even without properties.
 	propertiesByPrefixSQL = `SELECT p.prop_key, p.prop_value FROM scheduler_job j

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -155,7 +156,8 @@ type Dialect[T any] struct {
 	Wake func(ctx context.Context, prio int)
 
 	// HeartbeatSQL registers nodeID or refreshes its heartbeat to now (an
-	// upsert that leaves its tasks alone); DeregisterSQL deletes its row.
+	// upsert that leaves its tasks alone; nil: an update, and an insert
+	// when the row is missing); DeregisterSQL deletes its row.
 	HeartbeatSQL  func(nodeID string, now time.Time) (string, []any)
 	DeregisterSQL func(nodeID string) (string, []any)
 
@@ -167,7 +169,8 @@ type Dialect[T any] struct {
 	ReleaseSQL func(now time.Time, ids []uuid.UUID) (string, []any)
 
 	// AcquireLeaseSQL gives the lease name to owner until until when it
-	// is free, expired at now, or already owner's; LeaseOwnerSQL then
+	// is free, expired at now, or already owner's (nil: an update, and an
+	// insert when it changed nothing); LeaseOwnerSQL then
 	// reads its owner; ReleaseLeaseSQL deletes it if owner holds it.
 	AcquireLeaseSQL func(name, owner string, until, now time.Time) (string, []any)
 	LeaseOwnerSQL   func(name string) (string, []any)
@@ -318,8 +321,34 @@ func (c Core[T]) write(ctx context.Context, tx *sql.Tx, q string, args []any) (n
 // Heartbeat registers nodeID or refreshes its heartbeat to now. It
 // implements [spi.Store].
 func (c Core[T]) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
-	return c.do("heartbeat "+nodeID, func() error {
-		return c.exec(ctx, func() (string, []any) { return c.cfg.D.HeartbeatSQL(nodeID, now) })
+	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, nil, now) })
+}
+
+// heartbeat upserts the node's row, with its tasks (their EncodeTasks
+// form) unless tasks is nil: with the dialect's HeartbeatSQL or
+// HeartbeatTasksSQL, else (a database without an upsert) as an update and,
+// when the row is missing, an insert; a duplicate key of the insert (the
+// row created meanwhile) makes upsert run both again.
+func (c Core[T]) heartbeat(ctx context.Context, node string, tasks *string, now time.Time) error {
+	d, s := &c.cfg.D, &c.cfg.D.Syntax
+	switch {
+	case tasks == nil && d.HeartbeatSQL != nil:
+		return c.exec(ctx, func() (string, []any) { return d.HeartbeatSQL(node, now) })
+	case tasks != nil && d.HeartbeatTasksSQL != nil:
+		return c.exec(ctx, func() (string, []any) { return d.HeartbeatTasksSQL(node, *tasks, now) })
+	}
+	set, cols, args := "heartbeat_ts = ?", "heartbeat_ts", []any{s.time(now)}
+	if tasks != nil {
+		set, cols, args = set+", task_names = ?", cols+", task_names", append(args, s.long(*tasks))
+	}
+	return c.upsert(ctx, func(tx *sql.Tx) error {
+		q, a := s.SQL("UPDATE {node} SET "+set+" WHERE node_id = ?", append(slices.Clone(args), s.name(node))...)
+		if ok, err := applied(tx.ExecContext(ctx, q, a...)); err != nil || ok {
+			return err
+		}
+		q, a = s.SQL("INSERT INTO {node} (node_id, "+cols+") VALUES (?"+strings.Repeat(", ?", len(args))+")", append([]any{s.name(node)}, args...)...)
+		_, err := tx.ExecContext(ctx, q, a...)
+		return err
 	})
 }
 
@@ -485,11 +514,10 @@ func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl ti
 	err := c.do("acquire lease "+name, func() error {
 		return c.upsert(ctx, func(tx *sql.Tx) error {
 			got = sql.NullString{}
-			q, args := c.cfg.D.AcquireLeaseSQL(name, owner, now.Add(ttl), now)
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			if err := c.acquire(ctx, tx, name, owner, now.Add(ttl), now); err != nil {
 				return err
 			}
-			q, args = c.cfg.D.LeaseOwnerSQL(name)
+			q, args := c.cfg.D.LeaseOwnerSQL(name)
 			if err := tx.QueryRowContext(ctx, q, args...).Scan(&got); !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
@@ -497,6 +525,30 @@ func (c Core[T]) TryAcquireLease(ctx context.Context, name, owner string, ttl ti
 		})
 	})
 	return got.String == owner, err
+}
+
+// acquire gives the lease to owner until until when it is free, expired
+// at now or owner's already: the dialect's AcquireLeaseSQL, else (a
+// database without an upsert) an update of the lease and, when it changed
+// nothing, an insert, whose duplicate key (the lease exists, another's) is
+// no error: those databases undo the failed statement only.
+func (c Core[T]) acquire(ctx context.Context, tx *sql.Tx, name, owner string, until, now time.Time) error {
+	s := &c.cfg.D.Syntax
+	if c.cfg.D.AcquireLeaseSQL != nil {
+		q, args := c.cfg.D.AcquireLeaseSQL(name, owner, until, now)
+		_, err := tx.ExecContext(ctx, q, args...)
+		return err
+	}
+	q, args := s.SQL("UPDATE {lease} SET owner = ?, expires_at = ? WHERE name = ? AND (owner = ? OR expires_at <= ?)",
+		s.name(owner), s.time(until), s.name(name), s.name(owner), s.time(now))
+	if ok, err := applied(tx.ExecContext(ctx, q, args...)); err != nil || ok {
+		return err
+	}
+	q, args = s.SQL("INSERT INTO {lease} (name, owner, expires_at) VALUES (?, ?, ?)", s.name(name), s.name(owner), s.time(until))
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil && !c.cfg.D.IsDuplicate(err) {
+		return err
+	}
+	return nil
 }
 
 // ReleaseLease frees the lease if owner holds it; otherwise it does

@@ -332,9 +332,8 @@ func (c Core[T]) FindJobsByProperty(ctx context.Context, key, value string, limi
 // HeartbeatTasks is Heartbeat that records the node's tasks too (in their
 // EncodeTasks form). It implements [spi.NodeTaskStore].
 func (c Core[T]) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
-	return c.do("heartbeat "+nodeID, func() error {
-		return c.exec(ctx, func() (string, []any) { return c.cfg.D.HeartbeatTasksSQL(nodeID, EncodeTasks(tasks), now) })
-	})
+	enc := EncodeTasks(tasks)
+	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, &enc, now) })
 }
 
 // LiveNodes returns the nodes whose heartbeat is at or after since, with

@@ -467,18 +467,25 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 	WHERE l.owner = excluded.owner OR l.expires_at <= ?`, s.name(lease), s.name(owner), s.time(until), s.time(now))
 		})
-		// A conflicting insert changes nothing; PutProperty then reads the
-		// value in place.
-		fill(&d.PutPropertySQL, func(id uuid.UUID, key, value string) (string, []any) {
-			return s.SQL(`INSERT INTO {prop} (job_id, prop_key, prop_value)
-	SELECT j.job_id, ?, ? FROM {job} j WHERE j.job_id = ?
-	ON CONFLICT (job_id, prop_key) DO NOTHING`, s.name(key), s.name(value), s.id(id))
-		})
-		fill(&d.InitStateSQL, func(id uuid.UUID, ns string, state []byte) (string, []any) {
-			return s.SQL(`INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)
-	ON CONFLICT (job_id, namespace) DO NOTHING`, s.id(id), s.name(ns), s.blob(state))
-		})
 	}
+	// An existing state or property makes the insert change nothing with ON
+	// CONFLICT, and fail with a duplicate key without it (the databases
+	// without an upsert undo the failed statement only): either way the
+	// caller reads what is in place.
+	onConflict := func(key string) string {
+		if s.OnConflict {
+			return "\n\tON CONFLICT (" + key + ") DO NOTHING"
+		}
+		return ""
+	}
+	fill(&d.InitStateSQL, func(id uuid.UUID, ns string, state []byte) (string, []any) {
+		return s.SQL("INSERT INTO {state} (job_id, namespace, state_json, version) VALUES (?, ?, ?, 0)"+onConflict("job_id, namespace"),
+			s.id(id), s.name(ns), s.blob(state))
+	})
+	fill(&d.PutPropertySQL, func(id uuid.UUID, key, value string) (string, []any) {
+		return s.SQL("INSERT INTO {prop} (job_id, prop_key, prop_value)\n\tSELECT j.job_id, ?, ? FROM {job} j WHERE j.job_id = ?"+onConflict("job_id, prop_key"),
+			s.name(key), s.name(value), s.id(id))
+	})
 	fill(&d.LeaseOwnerSQL, func(lease string) (string, []any) {
 		return s.SQL("SELECT owner FROM {lease} WHERE name = ?", s.name(lease))
 	})
