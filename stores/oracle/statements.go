@@ -126,6 +126,7 @@ var syntax = sqlcore.Syntax{
 	Blob:       blobArg,
 	LockOn:     " FOR UPDATE",
 	Limit:      " FETCH FIRST ? ROWS ONLY",
+	MaxArgs:    65535,
 	// The claim's candidates are read without locks: Oracle allows no
 	// FETCH FIRST with FOR UPDATE, so the claim locks the ones it picks
 	// afterwards, with SKIP LOCKED (see lockAndAdmit).

@@ -115,6 +115,7 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 	Time:       nullMicros,
 	Limit:      " LIMIT ?",
 	OnConflict: true,
+	MaxArgs:    32766, // SQLITE_MAX_VARIABLE_NUMBER
 }, sqlcore.Dialect[string]{
 	RowsPerInsert:         rowsPerInsert,
 	TagsPerInsert:         tagsPerInsert,

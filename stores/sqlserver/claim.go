@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -47,14 +46,6 @@ func take(ctx context.Context, tx *sql.Tx, node string, now time.Time, ids []uui
 	return dialect.ReadJobs(rows, func(id []byte) bool { return updated[string(id)] })
 }
 
-// candidatesSQL is the CandidatesSQL of the claim: every task in one
-// statement, as a JSON list.
-func candidatesSQL(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any) {
-	list, _ := json.Marshal(tasks) // a []string always marshals
-	tf := compileTags(tags)
-	return claimCandidatesSQL(tf.shape), append([]any{dbTime(now), int64(limit), string(list)}, tf.args...)
-}
-
 // permitLockName is the application lock of a resource: a fixed prefix and
 // the SHA-256 of its name, so that any name fits sp_getapplock's 255
 // characters.
@@ -89,33 +80,4 @@ func (s *Store) holders(ctx context.Context, tx *sql.Tx, resources []string) (ma
 		return nil, fmt.Errorf("counted the holders of %d of %d resources", len(held), len(sorted))
 	}
 	return held, nil
-}
-
-// tagFilter is a spi.TagFilter in the form the claim statement takes.
-type tagFilter struct {
-	shape tagShape
-	args  []any // All's tags and their count, Any's, None's
-}
-
-func compileTags(f spi.TagFilter) tagFilter {
-	var tf tagFilter
-	if len(f.All) > 0 {
-		// The statement compares a count of matching tags with the
-		// list's length: repeats must go.
-		all := sqlcore.UniqueTags(f.All)
-		tf.shape.all = len(all)
-		for _, t := range all {
-			tf.args = append(tf.args, name(t))
-		}
-		tf.args = append(tf.args, int64(len(all)))
-	}
-	tf.shape.any = len(f.Any)
-	for _, t := range f.Any {
-		tf.args = append(tf.args, name(t))
-	}
-	tf.shape.none = len(f.None)
-	for _, t := range f.None {
-		tf.args = append(tf.args, name(t))
-	}
-	return tf
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,6 +77,9 @@ func newClaimServer(jobs ...*spi.Job) *claimServer {
 	return cs
 }
 
+// taskParam finds the parameter of each task in a candidates statement.
+var taskParam = regexp.MustCompile(`x\.task_name = @p(\d+)`)
+
 func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, error) {
 	for prefix, errs := range cs.fail {
 		if strings.HasPrefix(strings.TrimSpace(q), prefix) && len(errs) > 0 {
@@ -86,9 +91,10 @@ func (cs *claimServer) handle(q string, args []driver.NamedValue) (fakeResult, e
 	}
 	switch {
 	case strings.Contains(q, "WITH (UPDLOCK, READPAST, ROWLOCK)"):
-		var tasks []string
-		if err := json.Unmarshal([]byte(args[2].Value.(string)), &tasks); err != nil {
-			return fakeResult{}, err
+		var tasks []string // one scan per task and level
+		for _, m := range taskParam.FindAllStringSubmatch(q, -1) {
+			n, _ := strconv.Atoi(m[1])
+			tasks = append(tasks, args[n-1].Value.(string))
 		}
 		set := fakeSet{Cols: candidateCols}
 		for _, j := range cs.pending {
@@ -164,8 +170,13 @@ func TestClaimOfTasks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{mine.ID}, claimIDs(got), "only the job of a listed task")
 	assert.Equal(t, "BEGIN", f.Statements()[0])
-	assert.Contains(t, f.Log[1], "x.task_name = t.name")
-	assert.Equal(t, `["missing","send-email"]`, f.Args[1][2].Value, "the tasks, sorted and without repeats")
+	var tasks []any
+	for _, m := range taskParam.FindAllStringSubmatch(f.Log[1], -1) {
+		n, _ := strconv.Atoi(m[1])
+		tasks = append(tasks, f.Args[1][n-1].Value)
+	}
+	assert.Equal(t, append(slices.Repeat([]any{"missing"}, 5), slices.Repeat([]any{"send-email"}, 5)...), tasks,
+		"a scan per task and level, the tasks sorted and without repeats, as parameters")
 
 	f2 := &fakeDB{Handler: srv.handle}
 	s2 := fakeStore(t, f2, Options{})
@@ -226,8 +237,8 @@ func TestClaimRetriesADeadlockWithoutLosingJobs(t *testing.T) {
 	got, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{a.ID, b.ID}, claimIDs(got))
-	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "ROLLBACK",
-		"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "COMMIT"}, f.Statements())
+	assert.Equal(t, []string{"BEGIN", candidatesLine, "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "ROLLBACK",
+		"BEGIN", candidatesLine, "UPDATE scheduler_job SET status = 'RUNNING', owner_node = @p1, claim_seq = claim_seq + 1, claimed_time = @p2", "COMMIT"}, f.Statements())
 }
 
 func TestClaimAdoptsJobsOfACommitWhoseOutcomeWasLost(t *testing.T) {
@@ -279,7 +290,7 @@ func TestClaimAfterALostCommitThatDidNotApply(t *testing.T) {
 
 func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	srv := newClaimServer(job(spi.PriorityHigh, t0))
-	srv.fail["SELECT c4.*"] = []error{deadlock, deadlock, deadlock}
+	srv.fail["SELECT * FROM (SELECT TOP"] = []error{deadlock, deadlock, deadlock}
 	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{Retries: 2})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
@@ -292,15 +303,18 @@ func TestClaimGivesUpAfterTheRetries(t *testing.T) {
 	assert.Len(t, srv.pending, 1, "the job is still pending")
 }
 
+// candidatesLine is the first line of the claim's candidates statement.
+const candidatesLine = "SELECT * FROM (SELECT TOP (@p1) x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit"
+
 func TestClaimDoesNotRetryOtherErrors(t *testing.T) {
 	srv := newClaimServer(job(spi.PriorityHigh, t0))
-	srv.fail["SELECT c4.*"] = []error{mssql.Error{Number: 208, Message: "Invalid object name 'scheduler_job'."}}
+	srv.fail["SELECT * FROM (SELECT TOP"] = []error{mssql.Error{Number: 208, Message: "Invalid object name 'scheduler_job'."}}
 	f := &fakeDB{Handler: srv.handle}
 	s := fakeStore(t, f, Options{})
 	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: claimTasks, NodeID: "n", Limit: 5, Now: t0})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sqlserver: claim jobs: mssql: Invalid object name")
-	assert.Equal(t, []string{"BEGIN", "SELECT c4.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (", "ROLLBACK"}, f.Statements())
+	assert.Equal(t, []string{"BEGIN", candidatesLine, "ROLLBACK"}, f.Statements())
 }
 
 func TestClaimPermits(t *testing.T) {
@@ -345,10 +359,12 @@ func TestClaimWithTagsPassesThemAsParameters(t *testing.T) {
 	require.Len(t, f.Args, 3) // BEGIN, candidates, COMMIT
 	args := f.Args[1]
 	var vals []any
-	for _, a := range args[3:] {
+	for _, a := range args[3:7] {
 		vals = append(vals, a.Value)
 	}
-	assert.Equal(t, []any{[]byte("gpu"), []byte("eu"), int64(2), []byte("a%"), []byte("x'y")}, vals, "All deduplicated (in the order given) with its count, then Any, then None")
+	assert.Equal(t, []any{[]byte("gpu"), []byte("eu"), []byte("a%"), []byte("x'y")}, vals, "All deduplicated (in the order given), then Any, then None")
+	assert.Contains(t, f.Log[1], "IN (@p4, @p5)) = 2", "All's count of its distinct tags")
+	assert.Len(t, args, 5*7)
 	assert.NotContains(t, f.Log[1], "gpu", "tags are never spliced into the text")
 }
 
@@ -557,4 +573,34 @@ func TestRetryStopsWhenTheContextEnds(t *testing.T) {
 	_, err := s.CompleteJobs(ctx, []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: newID(), ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0}})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+}
+
+// TestClaimOfManyTasksStaysUnderTheParameterLimit claims 300 tasks with a
+// tag filter of 20 tags: the candidates are read by several statements,
+// each binding at most the 2,100 parameters SQL Server takes, and every
+// task is scanned once per level.
+func TestClaimOfManyTasksStaysUnderTheParameterLimit(t *testing.T) {
+	srv := newClaimServer()
+	f := &fakeDB{Handler: srv.handle}
+	s := fakeStore(t, f, Options{})
+	var tasks, tags []string
+	for i := range 300 {
+		tasks = append(tasks, fmt.Sprintf("task-%03d", i))
+	}
+	for i := range 20 {
+		tags = append(tags, fmt.Sprintf("tag-%02d", i))
+	}
+	_, err := s.ClaimJobs(context.Background(), spi.ClaimParams{Tasks: tasks, NodeID: "n", Limit: 5, Now: t0,
+		Tags: spi.TagFilter{All: tags[:10], None: tags[10:]}})
+	require.NoError(t, err)
+	scanned, statements := 0, 0
+	for i, q := range f.Log {
+		if strings.HasPrefix(q, "SELECT * FROM (SELECT TOP") {
+			statements++
+			scanned += len(taskParam.FindAllString(q, -1))
+			assert.LessOrEqual(t, len(f.Args[i]), maxParams)
+		}
+	}
+	assert.Equal(t, 300*spi.NumPriorities, scanned)
+	assert.Greater(t, statements, 1)
 }

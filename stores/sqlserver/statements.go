@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
@@ -65,55 +64,6 @@ func rowsOf(first, n, cols int) string {
 // insert of the same new key waits for this transaction instead of failing.
 func existingKeysSQL(n int) string {
 	return "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)\n\tWHERE idempotency_key IN (" + plist(1, n) + ")"
-}
-
-// tagShape is the number of tags in each list of a compiled tag filter.
-type tagShape struct{ all, any, none int }
-
-// claimCandidatesSQL selects, for each priority level from CRITICAL down
-// and each task of the JSON array @p3, the first @p2 due (scheduled_time
-// <= @p1) PENDING jobs of the task in (scheduled_time, job_id) order that
-// the node may run: one range of the task-led filtered claim index per task
-// and level (a CROSS APPLY per element of the array), so jobs of tasks the
-// claim does not list are never read, read WITH (UPDLOCK, READPAST,
-// ROWLOCK): rows another claimer holds are skipped, not waited for, and the
-// rows read stay update-locked until the claim commits. Jobs whose resource
-// is full (as many RUNNING holders as their limit, counted through the
-// filtered index idx_scheduler_job_resource) and jobs failing the tag
-// filter are passed over inside the scans. The tag lists follow as
-// parameters from @p4: All (and its count), Any, None.
-func claimCandidatesSQL(sh tagShape) string {
-	var cond strings.Builder
-	n := 4
-	if sh.all > 0 {
-		fmt.Fprintf(&cond, `
-			AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s)) = %s`,
-			plist(n, sh.all), p(n+sh.all))
-		n += sh.all + 1
-	}
-	if sh.any > 0 {
-		fmt.Fprintf(&cond, `
-			AND EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, plist(n, sh.any))
-		n += sh.any
-	}
-	if sh.none > 0 {
-		fmt.Fprintf(&cond, `
-			AND NOT EXISTS (SELECT 1 FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (%s))`, plist(n, sh.none))
-	}
-	var b strings.Builder
-	for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
-		if lvl != spi.NumPriorities-1 {
-			b.WriteString("\nUNION ALL\n")
-		}
-		fmt.Fprintf(&b, `SELECT c%d.* FROM OPENJSON(@p3) WITH (name NVARCHAR(255) '$') AS t CROSS APPLY (
-		SELECT TOP (@p2) x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
-		FROM scheduler_job x WITH (UPDLOCK, READPAST, ROWLOCK)
-		WHERE x.status = 'PENDING' AND x.task_name = t.name AND x.priority = %d AND x.scheduled_time <= @p1
-			AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM scheduler_job r
-				WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
-		ORDER BY x.scheduled_time, x.job_id) AS c%d`, lvl, lvl, cond.String(), lvl)
-	}
-	return b.String()
 }
 
 // pendingTasksSQL reads the distinct tasks of the PENDING jobs, for a
@@ -196,6 +146,10 @@ var syntax = sqlcore.Syntax{
 	Blob:       func(b []byte) any { return nullBytes(b) },
 	LockHint:   " WITH (UPDLOCK, ROWLOCK)",
 	Top:        true,
+	// The claim's scans skip the rows other claimers hold (READPAST), and
+	// the rows they read stay update-locked until the claim commits.
+	ScanHint: " WITH (UPDLOCK, READPAST, ROWLOCK)",
+	MaxArgs:  maxParams,
 	// The fence of a state write holds a shared lock on the job's row to
 	// the end of the transaction.
 	FenceHint: " WITH (REPEATABLEREAD, ROWLOCK)",
@@ -217,7 +171,6 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
 	},
 	PendingTasksSQL: pendingTasksSQL,
-	CandidatesSQL:   candidatesSQL,
 	IDText:          idText,
 	TimeOf:          sqlcore.WallClock,
 	Tags:            jsonTags,

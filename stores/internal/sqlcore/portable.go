@@ -62,12 +62,15 @@ type Syntax struct {
 	// inserts are then portable too.
 	OnConflict bool
 	// The claim's candidate scans: ScanHint follows their table (MySQL's
-	// FORCE INDEX), ScanLock ends each (" FOR UPDATE SKIP LOCKED" where
-	// the database allows it with a row limit), and ScanParens writes them
-	// as (SELECT ...) UNION ALL (SELECT ...) instead of SELECT * FROM
-	// (SELECT ...) UNION ALL ...
+	// FORCE INDEX, SQL Server's skip-locked read), ScanLock ends each ("
+	// FOR UPDATE SKIP LOCKED" where the database allows it with a row
+	// limit), and ScanParens writes them as (SELECT ...) UNION ALL (SELECT
+	// ...) instead of SELECT * FROM (SELECT ...) c UNION ALL ...
 	ScanHint, ScanLock string
 	ScanParens         bool
+	// MaxArgs is the most arguments one statement may bind (0: no
+	// limit); a claim splits its tasks over statements to stay under it.
+	MaxArgs int
 	// Running is the status RUNNING as the reads and writes of jobs by id
 	// test it; empty means the literal 'RUNNING'. PostgreSQL hides it from
 	// the planner (see its store).
@@ -130,6 +133,11 @@ func (s *Syntax) limit(q string, n int64, args []any) (string, []any) {
 	return q + s.Limit, append(args, n)
 }
 
+// scanArgs is the number of arguments of one task's scans in candidates.
+func scanArgs(tags spi.TagFilter) int {
+	return spi.NumPriorities * (3 + len(UniqueTags(tags.All)) + len(tags.Any) + len(tags.None))
+}
+
 // candidates is the portable CandidatesSQL: for each task and priority
 // level from CRITICAL down, the first limit due PENDING jobs of the task
 // in (scheduled_time, job_id) order, one range scan of the task-led claim
@@ -154,12 +162,12 @@ func (s *Syntax) candidates(tasks []string, tags spi.TagFilter, now time.Time, l
 			targs = append(targs, s.names(l.tags))
 		}
 	}
-	open, end := "SELECT * FROM (", ")"
+	open, end := "SELECT * FROM (", ") c"
 	if s.ScanParens {
-		open = "("
+		open, end = "(", ")"
 	}
 	var q strings.Builder
-	args := make([]any, 0, len(tasks)*spi.NumPriorities*(3+len(targs)))
+	args := make([]any, 0, len(tasks)*scanArgs(tags))
 	for i, task := range tasks {
 		for lvl := spi.NumPriorities - 1; lvl >= 0; lvl-- {
 			if i > 0 || lvl < spi.NumPriorities-1 {

@@ -26,6 +26,9 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	if n <= 0 {
 		n = len(tasks)
 	}
+	if d.Syntax.MaxArgs > 0 {
+		n = max(1, min(n, d.Syntax.MaxArgs/scanArgs(p.Tags)))
+	}
 	cands, err := InChunks(tasks, n, func(tasks []string) ([]Candidate, error) {
 		q, args := d.CandidatesSQL(tasks, p.Tags, now, p.Limit)
 		rows, err := tx.QueryContext(ctx, q, args...)

@@ -6,7 +6,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:3, :4)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:5)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:6)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :7 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :7 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -16,7 +16,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:10, :11)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:12)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:13)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :14 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :14 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -26,7 +26,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:17, :18)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:19)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:20)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :21 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :21 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -36,7 +36,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:24, :25)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:26)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:27)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :28 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :28 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -46,7 +46,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:31, :32)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:33)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:34)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :35 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :35 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -56,7 +56,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:38, :39)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:40)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:41)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :42 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :42 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -66,7 +66,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:45, :46)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:47)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:48)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :49 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :49 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -76,7 +76,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:52, :53)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:54)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:55)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :56 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :56 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -86,7 +86,7 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:59, :60)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:61)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:62)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :63 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :63 ROWS ONLY) c
 UNION ALL
 SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM scheduler_job x
@@ -96,4 +96,4 @@ SELECT * FROM (SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:66, :67)) = 2
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:68)) > 0
 		AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (:69)) = 0
-	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :70 ROWS ONLY)
+	ORDER BY x.scheduled_time, x.job_id FETCH FIRST :70 ROWS ONLY) c
