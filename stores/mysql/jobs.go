@@ -1,8 +1,6 @@
 package mysql
 
 import (
-	"strings"
-
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -21,7 +19,7 @@ const (
 // key committed by another transaction under this one's INSERT, which the
 // insert then runs again and finds.
 func insertRetryable(err error) bool {
-	return retryable(err) || errCode(err) == errDuplicateKey && strings.Contains(err.Error(), idemKeyIndex)
+	return retryable(err) || serverError.Is(err, idemKeyIndex, errDuplicateKey)
 }
 
 // existingKeysSQL reads the jobs that hold keys with a locking read, so

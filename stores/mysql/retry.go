@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"time"
@@ -33,46 +32,26 @@ var (
 	retryDelay  = 10 * time.Millisecond
 )
 
-// errCode returns the server error number of err, or 0.
-func errCode(err error) uint16 {
+// serverError reads the number of a server error in err's chain.
+var serverError sqlcore.ServerError[uint16] = func(err error) (uint16, string, bool) {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		return me.Number
+		return me.Number, me.Message, true
 	}
-	return 0
+	return 0, "", false
 }
+
+// transient are the server errors retryable accepts: a deadlock, a lock
+// wait timeout, and those that end the session (KILL, shutdown, server
+// gone).
+var transient = map[uint16]bool{errDeadlock: true, errLockWaitTimeout: true, errServerShutdown: true, errConnectionKilled: true,
+	errQueryInterrupted: true, errServerGone: true, errServerLost: true, errClientInteraction: true}
 
 // retryable reports whether err is transient, so that the transaction that
 // failed with it can run again from the start: a deadlock (1213), a lock
-// wait timeout (1205), or a lost connection (see connectionLost). The end
-// of the caller's context is never transient.
-func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	switch errCode(err) {
-	case errDeadlock, errLockWaitTimeout:
-		return true
-	}
-	return connectionLost(err)
-}
-
-// connectionLost reports whether err says that the connection to the
-// server failed or was closed under the statement: the driver's "invalid
-// connection", a server error that ends the session (KILL, shutdown,
-// server gone), or one of sqlcore.ConnectionLost. The statement's outcome
-// is unknown; a transaction that did not reach COMMIT has been rolled back
-// by the server.
-func connectionLost(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	switch errCode(err) {
-	case errServerShutdown, errConnectionKilled, errQueryInterrupted, errServerGone, errServerLost, errClientInteraction:
-		return true
-	}
-	return errors.Is(err, mysql.ErrInvalidConn) || sqlcore.ConnectionLost(err)
-}
+// wait timeout (1205), or a lost connection. The end of the caller's
+// context never is.
+func retryable(err error) bool { return serverError.Transient(err, transient, mysql.ErrInvalidConn) }
 
 // at runs the test hook at point, if there is one.
 func (s *Store) at(point string, tx *sql.Tx) error {

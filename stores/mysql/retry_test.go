@@ -64,6 +64,14 @@ func TestClassifier(t *testing.T) {
 	}
 }
 
+// connectionLost reports whether err says that the connection to the
+// server failed or was closed under the statement (its outcome unknown):
+// the transient errors but a deadlock and a lock wait timeout.
+func connectionLost(err error) bool {
+	code, _, _ := serverError(err)
+	return retryable(err) && code != errDeadlock && code != errLockWaitTimeout
+}
+
 // quietDriverLog silences go-sql-driver's log of broken connections, which
 // the tests below break on purpose.
 func quietDriverLog(t *testing.T) {

@@ -85,7 +85,7 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		IDText:          idText,
 		Tags:            hexTags,
 		MaxIDs:          1000,
-		IsDuplicate:     func(err error) bool { return errCode(err) == errDuplicateKey },
+		IsDuplicate:     func(err error) bool { return serverError.Is(err, "", errDuplicateKey) },
 		ExistingKeysSQL: st.existingKeysSQL,
 		RowsPerInsert:   rowsPerInsert,
 		TagsPerInsert:   tagsPerInsert,

@@ -1,9 +1,7 @@
 package oracle
 
 import (
-	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/sijms/go-ora/v2/network"
@@ -48,33 +46,21 @@ var transientCodes = map[int]bool{
 // ORA-03135, ORA-12514, ORA-12537, ORA-12547, ORA-12570, ORA-25408), or a
 // lost connection (driver.ErrBadConn, EOF, a network error). Context
 // cancellation and deadlines are never retryable.
-func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if code, ok := errorCode(err); ok {
-		return transientCodes[code]
-	}
-	return sqlcore.ConnectionLost(err)
-}
+func IsRetryable(err error) bool { return oraError.Transient(err, transientCodes) }
 
-// errorCode returns the ORA code of an Oracle error in err's chain.
-func errorCode(err error) (int, bool) {
+// oraError reads the ORA code of an Oracle error in err's chain.
+var oraError sqlcore.ServerError[int] = func(err error) (int, string, bool) {
 	var pe *network.OracleError
 	if errors.As(err, &pe) && pe != nil {
-		return pe.ErrCode, true
+		return pe.ErrCode, pe.Error(), true
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // isUniqueViolation reports ORA-00001, naming constraint in the server's
 // message when constraint is not empty.
 func isUniqueViolation(err error, constraint string) bool {
-	code, ok := errorCode(err)
-	if !ok || code != oraUniqueViolate {
-		return false
-	}
-	return constraint == "" || strings.Contains(strings.ToUpper(err.Error()), strings.ToUpper(constraint))
+	return oraError.Is(err, constraint, oraUniqueViolate)
 }
 
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,

@@ -77,7 +77,7 @@ func checkSchema(ctx context.Context, q sqlcore.DBTX) error {
 // migrateRetryable accepts the errors of a migration that raced with
 // another: an object or version row created meanwhile, or a lock.
 func migrateRetryable(err error) bool {
-	code, ok := errorCode(err)
+	code, _, ok := oraError(err)
 	if !ok {
 		return IsRetryable(err)
 	}

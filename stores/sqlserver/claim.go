@@ -54,7 +54,7 @@ func permitLockName(resource string) string {
 	return "ratchet.permit." + hex.EncodeToString(h[:])
 }
 
-// lockPermits takes the application locks of resources in the order of
+// holders takes the application locks of resources in the order of
 // their lock names (so claimers needing several cannot deadlock) and
 // returns each resource's RUNNING holders.
 func (s *Store) holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {

@@ -1,9 +1,7 @@
 package sqlserver
 
 import (
-	"context"
 	"errors"
-	"strings"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
@@ -37,44 +35,25 @@ var transientNumbers = map[int32]bool{
 // transient error (40197, 40501, 40613, 49918-49920), or a lost connection
 // (driver.ErrBadConn, EOF, a network error). Context cancellation and
 // deadlines are never retryable.
-func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if n, ok := errorNumber(err); ok {
-		return transientNumbers[n]
-	}
-	return sqlcore.ConnectionLost(err)
-}
+func IsRetryable(err error) bool { return serverError.Transient(err, transientNumbers) }
 
-// errorNumber returns the number of a SQL Server error in err's chain.
-func errorNumber(err error) (int32, bool) {
+// serverError reads the number of a SQL Server error in err's chain.
+var serverError sqlcore.ServerError[int32] = func(err error) (int32, string, bool) {
 	var e mssql.Error
 	if errors.As(err, &e) {
-		return e.Number, true
+		return e.Number, e.Message, true
 	}
 	var pe *mssql.Error
 	if errors.As(err, &pe) && pe != nil {
-		return pe.Number, true
+		return pe.Number, pe.Message, true
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // isDuplicateKey reports a unique index or key violation, naming index in
 // the server's message when index is not empty.
 func isDuplicateKey(err error, index string) bool {
-	var e mssql.Error
-	if !errors.As(err, &e) {
-		var pe *mssql.Error
-		if !errors.As(err, &pe) || pe == nil {
-			return false
-		}
-		e = *pe
-	}
-	if e.Number != errDuplicateKey && e.Number != errDuplicatePK {
-		return false
-	}
-	return index == "" || strings.Contains(strings.ToLower(e.Message), strings.ToLower(index))
+	return serverError.Is(err, index, errDuplicateKey, errDuplicatePK)
 }
 
 // defaultPause is the wait before retry number attempt: 20 ms, 40 ms,

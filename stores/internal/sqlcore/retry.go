@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -81,17 +83,43 @@ func Doubling(first, most time.Duration) func(n int) time.Duration {
 // statement failed or closed: driver.ErrBadConn, sql.ErrConnDone, an EOF or
 // a reset on the socket, a network error. The statement's outcome is
 // unknown; a transaction that did not reach COMMIT was rolled back by the
-// server. A dialect adds its driver's and server's own such errors.
-func ConnectionLost(err error) bool {
+// server. A dialect adds its driver's own such errors as also.
+func ConnectionLost(err error, also ...error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	for _, e := range []error{driver.ErrBadConn, sql.ErrConnDone, io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
-		syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE} {
+	for _, e := range append([]error{driver.ErrBadConn, sql.ErrConnDone, io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
+		syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE}, also...) {
 		if errors.Is(err, e) {
 			return true
 		}
 	}
 	var ne net.Error
 	return errors.As(err, &ne)
+}
+
+// ServerError reads the code and message of a database server's error in
+// err's chain (ok false when there is none): what a dialect's
+// classification of errors looks at.
+type ServerError[C comparable] func(err error) (code C, msg string, ok bool)
+
+// Transient reports whether err leaves a transaction safe to run again:
+// never the end of the caller's context; a server error when its code is
+// one of codes; any other error when it is ConnectionLost (with also).
+func (f ServerError[C]) Transient(err error, codes map[C]bool, also ...error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if code, _, ok := f(err); ok {
+		return codes[code]
+	}
+	return ConnectionLost(err, also...)
+}
+
+// Is reports a server error of one of codes whose message names name,
+// case folded (any message when name is empty): a duplicate key of a
+// given index, say.
+func (f ServerError[C]) Is(err error, name string, codes ...C) bool {
+	code, msg, ok := f(err)
+	return ok && slices.Contains(codes, code) && strings.Contains(strings.ToLower(msg), strings.ToLower(name))
 }
