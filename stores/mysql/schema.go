@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ratchet-go/ratchet/ddl"
@@ -24,7 +23,7 @@ const migrationLockTimeout = 5 * time.Minute
 func schemaOf(database string) sqlcore.Schema {
 	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
 	s := sqlcore.Schema{Store: "mysql", Where: fmt.Sprintf("database %q", database), Tables: sqlcore.TablesByVersion(migs),
-		Split: splitStatements, DDLCommits: true,
+		Split: sqlcore.SplitStatements, DDLCommits: true,
 		Hint:       "apply the migrations (Options.ApplyMigrations, mysql.Migrate, `ratchet migrate` or the ddl/mysql files)",
 		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + quoteIdent(database) + `.` + sqlcore.VersionTable}
 	s.ListSQL = `SELECT TABLE_NAME FROM information_schema.TABLES
@@ -140,29 +139,4 @@ func migrate(ctx context.Context, db *sql.DB, migs []ddl.Migration) ([]int, erro
 func lockName(database string) string {
 	h := sha256.Sum256([]byte(database))
 	return "ratchet_migrate_" + hex.EncodeToString(h[:16])
-}
-
-// splitStatements splits a migration file into its statements: comment
-// lines (-- ...) are dropped, and a statement ends with a semicolon at the
-// end of a line. The ddl/mysql files keep to that form.
-func splitStatements(script string) []string {
-	var out []string
-	var cur strings.Builder
-	for _, line := range strings.Split(script, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
-			continue
-		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
-		if strings.HasSuffix(trimmed, ";") {
-			stmt := strings.TrimSpace(cur.String())
-			out = append(out, strings.TrimSuffix(stmt, ";"))
-			cur.Reset()
-		}
-	}
-	if rest := strings.TrimSpace(cur.String()); rest != "" {
-		out = append(out, rest)
-	}
-	return out
 }

@@ -12,56 +12,12 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// splitStatements splits an oracle migration into the statements the
-// driver runs one by one, as SQL*Plus would: a statement ends with a line
-// whose text ends with a semicolon (dropped), except a PL/SQL block
-// (starting with BEGIN or DECLARE), which ends with a line holding only a
-// slash and keeps its semicolons. Comment lines between statements are
-// dropped.
-func splitStatements(sql string) []string {
-	var out []string
-	var cur []string
-	plsql := false
-	flush := func() {
-		if s := strings.TrimSpace(strings.Join(cur, "\n")); s != "" {
-			out = append(out, s)
-		}
-		cur, plsql = nil, false
-	}
-	for _, line := range strings.Split(strings.ReplaceAll(sql, "\r\n", "\n"), "\n") {
-		trimmed := strings.TrimSpace(line)
-		if len(cur) == 0 {
-			if trimmed == "" || strings.HasPrefix(trimmed, "--") {
-				continue
-			}
-			upper := strings.ToUpper(trimmed)
-			plsql = upper == "BEGIN" || upper == "DECLARE" || strings.HasPrefix(upper, "BEGIN ") || strings.HasPrefix(upper, "DECLARE ")
-		}
-		if plsql {
-			if trimmed == "/" {
-				flush()
-				continue
-			}
-			cur = append(cur, line)
-			continue
-		}
-		if strings.HasSuffix(trimmed, ";") {
-			cur = append(cur, strings.TrimSuffix(strings.TrimRight(line, " \t"), ";"))
-			flush()
-			continue
-		}
-		cur = append(cur, line)
-	}
-	flush()
-	return out
-}
-
 // schema is the shared schema check and migration loop over the connected
 // user's schema. Its migrations are idempotent, so a partial schema is one
 // that migrating again completes.
 var schema = func() sqlcore.Schema {
 	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
-	s := sqlcore.Schema{Store: "oracle", Where: "the schema", Tables: sqlcore.TablesByVersion(migs), Split: splitStatements, Resumable: true,
+	s := sqlcore.Schema{Store: "oracle", Where: "the schema", Tables: sqlcore.TablesByVersion(migs), Split: sqlcore.SplitStatements, Resumable: true,
 		Hint:       "apply the migrations (Options.ApplyMigrations, oracle.Migrate, `ratchet migrate` or the ddl/oracle files)",
 		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + sqlcore.VersionTable}
 	s.ListSQL = `SELECT LOWER(table_name) FROM user_tables WHERE table_name IN ('` + strings.ToUpper(strings.Join(s.All(), "', '")) + `') ORDER BY table_name`

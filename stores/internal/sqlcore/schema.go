@@ -306,3 +306,46 @@ func InTxStep(db *sql.DB, lock func(ctx context.Context, tx *sql.Tx) error) func
 		return tx.Commit()
 	}
 }
+
+// SplitStatements splits a migration into the statements a driver runs
+// one by one, as SQL*Plus would: a statement ends with a line whose text
+// ends with a semicolon (dropped), except a PL/SQL block (starting with
+// BEGIN or DECLARE: Oracle's), which ends with a line holding only a slash
+// and keeps its semicolons. Comment lines are dropped, but in a block.
+func SplitStatements(sql string) []string {
+	var out []string
+	var cur []string
+	plsql := false
+	flush := func() {
+		if s := strings.TrimSpace(strings.Join(cur, "\n")); s != "" {
+			out = append(out, s)
+		}
+		cur, plsql = nil, false
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(sql, "\r\n", "\n"), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if !plsql && (trimmed == "" && len(cur) == 0 || strings.HasPrefix(trimmed, "--")) {
+			continue
+		}
+		if len(cur) == 0 {
+			upper := strings.ToUpper(trimmed)
+			plsql = upper == "BEGIN" || upper == "DECLARE" || strings.HasPrefix(upper, "BEGIN ") || strings.HasPrefix(upper, "DECLARE ")
+		}
+		if plsql {
+			if trimmed == "/" {
+				flush()
+				continue
+			}
+			cur = append(cur, line)
+			continue
+		}
+		if strings.HasSuffix(trimmed, ";") {
+			cur = append(cur, strings.TrimSuffix(strings.TrimRight(line, " \t"), ";"))
+			flush()
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	return out
+}

@@ -289,3 +289,19 @@ func BenchmarkPortableInsert(b *testing.B) {
 		_, _, _ = d.InsertJobsSQL(jobs)
 	}
 }
+
+func TestSplitStatements(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		want         []string
+	}{
+		{"statements and comments",
+			"-- header; not a statement\n\nCREATE TABLE a (\n    x INT, -- inline; comment\n    -- a comment line;\n    y INT\n);\nINSERT INTO a VALUES (1, 2);\n  -- trailing\nSELECT 1",
+			[]string{"CREATE TABLE a (\n    x INT, -- inline; comment\n    y INT\n)", "INSERT INTO a VALUES (1, 2)", "SELECT 1"}},
+		{"a PL/SQL block ends with a slash and keeps its semicolons",
+			"BEGIN\n  EXECUTE IMMEDIATE 'x';\n  -- inside;\nEXCEPTION\n  WHEN OTHERS THEN NULL;\nEND;\n/\nINSERT INTO v SELECT 1 FROM DUAL;\r\n",
+			[]string{"BEGIN\n  EXECUTE IMMEDIATE 'x';\n  -- inside;\nEXCEPTION\n  WHEN OTHERS THEN NULL;\nEND;", "INSERT INTO v SELECT 1 FROM DUAL"}},
+	} {
+		assert.Equal(t, tc.want, sqlcore.SplitStatements(tc.script), tc.name)
+	}
+}
