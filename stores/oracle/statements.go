@@ -2,7 +2,6 @@ package oracle
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -77,35 +76,18 @@ func countHoldersSQL(resources []string) (string, []any) {
 }
 
 // completeSQL applies completions, whose fence lockRunningSQL checked, in
-// one PL/SQL block of fenced UPDATEs (one round trip). A success sets the
-// finish time, result (EMPTY_BLOB() for an empty one) and result type; a
-// retry sets the due time, attempts and error and clears the owner; a
-// failure sets the finish time, attempts and error.
+// one PL/SQL block of the fenced UPDATEs (one round trip).
 func completeSQL(cs []spi.Completion) (string, []any) {
-	b := newBinds()
 	var q strings.Builder
+	var args []any
 	q.WriteString("BEGIN\n")
 	for _, c := range cs {
-		switch c.Outcome {
-		case spi.OutcomeSucceeded:
-			fin := b.Add(nullDBTime(c.FinishedAt))
-			result := "EMPTY_BLOB()"
-			if !isEmptyBlob(c.Result) {
-				result = b.Add(blobArg(c.Result))
-			}
-			fmt.Fprintf(&q, "\tUPDATE scheduler_job SET status = 'SUCCEEDED', finished_time = %s, job_result = %s, result_type = %s",
-				fin, result, b.Add(text(c.ResultType)))
-		case spi.OutcomeRetry:
-			fmt.Fprintf(&q, "\tUPDATE scheduler_job SET status = 'PENDING', scheduled_time = %s, attempts = %s, last_error = %s, owner_node = NULL",
-				b.Add(dbTime(c.RetryAt)), b.Add(int64(c.Attempts)), b.Add(clobArg(c.LastError)))
-		case spi.OutcomeFailed:
-			fmt.Fprintf(&q, "\tUPDATE scheduler_job SET status = 'FAILED', finished_time = %s, attempts = %s, last_error = %s",
-				b.Add(nullDBTime(c.FinishedAt)), b.Add(int64(c.Attempts)), b.Add(clobArg(c.LastError)))
-		}
-		fmt.Fprintf(&q, "\n\t\tWHERE job_id = %s AND claim_seq = %s AND status = 'RUNNING';\n", b.Add(dbID(c.JobID)), b.Add(c.ClaimSeq))
+		t, a := syntax.Completion(c)
+		q.WriteString("\t" + t + ";\n")
+		args = append(args, a...)
 	}
 	q.WriteString("END;")
-	return q.String(), b.Args
+	return syntax.SQL(q.String(), args...)
 }
 
 // The completions fence their writes with the dialect's Running.
@@ -124,6 +106,7 @@ var syntax = sqlcore.Syntax{
 	Text:       text,
 	Long:       clobArg,
 	Blob:       blobArg,
+	EmptyBlob:  "EMPTY_BLOB()",
 	LockOn:     " FOR UPDATE",
 	Limit:      " FETCH FIRST ? ROWS ONLY",
 	MaxArgs:    65535,

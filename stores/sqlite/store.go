@@ -120,7 +120,6 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 	RowsPerInsert:         rowsPerInsert,
 	TagsPerInsert:         tagsPerInsert,
 	TxName:                "the SQLite store",
-	WriteCompletions:      writeCompletions,
 	PropertiesByPrefixSQL: propertiesByPrefixSQL,
 	TasksPerClaim:         tasksPerStatement,
 	Holders:               resourceHolders,

@@ -2,6 +2,8 @@ package sqlcore
 
 import (
 	"cmp"
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -43,6 +45,10 @@ type Syntax struct {
 	NullName   func(string) any
 	Text, Long func(string) any
 	Blob       func([]byte) any
+	// EmptyBlob, when not empty, is the literal that writes an empty,
+	// non-nil result where the Blob encoding would bind NULL (Oracle's
+	// EMPTY_BLOB()).
+	EmptyBlob string
 	// LockHint follows the table of a read that locks the rows it returns
 	// until the transaction ends (SQL Server's " WITH (UPDLOCK, ROWLOCK)");
 	// LockOn ends it (" FOR UPDATE"). SQLite, whose writers take turns,
@@ -131,6 +137,27 @@ func (s *Syntax) limit(q string, n int64, args []any) (string, []any) {
 		return "SELECT TOP (?) " + strings.TrimPrefix(q, "SELECT "), append([]any{n}, args...)
 	}
 	return q + s.Limit, append(args, n)
+}
+
+// Completion is the template and arguments of one fenced completion: an
+// UPDATE of the job while it is RUNNING with the completion's claim
+// sequence. A success sets the finish time, result and result type; a
+// retry the due time, attempts and error, and clears the owner; a failure
+// the finish time, attempts and error.
+func (s *Syntax) Completion(c spi.Completion) (string, []any) {
+	var set string
+	var args []any
+	switch {
+	case c.Outcome == spi.OutcomeSucceeded && s.EmptyBlob != "" && c.Result != nil && len(c.Result) == 0:
+		set, args = "status = 'SUCCEEDED', finished_time = ?, job_result = "+s.EmptyBlob+", result_type = ?", []any{s.time(c.FinishedAt), s.text(c.ResultType)}
+	case c.Outcome == spi.OutcomeSucceeded:
+		set, args = "status = 'SUCCEEDED', finished_time = ?, job_result = ?, result_type = ?", []any{s.time(c.FinishedAt), s.blob(c.Result), s.text(c.ResultType)}
+	case c.Outcome == spi.OutcomeRetry:
+		set, args = "status = 'PENDING', scheduled_time = ?, attempts = ?, last_error = ?, owner_node = NULL", []any{s.time(c.RetryAt), int64(c.Attempts), s.long(c.LastError)}
+	default:
+		set, args = "status = 'FAILED', finished_time = ?, attempts = ?, last_error = ?", []any{s.time(c.FinishedAt), int64(c.Attempts), s.long(c.LastError)}
+	}
+	return "UPDATE {job} SET " + set + "\n\tWHERE job_id = ? AND claim_seq = ? AND status = 'RUNNING'", append(args, s.id(c.JobID), c.ClaimSeq)
 }
 
 // scanArgs is the number of arguments of one task's scans in candidates.
@@ -341,6 +368,19 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		return s.limited(q, int64(limit), s.name(key), s.name(value))
 	})
 	fill(&d.CandidatesSQL, s.candidates)
+	// One fenced UPDATE per completion: a database whose writers take
+	// turns (SQLite) has no batching to gain.
+	fill(&d.WriteCompletions, func(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
+		for _, i := range pos {
+			q, args := s.Completion(cs[i])
+			q, args = s.SQL(q, args...)
+			var err error
+			if out[i], err = applied(tx.ExecContext(ctx, q, args...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	fill(&d.JobFenceSQL, func(id uuid.UUID) (string, []any) {
 		return s.SQL("SELECT status, claim_seq FROM {job}"+s.FenceHint+" WHERE job_id = ?"+s.FenceOn, s.id(id))
 	})
