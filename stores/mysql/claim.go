@@ -19,13 +19,14 @@ import (
 // while waiting, a claimer holds only its own PENDING candidates, which
 // others skip, and only claims add holders (completions, releases and
 // recovery remove them).
-func lockResources(ctx context.Context, tx *sql.Tx, t tables, sorted []string) (map[string]int64, error) {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+t.resource+` (resource_name) VALUES (`+strings.Repeat("?), (", len(sorted)-1)+`?)
-		ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...); err != nil {
+func lockResources(ctx context.Context, tx *sql.Tx, s *sqlcore.Syntax, sorted []string) (map[string]int64, error) {
+	q, args := s.SQL("INSERT INTO {resource} (resource_name) VALUES "+strings.Repeat("(?), ", len(sorted)-1)+"(?)"+`
+	ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...)
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return nil, fmt.Errorf("lock resources: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT resource_name, COUNT(*) FROM `+t.job+`
-		WHERE status = 'RUNNING' AND resource_name IN (`+marks(len(sorted))+`) GROUP BY resource_name`, binArgs(sorted)...)
+	q, args = s.SQL("SELECT resource_name, COUNT(*) FROM {job} WHERE status = 'RUNNING' AND resource_name IN (?) GROUP BY resource_name", sqlcore.In(binArgs(sorted)))
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("count resource holders: %w", err)
 	}

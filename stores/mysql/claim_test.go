@@ -120,14 +120,14 @@ func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
 	bad2 := job(spi.PriorityHigh, t0.Add(-time.Hour))
 	good := job(spi.PriorityLow, t0)
 	insert(t, s, bad, bad2, good)
-	exec(t, s, `UPDATE `+s.sql.t.job+` SET params = 'not json' WHERE job_id IN (?, ?)`, bad.ID[:], bad2.ID[:])
+	exec(t, s, `UPDATE `+table(s, "job")+` SET params = 'not json' WHERE job_id IN (?, ?)`, bad.ID[:], bad2.ID[:])
 
 	got := claim(t, s, "n", 2, t0, 0)
 	assert.Empty(t, got, "the corrupt jobs were the best candidates")
 	for _, id := range []uuid.UUID{bad.ID, bad2.ID} {
 		var status, lastErr string
 		var finished sql.NullTime
-		require.NoError(t, s.db.QueryRow(`SELECT status, last_error, finished_time FROM `+s.sql.t.job+` WHERE job_id = ?`, id[:]).Scan(&status, &lastErr, &finished))
+		require.NoError(t, s.db.QueryRow(`SELECT status, last_error, finished_time FROM `+table(s, "job")+` WHERE job_id = ?`, id[:]).Scan(&status, &lastErr, &finished))
 		assert.Equal(t, "FAILED", status)
 		assert.Contains(t, lastErr, "corrupt job row")
 		assert.Contains(t, lastErr, id.String())
@@ -152,11 +152,11 @@ func TestCorruptRowsAreReported(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			j := job(spi.PriorityNormal, t0)
 			insert(t, s, j)
-			exec(t, s, `UPDATE `+s.sql.t.job+` SET `+set+` WHERE job_id = ?`, j.ID[:])
+			exec(t, s, `UPDATE `+table(s, "job")+` SET `+set+` WHERE job_id = ?`, j.ID[:])
 			_, err := s.GetJob(context.Background(), j.ID)
 			require.ErrorIs(t, err, spi.ErrCorruptJob)
 			assert.Contains(t, err.Error(), j.ID.String())
-			exec(t, s, `DELETE FROM `+s.sql.t.job+` WHERE job_id = ?`, j.ID[:])
+			exec(t, s, `DELETE FROM `+table(s, "job")+` WHERE job_id = ?`, j.ID[:])
 		})
 	}
 }
@@ -193,7 +193,7 @@ func TestPermitsAcrossStores(t *testing.T) {
 					return
 				}
 				var running int
-				require.NoError(t, s.db.QueryRow(`SELECT COUNT(*) FROM `+s.sql.t.job+` WHERE resource_name = 'gpu' AND status = 'RUNNING'`).Scan(&running))
+				require.NoError(t, s.db.QueryRow(`SELECT COUNT(*) FROM `+table(s, "job")+` WHERE resource_name = 'gpu' AND status = 'RUNNING'`).Scan(&running))
 				assert.LessOrEqual(t, running, 2, "RUNNING holders of gpu")
 				if len(got) == 0 {
 					continue
@@ -285,7 +285,7 @@ func TestPlansUseIndexes(t *testing.T) {
 	}
 	_, err := s.CompleteJobs(ctx, cs)
 	require.NoError(t, err)
-	exec(t, s, `ANALYZE TABLE `+s.sql.t.job+`, `+s.sql.t.tag)
+	exec(t, s, `ANALYZE TABLE `+table(s, "job")+`, `+table(s, "tag"))
 
 	tasks := []string{"other", "send-email"} // two range scans per level
 	tagged, tagArgs := s.dialect.CandidatesSQL(tasks, spi.TagFilter{All: []string{"t1"}, Any: []string{"t2", "t3"}, None: []string{"t4"}}, t0, 100)
@@ -304,6 +304,10 @@ func TestPlansUseIndexes(t *testing.T) {
 	claimed, claimedArgs := s.dialect.JobsSQL(ids)
 	lockRunning, runningArgs := s.dialect.RunningSQL(ids, true)
 	get, getArgs := s.dialect.GetJobSQL(jobs[5].ID)
+	list, listArgs := s.dialect.ListJobsSQL(uuid.Nil, "", 101)
+	orphans, orphansArgs := s.dialect.OrphansSQL(t0, nil)
+	named, namedArgs := s.dialect.OrphansSQL(t0, []string{"gone"})
+	listDLQ, listDLQArgs := s.dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 101)
 	cases := []struct {
 		name  string
 		q     string
@@ -316,16 +320,16 @@ func TestPlansUseIndexes(t *testing.T) {
 		{"pending tasks", s.dialect.PendingTasksSQL, nil, map[string]string{"scheduler_job": "idx_scheduler_job_claim"}, 0},
 		{"claimed rows", claimed, claimedArgs, map[string]string{"j": "PRIMARY", "t": "PRIMARY"}, 0},
 		{"lock running", lockRunning, runningArgs, nil, 0},
-		{"complete", `UPDATE ` + s.sql.t.job + ` j JOIN (` + buf.String() + `) v ON j.job_id = v.id SET j.status = v.st WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, nil,
+		{"complete", `UPDATE ` + table(s, "job") + ` j JOIN (` + buf.String() + `) v ON j.job_id = v.id SET j.status = v.st WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, nil,
 			map[string]string{"j": "PRIMARY"}, 0},
 		{"get", get, getArgs, map[string]string{"j": "PRIMARY"}, 0},
-		{"list", s.sql.listJobs, []any{uuid.Nil[:], 101}, map[string]string{"j": "PRIMARY"}, 0},
-		{"list DLQ", s.sql.listByStatus, []any{"FAILED", uuid.Nil[:], 101}, map[string]string{"j": "idx_scheduler_job_status"}, 0},
-		{"count holders", `SELECT resource_name, COUNT(*) FROM ` + s.sql.t.job + ` WHERE status = 'RUNNING' AND resource_name IN (?, ?) GROUP BY resource_name`, []any{[]byte("r0"), []byte("r1")},
+		{"list", list, listArgs, map[string]string{"j": "PRIMARY"}, 0},
+		{"list DLQ", listDLQ, listDLQArgs, map[string]string{"j": "idx_scheduler_job_status"}, 0},
+		{"count holders", `SELECT resource_name, COUNT(*) FROM ` + table(s, "job") + ` WHERE status = 'RUNNING' AND resource_name IN (?, ?) GROUP BY resource_name`, []any{[]byte("r0"), []byte("r1")},
 			map[string]string{"scheduler_job": "idx_scheduler_job_resource"}, 0},
-		{"recover", `SELECT j.job_id FROM ` + s.sql.t.job + ` j WHERE j.status = 'RUNNING' AND (j.owner_node IS NULL OR (SELECT COUNT(*) FROM ` + s.sql.t.node + ` n WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= ?) = 0) ORDER BY j.job_id`, []any{t0},
-			map[string]string{"j": "idx_scheduler_job_owner", "n": "PRIMARY"}, 0},
-		{"existing keys", `SELECT idempotency_key, job_id FROM ` + s.sql.t.job + ` WHERE idempotency_key IN (?, ?) LOCK IN SHARE MODE`, []any{[]byte("a"), []byte("b")},
+		{"recover", orphans, orphansArgs, map[string]string{"n": "PRIMARY"}, 0}, // j: a range of RUNNING rows, in either index
+		{"recover named", named, namedArgs, map[string]string{"n": "PRIMARY"}, 0},
+		{"existing keys", `SELECT idempotency_key, job_id FROM ` + table(s, "job") + ` WHERE idempotency_key IN (?, ?) LOCK IN SHARE MODE`, []any{[]byte("a"), []byte("b")},
 			map[string]string{"scheduler_job": "uq_scheduler_job_idempotency_key"}, 0},
 	}
 	t.Run("claim reads", func(t *testing.T) {

@@ -23,7 +23,7 @@ func TestClusterRowsFollowTheirJob(t *testing.T) {
 	require.NoError(t, s.PutProperty(ctx, j.ID, "k", "v"))
 	_, err := s.InitStateUnfenced(ctx, j.ID, "ns", []byte(`{}`))
 	require.NoError(t, err)
-	exec(t, s, `DELETE FROM `+s.sql.t.job+` WHERE job_id = ?`, j.ID[:])
+	exec(t, s, `DELETE FROM `+table(s, "job")+` WHERE job_id = ?`, j.ID[:])
 	for _, table := range []string{"scheduler_job_state", "scheduler_job_property", "scheduler_job_tag"} {
 		var n int
 		require.NoError(t, s.db.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM %s.%s", quoteIdent(s.database), table)).Scan(&n))

@@ -70,7 +70,7 @@ func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completio
 	}
 	// The assignments read only v (and columns not assigned before them),
 	// so their left-to-right evaluation does not matter.
-	_, err := tx.ExecContext(ctx, `UPDATE `+s.sql.t.job+` j JOIN (`+b.String()+`) v ON j.job_id = v.id
+	_, err := tx.ExecContext(ctx, `UPDATE `+s.jobTable+` j JOIN (`+b.String()+`) v ON j.job_id = v.id
 		SET j.status = v.st,
 			j.scheduled_time = IF(v.st = 'PENDING', v.due, j.scheduled_time),
 			j.attempts = IF(v.st = 'SUCCEEDED', j.attempts, v.att),

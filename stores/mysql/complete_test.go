@@ -65,6 +65,6 @@ func TestRecoverUnknownIDsAreNotReported(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, rec)
 	var n int
-	require.NoError(t, s.db.QueryRow(`SELECT COUNT(*) FROM `+s.sql.t.node).Scan(&n))
+	require.NoError(t, s.db.QueryRow(`SELECT COUNT(*) FROM `+table(s, "node")).Scan(&n))
 	assert.Zero(t, n)
 }

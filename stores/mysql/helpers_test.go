@@ -126,3 +126,9 @@ func exec(t testing.TB, s *Store, q string, args ...any) {
 	_, err := s.db.ExecContext(context.Background(), q, args...)
 	require.NoError(t, err)
 }
+
+// table is the qualified name of the store's table scheduler_<name>.
+func table(s *Store, name string) string {
+	q, _ := s.dialect.Syntax.SQL("{" + name + "}")
+	return q
+}

@@ -22,13 +22,6 @@ func insertRetryable(err error) bool {
 	return retryable(err) || serverError.Is(err, idemKeyIndex, errDuplicateKey)
 }
 
-// existingKeysSQL reads the jobs that hold keys with a locking read, so
-// that rows committed after the transaction's snapshot are seen.
-func (st statements) existingKeysSQL(keys []string) (string, []any) {
-	return `SELECT idempotency_key, job_id FROM ` + st.t.job + `
-		WHERE idempotency_key IN (` + marks(len(keys)) + `) LOCK IN SHARE MODE`, binArgs(keys)
-}
-
 // rowSize estimates the SQL text of one job's row: binary values may
 // double when escaped.
 func rowSize(j *spi.Job) int {

@@ -271,7 +271,7 @@ VALUES (` + strconv.Itoa(next) + `, UTC_TIMESTAMP(6));`,
 	require.NoError(t, err)
 	assert.Equal(t, []int{next}, applied)
 	var note *string
-	require.NoError(t, s.db.QueryRow(`SELECT note FROM `+s.sql.t.job+` WHERE job_id = ?`, j.ID[:]).Scan(&note))
+	require.NoError(t, s.db.QueryRow(`SELECT note FROM `+table(s, "job")+` WHERE job_id = ?`, j.ID[:]).Scan(&note))
 	assert.Nil(t, note)
 	applied, err = migrate(ctx, s.db, v3)
 	require.NoError(t, err)

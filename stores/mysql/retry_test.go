@@ -129,7 +129,7 @@ func (k *killer) kill(ctx context.Context, tx *sql.Tx) error {
 // jobStates maps every job of s to "STATUS/claim_seq/owner".
 func jobStates(t *testing.T, s *Store) map[uuid.UUID]string {
 	t.Helper()
-	rows, err := s.db.Query(`SELECT job_id, status, claim_seq, COALESCE(owner_node, '') FROM ` + s.sql.t.job)
+	rows, err := s.db.Query(`SELECT job_id, status, claim_seq, COALESCE(owner_node, '') FROM ` + table(s, "job"))
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[uuid.UUID]string{}

@@ -3,72 +3,30 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// statements holds the store's fixed SQL that is MySQL's own (the portable
-// statements are sqlcore's, see dialect), with table names qualified by its
-// database. Statements whose shape depends on a batch (IN lists, multi-row
-// VALUES) are built per call from the qualified names in t.
-type statements struct {
-	t                      tables
-	jobColumns             string
-	listJobs, listByStatus string
-	propertiesByPrefix     string
-}
-
-// tables are the qualified table names of a store's database.
-type tables struct {
-	job, tag, node, resource, lease, state, prop string
-}
-
-// buildStatements returns the statements of a store on database.
-func buildStatements(database string) statements {
-	q := func(table string) string { return quoteIdent(database) + "." + quoteIdent(table) }
-	t := tables{
-		job: q("scheduler_job"), tag: q("scheduler_job_tag"), node: q("scheduler_node"),
-		resource: q("scheduler_resource"), lease: q("scheduler_lease"),
-		state: q("scheduler_job_state"), prop: q("scheduler_job_property"),
-	}
-	r := strings.NewReplacer("{job}", t.job, "{tag}", t.tag, "{node}", t.node, "{resource}", t.resource,
-		"{lease}", t.lease, "{state}", t.state, "{prop}", t.prop)
-	var s statements
-	s.t = t
-	s.jobColumns = r.Replace(jobColumnsTemplate)
-	s.listJobs = `SELECT ` + s.jobColumns + ` FROM ` + t.job + ` j WHERE j.job_id > ? ORDER BY j.job_id LIMIT ?`
-	// Through idx_scheduler_job_status (status, job_id), in index order:
-	// the optimizer may otherwise pick the claim index and sort every row
-	// of the status.
-	s.listByStatus = `SELECT ` + s.jobColumns + ` FROM ` + t.job + ` j FORCE INDEX (idx_scheduler_job_status)
-		WHERE j.status = ? AND j.job_id > ? ORDER BY j.job_id LIMIT ?`
-	// The columns are VARBINARY: LEFT counts bytes and = compares them, so
-	// no character of the prefix is a wildcard and case matters.
-	s.propertiesByPrefix = r.Replace(`SELECT p.prop_key, p.prop_value FROM {job} j
-		LEFT JOIN {prop} p ON p.job_id = j.job_id AND LEFT(p.prop_key, ?) = ?
-		WHERE j.job_id = ?`)
-	return s
-}
-
-// dialect returns the statements and facts of the shared store methods:
-// the portable statements in MySQL's syntax, and its own where MySQL's SQL
-// differs.
-func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
-	arg := func(q string, args ...any) (string, []any) { return q, args }
-	return sqlcore.WithSyntax(sqlcore.Syntax{
-		Mark:       func(int) string { return "?" },
-		Table:      func(name string) string { return quoteIdent(database) + "." + quoteIdent(name) },
-		JobColumns: st.jobColumns,
-		ID:         func(id uuid.UUID) any { return binID(id) },
-		Time:       nullDBTime,
-		Name:       func(s string) any { return []byte(s) },
-		NullName:   nullBinary,
-		LockOn:     " FOR UPDATE",
-		Limit:      " LIMIT ?",
+// dialectOf returns the statements and facts of the shared store methods
+// on database: the portable statements in MySQL's syntax, every table
+// qualified by the database, and its own where MySQL's SQL differs.
+func dialectOf(database string) sqlcore.Dialect[[]byte] {
+	s := sqlcore.Syntax{
+		Mark:     func(int) string { return "?" },
+		Table:    func(name string) string { return quoteIdent(database) + "." + quoteIdent(name) },
+		ID:       func(id uuid.UUID) any { return binID(id) },
+		Time:     nullDBTime,
+		Name:     func(s string) any { return []byte(s) },
+		NullName: nullBinary,
+		LockOn:   " FOR UPDATE",
+		Limit:    " LIMIT ?",
+		// A page of one status is read through idx_scheduler_job_status
+		// (status, job_id), in index order: the optimizer may otherwise
+		// pick the claim index and sort every row of the status.
+		StatusHint: " FORCE INDEX (idx_scheduler_job_status)",
 		// The claim's scans lock the candidates they return, skipping
 		// those other claimers hold; their subqueries (tags, holders)
 		// take no locks, a locking clause applying to the query block it
@@ -80,34 +38,69 @@ func (st statements) dialect(database string) sqlcore.Dialect[[]byte] {
 		// the latest committed row, and no claim, completion, release or
 		// recovery can change the job until the write commits.
 		FenceOn: " LOCK IN SHARE MODE",
-	}, sqlcore.Dialect[[]byte]{
-		ParseID:         scanID,
-		IDText:          idText,
-		Tags:            hexTags,
-		MaxIDs:          1000,
-		IsDuplicate:     func(err error) bool { return serverError.Is(err, "", errDuplicateKey) },
-		ExistingKeysSQL: st.existingKeysSQL,
+	}
+	s.JobColumns, _ = s.SQL(jobColumnsTemplate)
+	return sqlcore.WithSyntax(s, sqlcore.Dialect[[]byte]{
+		ParseID:     scanID,
+		IDText:      idText,
+		Tags:        hexTags,
+		MaxIDs:      1000,
+		IsDuplicate: func(err error) bool { return serverError.Is(err, "", errDuplicateKey) },
+		// The keys are read with a locking read, so that rows committed
+		// after the transaction's snapshot are seen.
+		ExistingKeysSQL: func(keys []string) (string, []any) {
+			return s.SQL("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?) LOCK IN SHARE MODE", sqlcore.In(binArgs(keys)))
+		},
 		RowsPerInsert:   rowsPerInsert,
 		TagsPerInsert:   tagsPerInsert,
 		RowBytes:        rowSize,
 		InsertRetryable: insertRetryable,
 		TxName:          "the MySQL store",
-		ListJobsSQL: func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-			if status != "" {
-				return arg(st.listByStatus, string(status), binID(after), int64(limit))
-			}
-			return arg(st.listJobs, binID(after), int64(limit))
-		},
+		// The columns are VARBINARY: LEFT counts bytes and = compares
+		// them, so no character of the prefix is a wildcard and case
+		// matters.
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
-			return arg(st.propertiesByPrefix, int64(len(prefix)), []byte(prefix), binID(id))
+			return s.SQL(`SELECT p.prop_key, p.prop_value FROM {job} j
+	LEFT JOIN {prop} p ON p.job_id = j.job_id AND LEFT(p.prop_key, ?) = ?
+	WHERE j.job_id = ?`, int64(len(prefix)), []byte(prefix), binID(id))
 		},
 		TasksPerClaim: tasksPerStatement,
 		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
-			return lockResources(ctx, tx, st.t, resources)
+			return lockResources(ctx, tx, &s, resources)
 		},
-		OrphansSQL:     st.orphansSQL,
-		LockOrphansSQL: st.lockOrphansSQL,
+		// The orphans are found with a plain read (a range of the
+		// RUNNING rows), then locked in id order by primary key and
+		// checked again, so that a completion or a concurrent
+		// recovery that gets there first wins, and no gap of the index is
+		// locked.
+		OrphansSQL: func(cutoff time.Time, nodes []string) (string, []any) {
+			return s.SQL(orphansSQL("")+" ORDER BY j.job_id", orphanArgs(cutoff, nodes)...)
+		},
+		LockOrphansSQL: func(cutoff time.Time, nodes []string, ids [][]byte) (string, []any) {
+			return s.SQL(orphansSQL("j.job_id IN (?) AND ")+" ORDER BY j.job_id FOR UPDATE", append([]any{sqlcore.In(anys(ids))}, orphanArgs(cutoff, nodes)...)...)
+		},
 	})
+}
+
+// orphansSQL reads the RUNNING jobs (and those of cond) without a fresh node
+// row (a count on the node's primary key, evaluated per RUNNING job; NOT
+// EXISTS may be planned as a scan of the node table) or owned by one of
+// the nodes named: its arguments are orphanArgs.
+func orphansSQL(cond string) string {
+	return `SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority FROM {job} j
+	WHERE ` + cond + `j.status = 'RUNNING' AND (j.owner_node IS NULL
+		OR (SELECT COUNT(*) FROM {node} n WHERE n.node_id = j.owner_node AND n.heartbeat_ts >= ?) = 0
+		OR j.owner_node IN (?))`
+}
+
+// orphanArgs are the arguments of orphansSQL: the cutoff, the nodes (NULL
+// for none, which no owner equals).
+func orphanArgs(cutoff time.Time, nodes []string) []any {
+	named := sqlcore.In(binArgs(nodes))
+	if len(nodes) == 0 {
+		named = sqlcore.In{nil}
+	}
+	return []any{dbTime(cutoff), named}
 }
 
 // tasksPerStatement bounds the tasks of one candidates statement (five

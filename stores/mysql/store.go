@@ -73,7 +73,7 @@ type Store struct {
 	db       *sql.DB
 	database string
 	server   serverVersion
-	sql      statements
+	jobTable string                  // qualified
 	dialect  sqlcore.Dialect[[]byte] // what core runs over; its own methods use it too
 	budget   int                     // bytes of SQL text per multi-row statement
 
@@ -176,10 +176,10 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		db:       db,
 		database: database,
 		server:   info.version,
-		sql:      buildStatements(database),
 		budget:   statementBudget(info.maxPacket),
+		dialect:  dialectOf(database),
 	}
-	s.dialect = s.sql.dialect(database)
+	s.jobTable, _ = s.dialect.Syntax.SQL("{job}")
 	s.dialect.Chosen = func(tx *sql.Tx) error { return s.at("claim:locked", tx) }
 	s.dialect.InsertBudget = func() int { return s.budget }
 	s.dialect.WriteCompletions = s.writeCompletions

@@ -59,6 +59,9 @@ type Syntax struct {
 	// (SQL Server).
 	Limit string
 	Top   bool
+	// StatusHint follows the table of a page of jobs of one status
+	// (MySQL's FORCE INDEX).
+	StatusHint string
 	// FenceHint and FenceOn lock, like LockHint and LockOn, the job row a
 	// state write reads its fence from, at least against writers (MySQL's
 	// LOCK IN SHARE MODE, SQL Server's REPEATABLEREAD).
@@ -86,14 +89,14 @@ type Syntax struct {
 // tableNames are the tables of a template's {job}, {tag}, ... without
 // their scheduler_ prefix.
 var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node",
-	"lease": "lease", "state": "job_state", "prop": "job_property"}
+	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.
 type In []any
 
 // SQL renders template q, whose tables are written {job}, {tag}, {node},
-// {lease}, {state} and {prop} and whose arguments are ?, with the
+// {lease}, {state}, {prop} and {resource} and whose arguments are ?, with the
 // dialect's table names and placeholders.
 func (s *Syntax) SQL(q string, args ...any) (string, []any) {
 	var b strings.Builder
@@ -351,14 +354,14 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	// A known status is a literal, so that the plan may use a partial or
 	// filtered index of that status.
 	fill(&d.ListJobsSQL, func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-		where, args := "j.job_id > ?", []any{s.id(after)}
+		from, where, args := "{job} j", "j.job_id > ?", []any{s.id(after)}
 		switch {
 		case status.Valid():
-			where += " AND j.status = '" + string(status) + "'"
+			from, where = from+s.StatusHint, where+" AND j.status = '"+string(status)+"'"
 		case status != "":
-			where, args = where+" AND j.status = ?", append(args, string(status))
+			from, where, args = from+s.StatusHint, where+" AND j.status = ?", append(args, string(status))
 		}
-		return s.limited("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
+		return s.limited("SELECT "+s.JobColumns+"\n\tFROM "+from+" WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
 	fill(&d.FindByPropertySQL, func(key, value string, limit int) (string, []any) {
 		q := "SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id"
