@@ -35,12 +35,9 @@
 //
 // # Statements
 //
-// The claim's candidates are a UNION ALL of LIMITed subqueries, one per
-// task and level, each locked with FOR UPDATE SKIP LOCKED and a range scan
-// of idx_scheduler_job_claim on (status, task_name, priority,
-// scheduled_time, job_id); the tag filter is written as correlated counts
-// on the tag table's primary key, because MySQL may turn a top-level EXISTS
-// into a semi-join as large as the backlog. Permits lock each resource's
+// The claim's candidates are the core's portable range scans of
+// idx_scheduler_job_claim, one per task and level, each locked with FOR
+// UPDATE SKIP LOCKED. Permits lock each resource's
 // row in scheduler_resource (in name order), then count its holders.
 // Orphans are found with a plain read and locked by primary key, so no gap
 // of an index is locked.
@@ -54,8 +51,8 @@
 // in the application's transaction and retries nothing.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx
-// (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore] (an atomic
-// upsert), [spi.JobStateStore], [spi.JobPropertyStore] and
+// (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore],
+// [spi.JobStateStore], [spi.JobPropertyStore] and
 // [spi.NodeTaskStore]. It does not implement [spi.WakeupListener]: MySQL
 // has no LISTEN/NOTIFY, and the engine's adaptive polling (with its local
 // coordinator) finds new work.

@@ -39,8 +39,8 @@
 // # Statements
 //
 // Oracle allows no row limit with FOR UPDATE, so the claim's candidates
-// (a UNION ALL of FETCH FIRST N range scans of the task-led claim index)
-// take no locks; the best ones are then locked with SELECT ... FOR UPDATE
+// (the core's portable FETCH FIRST N range scans of the task-led claim
+// index) take no locks; the best ones are then locked with SELECT ... FOR UPDATE
 // SKIP LOCKED, round after round, the next best taking the places of rows
 // other claimers hold (the dialect's Pick). Permits lock each resource's
 // row in scheduler_resource (FOR UPDATE, in name order; DBMS_LOCK would

@@ -51,14 +51,6 @@ func nullString(s string) any {
 	return s
 }
 
-// nullBytes stores nil as NULL and anything else, even empty, as a BLOB.
-func nullBytes(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return b
-}
-
 // jsonList encodes strings as a JSON array, for json_each.
 func jsonList(items []string) string {
 	if items == nil {

@@ -28,18 +28,16 @@
 //
 // # Statements
 //
-// The claim's candidates are a UNION ALL of LIMITed range scans of the
-// index on (status, task_name, priority, scheduled_time, job_id), one per
-// task and level, in which jobs of a full resource and jobs failing the tag
-// filter (All as a COUNT, Any as EXISTS, None as NOT EXISTS, the tags
-// passed as one JSON array) are passed over; one UPDATE ... RETURNING moves
-// the chosen jobs to RUNNING; its lists of ids and names are JSON arrays
-// read with json_each, so the statement keeps one text whatever the batch.
-// The other statements are the core's portable ones, with ? parameters,
-// ids as their text and times as unix microseconds.
+// The claim's candidates are the core's portable range scans of the
+// task-led claim index; one UPDATE ... RETURNING moves the chosen jobs to
+// RUNNING, its ids one JSON array read with json_each, so the statement
+// keeps one text whatever the batch. Completions are one fenced UPDATE
+// each (SQLite has no batching to gain). The other statements are the
+// core's portable ones, with ? parameters, ids as their text and times as
+// unix microseconds.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx
-// (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore] (one upsert),
+// (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore],
 // [spi.JobStateStore], [spi.JobPropertyStore] and [spi.NodeTaskStore].
 //
 // # Representation

@@ -31,11 +31,10 @@
 //
 // # Statements
 //
-// The claim's candidates are five TOP (N) scans, one per level, CROSS
-// APPLYed to the claim's tasks (a JSON array read by OPENJSON), of the
-// filtered claim index WITH (UPDLOCK, READPAST, ROWLOCK), SQL Server's
-// SKIP LOCKED; one batch moves the chosen jobs to RUNNING (OUTPUT) and
-// reads them back. Permits take a transaction-owned application lock per
+// The claim's candidates are the core's portable TOP (N) range scans of
+// the filtered claim index, one per task and level, WITH (UPDLOCK,
+// READPAST, ROWLOCK), SQL Server's SKIP LOCKED; one batch moves the chosen
+// jobs to RUNNING (OUTPUT) and reads them back. Permits take a transaction-owned application lock per
 // resource (sp_getapplock, in lock-name order). Completions are one
 // UPDATE ... FROM a VALUES list per 200 entries, returning with OUTPUT
 // which applied. SQL Server has no loose index scan: a claim of any task
@@ -46,7 +45,7 @@
 // [Store.InsertJobsTx] is not retried.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx,
-// [spi.ClaimChecker], [spi.LeaseStore] (under a key-range lock),
+// [spi.ClaimChecker], [spi.LeaseStore],
 // [spi.JobStateStore], [spi.JobPropertyStore] and [spi.NodeTaskStore]; not
 // [spi.WakeupListener].
 //

@@ -38,11 +38,13 @@
 //     dialect's migration lock, the recorded version checked;
 //   - the transaction retry with backoff ([Retry], InTx) over the
 //     dialect's classification of transient errors;
-//   - the portable statements ([WithSyntax]): the reads and fenced writes
-//     by id or IN list, the moves between states, the multi-row inserts,
-//     and the node, lease, state and property rows, written once as
-//     templates that a dialect's [Syntax] renders (placeholders, table
-//     names, argument encodings, row locks).
+//   - the portable statements ([WithSyntax]): the claim's candidate
+//     scans, the reads and fenced writes by id or IN list, the moves
+//     between states, completions, the multi-row inserts, and the node,
+//     lease, state and property rows (an update, then an insert, where
+//     the database has no upsert), written once as templates that a
+//     dialect's [Syntax] renders (placeholders, table names, argument
+//     encodings, row locks, hints, bind limits).
 //
 // # Adding a SQL database
 //
@@ -55,15 +57,13 @@
 //  2. writes its [Syntax] (placeholder, table names, the encodings of ids,
 //     times, names and LOBs, its row lock) and fills a [Dialect][T] with
 //     [WithSyntax], T being the Go type its driver scans a job id into:
-//     the statements the portable ones do not cover (upserts of nodes,
-//     leases, state and properties, the state fence, pages of jobs,
-//     completions), each a function returning SQL text and arguments, the
-//     job row's codecs (ParseID, IDText, TimeOf, Tags), MaxIDs (its limit
-//     on an IN list), IsDuplicate, and the claim's parts (CandidatesSQL
-//     with the database's skip-locked read, Holders with its lock
-//     primitive: pg_advisory_xact_lock, row locks on scheduler_resource,
-//     sp_getapplock, SQLite's single writer); it may replace any portable
-//     statement with its own;
+//     the statements the portable ones do not cover (the prefix read of
+//     properties, faster forms), each a function returning SQL text and
+//     arguments, the job row's codecs (ParseID, IDText, TimeOf, Tags),
+//     MaxIDs (its limit on an IN list), IsDuplicate, and the claim's
+//     Holders with its lock primitive (pg_advisory_xact_lock, row locks on
+//     scheduler_resource, sp_getapplock, SQLite's single writer); it may
+//     replace any portable statement with its own;
 //  3. fills a [Schema] (how to list its tables, its migration lock, how
 //     to split a file into statements);
 //  4. embeds a Core, built with New from a Config holding its gate, pool,
