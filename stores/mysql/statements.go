@@ -27,6 +27,9 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		// (status, job_id), in index order: the optimizer may otherwise
 		// pick the claim index and sort every row of the status.
 		StatusHint: " FORCE INDEX (idx_scheduler_job_status)",
+		// The keys are read with a locking read, so that rows committed
+		// after the transaction's snapshot are seen.
+		KeyLock: " LOCK IN SHARE MODE",
 		// The claim's scans lock the candidates they return, skipping
 		// those other claimers hold; their subqueries (tags, holders)
 		// take no locks, a locking clause applying to the query block it
@@ -41,16 +44,11 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 	}
 	s.JobColumns, _ = s.SQL(jobColumnsTemplate)
 	return sqlcore.WithSyntax(s, sqlcore.Dialect[[]byte]{
-		ParseID:     scanID,
-		IDText:      idText,
-		Tags:        hexTags,
-		MaxIDs:      1000,
-		IsDuplicate: func(err error) bool { return serverError.Is(err, "", errDuplicateKey) },
-		// The keys are read with a locking read, so that rows committed
-		// after the transaction's snapshot are seen.
-		ExistingKeysSQL: func(keys []string) (string, []any) {
-			return s.SQL("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?) LOCK IN SHARE MODE", sqlcore.In(binArgs(keys)))
-		},
+		ParseID:         scanID,
+		IDText:          idText,
+		Tags:            hexTags,
+		MaxIDs:          1000,
+		IsDuplicate:     func(err error) bool { return serverError.Is(err, "", errDuplicateKey) },
 		RowsPerInsert:   rowsPerInsert,
 		TagsPerInsert:   tagsPerInsert,
 		RowBytes:        rowSize,

@@ -110,6 +110,7 @@ var syntax = sqlcore.Syntax{
 	LockOn:     " FOR UPDATE",
 	Limit:      " FETCH FIRST ? ROWS ONLY",
 	MaxArgs:    65535,
+	EmptyNull:  true,
 	// The claim's candidates are read without locks: Oracle allows no
 	// FETCH FIRST with FOR UPDATE, so the claim locks the ones it picks
 	// afterwards, with SKIP LOCKED (see lockAndAdmit).
@@ -137,17 +138,16 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 		return propertiesByPrefixSQL(dbID(id), prefix)
 	},
-	FindByPropertySQL: findByPropertySQL,
-	PendingTasksSQL:   pendingTasksSQL,
-	TasksPerClaim:     tasksPerStatement,
-	Holders:           lockResources,
-	Pick:              lockAndAdmit,
-	IDText:            idText,
-	TimeOf:            sqlcore.WallClock,
-	Tags:              sqlcore.JSONTags,
-	ParseID:           parseID,
-	MaxIDs:            idsPerList,
-	IsDuplicate:       func(err error) bool { return isUniqueViolation(err, "") },
+	PendingTasksSQL: pendingTasksSQL,
+	TasksPerClaim:   tasksPerStatement,
+	Holders:         lockResources,
+	Pick:            lockAndAdmit,
+	IDText:          idText,
+	TimeOf:          sqlcore.WallClock,
+	Tags:            sqlcore.JSONTags,
+	ParseID:         parseID,
+	MaxIDs:          idsPerList,
+	IsDuplicate:     func(err error) bool { return isUniqueViolation(err, "") },
 })
 
 // propertiesByPrefixSQL reads the job's properties whose key starts with
@@ -162,21 +162,4 @@ func propertiesByPrefixSQL(id []byte, prefix string) (string, []any) {
 	return `SELECT p.prop_key, p.prop_value FROM scheduler_job j
 	LEFT JOIN scheduler_job_property p ON p.job_id = j.job_id` + cond + `
 	WHERE j.job_id = ` + b.Add(id), b.Args
-}
-
-// findByPropertySQL lists the jobs whose property key equals value (NULL
-// for the empty value), in id order, at most limit when limit > 0.
-func findByPropertySQL(key, value string, limit int) (string, []any) {
-	b := newBinds()
-	q := "SELECT job_id FROM scheduler_job_property WHERE prop_key = " + b.Add(key)
-	if value == "" {
-		q += " AND prop_value IS NULL"
-	} else {
-		q += " AND prop_value = " + b.Add(value)
-	}
-	q += " ORDER BY job_id"
-	if limit > 0 {
-		q += " FETCH FIRST " + b.Add(int64(limit)) + " ROWS ONLY"
-	}
-	return q, b.Args
 }

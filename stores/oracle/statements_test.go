@@ -76,9 +76,9 @@ func goldenStatements(t *testing.T) map[string]string {
 		"put_property":          q(dialect.PutPropertySQL(uuid.UUID(id1), "k", "v")),
 		"properties_by_prefix":  q(propertiesByPrefixSQL(id1, "a.")),
 		"properties_all":        q(propertiesByPrefixSQL(id1, "")),
-		"find_by_property":      q(findByPropertySQL("k", "v", 0)),
-		"find_by_property_top":  q(findByPropertySQL("k", "v", 5)),
-		"find_by_property_null": q(findByPropertySQL("k", "", 5)),
+		"find_by_property":      q(dialect.FindByPropertySQL("k", "v", 0)),
+		"find_by_property_top":  q(dialect.FindByPropertySQL("k", "v", 5)),
+		"find_by_property_null": q(dialect.FindByPropertySQL("k", "", 5)),
 		"read_schema":           schema.ListSQL,
 	}
 }
@@ -136,7 +136,7 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 		"state":   func() (string, []any) { return dialect.GetStateSQL(uuid.UUID(id), "ns") },
 		"update":  func() (string, []any) { return dialect.UpdateStateSQL(uuid.UUID(id), "ns", []byte("{}"), 1) },
 		"prefix":  func() (string, []any) { return propertiesByPrefixSQL(id, "a") },
-		"find":    func() (string, []any) { return findByPropertySQL("k", "v", 3) },
+		"find":    func() (string, []any) { return dialect.FindByPropertySQL("k", "v", 3) },
 		"complete": func() (string, []any) {
 			return completeSQL([]spi.Completion{
 				{ClaimRef: spi.ClaimRef{JobID: newID(), ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0, Result: []byte{}},

@@ -59,11 +59,6 @@ func idArgs(ids []uuid.UUID) []any {
 	return sqlcore.Args(ids, func(id uuid.UUID) any { return dbID(id) })
 }
 
-// nameArgs returns names as statement arguments (see name).
-func nameArgs(names []string) []any {
-	return sqlcore.Args(names, func(n string) any { return name(n) })
-}
-
 // dbID is the stored form of a job id: its 16 bytes in UUID order, sent as
 // VARBINARY and compared with the BINARY(16) columns byte for byte.
 func dbID(id uuid.UUID) []byte {

@@ -56,7 +56,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 				assert.Equal(t, []spi.InsertResult{{ID: j.ID}}, res)
 			}
 			return err
-		}, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "INSERT INTO scheduler_job_tag (job_id, tag) VALUES (@p1, @p2), (@p3, @p4)", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK) WHERE idempotency_key IN (@p1)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "INSERT INTO scheduler_job_tag (job_id, tag) VALUES (@p1, @p2), (@p3, @p4)", "COMMIT"}},
 		{"GetJob", func() error {
 			answer["SELECT j.job_id"] = fakeResult{Sets: []fakeSet{jobSet(j)}}
 			defer delete(answer, "SELECT j.job_id")
@@ -242,7 +242,7 @@ func TestInsertDuplicateKeys(t *testing.T) {
 	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b, c})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: existing, Duplicate: true}, {ID: b.ID}, {ID: b.ID, Duplicate: true}}, res)
-	assert.Equal(t, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "COMMIT"}, f.Statements())
+	assert.Equal(t, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK) WHERE idempotency_key IN (@p1, @p2)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "COMMIT"}, f.Statements())
 	assert.Len(t, f.Args[2], numInsertArgs, "only the new job is written")
 }
 

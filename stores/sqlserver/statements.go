@@ -59,13 +59,6 @@ func rowsOf(first, n, cols int) string {
 	return b.String()
 }
 
-// existingKeysSQL finds which of n idempotency keys exist, locking the
-// keys' ranges of the unique index (UPDLOCK, HOLDLOCK) so that a concurrent
-// insert of the same new key waits for this transaction instead of failing.
-func existingKeysSQL(n int) string {
-	return "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK)\n\tWHERE idempotency_key IN (" + plist(1, n) + ")"
-}
-
 // pendingTasksSQL reads the distinct tasks of the PENDING jobs, for a
 // claim of any task: a scan of the filtered claim index (SQL Server has no
 // loose index scan), which only tools and tests pay; the engine always
@@ -149,7 +142,11 @@ var syntax = sqlcore.Syntax{
 	// The claim's scans skip the rows other claimers hold (READPAST), and
 	// the rows they read stay update-locked until the claim commits.
 	ScanHint: " WITH (UPDLOCK, READPAST, ROWLOCK)",
-	MaxArgs:  maxParams,
+	// The read of existing idempotency keys locks the keys' ranges of the
+	// unique index, so that a concurrent insert of the same new key waits
+	// for this transaction instead of failing.
+	KeyHint: " WITH (UPDLOCK, HOLDLOCK)",
+	MaxArgs: maxParams,
 	// The fence of a state write holds a shared lock on the job's row to
 	// the end of the transaction.
 	FenceHint: " WITH (REPEATABLEREAD, ROWLOCK)",
@@ -161,7 +158,6 @@ func init() { dialect.Take = take }
 // dialect is SQL Server's part of the shared store methods: the portable
 // statements in its syntax, and its own where SQL Server's SQL differs.
 var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
-	ExistingKeysSQL:  func(keys []string) (string, []any) { return existingKeysSQL(len(keys)), nameArgs(keys) },
 	RowsPerInsert:    rowsPerInsert,
 	TagsPerInsert:    tagsPerInsert,
 	InsertRetryable:  insertRetryable,

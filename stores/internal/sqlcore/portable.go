@@ -60,8 +60,14 @@ type Syntax struct {
 	Limit string
 	Top   bool
 	// StatusHint follows the table of a page of jobs of one status
-	// (MySQL's FORCE INDEX).
-	StatusHint string
+	// (MySQL's FORCE INDEX). KeyHint and KeyLock make the read of
+	// existing idempotency keys see, and hold against other inserts, keys
+	// committed after the transaction began (SQL Server's UPDLOCK,
+	// HOLDLOCK; MySQL's LOCK IN SHARE MODE).
+	StatusHint, KeyHint, KeyLock string
+	// EmptyNull says that the database stores the empty string as NULL
+	// (Oracle): a property value "" is then found as NULL.
+	EmptyNull bool
 	// FenceHint and FenceOn lock, like LockHint and LockOn, the job row a
 	// state write reads its fence from, at least against writers (MySQL's
 	// LOCK IN SHARE MODE, SQL Server's REPEATABLEREAD).
@@ -364,11 +370,15 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		return s.limited("SELECT "+s.JobColumns+"\n\tFROM "+from+" WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
 	fill(&d.FindByPropertySQL, func(key, value string, limit int) (string, []any) {
-		q := "SELECT job_id FROM {prop} WHERE prop_key = ? AND prop_value = ? ORDER BY job_id"
-		if limit <= 0 {
-			return s.SQL(q, s.name(key), s.name(value))
+		cond, args := "prop_value = ?", []any{s.name(key), s.name(value)}
+		if value == "" && s.EmptyNull {
+			cond, args = "prop_value IS NULL", args[:1]
 		}
-		return s.limited(q, int64(limit), s.name(key), s.name(value))
+		q := "SELECT job_id FROM {prop} WHERE prop_key = ? AND " + cond + " ORDER BY job_id"
+		if limit <= 0 {
+			return s.SQL(q, args...)
+		}
+		return s.limited(q, int64(limit), args...)
 	})
 	fill(&d.CandidatesSQL, s.candidates)
 	// One fenced UPDATE per completion: a database whose writers take
@@ -403,7 +413,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		return s.SQL(q+" AND claim_seq = ? AND status = 'RUNNING'", s.time(now), s.long(msg), id, seq)
 	})
 	fill(&d.ExistingKeysSQL, func(keys []string) (string, []any) {
-		return s.SQL("SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key IN (?)", s.names(keys))
+		return s.SQL("SELECT idempotency_key, job_id FROM {job}"+s.KeyHint+" WHERE idempotency_key IN (?)"+s.KeyLock, s.names(keys))
 	})
 	// The insert is built directly, not from a template: it is the
 	// largest statement, on the path of every submission.
