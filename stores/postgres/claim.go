@@ -74,7 +74,7 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 	if err != nil {
 		return nil, false, fail("claim jobs", err)
 	}
-	got, bad, permits, err := scanClaimed(rows, p.Limit)
+	got, bad, permits, err := s.scanClaimed(rows, p.Limit)
 	if err != nil {
 		return nil, false, fail("claim jobs", err)
 	}
@@ -96,22 +96,17 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 // scanClaimed reads the rows of a claim: the claimed jobs, the rows that
 // could not be decoded, and whether the claim statement found that it
 // needs permits (its row of NULLs). It closes rows.
-func scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sqlcore.BadRow[pgtype.UUID], permits bool, err error) {
+func (s *Store) scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sqlcore.BadRow[pgtype.UUID], permits bool, err error) {
 	defer rows.Close()
 	got = make([]*spi.Job, 0, limit)
-	var r rowScan
 	for rows.Next() {
 		if rows.RawValues()[0] == nil { // job_id is never NULL but in that row
 			permits = true
 			continue
 		}
-		if err := r.scan(rows); err != nil {
-			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: r.id, Seq: r.claimSeq, Err: err})
-			continue
-		}
-		j, err := r.job()
+		j, raw, seq, err := s.dialect.Decode(rows)
 		if err != nil {
-			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: r.id, Seq: r.claimSeq, Err: err})
+			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: raw, Seq: seq, Err: err})
 			continue
 		}
 		got = append(got, j)

@@ -123,7 +123,8 @@ func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
 	bad2 := job(spi.PriorityHigh, t0.Add(-time.Hour))
 	good := job(spi.PriorityLow, t0)
 	insert(t, s, bad, bad2, good)
-	exec(t, s, `UPDATE `+qualify(s.schema, "scheduler_job")+` SET params = 'not json' WHERE job_id = ANY($1)`, []uuid.UUID{bad.ID, bad2.ID})
+	exec(t, s, `UPDATE `+qualify(s.schema, "scheduler_job")+` SET params = 'not json' WHERE job_id = $1`, bad.ID)
+	exec(t, s, `UPDATE `+qualify(s.schema, "scheduler_job")+` SET created_time = 'infinity' WHERE job_id = $1`, bad2.ID)
 
 	got := claim(t, s, "n", 2, t0, 0)
 	assert.Empty(t, got, "the corrupt jobs were the best candidates")
@@ -134,7 +135,7 @@ func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {
 		assert.Equal(t, "FAILED", status)
 		assert.Contains(t, lastErr, "corrupt job row")
 		assert.Contains(t, lastErr, id.String())
-		assert.Contains(t, lastErr, "params")
+		assert.Contains(t, lastErr, map[uuid.UUID]string{bad.ID: "params", bad2.ID: "time"}[id])
 		require.NotNil(t, finished)
 		assert.True(t, finished.Equal(t0))
 		_, err := s.GetJob(context.Background(), id)
@@ -149,6 +150,7 @@ func TestCorruptRowsAreReported(t *testing.T) {
 		"priority out of range": `priority = 9`,
 		"params not an object":  `params = '[1, 2]'`,
 		"params not strings":    `params = '{"a": 1}'`,
+		"infinite time":         `finished_time = '-infinity'`,
 	}
 	s := openStore(t)
 	for name, set := range cases {

@@ -338,11 +338,11 @@ func claimSQL(shape, tasks int) string {
 			WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM picked WHERE NOT (SELECT permits FROM gate)))
 				AND j.status = ` + pendingFence + `
 			RETURNING `)
-	b.WriteString(jobColumns)
+	b.WriteString(coreColumns)
 	b.WriteString(`)
 		SELECT * FROM claimed
 		UNION ALL
-		SELECT ` + strings.TrimSuffix(strings.Repeat("NULL, ", numJobColumns), ", ") + ` FROM gate WHERE permits`)
+		SELECT ` + strings.TrimSuffix(strings.Repeat("NULL, ", sqlcore.NumJobColumns), ", ") + ` FROM gate WHERE permits`)
 	return b.String()
 }
 

@@ -115,12 +115,17 @@ func Blob(b []byte, isNull bool) []byte {
 // stores' scans; "payload_null" and "result_null" stand for whether payload
 // and job_result are NULL (an empty BLOB is not NULL), "tags" for the job's
 // tags.
+//
+// NumJobColumns is their number.
 var jobColumnNames = []string{
 	"job_id", "task_name", "payload", "payload_null", "status", "priority",
 	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
 	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
 	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
 }
+
+// NumJobColumns is the number of columns of JobColumns.
+var NumJobColumns = len(jobColumnNames)
 
 // JobColumns returns the select list of one job from the table aliased j,
 // in the order the stores scan it: isNull renders the NULL flag of a column
