@@ -3,14 +3,12 @@ package sqlserver
 import (
 	"context"
 	"database/sql/driver"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,32 +19,15 @@ import (
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
+	"github.com/ratchet-go/ratchet/tck/storetest"
 )
 
-// t0 is the synthetic "now" of the tests.
-var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-
-var idSeq atomic.Uint64
-
-// newID returns a fresh UUIDv7-shaped id whose order follows the call order.
-func newID() uuid.UUID {
-	n := idSeq.Add(1)
-	var u uuid.UUID
-	binary.BigEndian.PutUint64(u[0:8], uint64(t0.UnixMilli())<<16|0x7000)
-	binary.BigEndian.PutUint64(u[8:16], n)
-	u[6] = 0x70
-	u[8] = (u[8] & 0x3f) | 0x80
-	return u
-}
-
-// job returns a PENDING job due at due.
-func job(prio spi.Priority, due time.Time) *spi.Job {
-	return &spi.Job{
-		ID: newID(), TaskName: "send-email", Payload: []byte(`{"to":"a@example.com"}`),
-		Status: spi.StatusPending, Priority: prio, ScheduledAt: due, CreatedAt: t0.Add(-time.Hour),
-		MaxRetries: 3, Backoff: spi.BackoffExponential, BackoffParam: time.Second,
-	}
-}
+// The job helpers shared with the other stores' tests.
+var (
+	t0    = storetest.T0
+	newID = storetest.NewID
+	job   = storetest.Job
+)
 
 // candidateRow is a row of the claim's candidates query.
 func candidateRow(j *spi.Job) []driver.Value {
