@@ -1,6 +1,8 @@
 package tck
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -257,6 +259,40 @@ func claimCases() []testCase {
 			require.Positive(t, levels[spi.PriorityNormal], "test data: NORMAL among the best 10")
 			require.Positive(t, levels[spi.PriorityHigh], "test data: HIGH among the best 10")
 			f.assertBestN(jobs, 10, now, boost)
+		}},
+		{"OrderInRandomBatches", func(t tb, f *fixture) {
+			// A random backlog of 150 jobs per aging interval (each its own
+			// task), due from three hours ago to ten minutes ahead on a
+			// minute grid so that due times tie, claimed in batches of 1 to
+			// 12: the claims follow the contract's order from first to
+			// last, and each batch comes back in that order.
+			r := rand.New(rand.NewPCG(7, 11))
+			now := at(5 * time.Hour)
+			for round, b := range []time.Duration{boost, 0, 7*time.Second + 500*time.Microsecond} {
+				task := fmt.Sprintf("order-%d", round)
+				var jobs []*spi.Job
+				for range 150 {
+					due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
+					jobs = append(jobs, f.newJob(withTask(task), withPriority(spi.Priority(r.IntN(spi.NumPriorities))), withDue(due)))
+				}
+				f.insert(shuffled(jobs)...)
+				var due []*spi.Job
+				for _, j := range jobs {
+					if !j.ScheduledAt.After(now) {
+						due = append(due, j)
+					}
+				}
+				var got []uuid.UUID
+				for range len(jobs) + 1 { // a store that claims a job twice must not loop forever
+					batch := f.claimWith(spi.ClaimParams{Tasks: []string{task}, NodeID: "node-order", Limit: 1 + r.IntN(12), Now: now, BoostInterval: b})
+					if len(batch) == 0 {
+						break
+					}
+					assert.Equal(t, ids(claimOrder(batch, now, b)), ids(batch), "a claim returns its jobs in claim order (boost %s)", b)
+					got = append(got, ids(batch)...)
+				}
+				assert.Equal(t, ids(claimOrder(due, now, b)), got, "boost %s: the claims, batch after batch, follow the contract's order", b)
+			}
 		}},
 	}
 }

@@ -1,11 +1,8 @@
 package postgres
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,61 +56,6 @@ func TestClaimAgingIsExact(t *testing.T) {
 				assert.Equal(t, critical.ID, first[0].ID)
 			}
 		})
-	}
-}
-
-// refOrder sorts jobs as the spi orders claims.
-func refOrder(jobs []*spi.Job, now time.Time, boost time.Duration) []*spi.Job {
-	out := slices.Clone(jobs)
-	slices.SortFunc(out, func(a, b *spi.Job) int {
-		ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
-		eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
-		if c := cmp.Compare(eb, ea); c != 0 {
-			return c
-		}
-		if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ID[:], b.ID[:])
-	})
-	return out
-}
-
-// TestClaimOrderMatchesReference claims a random backlog in small batches
-// and checks the sequence against a full sort by the spi ordering.
-func TestClaimOrderMatchesReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 11))
-	dsn, _ := testDB(t)
-	for round, boost := range []time.Duration{15 * time.Minute, 0, time.Minute, 7*time.Second + 500*time.Microsecond} {
-		_, schema := testDB(t)
-		s := openSchema(t, dsn, schema)
-		now := t0
-		var jobs []*spi.Job
-		for range 400 {
-			// Due from 3 hours ago to 10 minutes ahead, on a coarse grid so
-			// that ties on due time happen.
-			due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
-			jobs = append(jobs, job(spi.Priority(r.IntN(spi.NumPriorities)), due))
-		}
-		r.Shuffle(len(jobs), func(i, k int) { jobs[i], jobs[k] = jobs[k], jobs[i] })
-		insert(t, s, jobs...)
-
-		var due []*spi.Job
-		for _, j := range jobs {
-			if !j.ScheduledAt.After(now) {
-				due = append(due, j)
-			}
-		}
-		var got []uuid.UUID
-		for {
-			batch := claim(t, s, "n", 1+r.IntN(12), now, boost)
-			if len(batch) == 0 {
-				break
-			}
-			assert.Equal(t, ids(refOrder(batch, now, boost)), ids(batch), "a claim returns its jobs in claim order")
-			got = append(got, ids(batch)...)
-		}
-		assert.Equal(t, ids(refOrder(due, now, boost)), got, "round %d, boost %s", round, boost)
 	}
 }
 

@@ -1,9 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,54 +42,6 @@ func TestClaimAgingIsExact(t *testing.T) {
 				assert.Equal(t, critical.ID, first[0].ID)
 			}
 		})
-	}
-}
-
-// TestClaimOrderMatchesReference claims a random backlog in small batches
-// and checks the sequence against a full sort by the spi ordering.
-func TestClaimOrderMatchesReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 11))
-	for round := range 4 {
-		s := openStore(t)
-		now := t0
-		boost := []time.Duration{15 * time.Minute, 0, time.Minute, 7 * time.Second}[round]
-		var jobs []*spi.Job
-		for range 300 {
-			// Due from 3 hours ago to 10 minutes ahead, on a coarse grid so that
-			// ties on due time happen.
-			due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
-			jobs = append(jobs, job(spi.Priority(r.IntN(spi.NumPriorities)), due))
-		}
-		r.Shuffle(len(jobs), func(i, k int) { jobs[i], jobs[k] = jobs[k], jobs[i] })
-		insert(t, s, jobs...)
-
-		var due []*spi.Job
-		for _, j := range jobs {
-			if !j.ScheduledAt.After(now) {
-				due = append(due, j)
-			}
-		}
-		slices.SortFunc(due, func(a, b *spi.Job) int {
-			ea := spi.EffectivePriority(a.Priority, a.ScheduledAt, now, boost)
-			eb := spi.EffectivePriority(b.Priority, b.ScheduledAt, now, boost)
-			if c := cmp.Compare(eb, ea); c != 0 {
-				return c
-			}
-			if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ID.String(), b.ID.String())
-		})
-
-		var got []uuid.UUID
-		for {
-			batch := claim(t, s, "n", 1+r.IntN(9), now, boost)
-			if len(batch) == 0 {
-				break
-			}
-			got = append(got, ids(batch)...)
-		}
-		assert.Equal(t, ids(due), got, "boost %s", boost)
 	}
 }
 
