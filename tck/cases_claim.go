@@ -261,17 +261,17 @@ func claimCases() []testCase {
 			f.assertBestN(jobs, 10, now, boost)
 		}},
 		{"OrderInRandomBatches", func(t tb, f *fixture) {
-			// A random backlog of 150 jobs per aging interval (each its own
+			// A random backlog of 60 jobs per aging interval (each its own
 			// task), due from three hours ago to ten minutes ahead on a
 			// minute grid so that due times tie, claimed in batches of 1 to
-			// 12: the claims follow the contract's order from first to
-			// last, and each batch comes back in that order.
+			// 8: the claims follow the contract's order from first to last,
+			// and each batch comes back in that order.
 			r := rand.New(rand.NewPCG(7, 11))
 			now := at(5 * time.Hour)
 			for round, b := range []time.Duration{boost, 0, 7*time.Second + 500*time.Microsecond} {
 				task := fmt.Sprintf("order-%d", round)
 				var jobs []*spi.Job
-				for range 150 {
+				for range 60 {
 					due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
 					jobs = append(jobs, f.newJob(withTask(task), withPriority(spi.Priority(r.IntN(spi.NumPriorities))), withDue(due)))
 				}
@@ -284,7 +284,7 @@ func claimCases() []testCase {
 				}
 				var got []uuid.UUID
 				for range len(jobs) + 1 { // a store that claims a job twice must not loop forever
-					batch := f.claimWith(spi.ClaimParams{Tasks: []string{task}, NodeID: "node-order", Limit: 1 + r.IntN(12), Now: now, BoostInterval: b})
+					batch := f.claimWith(spi.ClaimParams{Tasks: []string{task}, NodeID: "node-order", Limit: 1 + r.IntN(8), Now: now, BoostInterval: b})
 					if len(batch) == 0 {
 						break
 					}
