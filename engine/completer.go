@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -15,11 +18,33 @@ type pendingCompletion struct {
 	job *spi.Job
 }
 
+// jobCompleter is what the completer needs of the store.
+type jobCompleter interface {
+	CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error)
+}
+
+// completerDeps are the completer's dependencies: the store it writes to,
+// its batching, and callbacks into the engine instead of a back-pointer.
+type completerDeps struct {
+	store jobCompleter
+	clock clockwork.Clock
+	log   *slog.Logger
+	// batch is the most completions one write takes; workers how many
+	// writes run at once.
+	batch, workers int
+	// written is told of each completion once the store answered, and
+	// whether it applied (false: superseded).
+	written func(p pendingCompletion, applied bool)
+	// released reports a claim that Stop gave back to PENDING: a final
+	// write that fails loses nothing for it.
+	released func(spi.ClaimRef) bool
+}
+
 // completer writes finished jobs back in batches: it takes everything queued
-// since its last flush (up to CompletionBatchSize) and writes it in one
+// since its last flush (up to its batch size) and writes it in one
 // CompleteJobs call, so batches grow with load and need no timer.
 type completer struct {
-	e         *Engine
+	completerDeps
 	mu        sync.Mutex
 	queue     []pendingCompletion
 	signal    chan struct{}
@@ -34,13 +59,13 @@ type completer struct {
 // and completions of jobs that did finish must still be written.
 const finalFlushTimeout = 10 * time.Second
 
-func newCompleter(e *Engine) *completer {
-	return &completer{e: e, signal: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+func newCompleter(d completerDeps) *completer {
+	return &completer{completerDeps: d, signal: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (c *completer) start() {
 	c.started = true
-	n := c.e.opts.CompletionConcurrency
+	n := c.workers
 	var wg sync.WaitGroup
 	wg.Add(n)
 	for range n {
@@ -68,7 +93,7 @@ func (c *completer) add(p pendingCompletion) {
 func (c *completer) take() []pendingCompletion {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := min(len(c.queue), c.e.opts.CompletionBatchSize)
+	n := min(len(c.queue), c.batch)
 	batch := c.queue[:n:n]
 	c.queue = c.queue[n:]
 	if len(c.queue) == 0 {
@@ -83,7 +108,7 @@ func (c *completer) take() []pendingCompletion {
 	return batch
 }
 
-// loop is one flush worker; CompletionConcurrency of them share the queue,
+// loop is one flush worker; workers of them share the queue,
 // so one batch is written while the next gathers or is written too.
 func (c *completer) loop() {
 	for {
@@ -119,33 +144,24 @@ func (c *completer) flush(ctx context.Context, batch []pendingCompletion, final 
 	}
 	backoff := 10 * time.Millisecond
 	for {
-		applied, err := c.e.store.CompleteJobs(ctx, cs)
+		applied, err := c.store.CompleteJobs(ctx, cs)
 		if err == nil {
-			publish := !c.e.subs.empty()
 			for i, ok := range applied {
-				if publish {
-					c.e.subs.publish(eventOf(cs[i], batch[i].job.TaskName, ok))
-				}
-				if !ok {
-					j := batch[i].job
-					c.e.opts.Metrics.WriteSuperseded(j.ID, j.TaskName)
-					c.e.log.Warn("completion superseded: the job was recovered or released meanwhile; nothing written",
-						"job_id", j.ID, "task", j.TaskName, "claim_seq", j.ClaimSeq)
-				}
+				c.written(batch[i], ok)
 			}
 			return
 		}
-		c.e.log.Error("completing jobs failed", "jobs", len(cs), "err", err, "final", final)
+		c.log.Error("completing jobs failed", "jobs", len(cs), "err", err, "final", final)
 		if final {
 			for _, x := range cs {
-				if !c.e.wasReleased(x.ClaimRef) { // else PENDING already: nothing lost
+				if !c.released(x.ClaimRef) { // else PENDING already: nothing lost
 					c.unwritten.Add(1)
 				}
 			}
 			return
 		}
 		select {
-		case <-c.e.opts.Clock.After(backoff):
+		case <-c.clock.After(backoff):
 		case <-c.quit:
 			final = true
 		}

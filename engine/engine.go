@@ -94,7 +94,9 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if err != nil {
 		return nil, err
 	}
-	e.completer = newCompleter(e)
+	e.completer = newCompleter(completerDeps{store: store, clock: o.Clock, log: e.log,
+		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency,
+		written: e.written, released: e.wasReleased})
 	return e, nil
 }
 
@@ -288,6 +290,20 @@ func (e *Engine) releaseInflight(ctx context.Context) error {
 	}
 	e.log.Warn("drain timed out; released running jobs", "released", n, "running", len(refs))
 	return nil
+}
+
+// written reports a completion the store answered: its event, and for one
+// that did not apply (superseded) a metric and a warning.
+func (e *Engine) written(p pendingCompletion, applied bool) {
+	if !e.subs.empty() {
+		e.subs.publish(eventOf(p.c, p.job.TaskName, applied))
+	}
+	if !applied {
+		j := p.job
+		e.opts.Metrics.WriteSuperseded(j.ID, j.TaskName)
+		e.log.Warn("completion superseded: the job was recovered or released meanwhile; nothing written",
+			"job_id", j.ID, "task", j.TaskName, "claim_seq", j.ClaimSeq)
+	}
 }
 
 // wasReleased reports whether Stop gave the claim back to PENDING.

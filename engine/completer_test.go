@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// fakeCompleter records the batches written to it and fails the first
+// failures calls.
+type fakeCompleter struct {
+	mu       sync.Mutex
+	batches  [][]spi.Completion
+	failures int
+	calls    chan struct{}
+}
+
+func (f *fakeCompleter) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, error) {
+	defer func() { f.calls <- struct{}{} }()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failures > 0 {
+		f.failures--
+		return nil, errors.New("store down")
+	}
+	f.batches = append(f.batches, cs)
+	out := make([]bool, len(cs))
+	for i, c := range cs {
+		out[i] = c.ClaimSeq > 0 // a claim sequence of 0 stands for a superseded claim
+	}
+	return out, nil
+}
+
+func pending(seq int64) pendingCompletion {
+	id := uuid.New()
+	return pendingCompletion{c: spi.Completion{ClaimRef: spi.ClaimRef{JobID: id, ClaimSeq: seq}, Outcome: spi.OutcomeSucceeded},
+		job: &spi.Job{ID: id, TaskName: "t", ClaimSeq: seq}}
+}
+
+// TestCompleterAlone runs the completer on its narrow dependencies, no
+// engine: what is queued before the workers start is written in batches of
+// at most the batch size, each completion reported once with whether it
+// applied; a failing store is retried after the clock's backoff; at stop a
+// write that fails counts the completions lost, but not those of claims
+// Stop released.
+func TestCompleterAlone(t *testing.T) {
+	store := &fakeCompleter{calls: make(chan struct{}, 100)}
+	clock := clockwork.NewFakeClock()
+	var mu sync.Mutex
+	applied := map[uuid.UUID]bool{}
+	released := map[spi.ClaimRef]bool{}
+	reported := make(chan struct{}, 100)
+	c := newCompleter(completerDeps{store: store, clock: clock, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		batch: 3, workers: 1,
+		written: func(p pendingCompletion, ok bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			_, dup := applied[p.job.ID]
+			assert.False(t, dup, "each completion is reported once")
+			applied[p.job.ID] = ok
+			reported <- struct{}{}
+		},
+		released: func(r spi.ClaimRef) bool { mu.Lock(); defer mu.Unlock(); return released[r] }})
+
+	var queued []pendingCompletion
+	for i := range 7 {
+		p := pending(int64(i % 4)) // seq 0: superseded
+		queued = append(queued, p)
+		c.add(p)
+	}
+	store.failures = 1
+	c.start()
+	<-store.calls // the failed write
+	require.NoError(t, clock.BlockUntilContext(context.Background(), 1), "the retry waits on the clock")
+	clock.Advance(10 * time.Millisecond)
+	for range 7 {
+		<-reported
+	}
+	mu.Lock()
+	assert.Len(t, applied, 7)
+	for _, p := range queued {
+		assert.Equal(t, p.c.ClaimSeq > 0, applied[p.job.ID], "applied as the store answered")
+	}
+	mu.Unlock()
+	store.mu.Lock()
+	for _, b := range store.batches {
+		assert.LessOrEqual(t, len(b), 3)
+	}
+	store.failures = 1000 // the store is down from here on
+	store.mu.Unlock()
+
+	for len(store.calls) > 0 { // the 3 writes of the 7, in batches of 3
+		<-store.calls
+	}
+	lost, back := pending(9), pending(10)
+	mu.Lock()
+	released[back.c.ClaimRef] = true
+	mu.Unlock()
+	c.add(lost)
+	c.add(back)
+	<-store.calls // the worker took them and failed: its retry waits on the clock
+	err := c.stop()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "1 completions not written", "the released claim loses nothing")
+}
