@@ -545,7 +545,7 @@ func (c Core[T]) acquire(ctx context.Context, tx *sql.Tx, name, owner string, un
 		return err
 	}
 	q, args = s.SQL("INSERT INTO {lease} (name, owner, expires_at) VALUES (?, ?, ?)", s.name(name), s.name(owner), s.time(until))
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil && !c.cfg.D.IsDuplicate(err) {
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil && (c.cfg.D.IsDuplicate == nil || !c.cfg.D.IsDuplicate(err)) {
 		return err
 	}
 	return nil
