@@ -2,22 +2,39 @@
 // a store in batches, runs them on a bounded pool of goroutines, and writes
 // their outcomes back in batches, each write fenced by the claim sequence.
 //
-// Its parts:
-//   - the poller claims up to the free capacity in one store call, in the
-//     order of effective priority with aging, waking on submissions in this
-//     process (NotifyNewWork) or after an adaptive delay that doubles while
-//     polls come back empty;
-//   - the executor runs each job with a JobContext (id, attempt, params, a
-//     tagged slog.Logger), recovering panics as errors;
-//   - the retry decision follows the spec's path exactly: DoNotRetry anywhere
-//     in the error chain, then RetryPolicy.ShouldRetry, then the attempt
-//     limit, then RetryPolicy.Delay or the job's own backoff;
-//   - the completer batches finished jobs into one CompleteJobs call per
-//     flush: while one flush runs, the next batch gathers;
-//   - heartbeats register the node, and the orphan scan recovers the jobs
-//     of nodes whose heartbeat went stale, charging their crash budget;
-//   - Stop stops claiming, drains up to a timeout, and releases what is still
-//     running back to PENDING without charging anything.
+// The Engine is a supervisor over parts, each a type with narrow
+// dependencies (a store interface of one or two methods, the clock, a
+// logger, callbacks) and no pointer back to the Engine:
+//   - the poller (poller.go) claims up to the free capacity in one store
+//     call, in the order of effective priority with aging, waking on
+//     submissions in this process (NotifyNewWork), on freed slots, or after
+//     the delay its spi.PollDelayStrategy gives (Options.PollStrategy;
+//     AdaptivePolling by default, which doubles while polls come back
+//     empty); while the pool is mostly busy it gathers free slots first, and
+//     it refreshes a stale heartbeat before it claims;
+//   - the executor (executor.go) runs each job with a JobContext (id,
+//     attempt, params, a tagged slog.Logger), recovering panics as errors,
+//     and on a timed-out drain releases what still runs;
+//   - the outcome of a body (outcome.go) follows the spec's retry path
+//     exactly (DecideRetry): DoNotRetry anywhere in the error chain, then
+//     RetryPolicy.ShouldRetry, then the attempt limit, then
+//     RetryPolicy.Delay or the job's own backoff;
+//   - the completer (completer.go) batches finished jobs into one
+//     CompleteJobs call per flush: while one flush runs, the next gathers;
+//   - the heartbeater (heartbeat.go) registers the node, keeps its row
+//     fresh and, where the store can tell (spi.ClaimChecker), cancels the
+//     bodies of jobs recovered away from it;
+//   - the rescuer (rescuer.go) recovers the jobs of nodes whose heartbeat
+//     went stale, charging their crash budget.
+//
+// Services (Options.Services) run beside the parts from Start to Stop: a
+// Service is restarted with a backoff when it fails, and one wrapped in
+// Singleton runs on one node of the fleet at a time, while that node holds
+// its lease. The recurring scheduler and the archiver plug in here.
+//
+// Start and Stop (engine.go) are the one place that orders the parts. Stop
+// is stopOrder: stop claiming and the services, drain up to a timeout and
+// release the rest, flush the completions, stop the heartbeats, deregister.
 //
 // All time comes from the injected clockwork.Clock, so tests and the
 // simulator drive the engine on a fake clock.

@@ -117,6 +117,12 @@ type Options struct {
 	// uses the store's own wakeups when it has them (spi.WakeupListener),
 	// else polling alone.
 	Coordinator spi.ClusterCoordinator
+	// PollStrategy creates the poller's delay strategy (the spec's
+	// PollingStrategyProvider); nil means AdaptivePolling.
+	PollStrategy spi.PollStrategyFunc
+	// Services run beside the engine's own parts from Start to Stop (see
+	// Service, and Singleton for work that one node of the fleet does).
+	Services []Service
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming

@@ -69,3 +69,31 @@ func (NoOpMetrics) WriteSuperseded(uuid.UUID, string) {}
 
 // JobsRecovered does nothing.
 func (NoOpMetrics) JobsRecovered(string, int) {}
+
+// PollResult is what one claim did, as a PollDelayStrategy sees it.
+type PollResult struct {
+	// Asked is how many jobs the claim asked for; Claimed how many it got.
+	Asked, Claimed int
+	// Err is the claim's error, nil when it succeeded.
+	Err error
+}
+
+// PollDelayStrategy decides how long a poller waits before its next claim
+// (a wakeup still cuts the wait short). It is stateful: each poller gets its
+// own from a PollStrategyFunc, and calls it from one goroutine.
+type PollDelayStrategy interface {
+	// Next returns the wait after a claim; zero claims again at once.
+	Next(r PollResult) time.Duration
+}
+
+// PollConfig is the engine's polling configuration, given to a
+// PollStrategyFunc.
+type PollConfig struct {
+	// MinInterval and MaxInterval are the engine's MinPollInterval and
+	// PollInterval.
+	MinInterval, MaxInterval time.Duration
+}
+
+// PollStrategyFunc creates a poller's PollDelayStrategy: the spec's
+// PollingStrategyProvider.
+type PollStrategyFunc func(PollConfig) PollDelayStrategy

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// jobReleaser is what the executor needs of the store to give claims back.
+type jobReleaser interface {
+	ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error)
+}
+
+// executorDeps are the executor's dependencies.
+type executorDeps struct {
+	store jobReleaser
+	clock clockwork.Clock
+	log   *slog.Logger
+	// slots bounds the bodies running at once.
+	slots int
+	// run runs a job's body (the task, through the work middleware); the
+	// executor recovers its panics.
+	run func(ctx context.Context, j *spi.Job) (any, error)
+	// finish turns a body's return into the owner write that ends the job.
+	finish func(jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion
+	// complete queues that write (the completer).
+	complete func(pendingCompletion)
+	// freed is told when a slot frees up (the poller's wakeup).
+	freed func()
+}
+
+// execution is one running job as the executor holds it.
+type execution struct {
+	job    *spi.Job
+	cancel context.CancelFunc
+}
+
+// executor runs claimed jobs, each on its own goroutine, up to its slots;
+// it knows which claims it holds, and on a timed-out drain gives them back.
+type executor struct {
+	executorDeps
+	base     context.Context // parent of job contexts
+	mu       sync.Mutex
+	inflight map[spi.ClaimRef]*execution // keyed by claim: a node may hold a stale and a new claim of one job
+	released map[spi.ClaimRef]bool       // claims given back by release: their completions would be superseded
+	jobs     sync.WaitGroup
+}
+
+func newExecutor(base context.Context, d executorDeps) *executor {
+	return &executor{executorDeps: d, base: base, inflight: map[spi.ClaimRef]*execution{}, released: map[spi.ClaimRef]bool{}}
+}
+
+// free returns the number of free slots.
+func (x *executor) free() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.slots - len(x.inflight)
+}
+
+// running returns the executions in progress.
+func (x *executor) running() []*execution {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]*execution, 0, len(x.inflight))
+	for _, r := range x.inflight {
+		out = append(out, r)
+	}
+	return out
+}
+
+// wasReleased reports whether release gave the claim back to PENDING.
+func (x *executor) wasReleased(ref spi.ClaimRef) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.released[ref]
+}
+
+// dispatch starts one claimed job on its own goroutine.
+func (x *executor) dispatch(j *spi.Job) {
+	ctx, cancel := context.WithCancel(x.base)
+	ref := spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}
+	x.mu.Lock()
+	x.inflight[ref] = &execution{job: j, cancel: cancel}
+	x.mu.Unlock()
+	x.jobs.Add(1)
+	go func() {
+		defer x.jobs.Done()
+		defer cancel()
+		p := x.execute(ctx, j)
+		x.mu.Lock()
+		delete(x.inflight, ref)
+		released := x.released[ref]
+		x.mu.Unlock()
+		if !released { // a released job's write would only be superseded
+			x.complete(p)
+		}
+		x.freed()
+	}()
+}
+
+// execute runs one job's body with its JobContext and returns the owner
+// write that ends it.
+func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
+	jc := ratchet.NewJobContext(j, x.log)
+	start := x.clock.Now()
+	res, err := x.runSafely(ratchet.ContextWithJob(ctx, jc), j)
+	return x.finish(jc, j, res, err, start)
+}
+
+// runSafely runs a body, turning a panic into a *ratchet.PanicError.
+func (x *executor) runSafely(ctx context.Context, j *spi.Job) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &ratchet.PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return x.run(ctx, j)
+}
+
+// drain waits until every body has returned, for at most timeout (on the
+// executor's clock) or until ctx ends; then it releases what still runs. It
+// reports whether the drain completed, and a release that failed.
+func (x *executor) drain(ctx context.Context, timeout time.Duration) (bool, error) {
+	drained := make(chan struct{})
+	go func() { x.jobs.Wait(); close(drained) }()
+	timer := x.clock.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-drained:
+		return true, nil
+	case <-timer.Chan():
+		return false, x.release(ctx)
+	case <-ctx.Done():
+		return false, x.release(context.WithoutCancel(ctx))
+	}
+}
+
+// release gives the jobs whose bodies still run back to PENDING, then
+// cancels those bodies. Releasing first matters: a cancelled body's failure
+// must reach the store only after the release has fenced it out, or it
+// would charge an attempt (or dead-letter the job).
+func (x *executor) release(ctx context.Context) error {
+	execs := x.running()
+	if len(execs) == 0 {
+		return nil
+	}
+	refs := make([]spi.ClaimRef, len(execs))
+	for i, r := range execs {
+		refs[i] = spi.ClaimRef{JobID: r.job.ID, ClaimSeq: r.job.ClaimSeq}
+	}
+	ok, err := x.store.ReleaseJobs(ctx, refs, x.clock.Now().UTC().Truncate(time.Microsecond))
+	n := 0
+	x.mu.Lock()
+	for i, applied := range ok {
+		if applied && err == nil {
+			x.released[refs[i]] = true
+			n++
+		}
+	}
+	x.mu.Unlock()
+	for _, r := range execs {
+		r.cancel()
+	}
+	if err != nil {
+		return fmt.Errorf("release %d running jobs: %w", len(refs), err)
+	}
+	x.log.Warn("drain timed out; released running jobs", "released", n, "running", len(refs))
+	return nil
+}

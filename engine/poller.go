@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// AdaptivePolling is the default poll strategy: after a claim that filled
+// what it asked for it claims again at once; after a partial claim it waits
+// MinInterval; after an empty one it waits, starting at MinInterval and
+// doubling with each empty claim up to MaxInterval; after a failed claim it
+// backs off for MaxInterval.
+func AdaptivePolling(c spi.PollConfig) spi.PollDelayStrategy {
+	return &adaptivePoll{cfg: c, delay: c.MinInterval}
+}
+
+type adaptivePoll struct {
+	cfg   spi.PollConfig
+	delay time.Duration // the wait after the next empty claim
+}
+
+func (a *adaptivePoll) Next(r spi.PollResult) time.Duration {
+	switch {
+	case r.Err != nil:
+		a.delay = a.cfg.MaxInterval
+		return a.delay
+	case r.Claimed > 0 && r.Claimed >= r.Asked:
+		a.delay = a.cfg.MinInterval
+		return 0 // there may be more due work
+	case r.Claimed > 0:
+		a.delay = a.cfg.MinInterval
+		return a.delay
+	}
+	d := a.delay
+	a.delay = min(a.delay*2, a.cfg.MaxInterval)
+	return d
+}
+
+// jobClaimer is what the poller needs of the store.
+type jobClaimer interface {
+	ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error)
+}
+
+// pollerDeps are the poller's dependencies.
+type pollerDeps struct {
+	store jobClaimer
+	clock clockwork.Clock
+	log   *slog.Logger
+	// params are the claims' fixed parameters (node, tasks, tags, aging);
+	// the poller sets Limit and Now.
+	params spi.ClaimParams
+	// batch bounds one claim; gather is how long a mostly busy pool waits
+	// for more free slots (negative: never).
+	batch  int
+	gather time.Duration
+	// strategy decides the waits between claims.
+	strategy spi.PollDelayStrategy
+	// free returns the free slots; dispatch starts a claimed job.
+	free     func() int
+	dispatch func(*spi.Job)
+	// fresh makes sure the node's heartbeat is fresh before a claim.
+	fresh func(ctx context.Context) bool
+	// claimed and failed are told of each claim's outcome (metrics).
+	claimed func(n int)
+	failed  func(err error)
+}
+
+// poller claims due jobs up to the free slots and dispatches them, waking
+// on submissions and freed slots (poke) or after its strategy's delay.
+type poller struct {
+	pollerDeps
+	wake chan struct{}
+}
+
+func newPoller(d pollerDeps) *poller { return &poller{pollerDeps: d, wake: make(chan struct{}, 1)} }
+
+// poke wakes the poller: new work, or a freed slot.
+func (p *poller) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// minClaim is the fewest free slots worth a claim while the pool is busy:
+// claiming a handful of slots at a time costs a round trip each, so the
+// poller waits for a quarter of the pool (or of a batch) to free up, or for
+// the gather timeout, before claiming what is free.
+func (p *poller) minClaim(slots int) int { return max(1, min(slots, p.batch)/4) }
+
+// run claims and dispatches jobs until ctx ends. slots is the pool's size.
+func (p *poller) run(ctx context.Context, slots int) {
+	if len(p.params.Tasks) == 0 {
+		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
+	}
+	minClaim := p.minClaim(slots)
+	for ctx.Err() == nil {
+		free, ok := p.free(), true
+		if free == 0 {
+			if !p.waitWake(ctx, 0) {
+				return
+			}
+			continue
+		}
+		if free < minClaim && p.gather > 0 {
+			if free, ok = p.gatherSlots(ctx, minClaim); !ok {
+				return
+			}
+		}
+		if !p.fresh(ctx) {
+			if !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
+				return
+			}
+			continue
+		}
+		cp := p.params
+		cp.Limit, cp.Now = min(free, p.batch), p.clock.Now().UTC().Truncate(time.Microsecond)
+		jobs, err := p.store.ClaimJobs(ctx, cp)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.failed(err)
+			p.log.Warn("claim failed; backing off", "err", err)
+		} else if len(jobs) > 0 {
+			p.claimed(len(jobs))
+			for _, j := range jobs {
+				p.dispatch(j)
+			}
+		}
+		d := p.strategy.Next(spi.PollResult{Asked: cp.Limit, Claimed: len(jobs), Err: err})
+		if d > 0 && !p.waitWake(ctx, d) {
+			return
+		}
+	}
+}
+
+// waitWake waits for a wakeup, or for d when d > 0. It returns false when
+// ctx ends.
+func (p *poller) waitWake(ctx context.Context, d time.Duration) bool {
+	var tc <-chan time.Time
+	if d > 0 {
+		t := p.clock.NewTimer(d)
+		defer t.Stop()
+		tc = t.Chan()
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.wake:
+	case <-tc:
+	}
+	return true
+}
+
+// gatherSlots waits until want slots are free or the gather timeout has
+// passed, and returns the free slots; false when ctx ends.
+func (p *poller) gatherSlots(ctx context.Context, want int) (int, bool) {
+	t := p.clock.NewTimer(p.gather)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, false
+		case <-p.wake:
+			if free := p.free(); free >= want {
+				return free, true
+			}
+		case <-t.Chan():
+			return p.free(), true
+		}
+	}
+}
