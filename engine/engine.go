@@ -94,7 +94,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	e.services = o.Services
 	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
-		Notifier: e, Logger: o.Logger, Source: o.NodeID,
+		Notifier: e, Logger: o.Logger, Source: o.NodeID, Codecs: o.Codecs, InsertMiddleware: o.InsertMiddleware,
 	})
 	if err != nil {
 		return nil, err
@@ -110,9 +110,14 @@ func (e *Engine) wire() {
 	e.completer = newCompleter(completerDeps{store: e.store, clock: o.Clock, log: e.log,
 		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency,
 		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
-	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: o.Metrics, serializer: o.Serializer}
+	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: o.Metrics,
+		results: o.ResultStrategy, pipe: e.client.Pipeline()}
+	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
 	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
-		run: e.runBody, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() }})
+		run: func(ctx context.Context, j *spi.Job) (any, error) {
+			o.Metrics.JobStarted(j.ID, j.TaskName, j.Priority)
+			return run(ctx, j)
+		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() }})
 	e.beats = newHeartbeater(heartbeaterDeps{clock: o.Clock, log: e.log, interval: o.HeartbeatInterval,
 		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
 		superseded: func(j *spi.Job) { o.Metrics.WriteSuperseded(j.ID, j.TaskName) }})
@@ -135,14 +140,20 @@ func (e *Engine) wire() {
 		failed:  func(err error) { o.Metrics.ClaimTransientFailure(o.NodeID, err) }})
 }
 
-// runBody runs a claimed job's task.
-func (e *Engine) runBody(ctx context.Context, j *spi.Job) (any, error) {
-	e.opts.Metrics.JobStarted(j.ID, j.TaskName, j.Priority)
+// runTask runs a claimed job's task: the end of the work middleware. The
+// payload's codecs are undone first; a payload they cannot decode (a wrong
+// key, a corrupted envelope) fails the job at once, as one that does not
+// deserialize does.
+func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
 	def, ok := e.tasks[j.TaskName]
 	if !ok {
 		return nil, ratchet.DoNotRetry(&ratchet.UnknownTaskError{Name: j.TaskName})
 	}
-	return def.Execute(ctx, j.Payload, e.opts.Serializer)
+	payload, err := e.client.Pipeline().DecodeBytes(ctx, ratchet.SurfaceTask, j.Payload)
+	if err != nil {
+		return nil, ratchet.DoNotRetry(&ratchet.PayloadDecodeError{Task: j.TaskName, Err: err})
+	}
+	return def.Execute(ctx, payload, e.opts.Serializer)
 }
 
 func validateDefinition(t ratchet.Definition) error {

@@ -30,7 +30,7 @@ type executorDeps struct {
 	// executor recovers its panics.
 	run func(ctx context.Context, j *spi.Job) (any, error)
 	// finish turns a body's return into the owner write that ends the job.
-	finish func(jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion
+	finish func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion
 	// complete queues that write (the completer).
 	complete func(pendingCompletion)
 	// freed is told when a slot frees up (the poller's wakeup).
@@ -111,8 +111,9 @@ func (x *executor) dispatch(j *spi.Job) {
 func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
 	jc := ratchet.NewJobContext(j, x.log)
 	start := x.clock.Now()
-	res, err := x.runSafely(ratchet.ContextWithJob(ctx, jc), j)
-	return x.finish(jc, j, res, err, start)
+	ctx = ratchet.ContextWithJob(ctx, jc)
+	res, err := x.runSafely(ctx, j)
+	return x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
 }
 
 // runSafely runs a body, turning a panic into a *ratchet.PanicError.

@@ -120,6 +120,18 @@ type Options struct {
 	// PollStrategy creates the poller's delay strategy (the spec's
 	// PollingStrategyProvider); nil means AdaptivePolling.
 	PollStrategy spi.PollStrategyFunc
+	// Codecs transform serialized payloads after the size check (and back):
+	// encryption and compression; see ratchet.PayloadCodec. The engine's
+	// client encodes with them and the engine decodes arguments and encodes
+	// results with the same ones.
+	Codecs []ratchet.PayloadCodec
+	// InsertMiddleware wraps every submission through the engine's client.
+	InsertMiddleware []ratchet.InsertMiddleware
+	// WorkMiddleware wraps every execution of a body, the first outermost.
+	WorkMiddleware []ratchet.WorkMiddleware
+	// ResultStrategy serializes what bodies return before the codecs; nil
+	// means ratchet.SerializerResults with the Serializer.
+	ResultStrategy ratchet.ResultStrategy
 	// Services run beside the engine's own parts from Start to Stop (see
 	// Service, and Singleton for work that one node of the fleet does).
 	Services []Service
@@ -192,6 +204,14 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Serializer == nil {
 		o.Serializer = ratchet.JSONSerializer{}
+	}
+	for i, mw := range o.WorkMiddleware {
+		if mw == nil {
+			return o, fmt.Errorf("%w: work middleware %d is nil", ratchet.ErrInvalidArgument, i)
+		}
+	}
+	if o.ResultStrategy == nil {
+		o.ResultStrategy = ratchet.SerializerResults{Serializer: o.Serializer}
 	}
 	if o.ErrorSanitizer == nil {
 		o.ErrorSanitizer = ratchet.DefaultSanitizer{}

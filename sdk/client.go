@@ -2,6 +2,7 @@ package ratchet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,19 +36,29 @@ type ClientOptions struct {
 	// Source is the node id that wakeups published by this client's writes
 	// carry (the engine sets its own); empty for none.
 	Source string
+	// Codecs transform serialized payloads after the size check, in order
+	// (and results back, in reverse): see PayloadCodec.
+	Codecs []PayloadCodec
+	// InsertMiddleware wraps every submission, the first outermost.
+	InsertMiddleware []InsertMiddleware
+	// Tasks, when set, are the task names a raw submission (SubmitRaw) may
+	// name; others fail with an *UnknownTaskError. Empty accepts any name
+	// (a client cannot know which tasks the fleet runs).
+	Tasks []string
 }
 
 // Client submits, reads and manages jobs. It needs no engine running. It is
 // safe for concurrent use.
 type Client struct {
-	store      spi.Store
-	clock      Clock
-	ser        spi.PayloadSerializer
-	maxPayload int
-	notifier   WorkNotifier
-	log        *slog.Logger
-	ids        *idGenerator
-	source     string
+	store    spi.Store
+	clock    Clock
+	pipe     *Pipeline
+	inserts  []InsertMiddleware
+	tasks    map[string]bool // SubmitRaw's allow-list; nil accepts any
+	notifier WorkNotifier
+	log      *slog.Logger
+	ids      *idGenerator
+	source   string
 }
 
 // NewClient returns a client over store.
@@ -55,27 +66,33 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 	if store == nil {
 		return nil, invalidArg("nil store")
 	}
-	if opts.MaxPayloadBytes < 0 {
-		return nil, invalidArg("negative MaxPayloadBytes %d", opts.MaxPayloadBytes)
+	pipe, err := NewPipeline(opts.Serializer, opts.MaxPayloadBytes, opts.Codecs...)
+	if err != nil {
+		return nil, err
+	}
+	for i, mw := range opts.InsertMiddleware {
+		if mw == nil {
+			return nil, invalidArg("insert middleware %d is nil", i)
+		}
 	}
 	c := &Client{
-		store:      store,
-		clock:      opts.Clock,
-		ser:        opts.Serializer,
-		maxPayload: opts.MaxPayloadBytes,
-		notifier:   opts.Notifier,
-		log:        opts.Logger,
-		ids:        newIDGenerator(),
-		source:     opts.Source,
+		store:    store,
+		clock:    opts.Clock,
+		pipe:     pipe,
+		inserts:  opts.InsertMiddleware,
+		notifier: opts.Notifier,
+		log:      opts.Logger,
+		ids:      newIDGenerator(),
+		source:   opts.Source,
+	}
+	if len(opts.Tasks) > 0 {
+		c.tasks = make(map[string]bool, len(opts.Tasks))
+		for _, t := range opts.Tasks {
+			c.tasks[t] = true
+		}
 	}
 	if c.clock == nil {
 		c.clock = SystemClock()
-	}
-	if c.ser == nil {
-		c.ser = JSONSerializer{}
-	}
-	if c.maxPayload == 0 {
-		c.maxPayload = DefaultMaxPayloadBytes
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -87,12 +104,43 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 func (c *Client) Store() spi.Store { return c.store }
 
 // Serializer returns the payload serializer the client encodes with.
-func (c *Client) Serializer() spi.PayloadSerializer { return c.ser }
+func (c *Client) Serializer() spi.PayloadSerializer { return c.pipe.Serializer() }
 
 // MaxPayloadBytes returns the payload limit in bytes.
-func (c *Client) MaxPayloadBytes() int { return c.maxPayload }
+func (c *Client) MaxPayloadBytes() int { return c.pipe.MaxPayloadBytes() }
 
-// submit builds and inserts one job per payload.
+// Pipeline returns the payload pipeline the client encodes with, and the
+// engine that shares it decodes with.
+func (c *Client) Pipeline() *Pipeline { return c.pipe }
+
+// SubmitRaw enqueues one job of the task named task with payload, its
+// arguments already serialized with the client's serializer (with the
+// default JSON serializer, a JSON document): for callers that hold no Go
+// type of the task, such as the CLI, the dashboard and extensions. It takes
+// the one path of a typed submission (options, size limit, codecs, insert
+// middleware, wakeups), but not the task's own default options, which only
+// its Go definition knows. An empty name, a name outside ClientOptions.Tasks
+// when that is set, or a payload that is not JSON for the JSON serializer
+// fail before anything is written.
+func (c *Client) SubmitRaw(ctx context.Context, task string, payload []byte, opts ...SubmitOption) (uuid.UUID, error) {
+	switch {
+	case task == "":
+		return uuid.Nil, invalidArg("raw submission with an empty task name")
+	case c.tasks != nil && !c.tasks[task]:
+		return uuid.Nil, fmt.Errorf("ratchet: submit: %w", &UnknownTaskError{Name: task})
+	}
+	if _, isJSON := c.pipe.Serializer().(JSONSerializer); isJSON && !json.Valid(payload) {
+		return uuid.Nil, invalidArg("raw submission of task %q: the payload is not valid JSON", task)
+	}
+	ids, err := c.submit(ctx, task, [][]byte{payload}, nil, opts)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return ids[0], nil
+}
+
+// submit builds and inserts one job per serialized payload: the one
+// creation path of every submission.
 func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, defaults, opts []SubmitOption) ([]uuid.UUID, error) {
 	var cfg submitConfig
 	for _, o := range defaults {
@@ -110,10 +158,13 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if len(payloads) == 0 {
 		return nil, nil
 	}
-	for _, p := range payloads {
-		if len(p) > c.maxPayload {
-			return nil, &PayloadTooLargeError{Surface: "task", Task: task, Size: len(p), Limit: c.maxPayload}
+	encoded := make([][]byte, len(payloads))
+	for i, p := range payloads {
+		b, err := c.pipe.EncodeBytes(ctx, SurfaceTask, task, p)
+		if err != nil {
+			return nil, err
 		}
+		encoded[i] = b
 	}
 	now := c.clock.Now().UTC().Truncate(time.Microsecond)
 	due := now.Add(cfg.delay)
@@ -148,7 +199,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		base.Tags = slices.Compact(tags)
 	}
 	jobs := make([]*spi.Job, len(payloads))
-	for i, p := range payloads {
+	for i, p := range encoded {
 		j := base.Clone()
 		j.ID = c.ids.next(now)
 		j.Payload = p
@@ -165,14 +216,22 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if c.source != "" && cfg.tx == nil {
 		ctx = spi.ContextWithSource(ctx, c.source)
 	}
+	insert := c.store.InsertJobs
 	if cfg.tx != nil {
 		txs := spi.CapabilitiesOf(c.store).Tx
 		if txs == nil {
 			return nil, invalidArg("store %T cannot join an application transaction", c.store)
 		}
-		res, err = txs.InsertJobsTx(ctx, cfg.tx, jobs)
-	} else {
-		res, err = c.store.InsertJobs(ctx, jobs)
+		insert = func(ctx context.Context, jobs []*Job) ([]spi.InsertResult, error) {
+			return txs.InsertJobsTx(ctx, cfg.tx, jobs)
+		}
+	}
+	if len(c.inserts) > 0 {
+		insert = ChainInsert(insert, c.inserts...)
+	}
+	res, err = insert(ctx, jobs)
+	if err == nil && len(res) != len(jobs) {
+		err = fmt.Errorf("the insert answered %d results for %d jobs", len(res), len(jobs))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)

@@ -8,6 +8,16 @@
 // A Client needs only a store: a web process can enqueue with no worker
 // running. The engine module runs the jobs.
 //
+// Seams:
+//   - [Pipeline] is the one path of payload bytes, in the client and the
+//     engine: the serializer, the size check (measured before any codec),
+//     then the [PayloadCodec] chain (encryption, compression), and back;
+//     [ResultStrategy] decides what of a result is stored.
+//   - [InsertMiddleware] wraps every submission and [WorkMiddleware] every
+//     run of a body ([ChainInsert], [ChainWork]).
+//   - [Client.SubmitRaw] submits by task name with serialized (JSON)
+//     arguments, on the same creation path as a typed submission.
+//
 // The import path is github.com/ratchet-go/ratchet/sdk; the package name is
 // ratchet.
 //

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -119,7 +120,7 @@ func (t *Task[A, R]) SubmitMany(ctx context.Context, c *Client, args []A, opts .
 	}
 	payloads := make([][]byte, len(args))
 	for i, a := range args {
-		p, err := c.ser.Marshal(a)
+		p, err := c.pipe.Serializer().Marshal(a)
 		if err != nil {
 			return nil, fmt.Errorf("ratchet: encode arguments of task %q: %w", t.name, err)
 		}
@@ -143,7 +144,7 @@ func (t *Task[A, R]) Result(c *Client, j *Job) (R, error) {
 	if len(j.Result) == 0 {
 		return r, fmt.Errorf("ratchet: job %s has no stored result", j.ID)
 	}
-	if err := c.ser.Unmarshal(j.Result, &r); err != nil {
+	if err := c.pipe.Decode(context.Background(), SurfaceResult, j.Result, &r); err != nil {
 		return r, fmt.Errorf("ratchet: decode result of job %s: %w", j.ID, err)
 	}
 	return r, nil

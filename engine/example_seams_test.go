@@ -1,0 +1,114 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
+)
+
+// Middleware wraps every submission (insert middleware) and every run of a
+// body (work middleware): tracing, metrics, authorization and job-log
+// capture plug in here instead of into the engine.
+func Example_middleware() {
+	ctx := context.Background()
+	// Stamp every job with the tenant of the request that submits it, and
+	// refuse submissions without one: nothing is written then.
+	type tenantKey struct{}
+	stampTenant := func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
+		tenant, _ := ctx.Value(tenantKey{}).(string)
+		if tenant == "" {
+			return nil, fmt.Errorf("%w: no tenant in the request", ratchet.ErrInvalidArgument)
+		}
+		for _, j := range jobs {
+			j.Params = map[string]string{"tenant": tenant}
+		}
+		return next(ctx, jobs)
+	}
+	// Time every body and log its outcome.
+	timeBodies := func(ctx context.Context, j *ratchet.Job, next ratchet.WorkFunc) (any, error) {
+		jc, _ := ratchet.JobFromContext(ctx)
+		start := time.Now()
+		res, err := next(ctx, j)
+		jc.Logger.Info("body ran", "task", j.TaskName, "took", time.Since(start), "err", err)
+		return res, err
+	}
+	done := make(chan string, 1)
+	greet := ratchet.NewVoidTask("greet", func(ctx context.Context, name string) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		done <- "hello " + name + " of " + jc.Param("tenant")
+		return nil
+	})
+	eng, err := engine.New(memory.New(), engine.Options{
+		Logger:           slog.New(slog.DiscardHandler),
+		InsertMiddleware: []ratchet.InsertMiddleware{stampTenant},
+		WorkMiddleware:   []ratchet.WorkMiddleware{timeBodies},
+	}, greet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Stop(ctx)
+
+	_, err = greet.Submit(ctx, eng.Client(), "ada")
+	fmt.Println(err)
+	_, err = greet.Submit(context.WithValue(ctx, tenantKey{}, "acme"), eng.Client(), "ada")
+	fmt.Println(err, <-done)
+	// Output:
+	// ratchet: submit "greet": ratchet: invalid argument: no tenant in the request
+	// <nil> hello ada of acme
+}
+
+// A raw submission names the task and gives its arguments as JSON: what the
+// CLI, the dashboard and extensions use, with no Go type of the task. It
+// takes the path of a typed submission: options, the size limit, the
+// codecs, the insert middleware and the wakeup.
+func Example_rawSubmission() {
+	ctx := context.Background()
+	type Invoice struct {
+		Customer string `json:"customer"`
+		Cents    int    `json:"cents"`
+	}
+	bill := ratchet.NewTask("invoice.bill", func(ctx context.Context, in Invoice) (string, error) {
+		return fmt.Sprintf("billed %s %d cents", in.Customer, in.Cents), nil
+	})
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler)}, bill)
+	if err != nil {
+		log.Fatal(err)
+	}
+	events, unsubscribe := eng.Subscribe(0)
+	defer unsubscribe()
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Stop(ctx)
+
+	client := eng.Client()
+	id, err := client.SubmitRaw(ctx, "invoice.bill", []byte(`{"customer":"acme","cents":1250}`),
+		ratchet.WithPriority(ratchet.PriorityHigh))
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-events
+	job, _ := client.GetJob(ctx, id)
+	res, _ := bill.Result(client, job)
+	fmt.Println(job.Status, res)
+
+	_, err = client.SubmitRaw(ctx, "invoice.bill", []byte(`{"customer":`))
+	fmt.Println(err)
+	_, err = client.SubmitRaw(ctx, "invoice.bill", []byte(`"`+strings.Repeat("x", 200_000)+`"`))
+	fmt.Println(err)
+	// Output:
+	// SUCCEEDED billed acme 1250 cents
+	// ratchet: invalid argument: raw submission of task "invoice.bill": the payload is not valid JSON
+	// ratchet: task payload of "invoice.bill" is 200002 bytes, over the limit of 102400 bytes
+}
