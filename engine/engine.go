@@ -113,7 +113,9 @@ func (e *Engine) wire() {
 	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: o.Metrics,
 		results: o.ResultStrategy, pipe: e.client.Pipeline()}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
+	jobs := ratchet.JobContextOptions{Logger: e.log, State: e.caps.State, Pipeline: e.client.Pipeline()}
 	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
+		jobContext: func(j *spi.Job) *ratchet.JobContext { return ratchet.NewJobContextWith(j, jobs) },
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
 			o.Metrics.JobStarted(j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)

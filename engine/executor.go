@@ -26,6 +26,8 @@ type executorDeps struct {
 	log   *slog.Logger
 	// slots bounds the bodies running at once.
 	slots int
+	// jobContext builds the JobContext of a job's run.
+	jobContext func(*spi.Job) *ratchet.JobContext
 	// run runs a job's body (the task, through the work middleware); the
 	// executor recovers its panics.
 	run func(ctx context.Context, j *spi.Job) (any, error)
@@ -109,7 +111,7 @@ func (x *executor) dispatch(j *spi.Job) {
 // execute runs one job's body with its JobContext and returns the owner
 // write that ends it.
 func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
-	jc := ratchet.NewJobContext(j, x.log)
+	jc := x.jobContext(j)
 	start := x.clock.Now()
 	ctx = ratchet.ContextWithJob(ctx, jc)
 	res, err := x.runSafely(ctx, j)

@@ -15,6 +15,15 @@ var (
 	// ErrInvalidArgument reports a bad submission or option: a nil task, a
 	// negative delay, an out-of-range priority and the like.
 	ErrInvalidArgument = errors.New("ratchet: invalid argument")
+	// ErrSuperseded reports a fenced write of a run that no longer owns its
+	// job: it was recovered by another node or released by a stop. The
+	// body should stop; nothing it writes will apply.
+	ErrSuperseded = errors.New("ratchet: superseded: this run no longer owns the job")
+	// ErrStateConflict reports a job-state write whose expected version did
+	// not match (or an init of state that exists): read it again and retry.
+	ErrStateConflict = errors.New("ratchet: job state changed meanwhile")
+	// ErrUnsupported reports a feature the store does not have.
+	ErrUnsupported = errors.New("ratchet: not supported by the store")
 )
 
 // PayloadTooLargeError reports a serialized payload over the configured

@@ -2,10 +2,13 @@ package ratchet
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // JobContext describes the running job to its task body. The engine puts it
@@ -24,6 +27,108 @@ type JobContext struct {
 	// Logger is tagged with the job id, task and run.
 	Logger *slog.Logger
 	params map[string]string
+
+	// The run's fence and where its state lives: hidden from the body,
+	// which reads and writes state through the methods below.
+	claimSeq int64
+	state    spi.JobStateStore
+	pipe     *Pipeline
+}
+
+// JobContextOptions are what an engine gives a JobContext beyond the job.
+// The zero value gives a context without state.
+type JobContextOptions struct {
+	// Logger is the logger to tag; nil means slog.Default().
+	Logger *slog.Logger
+	// State is the store's job state, nil where it has none.
+	State spi.JobStateStore
+	// Pipeline encodes and decodes state (the payload codecs apply to it,
+	// as to every surface); nil means JSON without codecs.
+	Pipeline *Pipeline
+}
+
+// NewJobContextWith builds the JobContext of j's next run, as NewJobContext
+// does, with access to its job state fenced by j's claim sequence.
+func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
+	jc := NewJobContext(j, o.Logger)
+	jc.claimSeq, jc.state, jc.pipe = j.ClaimSeq, o.State, o.Pipeline
+	if jc.pipe == nil {
+		jc.pipe, _ = NewPipeline(nil, 0)
+	}
+	return jc
+}
+
+// SurfaceState is a job's state, as the payload pipeline sees it.
+const SurfaceState Surface = "state"
+
+func (j *JobContext) stateStore() (spi.JobStateStore, error) {
+	if j.state == nil {
+		return nil, fmt.Errorf("job state of job %s: %w", j.ID, ErrUnsupported)
+	}
+	return j.state, nil
+}
+
+// State reads the job's state in namespace into v and returns its version;
+// found is false (and v untouched) when none was written yet. State is kept
+// across retries and crash redeliveries of the job, so a body can resume
+// where an earlier run left off.
+func (j *JobContext) State(ctx context.Context, namespace string, v any) (version int64, found bool, err error) {
+	st, err := j.stateStore()
+	if err != nil {
+		return 0, false, err
+	}
+	vs, ok, err := st.GetState(ctx, j.ID, namespace)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if err := j.pipe.Decode(ctx, SurfaceState, vs.JSON, v); err != nil {
+		return 0, false, fmt.Errorf("ratchet: job state %q of job %s: %w", namespace, j.ID, err)
+	}
+	return vs.Version, true, nil
+}
+
+// InitState writes the job's first state in namespace (version 0). It fails
+// with ErrStateConflict when state exists, and with ErrSuperseded when this
+// run no longer owns the job (stop then).
+func (j *JobContext) InitState(ctx context.Context, namespace string, v any) error {
+	return j.writeState(ctx, namespace, v, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+		return st.InitState(ctx, j.ID, namespace, b, j.claimSeq)
+	})
+}
+
+// UpdateState replaces the job's state in namespace if its version is still
+// expectedVersion (the next version is expectedVersion + 1). It fails with
+// ErrStateConflict when the version moved on (read it again and retry), and
+// with ErrSuperseded when this run no longer owns the job (stop then).
+func (j *JobContext) UpdateState(ctx context.Context, namespace string, v any, expectedVersion int64) error {
+	return j.writeState(ctx, namespace, v, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+		return st.UpdateState(ctx, j.ID, namespace, b, expectedVersion, j.claimSeq)
+	})
+}
+
+func (j *JobContext) writeState(ctx context.Context, namespace string, v any,
+	write func(spi.JobStateStore, []byte) (spi.StateWriteResult, error)) error {
+	st, err := j.stateStore()
+	if err != nil {
+		return err
+	}
+	if namespace == "" {
+		return invalidArg("job state with an empty namespace")
+	}
+	b, err := j.pipe.Encode(ctx, SurfaceState, j.TaskName, v)
+	if err != nil {
+		return err
+	}
+	res, err := write(st, b)
+	switch {
+	case err != nil:
+		return fmt.Errorf("ratchet: job state %q of job %s: %w", namespace, j.ID, err)
+	case res == spi.StateSuperseded:
+		return fmt.Errorf("job state %q of job %s: %w", namespace, j.ID, ErrSuperseded)
+	case res == spi.StateVersionConflict:
+		return fmt.Errorf("job state %q of job %s: %w", namespace, j.ID, ErrStateConflict)
+	}
+	return nil
 }
 
 // NewJobContext builds the JobContext of j's next run (Run = j.Attempts + 1);
