@@ -1,6 +1,6 @@
-// Package simtest tests Ratchet jobs and Ratchet itself on simulated time.
+// Package simtest tests Ratchet jobs on simulated time.
 //
-// It has three parts.
+// It has two parts.
 //
 // # The test environment
 //
@@ -29,30 +29,5 @@
 // fake JobContext (id, run number, params, logger), like River's
 // rivertest.Worker.
 //
-// # The simulator
-//
-// [Simulate] runs K virtual nodes over one spi.Store on one fake clock,
-// stepped one action at a time by a seeded, single-goroutine discrete-event
-// loop: poll and claim (with the node's tag filter), execute (outcome drawn
-// from the seed), complete with the claim's fence, heartbeat (with the
-// claim check that cancels bodies recovered from under the node), orphan
-// scan, graceful stop with drain timeout; the retry decision is
-// engine.DecideRetry itself. The seed also chooses the submissions
-// (priorities, delays, retries and backoff, idempotency keys, tags,
-// optionally resource permits, poison jobs that crash their node every
-// time) and the faults: node crashes at any point, stalls past the orphan
-// grace period whose later writes must be superseded, graceful stops,
-// clock jumps. After every step the simulator checks DESIGN.md's
-// invariants against a model of what each store call must have done: claim
-// order with aging, tags and permits, at most one current owner, fencing,
-// exact orphan recovery and crash budget, release without charge, the
-// retry path, nothing lost; and optionally an aging probe (a LOWEST job
-// under a flood of CRITICAL ones, claimed within the bound the formula
-// implies). The same seed gives a byte-identical trace; a violation is
-// returned as a [*Violation] naming the seed, the invariant, a command
-// that reproduces it and the last trace events concerning the jobs
-// involved. [Scenario] can supply any store (NewStore) or wrap it
-// (WrapStore) to show that a broken variant is caught.
-//
-// The command simtest/cmd/simtest runs one seed or sweeps a range.
+// The seeded whole-cluster simulator is the package simtest/cluster.
 package simtest

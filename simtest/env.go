@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
+
 	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
 
@@ -1013,7 +1015,7 @@ func (e *Env) labelLocked(id uuid.UUID) int {
 	return n
 }
 
-func (e *Env) offset(t time.Time) string { return fmtOffset(t.Sub(e.start)) }
+func (e *Env) offset(t time.Time) string { return simtime.Offset(t.Sub(e.start)) }
 
 // EventKind says what an Event records.
 type EventKind string
@@ -1058,7 +1060,7 @@ type Event struct {
 // String renders the event as one line of EventLog.
 func (ev Event) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%10s %-11s", fmtOffset(ev.Offset), ev.Kind)
+	fmt.Fprintf(&b, "%10s %-11s", simtime.Offset(ev.Offset), ev.Kind)
 	if ev.Job > 0 {
 		fmt.Fprintf(&b, " #%d", ev.Job)
 	}

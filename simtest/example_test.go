@@ -72,21 +72,3 @@ func ExampleRunTask() {
 	// Output:
 	// hello Ada from acme (run 2) <nil>
 }
-
-// One simulation: three nodes over one memory store under crashes, stalls,
-// graceful stops and clock jumps, every invariant checked after every step.
-func ExampleSimulate() {
-	rep, err := simtest.Simulate(42, simtest.Scenario{Steps: 1000, Nodes: 3})
-	if err != nil {
-		fmt.Println(err) // a *simtest.Violation: seed, invariant, trace suffix
-		return
-	}
-	again, _ := simtest.Simulate(42, simtest.Scenario{Steps: 1000, Nodes: 3})
-	fmt.Println("nodes:", rep.Nodes)
-	fmt.Println("every job terminal:", rep.Final["PENDING"]+rep.Final["RUNNING"] == 0)
-	fmt.Println("same seed, same trace:", rep.TraceHash == again.TraceHash)
-	// Output:
-	// nodes: 3
-	// every job terminal: true
-	// same seed, same trace: true
-}

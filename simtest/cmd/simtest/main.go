@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ratchet-go/ratchet/simtest"
+	"github.com/ratchet-go/ratchet/simtest/cluster"
 	"github.com/ratchet-go/ratchet/simtest/internal/mutant"
 )
 
@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	sc := simtest.Scenario{
+	sc := cluster.Scenario{
 		Steps: *steps, Nodes: *nodes, Slots: *slots, MaxCrashRedeliveries: *maxCrash,
 		OrphanGrace: *grace, HeartbeatInterval: *heartbeat, DrainTimeout: *drain, BoostInterval: *boost,
 		KeepTrace: *trace, NoTags: *noTags, Permits: *permits,
@@ -51,15 +51,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch *aging {
 	case "auto":
 	case "on":
-		sc.Aging = simtest.AgingOn
+		sc.Aging = cluster.AgingOn
 	case "off":
-		sc.Aging = simtest.AgingOff
+		sc.Aging = cluster.AgingOff
 	default:
 		fmt.Fprintf(stderr, "simtest: -aging must be auto, on or off, not %q\n", *aging)
 		return 2
 	}
 	if *noFaults {
-		sc.Faults = &simtest.FaultRates{}
+		sc.Faults = &cluster.FaultRates{}
 	}
 	if *broken != "" {
 		wrap, err := mutant.Get(*broken)
@@ -81,9 +81,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return sweep(from, to, max(1, *parallel), sc, stdout)
 }
 
-func single(seed int64, sc simtest.Scenario, stdout, stderr io.Writer) int {
+func single(seed int64, sc cluster.Scenario, stdout, stderr io.Writer) int {
 	start := time.Now()
-	rep, err := simtest.Simulate(seed, sc)
+	rep, err := cluster.Simulate(seed, sc)
 	if sc.KeepTrace {
 		for _, l := range rep.Trace {
 			fmt.Fprintln(stdout, l)
@@ -99,11 +99,11 @@ func single(seed int64, sc simtest.Scenario, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func sweep(from, to int64, parallel int, sc simtest.Scenario, stdout io.Writer) int {
+func sweep(from, to int64, parallel int, sc cluster.Scenario, stdout io.Writer) int {
 	start := time.Now()
 	n := int(to - from + 1)
 	errs := make([]error, n)
-	reps := make([]simtest.Report, n)
+	reps := make([]cluster.Report, n)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range parallel {
@@ -111,7 +111,7 @@ func sweep(from, to int64, parallel int, sc simtest.Scenario, stdout io.Writer) 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				reps[i], errs[i] = simtest.Simulate(from+int64(i), sc)
+				reps[i], errs[i] = cluster.Simulate(from+int64(i), sc)
 			}
 		}()
 	}
@@ -133,7 +133,7 @@ func sweep(from, to int64, parallel int, sc simtest.Scenario, stdout io.Writer) 
 			continue
 		}
 		failed++
-		var v *simtest.Violation
+		var v *cluster.Violation
 		if errors.As(err, &v) {
 			fmt.Fprintf(stdout, "FAIL seed %d: %s\n", v.Seed, err)
 		} else {

@@ -1,10 +1,14 @@
-package simtest
+package cluster
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
+
+	"github.com/ratchet-go/ratchet/simtest"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -70,7 +74,7 @@ type Scenario struct {
 	// MaxCrashRedeliveries is the crash budget. Zero lets the seed pick
 	// 0..3; a negative value means a budget of zero (fail on first crash).
 	MaxCrashRedeliveries int
-	// Start is the simulated start time; default DefaultStart.
+	// Start is the simulated start time; default simtest.DefaultStart.
 	Start time.Time
 	// HeartbeatInterval defaults to 1 s, OrphanGrace to 5 s and
 	// OrphanScanInterval to 3 s: the engine's ratios, compressed so that a
@@ -132,7 +136,7 @@ func (sc Scenario) withDefaults() Scenario {
 		sc.Steps = 2000
 	}
 	if sc.Start.IsZero() {
-		sc.Start = DefaultStart
+		sc.Start = simtest.DefaultStart
 	}
 	sc.Start = sc.Start.UTC().Truncate(time.Millisecond)
 	defd(&sc.HeartbeatInterval, time.Second)
@@ -376,7 +380,7 @@ func (sc Scenario) reproduce(seed int64) string {
 func (v *Violation) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "simtest: seed %d: invariant %q violated at step %d (t=%s): %s\n",
-		v.Seed, v.Invariant, v.Step, fmtOffset(v.At), v.Detail)
+		v.Seed, v.Invariant, v.Step, simtime.Offset(v.At), v.Detail)
 	fmt.Fprintf(&b, "reproduce: %s\n", v.Reproduce)
 	about := "the run"
 	if len(v.Jobs) > 0 {

@@ -1,4 +1,4 @@
-package simtest
+package cluster
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
@@ -387,7 +389,7 @@ func (w *world) describeCompletion(c spi.Completion) string {
 	case spi.OutcomeSucceeded:
 		return "success"
 	case spi.OutcomeRetry:
-		return fmt.Sprintf("error %q, attempt %d, retry at %s", c.LastError, c.Attempts, fmtOffset(c.RetryAt.Sub(w.start)))
+		return fmt.Sprintf("error %q, attempt %d, retry at %s", c.LastError, c.Attempts, simtime.Offset(c.RetryAt.Sub(w.start)))
 	default:
 		return fmt.Sprintf("error %q, attempt %d, to the DLQ", c.LastError, c.Attempts)
 	}

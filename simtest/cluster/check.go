@@ -1,4 +1,4 @@
-package simtest
+package cluster
 
 import (
 	"bytes"
@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
+
 	"github.com/google/uuid"
+
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -257,7 +260,7 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 			}
 		}
 		w.fail(invClaimOrder, involved, []*node{n}, "%s claimed %s with limit %d%s; the order (effective priority, due, id%s) at %s demands %s",
-			n.id, w.effList(claimed, now), limit, filterNote(n.tags), w.permitNote(), fmtOffset(now.Sub(w.start)), w.effList(want, now))
+			n.id, w.effList(claimed, now), limit, filterNote(n.tags), w.permitNote(), simtime.Offset(now.Sub(w.start)), w.effList(want, now))
 		return nil
 	}
 	for i, g := range got {
@@ -330,7 +333,7 @@ func (w *world) effList(js []*sjob, now time.Time) string {
 		if len(j.tags) > 0 {
 			extra += fmt.Sprintf(" tags %v", j.tags)
 		}
-		parts[i] = fmt.Sprintf("%s(%s eff %d due %s%s)", j.label, j.prio, effective(j.prio, j.due, now, w.sc.BoostInterval), fmtOffset(j.due.Sub(w.start)), extra)
+		parts[i] = fmt.Sprintf("%s(%s eff %d due %s%s)", j.label, j.prio, effective(j.prio, j.due, now, w.sc.BoostInterval), simtime.Offset(j.due.Sub(w.start)), extra)
 	}
 	return strings.Join(parts, " ")
 }
@@ -527,7 +530,7 @@ func (w *world) checkRetryPath(j *sjob, snap *spi.Job, err error, c spi.Completi
 	gotRetry := c.Outcome == spi.OutcomeRetry
 	if gotRetry != retry || c.Attempts != attempt || (retry && !c.RetryAt.Equal(at)) || (!retry && c.Outcome != spi.OutcomeFailed) {
 		w.fail(invRetryPath, []*sjob{j}, nil, "attempt %d of %s (max retries %d, backoff %s %s) failed with %q: engine decided outcome %d retry at %s attempts %d; the FAQ's path gives retry=%v at %s",
-			attempt, j.label, snap.MaxRetries, snap.Backoff, snap.BackoffParam, err, c.Outcome, fmtOffset(c.RetryAt.Sub(w.start)), c.Attempts, retry, fmtOffset(at.Sub(w.start)))
+			attempt, j.label, snap.MaxRetries, snap.Backoff, snap.BackoffParam, err, c.Outcome, simtime.Offset(c.RetryAt.Sub(w.start)), c.Attempts, retry, simtime.Offset(at.Sub(w.start)))
 	}
 }
 
@@ -583,13 +586,13 @@ func (w *world) compareJob(j *sjob, g *spi.Job) string {
 		add("crash_count", g.CrashCount, j.crash)
 	}
 	if j.status == spi.StatusPending && !g.ScheduledAt.Equal(j.due) {
-		add("scheduled", fmtOffset(g.ScheduledAt.Sub(w.start)), fmtOffset(j.due.Sub(w.start)))
+		add("scheduled", simtime.Offset(g.ScheduledAt.Sub(w.start)), simtime.Offset(j.due.Sub(w.start)))
 	}
 	if g.LastError != j.lastErr {
 		add("last_error", fmt.Sprintf("%q", g.LastError), fmt.Sprintf("%q", j.lastErr))
 	}
 	if (j.status == spi.StatusSucceeded || j.status == spi.StatusFailed) && !g.FinishedAt.Equal(j.finishedAt) {
-		add("finished", fmtOffset(g.FinishedAt.Sub(w.start)), fmtOffset(j.finishedAt.Sub(w.start)))
+		add("finished", simtime.Offset(g.FinishedAt.Sub(w.start)), simtime.Offset(j.finishedAt.Sub(w.start)))
 	}
 	return strings.Join(diffs, "; ")
 }

@@ -1,4 +1,4 @@
-package simtest_test
+package cluster_test
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/simtest"
+	"github.com/ratchet-go/ratchet/simtest/cluster"
 	"github.com/ratchet-go/ratchet/simtest/internal/mutant"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
@@ -28,9 +28,9 @@ const (
 
 // sweep runs Simulate over seeds first..last on GOMAXPROCS workers and
 // returns the reports and errors indexed by seed - first.
-func sweep(first, last int64, sc simtest.Scenario) ([]simtest.Report, []error) {
+func sweep(first, last int64, sc cluster.Scenario) ([]cluster.Report, []error) {
 	n := int(last - first + 1)
-	reps, errs := make([]simtest.Report, n), make([]error, n)
+	reps, errs := make([]cluster.Report, n), make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -38,7 +38,7 @@ func sweep(first, last int64, sc simtest.Scenario) ([]simtest.Report, []error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				reps[i], errs[i] = simtest.Simulate(first+int64(i), sc)
+				reps[i], errs[i] = cluster.Simulate(first+int64(i), sc)
 			}
 		}()
 	}
@@ -58,7 +58,7 @@ func TestSeedSweep(t *testing.T) {
 		seeds /= 10
 	}
 	start := time.Now()
-	reps, errs := sweep(1, seeds, simtest.Scenario{Steps: sweepSteps})
+	reps, errs := sweep(1, seeds, cluster.Scenario{Steps: sweepSteps})
 	steps, checks := 0, 0
 	faults := map[string]int{}
 	probes := 0
@@ -85,13 +85,13 @@ func TestSeedSweep(t *testing.T) {
 }
 
 func TestSameSeedSameTrace(t *testing.T) {
-	for _, sc := range []simtest.Scenario{
+	for _, sc := range []cluster.Scenario{
 		{Steps: 3000, KeepTrace: true},
-		{Steps: 3000, KeepTrace: true, Aging: simtest.AgingOn},
+		{Steps: 3000, KeepTrace: true, Aging: cluster.AgingOn},
 	} {
 		for _, seed := range []int64{1, 42, 9001} {
-			a, errA := simtest.Simulate(seed, sc)
-			b, errB := simtest.Simulate(seed, sc)
+			a, errA := cluster.Simulate(seed, sc)
+			b, errB := cluster.Simulate(seed, sc)
 			require.NoError(t, errA)
 			require.NoError(t, errB)
 			require.NotEmpty(t, a.Trace)
@@ -100,16 +100,16 @@ func TestSameSeedSameTrace(t *testing.T) {
 			assert.Equal(t, a.Summary(), b.Summary())
 		}
 	}
-	a, err := simtest.Simulate(1, simtest.Scenario{Steps: 500})
+	a, err := cluster.Simulate(1, cluster.Scenario{Steps: 500})
 	require.NoError(t, err)
-	b, err := simtest.Simulate(2, simtest.Scenario{Steps: 500})
+	b, err := cluster.Simulate(2, cluster.Scenario{Steps: 500})
 	require.NoError(t, err)
 	assert.NotEqual(t, a.TraceHash, b.TraceHash, "different seeds, different runs")
 	assert.Empty(t, a.Trace, "the full trace is kept only on request")
 }
 
 // findViolation sweeps seeds until one violates an invariant.
-func findViolation(t *testing.T, sc simtest.Scenario, maxSeed int64) *simtest.Violation {
+func findViolation(t *testing.T, sc cluster.Scenario, maxSeed int64) *cluster.Violation {
 	t.Helper()
 	const batch = 20
 	for first := int64(1); first <= maxSeed; first += batch {
@@ -118,7 +118,7 @@ func findViolation(t *testing.T, sc simtest.Scenario, maxSeed int64) *simtest.Vi
 			if err == nil {
 				continue
 			}
-			var v *simtest.Violation
+			var v *cluster.Violation
 			require.ErrorAs(t, err, &v, "only invariant violations, no store errors")
 			return v
 		}
@@ -131,7 +131,7 @@ func findViolation(t *testing.T, sc simtest.Scenario, maxSeed int64) *simtest.Vi
 // claim-sequence check is caught within the bounded sweep, and the seed
 // reproduces it.
 func TestCatchesCompletionThatSkipsTheFence(t *testing.T) {
-	sc := simtest.Scenario{Steps: sweepSteps, WrapStore: func(s spi.Store) spi.Store { return mutant.BrokenFence{Store: s} }}
+	sc := cluster.Scenario{Steps: sweepSteps, WrapStore: func(s spi.Store) spi.Store { return mutant.BrokenFence{Store: s} }}
 	v := findViolation(t, sc, sweepSeeds)
 	t.Logf("caught with seed %d:\n%s", v.Seed, v)
 	assert.Equal(t, "fence", v.Invariant)
@@ -148,22 +148,22 @@ func TestCatchesCompletionThatSkipsTheFence(t *testing.T) {
 		}
 	}
 
-	_, again := simtest.Simulate(v.Seed, sc)
+	_, again := cluster.Simulate(v.Seed, sc)
 	require.Error(t, again)
 	assert.Equal(t, v.Error(), again.Error(), "the seed reproduces the violation exactly")
 
-	_, clean := simtest.Simulate(v.Seed, simtest.Scenario{Steps: sweepSteps})
+	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: sweepSteps})
 	assert.NoError(t, clean, "the same seed passes on the correct store")
 }
 
 func TestCatchesStoreWithoutAging(t *testing.T) {
-	v := findViolation(t, simtest.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["aging"]}, 40)
+	v := findViolation(t, cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["aging"]}, 40)
 	assert.Contains(t, []string{"claim-order", "aging-bound"}, v.Invariant)
 	t.Logf("seed %d: %s", v.Seed, v.Detail)
 }
 
 func TestCatchesStoreIgnoringTagFilters(t *testing.T) {
-	v := findViolation(t, simtest.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["tags"]}, 40)
+	v := findViolation(t, cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["tags"]}, 40)
 	assert.Equal(t, "claim-order", v.Invariant)
 	assert.Contains(t, v.Detail, "tag filter")
 	t.Logf("seed %d: %s", v.Seed, v.Detail)
@@ -173,14 +173,14 @@ func TestCatchesStoreIgnoringTagFilters(t *testing.T) {
 // admissible jobs. (The memory store once filled each level's share with
 // jobs a full resource then held back; seeds 8 and 9 caught it.)
 func TestPermitsKeepClaimOrder(t *testing.T) {
-	_, errs := sweep(1, 40, simtest.Scenario{Steps: 2000, Permits: true})
+	_, errs := sweep(1, 40, cluster.Scenario{Steps: 2000, Permits: true})
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
 	}
 }
 
 func TestCatchesLooseCrashBudget(t *testing.T) {
-	v := findViolation(t, simtest.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["budget"]}, 40)
+	v := findViolation(t, cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["budget"]}, 40)
 	assert.Equal(t, "crash-budget", v.Invariant)
 	t.Logf("seed %d: %s", v.Seed, v.Detail)
 }
@@ -190,7 +190,7 @@ func TestCatchesLooseCrashBudget(t *testing.T) {
 // and within the bound the formula implies.
 func TestAgingProbe(t *testing.T) {
 	const boost = 5 * time.Second
-	reps, errs := sweep(1, 20, simtest.Scenario{Steps: 2000, Aging: simtest.AgingOn, BoostInterval: boost})
+	reps, errs := sweep(1, 20, cluster.Scenario{Steps: 2000, Aging: cluster.AgingOn, BoostInterval: boost})
 	ran := 0
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
@@ -208,9 +208,9 @@ func TestAgingProbe(t *testing.T) {
 }
 
 func TestScenarioOptions(t *testing.T) {
-	rep, err := simtest.Simulate(3, simtest.Scenario{
-		Steps: 1500, Nodes: 3, Slots: 2, MaxCrashRedeliveries: -1, Aging: simtest.AgingOff,
-		Faults: &simtest.FaultRates{}, NewStore: func() (spi.Store, error) { return memory.New(), nil },
+	rep, err := cluster.Simulate(3, cluster.Scenario{
+		Steps: 1500, Nodes: 3, Slots: 2, MaxCrashRedeliveries: -1, Aging: cluster.AgingOff,
+		Faults: &cluster.FaultRates{}, NewStore: func() (spi.Store, error) { return memory.New(), nil },
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Nodes)
@@ -223,15 +223,15 @@ func TestScenarioOptions(t *testing.T) {
 	assert.Equal(t, 1500, rep.MainSteps)
 	assert.Positive(t, rep.Claims)
 
-	_, err = simtest.Simulate(1, simtest.Scenario{NewStore: func() (spi.Store, error) { return nil, errors.New("no database") }})
+	_, err = cluster.Simulate(1, cluster.Scenario{NewStore: func() (spi.Store, error) { return nil, errors.New("no database") }})
 	require.ErrorContains(t, err, "no database")
-	var v *simtest.Violation
+	var v *cluster.Violation
 	assert.False(t, errors.As(err, &v))
 }
 
 // A long run exercises every invariant check.
 func TestEveryInvariantIsChecked(t *testing.T) {
-	rep, err := simtest.Simulate(4, simtest.Scenario{Steps: 6000, Aging: simtest.AgingOn})
+	rep, err := cluster.Simulate(4, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
 		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check"} {
@@ -246,7 +246,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // keeps heartbeating, so its jobs are not recovered under it. (Before the
 // engine heartbeated through Stop's drain, seed 3 failed this.)
 func TestDrainLongerThanGraceChargesNothing(t *testing.T) {
-	_, errs := sweep(1, 40, simtest.Scenario{Steps: 2000, DrainTimeout: 10 * time.Second})
+	_, errs := sweep(1, 40, cluster.Scenario{Steps: 2000, DrainTimeout: 10 * time.Second})
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
 	}

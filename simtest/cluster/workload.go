@@ -1,10 +1,12 @@
-package simtest
+package cluster
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -122,7 +124,7 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 		added = append(added, j)
 		desc := fmt.Sprintf("%s(%s %s", j.label, s.task, s.prio)
 		if s.delay > 0 {
-			desc += " due " + fmtOffset(j.due.Sub(w.start))
+			desc += " due " + simtime.Offset(j.due.Sub(w.start))
 		}
 		desc += fmt.Sprintf(" retries=%d %s", s.maxRetries, s.backoff)
 		if len(s.tags) > 0 {

@@ -1,4 +1,4 @@
-package simtest
+package cluster
 
 import (
 	"container/heap"
@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
+
 	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
+
 	"github.com/ratchet-go/ratchet/engine"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
@@ -319,15 +322,10 @@ func (w *world) newID() uuid.UUID {
 	return u
 }
 
-func fmtOffset(d time.Duration) string {
-	ms := d.Milliseconds()
-	return fmt.Sprintf("+%d.%03ds", ms/1000, ms%1000)
-}
-
 // tracef appends one line to the trace, tagged with the jobs and nodes it
 // concerns.
 func (w *world) tracef(jobs []*sjob, nodes []*node, format string, args ...any) {
-	line := fmt.Sprintf("#%06d %10s %s", w.step, fmtOffset(w.now().Sub(w.start)), fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("#%06d %10s %s", w.step, simtime.Offset(w.now().Sub(w.start)), fmt.Sprintf(format, args...))
 	e := traceEntry{line: line}
 	for _, j := range jobs {
 		e.jobs = append(e.jobs, j.idx)
