@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -209,4 +210,38 @@ func TestRawSubmission(t *testing.T) {
 	page, err := r.client.ListJobs(ctx, ratchet.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, page.Jobs, 1, "nothing written by the refused submissions")
+}
+
+// TestListJobsFilters checks the client's listing filters over a store:
+// task, creation range, property, and the errors of bad filters.
+func TestListJobsFilters(t *testing.T) {
+	ctx := context.Background()
+	a := ratchet.NewVoidTask("a", func(context.Context, int) error { return nil })
+	b := ratchet.NewVoidTask("b", func(context.Context, int) error { return nil })
+	r := start(t, engine.Options{}, a, b)
+	ida, err := a.Submit(ctx, r.client, 1, ratchet.WithDelay(time.Hour))
+	require.NoError(t, err)
+	r.clock.Advance(time.Minute)
+	idb, err := b.Submit(ctx, r.client, 1, ratchet.WithDelay(time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, r.store.PutProperty(ctx, idb, "order", "A-1"))
+	list := func(o ratchet.ListOptions) []uuid.UUID {
+		page, err := r.client.ListJobs(ctx, o)
+		require.NoError(t, err)
+		var out []uuid.UUID
+		for _, j := range page.Jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []uuid.UUID{ida}, list(ratchet.ListOptions{Task: "a"}))
+	assert.Equal(t, []uuid.UUID{idb}, list(ratchet.ListOptions{CreatedFrom: t0.Add(time.Minute)}))
+	assert.Equal(t, []uuid.UUID{ida}, list(ratchet.ListOptions{CreatedBefore: t0.Add(time.Minute)}))
+	assert.Equal(t, []uuid.UUID{idb}, list(ratchet.ListOptions{PropertyKey: "order", PropertyValue: "A-1"}))
+	_, err = r.client.ListJobs(ctx, ratchet.ListOptions{CreatedFrom: t0, CreatedBefore: t0})
+	require.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+	bare, err := ratchet.NewClient(noLeases{r.store}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = bare.ListJobs(ctx, ratchet.ListOptions{PropertyKey: "order"})
+	require.ErrorIs(t, err, ratchet.ErrUnsupported)
 }

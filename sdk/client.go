@@ -283,6 +283,15 @@ type ListOptions struct {
 	After uuid.UUID
 	// Limit is the page size; zero means 100, at most 10,000.
 	Limit int
+	// Task filters by task name; empty lists every task.
+	Task string
+	// CreatedFrom (inclusive) and CreatedBefore (exclusive) bound the
+	// creation time; zero is no bound.
+	CreatedFrom, CreatedBefore time.Time
+	// PropertyKey, when set, lists only jobs whose property of that key is
+	// PropertyValue; a store without job properties gives an error wrapping
+	// ErrUnsupported.
+	PropertyKey, PropertyValue string
 }
 
 // JobPage is one page of a listing. Next is the cursor of the following
@@ -292,7 +301,10 @@ type JobPage struct {
 	Next uuid.UUID
 }
 
-// ListJobs returns one page of jobs ordered by id (which is creation order).
+// ListJobs returns one page of jobs ordered by id (which is creation
+// order), filtered by status, task, creation time and property; page on
+// with JobPage.Next as ListOptions.After (keyset paging: a page costs the
+// same however deep it is).
 func (c *Client) ListJobs(ctx context.Context, o ListOptions) (JobPage, error) {
 	if o.Status != "" && !o.Status.Valid() {
 		return JobPage{}, invalidArg("unknown status %q", o.Status)
@@ -303,7 +315,15 @@ func (c *Client) ListJobs(ctx context.Context, o ListOptions) (JobPage, error) {
 	if o.Limit == 0 {
 		o.Limit = 100
 	}
-	jobs, next, err := c.store.ListJobs(ctx, spi.ListParams{Status: o.Status, After: o.After, Limit: o.Limit})
+	if !o.CreatedFrom.IsZero() && !o.CreatedBefore.IsZero() && !o.CreatedFrom.Before(o.CreatedBefore) {
+		return JobPage{}, invalidArg("empty creation range: CreatedFrom %s is not before CreatedBefore %s", o.CreatedFrom, o.CreatedBefore)
+	}
+	if o.PropertyKey != "" && spi.CapabilitiesOf(c.store).Properties == nil {
+		return JobPage{}, fmt.Errorf("ratchet: list jobs by property %q: %w (%T)", o.PropertyKey, ErrUnsupported, c.store)
+	}
+	jobs, next, err := c.store.ListJobs(ctx, spi.ListParams{Status: o.Status, After: o.After, Limit: o.Limit,
+		TaskName: o.Task, CreatedFrom: o.CreatedFrom, CreatedBefore: o.CreatedBefore,
+		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue})
 	if err != nil {
 		return JobPage{}, err
 	}

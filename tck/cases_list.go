@@ -164,5 +164,43 @@ func listCases() []testCase {
 				assert.NotEqual(t, uuid.UUID{}, next, "ListJobs(Limit %d) of 105 jobs: next cursor", limit)
 			}
 		}},
+		{"TaskAndCreatedFilters", func(t tb, f *fixture) {
+			// Six jobs, created a minute apart, of tasks a and b in turn.
+			var jobs []*spi.Job
+			for i := range 6 {
+				task := "tck.a"
+				if i%2 == 1 {
+					task = "tck.b"
+				}
+				jobs = append(jobs, f.newJob(withTask(task), withCreated(base.Add(time.Duration(i)*time.Minute))))
+			}
+			f.insert(shuffled(jobs)...)
+			sorted := func(js ...*spi.Job) []uuid.UUID { return ids(js) }
+			got, _ := f.list(spi.ListParams{TaskName: "tck.a"})
+			assert.Equal(t, sorted(jobs[0], jobs[2], jobs[4]), ids(got), "ListJobs(TaskName tck.a)")
+			got, _ = f.list(spi.ListParams{TaskName: "tck.none"})
+			assert.Empty(t, got, "ListJobs of a task without jobs")
+			got, _ = f.list(spi.ListParams{CreatedFrom: base.Add(time.Minute), CreatedBefore: base.Add(4 * time.Minute)})
+			assert.Equal(t, sorted(jobs[1], jobs[2], jobs[3]), ids(got), "ListJobs(CreatedFrom +1m inclusive, CreatedBefore +4m exclusive)")
+			got, _ = f.list(spi.ListParams{CreatedFrom: base.Add(4 * time.Minute)})
+			assert.Equal(t, sorted(jobs[4], jobs[5]), ids(got), "ListJobs(CreatedFrom +4m)")
+			got, _ = f.list(spi.ListParams{CreatedBefore: base.Add(time.Minute)})
+			assert.Equal(t, sorted(jobs[0]), ids(got), "ListJobs(CreatedBefore +1m)")
+			// Filters combine with each other, with the status and with the
+			// cursor: pages of one job of task b created from +1m on.
+			var paged []uuid.UUID
+			after := uuid.UUID{}
+			for range 4 {
+				page, next := f.list(spi.ListParams{TaskName: "tck.b", Status: spi.StatusPending, CreatedFrom: base.Add(time.Minute), After: after, Limit: 1})
+				paged = append(paged, ids(page)...)
+				if next == (uuid.UUID{}) {
+					break
+				}
+				after = next
+			}
+			assert.Equal(t, sorted(jobs[1], jobs[3], jobs[5]), paged, "pages of filtered jobs")
+			got, _ = f.list(spi.ListParams{TaskName: "tck.b", Status: spi.StatusFailed})
+			assert.Empty(t, got, "ListJobs(TaskName, Status FAILED) of pending jobs")
+		}},
 	}
 }

@@ -50,6 +50,26 @@ func (f *fixture) findJobs(ps spi.JobPropertyStore, key, value string, limit int
 
 func propertyCases() []testCase {
 	return []testCase{
+		{"ListJobsByProperty", func(t tb, f *fixture) {
+			ps := f.props()
+			jobs := f.insertN(5)
+			for i, tenant := range []string{"acme", "globex", "acme", "", "acme"} {
+				if tenant != "" {
+					f.putProperty(ps, jobs[i].ID, "tenant", tenant)
+				}
+			}
+			f.putProperty(ps, jobs[3].ID, "region", "acme")
+			got, _ := f.list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "acme"})
+			assert.Equal(t, ids([]*spi.Job{jobs[0], jobs[2], jobs[4]}), ids(got), "ListJobs(PropertyKey tenant = acme): not another key's value")
+			page, next := f.list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "acme", Limit: 2})
+			assert.Equal(t, ids([]*spi.Job{jobs[0], jobs[2]}), ids(page), "a page of the property filter")
+			page, _ = f.list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "acme", After: next})
+			assert.Equal(t, ids([]*spi.Job{jobs[4]}), ids(page), "the next page of the property filter")
+			got, _ = f.list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "acme", Status: spi.StatusFailed})
+			assert.Empty(t, got, "the property filter combines with the status")
+			got, _ = f.list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "initech"})
+			assert.Empty(t, got, "a value no job has")
+		}},
 		{"PutGet", func(t tb, f *fixture) {
 			ps := f.props()
 			j := f.insertOne()

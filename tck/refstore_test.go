@@ -32,6 +32,8 @@ const (
 	bugListInsertionOrder    bug = "ListJobs in insertion order"
 	bugListNextAlways        bug = "ListJobs always returns a next cursor"
 	bugListLimitBeforeFilter bug = "ListJobs limits before filtering"
+	bugListBeforeInclusive   bug = "ListJobs takes CreatedBefore inclusively"
+	bugListPropertyAnyKey    bug = "ListJobs matches a property value under any key"
 	bugClaimIgnoresPriority  bug = "claim ignores priority"
 	bugClaimNoAging          bug = "claim ignores BoostInterval"
 	bugClaimIDDesc           bug = "claim breaks ties by id descending"
@@ -314,6 +316,24 @@ func (s *refStore) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
 	return s.decode(r)
 }
 
+// hasProperty reports whether job id has property key = value (any job,
+// for an empty key); the caller holds s.mu.
+func (s *refStore) hasProperty(id uuid.UUID, key, value string) bool {
+	if key == "" {
+		return true
+	}
+	if s.bug == bugListPropertyAnyKey {
+		for _, v := range s.props[id] {
+			if v == value {
+				return true
+			}
+		}
+		return false
+	}
+	v, ok := s.props[id][key]
+	return ok && v == value
+}
+
 func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -343,7 +363,11 @@ func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uu
 			scanned++
 		}
 		r := s.rows[id]
-		if p.Status != "" && r.job.Status != p.Status {
+		q := p
+		if s.bug == bugListBeforeInclusive && !q.CreatedBefore.IsZero() {
+			q.CreatedBefore = q.CreatedBefore.Add(time.Nanosecond)
+		}
+		if !q.Matches(r.job) || !s.hasProperty(id, p.PropertyKey, p.PropertyValue) {
 			continue
 		}
 		if len(page) == limit {

@@ -140,6 +140,8 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugListInsertionOrder, []string{"List/OrderByID", "List/Paging"}},
 		{bugListNextAlways, []string{"List/Paging", "List/OrderByID"}},
 		{bugListLimitBeforeFilter, []string{"List/PagingWithStatus"}},
+		{bugListBeforeInclusive, []string{"List/TaskAndCreatedFilters"}},
+		{bugListPropertyAnyKey, []string{"Properties/ListJobsByProperty"}},
 		{bugClaimIgnoresPriority, []string{"Claim/OrderByPriority", "Claim/OrderMixed", "Claim/BestNInterleaved"}},
 		{bugClaimNoAging, []string{"Claim/AgingOvertakes", "Claim/AgingTieByDueTime", "Claim/BestNOverall", "Claim/AgingOrder"}},
 		{bugClaimIDDesc, []string{"Claim/OrderByID"}},

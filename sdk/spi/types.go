@@ -358,6 +358,28 @@ type ListParams struct {
 	After uuid.UUID
 	// Limit is the page size; zero or less means 100.
 	Limit int
+	// TaskName filters by task; empty lists every task.
+	TaskName string
+	// CreatedFrom (inclusive) and CreatedBefore (exclusive) bound the
+	// creation time; a zero bound is no bound.
+	CreatedFrom, CreatedBefore time.Time
+	// PropertyKey, when set, lists only jobs whose property of that key
+	// equals PropertyValue (a store with JobPropertyStore).
+	PropertyKey, PropertyValue string
+}
+
+// Matches reports whether j passes the filters of p other than the cursor
+// and the property (which lives beside the job): for stores that filter in
+// memory.
+func (p ListParams) Matches(j *Job) bool {
+	switch {
+	case p.Status != "" && j.Status != p.Status,
+		p.TaskName != "" && j.TaskName != p.TaskName,
+		!p.CreatedFrom.IsZero() && j.CreatedAt.Before(p.CreatedFrom),
+		!p.CreatedBefore.IsZero() && !j.CreatedAt.Before(p.CreatedBefore):
+		return false
+	}
+	return true
 }
 
 // RecoverParams drives [Store.RecoverOrphans].

@@ -204,8 +204,13 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 	var out []*spi.Job
 	for i := start; i < len(s.order); i++ {
 		j := s.jobs[s.order[i]]
-		if p.Status != "" && j.Status != p.Status {
+		if !p.Matches(j) {
 			continue
+		}
+		if p.PropertyKey != "" {
+			if v, ok := s.props[j.ID][p.PropertyKey]; !ok || v != p.PropertyValue {
+				continue
+			}
 		}
 		if len(out) == limit {
 			return out, out[len(out)-1].ID, nil

@@ -179,6 +179,22 @@ func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uui
 	if p.Status != "" {
 		filter[fStatus] = string(p.Status)
 	}
+	if p.TaskName != "" {
+		filter[fTask] = p.TaskName
+	}
+	created := bson.M{}
+	if !p.CreatedFrom.IsZero() {
+		created["$gte"] = timeUS(p.CreatedFrom)
+	}
+	if !p.CreatedBefore.IsZero() {
+		created["$lt"] = timeUS(p.CreatedBefore)
+	}
+	if len(created) > 0 {
+		filter[fCreated] = created
+	}
+	if p.PropertyKey != "" {
+		filter[fPropEntries] = propEntry(p.PropertyKey, p.PropertyValue)
+	}
 	cur, err := s.jobs.Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: fID, Value: 1}}).
 		SetLimit(int64(limit)+1).

@@ -245,10 +245,10 @@ func TestPlansUseIndexes(t *testing.T) {
 	claimed, claimedArgs := s.dialect.JobsSQL(ids)
 	lockRunning, runningArgs := s.dialect.RunningSQL(ids, true)
 	get, getArgs := s.dialect.GetJobSQL(jobs[5].ID)
-	list, listArgs := s.dialect.ListJobsSQL(uuid.Nil, "", 101)
+	list, listArgs := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: ""}, 101)
 	orphans, orphansArgs := s.dialect.OrphansSQL(t0, nil)
 	named, namedArgs := s.dialect.OrphansSQL(t0, []string{"gone"})
-	listDLQ, listDLQArgs := s.dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 101)
+	listDLQ, listDLQArgs := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 101)
 	cases := []struct {
 		name  string
 		q     string

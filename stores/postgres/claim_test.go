@@ -214,8 +214,8 @@ func TestPlansUseIndexes(t *testing.T) {
 	failCorrupt, _ := s.dialect.FailCorruptSQL(t0, "x", pgUUID(jobs[5].ID), 1)
 	failCorruptArgs := []any{t0, "x", jobs[5].ID, int64(1)}
 	get, _ := s.dialect.GetJobSQL(jobs[5].ID)
-	list, _ := s.dialect.ListJobsSQL(uuid.Nil, "", 101)
-	listDLQ, _ := s.dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 101)
+	list, _ := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: ""}, 101)
+	listDLQ, _ := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 101)
 	findBy, _ := s.dialect.FindByPropertySQL("tenant", "c7", 10)
 	// The portable reads and writes by id take an IN list of ids.
 	pgIDs := sqlcore.Conv(ids, pgUUID)

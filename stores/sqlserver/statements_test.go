@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -27,8 +28,9 @@ func goldenStatements() map[string]string {
 		"insert_tags_3":         text(dialect.InsertTagsSQL(make([]sqlcore.JobTag, 3))),
 		"existing_keys_2":       text(dialect.ExistingKeysSQL([]string{"a", "b"})),
 		"get_job":               text(dialect.GetJobSQL(uuid.Nil)),
-		"list_jobs":             text(dialect.ListJobsSQL(uuid.Nil, "", 10)),
-		"list_jobs_failed":      text(dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 10)),
+		"list_jobs":             text(dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: ""}, 10)),
+		"list_jobs_failed":      text(dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 10)),
+		"list_jobs_filtered":    text(dialect.ListJobsSQL(spi.ListParams{Status: spi.StatusPending, TaskName: "t", CreatedFrom: t0, CreatedBefore: t0.Add(time.Hour), PropertyKey: "k", PropertyValue: "v"}, 10)),
 		"claim_candidates":      text(dialect.CandidatesSQL([]string{"t"}, spi.TagFilter{}, t0, 10)),
 		"claim_candidates_tags": text(dialect.CandidatesSQL([]string{"t", "u"}, spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}, t0, 10)),
 		"claim_permits_2":       permitsSQL(2),
@@ -159,8 +161,8 @@ func TestStatementShapes(t *testing.T) {
 	for name, q := range goldenStatements() {
 		assert.NotRegexp(t, `status = @p`, q, "statement %s compares status with a parameter", name)
 	}
-	assert.Contains(t, text(dialect.ListJobsSQL(uuid.Nil, spi.StatusFailed, 10)), "j.status = 'FAILED'")
-	assert.NotContains(t, text(dialect.ListJobsSQL(uuid.Nil, "", 10)), "j.status =")
+	assert.Contains(t, text(dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 10)), "j.status = 'FAILED'")
+	assert.NotContains(t, text(dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: ""}, 10)), "j.status =")
 }
 
 func TestSplitBatches(t *testing.T) {

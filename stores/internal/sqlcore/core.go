@@ -65,11 +65,11 @@ type Dialect[T any] struct {
 
 	// JobsSQL reads the rows (the columns of JobColumns) of the jobs of
 	// ids, at most MaxIDs of them; GetJobSQL the row of job id;
-	// ListJobsSQL up to limit rows with an id above after, of status (any
-	// when empty), in id order.
+	// ListJobsSQL up to limit rows with an id above p.After that pass p's
+	// filters (status, task, creation time, property), in id order.
 	JobsSQL     func(ids []uuid.UUID) (string, []any)
 	GetJobSQL   func(id uuid.UUID) (string, []any)
-	ListJobsSQL func(after uuid.UUID, status spi.Status, limit int) (string, []any)
+	ListJobsSQL func(p spi.ListParams, limit int) (string, []any)
 
 	// The insert (see Insert). ExistingKeysSQL reads (idempotency_key,
 	// job_id) of the jobs holding keys (at most MaxIDs); InsertJobsSQL

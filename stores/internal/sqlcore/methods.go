@@ -50,7 +50,7 @@ func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uu
 			return nil
 		}
 		limit := PageSize(p)
-		q, args := c.cfg.D.ListJobsSQL(p.After, p.Status, limit+1)
+		q, args := c.cfg.D.ListJobsSQL(p, limit+1)
 		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err

@@ -359,13 +359,30 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	fill(&d.GetJobSQL, func(id uuid.UUID) (string, []any) { return jobs("j.job_id = ?", s.id(id)) })
 	// A known status is a literal, so that the plan may use a partial or
 	// filtered index of that status.
-	fill(&d.ListJobsSQL, func(after uuid.UUID, status spi.Status, limit int) (string, []any) {
-		from, where, args := "{job} j", "j.job_id > ?", []any{s.id(after)}
+	fill(&d.ListJobsSQL, func(p spi.ListParams, limit int) (string, []any) {
+		from, where, args := "{job} j", "j.job_id > ?", []any{s.id(p.After)}
 		switch {
-		case status.Valid():
-			from, where = from+s.StatusHint, where+" AND j.status = '"+string(status)+"'"
-		case status != "":
-			from, where, args = from+s.StatusHint, where+" AND j.status = ?", append(args, string(status))
+		case p.Status.Valid():
+			from, where = from+s.StatusHint, where+" AND j.status = '"+string(p.Status)+"'"
+		case p.Status != "":
+			from, where, args = from+s.StatusHint, where+" AND j.status = ?", append(args, string(p.Status))
+		}
+		if p.TaskName != "" {
+			where, args = where+" AND j.task_name = ?", append(args, p.TaskName)
+		}
+		if !p.CreatedFrom.IsZero() {
+			where, args = where+" AND j.created_time >= ?", append(args, s.time(p.CreatedFrom))
+		}
+		if !p.CreatedBefore.IsZero() {
+			where, args = where+" AND j.created_time < ?", append(args, s.time(p.CreatedBefore))
+		}
+		if p.PropertyKey != "" {
+			cond, pargs := "p.prop_value = ?", []any{s.name(p.PropertyKey), s.name(p.PropertyValue)}
+			if p.PropertyValue == "" && s.EmptyNull {
+				cond, pargs = "p.prop_value IS NULL", pargs[:1]
+			}
+			where = where + " AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND p.prop_key = ? AND " + cond + ")"
+			args = append(args, pargs...)
 		}
 		return s.limited("SELECT "+s.JobColumns+"\n\tFROM "+from+" WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
