@@ -264,6 +264,14 @@ func (s *Syntax) time(t time.Time) any {
 
 func (s *Syntax) name(v string) any { return encode(s.Name, v) }
 
+// property is the condition that a property row is key = value.
+func (s *Syntax) property(key, value string) (string, []any) {
+	if value == "" && s.EmptyNull {
+		return "prop_key = ? AND prop_value IS NULL", []any{s.name(key)}
+	}
+	return "prop_key = ? AND prop_value = ?", []any{s.name(key), s.name(value)}
+}
+
 func (s *Syntax) nullName(v string) any {
 	if s.NullName != nil {
 		return s.NullName(v)
@@ -367,31 +375,23 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		case p.Status != "":
 			from, where, args = from+s.StatusHint, where+" AND j.status = ?", append(args, string(p.Status))
 		}
-		if p.TaskName != "" {
-			where, args = where+" AND j.task_name = ?", append(args, p.TaskName)
-		}
-		if !p.CreatedFrom.IsZero() {
-			where, args = where+" AND j.created_time >= ?", append(args, s.time(p.CreatedFrom))
-		}
-		if !p.CreatedBefore.IsZero() {
-			where, args = where+" AND j.created_time < ?", append(args, s.time(p.CreatedBefore))
-		}
-		if p.PropertyKey != "" {
-			cond, pargs := "p.prop_value = ?", []any{s.name(p.PropertyKey), s.name(p.PropertyValue)}
-			if p.PropertyValue == "" && s.EmptyNull {
-				cond, pargs = "p.prop_value IS NULL", pargs[:1]
+		and := func(on bool, cond string, arg any) {
+			if on {
+				where, args = where+" AND "+cond, append(args, arg)
 			}
-			where = where + " AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND p.prop_key = ? AND " + cond + ")"
-			args = append(args, pargs...)
+		}
+		and(p.TaskName != "", "j.task_name = ?", p.TaskName)
+		and(!p.CreatedFrom.IsZero(), "j.created_time >= ?", s.time(p.CreatedFrom))
+		and(!p.CreatedBefore.IsZero(), "j.created_time < ?", s.time(p.CreatedBefore))
+		if p.PropertyKey != "" {
+			cond, pargs := s.property(p.PropertyKey, p.PropertyValue)
+			where, args = where+" AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND "+cond+")", append(args, pargs...)
 		}
 		return s.limited("SELECT "+s.JobColumns+"\n\tFROM "+from+" WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
 	fill(&d.FindByPropertySQL, func(key, value string, limit int) (string, []any) {
-		cond, args := "prop_value = ?", []any{s.name(key), s.name(value)}
-		if value == "" && s.EmptyNull {
-			cond, args = "prop_value IS NULL", args[:1]
-		}
-		q := "SELECT job_id FROM {prop} WHERE prop_key = ? AND " + cond + " ORDER BY job_id"
+		cond, args := s.property(key, value)
+		q := "SELECT job_id FROM {prop} WHERE " + cond + " ORDER BY job_id"
 		if limit <= 0 {
 			return s.SQL(q, args...)
 		}
