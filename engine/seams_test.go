@@ -245,3 +245,28 @@ func TestListJobsFilters(t *testing.T) {
 	_, err = bare.ListJobs(ctx, ratchet.ListOptions{PropertyKey: "order"})
 	require.ErrorIs(t, err, ratchet.ErrUnsupported)
 }
+
+// TestCountJobs checks the client's capped count.
+func TestCountJobs(t *testing.T) {
+	ctx := context.Background()
+	a := ratchet.NewVoidTask("a", func(context.Context, int) error { return nil })
+	r := start(t, engine.Options{}, a)
+	_, err := a.SubmitMany(ctx, r.client, []int{1, 2, 3, 4, 5}, ratchet.WithDelay(time.Hour))
+	require.NoError(t, err)
+	n, capped, err := r.client.CountJobs(ctx, ratchet.ListOptions{Task: "a"}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	assert.False(t, capped)
+	n, capped, err = r.client.CountJobs(ctx, ratchet.ListOptions{Status: ratchet.StatusPending}, 3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	assert.True(t, capped, "more than 3")
+	n, capped, err = r.client.CountJobs(ctx, ratchet.ListOptions{}, 5)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	assert.False(t, capped, "exactly the cap is not capped")
+	bare, err := ratchet.NewClient(noLeases{r.store}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, _, err = bare.CountJobs(ctx, ratchet.ListOptions{}, 0)
+	require.ErrorIs(t, err, ratchet.ErrUnsupported)
+}

@@ -57,6 +57,7 @@ func TestJobStateResumesAcrossRuns(t *testing.T) {
 	id, err := task.Submit(ctx, r.client, 1)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventRetrying, r.next(id).Kind)
+	r.advanceTo(r.clock.Now()) // the retry is written: wake the poller, whose wait is on the fake clock
 	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
 	assert.Equal(t, "started", <-seen)
 	assert.Equal(t, "resumed at step 1", <-seen)

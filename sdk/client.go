@@ -306,28 +306,67 @@ type JobPage struct {
 // with JobPage.Next as ListOptions.After (keyset paging: a page costs the
 // same however deep it is).
 func (c *Client) ListJobs(ctx context.Context, o ListOptions) (JobPage, error) {
-	if o.Status != "" && !o.Status.Valid() {
-		return JobPage{}, invalidArg("unknown status %q", o.Status)
+	p, err := c.listParams(o)
+	if err != nil {
+		return JobPage{}, err
 	}
-	if o.Limit < 0 || o.Limit > 10000 {
-		return JobPage{}, invalidArg("page limit %d out of range 0..10000", o.Limit)
+	if p.Limit < 0 || p.Limit > 10000 {
+		return JobPage{}, invalidArg("page limit %d out of range 0..10000", p.Limit)
 	}
-	if o.Limit == 0 {
-		o.Limit = 100
+	if p.Limit == 0 {
+		p.Limit = 100
 	}
-	if !o.CreatedFrom.IsZero() && !o.CreatedBefore.IsZero() && !o.CreatedFrom.Before(o.CreatedBefore) {
-		return JobPage{}, invalidArg("empty creation range: CreatedFrom %s is not before CreatedBefore %s", o.CreatedFrom, o.CreatedBefore)
-	}
-	if o.PropertyKey != "" && spi.CapabilitiesOf(c.store).Properties == nil {
-		return JobPage{}, fmt.Errorf("ratchet: list jobs by property %q: %w (%T)", o.PropertyKey, ErrUnsupported, c.store)
-	}
-	jobs, next, err := c.store.ListJobs(ctx, spi.ListParams{Status: o.Status, After: o.After, Limit: o.Limit,
-		TaskName: o.Task, CreatedFrom: o.CreatedFrom, CreatedBefore: o.CreatedBefore,
-		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue})
+	jobs, next, err := c.store.ListJobs(ctx, p)
 	if err != nil {
 		return JobPage{}, err
 	}
 	return JobPage{Jobs: jobs, Next: next}, nil
+}
+
+// DefaultCountCap is CountJobs' cap when none is given.
+const DefaultCountCap = 10000
+
+// CountJobs counts the jobs that ListJobs would list with the same options
+// (from o.After on; o.Limit is ignored), reading at most upTo+1 of them
+// (DefaultCountCap when upTo is zero or less): it returns upTo and
+// capped = true when there are more. A store without spi.JobCounter gives
+// an error wrapping ErrUnsupported.
+func (c *Client) CountJobs(ctx context.Context, o ListOptions, upTo int) (n int, capped bool, err error) {
+	p, err := c.listParams(o)
+	if err != nil {
+		return 0, false, err
+	}
+	counter := spi.CapabilitiesOf(c.store).Counter
+	if counter == nil {
+		return 0, false, fmt.Errorf("ratchet: count jobs: %w (%T)", ErrUnsupported, c.store)
+	}
+	if upTo <= 0 {
+		upTo = DefaultCountCap
+	}
+	n, err = counter.CountJobs(ctx, p, upTo+1)
+	if err != nil {
+		return 0, false, err
+	}
+	if n > upTo {
+		return upTo, true, nil
+	}
+	return n, false, nil
+}
+
+// listParams checks o's filters and turns them into the store's.
+func (c *Client) listParams(o ListOptions) (spi.ListParams, error) {
+	p := spi.ListParams{Status: o.Status, After: o.After, Limit: o.Limit,
+		TaskName: o.Task, CreatedFrom: o.CreatedFrom, CreatedBefore: o.CreatedBefore,
+		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue}
+	switch {
+	case o.Status != "" && !o.Status.Valid():
+		return p, invalidArg("unknown status %q", o.Status)
+	case !o.CreatedFrom.IsZero() && !o.CreatedBefore.IsZero() && !o.CreatedFrom.Before(o.CreatedBefore):
+		return p, invalidArg("empty creation range: CreatedFrom %s is not before CreatedBefore %s", o.CreatedFrom, o.CreatedBefore)
+	case o.PropertyKey != "" && spi.CapabilitiesOf(c.store).Properties == nil:
+		return p, fmt.Errorf("ratchet: list jobs by property %q: %w (%T)", o.PropertyKey, ErrUnsupported, c.store)
+	}
+	return p, nil
 }
 
 // RetryJob moves a FAILED job out of the dead-letter queue: status PENDING,

@@ -54,6 +54,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Properties
 	case *spi.NodeTaskStore:
 		v = caps.Nodes
+	case *spi.JobCounter:
+		v = caps.Counter
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -22,6 +22,23 @@ func (f *fixture) insertN(n int) []*spi.Job {
 	return jobs
 }
 
+// insertTasks inserts n jobs created a minute apart from base, in a
+// shuffled order: each every-th of them (the last of every group of every)
+// of task tck.b, the others of tck.a. It returns them in id order.
+func (f *fixture) insertTasks(n, every int) []*spi.Job {
+	f.t.Helper()
+	jobs := make([]*spi.Job, n)
+	for i := range jobs {
+		task := "tck.a"
+		if i%every == every-1 {
+			task = "tck.b"
+		}
+		jobs[i] = f.newJob(withTask(task), withCreated(base.Add(time.Duration(i)*time.Minute)))
+	}
+	f.insert(shuffled(jobs)...)
+	return jobs
+}
+
 func listCases() []testCase {
 	return []testCase{
 		{"Empty", func(t tb, f *fixture) {
@@ -166,15 +183,7 @@ func listCases() []testCase {
 		}},
 		{"TaskAndCreatedFilters", func(t tb, f *fixture) {
 			// Six jobs, created a minute apart, of tasks a and b in turn.
-			var jobs []*spi.Job
-			for i := range 6 {
-				task := "tck.a"
-				if i%2 == 1 {
-					task = "tck.b"
-				}
-				jobs = append(jobs, f.newJob(withTask(task), withCreated(base.Add(time.Duration(i)*time.Minute))))
-			}
-			f.insert(shuffled(jobs)...)
+			jobs := f.insertTasks(6, 2)
 			sorted := func(js ...*spi.Job) []uuid.UUID { return ids(js) }
 			got, _ := f.list(spi.ListParams{TaskName: "tck.a"})
 			assert.Equal(t, sorted(jobs[0], jobs[2], jobs[4]), ids(got), "ListJobs(TaskName tck.a)")
@@ -201,6 +210,29 @@ func listCases() []testCase {
 			assert.Equal(t, sorted(jobs[1], jobs[3], jobs[5]), paged, "pages of filtered jobs")
 			got, _ = f.list(spi.ListParams{TaskName: "tck.b", Status: spi.StatusFailed})
 			assert.Empty(t, got, "ListJobs(TaskName, Status FAILED) of pending jobs")
+		}},
+	}
+}
+
+// counterCases check spi.JobCounter: the count of a listing, up to a cap.
+func counterCases() []testCase {
+	return []testCase{
+		{"Filters", func(t tb, f *fixture) {
+			counter := capability[spi.JobCounter](f, "spi.JobCounter")
+			jobs := f.insertTasks(9, 3) // every third of task b
+			count := func(p spi.ListParams, limit int) int {
+				n, err := counter.CountJobs(f.ctx, p, limit)
+				require.NoError(t, err, "CountJobs(%+v, %d)", p, limit)
+				return n
+			}
+			assert.Equal(t, 9, count(spi.ListParams{}, 100), "CountJobs of every job")
+			assert.Equal(t, 4, count(spi.ListParams{}, 4), "CountJobs stops at its limit")
+			assert.Equal(t, 3, count(spi.ListParams{TaskName: "tck.b"}, 100), "CountJobs(TaskName)")
+			assert.Equal(t, 2, count(spi.ListParams{TaskName: "tck.a", CreatedFrom: base.Add(5 * time.Minute)}, 100), "CountJobs(TaskName, CreatedFrom)")
+			assert.Equal(t, 0, count(spi.ListParams{Status: spi.StatusRunning}, 100), "CountJobs(Status RUNNING) of pending jobs")
+			assert.Equal(t, 9, count(spi.ListParams{Status: spi.StatusPending}, 100), "CountJobs(Status PENDING)")
+			assert.Equal(t, 6, count(spi.ListParams{After: jobs[2].ID}, 100), "CountJobs after a cursor")
+			assert.Equal(t, 0, count(spi.ListParams{Status: "NOPE"}, 100), "CountJobs of an unknown status")
 		}},
 	}
 }

@@ -76,8 +76,12 @@
 //   - List: ordering by id whatever the insertion order, status filter,
 //     paging with the returned cursor (25 jobs in pages of 10 give 10, 10, 5
 //     and a zero cursor at the end; with a status filter the filter applies
-//     before the limit), an exclusive After cursor, Limit, and the default
-//     of 100 for a limit of zero or less.
+//     before the limit), an exclusive After cursor, Limit, the default
+//     of 100 for a limit of zero or less, and the task and creation-range
+//     filters (From inclusive, Before exclusive) combined with the status
+//     and the cursor (Properties checks the property filter).
+//   - Count ([spi.JobCounter]): the count of a listing's filters from a
+//     cursor on, stopping at its limit.
 //   - Claim: due times (due at T: not claimable at T−1µs, claimable at T),
 //     Limit, the claimed job's fields (RUNNING, owner, ClaimSeq + 1,
 //     ClaimedAt = now, nothing else changed), no second claim of a RUNNING,

@@ -34,6 +34,8 @@ const (
 	bugListLimitBeforeFilter bug = "ListJobs limits before filtering"
 	bugListBeforeInclusive   bug = "ListJobs takes CreatedBefore inclusively"
 	bugListPropertyAnyKey    bug = "ListJobs matches a property value under any key"
+	bugCountIgnoresFilters   bug = "CountJobs ignores the filters"
+	bugCountPastCap          bug = "CountJobs counts past its limit"
 	bugClaimIgnoresPriority  bug = "claim ignores priority"
 	bugClaimNoAging          bug = "claim ignores BoostInterval"
 	bugClaimIDDesc           bug = "claim breaks ties by id descending"
@@ -145,9 +147,10 @@ type refStore struct {
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
-	broken    atomic.Bool  // the next ClaimJobs or CompleteJobs fails (Harness.BreakConnections)
-	inflight  atomic.Int32 // ClaimJobs calls in progress
-	leasing   atomic.Int32 // TryAcquireLease calls in progress
+	broken    atomic.Bool   // the next ClaimJobs or CompleteJobs fails (Harness.BreakConnections)
+	inflight  atomic.Int32  // ClaimJobs calls in progress
+	leasing   atomic.Int32  // TryAcquireLease calls in progress
+	meet      chan struct{} // where two claimers of bugDoubleClaim meet
 }
 
 type refLease struct {
@@ -170,6 +173,7 @@ func newRefStore(b bug) *refStore {
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
 		props: map[uuid.UUID]map[string]string{}, listeners: map[int]func(spi.WakeupHint){},
+		meet: make(chan struct{}),
 	}
 }
 
@@ -332,6 +336,29 @@ func (s *refStore) hasProperty(id uuid.UUID, key, value string) bool {
 	}
 	v, ok := s.props[id][key]
 	return ok && v == value
+}
+
+func (s *refStore) CountJobs(ctx context.Context, p spi.ListParams, limit int) (int, error) {
+	if s.bug == bugCountIgnoresFilters {
+		p = spi.ListParams{After: p.After}
+	}
+	if s.bug == bugCountPastCap {
+		limit = 1 << 30
+	}
+	n := 0
+	for limit > 0 {
+		p.Limit = min(limit, 1000)
+		page, next, err := s.ListJobs(ctx, p)
+		if err != nil {
+			return 0, err
+		}
+		n, limit = n+len(page), limit-len(page)
+		if next == (uuid.UUID{}) {
+			break
+		}
+		p.After = next
+	}
+	return n, nil
 }
 
 func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
@@ -499,11 +526,15 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 	}
 	due = picked
 	if s.bug == bugDoubleClaim && s.inflight.Load() > 1 {
-		// Select, let go of the lock, update later: another claimer can
-		// select the same jobs in between.
+		// Select, let go of the lock, and meet another claimer that has
+		// selected too (if one comes within 20 ms) before updating: both
+		// update the same jobs. A rendezvous, not a yield, so that the
+		// defect shows however the goroutines are scheduled.
 		s.mu.Unlock()
-		for range 50 {
-			runtime.Gosched()
+		select {
+		case s.meet <- struct{}{}:
+		case <-s.meet:
+		case <-time.After(20 * time.Millisecond):
 		}
 		s.mu.Lock()
 	}

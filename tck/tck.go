@@ -133,6 +133,7 @@ func groups() []group {
 		{"Insert", insertCases()},
 		{"Idempotency", idempotencyCases()},
 		{"List", listCases()},
+		{"Count", counterCases()},
 		{"Claim", claimCases()},
 		{"ClaimConcurrency", concurrencyCases()},
 		{"Fencing", fencingCases()},

@@ -47,6 +47,7 @@ var capabilityGroups = map[string]string{
 	"Properties": "spi.JobPropertyStore",
 	"Wakeup":     "spi.WakeupListener",
 	"NodeTasks":  "spi.NodeTaskStore",
+	"Count":      "spi.JobCounter",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -142,6 +143,8 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugListLimitBeforeFilter, []string{"List/PagingWithStatus"}},
 		{bugListBeforeInclusive, []string{"List/TaskAndCreatedFilters"}},
 		{bugListPropertyAnyKey, []string{"Properties/ListJobsByProperty"}},
+		{bugCountIgnoresFilters, []string{"Count/Filters"}},
+		{bugCountPastCap, []string{"Count/Filters"}},
 		{bugClaimIgnoresPriority, []string{"Claim/OrderByPriority", "Claim/OrderMixed", "Claim/BestNInterleaved"}},
 		{bugClaimNoAging, []string{"Claim/AgingOvertakes", "Claim/AgingTieByDueTime", "Claim/BestNOverall", "Claim/AgingOrder"}},
 		{bugClaimIDDesc, []string{"Claim/OrderByID"}},

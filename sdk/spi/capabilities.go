@@ -21,6 +21,8 @@ type Capabilities struct {
 	// Nodes records the tasks of each node and counts pending jobs per
 	// task.
 	Nodes NodeTaskStore
+	// Counter counts the jobs of a listing, up to a cap.
+	Counter JobCounter
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -47,5 +49,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.State, _ = s.(JobStateStore)
 	c.Properties, _ = s.(JobPropertyStore)
 	c.Nodes, _ = s.(NodeTaskStore)
+	c.Counter, _ = s.(JobCounter)
 	return c
 }

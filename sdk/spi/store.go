@@ -239,6 +239,15 @@ type JobStateStore interface {
 	UpdateStateUnfenced(ctx context.Context, jobID uuid.UUID, namespace string, state []byte, expectedVersion int64) (StateWriteResult, error)
 }
 
+// JobCounter is implemented by stores that count the jobs a listing would
+// return, without reading more than the cap: a dashboard shows "10,000+"
+// instead of scanning a table of millions.
+type JobCounter interface {
+	// CountJobs returns how many jobs with an id above p.After pass p's
+	// filters, counting at most limit (limit > 0; p.Limit is ignored).
+	CountJobs(ctx context.Context, p ListParams, limit int) (int, error)
+}
+
 // JobPropertyStore is implemented by stores that keep indexed, write-once
 // plaintext properties per job. Writing a key again with the same value is
 // harmless; with another value it fails wrapping ErrPropertyExists. A job

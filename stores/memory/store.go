@@ -204,13 +204,8 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 	var out []*spi.Job
 	for i := start; i < len(s.order); i++ {
 		j := s.jobs[s.order[i]]
-		if !p.Matches(j) {
+		if !s.listed(p, j) {
 			continue
-		}
-		if p.PropertyKey != "" {
-			if v, ok := s.props[j.ID][p.PropertyKey]; !ok || v != p.PropertyValue {
-				continue
-			}
 		}
 		if len(out) == limit {
 			return out, out[len(out)-1].ID, nil
@@ -218,6 +213,34 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 		out = append(out, j.Clone())
 	}
 	return out, uuid.Nil, nil
+}
+
+// CountJobs implements spi.JobCounter.
+func (s *Store) CountJobs(_ context.Context, p spi.ListParams, limit int) (int, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	start := sort.Search(len(s.order), func(i int) bool { return bytes.Compare(s.order[i][:], p.After[:]) > 0 })
+	for i := start; i < len(s.order) && n < limit; i++ {
+		if s.listed(p, s.jobs[s.order[i]]) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// listed reports whether j passes p's filters; the caller holds s.mu.
+func (s *Store) listed(p spi.ListParams, j *spi.Job) bool {
+	if !p.Matches(j) {
+		return false
+	}
+	if p.PropertyKey != "" {
+		v, ok := s.props[j.ID][p.PropertyKey]
+		return ok && v == p.PropertyValue
+	}
+	return true
 }
 
 // ClaimJobs implements spi.Store.

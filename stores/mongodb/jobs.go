@@ -175,26 +175,7 @@ func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uui
 	if limit <= 0 {
 		limit = 100
 	}
-	filter := bson.M{fID: bson.M{"$gt": idValue(p.After)}}
-	if p.Status != "" {
-		filter[fStatus] = string(p.Status)
-	}
-	if p.TaskName != "" {
-		filter[fTask] = p.TaskName
-	}
-	created := bson.M{}
-	if !p.CreatedFrom.IsZero() {
-		created["$gte"] = timeUS(p.CreatedFrom)
-	}
-	if !p.CreatedBefore.IsZero() {
-		created["$lt"] = timeUS(p.CreatedBefore)
-	}
-	if len(created) > 0 {
-		filter[fCreated] = created
-	}
-	if p.PropertyKey != "" {
-		filter[fPropEntries] = propEntry(p.PropertyKey, p.PropertyValue)
-	}
+	filter := listFilter(p)
 	cur, err := s.jobs.Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: fID, Value: 1}}).
 		SetLimit(int64(limit)+1).
@@ -285,4 +266,47 @@ func (s *Store) stateError(ctx context.Context, op string, id uuid.UUID, rule st
 func (s *Store) exists(ctx context.Context, id uuid.UUID) (bool, error) {
 	n, err := s.jobs.CountDocuments(ctx, bson.M{fID: idValue(id)}, options.Count().SetLimit(1))
 	return n > 0, err
+}
+
+// listFilter selects the jobs above p.After that pass p's filters.
+func listFilter(p spi.ListParams) bson.M {
+	filter := bson.M{fID: bson.M{"$gt": idValue(p.After)}}
+	if p.Status != "" {
+		filter[fStatus] = string(p.Status)
+	}
+	if p.TaskName != "" {
+		filter[fTask] = p.TaskName
+	}
+	created := bson.M{}
+	if !p.CreatedFrom.IsZero() {
+		created["$gte"] = timeUS(p.CreatedFrom)
+	}
+	if !p.CreatedBefore.IsZero() {
+		created["$lt"] = timeUS(p.CreatedBefore)
+	}
+	if len(created) > 0 {
+		filter[fCreated] = created
+	}
+	if p.PropertyKey != "" {
+		filter[fPropEntries] = propEntry(p.PropertyKey, p.PropertyValue)
+	}
+	return filter
+}
+
+// CountJobs counts, up to limit, the jobs ListJobs would list from p.After
+// on. It implements spi.JobCounter.
+func (s *Store) CountJobs(ctx context.Context, p spi.ListParams, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	done, err := s.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	n, err := s.jobs.CountDocuments(ctx, listFilter(p), options.Count().SetLimit(int64(limit)))
+	if err != nil {
+		return 0, fail("count jobs", err)
+	}
+	return int(n), nil
 }

@@ -38,6 +38,7 @@ func goldenStatements(t *testing.T) map[string]string {
 		"list_jobs":             q(dialect.ListJobsSQL(spi.ListParams{After: uuid.UUID(id1), Status: ""}, 11)),
 		"list_jobs_failed":      q(dialect.ListJobsSQL(spi.ListParams{After: uuid.UUID(id1), Status: spi.StatusFailed}, 11)),
 		"list_jobs_filtered":    q(dialect.ListJobsSQL(spi.ListParams{Status: spi.StatusPending, TaskName: "t", CreatedFrom: t0, CreatedBefore: t0.Add(time.Hour), PropertyKey: "k", PropertyValue: "v"}, 10)),
+		"count_jobs_filtered":   q(dialect.CountJobsSQL(spi.ListParams{Status: spi.StatusPending, TaskName: "t", PropertyKey: "k", PropertyValue: "v"}, 10001)),
 		"claim_candidates":      q(dialect.CandidatesSQL([]string{"t"}, spi.TagFilter{}, t0, 10)),
 		"claim_candidates_tags": q(dialect.CandidatesSQL([]string{"t", "u"}, spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}, t0, 10)),
 		"claim_lock_2":          q(lockCandidatesSQL(ids)),

@@ -31,6 +31,7 @@ func goldenStatements() map[string]string {
 		"list_jobs":             text(dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: ""}, 10)),
 		"list_jobs_failed":      text(dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 10)),
 		"list_jobs_filtered":    text(dialect.ListJobsSQL(spi.ListParams{Status: spi.StatusPending, TaskName: "t", CreatedFrom: t0, CreatedBefore: t0.Add(time.Hour), PropertyKey: "k", PropertyValue: "v"}, 10)),
+		"count_jobs_filtered":   text(dialect.CountJobsSQL(spi.ListParams{Status: spi.StatusPending, TaskName: "t", PropertyKey: "k", PropertyValue: "v"}, 10001)),
 		"claim_candidates":      text(dialect.CandidatesSQL([]string{"t"}, spi.TagFilter{}, t0, 10)),
 		"claim_candidates_tags": text(dialect.CandidatesSQL([]string{"t", "u"}, spi.TagFilter{All: []string{"a", "b"}, Any: []string{"c"}, None: []string{"d"}}, t0, 10)),
 		"claim_permits_2":       permitsSQL(2),

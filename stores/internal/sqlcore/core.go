@@ -70,6 +70,8 @@ type Dialect[T any] struct {
 	JobsSQL     func(ids []uuid.UUID) (string, []any)
 	GetJobSQL   func(id uuid.UUID) (string, []any)
 	ListJobsSQL func(p spi.ListParams, limit int) (string, []any)
+	// CountJobsSQL counts, up to limit, the rows ListJobsSQL would list.
+	CountJobsSQL func(p spi.ListParams, limit int) (string, []any)
 
 	// The insert (see Insert). ExistingKeysSQL reads (idempotency_key,
 	// job_id) of the jobs holding keys (at most MaxIDs); InsertJobsSQL

@@ -65,6 +65,20 @@ func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uu
 	return jobs, next, nil
 }
 
+// CountJobs counts, up to limit, the jobs ListJobs would list from p.After
+// on, reading no more than limit rows. It implements [spi.JobCounter].
+func (c Core[T]) CountJobs(ctx context.Context, p spi.ListParams, limit int) (int, error) {
+	n := 0
+	if limit <= 0 || (p.Status != "" && !p.Status.Valid()) {
+		return 0, nil
+	}
+	err := c.do("count jobs", func() error {
+		q, args := c.cfg.D.CountJobsSQL(p, limit)
+		return c.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&n)
+	})
+	return n, err
+}
+
 // RetryFailedJob moves a FAILED job out of the dead-letter queue: status
 // PENDING due at now, last error cleared, attempts and crash count zero,
 // finish time and owner cleared. It wraps spi.ErrNotFound for an unknown id

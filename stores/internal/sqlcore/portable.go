@@ -264,6 +264,32 @@ func (s *Syntax) time(t time.Time) any {
 
 func (s *Syntax) name(v string) any { return encode(s.Name, v) }
 
+// listed is the FROM and WHERE of a listing: the jobs above p.After that
+// pass p's filters. A known status is a literal, so that the plan may use a
+// partial or filtered index of that status.
+func (s *Syntax) listed(p spi.ListParams) (from, where string, args []any) {
+	from, where, args = "{job} j", "j.job_id > ?", []any{s.id(p.After)}
+	switch {
+	case p.Status.Valid():
+		from, where = from+s.StatusHint, where+" AND j.status = '"+string(p.Status)+"'"
+	case p.Status != "":
+		from, where, args = from+s.StatusHint, where+" AND j.status = ?", append(args, string(p.Status))
+	}
+	and := func(on bool, cond string, arg any) {
+		if on {
+			where, args = where+" AND "+cond, append(args, arg)
+		}
+	}
+	and(p.TaskName != "", "j.task_name = ?", p.TaskName)
+	and(!p.CreatedFrom.IsZero(), "j.created_time >= ?", s.time(p.CreatedFrom))
+	and(!p.CreatedBefore.IsZero(), "j.created_time < ?", s.time(p.CreatedBefore))
+	if p.PropertyKey != "" {
+		cond, pargs := s.property(p.PropertyKey, p.PropertyValue)
+		where, args = where+" AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND "+cond+")", append(args, pargs...)
+	}
+	return from, where, args
+}
+
 // property is the condition that a property row is key = value.
 func (s *Syntax) property(key, value string) (string, []any) {
 	if value == "" && s.EmptyNull {
@@ -365,29 +391,14 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	}
 	fill(&d.JobsSQL, func(ids []uuid.UUID) (string, []any) { return jobs("j.job_id IN (?)", s.ids(ids)) })
 	fill(&d.GetJobSQL, func(id uuid.UUID) (string, []any) { return jobs("j.job_id = ?", s.id(id)) })
-	// A known status is a literal, so that the plan may use a partial or
-	// filtered index of that status.
 	fill(&d.ListJobsSQL, func(p spi.ListParams, limit int) (string, []any) {
-		from, where, args := "{job} j", "j.job_id > ?", []any{s.id(p.After)}
-		switch {
-		case p.Status.Valid():
-			from, where = from+s.StatusHint, where+" AND j.status = '"+string(p.Status)+"'"
-		case p.Status != "":
-			from, where, args = from+s.StatusHint, where+" AND j.status = ?", append(args, string(p.Status))
-		}
-		and := func(on bool, cond string, arg any) {
-			if on {
-				where, args = where+" AND "+cond, append(args, arg)
-			}
-		}
-		and(p.TaskName != "", "j.task_name = ?", p.TaskName)
-		and(!p.CreatedFrom.IsZero(), "j.created_time >= ?", s.time(p.CreatedFrom))
-		and(!p.CreatedBefore.IsZero(), "j.created_time < ?", s.time(p.CreatedBefore))
-		if p.PropertyKey != "" {
-			cond, pargs := s.property(p.PropertyKey, p.PropertyValue)
-			where, args = where+" AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND "+cond+")", append(args, pargs...)
-		}
+		from, where, args := s.listed(p)
 		return s.limited("SELECT "+s.JobColumns+"\n\tFROM "+from+" WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
+	})
+	fill(&d.CountJobsSQL, func(p spi.ListParams, limit int) (string, []any) {
+		from, where, args := s.listed(p)
+		q, args := s.limited("SELECT 1 AS one FROM "+from+" WHERE "+where, int64(limit), args...)
+		return "SELECT COUNT(*) FROM (" + q + ") c", args
 	})
 	fill(&d.FindByPropertySQL, func(key, value string, limit int) (string, []any) {
 		cond, args := s.property(key, value)

@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM scheduler_job j WHERE j.job_id > :1 AND j.status = 'PENDING' AND j.task_name = :2 AND EXISTS (SELECT 1 FROM scheduler_job_property p WHERE p.job_id = j.job_id AND prop_key = :3 AND prop_value = :4) FETCH FIRST :5 ROWS ONLY) c

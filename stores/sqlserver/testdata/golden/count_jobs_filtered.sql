@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM (SELECT TOP (@p1) 1 AS one FROM scheduler_job j WHERE j.job_id > @p2 AND j.status = 'PENDING' AND j.task_name = @p3 AND EXISTS (SELECT 1 FROM scheduler_job_property p WHERE p.job_id = j.job_id AND prop_key = @p4 AND prop_value = @p5)) c
