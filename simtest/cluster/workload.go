@@ -236,16 +236,16 @@ func (w *world) adminTick() error {
 // due, then a flood of CRITICAL jobs topped up before every claim so that
 // one more is due than the claim can take.
 type probe struct {
-	atStep           int
-	started, active  bool
-	job              *sjob
-	due              time.Time
-	lastClaim        time.Time
-	maxGap           time.Duration
-	floodJobs        int
-	result           *AgingResult
-	totalSlots       int
-	boost, lastBound time.Duration
+	atStep          int
+	started, active bool
+	job             *sjob
+	due             time.Time
+	lastClaim       time.Time
+	maxGap          time.Duration
+	floodJobs       int
+	result          *AgingResult
+	totalSlots      int
+	boost           time.Duration
 }
 
 // pausesWorkload reports whether ordinary submissions and admin actions

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -337,9 +336,6 @@ func (w *world) tracef(jobs []*sjob, nodes []*node, format string, args ...any) 
 	_, _ = w.hasher.h.Write([]byte(line))
 	_, _ = w.hasher.h.Write([]byte{'\n'})
 }
-
-// errStop ends the run loop after a violation was recorded.
-var errStop = errors.New("simtest: stop")
 
 // fail records a violation; the run stops after the current step.
 func (w *world) fail(invariant string, jobs []*sjob, nodes []*node, format string, args ...any) {
