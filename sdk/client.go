@@ -158,13 +158,12 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if len(payloads) == 0 {
 		return nil, nil
 	}
-	encoded := make([][]byte, len(payloads))
-	for i, p := range payloads {
+	for i, p := range payloads { // payloads is the caller's own slice, built for this call
 		b, err := c.pipe.EncodeBytes(ctx, SurfaceTask, task, p)
 		if err != nil {
 			return nil, err
 		}
-		encoded[i] = b
+		payloads[i] = b
 	}
 	now := c.clock.Now().UTC().Truncate(time.Microsecond)
 	due := now.Add(cfg.delay)
@@ -199,7 +198,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		base.Tags = slices.Compact(tags)
 	}
 	jobs := make([]*spi.Job, len(payloads))
-	for i, p := range encoded {
+	for i, p := range payloads {
 		j := base.Clone()
 		j.ID = c.ids.next(now)
 		j.Payload = p
