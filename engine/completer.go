@@ -93,12 +93,9 @@ func (c *completer) add(p pendingCompletion) {
 func (c *completer) take() []pendingCompletion {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := min(len(c.queue), c.batch)
-	batch := c.queue[:n:n]
-	c.queue = c.queue[n:]
-	if len(c.queue) == 0 {
-		c.queue = nil
-	} else {
+	var batch []pendingCompletion
+	batch, c.queue = NextBatch(c.queue, c.batch)
+	if len(c.queue) > 0 {
 		// More is waiting: wake another worker to write it meanwhile.
 		select {
 		case c.signal <- struct{}{}:

@@ -135,9 +135,9 @@ func (e *Engine) wire() {
 		// others wait for a node that runs them.
 		params: spi.ClaimParams{NodeID: o.NodeID, BoostInterval: o.PriorityBoostInterval, // AgingDisabled is negative: no aging in the store
 			Tags: o.Tags, Tasks: e.taskNames},
-		batch: o.ClaimBatchSize, gather: o.GatherTimeout,
+		policy:   PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval}),
-		free:     e.executor.free, dispatch: e.executor.dispatch, fresh: e.beats.fresh,
+		free:     e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
 		claimed: func(n int) { o.Metrics.JobsClaimed(o.NodeID, n) },
 		failed:  func(err error) { o.Metrics.ClaimTransientFailure(o.NodeID, err) }})
 }
@@ -244,7 +244,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	} else if wl := e.caps.Wakeups; wl != nil {
 		e.claiming.goFn(func(ctx context.Context) { _ = wl.ListenWakeups(ctx, e.onWakeup) })
 	}
-	e.claiming.goFn(func(ctx context.Context) { e.poller.run(ctx, e.opts.Concurrency) })
+	e.claiming.goFn(func(ctx context.Context) { e.poller.run(ctx) })
 	e.claiming.goFn(func(ctx context.Context) { e.rescue.run(ctx, scans) })
 	for _, svc := range e.services {
 		h := ServiceHost{NodeID: e.opts.NodeID, Store: e.store, Client: e.client, Clock: e.opts.Clock,
@@ -290,28 +290,30 @@ type stopStep struct {
 	run  func(ctx context.Context) error
 }
 
-// stopOrder is the graceful stop (invariant 4), in the one order that loses
-// nothing: claiming (and the services) stop first; the drain waits for the
-// bodies and releases those still running when it times out; the completer
-// then flushes what finished; heartbeats stop only after that, so that no
-// peer recovers (and charges) a draining node's jobs; the node's row goes
-// last.
+// stopOrder is the graceful stop: StopOrder's steps, each mapped to the
+// part that carries it out.
 func (e *Engine) stopOrder() []stopStep {
-	return []stopStep{
-		{"stop claiming", func(context.Context) error { e.claiming.stop(); return nil }},
-		{"drain and release", func(ctx context.Context) error {
+	do := map[StopStep]func(ctx context.Context) error{
+		StopClaiming: func(context.Context) error { e.claiming.stop(); return nil },
+		DrainAndRelease: func(ctx context.Context) error {
 			_, err := e.executor.drain(ctx, e.opts.ShutdownTimeout)
 			return err
-		}},
-		{"flush completions", func(context.Context) error { return e.completer.stop() }},
-		{"stop heartbeats", func(context.Context) error { e.beating.stop(); e.cancel(); return nil }},
-		{"deregister", func(ctx context.Context) error {
+		},
+		FlushCompletions: func(context.Context) error { return e.completer.stop() },
+		StopHeartbeats:   func(context.Context) error { e.beating.stop(); e.cancel(); return nil },
+		Deregister: func(ctx context.Context) error {
 			if err := e.store.DeregisterNode(context.WithoutCancel(ctx), e.opts.NodeID); err != nil {
 				return fmt.Errorf("deregister node: %w", err)
 			}
 			return nil
-		}},
+		},
 	}
+	order := StopOrder()
+	steps := make([]stopStep, len(order))
+	for i, s := range order {
+		steps[i] = stopStep{s.String(), do[s]}
+	}
+	return steps
 }
 
 // written reports a completion the store answered: its event, and for one

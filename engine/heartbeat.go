@@ -63,16 +63,8 @@ func (h *heartbeater) beat(ctx context.Context) bool {
 	return true
 }
 
-// fresh makes sure the node's row is fresh before it claims: after a stall
-// (a paused process, a long GC, a suspended VM) other nodes may have
-// recovered its jobs and deleted its row, and jobs claimed before the next
-// beat re-registers it would look orphaned at once.
-func (h *heartbeater) fresh(ctx context.Context) bool {
-	if h.now().UnixNano()-h.last.Load() < int64(2*h.interval) {
-		return true
-	}
-	return h.beat(ctx)
-}
+// lastBeat is when the last beat succeeded.
+func (h *heartbeater) lastBeat() time.Time { return time.Unix(0, h.last.Load()) }
 
 // tick is one beat and, where the store can tell, the claim check.
 func (h *heartbeater) tick(ctx context.Context) {

@@ -11,8 +11,8 @@ import (
 )
 
 // outcomes turns what a body returned into the owner write that ends its
-// job: the result encoded, or the retry decision (DecideRetry) with the
-// sanitized error. It is pure but for the metrics and logs it reports.
+// job (CompletionOf: the retry decision, the sanitized error) and encodes a
+// success's result. It is pure but for the metrics and logs it reports.
 type outcomes struct {
 	clock     clockwork.Clock
 	policy    spi.RetryPolicy
@@ -24,25 +24,18 @@ type outcomes struct {
 
 func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion {
 	now := o.clock.Now().UTC().Truncate(time.Microsecond)
-	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now}
-	if err == nil {
-		c.Outcome = spi.OutcomeSucceeded
+	c := CompletionOf(j, err, o.policy, o.sanitizer, now)
+	switch c.Outcome {
+	case spi.OutcomeSucceeded:
 		if res != nil {
 			c.Result, c.ResultType = o.result(ctx, jc, j, res)
 		}
-		c.Attempts = j.Attempts + 1 // reported in events; not written on success
 		o.metrics.JobCompleted(j.ID, j.TaskName, o.clock.Since(started))
-		return pendingCompletion{c: c, job: j}
-	}
-	d := DecideRetry(j, err, o.policy, now)
-	c.Attempts = d.Attempt
-	c.LastError = o.sanitizer.Sanitize(err)
-	o.metrics.JobFailed(j.ID, j.TaskName, err, d.Attempt)
-	if d.Retry {
-		c.Outcome, c.RetryAt = spi.OutcomeRetry, d.RetryAt
-		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", d.RetryAt)
-	} else {
-		c.Outcome = spi.OutcomeFailed
+	case spi.OutcomeRetry:
+		o.metrics.JobFailed(j.ID, j.TaskName, err, c.Attempts)
+		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", c.RetryAt)
+	default:
+		o.metrics.JobFailed(j.ID, j.TaskName, err, c.Attempts)
 		jc.Logger.Warn("job failed; moved to the dead-letter queue", "err", c.LastError)
 	}
 	return pendingCompletion{c: c, job: j}

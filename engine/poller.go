@@ -54,17 +54,17 @@ type pollerDeps struct {
 	// params are the claims' fixed parameters (node, tasks, tags, aging);
 	// the poller sets Limit and Now.
 	params spi.ClaimParams
-	// batch bounds one claim; gather is how long a mostly busy pool waits
-	// for more free slots (negative: never).
-	batch  int
-	gather time.Duration
+	// policy decides each step: idle, gather, refresh the beat, claim.
+	policy PollPolicy
 	// strategy decides the waits between claims.
 	strategy spi.PollDelayStrategy
 	// free returns the free slots; dispatch starts a claimed job.
 	free     func() int
 	dispatch func(*spi.Job)
-	// fresh makes sure the node's heartbeat is fresh before a claim.
-	fresh func(ctx context.Context) bool
+	// lastBeat is when the node's heartbeat last succeeded; beat writes it
+	// now and reports whether it succeeded.
+	lastBeat func() time.Time
+	beat     func(ctx context.Context) bool
 	// claimed and failed are told of each claim's outcome (metrics).
 	claimed func(n int)
 	failed  func(err error)
@@ -87,57 +87,62 @@ func (p *poller) poke() {
 	}
 }
 
-// minClaim is the fewest free slots worth a claim while the pool is busy:
-// claiming a handful of slots at a time costs a round trip each, so the
-// poller waits for a quarter of the pool (or of a batch) to free up, or for
-// the gather timeout, before claiming what is free.
-func (p *poller) minClaim(slots int) int { return max(1, min(slots, p.batch)/4) }
-
-// run claims and dispatches jobs until ctx ends. slots is the pool's size.
-func (p *poller) run(ctx context.Context, slots int) {
+// run claims and dispatches jobs until ctx ends, one PollPolicy decision
+// at a time.
+func (p *poller) run(ctx context.Context) {
 	if len(p.params.Tasks) == 0 {
 		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
 	}
-	minClaim := p.minClaim(slots)
+	var gatherStart time.Time
 	for ctx.Err() == nil {
-		free, ok := p.free(), true
-		if free == 0 {
+		now := p.clock.Now()
+		d := p.policy.Next(PollState{Free: p.free(), Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
+		switch d.Action {
+		case PollIdle:
+			gatherStart = time.Time{}
 			if !p.waitWake(ctx, 0) {
 				return
 			}
-			continue
-		}
-		if free < minClaim && p.gather > 0 {
-			if free, ok = p.gatherSlots(ctx, minClaim); !ok {
+		case PollGather:
+			if gatherStart.IsZero() {
+				gatherStart = now
+			}
+			if !p.waitWake(ctx, d.Wait) {
 				return
 			}
-		}
-		if !p.fresh(ctx) {
-			if !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
+		case PollBeat:
+			if !p.beat(ctx) && !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
 				return
 			}
-			continue
-		}
-		cp := p.params
-		cp.Limit, cp.Now = min(free, p.batch), p.clock.Now().UTC().Truncate(time.Microsecond)
-		jobs, err := p.store.ClaimJobs(ctx, cp)
-		if err != nil {
-			if ctx.Err() != nil {
+		case PollClaim:
+			gatherStart = time.Time{}
+			if !p.claim(ctx, d.Limit) {
 				return
 			}
-			p.failed(err)
-			p.log.Warn("claim failed; backing off", "err", err)
-		} else if len(jobs) > 0 {
-			p.claimed(len(jobs))
-			for _, j := range jobs {
-				p.dispatch(j)
-			}
-		}
-		d := p.strategy.Next(spi.PollResult{Asked: cp.Limit, Claimed: len(jobs), Err: err})
-		if d > 0 && !p.waitWake(ctx, d) {
-			return
 		}
 	}
+}
+
+// claim claims up to limit jobs, dispatches them and waits as the strategy
+// says; false when ctx ends.
+func (p *poller) claim(ctx context.Context, limit int) bool {
+	cp := p.params
+	cp.Limit, cp.Now = limit, p.clock.Now().UTC().Truncate(time.Microsecond)
+	jobs, err := p.store.ClaimJobs(ctx, cp)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		p.failed(err)
+		p.log.Warn("claim failed; backing off", "err", err)
+	} else if len(jobs) > 0 {
+		p.claimed(len(jobs))
+		for _, j := range jobs {
+			p.dispatch(j)
+		}
+	}
+	d := p.strategy.Next(spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err})
+	return d <= 0 || p.waitWake(ctx, d)
 }
 
 // waitWake waits for a wakeup, or for d when d > 0. It returns false when
@@ -156,23 +161,4 @@ func (p *poller) waitWake(ctx context.Context, d time.Duration) bool {
 	case <-tc:
 	}
 	return true
-}
-
-// gatherSlots waits until want slots are free or the gather timeout has
-// passed, and returns the free slots; false when ctx ends.
-func (p *poller) gatherSlots(ctx context.Context, want int) (int, bool) {
-	t := p.clock.NewTimer(p.gather)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return 0, false
-		case <-p.wake:
-			if free := p.free(); free >= want {
-				return free, true
-			}
-		case <-t.Chan():
-			return p.free(), true
-		}
-	}
 }

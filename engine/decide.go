@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The engine's decisions as pure functions of their inputs: when to claim
+// and how much, the order of a graceful stop, the owner write that ends an
+// execution, and how completions are batched. The engine's parts call
+// them; the cluster simulator (simtest/cluster) steps the same functions
+// on its own event loop, so what it checks is the engine's own code rather
+// than a model of it.
+
+// PollPolicy decides the poller's next step. The engine builds it from its
+// Options; its zero value claims one job at a time, never gathers and
+// never refreshes the heartbeat itself.
+type PollPolicy struct {
+	// Slots is the pool's size, Batch the most jobs one claim takes.
+	Slots, Batch int
+	// Gather is how long a mostly busy pool waits for more free slots
+	// before it claims the few it has; zero or negative: never.
+	Gather time.Duration
+	// HeartbeatInterval is the node's beat period: a beat older than twice
+	// that is refreshed before a claim. Zero or negative: no refresh.
+	HeartbeatInterval time.Duration
+}
+
+// PollState is what the poller knows when it decides.
+type PollState struct {
+	// Free is the number of free slots.
+	Free int
+	// Now is the engine clock's time.
+	Now time.Time
+	// GatherStart is when the poller began waiting for more free slots;
+	// zero when it is not waiting.
+	GatherStart time.Time
+	// LastBeat is when the node's heartbeat last succeeded.
+	LastBeat time.Time
+}
+
+// PollAction is what the poller does next.
+type PollAction int
+
+// The poller's actions.
+const (
+	// PollIdle: no slot is free; wait until a body finishes.
+	PollIdle PollAction = iota
+	// PollGather: too few slots are free to be worth a round trip; wait
+	// up to PollDecision.Wait (or until more free up) and decide again.
+	PollGather
+	// PollBeat: the heartbeat is stale; write it before claiming (after a
+	// stall, peers may have recovered the node's jobs and deleted its row,
+	// and jobs claimed under a stale row would look orphaned at once).
+	PollBeat
+	// PollClaim: claim PollDecision.Limit jobs.
+	PollClaim
+)
+
+// PollDecision is the poller's next step.
+type PollDecision struct {
+	Action PollAction
+	// Limit is the claim's size (PollClaim).
+	Limit int
+	// Wait is the longest wait before deciding again (PollGather).
+	Wait time.Duration
+}
+
+// MinClaim is the fewest free slots worth a claim while the pool is busy:
+// claiming a handful of slots at a time costs a round trip each, so the
+// poller waits for a quarter of the pool (or of a batch) to free up, or for
+// the gather timeout.
+func (p PollPolicy) MinClaim() int { return max(1, min(p.Slots, p.Batch)/4) }
+
+// Next decides the poller's next step. A claim never asks for more than the
+// free slots nor more than a batch.
+func (p PollPolicy) Next(s PollState) PollDecision {
+	if s.Free <= 0 {
+		return PollDecision{Action: PollIdle}
+	}
+	if s.Free < p.MinClaim() && p.Gather > 0 {
+		if s.GatherStart.IsZero() {
+			return PollDecision{Action: PollGather, Wait: p.Gather}
+		}
+		if waited := s.Now.Sub(s.GatherStart); waited < p.Gather {
+			return PollDecision{Action: PollGather, Wait: p.Gather - waited}
+		}
+	}
+	if p.HeartbeatInterval > 0 && s.Now.Sub(s.LastBeat) >= 2*p.HeartbeatInterval {
+		return PollDecision{Action: PollBeat}
+	}
+	return PollDecision{Action: PollClaim, Limit: max(1, min(s.Free, p.Batch))}
+}
+
+// StopStep is one step of the graceful stop.
+type StopStep int
+
+// The steps of the graceful stop, in StopOrder's order.
+const (
+	// StopClaiming stops the poller and the services.
+	StopClaiming StopStep = iota + 1
+	// DrainAndRelease waits for the running bodies up to the shutdown
+	// timeout and releases (fenced, uncharged) the claims still running.
+	DrainAndRelease
+	// FlushCompletions writes what finished.
+	FlushCompletions
+	// StopHeartbeats ends the heartbeats and the claim check.
+	StopHeartbeats
+	// Deregister deletes the node's row.
+	Deregister
+)
+
+var stopStepNames = map[StopStep]string{StopClaiming: "stop claiming", DrainAndRelease: "drain and release",
+	FlushCompletions: "flush completions", StopHeartbeats: "stop heartbeats", Deregister: "deregister"}
+
+func (s StopStep) String() string {
+	if n, ok := stopStepNames[s]; ok {
+		return n
+	}
+	return "unknown stop step"
+}
+
+// StopOrder is the graceful stop (invariant 4) in the one order that loses
+// nothing: claiming stops first; the drain waits for the bodies and
+// releases those still running when it times out; what finished is then
+// flushed; heartbeats stop only after that, so that no peer recovers (and
+// charges) a draining node's jobs; the node's row goes last.
+func StopOrder() []StopStep {
+	return []StopStep{StopClaiming, DrainAndRelease, FlushCompletions, StopHeartbeats, Deregister}
+}
+
+// CompletionOf is the owner write that ends the execution of j, claimed
+// under j.ClaimSeq (the fence), whose body returned err at now: success, a
+// retry at the time DecideRetry gives, or the dead-letter queue, with the
+// error sanitized. The caller adds a success's result.
+func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
+	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now}
+	if err == nil {
+		c.Outcome = spi.OutcomeSucceeded
+		c.Attempts = j.Attempts + 1 // reported in events; not written on success
+		return c
+	}
+	d := DecideRetry(j, err, policy, now)
+	c.Attempts, c.LastError = d.Attempt, s.Sanitize(err)
+	if d.Retry {
+		c.Outcome, c.RetryAt = spi.OutcomeRetry, d.RetryAt
+	} else {
+		c.Outcome = spi.OutcomeFailed
+	}
+	return c
+}
+
+// NextBatch splits the completer's queue into the next write (at most size
+// completions, in queue order) and what stays queued.
+func NextBatch[T any](queue []T, size int) (batch, rest []T) {
+	n := min(len(queue), max(1, size))
+	batch, rest = queue[:n:n], queue[n:]
+	if len(rest) == 0 {
+		rest = nil
+	}
+	return batch, rest
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+func TestPollPolicyNext(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := PollPolicy{Slots: 16, Batch: 8, Gather: 100 * time.Millisecond, HeartbeatInterval: time.Second}
+	fresh := t0.Add(-time.Second)
+	cases := []struct {
+		name string
+		s    PollState
+		want PollDecision
+	}{
+		{"no free slot", PollState{Free: 0, Now: t0, LastBeat: fresh}, PollDecision{Action: PollIdle}},
+		{"too few free: start gathering", PollState{Free: 1, Now: t0, LastBeat: fresh}, PollDecision{Action: PollGather, Wait: 100 * time.Millisecond}},
+		{"gathering: wait the rest", PollState{Free: 1, Now: t0, GatherStart: t0.Add(-30 * time.Millisecond), LastBeat: fresh},
+			PollDecision{Action: PollGather, Wait: 70 * time.Millisecond}},
+		{"gathered long enough", PollState{Free: 1, Now: t0, GatherStart: t0.Add(-100 * time.Millisecond), LastBeat: fresh},
+			PollDecision{Action: PollClaim, Limit: 1}},
+		{"enough free: claim them", PollState{Free: 2, Now: t0, LastBeat: fresh}, PollDecision{Action: PollClaim, Limit: 2}},
+		{"capped at a batch", PollState{Free: 16, Now: t0, LastBeat: fresh}, PollDecision{Action: PollClaim, Limit: 8}},
+		{"stale beat first", PollState{Free: 16, Now: t0, LastBeat: t0.Add(-2 * time.Second)}, PollDecision{Action: PollBeat}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, p.Next(c.s), c.name)
+	}
+	var zero PollPolicy
+	assert.Equal(t, PollDecision{Action: PollClaim, Limit: 1}, zero.Next(PollState{Free: 3, Now: t0}), "the zero policy claims one at a time and never beats")
+}
+
+func TestStopOrder(t *testing.T) {
+	assert.Equal(t, []StopStep{StopClaiming, DrainAndRelease, FlushCompletions, StopHeartbeats, Deregister}, StopOrder())
+	e := &Engine{}
+	var names []string
+	for _, s := range e.stopOrder() {
+		require.NotNil(t, s.run, s.name)
+		names = append(names, s.name)
+	}
+	assert.Equal(t, []string{"stop claiming", "drain and release", "flush completions", "stop heartbeats", "deregister"}, names)
+}
+
+func TestNextBatch(t *testing.T) {
+	b, rest := NextBatch([]int{1, 2, 3, 4, 5}, 2)
+	assert.Equal(t, []int{1, 2}, b)
+	assert.Equal(t, []int{3, 4, 5}, rest)
+	b = append(b, 9) // the batch has no spare capacity over the rest
+	assert.Equal(t, []int{3, 4, 5}, rest)
+	b, rest = NextBatch([]int{1}, 5)
+	assert.Equal(t, []int{1}, b)
+	assert.Nil(t, rest)
+	b, rest = NextBatch[int](nil, 5)
+	assert.Empty(t, b)
+	assert.Nil(t, rest)
+}
+
+func TestCompletionOf(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	j := &spi.Job{ID: uuid.New(), ClaimSeq: 7, Attempts: 1, MaxRetries: 2, Backoff: spi.BackoffFixed, BackoffParam: time.Second}
+	c := CompletionOf(j, nil, DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now)
+	assert.Equal(t, spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: 7}, FinishedAt: now, Outcome: spi.OutcomeSucceeded, Attempts: 2}, c)
+
+	c = CompletionOf(j, errors.New("boom"), DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now)
+	assert.Equal(t, spi.OutcomeRetry, c.Outcome)
+	assert.Equal(t, now.Add(time.Second), c.RetryAt)
+	assert.Equal(t, 2, c.Attempts)
+	assert.Equal(t, int64(7), c.ClaimSeq, "the write is fenced by the claim it ends")
+
+	j.Attempts = 2 // the last retry is spent
+	c = CompletionOf(j, errors.New("boom"), DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now)
+	assert.Equal(t, spi.OutcomeFailed, c.Outcome)
+	assert.Equal(t, 3, c.Attempts)
+	assert.Contains(t, c.LastError, "boom")
+}
