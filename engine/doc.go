@@ -33,11 +33,19 @@
 // its lease. The recurring scheduler and the archiver plug in here.
 //
 // Start and Stop (engine.go) are the one place that orders the parts. Stop
-// is stopOrder: stop claiming and the services, drain up to a timeout and
+// runs StopOrder: stop claiming and the services, drain up to a timeout and
 // release the rest, flush the completions, stop the heartbeats, deregister.
 //
-// All time comes from the injected clockwork.Clock, so tests and the
-// simulator drive the engine on a fake clock.
+// The parts' decisions are exported pure functions (decide.go):
+// PollPolicy.Next (idle, gather, refresh the beat, or claim at most the
+// free slots and a batch), StopOrder, CompletionOf (the fenced owner write
+// with DecideRetry's decision) and NextBatch (the completer's batches). The
+// cluster simulator (simtest/cluster) steps these same functions on its
+// own event loop, and its mutation test plants a bug in each to show the
+// simulator catches it.
+//
+// All time comes from the injected clockwork.Clock, so tests drive the
+// engine on a fake clock.
 //
 // The clockwork dependency (github.com/jonboulle/clockwork) is the clock
 // abstraction named by the design: one interface for real and fake time.

@@ -33,6 +33,8 @@ const (
 	invAdminOps     = "admin-ops"
 	invPermits      = "permits"     // a resource never has more RUNNING jobs than its limit
 	invClaimCheck   = "claim-check" // ClaimChecker reports a claim current iff it is
+	invSlots        = "slots"       // a node never runs more bodies than it has slots
+	invFreshClaim   = "fresh-claim" // a job is never recovered within grace − 2·heartbeat of its claim (no clock jump)
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -63,13 +65,17 @@ type sjob struct {
 	resource   string
 	limit      int
 
-	status     spi.Status
-	seq        int64
-	owner      string
-	attempts   int
-	crash      int
-	lastErr    string
-	finishedAt time.Time
+	status spi.Status
+	seq    int64
+	owner  string
+	// claimedAt is when the current claim was made, claimJumps the clock
+	// jumps before it, claimRow its node's heartbeat row then (zero: none).
+	claimedAt, claimRow time.Time
+	claimJumps          int
+	attempts            int
+	crash               int
+	lastErr             string
+	finishedAt          time.Time
 
 	// since the last DLQ retry: claims, recoveries and releases
 	claims, recoveries, releases int
@@ -283,6 +289,7 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 		j.seq++
 		j.owner = n.id
 		j.claims++
+		j.claimedAt, j.claimRow, j.claimJumps = now, w.nodeRows[n.id], w.jumps
 		w.touch(j)
 		if j.resource != "" {
 			w.check(invPermits)
@@ -455,6 +462,9 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 				"the stopping node's heartbeat is %s old, over the grace %s", n.id, j.label, owner.id, p.Now.Sub(w.nodeRows[owner.id]), p.Grace)
 			return
 		}
+		if w.recoveredFresh(n, p, j) {
+			return
+		}
 		w.check(invCrashBudget)
 		wantStatus, wantCrash := spi.StatusFailed, j.crash
 		if j.crash < p.MaxCrashRedeliveries {
@@ -482,6 +492,30 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 			delete(w.nodeRows, node)
 		}
 	}
+}
+
+// recoveredFresh reports (and fails) a recovery of a job that its node
+// claimed under a fresh heartbeat too recently for the row to have gone
+// stale since: the poller refreshes a beat older than two intervals before
+// it claims, so a recovery needs at least grace − 2·interval after the
+// claim, unless the clock jumped. A restart's recovery of its own node's
+// jobs is not a staleness recovery and is not checked.
+func (w *world) recoveredFresh(n *node, p spi.RecoverParams, j *sjob) bool {
+	window := w.sc.OrphanGrace - 2*w.sc.HeartbeatInterval
+	if window <= 0 || slices.Contains(p.Nodes, j.owner) {
+		return false
+	}
+	w.check(invFreshClaim)
+	if w.jumps != j.claimJumps || p.Now.Sub(j.claimedAt) >= window {
+		return false
+	}
+	row := "no row"
+	if !j.claimRow.IsZero() {
+		row = fmt.Sprintf("a row %s old", j.claimedAt.Sub(j.claimRow))
+	}
+	w.fail(invFreshClaim, []*sjob{j}, []*node{n}, "orphan scan by %s recovered %s %s after %s claimed it, with %s (grace %s, heartbeat %s): "+
+		"a node must refresh a heartbeat older than two intervals before it claims", n.id, j.label, p.Now.Sub(j.claimedAt), j.owner, row, p.Grace, w.sc.HeartbeatInterval)
+	return true
 }
 
 func labels(js []*sjob) string {
@@ -529,9 +563,16 @@ func (w *world) checkRetryPath(j *sjob, snap *spi.Job, err error, c spi.Completi
 	}
 	gotRetry := c.Outcome == spi.OutcomeRetry
 	if gotRetry != retry || c.Attempts != attempt || (retry && !c.RetryAt.Equal(at)) || (!retry && c.Outcome != spi.OutcomeFailed) {
-		w.fail(invRetryPath, []*sjob{j}, nil, "attempt %d of %s (max retries %d, backoff %s %s) failed with %q: engine decided outcome %d retry at %s attempts %d; the FAQ's path gives retry=%v at %s",
-			attempt, j.label, snap.MaxRetries, snap.Backoff, snap.BackoffParam, err, c.Outcome, simtime.Offset(c.RetryAt.Sub(w.start)), c.Attempts, retry, simtime.Offset(at.Sub(w.start)))
+		w.fail(invRetryPath, []*sjob{j}, nil, "attempt %d of %s (max retries %d, backoff %s %s) failed with %q: the engine decided %s; the FAQ's path gives %s",
+			attempt, j.label, snap.MaxRetries, snap.Backoff, snap.BackoffParam, err, w.describeCompletion(c), w.describeRetry(retry, at, attempt))
 	}
+}
+
+func (w *world) describeRetry(retry bool, at time.Time, attempt int) string {
+	if !retry {
+		return fmt.Sprintf("attempt %d, to the DLQ", attempt)
+	}
+	return fmt.Sprintf("attempt %d, retry at %s", attempt, simtime.Offset(at.Sub(w.start)))
 }
 
 // checkAdmin checks a cancel or DLQ retry against the model and applies it.

@@ -234,7 +234,7 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 	rep, err := cluster.Simulate(4, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
-		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check"} {
+		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim"} {
 		assert.Positive(t, rep.Checks[inv], "invariant %s checked", inv)
 	}
 	t.Log("\n" + rep.Summary())
@@ -250,4 +250,26 @@ func TestDrainLongerThanGraceChargesNothing(t *testing.T) {
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
 	}
+}
+
+// The engine's mutation test: each planted engine bug (a one-line change
+// of one of the engine decisions the nodes step) is caught within a
+// bounded sweep by the invariant meant to catch it, and the seed that
+// catches it passes with the engine's own code.
+func TestCatchesEveryEngineBug(t *testing.T) {
+	bugs := cluster.EngineBugs()
+	require.GreaterOrEqual(t, len(bugs), 5)
+	for _, bug := range bugs {
+		t.Run(bug, func(t *testing.T) {
+			sc := cluster.Scenario{Steps: 2000, EngineBug: bug}
+			v := findViolation(t, sc, 80)
+			t.Logf("seed %d: %s: %s", v.Seed, v.Invariant, v.Detail)
+			assert.Equal(t, cluster.EngineBugInvariant(bug), v.Invariant)
+			assert.Contains(t, v.Reproduce, "-engine-bug "+bug)
+			_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
+			assert.NoError(t, clean, "the same seed passes with the engine's own code")
+		})
+	}
+	_, err := cluster.Simulate(1, cluster.Scenario{EngineBug: "no-such-bug"})
+	require.ErrorContains(t, err, `unknown engine bug "no-such-bug"`)
 }

@@ -1,26 +1,41 @@
 // Package cluster is the seeded whole-cluster simulator that checks Ratchet
 // itself: [Simulate] runs K virtual nodes over one spi.Store on one fake clock,
 // stepped one action at a time by a seeded, single-goroutine discrete-event
-// loop: poll and claim (with the node's tag filter), execute (outcome drawn
-// from the seed), complete with the claim's fence, heartbeat (with the
-// claim check that cancels bodies recovered from under the node), orphan
-// scan, graceful stop with drain timeout; the retry decision is
-// engine.DecideRetry itself. The seed also chooses the submissions
-// (priorities, delays, retries and backoff, idempotency keys, tags,
-// optionally resource permits, poison jobs that crash their node every
-// time) and the faults: node crashes at any point, stalls past the orphan
-// grace period whose later writes must be superseded, graceful stops,
-// clock jumps. After every step the simulator checks DESIGN.md's
-// invariants against a model of what each store call must have done: claim
-// order with aging, tags and permits, at most one current owner, fencing,
-// exact orphan recovery and crash budget, release without charge, the
-// retry path, nothing lost; and optionally an aging probe (a LOWEST job
-// under a flood of CRITICAL ones, claimed within the bound the formula
-// implies). The same seed gives a byte-identical trace; a violation is
-// returned as a [*Violation] naming the seed, the invariant, a command
-// that reproduces it and the last trace events concerning the jobs
-// involved. [Scenario] can supply any store (NewStore) or wrap it
-// (WrapStore) to show that a broken variant is caught.
+// loop. The nodes do not imitate the engine: they step the engine's own
+// decision code, the functions its poller, executor, completer and Stop
+// call. Each poll is engine.PollPolicy.Next (wait for a free slot, gather
+// more, refresh a stale heartbeat, or claim at most the free slots and a
+// batch, with the node's tag filter) and waits as engine.AdaptivePolling
+// says; an execution (outcome drawn from the seed) ends with
+// engine.CompletionOf (the fence, engine.DecideRetry); completions go out
+// in engine.NextBatch's batches; a graceful stop runs engine.StopOrder step
+// by step. The node itself supplies only the I/O around them: store calls,
+// heartbeats with the claim check that cancels bodies recovered from under
+// the node, orphan scans, restarts.
+//
+// The seed also chooses the submissions (priorities, delays, retries and
+// backoff, idempotency keys, tags, optionally resource permits, poison jobs
+// that crash their node every time), each node's slots, claim batch,
+// gather timeout and completion batch, and the faults: node crashes at any
+// point, stalls past the orphan grace period whose later writes must be
+// superseded, heartbeat outages, graceful stops, clock jumps. After every
+// step the simulator checks DESIGN.md's invariants against a model of what
+// each store call must have done: claim order with aging, tags and
+// permits, at most one current owner, fencing, exact orphan recovery and
+// crash budget, release without charge, the retry path, no more bodies
+// than slots, no recovery of a job claimed under a fresh heartbeat,
+// nothing lost; and optionally an aging probe (a LOWEST job under a flood
+// of CRITICAL ones, claimed within the bound the formula implies). The same
+// seed gives a byte-identical trace; a violation is returned as a
+// [*Violation] naming the seed, the invariant, a command that reproduces it
+// and the last trace events concerning the jobs involved.
+//
+// [Scenario] can supply any store (NewStore) or wrap it (WrapStore) to show
+// that a broken store is caught, and plant a broken engine decision
+// (EngineBug, one of [EngineBugs]: a claim under a stale heartbeat, a claim
+// past the free slots, heartbeats stopped before the drain, an off-by-one
+// retry, an unfenced completion, a batch that loses a completion) to show
+// that a broken engine is caught: the engine's mutation test.
 //
 // The command simtest/cmd/simtest runs one seed or sweeps a range. The
 // user test environment (simtest.NewEnv, RunTask) is the package simtest.

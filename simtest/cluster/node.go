@@ -20,17 +20,19 @@ import (
 // submits.
 var simTasks = []string{"flood", "poison", "probe", "work"}
 
-// A node mirrors what engine.Engine does, one action per step: it polls
-// with an adaptive delay and claims up to its free slots with its tag
-// filter, runs each job for a simulated time, decides the outcome of a
-// failure with engine.DecideRetry, buffers completions and writes them in
-// one fenced batch, heartbeats (then, where the store is a ClaimChecker,
-// cancels the bodies of jobs taken away from it), scans for orphans, and
-// on a graceful stop stops claiming but keeps heartbeating while it drains
-// (as Engine.Stop does),
-// drains up to a timeout and releases the rest. It restarts under the same
-// id, recovering its own jobs first. Not modelled: wakeups between nodes
-// (a ClusterCoordinator only shortens poll delays).
+// A node is one engine on the simulator's event loop, one action per step.
+// Its decisions are the engine's own code (engineCode): each poll asks the
+// engine's PollPolicy whether to wait for a free slot, gather more free
+// slots, refresh a stale heartbeat or claim (never more than the free slots
+// nor a batch), and waits as the engine's AdaptivePolling says; an
+// execution ends with the engine's CompletionOf (the retry decision, the
+// fence); completions are written in the completer's batches (NextBatch);
+// a graceful stop runs the engine's StopOrder step by step. What the node
+// does itself is only the I/O around them: store calls, a body's simulated
+// run time, the heartbeat's claim check (the bodies of jobs taken away are
+// cancelled), orphan scans, and restarts under the same id, recovering its
+// own jobs first. Not modelled: wakeups between nodes (a ClusterCoordinator
+// only shortens poll delays).
 
 type nodeState int
 
@@ -48,8 +50,12 @@ type node struct {
 	state nodeState
 	slots int
 
-	stallUntil time.Time     // non-zero while frozen
-	tags       spi.TagFilter // tag affinity passed with every claim
+	policy engine.PollPolicy // slots, claim batch, gather timeout, heartbeat interval
+	batch  int               // the completer's batch size
+
+	stallUntil    time.Time     // non-zero while frozen
+	beatFailUntil time.Time     // heartbeat writes fail until then (an outage)
+	tags          spi.TagFilter // tag affinity passed with every claim
 
 	execs   map[spi.ClaimRef]*exec // claimed and running, as the node believes
 	pending []pendingWrite         // finished, completion not yet written
@@ -59,8 +65,19 @@ type node struct {
 	// jobs must then never be recovered (only released).
 	stopClean bool
 
+	// Per incarnation: the poll strategy and what the policy is told, the
+	// parts still running, and the graceful stop's progress.
+	strategy          spi.PollDelayStrategy
+	gatherStart       time.Time
+	lastBeat          time.Time
+	claiming, beating bool
+	stopSteps         []engine.StopStep
+	stopAt            int
+	draining          bool
+	drainTimeout      time.Duration
+	stopKind          string
+
 	pollGen       int
-	pollDelay     time.Duration
 	flushQueued   bool
 	restartQueued bool
 }
@@ -73,6 +90,7 @@ type exec struct {
 
 type pendingWrite struct {
 	job *sjob
+	ref spi.ClaimRef // the claim the execution held
 	c   spi.Completion
 }
 
@@ -85,7 +103,7 @@ func (n *node) believes(ref spi.ClaimRef) bool {
 		return true
 	}
 	for _, p := range n.pending {
-		if p.c.ClaimRef == ref {
+		if p.ref == ref {
 			return true
 		}
 	}
@@ -99,7 +117,7 @@ func (n *node) beliefs() []*exec {
 		out = append(out, x)
 	}
 	for _, p := range n.pending {
-		out = append(out, &exec{job: p.job, ref: p.c.ClaimRef})
+		out = append(out, &exec{job: p.job, ref: p.ref})
 	}
 	slices.SortFunc(out, func(a, b *exec) int {
 		if c := bytes.Compare(a.ref.JobID[:], b.ref.JobID[:]); c != 0 {
@@ -176,7 +194,11 @@ func (w *world) startNode(n *node) error {
 	n.execs = map[spi.ClaimRef]*exec{}
 	n.pending = nil
 	n.flushQueued, n.restartQueued = false, false
-	n.pollDelay = w.sc.MinPollInterval
+	n.beatFailUntil = time.Time{} // a new process, a new connection
+	n.strategy = engine.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})
+	n.gatherStart = time.Time{}
+	n.claiming, n.beating = true, true
+	n.stopSteps, n.stopAt, n.draining = nil, 0, false
 	now := w.now()
 	p := spi.RecoverParams{Now: now, Grace: w.sc.OrphanGrace, MaxCrashRedeliveries: w.maxCrash, Nodes: []string{n.id}, LastError: recoveryMessage}
 	got, err := w.store.RecoverOrphans(w.ctx, p)
@@ -189,6 +211,7 @@ func (w *world) startNode(n *node) error {
 		return w.storeErr("Heartbeat", err)
 	}
 	w.nodeRows[n.id] = now
+	n.lastBeat = now
 	w.tracef(rec, []*node{n}, "%s starts (incarnation %d, %d slots), recovering %s", n.id, n.inc, n.slots, describeRecovered(w, got))
 	w.queuePoll(n, 0)
 	w.schedule(w.sc.HeartbeatInterval, w.nodeEvent(n, evHeartbeat))
@@ -236,19 +259,51 @@ func (w *world) jobDuration(j *sjob) time.Duration {
 	}
 }
 
-// poll claims up to the node's free slots.
+// poll is one decision of the engine's PollPolicy, carried out.
 func (w *world) poll(n *node) error {
-	if n.state != nodeUp {
+	if !n.claiming || (n.state != nodeUp && n.state != nodeStopping) {
 		return nil
 	}
-	free := n.slots - len(n.execs)
-	if free <= 0 {
+	now := w.now()
+	d := w.code.poll(n.policy, engine.PollState{Free: n.slots - len(n.execs), Now: now, GatherStart: n.gatherStart, LastBeat: n.lastBeat})
+	switch d.Action {
+	case engine.PollIdle:
+		n.gatherStart = time.Time{}
 		return nil // a finishing body wakes the poller
+	case engine.PollGather:
+		if n.gatherStart.IsZero() {
+			n.gatherStart = now
+			w.tracef(nil, []*node{n}, "%s waits up to %s for more free slots (%d of %d free)", n.id, d.Wait, n.slots-len(n.execs), n.slots)
+		}
+		w.queuePoll(n, d.Wait)
+		return nil
+	case engine.PollBeat:
+		ok, err := w.beat(n, " before claiming")
+		if err != nil {
+			return err
+		}
+		var wait time.Duration
+		if !ok {
+			wait = n.strategy.Next(spi.PollResult{Err: errStaleBeat})
+		}
+		w.queuePoll(n, wait)
+		return nil
 	}
+	n.gatherStart = time.Time{}
+	return w.claim(n, d.Limit)
+}
+
+// errStaleBeat is the poll result of a claim skipped because the heartbeat
+// could not be refreshed.
+var errStaleBeat = errors.New("heartbeat not refreshed")
+
+// claim claims up to limit jobs, starts their bodies and queues the next
+// poll after the strategy's delay.
+func (w *world) claim(n *node, limit int) error {
+	free := n.slots - len(n.execs)
 	if w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:before-claim")
 	}
-	limit := free
 	now := w.now()
 	if w.probe != nil && w.probe.active && n.tags.Match(nil) {
 		// only nodes that may run the probe (untagged) count for its bound
@@ -273,6 +328,12 @@ func (w *world) poll(n *node) error {
 		x := &exec{job: j, snap: got[i], ref: spi.ClaimRef{JobID: j.id, ClaimSeq: got[i].ClaimSeq}}
 		n.execs[x.ref] = x
 		xs = append(xs, x)
+	}
+	w.check(invSlots)
+	if len(n.execs) > n.slots {
+		w.fail(invSlots, claimed, []*node{n}, "%s runs %d bodies on %d slots: its poller claimed %d jobs with a limit of %d and %d slots free",
+			n.id, len(n.execs), n.slots, len(got), limit, free)
+		return nil
 	}
 	if len(got) > 0 {
 		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> %s", n.id, limit, w.refsOf(xs))
@@ -300,17 +361,11 @@ func (w *world) poll(n *node) error {
 	if w.phase == phaseMain && len(got) > 0 && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:after-claim")
 	}
-	if len(got) == limit {
-		return nil // no free slot left
+	wait := n.strategy.Next(spi.PollResult{Asked: limit, Claimed: len(got)})
+	if wait > 0 {
+		wait = w.randDur(wait*3/4, wait) // the claim's own latency and scheduling
 	}
-	wait := n.pollDelay
-	if len(got) > 0 {
-		n.pollDelay = w.sc.MinPollInterval
-		wait = n.pollDelay
-	} else {
-		n.pollDelay = min(2*n.pollDelay, w.sc.PollInterval)
-	}
-	w.queuePoll(n, w.randDur(wait*3/4, wait))
+	w.queuePoll(n, wait)
 	return nil
 }
 
@@ -339,46 +394,51 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 		}
 	}
 	c := w.completion(x, err)
-	n.pending = append(n.pending, pendingWrite{job: x.job, c: c})
+	n.pending = append(n.pending, pendingWrite{job: x.job, ref: x.ref, c: c})
 	w.tracef([]*sjob{x.job}, []*node{n}, "%s body %s/%d -> %s", n.id, x.job.label, ref.ClaimSeq, w.describeCompletion(c))
 	if w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:before-completion")
 	}
+	w.queueFlush(n)
+	return w.freed(n)
+}
+
+// queueFlush has the completer write what is pending soon.
+func (w *world) queueFlush(n *node) {
 	if !n.flushQueued {
 		n.flushQueued = true
 		w.schedule(w.randDur(0, 30*time.Millisecond), w.nodeEvent(n, evFlush))
 	}
-	switch n.state {
-	case nodeUp:
-		n.pollDelay = w.sc.MinPollInterval
+}
+
+// freed is told that bodies ended: the poller wakes, and a drain that was
+// waiting for the last body goes on with the stop.
+func (w *world) freed(n *node) error {
+	if n.claiming {
 		w.queuePoll(n, 0)
-	case nodeStopping:
-		if len(n.execs) == 0 {
-			return w.finishStop(n, "stop:drained")
-		}
+	}
+	if n.draining && len(n.execs) == 0 {
+		n.draining = false
+		n.stopAt++
+		return w.advanceStop(n)
 	}
 	return nil
 }
 
-// completion builds the owner write that ends an execution, as
-// Engine.execute does.
+// completion builds the owner write that ends an execution with the
+// engine's CompletionOf, and checks that it carries the execution's claim
+// and, for a failure, the FAQ's retry decision.
 func (w *world) completion(x *exec, err error) spi.Completion {
-	now := w.now()
-	c := spi.Completion{ClaimRef: x.ref, FinishedAt: now}
+	c := w.code.completion(x.snap, err, w.policy, sanitizer, w.now())
+	w.check(invFence)
+	if c.ClaimRef != x.ref {
+		w.fail(invFence, []*sjob{x.job}, nil, "the engine's completion of %s carries claim %d of job %s; the execution holds claim %d",
+			x.job.label, c.ClaimSeq, c.JobID, x.ref.ClaimSeq)
+	}
 	if err == nil {
-		c.Outcome = spi.OutcomeSucceeded
 		c.Result = []byte(fmt.Sprintf(`{"job":%d}`, x.job.idx+1))
 		c.ResultType = "simtest.result"
-		c.Attempts = x.snap.Attempts + 1
 		return c
-	}
-	d := engine.DecideRetry(x.snap, err, w.policy, now)
-	c.Attempts = d.Attempt
-	c.LastError = sanitizer.Sanitize(err)
-	if d.Retry {
-		c.Outcome, c.RetryAt = spi.OutcomeRetry, d.RetryAt
-	} else {
-		c.Outcome = spi.OutcomeFailed
 	}
 	w.checkRetryPath(x.job, x.snap, err, c)
 	return c
@@ -395,14 +455,36 @@ func (w *world) describeCompletion(c spi.Completion) string {
 	}
 }
 
-// flush writes the node's buffered completions in one fenced batch.
+// flush writes the node's buffered completions in the completer's fenced
+// batches.
 func (w *world) flush(n *node) error {
 	n.flushQueued = false
-	if len(n.pending) == 0 {
-		return nil
+	for len(n.pending) > 0 && w.failure == nil {
+		queued := len(n.pending)
+		var batch []pendingWrite
+		batch, n.pending = w.code.batch(n.pending, n.batch)
+		if len(batch) == 0 || len(batch)+len(n.pending) != queued {
+			w.fail(invNothingLost, jobsOfWrites(batch), []*node{n}, "the completer's batching split %d queued completions into a batch of %d and %d still queued",
+				queued, len(batch), len(n.pending))
+			return nil
+		}
+		if err := w.write(n, batch); err != nil {
+			return err
+		}
 	}
-	batch := n.pending
-	n.pending = nil
+	return nil
+}
+
+func jobsOfWrites(ps []pendingWrite) []*sjob {
+	out := make([]*sjob, len(ps))
+	for i, p := range ps {
+		out[i] = p.job
+	}
+	return out
+}
+
+// write writes one batch of completions.
+func (w *world) write(n *node, batch []pendingWrite) error {
 	cs := make([]spi.Completion, len(batch))
 	js := make([]*sjob, len(batch))
 	for i, p := range batch {
@@ -426,18 +508,33 @@ func (w *world) flush(n *node) error {
 	return nil
 }
 
+// heartbeat is one tick of the heartbeater: a beat and the claim check
+// (which runs even when the beat fails, as the engine's does).
 func (w *world) heartbeat(n *node) error {
-	if n.state != nodeUp && n.state != nodeStopping {
-		return nil // Engine.Stop heartbeats through its drain, then ends the loop
+	if !n.beating || (n.state != nodeUp && n.state != nodeStopping) {
+		return nil // the stop's StopHeartbeats step ended the loop
 	}
-	now := w.now()
-	if err := w.store.Heartbeat(w.ctx, n.id, now); err != nil {
-		return w.storeErr("Heartbeat", err)
+	if _, err := w.beat(n, ""); err != nil {
+		return err
 	}
-	w.nodeRows[n.id] = now
-	w.tracef(nil, []*node{n}, "%s heartbeat", n.id)
 	w.schedule(w.sc.HeartbeatInterval, w.nodeEvent(n, evHeartbeat))
 	return w.checkClaims(n)
+}
+
+// beat writes the node's heartbeat, unless an outage makes it fail.
+func (w *world) beat(n *node, why string) (bool, error) {
+	now := w.now()
+	if now.Before(n.beatFailUntil) {
+		w.tracef(nil, []*node{n}, "%s heartbeat%s fails (outage)", n.id, why)
+		return false, nil
+	}
+	if err := w.store.Heartbeat(w.ctx, n.id, now); err != nil {
+		return false, w.storeErr("Heartbeat", err)
+	}
+	w.nodeRows[n.id] = now
+	n.lastBeat = now
+	w.tracef(nil, []*node{n}, "%s heartbeat%s", n.id, why)
+	return true, nil
 }
 
 // checkClaims is the second half of the engine's heartbeat: where the
@@ -480,16 +577,10 @@ func (w *world) checkClaims(n *node) error {
 	w.tracef(jobsOf(lost), []*node{n}, "%s claim check: %s were taken away; cancelling their bodies", n.id, w.refsOf(lost))
 	for _, x := range lost {
 		delete(n.execs, x.ref)
-		n.pending = append(n.pending, pendingWrite{job: x.job, c: w.completion(x, context.Canceled)})
+		n.pending = append(n.pending, pendingWrite{job: x.job, ref: x.ref, c: w.completion(x, context.Canceled)})
 	}
-	if !n.flushQueued {
-		n.flushQueued = true
-		w.schedule(w.randDur(0, 30*time.Millisecond), w.nodeEvent(n, evFlush))
-	}
-	if n.state == nodeUp {
-		w.queuePoll(n, 0)
-	}
-	return nil
+	w.queueFlush(n)
+	return w.freed(n)
 }
 
 func (w *world) scan(n *node) error {
@@ -520,7 +611,6 @@ func (w *world) crash(n *node, kind string) error {
 	n.execs = map[spi.ClaimRef]*exec{}
 	n.pending = nil
 	n.flushQueued = false
-	n.restartQueued = false
 	n.restartQueued = true
 	d := w.randDur(200*time.Millisecond, 20*time.Second)
 	switch {
@@ -541,29 +631,58 @@ func (w *world) poisonCrash(n *node, ref spi.ClaimRef) error {
 	return w.crash(n, "poison-crash")
 }
 
-// stop begins a graceful stop.
+// stop begins a graceful stop: the engine's StopOrder, one step at a time;
+// the drain waits for the last body or its timeout.
 func (w *world) stop(n *node) error {
 	n.state = nodeStopping
 	hb, ok := w.nodeRows[n.id]
-	n.stopClean = ok && w.now().Sub(hb) <= w.sc.HeartbeatInterval
-	timeout := w.sc.DrainTimeout
-	if timeout <= 0 {
-		timeout = w.randDur(500*time.Millisecond, max(500*time.Millisecond, w.sc.OrphanGrace-2*w.sc.HeartbeatInterval))
+	n.stopClean = ok && w.now().Sub(hb) <= w.sc.HeartbeatInterval && !w.now().Before(n.beatFailUntil)
+	n.drainTimeout = w.sc.DrainTimeout
+	if n.drainTimeout <= 0 {
+		n.drainTimeout = w.randDur(500*time.Millisecond, 2*w.sc.OrphanGrace)
 	}
+	n.stopSteps, n.stopAt, n.stopKind = w.code.stopOrder(), 0, "stop:drained"
 	running := n.runningExecs()
-	w.tracef(jobsOf(running), []*node{n}, "FAULT stop: %s stops claiming and drains %s (timeout %s)", n.id, w.refsOf(running), timeout)
-	if len(running) == 0 {
-		return w.finishStop(n, "stop:drained")
-	}
-	w.schedule(timeout, w.nodeEvent(n, evDrainLimit))
-	return nil
+	w.tracef(jobsOf(running), []*node{n}, "FAULT stop: %s stops %v, draining %s (timeout %s)", n.id, n.stopSteps, w.refsOf(running), n.drainTimeout)
+	return w.advanceStop(n)
 }
 
-// drainTimeout releases what a stopping node still runs; the cancelled
+// advanceStop runs the stop's steps from n.stopAt until one waits (the
+// drain) or the node has stopped.
+func (w *world) advanceStop(n *node) error {
+	for ; n.stopAt < len(n.stopSteps); n.stopAt++ {
+		switch n.stopSteps[n.stopAt] {
+		case engine.StopClaiming:
+			n.claiming = false
+		case engine.DrainAndRelease:
+			if len(n.execs) > 0 {
+				if !n.draining {
+					n.draining = true
+					w.schedule(n.drainTimeout, w.nodeEvent(n, evDrainLimit))
+				}
+				return nil // freed or drainLimit goes on
+			}
+		case engine.FlushCompletions:
+			if err := w.flush(n); err != nil || w.failure != nil {
+				return err
+			}
+		case engine.StopHeartbeats:
+			n.beating = false
+		case engine.Deregister:
+			if err := w.store.DeregisterNode(w.ctx, n.id); err != nil {
+				return w.storeErr("DeregisterNode", err)
+			}
+			delete(w.nodeRows, n.id)
+		}
+	}
+	return w.stopped(n)
+}
+
+// drainLimit releases what a stopping node still runs; the cancelled
 // bodies then end with the context's error, and their completions, written
-// with the final flush, must be superseded.
-func (w *world) drainTimeout(n *node) error {
-	if n.state != nodeStopping {
+// with the stop's flush, must be superseded.
+func (w *world) drainLimit(n *node) error {
+	if n.state != nodeStopping || !n.draining {
 		return nil
 	}
 	running := n.runningExecs()
@@ -583,24 +702,17 @@ func (w *world) drainTimeout(n *node) error {
 	}
 	for _, x := range running {
 		delete(n.execs, x.ref)
-		c := w.completion(x, context.Canceled)
-		n.pending = append(n.pending, pendingWrite{job: x.job, c: c})
+		n.pending = append(n.pending, pendingWrite{job: x.job, ref: x.ref, c: w.completion(x, context.Canceled)})
 	}
-	return w.finishStop(n, "stop:drain-timeout")
+	n.draining, n.stopKind = false, "stop:drain-timeout"
+	n.stopAt++
+	return w.advanceStop(n)
 }
 
-// finishStop flushes the completions, removes the node's row and ends the
-// process.
-func (w *world) finishStop(n *node, kind string) error {
-	w.report.Faults[kind]++
-	if err := w.flush(n); err != nil || w.failure != nil {
-		return err
-	}
-	if err := w.store.DeregisterNode(w.ctx, n.id); err != nil {
-		return w.storeErr("DeregisterNode", err)
-	}
-	delete(w.nodeRows, n.id)
-	w.tracef(nil, []*node{n}, "%s stopped (%s)", n.id, kind)
+// stopped ends the process after its stop; it restarts later.
+func (w *world) stopped(n *node) error {
+	w.report.Faults[n.stopKind]++
+	w.tracef(nil, []*node{n}, "%s stopped (%s)", n.id, n.stopKind)
 	n.inc++
 	n.state = nodeStopped
 	n.restartQueued = true
@@ -672,10 +784,20 @@ func (w *world) injectFaults() error {
 		d := w.randDur(time.Second, 30*time.Second)
 		w.report.Faults["clock-jump"]++
 		w.clock.Advance(d)
+		w.jumps++
 		for _, n := range w.nodes {
 			n.stopClean = false
 		}
 		w.tracef(nil, nil, "FAULT clock-jump: the clock jumps %s forward", d)
+	}
+	if w.chance(f.HeartbeatOutage) {
+		if n := pick(func(n *node) bool { return alive(n) && !w.now().Before(n.beatFailUntil) }); n != nil {
+			d := w.randDur(w.sc.OrphanGrace/2, 3*w.sc.OrphanGrace)
+			w.report.Faults["heartbeat-outage"]++
+			n.beatFailUntil = w.now().Add(d)
+			n.stopClean = false
+			w.tracef(jobsOf(n.runningExecs()), []*node{n}, "FAULT heartbeat-outage: %s's heartbeat writes fail for %s", n.id, d)
+		}
 	}
 	return nil
 }

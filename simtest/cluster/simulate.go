@@ -51,11 +51,16 @@ type FaultRates struct {
 	// ClockJump moves the shared clock forward by up to 30 s at once (an
 	// NTP step, a suspended host), which can make healthy heartbeats stale.
 	ClockJump float64
+	// HeartbeatOutage makes a node's heartbeat writes fail for half the
+	// orphan grace to three times it (a broken connection that its claims
+	// do not use): peers recover its running jobs, and its poller must not
+	// claim under the stale row.
+	HeartbeatOutage float64
 }
 
 // DefaultFaultRates returns the fault rates used when Scenario.Faults is nil.
 func DefaultFaultRates() FaultRates {
-	return FaultRates{Crash: 0.002, CrashAtHook: 0.003, Stall: 0.002, Stop: 0.001, ClockJump: 0.0005}
+	return FaultRates{Crash: 0.002, CrashAtHook: 0.003, Stall: 0.002, Stop: 0.001, ClockJump: 0.0005, HeartbeatOutage: 0.001}
 }
 
 // Scenario configures a simulation. The zero value is a complete default
@@ -68,8 +73,10 @@ type Scenario struct {
 	Steps int
 	// Nodes is the number of virtual nodes; zero lets the seed pick 2..4.
 	Nodes int
-	// Slots is each node's concurrency; zero lets the seed pick 1..4 per
-	// node.
+	// Slots is each node's concurrency; zero lets the seed pick 1..4 or 8
+	// per node. The seed also picks each node's claim batch (1..slots), its
+	// gather timeout (none, or up to 200 ms) and its completer's batch
+	// (1..8): the engine's PollPolicy and NextBatch decide with them.
 	Slots int
 	// MaxCrashRedeliveries is the crash budget. Zero lets the seed pick
 	// 0..3; a negative value means a budget of zero (fail on first crash).
@@ -90,7 +97,7 @@ type Scenario struct {
 	MinPollInterval time.Duration
 	PollInterval    time.Duration
 	// DrainTimeout bounds a graceful stop's drain; zero lets the seed pick
-	// one between 0.5 s and OrphanGrace − 2·HeartbeatInterval per stop.
+	// one between 0.5 s and twice the OrphanGrace per stop.
 	DrainTimeout time.Duration
 	// MaxJobs caps the jobs the workload submits (aging flood jobs aside);
 	// zero means no cap. Either way submissions pause while 100 submitted
@@ -119,6 +126,10 @@ type Scenario struct {
 	// WrapStore, when set, wraps the store before use: a test can plant a
 	// deliberately broken variant and show the simulator catches it.
 	WrapStore func(spi.Store) spi.Store
+	// EngineBug, when set, plants a deliberately broken engine decision
+	// (one of EngineBugs) in every node instead of the engine's own: a test
+	// can show the simulator catches it.
+	EngineBug string
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool
 	// TraceTail is how many trace events a violation shows; default 25.
@@ -341,6 +352,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.Permits {
 		args = append(args, "-permits")
+	}
+	if sc.EngineBug != "" {
+		args = append(args, "-engine-bug "+sc.EngineBug)
 	}
 	switch sc.Aging {
 	case AgingOn:

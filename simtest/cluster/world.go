@@ -22,8 +22,10 @@ import (
 )
 
 // The simulator is a discrete-event simulation run on one goroutine. Every
-// node is a state machine (node.go): its periodic actions (poll, heartbeat,
-// orphan scan) and the ends of its job bodies are events in one queue,
+// node is a state machine (node.go) whose decisions are the engine's own
+// code (engine.go): its periodic actions (poll, heartbeat, orphan scan),
+// the ends of its job bodies and the steps of its stops are events in one
+// queue,
 // ordered by simulated time and then by a sequence number, so that a seed
 // fixes the whole run. A step pops one event, moves the fake clock to its
 // time, lets the node (or the workload, or the fault injector) act through
@@ -113,6 +115,8 @@ type world struct {
 	maxCrash int
 	policy   spi.RetryPolicy
 	nodes    []*node
+	code     engineCode // the engine's decisions the nodes step
+	jumps    int        // clock jumps so far
 
 	model
 	probe *probe
@@ -153,6 +157,11 @@ func Simulate(seed int64, sc Scenario) (Report, error) {
 		start: sc.Start,
 		ctx:   context.Background(),
 	}
+	code, err := engineFor(sc.EngineBug)
+	if err != nil {
+		return Report{Seed: seed}, err
+	}
+	w.code = code
 	w.hasher.h = sha256.New()
 	w.model.init()
 	w.report = Report{Seed: seed, Faults: map[string]int{}, Checks: map[string]int{}, Final: map[spi.Status]int{}}
@@ -174,7 +183,7 @@ func Simulate(seed int64, sc Scenario) (Report, error) {
 	w.store = store
 
 	w.configure()
-	err := w.run()
+	err = w.run()
 	w.finishReport()
 	if err != nil {
 		return w.report, err
@@ -215,8 +224,17 @@ func (w *world) configure() {
 		slots := sc.Slots
 		if slots <= 0 {
 			slots = 1 + w.rng.IntN(4)
+			if w.rng.IntN(5) == 0 {
+				slots = 8 // a pool large enough to gather free slots
+			}
 		}
-		nd := &node{idx: i, id: fmt.Sprintf("n%d", i+1), slots: slots, execs: map[spi.ClaimRef]*exec{}}
+		var gather time.Duration
+		if w.rng.IntN(2) == 0 {
+			gather = w.randDur(10*time.Millisecond, 200*time.Millisecond)
+		}
+		nd := &node{idx: i, id: fmt.Sprintf("n%d", i+1), slots: slots, execs: map[spi.ClaimRef]*exec{},
+			policy: engine.PollPolicy{Slots: slots, Batch: 1 + w.rng.IntN(slots), Gather: gather, HeartbeatInterval: sc.HeartbeatInterval},
+			batch:  1 + w.rng.IntN(8)}
 		if i > 0 && !sc.NoTags {
 			nd.tags = tagFilters[w.rng.IntN(len(tagFilters))]
 		}
@@ -232,6 +250,8 @@ func (w *world) configure() {
 	w.tracef(nil, nil, "start: %d nodes (slots %v), max crash redeliveries %d, retry policy %s, boost %s, grace %s",
 		n, w.report.Slots, w.maxCrash, w.report.RetryPolicy, sc.BoostInterval, sc.OrphanGrace)
 	for _, nd := range w.nodes {
+		w.tracef(nil, []*node{nd}, "%s: %d slots, claims of at most %d, gathers for %s, completes in batches of %d",
+			nd.id, nd.slots, nd.policy.Batch, nd.policy.Gather, nd.batch)
 		if !nd.tags.Empty() {
 			w.tracef(nil, []*node{nd}, "%s claims only jobs passing %+v", nd.id, nd.tags)
 		}
@@ -512,7 +532,7 @@ func (w *world) handle(ev *event) error {
 	case evRestart:
 		return w.startNode(n)
 	case evDrainLimit:
-		return w.drainTimeout(n)
+		return w.drainLimit(n)
 	}
 	return nil
 }

@@ -40,13 +40,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	trace := fs.Bool("trace", false, "print the full event trace of a single run")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once in a sweep")
 	broken := fs.String("mutant", "", "plant a deliberately broken store to show it is caught: "+strings.Join(mutant.Names(), ", "))
+	engineBug := fs.String("engine-bug", "", "plant a deliberately broken engine decision to show it is caught: "+strings.Join(cluster.EngineBugs(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	sc := cluster.Scenario{
 		Steps: *steps, Nodes: *nodes, Slots: *slots, MaxCrashRedeliveries: *maxCrash,
 		OrphanGrace: *grace, HeartbeatInterval: *heartbeat, DrainTimeout: *drain, BoostInterval: *boost,
-		KeepTrace: *trace, NoTags: *noTags, Permits: *permits,
+		KeepTrace: *trace, NoTags: *noTags, Permits: *permits, EngineBug: *engineBug,
+	}
+	if *engineBug != "" && cluster.EngineBugInvariant(*engineBug) == "" {
+		fmt.Fprintf(stderr, "simtest: -engine-bug: unknown engine bug %q (known: %s)\n", *engineBug, strings.Join(cluster.EngineBugs(), ", "))
+		return 2
 	}
 	switch *aging {
 	case "auto":

@@ -42,9 +42,17 @@ func TestSingleRunViolationExitsNonZero(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"-seeds", "5"}, {"-seeds", "9..1"}, {"-aging", "sometimes"}, {"-mutant", "nope"}, {"-bogus"},
+		{"-seeds", "5"}, {"-seeds", "9..1"}, {"-aging", "sometimes"}, {"-mutant", "nope"}, {"-engine-bug", "nope"}, {"-bogus"},
 	} {
 		var out, errOut bytes.Buffer
 		assert.Equal(t, 2, run(args, &out, &errOut), "%v", args)
 	}
+}
+
+func TestEngineBugIsCaught(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-seed", "1", "-engine-bug", "ignore-fence"}, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut.String(), `invariant "fence" violated`)
+	assert.Contains(t, errOut.String(), "-engine-bug ignore-fence")
 }

@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ratchet-go/ratchet/engine"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// engineCode is the engine's decision code that a node steps on the
+// simulator's event loop: the engine's own functions (ownEngine), which its
+// poller, executor, completer and Stop call too, or, to show that the
+// simulator catches a broken engine, one of them with a planted bug
+// (Scenario.EngineBug).
+type engineCode struct {
+	poll       func(engine.PollPolicy, engine.PollState) engine.PollDecision
+	stopOrder  func() []engine.StopStep
+	completion func(*spi.Job, error, spi.RetryPolicy, spi.ErrorSanitizer, time.Time) spi.Completion
+	batch      func([]pendingWrite, int) (batch, rest []pendingWrite)
+}
+
+func ownEngine() engineCode {
+	return engineCode{poll: engine.PollPolicy.Next, stopOrder: engine.StopOrder, completion: engine.CompletionOf, batch: engine.NextBatch[pendingWrite]}
+}
+
+// engineBugs are the planted engine bugs, each a one-line change of one of
+// the engine's decisions, and the invariant that catches it.
+var engineBugs = map[string]struct {
+	invariant string
+	plant     func(*engineCode)
+}{
+	// The poller claims under a stale heartbeat: after a heartbeat outage
+	// peers recover the jobs it just claimed.
+	"skip-fresh-beat": {invFreshClaim, func(c *engineCode) {
+		own := c.poll
+		c.poll = func(p engine.PollPolicy, s engine.PollState) engine.PollDecision {
+			p.HeartbeatInterval = 0
+			return own(p, s)
+		}
+	}},
+	// The poller asks for one job more than it has free slots.
+	"claim-past-free-slots": {invSlots, func(c *engineCode) {
+		own := c.poll
+		c.poll = func(p engine.PollPolicy, s engine.PollState) engine.PollDecision {
+			d := own(p, s)
+			if d.Action == engine.PollClaim {
+				d.Limit++
+			}
+			return d
+		}
+	}},
+	// The graceful stop ends the heartbeats before it drains: a drain
+	// longer than the grace has its jobs recovered and charged.
+	"heartbeats-before-drain": {invRelease, func(c *engineCode) {
+		c.stopOrder = func() []engine.StopStep {
+			return []engine.StopStep{engine.StopClaiming, engine.StopHeartbeats, engine.DrainAndRelease, engine.FlushCompletions, engine.Deregister}
+		}
+	}},
+	// The retry decision compares with < where it means <=: every job gets
+	// one retry more than its MaxRetries.
+	"retry-off-by-one": {invRetryPath, func(c *engineCode) {
+		own := c.completion
+		c.completion = func(j *spi.Job, err error, p spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
+			jj := *j
+			jj.MaxRetries++
+			return own(&jj, err, p, s, now)
+		}
+	}},
+	// Completions carry no claim sequence: the write is not fenced by the
+	// claim it ends.
+	"ignore-fence": {invFence, func(c *engineCode) {
+		own := c.completion
+		c.completion = func(j *spi.Job, err error, p spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
+			out := own(j, err, p, s, now)
+			out.ClaimSeq = 0
+			return out
+		}
+	}},
+	// The completer's batching drops the last completion of a batch that
+	// leaves more queued: that job stays RUNNING under a live node.
+	"batch-drops-last": {invNothingLost, func(c *engineCode) {
+		own := c.batch
+		c.batch = func(q []pendingWrite, size int) ([]pendingWrite, []pendingWrite) {
+			b, rest := own(q, size)
+			if len(rest) > 0 && len(b) > 1 {
+				b = b[:len(b)-1]
+			}
+			return b, rest
+		}
+	}},
+}
+
+// EngineBugs names the deliberately broken engine decisions that
+// Scenario.EngineBug plants, sorted: a test, or the simtest command's
+// -engine-bug flag, shows the simulator catches each.
+func EngineBugs() []string {
+	out := make([]string, 0, len(engineBugs))
+	for name := range engineBugs {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// EngineBugInvariant names the invariant whose check catches the planted
+// engine bug name; empty for an unknown name.
+func EngineBugInvariant(name string) string { return engineBugs[name].invariant }
+
+// engineFor returns the engine code a scenario runs.
+func engineFor(bug string) (engineCode, error) {
+	c := ownEngine()
+	if bug == "" {
+		return c, nil
+	}
+	b, ok := engineBugs[bug]
+	if !ok {
+		return c, fmt.Errorf("simtest: unknown engine bug %q (known: %s)", bug, strings.Join(EngineBugs(), ", "))
+	}
+	b.plant(&c)
+	return c, nil
+}
