@@ -114,6 +114,9 @@ func (e *Engine) wire() {
 		results: o.ResultStrategy, pipe: e.client.Pipeline()}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
 	jobs := ratchet.JobContextOptions{Logger: e.log, State: e.caps.State, Pipeline: e.client.Pipeline()}
+	if e.caps.Properties != nil {
+		jobs.Properties = e.caps.Properties
+	}
 	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
 		jobContext: func(j *spi.Job) *ratchet.JobContext { return ratchet.NewJobContextWith(j, jobs) },
 		run: func(ctx context.Context, j *spi.Job) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +116,50 @@ func TestJobStateUnsupported(t *testing.T) {
 	_, err = task.Submit(context.Background(), eng.Client(), 1)
 	require.NoError(t, err)
 	require.ErrorIs(t, <-got, ratchet.ErrUnsupported)
+}
+
+// TestPropertiesAtSubmit checks WithProperty end to end: written with the
+// job, read by the body through its JobContext, listed by; refused with a
+// clear error, writing nothing, when invalid or unsupported.
+func TestPropertiesAtSubmit(t *testing.T) {
+	ctx := context.Background()
+	got := make(chan string, 1)
+	task := ratchet.NewVoidTask("billed", func(ctx context.Context, _ int) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		tenant, ok, err := jc.Property(ctx, "tenant")
+		if err != nil || !ok {
+			return fmt.Errorf("tenant: %v %w", ok, err)
+		}
+		all, err := jc.Properties(ctx, "")
+		if err != nil {
+			return err
+		}
+		got <- fmt.Sprint(tenant, " ", len(all))
+		return nil
+	})
+	r := start(t, engine.Options{}, task)
+	id, err := task.Submit(ctx, r.client, 1, ratchet.WithProperty("tenant", "acme"), ratchet.WithProperty("order", "A-1"))
+	require.NoError(t, err)
+	assert.Equal(t, "acme 2", <-got)
+	page, err := r.client.ListJobs(ctx, ratchet.ListOptions{PropertyKey: "tenant", PropertyValue: "acme"})
+	require.NoError(t, err)
+	require.Len(t, page.Jobs, 1)
+	assert.Equal(t, id, page.Jobs[0].ID)
+
+	before, _, err := r.client.CountJobs(ctx, ratchet.ListOptions{}, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, before)
+	_, err = task.Submit(ctx, r.client, 1, ratchet.WithProperty("", "x"))
+	require.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "empty key")
+	_, err = task.Submit(ctx, r.client, 1, ratchet.WithProperty("note", strings.Repeat("x", spi.MaxPropertyValueBytes+1)))
+	require.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "over the limit of 1000")
+	bare, err := ratchet.NewClient(noLeases{r.store}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = task.Submit(ctx, bare, 1, ratchet.WithProperty("tenant", "acme"))
+	require.ErrorIs(t, err, ratchet.ErrUnsupported)
+	after, _, err := r.client.CountJobs(ctx, ratchet.ListOptions{}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "refused submissions write nothing")
 }

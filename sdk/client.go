@@ -152,6 +152,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if cfg.afterCommit != nil && cfg.tx == nil {
 		cfg.errs = append(cfg.errs, invalidArg("WithAfterCommit needs InTx"))
 	}
+	if len(cfg.properties) > 0 && spi.CapabilitiesOf(c.store).Properties == nil {
+		cfg.errs = append(cfg.errs, fmt.Errorf("WithProperty: %w: store %T keeps no job properties", ErrUnsupported, c.store))
+	}
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
@@ -180,6 +183,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		Backoff:       DefaultBackoff,
 		BackoffParam:  DefaultBackoffBase,
 		Params:        cfg.params,
+		Properties:    cfg.properties,
 		Resource:      cfg.resource,
 		ResourceLimit: cfg.resourceLimit,
 	}

@@ -3,8 +3,11 @@
 //
 // Define tasks with [NewTask] or [NewVoidTask]: a stable name and a typed Go
 // function. Submit them through a [Client] — now, after a delay or at a time,
-// with retries, backoff, priority, tags, params and an idempotency key — and
-// read or manage jobs (get, list, cancel, retry from the dead-letter queue).
+// with retries, backoff, priority, tags, params, write-once properties
+// ([WithProperty]) and an idempotency key — and read or manage jobs (get,
+// list and count with filters, cancel, retry from the dead-letter queue).
+// A body reads its [JobContext]: params, properties, and versioned job
+// state fenced by its claim ([JobContext.State], [JobContext.UpdateState]).
 // A Client needs only a store: a web process can enqueue with no worker
 // running. The engine module runs the jobs.
 //

@@ -32,7 +32,14 @@ type JobContext struct {
 	// which reads and writes state through the methods below.
 	claimSeq int64
 	state    spi.JobStateStore
+	props    PropertyReader
 	pipe     *Pipeline
+}
+
+// PropertyReader reads job properties: spi.JobPropertyStore's read side.
+type PropertyReader interface {
+	GetProperty(ctx context.Context, jobID uuid.UUID, key string) (string, bool, error)
+	GetPropertiesByPrefix(ctx context.Context, jobID uuid.UUID, prefix string) (map[string]string, error)
 }
 
 // JobContextOptions are what an engine gives a JobContext beyond the job.
@@ -42,6 +49,8 @@ type JobContextOptions struct {
 	Logger *slog.Logger
 	// State is the store's job state, nil where it has none.
 	State spi.JobStateStore
+	// Properties reads the job's properties, nil where the store has none.
+	Properties PropertyReader
 	// Pipeline encodes and decodes state (the payload codecs apply to it,
 	// as to every surface); nil means JSON without codecs.
 	Pipeline *Pipeline
@@ -51,11 +60,30 @@ type JobContextOptions struct {
 // does, with access to its job state fenced by j's claim sequence.
 func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
 	jc := NewJobContext(j, o.Logger)
-	jc.claimSeq, jc.state, jc.pipe = j.ClaimSeq, o.State, o.Pipeline
+	jc.claimSeq, jc.state, jc.props, jc.pipe = j.ClaimSeq, o.State, o.Properties, o.Pipeline
 	if jc.pipe == nil {
 		jc.pipe, _ = NewPipeline(nil, 0)
 	}
 	return jc
+}
+
+// Property returns the job's property key (WithProperty); found is false
+// when the job has none of that key. It fails with ErrUnsupported where the
+// store keeps no properties.
+func (j *JobContext) Property(ctx context.Context, key string) (value string, found bool, err error) {
+	if j.props == nil {
+		return "", false, fmt.Errorf("properties of job %s: %w", j.ID, ErrUnsupported)
+	}
+	return j.props.GetProperty(ctx, j.ID, key)
+}
+
+// Properties returns the job's properties whose key starts with prefix
+// ("" for all of them).
+func (j *JobContext) Properties(ctx context.Context, prefix string) (map[string]string, error) {
+	if j.props == nil {
+		return nil, fmt.Errorf("properties of job %s: %w", j.ID, ErrUnsupported)
+	}
+	return j.props.GetPropertiesByPrefix(ctx, j.ID, prefix)
 }
 
 // SurfaceState is a job's state, as the payload pipeline sees it.

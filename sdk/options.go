@@ -2,6 +2,8 @@ package ratchet
 
 import (
 	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // SubmitOption sets one option of a submission. Options given to NewTask are
@@ -17,6 +19,7 @@ type submitConfig struct {
 	priority       *Priority
 	tags           []string
 	params         map[string]string
+	properties     map[string]string
 	idempotencyKey string
 	resource       string
 	resourceLimit  int
@@ -113,6 +116,26 @@ func WithParam(key, value string) SubmitOption {
 			c.params = map[string]string{}
 		}
 		c.params[key] = value
+	}
+}
+
+// WithProperty gives the job a write-once, indexed property, written in the
+// same atomic step as the job itself: Client.ListJobs and CountJobs filter
+// by it, and the job body reads it with JobContext.Property. The key is 1
+// to 255 bytes, the value at most 1000. It needs a store with job
+// properties (every store here has them); with another, the submission
+// fails with ErrUnsupported and writes nothing. Giving the same key twice
+// keeps the last value.
+func WithProperty(key, value string) SubmitOption {
+	return func(c *submitConfig) {
+		if err := spi.ValidateProperty(key, value); err != nil {
+			c.errs = append(c.errs, invalidArg("%v", err))
+			return
+		}
+		if c.properties == nil {
+			c.properties = map[string]string{}
+		}
+		c.properties[key] = value
 	}
 }
 

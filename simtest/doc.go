@@ -26,8 +26,8 @@
 // # Testing one job body
 //
 // [RunTask] runs a task's body once with no engine, store or clock, with a
-// fake JobContext (id, run number, params, logger), like River's
-// rivertest.Worker.
+// fake JobContext (id, run number, params, properties, logger, and job
+// state the test seeds and reads back), like River's rivertest.Worker.
 //
 // The seeded whole-cluster simulator is the package simtest/cluster.
 package simtest

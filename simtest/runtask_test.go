@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -84,4 +85,53 @@ func TestRunTaskErrors(t *testing.T) {
 	var nilTask *ratchet.Task[int, int]
 	_, err = simtest.RunTask(ctx, nilTask, 1, simtest.RunTaskOptions{})
 	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+}
+
+// A body that resumes from its job state and reads its properties runs
+// under RunTask as under the engine: the state the test seeds is what the
+// body finds, and what the body writes is what the test reads back.
+func TestRunTaskStateAndProperties(t *testing.T) {
+	type progress struct{ Done int }
+	task := ratchet.NewTask("import", func(ctx context.Context, total int) (string, error) {
+		jc, _ := ratchet.JobFromContext(ctx)
+		tenant, ok, err := jc.Property(ctx, "tenant")
+		if err != nil || !ok {
+			return "", fmt.Errorf("tenant property: %v %v", ok, err)
+		}
+		var p progress
+		version, found, err := jc.State(ctx, "progress", &p)
+		if err != nil {
+			return "", err
+		}
+		for p.Done < total {
+			p.Done++
+			if !found {
+				err, found = jc.InitState(ctx, "progress", p), true
+			} else {
+				err = jc.UpdateState(ctx, "progress", p, version)
+				version++
+			}
+			if err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("%s: %d done", tenant, p.Done), nil
+	})
+	state := map[string][]byte{"progress": []byte(`{"Done":3}`)}
+	got, err := simtest.RunTask(context.Background(), task, 5, simtest.RunTaskOptions{
+		Properties: map[string]string{"tenant": "acme"}, State: state,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "acme: 5 done", got, "the body resumed from the seeded state")
+	assert.JSONEq(t, `{"Done":5}`, string(state["progress"]), "what the body wrote is kept")
+
+	fresh := map[string][]byte{}
+	_, err = simtest.RunTask(context.Background(), task, 2, simtest.RunTaskOptions{Properties: map[string]string{"tenant": "globex"}, State: fresh})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"Done":2}`, string(fresh["progress"]), "a first run initializes the state")
+
+	_, err = simtest.RunTask(context.Background(), task, 1, simtest.RunTaskOptions{})
+	assert.ErrorContains(t, err, "tenant property", "no property given, none found")
+	_, err = simtest.RunTask(context.Background(), task, 1, simtest.RunTaskOptions{Properties: map[string]string{"": "x"}})
+	assert.ErrorContains(t, err, "empty key")
 }

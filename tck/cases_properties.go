@@ -50,6 +50,43 @@ func (f *fixture) findJobs(ps spi.JobPropertyStore, key, value string, limit int
 
 func propertyCases() []testCase {
 	return []testCase{
+		{"WrittenWithTheJob", func(t tb, f *fixture) {
+			ps := f.props()
+			a := f.newJob(withProps(map[string]string{"tenant": "acme", "order": "A-1"}))
+			b := f.newJob()
+			c := f.newJob(withKey("k-props"), withProps(map[string]string{"tenant": "globex"}))
+			f.insert(a, b, c)
+			f.assertProperty(ps, a.ID, "tenant", "acme", "a property given with InsertJobs")
+			f.assertProperty(ps, a.ID, "order", "A-1", "a second property given with InsertJobs")
+			f.assertProperty(ps, c.ID, "tenant", "globex", "a keyed job's property")
+			assert.Empty(t, f.byPrefix(ps, b.ID, ""), "a job inserted without properties has none")
+			assert.ErrorIs(t, ps.PutProperty(f.ctx, a.ID, "tenant", "initech"), spi.ErrPropertyExists, "a property written at insert is write-once")
+			assert.Nil(t, f.get(a.ID).Properties, "job reads do not load properties")
+
+			dup := f.newJob(withKey("k-props"), withProps(map[string]string{"tenant": "initech", "extra": "x"}))
+			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{dup}))
+			require.NoError(t, err)
+			require.Equal(t, []spi.InsertResult{{ID: c.ID, Duplicate: true}}, res)
+			assert.Equal(t, map[string]string{"tenant": "globex"}, f.byPrefix(ps, c.ID, ""), "a duplicate's properties are not written, not even onto the job holding its key")
+			assert.Empty(t, f.findJobs(ps, "tenant", "initech", 10), "nothing holds a duplicate's property")
+
+			// Enough properties for several statements or a bulk path.
+			many := make([]*spi.Job, 300)
+			for i := range many {
+				many[i] = f.newJob(withProps(map[string]string{"batch": "b-300", "n": fmt.Sprint(i)}))
+			}
+			f.insert(many...)
+			assert.Len(t, f.findJobs(ps, "batch", "b-300", 1000), 300, "every job of a large insert has its properties")
+			f.assertProperty(ps, many[299].ID, "n", "299", "the last job of a large insert")
+
+			good, bad := f.newJob(), f.newJob(withProps(map[string]string{"": "no key"}))
+			_, err = f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{good, bad}))
+			assert.Error(t, err, "a property with an empty key is refused")
+			for _, j := range []*spi.Job{good, bad} {
+				_, err = f.s.GetJob(f.ctx, j.ID)
+				assert.ErrorIs(t, err, spi.ErrNotFound, "a refused batch writes nothing")
+			}
+		}},
 		{"ListJobsByProperty", func(t tb, f *fixture) {
 			ps := f.props()
 			jobs := f.insertN(5)

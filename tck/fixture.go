@@ -71,6 +71,7 @@ func withPayload(p []byte) jobOpt           { return func(j *spi.Job) { j.Payloa
 func withMaxRetries(n int) jobOpt           { return func(j *spi.Job) { j.MaxRetries = n } }
 func withTags(tags ...string) jobOpt        { return func(j *spi.Job) { j.Tags = tags } }
 func withParams(m map[string]string) jobOpt { return func(j *spi.Job) { j.Params = m } }
+func withProps(m map[string]string) jobOpt  { return func(j *spi.Job) { j.Properties = m } }
 func withCreated(t time.Time) jobOpt        { return func(j *spi.Job) { j.CreatedAt = t } }
 
 // withResource makes the job hold a permit of resource r, limit n.

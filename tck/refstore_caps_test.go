@@ -398,3 +398,11 @@ func (s *refStore) ListenWakeups(ctx context.Context, fn func(spi.WakeupHint)) e
 	s.mu.Unlock()
 	return ctx.Err()
 }
+
+// putPropLocked sets job id's property key, with s.mu held.
+func (s *refStore) putPropLocked(id uuid.UUID, key, value string) {
+	if s.props[id] == nil {
+		s.props[id] = map[string]string{}
+	}
+	s.props[id][key] = value
+}

@@ -121,6 +121,8 @@ const (
 	bugStateCompactsJSON       bug = "state JSON is compacted"
 
 	bugPropertyOverwrite bug = "properties are not write-once"
+	bugInsertDropsProps  bug = "InsertJobs drops the properties"
+	bugDuplicateProps    bug = "a duplicate's properties land on the job holding its key"
 	bugPrefixLike        bug = "property prefix matched with LIKE"
 	bugFindUnsorted      bug = "FindJobsByProperty in insertion order"
 
@@ -217,6 +219,11 @@ func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.Inser
 		case !j.Priority.Valid():
 			return nil, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
 		}
+		for k := range j.Properties {
+			if k == "" {
+				return nil, fmt.Errorf("job %s: property with an empty key", j.ID)
+			}
+		}
 	}
 	s.mu.Lock()
 	res, err := s.insertLocked(jobs)
@@ -273,6 +280,11 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		if j.IdempotencyKey != "" && s.bug != bugNoIdempotency {
 			if old, ok := s.keys[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: old, Duplicate: true}
+				if s.bug == bugDuplicateProps {
+					for k, v := range j.Properties {
+						s.putPropLocked(old, k, v)
+					}
+				}
 				continue
 			}
 		}
@@ -286,6 +298,12 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		if s.bug == bugTruncatesPayload && len(c.Payload) > 65535 {
 			c.Payload = c.Payload[:65535]
 		}
+		if s.bug != bugInsertDropsProps {
+			for k, v := range c.Properties {
+				s.putPropLocked(c.ID, k, v)
+			}
+		}
+		c.Properties = nil
 		c.Status = spi.StatusPending
 		s.rows[c.ID] = &refRow{job: c}
 		s.order = append(s.order, c.ID)

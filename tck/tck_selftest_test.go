@@ -231,6 +231,8 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugStateCompactsJSON, []string{"State/JSONRoundTrip"}},
 
 		{bugPropertyOverwrite, []string{"Properties/WriteOnce"}},
+		{bugInsertDropsProps, []string{"Properties/WrittenWithTheJob"}},
+		{bugDuplicateProps, []string{"Properties/WrittenWithTheJob"}},
 		{bugPrefixLike, []string{"Properties/Prefix"}},
 		{bugFindUnsorted, []string{"Properties/FindJobs"}},
 

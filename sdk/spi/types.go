@@ -2,6 +2,7 @@ package spi
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -177,6 +178,10 @@ type Job struct {
 	IdempotencyKey string // empty when none
 	Tags           []string
 	Params         map[string]string
+	// Properties are the job's write-once properties (JobPropertyStore),
+	// written by InsertJobs in the same atomic step as the job; job reads
+	// do not load them (GetProperty and GetPropertiesByPrefix do).
+	Properties map[string]string
 	// Resource names a resource permit the job holds while RUNNING; empty
 	// for none. No more than ResourceLimit jobs naming the same resource
 	// run at once across all nodes.
@@ -196,6 +201,12 @@ func (j *Job) Clone() *Job {
 		c.Params = make(map[string]string, len(j.Params))
 		for k, v := range j.Params {
 			c.Params[k] = v
+		}
+	}
+	if j.Properties != nil {
+		c.Properties = make(map[string]string, len(j.Properties))
+		for k, v := range j.Properties {
+			c.Properties[k] = v
 		}
 	}
 	return &c
@@ -422,6 +433,32 @@ func ValidateJobs(jobs []*Job) error {
 		case j.Resource != "" && j.ResourceLimit < 1:
 			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
 		}
+		for k, v := range j.Properties {
+			if err := ValidateProperty(k, v); err != nil {
+				return fmt.Errorf("job %s: %w", j.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// The largest property key and value, in bytes, that every store keeps.
+const (
+	MaxPropertyKeyBytes   = 255
+	MaxPropertyValueBytes = 1000
+)
+
+// ValidateProperty checks a property's key and value against what every
+// store keeps: a key of 1 to MaxPropertyKeyBytes bytes, a value of at most
+// MaxPropertyValueBytes.
+func ValidateProperty(key, value string) error {
+	switch {
+	case key == "":
+		return errors.New("property with an empty key")
+	case len(key) > MaxPropertyKeyBytes:
+		return fmt.Errorf("property key %.40q... is %d bytes, over the limit of %d", key, len(key), MaxPropertyKeyBytes)
+	case len(value) > MaxPropertyValueBytes:
+		return fmt.Errorf("property %q: value of %d bytes, over the limit of %d", key, len(value), MaxPropertyValueBytes)
 	}
 	return nil
 }

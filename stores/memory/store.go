@@ -159,6 +159,9 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResu
 		}
 		c := j.Clone()
 		c.Status = spi.StatusPending
+		if len(c.Properties) > 0 {
+			s.props[c.ID], c.Properties = c.Properties, nil // kept where PutProperty keeps them
+		}
 		s.jobs[c.ID] = c
 		s.insertOrder(c.ID)
 		s.enqueue(c)

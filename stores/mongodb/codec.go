@@ -3,6 +3,8 @@ package mongodb
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +76,10 @@ type jobDoc struct {
 	Resource      string            `bson:"resource_name,omitempty"`
 	ResourceLimit int64             `bson:"resource_limit,omitempty"`
 	Tags          []string          `bson:"tags,omitempty"`
+	// The properties written with the job (write-once); job reads leave
+	// them out (jobProjection).
+	PropKeys    []string `bson:"pk,omitempty"`
+	PropEntries []string `bson:"pv,omitempty"`
 }
 
 // jobProjection leaves the properties and the state out of job reads.
@@ -179,6 +185,10 @@ func encodeJob(j *spi.Job) *jobDoc {
 		for k, v := range j.Params {
 			d.Params[k] = v
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+		d.PropKeys = append(d.PropKeys, k)
+		d.PropEntries = append(d.PropEntries, propEntry(k, j.Properties[k]))
 	}
 	return d
 }

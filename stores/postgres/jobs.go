@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -222,14 +223,18 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 		idem: make([]pgtype.Text, 0, n), params: make([]pgtype.Text, 0, n),
 		resource: make([]pgtype.Text, 0, n), resourceLimit: make([]int64, 0, n),
 	}
-	var tagIDs []pgtype.UUID
-	var tags []string
+	var tagIDs, propIDs []pgtype.UUID
+	var tags, propKeys, propValues []string
 	for _, i := range idx {
 		j := p.jobs[i]
 		a.add(j, p.params[i])
 		for _, t := range sqlcore.UniqueTags(j.Tags) {
 			tagIDs = append(tagIDs, pgUUID(j.ID))
 			tags = append(tags, t)
+		}
+		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+			propIDs = append(propIDs, pgUUID(j.ID))
+			propKeys, propValues = append(propKeys, k), append(propValues, j.Properties[k])
 		}
 	}
 	v := 0
@@ -240,6 +245,10 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 	if len(tags) > 0 {
 		v |= insTags
 		args = append(args, tagIDs, tags)
+	}
+	if len(propIDs) > 0 {
+		v |= insProps
+		args = append(args, propIDs, propKeys, propValues)
 	}
 	if notify {
 		v |= insNotify
@@ -287,18 +296,25 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 	if err != nil {
 		return fmt.Errorf("copy jobs: %w", err)
 	}
-	var rows [][]any
+	var rows, props [][]any
 	for _, i := range idx {
 		j := p.jobs[i]
 		for _, t := range sqlcore.UniqueTags(j.Tags) {
 			rows = append(rows, []any{pgUUID(j.ID), t})
 		}
+		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+			props = append(props, []any{pgUUID(j.ID), k, j.Properties[k]})
+		}
 	}
-	if len(rows) == 0 {
-		return nil
+	if len(rows) > 0 {
+		if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job_tag"}, []string{"job_id", "tag"}, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("copy tags: %w", err)
+		}
 	}
-	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job_tag"}, []string{"job_id", "tag"}, pgx.CopyFromRows(rows)); err != nil {
-		return fmt.Errorf("copy tags: %w", err)
+	if len(props) > 0 {
+		if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job_property"}, []string{"job_id", "prop_key", "prop_value"}, pgx.CopyFromRows(props)); err != nil {
+			return fmt.Errorf("copy properties: %w", err)
+		}
 	}
 	return nil
 }

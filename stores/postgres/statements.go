@@ -26,7 +26,7 @@ type statements struct {
 	lockResources, countHolders string
 	claimIDs, pendingTasks      string
 	complete                    string
-	insert                      [8]string // indexed by insKeyed | insTags | insNotify
+	insert                      [16]string // indexed by insKeyed | insTags | insNotify | insProps
 	existingKeys, notify        string
 	initState, updateState      string
 	propertiesByPrefix          string
@@ -45,6 +45,7 @@ const (
 	insKeyed  = 1 << iota // ON CONFLICT on the idempotency key
 	insTags               // also inserts tags
 	insNotify             // publishes a wakeup
+	insProps              // also inserts properties
 )
 
 // runningFence is 'RUNNING' in a form the planner cannot see through, used
@@ -355,15 +356,16 @@ func claimCandidatesSQL(shape, tasks int) string {
 		SELECT job_id, priority, scheduled_time, resource_name, resource_limit FROM cand`
 }
 
-// insertSQL returns the variant v (insKeyed | insTags | insNotify) of the
-// multi-row insert: one statement that inserts the jobs given as arrays
-// ($1..$22, in the order of insertColumns without status), their tags
-// ($23, $24: job ids and tags) and publishes a wakeup on the channel given
-// after them ($25, or $23 without tags) with the payload "PRIORITY" +
-// the suffix given last ("" or "|SOURCE"), PRIORITY being the highest
-// priority inserted, and returns the ids of the inserted jobs (plus a NULL
-// row when it notified). A keyed variant skips jobs whose idempotency key
-// exists.
+// insertSQL returns the variant v (insKeyed | insTags | insNotify |
+// insProps) of the multi-row insert: one statement that inserts the jobs
+// given as arrays ($1..$22, in the order of insertColumns without status),
+// their tags (two arrays next: job ids and tags), their properties (three
+// arrays next: job ids, keys, values) and publishes a wakeup on the channel
+// given after them with the payload "PRIORITY" + the suffix given last (""
+// or "|SOURCE"), PRIORITY being the highest priority inserted, and returns
+// the ids of the inserted jobs (plus a NULL row when it notified). A keyed
+// variant skips jobs whose idempotency key exists, and their tags and
+// properties.
 func insertSQL(v int) string {
 	var b strings.Builder
 	b.WriteString(`WITH ins AS (
@@ -383,22 +385,34 @@ func insertSQL(v int) string {
 	}
 	b.WriteString(`
 		RETURNING job_id, priority)`)
+	next := 23
+	arg := func(typ string) string {
+		next++
+		return "$" + strconv.Itoa(next-1) + "::" + typ
+	}
+	onlyInserted := func(col string) {
+		if v&insKeyed != 0 {
+			b.WriteString(`
+		WHERE ` + col + ` IN (SELECT job_id FROM ins)`)
+		}
+		b.WriteString(`)`)
+	}
 	if v&insTags != 0 {
 		b.WriteString(`,
 	tg AS (
 		INSERT INTO {tag} (job_id, tag)
-		SELECT t.id, t.tag FROM unnest($23::uuid[], $24::text[]) AS t(id, tag)`)
-		if v&insKeyed != 0 {
-			b.WriteString(`
-		WHERE t.id IN (SELECT job_id FROM ins)`)
-		}
-		b.WriteString(`)`)
+		SELECT t.id, t.tag FROM unnest(` + arg("uuid[]") + `, ` + arg("text[]") + `) AS t(id, tag)`)
+		onlyInserted("t.id")
+	}
+	if v&insProps != 0 {
+		b.WriteString(`,
+	pr AS (
+		INSERT INTO {prop} (job_id, prop_key, prop_value)
+		SELECT p.id, p.k, p.v FROM unnest(` + arg("uuid[]") + `, ` + arg("text[]") + `, ` + arg("text[]") + `) AS p(id, k, v)`)
+		onlyInserted("p.id")
 	}
 	if v&insNotify != 0 {
-		ch, suffix := "$23", "$24"
-		if v&insTags != 0 {
-			ch, suffix = "$25", "$26"
-		}
+		ch, suffix := "$"+strconv.Itoa(next), "$"+strconv.Itoa(next+1)
 		b.WriteString(`,
 	nt AS (SELECT pg_notify(` + ch + `, MAX(priority)::text || ` + suffix + `::text) FROM ins HAVING COUNT(*) > 0)
 	SELECT job_id FROM ins UNION ALL SELECT NULL FROM nt`)

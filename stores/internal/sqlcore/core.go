@@ -76,7 +76,9 @@ type Dialect[T any] struct {
 	// The insert (see Insert). ExistingKeysSQL reads (idempotency_key,
 	// job_id) of the jobs holding keys (at most MaxIDs); InsertJobsSQL
 	// inserts jobs as PENDING (at most RowsPerInsert), InsertTagsSQL the
-	// tags of jobs (at most TagsPerInsert); AfterInsert, when not nil, runs
+	// tags of jobs (at most TagsPerInsert), InsertPropsSQL their properties
+	// (at most two thirds of TagsPerInsert: three arguments each, not
+	// two); AfterInsert, when not nil, runs
 	// once the rows are written (Oracle's empty BLOBs). ValidateJobs
 	// checks a batch first (nil: spi.ValidateJobs); InsertRetryable, when
 	// not nil, is the Retryable of the insert transactions; TxName names
@@ -91,6 +93,7 @@ type Dialect[T any] struct {
 	ExistingKeysSQL              func(keys []string) (string, []any)
 	InsertJobsSQL                func(jobs []*spi.Job) (string, []any, error)
 	InsertTagsSQL                func(tags []JobTag) (string, []any)
+	InsertPropsSQL               func(props []JobProp) (string, []any)
 	RowsPerInsert, TagsPerInsert int
 	AfterInsert                  func(ctx context.Context, q DBTX, jobs []*spi.Job) error
 	ValidateJobs                 func(jobs []*spi.Job) error

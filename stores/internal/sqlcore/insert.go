@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/uuid"
@@ -52,6 +53,12 @@ func Dedupe(jobs []*spi.Job, existing map[string]uuid.UUID) (res []spi.InsertRes
 type JobTag struct {
 	ID  uuid.UUID
 	Tag string
+}
+
+// JobProp is one property of one job, as InsertPropsSQL writes it.
+type JobProp struct {
+	ID         uuid.UUID
+	Key, Value string
 }
 
 // Insert writes a valid, non-empty batch through q: it reads which
@@ -114,9 +121,13 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 		fresh = slices.DeleteFunc(fresh, func(j *spi.Job) bool { return written[j.ID] })
 	}
 	var tags []JobTag
+	var props []JobProp
 	for _, j := range fresh {
 		for _, t := range UniqueTags(j.Tags) {
 			tags = append(tags, JobTag{j.ID, t})
+		}
+		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+			props = append(props, JobProp{j.ID, k, j.Properties[k]})
 		}
 	}
 	for start := 0; start < len(fresh); {
@@ -149,8 +160,15 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 			return nil, err
 		}
 	}
-	_, err := InChunks(tags, max(d.TagsPerInsert, 1), func(chunk []JobTag) ([]struct{}, error) {
+	if _, err := InChunks(tags, max(d.TagsPerInsert, 1), func(chunk []JobTag) ([]struct{}, error) {
 		query, args := d.InsertTagsSQL(chunk)
+		_, err := q.ExecContext(ctx, query, args...)
+		return nil, err
+	}); err != nil {
+		return nil, err
+	}
+	_, err := InChunks(props, max(d.TagsPerInsert*2/3, 1), func(chunk []JobProp) ([]struct{}, error) {
+		query, args := d.InsertPropsSQL(chunk)
 		_, err := q.ExecContext(ctx, query, args...)
 		return nil, err
 	})

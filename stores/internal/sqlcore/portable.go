@@ -481,6 +481,13 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		}
 		return s.SQL("INSERT INTO {tag} (job_id, tag) VALUES "+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(tags)), ", "), args...)
 	})
+	fill(&d.InsertPropsSQL, func(props []JobProp) (string, []any) {
+		args := make([]any, 0, 3*len(props))
+		for _, p := range props {
+			args = append(args, s.id(p.ID), s.name(p.Key), s.name(p.Value))
+		}
+		return s.SQL("INSERT INTO {prop} (job_id, prop_key, prop_value) VALUES "+strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(props)), ", "), args...)
+	})
 	fill(&d.RetryFailedSQL, func(id uuid.UUID, now time.Time) (string, []any) {
 		return s.SQL(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
 		scheduled_time = ?, finished_time = NULL, owner_node = NULL
