@@ -34,7 +34,7 @@ type completerDeps struct {
 	batch, workers int
 	// written is told of each completion once the store answered, and
 	// whether it applied (false: superseded).
-	written func(p pendingCompletion, applied bool)
+	written func(ctx context.Context, p pendingCompletion, applied bool)
 	// released reports a claim that Stop gave back to PENDING: a final
 	// write that fails loses nothing for it.
 	released func(spi.ClaimRef) bool
@@ -144,7 +144,7 @@ func (c *completer) flush(ctx context.Context, batch []pendingCompletion, final 
 		applied, err := c.store.CompleteJobs(ctx, cs)
 		if err == nil {
 			for i, ok := range applied {
-				c.written(batch[i], ok)
+				c.written(ctx, batch[i], ok)
 			}
 			return
 		}

@@ -63,7 +63,7 @@ func TestCompleterAlone(t *testing.T) {
 	reported := make(chan struct{}, 100)
 	c := newCompleter(completerDeps{store: store, clock: clock, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		batch: 3, workers: 1,
-		written: func(p pendingCompletion, ok bool) {
+		written: func(_ context.Context, p pendingCompletion, ok bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			_, dup := applied[p.job.ID]

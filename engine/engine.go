@@ -120,14 +120,14 @@ func (e *Engine) wire() {
 	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
 		jobContext: func(j *spi.Job) *ratchet.JobContext { return ratchet.NewJobContextWith(j, jobs) },
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
-			o.Metrics.JobStarted(j.ID, j.TaskName, j.Priority)
+			o.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)
 		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() }})
 	e.beats = newHeartbeater(heartbeaterDeps{clock: o.Clock, log: e.log, interval: o.HeartbeatInterval,
 		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
-		superseded: func(j *spi.Job) { o.Metrics.WriteSuperseded(j.ID, j.TaskName) }})
+		superseded: func(ctx context.Context, j *spi.Job) { o.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
 	e.rescue = rescuer{rescuerDeps{store: e.store, clock: o.Clock, log: e.log, grace: o.OrphanGrace, maxCrash: o.MaxCrashRedeliveries,
-		recovered: func(n int) { o.Metrics.JobsRecovered(o.NodeID, n) }}}
+		recovered: func(ctx context.Context, n int) { o.Metrics.JobsRecovered(ctx, o.NodeID, n) }}}
 	strategy := o.PollStrategy
 	if strategy == nil {
 		strategy = AdaptivePolling
@@ -141,8 +141,8 @@ func (e *Engine) wire() {
 		policy:   PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval}),
 		free:     e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
-		claimed: func(n int) { o.Metrics.JobsClaimed(o.NodeID, n) },
-		failed:  func(err error) { o.Metrics.ClaimTransientFailure(o.NodeID, err) }})
+		claimed: func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
+		failed:  func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }})
 }
 
 // runTask runs a claimed job's task: the end of the work middleware. The
@@ -321,13 +321,13 @@ func (e *Engine) stopOrder() []stopStep {
 
 // written reports a completion the store answered: its event, and for one
 // that did not apply (superseded) a metric and a warning.
-func (e *Engine) written(p pendingCompletion, applied bool) {
+func (e *Engine) written(ctx context.Context, p pendingCompletion, applied bool) {
 	if !e.subs.empty() {
 		e.subs.publish(eventOf(p.c, p.job.TaskName, applied))
 	}
 	if !applied {
 		j := p.job
-		e.opts.Metrics.WriteSuperseded(j.ID, j.TaskName)
+		e.opts.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName)
 		e.log.Warn("completion superseded: the job was recovered or released meanwhile; nothing written",
 			"job_id", j.ID, "task", j.TaskName, "claim_seq", j.ClaimSeq)
 	}

@@ -25,7 +25,7 @@ type heartbeaterDeps struct {
 	// running lists the executions in progress.
 	running func() []*execution
 	// superseded is told of a running job whose claim was taken away.
-	superseded func(j *spi.Job)
+	superseded func(ctx context.Context, j *spi.Job)
 }
 
 // heartbeater keeps the node's row fresh and, at each beat, stops the
@@ -90,7 +90,7 @@ func (h *heartbeater) tick(ctx context.Context) {
 	for i, ok := range current {
 		if !ok {
 			x := execs[i]
-			h.superseded(x.job)
+			h.superseded(ctx, x.job)
 			h.log.Warn("claim superseded while running: the job was recovered by another node; cancelling its body",
 				"job_id", x.job.ID, "task", x.job.TaskName, "claim_seq", x.job.ClaimSeq)
 			x.cancel()

@@ -30,12 +30,12 @@ func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 		if res != nil {
 			c.Result, c.ResultType = o.result(ctx, jc, j, res)
 		}
-		o.metrics.JobCompleted(j.ID, j.TaskName, o.clock.Since(started))
+		o.metrics.JobCompleted(ctx, j.ID, j.TaskName, o.clock.Since(started))
 	case spi.OutcomeRetry:
-		o.metrics.JobFailed(j.ID, j.TaskName, err, c.Attempts)
+		o.metrics.JobFailed(ctx, j.ID, j.TaskName, err, c.Attempts)
 		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", c.RetryAt)
 	default:
-		o.metrics.JobFailed(j.ID, j.TaskName, err, c.Attempts)
+		o.metrics.JobFailed(ctx, j.ID, j.TaskName, err, c.Attempts)
 		jc.Logger.Warn("job failed; moved to the dead-letter queue", "err", c.LastError)
 	}
 	return pendingCompletion{c: c, job: j}

@@ -66,8 +66,8 @@ type pollerDeps struct {
 	lastBeat func() time.Time
 	beat     func(ctx context.Context) bool
 	// claimed and failed are told of each claim's outcome (metrics).
-	claimed func(n int)
-	failed  func(err error)
+	claimed func(ctx context.Context, n int)
+	failed  func(ctx context.Context, err error)
 }
 
 // poller claims due jobs up to the free slots and dispatches them, waking
@@ -133,10 +133,10 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		p.failed(err)
+		p.failed(ctx, err)
 		p.log.Warn("claim failed; backing off", "err", err)
 	} else if len(jobs) > 0 {
-		p.claimed(len(jobs))
+		p.claimed(ctx, len(jobs))
 		for _, j := range jobs {
 			p.dispatch(j)
 		}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +164,52 @@ func TestPropertiesAtSubmit(t *testing.T) {
 	after, _, err := r.client.CountJobs(ctx, ratchet.ListOptions{}, 0)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "refused submissions write nothing")
+}
+
+// ctxMetrics records which callbacks saw the job's JobContext in their
+// context.
+type ctxMetrics struct {
+	spi.NoOpMetrics
+	mu   sync.Mutex
+	seen []string
+}
+
+func (m *ctxMetrics) note(ctx context.Context, what string) {
+	jc, ok := ratchet.JobFromContext(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ok {
+		what += " " + jc.TaskName
+	}
+	m.seen = append(m.seen, what)
+}
+
+func (m *ctxMetrics) JobStarted(ctx context.Context, _ uuid.UUID, _ string, _ spi.Priority) {
+	m.note(ctx, "started")
+}
+
+func (m *ctxMetrics) JobFailed(ctx context.Context, _ uuid.UUID, _ string, _ error, _ int) {
+	m.note(ctx, "failed")
+}
+
+func (m *ctxMetrics) JobsClaimed(ctx context.Context, _ string, _ int) {
+	if ctx == nil {
+		m.note(context.Background(), "claimed without a context")
+	}
+}
+
+// TestMetricsGetTheJobsContext checks that the metrics callbacks of a run
+// get the run's context, the JobContext in it.
+func TestMetricsGetTheJobsContext(t *testing.T) {
+	m := &ctxMetrics{}
+	task := ratchet.NewVoidTask("measured", func(context.Context, int) error {
+		return ratchet.DoNotRetry(errors.New("no"))
+	})
+	r := start(t, engine.Options{Metrics: m}, task)
+	id, err := task.Submit(context.Background(), r.client, 1)
+	require.NoError(t, err)
+	require.Equal(t, engine.EventFailed, r.next(id).Kind)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	assert.Equal(t, []string{"started measured", "failed measured"}, m.seen)
 }

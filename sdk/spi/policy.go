@@ -1,6 +1,7 @@
 package spi
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,15 +35,18 @@ type ErrorSanitizer interface {
 
 // MetricsCollector receives job lifecycle events. Implementations must be
 // fast and safe for concurrent use. Embed [NoOpMetrics] to implement only
-// the callbacks you need.
+// the callbacks you need. Each callback gets the context of the work it
+// reports (a job's run for JobStarted, JobCompleted and JobFailed; the
+// claim, heartbeat, scan or completion write otherwise), so that an
+// implementation can relate a measurement to the trace in it.
 type MetricsCollector interface {
-	JobStarted(id uuid.UUID, task string, p Priority)
-	JobCompleted(id uuid.UUID, task string, elapsed time.Duration)
-	JobFailed(id uuid.UUID, task string, err error, attempt int)
-	JobsClaimed(node string, n int)
-	ClaimTransientFailure(node string, err error)
-	WriteSuperseded(id uuid.UUID, task string)
-	JobsRecovered(node string, n int)
+	JobStarted(ctx context.Context, id uuid.UUID, task string, p Priority)
+	JobCompleted(ctx context.Context, id uuid.UUID, task string, elapsed time.Duration)
+	JobFailed(ctx context.Context, id uuid.UUID, task string, err error, attempt int)
+	JobsClaimed(ctx context.Context, node string, n int)
+	ClaimTransientFailure(ctx context.Context, node string, err error)
+	WriteSuperseded(ctx context.Context, id uuid.UUID, task string)
+	JobsRecovered(ctx context.Context, node string, n int)
 }
 
 // NoOpMetrics is a MetricsCollector that records nothing. Its zero value is
@@ -50,25 +54,25 @@ type MetricsCollector interface {
 type NoOpMetrics struct{}
 
 // JobStarted does nothing.
-func (NoOpMetrics) JobStarted(uuid.UUID, string, Priority) {}
+func (NoOpMetrics) JobStarted(context.Context, uuid.UUID, string, Priority) {}
 
 // JobCompleted does nothing.
-func (NoOpMetrics) JobCompleted(uuid.UUID, string, time.Duration) {}
+func (NoOpMetrics) JobCompleted(context.Context, uuid.UUID, string, time.Duration) {}
 
 // JobFailed does nothing.
-func (NoOpMetrics) JobFailed(uuid.UUID, string, error, int) {}
+func (NoOpMetrics) JobFailed(context.Context, uuid.UUID, string, error, int) {}
 
 // JobsClaimed does nothing.
-func (NoOpMetrics) JobsClaimed(string, int) {}
+func (NoOpMetrics) JobsClaimed(context.Context, string, int) {}
 
 // ClaimTransientFailure does nothing.
-func (NoOpMetrics) ClaimTransientFailure(string, error) {}
+func (NoOpMetrics) ClaimTransientFailure(context.Context, string, error) {}
 
 // WriteSuperseded does nothing.
-func (NoOpMetrics) WriteSuperseded(uuid.UUID, string) {}
+func (NoOpMetrics) WriteSuperseded(context.Context, uuid.UUID, string) {}
 
 // JobsRecovered does nothing.
-func (NoOpMetrics) JobsRecovered(string, int) {}
+func (NoOpMetrics) JobsRecovered(context.Context, string, int) {}
 
 // PollResult is what one claim did, as a PollDelayStrategy sees it.
 type PollResult struct {

@@ -150,7 +150,7 @@ type counters struct {
 }
 
 // JobsClaimed implements spi.MetricsCollector.
-func (c *counters) JobsClaimed(_ string, n int) {
+func (c *counters) JobsClaimed(_ context.Context, _ string, n int) {
 	c.claims.Add(1)
 	c.claimed.Add(int64(n))
 }
