@@ -112,3 +112,51 @@ func Example_rawSubmission() {
 	// ratchet: invalid argument: raw submission of task "invoice.bill": the payload is not valid JSON
 	// ratchet: task payload of "invoice.bill" is 200002 bytes, over the limit of 102400 bytes
 }
+
+// A job property is written with the job, read by its body, and listed by.
+func Example_properties() {
+	ctx := context.Background()
+	done := make(chan string, 1)
+	bill := ratchet.NewVoidTask("invoice.bill", func(ctx context.Context, order string) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		tenant, _, err := jc.Property(ctx, "tenant")
+		done <- "billed " + order + " for " + tenant
+		return err
+	})
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler)}, bill)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Stop(ctx)
+	if _, err := bill.Submit(ctx, eng.Client(), "A-1001", ratchet.WithProperty("tenant", "acme")); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-done)
+	n, _, err := eng.Client().CountJobs(ctx, ratchet.ListOptions{PropertyKey: "tenant", PropertyValue: "acme"}, 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("jobs of acme:", n)
+	// Output:
+	// billed A-1001 for acme
+	// jobs of acme: 1
+}
+
+// The poller's decision is a pure function: here, a pool of 16 slots with 2
+// free waits for a quarter of a batch to free up before it claims.
+func ExamplePollPolicy_Next() {
+	p := engine.PollPolicy{Slots: 16, Batch: 16, Gather: 50 * time.Millisecond, HeartbeatInterval: 10 * time.Second}
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := p.Next(engine.PollState{Free: 2, Now: now, LastBeat: now.Add(-time.Second)})
+	fmt.Println(d.Action == engine.PollGather, d.Wait)
+	d = p.Next(engine.PollState{Free: 2, Now: now.Add(50 * time.Millisecond), GatherStart: now, LastBeat: now.Add(-time.Second)})
+	fmt.Println(d.Action == engine.PollClaim, d.Limit)
+	fmt.Println(engine.StopOrder())
+	// Output:
+	// true 50ms
+	// true 2
+	// [stop claiming drain and release flush completions stop heartbeats deregister]
+}

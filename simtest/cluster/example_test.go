@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ratchet-go/ratchet/simtest/cluster"
@@ -22,4 +23,18 @@ func ExampleSimulate() {
 	// nodes: 3
 	// every job terminal: true
 	// same seed, same trace: true
+}
+
+// A planted engine bug is caught: here, completions that do not carry
+// their claim's fence.
+func ExampleEngineBugs() {
+	fmt.Println(cluster.EngineBugs())
+	_, err := cluster.Simulate(1, cluster.Scenario{Steps: 500, EngineBug: "ignore-fence"})
+	var v *cluster.Violation
+	if errors.As(err, &v) {
+		fmt.Println("caught by", v.Invariant)
+	}
+	// Output:
+	// [batch-drops-last claim-past-free-slots heartbeats-before-drain ignore-fence retry-off-by-one skip-fresh-beat]
+	// caught by fence
 }

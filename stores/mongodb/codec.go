@@ -186,9 +186,11 @@ func encodeJob(j *spi.Job) *jobDoc {
 			d.Params[k] = v
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
-		d.PropKeys = append(d.PropKeys, k)
-		d.PropEntries = append(d.PropEntries, propEntry(k, j.Properties[k]))
+	if len(j.Properties) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+			d.PropKeys = append(d.PropKeys, k)
+			d.PropEntries = append(d.PropEntries, propEntry(k, j.Properties[k]))
+		}
 	}
 	return d
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -232,7 +231,7 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 			tagIDs = append(tagIDs, pgUUID(j.ID))
 			tags = append(tags, t)
 		}
-		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+		for _, k := range sqlcore.SortedKeys(j.Properties) {
 			propIDs = append(propIDs, pgUUID(j.ID))
 			propKeys, propValues = append(propKeys, k), append(propValues, j.Properties[k])
 		}
@@ -302,7 +301,7 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 		for _, t := range sqlcore.UniqueTags(j.Tags) {
 			rows = append(rows, []any{pgUUID(j.ID), t})
 		}
-		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+		for _, k := range sqlcore.SortedKeys(j.Properties) {
 			props = append(props, []any{pgUUID(j.ID), k, j.Properties[k]})
 		}
 	}

@@ -126,7 +126,7 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 		for _, t := range UniqueTags(j.Tags) {
 			tags = append(tags, JobTag{j.ID, t})
 		}
-		for _, k := range slices.Sorted(maps.Keys(j.Properties)) {
+		for _, k := range SortedKeys(j.Properties) {
 			props = append(props, JobProp{j.ID, k, j.Properties[k]})
 		}
 	}
@@ -173,6 +173,15 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 		return nil, err
 	})
 	return res, err
+}
+
+// SortedKeys returns m's keys in order; nil for an empty map, without
+// allocating (the insert path of every job).
+func SortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
 }
 
 // UniqueTags returns tags without repeats, in the order given.
