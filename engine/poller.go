@@ -93,29 +93,44 @@ func (p *poller) run(ctx context.Context) {
 	if len(p.params.Tasks) == 0 {
 		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
 	}
+	// One gather: its start, for the policy, and its one timer, kept
+	// across the wakeups of freed slots (one per finishing body) instead
+	// of a timer per wakeup.
 	var gatherStart time.Time
+	var gather clockwork.Timer
+	endGather := func() {
+		if gather != nil {
+			gather.Stop()
+			gather = nil
+		}
+		gatherStart = time.Time{}
+	}
+	defer endGather()
 	for ctx.Err() == nil {
 		now := p.clock.Now()
 		d := p.policy.Next(PollState{Free: p.free(), Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
 		switch d.Action {
 		case PollIdle:
-			gatherStart = time.Time{}
+			endGather()
 			if !p.waitWake(ctx, 0) {
 				return
 			}
 		case PollGather:
-			if gatherStart.IsZero() {
-				gatherStart = now
+			if gather == nil {
+				gatherStart, gather = now, p.clock.NewTimer(d.Wait)
 			}
-			if !p.waitWake(ctx, d.Wait) {
+			select {
+			case <-ctx.Done():
 				return
+			case <-p.wake:
+			case <-gather.Chan():
 			}
 		case PollBeat:
 			if !p.beat(ctx) && !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
 				return
 			}
 		case PollClaim:
-			gatherStart = time.Time{}
+			endGather()
 			if !p.claim(ctx, d.Limit) {
 				return
 			}
