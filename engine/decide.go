@@ -114,6 +114,7 @@ const (
 var stopStepNames = map[StopStep]string{StopClaiming: "stop claiming", DrainAndRelease: "drain and release",
 	FlushCompletions: "flush completions", StopHeartbeats: "stop heartbeats", Deregister: "deregister"}
 
+// String names the step, as the engine's stop logs it.
 func (s StopStep) String() string {
 	if n, ok := stopStepNames[s]; ok {
 		return n

@@ -28,6 +28,7 @@ type Error struct {
 	Err        error
 }
 
+// Error names the expression, the zone, the field and the problem.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cron expression %q", e.Expr)
@@ -42,6 +43,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
 var (
