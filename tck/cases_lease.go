@@ -56,6 +56,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Nodes
 	case *spi.JobCounter:
 		v = caps.Counter
+	case *spi.ScheduleStore:
+		v = caps.Schedules
 	}
 	c, ok := v.(C)
 	return c, ok

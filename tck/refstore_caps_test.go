@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -405,4 +406,146 @@ func (s *refStore) putPropLocked(id uuid.UUID, key, value string) {
 		s.props[id] = map[string]string{}
 	}
 	s.props[id][key] = value
+}
+
+func (s *refStore) CreateSchedule(_ context.Context, r spi.ScheduleRow) (bool, error) {
+	if r.ID == "" || r.TaskName == "" {
+		return false, errors.New("schedule without an id or a task")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	if _, ok := s.scheds[r.ID]; ok {
+		return false, nil
+	}
+	r.Version, r.Definition = 1, slices.Clone(r.Definition)
+	s.scheds[r.ID] = r
+	return true, nil
+}
+
+func (s *refStore) UpdateSchedule(_ context.Context, r spi.ScheduleRow, expected int64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	old, ok := s.scheds[r.ID]
+	if !ok || (old.Version != expected && s.bug != bugUpdateIgnoresVersion) {
+		return false, nil
+	}
+	old.TaskName, old.Definition, old.Paused, old.NextFireAt, old.UpdatedAt = r.TaskName, slices.Clone(r.Definition), r.Paused, r.NextFireAt, r.UpdatedAt
+	old.Version++
+	s.scheds[r.ID] = old
+	return true, nil
+}
+
+func (s *refStore) GetSchedule(_ context.Context, id string) (spi.ScheduleRow, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return spi.ScheduleRow{}, false, err
+	}
+	r, ok := s.scheds[id]
+	r.Definition = slices.Clone(r.Definition)
+	return r, ok, nil
+}
+
+func (s *refStore) ListSchedules(_ context.Context, after string, limit int) ([]spi.ScheduleRow, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var out []spi.ScheduleRow
+	for id, r := range s.scheds {
+		if id > after {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b spi.ScheduleRow) int { return strings.Compare(a.ID, b.ID) })
+	return out[:min(len(out), limit)], nil
+}
+
+func (s *refStore) DeleteSchedule(_ context.Context, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	_, ok := s.scheds[id]
+	delete(s.scheds, id)
+	return ok, nil
+}
+
+func (s *refStore) DueSchedules(_ context.Context, now time.Time, limit int) ([]spi.ScheduleRow, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var out []spi.ScheduleRow
+	for _, r := range s.scheds {
+		due := !r.NextFireAt.After(now)
+		if s.bug == bugDueExclusive {
+			due = r.NextFireAt.Before(now)
+		}
+		if due && (!r.Paused || s.bug == bugDueIncludesPaused) {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b spi.ScheduleRow) int {
+		if c := a.NextFireAt.Compare(b.NextFireAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), limit)], nil
+}
+
+func (s *refStore) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return false, nil, err
+	}
+	r, ok := s.scheds[f.ID]
+	if !ok {
+		return false, nil, nil
+	}
+	jobs := f.Jobs
+	if s.bug == bugFireWritesDuplicate {
+		jobs = cloneJobs(jobs)
+		for _, j := range jobs {
+			j.IdempotencyKey = ""
+		}
+	}
+	if s.bug == bugFireNotAtomic {
+		if _, err := s.insertLocked(jobs); err != nil {
+			return false, nil, err
+		}
+	}
+	if r.Version != f.Version && s.bug != bugFireIgnoresVersion {
+		return false, nil, nil
+	}
+	for _, j := range jobs {
+		if !j.Priority.Valid() {
+			return false, nil, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
+		}
+	}
+	var res []spi.InsertResult
+	if s.bug != bugFireNotAtomic {
+		var err error
+		if res, err = s.insertLocked(jobs); err != nil {
+			return false, nil, err
+		}
+	}
+	r.NextFireAt, r.Skipped, r.UpdatedAt = f.NextFireAt, r.Skipped+f.Skipped, f.Now
+	if len(f.Jobs) > 0 {
+		r.LastFireAt, r.LastJobID = f.LastFireAt, f.LastJobID
+	}
+	r.Version++
+	s.scheds[f.ID] = r
+	return true, res, nil
 }

@@ -127,6 +127,13 @@ const (
 	bugFindUnsorted      bug = "FindJobsByProperty in insertion order"
 
 	bugWakeupNoSource bug = "wakeups carry no source"
+
+	bugFireIgnoresVersion   bug = "FireSchedule ignores the version"
+	bugFireNotAtomic        bug = "FireSchedule inserts the jobs before it checks the version"
+	bugUpdateIgnoresVersion bug = "UpdateSchedule ignores the expected version"
+	bugDueIncludesPaused    bug = "DueSchedules includes paused schedules"
+	bugDueExclusive         bug = "DueSchedules excludes a schedule due exactly now"
+	bugFireWritesDuplicate  bug = "FireSchedule writes a second job for a slot's key"
 )
 
 // refStore is a small, obviously correct in-memory spi.Store (O(n) per
@@ -146,6 +153,7 @@ type refStore struct {
 	leases    map[string]refLease
 	states    map[refStateKey]spi.VersionedState
 	props     map[uuid.UUID]map[string]string
+	scheds    map[string]spi.ScheduleRow
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
@@ -174,7 +182,7 @@ func newRefStore(b bug) *refStore {
 	return &refStore{
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
-		props: map[uuid.UUID]map[string]string{}, listeners: map[int]func(spi.WakeupHint){},
+		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, listeners: map[int]func(spi.WakeupHint){},
 		meet: make(chan struct{}),
 	}
 }

@@ -150,6 +150,7 @@ func groups() []group {
 		{"Lease", leaseCases()},
 		{"State", stateCases()},
 		{"Properties", propertyCases()},
+		{"Schedules", scheduleCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

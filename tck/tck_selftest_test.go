@@ -48,6 +48,7 @@ var capabilityGroups = map[string]string{
 	"Wakeup":     "spi.WakeupListener",
 	"NodeTasks":  "spi.NodeTaskStore",
 	"Count":      "spi.JobCounter",
+	"Schedules":  "spi.ScheduleStore",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -237,6 +238,13 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugFindUnsorted, []string{"Properties/FindJobs"}},
 
 		{bugWakeupNoSource, []string{"Wakeup/Source"}},
+
+		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
+		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},
+		{bugUpdateIgnoresVersion, []string{"Schedules/UpdateCompareAndSet"}},
+		{bugDueIncludesPaused, []string{"Schedules/Due"}},
+		{bugDueExclusive, []string{"Schedules/Due"}},
+		{bugFireWritesDuplicate, []string{"Schedules/SlotFiresOnce", "Schedules/ConcurrentFirers"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(string(tt.bug), " ", "_"), func(t *testing.T) {

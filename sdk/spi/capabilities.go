@@ -23,6 +23,8 @@ type Capabilities struct {
 	Nodes NodeTaskStore
 	// Counter counts the jobs of a listing, up to a cap.
 	Counter JobCounter
+	// Schedules keeps recurring schedules.
+	Schedules ScheduleStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -50,5 +52,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Properties, _ = s.(JobPropertyStore)
 	c.Nodes, _ = s.(NodeTaskStore)
 	c.Counter, _ = s.(JobCounter)
+	c.Schedules, _ = s.(ScheduleStore)
 	return c
 }

@@ -33,6 +33,7 @@ type Store struct {
 	leases  map[string]lease
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
+	scheds  map[string]spi.ScheduleRow
 }
 
 type lease struct {
@@ -67,6 +68,7 @@ func New() *Store {
 		leases:  map[string]lease{},
 		states:  map[stateKey]spi.VersionedState{},
 		props:   map[uuid.UUID]map[string]string{},
+		scheds:  map[string]spi.ScheduleRow{},
 	}
 }
 
@@ -140,6 +142,11 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResu
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	return s.insertLocked(jobs)
+}
+
+// insertLocked is InsertJobs with s.mu held.
+func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fmt.Errorf("memory: insert: %w", err)
 	}

@@ -1,0 +1,113 @@
+package spi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ScheduleRow is a recurring schedule as a store keeps it. The store reads
+// only its id, task, pause flag, next fire time and version; the
+// definition (expression, zone, job template, policies) is the client's
+// encoding, kept as is.
+type ScheduleRow struct {
+	// ID is the schedule's stable id, 1 to 255 bytes.
+	ID string
+	// TaskName is the task of the jobs it fires.
+	TaskName string
+	// Definition is the encoded definition, opaque to the store.
+	Definition []byte
+	// Paused schedules fire nothing; their next fire time is kept.
+	Paused bool
+	// NextFireAt is the next slot not yet fired.
+	NextFireAt time.Time
+	// LastFireAt is the last slot fired (zero: none yet) and LastJobID the
+	// job that fire inserted.
+	LastFireAt time.Time
+	LastJobID  uuid.UUID
+	// Skipped counts the slots skipped so far (misfires, overlaps).
+	Skipped int64
+	// Version advances with every write of the row: updates and fires are
+	// compare-and-set on it. A new row has version 1.
+	Version int64
+	// CreatedAt and UpdatedAt are set by the writer.
+	CreatedAt, UpdatedAt time.Time
+}
+
+// ScheduleFire is one firing of a schedule: the jobs of the slots fired
+// and the schedule's advance, written in one atomic step if the schedule
+// is still at Version.
+type ScheduleFire struct {
+	ID      string
+	Version int64
+	// Jobs are the jobs of the fired slots, each with the idempotency key
+	// of its slot: a slot whose key exists was fired already, and its job
+	// is not written again.
+	Jobs []*Job
+	// NextFireAt is the schedule's next slot after this fire; LastFireAt
+	// and LastJobID are set when Jobs is not empty.
+	NextFireAt, LastFireAt time.Time
+	LastJobID              uuid.UUID
+	// Skipped is added to the schedule's count of skipped slots.
+	Skipped int64
+	// Now is the write's time (UpdatedAt).
+	Now time.Time
+}
+
+// ScheduleStore is implemented by stores that keep recurring schedules.
+// Every node may run the scheduler: a slot fires exactly once because its
+// job's idempotency key is the slot's (schedule id and fire time), written
+// in the same atomic step that advances the schedule, which is itself a
+// compare-and-set on the row's version.
+type ScheduleStore interface {
+	// CreateSchedule writes a new schedule at version 1 and reports
+	// whether it did: false when a schedule of that id exists (nothing is
+	// written).
+	CreateSchedule(ctx context.Context, s ScheduleRow) (bool, error)
+	// UpdateSchedule replaces the schedule's task, definition, pause flag,
+	// next fire time and UpdatedAt, and advances its version, if its
+	// version is still expectedVersion; it reports whether it applied
+	// (false also when the schedule does not exist).
+	UpdateSchedule(ctx context.Context, s ScheduleRow, expectedVersion int64) (bool, error)
+	// GetSchedule returns the schedule of id; false when there is none.
+	GetSchedule(ctx context.Context, id string) (ScheduleRow, bool, error)
+	// ListSchedules returns up to limit schedules with ids above after
+	// (byte order), in id order.
+	ListSchedules(ctx context.Context, after string, limit int) ([]ScheduleRow, error)
+	// DeleteSchedule deletes the schedule and reports whether it existed.
+	// The jobs it fired stay.
+	DeleteSchedule(ctx context.Context, id string) (bool, error)
+	// DueSchedules returns up to limit schedules that are not paused and
+	// whose next fire time is at or before now, earliest first (ties by id).
+	DueSchedules(ctx context.Context, now time.Time, limit int) ([]ScheduleRow, error)
+	// FireSchedule applies f if the schedule is still at f.Version: it
+	// inserts f.Jobs (InsertJobs' semantics: an existing key is a
+	// duplicate, not an error) and advances the schedule, in one atomic
+	// step. It reports whether it applied and, when it did, one result per
+	// job. A store without multi-document atomic writes (MongoDB) inserts
+	// the jobs first, under their unique keys, then advances the schedule:
+	// a lost race then leaves only duplicates of jobs already written.
+	FireSchedule(ctx context.Context, f ScheduleFire) (bool, []InsertResult, error)
+}
+
+// MaxScheduleIDBytes is the longest schedule id every store keeps.
+const MaxScheduleIDBytes = 255
+
+// ValidateScheduleRow checks what every store needs of a schedule row: an
+// id of 1 to MaxScheduleIDBytes bytes, a task name and a next fire time.
+func ValidateScheduleRow(r ScheduleRow) error {
+	switch {
+	case r.ID == "":
+		return errors.New("schedule with an empty id")
+	case len(r.ID) > MaxScheduleIDBytes:
+		return fmt.Errorf("schedule id %.40q... is %d bytes, over the limit of %d", r.ID, len(r.ID), MaxScheduleIDBytes)
+	case r.TaskName == "":
+		return fmt.Errorf("schedule %q has no task", r.ID)
+	case r.NextFireAt.IsZero():
+		return fmt.Errorf("schedule %q has no next fire time", r.ID)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+var _ spi.ScheduleStore = (*Store)(nil)
+
+// CreateSchedule implements spi.ScheduleStore.
+func (s *Store) CreateSchedule(_ context.Context, r spi.ScheduleRow) (bool, error) {
+	if err := spi.ValidateScheduleRow(r); err != nil {
+		return false, fmt.Errorf("memory: create schedule: %w", err)
+	}
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.scheds[r.ID]; ok {
+		return false, nil
+	}
+	r.Version = 1
+	s.scheds[r.ID] = cloneSchedule(r)
+	return true, nil
+}
+
+// UpdateSchedule implements spi.ScheduleStore.
+func (s *Store) UpdateSchedule(_ context.Context, r spi.ScheduleRow, expected int64) (bool, error) {
+	if err := spi.ValidateScheduleRow(r); err != nil {
+		return false, fmt.Errorf("memory: update schedule: %w", err)
+	}
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	old, ok := s.scheds[r.ID]
+	if !ok || old.Version != expected {
+		return false, nil
+	}
+	old.TaskName, old.Definition, old.Paused, old.NextFireAt, old.UpdatedAt = r.TaskName, bytes.Clone(r.Definition), r.Paused, r.NextFireAt, r.UpdatedAt
+	old.Version++
+	s.scheds[r.ID] = old
+	return true, nil
+}
+
+// GetSchedule implements spi.ScheduleStore.
+func (s *Store) GetSchedule(_ context.Context, id string) (spi.ScheduleRow, bool, error) {
+	if err := s.lock(); err != nil {
+		return spi.ScheduleRow{}, false, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.scheds[id]
+	return cloneSchedule(r), ok, nil
+}
+
+// ListSchedules implements spi.ScheduleStore.
+func (s *Store) ListSchedules(_ context.Context, after string, limit int) ([]spi.ScheduleRow, error) {
+	return s.selectSchedules(limit, func(r spi.ScheduleRow) bool { return r.ID > after },
+		func(a, b spi.ScheduleRow) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+// DueSchedules implements spi.ScheduleStore.
+func (s *Store) DueSchedules(_ context.Context, now time.Time, limit int) ([]spi.ScheduleRow, error) {
+	return s.selectSchedules(limit, func(r spi.ScheduleRow) bool { return !r.Paused && !r.NextFireAt.After(now) },
+		func(a, b spi.ScheduleRow) int {
+			if c := a.NextFireAt.Compare(b.NextFireAt); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+}
+
+func (s *Store) selectSchedules(limit int, keep func(spi.ScheduleRow) bool, order func(a, b spi.ScheduleRow) int) ([]spi.ScheduleRow, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []spi.ScheduleRow
+	for _, r := range s.scheds {
+		if keep(r) {
+			out = append(out, cloneSchedule(r))
+		}
+	}
+	slices.SortFunc(out, order)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// DeleteSchedule implements spi.ScheduleStore.
+func (s *Store) DeleteSchedule(_ context.Context, id string) (bool, error) {
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	_, ok := s.scheds[id]
+	delete(s.scheds, id)
+	return ok, nil
+}
+
+// FireSchedule implements spi.ScheduleStore: the version check, the insert
+// and the advance happen under one lock.
+func (s *Store) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
+	if err := s.lock(); err != nil {
+		return false, nil, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.scheds[f.ID]
+	if !ok || r.Version != f.Version {
+		return false, nil, nil
+	}
+	if err := spi.ValidateJobs(f.Jobs); err != nil { // before anything is written
+		return false, nil, fmt.Errorf("memory: fire schedule %q: %w", f.ID, err)
+	}
+	res, err := s.insertLocked(f.Jobs)
+	if err != nil {
+		return false, nil, fmt.Errorf("memory: fire schedule %q: %w", f.ID, err)
+	}
+	r.NextFireAt, r.Skipped, r.UpdatedAt = f.NextFireAt, r.Skipped+f.Skipped, f.Now
+	if len(f.Jobs) > 0 {
+		r.LastFireAt, r.LastJobID = f.LastFireAt, f.LastJobID
+	}
+	r.Version++
+	s.scheds[f.ID] = r
+	return true, res, nil
+}
+
+func cloneSchedule(r spi.ScheduleRow) spi.ScheduleRow {
+	r.Definition = bytes.Clone(r.Definition)
+	return r
+}
