@@ -99,6 +99,14 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if err != nil {
 		return nil, err
 	}
+	if len(o.Schedules) > 0 && e.caps.Schedules == nil {
+		return nil, fmt.Errorf("engine: %d recurring schedules: %w: store %T keeps no schedules", len(o.Schedules), ratchet.ErrUnsupported, store)
+	}
+	if e.caps.Schedules != nil && !o.NoScheduler {
+		e.services = append(slices.Clone(e.services), &scheduler{schedulerDeps{store: e.caps.Schedules, jobs: store,
+			threshold: o.MisfireThreshold, interval: o.ScheduleInterval,
+			newID: e.client.NewJobID, inserts: o.InsertMiddleware, woke: e.NotifyNewWork}})
+	}
 	e.wire()
 	return e, nil
 }
@@ -221,6 +229,11 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.state = 1
 	e.mu.Unlock()
 
+	for _, r := range e.opts.Schedules {
+		if _, err := e.client.PutSchedule(ctx, r); err != nil {
+			return fmt.Errorf("ratchet engine: start: %w", err)
+		}
+	}
 	if _, err := e.rescue.recover(ctx, []string{e.opts.NodeID}); err != nil {
 		return fmt.Errorf("ratchet engine: start: %w", err)
 	}

@@ -135,6 +135,22 @@ type Options struct {
 	// Services run beside the engine's own parts from Start to Stop (see
 	// Service, and Singleton for work that one node of the fleet does).
 	Services []Service
+	// Schedules are the recurring schedules this code defines (see
+	// Task.Recurring): Start registers each (Client.PutSchedule:
+	// idempotent; a changed definition updates its schedule). They need a
+	// store with schedules (spi.ScheduleStore).
+	Schedules []ratchet.Recurring
+	// NoScheduler keeps this node from running the recurring scheduler;
+	// by default every node whose store keeps schedules runs it (each
+	// slot still fires once).
+	NoScheduler bool
+	// ScheduleInterval is the time between the scheduler's passes; default
+	// DefaultScheduleInterval (1 s).
+	ScheduleInterval time.Duration
+	// MisfireThreshold is how late a slot may fire and still be on time;
+	// a later one is a misfire, handled by its schedule's policy. Default
+	// DefaultMisfireThreshold (1 min).
+	MisfireThreshold time.Duration
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming
@@ -161,6 +177,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"ShutdownTimeout", int64(o.ShutdownTimeout)},
 		{"HeartbeatInterval", int64(o.HeartbeatInterval)}, {"OrphanGrace", int64(o.OrphanGrace)},
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
+		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
 	} {
 		if c.v < 0 {
 			return o, fmt.Errorf("%w: engine option %s is negative (%d)", ratchet.ErrInvalidArgument, c.name, c.v)
@@ -196,6 +213,8 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	defd(&o.OrphanGrace, DefaultOrphanGrace)
 	defd(&o.OrphanScanInterval, DefaultOrphanScanInterval)
+	defd(&o.ScheduleInterval, DefaultScheduleInterval)
+	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
 	if o.MinPollInterval > o.PollInterval {
 		return o, fmt.Errorf("%w: MinPollInterval %s exceeds PollInterval %s", ratchet.ErrInvalidArgument, o.MinPollInterval, o.PollInterval)
 	}

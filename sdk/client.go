@@ -109,6 +109,10 @@ func (c *Client) Serializer() spi.PayloadSerializer { return c.pipe.Serializer()
 // MaxPayloadBytes returns the payload limit in bytes.
 func (c *Client) MaxPayloadBytes() int { return c.pipe.MaxPayloadBytes() }
 
+// NewJobID returns a new job id: a UUIDv7 of the client's clock, greater
+// than every id it returned before.
+func (c *Client) NewJobID() uuid.UUID { return c.ids.next(c.now()) }
+
 // Pipeline returns the payload pipeline the client encodes with, and the
 // engine that shares it decodes with.
 func (c *Client) Pipeline() *Pipeline { return c.pipe }
@@ -173,34 +177,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if !cfg.at.IsZero() {
 		due = cfg.at.UTC().Truncate(time.Microsecond)
 	}
-	base := spi.Job{
-		TaskName:      task,
-		Status:        spi.StatusPending,
-		Priority:      PriorityNormal,
-		ScheduledAt:   due,
-		CreatedAt:     now,
-		MaxRetries:    DefaultMaxRetries,
-		Backoff:       DefaultBackoff,
-		BackoffParam:  DefaultBackoffBase,
-		Params:        cfg.params,
-		Properties:    cfg.properties,
-		Resource:      cfg.resource,
-		ResourceLimit: cfg.resourceLimit,
-	}
-	if cfg.priority != nil {
-		base.Priority = *cfg.priority
-	}
-	if cfg.maxRetries != nil {
-		base.MaxRetries = *cfg.maxRetries
-	}
-	if cfg.backoff != "" {
-		base.Backoff, base.BackoffParam = cfg.backoff, *cfg.backoffBase
-	}
-	if len(cfg.tags) > 0 {
-		tags := slices.Clone(cfg.tags)
-		slices.Sort(tags)
-		base.Tags = slices.Compact(tags)
-	}
+	base := template(task, &cfg, now, due)
 	jobs := make([]*spi.Job, len(payloads))
 	for i, p := range payloads {
 		j := base.Clone()
@@ -249,6 +226,40 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		c.wake(base.Priority, cfg.afterCommit, cfg.tx != nil)
 	}
 	return ids, nil
+}
+
+// template is the job that a submission's options describe, due at due:
+// everything but its id, payload and idempotency key.
+func template(task string, cfg *submitConfig, now, due time.Time) spi.Job {
+	base := spi.Job{
+		TaskName:      task,
+		Status:        spi.StatusPending,
+		Priority:      PriorityNormal,
+		ScheduledAt:   due,
+		CreatedAt:     now,
+		MaxRetries:    DefaultMaxRetries,
+		Backoff:       DefaultBackoff,
+		BackoffParam:  DefaultBackoffBase,
+		Params:        cfg.params,
+		Properties:    cfg.properties,
+		Resource:      cfg.resource,
+		ResourceLimit: cfg.resourceLimit,
+	}
+	if cfg.priority != nil {
+		base.Priority = *cfg.priority
+	}
+	if cfg.maxRetries != nil {
+		base.MaxRetries = *cfg.maxRetries
+	}
+	if cfg.backoff != "" {
+		base.Backoff, base.BackoffParam = cfg.backoff, *cfg.backoffBase
+	}
+	if len(cfg.tags) > 0 {
+		tags := slices.Clone(cfg.tags)
+		slices.Sort(tags)
+		base.Tags = slices.Compact(tags)
+	}
+	return base
 }
 
 // wake tells the notifier about new work: at once for a plain write; after

@@ -190,6 +190,9 @@ func quartzDays(f string) (string, error) {
 // String returns the expression as given.
 func (s *Schedule) String() string { return s.expr }
 
+// Period returns the period of an @every schedule, zero for the others.
+func (s *Schedule) Period() time.Duration { return s.every }
+
 // Location returns the schedule's time zone.
 func (s *Schedule) Location() *time.Location { return s.loc }
 

@@ -93,8 +93,9 @@ type ScheduleStore interface {
 	FireSchedule(ctx context.Context, f ScheduleFire) (bool, []InsertResult, error)
 }
 
-// MaxScheduleIDBytes is the longest schedule id every store keeps.
-const MaxScheduleIDBytes = 255
+// MaxScheduleIDBytes is the longest schedule id: with the slot time it
+// makes the idempotency key of a slot's job, at most 255 bytes.
+const MaxScheduleIDBytes = 200
 
 // ValidateScheduleRow checks what every store needs of a schedule row: an
 // id of 1 to MaxScheduleIDBytes bytes, a task name and a next fire time.

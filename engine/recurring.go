@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The recurring scheduler: a maintenance service that every node runs.
+// Each pass reads the schedules due now and fires each in one atomic step
+// of the store (spi.ScheduleStore.FireSchedule): the slots' jobs, under
+// their unique slot keys, and the schedule's advance, a compare-and-set on
+// its version. Two nodes that fire the same schedule at once race on the
+// version, and a slot whose job exists is a duplicate, not a second job:
+// each slot fires exactly once, by construction.
+
+// Defaults of the recurring scheduler.
+const (
+	// DefaultScheduleInterval is the time between scheduler passes.
+	DefaultScheduleInterval = time.Second
+	// DefaultMisfireThreshold is how late a slot may be fired and still be
+	// on time; a later one is a misfire, handled by its schedule's policy.
+	DefaultMisfireThreshold = time.Minute
+	// maxPassSlots bounds the slots one pass walks per schedule: a
+	// schedule down for longer than that many slots skips the rest,
+	// counted.
+	maxPassSlots = 10000
+)
+
+// FirePlan is what one scheduler pass does with a due schedule.
+type FirePlan struct {
+	// Slots are the slots that fire, each one job due at its slot.
+	Slots []time.Time
+	// Skipped counts the slots that do not (misfires, overlaps).
+	Skipped int64
+	// Next is the schedule's first slot after now.
+	Next time.Time
+}
+
+// PlanFire decides, purely, what a due schedule fires at now: its slots
+// from next up to now, those older than threshold being misfires handled
+// by the definition's misfire policy, and, with OverlapSkip while busy
+// (the previous fire's job is still PENDING or RUNNING), none. With
+// OverlapSkip, one pass fires at most one slot (the latest): the next
+// would overlap it. A cron schedule down for more than maxPassSlots
+// missed slots counts them as that many plus one.
+func PlanFire(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Time, threshold time.Duration, busy bool) FirePlan {
+	keep := 0 // the missed slots that may fire: the latest ones
+	switch d.Misfire {
+	case ratchet.MisfireFireOnce:
+		keep = 1
+	case ratchet.MisfireCatchUp:
+		keep = max(d.CatchUpLimit, 1)
+	}
+	cut := now.Add(-threshold) // a slot before cut is a misfire
+	var missed []time.Time
+	var nMissed int64
+	t := next
+	if p := s.Period(); p > 0 && !t.IsZero() && t.Before(cut) {
+		nMissed = int64((cut.Sub(t)-1)/p) + 1
+		for i := max(0, nMissed-int64(keep)); i < nMissed; i++ {
+			missed = append(missed, t.Add(time.Duration(i)*p))
+		}
+		t = t.Add(time.Duration(nMissed) * p)
+	}
+	for n := 0; !t.IsZero() && t.Before(cut); n++ {
+		if n == maxPassSlots {
+			nMissed++ // and maybe more, not walked
+			t = s.Next(cut.Add(-time.Nanosecond))
+			break
+		}
+		nMissed++
+		if missed = append(missed, t); len(missed) > keep {
+			missed = missed[1:]
+		}
+		t = s.Next(t)
+	}
+	var onTime []time.Time
+	for n := 0; !t.IsZero() && !t.After(now) && n < maxPassSlots; n++ { // beyond: the next pass goes on
+		onTime = append(onTime, t)
+		t = s.Next(t)
+	}
+	plan := FirePlan{Slots: append(missed, onTime...), Skipped: nMissed - int64(len(missed)), Next: t}
+	if d.Overlap == ratchet.OverlapSkip && len(plan.Slots) > 0 {
+		fire := 1
+		if busy {
+			fire = 0
+		}
+		plan.Skipped += int64(len(plan.Slots) - fire)
+		plan.Slots = plan.Slots[len(plan.Slots)-fire:]
+	}
+	if len(plan.Slots) == 0 {
+		plan.Slots = nil
+	}
+	return plan
+}
+
+// schedulerDeps are the scheduler's dependencies.
+type schedulerDeps struct {
+	store spi.ScheduleStore
+	jobs  interface {
+		GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error)
+	}
+	threshold, interval time.Duration
+	// newID makes job ids; inserts wrap each fire's insert (the insert
+	// middleware); woke tells of new work.
+	newID   func() uuid.UUID
+	inserts []ratchet.InsertMiddleware
+	woke    func(p ratchet.Priority)
+}
+
+// scheduler is the recurring scheduler service.
+type scheduler struct{ schedulerDeps }
+
+func (s *scheduler) Name() string { return "recurring scheduler" }
+
+// Run passes over the due schedules at every interval until ctx ends.
+func (s *scheduler) Run(ctx context.Context, h ServiceHost) error {
+	t := h.Clock.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		if err := s.pass(ctx, h); err != nil && ctx.Err() == nil {
+			h.Logger.Warn("recurring scheduler pass failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.Chan():
+		}
+	}
+}
+
+// pass fires every schedule due now.
+func (s *scheduler) pass(ctx context.Context, h ServiceHost) error {
+	for {
+		now := h.Clock.Now().UTC().Truncate(time.Microsecond)
+		due, err := s.store.DueSchedules(ctx, now, 100)
+		if err != nil {
+			return fmt.Errorf("due schedules: %w", err)
+		}
+		for _, r := range due {
+			if err := s.fire(ctx, h, r, now); err != nil {
+				h.Logger.Warn("recurring schedule not fired", "schedule", r.ID, "err", err)
+			}
+		}
+		if len(due) < 100 {
+			return nil
+		}
+	}
+}
+
+// fire fires one due schedule; losing the race to another node is not an
+// error.
+func (s *scheduler) fire(ctx context.Context, h ServiceHost, r spi.ScheduleRow, now time.Time) error {
+	d, err := ratchet.DecodeScheduleDefinition(r.Definition)
+	if err != nil {
+		return err
+	}
+	sched, err := d.Cron()
+	if err != nil {
+		return err
+	}
+	busy := false
+	if d.Overlap == ratchet.OverlapSkip && r.LastJobID != uuid.Nil {
+		j, err := s.jobs.GetJob(ctx, r.LastJobID)
+		if err == nil {
+			busy = j.Status == spi.StatusPending || j.Status == spi.StatusRunning
+		}
+	}
+	plan := PlanFire(d, sched, r.NextFireAt, now, s.threshold, busy)
+	plan.Next = plan.Next.UTC()
+	if plan.Next.IsZero() {
+		plan.Next = r.NextFireAt.AddDate(100, 0, 0) // never again: park it far away, visible
+	}
+	jobs := make([]*spi.Job, len(plan.Slots))
+	for i := range plan.Slots {
+		slot := plan.Slots[i].UTC()
+		plan.Slots[i] = slot
+		jobs[i] = d.Job(r.TaskName, r.ID, s.newID(), slot, now, ratchet.SlotKey(r.ID, slot))
+	}
+	f := spi.ScheduleFire{ID: r.ID, Version: r.Version, NextFireAt: plan.Next, Skipped: plan.Skipped, Now: now}
+	applied := false
+	insert := func(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+		f.Jobs = jobs
+		if len(jobs) > 0 {
+			f.LastFireAt, f.LastJobID = plan.Slots[len(plan.Slots)-1], jobs[len(jobs)-1].ID
+		}
+		ok, res, err := s.store.FireSchedule(ctx, f)
+		applied = ok
+		if err == nil && !ok {
+			res = make([]spi.InsertResult, len(jobs)) // lost the race: nothing written
+		}
+		return res, err
+	}
+	if len(jobs) > 0 && len(s.inserts) > 0 {
+		_, err = ratchet.ChainInsert(insert, s.inserts...)(ctx, jobs)
+	} else {
+		_, err = insert(ctx, jobs)
+	}
+	if err != nil {
+		return err
+	}
+	if !applied {
+		return nil // another node fired it meanwhile
+	}
+	if plan.Skipped > 0 {
+		h.Logger.Warn("recurring schedule skipped slots", "schedule", r.ID, "skipped", plan.Skipped, "misfire", d.Misfire, "overlap", d.Overlap)
+	}
+	if len(jobs) > 0 {
+		s.woke(d.Priority)
+	}
+	return nil
+}
