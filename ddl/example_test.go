@@ -22,6 +22,7 @@ func ExampleMigrations() {
 	// 0002_cluster.sql
 	// 0003_task_claim.sql
 	// 0004_node_tasks.sql
-	// latest: 4
+	// 0005_schedules.sql
+	// latest: 5
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

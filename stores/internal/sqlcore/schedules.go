@@ -1,0 +1,248 @@
+package sqlcore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The recurring schedules (spi.ScheduleStore), in the portable SQL of every
+// dialect: one row per schedule in {sched}, every write a compare-and-set
+// on its version. A fire advances the row first (its UPDATE locks it, so
+// that concurrent firers queue behind it and then find the version moved
+// on) and inserts the slots' jobs in the same transaction, under their
+// unique idempotency keys.
+
+const scheduleColumns = `schedule_id, task_name, definition, paused, next_fire_time, last_fire_time, last_job_id,
+	skipped_count, version, created_time, updated_time`
+
+// flag is a boolean column's value.
+func flag(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// CreateSchedule writes a new schedule at version 1; false when the id
+// exists. It implements [spi.ScheduleStore].
+func (c Core[T]) CreateSchedule(ctx context.Context, r spi.ScheduleRow) (bool, error) {
+	if err := spi.ValidateScheduleRow(r); err != nil {
+		return false, c.cfg.Fail("create schedule", err)
+	}
+	s := &c.cfg.D.Syntax
+	q, args := s.SQL("INSERT INTO {sched} ("+scheduleColumns+`)
+	VALUES (?, ?, ?, ?, ?, NULL, NULL, 0, 1, ?, ?)`, s.name(r.ID), r.TaskName, s.blob(r.Definition), flag(r.Paused),
+		s.time(r.NextFireAt), s.time(r.CreatedAt), s.time(r.UpdatedAt))
+	if s.OnConflict {
+		q += "\n\tON CONFLICT (schedule_id) DO NOTHING"
+	}
+	var created bool
+	err := c.do("create schedule "+r.ID, func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
+			created, err = applied(tx.ExecContext(ctx, q, args...))
+			if err != nil && c.cfg.D.IsDuplicate != nil && c.cfg.D.IsDuplicate(err) {
+				created, err = false, nil
+			}
+			return err
+		})
+	})
+	return created, err
+}
+
+// UpdateSchedule replaces the schedule's task, definition, pause flag and
+// next fire time if its version is still expected. It implements
+// [spi.ScheduleStore].
+func (c Core[T]) UpdateSchedule(ctx context.Context, r spi.ScheduleRow, expected int64) (bool, error) {
+	if err := spi.ValidateScheduleRow(r); err != nil {
+		return false, c.cfg.Fail("update schedule", err)
+	}
+	s := &c.cfg.D.Syntax
+	q, args := s.SQL(`UPDATE {sched} SET task_name = ?, definition = ?, paused = ?, next_fire_time = ?, updated_time = ?,
+		version = version + 1
+	WHERE schedule_id = ? AND version = ?`, r.TaskName, s.blob(r.Definition), flag(r.Paused), s.time(r.NextFireAt),
+		s.time(r.UpdatedAt), s.name(r.ID), expected)
+	var ok bool
+	err := c.do("update schedule "+r.ID, func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
+			ok, err = applied(tx.ExecContext(ctx, q, args...))
+			return err
+		})
+	})
+	return ok, err
+}
+
+// GetSchedule returns the schedule of id. It implements
+// [spi.ScheduleStore].
+func (c Core[T]) GetSchedule(ctx context.Context, id string) (spi.ScheduleRow, bool, error) {
+	s := &c.cfg.D.Syntax
+	q, args := s.SQL("SELECT "+scheduleColumns+" FROM {sched} WHERE schedule_id = ?", s.name(id))
+	rows, err := c.schedules(ctx, "get schedule "+id, q, args)
+	if err != nil || len(rows) == 0 {
+		return spi.ScheduleRow{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// ListSchedules returns up to limit schedules with ids above after, in id
+// order. It implements [spi.ScheduleStore].
+func (c Core[T]) ListSchedules(ctx context.Context, after string, limit int) ([]spi.ScheduleRow, error) {
+	s := &c.cfg.D.Syntax
+	q, args := s.limited("SELECT "+scheduleColumns+" FROM {sched} WHERE schedule_id > ? ORDER BY schedule_id", int64(max(limit, 1)), s.name(after))
+	return c.schedules(ctx, "list schedules", q, args)
+}
+
+// DueSchedules returns up to limit unpaused schedules due at now, earliest
+// first. It implements [spi.ScheduleStore].
+func (c Core[T]) DueSchedules(ctx context.Context, now time.Time, limit int) ([]spi.ScheduleRow, error) {
+	s := &c.cfg.D.Syntax
+	q, args := s.limited("SELECT "+scheduleColumns+` FROM {sched}
+	WHERE paused = 0 AND next_fire_time <= ? ORDER BY next_fire_time, schedule_id`, int64(max(limit, 1)), s.time(now))
+	return c.schedules(ctx, "due schedules", q, args)
+}
+
+// DeleteSchedule deletes the schedule. It implements [spi.ScheduleStore].
+func (c Core[T]) DeleteSchedule(ctx context.Context, id string) (bool, error) {
+	s := &c.cfg.D.Syntax
+	q, args := s.SQL("DELETE FROM {sched} WHERE schedule_id = ?", s.name(id))
+	var ok bool
+	err := c.do("delete schedule "+id, func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
+			ok, err = applied(tx.ExecContext(ctx, q, args...))
+			return err
+		})
+	})
+	return ok, err
+}
+
+// FireSchedule advances the schedule if it is still at f.Version and
+// inserts f.Jobs, in one transaction. A run again after a COMMIT whose
+// outcome is unknown recognizes its own advance by the version and the
+// first job. It implements [spi.ScheduleStore].
+func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
+	validate := c.cfg.D.ValidateJobs
+	if validate == nil {
+		validate = spi.ValidateJobs
+	}
+	if err := validate(f.Jobs); err != nil {
+		return false, nil, c.cfg.Fail("fire schedule "+f.ID, err)
+	}
+	s := &c.cfg.D.Syntax
+	set, setArgs := "next_fire_time = ?, skipped_count = skipped_count + ?, updated_time = ?", []any{s.time(f.NextFireAt), f.Skipped, s.time(f.Now)}
+	if len(f.Jobs) > 0 {
+		set, setArgs = set+", last_fire_time = ?, last_job_id = ?", append(setArgs, s.time(f.LastFireAt), s.id(f.LastJobID))
+	}
+	advance, advanceArgs := s.SQL("UPDATE {sched} SET "+set+", version = version + 1\n\tWHERE schedule_id = ? AND version = ?",
+		append(setArgs, s.name(f.ID), f.Version)...)
+	var ok bool
+	var res []spi.InsertResult
+	err := c.do("fire schedule "+f.ID, func() error {
+		return c.inTxAt(ctx, c.cfg.D.InsertRetryable, func(tx *sql.Tx, at Attempt) (err error) {
+			ok, res = false, nil
+			if ok, err = applied(tx.ExecContext(ctx, advance, advanceArgs...)); err != nil {
+				return err
+			}
+			if !ok {
+				if at.Uncertain {
+					ok, res, err = c.ownFire(ctx, tx, f)
+				}
+				return err
+			}
+			if len(f.Jobs) > 0 {
+				res, err = c.cfg.D.Insert(ctx, tx, f.Jobs, at.Uncertain)
+			}
+			return err
+		})
+	})
+	if err == nil && ok && c.cfg.D.Wake != nil && len(f.Jobs) > 0 {
+		top := spi.PriorityLowest
+		for i, r := range res {
+			if !r.Duplicate {
+				top = max(top, f.Jobs[i].Priority)
+			}
+		}
+		c.cfg.D.Wake(ctx, int(top))
+	}
+	return ok, res, err
+}
+
+// ownFire tells, after a COMMIT whose outcome is unknown, whether that
+// COMMIT applied f: the schedule is one version on and f's first job (if
+// any) exists.
+func (c Core[T]) ownFire(ctx context.Context, tx *sql.Tx, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
+	s := &c.cfg.D.Syntax
+	q, args := s.SQL("SELECT version FROM {sched} WHERE schedule_id = ?", s.name(f.ID))
+	var v int64
+	if err := tx.QueryRowContext(ctx, q, args...).Scan(&v); errors.Is(err, sql.ErrNoRows) || (err == nil && v != f.Version+1) {
+		return false, nil, nil
+	} else if err != nil {
+		return false, nil, err
+	}
+	res := make([]spi.InsertResult, len(f.Jobs))
+	if len(f.Jobs) == 0 {
+		return true, res, nil
+	}
+	ids := make([]uuid.UUID, len(f.Jobs))
+	for i, j := range f.Jobs {
+		ids[i], res[i] = j.ID, spi.InsertResult{ID: j.ID}
+	}
+	got, err := c.cfg.D.LoadJobs(ctx, tx, ids[:1])
+	return err == nil && len(got) == 1, res, err
+}
+
+// schedules runs a query of schedule rows.
+func (c Core[T]) schedules(ctx context.Context, op, q string, args []any) ([]spi.ScheduleRow, error) {
+	var out []spi.ScheduleRow
+	err := c.do(op, func() error {
+		out = nil
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := c.scanSchedule(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+func (c Core[T]) scanSchedule(rows *sql.Rows) (spi.ScheduleRow, error) {
+	var (
+		r                            spi.ScheduleRow
+		paused                       int64
+		next, last, created, updated any
+		lastJob                      sql.Null[T]
+		timeErr                      error
+		times                        = []*time.Time{&r.NextFireAt, &r.LastFireAt, &r.CreatedAt, &r.UpdatedAt}
+		scanned                      = []*any{&next, &last, &created, &updated}
+	)
+	if err := rows.Scan(&r.ID, &r.TaskName, &r.Definition, &paused, &next, &last, &lastJob, &r.Skipped, &r.Version, &created, &updated); err != nil {
+		return r, fmt.Errorf("schedule row: %w", err)
+	}
+	r.Paused = paused != 0
+	for i, v := range scanned {
+		if *times[i], timeErr = c.cfg.D.timeOf(*v); timeErr != nil {
+			return r, fmt.Errorf("schedule %q: unreadable time: %w", r.ID, timeErr)
+		}
+	}
+	if lastJob.Valid {
+		id, err := c.cfg.D.ParseID(lastJob.V)
+		if err != nil {
+			return r, fmt.Errorf("schedule %q: unreadable last job id: %w", r.ID, err)
+		}
+		r.LastJobID = id
+	}
+	return r, nil
+}
