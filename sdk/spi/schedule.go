@@ -89,7 +89,10 @@ type ScheduleStore interface {
 	// step. It reports whether it applied and, when it did, one result per
 	// job. A store without multi-document atomic writes (MongoDB) inserts
 	// the jobs first, under their unique keys, then advances the schedule:
-	// a lost race then leaves only duplicates of jobs already written.
+	// a fire that loses the race after its insert leaves jobs only of
+	// slots that its winner fired too (duplicates, not written) or that
+	// are not fired yet (whose later fire is then the duplicate), so each
+	// slot still has one job.
 	FireSchedule(ctx context.Context, f ScheduleFire) (bool, []InsertResult, error)
 }
 

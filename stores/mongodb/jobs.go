@@ -36,10 +36,16 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 		return nil, err
 	}
 	defer done()
+	return s.insertJobs(ctx, jobs)
+}
+
+// insertJobs is InsertJobs inside an operation already entered.
+func (s *Store) insertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fail("insert jobs", err)
 	}
 	res := make([]spi.InsertResult, len(jobs))
+	var err error
 	if len(jobs) == 0 {
 		return res, nil
 	}

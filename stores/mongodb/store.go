@@ -50,6 +50,7 @@ const (
 	nodesName   = "nodes"
 	leasesName  = "leases"
 	permitsName = "permits"
+	schedsName  = "schedules"
 	metaName    = "meta"
 )
 
@@ -91,6 +92,7 @@ type Store struct {
 	nodes    *mongo.Collection
 	leases   *mongo.Collection
 	permits  *mongo.Collection
+	scheds   *mongo.Collection
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -210,6 +212,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		nodes:    db.Collection(p + nodesName),
 		leases:   db.Collection(p + leasesName),
 		permits:  db.Collection(p + permitsName),
+		scheds:   db.Collection(p + schedsName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx); err != nil {
@@ -267,6 +270,10 @@ func (s *Store) setup(ctx context.Context) error {
 			}
 			return fail("open", fmt.Errorf("create index %s of %s: %w", ix.name, s.jobs.Name(), err))
 		}
+	}
+	// The scheduler's pass reads the due schedules in next-fire order.
+	if _, err := s.scheds.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: schedDueIndex, Options: options.Index().SetName("ratchet_due")}); err != nil {
+		return fail("open", fmt.Errorf("create index ratchet_due of %s: %w", s.scheds.Name(), err))
 	}
 	return nil
 }
