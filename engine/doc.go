@@ -30,7 +30,13 @@
 // Services (Options.Services) run beside the parts from Start to Stop: a
 // Service is restarted with a backoff when it fails, and one wrapped in
 // Singleton runs on one node of the fleet at a time, while that node holds
-// its lease. The recurring scheduler and the archiver plug in here.
+// its lease. The recurring scheduler (recurring.go) is one: every node
+// whose store keeps schedules runs it (Options.NoScheduler opts out); each
+// pass reads the due schedules and fires each with PlanFire's slots (the
+// misfire and overlap policies) in one atomic store step, a compare-and-set
+// on the schedule's version with the slots' jobs under unique keys, so a
+// slot fires once however many nodes race. Options.Schedules are registered
+// at Start.
 //
 // Start and Stop (engine.go) are the one place that orders the parts. Stop
 // runs StopOrder: stop claiming and the services, drain up to a timeout and

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -159,4 +161,42 @@ func ExamplePollPolicy_Next() {
 	// true 50ms
 	// true 2
 	// [stop claiming drain and release flush completions stop heartbeats deregister]
+}
+
+// A recurring schedule fires exactly once per slot, on every node that
+// runs the scheduler; its row in the store survives restarts.
+func Example_recurring() {
+	ctx := context.Background()
+	clock := clockwork.NewFakeClockAt(time.Date(2030, 1, 1, 8, 59, 0, 0, time.UTC))
+	ran := make(chan string, 1)
+	report := ratchet.NewVoidTask("report.daily", func(ctx context.Context, region string) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		ran <- region + " report for the slot of " + jc.ScheduledAt.Format("2006-01-02 15:04")
+		return nil
+	})
+	eng, err := engine.New(memory.New(), engine.Options{
+		Clock: clock, Logger: slog.New(slog.DiscardHandler),
+		Schedules: []ratchet.Recurring{
+			// The spec's 6-field form (seconds first): 9 AM on weekdays.
+			report.Recurring("daily-eu", "0 0 9 ? * MON-FRI", "eu", ratchet.InZone("UTC"),
+				ratchet.OnMisfire(ratchet.MisfireFireOnce, 0)),
+		},
+	}, report)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Stop(ctx)
+	info, err := eng.Client().GetSchedule(ctx, "daily-eu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("next:", info.NextFireAt.Format("Mon 15:04"))
+	clock.Advance(time.Minute) // the slot is due: the scheduler fires it
+	fmt.Println(<-ran)
+	// Output:
+	// next: Tue 09:00
+	// eu report for the slot of 2030-01-01 09:00
 }

@@ -21,6 +21,12 @@
 //   - [Client.SubmitRaw] submits by task name with serialized (JSON)
 //     arguments, on the same creation path as a typed submission.
 //
+// Recurring schedules: [Task.Recurring] defines one (an expression of
+// package cron, a zone, misfire and overlap policies, the fired jobs'
+// options); [Client.PutSchedule] registers it idempotently, and the client
+// reads, pauses, resumes, triggers and deletes schedules. The engine's
+// scheduler fires them.
+//
 // The import path is github.com/ratchet-go/ratchet/sdk; the package name is
 // ratchet.
 //
