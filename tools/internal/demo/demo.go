@@ -51,6 +51,13 @@ type Receipt struct {
 // Task is the demo's task.
 var Task = ratchet.NewTask("demo.process", process)
 
+// Tick is the task of the demo's recurring schedule, which fires it every
+// second while the demo runs: Schedule.
+var Tick = ratchet.NewVoidTask("demo.tick", func(context.Context, struct{}) error { return nil })
+
+// Schedule is the id of the demo's recurring schedule.
+const Schedule = "demo-every-second"
+
 var errTransient = errors.New("upstream timed out (transient)")
 
 func process(ctx context.Context, a Args) (Receipt, error) {
@@ -98,6 +105,10 @@ type Summary struct {
 	SucceededAfterRetry int
 	DLQ                 map[string]int // by reason
 	Other               int            // jobs in neither state (must be 0)
+	// RecurringFires counts the slots the recurring schedule fired during
+	// the run; RecurringRepeats the slots it fired more than once (must
+	// be 0).
+	RecurringFires, RecurringRepeats int
 	Mismatches          []string       // jobs not in the state expected for them
 	Elapsed             time.Duration
 }
@@ -117,7 +128,7 @@ func (s Summary) OK() bool {
 	for _, n := range s.DLQ {
 		dlq += n
 	}
-	return len(s.Mismatches) == 0 && s.Other == 0 && s.Succeeded+dlq == s.Submitted
+	return len(s.Mismatches) == 0 && s.Other == 0 && s.Succeeded+dlq == s.Submitted && s.RecurringRepeats == 0
 }
 
 // Print writes the summary.
@@ -138,6 +149,7 @@ func (s Summary) Print(w io.Writer) {
 	if s.Other > 0 {
 		fmt.Fprintf(w, "not finished       %6d\n", s.Other)
 	}
+	fmt.Fprintf(w, "recurring fires    %6d  (%s, each slot once: %v)\n", s.RecurringFires, Schedule, s.RecurringRepeats == 0)
 	fmt.Fprintf(w, "elapsed            %8.2fs\n", s.Elapsed.Seconds())
 	fmt.Fprintf(w, "throughput         %8.0f jobs/s\n", s.Throughput())
 	for i, m := range s.Mismatches {
@@ -175,7 +187,8 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
 		PollInterval:    200 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
 		Logger:          cfg.Logger,
-	}, Task)
+		Schedules:       []ratchet.Recurring{Tick.Recurring(Schedule, "@every 1s", struct{}{})},
+	}, Task, Tick)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -197,7 +210,38 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
 	elapsed := time.Since(start)
 	sum, err := verify(ctx, eng.Client(), kinds)
 	sum.Elapsed = elapsed
+	if err == nil {
+		sum.RecurringFires, sum.RecurringRepeats, err = fires(ctx, eng.Client(), start)
+	}
 	return sum, err
+}
+
+// fires counts the recurring schedule's slots at or after since, and those
+// that have more than one job.
+func fires(ctx context.Context, c *ratchet.Client, since time.Time) (slots, repeats int, err error) {
+	n := map[time.Time]int{}
+	o := ratchet.ListOptions{PropertyKey: ratchet.ScheduleProperty, PropertyValue: Schedule, Limit: 1000}
+	for {
+		page, err := c.ListJobs(ctx, o)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, j := range page.Jobs {
+			if !j.ScheduledAt.Before(since.Truncate(time.Second)) {
+				n[j.ScheduledAt]++
+			}
+		}
+		if page.Next == uuid.Nil {
+			break
+		}
+		o.After = page.Next
+	}
+	for _, k := range n {
+		if k > 1 {
+			repeats++
+		}
+	}
+	return len(n), repeats, nil
 }
 
 // submit writes the jobs in batches that share kind and priority.

@@ -28,6 +28,8 @@ func TestDemoReachesExpectedStates(t *testing.T) {
 	assert.Positive(t, sum.DLQ["retries exhausted"])
 	assert.Zero(t, sum.DLQ["other"])
 	assert.Positive(t, sum.SucceededAfterRetry)
+	assert.Positive(t, sum.RecurringFires, "the recurring schedule fired while the demo ran")
+	assert.Zero(t, sum.RecurringRepeats, "each slot once")
 }
 
 func TestSummaryNotOKOnMismatch(t *testing.T) {
