@@ -109,8 +109,8 @@ type Summary struct {
 	// the run; RecurringRepeats the slots it fired more than once (must
 	// be 0).
 	RecurringFires, RecurringRepeats int
-	Mismatches          []string       // jobs not in the state expected for them
-	Elapsed             time.Duration
+	Mismatches                       []string // jobs not in the state expected for them
+	Elapsed                          time.Duration
 }
 
 // Throughput is finished jobs per second.
