@@ -103,9 +103,9 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		return nil, fmt.Errorf("engine: %d recurring schedules: %w: store %T keeps no schedules", len(o.Schedules), ratchet.ErrUnsupported, store)
 	}
 	if e.caps.Schedules != nil && !o.NoScheduler {
-		e.services = append(slices.Clone(e.services), &scheduler{schedulerDeps{store: e.caps.Schedules, jobs: store,
-			threshold: o.MisfireThreshold, interval: o.ScheduleInterval,
-			newID: e.client.NewJobID, inserts: o.InsertMiddleware, woke: e.NotifyNewWork}})
+		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{
+			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
+			NewID: e.client.NewJobID, Inserts: o.InsertMiddleware, Woke: e.NotifyNewWork}})
 	}
 	e.wire()
 	return e, nil

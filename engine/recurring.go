@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,22 +102,67 @@ func PlanFire(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Tim
 	return plan
 }
 
-// schedulerDeps are the scheduler's dependencies.
-type schedulerDeps struct {
-	store spi.ScheduleStore
-	jobs  interface {
+// Recurring are the dependencies of RecurringPass, one pass of the
+// recurring scheduler.
+type Recurring struct {
+	// Store keeps the schedules; Jobs reads the last fire's job (for
+	// OverlapSkip).
+	Store spi.ScheduleStore
+	Jobs  interface {
 		GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error)
 	}
-	threshold, interval time.Duration
-	// newID makes job ids; inserts wrap each fire's insert (the insert
-	// middleware); woke tells of new work.
-	newID   func() uuid.UUID
-	inserts []ratchet.InsertMiddleware
-	woke    func(p ratchet.Priority)
+	// Threshold is the misfire threshold (Options.MisfireThreshold).
+	Threshold time.Duration
+	// NewID makes job ids.
+	NewID func() uuid.UUID
+	// Inserts wrap each fire's insert (the insert middleware); may be nil.
+	Inserts []ratchet.InsertMiddleware
+	// Woke is told of new work; may be nil.
+	Woke func(p ratchet.Priority)
+	// Logger receives the warnings of skipped slots and failed fires;
+	// nil means slog.Default().
+	Logger *slog.Logger
+	// Plan decides each fire; nil means PlanFire. (The cluster simulator
+	// plants a broken one to show that it is caught.)
+	Plan func(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Time, threshold time.Duration, busy bool) FirePlan
 }
 
-// scheduler is the recurring scheduler service.
-type scheduler struct{ schedulerDeps }
+// RecurringPass fires every schedule due at now, each in one atomic store
+// step (spi.ScheduleStore.FireSchedule) with PlanFire's slots; a schedule
+// that another node fired meanwhile is left to it. The scheduler service
+// runs a pass at every interval; the cluster simulator runs the same pass
+// on its own event loop. It returns the first error of reading the due
+// schedules; a schedule that fails to fire is logged and left due.
+func RecurringPass(ctx context.Context, d Recurring, now time.Time) error {
+	now = now.UTC().Truncate(time.Microsecond)
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Plan == nil {
+		d.Plan = PlanFire
+	}
+	for {
+		due, err := d.Store.DueSchedules(ctx, now, 100)
+		if err != nil {
+			return fmt.Errorf("due schedules: %w", err)
+		}
+		for _, r := range due {
+			if err := d.fire(ctx, r, now); err != nil {
+				d.Logger.Warn("recurring schedule not fired", "schedule", r.ID, "err", err)
+			}
+		}
+		if len(due) < 100 {
+			return nil
+		}
+	}
+}
+
+// scheduler is the recurring scheduler service: a RecurringPass at every
+// interval.
+type scheduler struct {
+	deps     Recurring
+	interval time.Duration
+}
 
 func (s *scheduler) Name() string { return "recurring scheduler" }
 
@@ -124,8 +170,10 @@ func (s *scheduler) Name() string { return "recurring scheduler" }
 func (s *scheduler) Run(ctx context.Context, h ServiceHost) error {
 	t := h.Clock.NewTicker(s.interval)
 	defer t.Stop()
+	d := s.deps
+	d.Logger = h.Logger
 	for {
-		if err := s.pass(ctx, h); err != nil && ctx.Err() == nil {
+		if err := RecurringPass(ctx, d, h.Clock.Now()); err != nil && ctx.Err() == nil {
 			h.Logger.Warn("recurring scheduler pass failed", "err", err)
 		}
 		select {
@@ -136,44 +184,25 @@ func (s *scheduler) Run(ctx context.Context, h ServiceHost) error {
 	}
 }
 
-// pass fires every schedule due now.
-func (s *scheduler) pass(ctx context.Context, h ServiceHost) error {
-	for {
-		now := h.Clock.Now().UTC().Truncate(time.Microsecond)
-		due, err := s.store.DueSchedules(ctx, now, 100)
-		if err != nil {
-			return fmt.Errorf("due schedules: %w", err)
-		}
-		for _, r := range due {
-			if err := s.fire(ctx, h, r, now); err != nil {
-				h.Logger.Warn("recurring schedule not fired", "schedule", r.ID, "err", err)
-			}
-		}
-		if len(due) < 100 {
-			return nil
-		}
-	}
-}
-
 // fire fires one due schedule; losing the race to another node is not an
 // error.
-func (s *scheduler) fire(ctx context.Context, h ServiceHost, r spi.ScheduleRow, now time.Time) error {
-	d, err := ratchet.DecodeScheduleDefinition(r.Definition)
+func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) error {
+	def, err := ratchet.DecodeScheduleDefinition(r.Definition)
 	if err != nil {
 		return err
 	}
-	sched, err := d.Cron()
+	sched, err := def.Cron()
 	if err != nil {
 		return err
 	}
 	busy := false
-	if d.Overlap == ratchet.OverlapSkip && r.LastJobID != uuid.Nil {
-		j, err := s.jobs.GetJob(ctx, r.LastJobID)
+	if def.Overlap == ratchet.OverlapSkip && r.LastJobID != uuid.Nil {
+		j, err := d.Jobs.GetJob(ctx, r.LastJobID)
 		if err == nil {
 			busy = j.Status == spi.StatusPending || j.Status == spi.StatusRunning
 		}
 	}
-	plan := PlanFire(d, sched, r.NextFireAt, now, s.threshold, busy)
+	plan := d.Plan(def, sched, r.NextFireAt, now, d.Threshold, busy)
 	plan.Next = plan.Next.UTC()
 	if plan.Next.IsZero() {
 		plan.Next = r.NextFireAt.AddDate(100, 0, 0) // never again: park it far away, visible
@@ -182,7 +211,7 @@ func (s *scheduler) fire(ctx context.Context, h ServiceHost, r spi.ScheduleRow, 
 	for i := range plan.Slots {
 		slot := plan.Slots[i].UTC()
 		plan.Slots[i] = slot
-		jobs[i] = d.Job(r.TaskName, r.ID, s.newID(), slot, now, ratchet.SlotKey(r.ID, slot))
+		jobs[i] = def.Job(r.TaskName, r.ID, d.NewID(), slot, now, ratchet.SlotKey(r.ID, slot))
 	}
 	f := spi.ScheduleFire{ID: r.ID, Version: r.Version, NextFireAt: plan.Next, Skipped: plan.Skipped, Now: now}
 	applied := false
@@ -191,15 +220,15 @@ func (s *scheduler) fire(ctx context.Context, h ServiceHost, r spi.ScheduleRow, 
 		if len(jobs) > 0 {
 			f.LastFireAt, f.LastJobID = plan.Slots[len(plan.Slots)-1], jobs[len(jobs)-1].ID
 		}
-		ok, res, err := s.store.FireSchedule(ctx, f)
+		ok, res, err := d.Store.FireSchedule(ctx, f)
 		applied = ok
 		if err == nil && !ok {
 			res = make([]spi.InsertResult, len(jobs)) // lost the race: nothing written
 		}
 		return res, err
 	}
-	if len(jobs) > 0 && len(s.inserts) > 0 {
-		_, err = ratchet.ChainInsert(insert, s.inserts...)(ctx, jobs)
+	if len(jobs) > 0 && len(d.Inserts) > 0 {
+		_, err = ratchet.ChainInsert(insert, d.Inserts...)(ctx, jobs)
 	} else {
 		_, err = insert(ctx, jobs)
 	}
@@ -210,10 +239,10 @@ func (s *scheduler) fire(ctx context.Context, h ServiceHost, r spi.ScheduleRow, 
 		return nil // another node fired it meanwhile
 	}
 	if plan.Skipped > 0 {
-		h.Logger.Warn("recurring schedule skipped slots", "schedule", r.ID, "skipped", plan.Skipped, "misfire", d.Misfire, "overlap", d.Overlap)
+		d.Logger.Warn("recurring schedule skipped slots", "schedule", r.ID, "skipped", plan.Skipped, "misfire", def.Misfire, "overlap", def.Overlap)
 	}
-	if len(jobs) > 0 {
-		s.woke(d.Priority)
+	if len(jobs) > 0 && d.Woke != nil {
+		d.Woke(def.Priority)
 	}
 	return nil
 }

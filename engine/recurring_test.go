@@ -70,8 +70,8 @@ func schedulerHost(t *testing.T, store *memory.Store, clock clockwork.Clock, nod
 	c, err := ratchet.NewClient(store, ratchet.ClientOptions{Clock: clock})
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := &scheduler{schedulerDeps{store: store, jobs: store, threshold: DefaultMisfireThreshold, interval: time.Minute,
-		newID: c.NewJobID, woke: func(ratchet.Priority) {}}}
+	s := &scheduler{interval: time.Minute, deps: Recurring{Store: store, Jobs: store, Threshold: DefaultMisfireThreshold,
+		NewID: c.NewJobID, Logger: log}}
 	return s, ServiceHost{NodeID: node, Store: store, Client: c, Clock: clock, Logger: log}, c
 }
 
@@ -117,7 +117,7 @@ func TestRecurringDayAcrossThreeNodes(t *testing.T) {
 			wg.Add(1)
 			go func() { // the nodes' passes race
 				defer wg.Done()
-				assert.NoError(t, n.s.pass(ctx, n.h), "minute %d", minute)
+				assert.NoError(t, RecurringPass(ctx, n.s.deps, n.h.Clock.Now()), "minute %d", minute)
 			}()
 		}
 		wg.Wait()
@@ -169,7 +169,7 @@ func TestRecurringMisfireAfterRestart(t *testing.T) {
 			h ServiceHost
 		}{{a, ha}, {b, hb}} {
 			wg.Add(1)
-			go func() { defer wg.Done(); assert.NoError(t, n.s.pass(ctx, n.h)) }()
+			go func() { defer wg.Done(); assert.NoError(t, RecurringPass(ctx, n.s.deps, n.h.Clock.Now())) }()
 		}
 		wg.Wait()
 		n, err := store.CountJobs(ctx, spi.ListParams{}, 100)
@@ -195,7 +195,7 @@ func TestRecurringOverlapSkip(t *testing.T) {
 	require.NoError(t, err)
 	for range 3 {
 		clock.Advance(time.Minute)
-		require.NoError(t, s.pass(ctx, h))
+		require.NoError(t, RecurringPass(ctx, s.deps, h.Clock.Now()))
 	}
 	n, err := store.CountJobs(ctx, spi.ListParams{}, 100)
 	require.NoError(t, err)

@@ -761,6 +761,9 @@ func (w *world) checkFinal() error {
 		}
 		return err
 	}
+	if w.checkRecurring(); w.failure != nil {
+		return w.failure
+	}
 	for _, j := range w.jobs {
 		w.check(invNothingLost)
 		if !j.status.Terminal() {

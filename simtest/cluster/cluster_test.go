@@ -273,3 +273,22 @@ func TestCatchesEveryEngineBug(t *testing.T) {
 	_, err := cluster.Simulate(1, cluster.Scenario{EngineBug: "no-such-bug"})
 	require.ErrorContains(t, err, `unknown engine bug "no-such-bug"`)
 }
+
+// Some seeds of a sweep run the recurring workload, and its check runs.
+func TestRecurringWorkload(t *testing.T) {
+	reps, errs := sweep(1, 20, cluster.Scenario{Steps: 2000})
+	runs, fires := 0, 0
+	for i, err := range errs {
+		require.NoError(t, err, "seed %d", i+1)
+		if reps[i].Recurring != "" {
+			runs++
+			fires += reps[i].RecurringFires
+			assert.Positive(t, reps[i].Checks["recurring"], "seed %d", i+1)
+		}
+	}
+	assert.GreaterOrEqual(t, runs, 4, "about one seed in two has a schedule")
+	assert.Positive(t, fires)
+	rep, err := cluster.Simulate(3, cluster.Scenario{Steps: 2000, NoRecurring: true})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Recurring, "NoRecurring turns it off")
+}

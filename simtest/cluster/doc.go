@@ -9,7 +9,10 @@
 // says; an execution (outcome drawn from the seed) ends with
 // engine.CompletionOf (the fence, engine.DecideRetry); completions go out
 // in engine.NextBatch's batches; a graceful stop runs engine.StopOrder step
-// by step. The node itself supplies only the I/O around them: store calls,
+// by step; and, when the seed registers a recurring schedule (one seed in
+// two), every node runs engine.RecurringPass each simulated second, while
+// the model checks that no slot gets a second job and, at the end, that
+// every slot was fired once or counted skipped by its policy. The node itself supplies only the I/O around them: store calls,
 // heartbeats with the claim check that cancels bodies recovered from under
 // the node, orphan scans, restarts.
 //
@@ -34,7 +37,8 @@
 // that a broken store is caught, and plant a broken engine decision
 // (EngineBug, one of [EngineBugs]: a claim under a stale heartbeat, a claim
 // past the free slots, heartbeats stopped before the drain, an off-by-one
-// retry, an unfenced completion, a batch that loses a completion) to show
+// retry, an unfenced completion, a batch that loses a completion, skipped
+// recurring slots left uncounted) to show
 // that a broken engine is caught: the engine's mutation test.
 //
 // The command simtest/cmd/simtest runs one seed or sweeps a range. The

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/cron"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -20,10 +22,12 @@ type engineCode struct {
 	stopOrder  func() []engine.StopStep
 	completion func(*spi.Job, error, spi.RetryPolicy, spi.ErrorSanitizer, time.Time) spi.Completion
 	batch      func([]pendingWrite, int) (batch, rest []pendingWrite)
+	plan       func(ratchet.ScheduleDefinition, *cron.Schedule, time.Time, time.Time, time.Duration, bool) engine.FirePlan
 }
 
 func ownEngine() engineCode {
-	return engineCode{poll: engine.PollPolicy.Next, stopOrder: engine.StopOrder, completion: engine.CompletionOf, batch: engine.NextBatch[pendingWrite]}
+	return engineCode{poll: engine.PollPolicy.Next, stopOrder: engine.StopOrder, completion: engine.CompletionOf,
+		batch: engine.NextBatch[pendingWrite], plan: engine.PlanFire}
 }
 
 // engineBugs are the planted engine bugs, each a one-line change of one of
@@ -77,6 +81,16 @@ var engineBugs = map[string]struct {
 			out := own(j, err, p, s, now)
 			out.ClaimSeq = 0
 			return out
+		}
+	}},
+	// The recurring scheduler forgets to count the slots it skips: they
+	// are missed silently.
+	"misfire-uncounted": {invRecurring, func(c *engineCode) {
+		own := c.plan
+		c.plan = func(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Time, th time.Duration, busy bool) engine.FirePlan {
+			p := own(d, s, next, now, th, busy)
+			p.Skipped = 0
+			return p
 		}
 	}},
 	// The completer's batching drops the last completion of a batch that

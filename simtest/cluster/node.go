@@ -216,6 +216,9 @@ func (w *world) startNode(n *node) error {
 	w.queuePoll(n, 0)
 	w.schedule(w.sc.HeartbeatInterval, w.nodeEvent(n, evHeartbeat))
 	w.schedule(w.randDur(w.sc.OrphanScanInterval/2, w.sc.OrphanScanInterval), w.nodeEvent(n, evScan))
+	if w.rec != nil {
+		w.schedule(w.randDur(0, time.Second), w.nodeEvent(n, evRecurring))
+	}
 	return nil
 }
 

@@ -130,6 +130,10 @@ type Scenario struct {
 	// (one of EngineBugs) in every node instead of the engine's own: a test
 	// can show the simulator catches it.
 	EngineBug string
+	// NoRecurring turns off the recurring workload: by default one seed in
+	// two registers a schedule that every node fires with the engine's
+	// RecurringPass, checked slot by slot.
+	NoRecurring bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool
 	// TraceTail is how many trace events a violation shows; default 25.
@@ -207,6 +211,11 @@ type Report struct {
 	Claims, Claimed, Completions, Superseded, Released, Recovered int
 	// Aging is the aging probe's outcome; nil when none ran.
 	Aging *AgingResult
+	// Recurring describes the recurring schedule (expression and
+	// policies); empty when the run had none. RecurringFires counts the
+	// jobs its fires wrote.
+	Recurring      string
+	RecurringFires int
 	// TraceHash is the SHA-256 of the event trace, in hex.
 	TraceHash string
 	// Trace is the full event trace, one line per event, when
@@ -272,6 +281,11 @@ func (r Report) Summary() string {
 			a.Probe, a.Wait, a.Bound, a.BoostInterval, a.TotalSlots+2, a.MaxClaimGap, a.FloodJobs)
 	} else {
 		b.WriteString("aging probe: not run\n")
+	}
+	if r.Recurring != "" {
+		fmt.Fprintf(&b, "recurring schedule %s: %d fires\n", r.Recurring, r.RecurringFires)
+	} else {
+		b.WriteString("recurring schedule: none\n")
 	}
 	fmt.Fprintf(&b, "trace sha256 %s\n", r.TraceHash)
 	return b.String()
@@ -355,6 +369,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.EngineBug != "" {
 		args = append(args, "-engine-bug "+sc.EngineBug)
+	}
+	if sc.NoRecurring {
+		args = append(args, "-no-recurring")
 	}
 	switch sc.Aging {
 	case AgingOn:

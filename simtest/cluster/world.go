@@ -47,6 +47,7 @@ const (
 	evDrainLimit // a graceful stop's drain timeout expires
 	evSubmit     // the workload submits jobs
 	evAdmin      // the workload cancels or DLQ-retries a job
+	evRecurring  // a node's recurring scheduler passes over the due schedules
 )
 
 type event struct {
@@ -117,6 +118,7 @@ type world struct {
 	nodes    []*node
 	code     engineCode // the engine's decisions the nodes step
 	jumps    int        // clock jumps so far
+	rec      *recurringModel
 
 	model
 	probe *probe
@@ -435,6 +437,9 @@ func (w *world) storeErr(op string, err error) error {
 
 // run is the main loop.
 func (w *world) run() error {
+	if err := w.setupRecurring(); err != nil {
+		return err
+	}
 	for _, n := range w.nodes {
 		if err := w.startNode(n); err != nil {
 			return err
@@ -446,6 +451,9 @@ func (w *world) run() error {
 	for {
 		if w.phase == phaseMain && w.step >= w.sc.Steps {
 			w.enterHeal()
+			if err := w.pauseRecurring(); err != nil {
+				return err
+			}
 		}
 		if w.phase == phaseHeal && w.nonTerminal == 0 {
 			break
@@ -533,6 +541,8 @@ func (w *world) handle(ev *event) error {
 		return w.startNode(n)
 	case evDrainLimit:
 		return w.drainLimit(n)
+	case evRecurring:
+		return w.recurringPass(n)
 	}
 	return nil
 }

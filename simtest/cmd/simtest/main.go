@@ -37,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	noFaults := fs.Bool("no-faults", false, "inject no faults")
 	noTags := fs.Bool("no-tags", false, "no tag affinity (nodes accept every job)")
 	permits := fs.Bool("permits", false, "give some jobs resource permits")
+	noRecurring := fs.Bool("no-recurring", false, "no recurring schedule (by default one seed in two has one)")
 	trace := fs.Bool("trace", false, "print the full event trace of a single run")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once in a sweep")
 	broken := fs.String("mutant", "", "plant a deliberately broken store to show it is caught: "+strings.Join(mutant.Names(), ", "))
@@ -47,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sc := cluster.Scenario{
 		Steps: *steps, Nodes: *nodes, Slots: *slots, MaxCrashRedeliveries: *maxCrash,
 		OrphanGrace: *grace, HeartbeatInterval: *heartbeat, DrainTimeout: *drain, BoostInterval: *boost,
-		KeepTrace: *trace, NoTags: *noTags, Permits: *permits, EngineBug: *engineBug,
+		KeepTrace: *trace, NoTags: *noTags, Permits: *permits, EngineBug: *engineBug, NoRecurring: *noRecurring,
 	}
 	if *engineBug != "" && cluster.EngineBugInvariant(*engineBug) == "" {
 		fmt.Fprintf(stderr, "simtest: -engine-bug: unknown engine bug %q (known: %s)\n", *engineBug, strings.Join(cluster.EngineBugs(), ", "))
