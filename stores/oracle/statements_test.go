@@ -29,7 +29,7 @@ func goldenStatements(t *testing.T) map[string]string {
 	insert, _, err := dialect.InsertJobsSQL([]*spi.Job{j, j})
 	require.NoError(t, err)
 	q := func(s string, _ []any) string { return s }
-	return map[string]string{
+	m := map[string]string{
 		"insert_jobs_2":         insert,
 		"empty_payloads_2":      q(emptyBlobsSQL("payload", ids)),
 		"insert_tags_2":         q(dialect.InsertTagsSQL([]sqlcore.JobTag{{ID: uuid.UUID(id1), Tag: "a"}, {ID: uuid.UUID(id1), Tag: "b"}})),
@@ -83,6 +83,10 @@ func goldenStatements(t *testing.T) map[string]string {
 		"find_by_property_null": q(dialect.FindByPropertySQL("k", "", 5)),
 		"read_schema":           schema.ListSQL,
 	}
+	for name, s := range dialect.Syntax.ScheduleStatements() {
+		m["schedule_"+name] = s
+	}
+	return m
 }
 
 // TestGoldenStatements compares every statement with its reviewed text in

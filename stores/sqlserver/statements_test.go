@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden statement files in t
 // goldenStatements are the store's statements for representative shapes,
 // by golden file name.
 func goldenStatements() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"insert_jobs_2":         insertText(2),
 		"insert_tags_3":         text(dialect.InsertTagsSQL(make([]sqlcore.JobTag, 3))),
 		"existing_keys_2":       text(dialect.ExistingKeysSQL([]string{"a", "b"})),
@@ -65,6 +65,10 @@ func goldenStatements() map[string]string {
 		"migrate_lock":          migrateLockSQL,
 		"pending_tasks":         pendingTasksSQL,
 	}
+	for name, q := range dialect.Syntax.ScheduleStatements() {
+		m["schedule_"+name] = q
+	}
+	return m
 }
 
 // text is the text of a statement.

@@ -36,13 +36,7 @@ func (c Core[T]) CreateSchedule(ctx context.Context, r spi.ScheduleRow) (bool, e
 	if err := spi.ValidateScheduleRow(r); err != nil {
 		return false, c.cfg.Fail("create schedule", err)
 	}
-	s := &c.cfg.D.Syntax
-	q, args := s.SQL("INSERT INTO {sched} ("+scheduleColumns+`)
-	VALUES (?, ?, ?, ?, ?, NULL, NULL, 0, 1, ?, ?)`, s.name(r.ID), r.TaskName, s.blob(r.Definition), flag(r.Paused),
-		s.time(r.NextFireAt), s.time(r.CreatedAt), s.time(r.UpdatedAt))
-	if s.OnConflict {
-		q += "\n\tON CONFLICT (schedule_id) DO NOTHING"
-	}
+	q, args := c.cfg.D.Syntax.createSchedule(r)
 	var created bool
 	err := c.do("create schedule "+r.ID, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
@@ -63,11 +57,7 @@ func (c Core[T]) UpdateSchedule(ctx context.Context, r spi.ScheduleRow, expected
 	if err := spi.ValidateScheduleRow(r); err != nil {
 		return false, c.cfg.Fail("update schedule", err)
 	}
-	s := &c.cfg.D.Syntax
-	q, args := s.SQL(`UPDATE {sched} SET task_name = ?, definition = ?, paused = ?, next_fire_time = ?, updated_time = ?,
-		version = version + 1
-	WHERE schedule_id = ? AND version = ?`, r.TaskName, s.blob(r.Definition), flag(r.Paused), s.time(r.NextFireAt),
-		s.time(r.UpdatedAt), s.name(r.ID), expected)
+	q, args := c.cfg.D.Syntax.updateSchedule(r, expected)
 	var ok bool
 	err := c.do("update schedule "+r.ID, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
@@ -81,8 +71,7 @@ func (c Core[T]) UpdateSchedule(ctx context.Context, r spi.ScheduleRow, expected
 // GetSchedule returns the schedule of id. It implements
 // [spi.ScheduleStore].
 func (c Core[T]) GetSchedule(ctx context.Context, id string) (spi.ScheduleRow, bool, error) {
-	s := &c.cfg.D.Syntax
-	q, args := s.SQL("SELECT "+scheduleColumns+" FROM {sched} WHERE schedule_id = ?", s.name(id))
+	q, args := c.cfg.D.Syntax.getSchedule(id)
 	rows, err := c.schedules(ctx, "get schedule "+id, q, args)
 	if err != nil || len(rows) == 0 {
 		return spi.ScheduleRow{}, false, err
@@ -93,24 +82,20 @@ func (c Core[T]) GetSchedule(ctx context.Context, id string) (spi.ScheduleRow, b
 // ListSchedules returns up to limit schedules with ids above after, in id
 // order. It implements [spi.ScheduleStore].
 func (c Core[T]) ListSchedules(ctx context.Context, after string, limit int) ([]spi.ScheduleRow, error) {
-	s := &c.cfg.D.Syntax
-	q, args := s.limited("SELECT "+scheduleColumns+" FROM {sched} WHERE schedule_id > ? ORDER BY schedule_id", int64(max(limit, 1)), s.name(after))
+	q, args := c.cfg.D.Syntax.listSchedules(after, limit)
 	return c.schedules(ctx, "list schedules", q, args)
 }
 
 // DueSchedules returns up to limit unpaused schedules due at now, earliest
 // first. It implements [spi.ScheduleStore].
 func (c Core[T]) DueSchedules(ctx context.Context, now time.Time, limit int) ([]spi.ScheduleRow, error) {
-	s := &c.cfg.D.Syntax
-	q, args := s.limited("SELECT "+scheduleColumns+` FROM {sched}
-	WHERE paused = 0 AND next_fire_time <= ? ORDER BY next_fire_time, schedule_id`, int64(max(limit, 1)), s.time(now))
+	q, args := c.cfg.D.Syntax.dueSchedules(now, limit)
 	return c.schedules(ctx, "due schedules", q, args)
 }
 
 // DeleteSchedule deletes the schedule. It implements [spi.ScheduleStore].
 func (c Core[T]) DeleteSchedule(ctx context.Context, id string) (bool, error) {
-	s := &c.cfg.D.Syntax
-	q, args := s.SQL("DELETE FROM {sched} WHERE schedule_id = ?", s.name(id))
+	q, args := c.cfg.D.Syntax.deleteSchedule(id)
 	var ok bool
 	err := c.do("delete schedule "+id, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
@@ -133,13 +118,7 @@ func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []
 	if err := validate(f.Jobs); err != nil {
 		return false, nil, c.cfg.Fail("fire schedule "+f.ID, err)
 	}
-	s := &c.cfg.D.Syntax
-	set, setArgs := "next_fire_time = ?, skipped_count = skipped_count + ?, updated_time = ?", []any{s.time(f.NextFireAt), f.Skipped, s.time(f.Now)}
-	if len(f.Jobs) > 0 {
-		set, setArgs = set+", last_fire_time = ?, last_job_id = ?", append(setArgs, s.time(f.LastFireAt), s.id(f.LastJobID))
-	}
-	advance, advanceArgs := s.SQL("UPDATE {sched} SET "+set+", version = version + 1\n\tWHERE schedule_id = ? AND version = ?",
-		append(setArgs, s.name(f.ID), f.Version)...)
+	advance, advanceArgs := c.cfg.D.Syntax.advanceSchedule(f)
 	var ok bool
 	var res []spi.InsertResult
 	err := c.do("fire schedule "+f.ID, func() error {
@@ -176,8 +155,7 @@ func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []
 // COMMIT applied f: the schedule is one version on and f's first job (if
 // any) exists.
 func (c Core[T]) ownFire(ctx context.Context, tx *sql.Tx, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
-	s := &c.cfg.D.Syntax
-	q, args := s.SQL("SELECT version FROM {sched} WHERE schedule_id = ?", s.name(f.ID))
+	q, args := c.cfg.D.Syntax.scheduleVersion(f.ID)
 	var v int64
 	if err := tx.QueryRowContext(ctx, q, args...).Scan(&v); errors.Is(err, sql.ErrNoRows) || (err == nil && v != f.Version+1) {
 		return false, nil, nil
@@ -245,4 +223,71 @@ func (c Core[T]) scanSchedule(rows *sql.Rows) (spi.ScheduleRow, error) {
 		r.LastJobID = id
 	}
 	return r, nil
+}
+
+// The schedule statements, in the syntax of a dialect.
+
+func (s *Syntax) createSchedule(r spi.ScheduleRow) (string, []any) {
+	q, args := s.SQL("INSERT INTO {sched} ("+scheduleColumns+`)
+	VALUES (?, ?, ?, ?, ?, NULL, NULL, 0, 1, ?, ?)`, s.name(r.ID), r.TaskName, s.blob(r.Definition), flag(r.Paused),
+		s.time(r.NextFireAt), s.time(r.CreatedAt), s.time(r.UpdatedAt))
+	if s.OnConflict {
+		q += "\n\tON CONFLICT (schedule_id) DO NOTHING"
+	}
+	return q, args
+}
+
+func (s *Syntax) updateSchedule(r spi.ScheduleRow, expected int64) (string, []any) {
+	return s.SQL(`UPDATE {sched} SET task_name = ?, definition = ?, paused = ?, next_fire_time = ?, updated_time = ?,
+		version = version + 1
+	WHERE schedule_id = ? AND version = ?`, r.TaskName, s.blob(r.Definition), flag(r.Paused), s.time(r.NextFireAt),
+		s.time(r.UpdatedAt), s.name(r.ID), expected)
+}
+
+func (s *Syntax) getSchedule(id string) (string, []any) {
+	return s.SQL("SELECT "+scheduleColumns+" FROM {sched} WHERE schedule_id = ?", s.name(id))
+}
+
+func (s *Syntax) listSchedules(after string, limit int) (string, []any) {
+	return s.limited("SELECT "+scheduleColumns+" FROM {sched} WHERE schedule_id > ? ORDER BY schedule_id", int64(max(limit, 1)), s.name(after))
+}
+
+func (s *Syntax) dueSchedules(now time.Time, limit int) (string, []any) {
+	return s.limited("SELECT "+scheduleColumns+` FROM {sched}
+	WHERE paused = 0 AND next_fire_time <= ? ORDER BY next_fire_time, schedule_id`, int64(max(limit, 1)), s.time(now))
+}
+
+func (s *Syntax) deleteSchedule(id string) (string, []any) {
+	return s.SQL("DELETE FROM {sched} WHERE schedule_id = ?", s.name(id))
+}
+
+func (s *Syntax) advanceSchedule(f spi.ScheduleFire) (string, []any) {
+	set, args := "next_fire_time = ?, skipped_count = skipped_count + ?, updated_time = ?", []any{s.time(f.NextFireAt), f.Skipped, s.time(f.Now)}
+	if len(f.Jobs) > 0 {
+		set, args = set+", last_fire_time = ?, last_job_id = ?", append(args, s.time(f.LastFireAt), s.id(f.LastJobID))
+	}
+	return s.SQL("UPDATE {sched} SET "+set+", version = version + 1\n\tWHERE schedule_id = ? AND version = ?",
+		append(args, s.name(f.ID), f.Version)...)
+}
+
+func (s *Syntax) scheduleVersion(id string) (string, []any) {
+	return s.SQL("SELECT version FROM {sched} WHERE schedule_id = ?", s.name(id))
+}
+
+// ScheduleStatements returns the text of each schedule statement in the
+// syntax, by name, for a dialect's reviewed golden files.
+func (s *Syntax) ScheduleStatements() map[string]string {
+	t := time.Unix(0, 0)
+	r := spi.ScheduleRow{ID: "s", TaskName: "t", NextFireAt: t}
+	text := func(q string, _ []any) string { return q }
+	return map[string]string{
+		"create":  text(s.createSchedule(r)),
+		"update":  text(s.updateSchedule(r, 1)),
+		"get":     text(s.getSchedule("s")),
+		"list":    text(s.listSchedules("", 10)),
+		"due":     text(s.dueSchedules(t, 10)),
+		"delete":  text(s.deleteSchedule("s")),
+		"advance": text(s.advanceSchedule(spi.ScheduleFire{ID: "s", Jobs: []*spi.Job{{}}})),
+		"version": text(s.scheduleVersion("s")),
+	}
 }

@@ -1,0 +1,1 @@
+DELETE FROM scheduler_schedule WHERE schedule_id = :1

@@ -1,0 +1,3 @@
+SELECT schedule_id, task_name, definition, paused, next_fire_time, last_fire_time, last_job_id,
+	skipped_count, version, created_time, updated_time FROM scheduler_schedule
+	WHERE paused = 0 AND next_fire_time <= :1 ORDER BY next_fire_time, schedule_id FETCH FIRST :2 ROWS ONLY

@@ -1,0 +1,2 @@
+SELECT schedule_id, task_name, definition, paused, next_fire_time, last_fire_time, last_job_id,
+	skipped_count, version, created_time, updated_time FROM scheduler_schedule WHERE schedule_id > :1 ORDER BY schedule_id FETCH FIRST :2 ROWS ONLY

@@ -1,0 +1,1 @@
+SELECT version FROM scheduler_schedule WHERE schedule_id = @p1
