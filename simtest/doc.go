@@ -16,7 +16,10 @@
 // delay. Inspect jobs ([Env.Job], [Env.DLQ]), what ran when
 // ([Env.Executions]) and an event log with simulated timestamps
 // ([Env.Events], [Env.EventLog]); assert calls with [Env.AssertCalled] and
-// its siblings.
+// its siblings. Recurring schedules (engine.Options.Schedules) fire at
+// each slot's simulated time as Advance moves through the slots: the Env
+// runs the engine's RecurringPass itself at each instant; RunUntilIdle
+// does not wait for a next slot.
 //
 // The engine makes progress only inside Advance and RunUntilIdle, and the
 // environment waits, at each simulated instant, until the engine is idle

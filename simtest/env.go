@@ -174,6 +174,9 @@ func NewEnv(t TB, opts EnvOptions, tasks ...ratchet.Definition) *Env {
 		reported: map[uuid.UUID]bool{},
 	}
 	e.opts.Engine.Clock = e.clock
+	// The Env runs the recurring scheduler's passes itself, at each
+	// simulated instant, so that Advance steps through the slots in order.
+	e.opts.Engine.NoScheduler = true
 	e.inner = opts.Store
 	if e.inner == nil {
 		e.inner = memory.New()
@@ -364,7 +367,15 @@ func (e *Env) run(limit time.Time, bounded bool) {
 		if e.fireCallbacks() {
 			continue
 		}
+		if e.fireSchedules() {
+			continue
+		}
 		next, ok := e.nextWake()
+		if bounded {
+			if slot, due := e.nextSlot(limit); due && (!ok || slot.Before(next)) {
+				next, ok = slot, true
+			}
+		}
 		if bounded && (!ok || next.After(limit)) {
 			if e.Now().Before(limit) {
 				e.advanceTo(limit)
@@ -577,6 +588,51 @@ func (e *Env) nextWake() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
+// fireSchedules runs one pass of the recurring scheduler at the current
+// simulated time (the engine's RecurringPass) and reports whether it
+// wrote jobs.
+func (e *Env) fireSchedules() bool {
+	ss := spi.CapabilitiesOf(e.store).Schedules
+	if ss == nil {
+		return false
+	}
+	threshold := e.opts.Engine.MisfireThreshold
+	if threshold <= 0 {
+		threshold = engine.DefaultMisfireThreshold
+	}
+	fired := false
+	d := engine.Recurring{Store: ss, Jobs: e.inner, Threshold: threshold, NewID: e.client.NewJobID,
+		Inserts: e.opts.Engine.InsertMiddleware, Logger: e.opts.Engine.Logger,
+		Woke: func(p ratchet.Priority) { fired = true; e.NotifyNewWork(p) }}
+	if err := engine.RecurringPass(context.Background(), d, e.Now()); err != nil {
+		e.t.Fatalf("simtest: recurring schedules: %v", err)
+	}
+	if fired { // new work: the engine's last empty claim no longer holds
+		e.mu.Lock()
+		e.bumpLocked()
+		e.mu.Unlock()
+	}
+	return fired
+}
+
+// nextSlot returns the earliest next slot of an unpaused schedule up to
+// limit: Advance steps to it; RunUntilIdle does not wait for slots (a
+// schedule is never done).
+func (e *Env) nextSlot(limit time.Time) (time.Time, bool) {
+	ss := spi.CapabilitiesOf(e.store).Schedules
+	if ss == nil {
+		return time.Time{}, false
+	}
+	due, err := ss.DueSchedules(context.Background(), limit, 1)
+	if err != nil {
+		e.t.Fatalf("simtest: recurring schedules: %v", err)
+	}
+	if len(due) == 0 || !due[0].NextFireAt.After(e.Now()) {
+		return time.Time{}, false
+	}
+	return due[0].NextFireAt, true
+}
+
 // advanceTo moves the clock to t, wakes the simulated delays that end by
 // then and the engine's poller.
 func (e *Env) advanceTo(t time.Time) {
@@ -656,7 +712,24 @@ func (s *envStore) Capabilities() spi.Capabilities {
 	if c.Tx != nil {
 		c.Tx = envTxInserter{inner: c.Tx, env: s.env}
 	}
+	if c.Schedules != nil {
+		c.Schedules = envSchedules{ScheduleStore: c.Schedules, env: s.env}
+	}
 	return c
+}
+
+// envSchedules records the jobs that recurring fires write.
+type envSchedules struct {
+	spi.ScheduleStore
+	env *Env
+}
+
+func (s envSchedules) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
+	ok, res, err := s.ScheduleStore.FireSchedule(ctx, f)
+	if err == nil && ok {
+		s.env.onInsert(f.Jobs, res)
+	}
+	return ok, res, err
 }
 
 // envTxInserter records the jobs written inside an application's

@@ -527,3 +527,37 @@ func TestEnvEngineSeesTheStoreCapabilities(t *testing.T) {
 		t.Fatal("the body of the recovered job was not cancelled: the heartbeat did not check claims")
 	}
 }
+
+// A recurring schedule in an Env: Advance steps through its slots in
+// order, each slot's job runs at its slot, and RunUntilIdle does not wait
+// for the next one.
+func TestRecurringScheduleInEnv(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		ran []time.Time
+		env *simtest.Env
+	)
+	task := ratchet.NewVoidTask("hourly", func(ctx context.Context, _ int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, env.Now())
+		return nil
+	})
+	env = simtest.NewEnv(t, simtest.EnvOptions{Engine: engine.Options{
+		Schedules: []ratchet.Recurring{task.Recurring("hourly", "@hourly", 1)},
+	}}, task)
+	env.Advance(5*time.Hour + time.Minute)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, ran, 5, "five slots in five hours, none a misfire")
+	for i, at := range ran {
+		assert.Equal(t, simtest.DefaultStart.Truncate(time.Hour).Add(time.Duration(i+1)*time.Hour), at, "slot %d runs at its time", i+1)
+	}
+	mu.Unlock()
+	env.RunUntilIdle()
+	mu.Lock()
+	assert.Len(t, ran, 5, "RunUntilIdle does not wait for the next slot")
+	info, err := env.Client().GetSchedule(context.Background(), "hourly")
+	require.NoError(t, err)
+	assert.Zero(t, info.Skipped)
+}
