@@ -38,8 +38,11 @@ const (
 type FirePlan struct {
 	// Slots are the slots that fire, each one job due at its slot.
 	Slots []time.Time
-	// Skipped counts the slots that do not (misfires, overlaps).
-	Skipped int64
+	// Skipped counts the slots that do not (misfires, overlaps);
+	// SkippedFrom and SkippedTo are the first and the last of them (zero
+	// when none). The skipped slots always precede the fired ones.
+	Skipped                int64
+	SkippedFrom, SkippedTo time.Time
 	// Next is the schedule's first slot after now.
 	Next time.Time
 }
@@ -62,11 +65,15 @@ func PlanFire(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Tim
 	cut := now.Add(-threshold) // a slot before cut is a misfire
 	var missed []time.Time
 	var nMissed int64
+	var lastSkipped time.Time
 	t := next
 	if p := s.Period(); p > 0 && !t.IsZero() && t.Before(cut) {
 		nMissed = int64((cut.Sub(t)-1)/p) + 1
 		for i := max(0, nMissed-int64(keep)); i < nMissed; i++ {
 			missed = append(missed, t.Add(time.Duration(i)*p))
+		}
+		if nMissed > int64(keep) {
+			lastSkipped = t.Add(time.Duration(nMissed-int64(keep)-1) * p)
 		}
 		t = t.Add(time.Duration(nMissed) * p)
 	}
@@ -78,7 +85,7 @@ func PlanFire(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Tim
 		}
 		nMissed++
 		if missed = append(missed, t); len(missed) > keep {
-			missed = missed[1:]
+			lastSkipped, missed = missed[0], missed[1:]
 		}
 		t = s.Next(t)
 	}
@@ -93,11 +100,17 @@ func PlanFire(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Tim
 		if busy {
 			fire = 0
 		}
-		plan.Skipped += int64(len(plan.Slots) - fire)
+		if drop := len(plan.Slots) - fire; drop > 0 {
+			plan.Skipped += int64(drop)
+			lastSkipped = plan.Slots[drop-1]
+		}
 		plan.Slots = plan.Slots[len(plan.Slots)-fire:]
 	}
 	if len(plan.Slots) == 0 {
 		plan.Slots = nil
+	}
+	if plan.Skipped > 0 {
+		plan.SkippedFrom, plan.SkippedTo = next, lastSkipped
 	}
 	return plan
 }
@@ -239,7 +252,8 @@ func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) e
 		return nil // another node fired it meanwhile
 	}
 	if plan.Skipped > 0 {
-		d.Logger.Warn("recurring schedule skipped slots", "schedule", r.ID, "skipped", plan.Skipped, "misfire", def.Misfire, "overlap", def.Overlap)
+		d.Logger.Warn("recurring schedule skipped slots", "schedule", r.ID, "skipped", plan.Skipped,
+			"from", plan.SkippedFrom, "to", plan.SkippedTo, "misfire", def.Misfire, "overlap", def.Overlap)
 	}
 	if len(jobs) > 0 && d.Woke != nil {
 		d.Woke(def.Priority)

@@ -45,13 +45,18 @@ func TestPlanFire(t *testing.T) {
 	}{
 		{"on time", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), t0.Add(time.Second), false, FirePlan{Slots: slots(0), Next: min(5)}},
 		{"not due", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), t0.Add(-time.Second), false, FirePlan{Next: min(0)}},
-		{"misfires skipped", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), late, false, FirePlan{Slots: slots(60), Skipped: 12, Next: min(65)}},
-		{"misfires fired once", def(ratchet.MisfireFireOnce, 0, ratchet.OverlapAllow), late, false, FirePlan{Slots: slots(55, 60), Skipped: 11, Next: min(65)}},
-		{"misfires caught up", def(ratchet.MisfireCatchUp, 3, ratchet.OverlapAllow), late, false, FirePlan{Slots: slots(45, 50, 55, 60), Skipped: 9, Next: min(65)}},
+		{"misfires skipped", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), late, false,
+			FirePlan{Slots: slots(60), Skipped: 12, SkippedFrom: min(0), SkippedTo: min(55), Next: min(65)}},
+		{"misfires fired once", def(ratchet.MisfireFireOnce, 0, ratchet.OverlapAllow), late, false,
+			FirePlan{Slots: slots(55, 60), Skipped: 11, SkippedFrom: min(0), SkippedTo: min(50), Next: min(65)}},
+		{"misfires caught up", def(ratchet.MisfireCatchUp, 3, ratchet.OverlapAllow), late, false,
+			FirePlan{Slots: slots(45, 50, 55, 60), Skipped: 9, SkippedFrom: min(0), SkippedTo: min(40), Next: min(65)}},
 		{"catch-up beyond the backlog", def(ratchet.MisfireCatchUp, 50, ratchet.OverlapAllow), late, false,
 			FirePlan{Slots: slots(0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60), Next: min(65)}},
-		{"overlap while busy", def(ratchet.MisfireSkip, 0, ratchet.OverlapSkip), t0.Add(time.Second), true, FirePlan{Skipped: 1, Next: min(5)}},
-		{"overlap fires the latest only", def(ratchet.MisfireFireOnce, 0, ratchet.OverlapSkip), late, false, FirePlan{Slots: slots(60), Skipped: 12, Next: min(65)}},
+		{"overlap while busy", def(ratchet.MisfireSkip, 0, ratchet.OverlapSkip), t0.Add(time.Second), true,
+			FirePlan{Skipped: 1, SkippedFrom: min(0), SkippedTo: min(0), Next: min(5)}},
+		{"overlap fires the latest only", def(ratchet.MisfireFireOnce, 0, ratchet.OverlapSkip), late, false,
+			FirePlan{Slots: slots(60), Skipped: 12, SkippedFrom: min(0), SkippedTo: min(55), Next: min(65)}},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, PlanFire(c.d, every5, t0, c.now, time.Minute, c.busy), c.name)
