@@ -138,7 +138,9 @@ type Options struct {
 	// Schedules are the recurring schedules this code defines (see
 	// Task.Recurring): Start registers each (Client.PutSchedule:
 	// idempotent; a changed definition updates its schedule). They need a
-	// store with schedules (spi.ScheduleStore).
+	// store with schedules (spi.ScheduleStore). A schedule dropped from
+	// this list is not deleted (nodes of a rolling deploy disagree about
+	// it): Client.DeleteSchedule deletes it.
 	Schedules []ratchet.Recurring
 	// NoScheduler keeps this node from running the recurring scheduler;
 	// by default every node whose store keeps schedules runs it (each
