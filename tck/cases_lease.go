@@ -58,6 +58,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Counter
 	case *spi.ScheduleStore:
 		v = caps.Schedules
+	case *spi.JobArchiver:
+		v = caps.Archive
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"runtime"
 	"slices"
@@ -548,4 +549,84 @@ func (s *refStore) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []
 	r.Version++
 	s.scheds[f.ID] = r
 	return true, res, nil
+}
+
+func (s *refStore) ArchiveJobs(_ context.Context, before time.Time, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	var ids []uuid.UUID
+	for id, r := range s.rows {
+		j := r.job
+		old := j.FinishedAt.Before(before) || s.bug == bugArchiveIgnoresAge
+		if (j.Status.Terminal() || s.bug == bugArchiveRunning) && old {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	ids = ids[:min(len(ids), limit)]
+	for _, id := range ids {
+		j := s.rows[id].job.Clone()
+		if p := s.props[id]; len(p) > 0 && s.bug != bugArchiveDropsProps {
+			j.Properties = maps.Clone(p)
+		}
+		s.archived[id] = j
+		if s.bug == bugArchiveKeepsLive {
+			continue
+		}
+		delete(s.rows, id)
+		delete(s.props, id)
+		if k := j.IdempotencyKey; k != "" && s.keys[k] == id {
+			delete(s.keys, k)
+		}
+		s.order = slices.DeleteFunc(s.order, func(o uuid.UUID) bool { return o == id })
+		for k := range s.states {
+			if k.id == id {
+				delete(s.states, k)
+			}
+		}
+	}
+	return len(ids), nil
+}
+
+func (s *refStore) GetArchivedJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	j, ok := s.archived[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	return j.Clone(), nil
+}
+
+func (s *refStore) ListArchivedJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, uuid.Nil, err
+	}
+	var all []*spi.Job
+	for id, j := range s.archived {
+		if bytes.Compare(id[:], p.After[:]) <= 0 || !p.Matches(j) {
+			continue
+		}
+		if v, ok := j.Properties[p.PropertyKey]; p.PropertyKey != "" && (!ok || v != p.PropertyValue) {
+			continue
+		}
+		all = append(all, j.Clone())
+	}
+	slices.SortFunc(all, func(a, b *spi.Job) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	if len(all) > limit {
+		return all[:limit], all[limit-1].ID, nil
+	}
+	return all, uuid.Nil, nil
 }

@@ -134,6 +134,11 @@ const (
 	bugDueIncludesPaused    bug = "DueSchedules includes paused schedules"
 	bugDueExclusive         bug = "DueSchedules excludes a schedule due exactly now"
 	bugFireWritesDuplicate  bug = "FireSchedule writes a second job for a slot's key"
+
+	bugArchiveRunning    bug = "ArchiveJobs archives jobs that are not finished"
+	bugArchiveIgnoresAge bug = "ArchiveJobs ignores the cutoff"
+	bugArchiveDropsProps bug = "ArchiveJobs loses the properties"
+	bugArchiveKeepsLive  bug = "ArchiveJobs copies without removing the live job"
 )
 
 // refStore is a small, obviously correct in-memory spi.Store (O(n) per
@@ -154,6 +159,7 @@ type refStore struct {
 	states    map[refStateKey]spi.VersionedState
 	props     map[uuid.UUID]map[string]string
 	scheds    map[string]spi.ScheduleRow
+	archived  map[uuid.UUID]*spi.Job
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
@@ -182,7 +188,7 @@ func newRefStore(b bug) *refStore {
 	return &refStore{
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
-		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, listeners: map[int]func(spi.WakeupHint){},
+		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, archived: map[uuid.UUID]*spi.Job{}, listeners: map[int]func(spi.WakeupHint){},
 		meet: make(chan struct{}),
 	}
 }

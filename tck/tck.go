@@ -151,6 +151,7 @@ func groups() []group {
 		{"State", stateCases()},
 		{"Properties", propertyCases()},
 		{"Schedules", scheduleCases()},
+		{"Archive", archiveCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

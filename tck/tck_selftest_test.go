@@ -49,6 +49,7 @@ var capabilityGroups = map[string]string{
 	"NodeTasks":  "spi.NodeTaskStore",
 	"Count":      "spi.JobCounter",
 	"Schedules":  "spi.ScheduleStore",
+	"Archive":    "spi.JobArchiver",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -238,6 +239,11 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugFindUnsorted, []string{"Properties/FindJobs"}},
 
 		{bugWakeupNoSource, []string{"Wakeup/Source"}},
+
+		{bugArchiveRunning, []string{"Archive/NotFinishedStays"}},
+		{bugArchiveIgnoresAge, []string{"Archive/MovesFinishedJobs"}},
+		{bugArchiveDropsProps, []string{"Archive/MovesFinishedJobs"}},
+		{bugArchiveKeepsLive, []string{"Archive/MovesFinishedJobs"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

@@ -25,6 +25,8 @@ type Capabilities struct {
 	Counter JobCounter
 	// Schedules keeps recurring schedules.
 	Schedules ScheduleStore
+	// Archive moves finished jobs to an archive.
+	Archive JobArchiver
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -53,5 +55,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Nodes, _ = s.(NodeTaskStore)
 	c.Counter, _ = s.(JobCounter)
 	c.Schedules, _ = s.(ScheduleStore)
+	c.Archive, _ = s.(JobArchiver)
 	return c
 }

@@ -34,6 +34,8 @@ type Store struct {
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
 	scheds  map[string]spi.ScheduleRow
+	archive map[uuid.UUID]archived // archived jobs (JobArchiver)
+	arcIDs  []uuid.UUID            // their ids, sorted
 }
 
 type lease struct {
@@ -69,6 +71,7 @@ func New() *Store {
 		states:  map[stateKey]spi.VersionedState{},
 		props:   map[uuid.UUID]map[string]string{},
 		scheds:  map[string]spi.ScheduleRow{},
+		archive: map[uuid.UUID]archived{},
 	}
 }
 
