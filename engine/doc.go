@@ -36,7 +36,9 @@
 // misfire and overlap policies) in one atomic store step, a compare-and-set
 // on the schedule's version with the slots' jobs under unique keys, so a
 // slot fires once however many nodes race. Options.Schedules are registered
-// at Start.
+// at Start. The archiver (archive.go) is another, a Singleton: at each slot
+// of Options.Archive.Cron it moves jobs finished longer than the retention
+// ago to the store's archive (spi.JobArchiver).
 //
 // Start and Stop (engine.go) are the one place that orders the parts. Stop
 // runs StopOrder: stop claiming and the services, drain up to a timeout and

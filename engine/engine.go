@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/cron"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -101,6 +102,21 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	}
 	if len(o.Schedules) > 0 && e.caps.Schedules == nil {
 		return nil, fmt.Errorf("engine: %d recurring schedules: %w: store %T keeps no schedules", len(o.Schedules), ratchet.ErrUnsupported, store)
+	}
+	if !o.Archive.Disabled {
+		sched, err := cron.Parse(o.Archive.Cron, "")
+		if err != nil {
+			return nil, fmt.Errorf("engine: Archive.Cron: %w: %w", ratchet.ErrInvalidArgument, err)
+		}
+		switch {
+		case e.caps.Archive == nil:
+			e.log.Info("archiving is on, but the store keeps no archive: finished jobs stay in its job table", "store", fmt.Sprintf("%T", store))
+		case e.caps.Leases == nil:
+			e.log.Info("archiving is on, but the store grants no leases to run the archiver on one node at a time: not archiving", "store", fmt.Sprintf("%T", store))
+		default:
+			e.services = append(slices.Clone(e.services), Singleton(archiverLease, archiverLeaseTTL,
+				&archiver{store: e.caps.Archive, sched: sched, o: o.Archive}))
+		}
 	}
 	if e.caps.Schedules != nil && !o.NoScheduler {
 		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{

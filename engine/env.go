@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/cron"
 )
 
 // envSetting is one RATCHET_* variable that LookupEnv recognises. A setting
@@ -20,7 +22,7 @@ type envSetting struct {
 	doc      string
 	min      int64
 	apply    func(o *Options, v int64)
-	applyStr func(o *Options, v string)
+	applyStr func(o *Options, v string) error
 	// ignored says why a setting without apply is accepted and ignored.
 	ignored string
 }
@@ -36,7 +38,7 @@ const (
 // added by a later feature goes here.
 var envSettings = []envSetting{
 	// Node settings of the spec.
-	{name: "RATCHET_NODE_ID", doc: "node id", applyStr: func(o *Options, v string) { o.NodeID = v }},
+	{name: "RATCHET_NODE_ID", doc: "node id", applyStr: func(o *Options, v string) error { o.NodeID = v; return nil }},
 	{name: "RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS", doc: "heartbeat interval (s)", min: 1,
 		apply: func(o *Options, v int64) { o.HeartbeatInterval = time.Duration(v) * time.Second }},
 	{name: "RATCHET_NODE_ORPHAN_GRACE_SECONDS", doc: "orphan grace period (s)", min: 1,
@@ -69,10 +71,20 @@ var envSettings = []envSetting{
 	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,
 		apply: func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }},
 	// Archiving, retention and masking of the spec: not implemented yet.
-	{name: "RATCHET_JOB_ARCHIVE_ENABLED", doc: "archive terminal jobs", ignored: notYet},
-	{name: "RATCHET_JOB_RETENTION_DAYS", doc: "days before terminal jobs are archived", ignored: notYet},
-	{name: "RATCHET_JOB_ARCHIVE_CRON", doc: "when the archiver runs", ignored: notYet},
-	{name: "RATCHET_JOB_ARCHIVE_BATCH_SIZE", doc: "jobs archived per run", ignored: notYet},
+	{name: "RATCHET_JOB_ARCHIVE_ENABLED", doc: "archive finished jobs (true or false)", applyStr: func(o *Options, v string) error {
+		on, err := strconv.ParseBool(v)
+		o.Archive.Disabled = !on
+		return err
+	}},
+	{name: "RATCHET_JOB_RETENTION_DAYS", doc: "days before finished jobs are archived", min: 1,
+		apply: func(o *Options, v int64) { o.Archive.Retention = time.Duration(v) * 24 * time.Hour }},
+	{name: "RATCHET_JOB_ARCHIVE_CRON", doc: "when the archiver runs (a cron expression, UTC)", applyStr: func(o *Options, v string) error {
+		_, err := cron.Parse(v, "")
+		o.Archive.Cron = v
+		return err
+	}},
+	{name: "RATCHET_JOB_ARCHIVE_BATCH_SIZE", doc: "jobs archived per run", min: 1,
+		apply: func(o *Options, v int64) { o.Archive.BatchSize = int(v) }},
 	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job logs are kept", ignored: notYet},
 	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details", ignored: notYet},
 	// Virtual-thread settings of the Java library.
@@ -126,7 +138,10 @@ func FromEnv(base Options) (Options, error) {
 // RATCHET_NODE_MAX_CRASH_REDELIVERIES (0 is FailOnFirstCrash),
 // RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES (0 is AgingDisabled),
 // RATCHET_PAYLOAD_MAX_PAYLOAD_KB, RATCHET_WORKER_CONCURRENCY,
-// RATCHET_WORKER_POLL_INTERVAL_MS and RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS.
+// RATCHET_WORKER_POLL_INTERVAL_MS, RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS,
+// and the archive's RATCHET_JOB_ARCHIVE_ENABLED (true or false),
+// RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_CRON (checked by package
+// cron) and RATCHET_JOB_ARCHIVE_BATCH_SIZE.
 // A malformed or out-of-range value of one of these is an error naming the
 // variable, and nothing is applied.
 //
@@ -157,7 +172,9 @@ func LookupEnv(base Options, environ []string) (Options, []EnvWarning, error) {
 			if v == "" {
 				return base, nil, fmt.Errorf("ratchet: %s is empty (%s)", name, s.doc)
 			}
-			s.applyStr(&o, v)
+			if err := s.applyStr(&o, v); err != nil {
+				return base, nil, fmt.Errorf("ratchet: %s=%q: %w (%s)", name, val, err, s.doc)
+			}
 			continue
 		case s.apply == nil:
 			warnings = append(warnings, EnvWarning{Name: name, Problem: s.doc + ": " + s.ignored})

@@ -103,9 +103,10 @@ func TestLookupEnvRecognisesEverySpecName(t *testing.T) {
 	for _, w := range warnings {
 		got[w.Name] = w.Problem
 	}
-	assert.Len(t, got, len(env)-1, "one warning per variable not applied")
+	assert.Len(t, got, len(env)-5, "one warning per variable not applied (the four archive settings and the concurrency apply)")
 	assert.Contains(t, got["RATCHET_NODE_HEARTBEAT_INTERVAL"], "unknown setting")
-	assert.Contains(t, got["RATCHET_JOB_RETENTION_DAYS"], "not implemented")
+	assert.Contains(t, got["RATCHET_LOG_RETENTION_DAYS"], "not implemented")
+	assert.Equal(t, engine.ArchiveOptions{Retention: 90 * 24 * time.Hour, Cron: "0 0 1 * * ?", BatchSize: 1000}, o.Archive, "the archive settings apply")
 	assert.Contains(t, got["RATCHET_WORKER_DEFAULT_THREADING_MODE"], "no meaning in Go")
 	assert.Equal(t, "RATCHET_MASK_PAYLOADS: mask sensitive fields in job details: not implemented in this version; ignored",
 		warnings[slices.IndexFunc(warnings, func(w engine.EnvWarning) bool { return w.Name == "RATCHET_MASK_PAYLOADS" })].String())
@@ -135,13 +136,13 @@ func TestLookupEnvCoversTheSpecFiles(t *testing.T) {
 
 // FromEnv logs each warning and still returns the options.
 func TestFromEnvLogsWarnings(t *testing.T) {
-	t.Setenv("RATCHET_JOB_RETENTION_DAYS", "90")
+	t.Setenv("RATCHET_LOG_RETENTION_DAYS", "30")
 	t.Setenv("RATCHET_NO_SUCH_SETTING", "1")
 	var logs strings.Builder
 	o, err := engine.FromEnv(engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	assert.NotNil(t, o.Logger)
-	assert.Contains(t, logs.String(), "variable=RATCHET_JOB_RETENTION_DAYS")
+	assert.Contains(t, logs.String(), "variable=RATCHET_LOG_RETENTION_DAYS")
 	assert.Contains(t, logs.String(), "variable=RATCHET_NO_SUCH_SETTING")
 }
 
@@ -201,4 +202,18 @@ func TestEnvZeroMeansFailOnFirstCrashAndNoAging(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"high", "low"}, order, "no aging: priority first")
+}
+
+// The archive settings are checked: a bad value names the variable.
+func TestArchiveSettings(t *testing.T) {
+	for _, kv := range []string{"RATCHET_JOB_ARCHIVE_ENABLED=sometimes", "RATCHET_JOB_ARCHIVE_CRON=0 0 1 L * ?",
+		"RATCHET_JOB_RETENTION_DAYS=0", "RATCHET_JOB_ARCHIVE_BATCH_SIZE=zero"} {
+		_, _, err := engine.LookupEnv(engine.Options{}, []string{kv})
+		require.Error(t, err, kv)
+		name, _, _ := strings.Cut(kv, "=")
+		assert.ErrorContains(t, err, name)
+	}
+	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_JOB_ARCHIVE_ENABLED=false"})
+	require.NoError(t, err)
+	assert.True(t, o.Archive.Disabled)
 }

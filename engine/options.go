@@ -153,6 +153,10 @@ type Options struct {
 	// a later one is a misfire, handled by its schedule's policy. Default
 	// DefaultMisfireThreshold (1 min).
 	MisfireThreshold time.Duration
+	// Archive configures the archiving of finished jobs (on by default,
+	// with the spec's retention of 90 days, at 1 AM daily); it runs where
+	// the store has an archive (spi.JobArchiver) and grants leases.
+	Archive ArchiveOptions
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming
@@ -217,6 +221,14 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.OrphanScanInterval, DefaultOrphanScanInterval)
 	defd(&o.ScheduleInterval, DefaultScheduleInterval)
 	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
+	defd(&o.Archive.Retention, DefaultArchiveRetention)
+	def(&o.Archive.BatchSize, DefaultArchiveBatchSize)
+	if o.Archive.Cron == "" {
+		o.Archive.Cron = DefaultArchiveCron
+	}
+	if o.Archive.Retention < 0 || o.Archive.BatchSize < 0 {
+		return o, fmt.Errorf("%w: Archive.Retention %s and Archive.BatchSize %d must not be negative", ratchet.ErrInvalidArgument, o.Archive.Retention, o.Archive.BatchSize)
+	}
 	if o.MinPollInterval > o.PollInterval {
 		return o, fmt.Errorf("%w: MinPollInterval %s exceeds PollInterval %s", ratchet.ErrInvalidArgument, o.MinPollInterval, o.PollInterval)
 	}

@@ -1,6 +1,7 @@
 package ratchet
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -286,7 +287,15 @@ func (c *Client) wake(p Priority, after AfterCommitRegistrar, inTx bool) {
 // GetJob returns the job with the given id, or an error wrapping
 // ErrNotFound.
 func (c *Client) GetJob(ctx context.Context, id uuid.UUID) (*Job, error) {
-	return c.store.GetJob(ctx, id)
+	j, err := c.store.GetJob(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if a := spi.CapabilitiesOf(c.store).Archive; a != nil {
+			if aj, aerr := a.GetArchivedJob(ctx, id); aerr == nil {
+				return aj, nil
+			}
+		}
+	}
+	return j, err
 }
 
 // ListOptions select a page of jobs.
@@ -306,6 +315,10 @@ type ListOptions struct {
 	// PropertyValue; a store without job properties gives an error wrapping
 	// ErrUnsupported.
 	PropertyKey, PropertyValue string
+	// IncludeArchived lists the archived jobs too, merged in id order
+	// (stores with an archive, spi.JobArchiver; elsewhere it changes
+	// nothing). CountJobs counts live jobs only.
+	IncludeArchived bool
 }
 
 // JobPage is one page of a listing. Next is the cursor of the following
@@ -334,7 +347,33 @@ func (c *Client) ListJobs(ctx context.Context, o ListOptions) (JobPage, error) {
 	if err != nil {
 		return JobPage{}, err
 	}
+	if a := spi.CapabilitiesOf(c.store).Archive; o.IncludeArchived && a != nil {
+		old, oldNext, err := a.ListArchivedJobs(ctx, p)
+		if err != nil {
+			return JobPage{}, err
+		}
+		return mergePages(jobs, next, old, oldNext, p.Limit), nil
+	}
 	return JobPage{Jobs: jobs, Next: next}, nil
+}
+
+// mergePages merges two pages of the same listing (live and archived jobs,
+// each in id order, each at most limit long) into its first limit jobs.
+func mergePages(a []*Job, aNext uuid.UUID, b []*Job, bNext uuid.UUID, limit int) JobPage {
+	out := make([]*Job, 0, min(limit, len(a)+len(b)))
+	i, k := 0, 0
+	for len(out) < limit && (i < len(a) || k < len(b)) {
+		if k == len(b) || (i < len(a) && bytes.Compare(a[i].ID[:], b[k].ID[:]) < 0) {
+			out, i = append(out, a[i]), i+1
+		} else {
+			out, k = append(out, b[k]), k+1
+		}
+	}
+	var next uuid.UUID
+	if i < len(a) || k < len(b) || aNext != uuid.Nil || bNext != uuid.Nil {
+		next = out[len(out)-1].ID
+	}
+	return JobPage{Jobs: out, Next: next}
 }
 
 // DefaultCountCap is CountJobs' cap when none is given.

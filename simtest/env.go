@@ -177,6 +177,9 @@ func NewEnv(t TB, opts EnvOptions, tasks ...ratchet.Definition) *Env {
 	// The Env runs the recurring scheduler's passes itself, at each
 	// simulated instant, so that Advance steps through the slots in order.
 	e.opts.Engine.NoScheduler = true
+	// Archiving runs on the engine's own timer, which the Env does not
+	// step: it is off in an Env.
+	e.opts.Engine.Archive.Disabled = true
 	e.inner = opts.Store
 	if e.inner == nil {
 		e.inner = memory.New()

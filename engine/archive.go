@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// ArchiveOptions configure the archiver: a maintenance service that, on one
+// node of the fleet at a time (it holds the lease "ratchet-archiver"),
+// moves jobs finished longer than Retention ago to the store's archive
+// (spi.JobArchiver) at every slot of Cron, at most BatchSize per run, each
+// run one atomic step of the store (a crash loses nothing; the next run
+// goes on). The zero value archives with the spec's defaults.
+type ArchiveOptions struct {
+	// Disabled turns archiving off (RATCHET_JOB_ARCHIVE_ENABLED=false).
+	Disabled bool
+	// Retention is how long after it finished a job stays live; default
+	// DefaultArchiveRetention, 90 days (RATCHET_JOB_RETENTION_DAYS).
+	Retention time.Duration
+	// Cron is when the archiver runs, an expression of package cron in
+	// UTC; default DefaultArchiveCron, "0 0 1 * * ?": 1 AM daily
+	// (RATCHET_JOB_ARCHIVE_CRON).
+	Cron string
+	// BatchSize is the most jobs one run archives; default
+	// DefaultArchiveBatchSize, 1000 (RATCHET_JOB_ARCHIVE_BATCH_SIZE).
+	BatchSize int
+}
+
+// The archiver's defaults, the spec's.
+const (
+	DefaultArchiveRetention = 90 * 24 * time.Hour
+	DefaultArchiveCron      = "0 0 1 * * ?"
+	DefaultArchiveBatchSize = 1000
+	archiverLease           = "ratchet-archiver"
+	archiverLeaseTTL        = time.Minute
+)
+
+// archiver is the archiving service (run inside Singleton).
+type archiver struct {
+	store spi.JobArchiver
+	sched *cron.Schedule
+	o     ArchiveOptions
+}
+
+func (a *archiver) Name() string { return "archiver" }
+
+// Run archives at every slot of the schedule until ctx ends.
+func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
+	for {
+		now := h.Clock.Now()
+		next := a.sched.Next(now)
+		if next.IsZero() {
+			<-ctx.Done()
+			return nil
+		}
+		t := h.Clock.NewTimer(next.Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.Chan():
+		}
+		cutoff := h.Clock.Now().UTC().Add(-a.o.Retention)
+		n, err := a.store.ArchiveJobs(ctx, cutoff, a.o.BatchSize)
+		if err != nil {
+			return err // the supervisor logs it and runs the service again after a backoff
+		}
+		h.Logger.Info("archived finished jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
+	}
+}
