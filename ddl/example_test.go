@@ -23,6 +23,7 @@ func ExampleMigrations() {
 	// 0003_task_claim.sql
 	// 0004_node_tasks.sql
 	// 0005_schedules.sql
-	// latest: 5
+	// 0006_archive.sql
+	// latest: 6
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

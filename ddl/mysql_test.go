@@ -16,10 +16,10 @@ func TestMigrationsMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 5 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" {
+	if len(migs) != 6 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest("mysql"); got != 5 {
+	if got := ddl.Latest("mysql"); got != 6 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
@@ -41,7 +41,7 @@ func TestMigrationsMySQL(t *testing.T) {
 			}
 		}
 		creates := strings.Count(m.SQL, "CREATE TABLE ")
-		if n := strings.Count(m.SQL, "ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;"); n != creates {
+		if n := strings.Count(m.SQL, "ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"); n != creates {
 			t.Errorf("migration %d: %d of %d tables are InnoDB with utf8mb4_bin", m.Version, n, creates)
 		}
 	}

@@ -51,6 +51,7 @@ const (
 	leasesName  = "leases"
 	permitsName = "permits"
 	schedsName  = "schedules"
+	archiveName = "archive"
 	metaName    = "meta"
 )
 
@@ -93,6 +94,7 @@ type Store struct {
 	leases   *mongo.Collection
 	permits  *mongo.Collection
 	scheds   *mongo.Collection
+	archive  *mongo.Collection
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -213,6 +215,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		leases:   db.Collection(p + leasesName),
 		permits:  db.Collection(p + permitsName),
 		scheds:   db.Collection(p + schedsName),
+		archive:  db.Collection(p + archiveName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx); err != nil {

@@ -1,0 +1,22 @@
+-- Ratchet for Go: SQLite schema, version 6: the archive of finished jobs.
+--
+-- The archiver moves terminal jobs older than the retention, with their
+-- tags, properties and state, into copies of those tables: the same
+-- columns in the same order (a later migration that adds a column to a
+-- live table adds it here too), keyed by job, without the live tables'
+-- other indexes and constraints: an archived idempotency key no longer
+-- deduplicates. Same conventions as 0001_init.sql.
+CREATE TABLE scheduler_job_archive AS SELECT * FROM scheduler_job WHERE 0;
+CREATE UNIQUE INDEX pk_scheduler_job_archive ON scheduler_job_archive (job_id);
+
+CREATE TABLE scheduler_job_archive_tag AS SELECT * FROM scheduler_job_tag WHERE 0;
+CREATE UNIQUE INDEX pk_scheduler_job_archive_tag ON scheduler_job_archive_tag (job_id, tag);
+
+CREATE TABLE scheduler_job_archive_property AS SELECT * FROM scheduler_job_property WHERE 0;
+CREATE UNIQUE INDEX pk_scheduler_job_archive_property ON scheduler_job_archive_property (job_id, prop_key);
+
+CREATE TABLE scheduler_job_archive_state AS SELECT * FROM scheduler_job_state WHERE 0;
+CREATE UNIQUE INDEX pk_scheduler_job_archive_state ON scheduler_job_archive_state (job_id, namespace);
+
+INSERT INTO ratchet_schema_version (version, applied_at)
+VALUES (6, CAST(strftime('%s', 'now') AS INTEGER) * 1000000);

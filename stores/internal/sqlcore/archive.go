@@ -1,0 +1,158 @@
+package sqlcore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The archive of finished jobs (spi.JobArchiver), in the portable SQL of
+// every dialect. The archive tables are copies of the job, tag, property
+// and state tables with the same columns in the same order (migration 6),
+// so a move is an INSERT ... SELECT * of each and a DELETE, in one
+// transaction, of the candidates locked first: a DLQ retry waits for the
+// move, and then finds no job.
+
+const terminal = "('SUCCEEDED', 'FAILED', 'CANCELLED')"
+
+// archived renders s's select list of a job for the archive tables.
+var archived = strings.NewReplacer("scheduler_job_tag", "scheduler_job_archive_tag")
+
+// ArchiveJobs moves up to limit terminal jobs finished before before,
+// lowest ids first, with their tags, properties and state, to the archive.
+// It implements [spi.JobArchiver].
+func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error) {
+	s := &c.cfg.D.Syntax
+	moved := 0
+	err := c.do("archive jobs", func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
+			moved = 0
+			q, args := s.limited("SELECT j.job_id FROM {job} j WHERE j.status IN "+terminal+" AND j.finished_time < ? ORDER BY j.job_id",
+				int64(max(limit, 1)), s.time(before))
+			ids, err := c.archiveIDs(ctx, tx, q, args)
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			_, err = InChunks(ids, c.cfg.D.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
+				// Lock them, and keep those still finished.
+				q, args := s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+				locked, err := c.archiveIDs(ctx, tx, q, args)
+				if err != nil || len(locked) == 0 {
+					return nil, err
+				}
+				in := s.ids(locked)
+				for _, stmt := range []string{
+					"INSERT INTO {archive} SELECT * FROM {job} WHERE job_id IN (?)",
+					"INSERT INTO {archive_tag} SELECT * FROM {tag} WHERE job_id IN (?)",
+					"INSERT INTO {archive_prop} SELECT * FROM {prop} WHERE job_id IN (?)",
+					"INSERT INTO {archive_state} SELECT * FROM {state} WHERE job_id IN (?)",
+					"DELETE FROM {tag} WHERE job_id IN (?)",
+					"DELETE FROM {prop} WHERE job_id IN (?)",
+					"DELETE FROM {state} WHERE job_id IN (?)",
+					"DELETE FROM {job} WHERE job_id IN (?)",
+				} {
+					q, args := s.SQL(stmt, in)
+					if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+						return nil, err
+					}
+				}
+				moved += len(locked)
+				return nil, nil
+			})
+			return err
+		})
+	})
+	return moved, err
+}
+
+// archiveIDs reads a column of job ids.
+func (c Core[T]) archiveIDs(ctx context.Context, tx *sql.Tx, q string, args []any) ([]uuid.UUID, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []uuid.UUID
+	for rows.Next() {
+		var raw T
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		id, err := c.cfg.D.ParseID(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// GetArchivedJob returns an archived job with its properties. It
+// implements [spi.JobArchiver].
+func (c Core[T]) GetArchivedJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
+	s := &c.cfg.D.Syntax
+	var j *spi.Job
+	err := c.do("get archived job "+id.String(), func() error {
+		q, args := s.SQL("SELECT "+archived.Replace(s.JobColumns)+" FROM {archive} j WHERE j.job_id = ?", s.id(id))
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		j, err = ReadOne(rows, id, c.cfg.D.Decoder(rows))
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		q, args = s.SQL("SELECT prop_key, prop_value FROM {archive_prop} WHERE job_id = ?", s.id(id))
+		prows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer prows.Close()
+		for prows.Next() {
+			var k string
+			var v sql.NullString // Oracle's NULL for ""
+			if err := prows.Scan(&k, &v); err != nil {
+				return err
+			}
+			if j.Properties == nil {
+				j.Properties = map[string]string{}
+			}
+			j.Properties[k] = v.String
+		}
+		return prows.Err()
+	})
+	return j, err
+}
+
+// ListArchivedJobs lists archived jobs as ListJobs lists live ones. It
+// implements [spi.JobArchiver].
+func (c Core[T]) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	s := &c.cfg.D.Syntax
+	jobs, next := []*spi.Job{}, uuid.Nil
+	err := c.do("list archived jobs", func() error {
+		if p.Status != "" && !p.Status.Valid() {
+			return nil
+		}
+		limit := PageSize(p)
+		_, where, args := s.listed(p)
+		where = strings.ReplaceAll(where, "{prop}", "{archive_prop}")
+		q, args := s.limited("SELECT "+archived.Replace(s.JobColumns)+"\n\tFROM {archive} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit+1), args...)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		jobs, next, err = ReadPage(rows, limit, c.cfg.D.Decoder(rows))
+		return err
+	})
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	return jobs, next, nil
+}
