@@ -30,6 +30,11 @@ const (
 	// pending ahead of them (older and more urgent): a node of a mixed
 	// fleet must not pay for a backlog it cannot run.
 	ModeMixedFleet Mode = "mixedfleet"
+	// ModeArchive works --jobs jobs to SUCCEEDED, then measures the
+	// steady latency twice: alone, and while the store archives those jobs
+	// (spi.JobArchiver, batches of 1000 back to back): archiving must not
+	// stall claims.
+	ModeArchive Mode = "archive"
 )
 
 // Config configures Run. Zero values take the defaults in brackets.
@@ -57,6 +62,11 @@ type Result struct {
 	// MixedFleet: at each number of pending jobs of the other task.
 	Backlogs   []int
 	ClaimTimes []time.Duration
+	// Archive: the steady p99 latency alone and during the archive run,
+	// the jobs archived and how long that took.
+	BaseP99, ArchiveP99 time.Duration
+	Archived            int
+	ArchiveTime         time.Duration
 }
 
 // InsertRate is inserted jobs per second.
@@ -84,6 +94,11 @@ func (r Result) Summary() string {
 		return fmt.Sprintf("claim %s with %d jobs of another task pending, %s with %d, ratio %.2f", first.Round(time.Microsecond), r.Backlogs[0],
 			last.Round(time.Microsecond), r.Backlogs[len(r.Backlogs)-1], float64(last)/float64(first))
 	}
+	if r.Mode == ModeArchive {
+		return fmt.Sprintf("archive %d jobs in %s: latency p99 %s alone, %s during the archive (bound 2x+5ms: %s)", r.Archived,
+			r.ArchiveTime.Round(time.Millisecond), r.BaseP99.Round(time.Microsecond), r.ArchiveP99.Round(time.Microsecond),
+			(2*r.BaseP99 + 5*time.Millisecond).Round(time.Microsecond))
+	}
 	if r.Mode == ModeSteady {
 		return fmt.Sprintf("steady %d jobs, latency p50 %s p99 %s max %s", r.Jobs,
 			r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond), r.LatencyMax.Round(time.Microsecond))
@@ -99,8 +114,8 @@ func (c *Config) defaults() error {
 	if c.Mode == "" {
 		c.Mode = ModeBurndown
 	}
-	if c.Mode != ModeBurndown && c.Mode != ModeSteady && c.Mode != ModeClaimScale && c.Mode != ModeMixedFleet {
-		return fmt.Errorf("unknown --mode %q: burndown, steady, claimscale or mixedfleet", c.Mode)
+	if c.Mode != ModeBurndown && c.Mode != ModeSteady && c.Mode != ModeClaimScale && c.Mode != ModeMixedFleet && c.Mode != ModeArchive {
+		return fmt.Errorf("unknown --mode %q: burndown, steady, claimscale, mixedfleet or archive", c.Mode)
 	}
 	if c.Jobs == 0 {
 		c.Jobs = 200000
@@ -140,8 +155,55 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	if cfg.Mode == ModeMixedFleet {
 		return mixedFleet(ctx, store, cfg)
 	}
+	if cfg.Mode == ModeArchive {
+		return archive(ctx, store, cfg)
+	}
 	return burndown(ctx, store, cfg)
 }
+
+// archive measures claims while the store archives: cfg.Jobs jobs are
+// worked to SUCCEEDED (a burndown), then the steady latency is measured
+// alone and while the store archives them all.
+func archive(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	res := Result{Mode: ModeArchive, Jobs: cfg.Jobs}
+	a := spi.CapabilitiesOf(store).Archive
+	if a == nil {
+		return res, fmt.Errorf("the store (%T) has no archive", store)
+	}
+	if _, err := burndown(ctx, store, cfg); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(cfg.Progress, "%d jobs SUCCEEDED; steady latency alone...\n", cfg.Jobs)
+	cutoff := time.Now()
+	base, err := steadyWith(ctx, store, cfg, nil)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(cfg.Progress, "steady latency while archiving...\n")
+	during, err := steadyWith(ctx, store, cfg, func(ctx context.Context) error {
+		start := time.Now()
+		for {
+			n, err := a.ArchiveJobs(ctx, cutoff, DefaultArchiveBatch)
+			if err != nil {
+				return err
+			}
+			res.Archived += n
+			if n == 0 {
+				res.ArchiveTime = time.Since(start)
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		return res, err
+	}
+	res.BaseP99, res.ArchiveP99 = base.LatencyP99, during.LatencyP99
+	return res, nil
+}
+
+// DefaultArchiveBatch is the archive bench's batch: the spec's jobs per
+// archiver run.
+const DefaultArchiveBatch = 1000
 
 // counters counts claim rounds for the report.
 type counters struct {
@@ -220,7 +282,14 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 }
 
 func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
+	return steadyWith(ctx, store, cfg, nil)
+}
+
+// steadyWith is the steady mode with during, when not nil, running from the
+// start of the inserts; its error fails the run.
+func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(context.Context) error) (Result, error) {
 	res := Result{Mode: ModeSteady}
+	duringErr := make(chan error, 1)
 	var mu sync.Mutex
 	var lat []time.Duration
 	task := ratchet.NewVoidTask("bench.noop", func(ctx context.Context, _ noop) error {
@@ -243,6 +312,11 @@ func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	defer func() { _ = eng.Stop(context.WithoutCancel(ctx)) }()
 	client := eng.Client()
 
+	if during != nil {
+		go func() { duringErr <- during(ctx) }()
+	} else {
+		duringErr <- nil
+	}
 	// Insert in ticks of 10 ms, each tick the jobs the rate owes so far.
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -273,6 +347,9 @@ func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 		case <-ctx.Done():
 			return res, ctx.Err()
 		}
+	}
+	if err := <-duringErr; err != nil {
+		return res, err
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -76,3 +76,16 @@ func TestMixedFleet(t *testing.T) {
 	}
 	assert.Equal(t, 100000, other)
 }
+
+func TestArchiveModeArchivesTheWorkedJobs(t *testing.T) {
+	s := memory.New()
+	res, err := bench.Run(context.Background(), s, bench.Config{Mode: bench.ModeArchive, Jobs: 2000, Workers: 50,
+		InsertBatch: 500, Rate: 200, Duration: 300 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, 2000, res.Archived, "the worked jobs, not the steady ones")
+	assert.Positive(t, res.BaseP99)
+	assert.Positive(t, res.ArchiveP99)
+	assert.Contains(t, res.Summary(), "archive 2000 jobs in")
+	_, err = bench.Run(context.Background(), struct{ spi.Store }{memory.New()}, bench.Config{Mode: bench.ModeArchive, Jobs: 10})
+	assert.ErrorContains(t, err, "has no archive")
+}
