@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -87,26 +86,8 @@ func (s *Store) ListArchivedJobs(_ context.Context, p spi.ListParams) ([]*spi.Jo
 		return nil, uuid.Nil, err
 	}
 	defer s.mu.Unlock()
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	start := sort.Search(len(s.arcIDs), func(i int) bool { return bytes.Compare(s.arcIDs[i][:], p.After[:]) > 0 })
-	var out []*spi.Job
-	for _, id := range s.arcIDs[start:] {
-		j := s.archive[id].job
-		if !p.Matches(j) || (p.PropertyKey != "" && j.Properties[p.PropertyKey] != p.PropertyValue) {
-			continue
-		}
-		if p.PropertyKey != "" {
-			if _, ok := j.Properties[p.PropertyKey]; !ok {
-				continue
-			}
-		}
-		if len(out) == limit {
-			return out, out[len(out)-1].ID, nil
-		}
-		out = append(out, j.Clone())
-	}
-	return out, uuid.Nil, nil
+	return page(s.arcIDs, p, func(id uuid.UUID) *spi.Job { return s.archive[id].job }, func(j *spi.Job) bool {
+		v, ok := j.Properties[p.PropertyKey]
+		return p.Matches(j) && (p.PropertyKey == "" || (ok && v == p.PropertyValue))
+	})
 }

@@ -209,15 +209,22 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 		return nil, uuid.Nil, err
 	}
 	defer s.mu.Unlock()
+	return page(s.order, p, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
+		func(j *spi.Job) bool { return s.listed(p, j) })
+}
+
+// page lists one page of the jobs of ids (sorted) that keep passes, above
+// p.After, in id order.
+func page(ids []uuid.UUID, p spi.ListParams, job func(uuid.UUID) *spi.Job, keep func(*spi.Job) bool) ([]*spi.Job, uuid.UUID, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	start := sort.Search(len(s.order), func(i int) bool { return bytes.Compare(s.order[i][:], p.After[:]) > 0 })
+	start := sort.Search(len(ids), func(i int) bool { return bytes.Compare(ids[i][:], p.After[:]) > 0 })
 	var out []*spi.Job
-	for i := start; i < len(s.order); i++ {
-		j := s.jobs[s.order[i]]
-		if !s.listed(p, j) {
+	for _, id := range ids[start:] {
+		j := job(id)
+		if !keep(j) {
 			continue
 		}
 		if len(out) == limit {

@@ -109,29 +109,5 @@ func (s *Store) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi.
 		return nil, uuid.Nil, err
 	}
 	defer done()
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	cur, err := s.archive.Find(ctx, listFilter(p), options.Find().SetSort(bson.D{{Key: fID, Value: 1}}).
-		SetLimit(int64(limit)+1).SetProjection(jobProjection))
-	if err != nil {
-		return nil, uuid.Nil, fail("list archived jobs", err)
-	}
-	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
-	out := make([]*spi.Job, 0, min(limit, 128))
-	for cur.Next(ctx) {
-		if len(out) == limit {
-			return out, out[len(out)-1].ID, nil
-		}
-		j, err := decodeJob(cur.Current)
-		if err != nil {
-			return nil, uuid.Nil, fail("list archived jobs", err)
-		}
-		out = append(out, j)
-	}
-	if err := cur.Err(); err != nil {
-		return nil, uuid.Nil, fail("list archived jobs", err)
-	}
-	return out, uuid.Nil, nil
+	return listPage(ctx, s.archive, "list archived jobs", p)
 }

@@ -177,17 +177,22 @@ func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uui
 		return nil, uuid.Nil, err
 	}
 	defer done()
+	return listPage(ctx, s.jobs, "list jobs", p)
+}
+
+// listPage lists one page of the jobs of coll (the live jobs or the
+// archive) that pass p's filters, in id order.
+func listPage(ctx context.Context, coll *mongo.Collection, op string, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	filter := listFilter(p)
-	cur, err := s.jobs.Find(ctx, filter, options.Find().
+	cur, err := coll.Find(ctx, listFilter(p), options.Find().
 		SetSort(bson.D{{Key: fID, Value: 1}}).
 		SetLimit(int64(limit)+1).
 		SetProjection(jobProjection))
 	if err != nil {
-		return nil, uuid.Nil, fail("list jobs", err)
+		return nil, uuid.Nil, fail(op, err)
 	}
 	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
 	out := make([]*spi.Job, 0, min(limit, 128))
@@ -197,12 +202,12 @@ func (s *Store) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uui
 		}
 		j, err := decodeJob(cur.Current)
 		if err != nil {
-			return nil, uuid.Nil, fail("list jobs", err)
+			return nil, uuid.Nil, fail(op, err)
 		}
 		out = append(out, j)
 	}
 	if err := cur.Err(); err != nil {
-		return nil, uuid.Nil, fail("list jobs", err)
+		return nil, uuid.Nil, fail(op, err)
 	}
 	return out, uuid.Nil, nil
 }

@@ -134,25 +134,9 @@ func (c Core[T]) GetArchivedJob(ctx context.Context, id uuid.UUID) (*spi.Job, er
 // implements [spi.JobArchiver].
 func (c Core[T]) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
 	s := &c.cfg.D.Syntax
-	jobs, next := []*spi.Job{}, uuid.Nil
-	err := c.do("list archived jobs", func() error {
-		if p.Status != "" && !p.Status.Valid() {
-			return nil
-		}
-		limit := PageSize(p)
+	return c.listPage(ctx, "list archived jobs", p, func(p spi.ListParams, limit int) (string, []any) {
 		_, where, args := s.listed(p)
 		where = strings.ReplaceAll(where, "{prop}", "{archive_prop}")
-		q, args := s.limited("SELECT "+archived.Replace(s.JobColumns)+"\n\tFROM {archive} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit+1), args...)
-		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		jobs, next, err = ReadPage(rows, limit, c.cfg.D.Decoder(rows))
-		return err
+		return s.limited("SELECT "+archived.Replace(s.JobColumns)+"\n\tFROM {archive} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	return jobs, next, nil
 }

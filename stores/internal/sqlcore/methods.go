@@ -44,13 +44,19 @@ func (c Core[T]) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
 // the page with an error wrapping spi.ErrCorruptJob. An unknown status
 // lists nothing. It implements [spi.Store].
 func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
+	return c.listPage(ctx, "list jobs", p, c.cfg.D.ListJobsSQL)
+}
+
+// listPage reads one page of a listing whose statement is query(p,
+// limit): the live jobs' or the archive's.
+func (c Core[T]) listPage(ctx context.Context, op string, p spi.ListParams, query func(spi.ListParams, int) (string, []any)) ([]*spi.Job, uuid.UUID, error) {
 	jobs, next := []*spi.Job{}, uuid.Nil
-	err := c.do("list jobs", func() error {
+	err := c.do(op, func() error {
 		if p.Status != "" && !p.Status.Valid() {
 			return nil
 		}
 		limit := PageSize(p)
-		q, args := c.cfg.D.ListJobsSQL(p, limit+1)
+		q, args := query(p, limit+1)
 		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
