@@ -24,6 +24,7 @@ func ExampleMigrations() {
 	// 0004_node_tasks.sql
 	// 0005_schedules.sql
 	// 0006_archive.sql
-	// latest: 6
+	// 0007_job_logs.sql
+	// latest: 7
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

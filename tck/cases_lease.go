@@ -60,6 +60,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Schedules
 	case *spi.JobArchiver:
 		v = caps.Archive
+	case *spi.JobLogStore:
+		v = caps.Logs
 	}
 	c, ok := v.(C)
 	return c, ok

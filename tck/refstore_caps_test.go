@@ -630,3 +630,83 @@ func (s *refStore) ListArchivedJobs(_ context.Context, p spi.ListParams) ([]*spi
 	}
 	return all, uuid.Nil, nil
 }
+
+func (s *refStore) AppendJobLogs(_ context.Context, as []spi.LogAppend) ([]bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(as))
+	for i, a := range as {
+		r, ok := s.rows[a.JobID]
+		if !ok || (r.job.ClaimSeq != a.ClaimSeq && s.bug != bugLogUnfenced) {
+			continue
+		}
+		out[i] = true
+		limit := a.MaxLines
+		if limit <= 0 {
+			limit = spi.DefaultMaxLogLines
+		}
+		for _, l := range a.Lines {
+			have, dup := 0, false
+			for _, o := range s.logs[a.JobID] {
+				if o.ClaimSeq == a.ClaimSeq || s.bug != bugLogPerRunBound {
+					have++
+				}
+				dup = dup || (o.ClaimSeq == a.ClaimSeq && o.Line == l.Line)
+			}
+			if dup && s.bug != bugLogResendTwice {
+				continue
+			}
+			if have >= limit && s.bug != bugLogUnbounded {
+				break
+			}
+			l.ClaimSeq, l.Time = a.ClaimSeq, l.Time.UTC().Truncate(time.Microsecond)
+			if have == limit-1 && l.Line != a.Lines[len(a.Lines)-1].Line && s.bug != bugLogUnbounded {
+				l.Level, l.Message = "WARN", "log truncated"
+			}
+			s.logs[a.JobID] = append(s.logs[a.JobID], l)
+		}
+	}
+	return out, nil
+}
+
+func (s *refStore) JobLogs(_ context.Context, id uuid.UUID, after spi.LogCursor, limit int) ([]spi.LogLine, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var out []spi.LogLine
+	for _, l := range s.logs[id] {
+		if (l.ClaimSeq > after.ClaimSeq || (l.ClaimSeq == after.ClaimSeq && l.Line > after.Line)) && len(out) < limit {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (s *refStore) DeleteJobLogs(_ context.Context, before time.Time, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	ids := slices.SortedFunc(maps.Keys(s.logs), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	n, jobs := 0, 0
+	for _, id := range ids {
+		kept := slices.DeleteFunc(slices.Clone(s.logs[id]), func(l spi.LogLine) bool {
+			return l.Time.Before(before) || s.bug == bugLogDeleteIgnores
+		})
+		if len(kept) == len(s.logs[id]) {
+			continue
+		}
+		if jobs++; jobs > limit {
+			break
+		}
+		n += len(s.logs[id]) - len(kept)
+		s.logs[id] = kept
+	}
+	return n, nil
+}

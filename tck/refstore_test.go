@@ -139,6 +139,12 @@ const (
 	bugArchiveIgnoresAge bug = "ArchiveJobs ignores the cutoff"
 	bugArchiveDropsProps bug = "ArchiveJobs loses the properties"
 	bugArchiveKeepsLive  bug = "ArchiveJobs copies without removing the live job"
+
+	bugLogUnfenced      bug = "AppendJobLogs ignores the claim sequence"
+	bugLogResendTwice   bug = "AppendJobLogs writes a resent append's lines again"
+	bugLogUnbounded     bug = "AppendJobLogs keeps every line"
+	bugLogPerRunBound   bug = "AppendJobLogs bounds each execution, not the job"
+	bugLogDeleteIgnores bug = "DeleteJobLogs ignores the cutoff"
 )
 
 // refStore is a small, obviously correct in-memory spi.Store (O(n) per
@@ -160,6 +166,7 @@ type refStore struct {
 	props     map[uuid.UUID]map[string]string
 	scheds    map[string]spi.ScheduleRow
 	archived  map[uuid.UUID]*spi.Job
+	logs      map[uuid.UUID][]spi.LogLine
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
@@ -188,7 +195,7 @@ func newRefStore(b bug) *refStore {
 	return &refStore{
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
-		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, archived: map[uuid.UUID]*spi.Job{}, listeners: map[int]func(spi.WakeupHint){},
+		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, listeners: map[int]func(spi.WakeupHint){},
 		meet: make(chan struct{}),
 	}
 }

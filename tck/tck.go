@@ -152,6 +152,7 @@ func groups() []group {
 		{"Properties", propertyCases()},
 		{"Schedules", scheduleCases()},
 		{"Archive", archiveCases()},
+		{"JobLogs", jobLogCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

@@ -50,6 +50,7 @@ var capabilityGroups = map[string]string{
 	"Count":      "spi.JobCounter",
 	"Schedules":  "spi.ScheduleStore",
 	"Archive":    "spi.JobArchiver",
+	"JobLogs":    "spi.JobLogStore",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -244,6 +245,11 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugArchiveIgnoresAge, []string{"Archive/MovesFinishedJobs"}},
 		{bugArchiveDropsProps, []string{"Archive/MovesFinishedJobs"}},
 		{bugArchiveKeepsLive, []string{"Archive/MovesFinishedJobs"}},
+		{bugLogUnfenced, []string{"JobLogs/FencedByTheClaim"}},
+		{bugLogResendTwice, []string{"JobLogs/ResentAppendWritesOnce"}},
+		{bugLogUnbounded, []string{"JobLogs/BoundedWithAMarker"}},
+		{bugLogPerRunBound, []string{"JobLogs/BoundedWithAMarker"}},
+		{bugLogDeleteIgnores, []string{"JobLogs/RetentionDeletesOldLines"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

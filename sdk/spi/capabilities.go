@@ -27,6 +27,8 @@ type Capabilities struct {
 	Schedules ScheduleStore
 	// Archive moves finished jobs to an archive.
 	Archive JobArchiver
+	// Logs keeps the job logs.
+	Logs JobLogStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -56,5 +58,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Counter, _ = s.(JobCounter)
 	c.Schedules, _ = s.(ScheduleStore)
 	c.Archive, _ = s.(JobArchiver)
+	c.Logs, _ = s.(JobLogStore)
 	return c
 }

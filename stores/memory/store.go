@@ -34,8 +34,9 @@ type Store struct {
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
 	scheds  map[string]spi.ScheduleRow
-	archive map[uuid.UUID]archived // archived jobs (JobArchiver)
-	arcIDs  []uuid.UUID            // their ids, sorted
+	archive map[uuid.UUID]archived      // archived jobs (JobArchiver)
+	arcIDs  []uuid.UUID                 // their ids, sorted
+	logs    map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
 }
 
 type lease struct {
@@ -72,6 +73,7 @@ func New() *Store {
 		props:   map[uuid.UUID]map[string]string{},
 		scheds:  map[string]spi.ScheduleRow{},
 		archive: map[uuid.UUID]archived{},
+		logs:    map[uuid.UUID][]spi.LogLine{},
 	}
 }
 

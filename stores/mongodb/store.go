@@ -52,6 +52,7 @@ const (
 	permitsName = "permits"
 	schedsName  = "schedules"
 	archiveName = "archive"
+	logsName    = "logs"
 	metaName    = "meta"
 )
 
@@ -63,9 +64,9 @@ type Options struct {
 	Database string
 
 	// CollectionPrefix is prepended to the names of the store's
-	// collections (jobs, nodes, leases, permits, meta). Empty means
-	// [DefaultCollectionPrefix]; several independent installations can
-	// share a database under different prefixes.
+	// collections (jobs, nodes, leases, permits, schedules, archive, logs,
+	// meta). Empty means [DefaultCollectionPrefix]; several independent
+	// installations can share a database under different prefixes.
 	CollectionPrefix string
 
 	// ConnectTimeout bounds connecting and server selection of the client
@@ -95,6 +96,7 @@ type Store struct {
 	permits  *mongo.Collection
 	scheds   *mongo.Collection
 	archive  *mongo.Collection
+	logs     *mongo.Collection
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -216,6 +218,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		permits:  db.Collection(p + permitsName),
 		scheds:   db.Collection(p + schedsName),
 		archive:  db.Collection(p + archiveName),
+		logs:     db.Collection(p + logsName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx); err != nil {
@@ -277,6 +280,11 @@ func (s *Store) setup(ctx context.Context) error {
 	// The scheduler's pass reads the due schedules in next-fire order.
 	if _, err := s.scheds.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: schedDueIndex, Options: options.Index().SetName("ratchet_due")}); err != nil {
 		return fail("open", fmt.Errorf("create index ratchet_due of %s: %w", s.scheds.Name(), err))
+	}
+	for _, ix := range logIndexes {
+		if _, err := s.logs.Indexes().CreateOne(ctx, ix); err != nil {
+			return fail("open", fmt.Errorf("create an index of %s: %w", s.logs.Name(), err))
+		}
 	}
 	return nil
 }

@@ -83,8 +83,8 @@ func goldenStatements(t *testing.T) map[string]string {
 		"find_by_property_null": q(dialect.FindByPropertySQL("k", "", 5)),
 		"read_schema":           schema.ListSQL,
 	}
-	for name, s := range dialect.Syntax.ScheduleStatements() {
-		m["schedule_"+name] = s
+	for name, s := range dialect.Syntax.Statements() {
+		m[name] = s
 	}
 	return m
 }
@@ -199,7 +199,7 @@ func TestSplitStatements(t *testing.T) {
 	for _, m := range migs {
 		all = append(all, sqlcore.SplitStatements(m.SQL)...)
 	}
-	assert.Len(t, all, 10+8+3+2+3+9)
+	assert.Len(t, all, 10+8+3+2+3+9+3)
 	for _, s := range all {
 		switch {
 		case strings.HasPrefix(s, "BEGIN"):

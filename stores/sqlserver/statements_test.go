@@ -65,8 +65,8 @@ func goldenStatements() map[string]string {
 		"migrate_lock":          migrateLockSQL,
 		"pending_tasks":         pendingTasksSQL,
 	}
-	for name, q := range dialect.Syntax.ScheduleStatements() {
-		m["schedule_"+name] = q
+	for name, q := range dialect.Syntax.Statements() {
+		m[name] = q
 	}
 	return m
 }

@@ -34,14 +34,14 @@ func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (
 			moved = 0
 			q, args := s.limited("SELECT j.job_id FROM {job} j WHERE j.status IN "+terminal+" AND j.finished_time < ? ORDER BY j.job_id",
 				int64(max(limit, 1)), s.time(before))
-			ids, err := c.archiveIDs(ctx, tx, q, args)
+			ids, err := c.readIDs(ctx, tx, q, args)
 			if err != nil || len(ids) == 0 {
 				return err
 			}
 			_, err = InChunks(ids, c.cfg.D.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
 				// Lock them, and keep those still finished.
 				q, args := s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
-				locked, err := c.archiveIDs(ctx, tx, q, args)
+				locked, err := c.readIDs(ctx, tx, q, args)
 				if err != nil || len(locked) == 0 {
 					return nil, err
 				}
@@ -70,8 +70,8 @@ func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (
 	return moved, err
 }
 
-// archiveIDs reads a column of job ids.
-func (c Core[T]) archiveIDs(ctx context.Context, tx *sql.Tx, q string, args []any) ([]uuid.UUID, error) {
+// readIDs reads a column of job ids.
+func (c Core[T]) readIDs(ctx context.Context, tx *sql.Tx, q string, args []any) ([]uuid.UUID, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -274,20 +274,26 @@ func (s *Syntax) scheduleVersion(id string) (string, []any) {
 	return s.SQL("SELECT version FROM {sched} WHERE schedule_id = ?", s.name(id))
 }
 
-// ScheduleStatements returns the text of each schedule statement in the
-// syntax, by name, for a dialect's reviewed golden files.
-func (s *Syntax) ScheduleStatements() map[string]string {
+// Statements returns the text of the statements of the optional features
+// (schedule_*, log_*) in the syntax, by name, for a dialect's reviewed
+// golden files.
+func (s *Syntax) Statements() map[string]string {
 	t := time.Unix(0, 0)
 	r := spi.ScheduleRow{ID: "s", TaskName: "t", NextFireAt: t}
 	text := func(q string, _ []any) string { return q }
 	return map[string]string{
-		"create":  text(s.createSchedule(r)),
-		"update":  text(s.updateSchedule(r, 1)),
-		"get":     text(s.getSchedule("s")),
-		"list":    text(s.listSchedules("", 10)),
-		"due":     text(s.dueSchedules(t, 10)),
-		"delete":  text(s.deleteSchedule("s")),
-		"advance": text(s.advanceSchedule(spi.ScheduleFire{ID: "s", Jobs: []*spi.Job{{}}})),
-		"version": text(s.scheduleVersion("s")),
+		"schedule_create":  text(s.createSchedule(r)),
+		"schedule_update":  text(s.updateSchedule(r, 1)),
+		"schedule_get":     text(s.getSchedule("s")),
+		"schedule_list":    text(s.listSchedules("", 10)),
+		"schedule_due":     text(s.dueSchedules(t, 10)),
+		"schedule_delete":  text(s.deleteSchedule("s")),
+		"schedule_advance": text(s.advanceSchedule(spi.ScheduleFire{ID: "s", Jobs: []*spi.Job{{}}})),
+		"schedule_version": text(s.scheduleVersion("s")),
+		"log_tally":        text(s.logTally(spi.ClaimRef{})),
+		"log_insert":       text(s.insertLogLine(uuid.Nil, spi.LogLine{Time: t, Message: "m"})),
+		"log_read":         text(s.jobLogs(uuid.Nil, spi.LogCursor{}, 10)),
+		"log_old":          text(s.oldLogs(t, 10)),
+		"log_delete":       text(s.deleteLogs([]uuid.UUID{uuid.Nil}, t)),
 	}
 }

@@ -1,1 +1,1 @@
-SELECT t.name FROM sys.tables t WHERE t.schema_id = SCHEMA_ID() AND t.name IN ('ratchet_schema_version', 'scheduler_job', 'scheduler_job_property', 'scheduler_job_state', 'scheduler_job_tag', 'scheduler_lease', 'scheduler_node', 'scheduler_schedule') ORDER BY t.name
+SELECT t.name FROM sys.tables t WHERE t.schema_id = SCHEMA_ID() AND t.name IN ('ratchet_schema_version', 'scheduler_job', 'scheduler_job_log', 'scheduler_job_property', 'scheduler_job_state', 'scheduler_job_tag', 'scheduler_lease', 'scheduler_node', 'scheduler_schedule') ORDER BY t.name
