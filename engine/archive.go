@@ -49,9 +49,23 @@ func (a *archiver) Name() string { return "archiver" }
 
 // Run archives at every slot of the schedule until ctx ends.
 func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
+	return atSlots(ctx, h, a.sched, func() error {
+		cutoff := h.Clock.Now().UTC().Add(-a.o.Retention)
+		n, err := a.store.ArchiveJobs(ctx, cutoff, a.o.BatchSize)
+		if err != nil {
+			return err // the supervisor logs it and runs the service again after a backoff
+		}
+		h.Logger.Info("archived finished jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
+		return nil
+	})
+}
+
+// atSlots runs fn at every slot of sched, on the host's clock, until ctx
+// ends (nil) or fn fails (its error).
+func atSlots(ctx context.Context, h ServiceHost, sched *cron.Schedule, fn func() error) error {
 	for {
 		now := h.Clock.Now()
-		next := a.sched.Next(now)
+		next := sched.Next(now)
 		if next.IsZero() {
 			<-ctx.Done()
 			return nil
@@ -63,11 +77,8 @@ func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
 			return nil
 		case <-t.Chan():
 		}
-		cutoff := h.Clock.Now().UTC().Add(-a.o.Retention)
-		n, err := a.store.ArchiveJobs(ctx, cutoff, a.o.BatchSize)
-		if err != nil {
-			return err // the supervisor logs it and runs the service again after a backoff
+		if err := fn(); err != nil {
+			return err
 		}
-		h.Logger.Info("archived finished jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
 	}
 }

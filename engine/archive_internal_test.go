@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,4 +92,51 @@ func TestArchiverIsWired(t *testing.T) {
 	}
 	assert.Contains(t, names(Options{}), "archiver")
 	assert.NotContains(t, names(Options{Archive: ArchiveOptions{Disabled: true}}), "archiver")
+	assert.Contains(t, names(Options{Archive: ArchiveOptions{Disabled: true}}), "log-retention", "log retention runs without archiving")
+	assert.NotContains(t, names(Options{JobLogs: JobLogOptions{Disabled: true}}), "log-retention")
+	_, err := New(memory.New(), Options{Archive: ArchiveOptions{Disabled: true, Cron: "61 * * * *"}}, task)
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "a malformed Archive.Cron is refused: the log retention runs on it")
+}
+
+// TestLogSweeperDeletesOldLines runs the log retention service at its
+// slot: lines older than the retention go, in batches, recent ones stay.
+func TestLogSweeperDeletesOldLines(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := clockwork.NewFakeClockAt(t0)
+	store := memory.New()
+	var jobs []*spi.Job
+	for i := range 5 {
+		j := &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Status: spi.StatusPending, ScheduledAt: t0, CreatedAt: t0, MaxRetries: 1}
+		_, err := store.InsertJobs(ctx, []*spi.Job{j})
+		require.NoError(t, err)
+		got, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: t0})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		lines := []spi.LogLine{{Line: 0, Time: t0.Add(-40 * 24 * time.Hour), Level: "INFO", Message: "old"},
+			{Line: 1, Time: t0.Add(-time.Duration(i) * time.Hour), Level: "INFO", Message: "recent"}}
+		_, err = store.AppendJobLogs(ctx, []spi.LogAppend{{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: got[0].ClaimSeq}, Lines: lines}})
+		require.NoError(t, err)
+		jobs = append(jobs, j)
+	}
+	sched, err := cron.Parse("0 0 3 * * ?", "")
+	require.NoError(t, err)
+	s := &logSweeper{store: store, sched: sched, retention: 30 * 24 * time.Hour, batch: 2}
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() {
+		ran <- s.Run(runCtx, ServiceHost{Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}()
+	require.NoError(t, clock.BlockUntilContext(ctx, 1), "the sweeper waits for its slot")
+	clock.Advance(3 * time.Hour)
+	require.NoError(t, clock.BlockUntilContext(ctx, 1), "and then for the next one")
+	cancel()
+	require.NoError(t, <-ran)
+	for _, j := range jobs {
+		lines, err := store.JobLogs(ctx, j.ID, spi.LogCursor{}, 10)
+		require.NoError(t, err)
+		if assert.Len(t, lines, 1, "every old line went, batch after batch") {
+			assert.Equal(t, "recent", lines[0].Message)
+		}
+	}
 }

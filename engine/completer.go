@@ -16,6 +16,8 @@ import (
 type pendingCompletion struct {
 	c   spi.Completion
 	job *spi.Job
+	// logs are the run's last log lines, written just before c.
+	logs spi.LogAppend
 }
 
 // jobCompleter is what the completer needs of the store.
@@ -23,10 +25,17 @@ type jobCompleter interface {
 	CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error)
 }
 
+// jobLogAppender is what the completer needs of the store's job logs.
+type jobLogAppender interface {
+	AppendJobLogs(ctx context.Context, appends []spi.LogAppend) ([]bool, error)
+}
+
 // completerDeps are the completer's dependencies: the store it writes to,
 // its batching, and callbacks into the engine instead of a back-pointer.
 type completerDeps struct {
 	store jobCompleter
+	// logs writes the runs' log lines; nil where the store keeps none.
+	logs  jobLogAppender
 	clock clockwork.Clock
 	log   *slog.Logger
 	// batch is the most completions one write takes; workers how many
@@ -47,6 +56,7 @@ type completer struct {
 	completerDeps
 	mu        sync.Mutex
 	queue     []pendingCompletion
+	logQueue  []spi.LogAppend // lines of running jobs, handed over before their runs end
 	signal    chan struct{}
 	quit      chan struct{}
 	done      chan struct{}
@@ -90,11 +100,25 @@ func (c *completer) add(p pendingCompletion) {
 	}
 }
 
-func (c *completer) take() []pendingCompletion {
+// addLogs queues lines of a running job, written with the next batch.
+func (c *completer) addLogs(a spi.LogAppend) {
+	c.mu.Lock()
+	c.logQueue = append(c.logQueue, a)
+	c.mu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the next batch and the queued lines of running jobs.
+func (c *completer) take() ([]pendingCompletion, []spi.LogAppend) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var batch []pendingCompletion
 	batch, c.queue = NextBatch(c.queue, c.batch)
+	logs := c.logQueue
+	c.logQueue = nil
 	if len(c.queue) > 0 {
 		// More is waiting: wake another worker to write it meanwhile.
 		select {
@@ -102,7 +126,7 @@ func (c *completer) take() []pendingCompletion {
 		default:
 		}
 	}
-	return batch
+	return batch, logs
 }
 
 // loop is one flush worker; workers of them share the queue,
@@ -126,21 +150,37 @@ func (c *completer) loop() {
 // RUNNING and orphan recovery will hand them out again.
 func (c *completer) flushAll(ctx context.Context, final bool) {
 	for {
-		batch := c.take()
-		if len(batch) == 0 {
+		batch, logs := c.take()
+		if len(batch) == 0 && len(logs) == 0 {
 			return
 		}
-		c.flush(ctx, batch, final)
+		c.flush(ctx, batch, logs, final)
 	}
 }
 
-func (c *completer) flush(ctx context.Context, batch []pendingCompletion, final bool) {
+// flush writes the log lines, then the completions of one batch. A log
+// write is tried again only while its batch's completions are: lines never
+// hold up a completion, and those that a failing store refused are
+// reported lost.
+func (c *completer) flush(ctx context.Context, batch []pendingCompletion, logs []spi.LogAppend, final bool) {
 	cs := make([]spi.Completion, len(batch))
 	for i, p := range batch {
 		cs[i] = p.c
+		if len(p.logs.Lines) > 0 {
+			logs = append(logs, p.logs)
+		}
+	}
+	if c.logs == nil {
+		logs = nil
+	}
+	defer func() { c.lostLogs(logs) }()
+	if len(cs) == 0 {
+		logs = c.writeLogs(ctx, logs)
+		return
 	}
 	backoff := 10 * time.Millisecond
 	for {
+		logs = c.writeLogs(ctx, logs)
 		applied, err := c.store.CompleteJobs(ctx, cs)
 		if err == nil {
 			for i, ok := range applied {
@@ -164,6 +204,30 @@ func (c *completer) flush(ctx context.Context, batch []pendingCompletion, final 
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// writeLogs writes the appends, returning them when the store failed.
+func (c *completer) writeLogs(ctx context.Context, logs []spi.LogAppend) []spi.LogAppend {
+	if len(logs) == 0 {
+		return nil
+	}
+	if _, err := c.logs.AppendJobLogs(ctx, logs); err != nil {
+		c.log.Warn("writing job log lines failed", "jobs", len(logs), "err", err)
+		return logs
+	}
+	return nil
+}
+
+// lostLogs reports lines that could not be written.
+func (c *completer) lostLogs(logs []spi.LogAppend) {
+	if len(logs) == 0 {
+		return
+	}
+	n := 0
+	for _, a := range logs {
+		n += len(a.Lines)
+	}
+	c.log.Error("job log lines lost: the store did not take them", "lines", n, "jobs", len(logs))
 }
 
 // stop flushes what is queued, with one attempt per batch bounded by

@@ -103,11 +103,11 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if len(o.Schedules) > 0 && e.caps.Schedules == nil {
 		return nil, fmt.Errorf("engine: %d recurring schedules: %w: store %T keeps no schedules", len(o.Schedules), ratchet.ErrUnsupported, store)
 	}
+	sched, err := cron.Parse(o.Archive.Cron, "")
+	if err != nil {
+		return nil, fmt.Errorf("engine: Archive.Cron: %w: %w", ratchet.ErrInvalidArgument, err)
+	}
 	if !o.Archive.Disabled {
-		sched, err := cron.Parse(o.Archive.Cron, "")
-		if err != nil {
-			return nil, fmt.Errorf("engine: Archive.Cron: %w: %w", ratchet.ErrInvalidArgument, err)
-		}
 		switch {
 		case e.caps.Archive == nil:
 			e.log.Info("archiving is on, but the store keeps no archive: finished jobs stay in its job table", "store", fmt.Sprintf("%T", store))
@@ -117,6 +117,10 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			e.services = append(slices.Clone(e.services), Singleton(archiverLease, archiverLeaseTTL,
 				&archiver{store: e.caps.Archive, sched: sched, o: o.Archive}))
 		}
+	}
+	if e.caps.Logs != nil && e.caps.Leases != nil && !o.JobLogs.Disabled {
+		e.services = append(slices.Clone(e.services), Singleton(logSweeperLease, archiverLeaseTTL,
+			&logSweeper{store: e.caps.Logs, sched: sched, retention: o.JobLogs.Retention, batch: o.Archive.BatchSize}))
 	}
 	if e.caps.Schedules != nil && !o.NoScheduler {
 		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{
@@ -131,18 +135,27 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 func (e *Engine) wire() {
 	o := e.opts
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
-	e.completer = newCompleter(completerDeps{store: e.store, clock: o.Clock, log: e.log,
+	e.completer = newCompleter(completerDeps{store: e.store, logs: e.caps.Logs, clock: o.Clock, log: e.log,
 		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency,
 		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
 	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: o.Metrics,
 		results: o.ResultStrategy, pipe: e.client.Pipeline()}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
-	jobs := ratchet.JobContextOptions{Logger: e.log, State: e.caps.State, Pipeline: e.client.Pipeline()}
+	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline()}
 	if e.caps.Properties != nil {
 		jobs.Properties = e.caps.Properties
 	}
 	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
-		jobContext: func(j *spi.Job) *ratchet.JobContext { return ratchet.NewJobContextWith(j, jobs) },
+		jobContext: func(j *spi.Job) (*ratchet.JobContext, *runLog) {
+			jc := ratchet.NewJobContextWith(j, jobs)
+			if e.caps.Logs == nil || o.JobLogs.Disabled {
+				return jc, nil
+			}
+			rl := &runLog{ref: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, run: jc.Run, level: o.JobLogs.Level,
+				max: o.JobLogs.MaxLines, clock: o.Clock, sanitize: o.ErrorSanitizer, flush: e.completer.addLogs}
+			jc.Logger = slog.New(&logTee{inner: jc.Logger.Handler(), log: rl})
+			return jc, rl
+		},
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
 			o.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)

@@ -70,7 +70,7 @@ var envSettings = []envSetting{
 		apply: func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,
 		apply: func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }},
-	// Archiving, retention and masking of the spec: not implemented yet.
+	// Archiving, retention and masking of the spec.
 	{name: "RATCHET_JOB_ARCHIVE_ENABLED", doc: "archive finished jobs (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
 		o.Archive.Disabled = !on
@@ -85,7 +85,23 @@ var envSettings = []envSetting{
 	}},
 	{name: "RATCHET_JOB_ARCHIVE_BATCH_SIZE", doc: "jobs archived per run", min: 1,
 		apply: func(o *Options, v int64) { o.Archive.BatchSize = int(v) }},
-	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job logs are kept", ignored: notYet},
+	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job log lines are kept", min: 1,
+		apply: func(o *Options, v int64) { o.JobLogs.Retention = time.Duration(v) * 24 * time.Hour }},
+	// This library's job log settings.
+	{name: "RATCHET_JOB_LOG_LEVEL", doc: "lowest level of the job logs kept: debug, info, warn, error or off", applyStr: func(o *Options, v string) error {
+		if strings.EqualFold(v, "off") {
+			o.JobLogs.Disabled = true
+			return nil
+		}
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("want debug, info, warn, error or off: %w", err)
+		}
+		o.JobLogs.Disabled, o.JobLogs.Level = false, l
+		return nil
+	}},
+	{name: "RATCHET_JOB_LOG_MAX_LINES", doc: "most job log lines a job keeps", min: 1,
+		apply: func(o *Options, v int64) { o.JobLogs.MaxLines = int(v) }},
 	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details", ignored: notYet},
 	// Virtual-thread settings of the Java library.
 	{name: "RATCHET_WORKER_DEFAULT_THREADING_MODE", doc: "platform or virtual threads", ignored: notInGo},
@@ -139,15 +155,17 @@ func FromEnv(base Options) (Options, error) {
 // RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES (0 is AgingDisabled),
 // RATCHET_PAYLOAD_MAX_PAYLOAD_KB, RATCHET_WORKER_CONCURRENCY,
 // RATCHET_WORKER_POLL_INTERVAL_MS, RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS,
-// and the archive's RATCHET_JOB_ARCHIVE_ENABLED (true or false),
+// the archive's RATCHET_JOB_ARCHIVE_ENABLED (true or false),
 // RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_CRON (checked by package
-// cron) and RATCHET_JOB_ARCHIVE_BATCH_SIZE.
+// cron) and RATCHET_JOB_ARCHIVE_BATCH_SIZE, and the job logs'
+// RATCHET_LOG_RETENTION_DAYS, RATCHET_JOB_LOG_LEVEL (debug, info, warn,
+// error or off) and RATCHET_JOB_LOG_MAX_LINES.
 // A malformed or out-of-range value of one of these is an error naming the
 // variable, and nothing is applied.
 //
 // Warned about, never an error, so that one stray variable cannot stop a
 // node from starting: the spec's names this version does not implement
-// (archiving and retention, payload masking, the Java threading settings)
+// (payload masking, the Java threading settings)
 // and RATCHET_* names it does not know. RATCHET_TEST_* variables are left
 // to the tests.
 func LookupEnv(base Options, environ []string) (Options, []EnvWarning, error) {

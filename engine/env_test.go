@@ -103,10 +103,10 @@ func TestLookupEnvRecognisesEverySpecName(t *testing.T) {
 	for _, w := range warnings {
 		got[w.Name] = w.Problem
 	}
-	assert.Len(t, got, len(env)-5, "one warning per variable not applied (the four archive settings and the concurrency apply)")
+	assert.Len(t, got, len(env)-6, "one warning per variable not applied (the four archive settings, the log retention and the concurrency apply)")
 	assert.Contains(t, got["RATCHET_NODE_HEARTBEAT_INTERVAL"], "unknown setting")
-	assert.Contains(t, got["RATCHET_LOG_RETENTION_DAYS"], "not implemented")
 	assert.Equal(t, engine.ArchiveOptions{Retention: 90 * 24 * time.Hour, Cron: "0 0 1 * * ?", BatchSize: 1000}, o.Archive, "the archive settings apply")
+	assert.Equal(t, 30*24*time.Hour, o.JobLogs.Retention, "the log retention applies")
 	assert.Contains(t, got["RATCHET_WORKER_DEFAULT_THREADING_MODE"], "no meaning in Go")
 	assert.Equal(t, "RATCHET_MASK_PAYLOADS: mask sensitive fields in job details: not implemented in this version; ignored",
 		warnings[slices.IndexFunc(warnings, func(w engine.EnvWarning) bool { return w.Name == "RATCHET_MASK_PAYLOADS" })].String())
@@ -136,14 +136,28 @@ func TestLookupEnvCoversTheSpecFiles(t *testing.T) {
 
 // FromEnv logs each warning and still returns the options.
 func TestFromEnvLogsWarnings(t *testing.T) {
-	t.Setenv("RATCHET_LOG_RETENTION_DAYS", "30")
+	t.Setenv("RATCHET_MASK_PAYLOADS", "true")
 	t.Setenv("RATCHET_NO_SUCH_SETTING", "1")
 	var logs strings.Builder
 	o, err := engine.FromEnv(engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	assert.NotNil(t, o.Logger)
-	assert.Contains(t, logs.String(), "variable=RATCHET_LOG_RETENTION_DAYS")
+	assert.Contains(t, logs.String(), "variable=RATCHET_MASK_PAYLOADS")
 	assert.Contains(t, logs.String(), "variable=RATCHET_NO_SUCH_SETTING")
+}
+
+// The job log settings apply, and a bad level names the variable.
+func TestLookupEnvJobLogs(t *testing.T) {
+	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_JOB_LOG_LEVEL=debug", "RATCHET_JOB_LOG_MAX_LINES=50", "RATCHET_LOG_RETENTION_DAYS=7"})
+	require.NoError(t, err)
+	assert.Equal(t, engine.JobLogOptions{Level: slog.LevelDebug, MaxLines: 50, Retention: 7 * 24 * time.Hour}, o.JobLogs)
+	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_JOB_LOG_LEVEL=OFF"})
+	require.NoError(t, err)
+	assert.True(t, o.JobLogs.Disabled)
+	_, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_JOB_LOG_LEVEL=loud"})
+	assert.ErrorContains(t, err, "RATCHET_JOB_LOG_LEVEL")
+	_, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_JOB_LOG_MAX_LINES=0"})
+	assert.ErrorContains(t, err, "RATCHET_JOB_LOG_MAX_LINES")
 }
 
 // The environment's 0 for the crash budget and the aging interval means

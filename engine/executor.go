@@ -26,8 +26,9 @@ type executorDeps struct {
 	log   *slog.Logger
 	// slots bounds the bodies running at once.
 	slots int
-	// jobContext builds the JobContext of a job's run.
-	jobContext func(*spi.Job) *ratchet.JobContext
+	// jobContext builds the JobContext of a job's run, and the log that
+	// keeps what it logs (nil for none).
+	jobContext func(*spi.Job) (*ratchet.JobContext, *runLog)
 	// run runs a job's body (the task, through the work middleware); the
 	// executor recovers its panics.
 	run func(ctx context.Context, j *spi.Job) (any, error)
@@ -111,11 +112,15 @@ func (x *executor) dispatch(j *spi.Job) {
 // execute runs one job's body with its JobContext and returns the owner
 // write that ends it.
 func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
-	jc := x.jobContext(j)
+	jc, log := x.jobContext(j)
 	start := x.clock.Now()
 	ctx = ratchet.ContextWithJob(ctx, jc)
 	res, err := x.runSafely(ctx, j)
-	return x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
+	p := x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
+	if log != nil {
+		p.logs = log.end()
+	}
+	return p
 }
 
 // runSafely runs a body, turning a panic into a *ratchet.PanicError.

@@ -157,6 +157,15 @@ type Options struct {
 	// with the spec's retention of 90 days, at 1 AM daily); it runs where
 	// the store has an archive (spi.JobArchiver) and grants leases.
 	Archive ArchiveOptions
+	// JobLogs configures the job logs: what bodies log is kept with their
+	// jobs (INFO and above, at most 1,000 lines a job, for 30 days) where
+	// the store keeps logs (spi.JobLogStore).
+	JobLogs JobLogOptions
+	// JobLoggers makes each execution's logger (JobContext.Logger) from
+	// Logger; nil means ratchet.DefaultJobLoggers (Logger tagged with the
+	// job id, task and run). The job logs keep what the body logs through
+	// it whatever it returns.
+	JobLoggers ratchet.JobLoggerFactory
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming
@@ -228,6 +237,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Archive.Retention < 0 || o.Archive.BatchSize < 0 {
 		return o, fmt.Errorf("%w: Archive.Retention %s and Archive.BatchSize %d must not be negative", ratchet.ErrInvalidArgument, o.Archive.Retention, o.Archive.BatchSize)
+	}
+	def(&o.JobLogs.MaxLines, spi.DefaultMaxLogLines)
+	defd(&o.JobLogs.Retention, DefaultLogRetention)
+	if o.JobLogs.MaxLines < 0 || o.JobLogs.Retention < 0 {
+		return o, fmt.Errorf("%w: JobLogs.MaxLines %d and JobLogs.Retention %s must not be negative", ratchet.ErrInvalidArgument, o.JobLogs.MaxLines, o.JobLogs.Retention)
 	}
 	if o.MinPollInterval > o.PollInterval {
 		return o, fmt.Errorf("%w: MinPollInterval %s exceeds PollInterval %s", ratchet.ErrInvalidArgument, o.MinPollInterval, o.PollInterval)

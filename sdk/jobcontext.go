@@ -24,7 +24,10 @@ type JobContext struct {
 	CrashCount  int
 	Priority    Priority
 	ScheduledAt time.Time
-	// Logger is tagged with the job id, task and run.
+	// Logger is the run's logger: by default the engine's, tagged with the
+	// job id, task and run (see JobLoggerFactory). Under an engine whose
+	// store keeps job logs, what the body logs through it is also kept
+	// with the job (Client.JobLogs).
 	Logger *slog.Logger
 	params map[string]string
 
@@ -47,6 +50,9 @@ type PropertyReader interface {
 type JobContextOptions struct {
 	// Logger is the logger to tag; nil means slog.Default().
 	Logger *slog.Logger
+	// Loggers makes the run's logger from Logger; nil means
+	// DefaultJobLoggers.
+	Loggers JobLoggerFactory
 	// State is the store's job state, nil where it has none.
 	State spi.JobStateStore
 	// Properties reads the job's properties, nil where the store has none.
@@ -60,6 +66,13 @@ type JobContextOptions struct {
 // does, with access to its job state fenced by j's claim sequence.
 func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
 	jc := NewJobContext(j, o.Logger)
+	if o.Loggers != nil {
+		base := o.Logger
+		if base == nil {
+			base = slog.Default()
+		}
+		jc.Logger = o.Loggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: jc.Run, CrashCount: j.CrashCount, Base: base})
+	}
 	jc.claimSeq, jc.state, jc.props, jc.pipe = j.ClaimSeq, o.State, o.Properties, o.Pipeline
 	if jc.pipe == nil {
 		jc.pipe, _ = NewPipeline(nil, 0)
@@ -174,7 +187,7 @@ func NewJobContext(j *Job, logger *slog.Logger) *JobContext {
 	return &JobContext{
 		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,
 		Priority: j.Priority, ScheduledAt: j.ScheduledAt,
-		Logger: logger.With("job_id", j.ID.String(), "task", j.TaskName, "run", run),
+		Logger: DefaultJobLoggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Base: logger}),
 		params: p,
 	}
 }

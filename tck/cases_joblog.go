@@ -150,17 +150,26 @@ func jobLogCases() []testCase {
 			f.appendLogs(ls, spi.LogAppend{ClaimRef: ref(c), MaxLines: 5, Lines: logLines(1, 0, 3, at(time.Minute))})
 			f.appendLogs(ls, spi.LogAppend{ClaimRef: ref(c), MaxLines: 5, Lines: logLines(1, 3, 4, at(time.Minute))})
 			got := f.readLog(ls, j, 100)
-			require.Len(t, got, 5, "a job keeps at most MaxLines lines")
-			assert.Equal(t, logText(stamped(c.ClaimSeq, logLines(1, 0, 4, at(time.Minute)))), logText(got[:4]))
-			last := got[4]
-			assert.Equal(t, 4, last.Line)
+			require.Len(t, got, 6, "a job keeps at most MaxLines lines, and a marker")
+			assert.Equal(t, logText(stamped(c.ClaimSeq, logLines(1, 0, 5, at(time.Minute)))), logText(got[:5]))
+			last := got[5]
+			assert.Equal(t, 5, last.Line)
 			assert.Equal(t, "WARN", last.Level)
 			assert.True(t, strings.Contains(last.Message, "truncated"), "the last line says the log was truncated: %q", last.Message)
 
 			require.Equal(t, []bool{true}, f.complete(retried(c, at(2*time.Minute), at(3*time.Minute), 1, "boom")))
 			next := f.claimOne(j.ID, "node-a", at(4*time.Minute))
 			assert.Equal(t, []bool{true}, f.appendLogs(ls, spi.LogAppend{ClaimRef: ref(next), MaxLines: 5, Lines: logLines(2, 0, 2, at(4*time.Minute))}))
-			assert.Len(t, f.readLog(ls, j, 100), 5, "the bound is per job, across executions: a full job takes no more")
+			assert.Len(t, f.readLog(ls, j, 100), 6, "the bound is per job, across executions: a full job takes no more")
+
+			exact := f.insertOne()
+			e := f.claimOne(exact.ID, "node-a", at(time.Minute))
+			f.appendLogs(ls, spi.LogAppend{ClaimRef: ref(e), MaxLines: 3, Lines: logLines(1, 0, 3, at(time.Minute))})
+			assert.Len(t, f.readLog(ls, exact, 100), 3, "lines that reach the bound exactly are all kept, without a marker")
+			f.appendLogs(ls, spi.LogAppend{ClaimRef: ref(e), MaxLines: 3, Lines: logLines(1, 3, 2, at(time.Minute))})
+			got = f.readLog(ls, exact, 100)
+			require.Len(t, got, 4, "a line past the bound adds the marker alone")
+			assert.Contains(t, got[3].Message, "truncated")
 		}},
 		{"RetentionDeletesOldLines", func(t tb, f *fixture) {
 			ls := f.logStore()

@@ -659,11 +659,11 @@ func (s *refStore) AppendJobLogs(_ context.Context, as []spi.LogAppend) ([]bool,
 			if dup && s.bug != bugLogResendTwice {
 				continue
 			}
-			if have >= limit && s.bug != bugLogUnbounded {
+			if have > limit && s.bug != bugLogUnbounded {
 				break
 			}
 			l.ClaimSeq, l.Time = a.ClaimSeq, l.Time.UTC().Truncate(time.Microsecond)
-			if have == limit-1 && l.Line != a.Lines[len(a.Lines)-1].Line && s.bug != bugLogUnbounded {
+			if have == limit && s.bug != bugLogUnbounded {
 				l.Level, l.Message = "WARN", "log truncated"
 			}
 			s.logs[a.JobID] = append(s.logs[a.JobID], l)

@@ -23,8 +23,8 @@ type JobLogStore interface {
 	// a job that is not live, nothing of it is written and its entry is
 	// false. Lines already written (the same job, claim and line: a batch
 	// sent again after an error) are skipped and the append counts as
-	// applied. A job keeps at most MaxLines lines across its executions,
-	// cut as TruncateLog says.
+	// applied. A job keeps at most MaxLines lines across its executions
+	// and a marker line past them, cut as TruncateLog says.
 	AppendJobLogs(ctx context.Context, appends []LogAppend) ([]bool, error)
 	// JobLogs returns up to limit (zero or less: 100) of the job's lines
 	// after the cursor, ordered by claim sequence, then line. A job with
@@ -78,8 +78,8 @@ func (c LogCursor) Precedes(l LogLine) bool {
 type LogAppend struct {
 	ClaimRef
 	Lines []LogLine
-	// MaxLines is the most lines the job keeps; zero or less means
-	// DefaultMaxLogLines.
+	// MaxLines is the most lines the job keeps (and a marker that says
+	// the log was truncated); zero or less means DefaultMaxLogLines.
 	MaxLines int
 }
 
@@ -88,11 +88,12 @@ type LogAppend struct {
 const DefaultMaxLogLines = 1000
 
 // TruncateLog returns the lines of an append that a store writes to a
-// job already holding have lines, for a cap of max (zero or less:
-// DefaultMaxLogLines): all of them while the job stays within the cap;
-// else those that fit but one, then a marker line that says the log was
-// truncated (at the first dropped line's place and time); nothing when
-// the job is full already (its marker is written).
+// job already holding have lines, for a bound of max (zero or less:
+// DefaultMaxLogLines): all of them while the job stays within the bound;
+// else those that fit, then one marker line that says the log was
+// truncated (in the place and at the time of the first dropped line).
+// A job so keeps at most max lines and the marker: with have = max it
+// gets the marker alone, past it nothing.
 func TruncateLog(have, max int, lines []LogLine) []LogLine {
 	if max <= 0 {
 		max = DefaultMaxLogLines
@@ -101,11 +102,11 @@ func TruncateLog(have, max int, lines []LogLine) []LogLine {
 	switch {
 	case len(lines) <= room:
 		return lines
-	case room <= 0:
+	case room < 0:
 		return nil
 	}
-	out := append([]LogLine(nil), lines[:room-1]...)
-	cut := lines[room-1]
+	out := append([]LogLine(nil), lines[:room]...)
+	cut := lines[room]
 	cut.Level = "WARN"
 	cut.Message = fmt.Sprintf("ratchet: log truncated: a job keeps at most %d lines; the later lines were dropped", max)
 	return append(out, cut)

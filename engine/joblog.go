@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// JobLogOptions configure the job logs: what a body logs through its
+// JobContext's logger is also kept with the job in the store (a store
+// with spi.JobLogStore), per execution, readable with Client.JobLogs. The
+// lines of a run are handed to the completer, written in the batch of its
+// completion (and every flushEvery lines while it runs), fenced by the
+// run's claim. The zero value keeps INFO and above, at most
+// spi.DefaultMaxLogLines lines per job, for DefaultLogRetention.
+type JobLogOptions struct {
+	// Disabled keeps no job logs (RATCHET_JOB_LOG_LEVEL=off); the bodies'
+	// loggers log as before.
+	Disabled bool
+	// Level is the lowest level kept; the zero value is slog.LevelInfo
+	// (RATCHET_JOB_LOG_LEVEL: debug, info, warn or error). It filters
+	// what is kept only: the engine's logger has its own level.
+	Level slog.Level
+	// MaxLines is the most lines a job keeps across its executions; past
+	// it the last kept line says the log was truncated. Zero means
+	// spi.DefaultMaxLogLines, 1,000 (RATCHET_JOB_LOG_MAX_LINES).
+	MaxLines int
+	// Retention is how long a line is kept after it was logged, whatever
+	// became of its job (archived or not); zero means
+	// DefaultLogRetention, 30 days (RATCHET_LOG_RETENTION_DAYS). The
+	// sweep runs on one node at a time (the lease
+	// "ratchet-log-retention") at the slots of Archive.Cron, deleting in
+	// batches of Archive.BatchSize jobs until no older line is left.
+	Retention time.Duration
+}
+
+// The job logs' defaults.
+const (
+	DefaultLogRetention = 30 * 24 * time.Hour
+	logSweeperLease     = "ratchet-log-retention"
+	// flushEvery is how many lines of a running job are buffered before
+	// they are handed to the completer without waiting for the run's end.
+	flushEvery = 100
+)
+
+// runLog gathers the lines one execution logs, bounded: it keeps at most
+// max+1 lines (the line past the bound makes the store write the
+// truncation marker) and hands them to the completer every flushEvery
+// lines; the rest go with the run's completion.
+type runLog struct {
+	ref      spi.ClaimRef
+	run      int
+	level    slog.Level
+	max      int
+	clock    clockwork.Clock
+	sanitize spi.ErrorSanitizer
+	flush    func(spi.LogAppend)
+
+	mu     sync.Mutex
+	lines  []spi.LogLine
+	next   int
+	closed bool
+}
+
+// add keeps one line, unless the run ended or passed the bound.
+func (r *runLog) add(level slog.Level, msg string) {
+	r.mu.Lock()
+	if r.closed || r.next > r.max {
+		r.mu.Unlock()
+		return
+	}
+	r.lines = append(r.lines, spi.LogLine{ClaimSeq: r.ref.ClaimSeq, Run: r.run, Line: r.next,
+		Time: r.clock.Now().UTC().Truncate(time.Microsecond), Level: level.String(), Message: r.sanitize.Sanitize(logText(msg))})
+	r.next++
+	var full spi.LogAppend
+	if len(r.lines) >= flushEvery {
+		full = r.takeLocked()
+	}
+	r.mu.Unlock()
+	if len(full.Lines) > 0 {
+		r.flush(full)
+	}
+}
+
+// end closes the log (later lines are dropped: the run is over) and
+// returns what is not handed over yet.
+func (r *runLog) end() spi.LogAppend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	return r.takeLocked()
+}
+
+func (r *runLog) takeLocked() spi.LogAppend {
+	a := spi.LogAppend{ClaimRef: r.ref, Lines: r.lines, MaxLines: r.max}
+	r.lines = nil
+	return a
+}
+
+// logText is a message as the sanitizer takes it.
+type logText string
+
+func (t logText) Error() string { return string(t) }
+
+// logTee is the handler of a run's logger: it keeps each record at or
+// above the run's level in the run's log, as its message and attributes
+// (key=value, groups dotted), and passes it on to the logger the
+// JobLoggerFactory made.
+type logTee struct {
+	inner  slog.Handler
+	log    *runLog
+	attrs  string // the attributes of WithAttrs, formatted
+	prefix string // the open groups, "a.b."
+}
+
+func (t *logTee) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= t.log.level || t.inner.Enabled(ctx, l)
+}
+
+func (t *logTee) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= t.log.level {
+		var b strings.Builder
+		b.WriteString(r.Message)
+		b.WriteString(t.attrs)
+		r.Attrs(func(a slog.Attr) bool {
+			writeAttr(&b, t.prefix, a)
+			return true
+		})
+		t.log.add(r.Level, b.String())
+	}
+	if t.inner.Enabled(ctx, r.Level) {
+		return t.inner.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (t *logTee) WithAttrs(as []slog.Attr) slog.Handler {
+	var b strings.Builder
+	b.WriteString(t.attrs)
+	for _, a := range as {
+		writeAttr(&b, t.prefix, a)
+	}
+	return &logTee{inner: t.inner.WithAttrs(as), log: t.log, attrs: b.String(), prefix: t.prefix}
+}
+
+func (t *logTee) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return t
+	}
+	return &logTee{inner: t.inner.WithGroup(name), log: t.log, attrs: t.attrs, prefix: t.prefix + name + "."}
+}
+
+// writeAttr writes " key=value", quoting a value with spaces, quotes or
+// an equals sign, and a group's attributes under its dotted name.
+func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
+	v := a.Value.Resolve()
+	if v.Kind() == slog.KindGroup {
+		if a.Key != "" {
+			prefix += a.Key + "."
+		}
+		for _, g := range v.Group() {
+			writeAttr(b, prefix, g)
+		}
+		return
+	}
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	s := v.String()
+	if s == "" || strings.ContainsAny(s, " \t\n\"=") {
+		s = strconv.Quote(s)
+	}
+	b.WriteString(" " + prefix + a.Key + "=" + s)
+}
+
+// logSweeper is the log retention service (run inside Singleton): at
+// every slot it deletes the lines older than the retention.
+type logSweeper struct {
+	store     spi.JobLogStore
+	sched     *cron.Schedule
+	retention time.Duration
+	batch     int
+}
+
+func (s *logSweeper) Name() string { return "log-retention" }
+
+// Run sweeps at every slot of the schedule until ctx ends.
+func (s *logSweeper) Run(ctx context.Context, h ServiceHost) error {
+	return atSlots(ctx, h, s.sched, func() error {
+		cutoff := h.Clock.Now().UTC().Add(-s.retention)
+		total := 0
+		for {
+			n, err := s.store.DeleteJobLogs(ctx, cutoff, s.batch)
+			if err != nil {
+				return err
+			}
+			if total += n; n == 0 {
+				break
+			}
+		}
+		h.Logger.Info("deleted old job log lines", "lines", total, "logged_before", cutoff)
+		return nil
+	})
+}

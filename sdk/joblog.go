@@ -1,0 +1,65 @@
+package ratchet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// LogLine is one line of a job's log: what its body logged through
+// JobContext.Logger, kept by the store (see Client.JobLogs).
+type LogLine = spi.LogLine
+
+// LogCursor is a position in a job's log; the zero value is its start.
+type LogCursor = spi.LogCursor
+
+// JobLoggerContext describes the execution whose logger a
+// JobLoggerFactory makes.
+type JobLoggerContext struct {
+	JobID      uuid.UUID
+	TaskName   string
+	Run        int
+	CrashCount int
+	// Base is the engine's logger (ClientOptions.Logger,
+	// engine.Options.Logger), tagged with the node.
+	Base *slog.Logger
+}
+
+// JobLoggerFactory makes the logger of each execution: the spec's
+// JobLoggerFactory, with the spec's JobLogger as a *slog.Logger (its
+// slog.Handler is where the lines go). The engine still keeps what the
+// body logs in the store (the job logs) whatever the factory returns. Nil
+// means DefaultJobLoggers.
+type JobLoggerFactory interface {
+	JobLogger(JobLoggerContext) *slog.Logger
+}
+
+// JobLoggerFunc is a JobLoggerFactory of a function.
+type JobLoggerFunc func(JobLoggerContext) *slog.Logger
+
+// JobLogger calls f.
+func (f JobLoggerFunc) JobLogger(c JobLoggerContext) *slog.Logger { return f(c) }
+
+// DefaultJobLoggers tags Base with the job id, task and run.
+var DefaultJobLoggers JobLoggerFactory = JobLoggerFunc(func(c JobLoggerContext) *slog.Logger {
+	return c.Base.With("job_id", c.JobID.String(), "task", c.TaskName, "run", c.Run)
+})
+
+// JobLogs returns up to limit (zero or less: 100) lines of the job's log
+// after the cursor (the zero LogCursor for the start), ordered by
+// execution, then line; pass the last line's After() to read on. Lines
+// are kept for the log retention (RATCHET_LOG_RETENTION_DAYS, 30 days)
+// after they were logged, also once their job was archived. A job that
+// logged nothing, or is unknown, has an empty log; a store that keeps no
+// logs gives an error wrapping ErrUnsupported.
+func (c *Client) JobLogs(ctx context.Context, id uuid.UUID, after LogCursor, limit int) ([]LogLine, error) {
+	ls := spi.CapabilitiesOf(c.store).Logs
+	if ls == nil {
+		return nil, fmt.Errorf("job logs of %s: %w: store %T keeps no job logs", id, ErrUnsupported, c.store)
+	}
+	return ls.JobLogs(ctx, id, after, limit)
+}
