@@ -38,7 +38,15 @@
 // slot fires once however many nodes race. Options.Schedules are registered
 // at Start. The archiver (archive.go) is another, a Singleton: at each slot
 // of Options.Archive.Cron it moves jobs finished longer than the retention
-// ago to the store's archive (spi.JobArchiver).
+// ago to the store's archive (spi.JobArchiver). The log retention
+// (joblog.go) is a third, a Singleton on the same slots, deleting the job
+// log lines older than Options.JobLogs.Retention.
+//
+// Job logs (joblog.go): the executor gives each run a logger whose handler
+// keeps what the body logs in a bounded per-run buffer (runLog); the
+// buffer goes to the completer every 100 lines and with the run's
+// completion, which writes the lines (spi.JobLogStore, fenced by the
+// claim) just before the completions of the same batch.
 //
 // Start and Stop (engine.go) are the one place that orders the parts. Stop
 // runs StopOrder: stop claiming and the services, drain up to a timeout and

@@ -200,3 +200,43 @@ func Example_recurring() {
 	// next: Tue 09:00
 	// eu report for the slot of 2030-01-01 09:00
 }
+
+// What a body logs through its JobContext's logger is kept with its job,
+// per execution, and read back through the client.
+func Example_jobLogs() {
+	ctx := context.Background()
+	store := memory.New()
+	done := make(chan struct{})
+	charge := ratchet.NewVoidTask("card.charge", func(ctx context.Context, cents int) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		jc.Logger.Info("charging", "cents", cents)
+		jc.Logger.Warn("gateway slow", "url", "https://pay.example/v1?api_key=s3cr3t", "ms", 900)
+		close(done)
+		return nil
+	})
+	eng, err := engine.New(store, engine.Options{Logger: slog.New(slog.DiscardHandler)}, charge)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	id, err := charge.Submit(ctx, eng.Client(), 1250)
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-done
+	if err := eng.Stop(ctx); err != nil { // the last lines are written with the completion
+		log.Fatal(err)
+	}
+	lines, err := eng.Client().JobLogs(ctx, id, ratchet.LogCursor{}, 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, l := range lines {
+		fmt.Println("run", l.Run, l.Level, l.Message)
+	}
+	// Output:
+	// run 1 INFO charging cents=1250
+	// run 1 WARN gateway slow url="https://pay.example/v1?api_key=***" ms=900
+}

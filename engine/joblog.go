@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cron"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -78,7 +79,7 @@ func (r *runLog) add(level slog.Level, msg string) {
 		return
 	}
 	r.lines = append(r.lines, spi.LogLine{ClaimSeq: r.ref.ClaimSeq, Run: r.run, Line: r.next,
-		Time: r.clock.Now().UTC().Truncate(time.Microsecond), Level: level.String(), Message: r.sanitize.Sanitize(logText(msg))})
+		Time: r.clock.Now().UTC().Truncate(time.Microsecond), Level: level.String(), Message: ratchet.TruncateText(msg, ratchet.DefaultMaxErrorLength)})
 	r.next++
 	var full spi.LogAppend
 	if len(r.lines) >= flushEvery {
@@ -105,15 +106,19 @@ func (r *runLog) takeLocked() spi.LogAppend {
 	return a
 }
 
-// logText is a message as the sanitizer takes it.
+// logText is a message or a value as the sanitizer takes it.
 type logText string
 
 func (t logText) Error() string { return string(t) }
 
+// clean is s through the run's sanitizer.
+func (r *runLog) clean(s string) string { return r.sanitize.Sanitize(logText(s)) }
+
 // logTee is the handler of a run's logger: it keeps each record at or
 // above the run's level in the run's log, as its message and attributes
-// (key=value, groups dotted), and passes it on to the logger the
-// JobLoggerFactory made.
+// (key=value, groups dotted; the message and each value through the
+// error sanitizer, the line bounded like a stored error), and passes it
+// on to the logger the JobLoggerFactory made.
 type logTee struct {
 	inner  slog.Handler
 	log    *runLog
@@ -128,10 +133,10 @@ func (t *logTee) Enabled(ctx context.Context, l slog.Level) bool {
 func (t *logTee) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= t.log.level {
 		var b strings.Builder
-		b.WriteString(r.Message)
+		b.WriteString(t.log.clean(r.Message))
 		b.WriteString(t.attrs)
 		r.Attrs(func(a slog.Attr) bool {
-			writeAttr(&b, t.prefix, a)
+			t.writeAttr(&b, t.prefix, a)
 			return true
 		})
 		t.log.add(r.Level, b.String())
@@ -146,7 +151,7 @@ func (t *logTee) WithAttrs(as []slog.Attr) slog.Handler {
 	var b strings.Builder
 	b.WriteString(t.attrs)
 	for _, a := range as {
-		writeAttr(&b, t.prefix, a)
+		t.writeAttr(&b, t.prefix, a)
 	}
 	return &logTee{inner: t.inner.WithAttrs(as), log: t.log, attrs: b.String(), prefix: t.prefix}
 }
@@ -158,23 +163,24 @@ func (t *logTee) WithGroup(name string) slog.Handler {
 	return &logTee{inner: t.inner.WithGroup(name), log: t.log, attrs: t.attrs, prefix: t.prefix + name + "."}
 }
 
-// writeAttr writes " key=value", quoting a value with spaces, quotes or
-// an equals sign, and a group's attributes under its dotted name.
-func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
+// writeAttr writes " key=value", the value sanitized, then quoted when it
+// holds spaces, quotes or an equals sign (as slog's text handler does),
+// and a group's attributes under its dotted name.
+func (t *logTee) writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
 	v := a.Value.Resolve()
 	if v.Kind() == slog.KindGroup {
 		if a.Key != "" {
 			prefix += a.Key + "."
 		}
 		for _, g := range v.Group() {
-			writeAttr(b, prefix, g)
+			t.writeAttr(b, prefix, g)
 		}
 		return
 	}
 	if a.Equal(slog.Attr{}) {
 		return
 	}
-	s := v.String()
+	s := t.log.clean(v.String())
 	if s == "" || strings.ContainsAny(s, " \t\n\"=") {
 		s = strconv.Quote(s)
 	}

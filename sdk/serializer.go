@@ -47,12 +47,18 @@ func (s DefaultSanitizer) Sanitize(err error) string {
 	if limit <= 0 {
 		limit = DefaultMaxErrorLength
 	}
-	if len(msg) <= limit {
-		return msg
+	return TruncateText(msg, limit)
+}
+
+// TruncateText returns s cut to at most maxBytes bytes on a rune boundary
+// (s itself when it is short enough).
+func TruncateText(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+	cut := max(maxBytes, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return strings.ToValidUTF8(msg[:cut], "")
+	return strings.ToValidUTF8(s[:cut], "")
 }
