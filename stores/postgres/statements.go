@@ -30,6 +30,7 @@ type statements struct {
 	existingKeys, notify        string
 	initState, updateState      string
 	propertiesByPrefix          string
+	archive                     string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -73,8 +74,13 @@ func buildStatements(schema string) statements {
 		"{lease}", qualify(schema, "scheduler_lease"),
 		"{state}", qualify(schema, "scheduler_job_state"),
 		"{prop}", qualify(schema, "scheduler_job_property"),
+		"{archive}", qualify(schema, "scheduler_job_archive"),
+		"{archive_tag}", qualify(schema, "scheduler_job_archive_tag"),
+		"{archive_prop}", qualify(schema, "scheduler_job_archive_property"),
+		"{archive_state}", qualify(schema, "scheduler_job_archive_state"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
+	s.archive = r.Replace(archiveSQL)
 	s.pendingTasks = r.Replace(sqlcore.PendingTasksSQL("{job}"))
 	// The holders of each resource are counted through the partial index
 	// idx_scheduler_job_resource (the literal 'RUNNING' lets the planner

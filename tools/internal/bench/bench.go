@@ -31,9 +31,9 @@ const (
 	// fleet must not pay for a backlog it cannot run.
 	ModeMixedFleet Mode = "mixedfleet"
 	// ModeArchive works --jobs jobs to SUCCEEDED, then measures the
-	// steady latency twice: alone, and while the store archives those jobs
-	// (spi.JobArchiver, batches of 1000 back to back): archiving must not
-	// stall claims.
+	// steady latency twice: alone, and of the jobs submitted while the
+	// store archives those jobs (spi.JobArchiver, batches of 1000, back to
+	// back or ArchivePause apart): archiving must not stall claims.
 	ModeArchive Mode = "archive"
 )
 
@@ -45,7 +45,11 @@ type Config struct {
 	InsertBatch int           // jobs per insert call [10000]
 	Rate        int           // steady: jobs per second [1000]
 	Duration    time.Duration // steady: how long to insert [10s]
-	Progress    io.Writer     // progress lines; nil for none
+	// ArchivePause is the archive mode's pause between two batches: zero
+	// archives back to back (the worst case); the archiver service runs
+	// one batch per slot of its cron.
+	ArchivePause time.Duration
+	Progress     io.Writer // progress lines; nil for none
 }
 
 // Result holds the figures of one run.
@@ -62,8 +66,8 @@ type Result struct {
 	// MixedFleet: at each number of pending jobs of the other task.
 	Backlogs   []int
 	ClaimTimes []time.Duration
-	// Archive: the steady p99 latency alone and during the archive run,
-	// the jobs archived and how long that took.
+	// Archive: the steady p99 latency alone and of the jobs submitted
+	// while the archive ran, the jobs archived and how long that took.
 	BaseP99, ArchiveP99 time.Duration
 	Archived            int
 	ArchiveTime         time.Duration
@@ -175,13 +179,14 @@ func archive(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	}
 	fmt.Fprintf(cfg.Progress, "%d jobs SUCCEEDED; steady latency alone...\n", cfg.Jobs)
 	cutoff := time.Now()
-	base, err := steadyWith(ctx, store, cfg, nil)
+	base, err := steadyWith(ctx, store, cfg, nil, nil)
 	if err != nil {
 		return res, err
 	}
 	fmt.Fprintf(cfg.Progress, "steady latency while archiving...\n")
+	var window struct{ from, to time.Time }
 	during, err := steadyWith(ctx, store, cfg, func(ctx context.Context) error {
-		start := time.Now()
+		window.from = time.Now()
 		for {
 			n, err := a.ArchiveJobs(ctx, cutoff, DefaultArchiveBatch)
 			if err != nil {
@@ -189,10 +194,20 @@ func archive(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 			}
 			res.Archived += n
 			if n == 0 {
-				res.ArchiveTime = time.Since(start)
+				window.to = time.Now()
+				res.ArchiveTime = window.to.Sub(window.from)
 				return nil
 			}
+			if cfg.ArchivePause > 0 {
+				select {
+				case <-time.After(cfg.ArchivePause):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
 		}
+	}, func(submitted time.Time) bool {
+		return !submitted.Before(window.from) && (window.to.IsZero() || submitted.Before(window.to))
 	})
 	if err != nil {
 		return res, err
@@ -282,21 +297,22 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 }
 
 func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
-	return steadyWith(ctx, store, cfg, nil)
+	return steadyWith(ctx, store, cfg, nil, nil)
 }
 
 // steadyWith is the steady mode with during, when not nil, running from the
 // start of the inserts; its error fails the run.
-func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(context.Context) error) (Result, error) {
+func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(context.Context) error, counted func(submitted time.Time) bool) (Result, error) {
 	res := Result{Mode: ModeSteady}
 	duringErr := make(chan error, 1)
 	var mu sync.Mutex
 	var lat []time.Duration
+	var subs []time.Time
 	task := ratchet.NewVoidTask("bench.noop", func(ctx context.Context, _ noop) error {
 		jc, _ := ratchet.JobFromContext(ctx)
 		d := time.Since(jc.ScheduledAt)
 		mu.Lock()
-		lat = append(lat, d)
+		lat, subs = append(lat, d), append(subs, jc.ScheduledAt)
 		mu.Unlock()
 		return nil
 	})
@@ -353,6 +369,15 @@ func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(co
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if counted != nil {
+		kept := lat[:0]
+		for i, d := range lat {
+			if counted(subs[i]) {
+				kept = append(kept, d)
+			}
+		}
+		lat = kept
+	}
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		res.LatencyP50 = lat[len(lat)*50/100]
