@@ -16,7 +16,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	store := fs.String("store", "sqlite", storeflag.Usage)
 	db := fs.String("db", "", "SQLite database file for --store sqlite (default: a new file in a temporary folder)")
-	mode := fs.String("mode", "burndown", "burndown (insert N, then work them all), steady (insert at --rate for --duration), claimscale (claim time at 10,000 and at --jobs pending), mixedfleet (claim time of a node's own jobs with none and with --jobs of a task it lacks pending) or archive (steady latency p99 alone and of the jobs submitted while the store archives --jobs finished jobs)")
+	mode := fs.String("mode", "burndown", "burndown (insert N, then work them all), steady (insert at --rate for --duration), claimscale (claim time at 10,000 and at --jobs pending), mixedfleet (claim time of a node's own jobs with none and with --jobs of a task it lacks pending) or archive (steady latency p99 alone and of the jobs that wait while the store archives --jobs finished jobs)")
 	jobs := fs.Int("jobs", 200000, "burndown: number of no-op jobs")
 	workers := fs.Int("workers", 1000, "jobs run at once")
 	batch := fs.Int("insert-batch", 10000, "jobs per insert call")

@@ -31,7 +31,7 @@ const (
 	// fleet must not pay for a backlog it cannot run.
 	ModeMixedFleet Mode = "mixedfleet"
 	// ModeArchive works --jobs jobs to SUCCEEDED, then measures the
-	// steady latency twice: alone, and of the jobs submitted while the
+	// steady latency twice: alone, and of the jobs that wait while the
 	// store archives those jobs (spi.JobArchiver, batches of 1000, back to
 	// back or ArchivePause apart): archiving must not stall claims.
 	ModeArchive Mode = "archive"
@@ -66,7 +66,7 @@ type Result struct {
 	// MixedFleet: at each number of pending jobs of the other task.
 	Backlogs   []int
 	ClaimTimes []time.Duration
-	// Archive: the steady p99 latency alone and of the jobs submitted
+	// Archive: the steady p99 latency alone and of the jobs that waited
 	// while the archive ran, the jobs archived and how long that took.
 	BaseP99, ArchiveP99 time.Duration
 	Archived            int
@@ -206,8 +206,8 @@ func archive(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 				}
 			}
 		}
-	}, func(submitted time.Time) bool {
-		return !submitted.Before(window.from) && (window.to.IsZero() || submitted.Before(window.to))
+	}, func(submitted, started time.Time) bool { // its wait overlaps the archive run
+		return !started.Before(window.from) && submitted.Before(window.to)
 	})
 	if err != nil {
 		return res, err
@@ -302,7 +302,7 @@ func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 
 // steadyWith is the steady mode with during, when not nil, running from the
 // start of the inserts; its error fails the run.
-func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(context.Context) error, counted func(submitted time.Time) bool) (Result, error) {
+func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(context.Context) error, counted func(submitted, started time.Time) bool) (Result, error) {
 	res := Result{Mode: ModeSteady}
 	duringErr := make(chan error, 1)
 	var mu sync.Mutex
@@ -372,7 +372,7 @@ func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(co
 	if counted != nil {
 		kept := lat[:0]
 		for i, d := range lat {
-			if counted(subs[i]) {
+			if counted(subs[i], subs[i].Add(d)) {
 				kept = append(kept, d)
 			}
 		}

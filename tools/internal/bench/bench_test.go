@@ -79,8 +79,10 @@ func TestMixedFleet(t *testing.T) {
 
 func TestArchiveModeArchivesTheWorkedJobs(t *testing.T) {
 	s := memory.New()
+	// Two batches 100 ms apart: the jobs of the steady load wait during
+	// the archive run (the memory store archives in microseconds).
 	res, err := bench.Run(context.Background(), s, bench.Config{Mode: bench.ModeArchive, Jobs: 2000, Workers: 50,
-		InsertBatch: 500, Rate: 200, Duration: 300 * time.Millisecond})
+		InsertBatch: 500, Rate: 200, Duration: 300 * time.Millisecond, ArchivePause: 100 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, 2000, res.Archived, "the worked jobs, not the steady ones")
 	assert.Positive(t, res.BaseP99)
