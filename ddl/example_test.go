@@ -24,7 +24,7 @@ func ExampleMigrations() {
 	// 0004_node_tasks.sql
 	// 0005_schedules.sql
 	// 0006_archive.sql
-	// 0007_job_logs.sql
+	// 0007_logs_skips.sql
 	// latest: 7
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

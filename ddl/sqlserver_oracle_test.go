@@ -110,7 +110,7 @@ func checkVersions(t *testing.T, dialect string) []ddl.Migration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 7 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "job_logs" {
+	if len(migs) != 7 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" {
 		t.Fatalf("migrations = %+v", migs)
 	}
 	if got := ddl.Latest(dialect); got != 7 {

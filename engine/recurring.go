@@ -226,7 +226,8 @@ func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) e
 		plan.Slots[i] = slot
 		jobs[i] = def.Job(r.TaskName, r.ID, d.NewID(), slot, now, ratchet.SlotKey(r.ID, slot))
 	}
-	f := spi.ScheduleFire{ID: r.ID, Version: r.Version, NextFireAt: plan.Next, Skipped: plan.Skipped, Now: now}
+	f := spi.ScheduleFire{ID: r.ID, Version: r.Version, NextFireAt: plan.Next, Skipped: plan.Skipped,
+		SkippedFrom: plan.SkippedFrom, SkippedTo: plan.SkippedTo, Now: now}
 	applied := false
 	insert := func(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
 		f.Jobs = jobs

@@ -184,6 +184,13 @@ func TestRecurringMisfireAfterRestart(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.skipped, info.Skipped, "skipped")
 		assert.Equal(t, start.Add(65*time.Minute), info.NextFireAt)
+		skips, err := client.ScheduleSkips(ctx, "sync", 10)
+		require.NoError(t, err)
+		if assert.Len(t, skips, 1, "the skipped slots are recorded, once") {
+			assert.Equal(t, c.skipped, skips[0].Slots)
+			assert.Equal(t, start, skips[0].From, "from the first missed slot")
+			assert.Equal(t, start.Add(time.Duration(c.skipped-1)*5*time.Minute), skips[0].To, "to the last skipped one")
+		}
 	}
 }
 
@@ -208,4 +215,9 @@ func TestRecurringOverlapSkip(t *testing.T) {
 	info, err := client.GetSchedule(ctx, "slow")
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), info.Skipped)
+	skips, err := client.ScheduleSkips(ctx, "slow", 10)
+	require.NoError(t, err)
+	require.Len(t, skips, 2, "each overlapped slot is recorded")
+	assert.Equal(t, start.Add(3*time.Minute-time.Second), skips[0].From, "the latest first (slots every minute from the schedule's creation, a second before start)")
+	assert.Equal(t, start.Add(2*time.Minute-time.Second), skips[1].From)
 }

@@ -23,8 +23,9 @@ type MisfirePolicy string
 
 // The misfire policies.
 const (
-	// MisfireSkip skips to the next slot; each skipped slot is counted
-	// (ScheduleInfo.Skipped). The default.
+	// MisfireSkip skips to the next slot; the skipped slots are counted
+	// (ScheduleInfo.Skipped) and recorded (Client.ScheduleSkips). The
+	// default.
 	MisfireSkip MisfirePolicy = "SKIP"
 	// MisfireFireOnce fires one job now for all the missed slots.
 	MisfireFireOnce MisfirePolicy = "FIRE_ONCE"
@@ -339,7 +340,8 @@ type ScheduleInfo struct {
 	// fired (zero: none yet) and LastJobID its job.
 	NextFireAt, LastFireAt time.Time
 	LastJobID              uuid.UUID
-	// Skipped counts the slots skipped (misfires, overlaps).
+	// Skipped counts the slots skipped (misfires, overlaps); the client's
+	// ScheduleSkips lists them.
 	Skipped int64
 	// Unregistered is true when no live node registers the task, so its
 	// jobs would wait (see UnrunnableTasks); false also when the store
@@ -366,6 +368,29 @@ func (c *Client) GetSchedule(ctx context.Context, id string) (ScheduleInfo, erro
 		return ScheduleInfo{}, err
 	}
 	return infos[0], nil
+}
+
+// SkipRecord is one run of a schedule's skipped slots: Slots slots from
+// From to To (every slot of the expression between them), recorded at At
+// by the scheduler that skipped them.
+type SkipRecord = spi.SkipRecord
+
+// ScheduleSkips returns up to limit (zero or less: 100) records of the
+// slots the schedule skipped (misfires under MisfireSkip or past the
+// catch-up bound, overlaps under OverlapSkip), the latest first. The store
+// keeps at least the latest spi.MaxSkipRecords (1,000) records of a
+// schedule; ScheduleInfo.Skipped counts every skipped slot. An unknown
+// schedule has none.
+func (c *Client) ScheduleSkips(ctx context.Context, id string, limit int) ([]SkipRecord, error) {
+	ss, err := c.schedules()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := ss.ScheduleSkips(ctx, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("ratchet: skips of schedule %q: %w", id, err)
+	}
+	return recs, nil
 }
 
 // ListSchedules returns every schedule, in id order.

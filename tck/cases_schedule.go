@@ -189,7 +189,8 @@ func scheduleCases() []testCase {
 			// A fire that skips slots inserts nothing and counts them.
 			ok, _ = f.fire(ss, after, nil, slot, slot.Add(5*time.Hour))
 			require.True(t, ok)
-			skipped := spi.ScheduleFire{ID: r.ID, Version: after.Version + 1, NextFireAt: slot.Add(6 * time.Hour), Skipped: 3, Now: slot}
+			skipped := spi.ScheduleFire{ID: r.ID, Version: after.Version + 1, NextFireAt: slot.Add(6 * time.Hour), Skipped: 3,
+				SkippedFrom: slot.Add(3 * time.Hour), SkippedTo: slot.Add(5 * time.Hour), Now: slot.Add(5*time.Hour + time.Minute)}
 			ok, _, err = ss.FireSchedule(f.ctx, skipped)
 			require.NoError(t, err)
 			require.True(t, ok)
@@ -197,6 +198,36 @@ func scheduleCases() []testCase {
 			assert.Equal(t, int64(3), final.Skipped, "skipped slots are counted")
 			assert.True(t, final.LastFireAt.Equal(slot), "a fire without jobs keeps the last fire")
 			assert.Equal(t, job.ID, final.LastJobID)
+
+			// Each skipped run is recorded, the latest first.
+			more := spi.ScheduleFire{ID: r.ID, Version: final.Version, NextFireAt: slot.Add(9 * time.Hour), Skipped: 2,
+				SkippedFrom: slot.Add(7 * time.Hour), SkippedTo: slot.Add(8 * time.Hour), Now: slot.Add(8*time.Hour + time.Minute)}
+			ok, _, err = ss.FireSchedule(f.ctx, more)
+			require.NoError(t, err)
+			require.True(t, ok)
+			skips, err := ss.ScheduleSkips(f.ctx, r.ID, 10)
+			require.NoError(t, err)
+			if assert.Len(t, skips, 2, "one record per fire that skipped") {
+				for i, want := range []spi.ScheduleFire{more, skipped} {
+					got := skips[i]
+					assert.True(t, got.From.Equal(want.SkippedFrom) && got.To.Equal(want.SkippedTo), "record %d: %s..%s, want %s..%s", i, got.From, got.To, want.SkippedFrom, want.SkippedTo)
+					assert.Equal(t, want.Skipped, got.Slots)
+					assert.True(t, got.At.Equal(want.Now), "record %d recorded at %s, want %s", i, got.At, want.Now)
+					assert.Equal(t, time.UTC, got.From.Location())
+				}
+			}
+			one, err := ss.ScheduleSkips(f.ctx, r.ID, 1)
+			require.NoError(t, err)
+			assert.Len(t, one, 1, "the limit applies")
+			none, err := ss.ScheduleSkips(f.ctx, "no-such-schedule", 10)
+			require.NoError(t, err)
+			assert.Empty(t, none)
+			gone, err := ss.DeleteSchedule(f.ctx, r.ID)
+			require.NoError(t, err)
+			require.True(t, gone)
+			skips, err = ss.ScheduleSkips(f.ctx, r.ID, 10)
+			require.NoError(t, err)
+			assert.Empty(t, skips, "a deleted schedule's records go with it")
 		}},
 		{"SlotFiresOnce", func(t tb, f *fixture) {
 			// The same slot fired twice (by a node that missed the first

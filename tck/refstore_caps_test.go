@@ -477,7 +477,19 @@ func (s *refStore) DeleteSchedule(_ context.Context, id string) (bool, error) {
 	}
 	_, ok := s.scheds[id]
 	delete(s.scheds, id)
+	delete(s.skips, id)
 	return ok, nil
+}
+
+func (s *refStore) ScheduleSkips(_ context.Context, id string, limit int) ([]spi.SkipRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(s.skips[id])
+	slices.Reverse(out)
+	return out[:min(len(out), limit)], nil
 }
 
 func (s *refStore) DueSchedules(_ context.Context, now time.Time, limit int) ([]spi.ScheduleRow, error) {
@@ -543,6 +555,9 @@ func (s *refStore) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []
 		}
 	}
 	r.NextFireAt, r.Skipped, r.UpdatedAt = f.NextFireAt, r.Skipped+f.Skipped, f.Now
+	if f.Skipped > 0 && s.bug != bugSkipsNotRecorded {
+		s.skips[f.ID] = append(s.skips[f.ID], spi.SkipRecord{From: f.SkippedFrom.UTC(), To: f.SkippedTo.UTC(), Slots: f.Skipped, At: f.Now.UTC()})
+	}
 	if len(f.Jobs) > 0 {
 		r.LastFireAt, r.LastJobID = f.LastFireAt, f.LastJobID
 	}

@@ -134,6 +134,7 @@ const (
 	bugDueIncludesPaused    bug = "DueSchedules includes paused schedules"
 	bugDueExclusive         bug = "DueSchedules excludes a schedule due exactly now"
 	bugFireWritesDuplicate  bug = "FireSchedule writes a second job for a slot's key"
+	bugSkipsNotRecorded     bug = "FireSchedule counts skipped slots without recording them"
 
 	bugArchiveRunning    bug = "ArchiveJobs archives jobs that are not finished"
 	bugArchiveIgnoresAge bug = "ArchiveJobs ignores the cutoff"
@@ -165,6 +166,7 @@ type refStore struct {
 	states    map[refStateKey]spi.VersionedState
 	props     map[uuid.UUID]map[string]string
 	scheds    map[string]spi.ScheduleRow
+	skips     map[string][]spi.SkipRecord
 	archived  map[uuid.UUID]*spi.Job
 	logs      map[uuid.UUID][]spi.LogLine
 	listeners map[int]func(spi.WakeupHint)
@@ -195,7 +197,7 @@ func newRefStore(b bug) *refStore {
 	return &refStore{
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
-		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, listeners: map[int]func(spi.WakeupHint){},
+		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, skips: map[string][]spi.SkipRecord{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, listeners: map[int]func(spi.WakeupHint){},
 		meet: make(chan struct{}),
 	}
 }

@@ -245,6 +245,7 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugArchiveIgnoresAge, []string{"Archive/MovesFinishedJobs"}},
 		{bugArchiveDropsProps, []string{"Archive/MovesFinishedJobs"}},
 		{bugArchiveKeepsLive, []string{"Archive/MovesFinishedJobs"}},
+		{bugSkipsNotRecorded, []string{"Schedules/FireAdvances"}},
 		{bugLogUnfenced, []string{"JobLogs/FencedByTheClaim"}},
 		{bugLogResendTwice, []string{"JobLogs/ResentAppendWritesOnce"}},
 		{bugLogUnbounded, []string{"JobLogs/BoundedWithAMarker"}},

@@ -51,10 +51,26 @@ type ScheduleFire struct {
 	// and LastJobID are set when Jobs is not empty.
 	NextFireAt, LastFireAt time.Time
 	LastJobID              uuid.UUID
-	// Skipped is added to the schedule's count of skipped slots.
-	Skipped int64
+	// Skipped is added to the schedule's count of skipped slots;
+	// SkippedFrom and SkippedTo are the first and the last of them (zero
+	// when Skipped is 0), recorded as one SkipRecord.
+	Skipped                int64
+	SkippedFrom, SkippedTo time.Time
 	// Now is the write's time (UpdatedAt).
 	Now time.Time
+}
+
+// MaxSkipRecords is how many skip records of a schedule a store keeps at
+// least; older ones may be dropped.
+const MaxSkipRecords = 1000
+
+// SkipRecord is one run of a schedule's skipped slots, as a fire recorded
+// it: Slots slots from From to To (each slot of the expression between
+// them, both included), recorded at At.
+type SkipRecord struct {
+	From, To time.Time
+	Slots    int64
+	At       time.Time
 }
 
 // ScheduleStore is implemented by stores that keep recurring schedules.
@@ -77,16 +93,23 @@ type ScheduleStore interface {
 	// ListSchedules returns up to limit schedules with ids above after
 	// (byte order), in id order.
 	ListSchedules(ctx context.Context, after string, limit int) ([]ScheduleRow, error)
-	// DeleteSchedule deletes the schedule and reports whether it existed.
-	// The jobs it fired stay.
+	// DeleteSchedule deletes the schedule and its skip records, and
+	// reports whether it existed. The jobs it fired stay.
 	DeleteSchedule(ctx context.Context, id string) (bool, error)
+	// ScheduleSkips returns up to limit (zero or less: 100) of the
+	// schedule's skip records, the latest slots first: the slots it
+	// skipped (misfires, overlaps), as the fires that skipped them
+	// recorded them. A store keeps at least the latest MaxSkipRecords
+	// records of a schedule (it may drop older ones in bulk, a tenth more
+	// at a time); ScheduleRow.Skipped counts every skipped slot.
+	ScheduleSkips(ctx context.Context, id string, limit int) ([]SkipRecord, error)
 	// DueSchedules returns up to limit schedules that are not paused and
 	// whose next fire time is at or before now, earliest first (ties by id).
 	DueSchedules(ctx context.Context, now time.Time, limit int) ([]ScheduleRow, error)
 	// FireSchedule applies f if the schedule is still at f.Version: it
 	// inserts f.Jobs (InsertJobs' semantics: an existing key is a
-	// duplicate, not an error) and advances the schedule, in one atomic
-	// step. It reports whether it applied and, when it did, one result per
+	// duplicate, not an error), advances the schedule and, when f skips
+	// slots, writes their SkipRecord, in one atomic step. It reports whether it applied and, when it did, one result per
 	// job. A store without multi-document atomic writes (MongoDB) inserts
 	// the jobs first, under their unique keys, then advances the schedule:
 	// a fire that loses the race after its insert leaves jobs only of
@@ -114,4 +137,14 @@ func ValidateScheduleRow(r ScheduleRow) error {
 		return fmt.Errorf("schedule %q has no next fire time", r.ID)
 	}
 	return nil
+}
+
+// SkipRecord returns the record of the slots f skips (times in UTC, to the
+// microsecond), and false when it skips none.
+func (f ScheduleFire) SkipRecord() (SkipRecord, bool) {
+	if f.Skipped <= 0 {
+		return SkipRecord{}, false
+	}
+	utc := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+	return SkipRecord{From: utc(f.SkippedFrom), To: utc(f.SkippedTo), Slots: f.Skipped, At: utc(f.Now)}, true
 }

@@ -102,7 +102,24 @@ func (s *Store) DeleteSchedule(_ context.Context, id string) (bool, error) {
 	defer s.mu.Unlock()
 	_, ok := s.scheds[id]
 	delete(s.scheds, id)
+	delete(s.skips, id)
 	return ok, nil
+}
+
+// ScheduleSkips implements spi.ScheduleStore.
+func (s *Store) ScheduleSkips(_ context.Context, id string, limit int) ([]spi.SkipRecord, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []spi.SkipRecord
+	for i := len(s.skips[id]) - 1; i >= 0 && len(out) < limit; i-- { // in fire order: the latest last
+		out = append(out, s.skips[id][i])
+	}
+	return out, nil
 }
 
 // FireSchedule implements spi.ScheduleStore: the version check, the insert
@@ -124,6 +141,10 @@ func (s *Store) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []spi
 		return false, nil, fmt.Errorf("memory: fire schedule %q: %w", f.ID, err)
 	}
 	r.NextFireAt, r.Skipped, r.UpdatedAt = f.NextFireAt, r.Skipped+f.Skipped, f.Now
+	if rec, ok := f.SkipRecord(); ok {
+		recs := append(s.skips[f.ID], rec)
+		s.skips[f.ID] = recs[max(0, len(recs)-spi.MaxSkipRecords):]
+	}
 	if len(f.Jobs) > 0 {
 		r.LastFireAt, r.LastJobID = f.LastFireAt, f.LastJobID
 	}

@@ -34,6 +34,7 @@ type Store struct {
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
 	scheds  map[string]spi.ScheduleRow
+	skips   map[string][]spi.SkipRecord // per schedule, in fire order
 	archive map[uuid.UUID]archived      // archived jobs (JobArchiver)
 	arcIDs  []uuid.UUID                 // their ids, sorted
 	logs    map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
@@ -72,6 +73,7 @@ func New() *Store {
 		states:  map[stateKey]spi.VersionedState{},
 		props:   map[uuid.UUID]map[string]string{},
 		scheds:  map[string]spi.ScheduleRow{},
+		skips:   map[string][]spi.SkipRecord{},
 		archive: map[uuid.UUID]archived{},
 		logs:    map[uuid.UUID][]spi.LogLine{},
 	}

@@ -163,7 +163,8 @@ func (s *Store) findSchedules(ctx context.Context, op string, filter bson.M, sor
 	return out, nil
 }
 
-// DeleteSchedule deletes the schedule. It implements [spi.ScheduleStore].
+// DeleteSchedule deletes the schedule and its skip records. It implements
+// [spi.ScheduleStore].
 func (s *Store) DeleteSchedule(ctx context.Context, id string) (bool, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -174,7 +175,67 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, fail("delete schedule", err)
 	}
+	if _, err := s.skips.DeleteMany(ctx, bson.M{"sched": id}); err != nil {
+		return false, fail("delete schedule", err)
+	}
 	return res.DeletedCount == 1, nil
+}
+
+// skipDoc is a skip record in the skips collection.
+type skipDoc struct {
+	Sched string `bson:"sched"`
+	From  int64  `bson:"from"`
+	To    int64  `bson:"to"`
+	Slots int64  `bson:"slots"`
+	At    int64  `bson:"at"`
+}
+
+// skipOrder reads a schedule's records, the latest first.
+var skipOrder = bson.D{{Key: "sched", Value: 1}, {Key: "from", Value: -1}}
+
+// recordSkip writes a fire's skip record once its advance applied (a
+// crash in between loses the record, never the count) and, once the
+// schedule holds a tenth more than spi.MaxSkipRecords, drops the older.
+func (s *Store) recordSkip(ctx context.Context, id string, rec spi.SkipRecord) error {
+	if _, err := s.skips.InsertOne(ctx, skipDoc{Sched: id, From: timeUS(rec.From), To: timeUS(rec.To), Slots: rec.Slots, At: timeUS(rec.At)}); err != nil {
+		return err
+	}
+	n, err := s.skips.CountDocuments(ctx, bson.M{"sched": id})
+	if err != nil || n <= spi.MaxSkipRecords*11/10 {
+		return err
+	}
+	var oldest skipDoc
+	err = s.skips.FindOne(ctx, bson.M{"sched": id}, options.FindOne().SetSort(skipOrder).SetSkip(spi.MaxSkipRecords-1)).Decode(&oldest)
+	if err != nil {
+		return err
+	}
+	_, err = s.skips.DeleteMany(ctx, bson.M{"sched": id, "from": bson.M{"$lt": oldest.From}})
+	return err
+}
+
+// ScheduleSkips implements [spi.ScheduleStore].
+func (s *Store) ScheduleSkips(ctx context.Context, id string, limit int) ([]spi.SkipRecord, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if limit <= 0 {
+		limit = 100
+	}
+	cur, err := s.skips.Find(ctx, bson.M{"sched": id}, options.Find().SetSort(skipOrder).SetLimit(int64(limit)))
+	if err != nil {
+		return nil, fail("read the skips of schedule "+id, err)
+	}
+	var docs []skipDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fail("read the skips of schedule "+id, err)
+	}
+	out := make([]spi.SkipRecord, len(docs))
+	for i, d := range docs {
+		out[i] = spi.SkipRecord{From: usTime(d.From), To: usTime(d.To), Slots: d.Slots, At: usTime(d.At)}
+	}
+	return out, nil
 }
 
 // FireSchedule inserts f.Jobs and then advances the schedule if it is
@@ -216,6 +277,11 @@ func (s *Store) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []s
 	}
 	if u.MatchedCount != 1 {
 		return false, nil, nil
+	}
+	if rec, skipped := f.SkipRecord(); skipped {
+		if err := s.recordSkip(ctx, f.ID, rec); err != nil {
+			return true, res, fail("fire schedule "+f.ID+": record its skipped slots", err)
+		}
 	}
 	return true, res, nil
 }

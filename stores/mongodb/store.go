@@ -53,6 +53,7 @@ const (
 	schedsName  = "schedules"
 	archiveName = "archive"
 	logsName    = "logs"
+	skipsName   = "skips"
 	metaName    = "meta"
 )
 
@@ -64,8 +65,8 @@ type Options struct {
 	Database string
 
 	// CollectionPrefix is prepended to the names of the store's
-	// collections (jobs, nodes, leases, permits, schedules, archive, logs,
-	// meta). Empty means [DefaultCollectionPrefix]; several independent
+	// collections (jobs, nodes, leases, permits, schedules, skips,
+	// archive, logs, meta). Empty means [DefaultCollectionPrefix]; several independent
 	// installations can share a database under different prefixes.
 	CollectionPrefix string
 
@@ -97,6 +98,7 @@ type Store struct {
 	scheds   *mongo.Collection
 	archive  *mongo.Collection
 	logs     *mongo.Collection
+	skips    *mongo.Collection
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -219,6 +221,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		scheds:   db.Collection(p + schedsName),
 		archive:  db.Collection(p + archiveName),
 		logs:     db.Collection(p + logsName),
+		skips:    db.Collection(p + skipsName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx); err != nil {
@@ -280,6 +283,9 @@ func (s *Store) setup(ctx context.Context) error {
 	// The scheduler's pass reads the due schedules in next-fire order.
 	if _, err := s.scheds.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: schedDueIndex, Options: options.Index().SetName("ratchet_due")}); err != nil {
 		return fail("open", fmt.Errorf("create index ratchet_due of %s: %w", s.scheds.Name(), err))
+	}
+	if _, err := s.skips.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: skipOrder, Options: options.Index().SetName("ratchet_skips")}); err != nil {
+		return fail("open", fmt.Errorf("create index ratchet_skips of %s: %w", s.skips.Name(), err))
 	}
 	for _, ix := range logIndexes {
 		if _, err := s.logs.Indexes().CreateOne(ctx, ix); err != nil {

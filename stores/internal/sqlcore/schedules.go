@@ -93,12 +93,17 @@ func (c Core[T]) DueSchedules(ctx context.Context, now time.Time, limit int) ([]
 	return c.schedules(ctx, "due schedules", q, args)
 }
 
-// DeleteSchedule deletes the schedule. It implements [spi.ScheduleStore].
+// DeleteSchedule deletes the schedule and its skip records. It implements
+// [spi.ScheduleStore].
 func (c Core[T]) DeleteSchedule(ctx context.Context, id string) (bool, error) {
 	q, args := c.cfg.D.Syntax.deleteSchedule(id)
 	var ok bool
+	skips, skipArgs := c.cfg.D.Syntax.deleteSkips(id)
 	err := c.do("delete schedule "+id, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
+			if _, err := tx.ExecContext(ctx, skips, skipArgs...); err != nil {
+				return err
+			}
 			ok, err = applied(tx.ExecContext(ctx, q, args...))
 			return err
 		})
@@ -133,6 +138,11 @@ func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []
 				}
 				return err
 			}
+			if rec, skipped := f.SkipRecord(); skipped {
+				if err := c.recordSkip(ctx, tx, f.ID, rec); err != nil {
+					return err
+				}
+			}
 			if len(f.Jobs) > 0 {
 				res, err = c.cfg.D.Insert(ctx, tx, f.Jobs, at.Uncertain)
 			}
@@ -149,6 +159,82 @@ func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []
 		c.cfg.D.Wake(ctx, int(top))
 	}
 	return ok, res, err
+}
+
+// recordSkip writes a skip record and, once the schedule holds a tenth
+// more than spi.MaxSkipRecords, drops those past the latest
+// MaxSkipRecords (so the read of the kept ones happens once per so many
+// skipping fires).
+func (c Core[T]) recordSkip(ctx context.Context, tx *sql.Tx, id string, rec spi.SkipRecord) error {
+	s := &c.cfg.D.Syntax
+	q, args := s.insertSkip(id, rec)
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return err
+	}
+	var n int64
+	q, args = s.SQL("SELECT COUNT(*) FROM {skip} WHERE schedule_id = ?", s.name(id))
+	if err := tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil || n <= spi.MaxSkipRecords*11/10 {
+		return err
+	}
+	q, args = s.scheduleSkips(id, spi.MaxSkipRecords)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	var oldest, to, slots, at any
+	for rows.Next() {
+		if err := rows.Scan(&oldest, &to, &slots, &at); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	t, err := c.cfg.D.timeOf(oldest)
+	if err != nil {
+		return err
+	}
+	q, args = s.SQL("DELETE FROM {skip} WHERE schedule_id = ? AND from_time < ?", s.name(id), s.time(t))
+	_, err = tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+// ScheduleSkips returns the schedule's skip records, the latest first. It
+// implements [spi.ScheduleStore].
+func (c Core[T]) ScheduleSkips(ctx context.Context, id string, limit int) ([]spi.SkipRecord, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	q, args := c.cfg.D.Syntax.scheduleSkips(id, limit)
+	var out []spi.SkipRecord
+	err := c.do("read the skips of schedule "+id, func() error {
+		out = nil
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r spi.SkipRecord
+			var from, to, at any
+			if err := rows.Scan(&from, &to, &r.Slots, &at); err != nil {
+				return fmt.Errorf("skip record of schedule %q: %w", id, err)
+			}
+			for _, t := range []struct {
+				v   any
+				out *time.Time
+			}{{from, &r.From}, {to, &r.To}, {at, &r.At}} {
+				if *t.out, err = c.cfg.D.timeOf(t.v); err != nil {
+					return fmt.Errorf("skip record of schedule %q: unreadable time: %w", id, err)
+				}
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // ownFire tells, after a COMMIT whose outcome is unknown, whether that
@@ -270,6 +356,20 @@ func (s *Syntax) advanceSchedule(f spi.ScheduleFire) (string, []any) {
 		append(args, s.name(f.ID), f.Version)...)
 }
 
+func (s *Syntax) insertSkip(id string, r spi.SkipRecord) (string, []any) {
+	return s.SQL("INSERT INTO {skip} (schedule_id, from_time, to_time, slots, recorded_time) VALUES (?, ?, ?, ?, ?)",
+		s.name(id), s.time(r.From), s.time(r.To), r.Slots, s.time(r.At))
+}
+
+func (s *Syntax) scheduleSkips(id string, limit int) (string, []any) {
+	return s.limited("SELECT from_time, to_time, slots, recorded_time FROM {skip} WHERE schedule_id = ? ORDER BY from_time DESC",
+		int64(limit), s.name(id))
+}
+
+func (s *Syntax) deleteSkips(id string) (string, []any) {
+	return s.SQL("DELETE FROM {skip} WHERE schedule_id = ?", s.name(id))
+}
+
 func (s *Syntax) scheduleVersion(id string) (string, []any) {
 	return s.SQL("SELECT version FROM {sched} WHERE schedule_id = ?", s.name(id))
 }
@@ -290,6 +390,9 @@ func (s *Syntax) Statements() map[string]string {
 		"schedule_delete":  text(s.deleteSchedule("s")),
 		"schedule_advance": text(s.advanceSchedule(spi.ScheduleFire{ID: "s", Jobs: []*spi.Job{{}}})),
 		"schedule_version": text(s.scheduleVersion("s")),
+		"schedule_skip":    text(s.insertSkip("s", spi.SkipRecord{From: t, To: t, At: t})),
+		"schedule_skips":   text(s.scheduleSkips("s", 10)),
+		"schedule_unskip":  text(s.deleteSkips("s")),
 		"log_tally":        text(s.logTally(spi.ClaimRef{})),
 		"log_insert":       text(s.insertLogLine(uuid.Nil, spi.LogLine{Time: t, Message: "m"})),
 		"log_read":         text(s.jobLogs(uuid.Nil, spi.LogCursor{}, 10)),

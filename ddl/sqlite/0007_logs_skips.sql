@@ -1,4 +1,4 @@
--- Ratchet for Go: SQLite schema, version 7: the job logs.
+-- Ratchet for Go: SQLite schema, version 7: the job logs and the skipped slots of schedules.
 --
 -- What task bodies log through their JobContext's logger: one row per
 -- line, keyed by the job, the claim of the execution that logged it and
@@ -22,6 +22,18 @@ CREATE TABLE scheduler_job_log (
 
 -- The retention sweep finds the old lines.
 CREATE INDEX idx_scheduler_job_log_time ON scheduler_job_log (logged_time);
+
+-- The schedules' skipped slots: one row per fire that skipped slots
+-- (misfires, overlaps), written in the fire's transaction, deleted with
+-- the schedule.
+CREATE TABLE scheduler_schedule_skip (
+    schedule_id   TEXT    NOT NULL,
+    from_time     INTEGER NOT NULL,
+    to_time       INTEGER NOT NULL,
+    slots         INTEGER NOT NULL,
+    recorded_time INTEGER NOT NULL,
+    PRIMARY KEY (schedule_id, from_time)
+);
 
 INSERT INTO ratchet_schema_version (version, applied_at)
 VALUES (7, CAST(strftime('%s', 'now') AS INTEGER) * 1000000);

@@ -1,4 +1,4 @@
--- Ratchet for Go: MySQL / MariaDB schema, version 7: the job logs.
+-- Ratchet for Go: MySQL / MariaDB schema, version 7: the job logs and the skipped slots of schedules.
 --
 -- What task bodies log through their JobContext's logger: one row per
 -- line, keyed by the job, the claim of the execution that logged it and
@@ -18,6 +18,18 @@ CREATE TABLE scheduler_job_log (
     PRIMARY KEY (job_id, claim_seq, line),
     -- The retention sweep finds the old lines.
     KEY idx_scheduler_job_log_time (logged_time)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- The schedules' skipped slots: one row per fire that skipped slots
+-- (misfires, overlaps), written in the fire's transaction, deleted with
+-- the schedule.
+CREATE TABLE scheduler_schedule_skip (
+    schedule_id   VARBINARY(255) NOT NULL,
+    from_time     DATETIME(6)    NOT NULL,
+    to_time       DATETIME(6)    NOT NULL,
+    slots         BIGINT         NOT NULL,
+    recorded_time DATETIME(6)    NOT NULL,
+    PRIMARY KEY (schedule_id, from_time)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 INSERT INTO ratchet_schema_version (version, applied_at) VALUES (7, UTC_TIMESTAMP(6));

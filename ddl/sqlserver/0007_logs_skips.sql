@@ -1,4 +1,4 @@
--- Ratchet for Go: SQL Server schema, version 7: the job logs.
+-- Ratchet for Go: SQL Server schema, version 7: the job logs and the skipped slots of schedules.
 --
 -- What task bodies log through their JobContext's logger: one row per
 -- line, keyed by the job, the claim of the execution that logged it and
@@ -21,6 +21,19 @@ GO
 
 -- The retention sweep finds the old lines.
 CREATE INDEX idx_scheduler_job_log_time ON scheduler_job_log (logged_time);
+GO
+
+-- The schedules' skipped slots: one row per fire that skipped slots
+-- (misfires, overlaps), written in the fire's transaction, deleted with
+-- the schedule.
+CREATE TABLE scheduler_schedule_skip (
+    schedule_id   VARBINARY(255) NOT NULL,
+    from_time     DATETIME2(6)   NOT NULL,
+    to_time       DATETIME2(6)   NOT NULL,
+    slots         BIGINT         NOT NULL,
+    recorded_time DATETIME2(6)   NOT NULL,
+    CONSTRAINT pk_scheduler_schedule_skip PRIMARY KEY (schedule_id, from_time)
+);
 GO
 
 INSERT INTO ratchet_schema_version (version, applied_at) VALUES (7, SYSUTCDATETIME());

@@ -1,4 +1,4 @@
--- Ratchet for Go: Oracle schema, version 7: the job logs.
+-- Ratchet for Go: Oracle schema, version 7: the job logs and the skipped slots of schedules.
 --
 -- What task bodies log through their JobContext's logger: one row per
 -- line, keyed by the job, the claim of the execution that logged it and
@@ -22,6 +22,18 @@ CREATE TABLE IF NOT EXISTS scheduler_job_log (
 
 -- The retention sweep finds the old lines.
 CREATE INDEX IF NOT EXISTS idx_scheduler_job_log_time ON scheduler_job_log (logged_time);
+
+-- The schedules' skipped slots: one row per fire that skipped slots
+-- (misfires, overlaps), written in the fire's transaction, deleted with
+-- the schedule.
+CREATE TABLE IF NOT EXISTS scheduler_schedule_skip (
+    schedule_id   VARCHAR2(255 CHAR) NOT NULL,
+    from_time     TIMESTAMP(6)       NOT NULL,
+    to_time       TIMESTAMP(6)       NOT NULL,
+    slots         NUMBER(19)         NOT NULL,
+    recorded_time TIMESTAMP(6)       NOT NULL,
+    CONSTRAINT pk_scheduler_schedule_skip PRIMARY KEY (schedule_id, from_time)
+);
 
 INSERT INTO ratchet_schema_version (version, applied_at)
     SELECT 7, SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM DUAL

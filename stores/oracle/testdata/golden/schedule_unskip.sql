@@ -1,0 +1,1 @@
+DELETE FROM scheduler_schedule_skip WHERE schedule_id = :1
