@@ -17,9 +17,13 @@ import (
 type JobArchiver interface {
 	// ArchiveJobs moves up to limit terminal jobs (SUCCEEDED, FAILED,
 	// CANCELLED) that finished before before, lowest ids first, into the
-	// archive in one atomic step, and returns how many it moved. Called
-	// again it goes on where it stopped, so a crash between calls loses
-	// nothing and moves nothing twice.
+	// archive, and returns how many it moved. Each job moves whole (with
+	// its tags, properties and state) or not at all, in one atomic step
+	// or in several of a part of the batch each (a store may cut a batch
+	// so that no one transaction holds up the claims: the error of a
+	// later step comes with the count of the jobs moved before it). Called
+	// again it goes on where it stopped, so a crash loses nothing and
+	// moves nothing twice.
 	ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error)
 	// GetArchivedJob returns an archived job with its Properties loaded;
 	// an id not in the archive wraps ErrNotFound.

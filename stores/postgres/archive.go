@@ -29,16 +29,32 @@ INSERT INTO {archive} SELECT * FROM m`
 
 // ArchiveJobs moves up to limit terminal jobs finished before before,
 // lowest ids first, with their tags, properties and state, to the archive,
-// in one statement. It implements [spi.JobArchiver].
+// archiveStep jobs per statement (each its own transaction). It implements
+// [spi.JobArchiver].
 func (s *Store) ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error) {
 	done, err := s.enter()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	tag, err := s.pool.Exec(ctx, s.sql.archive, before.UTC(), max(limit, 1))
-	if err != nil {
-		return 0, fail("archive jobs", err)
+	moved := 0
+	for moved < max(limit, 1) {
+		tag, err := s.pool.Exec(ctx, s.sql.archive, before.UTC(), min(archiveStep, max(limit, 1)-moved))
+		if err != nil {
+			return moved, fail("archive jobs", err)
+		}
+		n := int(tag.RowsAffected())
+		if moved += n; n == 0 {
+			break
+		}
 	}
-	return int(tag.RowsAffected()), nil
+	return moved, nil
 }
+
+// archiveStep is the most jobs one statement moves: a step of 1,000 jobs
+// held up the claims and completions running beside it (most likely
+// behind its WAL, flushed at its commit): p99 of the jobs waiting during
+// a back-to-back archive of 100,000 jobs 30-50 ms in steps of 1,000,
+// 25-29 ms in steps of 100, on 2 cores; the archive itself takes about
+// 1.5 times as long.
+const archiveStep = 100
