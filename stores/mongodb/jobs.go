@@ -273,12 +273,6 @@ func (s *Store) stateError(ctx context.Context, op string, id uuid.UUID, rule st
 	return fmt.Errorf("%w: job %s is %s, %s", spi.ErrInvalidState, id, d.Status, rule)
 }
 
-// exists reports whether job id exists.
-func (s *Store) exists(ctx context.Context, id uuid.UUID) (bool, error) {
-	n, err := s.jobs.CountDocuments(ctx, bson.M{fID: idValue(id)}, options.Count().SetLimit(1))
-	return n > 0, err
-}
-
 // listFilter selects the jobs above p.After that pass p's filters.
 func listFilter(p spi.ListParams) bson.M {
 	filter := bson.M{fID: bson.M{"$gt": idValue(p.After)}}

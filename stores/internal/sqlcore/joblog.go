@@ -69,30 +69,20 @@ func (c Core[T]) JobLogs(ctx context.Context, jobID uuid.UUID, after spi.LogCurs
 		limit = 100
 	}
 	q, args := c.cfg.D.Syntax.jobLogs(jobID, after, limit)
-	var out []spi.LogLine
-	err := c.do("read the log of job "+jobID.String(), func() error {
-		out = nil
-		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
+	return queryAll(ctx, c, "read the log of job "+jobID.String(), q, args, func(rows *sql.Rows) (spi.LogLine, error) {
+		var l spi.LogLine
+		var t any
+		var msg sql.NullString
+		if err := rows.Scan(&l.ClaimSeq, &l.Line, &l.Run, &t, &l.Level, &msg); err != nil {
+			return l, fmt.Errorf("log line of job %s: %w", jobID, err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var l spi.LogLine
-			var t any
-			var msg sql.NullString
-			if err := rows.Scan(&l.ClaimSeq, &l.Line, &l.Run, &t, &l.Level, &msg); err != nil {
-				return fmt.Errorf("log line of job %s: %w", jobID, err)
-			}
-			if l.Time, err = c.cfg.D.timeOf(t); err != nil {
-				return fmt.Errorf("log line of job %s: unreadable time: %w", jobID, err)
-			}
-			l.Message = msg.String
-			out = append(out, l)
+		var err error
+		if l.Time, err = c.cfg.D.timeOf(t); err != nil {
+			return l, fmt.Errorf("log line of job %s: unreadable time: %w", jobID, err)
 		}
-		return rows.Err()
+		l.Message = msg.String
+		return l, nil
 	})
-	return out, err
 }
 
 // DeleteJobLogs deletes the lines older than before of up to limit jobs.

@@ -208,33 +208,23 @@ func (c Core[T]) ScheduleSkips(ctx context.Context, id string, limit int) ([]spi
 		limit = 100
 	}
 	q, args := c.cfg.D.Syntax.scheduleSkips(id, limit)
-	var out []spi.SkipRecord
-	err := c.do("read the skips of schedule "+id, func() error {
-		out = nil
-		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
+	return queryAll(ctx, c, "read the skips of schedule "+id, q, args, func(rows *sql.Rows) (spi.SkipRecord, error) {
+		var r spi.SkipRecord
+		var from, to, at any
+		if err := rows.Scan(&from, &to, &r.Slots, &at); err != nil {
+			return r, fmt.Errorf("skip record of schedule %q: %w", id, err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var r spi.SkipRecord
-			var from, to, at any
-			if err := rows.Scan(&from, &to, &r.Slots, &at); err != nil {
-				return fmt.Errorf("skip record of schedule %q: %w", id, err)
+		var err error
+		for _, t := range []struct {
+			v   any
+			out *time.Time
+		}{{from, &r.From}, {to, &r.To}, {at, &r.At}} {
+			if *t.out, err = c.cfg.D.timeOf(t.v); err != nil {
+				return r, fmt.Errorf("skip record of schedule %q: unreadable time: %w", id, err)
 			}
-			for _, t := range []struct {
-				v   any
-				out *time.Time
-			}{{from, &r.From}, {to, &r.To}, {at, &r.At}} {
-				if *t.out, err = c.cfg.D.timeOf(t.v); err != nil {
-					return fmt.Errorf("skip record of schedule %q: unreadable time: %w", id, err)
-				}
-			}
-			out = append(out, r)
 		}
-		return rows.Err()
+		return r, nil
 	})
-	return out, err
 }
 
 // ownFire tells, after a COMMIT whose outcome is unknown, whether that
@@ -262,7 +252,13 @@ func (c Core[T]) ownFire(ctx context.Context, tx *sql.Tx, f spi.ScheduleFire) (b
 
 // schedules runs a query of schedule rows.
 func (c Core[T]) schedules(ctx context.Context, op, q string, args []any) ([]spi.ScheduleRow, error) {
-	var out []spi.ScheduleRow
+	return queryAll(ctx, c, op, q, args, c.scanSchedule)
+}
+
+// queryAll runs the read q of c (as c.do runs an operation) and returns
+// each row as scan reads it.
+func queryAll[T, R any](ctx context.Context, c Core[T], op, q string, args []any, scan func(*sql.Rows) (R, error)) ([]R, error) {
+	var out []R
 	err := c.do(op, func() error {
 		out = nil
 		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
@@ -271,7 +267,7 @@ func (c Core[T]) schedules(ctx context.Context, op, q string, args []any) ([]spi
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := c.scanSchedule(rows)
+			r, err := scan(rows)
 			if err != nil {
 				return err
 			}
