@@ -42,6 +42,12 @@
 // (joblog.go) is a third, a Singleton on the same slots, deleting the job
 // log lines older than Options.JobLogs.Retention.
 //
+// Circuit breakers (breakers.go): runTask runs a task protected by a
+// service (Task.ProtectedBy) through the engine's spi.ResilienceStrategy,
+// package breaker's by default; a refused run's *spi.CircuitOpenError
+// makes DecideRetry put the job back after the retry delay without
+// charging an attempt.
+//
 // Job logs (joblog.go): the executor gives each run a logger whose handler
 // keeps what the body logs in a bounded per-run buffer (runLog); the
 // buffer goes to the completer every 100 lines and with the run's

@@ -37,6 +37,9 @@ type Engine struct {
 	client *ratchet.Client
 
 	taskNames []string // the registered tasks, sorted: a claim takes only their jobs
+	// resilience guards the protected tasks (nil: none, or breaking off).
+	resilience spi.ResilienceStrategy
+	protected  map[string]protection
 	subs      subscribers
 
 	completer *completer
@@ -82,6 +85,9 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		e.taskNames = append(e.taskNames, t.Name())
 	}
 	slices.Sort(e.taskNames)
+	if e.resilience, e.protected, err = resilience(o, e.tasks); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	for i, svc := range o.Services {
 		if svc == nil {
 			return nil, fmt.Errorf("%w: engine service %d is nil", ratchet.ErrInvalidArgument, i)
@@ -194,6 +200,11 @@ func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
 	payload, err := e.client.Pipeline().DecodeBytes(ctx, ratchet.SurfaceTask, j.Payload)
 	if err != nil {
 		return nil, ratchet.DoNotRetry(&ratchet.PayloadDecodeError{Task: j.TaskName, Err: err})
+	}
+	if p, ok := e.protected[j.TaskName]; ok {
+		return e.resilience.Execute(ctx, p.service, p.filter, func(ctx context.Context) (any, error) {
+			return def.Execute(ctx, payload, e.opts.Serializer)
+		})
 	}
 	return def.Execute(ctx, payload, e.opts.Serializer)
 }

@@ -70,6 +70,24 @@ var envSettings = []envSetting{
 		apply: func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,
 		apply: func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }},
+	// This library's circuit breakers (the defaults of every service).
+	{name: "RATCHET_CIRCUIT_BREAKER_ENABLED", doc: "circuit breakers of protected tasks (true or false)", applyStr: func(o *Options, v string) error {
+		on, err := strconv.ParseBool(v)
+		o.Breakers.Disabled = !on
+		return err
+	}},
+	{name: "RATCHET_CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD", doc: "failure rate that opens a breaker (percent, 1 to 100)", min: 1,
+		apply: func(o *Options, v int64) { o.Breakers.Config.FailureRateThreshold = float64(min(v, 100)) }},
+	{name: "RATCHET_CIRCUIT_BREAKER_SLIDING_WINDOW_SIZE", doc: "calls a breaker's failure rate is taken over", min: 1,
+		apply: func(o *Options, v int64) { o.Breakers.Config.SlidingWindowSize = int(v) }},
+	{name: "RATCHET_CIRCUIT_BREAKER_MINIMUM_CALLS", doc: "calls counted before a breaker may open", min: 1,
+		apply: func(o *Options, v int64) { o.Breakers.Config.MinimumCalls = int(v) }},
+	{name: "RATCHET_CIRCUIT_BREAKER_PERMITTED_CALLS_IN_HALF_OPEN", doc: "trial calls of a half-open breaker", min: 1,
+		apply: func(o *Options, v int64) { o.Breakers.Config.PermittedCallsInHalfOpen = int(v) }},
+	{name: "RATCHET_CIRCUIT_BREAKER_WAIT_DURATION_SECONDS", doc: "how long a breaker stays open (s)", min: 1,
+		apply: func(o *Options, v int64) { o.Breakers.Config.WaitDuration = time.Duration(v) * time.Second }},
+	{name: "RATCHET_CIRCUIT_BREAKER_RETRY_DELAY_SECONDS", doc: "delay before a job refused by an open breaker runs again (s)", min: 1,
+		apply: func(o *Options, v int64) { o.Breakers.RetryDelay = time.Duration(v) * time.Second }},
 	// Archiving, retention and masking of the spec.
 	{name: "RATCHET_JOB_ARCHIVE_ENABLED", doc: "archive finished jobs (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
@@ -159,7 +177,10 @@ func FromEnv(base Options) (Options, error) {
 // RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_CRON (checked by package
 // cron) and RATCHET_JOB_ARCHIVE_BATCH_SIZE, and the job logs'
 // RATCHET_LOG_RETENTION_DAYS, RATCHET_JOB_LOG_LEVEL (debug, info, warn,
-// error or off) and RATCHET_JOB_LOG_MAX_LINES.
+// error or off) and RATCHET_JOB_LOG_MAX_LINES, and the circuit breakers'
+// RATCHET_CIRCUIT_BREAKER_ENABLED, _FAILURE_RATE_THRESHOLD (percent),
+// _SLIDING_WINDOW_SIZE, _MINIMUM_CALLS, _PERMITTED_CALLS_IN_HALF_OPEN,
+// _WAIT_DURATION_SECONDS and _RETRY_DELAY_SECONDS.
 // A malformed or out-of-range value of one of these is an error naming the
 // variable, and nothing is applied.
 //

@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -239,4 +241,44 @@ func Example_jobLogs() {
 	// Output:
 	// run 1 INFO charging cents=1250
 	// run 1 WARN gateway slow url="https://pay.example/v1?api_key=***" ms=900
+}
+
+// A task protected by a service's circuit breaker: once the service
+// failed often enough, its jobs wait (not charged an attempt) instead of
+// running, until trial calls find it back.
+func Example_circuitBreaker() {
+	ctx := context.Background()
+	clock := clockwork.NewFakeClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	var gatewayUp atomic.Bool
+	charge := ratchet.NewVoidTask("card.charge", func(ctx context.Context, cents int) error {
+		if !gatewayUp.Load() {
+			return errors.New("503 from the gateway")
+		}
+		return nil
+	}, ratchet.WithMaxRetries(10), ratchet.WithBackoff(ratchet.BackoffFixed, time.Hour)).
+		ProtectedBy("payments", spi.ErrorFilter{})
+	eng, err := engine.New(memory.New(), engine.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler),
+		Breakers: engine.BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute}}}, charge)
+	if err != nil {
+		log.Fatal(err)
+	}
+	events, unsubscribe := eng.Subscribe(10)
+	defer unsubscribe()
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Stop(ctx)
+	for range 3 {
+		id, err := charge.Submit(ctx, eng.Client(), 1250)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ev := <-events
+		j, _ := eng.Client().GetJob(ctx, id)
+		fmt.Printf("%s, %d attempt(s) charged: %s\n", ev.Kind, j.Attempts, ev.Error)
+	}
+	// Output:
+	// retrying, 1 attempt(s) charged: 503 from the gateway
+	// retrying, 1 attempt(s) charged: 503 from the gateway
+	// retrying, 0 attempt(s) charged: circuit breaker of service "payments" is open: retry after 30s
 }

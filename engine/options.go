@@ -166,6 +166,10 @@ type Options struct {
 	// job id, task and run). The job logs keep what the body logs through
 	// it whatever it returns.
 	JobLoggers ratchet.JobLoggerFactory
+	// Breakers configures the circuit breakers of the services that
+	// tasks call (Task.ProtectedBy): on by default, per node, a
+	// passthrough for the tasks that are not protected.
+	Breakers BreakerOptions
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming

@@ -34,6 +34,8 @@ type Task[A, R any] struct {
 	fn       func(context.Context, A) (R, error)
 	void     bool
 	defaults []SubmitOption
+	service  string // the service whose circuit breaker guards the task; "" for none
+	filter   spi.ErrorFilter
 }
 
 // NewTask defines a task with a result. name must be stable across
@@ -54,6 +56,23 @@ func NewVoidTask[A any](name string, fn func(ctx context.Context, args A) error,
 
 // Name returns the task's name.
 func (t *Task[A, R]) Name() string { return t.name }
+
+// ProtectedBy puts the task behind the circuit breaker of service (the
+// spec's @CircuitBreakerProtected): while that breaker is open, the task's
+// jobs do not run and go back to PENDING after the breaker's retry delay,
+// without being charged an attempt. filter says which of the body's
+// errors count as failures of the service, merged with the breaker's own
+// configuration (the zero filter adds nothing: every error counts unless
+// the configuration says otherwise). It returns t, so that it chains onto
+// NewTask; call it before registering the task.
+func (t *Task[A, R]) ProtectedBy(service string, filter spi.ErrorFilter) *Task[A, R] {
+	t.service, t.filter = service, filter
+	return t
+}
+
+// Protection returns the service and filter of ProtectedBy ("" when the
+// task has none). The engine reads it of every task that has the method.
+func (t *Task[A, R]) Protection() (service string, filter spi.ErrorFilter) { return t.service, t.filter }
 
 // Validate reports a task that cannot be registered or submitted: nil, an
 // empty name or a nil function.

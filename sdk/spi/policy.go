@@ -47,6 +47,10 @@ type MetricsCollector interface {
 	ClaimTransientFailure(ctx context.Context, node string, err error)
 	WriteSuperseded(ctx context.Context, id uuid.UUID, task string)
 	JobsRecovered(ctx context.Context, node string, n int)
+	// CircuitBreakerState reports a transition of a service's circuit
+	// breaker (the states "CLOSED", "OPEN", "HALF_OPEN"); node is the
+	// node whose breaker it is (breakers are per node).
+	CircuitBreakerState(ctx context.Context, node, service, state string)
 }
 
 // NoOpMetrics is a MetricsCollector that records nothing. Its zero value is
@@ -73,6 +77,9 @@ func (NoOpMetrics) WriteSuperseded(context.Context, uuid.UUID, string) {}
 
 // JobsRecovered does nothing.
 func (NoOpMetrics) JobsRecovered(context.Context, string, int) {}
+
+// CircuitBreakerState does nothing.
+func (NoOpMetrics) CircuitBreakerState(context.Context, string, string, string) {}
 
 // PollResult is what one claim did, as a PollDelayStrategy sees it.
 type PollResult struct {
