@@ -40,7 +40,7 @@ type Engine struct {
 	// resilience guards the protected tasks (nil: none, or breaking off).
 	resilience spi.ResilienceStrategy
 	protected  map[string]protection
-	subs      subscribers
+	subs       subscribers
 
 	completer *completer
 	executor  *executor

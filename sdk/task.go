@@ -72,7 +72,9 @@ func (t *Task[A, R]) ProtectedBy(service string, filter spi.ErrorFilter) *Task[A
 
 // Protection returns the service and filter of ProtectedBy ("" when the
 // task has none). The engine reads it of every task that has the method.
-func (t *Task[A, R]) Protection() (service string, filter spi.ErrorFilter) { return t.service, t.filter }
+func (t *Task[A, R]) Protection() (service string, filter spi.ErrorFilter) {
+	return t.service, t.filter
+}
 
 // Validate reports a task that cannot be registered or submitted: nil, an
 // empty name or a nil function.

@@ -59,7 +59,9 @@ func (e *CircuitOpenError) Unwrap() error { return ErrCircuitOpen }
 type ErrorMatcher func(error) bool
 
 // ErrorIs matches the errors whose chain holds target (errors.Is).
-func ErrorIs(target error) ErrorMatcher { return func(err error) bool { return errors.Is(err, target) } }
+func ErrorIs(target error) ErrorMatcher {
+	return func(err error) bool { return errors.Is(err, target) }
+}
 
 // ErrorAs matches the errors whose chain holds an error of type E
 // (errors.As), the spec's "subclasses included".
