@@ -269,6 +269,14 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.state = 1
 	e.mu.Unlock()
 
+	for i, h := range e.opts.Hooks {
+		if err := h.BeforeStart(ctx); err != nil {
+			e.mu.Lock()
+			e.state = 0
+			e.mu.Unlock()
+			return fmt.Errorf("ratchet engine: start: lifecycle hook %d: %w", i, err)
+		}
+	}
 	for _, r := range e.opts.Schedules {
 		if _, err := e.client.PutSchedule(ctx, r); err != nil {
 			return fmt.Errorf("ratchet engine: start: %w", err)
@@ -308,6 +316,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.claiming.goFn(func(ctx context.Context) { superviseService(ctx, svc, h) })
 	}
 	e.log.Info("ratchet engine started", "concurrency", e.opts.Concurrency, "tasks", len(e.tasks), "services", len(e.services))
+	for _, h := range e.opts.Hooks {
+		h.AfterStart(ctx)
+	}
 	return nil
 }
 
@@ -330,6 +341,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.state = 2
 	e.mu.Unlock()
 
+	for _, h := range e.opts.Hooks {
+		h.BeforeStop(ctx)
+	}
 	var errs []error
 	for _, step := range e.stopOrder() {
 		if err := step.run(ctx); err != nil {
@@ -337,6 +351,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 		}
 	}
 	e.log.Info("ratchet engine stopped")
+	for _, h := range e.opts.Hooks {
+		h.AfterStop(ctx)
+	}
 	return errors.Join(errs...)
 }
 

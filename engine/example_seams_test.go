@@ -282,3 +282,31 @@ func Example_circuitBreaker() {
 	// retrying, 1 attempt(s) charged: 503 from the gateway
 	// retrying, 0 attempt(s) charged: circuit breaker of service "payments" is open: retry after 30s
 }
+
+// warmup is a lifecycle hook: it loads what the tasks need before the
+// engine claims, and says when the node is up and down.
+type warmup struct{ engine.NoOpHook }
+
+func (warmup) BeforeStart(context.Context) error { fmt.Println("loading rates"); return nil }
+func (warmup) AfterStart(context.Context)        { fmt.Println("node up") }
+func (warmup) AfterStop(context.Context)         { fmt.Println("node down") }
+
+// Lifecycle hooks run around the engine's start and stop.
+func Example_lifecycleHooks() {
+	ctx := context.Background()
+	noop := ratchet.NewVoidTask("noop", func(context.Context, int) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler), Hooks: []engine.LifecycleHook{warmup{}}}, noop)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Stop(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// loading rates
+	// node up
+	// node down
+}

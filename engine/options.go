@@ -170,6 +170,9 @@ type Options struct {
 	// tasks call (Task.ProtectedBy): on by default, per node, a
 	// passthrough for the tasks that are not protected.
 	Breakers BreakerOptions
+	// Hooks are told of the engine's start and stop (the spec's
+	// SchedulerLifecycleHook), in this order.
+	Hooks []LifecycleHook
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming
@@ -259,6 +262,11 @@ func (o Options) withDefaults() (Options, error) {
 	for i, mw := range o.WorkMiddleware {
 		if mw == nil {
 			return o, fmt.Errorf("%w: work middleware %d is nil", ratchet.ErrInvalidArgument, i)
+		}
+	}
+	for i, h := range o.Hooks {
+		if h == nil {
+			return o, fmt.Errorf("%w: lifecycle hook %d is nil", ratchet.ErrInvalidArgument, i)
 		}
 	}
 	if o.ResultStrategy == nil {
