@@ -35,12 +35,15 @@ type logDoc struct {
 	Message string      `bson:"msg"`
 }
 
-// logIndexes are the indexes of the logs collection: the unique line key
-// (reads go in its order) and the retention sweep's time.
-var logIndexes = []mongo.IndexModel{
-	{Keys: bson.D{{Key: "job", Value: 1}, {Key: "claim", Value: 1}, {Key: "line", Value: 1}},
-		Options: options.Index().SetName("ratchet_log_line").SetUnique(true)},
-	{Keys: bson.D{{Key: "t", Value: 1}}, Options: options.Index().SetName("ratchet_log_time")},
+// logIndexes returns the indexes of the logs collection: the unique line
+// key (reads go in its order) and the retention sweep's time. Fresh models
+// each time: the driver writes into their options.
+func logIndexes() []mongo.IndexModel {
+	return []mongo.IndexModel{
+		{Keys: bson.D{{Key: "job", Value: 1}, {Key: "claim", Value: 1}, {Key: "line", Value: 1}},
+			Options: options.Index().SetName("ratchet_log_line").SetUnique(true)},
+		{Keys: bson.D{{Key: "t", Value: 1}}, Options: options.Index().SetName("ratchet_log_time")},
+	}
 }
 
 // AppendJobLogs implements [spi.JobLogStore].

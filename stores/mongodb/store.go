@@ -287,7 +287,7 @@ func (s *Store) setup(ctx context.Context) error {
 	if _, err := s.skips.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: skipOrder, Options: options.Index().SetName("ratchet_skips")}); err != nil {
 		return fail("open", fmt.Errorf("create index ratchet_skips of %s: %w", s.skips.Name(), err))
 	}
-	for _, ix := range logIndexes {
+	for _, ix := range logIndexes() {
 		if _, err := s.logs.Indexes().CreateOne(ctx, ix); err != nil {
 			return fail("open", fmt.Errorf("create an index of %s: %w", s.logs.Name(), err))
 		}
