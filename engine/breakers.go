@@ -11,12 +11,16 @@ import (
 )
 
 // BreakerOptions configure the circuit breakers of the services that tasks
-// call (a task opts in with Task.ProtectedBy). While a service's breaker
-// is open, the jobs of its tasks do not run: each goes back to PENDING
-// after the retry delay, not charged an attempt. Breakers are per node:
-// each node counts the calls it makes. The zero value is the built-in
-// count-based breaker (package breaker) with the default configuration
-// for every service; it costs nothing to tasks that are not protected.
+// call (a task opts in with Task.ProtectedBy), and the poller breaker.
+// While a service's breaker is open, the jobs of its tasks do not run:
+// each goes back to PENDING after the retry delay, not charged an
+// attempt. While the poller breaker is open (the store failed the node's
+// claims often enough), the node claims nothing; it asks again with
+// trial claims once the wait is over. Breakers are per node: each node
+// counts the calls it makes. The zero value is the built-in count-based
+// breaker (package breaker) with the default configuration for every
+// service and for the poller; it costs nothing to tasks that are not
+// protected.
 type BreakerOptions struct {
 	// Disabled runs protected tasks directly, as if they were not
 	// (RATCHET_CIRCUIT_BREAKER_ENABLED=false): no breaker at all.
@@ -25,9 +29,10 @@ type BreakerOptions struct {
 	// ResilienceStrategy: another library's breaker, say); Configs,
 	// Config and RetryDelay then do not apply.
 	Strategy spi.ResilienceStrategy
-	// Configs supplies the configuration per service (the spec's
+	// Configs supplies the configuration per service and for the poller
+	// (profile Poller true, Name the node; the spec's
 	// CircuitBreakerConfigProvider; its Enabled false disables breaking);
-	// nil gives every service Config.
+	// nil gives every service and the poller Config.
 	Configs spi.CircuitBreakerConfigProvider
 	// Config is every service's configuration when Configs is nil; zero
 	// fields take spi.DefaultCircuitBreakerConfig's (the
@@ -36,6 +41,24 @@ type BreakerOptions struct {
 	// RetryDelay is how long a refused job waits; zero means
 	// spi.DefaultRetryDelay, 30 s (RATCHET_CIRCUIT_BREAKER_RETRY_DELAY_SECONDS).
 	RetryDelay time.Duration
+}
+
+// pollerBreaker returns the node's poller breaker, nil when breaking is
+// off: its configuration is the provider's for the profile {node, Poller}
+// or Config.
+func pollerBreaker(o Options) (*breaker.Breaker, error) {
+	b := o.Breakers
+	if b.Disabled || (b.Configs != nil && !b.Configs.Enabled()) {
+		return nil, nil
+	}
+	cfg := b.Config
+	if b.Configs != nil {
+		cfg = b.Configs.ConfigFor(spi.CircuitBreakerProfile{Name: o.NodeID, Poller: true})
+	}
+	return breaker.New(cfg, func(_, to breaker.State) {
+		o.Metrics.PollerBreakerState(context.Background(), o.NodeID, to.String())
+		o.Logger.Warn("poller breaker changed state: claims stop while it is open", "node", o.NodeID, "state", to.String())
+	})
 }
 
 // protection is a protected task's service and error filter.

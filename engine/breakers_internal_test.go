@@ -2,7 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -61,3 +69,75 @@ func TestDisabledBreakerAllocatesNothing(t *testing.T) {
 		t.Fatalf("a protected task with breaking disabled allocates %v per run, a plain one %v", off, plain)
 	}
 }
+
+// flakyClaims fails its claims while down, and counts them.
+type flakyClaims struct {
+	mu    sync.Mutex
+	down  bool
+	calls int
+}
+
+func (f *flakyClaims) ClaimJobs(context.Context, spi.ClaimParams) ([]*spi.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.down {
+		return nil, errors.New("connection refused")
+	}
+	return nil, nil
+}
+
+func (f *flakyClaims) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+type claimAgain struct{}
+
+func (claimAgain) Next(spi.PollResult) time.Duration { return 0 }
+
+// The poller breaker stops the claims while the store keeps failing them,
+// and lets a trial claim through once its wait is over.
+func TestPollerBreakerStopsClaims(t *testing.T) {
+	ctx := context.Background()
+	clock := clockwork.NewFakeClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	var mu sync.Mutex
+	var states []string
+	metrics := pollerStates{record: func(s string) { mu.Lock(); states = append(states, s); mu.Unlock() }}
+	o := Options{NodeID: "n1", Metrics: metrics, Logger: slog.New(slog.DiscardHandler),
+		Breakers: BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 1}}}
+	b, err := pollerBreaker(o)
+	require.NoError(t, err)
+	store := &flakyClaims{down: true}
+	p := newPoller(pollerDeps{store: store, clock: clock, log: o.Logger, strategy: claimAgain{}, breaker: b,
+		dispatch: func(*spi.Job) {}, claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}})
+	require.True(t, p.claim(ctx, 1))
+	require.True(t, p.claim(ctx, 1))
+	assert.Equal(t, 2, store.count())
+	done := make(chan bool)
+	go func() { done <- p.claim(ctx, 1) }()
+	require.NoError(t, clock.BlockUntilContext(ctx, 1), "open: the poller waits instead of claiming")
+	assert.Equal(t, 2, store.count(), "no claim while open")
+	store.mu.Lock()
+	store.down = false
+	store.mu.Unlock()
+	clock.Advance(time.Minute)
+	require.True(t, <-done)
+	require.True(t, p.claim(ctx, 1), "half-open: a trial claim")
+	assert.Equal(t, 3, store.count())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"OPEN", "HALF_OPEN", "CLOSED"}, states)
+
+	off, err := pollerBreaker(Options{Breakers: BreakerOptions{Disabled: true}})
+	require.NoError(t, err)
+	assert.Nil(t, off, "no poller breaker when breaking is off")
+}
+
+type pollerStates struct {
+	spi.NoOpMetrics
+	record func(string)
+}
+
+func (m pollerStates) PollerBreakerState(_ context.Context, _, state string) { m.record(state) }

@@ -46,7 +46,13 @@
 // service (Task.ProtectedBy) through the engine's spi.ResilienceStrategy,
 // package breaker's by default; a refused run's *spi.CircuitOpenError
 // makes DecideRetry put the job back after the retry delay without
-// charging an attempt.
+// charging an attempt. The poller has its own breaker (the same package's
+// Breaker around ClaimJobs): open, it waits instead of claiming.
+//
+// Per-task limits (tuning.go): with Options.TaskTuning the executor counts
+// the running jobs of each limited task; the poller claims only the tasks
+// below their limit, the executor admits a claim's jobs up to each room
+// and the rest are given back (ReleaseJobs, not charged).
 //
 // Job logs (joblog.go): the executor gives each run a logger whose handler
 // keeps what the body logs in a bounded per-run buffer (runLog); the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/cron"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -40,7 +41,9 @@ type Engine struct {
 	// resilience guards the protected tasks (nil: none, or breaking off).
 	resilience spi.ResilienceStrategy
 	protected  map[string]protection
-	subs       subscribers
+	// pollBreaker stops the claims while the store keeps failing them.
+	pollBreaker *breaker.Breaker
+	subs        subscribers
 
 	completer *completer
 	executor  *executor
@@ -87,6 +90,9 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	slices.Sort(e.taskNames)
 	if e.resilience, e.protected, err = resilience(o, e.tasks); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if e.pollBreaker, err = pollerBreaker(o); err != nil {
+		return nil, fmt.Errorf("engine: %w: poller breaker: %w", ratchet.ErrInvalidArgument, err)
 	}
 	for i, svc := range o.Services {
 		if svc == nil {
@@ -165,7 +171,8 @@ func (e *Engine) wire() {
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
 			o.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() }})
+		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() },
+		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
 	e.beats = newHeartbeater(heartbeaterDeps{clock: o.Clock, log: e.log, interval: o.HeartbeatInterval,
 		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
 		superseded: func(ctx context.Context, j *spi.Job) { o.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
@@ -184,8 +191,12 @@ func (e *Engine) wire() {
 		policy:   PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval}),
 		free:     e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
+		breaker: e.pollBreaker,
 		claimed: func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
 		failed:  func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }})
+	if e.executor.tasks != nil {
+		e.poller.limited, e.poller.admit, e.poller.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
+	}
 }
 
 // runTask runs a claimed job's task: the end of the work middleware. The

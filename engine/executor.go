@@ -38,6 +38,8 @@ type executorDeps struct {
 	complete func(pendingCompletion)
 	// freed is told when a slot frees up (the poller's wakeup).
 	freed func()
+	// tasks are the per-task limits; nil for none.
+	tasks *taskSlots
 }
 
 // execution is one running job as the executor holds it.
@@ -100,6 +102,9 @@ func (x *executor) dispatch(j *spi.Job) {
 		p := x.execute(ctx, j)
 		x.mu.Lock()
 		delete(x.inflight, ref)
+		if x.tasks != nil {
+			x.tasks.done(j.TaskName)
+		}
 		released := x.released[ref]
 		x.mu.Unlock()
 		if !released { // a released job's write would only be superseded

@@ -173,6 +173,12 @@ type Options struct {
 	// Hooks are told of the engine's start and stop (the spec's
 	// SchedulerLifecycleHook), in this order.
 	Hooks []LifecycleHook
+	// TaskTuning bounds the jobs of each task running at once on this
+	// node, beside Concurrency (the spec's ExecutionTuningProvider;
+	// TaskLimits for a map); nil bounds none. A claim then takes only
+	// the tasks below their limit, and gives back (to PENDING, not
+	// charged) what it took past a task's room.
+	TaskTuning ExecutionTuning
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -61,6 +62,13 @@ type pollerDeps struct {
 	// free returns the free slots; dispatch starts a claimed job.
 	free     func() int
 	dispatch func(*spi.Job)
+	// limited, when not nil, gives the tasks a claim may take now and
+	// its limit (the per-task limits), admit splits claimed jobs into
+	// those that run and those over their task's limit, and giveBack
+	// releases the latter.
+	limited  func(tasks []string) ([]string, int)
+	admit    func([]*spi.Job) (run, over []*spi.Job)
+	giveBack func(context.Context, []*spi.Job)
 	// lastBeat is when the node's heartbeat last succeeded; beat writes it
 	// now and reports whether it succeeded.
 	lastBeat func() time.Time
@@ -68,6 +76,9 @@ type pollerDeps struct {
 	// claimed and failed are told of each claim's outcome (metrics).
 	claimed func(ctx context.Context, n int)
 	failed  func(ctx context.Context, err error)
+	// breaker, when not nil, stops the claims while the store keeps
+	// failing them (the poller breaker).
+	breaker *breaker.Breaker
 }
 
 // poller claims due jobs up to the free slots and dispatches them, waking
@@ -143,7 +154,33 @@ func (p *poller) run(ctx context.Context) {
 func (p *poller) claim(ctx context.Context, limit int) bool {
 	cp := p.params
 	cp.Limit, cp.Now = limit, p.clock.Now().UTC().Truncate(time.Microsecond)
+	if p.limited != nil {
+		var room int
+		if cp.Tasks, room = p.limited(cp.Tasks); len(cp.Tasks) == 0 || room <= 0 {
+			return p.waitWake(ctx, 0) // every task at its limit: wait for a slot
+		}
+		cp.Limit = min(cp.Limit, room)
+	}
+	var permit breaker.Permit
+	if p.breaker != nil {
+		var ok bool
+		if permit, ok = p.breaker.Allow(p.clock.Now()); !ok {
+			// Open: no claim until its wait is over (a wakeup only
+			// asks again).
+			return p.waitWake(ctx, max(p.breaker.OpenFor(p.clock.Now()), time.Millisecond))
+		}
+	}
 	jobs, err := p.store.ClaimJobs(ctx, cp)
+	if p.breaker != nil {
+		out := spi.CallSucceeded
+		switch {
+		case err != nil && ctx.Err() != nil:
+			out = spi.CallNotCounted
+		case err != nil:
+			out = spi.CallFailed
+		}
+		permit.Done(p.clock.Now(), out)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false
@@ -152,8 +189,15 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 		p.log.Warn("claim failed; backing off", "err", err)
 	} else if len(jobs) > 0 {
 		p.claimed(ctx, len(jobs))
+		var over []*spi.Job
+		if p.admit != nil {
+			jobs, over = p.admit(jobs)
+		}
 		for _, j := range jobs {
 			p.dispatch(j)
+		}
+		if len(over) > 0 {
+			p.giveBack(ctx, over)
 		}
 	}
 	d := p.strategy.Next(spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err})

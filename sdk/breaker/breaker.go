@@ -125,6 +125,18 @@ func (b *Breaker) State(now time.Time) State {
 	return b.state
 }
 
+// OpenFor returns how long the breaker stays OPEN after now (zero when
+// it is not open, or its wait is over): how long a caller refused by
+// Allow may wait before it asks again.
+func (b *Breaker) OpenFor(now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != Open {
+		return 0
+	}
+	return max(0, b.openedAt.Add(b.cfg.WaitDuration).Sub(now))
+}
+
 // recordLocked puts a CLOSED call in the window and opens the breaker when
 // the failure rate reaches the threshold over at least MinimumCalls.
 func (b *Breaker) recordLocked(now time.Time, failed bool) {

@@ -51,6 +51,9 @@ type MetricsCollector interface {
 	// breaker (the states "CLOSED", "OPEN", "HALF_OPEN"); node is the
 	// node whose breaker it is (breakers are per node).
 	CircuitBreakerState(ctx context.Context, node, service, state string)
+	// PollerBreakerState reports a transition of a node's poller breaker,
+	// which stops its claims while the store keeps failing them.
+	PollerBreakerState(ctx context.Context, node, state string)
 }
 
 // NoOpMetrics is a MetricsCollector that records nothing. Its zero value is
@@ -80,6 +83,9 @@ func (NoOpMetrics) JobsRecovered(context.Context, string, int) {}
 
 // CircuitBreakerState does nothing.
 func (NoOpMetrics) CircuitBreakerState(context.Context, string, string, string) {}
+
+// PollerBreakerState does nothing.
+func (NoOpMetrics) PollerBreakerState(context.Context, string, string) {}
 
 // PollResult is what one claim did, as a PollDelayStrategy sees it.
 type PollResult struct {
