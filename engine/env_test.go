@@ -160,6 +160,24 @@ func TestLookupEnvJobLogs(t *testing.T) {
 	assert.ErrorContains(t, err, "RATCHET_JOB_LOG_MAX_LINES")
 }
 
+// The circuit breaker settings apply.
+func TestLookupEnvBreakers(t *testing.T) {
+	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_CIRCUIT_BREAKER_ENABLED=true",
+		"RATCHET_CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD=25", "RATCHET_CIRCUIT_BREAKER_SLIDING_WINDOW_SIZE=20",
+		"RATCHET_CIRCUIT_BREAKER_MINIMUM_CALLS=5", "RATCHET_CIRCUIT_BREAKER_PERMITTED_CALLS_IN_HALF_OPEN=2",
+		"RATCHET_CIRCUIT_BREAKER_WAIT_DURATION_SECONDS=15", "RATCHET_CIRCUIT_BREAKER_RETRY_DELAY_SECONDS=7"})
+	require.NoError(t, err)
+	assert.Equal(t, spi.CircuitBreakerConfig{FailureRateThreshold: 25, SlidingWindowSize: 20, MinimumCalls: 5,
+		PermittedCallsInHalfOpen: 2, WaitDuration: 15 * time.Second}, o.Breakers.Config)
+	assert.Equal(t, 7*time.Second, o.Breakers.RetryDelay)
+	assert.False(t, o.Breakers.Disabled)
+	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_CIRCUIT_BREAKER_ENABLED=false"})
+	require.NoError(t, err)
+	assert.True(t, o.Breakers.Disabled)
+	_, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_CIRCUIT_BREAKER_ENABLED=maybe"})
+	assert.ErrorContains(t, err, "RATCHET_CIRCUIT_BREAKER_ENABLED")
+}
+
 // The environment's 0 for the crash budget and the aging interval means
 // what it means in the spec (none, off), and reaches the store as such.
 func TestEnvZeroMeansFailOnFirstCrashAndNoAging(t *testing.T) {
