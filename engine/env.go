@@ -70,6 +70,19 @@ var envSettings = []envSetting{
 		apply: func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,
 		apply: func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }},
+	{name: "RATCHET_WORKER_TASK_LIMITS", doc: "jobs of a task run at once on a node (task=n, comma-separated)", applyStr: func(o *Options, v string) error {
+		limits := TaskLimits{}
+		for _, kv := range strings.Split(v, ",") {
+			task, n, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			limit, err := strconv.Atoi(strings.TrimSpace(n))
+			if !ok || task == "" || err != nil || limit < 1 {
+				return fmt.Errorf("%q is not task=n with n at least 1", kv)
+			}
+			limits[strings.TrimSpace(task)] = limit
+		}
+		o.TaskTuning = limits
+		return nil
+	}},
 	// This library's circuit breakers (the defaults of every service).
 	{name: "RATCHET_CIRCUIT_BREAKER_ENABLED", doc: "circuit breakers of protected tasks (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
@@ -173,6 +186,7 @@ func FromEnv(base Options) (Options, error) {
 // RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES (0 is AgingDisabled),
 // RATCHET_PAYLOAD_MAX_PAYLOAD_KB, RATCHET_WORKER_CONCURRENCY,
 // RATCHET_WORKER_POLL_INTERVAL_MS, RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS,
+// RATCHET_WORKER_TASK_LIMITS (task=n,task=n: Options.TaskTuning),
 // the archive's RATCHET_JOB_ARCHIVE_ENABLED (true or false),
 // RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_CRON (checked by package
 // cron) and RATCHET_JOB_ARCHIVE_BATCH_SIZE, and the job logs'

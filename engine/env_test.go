@@ -160,6 +160,17 @@ func TestLookupEnvJobLogs(t *testing.T) {
 	assert.ErrorContains(t, err, "RATCHET_JOB_LOG_MAX_LINES")
 }
 
+// The per-task limits apply, and a malformed one names the variable.
+func TestLookupEnvTaskLimits(t *testing.T) {
+	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_WORKER_TASK_LIMITS=report=2, email.send = 10"})
+	require.NoError(t, err)
+	assert.Equal(t, engine.TaskLimits{"report": 2, "email.send": 10}, o.TaskTuning)
+	for _, bad := range []string{"report", "report=0", "=3", "report=x"} {
+		_, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_WORKER_TASK_LIMITS=" + bad})
+		assert.ErrorContains(t, err, "RATCHET_WORKER_TASK_LIMITS", bad)
+	}
+}
+
 // The circuit breaker settings apply.
 func TestLookupEnvBreakers(t *testing.T) {
 	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_CIRCUIT_BREAKER_ENABLED=true",
