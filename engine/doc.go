@@ -49,6 +49,10 @@
 // charging an attempt. The poller has its own breaker (the same package's
 // Breaker around ClaimJobs): open, it waits instead of claiming.
 //
+// Health (health.go): Engine.Health and the liveness and readiness
+// handlers read the engine's state, the heartbeat's age and a one-row read
+// of the store.
+//
 // Per-task limits (tuning.go): with Options.TaskTuning the executor counts
 // the running jobs of each limited task; the poller claims only the tasks
 // below their limit, the executor admits a claim's jobs up to each room

@@ -54,6 +54,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	state    int                // 0 new, 1 running, 2 stopped
+	draining bool               // Stop has begun and not ended
 	runCtx   context.Context    // parent of job contexts; cancelled when the engine has stopped
 	cancel   context.CancelFunc //
 	claiming *group             // poller, wakeup listener, orphan scans, services: stopped first
@@ -349,8 +350,13 @@ func (e *Engine) Stop(ctx context.Context) error {
 		e.mu.Unlock()
 		return ErrNotStarted
 	}
-	e.state = 2
+	e.state, e.draining = 2, true
 	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.draining = false
+		e.mu.Unlock()
+	}()
 
 	for _, h := range e.opts.Hooks {
 		h.BeforeStop(ctx)

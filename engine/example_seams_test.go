@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -309,4 +311,36 @@ func Example_lifecycleHooks() {
 	// loading rates
 	// node up
 	// node down
+}
+
+// A node's liveness and readiness, for Kubernetes probes: mount the
+// handlers in the application's own server.
+func Example_health() {
+	ctx := context.Background()
+	noop := ratchet.NewVoidTask("noop", func(context.Context, int) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler)}, noop)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/livez", eng.LivenessHandler())
+	mux.Handle("/readyz", eng.ReadinessHandler())
+	status := func(path string) int {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code
+	}
+	fmt.Println("before start:", status("/readyz"))
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("running:", status("/livez"), status("/readyz"))
+	if err := eng.Stop(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("stopped:", status("/livez"))
+	// Output:
+	// before start: 503
+	// running: 200 200
+	// stopped: 503
 }
