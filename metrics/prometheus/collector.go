@@ -1,0 +1,120 @@
+package prometheus
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Collector is a spi.MetricsCollector that records in Prometheus metrics.
+// Create it with New; it is safe for concurrent use.
+type Collector struct {
+	started, succeeded, failed, superseded *prometheus.CounterVec
+	duration                               *prometheus.HistogramVec
+	claimed, claimFailures, recovered      *prometheus.CounterVec
+	breaker, poller                        *prometheus.GaugeVec
+}
+
+var _ spi.MetricsCollector = (*Collector)(nil)
+
+// breakerStates are the states a breaker gauge has a series for.
+var breakerStates = []string{"CLOSED", "OPEN", "HALF_OPEN"}
+
+// New returns a Collector whose metrics are registered on reg (nil means
+// prometheus.DefaultRegisterer). It fails when reg holds metrics of the
+// same names already (two collectors on one registry).
+func New(reg prometheus.Registerer) (*Collector, error) {
+	if reg == nil {
+		reg = prometheus.DefaultRegisterer
+	}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ratchet", Name: name, Help: help}, labels)
+	}
+	c := &Collector{
+		started:       counter("jobs_started_total", "Job runs started, by task and priority.", "task", "priority"),
+		succeeded:     counter("jobs_succeeded_total", "Job runs that succeeded, by task.", "task"),
+		failed:        counter("jobs_failed_total", "Job runs that failed (retried or dead-lettered), by task.", "task"),
+		superseded:    counter("writes_superseded_total", "Owner writes that lost their fence, by task.", "task"),
+		claimed:       counter("claims_jobs_total", "Jobs claimed, by node.", "node"),
+		claimFailures: counter("claim_failures_total", "Claims that failed, by node.", "node"),
+		recovered:     counter("jobs_recovered_total", "Orphaned jobs recovered, by the node that recovered them.", "node"),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "ratchet", Name: "job_duration_seconds",
+			Help: "Duration of the job runs that succeeded, by task.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"task"}),
+		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ratchet", Name: "circuit_breaker_state",
+			Help: "1 for the current state of a service's circuit breaker on a node, 0 for the others."}, []string{"node", "service", "state"}),
+		poller: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ratchet", Name: "poller_breaker_state",
+			Help: "1 for the current state of a node's poller breaker, 0 for the others."}, []string{"node", "state"}),
+	}
+	var errs []error
+	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
+		c.recovered, c.duration, c.breaker, c.poller} {
+		errs = append(errs, reg.Register(m))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// JobStarted counts a run.
+func (c *Collector) JobStarted(_ context.Context, _ uuid.UUID, task string, p spi.Priority) {
+	c.started.WithLabelValues(task, strconv.Itoa(int(p))).Inc()
+}
+
+// JobCompleted counts a success and observes its duration.
+func (c *Collector) JobCompleted(_ context.Context, _ uuid.UUID, task string, elapsed time.Duration) {
+	c.succeeded.WithLabelValues(task).Inc()
+	c.duration.WithLabelValues(task).Observe(elapsed.Seconds())
+}
+
+// JobFailed counts a failed run.
+func (c *Collector) JobFailed(_ context.Context, _ uuid.UUID, task string, _ error, _ int) {
+	c.failed.WithLabelValues(task).Inc()
+}
+
+// JobsClaimed counts claimed jobs.
+func (c *Collector) JobsClaimed(_ context.Context, node string, n int) {
+	c.claimed.WithLabelValues(node).Add(float64(n))
+}
+
+// ClaimTransientFailure counts a failed claim.
+func (c *Collector) ClaimTransientFailure(_ context.Context, node string, _ error) {
+	c.claimFailures.WithLabelValues(node).Inc()
+}
+
+// WriteSuperseded counts an owner write that lost its fence.
+func (c *Collector) WriteSuperseded(_ context.Context, _ uuid.UUID, task string) {
+	c.superseded.WithLabelValues(task).Inc()
+}
+
+// JobsRecovered counts recovered orphans.
+func (c *Collector) JobsRecovered(_ context.Context, node string, n int) {
+	c.recovered.WithLabelValues(node).Add(float64(n))
+}
+
+// CircuitBreakerState sets the gauge of the breaker's new state.
+func (c *Collector) CircuitBreakerState(_ context.Context, node, service, state string) {
+	for _, s := range breakerStates {
+		c.breaker.WithLabelValues(node, service, s).Set(flag(s == state))
+	}
+}
+
+// PollerBreakerState sets the gauge of the poller breaker's new state.
+func (c *Collector) PollerBreakerState(_ context.Context, node, state string) {
+	for _, s := range breakerStates {
+		c.poller.WithLabelValues(node, s).Set(flag(s == state))
+	}
+}
+
+func flag(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

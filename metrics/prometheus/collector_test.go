@@ -1,0 +1,84 @@
+package prometheus_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/engine"
+	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/stores/memory"
+)
+
+// scrape reads the registry's /metrics page.
+func scrape(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// The endpoint shows each family, fed by a real engine where the run can
+// produce it and by the callbacks directly otherwise.
+func TestScrapeShowsEveryFamily(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := ratchetprom.New(reg)
+	require.NoError(t, err)
+	ok := ratchet.NewVoidTask("email.send", func(context.Context, int) error { return nil })
+	bad := ratchet.NewVoidTask("email.bounce", func(context.Context, int) error { return ratchet.DoNotRetry(errors.New("no such mailbox")) })
+	eng, err := engine.New(memory.New(), engine.Options{Metrics: c, NodeID: "n1", Logger: slog.New(slog.DiscardHandler)}, ok, bad)
+	require.NoError(t, err)
+	events, unsubscribe := eng.Subscribe(10)
+	defer unsubscribe()
+	require.NoError(t, eng.Start(ctx))
+	_, err = ok.Submit(ctx, eng.Client(), 1)
+	require.NoError(t, err)
+	_, err = bad.Submit(ctx, eng.Client(), 1)
+	require.NoError(t, err)
+	<-events
+	<-events
+	require.NoError(t, eng.Stop(ctx))
+	c.ClaimTransientFailure(ctx, "n1", errors.New("connection reset"))
+	c.WriteSuperseded(ctx, uuid.New(), "email.send")
+	c.JobsRecovered(ctx, "n1", 3)
+	c.CircuitBreakerState(ctx, "n1", "smtp", "OPEN")
+	c.PollerBreakerState(ctx, "n1", "HALF_OPEN")
+
+	page := scrape(t, reg)
+	for _, want := range []string{
+		`ratchet_jobs_started_total{priority="2",task="email.send"} 1`,
+		`ratchet_jobs_succeeded_total{task="email.send"} 1`,
+		`ratchet_jobs_failed_total{task="email.bounce"} 1`,
+		`ratchet_job_duration_seconds_count{task="email.send"} 1`,
+		`ratchet_claims_jobs_total{node="n1"}`,
+		`ratchet_claim_failures_total{node="n1"} 1`,
+		`ratchet_writes_superseded_total{task="email.send"} 1`,
+		`ratchet_jobs_recovered_total{node="n1"} 3`,
+		`ratchet_circuit_breaker_state{node="n1",service="smtp",state="OPEN"} 1`,
+		`ratchet_circuit_breaker_state{node="n1",service="smtp",state="CLOSED"} 0`,
+		`ratchet_poller_breaker_state{node="n1",state="HALF_OPEN"} 1`,
+	} {
+		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
+	}
+
+	_, err = ratchetprom.New(reg)
+	assert.Error(t, err, "a second collector on the same registry is refused")
+}
