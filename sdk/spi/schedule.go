@@ -64,6 +64,12 @@ type ScheduleFire struct {
 // least; older ones may be dropped.
 const MaxSkipRecords = 1000
 
+// ShedSkipRecords reports whether a store holding n skip records of a
+// schedule drops those past the latest MaxSkipRecords now: once they are
+// a tenth more, so that the read of the kept ones happens once per so
+// many skipping fires.
+func ShedSkipRecords(n int64) bool { return n > MaxSkipRecords*11/10 }
+
 // SkipRecord is one run of a schedule's skipped slots, as a fire recorded
 // it: Slots slots from From to To (each slot of the expression between
 // them, both included), recorded at At.

@@ -194,14 +194,14 @@ type skipDoc struct {
 var skipOrder = bson.D{{Key: "sched", Value: 1}, {Key: "from", Value: -1}}
 
 // recordSkip writes a fire's skip record once its advance applied (a
-// crash in between loses the record, never the count) and, once the
-// schedule holds a tenth more than spi.MaxSkipRecords, drops the older.
+// crash in between loses the record, never the count) and, when
+// spi.ShedSkipRecords says so, drops those past the latest MaxSkipRecords.
 func (s *Store) recordSkip(ctx context.Context, id string, rec spi.SkipRecord) error {
 	if _, err := s.skips.InsertOne(ctx, skipDoc{Sched: id, From: timeUS(rec.From), To: timeUS(rec.To), Slots: rec.Slots, At: timeUS(rec.At)}); err != nil {
 		return err
 	}
 	n, err := s.skips.CountDocuments(ctx, bson.M{"sched": id})
-	if err != nil || n <= spi.MaxSkipRecords*11/10 {
+	if err != nil || !spi.ShedSkipRecords(n) {
 		return err
 	}
 	var oldest skipDoc

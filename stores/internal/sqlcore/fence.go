@@ -51,6 +51,11 @@ func DistinctIDs(refs []spi.ClaimRef) []uuid.UUID {
 	for _, r := range refs {
 		ids = append(ids, r.JobID)
 	}
+	return sortedIDs(ids)
+}
+
+// sortedIDs sorts ids in byte order and drops the repeats, in place.
+func sortedIDs(ids []uuid.UUID) []uuid.UUID {
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	return slices.Compact(ids)
 }

@@ -98,7 +98,7 @@ func (c Core[T]) DeleteJobLogs(ctx context.Context, before time.Time, limit int)
 			if err != nil || len(ids) == 0 {
 				return err
 			}
-			q, args = s.deleteLogs(DistinctIDs(refsOf(ids)), before)
+			q, args = s.deleteLogs(sortedIDs(ids), before)
 			r, err := tx.ExecContext(ctx, q, args...)
 			if err != nil {
 				return err
@@ -108,15 +108,6 @@ func (c Core[T]) DeleteJobLogs(ctx context.Context, before time.Time, limit int)
 		})
 	})
 	return int(n), err
-}
-
-// refsOf wraps ids as claim refs, for DistinctIDs.
-func refsOf(ids []uuid.UUID) []spi.ClaimRef {
-	refs := make([]spi.ClaimRef, len(ids))
-	for i, id := range ids {
-		refs[i].JobID = id
-	}
-	return refs
 }
 
 // The job log statements, in the syntax of a dialect.

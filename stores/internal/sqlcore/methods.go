@@ -359,30 +359,22 @@ func (c Core[T]) HeartbeatTasks(ctx context.Context, nodeID string, tasks []stri
 // LiveNodes returns the nodes whose heartbeat is at or after since, with
 // their tasks, ordered by id. It implements [spi.NodeTaskStore].
 func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo, error) {
-	var out []spi.NodeInfo
-	err := c.do("list the live nodes", func() error {
-		q, args := c.cfg.D.LiveNodesSQL(since)
-		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
+	q, args := c.cfg.D.LiveNodesSQL(since)
+	out, err := queryAll(ctx, c, "list the live nodes", q, args, func(rows *sql.Rows) (spi.NodeInfo, error) {
+		var n spi.NodeInfo
+		var hb any
+		var tasks sql.NullString
+		if err := rows.Scan(&n.ID, &hb, &tasks); err != nil {
+			return n, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var n spi.NodeInfo
-			var hb any
-			var tasks sql.NullString
-			if err := rows.Scan(&n.ID, &hb, &tasks); err != nil {
-				return err
-			}
-			if n.Tasks, err = decodeTasks(n.ID, tasks); err != nil {
-				return err
-			}
-			if n.Heartbeat, err = c.cfg.D.timeOf(hb); err != nil {
-				return fmt.Errorf("node %q: %w", n.ID, err)
-			}
-			out = append(out, n)
+		var err error
+		if n.Tasks, err = decodeTasks(n.ID, tasks); err != nil {
+			return n, err
 		}
-		return rows.Err()
+		if n.Heartbeat, err = c.cfg.D.timeOf(hb); err != nil {
+			return n, fmt.Errorf("node %q: %w", n.ID, err)
+		}
+		return n, nil
 	})
 	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out, err
@@ -392,25 +384,17 @@ func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo
 // time of each, ordered by task: one pass over the PENDING entries of the
 // claim index. It implements [spi.NodeTaskStore].
 func (c Core[T]) PendingTasks(ctx context.Context) ([]spi.TaskBacklog, error) {
-	var out []spi.TaskBacklog
-	err := c.do("count the pending jobs per task", func() error {
-		rows, err := c.cfg.DB.QueryContext(ctx, c.cfg.D.PendingCountSQL)
-		if err != nil {
-			return err
+	out, err := queryAll(ctx, c, "count the pending jobs per task", c.cfg.D.PendingCountSQL, nil, func(rows *sql.Rows) (spi.TaskBacklog, error) {
+		var b spi.TaskBacklog
+		var earliest any
+		if err := rows.Scan(&b.Task, &b.Pending, &earliest); err != nil {
+			return b, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var b spi.TaskBacklog
-			var earliest any
-			if err := rows.Scan(&b.Task, &b.Pending, &earliest); err != nil {
-				return err
-			}
-			if b.Earliest, err = c.cfg.D.timeOf(earliest); err != nil {
-				return fmt.Errorf("task %q: %w", b.Task, err)
-			}
-			out = append(out, b)
+		var err error
+		if b.Earliest, err = c.cfg.D.timeOf(earliest); err != nil {
+			return b, fmt.Errorf("task %q: %w", b.Task, err)
 		}
-		return rows.Err()
+		return b, nil
 	})
 	slices.SortFunc(out, func(a, b spi.TaskBacklog) int { return strings.Compare(a.Task, b.Task) })
 	return out, err

@@ -1,6 +1,7 @@
 package sqlcore
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 
@@ -181,4 +182,27 @@ func ReadCounts(rows *sql.Rows) (map[string]int64, error) {
 		out[name] = n
 	}
 	return out, rows.Err()
+}
+
+// queryAll runs the read q of c (as c.do runs an operation) and returns
+// each row as scan reads it.
+func queryAll[T, R any](ctx context.Context, c Core[T], op, q string, args []any, scan func(*sql.Rows) (R, error)) ([]R, error) {
+	var out []R
+	err := c.do(op, func() error {
+		out = nil
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }

@@ -161,10 +161,8 @@ func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []
 	return ok, res, err
 }
 
-// recordSkip writes a skip record and, once the schedule holds a tenth
-// more than spi.MaxSkipRecords, drops those past the latest
-// MaxSkipRecords (so the read of the kept ones happens once per so many
-// skipping fires).
+// recordSkip writes a skip record and, when spi.ShedSkipRecords says so,
+// drops those past the latest spi.MaxSkipRecords.
 func (c Core[T]) recordSkip(ctx context.Context, tx *sql.Tx, id string, rec spi.SkipRecord) error {
 	s := &c.cfg.D.Syntax
 	q, args := s.insertSkip(id, rec)
@@ -173,7 +171,7 @@ func (c Core[T]) recordSkip(ctx context.Context, tx *sql.Tx, id string, rec spi.
 	}
 	var n int64
 	q, args = s.SQL("SELECT COUNT(*) FROM {skip} WHERE schedule_id = ?", s.name(id))
-	if err := tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil || n <= spi.MaxSkipRecords*11/10 {
+	if err := tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil || !spi.ShedSkipRecords(n) {
 		return err
 	}
 	q, args = s.scheduleSkips(id, spi.MaxSkipRecords)
@@ -253,29 +251,6 @@ func (c Core[T]) ownFire(ctx context.Context, tx *sql.Tx, f spi.ScheduleFire) (b
 // schedules runs a query of schedule rows.
 func (c Core[T]) schedules(ctx context.Context, op, q string, args []any) ([]spi.ScheduleRow, error) {
 	return queryAll(ctx, c, op, q, args, c.scanSchedule)
-}
-
-// queryAll runs the read q of c (as c.do runs an operation) and returns
-// each row as scan reads it.
-func queryAll[T, R any](ctx context.Context, c Core[T], op, q string, args []any, scan func(*sql.Rows) (R, error)) ([]R, error) {
-	var out []R
-	err := c.do(op, func() error {
-		out = nil
-		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			r, err := scan(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	return out, err
 }
 
 func (c Core[T]) scanSchedule(rows *sql.Rows) (spi.ScheduleRow, error) {
