@@ -166,7 +166,7 @@ func (e *Engine) wire() {
 			}
 			rl := &runLog{ref: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, run: jc.Run, level: o.JobLogs.Level,
 				max: o.JobLogs.MaxLines, clock: o.Clock, sanitize: o.ErrorSanitizer, flush: e.completer.addLogs}
-			jc.Logger = slog.New(&logTee{inner: jc.Logger.Handler(), log: rl})
+			jc.Logger = rl.logger(jc.Logger.Handler())
 			return jc, rl
 		},
 		run: func(ctx context.Context, j *spi.Job) (any, error) {

@@ -69,6 +69,16 @@ type runLog struct {
 	lines  []spi.LogLine
 	next   int
 	closed bool
+
+	// tee is the root handler of the run's logger, allocated with the
+	// log (one allocation less per job).
+	tee logTee
+}
+
+// logger returns the run's logger: inner's records, kept in the log too.
+func (r *runLog) logger(inner slog.Handler) *slog.Logger {
+	r.tee = logTee{inner: inner, log: r}
+	return slog.New(&r.tee)
 }
 
 // add keeps one line, unless the run ended or passed the bound.
