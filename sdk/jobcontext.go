@@ -65,14 +65,7 @@ type JobContextOptions struct {
 // NewJobContextWith builds the JobContext of j's next run, as NewJobContext
 // does, with access to its job state fenced by j's claim sequence.
 func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
-	jc := NewJobContext(j, o.Logger)
-	if o.Loggers != nil {
-		base := o.Logger
-		if base == nil {
-			base = slog.Default()
-		}
-		jc.Logger = o.Loggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: jc.Run, CrashCount: j.CrashCount, Base: base})
-	}
+	jc := newJobContext(j, o.Logger, o.Loggers)
 	jc.claimSeq, jc.state, jc.props, jc.pipe = j.ClaimSeq, o.State, o.Properties, o.Pipeline
 	if jc.pipe == nil {
 		jc.pipe, _ = NewPipeline(nil, 0)
@@ -175,9 +168,16 @@ func (j *JobContext) writeState(ctx context.Context, namespace string, v any,
 // NewJobContext builds the JobContext of j's next run (Run = j.Attempts + 1);
 // engines and test harnesses use it. Params are copied; a nil logger means
 // slog.Default().
-func NewJobContext(j *Job, logger *slog.Logger) *JobContext {
+func NewJobContext(j *Job, logger *slog.Logger) *JobContext { return newJobContext(j, logger, nil) }
+
+// newJobContext is NewJobContext with the run's logger made by loggers
+// (nil: DefaultJobLoggers).
+func newJobContext(j *Job, logger *slog.Logger, loggers JobLoggerFactory) *JobContext {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	if loggers == nil {
+		loggers = DefaultJobLoggers
 	}
 	run := j.Attempts + 1
 	p := make(map[string]string, len(j.Params))
@@ -187,7 +187,7 @@ func NewJobContext(j *Job, logger *slog.Logger) *JobContext {
 	return &JobContext{
 		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,
 		Priority: j.Priority, ScheduledAt: j.ScheduledAt,
-		Logger: DefaultJobLoggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Base: logger}),
+		Logger: loggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Base: logger}),
 		params: p,
 	}
 }
