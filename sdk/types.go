@@ -25,6 +25,8 @@ const (
 	StatusSucceeded = spi.StatusSucceeded
 	StatusFailed    = spi.StatusFailed
 	StatusCancelled = spi.StatusCancelled
+	StatusBlocked   = spi.StatusBlocked
+	StatusSkipped   = spi.StatusSkipped
 )
 
 // Priority levels; NORMAL is the default.

@@ -62,6 +62,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Archive
 	case *spi.JobLogStore:
 		v = caps.Logs
+	case *spi.WorkflowStore:
+		v = caps.Workflows
 	}
 	c, ok := v.(C)
 	return c, ok

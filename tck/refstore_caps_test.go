@@ -576,7 +576,7 @@ func (s *refStore) ArchiveJobs(_ context.Context, before time.Time, limit int) (
 	for id, r := range s.rows {
 		j := r.job
 		old := j.FinishedAt.Before(before) || s.bug == bugArchiveIgnoresAge
-		if (j.Status.Terminal() || s.bug == bugArchiveRunning) && old {
+		if (j.Status.Terminal() || s.bug == bugArchiveRunning) && old && !s.liveDependentsLocked(id) {
 			ids = append(ids, id)
 		}
 	}
@@ -591,6 +591,7 @@ func (s *refStore) ArchiveJobs(_ context.Context, before time.Time, limit int) (
 		if s.bug == bugArchiveKeepsLive {
 			continue
 		}
+		delete(s.deps, id)
 		delete(s.rows, id)
 		delete(s.props, id)
 		if k := j.IdempotencyKey; k != "" && s.keys[k] == id {

@@ -169,6 +169,7 @@ type refStore struct {
 	skips     map[string][]spi.SkipRecord
 	archived  map[uuid.UUID]*spi.Job
 	logs      map[uuid.UUID][]spi.LogLine
+	deps      map[uuid.UUID][]spi.Dependency // each child's dependencies
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
@@ -197,7 +198,7 @@ func newRefStore(b bug) *refStore {
 	return &refStore{
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
-		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, skips: map[string][]spi.SkipRecord{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, listeners: map[int]func(spi.WakeupHint){},
+		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, skips: map[string][]spi.SkipRecord{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, deps: map[uuid.UUID][]spi.Dependency{}, listeners: map[int]func(spi.WakeupHint){},
 		meet: make(chan struct{}),
 	}
 }
@@ -294,6 +295,11 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 			}
 		}
 	}
+	if spi.WorkflowBatch(jobs) && s.bug != bugWorkflowUnchecked {
+		if err := spi.ValidateWorkflowBatch(jobs); err != nil {
+			return nil, err
+		}
+	}
 	res := make([]spi.InsertResult, len(jobs))
 	batchKeys := map[string]uuid.UUID{}
 	for i, j := range jobs {
@@ -328,6 +334,7 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 		c.Properties = nil
 		c.Status = spi.StatusPending
+		s.linkLocked(c)
 		s.rows[c.ID] = &refRow{job: c}
 		s.order = append(s.order, c.ID)
 		if c.IdempotencyKey != "" {
@@ -605,7 +612,7 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 	}
 	if s.bug != bugCompletePartialBatch {
 		for _, c := range cs {
-			if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeFailed {
+			if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeCancelled {
 				return nil, fmt.Errorf("unknown outcome %d", c.Outcome)
 			}
 		}
@@ -661,8 +668,15 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 			j.Attempts = c.Attempts
 			j.LastError = c.LastError
 			j.FinishedAt = c.FinishedAt
+		case spi.OutcomeSkipped, spi.OutcomeCancelled:
+			j.Status = c.Outcome.Status()
+			j.LastError = c.LastError
+			j.FinishedAt = c.FinishedAt
 		default:
 			return nil, fmt.Errorf("unknown outcome %d", c.Outcome)
+		}
+		if j.Status.Terminal() {
+			s.finishedLocked(j, c.FinishedAt)
 		}
 		if s.bug == bugCompleteAdvancesSeq {
 			j.ClaimSeq++
@@ -728,6 +742,7 @@ func (s *refStore) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time
 	j.ScheduledAt = now
 	j.FinishedAt = time.Time{}
 	j.OwnerNode = ""
+	s.reviveLocked(id)
 	return nil
 }
 
@@ -745,11 +760,15 @@ func (s *refStore) CancelJob(_ context.Context, id uuid.UUID, now time.Time) err
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
 	j := r.job
-	if j.Status != spi.StatusPending && !(s.bug == bugCancelAnyState && j.Status == spi.StatusRunning) {
+	blocked := j.Status == spi.StatusBlocked && s.bug != bugCancelBlockedRefused
+	if j.Status != spi.StatusPending && !blocked && !(s.bug == bugCancelAnyState && j.Status == spi.StatusRunning) {
 		return fmt.Errorf("%w: job %s is %s, not PENDING", spi.ErrInvalidState, id, j.Status)
 	}
 	j.Status = spi.StatusCancelled
 	j.FinishedAt = now
+	if s.bug != bugNoReleaseOnCancel {
+		s.finishedLocked(j, now)
+	}
 	return nil
 }
 
@@ -833,6 +852,9 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 			j.Status = spi.StatusFailed
 			j.LastError = p.LastError
 			j.FinishedAt = p.Now
+			if s.bug != bugNoReleaseOnRecovery {
+				s.finishedLocked(j, p.Now)
+			}
 		}
 		if j.Status == spi.StatusPending || s.bug != bugRecoverFailKeepsOwner {
 			j.OwnerNode = ""

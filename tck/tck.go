@@ -153,6 +153,7 @@ func groups() []group {
 		{"Schedules", scheduleCases()},
 		{"Archive", archiveCases()},
 		{"JobLogs", jobLogCases()},
+		{"Workflows", workflowCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

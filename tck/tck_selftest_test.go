@@ -51,6 +51,7 @@ var capabilityGroups = map[string]string{
 	"Schedules":  "spi.ScheduleStore",
 	"Archive":    "spi.JobArchiver",
 	"JobLogs":    "spi.JobLogStore",
+	"Workflows":  "spi.WorkflowStore",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -251,6 +252,18 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugLogUnbounded, []string{"JobLogs/BoundedWithAMarker"}},
 		{bugLogPerRunBound, []string{"JobLogs/BoundedWithAMarker"}},
 		{bugLogDeleteIgnores, []string{"JobLogs/RetentionDeletesOldLines"}},
+
+		{bugReleaseFirstParent, []string{"Workflows/ReleaseOnLastParent", "Workflows/RetryRevives"}},
+		{bugReleaseKeepsDue, []string{"Workflows/ReleaseOnLastParent"}},
+		{bugNoReleaseOnRecovery, []string{"Workflows/ReleaseOnEveryFinish"}},
+		{bugNoReleaseOnCancel, []string{"Workflows/ReleaseOnEveryFinish", "Workflows/CancelBlocked"}},
+		{bugCancelBlockedRefused, []string{"Workflows/CancelBlocked"}},
+		{bugRetryNoRevive, []string{"Workflows/RetryRevives"}},
+		{bugReviveManualCancel, []string{"Workflows/RetryRevives"}},
+		{bugCancelFlowKeepsSeq, []string{"Workflows/CancelWorkflow"}},
+		{bugArchiveParents, []string{"Workflows/ArchiveKeepsParents"}},
+		{bugWorkflowUnchecked, []string{"Workflows/RejectsBadBatches"}},
+		{bugNoParentStatus, []string{"Workflows/ReleaseOnLastParent", "Workflows/ReleaseOnEveryFinish", "Workflows/Repair"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

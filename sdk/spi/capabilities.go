@@ -29,6 +29,8 @@ type Capabilities struct {
 	Archive JobArchiver
 	// Logs keeps the job logs.
 	Logs JobLogStore
+	// Workflows keeps jobs that wait for other jobs.
+	Workflows WorkflowStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -59,5 +61,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Schedules, _ = s.(ScheduleStore)
 	c.Archive, _ = s.(JobArchiver)
 	c.Logs, _ = s.(JobLogStore)
+	c.Workflows, _ = s.(WorkflowStore)
 	return c
 }

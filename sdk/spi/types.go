@@ -16,19 +16,23 @@ type Status string
 // The job states. PENDING jobs are due at their scheduled time; a claim makes
 // them RUNNING; an owner write finalizes them as SUCCEEDED or FAILED (the
 // dead-letter queue) or puts them back to PENDING for a retry. CANCELLED jobs
-// were withdrawn before they ran.
+// were withdrawn before they finished. In a workflow, BLOCKED jobs wait for
+// their dependencies, and SKIPPED ones did not run because a dependency or
+// a condition said so.
 const (
 	StatusPending   Status = "PENDING"
 	StatusRunning   Status = "RUNNING"
 	StatusSucceeded Status = "SUCCEEDED"
 	StatusFailed    Status = "FAILED"
 	StatusCancelled Status = "CANCELLED"
+	StatusBlocked   Status = "BLOCKED"
+	StatusSkipped   Status = "SKIPPED"
 )
 
 // Valid reports whether s is one of the known states.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled:
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled, StatusBlocked, StatusSkipped:
 		return true
 	}
 	return false
@@ -37,7 +41,7 @@ func (s Status) Valid() bool {
 // Terminal reports whether no further transition happens to a job in state s
 // without an explicit action (a DLQ retry).
 func (s Status) Terminal() bool {
-	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled || s == StatusSkipped
 }
 
 // Priority is a job's stored priority, 0 (lowest) to 4 (critical).
@@ -187,6 +191,20 @@ type Job struct {
 	// run at once across all nodes.
 	Resource      string
 	ResourceLimit int // at least 1 when Resource is set
+
+	// WorkflowID is the workflow the job belongs to; zero for none.
+	WorkflowID uuid.UUID
+	// Dependencies are the jobs this one waits for (a WorkflowStore):
+	// InsertJobs writes them, and the job as BLOCKED; job reads leave them
+	// nil (WorkflowStore.Dependencies reads them).
+	Dependencies []Dependency
+	// DependencyCount is the number of the job's dependencies and Waiting
+	// how many of them have not finished; reads fill both.
+	DependencyCount, Waiting int
+	// Dependents is the number of jobs that depend on this one; the
+	// inserter sets it, and a completion of the job carries it as
+	// HasDependents.
+	Dependents int
 }
 
 // Clone returns a deep copy of j.
@@ -207,6 +225,13 @@ func (j *Job) Clone() *Job {
 		c.Properties = make(map[string]string, len(j.Properties))
 		for k, v := range j.Properties {
 			c.Properties[k] = v
+		}
+	}
+	if j.Dependencies != nil {
+		c.Dependencies = make([]Dependency, len(j.Dependencies))
+		for i, d := range j.Dependencies {
+			d.ConditionArgs = cloneBytes(d.ConditionArgs)
+			c.Dependencies[i] = d
 		}
 	}
 	return &c
@@ -312,7 +337,30 @@ const (
 	OutcomeRetry
 	// OutcomeFailed finalizes the job as FAILED (the dead-letter queue).
 	OutcomeFailed
+	// OutcomeSkipped finalizes the job as SKIPPED and OutcomeCancelled as
+	// CANCELLED, with LastError as the reason: the engine's decision for
+	// a workflow job whose dependencies or conditions say it must not run
+	// (a WorkflowStore).
+	OutcomeSkipped
+	OutcomeCancelled
 )
+
+// Status is the state a completion of outcome o leaves its job in.
+func (o Outcome) Status() Status {
+	switch o {
+	case OutcomeSucceeded:
+		return StatusSucceeded
+	case OutcomeRetry:
+		return StatusPending
+	case OutcomeFailed:
+		return StatusFailed
+	case OutcomeSkipped:
+		return StatusSkipped
+	case OutcomeCancelled:
+		return StatusCancelled
+	}
+	return ""
+}
 
 // Completion is one fenced owner write that ends an execution.
 type Completion struct {
@@ -324,6 +372,10 @@ type Completion struct {
 	LastError  string    // OutcomeRetry and OutcomeFailed
 	Result     []byte    // OutcomeSucceeded only; nil for none
 	ResultType string
+	// HasDependents says that the job has dependents (Job.Dependents > 0
+	// when it was claimed): a finishing completion then records its status
+	// on their dependencies and releases them in the same write.
+	HasDependents bool
 }
 
 // AlreadyApplied reports whether j, as read from a store, is in exactly the
@@ -348,6 +400,8 @@ func (c Completion) AlreadyApplied(j *Job) bool {
 		return j.Status == StatusPending && same(j.ScheduledAt, c.RetryAt) && j.Attempts == c.Attempts && j.LastError == c.LastError
 	case OutcomeFailed:
 		return j.Status == StatusFailed && same(j.FinishedAt, c.FinishedAt) && j.Attempts == c.Attempts && j.LastError == c.LastError
+	case OutcomeSkipped, OutcomeCancelled:
+		return j.Status == c.Outcome.Status() && same(j.FinishedAt, c.FinishedAt) && j.LastError == c.LastError
 	}
 	return false
 }
@@ -438,6 +492,9 @@ func ValidateJobs(jobs []*Job) error {
 				return fmt.Errorf("job %s: %w", j.ID, err)
 			}
 		}
+	}
+	if WorkflowBatch(jobs) {
+		return ValidateWorkflowBatch(jobs)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 			break
 		}
 		j := s.jobs[id]
-		if j.Status.Terminal() && j.FinishedAt.Before(before) {
+		if j.Status.Terminal() && j.FinishedAt.Before(before) && !s.hasLiveDependents(j) {
 			moved = append(moved, id)
 		}
 	}
@@ -49,6 +49,7 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 			}
 		}
 		s.archive[id] = a
+		s.unlink(j)
 		delete(s.jobs, id)
 		delete(s.props, id)
 		if j.IdempotencyKey != "" && s.byKey[j.IdempotencyKey] == id {

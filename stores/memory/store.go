@@ -38,6 +38,11 @@ type Store struct {
 	archive map[uuid.UUID]archived      // archived jobs (JobArchiver)
 	arcIDs  []uuid.UUID                 // their ids, sorted
 	logs    map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
+	// Workflows (WorkflowStore): each child's dependencies, each parent's
+	// children, each workflow's live jobs.
+	deps     map[uuid.UUID][]spi.Dependency
+	children map[uuid.UUID][]uuid.UUID
+	flows    map[uuid.UUID][]uuid.UUID
 }
 
 type lease struct {
@@ -76,6 +81,10 @@ func New() *Store {
 		skips:   map[string][]spi.SkipRecord{},
 		archive: map[uuid.UUID]archived{},
 		logs:    map[uuid.UUID][]spi.LogLine{},
+
+		deps:     map[uuid.UUID][]spi.Dependency{},
+		children: map[uuid.UUID][]uuid.UUID{},
+		flows:    map[uuid.UUID][]uuid.UUID{},
 	}
 }
 
@@ -178,7 +187,9 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 		s.jobs[c.ID] = c
 		s.insertOrder(c.ID)
-		s.enqueue(c)
+		if s.link(c); c.Status == spi.StatusPending {
+			s.enqueue(c)
+		}
 		res[i] = spi.InsertResult{ID: c.ID}
 	}
 	return res, nil
@@ -370,7 +381,7 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 	}
 	defer s.mu.Unlock()
 	for _, c := range cs {
-		if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeFailed {
+		if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeCancelled {
 			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
 		}
 	}
@@ -405,12 +416,18 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 			j.FinishedAt = c.FinishedAt
 			j.Attempts = c.Attempts
 			j.LastError = c.LastError
+		case spi.OutcomeSkipped, spi.OutcomeCancelled:
+			j.Status = c.Outcome.Status()
+			j.FinishedAt = c.FinishedAt
+			j.LastError = c.LastError
 		default:
 			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
 		}
 		s.leaveRunning(j)
 		if j.Status == spi.StatusPending {
 			s.enqueue(j)
+		} else {
+			s.finished(j, c.FinishedAt)
 		}
 		out[i] = true
 	}
@@ -466,6 +483,7 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 	j.FinishedAt = time.Time{}
 	j.OwnerNode = ""
 	s.enqueue(j)
+	s.revive(id)
 	return nil
 }
 
@@ -479,12 +497,13 @@ func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error 
 	if !ok {
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
-	if j.Status != spi.StatusPending {
-		return fmt.Errorf("%w: job %s is %s, only PENDING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
+	if j.Status != spi.StatusPending && j.Status != spi.StatusBlocked {
+		return fmt.Errorf("%w: job %s is %s, only PENDING and BLOCKED jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
 	}
 	s.dequeue(id)
 	j.Status = spi.StatusCancelled
 	j.FinishedAt = now
+	s.finished(j, now)
 	return nil
 }
 
@@ -598,6 +617,7 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 			j.OwnerNode = ""
 			j.ClaimSeq++
 			s.leaveRunning(j)
+			s.finished(j, p.Now)
 		}
 		out = append(out, spi.RecoveredJob{JobID: id, TaskName: j.TaskName, FromNode: from, NewStatus: j.Status, CrashCount: j.CrashCount})
 	}
