@@ -25,6 +25,7 @@ func ExampleMigrations() {
 	// 0005_schedules.sql
 	// 0006_archive.sql
 	// 0007_logs_skips.sql
-	// latest: 7
+	// 0008_workflows.sql
+	// latest: 8
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

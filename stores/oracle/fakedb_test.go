@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	go_ora "github.com/sijms/go-ora/v2"
 	"github.com/sijms/go-ora/v2/network"
 
@@ -85,7 +86,10 @@ func jobRow(j *spi.Job) []driver.Value {
 		}
 		return 0
 	}
-	var params, tags driver.Value
+	var params, tags, wf driver.Value
+	if j.WorkflowID != uuid.Nil {
+		wf = j.WorkflowID[:]
+	}
 	if j.Params != nil {
 		b, _ := json.Marshal(j.Params)
 		params = string(b)
@@ -105,7 +109,8 @@ func jobRow(j *spi.Job) []driver.Value {
 		j.ID[:], ns(j.TaskName), payload, isNull(j.Payload), string(j.Status), int64(j.Priority),
 		j.ScheduledAt.UTC(), nt(j.CreatedAt), int64(j.Attempts), int64(j.MaxRetries), ns(string(j.Backoff)), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), ns(j.OwnerNode), nt(j.ClaimedAt), nt(j.FinishedAt), ns(j.LastError),
-		result, isNull(j.Result), ns(j.ResultType), ns(j.IdempotencyKey), params, ns(j.Resource), int64(j.ResourceLimit), tags,
+		result, isNull(j.Result), ns(j.ResultType), ns(j.IdempotencyKey), params, ns(j.Resource), int64(j.ResourceLimit),
+		wf, int64(j.DependencyCount), int64(j.Waiting), int64(j.Dependents), tags,
 	}
 }
 

@@ -13,9 +13,13 @@ import (
 // runs. Its two parameters replace the core's ten statements of 1,000
 // bound ids each, whose parsing and planning were most of a batch.
 const archiveSQL = `WITH c AS (
-	SELECT job_id FROM {job}
-	WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_time < $1
+	SELECT job_id FROM {job} j
+	WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'SKIPPED') AND finished_time < $1
+		AND (dep_children = 0 OR NOT EXISTS (SELECT 1 FROM {dep} d JOIN {job} k ON k.job_id = d.child_id
+			WHERE d.parent_id = j.job_id AND k.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'SKIPPED')))
 	ORDER BY job_id LIMIT $2 FOR UPDATE SKIP LOCKED
+), dp AS (
+	DELETE FROM {dep} x USING c WHERE x.child_id = c.job_id
 ), t AS (
 	INSERT INTO {archive_tag} SELECT x.* FROM {tag} x JOIN c USING (job_id)
 ), p AS (

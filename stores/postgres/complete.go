@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -29,6 +30,13 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	defer done()
 	if err := sqlcore.ValidOutcomes(cs); err != nil {
 		return nil, fail("complete jobs", err)
+	}
+	if slices.ContainsFunc(cs, func(c spi.Completion) bool {
+		return c.HasDependents || c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled
+	}) {
+		// A workflow's completion releases its dependents in the same
+		// transaction: the core's path.
+		return s.core.CompleteJobs(ctx, cs)
 	}
 	out := make([]bool, len(cs))
 	if len(cs) == 0 {

@@ -36,7 +36,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 		return nil, fail("insert jobs", err)
 	case len(jobs) == 0:
 		return []spi.InsertResult{}, nil
-	case !p.useCopy():
+	case !p.useCopy() && !spi.WorkflowBatch(jobs):
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)
@@ -48,6 +48,9 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 		return nil, fail("insert jobs", err)
 	}
 	res, err := s.insert(ctx, tx, p)
+	if err == nil {
+		err = s.link(ctx, tx, jobs)
+	}
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, fail("insert jobs", err)
@@ -83,10 +86,24 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 		return []spi.InsertResult{}, nil
 	}
 	res, err := s.insert(ctx, tx, p)
+	if err == nil {
+		err = s.link(ctx, tx, jobs)
+	}
 	if err != nil {
 		return nil, fail("insert jobs", err)
 	}
 	return res, nil
+}
+
+// link writes the workflow columns and dependencies of a batch just
+// inserted through q (see sqlcore.Dialect.LinkStatements).
+func (s *Store) link(ctx context.Context, q dbtx, jobs []*spi.Job) error {
+	for _, st := range s.dialect.LinkStatements(jobs) {
+		if _, err := q.Exec(ctx, st.SQL, st.Args...); err != nil {
+			return fmt.Errorf("link the jobs of a workflow: %w", err)
+		}
+	}
+	return nil
 }
 
 // CopyThreshold is the number of jobs without an idempotency key from which

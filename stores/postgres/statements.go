@@ -78,6 +78,7 @@ func buildStatements(schema string) statements {
 		"{archive_tag}", qualify(schema, "scheduler_job_archive_tag"),
 		"{archive_prop}", qualify(schema, "scheduler_job_archive_property"),
 		"{archive_state}", qualify(schema, "scheduler_job_archive_state"),
+		"{dep}", qualify(schema, "scheduler_job_dep"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/golang-sql/civil"
+	"github.com/google/uuid"
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/ratchet-go/ratchet/internal/dbtest/fakesql"
@@ -89,7 +90,10 @@ func jobRow(j *spi.Job) []driver.Value {
 		}
 		return 0
 	}
-	var params, tags driver.Value
+	var params, tags, wf driver.Value
+	if j.WorkflowID != uuid.Nil {
+		wf = j.WorkflowID[:]
+	}
 	if j.Params != nil {
 		b, _ := json.Marshal(j.Params)
 		params = string(b)
@@ -116,7 +120,8 @@ func jobRow(j *spi.Job) []driver.Value {
 		j.ID[:], j.TaskName, payload, isNull(j.Payload), string(j.Status), int64(j.Priority),
 		j.ScheduledAt.UTC(), nt(j.CreatedAt), int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), nb(j.OwnerNode), nt(j.ClaimedAt), nt(j.FinishedAt), ns(j.LastError),
-		result, isNull(j.Result), ns(j.ResultType), nb(j.IdempotencyKey), params, nb(j.Resource), int64(j.ResourceLimit), tags,
+		result, isNull(j.Result), ns(j.ResultType), nb(j.IdempotencyKey), params, nb(j.Resource), int64(j.ResourceLimit),
+		wf, int64(j.DependencyCount), int64(j.Waiting), int64(j.Dependents), tags,
 	}
 }
 

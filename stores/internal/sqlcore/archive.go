@@ -18,7 +18,13 @@ import (
 // transaction, of the candidates locked first: a DLQ retry waits for the
 // move, and then finds no job.
 
-const terminal = "('SUCCEEDED', 'FAILED', 'CANCELLED')"
+const terminal = "('SUCCEEDED', 'FAILED', 'CANCELLED', 'SKIPPED')"
+
+// keepsParents is the condition of the archive's candidates j that keeps
+// a parent live while one of its dependents has not finished, so that a
+// child can always read its parents.
+const keepsParents = ` AND (j.dep_children = 0 OR NOT EXISTS (SELECT 1 FROM {dep} d JOIN {job} c ON c.job_id = d.child_id
+		WHERE d.parent_id = j.job_id AND c.status NOT IN ` + terminal + `))`
 
 // archived renders s's select list of a job for the archive tables.
 var archived = strings.NewReplacer("scheduler_job_tag", "scheduler_job_archive_tag")
@@ -32,7 +38,7 @@ func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (
 	err := c.do("archive jobs", func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			moved = 0
-			q, args := s.limited("SELECT j.job_id FROM {job} j WHERE j.status IN "+terminal+" AND j.finished_time < ? ORDER BY j.job_id",
+			q, args := s.limited("SELECT j.job_id FROM {job} j WHERE j.status IN "+terminal+" AND j.finished_time < ?"+keepsParents+" ORDER BY j.job_id",
 				int64(max(limit, 1)), s.time(before))
 			ids, err := c.readIDs(ctx, tx, q, args)
 			if err != nil || len(ids) == 0 {
@@ -54,6 +60,7 @@ func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (
 					"DELETE FROM {tag} WHERE job_id IN (?)",
 					"DELETE FROM {prop} WHERE job_id IN (?)",
 					"DELETE FROM {state} WHERE job_id IN (?)",
+					"DELETE FROM {dep} WHERE child_id IN (?)",
 					"DELETE FROM {job} WHERE job_id IN (?)",
 				} {
 					q, args := s.SQL(stmt, in)

@@ -716,6 +716,23 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 					return err
 				}
 			}
+			if len(bury) > 0 {
+				// A job the crash budget failed releases its dependents
+				// (its failure callbacks among them).
+				var failed []uuid.UUID
+				for _, raw := range bury {
+					if id, err := c.cfg.D.ParseID(raw); err == nil {
+						failed = append(failed, id)
+					}
+				}
+				released, err := c.finishWithDependents(ctx, tx, failed, spi.StatusFailed, p.Now)
+				if err != nil {
+					return err
+				}
+				if released {
+					top = max(top, int(spi.PriorityNormal))
+				}
+			}
 			q, args = c.cfg.D.DeleteNodesSQL(cutoff, nodes)
 			_, err = tx.ExecContext(ctx, q, args...)
 			return err
@@ -787,15 +804,22 @@ func (d Dialect[T]) Decode(rows Scanner) (job *spi.Job, raw T, seq int64, err er
 		rtype, idem, res, tags            sql.NullString
 		payloadNull, resultNull           int64
 		scheduled, created, claimed, fini any
+		workflow                          sql.Null[T]
 	)
 	err = rows.Scan(&raw, &task, &r.Payload, &payloadNull, &r.Status, &r.Priority,
 		&scheduled, &created, &r.Attempts, &r.MaxRetries, &backoff, &r.BackoffParamUS,
 		&r.ClaimSeq, &r.CrashCount, &owner, &claimed, &fini, &lastErr,
-		&r.Result, &resultNull, &rtype, &idem, &r.Params, &res, &r.ResourceLimit, &tags)
+		&r.Result, &resultNull, &rtype, &idem, &r.Params, &res, &r.ResourceLimit,
+		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &tags)
 	if r.ID, err = d.parse(raw, err); err != nil {
 		return nil, raw, r.ClaimSeq, err
 	}
 	r.IDText = r.ID.String()
+	if workflow.Valid {
+		if r.WorkflowID, err = d.ParseID(workflow.V); err != nil {
+			return nil, raw, r.ClaimSeq, Corrupt(r.IDText, "unreadable workflow id: %v", err)
+		}
+	}
 	r.Task, r.Backoff, r.OwnerNode, r.LastError = task.String, backoff.String, owner.String, lastErr.String
 	r.ResultType, r.IdempotencyKey, r.Resource = rtype.String, idem.String, res.String
 	r.Payload, r.Result = Blob(r.Payload, payloadNull != 0), Blob(r.Result, resultNull != 0)

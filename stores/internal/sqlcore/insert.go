@@ -167,12 +167,19 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 	}); err != nil {
 		return nil, err
 	}
-	_, err := InChunks(props, max(d.TagsPerInsert*2/3, 1), func(chunk []JobProp) ([]struct{}, error) {
+	if _, err := InChunks(props, max(d.TagsPerInsert*2/3, 1), func(chunk []JobProp) ([]struct{}, error) {
 		query, args := d.InsertPropsSQL(chunk)
 		_, err := q.ExecContext(ctx, query, args...)
 		return nil, err
-	})
-	return res, err
+	}); err != nil {
+		return nil, err
+	}
+	if spi.WorkflowBatch(fresh) {
+		if err := d.link(ctx, q, fresh); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // SortedKeys returns m's keys in order; nil for an empty map, without

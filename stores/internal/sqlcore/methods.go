@@ -91,29 +91,42 @@ func (c Core[T]) CountJobs(ctx context.Context, p spi.ListParams, limit int) (in
 // and spi.ErrInvalidState, naming the actual status, for a job that is not
 // FAILED. It implements [spi.Store].
 func (c Core[T]) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return c.transition(ctx, "retry job", c.cfg.D.RetryFailedSQL, id, now, spi.StatusFailed, "retried")
+	return c.transition(ctx, "retry job", c.cfg.D.RetryFailedSQL, id, now, "FAILED", "retried", func(tx *sql.Tx) error {
+		return c.revive(ctx, tx, id)
+	})
 }
 
-// CancelJob moves a PENDING job to CANCELLED with its finish time at now.
-// It wraps spi.ErrNotFound for an unknown id and spi.ErrInvalidState,
-// naming the actual status, for a job in any other state. It implements
-// [spi.Store].
+// CancelJob moves a PENDING or BLOCKED job to CANCELLED with its finish
+// time at now, releasing its dependents in the same transaction. It wraps
+// spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
+// actual status, for a job in any other state. It implements [spi.Store].
 func (c Core[T]) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return c.transition(ctx, "cancel job", c.cfg.D.CancelSQL, id, now, spi.StatusPending, "cancelled")
+	return c.transition(ctx, "cancel job", c.cfg.D.CancelSQL, id, now, "PENDING and BLOCKED", "cancelled", func(tx *sql.Tx) error {
+		if released, err := c.finishWithDependents(ctx, tx, []uuid.UUID{id}, spi.StatusCancelled, now); err != nil || !released {
+			return err
+		}
+		if c.cfg.D.Wake != nil {
+			c.cfg.D.Wake(ctx, int(spi.PriorityNormal))
+		}
+		return nil
+	})
 }
 
-// transition runs one guarded UPDATE in a transaction and, when it changed
-// nothing, reads the job's status to say why. With the dialect's Wake, the
-// UPDATE returns the job's priority, and a job back to PENDING wakes the
-// pollers.
-func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUID, time.Time) (string, []any), id uuid.UUID, now time.Time, from spi.Status, verb string) error {
+// transition runs one guarded UPDATE in a transaction, then after in the
+// same transaction, and, when it changed nothing, reads the job's status
+// to say why. With the dialect's Wake, the UPDATE returns the job's
+// priority, and a job back to PENDING wakes the pollers.
+func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUID, time.Time) (string, []any), id uuid.UUID, now time.Time, from, verb string, after func(*sql.Tx) error) error {
 	prio := -1
 	err := c.do(op, func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			q, args := update(id, now)
 			n, p, err := c.write(ctx, tx, q, args)
-			if prio = p; err != nil || n > 0 {
+			if prio = p; err != nil {
 				return err
+			}
+			if n > 0 {
+				return after(tx)
 			}
 			var st string
 			q, args = c.cfg.D.StatusSQL(id)
@@ -127,7 +140,7 @@ func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUI
 			return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, from, verb)
 		})
 	})
-	if err == nil && prio >= 0 && from == spi.StatusFailed {
+	if err == nil && prio >= 0 && from == "FAILED" {
 		c.cfg.D.Wake(ctx, prio)
 	}
 	return err
@@ -204,25 +217,80 @@ func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res [
 // COMMIT failed, or of an earlier call whose answer was lost) counts as
 // applied (see Recognize), so a completion is neither lost nor reported
 // superseded because of the retry. It implements [spi.Store].
+//
+// Workflow completions (a job with dependents, a skip, a cancel) are
+// written one by one in the same transaction, and those that finish a job
+// with dependents release them (see finish): the dialect's batched write
+// stays the path of every other job.
 func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
 	out := make([]bool, len(cs))
+	released := false
 	err := c.do("complete jobs", func() error {
 		if err := ValidOutcomes(cs); err != nil || len(cs) == 0 {
 			return err
 		}
 		pos := FirstOfEach(Refs(cs))
+		plain, flow := pos, []int(nil)
+		if slices.ContainsFunc(cs, flowCompletion) {
+			plain = nil
+			for _, i := range pos {
+				if flowCompletion(cs[i]) {
+					flow = append(flow, i)
+				} else {
+					plain = append(plain, i)
+				}
+			}
+		}
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			clear(out)
-			if err := c.cfg.D.WriteCompletions(ctx, tx, cs, pos, out); err != nil {
+			released = false
+			if len(plain) > 0 {
+				if err := c.cfg.D.WriteCompletions(ctx, tx, cs, plain, out); err != nil {
+					return err
+				}
+			}
+			s := &c.cfg.D.Syntax
+			for _, i := range flow {
+				q, args := s.Completion(cs[i])
+				q, args = s.SQL(q, args...)
+				var err error
+				if out[i], err = applied(tx.ExecContext(ctx, q, args...)); err != nil {
+					return err
+				}
+			}
+			if err := Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return c.cfg.D.LoadJobs(ctx, tx, ids) }); err != nil {
 				return err
 			}
-			return Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return c.cfg.D.LoadJobs(ctx, tx, ids) })
+			var parents []finished
+			for _, i := range flow {
+				if st := cs[i].Outcome.Status(); out[i] && cs[i].HasDependents && st.Terminal() {
+					parents = append(parents, finished{cs[i].JobID, st})
+				}
+			}
+			var err error
+			released, err = c.cfg.D.finish(ctx, tx, parents, latest(cs, flow))
+			return err
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
+	if released && c.cfg.D.Wake != nil {
+		c.cfg.D.Wake(ctx, int(spi.PriorityNormal))
+	}
 	return out, nil
+}
+
+// latest is the latest finish time among the completions of cs at pos:
+// the time the children they release are due at.
+func latest(cs []spi.Completion, pos []int) time.Time {
+	var t time.Time
+	for _, i := range pos {
+		if cs[i].FinishedAt.After(t) {
+			t = cs[i].FinishedAt
+		}
+	}
+	return t
 }
 
 // GetState returns the state of the job's namespace and whether it exists.

@@ -97,7 +97,7 @@ type Syntax struct {
 var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node",
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
-	"log": "job_log", "skip": "schedule_skip"}
+	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.
@@ -165,6 +165,8 @@ func (s *Syntax) Completion(c spi.Completion) (string, []any) {
 		set, args = "status = 'SUCCEEDED', finished_time = ?, job_result = ?, result_type = ?", []any{s.time(c.FinishedAt), s.blob(c.Result), s.text(c.ResultType)}
 	case c.Outcome == spi.OutcomeRetry:
 		set, args = "status = 'PENDING', scheduled_time = ?, attempts = ?, last_error = ?, owner_node = NULL", []any{s.time(c.RetryAt), int64(c.Attempts), s.long(c.LastError)}
+	case c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled:
+		set, args = "status = '"+string(c.Outcome.Status())+"', finished_time = ?, last_error = ?", []any{s.time(c.FinishedAt), s.long(c.LastError)}
 	default:
 		set, args = "status = 'FAILED', finished_time = ?, attempts = ?, last_error = ?", []any{s.time(c.FinishedAt), int64(c.Attempts), s.long(c.LastError)}
 	}
@@ -496,7 +498,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	WHERE job_id = ? AND status = 'FAILED'`+returning, s.time(now), s.id(id))
 	})
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status = 'PENDING'"+returning, s.time(now), s.id(id))
+		return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status IN ('PENDING', 'BLOCKED')"+returning, s.time(now), s.id(id))
 	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
 		return s.SQL("SELECT status FROM {job} WHERE job_id = ?", s.id(id))

@@ -41,6 +41,10 @@ type Row struct {
 	Params sql.NullString
 	// Tags are the job's tags, in the store's order.
 	Tags []string
+	// The workflow columns: the workflow's id (zero for none), the
+	// number of dependencies, of those not finished, and of dependents.
+	WorkflowID                        uuid.UUID
+	DepCount, DepWaiting, DepChildren int64
 }
 
 // Corrupt returns an error wrapping spi.ErrCorruptJob that names the job
@@ -90,6 +94,11 @@ func (r *Row) Job() (*spi.Job, error) {
 		Resource:       r.Resource,
 		ResourceLimit:  int(r.ResourceLimit),
 		Tags:           r.Tags,
+
+		WorkflowID:      r.WorkflowID,
+		DependencyCount: int(r.DepCount),
+		Waiting:         int(r.DepWaiting),
+		Dependents:      int(r.DepChildren),
 	}
 	if r.Params.Valid {
 		if err := json.Unmarshal([]byte(r.Params.String), &j.Params); err != nil {
@@ -121,7 +130,8 @@ var jobColumnNames = []string{
 	"job_id", "task_name", "payload", "payload_null", "status", "priority",
 	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
 	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
-	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit", "tags",
+	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit",
+	"workflow_id", "dep_count", "dep_waiting", "dep_children", "tags",
 }
 
 // NumJobColumns is the number of columns of JobColumns.
