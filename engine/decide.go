@@ -134,9 +134,11 @@ func StopOrder() []StopStep {
 // CompletionOf is the owner write that ends the execution of j, claimed
 // under j.ClaimSeq (the fence), whose body returned err at now: success, a
 // retry at the time DecideRetry gives, or the dead-letter queue, with the
-// error sanitized. The caller adds a success's result.
+// error sanitized. The caller adds a success's result. A job with
+// dependents (in a workflow) says so, so that the store releases them in
+// the same write.
 func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
-	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now}
+	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0}
 	if err == nil {
 		c.Outcome = spi.OutcomeSucceeded
 		c.Attempts = j.Attempts + 1 // reported in events; not written on success

@@ -82,3 +82,17 @@ func TestCompletionOf(t *testing.T) {
 	assert.Equal(t, 3, c.Attempts)
 	assert.Contains(t, c.LastError, "boom")
 }
+
+func TestCompletionOfCarriesDependents(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	parent := &spi.Job{ID: uuid.New(), ClaimSeq: 3, MaxRetries: 0, Dependents: 2}
+	for _, err := range []error{nil, errors.New("boom")} {
+		c := CompletionOf(parent, err, DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now)
+		if !c.HasDependents {
+			t.Errorf("completion of a job with dependents (err %v) does not say so", err)
+		}
+	}
+	if c := CompletionOf(&spi.Job{ID: uuid.New()}, nil, DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now); c.HasDependents {
+		t.Error("completion of a plain job claims dependents")
+	}
+}

@@ -173,6 +173,12 @@ func (e *Engine) wire() {
 			o.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)
 		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() },
+		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
+			if e.caps.Workflows == nil {
+				return pendingCompletion{}, false
+			}
+			return out.gate(ctx, e.caps.Workflows, jc, j, started)
+		},
 		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
 	e.beats = newHeartbeater(heartbeaterDeps{clock: o.Clock, log: e.log, interval: o.HeartbeatInterval,
 		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
@@ -409,6 +415,9 @@ func (e *Engine) stopOrder() []stopStep {
 // written reports a completion the store answered: its event, and for one
 // that did not apply (superseded) a metric and a warning.
 func (e *Engine) written(ctx context.Context, p pendingCompletion, applied bool) {
+	if applied && p.c.HasDependents && p.c.Outcome.Status().Terminal() {
+		e.poller.poke() // the write released its dependents: they may be due now
+	}
 	if !e.subs.empty() {
 		e.subs.publish(eventOf(p.c, p.job.TaskName, applied))
 	}

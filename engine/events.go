@@ -18,6 +18,8 @@ const (
 	EventRetrying   EventKind = "retrying"   // failed, back to PENDING for a retry
 	EventFailed     EventKind = "failed"     // finalized as FAILED (the DLQ)
 	EventSuperseded EventKind = "superseded" // the write lost its fence; nothing changed
+	EventSkipped    EventKind = "skipped"    // a workflow job finalized as SKIPPED, not run
+	EventCancelled  EventKind = "cancelled"  // a workflow job finalized as CANCELLED, not run
 )
 
 // Event reports one job outcome written by this engine.
@@ -92,6 +94,10 @@ func eventOf(c spi.Completion, task string, applied bool) Event {
 		ev.Kind = EventSucceeded
 	case c.Outcome == spi.OutcomeRetry:
 		ev.Kind, ev.RetryAt = EventRetrying, c.RetryAt
+	case c.Outcome == spi.OutcomeSkipped:
+		ev.Kind = EventSkipped
+	case c.Outcome == spi.OutcomeCancelled:
+		ev.Kind = EventCancelled
 	default:
 		ev.Kind = EventFailed
 	}

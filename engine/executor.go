@@ -34,6 +34,10 @@ type executorDeps struct {
 	run func(ctx context.Context, j *spi.Job) (any, error)
 	// finish turns a body's return into the owner write that ends the job.
 	finish func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion
+	// gate, when not nil, decides before the body whether a workflow job
+	// runs: when it must not, it returns the owner write that ends it
+	// and true.
+	gate func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool)
 	// complete queues that write (the completer).
 	complete func(pendingCompletion)
 	// freed is told when a slot frees up (the poller's wakeup).
@@ -120,8 +124,15 @@ func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
 	jc, log := x.jobContext(j)
 	start := x.clock.Now()
 	ctx = ratchet.ContextWithJob(ctx, jc)
-	res, err := x.runSafely(ctx, j)
-	p := x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
+	var p pendingCompletion
+	stop := false
+	if x.gate != nil && j.DependencyCount > 0 {
+		p, stop = x.gate(ctx, jc, j, start)
+	}
+	if !stop {
+		res, err := x.runSafely(ctx, j)
+		p = x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
+	}
 	if log != nil {
 		p.logs = log.end()
 	}

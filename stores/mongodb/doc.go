@@ -11,6 +11,10 @@
 // stores/mongodb/ferrettest), and against a real MongoDB when one is
 // available.
 //
+// It does not keep workflows yet (spi.WorkflowStore is not implemented):
+// the Dependencies of a job are not stored, so a client must not submit
+// workflow jobs to it (the TCK's group Workflows is skipped).
+//
 // # Opening
 //
 // [Open] connects to a mongodb:// or mongodb+srv:// URI with a client that
