@@ -31,9 +31,7 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	if err := sqlcore.ValidOutcomes(cs); err != nil {
 		return nil, fail("complete jobs", err)
 	}
-	if slices.ContainsFunc(cs, func(c spi.Completion) bool {
-		return c.HasDependents || c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled
-	}) {
+	if slices.ContainsFunc(cs, sqlcore.FlowCompletion) {
 		// A workflow's completion releases its dependents in the same
 		// transaction: the core's path.
 		return s.core.CompleteJobs(ctx, cs)

@@ -231,10 +231,10 @@ func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool,
 		}
 		pos := FirstOfEach(Refs(cs))
 		plain, flow := pos, []int(nil)
-		if slices.ContainsFunc(cs, flowCompletion) {
+		if slices.ContainsFunc(cs, FlowCompletion) {
 			plain = nil
 			for _, i := range pos {
-				if flowCompletion(cs[i]) {
+				if FlowCompletion(cs[i]) {
 					flow = append(flow, i)
 				} else {
 					plain = append(plain, i)

@@ -34,10 +34,11 @@ type finished struct {
 	status spi.Status
 }
 
-// flowCompletion reports whether completion c takes the workflow path of
-// CompleteJobs: it has dependents to release, or an outcome only a
+// FlowCompletion reports whether completion c takes the workflow path of
+// Core.CompleteJobs (a store with its own batched completion, such as
+// PostgreSQL's, hands such batches to it): it has dependents to release, or an outcome only a
 // workflow job has.
-func flowCompletion(c spi.Completion) bool {
+func FlowCompletion(c spi.Completion) bool {
 	return c.HasDependents || c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled
 }
 
