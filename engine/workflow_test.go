@@ -63,5 +63,7 @@ func TestWorkflowGate(t *testing.T) {
 	g := r.job(grand.ID)
 	assert.Equal(t, spi.StatusCancelled, g.Status)
 	assert.True(t, spi.CancelledByDependency(g.LastError), "the cancel says why: %q", g.LastError)
-	assert.Equal(t, spi.StatusSkipped, r.job(onOK.ID).Status)
+	ok := r.job(onOK.ID)
+	assert.Equal(t, spi.StatusSkipped, ok.Status)
+	assert.True(t, spi.CancelledByDependency(ok.LastError), "a skip by a dependency is marked for a DLQ retry to revive: %q", ok.LastError)
 }

@@ -68,9 +68,9 @@ type Dependency struct {
 }
 
 // DependencyCancelPrefix begins the last error of a job that the engine
-// cancelled because of a dependency (a parent that failed or was
-// cancelled, in a state its dependency does not allow): RetryFailedJob of
-// that parent revives such jobs, and only those.
+// cancelled or skipped because of a dependency (see Decide):
+// RetryFailedJob of the parent revives such jobs, and only those (not one
+// cancelled by hand, nor one whose condition said no).
 const DependencyCancelPrefix = "ratchet: dependency "
 
 // Decision is what the engine does with a claimed job whose dependencies
@@ -108,7 +108,7 @@ func Decide(deps []Dependency) (d Decision, reason string) {
 		case dep.Allow&SkipUnlessAllowed == 0 && (st == StatusFailed || st == StatusCancelled):
 			return DecideCancel, fmt.Sprintf("%s%s ended %s", DependencyCancelPrefix, dep.ParentID, st)
 		case d == DecideRun:
-			d, reason = DecideSkip, fmt.Sprintf("dependency %s ended %s", dep.ParentID, st)
+			d, reason = DecideSkip, fmt.Sprintf("%s%s ended %s", DependencyCancelPrefix, dep.ParentID, st)
 		}
 	}
 	return d, reason
