@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -37,7 +38,8 @@ type Engine struct {
 	tasks  map[string]ratchet.Definition
 	client *ratchet.Client
 
-	taskNames []string // the registered tasks, sorted: a claim takes only their jobs
+	taskNames  []string                               // the registered tasks, sorted: a claim takes only their jobs
+	conditions map[string]ratchet.ConditionDefinition // the registered workflow conditions
 	// resilience guards the protected tasks (nil: none, or breaking off).
 	resilience spi.ResilienceStrategy
 	protected  map[string]protection
@@ -106,9 +108,16 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		}
 	}
 	e.services = o.Services
+	if e.conditions, err = conditionsByName(o.Conditions); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if len(o.Conditions) > 0 && e.caps.Workflows == nil {
+		return nil, fmt.Errorf("engine: %d workflow conditions: %w: store %T keeps no workflows", len(o.Conditions), ratchet.ErrUnsupported, store)
+	}
 	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
 		Notifier: e, Logger: o.Logger, Source: o.NodeID, Codecs: o.Codecs, InsertMiddleware: o.InsertMiddleware,
+		Conditions: slices.Sorted(maps.Keys(e.conditions)),
 	})
 	if err != nil {
 		return nil, err
@@ -140,6 +149,13 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
 			NewID: e.client.NewJobID, Inserts: o.InsertMiddleware, Woke: e.NotifyNewWork}})
 	}
+	if e.caps.Workflows != nil {
+		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
+		if e.caps.Leases != nil {
+			repair = Singleton(workflowRepairLease, archiverLeaseTTL, repair)
+		}
+		e.services = append(slices.Clone(e.services), repair)
+	}
 	e.wire()
 	return e, nil
 }
@@ -158,6 +174,13 @@ func (e *Engine) wire() {
 	if e.caps.Properties != nil {
 		jobs.Properties = e.caps.Properties
 	}
+	if e.caps.Workflows != nil {
+		jobs.Parents = e.client.Parents
+	}
+	flow := workflowGate{conditions: e.conditions, pipe: e.client.Pipeline()}
+	if e.caps.Workflows != nil {
+		flow.deps = e.caps.Workflows
+	}
 	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
 		jobContext: func(j *spi.Job) (*ratchet.JobContext, *runLog) {
 			jc := ratchet.NewJobContextWith(j, jobs)
@@ -174,10 +197,7 @@ func (e *Engine) wire() {
 			return run(ctx, j)
 		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() },
 		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
-			if e.caps.Workflows == nil {
-				return pendingCompletion{}, false
-			}
-			return out.gate(ctx, e.caps.Workflows, jc, j, started)
+			return out.gate(ctx, flow, jc, j, started)
 		},
 		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
 	e.beats = newHeartbeater(heartbeaterDeps{clock: o.Clock, log: e.log, interval: o.HeartbeatInterval,

@@ -116,6 +116,9 @@ var envSettings = []envSetting{
 	}},
 	{name: "RATCHET_JOB_ARCHIVE_BATCH_SIZE", doc: "jobs archived per run", min: 1,
 		apply: func(o *Options, v int64) { o.Archive.BatchSize = int(v) }},
+	// Workflows.
+	{name: "RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS", doc: "time between passes of the workflow repair service (s)", min: 1,
+		apply: func(o *Options, v int64) { o.WorkflowRepairInterval = time.Duration(v) * time.Second }},
 	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job log lines are kept", min: 1,
 		apply: func(o *Options, v int64) { o.JobLogs.Retention = time.Duration(v) * 24 * time.Hour }},
 	// This library's job log settings.
@@ -194,7 +197,8 @@ func FromEnv(base Options) (Options, error) {
 // error or off) and RATCHET_JOB_LOG_MAX_LINES, and the circuit breakers'
 // RATCHET_CIRCUIT_BREAKER_ENABLED, _FAILURE_RATE_THRESHOLD (percent),
 // _SLIDING_WINDOW_SIZE, _MINIMUM_CALLS, _PERMITTED_CALLS_IN_HALF_OPEN,
-// _WAIT_DURATION_SECONDS and _RETRY_DELAY_SECONDS.
+// _WAIT_DURATION_SECONDS and _RETRY_DELAY_SECONDS, and
+// RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS.
 // A malformed or out-of-range value of one of these is an error naming the
 // variable, and nothing is applied.
 //

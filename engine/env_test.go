@@ -45,8 +45,10 @@ func TestLookupEnv(t *testing.T) {
 	assert.Equal(t, engine.AgingDisabled, o.PriorityBoostInterval, "0 in the environment disables aging, as in the spec")
 	assert.Equal(t, 256*1024, o.MaxPayloadBytes)
 
-	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=5", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=30"})
+	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=5", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=30",
+		"RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS=20"})
 	require.NoError(t, err)
+	assert.Equal(t, 20*time.Second, o.WorkflowRepairInterval)
 	assert.Equal(t, 5, o.MaxCrashRedeliveries)
 	assert.Equal(t, 30*time.Minute, o.PriorityBoostInterval)
 }

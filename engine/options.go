@@ -170,6 +170,18 @@ type Options struct {
 	// tasks call (Task.ProtectedBy): on by default, per node, a
 	// passthrough for the tasks that are not protected.
 	Breakers BreakerOptions
+	// Conditions are the workflow conditions (ratchet.NewCondition) this
+	// node evaluates; a released job whose dependency names a condition
+	// that is not here fails (as a job of an unknown task would), so give
+	// every node that runs a task the conditions of its workflows.
+	Conditions []ratchet.ConditionDefinition
+	// WorkflowRepairInterval is the time between passes of the workflow
+	// repair service (spi.WorkflowStore.RepairWorkflows: it releases
+	// BLOCKED jobs whose parents have all finished, a release that a
+	// store with release in steps, such as MongoDB, left undone by a
+	// crash); default DefaultWorkflowRepairInterval (1 min). It runs on one
+	// node at a time where the store keeps workflows and grants leases.
+	WorkflowRepairInterval time.Duration
 	// Hooks are told of the engine's start and stop (the spec's
 	// SchedulerLifecycleHook), in this order.
 	Hooks []LifecycleHook
@@ -206,6 +218,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"HeartbeatInterval", int64(o.HeartbeatInterval)}, {"OrphanGrace", int64(o.OrphanGrace)},
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
 		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
+		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)},
 	} {
 		if c.v < 0 {
 			return o, fmt.Errorf("%w: engine option %s is negative (%d)", ratchet.ErrInvalidArgument, c.name, c.v)
@@ -243,6 +256,7 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.OrphanScanInterval, DefaultOrphanScanInterval)
 	defd(&o.ScheduleInterval, DefaultScheduleInterval)
 	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
+	defd(&o.WorkflowRepairInterval, DefaultWorkflowRepairInterval)
 	defd(&o.Archive.Retention, DefaultArchiveRetention)
 	def(&o.Archive.BatchSize, DefaultArchiveBatchSize)
 	if o.Archive.Cron == "" {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,34 +12,56 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
+const (
+	// DefaultWorkflowRepairInterval is the time between passes of the
+	// workflow repair service.
+	DefaultWorkflowRepairInterval = time.Minute
+	// workflowRepairLease is the lease of the repair service; its batch is
+	// how many jobs one call releases at most.
+	workflowRepairLease = "ratchet-workflow-repair"
+	workflowRepairBatch = 1000
+)
+
 // dependencyReader is what the dispatch of a workflow job needs of the
 // store.
 type dependencyReader interface {
 	Dependencies(ctx context.Context, id uuid.UUID) ([]spi.Dependency, error)
 }
 
+// workflowGate is what deciding a released workflow job needs: its
+// dependencies, the conditions this node evaluates, and the pipeline that
+// decodes their arguments.
+type workflowGate struct {
+	deps       dependencyReader
+	conditions map[string]ratchet.ConditionDefinition
+	pipe       *ratchet.Pipeline
+}
+
 // gate decides, before its body, whether a released workflow job runs
-// (spi.Decide over the states its parents finished in): when it must not,
-// it returns the job's owner write (SKIPPED or CANCELLED, the reason as
-// its last error) and true. A dependency that cannot be read fails the
-// run through the retry path; a condition that this node has not
-// registered fails the job.
-func (o outcomes) gate(ctx context.Context, deps dependencyReader, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
-	if j.DependencyCount == 0 || deps == nil {
+// (spi.Decide over the states its parents finished in, then the
+// conditions of its dependencies): when it must not, it returns the job's
+// owner write (SKIPPED or CANCELLED, the reason as its last error) and
+// true. A dependency or a parent that cannot be read, and a condition that
+// fails, fail the run through the retry path; a condition that this node
+// has not registered fails the job.
+func (o outcomes) gate(ctx context.Context, g workflowGate, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
+	if j.DependencyCount == 0 || g.deps == nil {
 		return pendingCompletion{}, false
 	}
-	ds, err := deps.Dependencies(ctx, j.ID)
+	ds, err := g.deps.Dependencies(ctx, j.ID)
 	if err != nil {
 		return o.finish(ctx, jc, j, nil, fmt.Errorf("ratchet: read the dependencies of job %s: %w", j.ID, err), started), true
 	}
-	for _, d := range ds {
-		if d.Condition != "" {
-			return o.finish(ctx, jc, j, nil, ratchet.DoNotRetry(fmt.Errorf("ratchet: workflow condition %q is not registered on this node", d.Condition)), started), true
-		}
-	}
 	decision, reason := spi.Decide(ds)
 	if decision == spi.DecideRun {
-		return pendingCompletion{}, false
+		ok, why, err := g.evaluate(ctx, jc, ds)
+		switch {
+		case err != nil:
+			return o.finish(ctx, jc, j, nil, err, started), true
+		case ok:
+			return pendingCompletion{}, false
+		}
+		decision, reason = spi.DecideSkip, why
 	}
 	now := o.clock.Now().UTC().Truncate(time.Microsecond)
 	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeCancelled,
@@ -48,4 +71,118 @@ func (o outcomes) gate(ctx context.Context, deps dependencyReader, jc *ratchet.J
 	}
 	jc.Logger.Info("job not run: "+reason, "status", string(c.Outcome.Status()))
 	return pendingCompletion{c: c, job: j}, true
+}
+
+// evaluate runs the conditions of ds, in order: ok when every one holds,
+// else why names the first that did not. The parents are read only when
+// there is a condition.
+func (g workflowGate) evaluate(ctx context.Context, jc *ratchet.JobContext, ds []spi.Dependency) (ok bool, why string, err error) {
+	var parents map[uuid.UUID]ratchet.Parent
+	for _, d := range ds {
+		if d.Condition == "" {
+			continue
+		}
+		cond := g.conditions[d.Condition]
+		if cond == nil {
+			return false, "", ratchet.DoNotRetry(fmt.Errorf("ratchet: workflow condition %q is not registered on this node", d.Condition))
+		}
+		if parents == nil {
+			ps, err := jc.Parents(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			parents = make(map[uuid.UUID]ratchet.Parent, len(ps))
+			for _, p := range ps {
+				parents[p.ID] = p
+			}
+		}
+		var args []byte
+		if d.ConditionArgs != nil {
+			if args, err = g.pipe.DecodeBytes(ctx, ratchet.SurfaceBranch, d.ConditionArgs); err != nil {
+				return false, "", ratchet.DoNotRetry(fmt.Errorf("ratchet: workflow condition %q: %w", d.Condition, err))
+			}
+		}
+		holds, err := evaluateSafely(ctx, cond, parents[d.ParentID], args, g.pipe.Serializer())
+		if err != nil {
+			return false, "", fmt.Errorf("ratchet: workflow condition %q over job %s: %w", d.Condition, d.ParentID, err)
+		}
+		if !holds {
+			return false, fmt.Sprintf("ratchet: workflow condition %q over job %s is false", d.Condition, d.ParentID), nil
+		}
+	}
+	return true, "", nil
+}
+
+// evaluateSafely evaluates a condition, turning a panic into a
+// *ratchet.PanicError.
+func evaluateSafely(ctx context.Context, c ratchet.ConditionDefinition, p ratchet.Parent, args []byte, ser spi.PayloadSerializer) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ok, err = false, &ratchet.PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return c.Evaluate(ctx, p, args, ser)
+}
+
+// conditionsByName checks the engine's conditions and maps them by name.
+func conditionsByName(cs []ratchet.ConditionDefinition) (map[string]ratchet.ConditionDefinition, error) {
+	out := make(map[string]ratchet.ConditionDefinition, len(cs))
+	for i, c := range cs {
+		if c == nil {
+			return nil, fmt.Errorf("%w: workflow condition %d is nil", ratchet.ErrInvalidArgument, i)
+		}
+		if v, ok := c.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return nil, fmt.Errorf("workflow condition %d: %w", i, err)
+			}
+		}
+		if c.Name() == "" {
+			return nil, fmt.Errorf("%w: workflow condition %d has an empty name", ratchet.ErrInvalidArgument, i)
+		}
+		if _, dup := out[c.Name()]; dup {
+			return nil, fmt.Errorf("%w: workflow condition %q registered twice", ratchet.ErrInvalidArgument, c.Name())
+		}
+		out[c.Name()] = c
+	}
+	return out, nil
+}
+
+// workflowRepairer is the maintenance service that completes releases
+// left undone (spi.WorkflowStore.RepairWorkflows): on a store whose
+// release is atomic it finds nothing; on one that releases in steps
+// (MongoDB) it is what proves that no child stays BLOCKED after a crash.
+type workflowRepairer struct {
+	store    spi.WorkflowStore
+	interval time.Duration
+}
+
+func (r *workflowRepairer) Name() string { return "workflow-repair" }
+
+// Run repairs at once and then every interval, until ctx ends; a full
+// batch is followed by the next one at once.
+func (r *workflowRepairer) Run(ctx context.Context, h ServiceHost) error {
+	t := h.Clock.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		for {
+			n, err := r.store.RepairWorkflows(ctx, h.Clock.Now().UTC().Truncate(time.Microsecond), workflowRepairBatch)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err // the supervisor logs it and runs the service again after a backoff
+			}
+			if n > 0 {
+				h.Logger.Warn("released workflow jobs whose parents had all finished (a release cut short)", "jobs", n)
+			}
+			if n < workflowRepairBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.Chan():
+		}
+	}
 }

@@ -46,6 +46,11 @@ type ClientOptions struct {
 	// name; others fail with an *UnknownTaskError. Empty accepts any name
 	// (a client cannot know which tasks the fleet runs).
 	Tasks []string
+	// Conditions, when set, are the workflow conditions a workflow may
+	// use (When); a step that names another fails SubmitWorkflow before
+	// anything is written. The engine's client takes the engine's own
+	// conditions, when it has any. Empty accepts any name.
+	Conditions []string
 }
 
 // Client submits, reads and manages jobs. It needs no engine running. It is
@@ -56,6 +61,7 @@ type Client struct {
 	pipe     *Pipeline
 	inserts  []InsertMiddleware
 	tasks    map[string]bool // SubmitRaw's allow-list; nil accepts any
+	conds    map[string]bool // SubmitWorkflow's allow-list of conditions; nil accepts any
 	notifier WorkNotifier
 	log      *slog.Logger
 	ids      *idGenerator
@@ -90,6 +96,12 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		c.tasks = make(map[string]bool, len(opts.Tasks))
 		for _, t := range opts.Tasks {
 			c.tasks[t] = true
+		}
+	}
+	if len(opts.Conditions) > 0 {
+		c.conds = make(map[string]bool, len(opts.Conditions))
+		for _, n := range opts.Conditions {
+			c.conds[n] = true
 		}
 	}
 	if c.clock == nil {
@@ -147,20 +159,19 @@ func (c *Client) SubmitRaw(ctx context.Context, task string, payload []byte, opt
 // submit builds and inserts one job per serialized payload: the one
 // creation path of every submission.
 func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, defaults, opts []SubmitOption) ([]uuid.UUID, error) {
-	var cfg submitConfig
-	for _, o := range defaults {
-		o(&cfg)
+	cfg, err := c.config(defaults, opts)
+	if err == nil && cfg.afterCommit != nil && cfg.tx == nil {
+		err = invalidArg("WithAfterCommit needs InTx")
 	}
-	for _, o := range opts {
-		o(&cfg)
+	if err == nil && len(cfg.callbacks) > 0 {
+		switch {
+		case cfg.idempotencyKey != "":
+			err = invalidArg("a job with OnSuccess or OnFailure callbacks cannot carry an idempotency key")
+		case spi.CapabilitiesOf(c.store).Workflows == nil:
+			err = fmt.Errorf("OnSuccess, OnFailure: %w: store %T keeps no workflows", ErrUnsupported, c.store)
+		}
 	}
-	if cfg.afterCommit != nil && cfg.tx == nil {
-		cfg.errs = append(cfg.errs, invalidArg("WithAfterCommit needs InTx"))
-	}
-	if len(cfg.properties) > 0 && spi.CapabilitiesOf(c.store).Properties == nil {
-		cfg.errs = append(cfg.errs, fmt.Errorf("WithProperty: %w: store %T keeps no job properties", ErrUnsupported, c.store))
-	}
-	if err := errors.Join(cfg.errs...); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
 	if len(payloads) == 0 {
@@ -173,13 +184,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 		payloads[i] = b
 	}
-	now := c.clock.Now().UTC().Truncate(time.Microsecond)
-	due := now.Add(cfg.delay)
-	if !cfg.at.IsZero() {
-		due = cfg.at.UTC().Truncate(time.Microsecond)
-	}
-	base := template(task, &cfg, now, due)
-	jobs := make([]*spi.Job, len(payloads))
+	now := c.now()
+	base := template(task, cfg, now, cfg.due(now))
+	jobs := make([]*spi.Job, 0, len(payloads)*(1+len(cfg.callbacks)))
 	for i, p := range payloads {
 		j := base.Clone()
 		j.ID = c.ids.next(now)
@@ -187,10 +194,72 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		if i == 0 {
 			j.IdempotencyKey = cfg.idempotencyKey
 		}
-		jobs[i] = j
+		jobs = append(jobs, j)
+		if len(cfg.callbacks) > 0 {
+			cbs, err := c.callbackJobs(ctx, j, cfg.callbacks, now)
+			if err != nil {
+				return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+			}
+			jobs = append(jobs, cbs...)
+		}
 	}
-	var res []spi.InsertResult
-	var err error
+	ids, err := c.insert(ctx, cfg, task, jobs)
+	if err != nil || len(cfg.callbacks) == 0 {
+		return ids, err
+	}
+	roots := make([]uuid.UUID, 0, len(payloads))
+	for i := 0; i < len(ids); i += 1 + len(cfg.callbacks) {
+		roots = append(roots, ids[i])
+	}
+	return roots, nil
+}
+
+// callbackJobs makes root a workflow of its own with its callbacks as
+// children.
+func (c *Client) callbackJobs(ctx context.Context, root *spi.Job, cbs []callback, now time.Time) ([]*spi.Job, error) {
+	root.WorkflowID, root.Dependents = c.ids.next(now), len(cbs)
+	out := make([]*spi.Job, len(cbs))
+	for k, cb := range cbs {
+		j, err := c.stepJob(ctx, cb.call, SurfaceCallback, nil, now)
+		if err != nil {
+			return nil, fmt.Errorf("callback %d (task %q): %w", k+1, cb.call.task, err)
+		}
+		j.WorkflowID = root.WorkflowID
+		j.Dependencies = []spi.Dependency{{ParentID: root.ID, Allow: cb.allow | spi.SkipUnlessAllowed}}
+		out[k] = j
+	}
+	return out, nil
+}
+
+// config applies a submission's options over its defaults and reports the
+// errors they collected.
+func (c *Client) config(defaults, opts []SubmitOption) (*submitConfig, error) {
+	cfg := &submitConfig{}
+	for _, o := range defaults {
+		o(cfg)
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	if len(cfg.properties) > 0 && spi.CapabilitiesOf(c.store).Properties == nil {
+		cfg.errs = append(cfg.errs, fmt.Errorf("WithProperty: %w: store %T keeps no job properties", ErrUnsupported, c.store))
+	}
+	return cfg, errors.Join(cfg.errs...)
+}
+
+// due is when a job submitted at now with cfg is due.
+func (cfg *submitConfig) due(now time.Time) time.Time {
+	if !cfg.at.IsZero() {
+		return cfg.at.UTC().Truncate(time.Microsecond)
+	}
+	return now.Add(cfg.delay)
+}
+
+// insert writes jobs in one insert through the store (or cfg's
+// transaction) and the insert middleware, wakes the nodes when it wrote
+// any, and returns the ids the insert answered. what names the submission
+// in errors.
+func (c *Client) insert(ctx context.Context, cfg *submitConfig, what string, jobs []*spi.Job) ([]uuid.UUID, error) {
 	// A node ignores wakeups that name it, since it has woken itself. A
 	// transactional write has not (its wakeup waits for the commit), so it
 	// names no source and its commit's wakeup reaches this node too.
@@ -210,21 +279,25 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if len(c.inserts) > 0 {
 		insert = ChainInsert(insert, c.inserts...)
 	}
-	res, err = insert(ctx, jobs)
+	res, err := insert(ctx, jobs)
 	if err == nil && len(res) != len(jobs) {
 		err = fmt.Errorf("the insert answered %d results for %d jobs", len(res), len(jobs))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+		return nil, fmt.Errorf("ratchet: submit %q: %w", what, err)
 	}
 	ids := make([]uuid.UUID, len(res))
 	wrote := false
+	top := PriorityLowest
 	for i, r := range res {
 		ids[i] = r.ID
-		wrote = wrote || !r.Duplicate
+		if !r.Duplicate {
+			wrote = true
+			top = max(top, jobs[i].Priority)
+		}
 	}
 	if wrote && c.notifier != nil {
-		c.wake(base.Priority, cfg.afterCommit, cfg.tx != nil)
+		c.wake(top, cfg.afterCommit, cfg.tx != nil)
 	}
 	return ids, nil
 }
@@ -315,6 +388,8 @@ type ListOptions struct {
 	// PropertyValue; a store without job properties gives an error wrapping
 	// ErrUnsupported.
 	PropertyKey, PropertyValue string
+	// WorkflowID, when set, lists only the jobs of that workflow.
+	WorkflowID uuid.UUID
 	// IncludeArchived lists the archived jobs too, merged in id order
 	// (stores with an archive, spi.JobArchiver; elsewhere it changes
 	// nothing). CountJobs counts live jobs only.
@@ -410,7 +485,7 @@ func (c *Client) CountJobs(ctx context.Context, o ListOptions, upTo int) (n int,
 func (c *Client) listParams(o ListOptions) (spi.ListParams, error) {
 	p := spi.ListParams{Status: o.Status, After: o.After, Limit: o.Limit,
 		TaskName: o.Task, CreatedFrom: o.CreatedFrom, CreatedBefore: o.CreatedBefore,
-		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue}
+		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue, WorkflowID: o.WorkflowID}
 	switch {
 	case o.Status != "" && !o.Status.Valid():
 		return p, invalidArg("unknown status %q", o.Status)

@@ -37,6 +37,12 @@ type JobContext struct {
 	state    spi.JobStateStore
 	props    PropertyReader
 	pipe     *Pipeline
+	// The job's workflow dependencies: how many, how to read them, and
+	// what was read (once per run).
+	deps     int
+	loadDeps func(ctx context.Context, id uuid.UUID) ([]Parent, error)
+	parents  []Parent
+	loaded   bool
 }
 
 // PropertyReader reads job properties: spi.JobPropertyStore's read side.
@@ -60,6 +66,9 @@ type JobContextOptions struct {
 	// Pipeline encodes and decodes state (the payload codecs apply to it,
 	// as to every surface); nil means JSON without codecs.
 	Pipeline *Pipeline
+	// Parents reads a workflow job's finished dependencies (as
+	// Client.Parents does); nil where the store keeps no workflows.
+	Parents func(ctx context.Context, jobID uuid.UUID) ([]Parent, error)
 }
 
 // NewJobContextWith builds the JobContext of j's next run, as NewJobContext
@@ -67,6 +76,7 @@ type JobContextOptions struct {
 func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
 	jc := newJobContext(j, o.Logger, o.Loggers)
 	jc.claimSeq, jc.state, jc.props, jc.pipe = j.ClaimSeq, o.State, o.Properties, o.Pipeline
+	jc.deps, jc.loadDeps = j.DependencyCount, o.Parents
 	if jc.pipe == nil {
 		jc.pipe, _ = NewPipeline(nil, 0)
 	}
@@ -163,6 +173,25 @@ func (j *JobContext) writeState(ctx context.Context, namespace string, v any,
 		return fmt.Errorf("job state %q of job %s: %w", namespace, j.ID, ErrStateConflict)
 	}
 	return nil
+}
+
+// Parents returns the running workflow job's dependencies as they
+// finished, in the order they were declared (Step.After), with their
+// results: what a late-bound argument resolver (Task.ResolveArgs) reads. A
+// job without dependencies has none. It reads the store once per run.
+func (j *JobContext) Parents(ctx context.Context) ([]Parent, error) {
+	switch {
+	case j.deps == 0 || j.loaded:
+		return j.parents, nil
+	case j.loadDeps == nil:
+		return nil, fmt.Errorf("ratchet: parents of job %s: %w: no workflow store", j.ID, ErrUnsupported)
+	}
+	ps, err := j.loadDeps(ctx, j.ID)
+	if err != nil {
+		return nil, err
+	}
+	j.parents, j.loaded = ps, true
+	return ps, nil
 }
 
 // NewJobContext builds the JobContext of j's next run (Run = j.Attempts + 1);

@@ -25,6 +25,7 @@ type submitConfig struct {
 	resourceLimit  int
 	tx             any
 	afterCommit    AfterCommitRegistrar
+	callbacks      []callback
 	errs           []error
 }
 
@@ -197,5 +198,32 @@ func WithResource(name string, limit int) SubmitOption {
 			return
 		}
 		c.resource, c.resourceLimit = name, limit
+	}
+}
+
+// callback is one OnSuccess or OnFailure option.
+type callback struct {
+	call  Call
+	allow spi.Allow
+}
+
+// OnSuccess adds the callback c to each submitted job: c runs once the job
+// has SUCCEEDED and is SKIPPED otherwise. The job and its callbacks form a
+// workflow of their own, written all or nothing; its id is the job's
+// WorkflowID. c's payload is measured on its own against the payload limit
+// (surface "callback"). The store must keep workflows; the job cannot
+// carry an idempotency key. In a Workflow, use Step.OnSuccess.
+func OnSuccess(c Call) SubmitOption {
+	return func(cfg *submitConfig) {
+		cfg.callbacks = append(cfg.callbacks, callback{call: c, allow: spi.AllowSucceeded})
+	}
+}
+
+// OnFailure adds the callback c to each submitted job: c runs once the job
+// has FAILED for good (its retries exhausted, DoNotRetry, or its crash
+// budget spent) and is SKIPPED otherwise. Otherwise as OnSuccess.
+func OnFailure(c Call) SubmitOption {
+	return func(cfg *submitConfig) {
+		cfg.callbacks = append(cfg.callbacks, callback{call: c, allow: spi.AllowFailed})
 	}
 }

@@ -20,6 +20,11 @@ const (
 	SurfaceTask Surface = "task"
 	// SurfaceResult is a succeeded job's result.
 	SurfaceResult Surface = "result"
+	// SurfaceCallback is the arguments of an OnSuccess or OnFailure
+	// callback, measured on their own against the payload limit.
+	SurfaceCallback Surface = "callback"
+	// SurfaceBranch is the arguments of a workflow condition (When).
+	SurfaceBranch Surface = "branch"
 )
 
 // limited reports whether the payload limit applies: to what is submitted

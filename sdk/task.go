@@ -36,6 +36,7 @@ type Task[A, R any] struct {
 	defaults []SubmitOption
 	service  string // the service whose circuit breaker guards the task; "" for none
 	filter   spi.ErrorFilter
+	resolve  func(ctx context.Context, args A, parents []Parent) (A, error)
 }
 
 // NewTask defines a task with a result. name must be stable across
@@ -70,6 +71,20 @@ func (t *Task[A, R]) ProtectedBy(service string, filter spi.ErrorFilter) *Task[A
 	return t
 }
 
+// ResolveArgs gives the task late-bound arguments (the spec's
+// PreExecutionArgResolver): before each run of one of its jobs, fn gets the
+// stored arguments and the job's parents as they finished (JobContext.Parents:
+// in the order the workflow declared them, with their results; none for a
+// job outside a workflow), and returns the arguments the body runs with.
+// Nothing it returns is stored. An error fails the run through the retry
+// policy. Callbacks' and conditions' own arguments are not resolved. It
+// returns t, so that it chains onto NewTask; call it before registering
+// the task.
+func (t *Task[A, R]) ResolveArgs(fn func(ctx context.Context, args A, parents []Parent) (A, error)) *Task[A, R] {
+	t.resolve = fn
+	return t
+}
+
 // Protection returns the service and filter of ProtectedBy ("" when the
 // task has none). The engine reads it of every task that has the method.
 func (t *Task[A, R]) Protection() (service string, filter spi.ErrorFilter) {
@@ -95,6 +110,19 @@ func (t *Task[A, R]) Execute(ctx context.Context, payload []byte, ser spi.Payloa
 	var args A
 	if err := ser.Unmarshal(payload, &args); err != nil {
 		return nil, DoNotRetry(&PayloadDecodeError{Task: t.name, Err: err})
+	}
+	if t.resolve != nil {
+		var parents []Parent
+		if jc, ok := JobFromContext(ctx); ok {
+			var err error
+			if parents, err = jc.Parents(ctx); err != nil {
+				return nil, fmt.Errorf("ratchet: resolve the arguments of task %q: %w", t.name, err)
+			}
+		}
+		var err error
+		if args, err = t.resolve(ctx, args, parents); err != nil {
+			return nil, fmt.Errorf("ratchet: resolve the arguments of task %q: %w", t.name, err)
+		}
 	}
 	res, err := t.fn(ctx, args)
 	if err != nil {

@@ -383,6 +383,9 @@ func workflowCases() []testCase {
 				after = next
 			}
 			assert.Equal(t, ids(all), seen, "WorkflowJobs pages through the workflow's jobs in id order")
+			listed, _, err := f.s.ListJobs(f.ctx, spi.ListParams{WorkflowID: w.id, Limit: 100})
+			require.NoError(t, err, "ListJobs by WorkflowID")
+			assert.Equal(t, ids(all), ids(listed), "ListJobs filters by WorkflowID")
 			page, next, err := ws.WorkflowJobs(f.ctx, f.nextID(), uuid.Nil, 10)
 			require.NoError(t, err)
 			assert.Empty(t, page, "an unknown workflow has no jobs")
@@ -394,13 +397,18 @@ func workflowCases() []testCase {
 			w := f.newFlow()
 			p := w.add(nil)
 			k := w.after(p)
+			other := f.insertOne() // a finished job of no workflow
+			f.finish(other, at(time.Minute), spi.OutcomeSucceeded)
 			w.insert()
 			f.finish(p, at(time.Minute), spi.OutcomeSucceeded)
-			assert.Equal(t, 0, f.archive(a, at(24*time.Hour), 100), "a parent whose child has not finished stays live")
+			assert.Equal(t, 1, f.archive(a, at(24*time.Hour), 100), "a parent whose child has not finished stays live")
 			f.get(p.ID)
 			assert.Equal(t, []spi.Status{spi.StatusSucceeded}, f.parentStates(ws, k))
 			f.finish(k, at(time.Hour), spi.OutcomeSucceeded)
 			assert.Equal(t, 2, f.archive(a, at(24*time.Hour), 100), "once the child finished, both move")
+			old, _, err := a.ListArchivedJobs(f.ctx, spi.ListParams{WorkflowID: w.id, Limit: 10})
+			require.NoError(t, err, "ListArchivedJobs by WorkflowID")
+			assert.Equal(t, ids([]*spi.Job{p, k}), ids(old), "the archive keeps the workflow id and filters by it")
 		}},
 		{"RejectsBadBatches", func(t tb, f *fixture) {
 			f.workflows()

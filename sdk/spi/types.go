@@ -431,6 +431,9 @@ type ListParams struct {
 	// PropertyKey, when set, lists only jobs whose property of that key
 	// equals PropertyValue (a store with JobPropertyStore).
 	PropertyKey, PropertyValue string
+	// WorkflowID, when not zero, lists only the jobs of that workflow (a
+	// store with WorkflowStore; others list none).
+	WorkflowID uuid.UUID
 }
 
 // Matches reports whether j passes the filters of p other than the cursor
@@ -440,6 +443,7 @@ func (p ListParams) Matches(j *Job) bool {
 	switch {
 	case p.Status != "" && j.Status != p.Status,
 		p.TaskName != "" && j.TaskName != p.TaskName,
+		p.WorkflowID != uuid.Nil && j.WorkflowID != p.WorkflowID,
 		!p.CreatedFrom.IsZero() && j.CreatedAt.Before(p.CreatedFrom),
 		!p.CreatedBefore.IsZero() && !j.CreatedAt.Before(p.CreatedBefore):
 		return false

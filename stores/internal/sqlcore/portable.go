@@ -285,6 +285,7 @@ func (s *Syntax) listed(p spi.ListParams) (from, where string, args []any) {
 		}
 	}
 	and(p.TaskName != "", "j.task_name = ?", p.TaskName)
+	and(p.WorkflowID != uuid.Nil, "j.workflow_id = ?", s.id(p.WorkflowID))
 	and(!p.CreatedFrom.IsZero(), "j.created_time >= ?", s.time(p.CreatedFrom))
 	and(!p.CreatedBefore.IsZero(), "j.created_time < ?", s.time(p.CreatedBefore))
 	if p.PropertyKey != "" {
