@@ -27,6 +27,9 @@ const (
 	// PermitTask is SleepTask under another name, for jobs submitted with a
 	// resource permit (ratchet.WithResource).
 	PermitTask = "chaos.permit"
+	// StepTask is a workflow step: SleepTask that then fails for good
+	// (DoNotRetry) when StepArgs.Fail is set.
+	StepTask = "chaos.step"
 )
 
 // RunTable is the table, in the Ratchet schema, where task bodies record
@@ -45,6 +48,15 @@ type SleepArgs struct {
 	Millis int `json:"millis"`
 }
 
+// StepArgs are the arguments of chaos.step.
+type StepArgs struct {
+	Millis int  `json:"millis"`
+	Fail   bool `json:"fail,omitempty"`
+}
+
+// ErrStepFailed is the failure of a chaos.step told to fail.
+var ErrStepFailed = errors.New("chaos: step told to fail")
+
 // PoisonArgs are the arguments of chaos.poison (none).
 type PoisonArgs struct{}
 
@@ -57,11 +69,13 @@ type Tasks struct {
 	Poison *ratchet.Task[PoisonArgs, ratchet.Void]
 	// Permit is chaos.permit; submit it with ratchet.WithResource.
 	Permit *ratchet.Task[SleepArgs, ratchet.Void]
+	// Step is chaos.step, for workflows.
+	Step *ratchet.Task[StepArgs, ratchet.Void]
 }
 
 // Definitions returns the tasks for engine.New.
 func (t Tasks) Definitions() []ratchet.Definition {
-	return []ratchet.Definition{t.Sleep, t.Poison, t.Permit}
+	return []ratchet.Definition{t.Sleep, t.Poison, t.Permit, t.Step}
 }
 
 // ErrNoRecorder is the error of a body run by tasks made without a
@@ -100,10 +114,17 @@ func NewTasks(rec *Recorder) Tasks {
 		<-ctx.Done() // not reached: the process is gone
 		return ctx.Err()
 	}
+	step := func(ctx context.Context, a StepArgs) error {
+		if err := sleep(ctx, SleepArgs{Millis: a.Millis}); err != nil || !a.Fail {
+			return err
+		}
+		return ratchet.DoNotRetry(ErrStepFailed)
+	}
 	return Tasks{
 		Sleep:  ratchet.NewVoidTask(SleepTask, sleep),
 		Poison: ratchet.NewVoidTask(PoisonTask, poison),
 		Permit: ratchet.NewVoidTask(PermitTask, sleep),
+		Step:   ratchet.NewVoidTask(StepTask, step),
 	}
 }
 

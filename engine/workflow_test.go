@@ -91,6 +91,7 @@ func TestWorkflowForms(t *testing.T) {
 	huge := wf.Add(f.note.With("huge")).AfterWith(root, ratchet.When(above.With(100)))
 	afterHuge := huge.Then(f.note.With("after-huge"))
 	anyway := wf.Add(f.note.With("anyway")).AfterWith(huge, ratchet.RunIfSkipped())
+	tolerant := wf.Add(f.note.With("tolerant")).AfterWith(root, ratchet.RunIfFailed(), ratchet.RunIfCancelled())
 	ok := root.OnSuccess(f.note.With("ok"))
 	failed := root.OnFailure(f.note.With("failed"))
 	id, err := f.client.SubmitWorkflow(ctx, wf)
@@ -99,7 +100,7 @@ func TestWorkflowForms(t *testing.T) {
 
 	want := map[*ratchet.Step]engine.EventKind{root: engine.EventSucceeded, chain: engine.EventSucceeded,
 		left: engine.EventSucceeded, right: engine.EventSucceeded, join: engine.EventSucceeded, big: engine.EventSucceeded,
-		huge: engine.EventSkipped, afterHuge: engine.EventSkipped, anyway: engine.EventSucceeded,
+		huge: engine.EventSkipped, afterHuge: engine.EventSkipped, anyway: engine.EventSucceeded, tolerant: engine.EventSucceeded,
 		ok: engine.EventSucceeded, failed: engine.EventSkipped}
 	for s, kind := range want {
 		assert.Equal(t, kind, f.next(s.ID()).Kind, "%s", s)
@@ -108,7 +109,7 @@ func TestWorkflowForms(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.Done)
 	assert.Len(t, st.Jobs, len(want))
-	assert.Equal(t, map[ratchet.Status]int{ratchet.StatusSucceeded: 8, ratchet.StatusSkipped: 3}, st.Counts)
+	assert.Equal(t, map[ratchet.Status]int{ratchet.StatusSucceeded: 9, ratchet.StatusSkipped: 3}, st.Counts)
 	for _, j := range st.Jobs {
 		assert.Equal(t, id, j.WorkflowID)
 		assert.Equal(t, "test", j.Params["app"], "the workflow's options reach every step")
@@ -120,7 +121,7 @@ func TestWorkflowForms(t *testing.T) {
 	}
 	assert.Equal(t, 107, res(chain, f.sum), "late-bound: 100 + the parent's 7")
 	assert.Equal(t, 10, res(join, f.sum), "late-bound: 1 + 2 + 7, in the declared order")
-	for name, n := range map[string]int{"big": 1, "huge": 0, "after-huge": 0, "anyway": 1, "ok": 1, "failed": 0} {
+	for name, n := range map[string]int{"big": 1, "huge": 0, "after-huge": 0, "anyway": 1, "tolerant": 1, "ok": 1, "failed": 0} {
 		assert.Equal(t, n, f.runs(name), name)
 	}
 	h := st.Job(huge)

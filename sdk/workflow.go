@@ -169,8 +169,9 @@ type edge struct {
 	cond   ConditionCall
 }
 
-// RunIfFailed lets the child run when its parent FAILED (River Pro's
-// ignore-discarded): by default a failed parent cancels it.
+// RunIfFailed lets the child run when its parent FAILED too (River Pro's
+// ignore-discarded): by default a failed parent cancels it. A parent that
+// succeeded always lets it run.
 func RunIfFailed() EdgeOption { return func(e *edge) { e.allow |= spi.AllowFailed } }
 
 // RunIfCancelled lets the child run when its parent was CANCELLED (River
@@ -217,7 +218,7 @@ func (s *Step) After(parents ...*Step) *Step {
 // AfterWith makes s wait for parent, with options: RunIfFailed,
 // RunIfCancelled, RunIfSkipped, When. It returns s.
 func (s *Step) AfterWith(parent *Step, opts ...EdgeOption) *Step {
-	e := edge{parent: parent}
+	e := edge{parent: parent, allow: spi.AllowSucceeded}
 	for _, o := range opts {
 		if o == nil {
 			s.wf.errs = append(s.wf.errs, invalidArg("%s: nil edge option", s))
