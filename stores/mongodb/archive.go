@@ -24,47 +24,111 @@ import (
 
 var _ spi.JobArchiver = (*Store)(nil)
 
-var terminalStatuses = bson.A{string(spi.StatusSucceeded), string(spi.StatusFailed), string(spi.StatusCancelled)}
+var terminalStatuses = bson.A{string(spi.StatusSucceeded), string(spi.StatusFailed), string(spi.StatusCancelled), string(spi.StatusSkipped)}
 
-// ArchiveJobs implements [spi.JobArchiver].
+// ArchiveJobs implements [spi.JobArchiver]. A job with a dependent that has
+// not finished stays live (a child can always read its parents): the
+// candidates are read a page at a time in id order, so such parents do not
+// hold back the jobs after them.
 func (s *Store) ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error) {
 	done, err := s.enter()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	cur, err := s.jobs.Find(ctx, bson.M{fStatus: bson.M{"$in": terminalStatuses}, fFinished: bson.M{"$lt": timeUS(before)}},
-		options.Find().SetSort(bson.D{{Key: fID, Value: 1}}).SetLimit(int64(max(limit, 1))))
-	if err != nil {
-		return 0, fail("archive jobs", err)
+	limit = max(limit, 1)
+	moved := 0
+	after := idValue(uuid.Nil)
+	for moved < limit {
+		docs, err := s.archiveCandidates(ctx, before, after, limit-moved)
+		if err != nil {
+			return moved, fail("archive jobs", err)
+		}
+		if len(docs) == 0 {
+			break
+		}
+		sub, data := docs[len(docs)-1].Lookup(fID).Binary()
+		after = bson.Binary{Subtype: sub, Data: data}
+		keep, err := s.parentsOfLive(ctx, docs)
+		if err != nil {
+			return moved, fail("archive jobs", err)
+		}
+		for _, d := range docs {
+			id := d.Lookup(fID)
+			if keep[rawID(d)] {
+				continue
+			}
+			if _, err := s.archive.InsertOne(ctx, d); err != nil && !mongo.IsDuplicateKeyError(err) {
+				return moved, fail("archive jobs", err)
+			}
+			r, err := s.jobs.DeleteOne(ctx, bson.M{fID: id, fStatus: bson.M{"$in": terminalStatuses}})
+			if err != nil {
+				return moved, fail("archive jobs", err)
+			}
+			if r.DeletedCount == 0 { // retried meanwhile: it stays live
+				if _, err := s.archive.DeleteOne(ctx, bson.M{fID: id}); err != nil {
+					return moved, fail("archive jobs", err)
+				}
+				continue
+			}
+			moved++
+		}
 	}
+	return moved, nil
+}
+
+// archiveCandidates reads up to n finished jobs, whole, finished before
+// before, with ids above after, in id order.
+func (s *Store) archiveCandidates(ctx context.Context, before time.Time, after bson.Binary, n int) ([]bson.Raw, error) {
+	cur, err := s.jobs.Find(ctx, bson.M{fStatus: bson.M{"$in": terminalStatuses}, fFinished: bson.M{"$lt": timeUS(before)}, fID: bson.M{"$gt": after}},
+		options.Find().SetSort(bson.D{{Key: fID, Value: 1}}).SetLimit(int64(n)))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
 	var docs []bson.Raw
 	for cur.Next(ctx) {
 		docs = append(docs, append(bson.Raw(nil), cur.Current...))
 	}
-	_ = cur.Close(context.WithoutCancel(ctx))
-	if err := cur.Err(); err != nil {
-		return 0, fail("archive jobs", err)
-	}
-	moved := 0
+	return docs, cur.Err()
+}
+
+// rawID is the bytes of a job document's id, as a map key.
+func rawID(d bson.Raw) string {
+	_, data, _ := d.Lookup(fID).BinaryOK()
+	return string(data)
+}
+
+// parentsOfLive returns the raw ids of the jobs among docs that have a
+// dependent that has not finished.
+func (s *Store) parentsOfLive(ctx context.Context, docs []bson.Raw) (map[string]bool, error) {
+	parentOf := map[string][]string{} // raw kid id -> raw parent ids
+	var kids bson.A
 	for _, d := range docs {
-		id := d.Lookup(fID)
-		if _, err := s.archive.InsertOne(ctx, d); err != nil && !mongo.IsDuplicateKeyError(err) {
-			return moved, fail("archive jobs", err)
-		}
-		r, err := s.jobs.DeleteOne(ctx, bson.M{fID: id, fStatus: bson.M{"$in": terminalStatuses}})
-		if err != nil {
-			return moved, fail("archive jobs", err)
-		}
-		if r.DeletedCount == 0 { // retried meanwhile: it stays live
-			if _, err := s.archive.DeleteOne(ctx, bson.M{fID: id}); err != nil {
-				return moved, fail("archive jobs", err)
+		for _, k := range kidsOf(d) {
+			key := string(k.Data)
+			if _, ok := parentOf[key]; !ok {
+				kids = append(kids, k)
 			}
-			continue
+			parentOf[key] = append(parentOf[key], rawID(d))
 		}
-		moved++
 	}
-	return moved, nil
+	keep := map[string]bool{}
+	if len(kids) == 0 {
+		return keep, nil
+	}
+	cur, err := s.jobs.Find(ctx, bson.M{fID: bson.M{"$in": kids}, fStatus: bson.M{"$nin": terminalStatuses}},
+		options.Find().SetProjection(bson.M{fID: 1}))
+	if err != nil {
+		return nil, fmt.Errorf("read the dependents of finished jobs: %w", err)
+	}
+	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
+	for cur.Next(ctx) {
+		for _, p := range parentOf[rawID(cur.Current)] {
+			keep[p] = true
+		}
+	}
+	return keep, cur.Err()
 }
 
 // GetArchivedJob implements [spi.JobArchiver].

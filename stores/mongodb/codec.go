@@ -44,7 +44,29 @@ const (
 	fPropKeys    = "pk" // property keys, for the write-once check
 	fPropEntries = "pv" // encoded key/value pairs, indexed for FindJobsByProperty
 	fState       = "st" // per-namespace state: st.<encoded ns> = {j, v}
+	fWorkflow    = "workflow_id"
+	fDeps        = "deps"    // the job's dependencies, in insert order (depDoc)
+	fDepStates   = "dps"     // dps.<parent hex> = the state the parent finished in
+	fKids        = "kids"    // the ids of the jobs that depend on this one
+	fStaged      = "stg"     // present while the insert of its workflow is not committed
+	fRevived     = "revived" // when a DLQ retry last made the job wait again (µs)
 )
+
+// depDoc is the stored form of one dependency (spi.Dependency without the
+// parent's state, which lives in dps, keyed by depKey).
+type depDoc struct {
+	Parent        bson.Binary  `bson:"p"`
+	Allow         int32        `bson:"a,omitempty"`
+	Condition     string       `bson:"c,omitempty"`
+	ConditionArgs *bson.Binary `bson:"ca,omitempty"`
+}
+
+// depKey names a parent inside dps: its id in hex (field names cannot be
+// binaries).
+func depKey(parent uuid.UUID) string { return hex.EncodeToString(parent[:]) }
+
+// depPath is the field path of a parent's recorded state.
+func depPath(parent uuid.UUID) string { return fDepStates + "." + depKey(parent) }
 
 // jobDoc is the stored form of a job, without its properties and state.
 // Times are int64 microseconds since the Unix epoch (see timeUS); the
@@ -80,6 +102,13 @@ type jobDoc struct {
 	// them out (jobProjection).
 	PropKeys    []string `bson:"pk,omitempty"`
 	PropEntries []string `bson:"pv,omitempty"`
+	// Workflows (see workflow.go): the workflow id, the dependencies, the
+	// states the finished parents ended in, and the dependents.
+	Workflow  *bson.Binary      `bson:"workflow_id,omitempty"`
+	Deps      []depDoc          `bson:"deps,omitempty"`
+	DepStates map[string]string `bson:"dps,omitempty"`
+	Kids      []bson.Binary     `bson:"kids,omitempty"`
+	Staged    *int64            `bson:"stg,omitempty"`
 }
 
 // jobProjection leaves the properties and the state out of job reads.
@@ -180,6 +209,20 @@ func encodeJob(j *spi.Job) *jobDoc {
 	if j.Resource != "" {
 		d.ResourceLimit = int64(j.ResourceLimit)
 	}
+	if j.WorkflowID != uuid.Nil {
+		w := idValue(j.WorkflowID)
+		d.Workflow = &w
+	}
+	for _, dep := range j.Dependencies {
+		dd := depDoc{Parent: idValue(dep.ParentID), Allow: int32(dep.Allow), Condition: dep.Condition}
+		if dep.ConditionArgs != nil {
+			dd.ConditionArgs = binaryOf(dep.ConditionArgs)
+		}
+		d.Deps = append(d.Deps, dd)
+	}
+	if len(d.Deps) > 0 {
+		d.Status = string(spi.StatusBlocked)
+	}
 	if len(j.Params) > 0 {
 		d.Params = make(map[string]string, len(j.Params))
 		for k, v := range j.Params {
@@ -268,6 +311,21 @@ func decodeJob(raw bson.Raw) (*spi.Job, error) {
 	}
 	if d.Finished != nil {
 		j.FinishedAt = usTime(*d.Finished)
+	}
+	if d.Workflow != nil {
+		if j.WorkflowID, err = binaryID(*d.Workflow); err != nil {
+			return nil, corrupt(idStr, "workflow_id: %v", err)
+		}
+	}
+	j.DependencyCount, j.Dependents = len(d.Deps), len(d.Kids)
+	for _, dep := range d.Deps {
+		p, err := binaryID(dep.Parent)
+		if err != nil {
+			return nil, corrupt(idStr, "dependency: %v", err)
+		}
+		if _, ok := d.DepStates[depKey(p)]; !ok {
+			j.Waiting++
+		}
 	}
 	return j, nil
 }

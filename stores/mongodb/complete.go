@@ -21,33 +21,35 @@ func fence(ref spi.ClaimRef) bson.M {
 }
 
 // resourceProjection is what an owner write reads back: the resource whose
-// permit the job leaves.
-var resourceProjection = bson.M{fResource: 1}
+// permit the job leaves, and the dependents that its end may release.
+var resourceProjection = bson.M{fResource: 1, fKids: 1}
 
 // ownerWrite applies one fenced update and, when it applied, frees the
 // permit of the claim it ended. It reports whether it applied.
-func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M) (bool, error) {
+func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M) (bool, []bson.Binary, error) {
 	var d struct {
-		Resource string `bson:"resource_name"`
+		Resource string        `bson:"resource_name"`
+		Kids     []bson.Binary `bson:"kids"`
 	}
 	raw, err := s.findOneAndUpdate(ctx, fence(ref), update, nil, false, resourceProjection)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return false, nil
+		return false, nil, nil
 	}
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if err := bson.Unmarshal(raw, &d); err != nil {
 		// The write applied; a resource that cannot be read leaves its
-		// hold for RecoverOrphans to reclaim.
-		return true, nil
+		// hold for RecoverOrphans to reclaim, dependents for
+		// RepairWorkflows to release.
+		return true, nil, nil
 	}
 	if d.Resource != "" {
 		// A failure here leaves the hold behind for RecoverOrphans to
 		// reclaim; the job's own write has applied.
 		_ = s.releasePermit(context.WithoutCancel(ctx), d.Resource, permitKey(ref.JobID, ref.ClaimSeq))
 	}
-	return true, nil
+	return true, d.Kids, nil
 }
 
 // findOneAndUpdate runs findOneAndUpdate with a projection, updating the
@@ -112,6 +114,10 @@ func completionUpdate(c spi.Completion) (bson.M, error) {
 			fStatus: string(spi.StatusFailed), fFinished: timeUS(c.FinishedAt),
 			fAttempts: int64(c.Attempts), fLastError: c.LastError,
 		}}, nil
+	case spi.OutcomeSkipped, spi.OutcomeCancelled:
+		return bson.M{"$set": bson.M{
+			fStatus: string(c.Outcome.Status()), fFinished: timeUS(c.FinishedAt), fLastError: c.LastError,
+		}}, nil
 	}
 	return nil, fmt.Errorf("job %s: unknown outcome %d", c.JobID, c.Outcome)
 }
@@ -123,7 +129,9 @@ func completionUpdate(c spi.Completion) (bson.M, error) {
 // so the per-entry result needs one single-document operation per entry.)
 // The result has one entry per completion, in input order: true when it
 // applied, false when it was superseded. A completion frees the permit of
-// the claim it ends. Completions do not advance the claim sequence.
+// the claim it ends; one that finishes a job with dependents then records
+// its state on them and releases those it was the last parent of
+// (workflow.go). Completions do not advance the claim sequence.
 func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -141,10 +149,15 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return out, nil
 	}
 	err = s.fanOut(ctx, len(cs), func(ctx context.Context, i int) error {
-		ok, err := s.ownerWrite(ctx, cs[i].ClaimRef, updates[i])
+		ok, kids, err := s.ownerWrite(ctx, cs[i].ClaimRef, updates[i])
 		out[i] = ok
 		if err != nil {
 			return fmt.Errorf("job %s: %w", cs[i].JobID, err)
+		}
+		if st := cs[i].Outcome.Status(); ok && st.Terminal() && len(kids) > 0 {
+			if _, err := s.releaseKids(ctx, cs[i].JobID, st, kids, cs[i].FinishedAt); err != nil {
+				return fmt.Errorf("job %s: %w", cs[i].JobID, err)
+			}
 		}
 		return nil
 	})
@@ -179,6 +192,15 @@ func (s *Store) recognizeApplied(ctx context.Context, cs []spi.Completion, out [
 		if j, err := decodeJob(raw); err == nil {
 			out[i] = c.AlreadyApplied(j)
 		}
+		// A resent finish: the releases that followed the first may have
+		// been cut short.
+		if st := c.Outcome.Status(); out[i] && st.Terminal() {
+			if kids := kidsOf(raw); len(kids) > 0 {
+				if _, err := s.releaseKids(ctx, c.JobID, st, kids, c.FinishedAt); err != nil {
+					return fmt.Errorf("job %s: %w", c.JobID, err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -203,7 +225,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 		"$inc":   bson.M{fClaimSeq: int64(1)},
 	}
 	err = s.fanOut(ctx, len(refs), func(ctx context.Context, i int) error {
-		ok, err := s.ownerWrite(ctx, refs[i], update)
+		ok, _, err := s.ownerWrite(ctx, refs[i], update)
 		out[i] = ok
 		if err != nil {
 			return fmt.Errorf("job %s: %w", refs[i].JobID, err)

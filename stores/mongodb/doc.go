@@ -11,9 +11,8 @@
 // stores/mongodb/ferrettest), and against a real MongoDB when one is
 // available.
 //
-// It does not keep workflows yet (spi.WorkflowStore is not implemented):
-// the Dependencies of a job are not stored, so a client must not submit
-// workflow jobs to it (the TCK's group Workflows is skipped).
+// It keeps workflows ([spi.WorkflowStore]; see "Workflows" below), the one
+// place where a step is more than one document write.
 //
 // # Opening
 //
@@ -22,7 +21,7 @@
 // default); [New] uses a client the application already has. Both work in
 // one database ([Options.Database], else the URI's, else "ratchet") on the
 // collections <prefix>jobs, <prefix>nodes, <prefix>leases,
-// <prefix>permits and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
+// <prefix>permits, <prefix>workflows and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
 // by default), which they create with their indexes at start, idempotently,
 // so nodes may start together: on the jobs, the claim index {status,
 // task_name, priority, scheduled_time, _id} (replacing the task-less
@@ -119,6 +118,49 @@
 // It does not implement [spi.TxInserter] (it uses no transactions) nor
 // [spi.WakeupListener]: new work is found by polling (change streams would
 // need a replica set, and FerretDB has none).
+//
+// # Workflows
+//
+// A workflow job's document holds its workflow id (workflow_id, a sparse
+// index), its dependencies in insert order (deps: parent, allowed states,
+// condition and its arguments), the states its finished parents ended in
+// (dps, keyed by the parent's id in hex) and the ids of its dependents
+// (kids). Waiting is the number of dependencies without a recorded state.
+// MongoDB has no multi-document atomic write here, so the issue's
+// "release in the same write as the parent's finish" becomes a sequence of
+// single-document writes, each repeatable, with [Store.RepairWorkflows]
+// (run by the engine's workflow repair service, every
+// WorkflowRepairInterval) finishing whatever a crash cut short:
+//
+//   - Insert: a workflow's jobs are written staged (field stg, all
+//     BLOCKED) with one ordered InsertMany, then committed by one insert
+//     into <prefix>workflows keyed by the workflow id, then activated (the
+//     roots become PENDING, the marks go). A staged insert is never
+//     claimed; one left uncommitted for 10 minutes is deleted by the repair,
+//     which first writes an abort mark under the same key so that a late
+//     commit fails rather than races it; a committed one is activated by it.
+//     So a workflow is written all or nothing, at the cost of a delay when
+//     the submitter dies between its commit and its activation.
+//   - Release: after the write that finishes a parent (a completion, a
+//     crash-budget failure, CancelJob, CancelWorkflow), one write per child
+//     records the parent's state if it is not recorded yet, and one more
+//     moves a child whose parents are all recorded from BLOCKED to PENDING
+//     (its filter requires them all). A crash in between leaves children
+//     BLOCKED behind finished parents; the repair scans the BLOCKED jobs and
+//     releases them (a parent found neither live nor archived counts as
+//     CANCELLED). A child is never released before all its parents have
+//     finished, and never twice.
+//   - DLQ retry: the dependents that the failure cancelled or skipped wait
+//     again first (deepest first), the retried job becomes PENDING last; a
+//     crash in between leaves them BLOCKED behind a job still FAILED, which
+//     the repair releases (after 30 s, so as not to race a retry in flight)
+//     and the engine cancels again.
+//   - Archiving keeps a finished job live while a dependent has not
+//     finished, reading the candidates a page at a time so that such
+//     parents hold nothing back.
+//
+// The repair reads every BLOCKED job on each pass (paged by id): its cost
+// grows with the number of jobs waiting.
 //
 // # FerretDB
 //

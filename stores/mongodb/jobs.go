@@ -52,8 +52,13 @@ func (s *Store) insertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 	first := map[string]int{} // key -> index of its first job in the batch
 	later := map[int]int{}    // index -> index of the first job of its key
 	pending := make([]int, 0, len(jobs))
+	var flows []int // workflow jobs: their own path (workflow.go)
 	for i, j := range jobs {
 		res[i].ID = j.ID
+		if isFlowJob(j) {
+			flows = append(flows, i)
+			continue
+		}
 		if k := j.IdempotencyKey; k != "" {
 			if f, ok := first[k]; ok {
 				later[i] = f
@@ -73,6 +78,11 @@ func (s *Store) insertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 	}
 	for i, f := range later {
 		res[i] = spi.InsertResult{ID: res[f].ID, Duplicate: true}
+	}
+	if len(flows) > 0 {
+		if err := s.insertFlows(ctx, jobs, flows); err != nil {
+			return nil, fail("insert jobs", err)
+		}
 	}
 	return res, nil
 }
@@ -214,13 +224,29 @@ func listPage(ctx context.Context, coll *mongo.Collection, op string, p spi.List
 
 // RetryFailedJob resets a FAILED job to PENDING, due at now, with no error,
 // no owner, no finish time and attempts and crash count zero: one
-// conditional update. Wraps spi.ErrNotFound or spi.ErrInvalidState.
+// conditional update, after the dependents that its failure cancelled or
+// skipped were made to wait for it again (see workflow.go). Wraps
+// spi.ErrNotFound or spi.ErrInvalidState.
 func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error {
 	done, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
+	// A workflow job's dependents wait for it again first (workflow.go).
+	raw, err := s.jobs.FindOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusFailed)},
+		options.FindOne().SetProjection(bson.M{fKids: 1})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return s.stateError(ctx, "retry failed job", id, "only FAILED jobs can be retried")
+	}
+	if err != nil {
+		return fail("retry failed job", err)
+	}
+	if kids := kidsOf(raw); len(kids) > 0 {
+		if err := s.revive(ctx, id, kids, now); err != nil {
+			return fail("retry failed job", err)
+		}
+	}
 	r, err := s.jobs.UpdateOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusFailed)}, bson.M{
 		"$set": bson.M{
 			fStatus: string(spi.StatusPending), fAttempts: int64(0), fCrash: int64(0),
@@ -237,7 +263,9 @@ func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time)
 	return s.stateError(ctx, "retry failed job", id, "only FAILED jobs can be retried")
 }
 
-// CancelJob moves a PENDING job to CANCELLED (FinishedAt = now). Wraps
+// CancelJob moves a PENDING or BLOCKED job to CANCELLED (FinishedAt =
+// now), then records that on its dependents and releases those it was the
+// last parent of (see workflow.go). Wraps
 // spi.ErrNotFound, or spi.ErrInvalidState for a job in any other state.
 func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
 	done, err := s.enter()
@@ -245,16 +273,21 @@ func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) erro
 		return err
 	}
 	defer done()
-	r, err := s.jobs.UpdateOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusPending)}, bson.M{
-		"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)},
-	})
+	raw, err := s.findOneAndUpdate(ctx,
+		bson.M{fID: idValue(id), fStatus: bson.M{"$in": bson.A{string(spi.StatusPending), string(spi.StatusBlocked)}}},
+		bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}, nil, false, bson.M{fKids: 1})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return s.stateError(ctx, "cancel job", id, "only PENDING and BLOCKED jobs can be cancelled")
+	}
 	if err != nil {
 		return fail("cancel job", err)
 	}
-	if r.MatchedCount == 1 {
-		return nil
+	if kids := kidsOf(raw); len(kids) > 0 {
+		if _, err := s.releaseKids(ctx, id, spi.StatusCancelled, kids, now); err != nil {
+			return fail("cancel job", err)
+		}
 	}
-	return s.stateError(ctx, "cancel job", id, "only PENDING jobs can be cancelled")
+	return nil
 }
 
 // stateError explains why a conditional update of job id matched nothing:
@@ -281,6 +314,9 @@ func listFilter(p spi.ListParams) bson.M {
 	}
 	if p.TaskName != "" {
 		filter[fTask] = p.TaskName
+	}
+	if p.WorkflowID != uuid.Nil {
+		filter[fWorkflow] = idValue(p.WorkflowID)
 	}
 	created := bson.M{}
 	if !p.CreatedFrom.IsZero() {

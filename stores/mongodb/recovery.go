@@ -138,12 +138,13 @@ func (s *Store) DeregisterNode(ctx context.Context, nodeID string) error {
 
 // runningDoc is the projection of a RUNNING job that recovery reads.
 type runningDoc struct {
-	ID       bson.Binary `bson:"_id"`
-	Task     string      `bson:"task_name"`
-	Owner    string      `bson:"owner_node"`
-	ClaimSeq int64       `bson:"claim_seq"`
-	Crash    int64       `bson:"crash_count"`
-	Resource string      `bson:"resource_name"`
+	ID       bson.Binary   `bson:"_id"`
+	Task     string        `bson:"task_name"`
+	Owner    string        `bson:"owner_node"`
+	ClaimSeq int64         `bson:"claim_seq"`
+	Crash    int64         `bson:"crash_count"`
+	Resource string        `bson:"resource_name"`
+	Kids     []bson.Binary `bson:"kids"`
 }
 
 // RecoverOrphans handles RUNNING jobs whose owner has no node document, a
@@ -187,7 +188,7 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 	}
 
 	cur, err = s.jobs.Find(ctx, bson.M{fStatus: string(spi.StatusRunning)}, options.Find().
-		SetProjection(bson.M{fID: 1, fTask: 1, fOwner: 1, fClaimSeq: 1, fCrash: 1, fResource: 1}))
+		SetProjection(bson.M{fID: 1, fTask: 1, fOwner: 1, fClaimSeq: 1, fCrash: 1, fResource: 1, fKids: 1}))
 	if err != nil {
 		return nil, fail("recover orphans", fmt.Errorf("read running jobs: %w", err))
 	}
@@ -245,6 +246,11 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		}
 		if ok {
 			results[i] = rec
+			if rec.NewStatus == spi.StatusFailed && len(o.Kids) > 0 {
+				if _, err := s.releaseKids(ctx, o.id, spi.StatusFailed, o.Kids, p.Now); err != nil {
+					return fmt.Errorf("job %s: %w", o.id, err)
+				}
+			}
 		}
 		return nil
 	})

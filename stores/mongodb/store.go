@@ -55,6 +55,7 @@ const (
 	logsName    = "logs"
 	skipsName   = "skips"
 	metaName    = "meta"
+	flowsName   = "workflows"
 )
 
 // Options configure [Open] and [New]. The zero value is ready to use.
@@ -66,7 +67,7 @@ type Options struct {
 
 	// CollectionPrefix is prepended to the names of the store's
 	// collections (jobs, nodes, leases, permits, schedules, skips,
-	// archive, logs, meta). Empty means [DefaultCollectionPrefix]; several independent
+	// archive, logs, workflows, meta). Empty means [DefaultCollectionPrefix]; several independent
 	// installations can share a database under different prefixes.
 	CollectionPrefix string
 
@@ -97,6 +98,9 @@ type Store struct {
 	permits  *mongo.Collection
 	scheds   *mongo.Collection
 	archive  *mongo.Collection
+	// flows holds one document per committed workflow insert (see
+	// workflow.go).
+	flows    *mongo.Collection
 	logs     *mongo.Collection
 	skips    *mongo.Collection
 	parallel int
@@ -220,6 +224,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		permits:  db.Collection(p + permitsName),
 		scheds:   db.Collection(p + schedsName),
 		archive:  db.Collection(p + archiveName),
+		flows:    db.Collection(p + flowsName),
 		logs:     db.Collection(p + logsName),
 		skips:    db.Collection(p + skipsName),
 		parallel: opts.Parallelism,
@@ -270,7 +275,10 @@ func (s *Store) setup(ctx context.Context) error {
 		}
 		o := options.Index().SetName(ix.name)
 		if ix.unique {
-			o.SetUnique(true).SetSparse(true)
+			o.SetUnique(true)
+		}
+		if ix.unique || ix.sparse {
+			o.SetSparse(true)
 		}
 		if _, err := s.jobs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: ix.keys, Options: o}); err != nil {
 			var se mongo.ServerError
@@ -304,18 +312,24 @@ var jobIndexes = []struct {
 	name   string
 	keys   bson.D
 	unique bool // unique and sparse: jobs without the field do not clash
+	sparse bool // only the jobs that have the field
 }{
 	// The claim: the first N due PENDING jobs of one priority level in
 	// (scheduled_time, _id) order, of the tasks the claimer lists: task
 	// equality ($in) before the level and the order, so the server merges
 	// one index range per task and never reads jobs of other tasks.
-	{"ratchet_claim_task", bson.D{{Key: fStatus, Value: 1}, {Key: fTask, Value: 1}, {Key: fPriority, Value: 1}, {Key: fScheduled, Value: 1}, {Key: fID, Value: 1}}, false},
+	{"ratchet_claim_task", bson.D{{Key: fStatus, Value: 1}, {Key: fTask, Value: 1}, {Key: fPriority, Value: 1}, {Key: fScheduled, Value: 1}, {Key: fID, Value: 1}}, false, false},
 	// ListJobs by status; CheckClaims and recovery read RUNNING jobs.
-	{"ratchet_status_id", bson.D{{Key: fStatus, Value: 1}, {Key: fID, Value: 1}}, false},
-	{"ratchet_owner", bson.D{{Key: fStatus, Value: 1}, {Key: fOwner, Value: 1}}, false},
-	{"ratchet_tags", bson.D{{Key: fTags, Value: 1}}, false},
-	{"ratchet_props", bson.D{{Key: fPropEntries, Value: 1}}, false},
-	{"ratchet_idempotency", bson.D{{Key: fIdem, Value: 1}}, true},
+	{"ratchet_status_id", bson.D{{Key: fStatus, Value: 1}, {Key: fID, Value: 1}}, false, false},
+	{"ratchet_owner", bson.D{{Key: fStatus, Value: 1}, {Key: fOwner, Value: 1}}, false, false},
+	{"ratchet_tags", bson.D{{Key: fTags, Value: 1}}, false, false},
+	{"ratchet_props", bson.D{{Key: fPropEntries, Value: 1}}, false, false},
+	{"ratchet_idempotency", bson.D{{Key: fIdem, Value: 1}}, true, false},
+	// Workflows: the jobs of one workflow, and the staged jobs of an
+	// insert not yet committed; jobs of no workflow are in neither.
+	// (One field: a sparse compound index with _id would hold every job.)
+	{"ratchet_workflow", bson.D{{Key: fWorkflow, Value: 1}}, false, true},
+	{"ratchet_staged", bson.D{{Key: fStaged, Value: 1}}, false, true},
 }
 
 // Client returns the store's MongoDB client.

@@ -55,6 +55,21 @@ var Task = ratchet.NewTask("demo.process", process)
 // second while the demo runs: Schedule.
 var Tick = ratchet.NewVoidTask("demo.tick", func(context.Context, struct{}) error { return nil })
 
+// StepArgs are the arguments of a step of the demo's workflow.
+type StepArgs struct {
+	Name string `json:"name"`
+	Fail bool   `json:"fail,omitempty"` // fail at once (DoNotRetry)
+}
+
+// Step is the task of the demo's workflow steps: it returns its name, or
+// fails for good when asked to.
+var Step = ratchet.NewTask("demo.step", func(_ context.Context, a StepArgs) (string, error) {
+	if a.Fail {
+		return "", ratchet.DoNotRetry(fmt.Errorf("step %s: the audit found a problem", a.Name))
+	}
+	return a.Name, nil
+})
+
 // Schedule is the id of the demo's recurring schedule.
 const Schedule = "demo-every-second"
 
@@ -109,8 +124,14 @@ type Summary struct {
 	// the run; RecurringRepeats the slots it fired more than once (must
 	// be 0).
 	RecurringFires, RecurringRepeats int
-	Mismatches                       []string // jobs not in the state expected for them
-	Elapsed                          time.Duration
+	// WorkflowSteps counts the steps of the demo's workflow (a fan-out
+	// and a join, a failing step with its callbacks and a dependent that
+	// its failure cancels); WorkflowOK whether each ended as expected,
+	// none before its parents.
+	WorkflowSteps int
+	WorkflowOK    bool
+	Mismatches    []string // jobs not in the state expected for them
+	Elapsed       time.Duration
 }
 
 // Throughput is finished jobs per second.
@@ -128,7 +149,8 @@ func (s Summary) OK() bool {
 	for _, n := range s.DLQ {
 		dlq += n
 	}
-	return len(s.Mismatches) == 0 && s.Other == 0 && s.Succeeded+dlq == s.Submitted && s.RecurringRepeats == 0
+	return len(s.Mismatches) == 0 && s.Other == 0 && s.Succeeded+dlq == s.Submitted && s.RecurringRepeats == 0 &&
+		(s.WorkflowSteps == 0 || s.WorkflowOK)
 }
 
 // Print writes the summary.
@@ -150,6 +172,9 @@ func (s Summary) Print(w io.Writer) {
 		fmt.Fprintf(w, "not finished       %6d\n", s.Other)
 	}
 	fmt.Fprintf(w, "recurring fires    %6d  (%s, each slot once: %v)\n", s.RecurringFires, Schedule, s.RecurringRepeats == 0)
+	if s.WorkflowSteps > 0 {
+		fmt.Fprintf(w, "workflow steps     %6d  (each as expected, after its parents: %v)\n", s.WorkflowSteps, s.WorkflowOK)
+	}
 	fmt.Fprintf(w, "elapsed            %8.2fs\n", s.Elapsed.Seconds())
 	fmt.Fprintf(w, "throughput         %8.0f jobs/s\n", s.Throughput())
 	for i, m := range s.Mismatches {
@@ -188,7 +213,7 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
 		ShutdownTimeout: 10 * time.Second,
 		Logger:          cfg.Logger,
 		Schedules:       []ratchet.Recurring{Tick.Recurring(Schedule, "@every 1s", struct{}{})},
-	}, Task, Tick)
+	}, Task, Tick, Step)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -204,12 +229,25 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	var flow *demoFlow
+	if spi.CapabilitiesOf(store).Workflows != nil {
+		if flow, err = submitFlow(ctx, eng.Client()); err != nil {
+			return Summary{}, err
+		}
+	}
 	if err := wait(ctx, events, kinds, cfg); err != nil {
 		return Summary{}, err
 	}
 	elapsed := time.Since(start)
 	sum, err := verify(ctx, eng.Client(), kinds)
 	sum.Elapsed = elapsed
+	if err == nil && flow != nil {
+		sum.WorkflowSteps = len(flow.want)
+		var problems []string
+		problems, err = flow.verify(ctx, eng.Client(), cfg.Timeout)
+		sum.WorkflowOK = err == nil && len(problems) == 0
+		sum.Mismatches = append(sum.Mismatches, problems...)
+	}
 	if err == nil {
 		sum.RecurringFires, sum.RecurringRepeats, err = fires(ctx, eng.Client(), start)
 	}
@@ -381,4 +419,88 @@ func dlqReason(j *spi.Job) string {
 		return "retries exhausted"
 	}
 	return "other"
+}
+
+// demoFlow is the demo's workflow: its id and the state each step must end
+// in.
+type demoFlow struct {
+	id    uuid.UUID
+	steps []*ratchet.Step
+	want  map[*ratchet.Step]spi.Status
+}
+
+// submitFlow submits the demo's workflow: fetch, then four resizes at once,
+// then publish once all four succeeded (with an OnFailure callback that is
+// skipped); and an audit that fails, whose OnFailure callback runs, whose
+// OnSuccess callback is skipped and whose dependent is cancelled.
+func submitFlow(ctx context.Context, c *ratchet.Client) (*demoFlow, error) {
+	w := ratchet.NewWorkflow(ratchet.WithTags("demo", "workflow"))
+	f := &demoFlow{want: map[*ratchet.Step]spi.Status{}}
+	add := func(s *ratchet.Step, want spi.Status) *ratchet.Step { f.want[s] = want; return s }
+	step := func(name string) ratchet.Call { return Step.With(StepArgs{Name: name}) }
+	fetch := add(w.Add(step("fetch")), spi.StatusSucceeded)
+	publish := add(w.Add(step("publish")), spi.StatusSucceeded)
+	for i := range 4 {
+		publish.After(add(fetch.Then(step(fmt.Sprintf("resize-%d", i+1))), spi.StatusSucceeded))
+	}
+	add(publish.OnFailure(step("page-on-call")), spi.StatusSkipped)
+	audit := add(w.Add(Step.With(StepArgs{Name: "audit", Fail: true})), spi.StatusFailed)
+	add(audit.OnFailure(step("alert")), spi.StatusSucceeded)
+	add(audit.OnSuccess(step("thank")), spi.StatusSkipped)
+	add(audit.Then(step("report")), spi.StatusCancelled)
+	id, err := c.SubmitWorkflow(ctx, w)
+	if err != nil {
+		return nil, fmt.Errorf("submit the demo workflow: %w", err)
+	}
+	f.id, f.steps = id, w.Steps()
+	return f, nil
+}
+
+// verify waits for the workflow to finish and checks each step's state, and
+// that no step started before a parent had finished.
+func (f *demoFlow) verify(ctx context.Context, c *ratchet.Client, timeout time.Duration) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var st *ratchet.WorkflowStatus
+	for {
+		var err error
+		if st, err = c.Workflow(ctx, f.id); err != nil {
+			return nil, fmt.Errorf("read the demo workflow: %w", err)
+		}
+		if st.Done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the demo workflow did not finish: %v", st.Counts)
+		case <-tick.C:
+		}
+	}
+	byID := map[uuid.UUID]*ratchet.Job{}
+	for _, j := range st.Jobs {
+		byID[j.ID] = j
+	}
+	var problems []string
+	for _, s := range f.steps {
+		j := st.Job(s)
+		if j == nil {
+			problems = append(problems, fmt.Sprintf("workflow %s: not found", s))
+			continue
+		}
+		if j.Status != f.want[s] {
+			problems = append(problems, fmt.Sprintf("workflow %s is %s, expected %s: %s", s, j.Status, f.want[s], j.LastError))
+		}
+		parents, err := c.Parents(ctx, j.ID)
+		if err != nil {
+			return problems, err
+		}
+		for _, p := range parents {
+			if pj := byID[p.ID]; pj != nil && !j.ClaimedAt.IsZero() && j.ClaimedAt.Before(pj.FinishedAt) {
+				problems = append(problems, fmt.Sprintf("workflow %s started at %s, before its parent finished at %s", s, j.ClaimedAt, pj.FinishedAt))
+			}
+		}
+	}
+	return problems, nil
 }
