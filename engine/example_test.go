@@ -98,7 +98,7 @@ func Example() {
 	for _, j := range dlq.Jobs {
 		fmt.Println("dead letter:", j.ID == nobody, j.LastError)
 	}
-	_ = client.CancelJob(ctx, later) // only while PENDING
+	_ = client.CancelJob(ctx, later) // only while PENDING (or BLOCKED, in a workflow)
 	job, _ = client.GetJob(ctx, later)
 	fmt.Println("bob:", job.Status)
 	_ = client.RetryJob(ctx, nobody) // out of the DLQ: PENDING, error cleared, attempts 0, due now

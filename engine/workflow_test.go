@@ -150,6 +150,12 @@ func TestWorkflowFailureAndRetry(t *testing.T) {
 		assert.Equal(t, kind, f.next(s.ID()).Kind, "%s", s)
 	}
 	assert.Equal(t, 0, f.runs("child"))
+	parents, err := f.client.Parents(ctx, onFail.ID())
+	require.NoError(t, err)
+	require.Len(t, parents, 1)
+	assert.Equal(t, ratchet.StatusFailed, parents[0].Status)
+	assert.Equal(t, f.job(bad.ID()).LastError, parents[0].LastError, "a failure callback sees why its parent failed")
+	assert.NotEmpty(t, parents[0].LastError)
 
 	// The single-job form: the callbacks make a workflow of the job.
 	one, err := f.num.Submit(ctx, f.client, args{S: "fail"},

@@ -511,8 +511,10 @@ func (c *Client) RetryJob(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// CancelJob cancels a PENDING job. A job in any other state gives an error
-// wrapping ErrInvalidState.
+// CancelJob cancels a PENDING job, or a BLOCKED workflow job (its
+// dependents then follow their cancel policy, as for a parent that was
+// cancelled). A job in any other state gives an error wrapping
+// ErrInvalidState; to stop a RUNNING workflow job, use CancelWorkflow.
 func (c *Client) CancelJob(ctx context.Context, id uuid.UUID) error {
 	return c.store.CancelJob(ctx, id, c.now())
 }

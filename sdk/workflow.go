@@ -129,6 +129,10 @@ type Parent struct {
 	ID     uuid.UUID
 	Task   string
 	Status Status
+	// LastError is why the parent failed, was skipped or was cancelled
+	// (empty when it succeeded or no longer exists): what a failure
+	// callback reports.
+	LastError string
 	// Result is the parent's serialized result, the codecs already
 	// undone; nil when it has none (it did not succeed, returned nothing,
 	// or no longer exists).
@@ -243,16 +247,18 @@ func (s *Step) AfterWith(parent *Step, opts ...EdgeOption) *Step {
 func (s *Step) Then(c Call) *Step { return s.wf.Add(c).After(s) }
 
 // OnSuccess adds the callback c, which runs once s has SUCCEEDED and is
-// SKIPPED otherwise (never cancelled), and returns it. Its payload is
-// measured on its own against the payload limit (surface "callback").
+// SKIPPED otherwise (never cancelled), and returns the callback's step,
+// not s: s.OnSuccess(a).OnFailure(b) makes b a failure callback of a; give
+// s both with two calls on s. Its payload is measured on its own against
+// the payload limit (surface "callback").
 func (s *Step) OnSuccess(c Call) *Step {
 	return s.callback(c, spi.AllowSucceeded)
 }
 
 // OnFailure adds the callback c, which runs once s has FAILED for good
 // (retries exhausted, DoNotRetry, or the crash budget spent) and is
-// SKIPPED otherwise, and returns it. Its payload is measured on its own
-// (surface "callback").
+// SKIPPED otherwise, and returns the callback's step (not s, as
+// OnSuccess). Its payload is measured on its own (surface "callback").
 func (s *Step) OnFailure(c Call) *Step {
 	return s.callback(c, spi.AllowFailed)
 }
@@ -544,7 +550,7 @@ func (c *Client) Parents(ctx context.Context, id uuid.UUID) ([]Parent, error) {
 		default:
 			p.Task = j.TaskName
 			if j.Status.Terminal() {
-				p.Status = j.Status
+				p.Status, p.LastError = j.Status, j.LastError
 			}
 			if j.Result != nil {
 				if p.Result, err = c.pipe.DecodeBytes(ctx, SurfaceResult, j.Result); err != nil {
@@ -567,10 +573,15 @@ type WorkflowStatus struct {
 	Counts map[Status]int
 	// Done is true when every job has finished.
 	Done bool
+
+	byID map[uuid.UUID]*Job // filled by Client.Workflow
 }
 
 // Job returns the job of step s (which must be of this workflow), or nil.
 func (ws *WorkflowStatus) Job(s *Step) *Job {
+	if ws.byID != nil {
+		return ws.byID[s.ID()]
+	}
 	for _, j := range ws.Jobs {
 		if j.ID == s.ID() {
 			return j
@@ -589,7 +600,7 @@ func (c *Client) Workflow(ctx context.Context, id uuid.UUID) (*WorkflowStatus, e
 	if id == uuid.Nil {
 		return nil, invalidArg("workflow: the zero id")
 	}
-	ws := &WorkflowStatus{ID: id, Counts: map[Status]int{}, Done: true}
+	ws := &WorkflowStatus{ID: id, Counts: map[Status]int{}, Done: true, byID: map[uuid.UUID]*Job{}}
 	o := ListOptions{WorkflowID: id, Limit: 1000, IncludeArchived: true}
 	for {
 		page, err := c.ListJobs(ctx, o)
@@ -598,6 +609,7 @@ func (c *Client) Workflow(ctx context.Context, id uuid.UUID) (*WorkflowStatus, e
 		}
 		for _, j := range page.Jobs {
 			ws.Jobs = append(ws.Jobs, j)
+			ws.byID[j.ID] = j
 			ws.Counts[j.Status]++
 			ws.Done = ws.Done && j.Status.Terminal()
 		}
