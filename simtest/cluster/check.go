@@ -82,6 +82,22 @@ type sjob struct {
 
 	pendPos, runPos int
 	stamp           int
+
+	// The workflow the job belongs to (nil: none), its edges and its
+	// dependents; callback marks a job whose one edge is a callback's.
+	flow     *sflow
+	deps     []*sedge
+	kids     []*sjob
+	callback bool
+	// successes counts the job's applied successful completions, bodies
+	// the bodies the gate let start since the job was last revived, and
+	// handCancelled says that a cancel by hand (or of its workflow) ended
+	// it.
+	successes, bodies int
+	handCancelled     bool
+	// gated counts the claims since the last DLQ retry that the gate
+	// ended (SKIPPED or CANCELLED) without a body.
+	gated int
 }
 
 func (j *sjob) String() string {
@@ -122,6 +138,9 @@ type model struct {
 	nonTerminal int
 	// holders counts the RUNNING jobs of each resource.
 	holders map[string]int
+	// flows are the workflows submitted; blocked counts the BLOCKED jobs.
+	flows   []*sflow
+	blocked int
 }
 
 func (m *model) init() {
@@ -145,6 +164,8 @@ func (m *model) setStatus(j *sjob, st spi.Status) {
 		if j.resource != "" {
 			m.holders[j.resource]--
 		}
+	case spi.StatusBlocked:
+		m.blocked--
 	}
 	wasTerminal := j.status.Terminal()
 	j.status = st
@@ -158,6 +179,8 @@ func (m *model) setStatus(j *sjob, st spi.Status) {
 		if j.resource != "" {
 			m.holders[j.resource]++
 		}
+	case spi.StatusBlocked:
+		m.blocked++
 	}
 	switch {
 	case wasTerminal && !st.Terminal():
@@ -375,12 +398,27 @@ func (w *world) checkComplete(n *node, cs []spi.Completion, applied []bool) {
 		case spi.OutcomeSucceeded:
 			w.setStatus(j, spi.StatusSucceeded)
 			j.finishedAt = c.FinishedAt
+			j.successes++
+			if j.callback {
+				w.check(invCallbackOnce)
+				if j.successes > 1 {
+					w.fail(invCallbackOnce, parentsOf(j), []*node{n}, "callback %s succeeded a second time", j.label)
+					return
+				}
+			}
 		case spi.OutcomeRetry:
 			w.setStatus(j, spi.StatusPending)
 			j.due, j.attempts, j.lastErr, j.owner = c.RetryAt, c.Attempts, c.LastError, ""
 		case spi.OutcomeFailed:
 			w.setStatus(j, spi.StatusFailed)
 			j.finishedAt, j.attempts, j.lastErr = c.FinishedAt, c.Attempts, c.LastError
+		case spi.OutcomeSkipped, spi.OutcomeCancelled:
+			w.setStatus(j, c.Outcome.Status())
+			j.finishedAt, j.lastErr = c.FinishedAt, c.LastError
+			j.gated++
+		}
+		if j.status.Terminal() {
+			w.flowFinished(j, c.FinishedAt)
 		}
 	}
 }
@@ -483,6 +521,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 			j.due = p.Now
 		} else {
 			j.finishedAt, j.lastErr = p.Now, p.LastError
+			w.flowFinished(j, p.Now)
 		}
 		w.touch(j)
 		w.report.Recovered++
@@ -578,11 +617,10 @@ func (w *world) describeRetry(retry bool, at time.Time, attempt int) string {
 // checkAdmin checks a cancel or DLQ retry against the model and applies it.
 func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 	w.check(invAdminOps)
-	var okState spi.Status = spi.StatusPending
+	allowed := j.status == spi.StatusPending || j.status == spi.StatusBlocked
 	if op == "retry" {
-		okState = spi.StatusFailed
+		allowed = j.status == spi.StatusFailed
 	}
-	allowed := j.status == okState
 	switch {
 	case allowed && err != nil:
 		w.fail(invAdminOps, []*sjob{j}, nil, "%s of %s, which is %s, failed: %v", op, j.label, j.status, err)
@@ -595,12 +633,14 @@ func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 	w.touch(j)
 	if op == "cancel" {
 		w.setStatus(j, spi.StatusCancelled)
-		j.finishedAt = now
+		j.finishedAt, j.handCancelled = now, true
+		w.flowFinished(j, now)
 		return
 	}
 	w.setStatus(j, spi.StatusPending)
 	j.lastErr, j.attempts, j.crash, j.due, j.finishedAt, j.owner = "", 0, 0, now, time.Time{}, ""
-	j.claims, j.recoveries, j.releases = 0, 0, 0
+	j.claims, j.recoveries, j.releases, j.gated = 0, 0, 0, 0
+	w.reviveFlow(j)
 }
 
 // compareJob reports how a stored job differs from the model, or "".
@@ -653,8 +693,11 @@ func (w *world) checkStep() error {
 			return w.storeErr("GetJob", err)
 		}
 		w.check(invStoreModel)
+		if j.flow != nil {
+			w.check(invWorkflowRelease)
+		}
 		if d := w.compareJob(j, g); d != "" {
-			w.fail(invStoreModel, []*sjob{j}, nil, "%s in the store differs from the contract's result: %s", j.label, d)
+			w.fail(releaseInvariant(j, g), parentsOf(j), nil, "%s", w.releaseDetail(j, g, d))
 			return nil
 		}
 		w.checkOwners(j)
@@ -721,7 +764,7 @@ func (w *world) checkAll() error {
 				return nil
 			}
 			if d := w.compareJob(j, g); d != "" {
-				w.fail(invStoreModel, []*sjob{j}, nil, "%s in the store differs from the contract's result: %s", j.label, d)
+				w.fail(releaseInvariant(j, g), parentsOf(j), nil, "%s", w.releaseDetail(j, g, d))
 				return nil
 			}
 			seen++
@@ -764,13 +807,16 @@ func (w *world) checkFinal() error {
 	if w.checkRecurring(); w.failure != nil {
 		return w.failure
 	}
+	if w.checkCallbacks(); w.failure != nil {
+		return w.failure
+	}
 	for _, j := range w.jobs {
 		w.check(invNothingLost)
 		if !j.status.Terminal() {
 			w.fail(invNothingLost, []*sjob{j}, nil, "%s ended the run %s", j.label, j.status)
 			return w.failure
 		}
-		if !j.poison || j.status == spi.StatusCancelled {
+		if !j.poison || j.status == spi.StatusCancelled || j.status == spi.StatusSkipped {
 			continue
 		}
 		w.check(invCrashBudget)
@@ -779,8 +825,9 @@ func (w *world) checkFinal() error {
 			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s ended %s (%q), not FAILED by orphan recovery", j.label, j.status, j.lastErr)
 		case j.recoveries != w.maxCrash+1:
 			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s failed after %d crashes; the budget %d demands exactly %d", j.label, j.recoveries, w.maxCrash, w.maxCrash+1)
-		case j.claims != j.recoveries+j.releases:
-			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s was claimed %d times: %d crashes and %d releases account for %d", j.label, j.claims, j.recoveries, j.releases, j.recoveries+j.releases)
+		case j.claims != j.recoveries+j.releases+j.gated:
+			w.fail(invCrashBudget, []*sjob{j}, nil, "poison job %s was claimed %d times: %d crashes, %d releases and %d gate decisions account for %d",
+				j.label, j.claims, j.recoveries, j.releases, j.gated, j.recoveries+j.releases+j.gated)
 		}
 		if w.failure != nil {
 			return w.failure

@@ -61,7 +61,7 @@ func TestSeedSweep(t *testing.T) {
 	reps, errs := sweep(1, seeds, cluster.Scenario{Steps: sweepSteps})
 	steps, checks := 0, 0
 	faults := map[string]int{}
-	probes := 0
+	probes, flows, callbacks, skipped := 0, 0, 0, 0
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
 		steps += reps[i].Steps
@@ -74,10 +74,16 @@ func TestSeedSweep(t *testing.T) {
 		if reps[i].Aging != nil {
 			probes++
 		}
-		assert.Zero(t, reps[i].Final[spi.StatusPending]+reps[i].Final[spi.StatusRunning], "seed %d: every job terminal", i+1)
+		assert.Zero(t, reps[i].Final[spi.StatusPending]+reps[i].Final[spi.StatusRunning]+reps[i].Final[spi.StatusBlocked], "seed %d: every job terminal", i+1)
+		flows += reps[i].Workflows
+		callbacks += reps[i].Callbacks
+		skipped += reps[i].Final[spi.StatusSkipped]
 	}
-	t.Logf("%d seeds x %d main steps: %d steps, %d invariant checks, %d aging probes, faults %v, in %s",
-		seeds, sweepSteps, steps, checks, probes, faults, time.Since(start).Round(time.Millisecond))
+	assert.Positive(t, flows, "the sweep submits workflows")
+	assert.Positive(t, callbacks, "with callbacks")
+	assert.Positive(t, skipped, "some of which are skipped")
+	t.Logf("%d seeds x %d main steps: %d steps, %d invariant checks, %d aging probes, %d workflows (%d callbacks), faults %v, in %s",
+		seeds, sweepSteps, steps, checks, probes, flows, callbacks, faults, time.Since(start).Round(time.Millisecond))
 	for _, kind := range []string{"crash:before-claim", "crash:after-claim", "crash:mid-execution", "crash:before-completion",
 		"poison-crash", "stall>grace", "stall<grace", "stop:drained", "stop:drain-timeout", "clock-jump"} {
 		assert.Positive(t, faults[kind], "the sweep injects %s", kind)
@@ -187,10 +193,11 @@ func TestCatchesLooseCrashBudget(t *testing.T) {
 
 // The aging probe: a LOWEST job under a continuous CRITICAL flood is
 // claimed no sooner than 4·B (before that every CRITICAL job outranks it)
-// and within the bound the formula implies.
+// and within the bound the formula implies. (3000 steps: the probe starts
+// only on a drained queue, and workflows take longer to drain.)
 func TestAgingProbe(t *testing.T) {
 	const boost = 5 * time.Second
-	reps, errs := sweep(1, 20, cluster.Scenario{Steps: 2000, Aging: cluster.AgingOn, BoostInterval: boost})
+	reps, errs := sweep(1, 20, cluster.Scenario{Steps: 3000, Aging: cluster.AgingOn, BoostInterval: boost})
 	ran := 0
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
@@ -234,7 +241,8 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 	rep, err := cluster.Simulate(4, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
-		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim"} {
+		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim",
+		"workflow-order", "workflow-release", "callback-once"} {
 		assert.Positive(t, rep.Checks[inv], "invariant %s checked", inv)
 	}
 	t.Log("\n" + rep.Summary())
@@ -272,6 +280,52 @@ func TestCatchesEveryEngineBug(t *testing.T) {
 	}
 	_, err := cluster.Simulate(1, cluster.Scenario{EngineBug: "no-such-bug"})
 	require.ErrorContains(t, err, `unknown engine bug "no-such-bug"`)
+}
+
+// A store that releases a workflow job before its last parent has
+// finished, or leaves it BLOCKED after, is caught by workflow-release, and
+// the seed that catches it passes on the correct store.
+func TestCatchesWorkflowReleaseBugs(t *testing.T) {
+	for _, name := range []string{"early-release", "late-release"} {
+		t.Run(name, func(t *testing.T) {
+			sc := cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers[name]}
+			v := findViolation(t, sc, 40)
+			t.Logf("seed %d: %s", v.Seed, v.Detail)
+			assert.Equal(t, "workflow-release", v.Invariant)
+			_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
+			assert.NoError(t, clean, "the same seed passes on the correct store")
+		})
+	}
+}
+
+// hideWorkflows is a store without the workflow capability.
+type hideWorkflows struct{ spi.Store }
+
+func (h hideWorkflows) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(h.Store)
+	c.Workflows = nil
+	return c
+}
+
+// The workflow workload runs by default on a store that keeps workflows,
+// never on one that does not, and NoWorkflows turns it off.
+func TestWorkflowWorkload(t *testing.T) {
+	rep, err := cluster.Simulate(5, cluster.Scenario{Steps: 2000})
+	require.NoError(t, err)
+	assert.Positive(t, rep.Workflows)
+	assert.Greater(t, rep.WorkflowJobs, rep.Workflows)
+	assert.Positive(t, rep.Checks["workflow-release"])
+	assert.Contains(t, rep.Summary(), "workflows ")
+
+	off, err := cluster.Simulate(5, cluster.Scenario{Steps: 2000, NoWorkflows: true})
+	require.NoError(t, err)
+	assert.Zero(t, off.Workflows)
+	assert.Zero(t, off.Final[spi.StatusSkipped]+off.Final[spi.StatusBlocked])
+	assert.Contains(t, off.Summary(), "workflows: none")
+
+	none, err := cluster.Simulate(5, cluster.Scenario{Steps: 2000, WrapStore: func(s spi.Store) spi.Store { return hideWorkflows{s} }})
+	require.NoError(t, err)
+	assert.Zero(t, none.Workflows, "no workflows on a store without them")
 }
 
 // Some seeds of a sweep run the recurring workload, and its check runs.

@@ -12,7 +12,19 @@
 // by step; and, when the seed registers a recurring schedule (one seed in
 // two), every node runs engine.RecurringPass each simulated second, while
 // the model checks that no slot gets a second job and, at the end, that
-// every slot was fired once or counted skipped by its policy. The node itself supplies only the I/O around them: store calls,
+// every slot was fired once or counted skipped by its policy. On a store
+// that keeps workflows, about one arrival in five is a small workflow
+// (chains, joins, "run anyway" edges, OnSuccess and OnFailure callbacks):
+// a node dispatches a released step with spi.Decide and
+// engine.GateCompletion, as the engine's gate does, and the model checks
+// that no step starts before its parents finished in states it allows
+// (workflow-order), that a step is BLOCKED exactly while a parent has not
+// finished and the store records the states they finished in
+// (workflow-release), and that each callback is skipped rather than
+// cancelled, succeeds at most once and fires exactly when its parent's end
+// calls for it (callback-once), through crashes, stalls, cancels of steps
+// and of whole workflows, and DLQ retries that revive dependents. The node
+// itself supplies only the I/O around them: store calls,
 // heartbeats with the claim check that cancels bodies recovered from under
 // the node, orphan scans, restarts.
 //
@@ -38,7 +50,8 @@
 // (EngineBug, one of [EngineBugs]: a claim under a stale heartbeat, a claim
 // past the free slots, heartbeats stopped before the drain, an off-by-one
 // retry, an unfenced completion, a batch that loses a completion, skipped
-// recurring slots left uncounted) to show
+// recurring slots left uncounted, a gate that runs a step after a failed
+// parent, a callback cancelled instead of skipped) to show
 // that a broken engine is caught: the engine's mutation test.
 //
 // The command simtest/cmd/simtest runs one seed or sweeps a range. The

@@ -23,11 +23,15 @@ type engineCode struct {
 	completion func(*spi.Job, error, spi.RetryPolicy, spi.ErrorSanitizer, time.Time) spi.Completion
 	batch      func([]pendingWrite, int) (batch, rest []pendingWrite)
 	plan       func(ratchet.ScheduleDefinition, *cron.Schedule, time.Time, time.Time, time.Duration, bool) engine.FirePlan
+	// decide and gateCompletion are the dispatch of a released workflow
+	// job: run it, or write it SKIPPED or CANCELLED.
+	decide         func([]spi.Dependency) (spi.Decision, string)
+	gateCompletion func(*spi.Job, spi.Decision, string, time.Time) spi.Completion
 }
 
 func ownEngine() engineCode {
 	return engineCode{poll: engine.PollPolicy.Next, stopOrder: engine.StopOrder, completion: engine.CompletionOf,
-		batch: engine.NextBatch[pendingWrite], plan: engine.PlanFire}
+		batch: engine.NextBatch[pendingWrite], plan: engine.PlanFire, decide: spi.Decide, gateCompletion: engine.GateCompletion}
 }
 
 // engineBugs are the planted engine bugs, each a one-line change of one of
@@ -91,6 +95,32 @@ var engineBugs = map[string]struct {
 			p := own(d, s, next, now, th, busy)
 			p.Skipped = 0
 			return p
+		}
+	}},
+	// The gate reads a plain dependency as if it allowed FAILED: a child
+	// runs after its parent went to the DLQ.
+	"run-after-failed-parent": {invWorkflowOrder, func(c *engineCode) {
+		own := c.decide
+		c.decide = func(ds []spi.Dependency) (spi.Decision, string) {
+			ds = slices.Clone(ds)
+			for i := range ds {
+				if ds[i].Allow&spi.SkipUnlessAllowed == 0 {
+					ds[i].Allow |= spi.AllowSucceeded | spi.AllowFailed
+				}
+			}
+			return own(ds)
+		}
+	}},
+	// The gate forgets the callback rule (skip, don't cancel): an
+	// OnSuccess callback of a failed job is cancelled.
+	"callback-as-dependency": {invCallbackOnce, func(c *engineCode) {
+		own := c.decide
+		c.decide = func(ds []spi.Dependency) (spi.Decision, string) {
+			ds = slices.Clone(ds)
+			for i := range ds {
+				ds[i].Allow &^= spi.SkipUnlessAllowed
+			}
+			return own(ds)
 		}
 	}},
 	// The completer's batching drops the last completion of a batch that

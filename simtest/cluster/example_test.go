@@ -35,6 +35,6 @@ func ExampleEngineBugs() {
 		fmt.Println("caught by", v.Invariant)
 	}
 	// Output:
-	// [batch-drops-last claim-past-free-slots heartbeats-before-drain ignore-fence misfire-uncounted retry-off-by-one skip-fresh-beat]
+	// [batch-drops-last callback-as-dependency claim-past-free-slots heartbeats-before-drain ignore-fence misfire-uncounted retry-off-by-one run-after-failed-parent skip-fresh-beat]
 	// caught by fence
 }

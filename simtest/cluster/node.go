@@ -344,6 +344,13 @@ func (w *world) claim(n *node, limit int) error {
 		w.tracef(nil, []*node{n}, "%s claim limit=%d -> nothing", n.id, limit)
 	}
 	for _, x := range xs {
+		run, err := w.dispatch(n, x)
+		if err != nil || w.failure != nil {
+			return err
+		}
+		if !run {
+			continue // the gate queued its SKIPPED or CANCELLED write
+		}
 		if x.job.poison {
 			e := w.nodeEvent(n, evNodeCrash)
 			e.ref, e.why = x.ref, "poison-crash"

@@ -134,6 +134,11 @@ type Scenario struct {
 	// two registers a schedule that every node fires with the engine's
 	// RecurringPass, checked slot by slot.
 	NoRecurring bool
+	// NoWorkflows turns off the workflow workload: by default, on a store
+	// that keeps workflows (spi.WorkflowStore), about one arrival in five
+	// is a small workflow, dispatched by the engine's gate and checked by
+	// the workflow invariants (see workflow.go).
+	NoWorkflows bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool
 	// TraceTail is how many trace events a violation shows; default 25.
@@ -216,6 +221,9 @@ type Report struct {
 	// jobs its fires wrote.
 	Recurring      string
 	RecurringFires int
+	// Workflows counts the workflows submitted, WorkflowJobs their jobs
+	// and Callbacks the callback steps among them.
+	Workflows, WorkflowJobs, Callbacks int
 	// TraceHash is the SHA-256 of the event trace, in hex.
 	TraceHash string
 	// Trace is the full event trace, one line per event, when
@@ -262,7 +270,8 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "nodes %d (slots %s), max crash redeliveries %d, retry policy %s\n",
 		r.Nodes, strings.Join(slots, ","), r.MaxCrashRedeliveries, r.RetryPolicy)
 	fmt.Fprintf(&b, "jobs %d (poison %d, aging flood %d); final:", r.Jobs, r.PoisonJobs, r.FloodJobs)
-	for _, st := range []spi.Status{spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusPending, spi.StatusRunning} {
+	for _, st := range []spi.Status{spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped,
+		spi.StatusPending, spi.StatusRunning, spi.StatusBlocked} {
 		if n := r.Final[st]; n > 0 || st.Terminal() {
 			fmt.Fprintf(&b, " %s %d", st, n)
 		}
@@ -281,6 +290,11 @@ func (r Report) Summary() string {
 			a.Probe, a.Wait, a.Bound, a.BoostInterval, a.TotalSlots+2, a.MaxClaimGap, a.FloodJobs)
 	} else {
 		b.WriteString("aging probe: not run\n")
+	}
+	if r.Workflows > 0 {
+		fmt.Fprintf(&b, "workflows %d (%d jobs, %d callbacks)\n", r.Workflows, r.WorkflowJobs, r.Callbacks)
+	} else {
+		b.WriteString("workflows: none\n")
 	}
 	if r.Recurring != "" {
 		fmt.Fprintf(&b, "recurring schedule %s: %d fires\n", r.Recurring, r.RecurringFires)
@@ -372,6 +386,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.NoRecurring {
 		args = append(args, "-no-recurring")
+	}
+	if sc.NoWorkflows {
+		args = append(args, "-no-workflows")
 	}
 	switch sc.Aging {
 	case AgingOn:

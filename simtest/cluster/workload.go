@@ -155,13 +155,16 @@ func (w *world) submitTick() error {
 	if w.probe.pausesWorkload(w.step) {
 		// The probe starts on an empty queue: no job due before it, and no
 		// pile of delayed jobs falling due around it, may outrank it.
-		if p := w.probe; !p.started && len(w.pending) == 0 {
+		if p := w.probe; !p.started && len(w.pending) == 0 && w.blocked == 0 {
 			return w.startProbe()
 		}
 		return nil
 	}
 	if (w.sc.MaxJobs > 0 && w.ordinaryJobs() >= w.sc.MaxJobs) || w.nonTerminal >= maxBacklog {
 		return nil
+	}
+	if w.flowsOn() && w.rng.IntN(5) == 0 {
+		return w.submitFlow(w.randomFlow())
 	}
 	k := 1 + w.rng.IntN(4)
 	specs := make([]jobSpec, k)
@@ -180,8 +183,9 @@ func (w *world) ordinaryJobs() int {
 	return n
 }
 
-// adminTick cancels a PENDING job, DLQ-retries a FAILED one, or tries to
-// cancel a RUNNING one (which must be refused).
+// adminTick cancels a PENDING or BLOCKED job, DLQ-retries a FAILED one,
+// tries to cancel a RUNNING one (which must be refused), or cancels a
+// workflow.
 func (w *world) adminTick() error {
 	if w.phase != phaseMain {
 		return nil
@@ -193,11 +197,28 @@ func (w *world) adminTick() error {
 	now := w.now()
 	var j *sjob
 	op := "cancel"
-	switch r := w.rng.IntN(10); {
+	ops := 10
+	if w.flowsOn() {
+		ops = 12
+	}
+	switch r := w.rng.IntN(ops); {
 	case r < 5:
 		if len(w.pending) > 0 {
 			j = w.pending[w.rng.IntN(len(w.pending))]
 		}
+	case r == 10:
+		var blocked []*sjob
+		for _, x := range w.jobs {
+			if x.status == spi.StatusBlocked {
+				blocked = append(blocked, x)
+			}
+		}
+		if len(blocked) > 0 {
+			j = blocked[w.rng.IntN(len(blocked))]
+		}
+	case r == 11:
+		w.adminCancelFlow(now)
+		return nil
 	case r < 8:
 		op = "retry"
 		var failed []*sjob
@@ -209,7 +230,7 @@ func (w *world) adminTick() error {
 		if len(failed) > 0 {
 			j = failed[w.rng.IntN(len(failed))]
 		}
-	default:
+	case r < 10:
 		if len(w.running) > 0 {
 			j = w.running[w.rng.IntN(len(w.running))]
 		}

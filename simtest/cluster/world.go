@@ -588,6 +588,15 @@ func (w *world) finishReport() {
 		}
 	}
 	r.Jobs = len(w.jobs)
+	r.Workflows = len(w.flows)
+	for _, f := range w.flows {
+		r.WorkflowJobs += len(f.jobs)
+		for _, j := range f.jobs {
+			if j.callback {
+				r.Callbacks++
+			}
+		}
+	}
 	r.TraceHash = hex.EncodeToString(w.hasher.h.Sum(nil))
 	if w.sc.KeepTrace {
 		r.Trace = make([]string, len(w.trace))

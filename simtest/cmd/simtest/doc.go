@@ -8,4 +8,5 @@
 //	go run ./simtest/cmd/simtest -seed 7 -trace   # the full event trace too
 //	go run ./simtest/cmd/simtest -seeds 1..100 -mutant fence   # a broken store, caught
 //	go run ./simtest/cmd/simtest -seeds 1..20 -engine-bug skip-fresh-beat   # a broken engine, caught
+//	go run ./simtest/cmd/simtest -seeds 1..40 -mutant early-release   # a workflow job released too soon, caught
 package main

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -70,6 +72,65 @@ func (n IgnoresTags) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.J
 	return n.Store.ClaimJobs(ctx, p)
 }
 
+// EarlyRelease forgets the last dependency of every workflow job that has
+// two or more (and the parent's count of dependents): such a job is
+// released when its other parents have finished, before the one it
+// forgot (DESIGN.md, "Workflows").
+type EarlyRelease struct{ spi.Store }
+
+// InsertJobs implements spi.Store, wrongly.
+func (m EarlyRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	cp, byID := cloneBatch(jobs)
+	for _, j := range cp {
+		if n := len(j.Dependencies); n >= 2 {
+			byID[j.Dependencies[n-1].ParentID].Dependents--
+			j.Dependencies = j.Dependencies[:n-1]
+		}
+	}
+	return m.Store.InsertJobs(ctx, cp)
+}
+
+// Capabilities forwards the inner store's, so that the workflows it keeps
+// stay reachable.
+func (m EarlyRelease) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(m.Store) }
+
+// LateRelease adds to every workflow job with a dependency one more, on
+// the first job of its batch that it does not wait for already: the job
+// stays BLOCKED after its own parents have finished, until that one has.
+type LateRelease struct{ spi.Store }
+
+// InsertJobs implements spi.Store, wrongly.
+func (m LateRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+	cp, _ := cloneBatch(jobs)
+	for i, j := range cp {
+		if len(j.Dependencies) == 0 {
+			continue
+		}
+		for _, p := range cp[:i] {
+			if !slices.ContainsFunc(j.Dependencies, func(d spi.Dependency) bool { return d.ParentID == p.ID }) {
+				j.Dependencies = append(j.Dependencies, spi.Dependency{ParentID: p.ID})
+				p.Dependents++
+				break
+			}
+		}
+	}
+	return m.Store.InsertJobs(ctx, cp)
+}
+
+// Capabilities forwards the inner store's.
+func (m LateRelease) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(m.Store) }
+
+// cloneBatch deep-copies a batch and indexes it by id.
+func cloneBatch(jobs []*spi.Job) ([]*spi.Job, map[uuid.UUID]*spi.Job) {
+	cp := make([]*spi.Job, len(jobs))
+	byID := make(map[uuid.UUID]*spi.Job, len(jobs))
+	for i, j := range jobs {
+		cp[i] = j.Clone()
+		byID[j.ID] = cp[i]
+	}
+	return cp, byID
+}
+
 // Wrappers maps each mutant's name to its wrapper.
 var Wrappers = map[string]func(spi.Store) spi.Store{
 	"fence":   func(s spi.Store) spi.Store { return BrokenFence{s} },
@@ -77,6 +138,9 @@ var Wrappers = map[string]func(spi.Store) spi.Store{
 	"budget":  func(s spi.Store) spi.Store { return LooseBudget{s} },
 	"permits": func(s spi.Store) spi.Store { return NoPermits{s} },
 	"tags":    func(s spi.Store) spi.Store { return IgnoresTags{s} },
+
+	"early-release": func(s spi.Store) spi.Store { return EarlyRelease{s} },
+	"late-release":  func(s spi.Store) spi.Store { return LateRelease{s} },
 }
 
 // Names lists the mutants, sorted.
