@@ -64,6 +64,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Logs
 	case *spi.WorkflowStore:
 		v = caps.Workflows
+	case *spi.SignalStore:
+		v = caps.Signals
 	}
 	c, ok := v.(C)
 	return c, ok

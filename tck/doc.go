@@ -191,6 +191,16 @@
 //     context ends. A listener may start late, so the case inserts again
 //     whenever no wakeup came within a growing wait (channels and timers,
 //     no sleeps), for up to 20 s.
+//   - Signals ([spi.SignalStore]): a job inserted with a Signal is WAITING
+//     (listed by that status, never claimed) and reads its wait back;
+//     DeliverSignal, DeliverSignalByKey (limit, id order, each job once),
+//     ExpireSignals (deadline not after now, deadline order, limit) and
+//     CancelJob each resolve a wait once, to PENDING due at now (CANCELLED
+//     for a cancel) with the outcome, payload and time; a second
+//     resolution, another signal's name or a job not WAITING wraps
+//     spi.ErrInvalidState; racing resolutions on two handles resolve each
+//     wait exactly once; bad waits (empty name, name or key over 255 bytes,
+//     with dependencies) fail the whole insert.
 //   - Faults (only with [Harness.BreakConnections]): connections die before
 //     claims and before completions; each call either succeeds (the store
 //     retried) or returns an error, and after the caller's retries and a

@@ -295,6 +295,11 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 			}
 		}
 	}
+	for _, j := range jobs {
+		if err := s.checkSignal(j); err != nil {
+			return nil, err
+		}
+	}
 	if spi.WorkflowBatch(jobs) && s.bug != bugWorkflowUnchecked {
 		if err := spi.ValidateWorkflowBatch(jobs); err != nil {
 			return nil, err
@@ -335,6 +340,7 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		c.Properties = nil
 		c.Status = spi.StatusPending
 		s.linkLocked(c)
+		s.awaitLocked(c)
 		s.rows[c.ID] = &refRow{job: c}
 		s.order = append(s.order, c.ID)
 		if c.IdempotencyKey != "" {
@@ -496,7 +502,8 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		}
 		claimable := j.Status == spi.StatusPending ||
 			(s.bug == bugClaimRunning && j.Status == spi.StatusRunning) ||
-			(s.bug == bugClaimCancelled && j.Status == spi.StatusCancelled)
+			(s.bug == bugClaimCancelled && j.Status == spi.StatusCancelled) ||
+			(s.bug == bugClaimWaiting && j.Status == spi.StatusWaiting)
 		if r.corrupt || !claimable {
 			continue
 		}
@@ -760,6 +767,10 @@ func (s *refStore) CancelJob(_ context.Context, id uuid.UUID, now time.Time) err
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
 	j := r.job
+	if j.Status == spi.StatusWaiting && s.bug != bugCancelWaitingRefused {
+		s.resolveLocked(j, spi.SignalCancelled, nil, now)
+		return nil
+	}
 	blocked := j.Status == spi.StatusBlocked && s.bug != bugCancelBlockedRefused
 	if j.Status != spi.StatusPending && !blocked && !(s.bug == bugCancelAnyState && j.Status == spi.StatusRunning) {
 		return fmt.Errorf("%w: job %s is %s, not PENDING", spi.ErrInvalidState, id, j.Status)

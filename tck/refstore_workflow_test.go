@@ -176,6 +176,9 @@ func (s *refStore) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time
 			}
 			j.OwnerNode = ""
 		}
+		if j.Status == spi.StatusWaiting {
+			j.Signal.Outcome, j.Signal.ResolvedAt = spi.SignalCancelled, now
+		}
 		j.Status, j.FinishedAt = spi.StatusCancelled, now
 		hit = append(hit, j)
 	}

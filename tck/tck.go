@@ -154,6 +154,7 @@ func groups() []group {
 		{"Archive", archiveCases()},
 		{"JobLogs", jobLogCases()},
 		{"Workflows", workflowCases()},
+		{"Signals", signalCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

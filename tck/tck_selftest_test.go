@@ -52,6 +52,7 @@ var capabilityGroups = map[string]string{
 	"Archive":    "spi.JobArchiver",
 	"JobLogs":    "spi.JobLogStore",
 	"Workflows":  "spi.WorkflowStore",
+	"Signals":    "spi.SignalStore",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -264,6 +265,14 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugArchiveParents, []string{"Workflows/ArchiveKeepsParents"}},
 		{bugWorkflowUnchecked, []string{"Workflows/RejectsBadBatches"}},
 		{bugNoParentStatus, []string{"Workflows/ReleaseOnLastParent", "Workflows/ReleaseOnEveryFinish", "Workflows/Repair"}},
+
+		{bugDeliverIgnoresName, []string{"Signals/Deliver"}},
+		{bugExpireIgnoresDue, []string{"Signals/Expire"}},
+		{bugKeyIgnoresLimit, []string{"Signals/DeliverByKey"}},
+		{bugDeliverNotAtomic, []string{"Signals/DeliverVersusTimeout"}},
+		{bugSignalUnchecked, []string{"Signals/RejectsBad"}},
+		{bugCancelWaitingRefused, []string{"Signals/CancelWaiting"}},
+		{bugClaimWaiting, []string{"Signals/InsertWaiting"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

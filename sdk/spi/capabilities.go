@@ -31,6 +31,8 @@ type Capabilities struct {
 	Logs JobLogStore
 	// Workflows keeps jobs that wait for other jobs.
 	Workflows WorkflowStore
+	// Signals keeps jobs that wait for a signal.
+	Signals SignalStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -62,5 +64,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Archive, _ = s.(JobArchiver)
 	c.Logs, _ = s.(JobLogStore)
 	c.Workflows, _ = s.(WorkflowStore)
+	c.Signals, _ = s.(SignalStore)
 	return c
 }

@@ -18,7 +18,8 @@ type Status string
 // dead-letter queue) or puts them back to PENDING for a retry. CANCELLED jobs
 // were withdrawn before they finished. In a workflow, BLOCKED jobs wait for
 // their dependencies, and SKIPPED ones did not run because a dependency or
-// a condition said so.
+// a condition said so. WAITING jobs wait for a signal (StatusWaiting, in
+// signal.go).
 const (
 	StatusPending   Status = "PENDING"
 	StatusRunning   Status = "RUNNING"
@@ -32,7 +33,7 @@ const (
 // Valid reports whether s is one of the known states.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled, StatusBlocked, StatusSkipped:
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled, StatusBlocked, StatusSkipped, StatusWaiting:
 		return true
 	}
 	return false
@@ -205,6 +206,11 @@ type Job struct {
 	// inserter sets it, and a completion of the job carries it as
 	// HasDependents.
 	Dependents int
+
+	// Signal, when set, is the job's wait for a signal (a SignalStore):
+	// InsertJobs writes the job WAITING, and reads fill the outcome once
+	// the wait is resolved. Nil for a job that awaits none.
+	Signal *SignalWait
 }
 
 // Clone returns a deep copy of j.
@@ -227,6 +233,7 @@ func (j *Job) Clone() *Job {
 			c.Properties[k] = v
 		}
 	}
+	c.Signal = j.Signal.clone()
 	if j.Dependencies != nil {
 		c.Dependencies = make([]Dependency, len(j.Dependencies))
 		for i, d := range j.Dependencies {
@@ -495,6 +502,9 @@ func ValidateJobs(jobs []*Job) error {
 			if err := ValidateProperty(k, v); err != nil {
 				return fmt.Errorf("job %s: %w", j.ID, err)
 			}
+		}
+		if err := validateSignal(j); err != nil {
+			return err
 		}
 	}
 	if WorkflowBatch(jobs) {

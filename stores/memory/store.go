@@ -43,6 +43,8 @@ type Store struct {
 	deps     map[uuid.UUID][]spi.Dependency
 	children map[uuid.UUID][]uuid.UUID
 	flows    map[uuid.UUID][]uuid.UUID
+	// Signals (SignalStore): the WAITING jobs.
+	waits map[uuid.UUID]struct{}
 }
 
 type lease struct {
@@ -85,6 +87,7 @@ func New() *Store {
 		deps:     map[uuid.UUID][]spi.Dependency{},
 		children: map[uuid.UUID][]uuid.UUID{},
 		flows:    map[uuid.UUID][]uuid.UUID{},
+		waits:    map[uuid.UUID]struct{}{},
 	}
 }
 
@@ -187,7 +190,8 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 		s.jobs[c.ID] = c
 		s.insertOrder(c.ID)
-		if s.link(c); c.Status == spi.StatusPending {
+		s.link(c)
+		if s.await(c); c.Status == spi.StatusPending {
 			s.enqueue(c)
 		}
 		res[i] = spi.InsertResult{ID: c.ID}
@@ -497,8 +501,13 @@ func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error 
 	if !ok {
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
-	if j.Status != spi.StatusPending && j.Status != spi.StatusBlocked {
-		return fmt.Errorf("%w: job %s is %s, only PENDING and BLOCKED jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
+	switch j.Status {
+	case spi.StatusWaiting:
+		s.resolve(j, spi.SignalCancelled, nil, now)
+		return nil
+	case spi.StatusPending, spi.StatusBlocked:
+	default:
+		return fmt.Errorf("%w: job %s is %s, only PENDING, BLOCKED and WAITING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
 	}
 	s.dequeue(id)
 	j.Status = spi.StatusCancelled

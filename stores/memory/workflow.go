@@ -183,6 +183,9 @@ func (s *Store) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time) (
 			s.leaveRunning(j)
 		case spi.StatusPending:
 			s.dequeue(jid)
+		case spi.StatusWaiting:
+			delete(s.waits, jid)
+			j.Signal.Outcome, j.Signal.ResolvedAt = spi.SignalCancelled, now
 		}
 		j.Status, j.FinishedAt = spi.StatusCancelled, now
 		n++
