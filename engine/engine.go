@@ -117,7 +117,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
 		Notifier: e, Logger: o.Logger, Source: o.NodeID, Codecs: o.Codecs, InsertMiddleware: o.InsertMiddleware,
-		Conditions: slices.Sorted(maps.Keys(e.conditions)),
+		Conditions: slices.Sorted(maps.Keys(e.conditions)), Metrics: o.Metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -156,6 +156,13 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		}
 		e.services = append(slices.Clone(e.services), repair)
 	}
+	if e.caps.Signals != nil {
+		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Metrics, woke: e.NotifyNewWork}
+		if e.caps.Leases != nil {
+			sweep = Singleton(signalSweepLease, archiverLeaseTTL, sweep)
+		}
+		e.services = append(slices.Clone(e.services), sweep)
+	}
 	e.wire()
 	return e, nil
 }
@@ -176,6 +183,9 @@ func (e *Engine) wire() {
 	}
 	if e.caps.Workflows != nil {
 		jobs.Parents = e.client.Parents
+	}
+	if e.caps.Signals != nil {
+		jobs.Signal = ratchet.SignalOf(e.store)
 	}
 	flow := workflowGate{conditions: e.conditions, pipe: e.client.Pipeline()}
 	if e.caps.Workflows != nil {

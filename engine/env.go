@@ -119,6 +119,9 @@ var envSettings = []envSetting{
 	// Workflows.
 	{name: "RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS", doc: "time between passes of the workflow repair service (s)", min: 1,
 		apply: func(o *Options, v int64) { o.WorkflowRepairInterval = time.Duration(v) * time.Second }},
+	// Signals.
+	{name: "RATCHET_SIGNAL_SWEEP_INTERVAL_MS", doc: "time between passes of the signal sweeper, which times out signal waits (ms)", min: 1,
+		apply: func(o *Options, v int64) { o.SignalSweepInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job log lines are kept", min: 1,
 		apply: func(o *Options, v int64) { o.JobLogs.Retention = time.Duration(v) * 24 * time.Hour }},
 	// This library's job log settings.

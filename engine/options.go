@@ -182,6 +182,12 @@ type Options struct {
 	// crash); default DefaultWorkflowRepairInterval (1 min). It runs on one
 	// node at a time where the store keeps workflows and grants leases.
 	WorkflowRepairInterval time.Duration
+	// SignalSweepInterval is the time between passes of the signal
+	// sweeper, which times out the signal waits (ratchet.AwaitSignal)
+	// whose deadline has passed: a wait ends at most this long after its
+	// deadline. Default DefaultSignalSweepInterval (1 s); it runs on one
+	// node at a time where the store keeps signals and grants leases.
+	SignalSweepInterval time.Duration
 	// Hooks are told of the engine's start and stop (the spec's
 	// SchedulerLifecycleHook), in this order.
 	Hooks []LifecycleHook
@@ -218,7 +224,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"HeartbeatInterval", int64(o.HeartbeatInterval)}, {"OrphanGrace", int64(o.OrphanGrace)},
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
 		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
-		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)},
+		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)}, {"SignalSweepInterval", int64(o.SignalSweepInterval)},
 	} {
 		if c.v < 0 {
 			return o, fmt.Errorf("%w: engine option %s is negative (%d)", ratchet.ErrInvalidArgument, c.name, c.v)
@@ -257,6 +263,7 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.ScheduleInterval, DefaultScheduleInterval)
 	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
 	defd(&o.WorkflowRepairInterval, DefaultWorkflowRepairInterval)
+	defd(&o.SignalSweepInterval, DefaultSignalSweepInterval)
 	defd(&o.Archive.Retention, DefaultArchiveRetention)
 	def(&o.Archive.BatchSize, DefaultArchiveBatchSize)
 	if o.Archive.Cron == "" {

@@ -51,6 +51,10 @@ type ClientOptions struct {
 	// anything is written. The engine's client takes the engine's own
 	// conditions, when it has any. Empty accepts any name.
 	Conditions []string
+	// Metrics, when it implements spi.SignalMetrics, is told of the
+	// signal waits this client writes, delivers and cancels (the engine's
+	// client takes the engine's Metrics); nil reports nothing.
+	Metrics spi.MetricsCollector
 }
 
 // Client submits, reads and manages jobs. It needs no engine running. It is
@@ -66,6 +70,7 @@ type Client struct {
 	log      *slog.Logger
 	ids      *idGenerator
 	source   string
+	metrics  spi.MetricsCollector
 }
 
 // NewClient returns a client over store.
@@ -91,6 +96,7 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		log:      opts.Logger,
 		ids:      newIDGenerator(),
 		source:   opts.Source,
+		metrics:  opts.Metrics,
 	}
 	if len(opts.Tasks) > 0 {
 		c.tasks = make(map[string]bool, len(opts.Tasks))
@@ -186,6 +192,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	}
 	now := c.now()
 	base := template(task, cfg, now, cfg.due(now))
+	if base.Signal, err = c.signalWait(cfg, now); err != nil {
+		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+	}
 	jobs := make([]*spi.Job, 0, len(payloads)*(1+len(cfg.callbacks)))
 	for i, p := range payloads {
 		j := base.Clone()
@@ -289,11 +298,15 @@ func (c *Client) insert(ctx context.Context, cfg *submitConfig, what string, job
 	ids := make([]uuid.UUID, len(res))
 	wrote := false
 	top := PriorityLowest
+	sm, _ := c.metrics.(spi.SignalMetrics)
 	for i, r := range res {
 		ids[i] = r.ID
 		if !r.Duplicate {
 			wrote = true
 			top = max(top, jobs[i].Priority)
+			if sm != nil && jobs[i].Signal != nil {
+				sm.SignalWaiting(ctx, r.ID, jobs[i].TaskName, jobs[i].Signal.Name)
+			}
 		}
 	}
 	if wrote && c.notifier != nil {
@@ -511,12 +524,26 @@ func (c *Client) RetryJob(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// CancelJob cancels a PENDING job, or a BLOCKED workflow job (its
-// dependents then follow their cancel policy, as for a parent that was
-// cancelled). A job in any other state gives an error wrapping
-// ErrInvalidState; to stop a RUNNING workflow job, use CancelWorkflow.
+// CancelJob cancels a PENDING job, a BLOCKED workflow job (its dependents
+// then follow their cancel policy, as for a parent that was cancelled), or
+// a job WAITING for a signal (its wait ends CANCELLED). A job in any other
+// state gives an error wrapping ErrInvalidState; to stop a RUNNING
+// workflow job, use CancelWorkflow.
 func (c *Client) CancelJob(ctx context.Context, id uuid.UUID) error {
-	return c.store.CancelJob(ctx, id, c.now())
+	sm, _ := c.metrics.(spi.SignalMetrics)
+	var waiting *spi.Job
+	if sm != nil {
+		if j, err := c.store.GetJob(ctx, id); err == nil && j.Status == spi.StatusWaiting && j.Signal != nil {
+			waiting = j
+		}
+	}
+	if err := c.store.CancelJob(ctx, id, c.now()); err != nil {
+		return err
+	}
+	if waiting != nil {
+		sm.SignalCancelled(ctx, id, waiting.TaskName, waiting.Signal.Name)
+	}
+	return nil
 }
 
 func (c *Client) now() time.Time { return c.clock.Now().UTC().Truncate(time.Microsecond) }

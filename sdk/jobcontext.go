@@ -43,6 +43,8 @@ type JobContext struct {
 	loadDeps func(ctx context.Context, id uuid.UUID) ([]Parent, error)
 	parents  []Parent
 	loaded   bool
+	// How to read the job's signal wait; nil where the store keeps none.
+	loadSignal func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error)
 }
 
 // PropertyReader reads job properties: spi.JobPropertyStore's read side.
@@ -69,6 +71,9 @@ type JobContextOptions struct {
 	// Parents reads a workflow job's finished dependencies (as
 	// Client.Parents does); nil where the store keeps no workflows.
 	Parents func(ctx context.Context, jobID uuid.UUID) ([]Parent, error)
+	// Signal reads a job's signal wait (SignalOf does, from the store);
+	// nil where the store keeps no signals.
+	Signal func(ctx context.Context, jobID uuid.UUID) (*spi.SignalWait, error)
 }
 
 // NewJobContextWith builds the JobContext of j's next run, as NewJobContext
@@ -77,6 +82,7 @@ func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
 	jc := newJobContext(j, o.Logger, o.Loggers)
 	jc.claimSeq, jc.state, jc.props, jc.pipe = j.ClaimSeq, o.State, o.Properties, o.Pipeline
 	jc.deps, jc.loadDeps = j.DependencyCount, o.Parents
+	jc.loadSignal = o.Signal
 	if jc.pipe == nil {
 		jc.pipe, _ = NewPipeline(nil, 0)
 	}

@@ -26,6 +26,9 @@ type submitConfig struct {
 	tx             any
 	afterCommit    AfterCommitRegistrar
 	callbacks      []callback
+	signal         string
+	signalKey      string
+	signalTimeout  time.Duration
 	errs           []error
 }
 

@@ -509,6 +509,8 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 		return nil, invalidArg("a workflow step cannot carry an idempotency key")
 	case len(cfg.callbacks) > 0:
 		return nil, invalidArg("OnSuccess and OnFailure options go to Submit; in a workflow use Step.OnSuccess and Step.OnFailure")
+	case cfg.signal != "" || cfg.signalKey != "":
+		return nil, invalidArg("AwaitSignal goes to Submit: a workflow step or callback cannot wait for a signal")
 	}
 	var payload []byte
 	if call.isRaw {

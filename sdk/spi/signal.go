@@ -77,6 +77,30 @@ func validateSignal(j *Job) error {
 	return nil
 }
 
+// SignalMetrics is implemented by a MetricsCollector that also counts
+// signal waits (the spec's signalWaiting, signalDelivered, signalTimedOut
+// and signalCancelled): the client reports a wait it writes, delivers or
+// cancels, the engine's signal sweeper a wait that timed out. NoOpMetrics
+// implements it.
+type SignalMetrics interface {
+	SignalWaiting(ctx context.Context, id uuid.UUID, task, name string)
+	SignalDelivered(ctx context.Context, id uuid.UUID, task, name string)
+	SignalTimedOut(ctx context.Context, id uuid.UUID, task, name string)
+	SignalCancelled(ctx context.Context, id uuid.UUID, task, name string)
+}
+
+// SignalWaiting does nothing.
+func (NoOpMetrics) SignalWaiting(context.Context, uuid.UUID, string, string) {}
+
+// SignalDelivered does nothing.
+func (NoOpMetrics) SignalDelivered(context.Context, uuid.UUID, string, string) {}
+
+// SignalTimedOut does nothing.
+func (NoOpMetrics) SignalTimedOut(context.Context, uuid.UUID, string, string) {}
+
+// SignalCancelled does nothing.
+func (NoOpMetrics) SignalCancelled(context.Context, uuid.UUID, string, string) {}
+
 // ResolvedSignal names a job whose wait a SignalStore call ended.
 type ResolvedSignal struct {
 	JobID    uuid.UUID

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+const (
+	// DefaultSignalSweepInterval is the time between passes of the signal
+	// sweeper: a wait times out at most this long after its deadline.
+	DefaultSignalSweepInterval = time.Second
+	// signalSweepLease is the lease of the sweeper; signalSweepBatch how
+	// many waits one call times out at most.
+	signalSweepLease = "ratchet-signal-sweeper"
+	signalSweepBatch = 1000
+)
+
+// signalSweeper is the maintenance service that times out the signal waits
+// whose deadline has passed (spi.SignalStore.ExpireSignals): each becomes
+// PENDING, its wait TIMED_OUT, and runs next. A timeout racing a delivery
+// or a cancel is resolved by the store: exactly one of them wins.
+type signalSweeper struct {
+	store    spi.SignalStore
+	interval time.Duration
+	metrics  spi.MetricsCollector
+	woke     func(ratchet.Priority)
+}
+
+func (s *signalSweeper) Name() string { return "signal-sweeper" }
+
+// Run sweeps at once and then every interval, until ctx ends; a full batch
+// is followed by the next one at once.
+func (s *signalSweeper) Run(ctx context.Context, h ServiceHost) error {
+	t := h.Clock.NewTicker(s.interval)
+	defer t.Stop()
+	sm, _ := s.metrics.(spi.SignalMetrics)
+	for {
+		for {
+			rs, err := s.store.ExpireSignals(ctx, h.Clock.Now().UTC().Truncate(time.Microsecond), signalSweepBatch)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err // the supervisor logs it and runs the service again after a backoff
+			}
+			if len(rs) > 0 {
+				h.Logger.Debug("signal waits timed out", "jobs", len(rs))
+				for _, r := range rs {
+					if sm != nil {
+						sm.SignalTimedOut(ctx, r.JobID, r.TaskName, r.Name)
+					}
+				}
+				s.woke(ratchet.PriorityCritical) // their priorities are not read back
+			}
+			if len(rs) < signalSweepBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.Chan():
+		}
+	}
+}
