@@ -98,6 +98,8 @@ type sjob struct {
 	// gated counts the claims since the last DLQ retry that the gate
 	// ended (SKIPPED or CANCELLED) without a body.
 	gated int
+	// sig is the job's wait for a signal; nil for none.
+	sig *ssig
 }
 
 func (j *sjob) String() string {
@@ -141,6 +143,8 @@ type model struct {
 	// flows are the workflows submitted; blocked counts the BLOCKED jobs.
 	flows   []*sflow
 	blocked int
+	// waits counts the jobs submitted waiting for a signal.
+	waits int
 }
 
 func (m *model) init() {
@@ -617,7 +621,7 @@ func (w *world) describeRetry(retry bool, at time.Time, attempt int) string {
 // checkAdmin checks a cancel or DLQ retry against the model and applies it.
 func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 	w.check(invAdminOps)
-	allowed := j.status == spi.StatusPending || j.status == spi.StatusBlocked
+	allowed := j.status == spi.StatusPending || j.status == spi.StatusBlocked || j.status == spi.StatusWaiting
 	if op == "retry" {
 		allowed = j.status == spi.StatusFailed
 	}
@@ -631,6 +635,10 @@ func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 		return
 	}
 	w.touch(j)
+	if op == "cancel" && j.status == spi.StatusWaiting {
+		w.resolveModel(j, spi.SignalCancelled, nil, now)
+		return
+	}
 	if op == "cancel" {
 		w.setStatus(j, spi.StatusCancelled)
 		j.finishedAt, j.handCancelled = now, true
@@ -674,6 +682,9 @@ func (w *world) compareJob(j *sjob, g *spi.Job) string {
 	}
 	if (j.status == spi.StatusSucceeded || j.status == spi.StatusFailed) && !g.FinishedAt.Equal(j.finishedAt) {
 		add("finished", simtime.Offset(g.FinishedAt.Sub(w.start)), simtime.Offset(j.finishedAt.Sub(w.start)))
+	}
+	if d := w.compareSignal(j, g); d != "" {
+		diffs = append(diffs, d)
 	}
 	return strings.Join(diffs, "; ")
 }
@@ -808,6 +819,9 @@ func (w *world) checkFinal() error {
 		return w.failure
 	}
 	if w.checkCallbacks(); w.failure != nil {
+		return w.failure
+	}
+	if w.checkSignals(); w.failure != nil {
 		return w.failure
 	}
 	for _, j := range w.jobs {

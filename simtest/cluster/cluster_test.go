@@ -242,7 +242,7 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
 		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim",
-		"workflow-order", "workflow-release", "callback-once"} {
+		"workflow-order", "workflow-release", "callback-once", "signal-once"} {
 		assert.Positive(t, rep.Checks[inv], "invariant %s checked", inv)
 	}
 	t.Log("\n" + rep.Summary())
@@ -326,6 +326,38 @@ func TestWorkflowWorkload(t *testing.T) {
 	none, err := cluster.Simulate(5, cluster.Scenario{Steps: 2000, WrapStore: func(s spi.Store) spi.Store { return hideWorkflows{s} }})
 	require.NoError(t, err)
 	assert.Zero(t, none.Workflows, "no workflows on a store without them")
+}
+
+// A store that times signal waits out before their deadline is caught by
+// signal-once.
+func TestCatchesEarlySignalTimeout(t *testing.T) {
+	v := findViolation(t, cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["early-timeout"]}, 40)
+	t.Logf("seed %d: %s", v.Seed, v.Detail)
+	assert.Equal(t, "signal-once", v.Invariant)
+	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
+	assert.NoError(t, clean, "the same seed passes on the correct store")
+}
+
+// The signal workload runs by default on a store that keeps signals: waits
+// end delivered, timed out and cancelled, each once; NoSignals turns it
+// off.
+func TestSignalWorkload(t *testing.T) {
+	reps, errs := sweep(1, 10, cluster.Scenario{Steps: 3000})
+	outcomes := map[spi.SignalOutcome]int{}
+	for i, err := range errs {
+		require.NoError(t, err, "seed %d", i+1)
+		assert.Zero(t, reps[i].Final[spi.StatusWaiting], "seed %d: no job still waits", i+1)
+		for o, n := range reps[i].SignalOutcomes {
+			outcomes[o] += n
+		}
+	}
+	for _, o := range []spi.SignalOutcome{spi.SignalDelivered, spi.SignalTimedOut, spi.SignalCancelled} {
+		assert.Positive(t, outcomes[o], "some waits end %s", o)
+	}
+	off, err := cluster.Simulate(5, cluster.Scenario{Steps: 2000, NoSignals: true})
+	require.NoError(t, err)
+	assert.Zero(t, off.SignalWaits)
+	assert.Contains(t, off.Summary(), "signal waits: none")
 }
 
 // Some seeds of a sweep run the recurring workload, and its check runs.

@@ -23,7 +23,12 @@
 // (workflow-release), and that each callback is skipped rather than
 // cancelled, succeeds at most once and fires exactly when its parent's end
 // calls for it (callback-once), through crashes, stalls, cancels of steps
-// and of whole workflows, and DLQ retries that revive dependents. The node
+// and of whole workflows, and DLQ retries that revive dependents. On a
+// store that keeps signals, some jobs wait for a signal: the admin
+// workload delivers it by id or by key and cancels waiting jobs, every
+// node runs the signal sweeper's pass each simulated second, and the model
+// checks that every wait is resolved exactly once, never timed out before
+// its deadline (signal-once). The node
 // itself supplies only the I/O around them: store calls,
 // heartbeats with the claim check that cancels bodies recovered from under
 // the node, orphan scans, restarts.

@@ -219,6 +219,9 @@ func (w *world) startNode(n *node) error {
 	if w.rec != nil {
 		w.schedule(w.randDur(0, time.Second), w.nodeEvent(n, evRecurring))
 	}
+	if w.signalsOn() {
+		w.schedule(w.randDur(0, time.Second), w.nodeEvent(n, evSweep))
+	}
 	return nil
 }
 

@@ -139,6 +139,12 @@ type Scenario struct {
 	// is a small workflow, dispatched by the engine's gate and checked by
 	// the workflow invariants (see workflow.go).
 	NoWorkflows bool
+	// NoSignals turns off the signal workload: by default, on a store that
+	// keeps signals (spi.SignalStore), about one arrival in eight is jobs
+	// that wait for a signal, delivered by id or key, timed out by every
+	// node's sweeper or cancelled, and checked by signal-once (see
+	// signal.go).
+	NoSignals bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool
 	// TraceTail is how many trace events a violation shows; default 25.
@@ -224,6 +230,10 @@ type Report struct {
 	// Workflows counts the workflows submitted, WorkflowJobs their jobs
 	// and Callbacks the callback steps among them.
 	Workflows, WorkflowJobs, Callbacks int
+	// SignalWaits counts the jobs submitted waiting for a signal, and
+	// SignalOutcomes how their waits ended.
+	SignalWaits    int
+	SignalOutcomes map[spi.SignalOutcome]int
 	// TraceHash is the SHA-256 of the event trace, in hex.
 	TraceHash string
 	// Trace is the full event trace, one line per event, when
@@ -271,7 +281,7 @@ func (r Report) Summary() string {
 		r.Nodes, strings.Join(slots, ","), r.MaxCrashRedeliveries, r.RetryPolicy)
 	fmt.Fprintf(&b, "jobs %d (poison %d, aging flood %d); final:", r.Jobs, r.PoisonJobs, r.FloodJobs)
 	for _, st := range []spi.Status{spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped,
-		spi.StatusPending, spi.StatusRunning, spi.StatusBlocked} {
+		spi.StatusPending, spi.StatusRunning, spi.StatusBlocked, spi.StatusWaiting} {
 		if n := r.Final[st]; n > 0 || st.Terminal() {
 			fmt.Fprintf(&b, " %s %d", st, n)
 		}
@@ -295,6 +305,12 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "workflows %d (%d jobs, %d callbacks)\n", r.Workflows, r.WorkflowJobs, r.Callbacks)
 	} else {
 		b.WriteString("workflows: none\n")
+	}
+	if r.SignalWaits > 0 {
+		fmt.Fprintf(&b, "signal waits %d (delivered %d, timed out %d, cancelled %d)\n", r.SignalWaits,
+			r.SignalOutcomes[spi.SignalDelivered], r.SignalOutcomes[spi.SignalTimedOut], r.SignalOutcomes[spi.SignalCancelled])
+	} else {
+		b.WriteString("signal waits: none\n")
 	}
 	if r.Recurring != "" {
 		fmt.Fprintf(&b, "recurring schedule %s: %d fires\n", r.Recurring, r.RecurringFires)
@@ -389,6 +405,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.NoWorkflows {
 		args = append(args, "-no-workflows")
+	}
+	if sc.NoSignals {
+		args = append(args, "-no-signals")
 	}
 	switch sc.Aging {
 	case AgingOn:

@@ -431,8 +431,11 @@ func (w *world) compareDeps(j *sjob, snap *spi.Job, deps []spi.Dependency) strin
 // releaseInvariant names the invariant that a stored status different
 // from the model's breaks: workflow-release when one side is BLOCKED.
 func releaseInvariant(j *sjob, g *spi.Job) string {
-	if (j.status == spi.StatusBlocked) != (g.Status == spi.StatusBlocked) {
+	switch {
+	case (j.status == spi.StatusBlocked) != (g.Status == spi.StatusBlocked):
 		return invWorkflowRelease
+	case j.sig != nil:
+		return invSignalOnce // a wait resolved twice, early or lost shows in its state and outcome
 	}
 	return invStoreModel
 }

@@ -155,7 +155,7 @@ func (w *world) submitTick() error {
 	if w.probe.pausesWorkload(w.step) {
 		// The probe starts on an empty queue: no job due before it, and no
 		// pile of delayed jobs falling due around it, may outrank it.
-		if p := w.probe; !p.started && len(w.pending) == 0 && w.blocked == 0 {
+		if p := w.probe; !p.started && len(w.pending) == 0 && w.blocked == 0 && !w.timeoutsAhead() {
 			return w.startProbe()
 		}
 		return nil
@@ -165,6 +165,9 @@ func (w *world) submitTick() error {
 	}
 	if w.flowsOn() && w.rng.IntN(5) == 0 {
 		return w.submitFlow(w.randomFlow())
+	}
+	if w.signalsOn() && w.rng.IntN(8) == 0 {
+		return w.submitWaiting()
 	}
 	k := 1 + w.rng.IntN(4)
 	specs := make([]jobSpec, k)
@@ -198,8 +201,11 @@ func (w *world) adminTick() error {
 	var j *sjob
 	op := "cancel"
 	ops := 10
-	if w.flowsOn() {
+	if w.flowsOn() || w.signalsOn() {
 		ops = 12
+	}
+	if w.signalsOn() {
+		ops = 15
 	}
 	switch r := w.rng.IntN(ops); {
 	case r < 5:
@@ -207,9 +213,9 @@ func (w *world) adminTick() error {
 			j = w.pending[w.rng.IntN(len(w.pending))]
 		}
 	case r == 10:
-		var blocked []*sjob
+		var blocked []*sjob // or waiting for a signal
 		for _, x := range w.jobs {
-			if x.status == spi.StatusBlocked {
+			if x.status == spi.StatusBlocked || x.status == spi.StatusWaiting {
 				blocked = append(blocked, x)
 			}
 		}
@@ -217,7 +223,12 @@ func (w *world) adminTick() error {
 			j = blocked[w.rng.IntN(len(blocked))]
 		}
 	case r == 11:
-		w.adminCancelFlow(now)
+		if w.flowsOn() {
+			w.adminCancelFlow(now)
+		}
+		return nil
+	case r >= 12:
+		w.adminSignal(now)
 		return nil
 	case r < 8:
 		op = "retry"

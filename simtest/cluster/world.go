@@ -48,6 +48,8 @@ const (
 	evSubmit     // the workload submits jobs
 	evAdmin      // the workload cancels or DLQ-retries a job
 	evRecurring  // a node's recurring scheduler passes over the due schedules
+	evSweep      // a node's signal sweeper times out the waits past their deadline
+	evHealSignal // the client delivers to every job still waiting (heal phase)
 )
 
 type event struct {
@@ -166,7 +168,8 @@ func Simulate(seed int64, sc Scenario) (Report, error) {
 	w.code = code
 	w.hasher.h = sha256.New()
 	w.model.init()
-	w.report = Report{Seed: seed, Faults: map[string]int{}, Checks: map[string]int{}, Final: map[spi.Status]int{}}
+	w.report = Report{Seed: seed, Faults: map[string]int{}, Checks: map[string]int{}, Final: map[spi.Status]int{},
+		SignalOutcomes: map[spi.SignalOutcome]int{}}
 
 	var store spi.Store
 	if sc.NewStore != nil {
@@ -516,6 +519,8 @@ func (w *world) handle(ev *event) error {
 			return w.submitTick()
 		case evAdmin:
 			return w.adminTick()
+		case evHealSignal:
+			w.healSignals()
 		}
 		return nil
 	}
@@ -543,6 +548,8 @@ func (w *world) handle(ev *event) error {
 		return w.drainLimit(n)
 	case evRecurring:
 		return w.recurringPass(n)
+	case evSweep:
+		return w.sweepPass(n)
 	}
 	return nil
 }
@@ -568,6 +575,7 @@ func (w *world) enterHeal() {
 	if w.probe != nil && w.probe.active {
 		w.probe.active = false // the flood ends with the main phase
 	}
+	w.schedule(0, &event{kind: evHealSignal, node: -1})
 }
 
 func (w *world) finishReport() {
@@ -589,6 +597,12 @@ func (w *world) finishReport() {
 	}
 	r.Jobs = len(w.jobs)
 	r.Workflows = len(w.flows)
+	r.SignalWaits = w.waits
+	for _, j := range w.jobs {
+		if j.sig != nil && j.sig.outcome != "" {
+			r.SignalOutcomes[j.sig.outcome]++
+		}
+	}
 	for _, f := range w.flows {
 		r.WorkflowJobs += len(f.jobs)
 		for _, j := range f.jobs {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -120,6 +121,34 @@ func (m LateRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.Ins
 // Capabilities forwards the inner store's.
 func (m LateRelease) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(m.Store) }
 
+// EarlyTimeout times signal waits out 5 s before their deadline: its
+// ExpireSignals asks the store about a later instant than it is.
+type EarlyTimeout struct{ spi.Store }
+
+func (m EarlyTimeout) signals() spi.SignalStore { return spi.CapabilitiesOf(m.Store).Signals }
+
+// ExpireSignals implements spi.SignalStore, wrongly.
+func (m EarlyTimeout) ExpireSignals(ctx context.Context, now time.Time, limit int) ([]spi.ResolvedSignal, error) {
+	return m.signals().ExpireSignals(ctx, now.Add(5*time.Second), limit)
+}
+
+// DeliverSignal implements spi.SignalStore.
+func (m EarlyTimeout) DeliverSignal(ctx context.Context, id uuid.UUID, name string, payload []byte, now time.Time) (spi.ResolvedSignal, error) {
+	return m.signals().DeliverSignal(ctx, id, name, payload, now)
+}
+
+// DeliverSignalByKey implements spi.SignalStore.
+func (m EarlyTimeout) DeliverSignalByKey(ctx context.Context, key, name string, payload []byte, now time.Time, limit int) ([]spi.ResolvedSignal, error) {
+	return m.signals().DeliverSignalByKey(ctx, key, name, payload, now, limit)
+}
+
+// Capabilities forwards the inner store's, with its own signals.
+func (m EarlyTimeout) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(m.Store)
+	c.Signals = m
+	return c
+}
+
 // cloneBatch deep-copies a batch and indexes it by id.
 func cloneBatch(jobs []*spi.Job) ([]*spi.Job, map[uuid.UUID]*spi.Job) {
 	cp := make([]*spi.Job, len(jobs))
@@ -141,6 +170,7 @@ var Wrappers = map[string]func(spi.Store) spi.Store{
 
 	"early-release": func(s spi.Store) spi.Store { return EarlyRelease{s} },
 	"late-release":  func(s spi.Store) spi.Store { return LateRelease{s} },
+	"early-timeout": func(s spi.Store) spi.Store { return EarlyTimeout{s} },
 }
 
 // Names lists the mutants, sorted.
