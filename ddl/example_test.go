@@ -26,6 +26,7 @@ func ExampleMigrations() {
 	// 0006_archive.sql
 	// 0007_logs_skips.sql
 	// 0008_workflows.sql
-	// latest: 8
+	// 0009_signals.sql
+	// latest: 9
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

@@ -110,16 +110,17 @@ func checkVersions(t *testing.T, dialect string) []ddl.Migration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 8 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" {
+	if len(migs) != 9 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest(dialect); got != 8 {
+	if got := ddl.Latest(dialect); got != 9 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
 		1: {"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version"},
 		2: clusterTables,
 		8: {"scheduler_job_dep"},
+		9: {"scheduler_job_signal"},
 	}
 	for _, m := range migs {
 		if !strings.Contains(m.SQL, "INSERT INTO ratchet_schema_version") {

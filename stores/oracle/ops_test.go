@@ -69,7 +69,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 				assert.Equal(t, j.ID, got.ID)
 			}
 			return err
-		}), []string{"SELECT " + jobColumns}},
+		}), []string{"SELECT " + jobColumns, "SELECT job_id, name, signal_key, deadline, outcome, payload,"}},
 		{"ListJobs", func() error {
 			_, _, err := s.ListJobs(ctx, spi.ListParams{Status: spi.StatusFailed, Limit: 10})
 			return err
@@ -83,7 +83,44 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
-			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = :1 WHERE job_id = :2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)", "COMMIT"}},
+		{"DeliverSignal", with("SELECT j.task_name, j.priority, g.name", one([]string{"task_name", "priority", "name"}, "t", int64(2), "approve"), func() error {
+			r, err := s.DeliverSignal(ctx, j.ID, "approve", []byte(`{}`), t0)
+			assert.Equal(t, spi.ResolvedSignal{JobID: j.ID, TaskName: "t", Name: "approve"}, r)
+			return err
+		}), []string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1", "UPDATE scheduler_job_signal SET outcome = 'DELIVERED', payload = :1, resolved_at = :2", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = :1", "COMMIT"}},
+		{"DeliverSignalEmptyPayload", with("SELECT j.task_name, j.priority, g.name", one([]string{"task_name", "priority", "name"}, "t", int64(2), "approve"), func() error {
+			_, err := s.DeliverSignal(ctx, j.ID, "approve", []byte{}, t0)
+			return err
+		}), []string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1", "UPDATE scheduler_job_signal SET outcome = 'DELIVERED', payload = EMPTY_BLOB(), resolved_at = :1", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = :1", "COMMIT"}},
+		{"DeliverSignalRefused", func() error {
+			answer["UPDATE scheduler_job SET status = 'PENDING'"] = fakeResult{Affected: 0}
+			answer["SELECT j.status, g.name"] = one([]string{"status", "name", "outcome", "payload", "resolved_at"}, "SUCCEEDED", nil, nil, nil, nil)
+			defer delete(answer, "UPDATE scheduler_job SET status = 'PENDING'")
+			defer delete(answer, "SELECT j.status, g.name")
+			_, err := s.DeliverSignal(ctx, j.ID, "approve", nil, t0)
+			assert.ErrorIs(t, err, spi.ErrInvalidState)
+			assert.ErrorContains(t, err, "is SUCCEEDED, not WAITING")
+			return nil
+		}, []string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1", "SELECT j.status, g.name, g.outcome, g.payload, g.resolved_at FROM scheduler_job j", "ROLLBACK"}},
+		{"DeliverSignalByKey", func() error {
+			answer["SELECT job_id FROM scheduler_job_signal"] = one([]string{"job_id"}, j.ID[:])
+			answer["SELECT j.task_name, j.priority, g.name"] = one([]string{"task_name", "priority", "name"}, "t", int64(2), "paid")
+			defer delete(answer, "SELECT job_id FROM scheduler_job_signal")
+			defer delete(answer, "SELECT j.task_name, j.priority, g.name")
+			rs, err := s.DeliverSignalByKey(ctx, "order-1", "paid", []byte(`{}`), t0, 1)
+			assert.Equal(t, []spi.ResolvedSignal{{JobID: j.ID, TaskName: "t", Name: "paid"}}, rs)
+			return err
+		}, []string{"SELECT job_id FROM scheduler_job_signal WHERE signal_key = :1 AND name = :2 AND outcome IS NULL ORDER BY job_id FETCH FIRST :3 ROWS ONLY", "BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1", "UPDATE scheduler_job_signal SET outcome = 'DELIVERED', payload = :1, resolved_at = :2", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = :1", "COMMIT"}},
+		{"ExpireSignals", func() error {
+			answer["SELECT job_id FROM scheduler_job_signal"] = one([]string{"job_id"}, j.ID[:])
+			answer["SELECT j.task_name, j.priority, g.name"] = one([]string{"task_name", "priority", "name"}, "t", int64(2), "s")
+			defer delete(answer, "SELECT job_id FROM scheduler_job_signal")
+			defer delete(answer, "SELECT j.task_name, j.priority, g.name")
+			rs, err := s.ExpireSignals(ctx, t0, 1)
+			assert.Equal(t, []spi.ResolvedSignal{{JobID: j.ID, TaskName: "t", Name: "s"}}, rs)
+			return err
+		}, []string{"SELECT job_id FROM scheduler_job_signal WHERE outcome IS NULL AND deadline IS NOT NULL AND deadline <= :1 ORDER BY deadline, job_id FETCH FIRST :2 ROWS ONLY", "BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1", "UPDATE scheduler_job_signal SET outcome = 'TIMED_OUT', payload = :1, resolved_at = :2", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = :1", "COMMIT"}},
 		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
 			[]string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = :1 WHERE node_id = :2", "COMMIT"}},
 		{"HeartbeatFirst", func() error {

@@ -10,8 +10,9 @@ import (
 // retry holds (it wins; a later run takes them if they finish again);
 // every sub-statement sees the same snapshot, so the tags, properties and
 // state are copied while the DELETE of the jobs (which cascades to them)
-// runs. Its two parameters replace the core's ten statements of 1,000
-// bound ids each, whose parsing and planning were most of a batch.
+// runs; their dependencies and signal waits are deleted. Its two
+// parameters replace the core's eleven statements of 1,000 bound ids each,
+// whose parsing and planning were most of a batch.
 const archiveSQL = `WITH c AS (
 	SELECT job_id FROM {job} j
 	WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'SKIPPED') AND finished_time < $1
@@ -20,6 +21,8 @@ const archiveSQL = `WITH c AS (
 	ORDER BY job_id LIMIT $2 FOR UPDATE SKIP LOCKED
 ), dp AS (
 	DELETE FROM {dep} x USING c WHERE x.child_id = c.job_id
+), sg AS (
+	DELETE FROM {signal} x USING c WHERE x.job_id = c.job_id
 ), t AS (
 	INSERT INTO {archive_tag} SELECT x.* FROM {tag} x JOIN c USING (job_id)
 ), p AS (

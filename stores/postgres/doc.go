@@ -48,6 +48,20 @@
 // [spi.LeaseStore], [spi.JobStateStore] (each write one statement, the job
 // row locked FOR SHARE), [spi.JobPropertyStore] and [spi.NodeTaskStore].
 //
+// # Signals
+//
+// A [Store] implements [spi.SignalStore] (migration 9): a job inserted
+// with a signal wait is WAITING, and its wait is a row of
+// scheduler_job_signal (outcome NULL while it waits). A delivery, a
+// timeout or a cancel is one transaction whose guarded UPDATE of the job
+// (WAITING to PENDING or CANCELLED) applies once, so racing resolutions
+// resolve a wait once; the others fail wrapping [spi.ErrInvalidState].
+// The claim never reads the waits; GetJob, ListJobs and WorkflowJobs fill
+// Job.Signal with one more query per page, and ArchiveJobs drops the waits
+// of the jobs it moves. A batch with a wait is inserted in a transaction
+// (the insert, then the waits), like a batch of a workflow; the waits are
+// found through partial indexes of the unresolved ones.
+//
 // # Representation
 //
 // Times are timestamptz (microseconds), returned as UTC; a zero time is

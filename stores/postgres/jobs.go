@@ -36,7 +36,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 		return nil, fail("insert jobs", err)
 	case len(jobs) == 0:
 		return []spi.InsertResult{}, nil
-	case !p.useCopy() && !spi.WorkflowBatch(jobs):
+	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs):
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)
@@ -49,7 +49,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 	}
 	res, err := s.insert(ctx, tx, p)
 	if err == nil {
-		err = s.link(ctx, tx, jobs)
+		err = s.link(ctx, tx, jobs, res)
 	}
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
@@ -87,7 +87,7 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 	}
 	res, err := s.insert(ctx, tx, p)
 	if err == nil {
-		err = s.link(ctx, tx, jobs)
+		err = s.link(ctx, tx, jobs, res)
 	}
 	if err != nil {
 		return nil, fail("insert jobs", err)
@@ -96,11 +96,27 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 }
 
 // link writes the workflow columns and dependencies of a batch just
-// inserted through q (see sqlcore.Dialect.LinkStatements).
-func (s *Store) link(ctx context.Context, q dbtx, jobs []*spi.Job) error {
+// inserted through q (see sqlcore.Dialect.LinkStatements), then makes the
+// jobs it wrote (res: not duplicates) that await a signal WAITING, with
+// their waits (see sqlcore.Dialect.AwaitStatements).
+func (s *Store) link(ctx context.Context, q dbtx, jobs []*spi.Job, res []spi.InsertResult) error {
 	for _, st := range s.dialect.LinkStatements(jobs) {
 		if _, err := q.Exec(ctx, st.SQL, st.Args...); err != nil {
 			return fmt.Errorf("link the jobs of a workflow: %w", err)
+		}
+	}
+	if !sqlcore.SignalBatch(jobs) {
+		return nil
+	}
+	var fresh []*spi.Job
+	for i, j := range jobs {
+		if j.Signal != nil && !res[i].Duplicate {
+			fresh = append(fresh, j)
+		}
+	}
+	for _, st := range s.dialect.AwaitStatements(fresh) {
+		if _, err := q.Exec(ctx, st.SQL, st.Args...); err != nil {
+			return fmt.Errorf("write the signal waits: %w", err)
 		}
 	}
 	return nil

@@ -79,6 +79,7 @@ func buildStatements(schema string) statements {
 		"{archive_prop}", qualify(schema, "scheduler_job_archive_property"),
 		"{archive_state}", qualify(schema, "scheduler_job_archive_state"),
 		"{dep}", qualify(schema, "scheduler_job_dep"),
+		"{signal}", qualify(schema, "scheduler_job_signal"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)

@@ -49,6 +49,19 @@
 // [spi.JobStateStore], [spi.JobPropertyStore] and [spi.NodeTaskStore]; not
 // [spi.WakeupListener].
 //
+// # Signals
+//
+// A [Store] implements [spi.SignalStore] (migration 9): a job inserted
+// with a signal wait is WAITING, and its wait is a row of
+// scheduler_job_signal (outcome NULL while it waits). A delivery, a
+// timeout or a cancel is one transaction whose guarded UPDATE of the job
+// (WAITING to PENDING or CANCELLED) applies once, so racing resolutions
+// resolve a wait once; the others fail wrapping [spi.ErrInvalidState].
+// The claim never reads the waits; GetJob, ListJobs and WorkflowJobs fill
+// Job.Signal with one more query per page, and ArchiveJobs drops the waits
+// of the jobs it moves. The waits are found through filtered indexes of
+// the unresolved ones (by key and name, by deadline).
+//
 // # Representation
 //
 // Times are DATETIME2(6) holding the UTC wall clock, returned as UTC

@@ -65,7 +65,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 				assert.Equal(t, j.ID, got.ID)
 			}
 			return err
-		}, []string{"SELECT j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, j.workflow_id, j.dep_count, j.dep_waiting, j.dep_children, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)"}},
+		}, []string{"SELECT j.job_id, j.task_name, j.payload, CASE WHEN j.payload IS NULL THEN 1 ELSE 0 END, j.status, j.priority, j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us, j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error, j.job_result, CASE WHEN j.job_result IS NULL THEN 1 ELSE 0 END, j.result_type, j.idempotency_key, j.params, j.resource_name, j.resource_limit, j.workflow_id, j.dep_count, j.dep_waiting, j.dep_children, (SELECT t.tag AS t FROM scheduler_job_tag t WHERE t.job_id = j.job_id FOR JSON PATH)", "SELECT job_id, name, signal_key, deadline, outcome, payload,"}},
 		{"ListJobs", func() error {
 			_, _, err := s.ListJobs(ctx, spi.ListParams{Status: spi.StatusFailed, Limit: 10})
 			return err
@@ -80,7 +80,42 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
-			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = @p1 WHERE job_id = @p2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)", "COMMIT"}},
+		{"DeliverSignal", func() error {
+			answer["SELECT j.task_name, j.priority, g.name"] = one([]string{"task_name", "priority", "name"}, "t", int64(2), []byte("approve"))
+			defer delete(answer, "SELECT j.task_name, j.priority, g.name")
+			r, err := s.DeliverSignal(ctx, j.ID, "approve", []byte(`{}`), t0)
+			assert.Equal(t, spi.ResolvedSignal{JobID: j.ID, TaskName: "t", Name: "approve"}, r)
+			return err
+		}, []string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1", "UPDATE scheduler_job_signal SET outcome = 'DELIVERED', payload = @p1, resolved_at = @p2", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = @p1", "COMMIT"}},
+		{"DeliverSignalRefused", func() error {
+			answer["UPDATE scheduler_job SET status = 'PENDING'"] = fakeResult{Affected: 0}
+			answer["SELECT j.status, g.name"] = one([]string{"status", "name", "outcome", "payload", "resolved_at"}, "WAITING", []byte("approve"), nil, nil, nil)
+			defer delete(answer, "UPDATE scheduler_job SET status = 'PENDING'")
+			defer delete(answer, "SELECT j.status, g.name")
+			_, err := s.DeliverSignal(ctx, j.ID, "reject", nil, t0)
+			assert.ErrorIs(t, err, spi.ErrInvalidState)
+			assert.ErrorContains(t, err, `waits for signal "approve", not "reject"`)
+			return nil
+		}, []string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1", "SELECT j.status, g.name, g.outcome, g.payload, g.resolved_at FROM scheduler_job j", "ROLLBACK"}},
+		{"DeliverSignalByKey", func() error {
+			answer["SELECT TOP (@p1) job_id FROM scheduler_job_signal"] = one([]string{"job_id"}, j.ID[:])
+			answer["SELECT j.task_name, j.priority, g.name"] = one([]string{"task_name", "priority", "name"}, "t", int64(2), []byte("paid"))
+			defer delete(answer, "SELECT TOP (@p1) job_id FROM scheduler_job_signal")
+			defer delete(answer, "SELECT j.task_name, j.priority, g.name")
+			rs, err := s.DeliverSignalByKey(ctx, "order-1", "paid", []byte(`{}`), t0, 1)
+			assert.Equal(t, []spi.ResolvedSignal{{JobID: j.ID, TaskName: "t", Name: "paid"}}, rs)
+			return err
+		}, []string{"SELECT TOP (@p1) job_id FROM scheduler_job_signal WHERE signal_key = @p2 AND name = @p3 AND outcome IS NULL ORDER BY job_id", "BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1", "UPDATE scheduler_job_signal SET outcome = 'DELIVERED', payload = @p1, resolved_at = @p2", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = @p1", "COMMIT"}},
+		{"ExpireSignals", func() error {
+			answer["SELECT TOP (@p1) job_id FROM scheduler_job_signal"] = one([]string{"job_id"}, j.ID[:])
+			answer["SELECT j.task_name, j.priority, g.name"] = one([]string{"task_name", "priority", "name"}, "t", int64(2), []byte("s"))
+			defer delete(answer, "SELECT TOP (@p1) job_id FROM scheduler_job_signal")
+			defer delete(answer, "SELECT j.task_name, j.priority, g.name")
+			rs, err := s.ExpireSignals(ctx, t0, 1)
+			assert.Equal(t, []spi.ResolvedSignal{{JobID: j.ID, TaskName: "t", Name: "s"}}, rs)
+			return err
+		}, []string{"SELECT TOP (@p1) job_id FROM scheduler_job_signal WHERE outcome IS NULL AND deadline IS NOT NULL AND deadline <= @p2 ORDER BY deadline, job_id", "BEGIN", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1", "UPDATE scheduler_job_signal SET outcome = 'TIMED_OUT', payload = @p1, resolved_at = @p2", "SELECT j.task_name, j.priority, g.name FROM scheduler_job j JOIN scheduler_job_signal g ON g.job_id = j.job_id WHERE j.job_id = @p1", "COMMIT"}},
 		{"Heartbeat", func() error { return s.Heartbeat(ctx, "node-a", t0) },
 			[]string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = @p1 WHERE node_id = @p2", "COMMIT"}},
 		{"HeartbeatFirst", func() error {

@@ -31,7 +31,7 @@ var archived = strings.NewReplacer("scheduler_job_tag", "scheduler_job_archive_t
 
 // ArchiveJobs moves up to limit terminal jobs finished before before,
 // lowest ids first, with their tags, properties and state, to the archive.
-// It implements [spi.JobArchiver].
+// Their signal waits are dropped. It implements [spi.JobArchiver].
 func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error) {
 	s := &c.cfg.D.Syntax
 	moved := 0
@@ -61,6 +61,7 @@ func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (
 					"DELETE FROM {prop} WHERE job_id IN (?)",
 					"DELETE FROM {state} WHERE job_id IN (?)",
 					"DELETE FROM {dep} WHERE child_id IN (?)",
+					"DELETE FROM {signal} WHERE job_id IN (?)",
 					"DELETE FROM {job} WHERE job_id IN (?)",
 				} {
 					q, args := s.SQL(stmt, in)
@@ -141,7 +142,7 @@ func (c Core[T]) GetArchivedJob(ctx context.Context, id uuid.UUID) (*spi.Job, er
 // implements [spi.JobArchiver].
 func (c Core[T]) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
 	s := &c.cfg.D.Syntax
-	return c.listPage(ctx, "list archived jobs", p, func(p spi.ListParams, limit int) (string, []any) {
+	return c.listPage(ctx, "list archived jobs", false, p, func(p spi.ListParams, limit int) (string, []any) {
 		_, where, args := s.listed(p)
 		where = strings.ReplaceAll(where, "{prop}", "{archive_prop}")
 		return s.limited("SELECT "+archived.Replace(s.JobColumns)+"\n\tFROM {archive} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)

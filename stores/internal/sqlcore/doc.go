@@ -8,8 +8,8 @@
 //
 // [Core] implements spi.Store and its optional capabilities
 // (spi.TxInserter, spi.ClaimChecker, spi.LeaseStore, spi.JobStateStore,
-// spi.JobPropertyStore, spi.NodeTaskStore) over database/sql. It holds the
-// one copy of:
+// spi.JobPropertyStore, spi.NodeTaskStore, spi.WorkflowStore,
+// spi.SignalStore) over database/sql. It holds the one copy of:
 //
 //   - the claim ([Dialect.Claim], [Core.ClaimJobs]): the tasks a claim
 //     reads (ClaimTasks; a backlog of a task the claim does not list costs
@@ -31,6 +31,10 @@
 //   - state compare-and-set behind a locking read of the job's fence,
 //     write-once properties, leases, node records and their tasks;
 //   - inserts with idempotency keys ([Dialect.Insert], Dedupe);
+//   - signal waits (migration 9, signal.go): a job inserted with one is
+//     WAITING, its wait a row of scheduler_job_signal; each resolution
+//     (delivery, timeout, cancel) is a guarded UPDATE of the job that
+//     applies once, then of the wait, in one transaction;
 //   - the decoding and validation of a job row ([Dialect.Decode], Row):
 //     a corrupt row is an error wrapping spi.ErrCorruptJob that names it;
 //   - the schema check and migration loop ([Schema]): partial, foreign,

@@ -179,6 +179,11 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 			return nil, err
 		}
 	}
+	if SignalBatch(fresh) {
+		if err := d.await(ctx, q, fresh); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

@@ -30,8 +30,11 @@ func (c Core[T]) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
 			return err
 		}
 		defer rows.Close()
-		j, err = ReadOne(rows, id, c.cfg.D.Decoder(rows))
-		return err
+		if j, err = ReadOne(rows, id, c.cfg.D.Decoder(rows)); err != nil {
+			return err
+		}
+		rows.Close()
+		return c.fillSignals(ctx, c.cfg.DB, []*spi.Job{j})
 	})
 	return j, err
 }
@@ -44,12 +47,13 @@ func (c Core[T]) GetJob(ctx context.Context, id uuid.UUID) (*spi.Job, error) {
 // the page with an error wrapping spi.ErrCorruptJob. An unknown status
 // lists nothing. It implements [spi.Store].
 func (c Core[T]) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job, uuid.UUID, error) {
-	return c.listPage(ctx, "list jobs", p, c.cfg.D.ListJobsSQL)
+	return c.listPage(ctx, "list jobs", true, p, c.cfg.D.ListJobsSQL)
 }
 
 // listPage reads one page of a listing whose statement is query(p,
-// limit): the live jobs' or the archive's.
-func (c Core[T]) listPage(ctx context.Context, op string, p spi.ListParams, query func(spi.ListParams, int) (string, []any)) ([]*spi.Job, uuid.UUID, error) {
+// limit): the live jobs' or the archive's; with signals, it fills the
+// Signal of the jobs that wait, or waited, for one.
+func (c Core[T]) listPage(ctx context.Context, op string, signals bool, p spi.ListParams, query func(spi.ListParams, int) (string, []any)) ([]*spi.Job, uuid.UUID, error) {
 	jobs, next := []*spi.Job{}, uuid.Nil
 	err := c.do(op, func() error {
 		if p.Status != "" && !p.Status.Valid() {
@@ -63,7 +67,11 @@ func (c Core[T]) listPage(ctx context.Context, op string, p spi.ListParams, quer
 		}
 		defer rows.Close()
 		jobs, next, err = ReadPage(rows, limit, c.cfg.D.Decoder(rows))
-		return err
+		rows.Close()
+		if err != nil || !signals {
+			return err
+		}
+		return c.fillSignals(ctx, c.cfg.DB, jobs)
 	})
 	if err != nil {
 		return nil, uuid.Nil, err
@@ -96,12 +104,18 @@ func (c Core[T]) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time
 	})
 }
 
-// CancelJob moves a PENDING or BLOCKED job to CANCELLED with its finish
-// time at now, releasing its dependents in the same transaction. It wraps
+// CancelJob moves a PENDING, BLOCKED or WAITING job to CANCELLED with its
+// finish time at now, resolving the wait of a WAITING one CANCELLED and
+// releasing its dependents in the same transaction. It wraps
 // spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
 // actual status, for a job in any other state. It implements [spi.Store].
 func (c Core[T]) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return c.transition(ctx, "cancel job", c.cfg.D.CancelSQL, id, now, "PENDING and BLOCKED", "cancelled", func(tx *sql.Tx) error {
+	return c.transition(ctx, "cancel job", c.cfg.D.CancelSQL, id, now, "PENDING, BLOCKED and WAITING", "cancelled", func(tx *sql.Tx) error {
+		// Only a job that was WAITING has an unresolved wait.
+		q, args := c.cfg.D.Syntax.cancelWait(id, now)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
 		if released, err := c.finishWithDependents(ctx, tx, []uuid.UUID{id}, spi.StatusCancelled, now); err != nil || !released {
 			return err
 		}

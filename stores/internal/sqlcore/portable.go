@@ -97,7 +97,7 @@ type Syntax struct {
 var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node",
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
-	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep"}
+	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.
@@ -499,7 +499,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	WHERE job_id = ? AND status = 'FAILED'`+returning, s.time(now), s.id(id))
 	})
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status IN ('PENDING', 'BLOCKED')"+returning, s.time(now), s.id(id))
+		return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status IN ('PENDING', 'BLOCKED', 'WAITING')"+returning, s.time(now), s.id(id))
 	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
 		return s.SQL("SELECT status FROM {job} WHERE job_id = ?", s.id(id))

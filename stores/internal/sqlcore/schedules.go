@@ -346,13 +346,13 @@ func (s *Syntax) scheduleVersion(id string) (string, []any) {
 }
 
 // Statements returns the text of the statements of the optional features
-// (schedule_*, log_*) in the syntax, by name, for a dialect's reviewed
+// (schedule_*, log_*, signal_*) in the syntax, by name, for a dialect's reviewed
 // golden files.
 func (s *Syntax) Statements() map[string]string {
 	t := time.Unix(0, 0)
 	r := spi.ScheduleRow{ID: "s", TaskName: "t", NextFireAt: t}
 	text := func(q string, _ []any) string { return q }
-	return map[string]string{
+	m := map[string]string{
 		"schedule_create":  text(s.createSchedule(r)),
 		"schedule_update":  text(s.updateSchedule(r, 1)),
 		"schedule_get":     text(s.getSchedule("s")),
@@ -370,4 +370,8 @@ func (s *Syntax) Statements() map[string]string {
 		"log_old":          text(s.oldLogs(t, 10)),
 		"log_delete":       text(s.deleteLogs([]uuid.UUID{uuid.Nil}, t)),
 	}
+	for name, q := range s.signalStatements() {
+		m[name] = q
+	}
+	return m
 }

@@ -25,8 +25,9 @@ import (
 // and the decrement of the second sees the first: no write skew, no child
 // left BLOCKED.
 
-// blocking are the states of a parent its children still wait for.
-const blocking = "('PENDING', 'RUNNING', 'BLOCKED')"
+// blocking are the states of a parent its children still wait for (a
+// WAITING parent waits for a signal).
+const blocking = "('PENDING', 'RUNNING', 'BLOCKED', 'WAITING')"
 
 // finished is a parent that a write finished, and the state it ended in.
 type finished struct {
@@ -288,7 +289,7 @@ func (c Core[T]) Dependencies(ctx context.Context, id uuid.UUID) ([]spi.Dependen
 // order, through the workflow index. It implements [spi.WorkflowStore].
 func (c Core[T]) WorkflowJobs(ctx context.Context, id, after uuid.UUID, limit int) ([]*spi.Job, uuid.UUID, error) {
 	s := &c.cfg.D.Syntax
-	return c.listPage(ctx, "list the jobs of workflow "+id.String(), spi.ListParams{After: after, Limit: limit},
+	return c.listPage(ctx, "list the jobs of workflow "+id.String(), true, spi.ListParams{After: after, Limit: limit},
 		func(p spi.ListParams, limit int) (string, []any) {
 			return s.limited("SELECT "+s.JobColumns+"\n\tFROM {job} j WHERE j.workflow_id = ? AND j.job_id > ?\n\tORDER BY j.job_id",
 				int64(limit), s.id(id), s.id(p.After))
@@ -297,8 +298,8 @@ func (c Core[T]) WorkflowJobs(ctx context.Context, id, after uuid.UUID, limit in
 
 // CancelWorkflow cancels, in one transaction, every job of the workflow
 // that has not finished, RUNNING ones with their claim sequence advanced
-// and their owner cleared, and records the cancellations on the
-// dependencies. It implements [spi.WorkflowStore].
+// and their owner cleared, WAITING ones with their waits resolved
+// CANCELLED, and records the cancellations on the dependencies. It implements [spi.WorkflowStore].
 func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
 	s := &c.cfg.D.Syntax
 	n := 0
@@ -321,6 +322,11 @@ func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time
 			}
 			q, args = s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
 	WHERE parent_status IS NULL AND parent_id IN (SELECT job_id FROM {job} WHERE workflow_id = ? AND status = 'CANCELLED')`, s.id(id))
+			if _, err = tx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
+			// The jobs it found WAITING: their waits end CANCELLED.
+			q, args = s.cancelFlowWaits(id, now)
 			_, err = tx.ExecContext(ctx, q, args...)
 			return err
 		})

@@ -1,0 +1,1 @@
+DELETE FROM scheduler_job_signal WHERE job_id IN (:1, :2)
