@@ -50,7 +50,73 @@ const (
 	fKids        = "kids"    // the ids of the jobs that depend on this one
 	fStaged      = "stg"     // present while the insert of its workflow is not committed
 	fRevived     = "revived" // when a DLQ retry last made the job wait again (µs)
+	fSig         = "sig"     // the job's wait for a signal (sigDoc), absent when none
 )
+
+// Field paths inside the signal wait (sigDoc).
+const (
+	fSigName    = fSig + ".n"
+	fSigOutcome = fSig + ".o"
+	fSigPayload = fSig + ".p"
+	fSigAt      = fSig + ".at"
+	fSigWaitKey = fSig + ".wk"  // present while unresolved with a key: sigWaitKey
+	fSigDue     = fSig + ".due" // present while unresolved with a deadline (µs)
+)
+
+// sigDoc is the stored form of a job's wait for a signal (spi.SignalWait).
+// Name, key and deadline are as inserted; outcome, payload and resolution
+// time are written by the resolution. WaitKey and Due are the indexed
+// copies of the key (with the name) and of the deadline, present only while
+// the wait is unresolved, so that the sparse indexes on them hold the
+// unresolved waits only.
+type sigDoc struct {
+	Name     string       `bson:"n"`
+	Key      string       `bson:"k,omitempty"`
+	Deadline *int64       `bson:"dl,omitempty"`
+	Outcome  string       `bson:"o,omitempty"`
+	Payload  *bson.Binary `bson:"p,omitempty"`
+	At       *int64       `bson:"at,omitempty"`
+	WaitKey  string       `bson:"wk,omitempty"`
+	Due      *int64       `bson:"due,omitempty"`
+}
+
+// sigWaitKey is the indexed form of an unresolved wait's key and name: the
+// encoding of propEntry, unambiguous whatever either holds.
+func sigWaitKey(key, name string) string { return propEntry(name, key) }
+
+// encodeSignal is the stored form of the wait a job is inserted with, its
+// outcome fields ignored, or nil.
+func encodeSignal(w *spi.SignalWait) *sigDoc {
+	if w == nil {
+		return nil
+	}
+	d := &sigDoc{Name: w.Name, Key: w.Key, Deadline: optTimeUS(w.Deadline)}
+	if w.Key != "" {
+		d.WaitKey = sigWaitKey(w.Key, w.Name)
+	}
+	d.Due = d.Deadline
+	return d
+}
+
+// decodeSignal is the inverse of encodeSignal, with the outcome.
+func decodeSignal(d *sigDoc) (*spi.SignalWait, error) {
+	if d == nil {
+		return nil, nil
+	}
+	w := &spi.SignalWait{Name: d.Name, Key: d.Key, Outcome: spi.SignalOutcome(d.Outcome), Payload: bytesOf(d.Payload)}
+	switch w.Outcome {
+	case "", spi.SignalDelivered, spi.SignalTimedOut, spi.SignalCancelled:
+	default:
+		return nil, fmt.Errorf("unknown signal outcome %q", d.Outcome)
+	}
+	if d.Deadline != nil {
+		w.Deadline = usTime(*d.Deadline)
+	}
+	if d.At != nil {
+		w.ResolvedAt = usTime(*d.At)
+	}
+	return w, nil
+}
 
 // depDoc is the stored form of one dependency (spi.Dependency without the
 // parent's state, which lives in dps, keyed by depKey).
@@ -109,6 +175,8 @@ type jobDoc struct {
 	DepStates map[string]string `bson:"dps,omitempty"`
 	Kids      []bson.Binary     `bson:"kids,omitempty"`
 	Staged    *int64            `bson:"stg,omitempty"`
+	// Signals (see signal.go): the wait for a signal, if any.
+	Signal *sigDoc `bson:"sig,omitempty"`
 }
 
 // jobProjection leaves the properties and the state out of job reads.
@@ -180,7 +248,8 @@ func bytesOf(b *bson.Binary) []byte {
 }
 
 // encodeJob converts a job as the client submits it to its document, with
-// status PENDING and the claim fields of a new job.
+// status PENDING (WAITING for a job that waits for a signal, BLOCKED for
+// one with dependencies) and the claim fields of a new job.
 func encodeJob(j *spi.Job) *jobDoc {
 	d := &jobDoc{
 		ID:          idValue(j.ID),
@@ -222,6 +291,10 @@ func encodeJob(j *spi.Job) *jobDoc {
 	}
 	if len(d.Deps) > 0 {
 		d.Status = string(spi.StatusBlocked)
+	}
+	if j.Signal != nil {
+		d.Signal = encodeSignal(j.Signal)
+		d.Status = string(spi.StatusWaiting)
 	}
 	if len(j.Params) > 0 {
 		d.Params = make(map[string]string, len(j.Params))
@@ -316,6 +389,9 @@ func decodeJob(raw bson.Raw) (*spi.Job, error) {
 		if j.WorkflowID, err = binaryID(*d.Workflow); err != nil {
 			return nil, corrupt(idStr, "workflow_id: %v", err)
 		}
+	}
+	if j.Signal, err = decodeSignal(d.Signal); err != nil {
+		return nil, corrupt(idStr, "sig: %v", err)
 	}
 	j.DependencyCount, j.Dependents = len(d.Deps), len(d.Kids)
 	for _, dep := range d.Deps {

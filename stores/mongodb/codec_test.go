@@ -130,3 +130,38 @@ func TestTagQuery(t *testing.T) {
 		bson.M{"tags": bson.M{"$nin": bson.A{"d"}}},
 	}, q)
 }
+
+func TestSignalRoundTrip(t *testing.T) {
+	deadline := time.Date(2030, 1, 1, 0, 0, 0, 123456000, time.UTC)
+	j := &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Signal: &spi.SignalWait{
+		Name: "approve", Key: "order-1", Deadline: deadline,
+		Outcome: spi.SignalDelivered, Payload: []byte("forged"), ResolvedAt: deadline,
+	}}
+	d := encodeJob(j)
+	assert.Equal(t, string(spi.StatusWaiting), d.Status, "a job with a signal wait is inserted WAITING")
+	require.NotNil(t, d.Signal)
+	assert.Equal(t, sigWaitKey("order-1", "approve"), d.Signal.WaitKey, "an unresolved wait with a key is indexed by key and name")
+	require.NotNil(t, d.Signal.Due, "an unresolved wait with a deadline is indexed by it")
+	raw, err := bson.Marshal(d)
+	require.NoError(t, err)
+	got, err := decodeJob(raw)
+	require.NoError(t, err)
+	require.NotNil(t, got.Signal)
+	assert.Equal(t, spi.StatusWaiting, got.Status)
+	assert.Equal(t, "approve", got.Signal.Name)
+	assert.Equal(t, "order-1", got.Signal.Key)
+	assert.True(t, deadline.Equal(got.Signal.Deadline))
+	assert.Empty(t, got.Signal.Outcome, "an insert ignores the outcome fields")
+	assert.Nil(t, got.Signal.Payload)
+	assert.True(t, got.Signal.ResolvedAt.IsZero())
+
+	open := encodeJob(&spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Signal: &spi.SignalWait{Name: "x"}})
+	assert.Empty(t, open.Signal.WaitKey, "a wait without a key is not indexed by key")
+	assert.Nil(t, open.Signal.Due, "a wait without a deadline is not indexed by deadline")
+	assert.Nil(t, encodeJob(&spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t"}).Signal)
+
+	bad, err := bson.Marshal(&jobDoc{ID: idValue(j.ID), Status: string(spi.StatusPending), Signal: &sigDoc{Name: "x", Outcome: "MAYBE"}})
+	require.NoError(t, err)
+	_, err = decodeJob(bad)
+	assert.ErrorIs(t, err, spi.ErrCorruptJob, "an unknown signal outcome is a corrupt job")
+}

@@ -12,7 +12,8 @@
 // available.
 //
 // It keeps workflows ([spi.WorkflowStore]; see "Workflows" below), the one
-// place where a step is more than one document write.
+// place where a step is more than one document write, and jobs that wait
+// for a signal ([spi.SignalStore]; see "Signals" below).
 //
 // # Opening
 //
@@ -29,7 +30,9 @@
 // listing by status,
 // {status, owner_node} for recovery, a unique sparse index on
 // idempotency_key (jobs without a key do not carry the field), and multikey
-// indexes on tags and on the property entries. A database that records a
+// indexes on tags and on the property entries, and sparse indexes on the
+// workflow id, the staging mark and the unresolved signal waits (by key and
+// name, and by deadline). A database that records a
 // newer collection layout ([SchemaVersion]) or holds conflicting indexes
 // fails with an error wrapping [spi.ErrSchema].
 //
@@ -161,6 +164,41 @@
 //
 // The repair reads every BLOCKED job on each pass (paged by id): its cost
 // grows with the number of jobs waiting.
+//
+// # Signals
+//
+// A job inserted with a Signal is written WAITING (a workflow root that
+// waits for a signal is activated to WAITING rather than PENDING) and is
+// never claimed. The wait lives on the job document itself, in the
+// sub-document sig: the name (n), key (k) and deadline (dl, µs) it was
+// inserted with, and once resolved the outcome (o), the delivered payload
+// (p, a binary, absent when none) and the resolution time (at, µs); GetJob,
+// ListJobs, WorkflowJobs and ClaimJobs fill Job.Signal from it, and the
+// archived copy of a job keeps it. A signal is all on one document, so
+// every resolution is one atomic conditional write whose filter requires
+// the job WAITING with its wait unresolved, and of a delivery, a timeout
+// and a cancel racing exactly one applies:
+//
+//   - [Store.DeliverSignal] is one findOneAndUpdate on {_id, WAITING, the
+//     name, unresolved} → PENDING due at now, DELIVERED with the payload;
+//     when it matches nothing, a read of the job tells an unknown job
+//     ([spi.ErrNotFound]) from one not WAITING or waiting for another name
+//     ([spi.ErrInvalidState]).
+//   - [Store.DeliverSignalByKey] reads the unresolved waits of the key and
+//     name in id order, up to the limit, and resolves each with the same
+//     conditional write; only the writes that applied count, and when one
+//     lost a race the read is repeated for the rest.
+//   - [Store.ExpireSignals] does the same for the unresolved waits whose
+//     deadline is not after now, in (deadline, id) order, resolving them
+//     TIMED_OUT.
+//   - [Store.CancelJob] and [Store.CancelWorkflow] cancel a WAITING job and
+//     resolve its wait CANCELLED in the same write.
+//
+// While a wait is unresolved its document also holds indexed copies of its
+// key with its name (sig.wk) and of its deadline (sig.due), which the
+// resolution removes: the sparse indexes ratchet_signal_key and
+// ratchet_signal_due on them hold the unresolved waits only, so neither a
+// delivery by key nor the sweeper reads resolved waits.
 //
 // # FerretDB
 //

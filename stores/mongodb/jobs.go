@@ -19,13 +19,14 @@ import (
 // deleted between the insert and the look-up of its id.
 const insertAttempts = 3
 
-// InsertJobs writes new PENDING jobs with one InsertMany (ordered: false).
+// InsertJobs writes new PENDING jobs (WAITING for a job with a Signal, see
+// signal.go) with one InsertMany (ordered: false).
 // A job whose IdempotencyKey already exists, in the database or earlier in
 // the same batch, is not written: its result carries the existing id and
 // Duplicate. The unique index on idempotency_key decides, so two processes
 // inserting the same key at once write it once; the ids of the existing
-// jobs are then read in one query. The stored status is PENDING whatever
-// Job.Status says. An invalid job (nil, the zero id, a priority out of
+// jobs are then read in one query. The stored status is PENDING (WAITING with a
+// Signal) whatever Job.Status says. An invalid job (nil, the zero id, a priority out of
 // range, a resource with a limit below 1) fails the whole batch before
 // anything is written. A job id that exists already fails the call; the
 // other jobs of its batch are written (ids are UUIDv7, fresh from the
@@ -263,21 +264,45 @@ func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time)
 	return s.stateError(ctx, "retry failed job", id, "only FAILED jobs can be retried")
 }
 
-// CancelJob moves a PENDING or BLOCKED job to CANCELLED (FinishedAt =
-// now), then records that on its dependents and releases those it was the
-// last parent of (see workflow.go). Wraps
+// CancelJob moves a PENDING, BLOCKED or WAITING job to CANCELLED
+// (FinishedAt = now), then records that on its dependents and releases
+// those it was the last parent of (see workflow.go). A WAITING job's wait is
+// resolved CANCELLED in the same write (see signal.go). Wraps
 // spi.ErrNotFound, or spi.ErrInvalidState for a job in any other state.
+//
+// The cancel is one conditional write, of the plain form (a job without an
+// unresolved wait) or of the waiting form; the plain form is tried first,
+// then the waiting one, then the plain one again, since a delivery or a
+// timeout may have made the job PENDING in between (a job never goes back
+// to waiting).
 func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
 	done, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
-	raw, err := s.findOneAndUpdate(ctx,
-		bson.M{fID: idValue(id), fStatus: bson.M{"$in": bson.A{string(spi.StatusPending), string(spi.StatusBlocked)}}},
-		bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}, nil, false, bson.M{fKids: 1})
+	v := idValue(id)
+	plain := bson.M{fID: v,
+		fStatus: bson.M{"$in": bson.A{string(spi.StatusPending), string(spi.StatusBlocked)}},
+		"$or":   bson.A{bson.M{fSig: bson.M{"$exists": false}}, bson.M{fSigOutcome: bson.M{"$exists": true}}}}
+	plainUpdate := bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}
+	// A staged workflow root waiting for a signal is still BLOCKED.
+	waiting := bson.M{fID: v,
+		fStatus:     bson.M{"$in": bson.A{string(spi.StatusWaiting), string(spi.StatusBlocked)}},
+		fSigName:    bson.M{"$exists": true},
+		fSigOutcome: bson.M{"$exists": false}}
+	attempts := []struct {
+		filter, update bson.M
+	}{{plain, plainUpdate}, {waiting, cancelWaitUpdate(now)}, {plain, plainUpdate}}
+	var raw bson.Raw
+	for _, a := range attempts {
+		raw, err = s.findOneAndUpdate(ctx, a.filter, a.update, nil, false, bson.M{fKids: 1})
+		if !errors.Is(err, mongo.ErrNoDocuments) {
+			break
+		}
+	}
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return s.stateError(ctx, "cancel job", id, "only PENDING and BLOCKED jobs can be cancelled")
+		return s.stateError(ctx, "cancel job", id, "only PENDING, BLOCKED and WAITING jobs can be cancelled")
 	}
 	if err != nil {
 		return fail("cancel job", err)

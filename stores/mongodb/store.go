@@ -330,6 +330,11 @@ var jobIndexes = []struct {
 	// (One field: a sparse compound index with _id would hold every job.)
 	{"ratchet_workflow", bson.D{{Key: fWorkflow, Value: 1}}, false, true},
 	{"ratchet_staged", bson.D{{Key: fStaged, Value: 1}}, false, true},
+	// Signals: the unresolved waits by key and name (DeliverSignalByKey)
+	// and by deadline (ExpireSignals); a resolution removes both fields,
+	// so each holds the unresolved waits only.
+	{"ratchet_signal_key", bson.D{{Key: fSigWaitKey, Value: 1}}, false, true},
+	{"ratchet_signal_due", bson.D{{Key: fSigDue, Value: 1}}, false, true},
 }
 
 // Client returns the store's MongoDB client.

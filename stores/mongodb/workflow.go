@@ -26,7 +26,8 @@ import (
 //   - Insert: the jobs of a workflow are written staged (stg), every one
 //     BLOCKED, with one ordered InsertMany; then one insert into the
 //     workflows collection commits them (a document keyed by the workflow
-//     id); then the roots become PENDING and the staging marks go. A
+//     id); then the roots become PENDING (WAITING, those that wait for a
+//     signal) and the staging marks go. A
 //     submitter that dies before its commit leaves staged jobs that no
 //     claim takes and that RepairWorkflows deletes once they are older than
 //     stagedTimeout (it first writes the same key as an abort mark, so a
@@ -158,17 +159,27 @@ func (s *Store) discardStaged(ctx context.Context, wf uuid.UUID) {
 	_, _ = s.jobs.DeleteMany(context.WithoutCancel(ctx), bson.M{fWorkflow: idValue(wf), fStaged: bson.M{"$exists": true}})
 }
 
-// activate makes the staged roots of a committed workflow PENDING and
-// drops the staging marks, then the commit document; it returns how many
-// roots it made PENDING.
+// activate makes the staged roots of a committed workflow PENDING (WAITING
+// for one that waits for a signal) and drops the staging marks, then the
+// commit document; it returns how many roots it activated.
 func (s *Store) activate(ctx context.Context, wf uuid.UUID) (int, error) {
 	w := idValue(wf)
-	r, err := s.jobs.UpdateMany(ctx,
-		bson.M{fWorkflow: w, fStaged: bson.M{"$exists": true}, fStatus: string(spi.StatusBlocked), fDeps: bson.M{"$exists": false}},
-		bson.M{"$set": bson.M{fStatus: string(spi.StatusPending)}, "$unset": bson.M{fStaged: ""}})
+	// A root that waits for a signal becomes WAITING (see signal.go).
+	rw, err := s.jobs.UpdateMany(ctx,
+		bson.M{fWorkflow: w, fStaged: bson.M{"$exists": true}, fStatus: string(spi.StatusBlocked), fDeps: bson.M{"$exists": false},
+			fSigName: bson.M{"$exists": true}, fSigOutcome: bson.M{"$exists": false}},
+		bson.M{"$set": bson.M{fStatus: string(spi.StatusWaiting)}, "$unset": bson.M{fStaged: ""}})
 	if err != nil {
 		return 0, fmt.Errorf("activate workflow %s: %w", wf, err)
 	}
+	r, err := s.jobs.UpdateMany(ctx,
+		bson.M{fWorkflow: w, fStaged: bson.M{"$exists": true}, fStatus: string(spi.StatusBlocked), fDeps: bson.M{"$exists": false},
+			fSig: bson.M{"$exists": false}},
+		bson.M{"$set": bson.M{fStatus: string(spi.StatusPending)}, "$unset": bson.M{fStaged: ""}})
+	if err != nil {
+		return int(rw.ModifiedCount), fmt.Errorf("activate workflow %s: %w", wf, err)
+	}
+	r.ModifiedCount += rw.ModifiedCount
 	if _, err := s.jobs.UpdateMany(ctx, bson.M{fWorkflow: w, fStaged: bson.M{"$exists": true}},
 		bson.M{"$unset": bson.M{fStaged: ""}}); err != nil {
 		return int(r.ModifiedCount), fmt.Errorf("activate workflow %s: %w", wf, err)
@@ -382,7 +393,8 @@ func (s *Store) WorkflowJobs(ctx context.Context, id, after uuid.UUID, limit int
 
 // CancelWorkflow implements spi.WorkflowStore: one write per unfinished
 // job, each requiring the state and claim sequence it read (a RUNNING
-// job's claim sequence advances and its permit is freed), then the
+// job's claim sequence advances and its permit is freed; a WAITING job's
+// wait is resolved CANCELLED), then the
 // cancelled jobs' states are recorded on their dependents.
 func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
 	done, err := s.enter()
@@ -391,7 +403,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time)
 	}
 	defer done()
 	cur, err := s.jobs.Find(ctx, bson.M{fWorkflow: idValue(id), fStaged: bson.M{"$exists": false},
-		fStatus: bson.M{"$in": bson.A{string(spi.StatusBlocked), string(spi.StatusPending), string(spi.StatusRunning)}}},
+		fStatus: bson.M{"$in": bson.A{string(spi.StatusBlocked), string(spi.StatusPending), string(spi.StatusRunning), string(spi.StatusWaiting)}}},
 		options.Find().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1}))
 	if err != nil {
 		return 0, fail("cancel workflow", err)
@@ -409,6 +421,11 @@ func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time)
 		f := bson.M{fID: d.ID, fStatus: d.Status, fClaimSeq: d.ClaimSeq}
 		update := bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}
 		resource, key := "", ""
+		if spi.Status(d.Status) == spi.StatusWaiting {
+			// The wait is resolved CANCELLED in the same write (signal.go).
+			f[fSigOutcome] = bson.M{"$exists": false}
+			update = cancelWaitUpdate(now)
+		}
 		if spi.Status(d.Status) == spi.StatusRunning {
 			update["$unset"] = bson.M{fOwner: ""}
 			update["$inc"] = bson.M{fClaimSeq: int64(1)}
