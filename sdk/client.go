@@ -70,7 +70,9 @@ type Client struct {
 	log      *slog.Logger
 	ids      *idGenerator
 	source   string
-	metrics  spi.MetricsCollector
+	// signalMetrics is the Metrics' signal callbacks; nil when it has
+	// none (or is NoOpMetrics), so that nothing is read for them.
+	signalMetrics spi.SignalMetrics
 }
 
 // NewClient returns a client over store.
@@ -96,7 +98,11 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		log:      opts.Logger,
 		ids:      newIDGenerator(),
 		source:   opts.Source,
-		metrics:  opts.Metrics,
+	}
+	if sm, ok := opts.Metrics.(spi.SignalMetrics); ok {
+		if _, noop := opts.Metrics.(spi.NoOpMetrics); !noop {
+			c.signalMetrics = sm
+		}
 	}
 	if len(opts.Tasks) > 0 {
 		c.tasks = make(map[string]bool, len(opts.Tasks))
@@ -298,7 +304,7 @@ func (c *Client) insert(ctx context.Context, cfg *submitConfig, what string, job
 	ids := make([]uuid.UUID, len(res))
 	wrote := false
 	top := PriorityLowest
-	sm, _ := c.metrics.(spi.SignalMetrics)
+	sm := c.signalMetrics
 	for i, r := range res {
 		ids[i] = r.ID
 		if !r.Duplicate {
@@ -530,7 +536,7 @@ func (c *Client) RetryJob(ctx context.Context, id uuid.UUID) error {
 // state gives an error wrapping ErrInvalidState; to stop a RUNNING
 // workflow job, use CancelWorkflow.
 func (c *Client) CancelJob(ctx context.Context, id uuid.UUID) error {
-	sm, _ := c.metrics.(spi.SignalMetrics)
+	sm := c.signalMetrics
 	var waiting *spi.Job
 	if sm != nil {
 		if j, err := c.store.GetJob(ctx, id); err == nil && j.Status == spi.StatusWaiting && j.Signal != nil {

@@ -180,7 +180,7 @@ func (c *Client) delivered(ctx context.Context, rs []spi.ResolvedSignal) {
 	if len(rs) == 0 {
 		return
 	}
-	if m, ok := c.metrics.(spi.SignalMetrics); ok {
+	if m := c.signalMetrics; m != nil {
 		for _, r := range rs {
 			m.SignalDelivered(ctx, r.JobID, r.TaskName, r.Name)
 		}
