@@ -66,6 +66,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Workflows
 	case *spi.SignalStore:
 		v = caps.Signals
+	case *spi.BatchStore:
+		v = caps.Batches
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -576,7 +576,7 @@ func (s *refStore) ArchiveJobs(_ context.Context, before time.Time, limit int) (
 	for id, r := range s.rows {
 		j := r.job
 		old := j.FinishedAt.Before(before) || s.bug == bugArchiveIgnoresAge
-		if (j.Status.Terminal() || s.bug == bugArchiveRunning) && old && !s.liveDependentsLocked(id) {
+		if (j.Status.Terminal() || s.bug == bugArchiveRunning) && old && !s.liveDependentsLocked(id) && !s.inOpenBatchLocked(j) {
 			ids = append(ids, id)
 		}
 	}

@@ -170,6 +170,7 @@ type refStore struct {
 	archived  map[uuid.UUID]*spi.Job
 	logs      map[uuid.UUID][]spi.LogLine
 	deps      map[uuid.UUID][]spi.Dependency // each child's dependencies
+	batches   map[uuid.UUID]*spi.Batch
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool
@@ -198,7 +199,7 @@ func newRefStore(b bug) *refStore {
 	return &refStore{
 		bug: b, rows: map[uuid.UUID]*refRow{}, keys: map[string]uuid.UUID{}, nodes: map[string]time.Time{}, nodeTasks: map[string][]string{},
 		held: map[string]int{}, leases: map[string]refLease{}, states: map[refStateKey]spi.VersionedState{},
-		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, skips: map[string][]spi.SkipRecord{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, deps: map[uuid.UUID][]spi.Dependency{}, listeners: map[int]func(spi.WakeupHint){},
+		props: map[uuid.UUID]map[string]string{}, scheds: map[string]spi.ScheduleRow{}, skips: map[string][]spi.SkipRecord{}, archived: map[uuid.UUID]*spi.Job{}, logs: map[uuid.UUID][]spi.LogLine{}, deps: map[uuid.UUID][]spi.Dependency{}, batches: map[uuid.UUID]*spi.Batch{}, listeners: map[int]func(spi.WakeupHint){},
 		meet: make(chan struct{}),
 	}
 }

@@ -163,6 +163,11 @@ func (s *refStore) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time
 	if err := s.check(); err != nil {
 		return 0, err
 	}
+	return s.cancelWorkflowLocked(id, now), nil
+}
+
+// cancelWorkflowLocked is CancelWorkflow with s.mu held.
+func (s *refStore) cancelWorkflowLocked(id uuid.UUID, now time.Time) int {
 	var hit []*spi.Job
 	for _, jid := range s.order {
 		j := s.rows[jid].job
@@ -185,7 +190,7 @@ func (s *refStore) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time
 	for _, j := range hit {
 		s.finishedLocked(j, now)
 	}
-	return len(hit), nil
+	return len(hit)
 }
 
 func (s *refStore) RepairWorkflows(_ context.Context, now time.Time, limit int) (int, error) {

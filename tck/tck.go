@@ -155,6 +155,7 @@ func groups() []group {
 		{"JobLogs", jobLogCases()},
 		{"Workflows", workflowCases()},
 		{"Signals", signalCases()},
+		{"Batches", batchCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

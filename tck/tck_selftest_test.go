@@ -53,6 +53,7 @@ var capabilityGroups = map[string]string{
 	"JobLogs":    "spi.JobLogStore",
 	"Workflows":  "spi.WorkflowStore",
 	"Signals":    "spi.SignalStore",
+	"Batches":    "spi.BatchStore",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -273,6 +274,14 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugSignalUnchecked, []string{"Signals/RejectsBad"}},
 		{bugCancelWaitingRefused, []string{"Signals/CancelWaiting"}},
 		{bugClaimWaiting, []string{"Signals/InsertWaiting"}},
+
+		{bugChunkIgnoresOffset, []string{"Batches/CreateAndChunks"}},
+		{bugFinishUnsealed, []string{"Batches/FinishSucceeded"}},
+		{bugFinishNotAtomic, []string{"Batches/FinishOnceConcurrently"}},
+		{bugFinishIgnoresFailure, []string{"Batches/FinishFailed", "Batches/FinishOnceConcurrently"}},
+		{bugCancelBatchKeepsChildren, []string{"Batches/Cancel"}},
+		{bugArchiveOpenBatch, []string{"Batches/ArchiveKeepsOpenBatches"}},
+		{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

@@ -33,6 +33,8 @@ type Capabilities struct {
 	Workflows WorkflowStore
 	// Signals keeps jobs that wait for a signal.
 	Signals SignalStore
+	// Batches keeps batches of jobs.
+	Batches BatchStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -65,5 +67,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Logs, _ = s.(JobLogStore)
 	c.Workflows, _ = s.(WorkflowStore)
 	c.Signals, _ = s.(SignalStore)
+	c.Batches, _ = s.(BatchStore)
 	return c
 }

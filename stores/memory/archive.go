@@ -32,7 +32,7 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 			break
 		}
 		j := s.jobs[id]
-		if j.Status.Terminal() && j.FinishedAt.Before(before) && !s.hasLiveDependents(j) {
+		if j.Status.Terminal() && j.FinishedAt.Before(before) && !s.hasLiveDependents(j) && !s.inOpenBatch(j) {
 			moved = append(moved, id)
 		}
 	}

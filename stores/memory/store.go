@@ -45,6 +45,8 @@ type Store struct {
 	flows    map[uuid.UUID][]uuid.UUID
 	// Signals (SignalStore): the WAITING jobs.
 	waits map[uuid.UUID]struct{}
+	// Batches (BatchStore); their children are in flows.
+	batches map[uuid.UUID]*spi.Batch
 }
 
 type lease struct {
@@ -88,6 +90,7 @@ func New() *Store {
 		children: map[uuid.UUID][]uuid.UUID{},
 		flows:    map[uuid.UUID][]uuid.UUID{},
 		waits:    map[uuid.UUID]struct{}{},
+		batches:  map[uuid.UUID]*spi.Batch{},
 	}
 }
 

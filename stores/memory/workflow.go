@@ -170,6 +170,11 @@ func (s *Store) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time) (
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	return s.cancelWorkflow(id, now), nil
+}
+
+// cancelWorkflow is CancelWorkflow with s.mu held.
+func (s *Store) cancelWorkflow(id uuid.UUID, now time.Time) int {
 	n := 0
 	for _, jid := range s.flows[id] {
 		j := s.jobs[jid]
@@ -197,7 +202,7 @@ func (s *Store) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time) (
 			s.finished(j, now)
 		}
 	}
-	return n, nil
+	return n
 }
 
 // RepairWorkflows implements spi.WorkflowStore. The memory store releases
