@@ -163,6 +163,13 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		}
 		e.services = append(slices.Clone(e.services), sweep)
 	}
+	if e.caps.Batches != nil {
+		var finish Service = &batchFinisher{store: e.caps.Batches, interval: o.BatchFinishInterval, woke: e.NotifyNewWork}
+		if e.caps.Leases != nil {
+			finish = Singleton(batchFinishLease, archiverLeaseTTL, finish)
+		}
+		e.services = append(slices.Clone(e.services), finish)
+	}
 	e.wire()
 	return e, nil
 }

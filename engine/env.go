@@ -122,6 +122,9 @@ var envSettings = []envSetting{
 	// Signals.
 	{name: "RATCHET_SIGNAL_SWEEP_INTERVAL_MS", doc: "time between passes of the signal sweeper, which times out signal waits (ms)", min: 1,
 		apply: func(o *Options, v int64) { o.SignalSweepInterval = time.Duration(v) * time.Millisecond }},
+	// Batches.
+	{name: "RATCHET_BATCH_FINISH_INTERVAL_MS", doc: "time between passes of the batch finisher, which ends finished batches and submits their callbacks (ms)", min: 1,
+		apply: func(o *Options, v int64) { o.BatchFinishInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_LOG_RETENTION_DAYS", doc: "days job log lines are kept", min: 1,
 		apply: func(o *Options, v int64) { o.JobLogs.Retention = time.Duration(v) * 24 * time.Hour }},
 	// This library's job log settings.

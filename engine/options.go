@@ -188,6 +188,13 @@ type Options struct {
 	// deadline. Default DefaultSignalSweepInterval (1 s); it runs on one
 	// node at a time where the store keeps signals and grants leases.
 	SignalSweepInterval time.Duration
+	// BatchFinishInterval is the time between passes of the batch
+	// finisher, which ends the sealed batches whose children have all
+	// finished and submits their callbacks: a batch ends at most this long
+	// after its last child. Default DefaultBatchFinishInterval (1 s); it
+	// runs on one node at a time where the store keeps batches and grants
+	// leases.
+	BatchFinishInterval time.Duration
 	// Hooks are told of the engine's start and stop (the spec's
 	// SchedulerLifecycleHook), in this order.
 	Hooks []LifecycleHook
@@ -225,6 +232,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
 		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
 		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)}, {"SignalSweepInterval", int64(o.SignalSweepInterval)},
+		{"BatchFinishInterval", int64(o.BatchFinishInterval)},
 	} {
 		if c.v < 0 {
 			return o, fmt.Errorf("%w: engine option %s is negative (%d)", ratchet.ErrInvalidArgument, c.name, c.v)
@@ -264,6 +272,7 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
 	defd(&o.WorkflowRepairInterval, DefaultWorkflowRepairInterval)
 	defd(&o.SignalSweepInterval, DefaultSignalSweepInterval)
+	defd(&o.BatchFinishInterval, DefaultBatchFinishInterval)
 	defd(&o.Archive.Retention, DefaultArchiveRetention)
 	def(&o.Archive.BatchSize, DefaultArchiveBatchSize)
 	if o.Archive.Cron == "" {

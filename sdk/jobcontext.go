@@ -24,6 +24,9 @@ type JobContext struct {
 	CrashCount  int
 	Priority    Priority
 	ScheduledAt time.Time
+	// WorkflowID is the workflow or batch the job belongs to (a batch's
+	// children carry the batch's id); zero for none.
+	WorkflowID uuid.UUID
 	// Logger is the run's logger: by default the engine's, tagged with the
 	// job id, task and run (see JobLoggerFactory). Under an engine whose
 	// store keeps job logs, what the body logs through it is also kept
@@ -221,7 +224,7 @@ func newJobContext(j *Job, logger *slog.Logger, loggers JobLoggerFactory) *JobCo
 	}
 	return &JobContext{
 		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,
-		Priority: j.Priority, ScheduledAt: j.ScheduledAt,
+		Priority: j.Priority, ScheduledAt: j.ScheduledAt, WorkflowID: j.WorkflowID,
 		Logger: loggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Base: logger}),
 		params: p,
 	}

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+const (
+	// DefaultBatchFinishInterval is the time between passes of the batch
+	// finisher: a batch ends at most this long after its last child
+	// finished.
+	DefaultBatchFinishInterval = time.Second
+	// batchFinishLease is the lease of the finisher; batchFinishLimit how
+	// many batches one call ends at most.
+	batchFinishLease = "ratchet-batch-finisher"
+	batchFinishLimit = 100
+)
+
+// batchFinisher is the maintenance service that ends the sealed batches
+// whose children have all finished (spi.BatchStore.FinishBatches) and
+// submits their callbacks. The store guards each end on the batch being
+// still open, so a finisher on every node (without leases) still ends
+// each batch once.
+type batchFinisher struct {
+	store    spi.BatchStore
+	interval time.Duration
+	woke     func(ratchet.Priority)
+}
+
+func (s *batchFinisher) Name() string { return "batch-finisher" }
+
+// Run finishes at once and then every interval, until ctx ends; a full
+// call is followed by the next one at once.
+func (s *batchFinisher) Run(ctx context.Context, h ServiceHost) error {
+	t := h.Clock.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		for {
+			ended, err := s.store.FinishBatches(ctx, h.Clock.Now().UTC().Truncate(time.Microsecond), batchFinishLimit)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err // the supervisor logs it and runs the service again after a backoff
+			}
+			top, callbacks := ratchet.PriorityLowest, 0
+			for _, b := range ended {
+				h.Logger.Debug("batch ended", "batch", b.ID, "name", b.Name, "outcome", string(b.Outcome))
+				if b.Callback != nil {
+					top, callbacks = max(top, b.Callback.Priority), callbacks+1
+				}
+			}
+			if callbacks > 0 {
+				s.woke(top)
+			}
+			if len(ended) < batchFinishLimit {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.Chan():
+		}
+	}
+}
