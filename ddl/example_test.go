@@ -27,6 +27,7 @@ func ExampleMigrations() {
 	// 0007_logs_skips.sql
 	// 0008_workflows.sql
 	// 0009_signals.sql
-	// latest: 9
+	// 0010_batches.sql
+	// latest: 10
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

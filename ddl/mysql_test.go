@@ -16,17 +16,18 @@ func TestMigrationsMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 9 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" {
+	if len(migs) != 10 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest("mysql"); got != 9 {
+	if got := ddl.Latest("mysql"); got != 10 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
-		1: {"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version"},
-		2: {"scheduler_resource", "scheduler_lease", "scheduler_job_state", "scheduler_job_property"},
-		8: {"scheduler_job_dep"},
-		9: {"scheduler_job_signal"},
+		1:  {"scheduler_job", "scheduler_job_tag", "scheduler_node", "ratchet_schema_version"},
+		2:  {"scheduler_resource", "scheduler_lease", "scheduler_job_state", "scheduler_job_property"},
+		8:  {"scheduler_job_dep"},
+		9:  {"scheduler_job_signal"},
+		10: {"scheduler_batch"},
 	}
 	for _, m := range migs {
 		if !strings.Contains(m.SQL, "INSERT INTO ratchet_schema_version") {

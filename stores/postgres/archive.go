@@ -10,7 +10,8 @@ import (
 // retry holds (it wins; a later run takes them if they finish again);
 // every sub-statement sees the same snapshot, so the tags, properties and
 // state are copied while the DELETE of the jobs (which cascades to them)
-// runs; their dependencies and signal waits are deleted. Its two
+// runs; their dependencies and signal waits are deleted. The children of
+// an open batch stay, so that its end sees them all. Its two
 // parameters replace the core's eleven statements of 1,000 bound ids each,
 // whose parsing and planning were most of a batch.
 const archiveSQL = `WITH c AS (
@@ -18,6 +19,7 @@ const archiveSQL = `WITH c AS (
 	WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'SKIPPED') AND finished_time < $1
 		AND (dep_children = 0 OR NOT EXISTS (SELECT 1 FROM {dep} d JOIN {job} k ON k.job_id = d.child_id
 			WHERE d.parent_id = j.job_id AND k.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'SKIPPED')))
+		AND (workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM {batch} b WHERE b.batch_id = j.workflow_id AND b.outcome IS NULL))
 	ORDER BY job_id LIMIT $2 FOR UPDATE SKIP LOCKED
 ), dp AS (
 	DELETE FROM {dep} x USING c WHERE x.child_id = c.job_id

@@ -62,6 +62,21 @@
 // (the insert, then the waits), like a batch of a workflow; the waits are
 // found through partial indexes of the unresolved ones.
 //
+// # Batches
+//
+// A [Store] implements [spi.BatchStore] (migration 10): a batch is a row
+// of scheduler_batch, its children jobs of the batch's id (workflow_id).
+// Nothing on that row changes when a child finishes, so a batch of any
+// size adds no write to its children's completions. A chunk is one
+// transaction: the guarded advance of the row's persisted count (still
+// the chunk's offset, the batch open), the children's insert and one
+// UPDATE per IN list that makes them the batch's. The batch finisher
+// reads the sealed open batches none of whose children is unfinished
+// (probes of idx_scheduler_job_workflow_status) and ends each in a
+// transaction of its own: the guarded UPDATE of the row (outcome still
+// NULL) and the insert of its callback job, so that racing finishers end
+// a batch once. ArchiveJobs leaves the children of an open batch in place.
+//
 // # Representation
 //
 // Times are timestamptz (microseconds), returned as UTC; a zero time is

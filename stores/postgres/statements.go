@@ -80,6 +80,7 @@ func buildStatements(schema string) statements {
 		"{archive_state}", qualify(schema, "scheduler_job_archive_state"),
 		"{dep}", qualify(schema, "scheduler_job_dep"),
 		"{signal}", qualify(schema, "scheduler_job_signal"),
+		"{batch}", qualify(schema, "scheduler_batch"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)

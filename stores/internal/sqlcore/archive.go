@@ -31,14 +31,15 @@ var archived = strings.NewReplacer("scheduler_job_tag", "scheduler_job_archive_t
 
 // ArchiveJobs moves up to limit terminal jobs finished before before,
 // lowest ids first, with their tags, properties and state, to the archive.
-// Their signal waits are dropped. It implements [spi.JobArchiver].
+// Their signal waits are dropped. The children of an open batch stay (see
+// keepsBatches). It implements [spi.JobArchiver].
 func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error) {
 	s := &c.cfg.D.Syntax
 	moved := 0
 	err := c.do("archive jobs", func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			moved = 0
-			q, args := s.limited("SELECT j.job_id FROM {job} j WHERE j.status IN "+terminal+" AND j.finished_time < ?"+keepsParents+" ORDER BY j.job_id",
+			q, args := s.limited("SELECT j.job_id FROM {job} j WHERE j.status IN "+terminal+" AND j.finished_time < ?"+keepsParents+keepsBatches+" ORDER BY j.job_id",
 				int64(max(limit, 1)), s.time(before))
 			ids, err := c.readIDs(ctx, tx, q, args)
 			if err != nil || len(ids) == 0 {

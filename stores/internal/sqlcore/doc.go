@@ -35,6 +35,11 @@
 //     WAITING, its wait a row of scheduler_job_signal; each resolution
 //     (delivery, timeout, cancel) is a guarded UPDATE of the job that
 //     applies once, then of the wait, in one transaction;
+//   - batches (migration 10, batch.go): a row of scheduler_batch whose
+//     children are jobs of its id; a chunk is the guarded advance of its
+//     persisted count with the children's insert, an end the guarded
+//     UPDATE of its outcome with the callback's insert, each one
+//     transaction;
 //   - the decoding and validation of a job row ([Dialect.Decode], Row):
 //     a corrupt row is an error wrapping spi.ErrCorruptJob that names it;
 //   - the schema check and migration loop ([Schema]): partial, foreign,

@@ -193,14 +193,19 @@ func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) (
 	return res, err
 }
 
+// validateJobs checks a batch of new jobs with the dialect's ValidateJobs
+// (spi.ValidateJobs when it has none).
+func (c Core[T]) validateJobs(jobs []*spi.Job) error {
+	if c.cfg.D.ValidateJobs != nil {
+		return c.cfg.D.ValidateJobs(jobs)
+	}
+	return spi.ValidateJobs(jobs)
+}
+
 // insert validates jobs and inserts them in tx, or in a transaction of its
 // own when tx is nil.
 func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res []spi.InsertResult, err error) {
-	validate := c.cfg.D.ValidateJobs
-	if validate == nil {
-		validate = spi.ValidateJobs
-	}
-	if err := validate(jobs); err != nil {
+	if err := c.validateJobs(jobs); err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 {

@@ -116,11 +116,7 @@ func (c Core[T]) DeleteSchedule(ctx context.Context, id string) (bool, error) {
 // outcome is unknown recognizes its own advance by the version and the
 // first job. It implements [spi.ScheduleStore].
 func (c Core[T]) FireSchedule(ctx context.Context, f spi.ScheduleFire) (bool, []spi.InsertResult, error) {
-	validate := c.cfg.D.ValidateJobs
-	if validate == nil {
-		validate = spi.ValidateJobs
-	}
-	if err := validate(f.Jobs); err != nil {
+	if err := c.validateJobs(f.Jobs); err != nil {
 		return false, nil, c.cfg.Fail("fire schedule "+f.ID, err)
 	}
 	advance, advanceArgs := c.cfg.D.Syntax.advanceSchedule(f)
@@ -346,7 +342,7 @@ func (s *Syntax) scheduleVersion(id string) (string, []any) {
 }
 
 // Statements returns the text of the statements of the optional features
-// (schedule_*, log_*, signal_*) in the syntax, by name, for a dialect's reviewed
+// (schedule_*, log_*, signal_*, batch_*) in the syntax, by name, for a dialect's reviewed
 // golden files.
 func (s *Syntax) Statements() map[string]string {
 	t := time.Unix(0, 0)
@@ -371,6 +367,9 @@ func (s *Syntax) Statements() map[string]string {
 		"log_delete":       text(s.deleteLogs([]uuid.UUID{uuid.Nil}, t)),
 	}
 	for name, q := range s.signalStatements() {
+		m[name] = q
+	}
+	for name, q := range s.batchStatements() {
 		m[name] = q
 	}
 	return m

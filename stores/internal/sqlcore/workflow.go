@@ -217,8 +217,8 @@ func (c Core[T]) revive(ctx context.Context, tx *sql.Tx, parent uuid.UUID) error
 	return nil
 }
 
-// queryRows runs q in tx and reads each row with scan.
-func queryRows[R any](ctx context.Context, tx *sql.Tx, q string, args []any, scan func(*sql.Rows) (R, error)) ([]R, error) {
+// queryRows runs q through tx and reads each row with scan.
+func queryRows[R any](ctx context.Context, tx Querier, q string, args []any, scan func(*sql.Rows) (R, error)) ([]R, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -301,37 +301,46 @@ func (c Core[T]) WorkflowJobs(ctx context.Context, id, after uuid.UUID, limit in
 // and their owner cleared, WAITING ones with their waits resolved
 // CANCELLED, and records the cancellations on the dependencies. It implements [spi.WorkflowStore].
 func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
-	s := &c.cfg.D.Syntax
 	n := 0
 	err := c.do("cancel workflow "+id.String(), func() error {
-		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
-			// status is assigned last: MySQL's later assignments see
-			// the earlier ones.
-			q, args := s.SQL(`UPDATE {job} SET finished_time = ?,
-		owner_node = CASE WHEN status = 'RUNNING' THEN NULL ELSE owner_node END,
-		claim_seq = CASE WHEN status = 'RUNNING' THEN claim_seq + 1 ELSE claim_seq END,
-		status = 'CANCELLED'
-	WHERE workflow_id = ? AND status IN `+blocking, s.time(now), s.id(id))
-			r, err := tx.ExecContext(ctx, q, args...)
-			if err != nil {
-				return err
-			}
-			m, err := r.RowsAffected()
-			if n = int(m); err != nil || n == 0 {
-				return err
-			}
-			q, args = s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
-	WHERE parent_status IS NULL AND parent_id IN (SELECT job_id FROM {job} WHERE workflow_id = ? AND status = 'CANCELLED')`, s.id(id))
-			if _, err = tx.ExecContext(ctx, q, args...); err != nil {
-				return err
-			}
-			// The jobs it found WAITING: their waits end CANCELLED.
-			q, args = s.cancelFlowWaits(id, now)
-			_, err = tx.ExecContext(ctx, q, args...)
+		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
+			n, err = c.cancelFlow(ctx, tx, id, now)
 			return err
 		})
 	})
 	return n, err
+}
+
+// cancelFlow is CancelWorkflow's writes in tx; it returns how many jobs
+// it cancelled.
+func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (int, error) {
+	s := &c.cfg.D.Syntax
+	// status is assigned last: MySQL's later assignments see the earlier
+	// ones.
+	q, args := s.SQL(`UPDATE {job} SET finished_time = ?,
+		owner_node = CASE WHEN status = 'RUNNING' THEN NULL ELSE owner_node END,
+		claim_seq = CASE WHEN status = 'RUNNING' THEN claim_seq + 1 ELSE claim_seq END,
+		status = 'CANCELLED'
+	WHERE workflow_id = ? AND status IN `+blocking, s.time(now), s.id(id))
+	r, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	m, err := r.RowsAffected()
+	if n := int(m); err != nil || n == 0 {
+		return n, err
+	}
+	q, args = s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
+	WHERE parent_status IS NULL AND parent_id IN (SELECT job_id FROM {job} WHERE workflow_id = ? AND status = 'CANCELLED')`, s.id(id))
+	if _, err = tx.ExecContext(ctx, q, args...); err != nil {
+		return 0, err
+	}
+	// The jobs it found WAITING: their waits end CANCELLED.
+	q, args = s.cancelFlowWaits(id, now)
+	if _, err = tx.ExecContext(ctx, q, args...); err != nil {
+		return 0, err
+	}
+	return int(m), nil
 }
 
 // RepairWorkflows releases up to limit BLOCKED jobs whose parents have all

@@ -1,0 +1,1 @@
+SELECT status, COUNT(*) FROM scheduler_job WHERE workflow_id = :1 GROUP BY status
