@@ -100,6 +100,8 @@ type sjob struct {
 	gated int
 	// sig is the job's wait for a signal; nil for none.
 	sig *ssig
+	// batch is the batch the job is a child of; nil for none.
+	batch *sbatch
 }
 
 func (j *sjob) String() string {
@@ -145,6 +147,8 @@ type model struct {
 	blocked int
 	// waits counts the jobs submitted waiting for a signal.
 	waits int
+	// batches are the batches submitted.
+	batches []*sbatch
 }
 
 func (m *model) init() {
@@ -822,6 +826,9 @@ func (w *world) checkFinal() error {
 		return w.failure
 	}
 	if w.checkSignals(); w.failure != nil {
+		return w.failure
+	}
+	if w.checkBatches(); w.failure != nil {
 		return w.failure
 	}
 	for _, j := range w.jobs {

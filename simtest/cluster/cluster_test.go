@@ -242,7 +242,7 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
 		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim",
-		"workflow-order", "workflow-release", "callback-once", "signal-once"} {
+		"workflow-order", "workflow-release", "callback-once", "signal-once", "batch-once"} {
 		assert.Positive(t, rep.Checks[inv], "invariant %s checked", inv)
 	}
 	t.Log("\n" + rep.Summary())
@@ -336,6 +336,37 @@ func TestCatchesEarlySignalTimeout(t *testing.T) {
 	assert.Equal(t, "signal-once", v.Invariant)
 	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
 	assert.NoError(t, clean, "the same seed passes on the correct store")
+}
+
+// A store that ends a batch twice (and calls its callback twice) is
+// caught by batch-once.
+func TestCatchesBatchEndedTwice(t *testing.T) {
+	v := findViolation(t, cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["batch-twice"]}, 40)
+	t.Logf("seed %d: %s", v.Seed, v.Detail)
+	assert.Equal(t, "batch-once", v.Invariant)
+	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
+	assert.NoError(t, clean, "the same seed passes on the correct store")
+}
+
+// The batch workload runs by default on a store that keeps batches:
+// batches end succeeded, failed and cancelled, each once; NoBatches turns
+// it off.
+func TestBatchWorkload(t *testing.T) {
+	reps, errs := sweep(1, 10, cluster.Scenario{Steps: 3000})
+	outcomes := map[spi.BatchOutcome]int{}
+	for i, err := range errs {
+		require.NoError(t, err, "seed %d", i+1)
+		for o, n := range reps[i].BatchOutcomes {
+			outcomes[o] += n
+		}
+	}
+	for _, o := range []spi.BatchOutcome{spi.BatchSucceeded, spi.BatchFailed, spi.BatchCancelled} {
+		assert.Positive(t, outcomes[o], "some batches end %s", o)
+	}
+	off, err := cluster.Simulate(5, cluster.Scenario{Steps: 2000, NoBatches: true})
+	require.NoError(t, err)
+	assert.Zero(t, off.Batches)
+	assert.Contains(t, off.Summary(), "batches: none")
 }
 
 // The signal workload runs by default on a store that keeps signals: waits

@@ -28,7 +28,14 @@
 // workload delivers it by id or by key and cancels waiting jobs, every
 // node runs the signal sweeper's pass each simulated second, and the model
 // checks that every wait is resolved exactly once, never timed out before
-// its deadline (signal-once). The node
+// its deadline (signal-once). On a store that keeps batches, some
+// arrivals are batches of children with callbacks, some written in two
+// chunks (a chunk at a stale offset must be refused, nothing written):
+// every node runs the batch finisher's pass each simulated second, the
+// admin workload cancels open batches, and the model checks that every
+// batch ends exactly once, only once sealed and every child finished,
+// with the outcome and the one callback its children's states call for,
+// and that the store's counts are the model's (batch-once). The node
 // itself supplies only the I/O around them: store calls,
 // heartbeats with the claim check that cancels bodies recovered from under
 // the node, orphan scans, restarts.

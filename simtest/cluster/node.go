@@ -222,6 +222,9 @@ func (w *world) startNode(n *node) error {
 	if w.signalsOn() {
 		w.schedule(w.randDur(0, time.Second), w.nodeEvent(n, evSweep))
 	}
+	if w.batchesOn() {
+		w.schedule(w.randDur(0, time.Second), w.nodeEvent(n, evBatchFinish))
+	}
 	return nil
 }
 

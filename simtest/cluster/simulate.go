@@ -145,6 +145,12 @@ type Scenario struct {
 	// node's sweeper or cancelled, and checked by signal-once (see
 	// signal.go).
 	NoSignals bool
+	// NoBatches turns off the batch workload: by default, on a store that
+	// keeps batches (spi.BatchStore), about one arrival in ten is a batch
+	// of children with callbacks, some written in two chunks, ended by
+	// every node's finisher pass or cancelled, and checked by batch-once
+	// (see batch.go).
+	NoBatches bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool
 	// TraceTail is how many trace events a violation shows; default 25.
@@ -234,6 +240,10 @@ type Report struct {
 	// SignalOutcomes how their waits ended.
 	SignalWaits    int
 	SignalOutcomes map[spi.SignalOutcome]int
+	// Batches counts the batches submitted, BatchChildren their children
+	// and BatchOutcomes how they ended.
+	Batches, BatchChildren int
+	BatchOutcomes          map[spi.BatchOutcome]int
 	// TraceHash is the SHA-256 of the event trace, in hex.
 	TraceHash string
 	// Trace is the full event trace, one line per event, when
@@ -311,6 +321,12 @@ func (r Report) Summary() string {
 			r.SignalOutcomes[spi.SignalDelivered], r.SignalOutcomes[spi.SignalTimedOut], r.SignalOutcomes[spi.SignalCancelled])
 	} else {
 		b.WriteString("signal waits: none\n")
+	}
+	if r.Batches > 0 {
+		fmt.Fprintf(&b, "batches %d of %d children (succeeded %d, failed %d, cancelled %d)\n", r.Batches, r.BatchChildren,
+			r.BatchOutcomes[spi.BatchSucceeded], r.BatchOutcomes[spi.BatchFailed], r.BatchOutcomes[spi.BatchCancelled])
+	} else {
+		b.WriteString("batches: none\n")
 	}
 	if r.Recurring != "" {
 		fmt.Fprintf(&b, "recurring schedule %s: %d fires\n", r.Recurring, r.RecurringFires)
@@ -408,6 +424,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.NoSignals {
 		args = append(args, "-no-signals")
+	}
+	if sc.NoBatches {
+		args = append(args, "-no-batches")
 	}
 	switch sc.Aging {
 	case AgingOn:

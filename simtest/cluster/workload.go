@@ -155,7 +155,11 @@ func (w *world) submitTick() error {
 	if w.probe.pausesWorkload(w.step) {
 		// The probe starts on an empty queue: no job due before it, and no
 		// pile of delayed jobs falling due around it, may outrank it.
-		if p := w.probe; !p.started && len(w.pending) == 0 && w.blocked == 0 && !w.timeoutsAhead() {
+		// Every batch is sealed, so that it can end before the probe.
+		if err := w.sealBatches(); err != nil {
+			return err
+		}
+		if p := w.probe; !p.started && len(w.pending) == 0 && w.blocked == 0 && !w.timeoutsAhead() && w.unendedBatches() == 0 {
 			return w.startProbe()
 		}
 		return nil
@@ -168,6 +172,9 @@ func (w *world) submitTick() error {
 	}
 	if w.signalsOn() && w.rng.IntN(8) == 0 {
 		return w.submitWaiting()
+	}
+	if w.batchesOn() && w.rng.IntN(10) == 0 {
+		return w.submitBatch()
 	}
 	k := 1 + w.rng.IntN(4)
 	specs := make([]jobSpec, k)
@@ -207,6 +214,9 @@ func (w *world) adminTick() error {
 	if w.signalsOn() {
 		ops = 15
 	}
+	if w.batchesOn() {
+		ops = 16
+	}
 	switch r := w.rng.IntN(ops); {
 	case r < 5:
 		if len(w.pending) > 0 {
@@ -227,8 +237,13 @@ func (w *world) adminTick() error {
 			w.adminCancelFlow(now)
 		}
 		return nil
+	case r == 15:
+		w.adminCancelBatch(now)
+		return nil
 	case r >= 12:
-		w.adminSignal(now)
+		if w.signalsOn() {
+			w.adminSignal(now)
+		}
 		return nil
 	case r < 8:
 		op = "retry"

@@ -39,17 +39,19 @@ const (
 	evPoll evKind = iota + 1
 	evHeartbeat
 	evScan
-	evBodyDone   // a job body returns
-	evFlush      // a node writes its buffered completions
-	evNodeCrash  // a poison job (or a scheduled fault) kills its node mid-execution
-	evResume     // a stalled node resumes
-	evRestart    // a crashed or stopped node starts again
-	evDrainLimit // a graceful stop's drain timeout expires
-	evSubmit     // the workload submits jobs
-	evAdmin      // the workload cancels or DLQ-retries a job
-	evRecurring  // a node's recurring scheduler passes over the due schedules
-	evSweep      // a node's signal sweeper times out the waits past their deadline
-	evHealSignal // the client delivers to every job still waiting (heal phase)
+	evBodyDone    // a job body returns
+	evFlush       // a node writes its buffered completions
+	evNodeCrash   // a poison job (or a scheduled fault) kills its node mid-execution
+	evResume      // a stalled node resumes
+	evRestart     // a crashed or stopped node starts again
+	evDrainLimit  // a graceful stop's drain timeout expires
+	evSubmit      // the workload submits jobs
+	evAdmin       // the workload cancels or DLQ-retries a job
+	evRecurring   // a node's recurring scheduler passes over the due schedules
+	evSweep       // a node's signal sweeper times out the waits past their deadline
+	evHealSignal  // the client delivers to every job still waiting (heal phase)
+	evBatchFinish // a node's batch finisher ends the batches whose children all finished
+	evHealBatch   // the client seals every batch still open to chunks (heal phase)
 )
 
 type event struct {
@@ -169,7 +171,7 @@ func Simulate(seed int64, sc Scenario) (Report, error) {
 	w.hasher.h = sha256.New()
 	w.model.init()
 	w.report = Report{Seed: seed, Faults: map[string]int{}, Checks: map[string]int{}, Final: map[spi.Status]int{},
-		SignalOutcomes: map[spi.SignalOutcome]int{}}
+		SignalOutcomes: map[spi.SignalOutcome]int{}, BatchOutcomes: map[spi.BatchOutcome]int{}}
 
 	var store spi.Store
 	if sc.NewStore != nil {
@@ -458,7 +460,7 @@ func (w *world) run() error {
 				return err
 			}
 		}
-		if w.phase == phaseHeal && w.nonTerminal == 0 {
+		if w.phase == phaseHeal && w.nonTerminal == 0 && w.unendedBatches() == 0 {
 			break
 		}
 		if w.phase == phaseHeal && w.now().Sub(w.healAt) > healTimeLimit {
@@ -521,6 +523,8 @@ func (w *world) handle(ev *event) error {
 			return w.adminTick()
 		case evHealSignal:
 			w.healSignals()
+		case evHealBatch:
+			return w.sealBatches()
 		}
 		return nil
 	}
@@ -550,6 +554,8 @@ func (w *world) handle(ev *event) error {
 		return w.recurringPass(n)
 	case evSweep:
 		return w.sweepPass(n)
+	case evBatchFinish:
+		return w.finishPass(n)
 	}
 	return nil
 }
@@ -576,6 +582,7 @@ func (w *world) enterHeal() {
 		w.probe.active = false // the flood ends with the main phase
 	}
 	w.schedule(0, &event{kind: evHealSignal, node: -1})
+	w.schedule(0, &event{kind: evHealBatch, node: -1})
 }
 
 func (w *world) finishReport() {
@@ -598,6 +605,13 @@ func (w *world) finishReport() {
 	r.Jobs = len(w.jobs)
 	r.Workflows = len(w.flows)
 	r.SignalWaits = w.waits
+	r.Batches = len(w.batches)
+	for _, b := range w.batches {
+		r.BatchChildren += len(b.kids)
+		if b.outcome != "" {
+			r.BatchOutcomes[b.outcome]++
+		}
+	}
 	for _, j := range w.jobs {
 		if j.sig != nil && j.sig.outcome != "" {
 			r.SignalOutcomes[j.sig.outcome]++

@@ -196,6 +196,11 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		},
 		ClaimReturns: true,
 		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		// The core's multi-row inserts (a recurring fire, a batch's
+		// chunk; InsertJobs has its own statements): 500 rows of 22
+		// parameters, 2,000 tags of two, far below the protocol's 65,535.
+		RowsPerInsert: 500,
+		TagsPerInsert: 2000,
 		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
 			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
 		},

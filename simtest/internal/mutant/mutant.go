@@ -149,6 +149,63 @@ func (m EarlyTimeout) Capabilities() spi.Capabilities {
 	return c
 }
 
+// BatchTwice ends batches a second time: each FinishBatches also reports
+// the batches the call before it ended, and inserts their callbacks again
+// (a finisher whose end is not guarded on the batch being open).
+type BatchTwice struct {
+	spi.Store
+	last *[]spi.FinishedBatch
+}
+
+func (m BatchTwice) batches() spi.BatchStore { return spi.CapabilitiesOf(m.Store).Batches }
+
+// FinishBatches implements spi.BatchStore, wrongly.
+func (m BatchTwice) FinishBatches(ctx context.Context, now time.Time, limit int) ([]spi.FinishedBatch, error) {
+	out, err := m.batches().FinishBatches(ctx, now, limit)
+	again := *m.last
+	*m.last = out
+	for _, b := range again {
+		if b.Callback == nil {
+			continue
+		}
+		cb := spi.BatchCallbackJob(b.Callback, now)
+		cb.ID[15] ^= 0xff
+		if _, err := m.Store.InsertJobs(ctx, []*spi.Job{cb}); err != nil {
+			return out, err
+		}
+		b.Callback = cb
+		out = append(out, b)
+	}
+	return out, err
+}
+
+// AddBatchChunk implements spi.BatchStore.
+func (m BatchTwice) AddBatchChunk(ctx context.Context, c spi.BatchChunk) (int64, error) {
+	return m.batches().AddBatchChunk(ctx, c)
+}
+
+// GetBatch implements spi.BatchStore.
+func (m BatchTwice) GetBatch(ctx context.Context, id uuid.UUID) (*spi.Batch, error) {
+	return m.batches().GetBatch(ctx, id)
+}
+
+// CountBatch implements spi.BatchStore.
+func (m BatchTwice) CountBatch(ctx context.Context, id uuid.UUID) (map[spi.Status]int, error) {
+	return m.batches().CountBatch(ctx, id)
+}
+
+// CancelBatch implements spi.BatchStore.
+func (m BatchTwice) CancelBatch(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
+	return m.batches().CancelBatch(ctx, id, now)
+}
+
+// Capabilities forwards the inner store's, with its own batches.
+func (m BatchTwice) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(m.Store)
+	c.Batches = m
+	return c
+}
+
 // cloneBatch deep-copies a batch and indexes it by id.
 func cloneBatch(jobs []*spi.Job) ([]*spi.Job, map[uuid.UUID]*spi.Job) {
 	cp := make([]*spi.Job, len(jobs))
@@ -171,6 +228,7 @@ var Wrappers = map[string]func(spi.Store) spi.Store{
 	"early-release": func(s spi.Store) spi.Store { return EarlyRelease{s} },
 	"late-release":  func(s spi.Store) spi.Store { return LateRelease{s} },
 	"early-timeout": func(s spi.Store) spi.Store { return EarlyTimeout{s} },
+	"batch-twice":   func(s spi.Store) spi.Store { return BatchTwice{s, new([]spi.FinishedBatch)} },
 }
 
 // Names lists the mutants, sorted.

@@ -28,6 +28,10 @@ import (
 
 const batchColumns = "batch_id, name, created_time, on_success, on_failure, persisted, sealed, outcome, finished_time, callback_id"
 
+// maxJoin is the most children one UPDATE joins to their batch, under
+// every protocol's limit on parameters.
+const maxJoin = 1000
+
 // failedChildren are the statuses of a finished child that make its
 // batch FAILED.
 const failedChildren = "('FAILED', 'CANCELLED', 'SKIPPED')"
@@ -95,7 +99,7 @@ func (c Core[T]) AddBatchChunk(ctx context.Context, ch spi.BatchChunk) (int64, e
 			}
 			// The children join the batch: one UPDATE per IN list, not
 			// the per-job writes of a workflow's links.
-			_, err := InChunks(Conv(ch.Children, jobID), c.cfg.D.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
+			_, err := InChunks(Conv(ch.Children, jobID), min(c.cfg.D.chunk(), maxJoin), func(ids []uuid.UUID) ([]struct{}, error) {
 				q, args := s.joinBatch(ch.BatchID, ids)
 				_, err := tx.ExecContext(ctx, q, args...)
 				return nil, err

@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(envNodeStore); spec != "" {
 		os.Exit(recurringNode(spec))
 	}
+	if spec := os.Getenv(envStreamStore); spec != "" {
+		os.Exit(streamNode(spec))
+	}
 	os.Exit(m.Run())
 }
 
