@@ -330,3 +330,37 @@ func TestCancelBatch(t *testing.T) {
 	_, err = r.client.CancelBatch(ctx, uuid.New())
 	assert.ErrorIs(t, err, ratchet.ErrNotFound)
 }
+
+// ChannelCalls streams a channel's calls; a producer's error stops the
+// stream with the batch open, and the stream resumes from a new channel.
+func TestStreamBatchFromChannel(t *testing.T) {
+	r := startBatches(t)
+	ctx := context.Background()
+	produce := func(from, to int, fail error) (<-chan ratchet.Call, func() error) {
+		ch := make(chan ratchet.Call)
+		go func() {
+			defer close(ch)
+			for i := from; i < to; i++ {
+				ch <- r.item.With(i)
+			}
+		}()
+		return ch, func() error { return fail }
+	}
+	errGone := errors.New("producer gone")
+	ch, failed := produce(0, 7, errGone)
+	id, n, err := r.client.StreamBatch(ctx, ratchet.BatchSpec{ChunkSize: 3}, ratchet.ChannelCalls(ch, failed))
+	require.ErrorIs(t, err, errGone)
+	assert.Equal(t, int64(6), n, "two chunks written; the seventh item's chunk was not")
+	at, err := r.client.ResumeBatch(ctx, id)
+	require.NoError(t, err, "the batch is open")
+	require.Equal(t, int64(6), at)
+
+	ch, failed = produce(int(at), 10, nil)
+	_, n, err = r.client.StreamBatch(ctx, ratchet.BatchSpec{ID: id, ChunkSize: 3}, ratchet.ChannelCalls(ch, failed))
+	require.NoError(t, err)
+	assert.Equal(t, int64(10), n)
+	r.waitEnd(t, id, false)
+	st, err := r.client.Batch(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, map[ratchet.Status]int{ratchet.StatusSucceeded: 10}, st.Counts)
+}

@@ -202,6 +202,26 @@ func (c *Client) StreamBatch(ctx context.Context, spec BatchSpec, items iter.Seq
 	return w.id, w.offset, nil
 }
 
+// ChannelCalls adapts a channel of calls to StreamBatch's items: the
+// stream takes calls until ch is closed, then asks failed (when not nil)
+// whether the producer stopped on an error. An error stops the stream
+// with it, the batch open with what was written (resume it, or cancel
+// it); nil ends the items, and StreamBatch seals the batch.
+func ChannelCalls(ch <-chan Call, failed func() error) iter.Seq2[Call, error] {
+	return func(yield func(Call, error) bool) {
+		for c := range ch {
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if failed != nil {
+			if err := failed(); err != nil {
+				yield(Call{}, err)
+			}
+		}
+	}
+}
+
 // ResumeBatch returns how many items of open batch id are persisted: the
 // item at which the caller's iterator restarts, to continue the batch with
 // StreamBatch and the same id. An unknown batch wraps ErrNotFound; a sealed
