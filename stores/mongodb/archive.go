@@ -27,9 +27,10 @@ var _ spi.JobArchiver = (*Store)(nil)
 var terminalStatuses = bson.A{string(spi.StatusSucceeded), string(spi.StatusFailed), string(spi.StatusCancelled), string(spi.StatusSkipped)}
 
 // ArchiveJobs implements [spi.JobArchiver]. A job with a dependent that has
-// not finished stays live (a child can always read its parents): the
-// candidates are read a page at a time in id order, so such parents do not
-// hold back the jobs after them.
+// not finished stays live (a child can always read its parents), and so
+// does a child of a batch that has not ended (so that the batch's end sees
+// them all): the candidates are read a page at a time in id order, so such
+// jobs do not hold back the jobs after them.
 func (s *Store) ArchiveJobs(ctx context.Context, before time.Time, limit int) (int, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -53,9 +54,13 @@ func (s *Store) ArchiveJobs(ctx context.Context, before time.Time, limit int) (i
 		if err != nil {
 			return moved, fail("archive jobs", err)
 		}
+		inBatch, err := s.openBatchChildren(ctx, docs)
+		if err != nil {
+			return moved, fail("archive jobs", err)
+		}
 		for _, d := range docs {
 			id := d.Lookup(fID)
-			if keep[rawID(d)] {
+			if keep[rawID(d)] || inBatch[rawID(d)] {
 				continue
 			}
 			if _, err := s.archive.InsertOne(ctx, d); err != nil && !mongo.IsDuplicateKeyError(err) {

@@ -38,6 +38,7 @@ const (
 	fResultType  = "result_type"
 	fIdem        = "idempotency_key"
 	fParams      = "params"
+	fParamList   = "pl" // the params as propEntry strings, when a key cannot be a field name
 	fResource    = "resource_name"
 	fResLimit    = "resource_limit"
 	fTags        = "tags"
@@ -51,6 +52,7 @@ const (
 	fStaged      = "stg"     // present while the insert of its workflow is not committed
 	fRevived     = "revived" // when a DLQ retry last made the job wait again (µs)
 	fSig         = "sig"     // the job's wait for a signal (sigDoc), absent when none
+	fChunk       = "bc"      // a staged batch child's chunk token (see batch.go)
 )
 
 // Field paths inside the signal wait (sigDoc).
@@ -161,6 +163,7 @@ type jobDoc struct {
 	ResultType    string            `bson:"result_type,omitempty"`
 	Idempotency   string            `bson:"idempotency_key,omitempty"`
 	Params        map[string]string `bson:"params,omitempty"`
+	ParamList     []string          `bson:"pl,omitempty"` // instead of params when a key cannot be a field name
 	Resource      string            `bson:"resource_name,omitempty"`
 	ResourceLimit int64             `bson:"resource_limit,omitempty"`
 	Tags          []string          `bson:"tags,omitempty"`
@@ -175,6 +178,8 @@ type jobDoc struct {
 	DepStates map[string]string `bson:"dps,omitempty"`
 	Kids      []bson.Binary     `bson:"kids,omitempty"`
 	Staged    *int64            `bson:"stg,omitempty"`
+	// Batches (see batch.go): the token of a staged child's chunk.
+	Chunk *bson.Binary `bson:"bc,omitempty"`
 	// Signals (see signal.go): the wait for a signal, if any.
 	Signal *sigDoc `bson:"sig,omitempty"`
 }
@@ -296,7 +301,13 @@ func encodeJob(j *spi.Job) *jobDoc {
 		d.Signal = encodeSignal(j.Signal)
 		d.Status = string(spi.StatusWaiting)
 	}
-	if len(j.Params) > 0 {
+	switch {
+	case len(j.Params) == 0:
+	case slices.ContainsFunc(slices.Collect(maps.Keys(j.Params)), fieldless):
+		for _, k := range slices.Sorted(maps.Keys(j.Params)) {
+			d.ParamList = append(d.ParamList, propEntry(k, j.Params[k]))
+		}
+	default:
 		d.Params = make(map[string]string, len(j.Params))
 		for k, v := range j.Params {
 			d.Params[k] = v
@@ -309,6 +320,15 @@ func encodeJob(j *spi.Job) *jobDoc {
 		}
 	}
 	return d
+}
+
+// fieldless reports whether a param key cannot be a field name of the
+// params sub-document: empty, with a dot (a path; FerretDB refuses it, as
+// it does a leading dollar), a leading dollar, or a NUL byte. The params
+// of a job with such a key are stored as the list pl of propEntry strings
+// instead (spi.BatchParam, "ratchet.batch", is one).
+func fieldless(k string) bool {
+	return k == "" || strings.ContainsAny(k, ".\x00") || strings.HasPrefix(k, "$")
 }
 
 // dedupe returns tags without repeats, in their first order, or nil.
@@ -388,6 +408,16 @@ func decodeJob(raw bson.Raw) (*spi.Job, error) {
 	if d.Workflow != nil {
 		if j.WorkflowID, err = binaryID(*d.Workflow); err != nil {
 			return nil, corrupt(idStr, "workflow_id: %v", err)
+		}
+	}
+	if len(d.ParamList) > 0 {
+		j.Params = make(map[string]string, len(d.ParamList))
+		for _, e := range d.ParamList {
+			k, v, ok := parsePropEntry(e)
+			if !ok {
+				return nil, corrupt(idStr, "pl: unreadable entry %q", e)
+			}
+			j.Params[k] = v
 		}
 	}
 	if j.Signal, err = decodeSignal(d.Signal); err != nil {

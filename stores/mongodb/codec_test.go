@@ -86,6 +86,25 @@ func TestJobRoundTrip(t *testing.T) {
 	assert.Equal(t, 2, got.ResourceLimit)
 }
 
+func TestParamsWithDottedKeys(t *testing.T) {
+	for _, params := range []map[string]string{
+		{spi.BatchParam: "01b8dac5-b7e9-724b-8202-248c7217ec20", "plain": "v"},
+		{"$x": "a", "": "empty key"},
+		{"nul\x00": "b"},
+	} {
+		j := &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Params: params}
+		d := encodeJob(j)
+		assert.Nil(t, d.Params, "a key that cannot be a field name puts the params in the list")
+		raw, err := bson.Marshal(d)
+		require.NoError(t, err)
+		got, err := decodeJob(raw)
+		require.NoError(t, err)
+		assert.Equal(t, params, got.Params)
+	}
+	d := encodeJob(&spi.Job{ID: uuid.Must(uuid.NewV7()), Params: map[string]string{"a": "b"}})
+	assert.Nil(t, d.ParamList, "plain keys stay fields of params")
+}
+
 func TestDecodeCorrupt(t *testing.T) {
 	id := uuid.Must(uuid.NewV7())
 	good := func() bson.M {
@@ -93,6 +112,7 @@ func TestDecodeCorrupt(t *testing.T) {
 	}
 	for name, mod := range map[string]func(bson.M){
 		"params":   func(d bson.M) { d["params"] = "{not json" },
+		"pl":       func(d bson.M) { d["pl"] = bson.A{"9:short"} },
 		"status":   func(d bson.M) { d["status"] = "LOST" },
 		"priority": func(d bson.M) { d["priority"] = int32(9) },
 		"time":     func(d bson.M) { d["scheduled_time"] = "soon" },

@@ -11,9 +11,10 @@
 // stores/mongodb/ferrettest), and against a real MongoDB when one is
 // available.
 //
-// It keeps workflows ([spi.WorkflowStore]; see "Workflows" below), the one
-// place where a step is more than one document write, and jobs that wait
-// for a signal ([spi.SignalStore]; see "Signals" below).
+// It keeps workflows ([spi.WorkflowStore]; see "Workflows" below) and
+// batches ([spi.BatchStore]; see "Batches" below), the places where a step
+// is more than one document write, and jobs that wait for a signal
+// ([spi.SignalStore]; see "Signals" below).
 //
 // # Opening
 //
@@ -22,7 +23,7 @@
 // default); [New] uses a client the application already has. Both work in
 // one database ([Options.Database], else the URI's, else "ratchet") on the
 // collections <prefix>jobs, <prefix>nodes, <prefix>leases,
-// <prefix>permits, <prefix>workflows and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
+// <prefix>permits, <prefix>workflows, <prefix>batches and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
 // by default), which they create with their indexes at start, idempotently,
 // so nodes may start together: on the jobs, the claim index {status,
 // task_name, priority, scheduled_time, _id} (replacing the task-less
@@ -200,6 +201,28 @@
 // ratchet_signal_due on them hold the unresolved waits only, so neither a
 // delivery by key nor the sweeper reads resolved waits.
 //
+// # Batches
+//
+// A batch is one document of <prefix>batches; its children are jobs whose
+// workflow_id is its id, and nothing on it changes when a child finishes.
+// A chunk is staged (its children inserted BLOCKED with the staging mark
+// and the chunk's token: never claimed, counted or waited for, though
+// GetJob and ListJobs show them), committed by one conditional write of the
+// batch ({persisted: offset, not sealed, open} → the new count, the seal,
+// act: the token; a create inserts the document instead), then activated.
+// A loser of the commit deletes what it staged; a writer that dies before
+// it leaves jobs that are no children, deleted when the batch ends; one
+// that dies after it leaves act, which the next chunk, FinishBatches,
+// CancelBatch and CountBatch activate first. The end is one conditional
+// write ({sealed, open} → outcome, callback_id, a "callback owed" mark);
+// only the finisher whose write matched inserts the callback (its fixed id
+// makes a repeat a duplicate), and FinishBatches inserts those a dead
+// finisher owed: a batch ends once, and a cancel that wins leaves no
+// callback. The archive keeps the children of an open batch live. The
+// finisher probes each sealed open batch for an unfinished child on the
+// workflow_id index, which may read many finished children of a large
+// batch per pass. See batch.go.
+//
 // # FerretDB
 //
 // The store also runs on FerretDB 1.24 (its tests do), with two
@@ -223,8 +246,11 @@
 // empty are kept apart). Optional fields (owner, claim and finish times,
 // error, result, idempotency key, resource, params, tags) are absent when
 // empty. Tags are an array (duplicates dropped); params a sub-document of
-// strings. A document with fields of the wrong type, an unknown status or
-// a priority out of range is reported by GetJob and ListJobs as an error
+// strings, or, when a key cannot be a field name (a dot, as in
+// spi.BatchParam, a leading dollar, a NUL, or empty: FerretDB refuses
+// them), an array pl of the key/value entries that properties use. A
+// document with fields of the wrong type, an unknown status or a priority
+// out of range is reported by GetJob and ListJobs as an error
 // wrapping [spi.ErrCorruptJob] naming the job, and moved to FAILED by a
 // claim that meets it.
 package mongodb

@@ -56,6 +56,7 @@ const (
 	skipsName   = "skips"
 	metaName    = "meta"
 	flowsName   = "workflows"
+	batchesName = "batches"
 )
 
 // Options configure [Open] and [New]. The zero value is ready to use.
@@ -67,7 +68,7 @@ type Options struct {
 
 	// CollectionPrefix is prepended to the names of the store's
 	// collections (jobs, nodes, leases, permits, schedules, skips,
-	// archive, logs, workflows, meta). Empty means [DefaultCollectionPrefix]; several independent
+	// archive, logs, workflows, batches, meta). Empty means [DefaultCollectionPrefix]; several independent
 	// installations can share a database under different prefixes.
 	CollectionPrefix string
 
@@ -101,6 +102,7 @@ type Store struct {
 	// flows holds one document per committed workflow insert (see
 	// workflow.go).
 	flows    *mongo.Collection
+	batches  *mongo.Collection // one document per batch (see batch.go)
 	logs     *mongo.Collection
 	skips    *mongo.Collection
 	parallel int
@@ -225,6 +227,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		scheds:   db.Collection(p + schedsName),
 		archive:  db.Collection(p + archiveName),
 		flows:    db.Collection(p + flowsName),
+		batches:  db.Collection(p + batchesName),
 		logs:     db.Collection(p + logsName),
 		skips:    db.Collection(p + skipsName),
 		parallel: opts.Parallelism,
@@ -295,6 +298,11 @@ func (s *Store) setup(ctx context.Context) error {
 	if _, err := s.skips.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: skipOrder, Options: options.Index().SetName("ratchet_skips")}); err != nil {
 		return fail("open", fmt.Errorf("create index ratchet_skips of %s: %w", s.skips.Name(), err))
 	}
+	for _, ix := range batchIndexes {
+		if _, err := s.batches.Indexes().CreateOne(ctx, ix); err != nil {
+			return fail("open", fmt.Errorf("create an index of %s: %w", s.batches.Name(), err))
+		}
+	}
 	for _, ix := range logIndexes() {
 		if _, err := s.logs.Indexes().CreateOne(ctx, ix); err != nil {
 			return fail("open", fmt.Errorf("create an index of %s: %w", s.logs.Name(), err))
@@ -335,6 +343,9 @@ var jobIndexes = []struct {
 	// so each holds the unresolved waits only.
 	{"ratchet_signal_key", bson.D{{Key: fSigWaitKey, Value: 1}}, false, true},
 	{"ratchet_signal_due", bson.D{{Key: fSigDue, Value: 1}}, false, true},
+	// Batches: the staged children of a chunk, by its token; activation
+	// removes the field, so it holds the staged batch children only.
+	{"ratchet_batch_chunk", bson.D{{Key: fChunk, Value: 1}}, false, true},
 }
 
 // Client returns the store's MongoDB client.

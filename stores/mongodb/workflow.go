@@ -402,15 +402,25 @@ func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time)
 		return 0, err
 	}
 	defer done()
+	n, err := s.cancelFlow(ctx, id, now)
+	if err != nil {
+		return n, fail("cancel workflow", err)
+	}
+	return n, nil
+}
+
+// cancelFlow is CancelWorkflow inside an operation already entered (also
+// CancelBatch's, whose children are the jobs of its id).
+func (s *Store) cancelFlow(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
 	cur, err := s.jobs.Find(ctx, bson.M{fWorkflow: idValue(id), fStaged: bson.M{"$exists": false},
 		fStatus: bson.M{"$in": bson.A{string(spi.StatusBlocked), string(spi.StatusPending), string(spi.StatusRunning), string(spi.StatusWaiting)}}},
 		options.Find().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1}))
 	if err != nil {
-		return 0, fail("cancel workflow", err)
+		return 0, err
 	}
 	var docs []flowDoc
 	if err := cur.All(ctx, &docs); err != nil {
-		return 0, fail("cancel workflow", err)
+		return 0, err
 	}
 	cancelled := make([]bool, len(docs))
 	err = s.fanOut(ctx, max(len(docs), 1), func(ctx context.Context, i int) error {
@@ -438,7 +448,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time)
 		return err
 	})
 	if err != nil {
-		return 0, fail("cancel workflow", err)
+		return 0, err
 	}
 	n := 0
 	for i, d := range docs {
@@ -451,7 +461,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time)
 			continue
 		}
 		if _, err := s.releaseKids(ctx, jid, spi.StatusCancelled, d.Kids, now); err != nil {
-			return n, fail("cancel workflow", err)
+			return n, err
 		}
 	}
 	return n, nil
@@ -583,7 +593,9 @@ func (s *Store) parentStates(ctx context.Context, ids []uuid.UUID) (map[uuid.UUI
 // so that a commit that comes later fails). It returns how many roots it
 // activated.
 func (s *Store) repairStaged(ctx context.Context, now time.Time) (int, error) {
-	cur, err := s.jobs.Find(ctx, bson.M{fStaged: bson.M{"$exists": true}},
+	// Not the staged children of batches (fChunk): a batch commits and
+	// activates its chunks itself (batch.go).
+	cur, err := s.jobs.Find(ctx, bson.M{fStaged: bson.M{"$exists": true}, fChunk: bson.M{"$exists": false}},
 		options.Find().SetProjection(bson.M{fWorkflow: 1, fStaged: 1}).SetLimit(10*repairPage))
 	if err != nil {
 		return 0, fmt.Errorf("read staged jobs: %w", err)
