@@ -31,8 +31,17 @@ CREATE TABLE scheduler_batch (
 
 -- A batch's counts by status, and the finisher's test that none of its
 -- children is unfinished (a few probes of this index, however many
--- children finished).
+-- children finished). MySQL has no partial indexes: batch_status is the
+-- status of a job of a workflow and NULL for the others, a virtual column
+-- so that a status change of a job of no workflow leaves the index alone
+-- (an index of (workflow_id, status) cost every claim and completion an
+-- index write: 5 % of the burn-down). The archive's copy gets a plain
+-- column in the same place, so that the archive's INSERT ... SELECT *
+-- still matches.
 ALTER TABLE scheduler_job
-    ADD KEY idx_scheduler_job_workflow_status (workflow_id, status);
+    ADD COLUMN batch_status VARCHAR(16)
+        AS (CASE WHEN workflow_id IS NULL THEN NULL ELSE status END) VIRTUAL,
+    ADD KEY idx_scheduler_job_workflow_status (workflow_id, batch_status);
+ALTER TABLE scheduler_job_archive ADD COLUMN batch_status VARCHAR(16);
 
 INSERT INTO ratchet_schema_version (version, applied_at) VALUES (10, UTC_TIMESTAMP(6));

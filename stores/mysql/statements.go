@@ -41,6 +41,9 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		// the latest committed row, and no claim, completion, release or
 		// recovery can change the job until the write commits.
 		FenceOn: " LOCK IN SHARE MODE",
+		// A batch child's status is read through the virtual column of
+		// idx_scheduler_job_workflow_status (migration 10).
+		BatchStatus: "batch_status",
 	}
 	s.JobColumns, _ = s.SQL(jobColumnsTemplate)
 	return sqlcore.WithSyntax(s, sqlcore.Dialect[[]byte]{

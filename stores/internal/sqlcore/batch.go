@@ -464,9 +464,18 @@ func (s *Syntax) getBatch(id uuid.UUID) (string, []any) {
 	return s.SQL("SELECT "+batchColumns+" FROM {batch} WHERE batch_id = ?", s.id(id))
 }
 
+// batchStatus is the column of a child's status (see Syntax.BatchStatus).
+func (s *Syntax) batchStatus() string {
+	if s.BatchStatus != "" {
+		return s.BatchStatus
+	}
+	return "status"
+}
+
 // countBatch reads (status, count) of the live children of batch id.
 func (s *Syntax) countBatch(id uuid.UUID) (string, []any) {
-	return s.SQL("SELECT status, COUNT(*) FROM {job} WHERE workflow_id = ? GROUP BY status", s.id(id))
+	c := s.batchStatus()
+	return s.SQL("SELECT "+c+", COUNT(*) FROM {job} WHERE workflow_id = ? GROUP BY "+c, s.id(id))
 }
 
 // cancelBatch ends open batch id CANCELLED at now, sealed.
@@ -481,13 +490,13 @@ func (s *Syntax) cancelBatch(id uuid.UUID, now time.Time) (string, []any) {
 func (s *Syntax) finishable(limit int) (string, []any) {
 	return s.limited(`SELECT b.batch_id, b.name, b.on_success, b.on_failure FROM {batch} b
 	WHERE b.outcome IS NULL AND b.sealed = 1
-		AND NOT EXISTS (SELECT 1 FROM {job} j WHERE j.workflow_id = b.batch_id AND j.status IN `+blocking+`)
+		AND NOT EXISTS (SELECT 1 FROM {job} j WHERE j.workflow_id = b.batch_id AND j.`+s.batchStatus()+` IN `+blocking+`)
 	ORDER BY b.batch_id`, int64(limit))
 }
 
 // childOf reads one child of batch id whose status is one of statuses.
 func (s *Syntax) childOf(id uuid.UUID, statuses string) (string, []any) {
-	return s.limited("SELECT j.job_id FROM {job} j WHERE j.workflow_id = ? AND j.status IN "+statuses, 1, s.id(id))
+	return s.limited("SELECT j.job_id FROM {job} j WHERE j.workflow_id = ? AND j."+s.batchStatus()+" IN "+statuses, 1, s.id(id))
 }
 
 // endBatch ends open sealed batch id with outcome o at now, recording

@@ -90,6 +90,10 @@ type Syntax struct {
 	// test it; empty means the literal 'RUNNING'. PostgreSQL hides it from
 	// the planner (see its store).
 	Running string
+	// BatchStatus is the column that the batch statements test a child's
+	// status in (through the index of (workflow_id, it)); empty means
+	// status. MySQL's is a virtual column, NULL for a job of no workflow.
+	BatchStatus string
 }
 
 // tableNames are the tables of a template's {job}, {tag}, ... without
