@@ -147,7 +147,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if e.caps.Schedules != nil && !o.NoScheduler {
 		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{
 			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
-			NewID: e.client.NewJobID, Inserts: o.InsertMiddleware, Woke: e.NotifyNewWork}})
+			NewID: e.client.NewJobID, Inserts: o.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline()}})
 	}
 	if e.caps.Workflows != nil {
 		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
@@ -252,7 +252,7 @@ func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
 	if !ok {
 		return nil, ratchet.DoNotRetry(&ratchet.UnknownTaskError{Name: j.TaskName})
 	}
-	payload, err := e.client.Pipeline().DecodeBytes(ctx, ratchet.SurfaceTask, j.Payload)
+	payload, err := e.client.Pipeline().DecodeBytes(ctx, ratchet.JobRef(ratchet.SurfaceTask, j.ID), j.Payload)
 	if err != nil {
 		return nil, ratchet.DoNotRetry(&ratchet.PayloadDecodeError{Task: j.TaskName, Err: err})
 	}

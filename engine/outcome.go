@@ -46,7 +46,7 @@ func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 func (o outcomes) result(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any) ([]byte, string) {
 	sr, err := o.results.SerializeResult(ctx, j.ID, res)
 	if err == nil && sr.Data != nil {
-		sr.Data, err = o.pipe.EncodeBytes(ctx, ratchet.SurfaceResult, j.TaskName, sr.Data)
+		sr.Data, err = o.pipe.EncodeBytes(ctx, ratchet.JobRef(ratchet.SurfaceResult, j.ID), j.TaskName, sr.Data)
 	}
 	if err != nil {
 		jc.Logger.Warn("result not stored: it does not serialize; the job still succeeds", "err", err)

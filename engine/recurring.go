@@ -130,6 +130,11 @@ type Recurring struct {
 	NewID func() uuid.UUID
 	// Inserts wrap each fire's insert (the insert middleware); may be nil.
 	Inserts []ratchet.InsertMiddleware
+	// Pipeline, when not nil, rebinds each fired job's payload from the
+	// schedule (ratchet.ScheduleScope) to the job, so that a codec that
+	// binds values to their job (encryption) opens it when the job runs;
+	// nil copies the schedule's payload as it is.
+	Pipeline *ratchet.Pipeline
 	// Woke is told of new work; may be nil.
 	Woke func(p ratchet.Priority)
 	// Logger receives the warnings of skipped slots and failed fires;
@@ -225,6 +230,18 @@ func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) e
 		slot := plan.Slots[i].UTC()
 		plan.Slots[i] = slot
 		jobs[i] = def.Job(r.TaskName, r.ID, d.NewID(), slot, now, ratchet.SlotKey(r.ID, slot))
+		if d.Pipeline != nil {
+			from := ratchet.PayloadRef{Surface: ratchet.SurfaceTask, Scope: ratchet.ScheduleScope(r.ID)}
+			b, err := d.Pipeline.Rebind(ctx, from, ratchet.JobRef(ratchet.SurfaceTask, jobs[i].ID), r.TaskName, jobs[i].Payload)
+			if err != nil {
+				// The job is still written for its slot: it fails when
+				// it runs, naming the problem, as the payload would.
+				d.Logger.Warn("recurring: the schedule's payload does not decode; the job keeps it as stored",
+					"schedule", r.ID, "job", jobs[i].ID, "err", err)
+			} else {
+				jobs[i].Payload = b
+			}
+		}
 	}
 	f := spi.ScheduleFire{ID: r.ID, Version: r.Version, NextFireAt: plan.Next, Skipped: plan.Skipped,
 		SkippedFrom: plan.SkippedFrom, SkippedTo: plan.SkippedTo, Now: now}

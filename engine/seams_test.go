@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,10 @@ import (
 )
 
 // envelope is a test codec: it XORs the bytes with key and prefixes them
-// with its tag, and refuses bytes without the tag. It records the surfaces
-// it saw.
+// with its tag and, as an encrypting codec binds a value by its
+// additional data, the value's place (the stored surface and the job, or
+// the scope); it refuses bytes without the tag, and a value read in
+// another place. It records the surfaces it saw.
 type envelope struct {
 	tag      string
 	key      byte
@@ -29,24 +32,39 @@ type envelope struct {
 	surfaces []string
 }
 
-func (c *envelope) Encode(_ context.Context, s ratchet.Surface, b []byte) ([]byte, error) {
+// place is what a value of ref is bound to: its job, or its scope.
+func place(ref ratchet.PayloadRef) string {
+	if ref.JobID == uuid.Nil {
+		return string(ref.Surface.Stored()) + "|scope:" + ref.Scope + "|"
+	}
+	return string(ref.Surface.Stored()) + "|" + ref.JobID.String() + "|"
+}
+
+func (c *envelope) Encode(_ context.Context, ref ratchet.PayloadRef, b []byte) ([]byte, error) {
 	c.mu.Lock()
-	c.surfaces = append(c.surfaces, "encode "+string(s))
+	c.surfaces = append(c.surfaces, "encode "+string(ref.Surface))
 	c.mu.Unlock()
-	out := []byte(c.tag)
+	out := []byte(c.tag + place(ref))
 	for _, x := range b {
 		out = append(out, x^c.key)
 	}
 	return out, nil
 }
 
-func (c *envelope) Decode(_ context.Context, s ratchet.Surface, b []byte) ([]byte, error) {
+func (c *envelope) Decode(_ context.Context, ref ratchet.PayloadRef, b []byte) ([]byte, error) {
 	c.mu.Lock()
-	c.surfaces = append(c.surfaces, "decode "+string(s))
+	c.surfaces = append(c.surfaces, "decode "+string(ref.Surface))
 	c.mu.Unlock()
 	rest, ok := bytes.CutPrefix(b, []byte(c.tag))
 	if !ok {
 		return nil, errors.New("not an envelope of " + c.tag)
+	}
+	want := place(ref)
+	if bytes.HasPrefix(rest, []byte(string(ref.Surface.Stored())+"|scope:")) {
+		want = place(ratchet.PayloadRef{Surface: ref.Surface, Scope: ref.Scope})
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(want)); !ok {
+		return nil, fmt.Errorf("a value of another place read as %q", want)
 	}
 	out := make([]byte, len(rest))
 	for i, x := range rest {

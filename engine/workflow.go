@@ -107,7 +107,7 @@ func (g workflowGate) evaluate(ctx context.Context, jc *ratchet.JobContext, ds [
 		}
 		var args []byte
 		if d.ConditionArgs != nil {
-			if args, err = g.pipe.DecodeBytes(ctx, ratchet.SurfaceBranch, d.ConditionArgs); err != nil {
+			if args, err = g.pipe.DecodeBytes(ctx, ratchet.JobRef(ratchet.SurfaceBranch, jc.ID), d.ConditionArgs); err != nil {
 				return false, "", ratchet.DoNotRetry(fmt.Errorf("ratchet: workflow condition %q: %w", d.Condition, err))
 			}
 		}

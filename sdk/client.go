@@ -189,14 +189,16 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if len(payloads) == 0 {
 		return nil, nil
 	}
+	now := c.now()
+	jobIDs := make([]uuid.UUID, len(payloads))
 	for i, p := range payloads { // payloads is the caller's own slice, built for this call
-		b, err := c.pipe.EncodeBytes(ctx, SurfaceTask, task, p)
+		jobIDs[i] = c.ids.next(now)
+		b, err := c.pipe.EncodeBytes(ctx, JobRef(SurfaceTask, jobIDs[i]), task, p)
 		if err != nil {
 			return nil, err
 		}
 		payloads[i] = b
 	}
-	now := c.now()
 	base := template(task, cfg, now, cfg.due(now))
 	if base.Signal, err = c.signalWait(cfg, now); err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
@@ -204,7 +206,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	jobs := make([]*spi.Job, 0, len(payloads)*(1+len(cfg.callbacks)))
 	for i, p := range payloads {
 		j := base.Clone()
-		j.ID = c.ids.next(now)
+		j.ID = jobIDs[i]
 		j.Payload = p
 		if i == 0 {
 			j.IdempotencyKey = cfg.idempotencyKey

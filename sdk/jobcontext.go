@@ -134,7 +134,7 @@ func (j *JobContext) State(ctx context.Context, namespace string, v any) (versio
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	if err := j.pipe.Decode(ctx, SurfaceState, vs.JSON, v); err != nil {
+	if err := j.pipe.Decode(ctx, JobRef(SurfaceState, j.ID), vs.JSON, v); err != nil {
 		return 0, false, fmt.Errorf("ratchet: job state %q of job %s: %w", namespace, j.ID, err)
 	}
 	return vs.Version, true, nil
@@ -168,7 +168,7 @@ func (j *JobContext) writeState(ctx context.Context, namespace string, v any,
 	if namespace == "" {
 		return invalidArg("job state with an empty namespace")
 	}
-	b, err := j.pipe.Encode(ctx, SurfaceState, j.TaskName, v)
+	b, err := j.pipe.Encode(ctx, JobRef(SurfaceState, j.ID), j.TaskName, v)
 	if err != nil {
 		return err
 	}

@@ -31,15 +31,59 @@ const (
 // (invariant 7), not to what a body returns.
 func (s Surface) limited() bool { return s != SurfaceResult }
 
+// Stored is the surface of the place a value of surface s is stored in:
+// the arguments of a callback, of a batch child and of a recurring
+// schedule's job are a job's payload (SurfaceTask), read back as any job's
+// are. A codec that binds a value to its place (encryption's additional
+// data) binds it to Stored, so that the engine, which reads every job's
+// payload alike, opens it.
+func (s Surface) Stored() Surface {
+	switch s {
+	case SurfaceCallback, SurfaceBatchChild:
+		return SurfaceTask
+	}
+	return s
+}
+
+// PayloadRef names a value that the pipeline encodes or decodes: its
+// surface, and what it belongs to, so that a codec can bind the value to
+// its place (an encrypting codec's additional authenticated data): a value
+// copied to another job, surface or scope then fails to decode.
+type PayloadRef struct {
+	Surface Surface
+	// JobID is the job the value belongs to. It is zero where the value is
+	// no one job's as it is encoded: a recurring schedule's arguments
+	// (copied into each job it fires) and a signal delivered by key (to
+	// every job waiting under it); Scope names those.
+	JobID uuid.UUID
+	// Scope is what a value of no one job belongs to: ScheduleScope(id) of
+	// a schedule's arguments, SignalScope(name, key) of a signal by key.
+	// A decode names the scope the job would have (empty for none), and a
+	// codec binds to the job or the scope as the value was encoded.
+	Scope string
+}
+
+// JobRef is the PayloadRef of a value of surface s that belongs to job
+// id.
+func JobRef(s Surface, id uuid.UUID) PayloadRef { return PayloadRef{Surface: s, JobID: id} }
+
+// ScheduleScope is the PayloadRef.Scope of the arguments of recurring
+// schedule id.
+func ScheduleScope(id string) string { return "schedule\x00" + id }
+
+// SignalScope is the PayloadRef.Scope of a signal name delivered by key.
+func SignalScope(name, key string) string { return "signal\x00" + name + "\x00" + key }
+
 // PayloadCodec transforms serialized payloads on their way to the store and
 // back: encryption and compression plug in here. Encode runs after the size
 // check, so the limit is measured on the serialized bytes (invariant 7).
 // Decode must undo Encode, and fail with an error that names the problem
-// (a wrong key, a corrupted envelope) rather than return other bytes.
+// (a wrong key, a corrupted envelope, a value bound to another job)
+// rather than return other bytes. ref names the value (see PayloadRef).
 // Implementations must be safe for concurrent use.
 type PayloadCodec interface {
-	Encode(ctx context.Context, s Surface, data []byte) ([]byte, error)
-	Decode(ctx context.Context, s Surface, data []byte) ([]byte, error)
+	Encode(ctx context.Context, ref PayloadRef, data []byte) ([]byte, error)
+	Decode(ctx context.Context, ref PayloadRef, data []byte) ([]byte, error)
 }
 
 // Pipeline is the one path of payload bytes, used by the client and the
@@ -81,24 +125,24 @@ func (p *Pipeline) MaxPayloadBytes() int { return p.limit }
 
 // Encode serializes v and passes it on as EncodeBytes does. task names the
 // task in errors.
-func (p *Pipeline) Encode(ctx context.Context, s Surface, task string, v any) ([]byte, error) {
+func (p *Pipeline) Encode(ctx context.Context, ref PayloadRef, task string, v any) ([]byte, error) {
 	b, err := p.ser.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("ratchet: encode %s payload of task %q: %w", s, task, err)
+		return nil, fmt.Errorf("ratchet: encode %s payload of task %q: %w", ref.Surface, task, err)
 	}
-	return p.EncodeBytes(ctx, s, task, b)
+	return p.EncodeBytes(ctx, ref, task, b)
 }
 
 // EncodeBytes takes bytes already serialized: it checks their size (a
 // *PayloadTooLargeError over the limit) and runs the codecs.
-func (p *Pipeline) EncodeBytes(ctx context.Context, s Surface, task string, b []byte) ([]byte, error) {
-	if s.limited() && len(b) > p.limit {
-		return nil, &PayloadTooLargeError{Surface: string(s), Task: task, Size: len(b), Limit: p.limit}
+func (p *Pipeline) EncodeBytes(ctx context.Context, ref PayloadRef, task string, b []byte) ([]byte, error) {
+	if ref.Surface.limited() && len(b) > p.limit {
+		return nil, &PayloadTooLargeError{Surface: string(ref.Surface), Task: task, Size: len(b), Limit: p.limit}
 	}
 	for _, c := range p.codecs {
 		var err error
-		if b, err = c.Encode(ctx, s, b); err != nil {
-			return nil, fmt.Errorf("ratchet: encode %s payload of task %q: %w", s, task, err)
+		if b, err = c.Encode(ctx, ref, b); err != nil {
+			return nil, fmt.Errorf("ratchet: encode %s payload of task %q: %w", ref.Surface, task, err)
 		}
 	}
 	return b, nil
@@ -106,19 +150,33 @@ func (p *Pipeline) EncodeBytes(ctx context.Context, s Surface, task string, b []
 
 // DecodeBytes runs the codecs backwards over stored bytes and returns the
 // serialized payload.
-func (p *Pipeline) DecodeBytes(ctx context.Context, s Surface, b []byte) ([]byte, error) {
+func (p *Pipeline) DecodeBytes(ctx context.Context, ref PayloadRef, b []byte) ([]byte, error) {
 	for i := len(p.codecs) - 1; i >= 0; i-- {
 		var err error
-		if b, err = p.codecs[i].Decode(ctx, s, b); err != nil {
-			return nil, fmt.Errorf("ratchet: decode %s payload: %w", s, err)
+		if b, err = p.codecs[i].Decode(ctx, ref, b); err != nil {
+			return nil, fmt.Errorf("ratchet: decode %s payload: %w", ref.Surface, err)
 		}
 	}
 	return b, nil
 }
 
+// Rebind moves stored bytes from one place to another: decoded as from,
+// encoded as to (a recurring schedule's arguments, bound to the schedule,
+// copied into a job of its own). Without codecs it returns b as it is.
+func (p *Pipeline) Rebind(ctx context.Context, from, to PayloadRef, task string, b []byte) ([]byte, error) {
+	if len(p.codecs) == 0 {
+		return b, nil
+	}
+	plain, err := p.DecodeBytes(ctx, from, b)
+	if err != nil {
+		return nil, err
+	}
+	return p.EncodeBytes(ctx, to, task, plain)
+}
+
 // Decode runs DecodeBytes and deserializes the payload into v.
-func (p *Pipeline) Decode(ctx context.Context, s Surface, b []byte, v any) error {
-	b, err := p.DecodeBytes(ctx, s, b)
+func (p *Pipeline) Decode(ctx context.Context, ref PayloadRef, b []byte, v any) error {
+	b, err := p.DecodeBytes(ctx, ref, b)
 	if err != nil {
 		return err
 	}

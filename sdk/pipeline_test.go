@@ -15,14 +15,14 @@ import (
 // brackets is a codec that brackets the bytes, and fails on a marked payload.
 type brackets struct{ name string }
 
-func (b brackets) Encode(_ context.Context, _ ratchet.Surface, d []byte) ([]byte, error) {
+func (b brackets) Encode(_ context.Context, _ ratchet.PayloadRef, d []byte) ([]byte, error) {
 	if string(d) == `"fail"` {
 		return nil, errors.New("refused by " + b.name)
 	}
 	return append(append([]byte(b.name+"("), d...), ')'), nil
 }
 
-func (b brackets) Decode(_ context.Context, _ ratchet.Surface, d []byte) ([]byte, error) {
+func (b brackets) Decode(_ context.Context, _ ratchet.PayloadRef, d []byte) ([]byte, error) {
 	p := len(b.name) + 1
 	if len(d) < p+1 || string(d[:p]) != b.name+"(" {
 		return nil, errors.New("not encoded by " + b.name)
@@ -34,22 +34,22 @@ func TestPipeline(t *testing.T) {
 	ctx := context.Background()
 	p, err := ratchet.NewPipeline(nil, 8, brackets{"a"}, brackets{"b"})
 	require.NoError(t, err)
-	b, err := p.Encode(ctx, ratchet.SurfaceTask, "t", "hi")
+	b, err := p.Encode(ctx, ratchet.PayloadRef{Surface: ratchet.SurfaceTask}, "t", "hi")
 	require.NoError(t, err)
 	assert.Equal(t, `b(a("hi"))`, string(b), "codecs in order after the serializer")
 	var s string
-	require.NoError(t, p.Decode(ctx, ratchet.SurfaceTask, b, &s))
+	require.NoError(t, p.Decode(ctx, ratchet.PayloadRef{Surface: ratchet.SurfaceTask}, b, &s))
 	assert.Equal(t, "hi", s)
 
-	_, err = p.Encode(ctx, ratchet.SurfaceTask, "t", "too long")
+	_, err = p.Encode(ctx, ratchet.PayloadRef{Surface: ratchet.SurfaceTask}, "t", "too long")
 	var tooLarge *ratchet.PayloadTooLargeError
 	require.ErrorAs(t, err, &tooLarge, "10 serialized bytes over 8")
 	assert.Equal(t, "task", tooLarge.Surface)
-	_, err = p.Encode(ctx, ratchet.SurfaceResult, "t", "results are not limited")
+	_, err = p.Encode(ctx, ratchet.PayloadRef{Surface: ratchet.SurfaceResult}, "t", "results are not limited")
 	require.NoError(t, err)
-	_, err = p.Encode(ctx, ratchet.SurfaceTask, "t", "fail")
+	_, err = p.Encode(ctx, ratchet.PayloadRef{Surface: ratchet.SurfaceTask}, "t", "fail")
 	assert.ErrorContains(t, err, `encode task payload of task "t": refused by a`)
-	err = p.Decode(ctx, ratchet.SurfaceTask, []byte(`a("x")`), &s)
+	err = p.Decode(ctx, ratchet.PayloadRef{Surface: ratchet.SurfaceTask}, []byte(`a("x")`), &s)
 	assert.ErrorContains(t, err, "decode task payload: not encoded by b")
 
 	_, err = ratchet.NewPipeline(nil, 0, nil)

@@ -239,7 +239,7 @@ func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinitio
 		return ScheduleDefinition{}, nil, false, fmt.Errorf("ratchet: schedule %q: encode arguments of task %q: %w", r.ID, r.Task, err)
 	}
 	sum := sha256.Sum256(plain)
-	payload, err := c.pipe.EncodeBytes(ctx, SurfaceTask, r.Task, plain)
+	payload, err := c.pipe.EncodeBytes(ctx, PayloadRef{Surface: SurfaceTask, Scope: ScheduleScope(r.ID)}, r.Task, plain)
 	if err != nil {
 		return ScheduleDefinition{}, nil, false, fmt.Errorf("ratchet: schedule %q: %w", r.ID, err)
 	}

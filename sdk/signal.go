@@ -112,11 +112,11 @@ func (c *Client) signals(op string) (spi.SignalStore, error) {
 // encodeSignal serializes a signal's payload through the payload pipeline
 // (surface "signal": the size limit and the codecs apply); a nil payload
 // is none.
-func (c *Client) encodeSignal(ctx context.Context, name string, payload any) ([]byte, error) {
+func (c *Client) encodeSignal(ctx context.Context, ref PayloadRef, name string, payload any) ([]byte, error) {
 	if payload == nil {
 		return nil, nil
 	}
-	b, err := c.pipe.Encode(ctx, SurfaceSignal, name, payload)
+	b, err := c.pipe.Encode(ctx, ref, name, payload)
 	if err != nil {
 		return nil, fmt.Errorf("ratchet: signal %q: %w", name, err)
 	}
@@ -133,7 +133,7 @@ func (c *Client) Signal(ctx context.Context, id uuid.UUID, name string, payload 
 	if err != nil {
 		return err
 	}
-	b, err := c.encodeSignal(ctx, name, payload)
+	b, err := c.encodeSignal(ctx, JobRef(SurfaceSignal, id), name, payload)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,8 @@ func (c *Client) SignalByKey(ctx context.Context, key, name string, payload any)
 	if key == "" {
 		return 0, invalidArg("SignalByKey with an empty key")
 	}
-	b, err := c.encodeSignal(ctx, name, payload)
+	// One payload for every job under the key: bound to the key and name.
+	b, err := c.encodeSignal(ctx, PayloadRef{Surface: SurfaceSignal, Scope: SignalScope(name, key)}, name, payload)
 	if err != nil {
 		return 0, err
 	}
@@ -201,6 +202,7 @@ type SignalResult struct {
 	At      time.Time
 	payload []byte
 	pipe    *Pipeline
+	job     uuid.UUID
 }
 
 // HasPayload reports whether the delivered signal carried a payload.
@@ -212,7 +214,11 @@ func (r *SignalResult) Decode(ctx context.Context, v any) error {
 	if r.payload == nil {
 		return invalidArg("signal %q (%s) carried no payload", r.Name, r.Outcome)
 	}
-	if err := r.pipe.Decode(ctx, SurfaceSignal, r.payload, v); err != nil {
+	ref := PayloadRef{Surface: SurfaceSignal, JobID: r.job}
+	if r.Key != "" {
+		ref.Scope = SignalScope(r.Name, r.Key)
+	}
+	if err := r.pipe.Decode(ctx, ref, r.payload, v); err != nil {
 		return fmt.Errorf("ratchet: signal %q: %w", r.Name, err)
 	}
 	return nil
@@ -229,7 +235,7 @@ func (j *JobContext) Signal(ctx context.Context) (*SignalResult, error) {
 	if err != nil || w == nil {
 		return nil, err
 	}
-	return &SignalResult{Name: w.Name, Key: w.Key, Outcome: w.Outcome, At: w.ResolvedAt, payload: w.Payload, pipe: j.pipe}, nil
+	return &SignalResult{Name: w.Name, Key: w.Key, Outcome: w.Outcome, At: w.ResolvedAt, payload: w.Payload, pipe: j.pipe, job: j.ID}, nil
 }
 
 // SignalOf reads the signal wait of a job from store (for

@@ -193,7 +193,7 @@ func (t *Task[A, R]) Result(c *Client, j *Job) (R, error) {
 	if len(j.Result) == 0 {
 		return r, fmt.Errorf("ratchet: job %s has no stored result", j.ID)
 	}
-	if err := c.pipe.Decode(context.Background(), SurfaceResult, j.Result, &r); err != nil {
+	if err := c.pipe.Decode(context.Background(), JobRef(SurfaceResult, j.ID), j.Result, &r); err != nil {
 		return r, fmt.Errorf("ratchet: decode result of job %s: %w", j.ID, err)
 	}
 	return r, nil

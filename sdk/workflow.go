@@ -439,7 +439,7 @@ func (c *Client) SubmitWorkflow(ctx context.Context, w *Workflow, opts ...Submit
 					return fail(invalidArg("%s: workflow condition %q is not registered (ClientOptions.Conditions)", s, e.cond.name))
 				}
 				d.Condition = e.cond.name
-				if d.ConditionArgs, err = c.pipe.Encode(ctx, SurfaceBranch, s.call.task, e.cond.args); err != nil {
+				if d.ConditionArgs, err = c.pipe.Encode(ctx, JobRef(SurfaceBranch, j.ID), s.call.task, e.cond.args); err != nil {
 					return fail(fmt.Errorf("%s: condition %q: %w", s, e.cond.name, err))
 				}
 			}
@@ -512,18 +512,19 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 	case cfg.signal != "" || cfg.signalKey != "":
 		return nil, invalidArg("AwaitSignal goes to Submit: a workflow step or callback cannot wait for a signal")
 	}
+	id := c.ids.next(now)
 	var payload []byte
 	if call.isRaw {
-		payload, err = c.pipe.EncodeBytes(ctx, s, call.task, call.raw)
+		payload, err = c.pipe.EncodeBytes(ctx, JobRef(s, id), call.task, call.raw)
 	} else {
-		payload, err = c.pipe.Encode(ctx, s, call.task, call.args)
+		payload, err = c.pipe.Encode(ctx, JobRef(s, id), call.task, call.args)
 	}
 	if err != nil {
 		return nil, err
 	}
 	base := template(call.task, cfg, now, cfg.due(now))
 	j := base.Clone()
-	j.ID = c.ids.next(now)
+	j.ID = id
 	j.Payload = payload
 	return j, nil
 }
@@ -555,7 +556,7 @@ func (c *Client) Parents(ctx context.Context, id uuid.UUID) ([]Parent, error) {
 				p.Status, p.LastError = j.Status, j.LastError
 			}
 			if j.Result != nil {
-				if p.Result, err = c.pipe.DecodeBytes(ctx, SurfaceResult, j.Result); err != nil {
+				if p.Result, err = c.pipe.DecodeBytes(ctx, JobRef(SurfaceResult, d.ParentID), j.Result); err != nil {
 					return nil, fmt.Errorf("ratchet: parents of job %s: the result of %s: %w", id, d.ParentID, err)
 				}
 			}
