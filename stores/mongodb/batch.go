@@ -85,11 +85,15 @@ var unfinished = bson.A{string(spi.StatusPending), string(spi.StatusRunning), st
 var failedChildren = bson.A{string(spi.StatusFailed), string(spi.StatusCancelled), string(spi.StatusSkipped)}
 
 // batchIndexes are the indexes of the batches collection: the finisher's
-// candidates (sealed, open) in id order, and the two repair marks.
-var batchIndexes = []mongo.IndexModel{
-	{Keys: bson.D{{Key: bSealed, Value: 1}, {Key: bOutcome, Value: 1}, {Key: fID, Value: 1}}, Options: options.Index().SetName("ratchet_batch_open")},
-	{Keys: bson.D{{Key: bActivate, Value: 1}}, Options: options.Index().SetName("ratchet_batch_act").SetSparse(true)},
-	{Keys: bson.D{{Key: bOwed, Value: 1}}, Options: options.Index().SetName("ratchet_batch_owed").SetSparse(true)},
+// candidates (sealed, open) in id order, and the two repair marks. New
+// models each call: the driver reads their option builders while it
+// creates them, so stores opening at once must not share them.
+func batchIndexes() []mongo.IndexModel {
+	return []mongo.IndexModel{
+		{Keys: bson.D{{Key: bSealed, Value: 1}, {Key: bOutcome, Value: 1}, {Key: fID, Value: 1}}, Options: options.Index().SetName("ratchet_batch_open")},
+		{Keys: bson.D{{Key: bActivate, Value: 1}}, Options: options.Index().SetName("ratchet_batch_act").SetSparse(true)},
+		{Keys: bson.D{{Key: bOwed, Value: 1}}, Options: options.Index().SetName("ratchet_batch_owed").SetSparse(true)},
+	}
 }
 
 // batchDoc is the stored form of a batch. Times are µs (timeUS); the

@@ -298,7 +298,7 @@ func (s *Store) setup(ctx context.Context) error {
 	if _, err := s.skips.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: skipOrder, Options: options.Index().SetName("ratchet_skips")}); err != nil {
 		return fail("open", fmt.Errorf("create index ratchet_skips of %s: %w", s.skips.Name(), err))
 	}
-	for _, ix := range batchIndexes {
+	for _, ix := range batchIndexes() {
 		if _, err := s.batches.Indexes().CreateOne(ctx, ix); err != nil {
 			return fail("open", fmt.Errorf("create an index of %s: %w", s.batches.Name(), err))
 		}
