@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonboulle/clockwork v0.5.0
+	github.com/ratchet-go/ratchet/encryption v0.0.0
 	github.com/ratchet-go/ratchet/engine v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
 	github.com/ratchet-go/ratchet/simtest v0.0.0-00010101000000-000000000000
@@ -59,6 +60,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sijms/go-ora/v2 v2.8.24 // indirect
@@ -117,6 +119,8 @@ replace (
 )
 
 replace github.com/ratchet-go/ratchet/stores/postgres => ../stores/postgres
+
+replace github.com/ratchet-go/ratchet/encryption => ../encryption
 
 replace github.com/ratchet-go/ratchet/internal/dbtest => ../internal/dbtest
 
