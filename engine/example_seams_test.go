@@ -282,7 +282,7 @@ func Example_circuitBreaker() {
 	// Output:
 	// retrying, 1 attempt(s) charged: 503 from the gateway
 	// retrying, 1 attempt(s) charged: 503 from the gateway
-	// retrying, 0 attempt(s) charged: circuit breaker of service "payments" is open: retry after 30s
+	// retrying, 0 attempt(s) charged: *spi.CircuitOpenError: circuit breaker of service "payments" is open: retry after 30s
 }
 
 // warmup is a lifecycle hook: it loads what the tasks need before the

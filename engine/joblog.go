@@ -121,6 +121,10 @@ type logText string
 
 func (t logText) Error() string { return string(t) }
 
+// ErrorTypeName is empty: a log line is sanitized as text, without the
+// type name a stored error gets.
+func (logText) ErrorTypeName() string { return "" }
+
 // clean is s through the run's sanitizer.
 func (r *runLog) clean(s string) string { return r.sanitize.Sanitize(logText(s)) }
 

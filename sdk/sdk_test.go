@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -129,4 +130,31 @@ func TestJobContext(t *testing.T) {
 	p := got.Params()
 	p["k"] = "mutated"
 	assert.Equal(t, "v", got.Param("k"))
+}
+
+type quotaError struct{ Limit int }
+
+func (e *quotaError) Error() string { return fmt.Sprintf("quota of %d reached", e.Limit) }
+
+// The default sanitizer keeps the error's type name (of the first error of
+// the chain that is more than a message), strips credentials and e-mail
+// addresses, and truncates to 2,000 bytes.
+func TestSanitizerAsTheSpecSays(t *testing.T) {
+	s := ratchet.DefaultSanitizer{}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("boom"), "boom"},
+		{ratchet.DoNotRetry(errors.New("card declined")), "do not retry: card declined"},
+		{fmt.Errorf("charge: %w", &quotaError{Limit: 3}), "*ratchet_test.quotaError: charge: quota of 3 reached"},
+		{ratchet.DoNotRetry(fmt.Errorf("load: %w", &fs.PathError{Op: "open", Path: "/etc/x", Err: fs.ErrNotExist})),
+			"*fs.PathError: do not retry: load: open /etc/x: file does not exist"},
+		{errors.Join(errors.New("a"), &quotaError{Limit: 1}), "*ratchet_test.quotaError: a\nquota of 1 reached"},
+		{errors.New("mail to ann.lee+x@example.co.uk failed"), "mail to ***@*** failed"},
+		{errors.New("api_key=abc123 rejected; key AKIAABCDEFGHIJKLMNOP"), "api_key=*** rejected; key ***"},
+	} {
+		assert.Equal(t, tc.want, s.Sanitize(tc.err))
+	}
+	assert.Len(t, s.Sanitize(errors.New(strings.Repeat("x", 5000))), 2000)
 }

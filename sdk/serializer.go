@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -27,28 +28,77 @@ func (JSONSerializer) Unmarshal(data []byte, v any) error {
 // DefaultMaxErrorLength bounds stored error text, in bytes.
 const DefaultMaxErrorLength = 2000
 
-// DefaultSanitizer is the default ErrorSanitizer: the error's message with
-// credentials (password=, token=, api_key=, secret=, bearer tokens) masked,
-// truncated to MaxLength bytes (zero means DefaultMaxErrorLength) on a rune
-// boundary.
+// DefaultSanitizer is the default ErrorSanitizer (the spec's): the error's
+// type name (see ErrorTypeName) and message, with credentials (password=,
+// token=, api_key=, secret=, bearer tokens, AWS access key ids) and e-mail
+// addresses masked, truncated to MaxLength bytes (zero means
+// DefaultMaxErrorLength) on a rune boundary.
 type DefaultSanitizer struct {
 	MaxLength int
 }
 
-var secretPattern = regexp.MustCompile(`(?i)((?:password|passwd|pwd|token|api[_-]?key|secret)\s*[=:]\s*)[^\s&,;]+|(bearer\s+)[A-Za-z0-9._~+/=-]+`)
+var (
+	secretPattern = regexp.MustCompile(`(?i)((?:password|passwd|pwd|token|api[_-]?key|secret)\s*[=:]\s*)[^\s&,;]+|(bearer\s+)[A-Za-z0-9._~+/=-]+`)
+	awsKeyPattern = regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)
+	emailPattern  = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
+)
 
 // Sanitize implements spi.ErrorSanitizer.
 func (s DefaultSanitizer) Sanitize(err error) string {
 	if err == nil {
 		return ""
 	}
-	msg := secretPattern.ReplaceAllString(err.Error(), "$1$2***")
+	msg := err.Error()
+	if name := ErrorTypeName(err); name != "" && !strings.HasPrefix(msg, name) {
+		msg = name + ": " + msg
+	}
+	msg = secretPattern.ReplaceAllString(msg, "$1$2***")
+	msg = awsKeyPattern.ReplaceAllString(msg, "***")
+	msg = emailPattern.ReplaceAllString(msg, "***@***")
 	limit := s.MaxLength
 	if limit <= 0 {
 		limit = DefaultMaxErrorLength
 	}
 	return TruncateText(msg, limit)
 }
+
+// ErrorTypeName is the type of the first error in err's chain (outermost
+// first, through Unwrap and errors.Join) that is more than a message or a
+// wrapper: "*fs.PathError" for fmt.Errorf("load: %w", pathErr); "" when
+// the chain holds only errors.New and fmt.Errorf values and
+// DoNotRetryError (their type says nothing the message does not). An
+// error whose type has a method ErrorTypeName() string names itself (""
+// for no name, and the chain is not searched further). It is the Go form
+// of the spec's exception class name.
+func ErrorTypeName(err error) string {
+	for err != nil {
+		switch e := err.(type) {
+		case interface{ ErrorTypeName() string }:
+			return e.ErrorTypeName()
+		case *DoNotRetryError:
+			err = e.Err
+			continue
+		case interface{ Unwrap() []error }:
+			if name := fmt.Sprintf("%T", err); !generic[name] {
+				return name
+			}
+			for _, x := range e.Unwrap() {
+				if name := ErrorTypeName(x); name != "" {
+					return name
+				}
+			}
+			return ""
+		}
+		if name := fmt.Sprintf("%T", err); !generic[name] {
+			return name
+		}
+		err = errors.Unwrap(err)
+	}
+	return ""
+}
+
+// generic are the error types that carry only a message, or wrap.
+var generic = map[string]bool{"*errors.errorString": true, "*fmt.wrapError": true, "*fmt.wrapErrors": true, "*errors.joinError": true}
 
 // TruncateText returns s cut to at most maxBytes bytes on a rune boundary
 // (s itself when it is short enough).
