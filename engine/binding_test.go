@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -111,14 +110,17 @@ func TestEverySurfaceIsBoundToItsPlace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 
-	want := []string{"callback after 10", "branch after 20", "batch", "by id got one", "by key got all", "recurring"}
+	_, err = c.TriggerSchedule(ctx, "bind.every")
+	require.NoError(t, err)
+
+	want := []string{"callback after 10", "branch after 20", "batch", "by id got one", "by key got all", "recurring", "recurring"}
 	var got []string
 	timeout := time.After(10 * time.Second)
 	for len(got) < len(want) {
 		select {
 		case s := <-done:
-			if s == "recurring" && slices.Contains(got, s) {
-				continue
+			if s == "recurring" && countOf(got, s) == 2 {
+				continue // a fire and the trigger are the two wanted; later fires are more of the same
 			}
 			got = append(got, s)
 		case ev := <-events:
@@ -130,4 +132,14 @@ func TestEverySurfaceIsBoundToItsPlace(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, want, got)
+}
+
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
 }

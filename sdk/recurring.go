@@ -525,6 +525,12 @@ func (c *Client) TriggerSchedule(ctx context.Context, id string) (uuid.UUID, err
 	}
 	now := c.now()
 	j := info.Definition.Job(info.Task, id, c.ids.next(now), now, now, "")
+	// The schedule's arguments are bound to the schedule: bind the job's
+	// copy to the job, as a fire does.
+	from := PayloadRef{Surface: SurfaceTask, Scope: ScheduleScope(id)}
+	if j.Payload, err = c.pipe.Rebind(ctx, from, JobRef(SurfaceTask, j.ID), info.Task, j.Payload); err != nil {
+		return uuid.Nil, fmt.Errorf("ratchet: trigger schedule %q: %w", id, err)
+	}
 	insert := c.store.InsertJobs
 	if len(c.inserts) > 0 {
 		insert = ChainInsert(insert, c.inserts...)
