@@ -117,7 +117,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
 		Notifier: e, Logger: o.Logger, Source: o.NodeID, Codecs: o.Codecs, InsertMiddleware: o.InsertMiddleware,
-		Conditions: slices.Sorted(maps.Keys(e.conditions)), Metrics: o.Metrics,
+		Conditions: slices.Sorted(maps.Keys(e.conditions)), Metrics: o.Metrics, Authorization: o.Authorization,
 	})
 	if err != nil {
 		return nil, err
@@ -251,6 +251,11 @@ func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
 	def, ok := e.tasks[j.TaskName]
 	if !ok {
 		return nil, ratchet.DoNotRetry(&ratchet.UnknownTaskError{Name: j.TaskName})
+	}
+	if a := e.opts.Authorization; a != nil {
+		if err := a.CheckExecute(ctx, j); err != nil {
+			return nil, ratchet.DoNotRetry(fmt.Errorf("ratchet: task %q refused at dispatch: %w: %w", j.TaskName, ratchet.ErrUnauthorized, err))
+		}
 	}
 	payload, err := e.client.Pipeline().DecodeBytes(ctx, ratchet.JobRef(ratchet.SurfaceTask, j.ID), j.Payload)
 	if err != nil {

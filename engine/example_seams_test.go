@@ -344,3 +344,36 @@ func Example_health() {
 	// running: 200 200
 	// stopped: 503
 }
+
+// onlyAdmins lets the principal "admin" create jobs and runs them all.
+type onlyAdmins struct{}
+
+type userKey struct{}
+
+func (onlyAdmins) CheckCreate(ctx context.Context, r ratchet.CreateRequest) error {
+	if ctx.Value(userKey{}) != "admin" {
+		return fmt.Errorf("only admins create %s jobs", r.Job.TaskName)
+	}
+	return nil
+}
+
+func (onlyAdmins) CheckExecute(context.Context, *ratchet.Job) error { return nil }
+
+// An authorization policy: CheckCreate sees every job a call would create,
+// with the caller's context, and a refusal writes nothing; CheckExecute
+// runs at dispatch.
+func Example_authorization() {
+	ctx := context.Background()
+	purge := ratchet.NewVoidTask("account.purge", func(context.Context, string) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{Authorization: onlyAdmins{}, Logger: slog.New(slog.DiscardHandler)}, purge)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = purge.Submit(context.WithValue(ctx, userKey{}, "guest"), eng.Client(), "acct-7")
+	fmt.Println(errors.Is(err, ratchet.ErrUnauthorized), err)
+	_, err = purge.Submit(context.WithValue(ctx, userKey{}, "admin"), eng.Client(), "acct-7")
+	fmt.Println(err)
+	// Output:
+	// true ratchet: submit "account.purge": task "account.purge" refused: ratchet: unauthorized: only admins create account.purge jobs
+	// <nil>
+}

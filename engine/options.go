@@ -125,6 +125,10 @@ type Options struct {
 	// client encodes with them and the engine decodes arguments and encodes
 	// results with the same ones.
 	Codecs []ratchet.PayloadCodec
+	// Authorization, when not nil, is checked at dispatch (CheckExecute:
+	// a refused job fails without running) and by the engine's client at
+	// every creation (CheckCreate); see ratchet.AuthorizationPolicy.
+	Authorization ratchet.AuthorizationPolicy
 	// InsertMiddleware wraps every submission through the engine's client.
 	InsertMiddleware []ratchet.InsertMiddleware
 	// WorkMiddleware wraps every execution of a body, the first outermost.

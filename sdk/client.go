@@ -55,6 +55,10 @@ type ClientOptions struct {
 	// signal waits this client writes, delivers and cancels (the engine's
 	// client takes the engine's Metrics); nil reports nothing.
 	Metrics spi.MetricsCollector
+	// Authorization, when not nil, checks every job this client would
+	// create before anything is written (see AuthorizationPolicy); the
+	// engine's client takes the engine's.
+	Authorization AuthorizationPolicy
 }
 
 // Client submits, reads and manages jobs. It needs no engine running. It is
@@ -73,6 +77,7 @@ type Client struct {
 	// signalMetrics is the Metrics' signal callbacks; nil when it has
 	// none (or is NoOpMetrics), so that nothing is read for them.
 	signalMetrics spi.SignalMetrics
+	auth          AuthorizationPolicy
 }
 
 // NewClient returns a client over store.
@@ -98,6 +103,7 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		log:      opts.Logger,
 		ids:      newIDGenerator(),
 		source:   opts.Source,
+		auth:     opts.Authorization,
 	}
 	if sm, ok := opts.Metrics.(spi.SignalMetrics); ok {
 		if _, noop := opts.Metrics.(spi.NoOpMetrics); !noop {
@@ -210,6 +216,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		j.Payload = p
 		if i == 0 {
 			j.IdempotencyKey = cfg.idempotencyKey
+		}
+		if err := c.authorize(ctx, SurfaceTask, j, ""); err != nil {
+			return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 		}
 		jobs = append(jobs, j)
 		if len(cfg.callbacks) > 0 {

@@ -284,6 +284,12 @@ func (c *Client) PutSchedule(ctx context.Context, r Recurring) (changed bool, er
 	if err != nil {
 		return false, err
 	}
+	if c.auth != nil {
+		now := c.now()
+		if err := c.authorize(ctx, SurfaceRecurring, d.Job(r.Task, r.ID, uuid.Nil, now, now, ""), r.ID); err != nil {
+			return false, fmt.Errorf("ratchet: schedule %q: %w", r.ID, err)
+		}
+	}
 	enc, err := json.Marshal(d)
 	if err != nil {
 		return false, fmt.Errorf("ratchet: schedule %q: %w", r.ID, err)
@@ -529,6 +535,9 @@ func (c *Client) TriggerSchedule(ctx context.Context, id string) (uuid.UUID, err
 	// copy to the job, as a fire does.
 	from := PayloadRef{Surface: SurfaceTask, Scope: ScheduleScope(id)}
 	if j.Payload, err = c.pipe.Rebind(ctx, from, JobRef(SurfaceTask, j.ID), info.Task, j.Payload); err != nil {
+		return uuid.Nil, fmt.Errorf("ratchet: trigger schedule %q: %w", id, err)
+	}
+	if err := c.authorize(ctx, SurfaceRecurring, j, id); err != nil {
 		return uuid.Nil, fmt.Errorf("ratchet: trigger schedule %q: %w", id, err)
 	}
 	insert := c.store.InsertJobs

@@ -526,6 +526,9 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 	j := base.Clone()
 	j.ID = id
 	j.Payload = payload
+	if err := c.authorize(ctx, s, j, ""); err != nil {
+		return nil, err
+	}
 	return j, nil
 }
 
