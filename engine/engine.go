@@ -118,6 +118,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
 		Notifier: e, Logger: o.Logger, Source: o.NodeID, Codecs: o.Codecs, InsertMiddleware: o.InsertMiddleware,
 		Conditions: slices.Sorted(maps.Keys(e.conditions)), Metrics: o.Metrics, Authorization: o.Authorization,
+		MaskPayloads: o.MaskPayloads, MaskingPolicy: o.MaskingPolicy,
 	})
 	if err != nil {
 		return nil, err

@@ -142,7 +142,11 @@ var envSettings = []envSetting{
 	}},
 	{name: "RATCHET_JOB_LOG_MAX_LINES", doc: "most job log lines a job keeps", min: 1,
 		apply: func(o *Options, v int64) { o.JobLogs.MaxLines = int(v) }},
-	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details", ignored: notYet},
+	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details (true or false)", applyStr: func(o *Options, v string) error {
+		on, err := strconv.ParseBool(v)
+		o.MaskPayloads = on
+		return err
+	}},
 	// Virtual-thread settings of the Java library.
 	{name: "RATCHET_WORKER_DEFAULT_THREADING_MODE", doc: "platform or virtual threads", ignored: notInGo},
 	{name: "RATCHET_WORKER_VIRTUAL_COUNTER_ACCOUNTING", doc: "counter-based backpressure", ignored: notInGo},

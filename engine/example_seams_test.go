@@ -377,3 +377,41 @@ func Example_authorization() {
 	// true ratchet: submit "account.purge": task "account.purge" refused: ratchet: unauthorized: only admins create account.purge jobs
 	// <nil>
 }
+
+// Job details for people: the arguments and result decoded, with the
+// sensitive fields masked when MaskPayloads is on; the body still
+// receives the real values.
+func Example_jobDetail() {
+	ctx := context.Background()
+	type login struct {
+		User     string `json:"user"`
+		Password string `json:"password"`
+	}
+	done := make(chan struct{})
+	check := ratchet.NewVoidTask("login.check", func(_ context.Context, l login) error {
+		fmt.Println("body sees", l.Password)
+		close(done)
+		return nil
+	})
+	eng, err := engine.New(memory.New(), engine.Options{MaskPayloads: true, Logger: slog.New(slog.DiscardHandler)}, check)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Stop(ctx)
+	id, err := check.Submit(ctx, eng.Client(), login{User: "ann", Password: "hunter2"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-done
+	d, err := eng.Client().JobDetail(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(d.Arguments))
+	// Output:
+	// body sees hunter2
+	// {"password":"***","user":"ann"}
+}

@@ -129,6 +129,11 @@ type Options struct {
 	// a refused job fails without running) and by the engine's client at
 	// every creation (CheckCreate); see ratchet.AuthorizationPolicy.
 	Authorization ratchet.AuthorizationPolicy
+	// MaskPayloads and MaskingPolicy make the engine's client mask the
+	// sensitive fields of job details (RATCHET_MASK_PAYLOADS); see
+	// ratchet.ClientOptions.MaskPayloads.
+	MaskPayloads  bool
+	MaskingPolicy ratchet.MaskingPolicy
 	// InsertMiddleware wraps every submission through the engine's client.
 	InsertMiddleware []ratchet.InsertMiddleware
 	// WorkMiddleware wraps every execution of a body, the first outermost.

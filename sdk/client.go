@@ -59,6 +59,13 @@ type ClientOptions struct {
 	// create before anything is written (see AuthorizationPolicy); the
 	// engine's client takes the engine's.
 	Authorization AuthorizationPolicy
+	// MaskPayloads masks the sensitive fields of the arguments and results
+	// that JobDetail returns (the spec's mask-payloads,
+	// RATCHET_MASK_PAYLOADS), as MaskingPolicy decides (nil means
+	// DefaultMaskingPolicy). Stored values and what bodies receive are
+	// never masked.
+	MaskPayloads  bool
+	MaskingPolicy MaskingPolicy
 }
 
 // Client submits, reads and manages jobs. It needs no engine running. It is
@@ -78,6 +85,7 @@ type Client struct {
 	// none (or is NoOpMetrics), so that nothing is read for them.
 	signalMetrics spi.SignalMetrics
 	auth          AuthorizationPolicy
+	mask          MaskingPolicy // nil: JobDetail does not mask
 }
 
 // NewClient returns a client over store.
@@ -104,6 +112,12 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		ids:      newIDGenerator(),
 		source:   opts.Source,
 		auth:     opts.Authorization,
+	}
+	if opts.MaskPayloads {
+		c.mask = opts.MaskingPolicy
+		if c.mask == nil {
+			c.mask = DefaultMaskingPolicy{}
+		}
 	}
 	if sm, ok := opts.Metrics.(spi.SignalMetrics); ok {
 		if _, noop := opts.Metrics.(spi.NoOpMetrics); !noop {

@@ -1,0 +1,186 @@
+package ratchet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// MaskedValue replaces a sensitive field's value in a masked job detail.
+const MaskedValue = "***"
+
+// MaskFieldsProperty is the job property that names, comma-separated,
+// fields the DefaultMaskingPolicy masks in that job's details besides its
+// built-in names: a per-job decision (WithProperty(MaskFieldsProperty,
+// "iban,dob")).
+const MaskFieldsProperty = "ratchet.mask"
+
+// MaskingContext is the job a masking decision is for (the spec's
+// MaskingContext): its id and its properties (empty where the store keeps
+// none).
+type MaskingContext struct {
+	JobID      uuid.UUID
+	Properties map[string]string
+}
+
+// MaskingPolicy decides which fields of a job's arguments and result are
+// masked in its details (the spec's PayloadMaskingPolicy), when masking is
+// on (ClientOptions.MaskPayloads, RATCHET_MASK_PAYLOADS). It never changes
+// what is stored or what a body receives. Implementations must be safe for
+// concurrent use.
+type MaskingPolicy interface {
+	IsSensitiveField(field string, mc MaskingContext) bool
+}
+
+// DefaultMaskingPolicy masks the fields of common credential and personal
+// names (password, secret, token, api key, authorization, ssn, card
+// number, cvv, pin, private key, ..., and any name ending in token,
+// secret, password or api key; compared without case, "_" and "-"),
+// those of Extra, and those the job's MaskFieldsProperty names.
+type DefaultMaskingPolicy struct {
+	Extra []string
+}
+
+var sensitiveNames = map[string]bool{}
+
+// sensitiveSuffixes end the names that are sensitive whatever precedes
+// them: session_token, client_secret, db_password, stripe_api_key.
+var sensitiveSuffixes = []string{"token", "secret", "password", "passwd", "apikey", "privatekey", "passphrase"}
+
+func init() {
+	for _, n := range []string{"password", "passwd", "pwd", "secret", "clientsecret", "token", "accesstoken", "refreshtoken",
+		"idtoken", "apikey", "apisecret", "authorization", "auth", "credentials", "ssn", "socialsecuritynumber",
+		"creditcard", "cardnumber", "cardno", "pan", "cvv", "cvc", "pin", "privatekey", "secretkey", "passphrase"} {
+		sensitiveNames[n] = true
+	}
+}
+
+// fieldKey is a field name as the default policy compares it.
+func fieldKey(s string) string {
+	return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
+}
+
+// IsSensitiveField implements MaskingPolicy.
+func (p DefaultMaskingPolicy) IsSensitiveField(field string, mc MaskingContext) bool {
+	k := fieldKey(field)
+	if sensitiveNames[k] {
+		return true
+	}
+	for _, suffix := range sensitiveSuffixes {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	for _, x := range p.Extra {
+		if fieldKey(x) == k {
+			return true
+		}
+	}
+	for _, x := range strings.Split(mc.Properties[MaskFieldsProperty], ",") {
+		if x = strings.TrimSpace(x); x != "" && fieldKey(x) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// MaskJSON returns data, a JSON document, with the value of every member
+// whose name p finds sensitive replaced by MaskedValue, at any depth. A
+// document that is not JSON is masked whole (its MaskedValue as a JSON
+// string), since its fields cannot be told apart.
+func MaskJSON(data []byte, mc MaskingContext, p MaskingPolicy) []byte {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return data
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		b, _ := json.Marshal(MaskedValue)
+		return b
+	}
+	out, err := json.Marshal(maskValue(v, mc, p))
+	if err != nil {
+		b, _ := json.Marshal(MaskedValue)
+		return b
+	}
+	return out
+}
+
+func maskValue(v any, mc MaskingContext, p MaskingPolicy) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if p.IsSensitiveField(k, mc) {
+				x[k] = MaskedValue
+			} else {
+				x[k] = maskValue(e, mc, p)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = maskValue(e, mc, p)
+		}
+	}
+	return v
+}
+
+// JobDetail is a job with its arguments and result decoded (through the
+// payload pipeline) for people to read: the job details of the spec.
+// With masking on, the sensitive fields of both are MaskedValue.
+type JobDetail struct {
+	// Job is the job as stored, without its Payload and Result bytes
+	// (which may be ciphertext, or, unmasked, secrets).
+	Job *Job
+	// Arguments and Result are the serialized arguments and result (JSON
+	// with the default serializer); Result is nil when none is stored.
+	Arguments, Result json.RawMessage
+	// Masked says whether masking was applied.
+	Masked bool
+}
+
+// JobDetail returns job id with its arguments and result decoded, masked
+// as the client's masking says (ClientOptions.MaskPayloads). A job whose
+// values do not decode (a wrong key, a tampered value) is an error that
+// names the problem; an unknown id wraps ErrNotFound.
+func (c *Client) JobDetail(ctx context.Context, id uuid.UUID) (*JobDetail, error) {
+	j, err := c.GetJob(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &JobDetail{Masked: c.mask != nil}
+	args, err := c.pipe.DecodeBytes(ctx, JobRef(SurfaceTask, j.ID), j.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("ratchet: job detail %s: arguments: %w", id, err)
+	}
+	var res []byte
+	if j.Result != nil {
+		if res, err = c.pipe.DecodeBytes(ctx, JobRef(SurfaceResult, j.ID), j.Result); err != nil {
+			return nil, fmt.Errorf("ratchet: job detail %s: result: %w", id, err)
+		}
+	}
+	if c.mask != nil {
+		mc := MaskingContext{JobID: j.ID, Properties: j.Properties}
+		if mc.Properties == nil {
+			if ps := spi.CapabilitiesOf(c.store).Properties; ps != nil {
+				if mc.Properties, err = ps.GetPropertiesByPrefix(ctx, j.ID, ""); err != nil {
+					return nil, fmt.Errorf("ratchet: job detail %s: properties: %w", id, err)
+				}
+			}
+		}
+		args = MaskJSON(args, mc, c.mask)
+		if res != nil {
+			res = MaskJSON(res, mc, c.mask)
+		}
+	}
+	d.Arguments, d.Result = args, res
+	j.Payload, j.Result = nil, nil
+	d.Job = j
+	return d, nil
+}
