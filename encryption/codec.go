@@ -2,9 +2,11 @@ package encryption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // Options configure a Codec. The zero value writes AES-256-GCM and reads
@@ -20,6 +22,11 @@ type Options struct {
 	// it on once no plaintext row is left, so that a plaintext value
 	// planted in a row is refused too.
 	RequireEnvelope bool
+	// Metrics, when it implements spi.EncryptionMetrics, hears of every
+	// value that fails its integrity check, and of every envelope of an
+	// unknown version (pass the engine's Options.Metrics); nil reports
+	// nothing.
+	Metrics spi.MetricsCollector
 }
 
 // Codec seals values into envelopes and opens them, with the keys of a
@@ -27,6 +34,7 @@ type Options struct {
 type Codec struct {
 	s       sealer
 	require bool
+	metrics spi.EncryptionMetrics // nil: none
 }
 
 // NewCodec returns the codec of keys.
@@ -42,6 +50,9 @@ func NewCodec(keys KeyProvider, o Options) (*Codec, error) {
 		return nil, fmt.Errorf("encryption: unknown algorithm %d", byte(alg))
 	}
 	c := &Codec{s: sealer{keys: keys, alg: alg}, require: o.RequireEnvelope}
+	if m, ok := o.Metrics.(spi.EncryptionMetrics); ok {
+		c.metrics = m
+	}
 	for _, a := range []Algorithm{AES256GCM, XChaCha20Poly1305} {
 		c.s.ciphers[a].alg = a
 	}
@@ -64,13 +75,22 @@ func (c *Codec) Open(ctx context.Context, b Binding, stored []byte) ([]byte, err
 	if !IsEnvelope(stored) && !c.require {
 		return stored, nil
 	}
-	return c.s.open(ctx, b, stored)
+	plain, err := c.s.open(ctx, b, stored)
+	if err != nil && c.metrics != nil {
+		switch {
+		case errors.Is(err, ErrEnvelopeVersion):
+			c.metrics.EncryptionEnvelopeVersionSkew(ctx, b.JobID, int(stored[2]), version1)
+		case errors.Is(err, ErrIntegrity):
+			c.metrics.EncryptionIntegrityViolation(ctx, b.JobID, b.Surface)
+		}
+	}
+	return plain, err
 }
 
 // KeyID returns the id of the key value was sealed under, and false for a
 // value that is no envelope: what a re-encryption pass looks at.
 func KeyID(value []byte) (string, bool) {
-	if !IsEnvelope(value) || len(value) < headerFixed+int(value[5]) {
+	if !IsEnvelope(value) || value[2] != version1 || len(value) < headerFixed+int(value[5]) {
 		return "", false
 	}
 	return string(value[headerFixed : headerFixed+int(value[5])]), true

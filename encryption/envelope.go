@@ -91,11 +91,15 @@ const (
 // key.
 var ErrIntegrity = errors.New("encryption: integrity check failed")
 
-// IsEnvelope reports whether b starts as an envelope of this package does:
-// values written before encryption was turned on do not, and are read as
-// they are (see Codec).
+// ErrEnvelopeVersion reports an envelope of a version this package does
+// not read (written by a newer release). It wraps ErrIntegrity.
+var ErrEnvelopeVersion = fmt.Errorf("%w: envelope of an unknown version", ErrIntegrity)
+
+// IsEnvelope reports whether b starts as an envelope of this package does
+// (its magic, any version): values written before encryption was turned
+// on do not, and are read as they are (see Codec).
 func IsEnvelope(b []byte) bool {
-	return len(b) >= headerFixed && b[0] == magic0 && b[1] == magic1 && b[2] == version1
+	return len(b) >= headerFixed && b[0] == magic0 && b[1] == magic1
 }
 
 // Binding is what a value is bound to: its job, or, for a value that is
@@ -171,6 +175,9 @@ func aadSize(hlen int, kind byte, b Binding) int {
 func (s *sealer) open(ctx context.Context, b Binding, env []byte) ([]byte, error) {
 	if !IsEnvelope(env) {
 		return nil, fmt.Errorf("%w: not an envelope", ErrIntegrity)
+	}
+	if env[2] != version1 {
+		return nil, fmt.Errorf("%w %d (this release reads version %d)", ErrEnvelopeVersion, env[2], version1)
 	}
 	alg, kind, n := Algorithm(env[3]), env[4], int(env[5])
 	if !alg.valid() || (kind != bindJob && kind != bindScope) || n == 0 {

@@ -25,6 +25,9 @@ type envSetting struct {
 	applyStr func(o *Options, v string) error
 	// ignored says why a setting without apply is accepted and ignored.
 	ignored string
+	// elsewhere names what reads a setting that is not the engine's
+	// (encryption.EnvKeys): LookupEnv accepts it, silently.
+	elsewhere string
 }
 
 const (
@@ -142,6 +145,10 @@ var envSettings = []envSetting{
 	}},
 	{name: "RATCHET_JOB_LOG_MAX_LINES", doc: "most job log lines a job keeps", min: 1,
 		apply: func(o *Options, v int64) { o.JobLogs.MaxLines = int(v) }},
+	// Payload encryption: read by package encryption (its module), not
+	// by the engine; listed so that they are known.
+	{name: "RATCHET_ENCRYPTION_KEYS", doc: "the encryption keys, id:base64,id:base64", elsewhere: "encryption.EnvKeys"},
+	{name: "RATCHET_ENCRYPTION_CURRENT_KEY", doc: "the id of the key new values are sealed under (default: the last listed)", elsewhere: "encryption.EnvKeys"},
 	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
 		o.MaskPayloads = on
@@ -207,16 +214,19 @@ func FromEnv(base Options) (Options, error) {
 // error or off) and RATCHET_JOB_LOG_MAX_LINES, and the circuit breakers'
 // RATCHET_CIRCUIT_BREAKER_ENABLED, _FAILURE_RATE_THRESHOLD (percent),
 // _SLIDING_WINDOW_SIZE, _MINIMUM_CALLS, _PERMITTED_CALLS_IN_HALF_OPEN,
-// _WAIT_DURATION_SECONDS and _RETRY_DELAY_SECONDS, and
-// RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS.
-// A malformed or out-of-range value of one of these is an error naming the
-// variable, and nothing is applied.
+// _WAIT_DURATION_SECONDS and _RETRY_DELAY_SECONDS,
+// RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS, RATCHET_SIGNAL_SWEEP_INTERVAL_MS,
+// RATCHET_BATCH_FINISH_INTERVAL_MS and RATCHET_MASK_PAYLOADS (true or
+// false). A malformed or out-of-range value of one of these is an error
+// naming the variable, and nothing is applied.
+//
+// Accepted silently, being another package's: RATCHET_ENCRYPTION_KEYS and
+// RATCHET_ENCRYPTION_CURRENT_KEY (encryption.EnvKeys).
 //
 // Warned about, never an error, so that one stray variable cannot stop a
 // node from starting: the spec's names this version does not implement
-// (payload masking, the Java threading settings)
-// and RATCHET_* names it does not know. RATCHET_TEST_* variables are left
-// to the tests.
+// (the Java threading settings) and RATCHET_* names it does not know.
+// RATCHET_TEST_* variables are left to the tests.
 func LookupEnv(base Options, environ []string) (Options, []EnvWarning, error) {
 	known := make(map[string]envSetting, len(envSettings))
 	for _, s := range envSettings {
@@ -233,6 +243,8 @@ func LookupEnv(base Options, environ []string) (Options, []EnvWarning, error) {
 		switch {
 		case !ok:
 			warnings = append(warnings, EnvWarning{Name: name, Problem: "unknown setting (a typo, or a setting of another version); ignored"})
+			continue
+		case s.elsewhere != "":
 			continue
 		case s.applyStr != nil:
 			v := strings.TrimSpace(val)

@@ -264,3 +264,12 @@ func TestArchiveSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, o.Archive.Disabled)
 }
+
+// The encryption module's variables are known, and not the engine's to
+// warn about.
+func TestLookupEnvLeavesEncryptionKeys(t *testing.T) {
+	_, warnings, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_ENCRYPTION_KEYS=k:AAAA", "RATCHET_ENCRYPTION_CURRENT_KEY=k"})
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Contains(t, engine.EnvSettingNames(), "RATCHET_ENCRYPTION_KEYS")
+}
