@@ -68,6 +68,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Signals
 	case *spi.BatchStore:
 		v = caps.Batches
+	case *spi.ValueRewriter:
+		v = caps.Rewriter
 	}
 	c, ok := v.(C)
 	return c, ok

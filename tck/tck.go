@@ -156,6 +156,7 @@ func groups() []group {
 		{"Workflows", workflowCases()},
 		{"Signals", signalCases()},
 		{"Batches", batchCases()},
+		{"Rewrite", rewriteCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

@@ -54,6 +54,7 @@ var capabilityGroups = map[string]string{
 	"Workflows":  "spi.WorkflowStore",
 	"Signals":    "spi.SignalStore",
 	"Batches":    "spi.BatchStore",
+	"Rewrite":    "spi.ValueRewriter",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -281,6 +282,9 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugFinishIgnoresFailure, []string{"Batches/FinishFailed", "Batches/FinishOnceConcurrently"}},
 		{bugCancelBatchKeepsChildren, []string{"Batches/Cancel"}},
 		{bugArchiveOpenBatch, []string{"Batches/ArchiveKeepsOpenBatches"}},
+		{bugRewriteBlind, []string{"Rewrite/CompareAndSet"}},
+		{bugValuesWithoutState, []string{"Rewrite/PagesEveryValue"}},
+		{bugValuesPastLimit, []string{"Rewrite/PagesEveryValue"}},
 		{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},

@@ -35,6 +35,8 @@ type Capabilities struct {
 	Signals SignalStore
 	// Batches keeps batches of jobs.
 	Batches BatchStore
+	// Rewriter rewrites sealed values in place (key rotation).
+	Rewriter ValueRewriter
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -68,5 +70,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Workflows, _ = s.(WorkflowStore)
 	c.Signals, _ = s.(SignalStore)
 	c.Batches, _ = s.(BatchStore)
+	c.Rewriter, _ = s.(ValueRewriter)
 	return c
 }

@@ -107,10 +107,12 @@ var syntax = sqlcore.Syntax{
 	Long:       clobArg,
 	Blob:       blobArg,
 	EmptyBlob:  "EMPTY_BLOB()",
-	LockOn:     " FOR UPDATE",
-	Limit:      " FETCH FIRST ? ROWS ONLY",
-	MaxArgs:    65535,
-	EmptyNull:  true,
+	// A BLOB is not compared with =.
+	BlobEq:    func(col string) string { return "DBMS_LOB.COMPARE(" + col + ", ?) = 0" },
+	LockOn:    " FOR UPDATE",
+	Limit:     " FETCH FIRST ? ROWS ONLY",
+	MaxArgs:   65535,
+	EmptyNull: true,
 	// The claim's candidates are read without locks: Oracle allows no
 	// FETCH FIRST with FOR UPDATE, so the claim locks the ones it picks
 	// afterwards, with SKIP LOCKED (see lockAndAdmit).

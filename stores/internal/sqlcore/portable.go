@@ -94,6 +94,10 @@ type Syntax struct {
 	// status in (through the index of (workflow_id, it)); empty means
 	// status. MySQL's is a virtual column, NULL for a job of no workflow.
 	BatchStatus string
+	// BlobEq, when not nil, is the condition that a BLOB column col holds
+	// exactly the bytes of the next argument (Oracle's DBMS_LOB.COMPARE);
+	// nil means col = ?.
+	BlobEq func(col string) string
 }
 
 // tableNames are the tables of a template's {job}, {tag}, ... without

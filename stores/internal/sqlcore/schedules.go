@@ -372,5 +372,8 @@ func (s *Syntax) Statements() map[string]string {
 	for name, q := range s.batchStatements() {
 		m[name] = q
 	}
+	for name, q := range s.rewriteStatements() {
+		m[name] = q
+	}
 	return m
 }

@@ -1,0 +1,122 @@
+package tck
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// rewriter returns the case's store as a ValueRewriter, or skips the case.
+func (f *fixture) rewriter() spi.ValueRewriter {
+	f.t.Helper()
+	return capability[spi.ValueRewriter](f, "spi.ValueRewriter")
+}
+
+// allValues pages through every stored value, limit jobs a page.
+func (f *fixture) allValues(vr spi.ValueRewriter, limit int) []spi.StoredValue {
+	f.t.Helper()
+	var out []spi.StoredValue
+	after := uuid.Nil
+	for range 1000 {
+		page, next, err := vr.JobValues(f.ctx, after, limit)
+		require.NoError(f.t, err, "JobValues(after %s, limit %d)", after, limit)
+		jobs := map[uuid.UUID]bool{}
+		for _, v := range page {
+			jobs[v.JobID] = true
+		}
+		require.LessOrEqual(f.t, len(jobs), limit, "JobValues returned the values of more jobs than its limit")
+		out = append(out, page...)
+		if next == uuid.Nil {
+			return out
+		}
+		require.Positive(f.t, bytes.Compare(next[:], after[:]), "the next page starts after the last job read")
+		after = next
+	}
+	f.t.Fatalf("JobValues never ended its paging")
+	return nil
+}
+
+// valueOf finds the value of job id's column (and namespace).
+func valueOf(vs []spi.StoredValue, id uuid.UUID, c spi.ValueColumn, ns string) ([]byte, bool) {
+	for _, v := range vs {
+		if v.JobID == id && v.Column == c && v.Namespace == ns {
+			return v.Value, true
+		}
+	}
+	return nil, false
+}
+
+func rewriteCases() []testCase {
+	return []testCase{
+		{"PagesEveryValue", func(t tb, f *fixture) {
+			vr := f.rewriter()
+			jobs := f.insert(f.newJob(withPayload([]byte(`{"n":"a"}`))), f.newJob(withPayload([]byte(`{"n":"b"}`))), f.newJob(withPayload([]byte(`{"n":"c"}`))))
+			now := at(0)
+			c := f.claimOne(jobs[0].ID, "n1", now)
+			require.Equal(t, []bool{true}, f.complete(succeeded(c, now, []byte(`"done"`), "string")))
+			withState := false
+			if ss, ok := pick[spi.JobStateStore](f.s); ok {
+				c = f.claimOne(jobs[1].ID, "n1", now)
+				r, err := ss.InitState(f.ctx, c.ID, stateNS, []byte(`{"step":1}`), c.ClaimSeq)
+				require.NoError(t, err)
+				require.Equal(t, spi.StateUpdated, r)
+				withState = true
+			}
+			for _, limit := range []int{1, 2, 10} {
+				vs := f.allValues(vr, limit)
+				var ids []uuid.UUID
+				for _, v := range vs {
+					if len(ids) == 0 || ids[len(ids)-1] != v.JobID {
+						ids = append(ids, v.JobID)
+					}
+				}
+				assert.True(t, slices.IsSortedFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }), "limit %d: values in job id order", limit)
+				for i, j := range jobs {
+					p, ok := valueOf(vs, j.ID, spi.ColumnPayload, "")
+					assert.True(t, ok, "limit %d: the payload of job %d", limit, i)
+					assert.Equal(t, string(j.Payload), string(p), "limit %d: the payload of job %d byte for byte", limit, i)
+				}
+				r, ok := valueOf(vs, jobs[0].ID, spi.ColumnResult, "")
+				assert.True(t, ok && string(r) == `"done"`, "limit %d: the result of the succeeded job", limit)
+				_, ok = valueOf(vs, jobs[1].ID, spi.ColumnResult, "")
+				assert.False(t, ok, "limit %d: no result value for a job without one", limit)
+				if withState {
+					st, ok := valueOf(vs, jobs[1].ID, spi.ColumnState, stateNS)
+					assert.True(t, ok && string(st) == `{"step":1}`, "limit %d: the state of namespace %q", limit, stateNS)
+				}
+			}
+		}},
+		{"CompareAndSet", func(t tb, f *fixture) {
+			vr := f.rewriter()
+			j := f.insertOne(withPayload([]byte(`{"n":"old"}`)))
+			ok, err := vr.RewriteValues(f.ctx, []spi.ValueRewrite{
+				{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnPayload, Value: []byte(`{"n":"stale"}`)}, New: []byte(`{"n":"x"}`)},
+			})
+			require.NoError(t, err)
+			assert.Equal(t, []bool{false}, ok, "a rewrite whose value is not what the row holds does not apply")
+			assert.Equal(t, `{"n":"old"}`, string(f.get(j.ID).Payload))
+
+			ok, err = vr.RewriteValues(f.ctx, []spi.ValueRewrite{
+				{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnPayload, Value: []byte(`{"n":"old"}`)}, New: []byte(`{"n":"new"}`)},
+				{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnPayload, Value: []byte(`{"n":"old"}`)}, New: []byte(`{"n":"again"}`)},
+				{StoredValue: spi.StoredValue{JobID: f.nextID(), Column: spi.ColumnPayload, Value: []byte(`{}`)}, New: []byte(`{"n":"x"}`)},
+				{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnResult, Value: []byte(`"r"`)}, New: []byte(`"x"`)},
+			})
+			require.NoError(t, err)
+			assert.Equal(t, []bool{true, false, false, false}, ok,
+				"the first applies; the second finds the first's value; an unknown job and a result the job lacks do not apply")
+			got := f.get(j.ID)
+			assert.Equal(t, `{"n":"new"}`, string(got.Payload))
+			assert.Equal(t, spi.StatusPending, got.Status, "nothing else of the job changes")
+
+			_, err = vr.RewriteValues(f.ctx, []spi.ValueRewrite{{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnPayload, Value: got.Payload}}})
+			assert.Error(t, err, "an empty new value")
+			assert.Equal(t, `{"n":"new"}`, string(f.get(j.ID).Payload), "nothing written on a refused batch")
+		}},
+	}
+}

@@ -1,0 +1,101 @@
+package tck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The reference store's value rewriter, over its rows and states.
+
+// The defects of the value rewriter the self-test plants.
+const (
+	bugRewriteBlind       bug = "RewriteValues writes without comparing"
+	bugValuesWithoutState bug = "JobValues leaves out the states"
+	bugValuesPastLimit    bug = "JobValues returns one job more than its limit"
+)
+
+// JobValues implements spi.ValueRewriter.
+func (s *refStore) JobValues(_ context.Context, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := slices.Clone(s.order)
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	limit = max(limit, 1)
+	if s.bug == bugValuesPastLimit {
+		limit++
+	}
+	var out []spi.StoredValue
+	n, last := 0, uuid.Nil
+	for _, id := range ids {
+		if bytes.Compare(id[:], after[:]) <= 0 {
+			continue
+		}
+		if n == limit {
+			return out, last, nil
+		}
+		n, last = n+1, id
+		j := s.rows[id].job
+		if len(j.Payload) > 0 {
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnPayload, Value: bytes.Clone(j.Payload)})
+		}
+		if len(j.Result) > 0 {
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnResult, Value: bytes.Clone(j.Result)})
+		}
+		if s.bug == bugValuesWithoutState {
+			continue
+		}
+		var nss []string
+		for k := range s.states {
+			if k.id == id {
+				nss = append(nss, k.ns)
+			}
+		}
+		slices.Sort(nss)
+		for _, ns := range nss {
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnState, Namespace: ns, Value: bytes.Clone(s.states[refStateKey{id, ns}].JSON)})
+		}
+	}
+	return out, uuid.Nil, nil
+}
+
+// RewriteValues implements spi.ValueRewriter.
+func (s *refStore) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool, error) {
+	for _, r := range rs {
+		if len(r.New) == 0 {
+			return nil, errors.New("ref: rewrite with an empty value")
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]bool, len(rs))
+	same := func(have, read []byte) bool { return s.bug == bugRewriteBlind || bytes.Equal(have, read) }
+	for i, r := range rs {
+		row := s.rows[r.JobID]
+		if row == nil {
+			continue
+		}
+		switch r.Column {
+		case spi.ColumnPayload:
+			if out[i] = same(row.job.Payload, r.Value); out[i] {
+				row.job.Payload = bytes.Clone(r.New)
+			}
+		case spi.ColumnResult:
+			if out[i] = len(row.job.Result) > 0 && same(row.job.Result, r.Value); out[i] {
+				row.job.Result = bytes.Clone(r.New)
+			}
+		case spi.ColumnState:
+			k := refStateKey{r.JobID, r.Namespace}
+			if v, ok := s.states[k]; ok && same(v.JSON, r.Value) {
+				v.JSON, out[i] = bytes.Clone(r.New), true
+				s.states[k] = v
+			}
+		}
+	}
+	return out, nil
+}
