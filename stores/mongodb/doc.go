@@ -223,6 +223,23 @@
 // workflow_id index, which may read many finished children of a large
 // batch per pass. See batch.go.
 //
+// # Key rotation
+//
+// A [Store] implements [spi.ValueRewriter], which a key rotation uses to
+// rewrite sealed values in place. A job's payload, result and states all
+// live on its document (payload, job_result, st.<ns>.j), so
+// [Store.JobValues] is one find on _id above the cursor, in _id order,
+// projected to those fields, staged jobs (stg) included (a chunk a dead
+// writer left staged must not stay under a retired key); archived jobs
+// are not read. [Store.RewriteValues] writes
+// each value with one UpdateOne whose filter requires the field to hold
+// exactly the bytes read ({_id, field: old} → $set field: new; a state
+// keeps its version), so a concurrent completion or state write always
+// wins and the rewrite reports that it did not apply. The rewrites of one
+// job apply in their order, those of different jobs in parallel (see
+// [Options.Parallelism]); an empty new value or an unknown column fails
+// the call before anything is written.
+//
 // # FerretDB
 //
 // The store also runs on FerretDB 1.24 (its tests do), with two

@@ -3,6 +3,7 @@
 //	ratchet demo     run a node on a realistic mix of jobs and check the outcome
 //	ratchet bench    measure throughput and latency on a store
 //	ratchet migrate  apply the schema migrations to a database
+//	ratchet keys     keys reencrypt: rewrite the stored values under the current key
 //
 // Run it from the repository root with go run ./tools/cmd/ratchet.
 package main
@@ -26,6 +27,7 @@ var commands = []command{
 	{"demo", "run a node on a realistic mix of jobs and check that each reached its expected state", runDemo},
 	{"bench", "measure insert and work throughput (burndown) or enqueue-to-start latency (steady)", runBench},
 	{"migrate", "apply the schema migrations to a PostgreSQL database and say what was applied", runMigrate},
+	{"keys", "keys reencrypt: seal the stored values under the current encryption key (the key rotation)", runKeys},
 }
 
 func main() {

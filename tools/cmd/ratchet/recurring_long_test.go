@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +52,12 @@ func TestMain(m *testing.M) {
 	}
 	if spec := os.Getenv(envStreamStore); spec != "" {
 		os.Exit(streamNode(spec))
+	}
+	if args := os.Getenv(envRatchetArgs); args != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, strings.Split(args, "\x1f"), os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

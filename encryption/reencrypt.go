@@ -1,0 +1,156 @@
+package encryption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// DefaultReencryptBatch is how many jobs a re-encryption pass reads at a
+// time when ReencryptOptions.BatchSize is zero.
+const DefaultReencryptBatch = 500
+
+// ReencryptOptions configure Reencrypt. The zero value rewrites every live
+// job from the first, DefaultReencryptBatch jobs at a time.
+type ReencryptOptions struct {
+	// BatchSize is how many jobs are read and rewritten at a time.
+	BatchSize int
+	// After resumes a pass: only the jobs with ids above it are read (the
+	// Last of an interrupted pass's stats). Running again from the start
+	// is safe too: values under the current key are left alone.
+	After uuid.UUID
+	// Progress, when set, is called after each batch with the totals so
+	// far.
+	Progress func(ReencryptStats)
+}
+
+// ReencryptStats counts what a re-encryption pass did.
+type ReencryptStats struct {
+	// Jobs and Values are what was read; Current the values already under
+	// the current key.
+	Jobs, Values, Current int
+	// Rewritten are the values sealed again under the current key
+	// (Plaintext of them were not sealed before); Changed the ones a
+	// concurrent write changed between the read and the rewrite (left to
+	// that write, which sealed them under the current key).
+	Rewritten, Plaintext, Changed int
+	// Unreadable are the values that did not open (tampered with, or
+	// under a key the provider lacks): left as they are, and reported.
+	Unreadable int
+	// Last is the id of the last job done: ReencryptOptions.After resumes
+	// there.
+	Last uuid.UUID
+}
+
+// Reencrypt seals every stored value of the live jobs (payloads, results,
+// states) that is not under the current key under it: the key rotation
+// (ratchet keys reencrypt). Each value is written back only where the row
+// still holds the bytes read, so a node writing meanwhile (a result, a
+// state) always wins; it runs beside working nodes, which must already
+// seal under the new key. A value that does not open is left and counted
+// in Unreadable, and the first such error is returned with the stats at
+// the end, after every other value was done. It stops at ctx's end, with
+// the stats to resume from.
+func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o ReencryptOptions) (ReencryptStats, error) {
+	st := ReencryptStats{Last: o.After}
+	cur, err := c.s.keys.CurrentKey(ctx)
+	if err != nil {
+		return st, fmt.Errorf("encryption: current key: %w", err)
+	}
+	size := o.BatchSize
+	if size <= 0 {
+		size = DefaultReencryptBatch
+	}
+	var bad error
+	for {
+		if err := ctx.Err(); err != nil {
+			return st, errors.Join(err, bad)
+		}
+		vs, next, err := rw.JobValues(ctx, st.Last, size)
+		if err != nil {
+			return st, fmt.Errorf("encryption: reencrypt: read the jobs after %s: %w", st.Last, err)
+		}
+		var rs []spi.ValueRewrite
+		seen := map[uuid.UUID]bool{}
+		for _, v := range vs {
+			seen[v.JobID] = true
+			st.Values++
+			if id, ok := KeyID(v.Value); ok && id == cur.ID {
+				st.Current++
+				continue
+			}
+			b := Binding{Surface: surfaceOf(v.Column), JobID: v.JobID}
+			plain, err := c.s.openOrPlain(ctx, b, v.Value)
+			if err != nil {
+				st.Unreadable++
+				if bad == nil {
+					bad = fmt.Errorf("encryption: reencrypt: %s of job %s: %w", v.Column, v.JobID, err)
+				}
+				continue
+			}
+			if !IsEnvelope(v.Value) {
+				st.Plaintext++
+			}
+			sealed, err := c.s.seal(ctx, b, plain)
+			if err != nil {
+				return st, fmt.Errorf("encryption: reencrypt: %s of job %s: %w", v.Column, v.JobID, err)
+			}
+			rs = append(rs, spi.ValueRewrite{StoredValue: v, New: sealed})
+		}
+		if len(rs) > 0 {
+			ok, err := rw.RewriteValues(ctx, rs)
+			if err != nil {
+				return st, fmt.Errorf("encryption: reencrypt: rewrite %d values after %s: %w", len(rs), st.Last, err)
+			}
+			for i, applied := range ok {
+				if applied {
+					st.Rewritten++
+				} else {
+					st.Changed++
+					if !IsEnvelope(rs[i].Value) {
+						st.Plaintext--
+					}
+				}
+			}
+		}
+		st.Jobs += len(seen)
+		if next == uuid.Nil {
+			if len(vs) > 0 {
+				st.Last = vs[len(vs)-1].JobID
+			}
+			if o.Progress != nil {
+				o.Progress(st)
+			}
+			return st, bad
+		}
+		st.Last = next
+		if o.Progress != nil {
+			o.Progress(st)
+		}
+	}
+}
+
+// surfaceOf is the stored surface of a rewriter's column, as the pipeline
+// binds it (ratchet.Surface.Stored).
+func surfaceOf(c spi.ValueColumn) string {
+	switch c {
+	case spi.ColumnPayload:
+		return "task"
+	case spi.ColumnResult:
+		return "result"
+	}
+	return string(c) // state
+}
+
+// openOrPlain opens an envelope, and returns a value that is no envelope
+// as it is (a row written before encryption was on).
+func (s *sealer) openOrPlain(ctx context.Context, b Binding, v []byte) ([]byte, error) {
+	if !IsEnvelope(v) {
+		return v, nil
+	}
+	return s.open(ctx, b, v)
+}

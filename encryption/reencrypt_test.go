@@ -1,0 +1,140 @@
+package encryption_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/encryption"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// rows is a ValueRewriter over values in memory; before, when set, runs
+// before each rewrite batch (a concurrent writer).
+type rows struct {
+	mu     sync.Mutex
+	vals   []spi.StoredValue // in job id order
+	before func(*rows)
+}
+
+func (r *rows) JobValues(_ context.Context, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []spi.StoredValue
+	jobs := 0
+	for _, v := range r.vals {
+		if bytes.Compare(v.JobID[:], after[:]) <= 0 {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].JobID != v.JobID {
+			if jobs == limit {
+				return out, out[len(out)-1].JobID, nil
+			}
+			jobs++
+		}
+		v.Value = bytes.Clone(v.Value)
+		out = append(out, v)
+	}
+	return out, uuid.Nil, nil
+}
+
+func (r *rows) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool, error) {
+	if r.before != nil {
+		r.before(r)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]bool, len(rs))
+	for i, w := range rs {
+		for k := range r.vals {
+			v := &r.vals[k]
+			if v.JobID == w.JobID && v.Column == w.Column && v.Namespace == w.Namespace && bytes.Equal(v.Value, w.Value) {
+				v.Value, out[i] = bytes.Clone(w.New), true
+			}
+		}
+	}
+	return out, nil
+}
+
+// A rotation seals under the new key every value under an old one and
+// every plaintext value, leaves values a concurrent write changed to it,
+// counts what does not open, and resumes where it stopped.
+func TestReencrypt(t *testing.T) {
+	keys := map[string][]byte{"k1": secret(1), "k2": secret(2)}
+	old := codec(t, "k1", encryption.Options{}, keys)
+	next := codec(t, "k2", encryption.Options{}, keys)
+	r := &rows{}
+	var ids []uuid.UUID
+	for range 7 {
+		ids = append(ids, uuid.Must(uuid.NewV7()))
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	seal := func(c *encryption.Codec, surface string, id uuid.UUID, s string) []byte {
+		b, err := c.Seal(ctx, encryption.Binding{Surface: surface, JobID: id}, []byte(s))
+		require.NoError(t, err)
+		return b
+	}
+	for i, id := range ids {
+		r.vals = append(r.vals, spi.StoredValue{JobID: id, Column: spi.ColumnPayload, Value: seal(old, "task", id, "p")})
+		if i%2 == 0 {
+			r.vals = append(r.vals, spi.StoredValue{JobID: id, Column: spi.ColumnResult, Value: seal(old, "result", id, "r")})
+		}
+	}
+	r.vals = append(r.vals, spi.StoredValue{JobID: ids[6], Column: spi.ColumnState, Namespace: "s", Value: []byte(`{"plain":1}`)})
+	r.vals[1].Value = seal(next, "result", ids[0], "r")                                // already under k2
+	r.vals[2].Value = append(bytes.Clone(r.vals[2].Value[:len(r.vals[2].Value)-1]), 0) // tampered
+	slices.SortStableFunc(r.vals, func(a, b spi.StoredValue) int { return bytes.Compare(a.JobID[:], b.JobID[:]) })
+
+	// The first pass stops after two batches of two jobs.
+	cctx, cancel := context.WithCancel(ctx)
+	batches := 0
+	st, err := next.Reencrypt(cctx, r, encryption.ReencryptOptions{BatchSize: 2, Progress: func(encryption.ReencryptStats) {
+		if batches++; batches == 2 {
+			cancel()
+		}
+	}})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, encryption.ErrIntegrity, "the tampered value it read is reported")
+	assert.Equal(t, 1, st.Unreadable)
+	assert.Equal(t, 4, st.Jobs)
+	assert.Equal(t, ids[3], st.Last)
+
+	// A node rewrites job 5's payload under k2 between the read and the
+	// rewrite: the pass leaves it.
+	r.before = func(r *rows) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for k := range r.vals {
+			if r.vals[k].JobID == ids[5] && r.vals[k].Column == spi.ColumnPayload {
+				b, _ := next.Seal(ctx, encryption.Binding{Surface: "task", JobID: ids[5]}, []byte("node"))
+				r.vals[k].Value = b
+			}
+		}
+		r.before = nil
+	}
+	rest, err := next.Reencrypt(ctx, r, encryption.ReencryptOptions{BatchSize: 2, After: st.Last})
+	require.NoError(t, err)
+	assert.Equal(t, 3, rest.Jobs)
+	assert.Equal(t, 1, rest.Changed)
+	assert.Equal(t, 1, rest.Plaintext, "the plaintext state is sealed")
+
+	// Every value opens under k2 now, but the tampered one.
+	for _, v := range r.vals {
+		id, ok := encryption.KeyID(v.Value)
+		require.True(t, ok, "job %s %s is sealed", v.JobID, v.Column)
+		if v.JobID == ids[1] && v.Column == spi.ColumnPayload {
+			continue // the tampered one (the second job's payload)
+		}
+		assert.Equal(t, "k2", id, "job %s %s", v.JobID, v.Column)
+	}
+	again, err := next.Reencrypt(ctx, r, encryption.ReencryptOptions{})
+	require.ErrorIs(t, err, encryption.ErrIntegrity, "a full pass reports the tampered value again")
+	assert.Zero(t, again.Rewritten, "a second full pass has nothing left to do")
+	assert.Equal(t, 1, again.Unreadable)
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/encryption"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/stores/sqlite"
+)
+
+// ratchet keys reencrypt seals every payload under the current key, and a
+// second run has nothing left to do; bad keys and flags are refused.
+func TestKeysReencryptCommand(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "keys.db")
+	k1, k2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	s, err := sqlite.Open(ctx, db, sqlite.Options{})
+	require.NoError(t, err)
+	kp, err := encryption.NewStaticKeys("k1", map[string][]byte{"k1": k1})
+	require.NoError(t, err)
+	codec, err := encryption.NewCodec(kp, encryption.Options{})
+	require.NoError(t, err)
+	c, err := ratchet.NewClient(s, ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{codec}})
+	require.NoError(t, err)
+	ids, err := rotated.SubmitMany(ctx, c, []int{1, 2, 3, 4, 5})
+	require.NoError(t, err)
+	plain, err := ratchet.NewClient(s, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = rotated.Submit(ctx, plain, 6) // written before encryption was on
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	t.Setenv("RATCHET_ENCRYPTION_KEYS", "k1:"+base64.StdEncoding.EncodeToString(k1)+",k2:"+base64.StdEncoding.EncodeToString(k2))
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"keys", "reencrypt", "--store", "sqlite:" + db, "--batch", "2"}, &out, &errOut)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	assert.Contains(t, out.String(), `reencrypt: 6 jobs, 6 values: 6 rewritten (1 were plaintext), 0 already under "k2"`)
+
+	s, err = sqlite.Open(ctx, db, sqlite.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, id := range ids {
+		j, err := s.GetJob(ctx, id)
+		require.NoError(t, err)
+		key, ok := encryption.KeyID(j.Payload)
+		assert.True(t, ok && key == "k2", "job %s under %q", id, key)
+	}
+	require.NoError(t, s.Close())
+	out.Reset()
+	code = run(ctx, []string{"keys", "reencrypt", "--store", "sqlite:" + db}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	assert.Contains(t, out.String(), `0 rewritten (0 were plaintext), 6 already under "k2"`)
+
+	for _, tc := range []struct {
+		args []string
+		env  string
+		code int
+		want string
+	}{
+		{[]string{"keys"}, "", 2, "usage: ratchet keys reencrypt"},
+		{[]string{"keys", "reencrypt"}, "", 2, "--store is required"},
+		{[]string{"keys", "reencrypt", "--store", "sqlite:" + db, "--after", "x"}, "", 1, `--after "x"`},
+		{[]string{"keys", "reencrypt", "--store", "sqlite:" + db, "--algorithm", "rot13"}, "", 1, `--algorithm "rot13"`},
+		{[]string{"keys", "reencrypt", "--store", "sqlite:" + db}, "k1:bad", 1, `key "k1" is not standard base64`},
+	} {
+		if tc.env != "" {
+			t.Setenv("RATCHET_ENCRYPTION_KEYS", tc.env)
+		}
+		out.Reset()
+		errOut.Reset()
+		assert.Equal(t, tc.code, run(ctx, tc.args, &out, &errOut), "%v", tc.args)
+		assert.Contains(t, errOut.String(), tc.want, "%v", tc.args)
+	}
+}
