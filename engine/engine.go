@@ -207,6 +207,17 @@ func (e *Engine) wire() {
 			}
 			rl := &runLog{ref: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, run: jc.Run, level: o.JobLogs.Level,
 				max: o.JobLogs.MaxLines, clock: o.Clock, sanitize: o.ErrorSanitizer, flush: e.completer.addLogs}
+			if len(o.Codecs) > 0 {
+				pipe, ref := e.client.Pipeline(), ratchet.JobRef(ratchet.SurfaceLog, j.ID)
+				rl.seal = func(msg string) string {
+					s, err := pipe.EncodeText(e.runCtx, ref, msg)
+					if err != nil {
+						// Never the plaintext: the line says it was lost.
+						return "[log line not sealed: " + err.Error() + "]"
+					}
+					return s
+				}
+			}
 			jc.Logger = rl.logger(jc.Logger.Handler())
 			return jc, rl
 		},

@@ -64,6 +64,9 @@ type runLog struct {
 	clock    clockwork.Clock
 	sanitize spi.ErrorSanitizer
 	flush    func(spi.LogAppend)
+	// seal, when not nil, seals a line's message through the codecs
+	// (ratchet.SurfaceLog): set when the engine has codecs.
+	seal func(msg string) string
 
 	mu     sync.Mutex
 	lines  []spi.LogLine
@@ -88,8 +91,12 @@ func (r *runLog) add(level slog.Level, msg string) {
 		r.mu.Unlock()
 		return
 	}
+	msg = ratchet.TruncateText(msg, ratchet.DefaultMaxErrorLength)
+	if r.seal != nil {
+		msg = r.seal(msg)
+	}
 	r.lines = append(r.lines, spi.LogLine{ClaimSeq: r.ref.ClaimSeq, Run: r.run, Line: r.next,
-		Time: r.clock.Now().UTC().Truncate(time.Microsecond), Level: level.String(), Message: ratchet.TruncateText(msg, ratchet.DefaultMaxErrorLength)})
+		Time: r.clock.Now().UTC().Truncate(time.Microsecond), Level: level.String(), Message: msg})
 	r.next++
 	var full spi.LogAppend
 	if len(r.lines) >= flushEvery {

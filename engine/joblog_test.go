@@ -171,3 +171,36 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// With codecs, every log line is sealed (SurfaceLog) before it is stored,
+// and JobLogs opens it; a line that does not open reads as such, the
+// others still read.
+func TestJobLogsAreSealed(t *testing.T) {
+	task := ratchet.NewVoidTask("logged", func(ctx context.Context, n int) error {
+		jc, _ := ratchet.JobFromContext(ctx)
+		jc.Logger.Info("charging", "card", "4242 4242")
+		jc.Logger.Info("done")
+		return nil
+	})
+	r := start(t, engine.Options{Codecs: []ratchet.PayloadCodec{&envelope{tag: "L:", key: 6}}}, task)
+	id, err := task.Submit(context.Background(), r.client, 7)
+	require.NoError(t, err)
+	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
+	assert.Equal(t, []string{`run 1 INFO charging card="4242 4242"`, `run 1 INFO done`}, logOf(t, r, id))
+
+	ls := spi.CapabilitiesOf(r.store).Logs
+	raw, err := ls.JobLogs(context.Background(), id, ratchet.LogCursor{}, 10)
+	require.NoError(t, err)
+	require.Len(t, raw, 2)
+	for _, l := range raw {
+		assert.True(t, strings.HasPrefix(l.Message, "\x1bratchet-sealed:"), "stored sealed: %q", l.Message)
+		assert.NotContains(t, l.Message, "4242")
+	}
+	other, err := ratchet.NewClient(r.store, ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{&envelope{tag: "X:", key: 1}}})
+	require.NoError(t, err)
+	lines, err := other.JobLogs(context.Background(), id, ratchet.LogCursor{}, 10)
+	require.NoError(t, err)
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0].Message, "[sealed log line that does not open: ")
+	assert.NotContains(t, lines[0].Message, "4242")
+}

@@ -56,10 +56,29 @@ var DefaultJobLoggers JobLoggerFactory = JobLoggerFunc(func(c JobLoggerContext) 
 // after they were logged, also once their job was archived. A job that
 // logged nothing, or is unknown, has an empty log; a store that keeps no
 // logs gives an error wrapping ErrUnsupported.
+//
+// Lines sealed by the codecs (SurfaceLog) are opened; one that does not
+// open reads "[sealed log line that does not open: ...]" in place of its
+// message, and the others still read.
 func (c *Client) JobLogs(ctx context.Context, id uuid.UUID, after LogCursor, limit int) ([]LogLine, error) {
 	ls := spi.CapabilitiesOf(c.store).Logs
 	if ls == nil {
 		return nil, fmt.Errorf("job logs of %s: %w: store %T keeps no job logs", id, ErrUnsupported, c.store)
 	}
-	return ls.JobLogs(ctx, id, after, limit)
+	lines, err := ls.JobLogs(ctx, id, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range lines {
+		if m, err := c.pipe.DecodeText(ctx, JobRef(SurfaceLog, id), lines[i].Message); err != nil {
+			lines[i].Message = "[sealed log line that does not open: " + err.Error() + "]"
+		} else {
+			lines[i].Message = m
+		}
+	}
+	return lines, nil
 }
+
+// SurfaceLog is a job log line's message, sealed by the codecs (as text:
+// see Pipeline.EncodeText) when there are any.
+const SurfaceLog Surface = "log"

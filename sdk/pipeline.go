@@ -2,7 +2,9 @@ package ratchet
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -172,6 +174,46 @@ func (p *Pipeline) Rebind(ctx context.Context, from, to PayloadRef, task string,
 		return nil, err
 	}
 	return p.EncodeBytes(ctx, to, task, plain)
+}
+
+// sealedText starts a text that EncodeText sealed: an escape (which no
+// log message of a person starts with) and a tag, then the codecs' bytes
+// in standard base64.
+const sealedText = "\x1bratchet-sealed:"
+
+// EncodeText runs the codecs over a text stored as text (a job log line):
+// without codecs it is s as it is; with them, a prefix and the base64 of
+// their bytes, so that the column stays valid text.
+func (p *Pipeline) EncodeText(ctx context.Context, ref PayloadRef, s string) (string, error) {
+	if len(p.codecs) == 0 {
+		return s, nil
+	}
+	b := []byte(s)
+	for _, c := range p.codecs {
+		var err error
+		if b, err = c.Encode(ctx, ref, b); err != nil {
+			return "", fmt.Errorf("ratchet: encode %s text: %w", ref.Surface, err)
+		}
+	}
+	return sealedText + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// DecodeText undoes EncodeText; a text without its prefix (written before
+// the codecs were on), or read by a pipeline without codecs, is returned
+// as it is.
+func (p *Pipeline) DecodeText(ctx context.Context, ref PayloadRef, s string) (string, error) {
+	rest, ok := strings.CutPrefix(s, sealedText)
+	if !ok || len(p.codecs) == 0 {
+		return s, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil {
+		return "", fmt.Errorf("ratchet: decode %s text: not base64: %w", ref.Surface, err)
+	}
+	if b, err = p.DecodeBytes(ctx, ref, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // Decode runs DecodeBytes and deserializes the payload into v.
