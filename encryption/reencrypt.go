@@ -2,11 +2,13 @@ package encryption
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -153,4 +155,79 @@ func (s *sealer) openOrPlain(ctx context.Context, b Binding, v []byte) ([]byte, 
 		return v, nil
 	}
 	return s.open(ctx, b, v)
+}
+
+// ReencryptSchedules seals the arguments of every recurring schedule that
+// are not under the current key under it (bound to the schedule, as the
+// client seals them), each written back with the schedule's version
+// compare-and-set (a fire or an edit in between makes it read the
+// schedule again). It returns how many it rewrote. A schedule whose
+// arguments do not open is left, and the first such error returned after
+// the others are done.
+func (c *Codec) ReencryptSchedules(ctx context.Context, ss spi.ScheduleStore) (int, error) {
+	cur, err := c.s.keys.CurrentKey(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("encryption: current key: %w", err)
+	}
+	n, after := 0, ""
+	var bad error
+	for {
+		rows, err := ss.ListSchedules(ctx, after, 100)
+		if err != nil {
+			return n, fmt.Errorf("encryption: reencrypt schedules: %w", err)
+		}
+		if len(rows) == 0 {
+			return n, bad
+		}
+		for _, r := range rows {
+			after = r.ID
+			done, err := c.reencryptSchedule(ctx, ss, r, cur.ID)
+			switch {
+			case errors.Is(err, ErrIntegrity) || errors.Is(err, ErrUnknownKey):
+				if bad == nil {
+					bad = err
+				}
+			case err != nil:
+				return n, err
+			case done:
+				n++
+			}
+		}
+	}
+}
+
+// reencryptSchedule rewrites schedule r's arguments under key current,
+// reading it again when its version moved on; it reports whether it
+// rewrote them.
+func (c *Codec) reencryptSchedule(ctx context.Context, ss spi.ScheduleStore, r spi.ScheduleRow, current string) (bool, error) {
+	for range 10 {
+		d, err := ratchet.DecodeScheduleDefinition(r.Definition)
+		if err != nil {
+			return false, fmt.Errorf("encryption: reencrypt schedule %q: %w", r.ID, err)
+		}
+		if id, ok := KeyID(d.Payload); ok && id == current || len(d.Payload) == 0 {
+			return false, nil
+		}
+		b := Binding{Surface: string(ratchet.SurfaceTask), Scope: ratchet.ScheduleScope(r.ID)}
+		plain, err := c.s.openOrPlain(ctx, b, d.Payload)
+		if err != nil {
+			return false, fmt.Errorf("encryption: reencrypt schedule %q: %w", r.ID, err)
+		}
+		if d.Payload, err = c.s.seal(ctx, b, plain); err != nil {
+			return false, fmt.Errorf("encryption: reencrypt schedule %q: %w", r.ID, err)
+		}
+		if r.Definition, err = json.Marshal(d); err != nil {
+			return false, fmt.Errorf("encryption: reencrypt schedule %q: %w", r.ID, err)
+		}
+		ok, err := ss.UpdateSchedule(ctx, r, r.Version)
+		if err != nil || ok {
+			return ok, err
+		}
+		again, found, err := ss.GetSchedule(ctx, r.ID)
+		if err != nil || !found {
+			return false, err
+		}
+		r = again
+	}
+	return false, fmt.Errorf("encryption: reencrypt schedule %q: its version kept moving", r.ID)
 }

@@ -22,7 +22,8 @@ import (
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "reencrypt" {
 		fmt.Fprintln(stderr, "usage: ratchet keys reencrypt --store ... [--batch N] [--after JOB-ID]\n\n"+
-			"  reencrypt  seal every stored payload, result and state of the live jobs under the current key\n"+
+			"  reencrypt  seal every stored payload, result and state of the live jobs, and every recurring\n"+
+			"             schedule's arguments, under the current key\n"+
 			"             (keys from RATCHET_ENCRYPTION_KEYS and RATCHET_ENCRYPTION_CURRENT_KEY)")
 		return 2
 	}
@@ -96,6 +97,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	case err != nil:
 		return fail(err)
+	}
+	if ss := spi.CapabilitiesOf(st.Store).Schedules; ss != nil {
+		n, err := codec.ReencryptSchedules(ctx, ss)
+		fmt.Fprintf(stdout, "reencrypt: %d recurring schedules rewritten\n", n)
+		if err != nil {
+			return fail(err)
+		}
 	}
 	return 0
 }

@@ -35,6 +35,8 @@ func TestKeysReencryptCommand(t *testing.T) {
 	require.NoError(t, err)
 	_, err = rotated.Submit(ctx, plain, 6) // written before encryption was on
 	require.NoError(t, err)
+	_, err = c.PutSchedule(ctx, rotated.Recurring("hourly", "@every 1h", 42))
+	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
 	t.Setenv("RATCHET_ENCRYPTION_KEYS", "k1:"+base64.StdEncoding.EncodeToString(k1)+",k2:"+base64.StdEncoding.EncodeToString(k2))
@@ -42,6 +44,7 @@ func TestKeysReencryptCommand(t *testing.T) {
 	code := run(ctx, []string{"keys", "reencrypt", "--store", "sqlite:" + db, "--batch", "2"}, &out, &errOut)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	assert.Contains(t, out.String(), `reencrypt: 6 jobs, 6 values: 6 rewritten (1 were plaintext), 0 already under "k2"`)
+	assert.Contains(t, out.String(), "reencrypt: 1 recurring schedules rewritten")
 
 	s, err = sqlite.Open(ctx, db, sqlite.Options{})
 	require.NoError(t, err)
@@ -52,11 +55,27 @@ func TestKeysReencryptCommand(t *testing.T) {
 		key, ok := encryption.KeyID(j.Payload)
 		assert.True(t, ok && key == "k2", "job %s under %q", id, key)
 	}
+	kp2, err := encryption.NewStaticKeys("k2", map[string][]byte{"k2": k2})
+	require.NoError(t, err)
+	only2, err := encryption.NewCodec(kp2, encryption.Options{})
+	require.NoError(t, err)
+	c2, err := ratchet.NewClient(s, ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{only2}})
+	require.NoError(t, err)
+	info, err := c2.GetSchedule(ctx, "hourly")
+	require.NoError(t, err)
+	key, _ := encryption.KeyID(info.Definition.Payload)
+	assert.Equal(t, "k2", key, "the schedule's arguments are under k2")
+	fired, err := c2.TriggerSchedule(ctx, "hourly")
+	require.NoError(t, err, "a fire opens them with k2 alone")
+	d, err := c2.JobDetail(ctx, fired)
+	require.NoError(t, err)
+	assert.Equal(t, "42", string(d.Arguments))
 	require.NoError(t, s.Close())
 	out.Reset()
 	code = run(ctx, []string{"keys", "reencrypt", "--store", "sqlite:" + db}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
-	assert.Contains(t, out.String(), `0 rewritten (0 were plaintext), 6 already under "k2"`)
+	assert.Contains(t, out.String(), `0 rewritten (0 were plaintext), 7 already under "k2"`, "the triggered job too")
+	assert.Contains(t, out.String(), "reencrypt: 0 recurring schedules rewritten")
 
 	for _, tc := range []struct {
 		args []string
