@@ -22,9 +22,11 @@ type ReencryptOptions struct {
 	// BatchSize is how many jobs are read and rewritten at a time.
 	BatchSize int
 	// After resumes a pass: only the jobs with ids above it are read (the
-	// Last of an interrupted pass's stats). Running again from the start
-	// is safe too: values under the current key are left alone.
-	After uuid.UUID
+	// Last of an interrupted pass's stats), in the archive when Archive
+	// (the stats' InArchive). Running again from the start is safe too:
+	// values under the current key are left alone.
+	After   uuid.UUID
+	Archive bool
 	// Progress, when set, is called after each batch with the totals so
 	// far.
 	Progress func(ReencryptStats)
@@ -43,13 +45,15 @@ type ReencryptStats struct {
 	// Unreadable are the values that did not open (tampered with, or
 	// under a key the provider lacks): left as they are, and reported.
 	Unreadable int
-	// Last is the id of the last job done: ReencryptOptions.After resumes
-	// there.
-	Last uuid.UUID
+	// Last is the id of the last job done, in the archive when InArchive:
+	// ReencryptOptions.After (and Archive) resume there.
+	Last      uuid.UUID
+	InArchive bool
 }
 
-// Reencrypt seals every stored value of the live jobs (payloads, results,
-// states) that is not under the current key under it: the key rotation
+// Reencrypt seals every stored value of the jobs, live and then archived
+// (payloads, results, states, job log lines), that is not under the
+// current key under it: the key rotation
 // (ratchet keys reencrypt). Each value is written back only where the row
 // still holds the bytes read, so a node writing meanwhile (a result, a
 // state) always wins; it runs beside working nodes, which must already
@@ -68,11 +72,12 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 		size = DefaultReencryptBatch
 	}
 	var bad error
+	st.InArchive = o.Archive
 	for {
 		if err := ctx.Err(); err != nil {
 			return st, errors.Join(err, bad)
 		}
-		vs, next, err := rw.JobValues(ctx, st.Last, size)
+		vs, next, err := rw.JobValues(ctx, st.InArchive, st.Last, size)
 		if err != nil {
 			return st, fmt.Errorf("encryption: reencrypt: read the jobs after %s: %w", st.Last, err)
 		}
@@ -81,12 +86,18 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 		for _, v := range vs {
 			seen[v.JobID] = true
 			st.Values++
-			if id, ok := KeyID(v.Value); ok && id == cur.ID {
+			stored, text := v.Value, v.Column == spi.ColumnLog
+			if text {
+				if b, ok := ratchet.SealedText(string(v.Value)); ok {
+					stored = b
+				}
+			}
+			if id, ok := KeyID(stored); ok && id == cur.ID {
 				st.Current++
 				continue
 			}
 			b := Binding{Surface: surfaceOf(v.Column), JobID: v.JobID}
-			plain, err := c.s.openOrPlain(ctx, b, v.Value)
+			plain, err := c.s.openOrPlain(ctx, b, stored)
 			if err != nil {
 				st.Unreadable++
 				if bad == nil {
@@ -94,12 +105,15 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 				}
 				continue
 			}
-			if !IsEnvelope(v.Value) {
+			if !IsEnvelope(stored) {
 				st.Plaintext++
 			}
 			sealed, err := c.s.seal(ctx, b, plain)
 			if err != nil {
 				return st, fmt.Errorf("encryption: reencrypt: %s of job %s: %w", v.Column, v.JobID, err)
+			}
+			if text {
+				sealed = []byte(ratchet.SealText(sealed))
 			}
 			rs = append(rs, spi.ValueRewrite{StoredValue: v, New: sealed})
 		}
@@ -111,27 +125,34 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 			for i, applied := range ok {
 				if applied {
 					st.Rewritten++
-				} else {
-					st.Changed++
-					if !IsEnvelope(rs[i].Value) {
-						st.Plaintext--
+					continue
+				}
+				st.Changed++
+				stored := rs[i].Value
+				if rs[i].Column == spi.ColumnLog {
+					if b, ok := ratchet.SealedText(string(stored)); ok {
+						stored = b
 					}
+				}
+				if !IsEnvelope(stored) {
+					st.Plaintext--
 				}
 			}
 		}
 		st.Jobs += len(seen)
-		if next == uuid.Nil {
-			if len(vs) > 0 {
-				st.Last = vs[len(vs)-1].JobID
-			}
-			if o.Progress != nil {
-				o.Progress(st)
-			}
-			return st, bad
+		if next != uuid.Nil {
+			st.Last = next
+		} else if len(vs) > 0 {
+			st.Last = vs[len(vs)-1].JobID
 		}
-		st.Last = next
 		if o.Progress != nil {
 			o.Progress(st)
+		}
+		if next == uuid.Nil {
+			if st.InArchive {
+				return st, bad
+			}
+			st.InArchive, st.Last = true, uuid.Nil // then the archive
 		}
 	}
 }
@@ -145,7 +166,7 @@ func surfaceOf(c spi.ValueColumn) string {
 	case spi.ColumnResult:
 		return "result"
 	}
-	return string(c) // state
+	return string(c) // state, log
 }
 
 // openOrPlain opens an envelope, and returns a value that is no envelope

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/encryption"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -19,16 +20,19 @@ import (
 // before each rewrite batch (a concurrent writer).
 type rows struct {
 	mu     sync.Mutex
-	vals   []spi.StoredValue // in job id order
+	vals   []spi.StoredValue // in job id order, the live jobs' then the archived ones'
 	before func(*rows)
 }
 
-func (r *rows) JobValues(_ context.Context, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
+func (r *rows) JobValues(_ context.Context, archived bool, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []spi.StoredValue
 	jobs := 0
 	for _, v := range r.vals {
+		if v.Archived != archived {
+			continue
+		}
 		if bytes.Compare(v.JobID[:], after[:]) <= 0 {
 			continue
 		}
@@ -54,7 +58,7 @@ func (r *rows) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool, 
 	for i, w := range rs {
 		for k := range r.vals {
 			v := &r.vals[k]
-			if v.JobID == w.JobID && v.Column == w.Column && v.Namespace == w.Namespace && bytes.Equal(v.Value, w.Value) {
+			if v.JobID == w.JobID && v.Column == w.Column && v.Namespace == w.Namespace && v.Archived == w.Archived && bytes.Equal(v.Value, w.Value) {
 				v.Value, out[i] = bytes.Clone(w.New), true
 			}
 		}
@@ -87,9 +91,20 @@ func TestReencrypt(t *testing.T) {
 		}
 	}
 	r.vals = append(r.vals, spi.StoredValue{JobID: ids[6], Column: spi.ColumnState, Namespace: "s", Value: []byte(`{"plain":1}`)})
+	arch := uuid.Must(uuid.NewV7())
+	r.vals = append(r.vals, spi.StoredValue{JobID: arch, Column: spi.ColumnPayload, Archived: true, Value: seal(old, "task", arch, "a")},
+		spi.StoredValue{JobID: arch, Column: spi.ColumnLog, Archived: true, Value: []byte(ratchet.SealText(seal(old, "log", arch, "line")))})
 	r.vals[1].Value = seal(next, "result", ids[0], "r")                                // already under k2
 	r.vals[2].Value = append(bytes.Clone(r.vals[2].Value[:len(r.vals[2].Value)-1]), 0) // tampered
 	slices.SortStableFunc(r.vals, func(a, b spi.StoredValue) int { return bytes.Compare(a.JobID[:], b.JobID[:]) })
+	logOf := func() []byte {
+		for _, v := range r.vals {
+			if v.Column == spi.ColumnLog {
+				return v.Value
+			}
+		}
+		return nil
+	}
 
 	// The first pass stops after two batches of two jobs.
 	cctx, cancel := context.WithCancel(ctx)
@@ -120,12 +135,22 @@ func TestReencrypt(t *testing.T) {
 	}
 	rest, err := next.Reencrypt(ctx, r, encryption.ReencryptOptions{BatchSize: 2, After: st.Last})
 	require.NoError(t, err)
-	assert.Equal(t, 3, rest.Jobs)
+	assert.Equal(t, 4, rest.Jobs, "the three live jobs left, then the archived one")
+	assert.True(t, rest.InArchive)
 	assert.Equal(t, 1, rest.Changed)
 	assert.Equal(t, 1, rest.Plaintext, "the plaintext state is sealed")
 
-	// Every value opens under k2 now, but the tampered one.
+	// Every value opens under k2 now, but the tampered one; the log line
+	// is sealed text again.
+	text, ok := ratchet.SealedText(string(logOf()))
+	require.True(t, ok, "the log line stays sealed text")
+	plain, err := next.Open(ctx, encryption.Binding{Surface: "log", JobID: arch}, text)
+	require.NoError(t, err)
+	assert.Equal(t, "line", string(plain))
 	for _, v := range r.vals {
+		if v.Column == spi.ColumnLog {
+			v.Value = text
+		}
 		id, ok := encryption.KeyID(v.Value)
 		require.True(t, ok, "job %s %s is sealed", v.JobID, v.Column)
 		if v.JobID == ids[1] && v.Column == spi.ColumnPayload {

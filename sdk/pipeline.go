@@ -195,7 +195,21 @@ func (p *Pipeline) EncodeText(ctx context.Context, ref PayloadRef, s string) (st
 			return "", fmt.Errorf("ratchet: encode %s text: %w", ref.Surface, err)
 		}
 	}
-	return sealedText + base64.StdEncoding.EncodeToString(b), nil
+	return SealText(b), nil
+}
+
+// SealText is the text form of codec bytes b, as EncodeText writes it.
+func SealText(b []byte) string { return sealedText + base64.StdEncoding.EncodeToString(b) }
+
+// SealedText returns the codec bytes of a text that EncodeText sealed, and
+// false for a text that is not sealed (or whose base64 is broken).
+func SealedText(s string) ([]byte, bool) {
+	rest, ok := strings.CutPrefix(s, sealedText)
+	if !ok {
+		return nil, false
+	}
+	b, err := base64.StdEncoding.DecodeString(rest)
+	return b, err == nil
 }
 
 // DecodeText undoes EncodeText; a text without its prefix (written before

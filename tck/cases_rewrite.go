@@ -3,6 +3,7 @@ package tck
 import (
 	"bytes"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -18,13 +19,13 @@ func (f *fixture) rewriter() spi.ValueRewriter {
 }
 
 // allValues pages through every stored value, limit jobs a page.
-func (f *fixture) allValues(vr spi.ValueRewriter, limit int) []spi.StoredValue {
+func (f *fixture) allValues(vr spi.ValueRewriter, archived bool, limit int) []spi.StoredValue {
 	f.t.Helper()
 	var out []spi.StoredValue
 	after := uuid.Nil
 	for range 1000 {
-		page, next, err := vr.JobValues(f.ctx, after, limit)
-		require.NoError(f.t, err, "JobValues(after %s, limit %d)", after, limit)
+		page, next, err := vr.JobValues(f.ctx, archived, after, limit)
+		require.NoError(f.t, err, "JobValues(archived %v, after %s, limit %d)", archived, after, limit)
 		jobs := map[uuid.UUID]bool{}
 		for _, v := range page {
 			jobs[v.JobID] = true
@@ -68,7 +69,7 @@ func rewriteCases() []testCase {
 				withState = true
 			}
 			for _, limit := range []int{1, 2, 10} {
-				vs := f.allValues(vr, limit)
+				vs := f.allValues(vr, false, limit)
 				var ids []uuid.UUID
 				for _, v := range vs {
 					if len(ids) == 0 || ids[len(ids)-1] != v.JobID {
@@ -117,6 +118,78 @@ func rewriteCases() []testCase {
 			_, err = vr.RewriteValues(f.ctx, []spi.ValueRewrite{{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnPayload, Value: got.Payload}}})
 			assert.Error(t, err, "an empty new value")
 			assert.Equal(t, `{"n":"new"}`, string(f.get(j.ID).Payload), "nothing written on a refused batch")
+		}},
+		{"ArchivedAndLogs", func(t tb, f *fixture) {
+			vr := f.rewriter()
+			a, hasArchive := pick[spi.JobArchiver](f.s)
+			ls, hasLogs := pick[spi.JobLogStore](f.s)
+			if !hasArchive && !hasLogs {
+				t.Skipf("the store (%T) keeps neither an archive nor job logs", f.s)
+			}
+			j := f.insertOne(withPayload([]byte(`{"n":"arch"}`)))
+			now := at(0)
+			c := f.claimOne(j.ID, "n1", now)
+			if hasLogs {
+				ok, err := ls.AppendJobLogs(f.ctx, []spi.LogAppend{{ClaimRef: ref(c), Lines: []spi.LogLine{
+					{ClaimSeq: c.ClaimSeq, Run: 1, Line: 0, Time: now, Level: "INFO", Message: "line zero"},
+					{ClaimSeq: c.ClaimSeq, Run: 1, Line: 1, Time: now, Level: "INFO", Message: "line one"}}}})
+				require.NoError(t, err)
+				require.Equal(t, []bool{true}, ok)
+			}
+			require.Equal(t, []bool{true}, f.complete(succeeded(c, now, []byte(`"r"`), "string")))
+			archived := false
+			if hasArchive {
+				require.Equal(t, 1, f.archive(a, at(time.Hour), 10))
+				archived = true
+			}
+			vs := f.allValues(vr, archived, 10)
+			live := f.allValues(vr, !archived, 10)
+			for _, v := range live {
+				assert.NotEqual(t, j.ID, v.JobID, "the job's values are read in one pass only (archived %v)", archived)
+			}
+			p, ok := valueOf(vs, j.ID, spi.ColumnPayload, "")
+			require.True(t, ok, "the payload (archived %v)", archived)
+			assert.Equal(t, `{"n":"arch"}`, string(p))
+			for _, v := range vs {
+				if v.Column != spi.ColumnLog {
+					assert.Equal(t, archived, v.Archived, "%s of the job: Archived", v.Column)
+				}
+			}
+			rs := []spi.ValueRewrite{{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnPayload, Archived: archived, Value: p}, New: []byte(`{"n":"sealed"}`)}}
+			if hasLogs {
+				var lines []spi.StoredValue
+				for _, v := range vs {
+					if v.Column == spi.ColumnLog {
+						lines = append(lines, v)
+					}
+				}
+				require.Len(t, lines, 2, "both log lines are read")
+				assert.Equal(t, "line one", string(lines[1].Value))
+				assert.Equal(t, 1, lines[1].Line)
+				rs = append(rs, spi.ValueRewrite{StoredValue: lines[1], New: []byte("sealed one")},
+					spi.ValueRewrite{StoredValue: spi.StoredValue{JobID: j.ID, Column: spi.ColumnLog, ClaimSeq: lines[0].ClaimSeq, Line: 0, Value: []byte("stale")}, New: []byte("x")})
+			}
+			applied, err := vr.RewriteValues(f.ctx, rs)
+			require.NoError(t, err)
+			want := []bool{true}
+			if hasLogs {
+				want = append(want, true, false)
+			}
+			assert.Equal(t, want, applied)
+			if archived {
+				g, err := a.GetArchivedJob(f.ctx, j.ID)
+				require.NoError(t, err)
+				assert.Equal(t, `{"n":"sealed"}`, string(g.Payload), "the archived payload is rewritten")
+			} else {
+				assert.Equal(t, `{"n":"sealed"}`, string(f.get(j.ID).Payload))
+			}
+			if hasLogs {
+				lines, err := ls.JobLogs(f.ctx, j.ID, spi.LogCursor{}, 10)
+				require.NoError(t, err)
+				require.Len(t, lines, 2)
+				assert.Equal(t, "line zero", lines[0].Message, "a stale rewrite of a line does not apply")
+				assert.Equal(t, "sealed one", lines[1].Message)
+			}
 		}},
 	}
 }

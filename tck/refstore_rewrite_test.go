@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/google/uuid"
@@ -21,10 +22,13 @@ const (
 )
 
 // JobValues implements spi.ValueRewriter.
-func (s *refStore) JobValues(_ context.Context, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
+func (s *refStore) JobValues(_ context.Context, archived bool, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := slices.Clone(s.order)
+	if archived {
+		ids = slices.Collect(maps.Keys(s.archived))
+	}
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	limit = max(limit, 1)
 	if s.bug == bugValuesPastLimit {
@@ -40,25 +44,32 @@ func (s *refStore) JobValues(_ context.Context, after uuid.UUID, limit int) ([]s
 			return out, last, nil
 		}
 		n, last = n+1, id
-		j := s.rows[id].job
+		var j *spi.Job
+		if archived {
+			j = s.archived[id]
+		} else {
+			j = s.rows[id].job
+		}
 		if len(j.Payload) > 0 {
-			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnPayload, Value: bytes.Clone(j.Payload)})
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnPayload, Archived: archived, Value: bytes.Clone(j.Payload)})
 		}
 		if len(j.Result) > 0 {
-			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnResult, Value: bytes.Clone(j.Result)})
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnResult, Archived: archived, Value: bytes.Clone(j.Result)})
 		}
-		if s.bug == bugValuesWithoutState {
-			continue
-		}
-		var nss []string
-		for k := range s.states {
-			if k.id == id {
-				nss = append(nss, k.ns)
+		if s.bug != bugValuesWithoutState && !archived {
+			var nss []string
+			for k := range s.states {
+				if k.id == id {
+					nss = append(nss, k.ns)
+				}
+			}
+			slices.Sort(nss)
+			for _, ns := range nss {
+				out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnState, Namespace: ns, Value: bytes.Clone(s.states[refStateKey{id, ns}].JSON)})
 			}
 		}
-		slices.Sort(nss)
-		for _, ns := range nss {
-			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnState, Namespace: ns, Value: bytes.Clone(s.states[refStateKey{id, ns}].JSON)})
+		for _, l := range s.logs[id] {
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnLog, ClaimSeq: l.ClaimSeq, Line: l.Line, Value: []byte(l.Message)})
 		}
 	}
 	return out, uuid.Nil, nil
@@ -76,22 +87,35 @@ func (s *refStore) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bo
 	out := make([]bool, len(rs))
 	same := func(have, read []byte) bool { return s.bug == bugRewriteBlind || bytes.Equal(have, read) }
 	for i, r := range rs {
-		row := s.rows[r.JobID]
-		if row == nil {
+		if r.Column == spi.ColumnLog {
+			for k, l := range s.logs[r.JobID] {
+				if l.ClaimSeq == r.ClaimSeq && l.Line == r.Line && same([]byte(l.Message), r.Value) {
+					s.logs[r.JobID][k].Message, out[i] = string(r.New), true
+				}
+			}
+			continue
+		}
+		var j *spi.Job
+		if r.Archived {
+			j = s.archived[r.JobID]
+		} else if row := s.rows[r.JobID]; row != nil {
+			j = row.job
+		}
+		if j == nil {
 			continue
 		}
 		switch r.Column {
 		case spi.ColumnPayload:
-			if out[i] = same(row.job.Payload, r.Value); out[i] {
-				row.job.Payload = bytes.Clone(r.New)
+			if out[i] = same(j.Payload, r.Value); out[i] {
+				j.Payload = bytes.Clone(r.New)
 			}
 		case spi.ColumnResult:
-			if out[i] = len(row.job.Result) > 0 && same(row.job.Result, r.Value); out[i] {
-				row.job.Result = bytes.Clone(r.New)
+			if out[i] = len(j.Result) > 0 && same(j.Result, r.Value); out[i] {
+				j.Result = bytes.Clone(r.New)
 			}
 		case spi.ColumnState:
 			k := refStateKey{r.JobID, r.Namespace}
-			if v, ok := s.states[k]; ok && same(v.JSON, r.Value) {
+			if v, ok := s.states[k]; ok && !r.Archived && same(v.JSON, r.Value) {
 				v.JSON, out[i] = bytes.Clone(r.New), true
 				s.states[k] = v
 			}

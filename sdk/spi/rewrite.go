@@ -18,15 +18,24 @@ const (
 	ColumnResult ValueColumn = "result"
 	// ColumnState is one namespace of a job's state (JobStateStore).
 	ColumnState ValueColumn = "state"
+	// ColumnLog is the message of one job log line (JobLogStore), a text:
+	// sealed, it is the codecs' bytes as ratchet.Pipeline.EncodeText
+	// writes them. ClaimSeq and Line name the line.
+	ColumnLog ValueColumn = "log"
 )
 
-// StoredValue is one stored value of a live job, as a ValueRewriter read
-// it.
+// StoredValue is one stored value of a job, as a ValueRewriter read it.
 type StoredValue struct {
 	JobID  uuid.UUID
 	Column ValueColumn
 	// Namespace is the state namespace of a ColumnState value.
 	Namespace string
+	// ClaimSeq and Line name the line of a ColumnLog value.
+	ClaimSeq int64
+	Line     int
+	// Archived says the value is of an archived job: its payload, result
+	// or state in the archive (a log line is the same line either way).
+	Archived bool
 	// Value is the stored bytes (never empty: a job without a result has
 	// no ColumnResult value).
 	Value []byte
@@ -41,15 +50,17 @@ type ValueRewrite struct {
 
 // ValueRewriter is implemented by stores whose sealed values can be
 // rewritten in place: a key rotation (ratchet keys reencrypt) reads every
-// live job's values, opens those under an old key and seals them under the
-// current one, each written back only where the row still holds the value
-// it read, so that a concurrent write (a completion's result, a state
-// update) always wins. Archived jobs are not read.
+// job's values, live and archived, opens those under an old key and seals
+// them under the current one, each written back only where the row still
+// holds the value it read, so that a concurrent write (a completion's
+// result, a state update) always wins.
 type ValueRewriter interface {
-	// JobValues returns the payloads, results and states of up to limit
-	// live jobs with ids above after, in id order, and the id of the last
-	// job read (zero when none is left).
-	JobValues(ctx context.Context, after uuid.UUID, limit int) ([]StoredValue, uuid.UUID, error)
+	// JobValues returns the payloads, results, states and log lines of up
+	// to limit jobs with ids above after, in id order: the live jobs, or
+	// with archived the archived ones (Archived set on their payloads,
+	// results and states). It returns the id of the last job read (zero
+	// when none is left).
+	JobValues(ctx context.Context, archived bool, after uuid.UUID, limit int) ([]StoredValue, uuid.UUID, error)
 	// RewriteValues applies each rewrite where its column still holds its
 	// Value (compare and set, each on its own) and reports which did. A
 	// rewrite of a job that is gone, or whose value changed, does not

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -15,39 +16,60 @@ import (
 var _ spi.ValueRewriter = (*Store)(nil)
 
 // JobValues implements spi.ValueRewriter.
-func (s *Store) JobValues(_ context.Context, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
+func (s *Store) JobValues(_ context.Context, archived bool, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
 	if err := s.lock(); err != nil {
 		return nil, uuid.Nil, err
 	}
 	defer s.mu.Unlock()
 	limit = max(limit, 1)
-	start := sort.Search(len(s.order), func(i int) bool { return bytes.Compare(s.order[i][:], after[:]) > 0 })
-	nss := map[uuid.UUID][]string{}
-	for k := range s.states {
-		nss[k.id] = append(nss[k.id], k.ns)
+	ids := s.order
+	if archived {
+		ids = s.arcIDs
+	}
+	start := sort.Search(len(ids), func(i int) bool { return bytes.Compare(ids[i][:], after[:]) > 0 })
+	var nss map[uuid.UUID][]string
+	if !archived {
+		nss = map[uuid.UUID][]string{}
+		for k := range s.states {
+			nss[k.id] = append(nss[k.id], k.ns)
+		}
 	}
 	var out []spi.StoredValue
 	last, n := uuid.Nil, 0
-	for _, id := range s.order[start:] {
-		j := s.jobs[id]
-		if j == nil {
-			continue
+	for _, id := range ids[start:] {
+		j, states := s.jobs[id], map[string]spi.VersionedState(nil)
+		if archived {
+			a, ok := s.archive[id]
+			if !ok {
+				continue
+			}
+			j, states = a.job, a.states
+		} else {
+			if j == nil {
+				continue
+			}
+			states = map[string]spi.VersionedState{}
+			for _, ns := range nss[id] {
+				states[ns] = s.states[stateKey{id, ns}]
+			}
 		}
 		if n == limit {
 			return out, last, nil
 		}
 		n, last = n+1, id
-		if len(j.Payload) > 0 {
-			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnPayload, Value: bytes.Clone(j.Payload)})
+		v := func(c spi.ValueColumn, ns string, b []byte) {
+			if len(b) > 0 {
+				out = append(out, spi.StoredValue{JobID: id, Column: c, Namespace: ns, Archived: archived, Value: bytes.Clone(b)})
+			}
 		}
-		if len(j.Result) > 0 {
-			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnResult, Value: bytes.Clone(j.Result)})
+		v(spi.ColumnPayload, "", j.Payload)
+		v(spi.ColumnResult, "", j.Result)
+		for _, ns := range slices.Sorted(maps.Keys(states)) {
+			v(spi.ColumnState, ns, states[ns].JSON)
 		}
-		ns := nss[id]
-		slices.Sort(ns)
-		for _, n := range ns {
-			if v := s.states[stateKey{id, n}]; len(v.JSON) > 0 {
-				out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnState, Namespace: n, Value: bytes.Clone(v.JSON)})
+		for _, l := range s.logs[id] {
+			if l.Message != "" {
+				out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnLog, ClaimSeq: l.ClaimSeq, Line: l.Line, Value: []byte(l.Message)})
 			}
 		}
 	}
@@ -60,7 +82,7 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 		switch {
 		case len(r.New) == 0:
 			return nil, fmt.Errorf("memory: rewrite of %s of job %s: empty value", r.Column, r.JobID)
-		case r.Column != spi.ColumnPayload && r.Column != spi.ColumnResult && r.Column != spi.ColumnState:
+		case r.Column != spi.ColumnPayload && r.Column != spi.ColumnResult && r.Column != spi.ColumnState && r.Column != spi.ColumnLog:
 			return nil, fmt.Errorf("memory: rewrite of unknown column %q", r.Column)
 		}
 	}
@@ -70,7 +92,22 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 	defer s.mu.Unlock()
 	out := make([]bool, len(rs))
 	for i, r := range rs {
-		j := s.jobs[r.JobID]
+		if r.Column == spi.ColumnLog {
+			for k, l := range s.logs[r.JobID] {
+				if l.ClaimSeq == r.ClaimSeq && l.Line == r.Line && l.Message == string(r.Value) {
+					s.logs[r.JobID][k].Message, out[i] = string(r.New), true
+				}
+			}
+			continue
+		}
+		j, states := s.jobs[r.JobID], map[string]spi.VersionedState(nil)
+		if r.Archived {
+			a, ok := s.archive[r.JobID]
+			if !ok {
+				continue
+			}
+			j, states = a.job, a.states
+		}
 		if j == nil {
 			continue
 		}
@@ -80,10 +117,18 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 				j.Payload = bytes.Clone(r.New)
 			}
 		case spi.ColumnResult:
-			if out[i] = bytes.Equal(j.Result, r.Value); out[i] {
+			if out[i] = len(j.Result) > 0 && bytes.Equal(j.Result, r.Value); out[i] {
 				j.Result = bytes.Clone(r.New)
 			}
 		case spi.ColumnState:
+			if r.Archived {
+				v, ok := states[r.Namespace]
+				if out[i] = ok && bytes.Equal(v.JSON, r.Value); out[i] {
+					v.JSON = bytes.Clone(r.New)
+					states[r.Namespace] = v
+				}
+				continue
+			}
 			k := stateKey{r.JobID, r.Namespace}
 			v, ok := s.states[k]
 			if out[i] = ok && bytes.Equal(v.JSON, r.Value); out[i] {

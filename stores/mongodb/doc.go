@@ -227,18 +227,24 @@
 //
 // A [Store] implements [spi.ValueRewriter], which a key rotation uses to
 // rewrite sealed values in place. A job's payload, result and states all
-// live on its document (payload, job_result, st.<ns>.j), so
+// live on its document (payload, job_result, st.<ns>.j), and an archived
+// job's document in the archive collection is the same whole document, so
 // [Store.JobValues] is one find on _id above the cursor, in _id order,
-// projected to those fields, staged jobs (stg) included (a chunk a dead
-// writer left staged must not stay under a retired key); archived jobs
-// are not read. [Store.RewriteValues] writes
-// each value with one UpdateOne whose filter requires the field to hold
-// exactly the bytes read ({_id, field: old} → $set field: new; a state
-// keeps its version), so a concurrent completion or state write always
-// wins and the rewrite reports that it did not apply. The rewrites of one
-// job apply in their order, those of different jobs in parallel (see
-// [Options.Parallelism]); an empty new value or an unknown column fails
-// the call before anything is written.
+// projected to those fields, in the jobs collection (staged jobs, stg,
+// included: a chunk a dead writer left staged must not stay under a
+// retired key) or, for the archived pass, in the archive (its values
+// marked Archived); then one find of the page's log lines in the logs
+// collection ({job: {$in: ids}}, in (job, claim, line) order, empty
+// messages left out), each job's lines after its other values.
+// [Store.RewriteValues] writes each value with one UpdateOne whose filter
+// requires the field to hold exactly the bytes read ({_id, field: old} →
+// $set field: new, in the jobs collection or for an archived value the
+// archive; a state keeps its version; for a log line {job, claim, line,
+// msg: old} → $set msg: new in the logs collection), so a concurrent
+// completion or state write always wins and the rewrite reports that it
+// did not apply. The rewrites of one job apply in their order, those of
+// different jobs in parallel (see [Options.Parallelism]); an empty new
+// value or an unknown column fails the call before anything is written.
 //
 // # FerretDB
 //

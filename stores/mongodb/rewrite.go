@@ -9,36 +9,50 @@ import (
 
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // The value rewriter (spi.ValueRewriter). Payload, result and state all
-// live on the job document (payload, job_result, st.<ns>.j), so a page is
-// one find on _id with a projection of those fields, and each rewrite is
-// one UpdateOne guarded on the field still holding the bytes read. Staged
-// jobs (stg: a workflow or batch chunk not yet activated) are read too: a
-// committed chunk whose writer died stays staged until the next call
-// activates it, and its values must not stay under a key being retired.
-// The archive is not read.
+// live on the job document (payload, job_result, st.<ns>.j), and an
+// archived job's document in the archive collection is the same whole
+// document, so a page is one find on _id, in the jobs or the archive
+// collection, with a projection of those fields, then one find of the
+// page's log lines in the logs collection (one document per line, msg a
+// string). Each rewrite is one UpdateOne guarded on the field still
+// holding the bytes read. Staged jobs (stg: a workflow or batch chunk not
+// yet activated) are read too: a committed chunk whose writer died stays
+// staged until the next call activates it, and its values must not stay
+// under a key being retired.
 
 var _ spi.ValueRewriter = (*Store)(nil)
 
 // valuesProjection is what JobValues reads of a job.
 var valuesProjection = bson.M{fID: 1, fPayload: 1, fResult: 1, fState: 1}
 
-// JobValues returns the payloads, results and states of up to limit live
-// jobs with ids above after, in id order, and the id of the last job read
-// (uuid.Nil when none is left). It implements [spi.ValueRewriter].
-func (s *Store) JobValues(ctx context.Context, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
+// valuesCollection is the collection of a pass's (or a rewrite's) jobs:
+// the live jobs, or the archive.
+func (s *Store) valuesCollection(archived bool) *mongo.Collection {
+	if archived {
+		return s.archive
+	}
+	return s.jobs
+}
+
+// JobValues returns the payloads, results, states and log lines of up to
+// limit jobs with ids above after, live or with archived the archived
+// ones, in id order, and the id of the last job read (uuid.Nil when none
+// is left). It implements [spi.ValueRewriter].
+func (s *Store) JobValues(ctx context.Context, archived bool, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
 	done, err := s.enter()
 	if err != nil {
 		return nil, uuid.Nil, err
 	}
 	defer done()
 	limit = max(limit, 1)
-	cur, err := s.jobs.Find(ctx,
+	cur, err := s.valuesCollection(archived).Find(ctx,
 		bson.M{fID: bson.M{"$gt": idValue(after)}},
 		options.Find().SetProjection(valuesProjection).SetSort(bson.D{{Key: fID, Value: 1}}).SetLimit(int64(limit)+1))
 	if err != nil {
@@ -51,25 +65,72 @@ func (s *Store) JobValues(ctx context.Context, after uuid.UUID, limit int) ([]sp
 	more := len(docs) > limit
 	docs = docs[:min(len(docs), limit)]
 	var out []spi.StoredValue
-	last := uuid.Nil
+	var ids []uuid.UUID
+	at := map[uuid.UUID][2]int{} // id -> its values' span in out
 	for _, raw := range docs {
-		vs, id, err := storedValues(raw)
+		vs, id, err := storedValues(raw, archived)
 		if err != nil {
 			return nil, uuid.Nil, fail("read job values", err)
 		}
+		at[id] = [2]int{len(out), len(out) + len(vs)}
 		out = append(out, vs...)
-		last = id
+		ids = append(ids, id)
 	}
-	if !more {
-		last = uuid.Nil
+	lines, err := s.logValues(ctx, ids)
+	if err != nil {
+		return nil, uuid.Nil, fail("read job values", err)
+	}
+	if len(lines) > 0 { // each job's lines after its other values
+		var merged []spi.StoredValue
+		for _, id := range ids {
+			span := at[id]
+			merged = append(merged, out[span[0]:span[1]]...)
+			merged = append(merged, lines[id]...)
+		}
+		out = merged
+	}
+	last := uuid.Nil
+	if more {
+		last = ids[len(ids)-1]
 	}
 	return out, last, nil
 }
 
+// logValues reads the non-empty log lines of the jobs ids, by job, in
+// (claim, line) order.
+func (s *Store) logValues(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]spi.StoredValue, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cur, err := s.logs.Find(ctx, bson.M{"job": bson.M{"$in": idValues(ids)}},
+		options.Find().SetProjection(bson.M{"job": 1, "claim": 1, "line": 1, "msg": 1}).
+			SetSort(bson.D{{Key: "job", Value: 1}, {Key: "claim", Value: 1}, {Key: "line", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("read log lines: %w", err)
+	}
+	var docs []logDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read log lines: %w", err)
+	}
+	out := map[uuid.UUID][]spi.StoredValue{}
+	for _, d := range docs {
+		if d.Message == "" {
+			continue
+		}
+		id, err := binaryID(d.Job)
+		if err != nil {
+			return nil, fmt.Errorf("log line: %w", err)
+		}
+		out[id] = append(out[id], spi.StoredValue{JobID: id, Column: spi.ColumnLog, ClaimSeq: d.Claim, Line: d.Line, Value: []byte(d.Message)})
+	}
+	return out, nil
+}
+
 // storedValues reads the non-empty payload, result and states of one job
-// document, and its id. A field of another type than binary holds no
-// sealed value and is left out; an _id that is no UUID is an error.
-func storedValues(raw bson.Raw) ([]spi.StoredValue, uuid.UUID, error) {
+// document (Archived set as archived), and its id. A field of another type
+// than binary holds no sealed value and is left out; an _id that is no
+// UUID is an error.
+func storedValues(raw bson.Raw, archived bool) ([]spi.StoredValue, uuid.UUID, error) {
 	v, err := raw.LookupErr(fID)
 	if err != nil {
 		return nil, uuid.Nil, fmt.Errorf("job without _id: %w", err)
@@ -88,7 +149,7 @@ func storedValues(raw bson.Raw) ([]spi.StoredValue, uuid.UUID, error) {
 		col   spi.ValueColumn
 	}{{fPayload, spi.ColumnPayload}, {fResult, spi.ColumnResult}} {
 		if b := binaryField(raw, c.field); len(b) > 0 {
-			out = append(out, spi.StoredValue{JobID: id, Column: c.col, Value: b})
+			out = append(out, spi.StoredValue{JobID: id, Column: c.col, Archived: archived, Value: b})
 		}
 	}
 	st, ok := raw.Lookup(fState).DocumentOK()
@@ -110,7 +171,7 @@ func storedValues(raw bson.Raw) ([]spi.StoredValue, uuid.UUID, error) {
 			continue
 		}
 		if b := binaryField(d, "j"); len(b) > 0 {
-			states = append(states, spi.StoredValue{JobID: id, Column: spi.ColumnState, Namespace: ns, Value: b})
+			states = append(states, spi.StoredValue{JobID: id, Column: spi.ColumnState, Namespace: ns, Archived: archived, Value: b})
 		}
 	}
 	slices.SortFunc(states, func(a, b spi.StoredValue) int { return strings.Compare(a.Namespace, b.Namespace) })
@@ -140,7 +201,8 @@ func stateNamespace(key string) (string, bool) {
 	return string(b), true
 }
 
-// rewriteField is the field of the job document that r rewrites.
+// rewriteField is the field that r rewrites: of the job document (in the
+// jobs or the archive collection), or the msg of a log line.
 func rewriteField(r spi.ValueRewrite) (string, error) {
 	switch r.Column {
 	case spi.ColumnPayload:
@@ -149,19 +211,43 @@ func rewriteField(r spi.ValueRewrite) (string, error) {
 		return fResult, nil
 	case spi.ColumnState:
 		return fState + "." + stateKey(r.Namespace) + ".j", nil
+	case spi.ColumnLog:
+		return "msg", nil
 	default:
 		return "", fmt.Errorf("rewrite of unknown column %q of job %s", r.Column, r.JobID)
 	}
 }
 
+// rewriteOne applies r, whose field is field, where it still holds
+// r.Value, and reports whether it did.
+func (s *Store) rewriteOne(ctx context.Context, r spi.ValueRewrite, field string) (bool, error) {
+	var coll *mongo.Collection
+	var filter, update bson.M
+	if r.Column == spi.ColumnLog { // a text, the same line live or archived
+		coll = s.logs
+		filter = bson.M{"job": idValue(r.JobID), "claim": r.ClaimSeq, "line": r.Line, field: string(r.Value)}
+		update = bson.M{"$set": bson.M{field: string(r.New)}}
+	} else {
+		coll = s.valuesCollection(r.Archived)
+		filter = bson.M{fID: idValue(r.JobID), field: binaryOf(r.Value)}
+		update = bson.M{"$set": bson.M{field: binaryOf(r.New)}}
+	}
+	res, err := coll.UpdateOne(ctx, filter, update)
+	if err != nil {
+		return false, err
+	}
+	return res.MatchedCount == 1, nil
+}
+
 // RewriteValues applies each rewrite where its field still holds the value
-// read: one UpdateOne {_id, field: old} → $set field: new each, which
-// applies or not on its own (a state keeps its version). The rewrites of
-// one job are applied in their order, those of different jobs
+// read: one UpdateOne {_id, field: old} → $set field: new each, on the
+// jobs collection or with Archived the archive, and for a log line
+// {job, claim, line, msg: old} → $set msg: new on the logs collection;
+// each applies or not on its own (a state keeps its version). The
+// rewrites of one job are applied in their order, those of different jobs
 // concurrently, up to [Options.Parallelism]. An empty New or an unknown
 // column fails the call before anything is written; a rewrite of an empty
-// Value never applies. It implements
-// [spi.ValueRewriter].
+// Value never applies. It implements [spi.ValueRewriter].
 func (s *Store) RewriteValues(ctx context.Context, rs []spi.ValueRewrite) ([]bool, error) {
 	fields := make([]string, len(rs))
 	for i, r := range rs {
@@ -203,13 +289,11 @@ func (s *Store) RewriteValues(ctx context.Context, rs []spi.ValueRewrite) ([]boo
 			if len(r.Value) == 0 {
 				continue // no stored value is empty (and a nil filter would match an absent field)
 			}
-			res, err := s.jobs.UpdateOne(ctx,
-				bson.M{fID: idValue(r.JobID), fields[i]: binaryOf(r.Value)},
-				bson.M{"$set": bson.M{fields[i]: binaryOf(r.New)}})
+			ok, err := s.rewriteOne(ctx, r, fields[i])
 			if err != nil {
 				return fmt.Errorf("job %s %s: %w", r.JobID, r.Column, err)
 			}
-			out[i] = res.MatchedCount == 1
+			out[i] = ok
 		}
 		return nil
 	})

@@ -17,13 +17,14 @@ import (
 )
 
 // runKeys is `ratchet keys reencrypt`: the key rotation's rewrite of the
-// stored values under the current key (encryption.Codec.Reencrypt), with
+// stored values under the current key (encryption.Codec.Reencrypt and
+// ReencryptSchedules), with
 // the keys of RATCHET_ENCRYPTION_KEYS and RATCHET_ENCRYPTION_CURRENT_KEY.
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "reencrypt" {
-		fmt.Fprintln(stderr, "usage: ratchet keys reencrypt --store ... [--batch N] [--after JOB-ID]\n\n"+
-			"  reencrypt  seal every stored payload, result and state of the live jobs, and every recurring\n"+
-			"             schedule's arguments, under the current key\n"+
+		fmt.Fprintln(stderr, "usage: ratchet keys reencrypt --store ... [--batch N] [--after JOB-ID [--archive]]\n\n"+
+			"  reencrypt  seal every stored payload, result, state and job log line of the jobs, live and\n"+
+			"             archived, and every recurring schedule's arguments, under the current key\n"+
 			"             (keys from RATCHET_ENCRYPTION_KEYS and RATCHET_ENCRYPTION_CURRENT_KEY)")
 		return 2
 	}
@@ -34,6 +35,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	db := fs.String("db", "", "SQLite database file for --store sqlite")
 	batch := fs.Int("batch", encryption.DefaultReencryptBatch, "jobs read and rewritten at a time")
 	after := fs.String("after", "", "resume after this job id (the last one an interrupted pass printed)")
+	archive := fs.Bool("archive", false, "resume in the archive's pass (when the interrupted pass said it was there)")
 	alg := fs.String("algorithm", "aes-256-gcm", "what values are sealed with: aes-256-gcm or xchacha20-poly1305")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -46,7 +48,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratchet keys reencrypt: --store is required")
 		return 2
 	}
-	o := encryption.ReencryptOptions{BatchSize: *batch}
+	o := encryption.ReencryptOptions{BatchSize: *batch, Archive: *archive}
 	if *after != "" {
 		id, err := uuid.Parse(*after)
 		if err != nil {
@@ -85,7 +87,11 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pages := 0
 	o.Progress = func(s encryption.ReencryptStats) {
 		if pages++; pages%20 == 0 {
-			fmt.Fprintf(stderr, "  %d jobs, %d values rewritten, last job %s\n", s.Jobs, s.Rewritten, s.Last)
+			where := ""
+			if s.InArchive {
+				where = " (archive)"
+			}
+			fmt.Fprintf(stderr, "  %d jobs, %d values rewritten, last job %s%s\n", s.Jobs, s.Rewritten, s.Last, where)
 		}
 	}
 	s, err := codec.Reencrypt(ctx, rw, o)
@@ -93,7 +99,11 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		s.Jobs, s.Values, s.Rewritten, s.Plaintext, s.Current, cur.ID, s.Changed, s.Unreadable, s.Last)
 	switch {
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "ratchet keys reencrypt: interrupted; resume with --after %s\n", s.Last)
+		resume := "--after " + s.Last.String()
+		if s.InArchive {
+			resume += " --archive"
+		}
+		fmt.Fprintf(stderr, "ratchet keys reencrypt: interrupted; resume with %s\n", resume)
 		return 1
 	case err != nil:
 		return fail(err)

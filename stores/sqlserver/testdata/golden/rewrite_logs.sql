@@ -1,0 +1,1 @@
+SELECT job_id, claim_seq, line, message FROM scheduler_job_log WHERE job_id IN (@p1, @p2) ORDER BY job_id, claim_seq, line
