@@ -52,7 +52,8 @@ type ReencryptStats struct {
 }
 
 // Reencrypt seals every stored value of the jobs, live and then archived
-// (payloads, results, states, job log lines), that is not under the
+// (payloads, results, states, job log lines, signal payloads, workflow
+// condition arguments), that is not under the
 // current key under it: the key rotation
 // (ratchet keys reencrypt). Each value is written back only where the row
 // still holds the bytes read, so a node writing meanwhile (a result, a
@@ -97,6 +98,11 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 				continue
 			}
 			b := Binding{Surface: surfaceOf(v.Column), JobID: v.JobID}
+			if v.Column == spi.ColumnSignal && v.SignalKey != "" {
+				// A delivery by key sealed it for the key; it is sealed
+				// again for the job, which opens either.
+				b.Scope = ratchet.SignalScope(v.Namespace, v.SignalKey)
+			}
 			plain, err := c.s.openOrPlain(ctx, b, stored)
 			if err != nil {
 				st.Unreadable++
@@ -165,8 +171,10 @@ func surfaceOf(c spi.ValueColumn) string {
 		return "task"
 	case spi.ColumnResult:
 		return "result"
+	case spi.ColumnCondition:
+		return string(ratchet.SurfaceBranch)
 	}
-	return string(c) // state, log
+	return string(c) // state, log, signal
 }
 
 // openOrPlain opens an envelope, and returns a value that is no envelope

@@ -405,8 +405,8 @@ func TestStoredJobsThatCannotRun(t *testing.T) {
 		return id
 	}
 	cases := []struct{ name, task, payload, wantErr string }{
-		{"payload of the wrong shape", "typed", `{"n":"not a number"}`, `does not decode into its arguments`},
-		{"payload not JSON", "typed", `{{{`, `does not decode into its arguments`},
+		{"payload of the wrong shape", "typed", `{"n":"not a number"}`, `does not decode: `},
+		{"payload not JSON", "typed", `{{{`, `does not decode: `},
 		{"empty payload", "typed", ``, `empty payload`},
 	}
 	for _, tc := range cases {

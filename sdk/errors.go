@@ -79,8 +79,10 @@ func IsDoNotRetry(err error) bool {
 	return errors.As(err, &d)
 }
 
-// PayloadDecodeError reports a stored payload that does not decode into the
-// task's argument type. It is permanent: the job goes to the DLQ.
+// PayloadDecodeError reports a stored payload that the codecs cannot open
+// (a wrong key, a value tampered with or copied from another job) or that
+// does not decode into the task's argument type. It is permanent: the job
+// goes to the DLQ.
 type PayloadDecodeError struct {
 	Task string
 	Err  error
@@ -88,7 +90,7 @@ type PayloadDecodeError struct {
 
 // Error describes the failure.
 func (e *PayloadDecodeError) Error() string {
-	return fmt.Sprintf("ratchet: payload of task %q does not decode into its arguments: %v", e.Task, e.Err)
+	return fmt.Sprintf("ratchet: payload of task %q does not decode: %v", e.Task, e.Err)
 }
 
 // Unwrap returns the decoder's error.

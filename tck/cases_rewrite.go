@@ -119,6 +119,67 @@ func rewriteCases() []testCase {
 			assert.Error(t, err, "an empty new value")
 			assert.Equal(t, `{"n":"new"}`, string(f.get(j.ID).Payload), "nothing written on a refused batch")
 		}},
+		{"SignalsAndConditions", func(t tb, f *fixture) {
+			vr := f.rewriter()
+			ss, hasSignals := pick[spi.SignalStore](f.s)
+			ws, hasFlows := pick[spi.WorkflowStore](f.s)
+			if !hasSignals && !hasFlows {
+				t.Skipf("the store (%T) keeps neither signals nor workflows", f.s)
+			}
+			var rs []spi.ValueRewrite
+			var want []bool
+			var waitID, childID, parentID uuid.UUID
+			if hasSignals {
+				w := f.insertOne(withSignal("tck.go", "k-1", time.Time{}))
+				_, err := ss.DeliverSignal(f.ctx, w.ID, "tck.go", []byte(`{"ok":true}`), at(0))
+				require.NoError(t, err)
+				waitID = w.ID
+			}
+			if hasFlows {
+				fl := f.newFlow()
+				p := fl.add(nil)
+				c := fl.add([]spi.Dependency{{ParentID: p.ID, Condition: "tck.cond", ConditionArgs: []byte(`{"min":3}`)}})
+				fl.insert()
+				parentID, childID = p.ID, c.ID
+			}
+			vs := f.allValues(vr, false, 10)
+			if hasSignals {
+				v, ok := valueOf(vs, waitID, spi.ColumnSignal, "tck.go")
+				require.True(t, ok, "the delivered signal's payload is read, with its name as the namespace")
+				assert.Equal(t, `{"ok":true}`, string(v))
+				for _, x := range vs {
+					if x.Column == spi.ColumnSignal {
+						assert.Equal(t, "k-1", x.SignalKey, "the wait's key")
+					}
+				}
+				rs = append(rs, spi.ValueRewrite{StoredValue: spi.StoredValue{JobID: waitID, Column: spi.ColumnSignal, Namespace: "tck.go", SignalKey: "k-1", Value: v}, New: []byte(`{"ok":"sealed"}`)})
+				want = append(want, true)
+			}
+			if hasFlows {
+				v, ok := valueOf(vs, childID, spi.ColumnCondition, parentID.String())
+				require.True(t, ok, "a condition's arguments are read, with the parent's id as the namespace")
+				assert.Equal(t, `{"min":3}`, string(v))
+				rs = append(rs, spi.ValueRewrite{StoredValue: spi.StoredValue{JobID: childID, Column: spi.ColumnCondition, Namespace: parentID.String(), Value: v}, New: []byte(`{"min":"sealed"}`)},
+					spi.ValueRewrite{StoredValue: spi.StoredValue{JobID: childID, Column: spi.ColumnCondition, Namespace: parentID.String(), Value: []byte("stale")}, New: []byte("x")})
+				want = append(want, true, false)
+			}
+			applied, err := vr.RewriteValues(f.ctx, rs)
+			require.NoError(t, err)
+			assert.Equal(t, want, applied)
+			if hasSignals {
+				g := f.get(waitID)
+				require.NotNil(t, g.Signal)
+				assert.Equal(t, `{"ok":"sealed"}`, string(g.Signal.Payload), "the signal payload is rewritten")
+				assert.Equal(t, spi.SignalDelivered, g.Signal.Outcome, "nothing else of the wait changes")
+			}
+			if hasFlows {
+				deps, err := ws.Dependencies(f.ctx, childID)
+				require.NoError(t, err)
+				require.Len(t, deps, 1)
+				assert.Equal(t, `{"min":"sealed"}`, string(deps[0].ConditionArgs), "the condition's arguments are rewritten")
+				assert.Equal(t, "tck.cond", deps[0].Condition)
+			}
+		}},
 		{"ArchivedAndLogs", func(t tb, f *fixture) {
 			vr := f.rewriter()
 			a, hasArchive := pick[spi.JobArchiver](f.s)

@@ -71,6 +71,17 @@ func (s *refStore) JobValues(_ context.Context, archived bool, after uuid.UUID, 
 		for _, l := range s.logs[id] {
 			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnLog, ClaimSeq: l.ClaimSeq, Line: l.Line, Value: []byte(l.Message)})
 		}
+		if archived {
+			continue
+		}
+		if w := j.Signal; w != nil && len(w.Payload) > 0 {
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnSignal, Namespace: w.Name, SignalKey: w.Key, Value: bytes.Clone(w.Payload)})
+		}
+		for _, d := range s.deps[id] {
+			if len(d.ConditionArgs) > 0 {
+				out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnCondition, Namespace: d.ParentID.String(), Value: bytes.Clone(d.ConditionArgs)})
+			}
+		}
 	}
 	return out, uuid.Nil, nil
 }
@@ -105,6 +116,16 @@ func (s *refStore) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bo
 			continue
 		}
 		switch r.Column {
+		case spi.ColumnSignal:
+			if w := j.Signal; w != nil && !r.Archived && len(w.Payload) > 0 && same(w.Payload, r.Value) {
+				w.Payload, out[i] = bytes.Clone(r.New), true
+			}
+		case spi.ColumnCondition:
+			for k, d := range s.deps[r.JobID] {
+				if !r.Archived && d.ParentID.String() == r.Namespace && len(d.ConditionArgs) > 0 && same(d.ConditionArgs, r.Value) {
+					s.deps[r.JobID][k].ConditionArgs, out[i] = bytes.Clone(r.New), true
+				}
+			}
 		case spi.ColumnPayload:
 			if out[i] = same(j.Payload, r.Value); out[i] {
 				j.Payload = bytes.Clone(r.New)

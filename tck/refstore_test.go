@@ -583,14 +583,14 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 	due = picked
 	if s.bug == bugDoubleClaim && s.inflight.Load() > 1 {
 		// Select, let go of the lock, and meet another claimer that has
-		// selected too (if one comes within 20 ms) before updating: both
+		// selected too (if one comes within 250 ms) before updating: both
 		// update the same jobs. A rendezvous, not a yield, so that the
 		// defect shows however the goroutines are scheduled.
 		s.mu.Unlock()
 		select {
 		case s.meet <- struct{}{}:
 		case <-s.meet:
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(250 * time.Millisecond):
 		}
 		s.mu.Lock()
 	}

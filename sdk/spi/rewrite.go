@@ -22,6 +22,13 @@ const (
 	// sealed, it is the codecs' bytes as ratchet.Pipeline.EncodeText
 	// writes them. ClaimSeq and Line name the line.
 	ColumnLog ValueColumn = "log"
+	// ColumnSignal is the payload a job's signal wait was delivered;
+	// Namespace is the signal's name and SignalKey the wait's key (a
+	// delivery by key seals the payload for the key, not the job).
+	ColumnSignal ValueColumn = "signal"
+	// ColumnCondition is the arguments of a workflow condition on one of
+	// a job's dependencies; Namespace is the parent's id, as text.
+	ColumnCondition ValueColumn = "condition"
 )
 
 // StoredValue is one stored value of a job, as a ValueRewriter read it.
@@ -33,6 +40,8 @@ type StoredValue struct {
 	// ClaimSeq and Line name the line of a ColumnLog value.
 	ClaimSeq int64
 	Line     int
+	// SignalKey is the key of a ColumnSignal value's wait.
+	SignalKey string
 	// Archived says the value is of an archived job: its payload, result
 	// or state in the archive (a log line is the same line either way).
 	Archived bool
@@ -55,11 +64,13 @@ type ValueRewrite struct {
 // holds the value it read, so that a concurrent write (a completion's
 // result, a state update) always wins.
 type ValueRewriter interface {
-	// JobValues returns the payloads, results, states and log lines of up
-	// to limit jobs with ids above after, in id order: the live jobs, or
-	// with archived the archived ones (Archived set on their payloads,
-	// results and states). It returns the id of the last job read (zero
-	// when none is left).
+	// JobValues returns the payloads, results, states, log lines, signal
+	// payloads and condition arguments of up to limit jobs with ids above
+	// after, in id order: the live jobs, or with archived the archived
+	// ones (Archived set on their payloads, results and states; signal
+	// payloads and condition arguments are read with the live jobs only:
+	// an archived job has run, and reads them no more). It returns the id
+	// of the last job read (zero when none is left).
 	JobValues(ctx context.Context, archived bool, after uuid.UUID, limit int) ([]StoredValue, uuid.UUID, error)
 	// RewriteValues applies each rewrite where its column still holds its
 	// Value (compare and set, each on its own) and reports which did. A

@@ -15,6 +15,10 @@ import (
 
 var _ spi.ValueRewriter = (*Store)(nil)
 
+// rewritable are the columns RewriteValues takes.
+var rewritable = map[spi.ValueColumn]bool{spi.ColumnPayload: true, spi.ColumnResult: true, spi.ColumnState: true,
+	spi.ColumnLog: true, spi.ColumnSignal: true, spi.ColumnCondition: true}
+
 // JobValues implements spi.ValueRewriter.
 func (s *Store) JobValues(_ context.Context, archived bool, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
 	if err := s.lock(); err != nil {
@@ -72,6 +76,17 @@ func (s *Store) JobValues(_ context.Context, archived bool, after uuid.UUID, lim
 				out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnLog, ClaimSeq: l.ClaimSeq, Line: l.Line, Value: []byte(l.Message)})
 			}
 		}
+		if archived {
+			continue
+		}
+		if w := j.Signal; w != nil && len(w.Payload) > 0 {
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnSignal, Namespace: w.Name, SignalKey: w.Key, Value: bytes.Clone(w.Payload)})
+		}
+		for _, d := range s.deps[id] {
+			if len(d.ConditionArgs) > 0 {
+				out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnCondition, Namespace: d.ParentID.String(), Value: bytes.Clone(d.ConditionArgs)})
+			}
+		}
 	}
 	return out, uuid.Nil, nil
 }
@@ -82,7 +97,7 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 		switch {
 		case len(r.New) == 0:
 			return nil, fmt.Errorf("memory: rewrite of %s of job %s: empty value", r.Column, r.JobID)
-		case r.Column != spi.ColumnPayload && r.Column != spi.ColumnResult && r.Column != spi.ColumnState && r.Column != spi.ColumnLog:
+		case !rewritable[r.Column]:
 			return nil, fmt.Errorf("memory: rewrite of unknown column %q", r.Column)
 		}
 	}
@@ -112,6 +127,16 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 			continue
 		}
 		switch r.Column {
+		case spi.ColumnSignal:
+			if w := j.Signal; w != nil && !r.Archived && bytes.Equal(w.Payload, r.Value) {
+				w.Payload, out[i] = bytes.Clone(r.New), true
+			}
+		case spi.ColumnCondition:
+			for k, d := range s.deps[r.JobID] {
+				if !r.Archived && d.ParentID.String() == r.Namespace && len(d.ConditionArgs) > 0 && bytes.Equal(d.ConditionArgs, r.Value) {
+					s.deps[r.JobID][k].ConditionArgs, out[i] = bytes.Clone(r.New), true
+				}
+			}
 		case spi.ColumnPayload:
 			if out[i] = bytes.Equal(j.Payload, r.Value); out[i] {
 				j.Payload = bytes.Clone(r.New)

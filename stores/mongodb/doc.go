@@ -235,16 +235,28 @@
 // retired key) or, for the archived pass, in the archive (its values
 // marked Archived); then one find of the page's log lines in the logs
 // collection ({job: {$in: ids}}, in (job, claim, line) order, empty
-// messages left out), each job's lines after its other values.
+// messages left out), each job's lines after its other values. The live
+// pass also projects the signal wait and the dependencies, and returns
+// after a job's lines its delivered signal payload (sig.p, the wait's name
+// sig.n as the namespace and its key sig.k) and the non-empty condition
+// arguments of its dependencies (deps[i].ca, the parent's id deps[i].p as
+// the namespace, in insert order); the archived pass reads neither, as an
+// archived job has run and reads them no more.
 // [Store.RewriteValues] writes each value with one UpdateOne whose filter
 // requires the field to hold exactly the bytes read ({_id, field: old} →
 // $set field: new, in the jobs collection or for an archived value the
 // archive; a state keeps its version; for a log line {job, claim, line,
-// msg: old} → $set msg: new in the logs collection), so a concurrent
-// completion or state write always wins and the rewrite reports that it
-// did not apply. The rewrites of one job apply in their order, those of
-// different jobs in parallel (see [Options.Parallelism]); an empty new
-// value or an unknown column fails the call before anything is written.
+// msg: old} → $set msg: new in the logs collection; for a signal payload
+// {_id, sig.n: name, sig.p: old} → $set sig.p: new; for a condition, a
+// read of the job's dependencies finds the parent's index i, a dependency
+// never moving, then {_id, deps.i.p: parent, deps.i.ca: old} → $set
+// deps.i.ca: new), so a concurrent completion or state write always wins
+// and the rewrite reports that it did not apply. A signal or condition
+// rewrite marked Archived never applies. The rewrites of one job apply in
+// their order, those of different jobs in parallel (see
+// [Options.Parallelism]); an empty new value, an unknown column or a
+// condition whose parent is no UUID fails the call before anything is
+// written.
 //
 // # FerretDB
 //

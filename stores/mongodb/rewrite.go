@@ -1,8 +1,10 @@
 package mongodb
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,16 +23,25 @@ import (
 // document, so a page is one find on _id, in the jobs or the archive
 // collection, with a projection of those fields, then one find of the
 // page's log lines in the logs collection (one document per line, msg a
-// string). Each rewrite is one UpdateOne guarded on the field still
-// holding the bytes read. Staged jobs (stg: a workflow or batch chunk not
-// yet activated) are read too: a committed chunk whose writer died stays
-// staged until the next call activates it, and its values must not stay
-// under a key being retired.
+// string). A live job's delivered signal payload (sig.p, with the wait's
+// name sig.n and key sig.k) and its dependencies' condition arguments
+// (deps[i].ca, with the parent deps[i].p) are on the job document too, and
+// are read in the live pass only. Each rewrite is one UpdateOne guarded on
+// the field still holding the bytes read (a condition's, on the parent at
+// the index read first, since a dependency is never moved). Staged jobs
+// (stg: a workflow or batch chunk not yet activated) are read too: a
+// committed chunk whose writer died stays staged until the next call
+// activates it, and its values must not stay under a key being retired.
 
 var _ spi.ValueRewriter = (*Store)(nil)
 
-// valuesProjection is what JobValues reads of a job.
-var valuesProjection = bson.M{fID: 1, fPayload: 1, fResult: 1, fState: 1}
+// valuesProjection is what JobValues reads of an archived job, and
+// liveValuesProjection of a live one (with its signal wait and its
+// dependencies).
+var (
+	valuesProjection     = bson.M{fID: 1, fPayload: 1, fResult: 1, fState: 1}
+	liveValuesProjection = bson.M{fID: 1, fPayload: 1, fResult: 1, fState: 1, fSig: 1, fDeps: 1}
+)
 
 // valuesCollection is the collection of a pass's (or a rewrite's) jobs:
 // the live jobs, or the archive.
@@ -44,7 +55,9 @@ func (s *Store) valuesCollection(archived bool) *mongo.Collection {
 // JobValues returns the payloads, results, states and log lines of up to
 // limit jobs with ids above after, live or with archived the archived
 // ones, in id order, and the id of the last job read (uuid.Nil when none
-// is left). It implements [spi.ValueRewriter].
+// is left); of the live jobs, the delivered signal payloads and the
+// condition arguments too, after each job's log lines. It implements
+// [spi.ValueRewriter].
 func (s *Store) JobValues(ctx context.Context, archived bool, after uuid.UUID, limit int) ([]spi.StoredValue, uuid.UUID, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -52,9 +65,13 @@ func (s *Store) JobValues(ctx context.Context, archived bool, after uuid.UUID, l
 	}
 	defer done()
 	limit = max(limit, 1)
+	proj := liveValuesProjection
+	if archived {
+		proj = valuesProjection
+	}
 	cur, err := s.valuesCollection(archived).Find(ctx,
 		bson.M{fID: bson.M{"$gt": idValue(after)}},
-		options.Find().SetProjection(valuesProjection).SetSort(bson.D{{Key: fID, Value: 1}}).SetLimit(int64(limit)+1))
+		options.Find().SetProjection(proj).SetSort(bson.D{{Key: fID, Value: 1}}).SetLimit(int64(limit)+1))
 	if err != nil {
 		return nil, uuid.Nil, fail("read job values", err)
 	}
@@ -64,30 +81,30 @@ func (s *Store) JobValues(ctx context.Context, archived bool, after uuid.UUID, l
 	}
 	more := len(docs) > limit
 	docs = docs[:min(len(docs), limit)]
-	var out []spi.StoredValue
-	var ids []uuid.UUID
-	at := map[uuid.UUID][2]int{} // id -> its values' span in out
-	for _, raw := range docs {
+	ids := make([]uuid.UUID, len(docs))
+	heads := make([][]spi.StoredValue, len(docs)) // payload, result, states
+	tails := make([][]spi.StoredValue, len(docs)) // signal, conditions
+	for i, raw := range docs {
 		vs, id, err := storedValues(raw, archived)
 		if err != nil {
 			return nil, uuid.Nil, fail("read job values", err)
 		}
-		at[id] = [2]int{len(out), len(out) + len(vs)}
-		out = append(out, vs...)
-		ids = append(ids, id)
+		ids[i], heads[i] = id, vs
+		if !archived {
+			if tails[i], err = liveValues(raw, id); err != nil {
+				return nil, uuid.Nil, fail("read job values", err)
+			}
+		}
 	}
 	lines, err := s.logValues(ctx, ids)
 	if err != nil {
 		return nil, uuid.Nil, fail("read job values", err)
 	}
-	if len(lines) > 0 { // each job's lines after its other values
-		var merged []spi.StoredValue
-		for _, id := range ids {
-			span := at[id]
-			merged = append(merged, out[span[0]:span[1]]...)
-			merged = append(merged, lines[id]...)
-		}
-		out = merged
+	var out []spi.StoredValue
+	for i, id := range ids { // each job's lines after its own values, before its signal and conditions
+		out = append(out, heads[i]...)
+		out = append(out, lines[id]...)
+		out = append(out, tails[i]...)
 	}
 	last := uuid.Nil
 	if more {
@@ -135,13 +152,9 @@ func storedValues(raw bson.Raw, archived bool) ([]spi.StoredValue, uuid.UUID, er
 	if err != nil {
 		return nil, uuid.Nil, fmt.Errorf("job without _id: %w", err)
 	}
-	sub, data, ok := v.BinaryOK()
-	if !ok {
-		return nil, uuid.Nil, fmt.Errorf("_id of type %s, not a UUID", v.Type)
-	}
-	id, err := binaryID(bson.Binary{Subtype: sub, Data: data})
+	id, err := valueID(v)
 	if err != nil {
-		return nil, uuid.Nil, err
+		return nil, uuid.Nil, fmt.Errorf("_id: %w", err)
 	}
 	var out []spi.StoredValue
 	for _, c := range []struct {
@@ -178,6 +191,55 @@ func storedValues(raw bson.Raw, archived bool) ([]spi.StoredValue, uuid.UUID, er
 	return append(out, states...), id, nil
 }
 
+// liveValues reads the delivered signal payload (sig.p, its name and key
+// as Namespace and SignalKey) and the non-empty condition arguments of the
+// dependencies (deps[i].ca, the parent's id as Namespace, in insert order)
+// of the live job document raw, of id. Empty or non-binary values are left
+// out; a dependency whose parent is no UUID is an error.
+func liveValues(raw bson.Raw, id uuid.UUID) ([]spi.StoredValue, error) {
+	var out []spi.StoredValue
+	if sig, ok := raw.Lookup(fSig).DocumentOK(); ok {
+		if b := binaryField(sig, "p"); len(b) > 0 {
+			name, _ := sig.Lookup("n").StringValueOK()
+			key, _ := sig.Lookup("k").StringValueOK()
+			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnSignal, Namespace: name, SignalKey: key, Value: b})
+		}
+	}
+	deps, ok := raw.Lookup(fDeps).ArrayOK()
+	if !ok {
+		return out, nil
+	}
+	vals, err := deps.Values()
+	if err != nil {
+		return nil, fmt.Errorf("job %s: deps: %w", id, err)
+	}
+	for _, v := range vals {
+		d, ok := v.DocumentOK()
+		if !ok {
+			continue
+		}
+		b := binaryField(d, "ca")
+		if len(b) == 0 {
+			continue
+		}
+		parent, err := valueID(d.Lookup("p"))
+		if err != nil {
+			return nil, fmt.Errorf("job %s: dependency: %w", id, err)
+		}
+		out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnCondition, Namespace: parent.String(), Value: b})
+	}
+	return out, nil
+}
+
+// valueID is the UUID that the binary v holds.
+func valueID(v bson.RawValue) (uuid.UUID, error) {
+	sub, data, ok := v.BinaryOK()
+	if !ok {
+		return uuid.Nil, fmt.Errorf("id of type %s, not a UUID", v.Type)
+	}
+	return binaryID(bson.Binary{Subtype: sub, Data: data})
+}
+
 // binaryField returns a copy of the bytes of the binary field key of d, or
 // nil when it is absent, null or not a binary.
 func binaryField(d bson.Raw, key string) []byte {
@@ -202,7 +264,8 @@ func stateNamespace(key string) (string, bool) {
 }
 
 // rewriteField is the field that r rewrites: of the job document (in the
-// jobs or the archive collection), or the msg of a log line.
+// jobs or the archive collection), or the msg of a log line; for a
+// condition, the ca of a dependency (its index is read by rewriteOne).
 func rewriteField(r spi.ValueRewrite) (string, error) {
 	switch r.Column {
 	case spi.ColumnPayload:
@@ -213,6 +276,13 @@ func rewriteField(r spi.ValueRewrite) (string, error) {
 		return fState + "." + stateKey(r.Namespace) + ".j", nil
 	case spi.ColumnLog:
 		return "msg", nil
+	case spi.ColumnSignal:
+		return fSigPayload, nil
+	case spi.ColumnCondition:
+		if _, err := uuid.Parse(r.Namespace); err != nil {
+			return "", fmt.Errorf("rewrite of a condition of job %s: parent %q: %w", r.JobID, r.Namespace, err)
+		}
+		return "ca", nil
 	default:
 		return "", fmt.Errorf("rewrite of unknown column %q of job %s", r.Column, r.JobID)
 	}
@@ -223,11 +293,24 @@ func rewriteField(r spi.ValueRewrite) (string, error) {
 func (s *Store) rewriteOne(ctx context.Context, r spi.ValueRewrite, field string) (bool, error) {
 	var coll *mongo.Collection
 	var filter, update bson.M
-	if r.Column == spi.ColumnLog { // a text, the same line live or archived
+	switch r.Column {
+	case spi.ColumnLog: // a text, the same line live or archived
 		coll = s.logs
 		filter = bson.M{"job": idValue(r.JobID), "claim": r.ClaimSeq, "line": r.Line, field: string(r.Value)}
 		update = bson.M{"$set": bson.M{field: string(r.New)}}
-	} else {
+	case spi.ColumnSignal: // a live job's wait only
+		if r.Archived {
+			return false, nil
+		}
+		coll = s.jobs
+		filter = bson.M{fID: idValue(r.JobID), fSigName: r.Namespace, field: binaryOf(r.Value)}
+		update = bson.M{"$set": bson.M{field: binaryOf(r.New)}}
+	case spi.ColumnCondition: // a live job's dependency only
+		if r.Archived {
+			return false, nil
+		}
+		return s.rewriteCondition(ctx, r)
+	default:
 		coll = s.valuesCollection(r.Archived)
 		filter = bson.M{fID: idValue(r.JobID), field: binaryOf(r.Value)}
 		update = bson.M{"$set": bson.M{field: binaryOf(r.New)}}
@@ -239,15 +322,56 @@ func (s *Store) rewriteOne(ctx context.Context, r spi.ValueRewrite, field string
 	return res.MatchedCount == 1, nil
 }
 
+// rewriteCondition applies the condition rewrite r where the dependency on
+// parent r.Namespace still holds r.Value: a read of the job's dependencies
+// finds the parent's index i (a dependency is never moved: they are
+// written with the job only), then one UpdateOne {_id, deps.i.p: parent,
+// deps.i.ca: old} → $set deps.i.ca: new. It reports whether it applied.
+func (s *Store) rewriteCondition(ctx context.Context, r spi.ValueRewrite) (bool, error) {
+	parent, err := uuid.Parse(r.Namespace)
+	if err != nil { // checked by rewriteField
+		return false, err
+	}
+	var d struct {
+		Deps []depDoc `bson:"deps"`
+	}
+	err = s.jobs.FindOne(ctx, bson.M{fID: idValue(r.JobID)}, options.FindOne().SetProjection(bson.M{fDeps: 1})).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for i, dep := range d.Deps {
+		if p, err := binaryID(dep.Parent); err != nil || p != parent || !bytes.Equal(bytesOf(dep.ConditionArgs), r.Value) {
+			continue
+		}
+		at := fmt.Sprintf("%s.%d.", fDeps, i)
+		res, err := s.jobs.UpdateOne(ctx,
+			bson.M{fID: idValue(r.JobID), at + "p": idValue(parent), at + "ca": binaryOf(r.Value)},
+			bson.M{"$set": bson.M{at + "ca": binaryOf(r.New)}})
+		if err != nil {
+			return false, err
+		}
+		return res.MatchedCount == 1, nil
+	}
+	return false, nil
+}
+
 // RewriteValues applies each rewrite where its field still holds the value
 // read: one UpdateOne {_id, field: old} → $set field: new each, on the
 // jobs collection or with Archived the archive, and for a log line
 // {job, claim, line, msg: old} → $set msg: new on the logs collection;
-// each applies or not on its own (a state keeps its version). The
-// rewrites of one job are applied in their order, those of different jobs
-// concurrently, up to [Options.Parallelism]. An empty New or an unknown
-// column fails the call before anything is written; a rewrite of an empty
-// Value never applies. It implements [spi.ValueRewriter].
+// for a signal payload {_id, sig.n: name, sig.p: old} → $set sig.p: new,
+// and for a condition's arguments the same on deps.i.ca, at the index i
+// of the parent read first, both on the jobs collection only (with
+// Archived set they never apply: an archived job keeps no signal or
+// condition to read); each applies or not on its own (a state keeps its
+// version). The rewrites of one job are applied in their order, those of
+// different jobs concurrently, up to [Options.Parallelism]. An empty New,
+// an unknown column or a condition whose Namespace is no UUID fails the
+// call before anything is written; a rewrite of an empty Value never
+// applies. It implements [spi.ValueRewriter].
 func (s *Store) RewriteValues(ctx context.Context, rs []spi.ValueRewrite) ([]bool, error) {
 	fields := make([]string, len(rs))
 	for i, r := range rs {

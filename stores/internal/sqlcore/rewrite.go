@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -36,7 +37,7 @@ func (c Core[T]) JobValues(ctx context.Context, archived bool, after uuid.UUID, 
 	last := uuid.Nil
 	err := c.do("read job values", func() error {
 		out, last = nil, uuid.Nil
-		q, args := s.limited("SELECT job_id, payload, job_result FROM "+jobT+" WHERE job_id > ? ORDER BY job_id", int64(limit+1), s.id(after))
+		q, args := s.valuesPage(jobT, after, limit+1)
 		type row struct {
 			id              uuid.UUID
 			payload, result []byte
@@ -62,7 +63,7 @@ func (c Core[T]) JobValues(ctx context.Context, archived bool, after uuid.UUID, 
 		}
 		extra := map[uuid.UUID][]spi.StoredValue{}
 		if _, err := InChunks(ids, min(d.chunk(), maxJoin), func(ids []uuid.UUID) ([]struct{}, error) {
-			q, args := s.SQL("SELECT job_id, namespace, state_json FROM "+stateT+" WHERE job_id IN (?) ORDER BY job_id, namespace", s.ids(ids))
+			q, args := s.statesOf(stateT, ids)
 			states, err := queryRows(ctx, c.cfg.DB, q, args, func(r *sql.Rows) (spi.StoredValue, error) {
 				v := spi.StoredValue{Column: spi.ColumnState, Archived: archived}
 				var raw T
@@ -76,7 +77,7 @@ func (c Core[T]) JobValues(ctx context.Context, archived bool, after uuid.UUID, 
 			if err != nil {
 				return nil, err
 			}
-			q, args = s.SQL("SELECT job_id, claim_seq, line, message FROM {log} WHERE job_id IN (?) ORDER BY job_id, claim_seq, line", s.ids(ids))
+			q, args = s.logsOf(ids)
 			lines, err := queryRows(ctx, c.cfg.DB, q, args, func(r *sql.Rows) (spi.StoredValue, error) {
 				v := spi.StoredValue{Column: spi.ColumnLog}
 				var raw T
@@ -89,7 +90,40 @@ func (c Core[T]) JobValues(ctx context.Context, archived bool, after uuid.UUID, 
 				v.JobID, err = d.ParseID(raw)
 				return v, err
 			})
-			for _, v := range append(states, lines...) {
+			var waits, conds []spi.StoredValue
+			if err == nil && !archived {
+				q, args = s.signalsOf(ids)
+				waits, err = queryRows(ctx, c.cfg.DB, q, args, func(r *sql.Rows) (spi.StoredValue, error) {
+					v := spi.StoredValue{Column: spi.ColumnSignal}
+					var raw T
+					var key sql.NullString
+					if err := r.Scan(&raw, &v.Namespace, &key, &v.Value); err != nil {
+						return v, err
+					}
+					v.SignalKey = key.String
+					var err error
+					v.JobID, err = d.ParseID(raw)
+					return v, err
+				})
+			}
+			if err == nil && !archived {
+				q, args = s.conditionsOf(ids)
+				conds, err = queryRows(ctx, c.cfg.DB, q, args, func(r *sql.Rows) (spi.StoredValue, error) {
+					v := spi.StoredValue{Column: spi.ColumnCondition}
+					var raw, parent T
+					if err := r.Scan(&raw, &parent, &v.Value); err != nil {
+						return v, err
+					}
+					p, err := d.ParseID(parent)
+					if err != nil {
+						return v, err
+					}
+					v.Namespace = p.String()
+					v.JobID, err = d.ParseID(raw)
+					return v, err
+				})
+			}
+			for _, v := range slices.Concat(states, lines, waits, conds) {
 				if len(v.Value) > 0 {
 					extra[v.JobID] = append(extra[v.JobID], v)
 				}
@@ -148,6 +182,35 @@ func (c Core[T]) RewriteValues(ctx context.Context, rs []spi.ValueRewrite) ([]bo
 	return out, nil
 }
 
+// valuesPage reads (job_id, payload, job_result) of up to n jobs of table
+// jobT above after, in id order.
+func (s *Syntax) valuesPage(jobT string, after uuid.UUID, n int) (string, []any) {
+	return s.limited("SELECT job_id, payload, job_result FROM "+jobT+" WHERE job_id > ? ORDER BY job_id", int64(n), s.id(after))
+}
+
+// statesOf reads (job_id, namespace, state_json) of the jobs of ids from
+// table stateT.
+func (s *Syntax) statesOf(stateT string, ids []uuid.UUID) (string, []any) {
+	return s.SQL("SELECT job_id, namespace, state_json FROM "+stateT+" WHERE job_id IN (?) ORDER BY job_id, namespace", s.ids(ids))
+}
+
+// logsOf reads (job_id, claim_seq, line, message) of the jobs of ids.
+func (s *Syntax) logsOf(ids []uuid.UUID) (string, []any) {
+	return s.SQL("SELECT job_id, claim_seq, line, message FROM {log} WHERE job_id IN (?) ORDER BY job_id, claim_seq, line", s.ids(ids))
+}
+
+// signalsOf reads (job_id, name, signal_key, payload) of the delivered
+// waits of the jobs of ids.
+func (s *Syntax) signalsOf(ids []uuid.UUID) (string, []any) {
+	return s.SQL("SELECT job_id, name, signal_key, payload FROM {signal} WHERE job_id IN (?) AND payload IS NOT NULL ORDER BY job_id", s.ids(ids))
+}
+
+// conditionsOf reads (child_id, parent_id, cond_args) of the dependencies
+// with condition arguments of the jobs of ids.
+func (s *Syntax) conditionsOf(ids []uuid.UUID) (string, []any) {
+	return s.SQL("SELECT child_id, parent_id, cond_args FROM {dep} WHERE child_id IN (?) AND cond_args IS NOT NULL ORDER BY child_id, position", s.ids(ids))
+}
+
 // blobEq is the condition that column col holds exactly the bytes of the
 // next argument.
 func (s *Syntax) blobEq(col string) string {
@@ -170,6 +233,18 @@ func (s *Syntax) rewrite(r spi.ValueRewrite) (Statement, error) {
 	case spi.ColumnState:
 		q, args = s.SQL("UPDATE "+stateT+" SET state_json = ? WHERE job_id = ? AND namespace = ? AND "+s.blobEq("state_json"),
 			s.blob(r.New), s.id(r.JobID), s.name(r.Namespace), s.blob(r.Value))
+	case spi.ColumnSignal:
+		if r.Archived {
+			return Statement{}, fmt.Errorf("rewrite of the signal of archived job %s: an archived job keeps none", r.JobID)
+		}
+		q, args = s.SQL("UPDATE {signal} SET payload = ? WHERE job_id = ? AND "+s.blobEq("payload"), s.blob(r.New), s.id(r.JobID), s.blob(r.Value))
+	case spi.ColumnCondition:
+		parent, err := uuid.Parse(r.Namespace)
+		if err != nil || r.Archived {
+			return Statement{}, fmt.Errorf("rewrite of a condition of job %s: parent %q: not a live job's dependency", r.JobID, r.Namespace)
+		}
+		q, args = s.SQL("UPDATE {dep} SET cond_args = ? WHERE child_id = ? AND parent_id = ? AND "+s.blobEq("cond_args"),
+			s.blob(r.New), s.id(r.JobID), s.id(parent), s.blob(r.Value))
 	case spi.ColumnLog:
 		q, args = s.SQL("UPDATE {log} SET message = ? WHERE job_id = ? AND claim_seq = ? AND line = ? AND "+s.textEq("message"),
 			s.long(string(r.New)), s.id(r.JobID), r.ClaimSeq, int64(r.Line), s.long(string(r.Value)))
@@ -195,17 +270,23 @@ func (s *Syntax) rewriteStatements() map[string]string {
 	v := func(c spi.ValueColumn) spi.ValueRewrite {
 		return spi.ValueRewrite{StoredValue: spi.StoredValue{Column: c, Namespace: "n", Value: []byte("a")}, New: []byte("b")}
 	}
+	two := make([]uuid.UUID, 2)
 	m := map[string]string{
-		"rewrite_values": text(s.limited("SELECT job_id, payload, job_result FROM {job} WHERE job_id > ? ORDER BY job_id", 10, s.id(uuid.Nil))),
-		"rewrite_states": text(s.SQL("SELECT job_id, namespace, state_json FROM {state} WHERE job_id IN (?) ORDER BY job_id, namespace", s.ids(make([]uuid.UUID, 2)))),
-		"rewrite_logs":   text(s.SQL("SELECT job_id, claim_seq, line, message FROM {log} WHERE job_id IN (?) ORDER BY job_id, claim_seq, line", s.ids(make([]uuid.UUID, 2)))),
+		"rewrite_values":     text(s.valuesPage("{job}", uuid.Nil, 10)),
+		"rewrite_states":     text(s.statesOf("{state}", two)),
+		"rewrite_logs":       text(s.logsOf(two)),
+		"rewrite_signals":    text(s.signalsOf(two)),
+		"rewrite_conditions": text(s.conditionsOf(two)),
 	}
-	for _, c := range []spi.ValueColumn{spi.ColumnPayload, spi.ColumnResult, spi.ColumnState, spi.ColumnLog} {
-		st, _ := s.rewrite(v(c))
+	for _, c := range []spi.ValueColumn{spi.ColumnPayload, spi.ColumnResult, spi.ColumnState, spi.ColumnLog, spi.ColumnSignal, spi.ColumnCondition} {
+		r := v(c)
+		if c == spi.ColumnCondition {
+			r.Namespace = uuid.Nil.String()
+		}
+		st, _ := s.rewrite(r)
 		m["rewrite_"+string(c)] = st.SQL
-		a := v(c)
-		a.Archived = true
-		if st, _ = s.rewrite(a); c != spi.ColumnLog {
+		r.Archived = true
+		if st, _ = s.rewrite(r); c == spi.ColumnPayload || c == spi.ColumnResult || c == spi.ColumnState {
 			m["rewrite_archived_"+string(c)] = st.SQL
 		}
 	}
