@@ -19,9 +19,15 @@ type Collector struct {
 	duration                               *prometheus.HistogramVec
 	claimed, claimFailures, recovered      *prometheus.CounterVec
 	breaker, poller                        *prometheus.GaugeVec
+	signalWaits, signalsResolved           *prometheus.CounterVec
+	integrity, versionSkew                 *prometheus.CounterVec
 }
 
-var _ spi.MetricsCollector = (*Collector)(nil)
+var (
+	_ spi.MetricsCollector  = (*Collector)(nil)
+	_ spi.SignalMetrics     = (*Collector)(nil)
+	_ spi.EncryptionMetrics = (*Collector)(nil)
+)
 
 // breakerStates are the states a breaker gauge has a series for.
 var breakerStates = []string{"CLOSED", "OPEN", "HALF_OPEN"}
@@ -50,10 +56,14 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 			Help: "1 for the current state of a service's circuit breaker on a node, 0 for the others."}, []string{"node", "service", "state"}),
 		poller: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ratchet", Name: "poller_breaker_state",
 			Help: "1 for the current state of a node's poller breaker, 0 for the others."}, []string{"node", "state"}),
+		signalWaits:     counter("signal_waits_total", "Jobs written waiting for a signal, by task and signal.", "task", "signal"),
+		signalsResolved: counter("signal_waits_resolved_total", "Signal waits ended, by task, signal and outcome (DELIVERED, TIMED_OUT, CANCELLED).", "task", "signal", "outcome"),
+		integrity:       counter("encryption_integrity_violations_total", "Sealed values that failed their integrity check, by surface.", "surface"),
+		versionSkew:     counter("encryption_envelope_version_skew_total", "Envelopes of a version this release does not read, by version found.", "found", "supported"),
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
-		c.recovered, c.duration, c.breaker, c.poller} {
+		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -110,6 +120,36 @@ func (c *Collector) PollerBreakerState(_ context.Context, node, state string) {
 	for _, s := range breakerStates {
 		c.poller.WithLabelValues(node, s).Set(flag(s == state))
 	}
+}
+
+// SignalWaiting counts a job written waiting for a signal.
+func (c *Collector) SignalWaiting(_ context.Context, _ uuid.UUID, task, name string) {
+	c.signalWaits.WithLabelValues(task, name).Inc()
+}
+
+// SignalDelivered counts a wait ended by a delivery.
+func (c *Collector) SignalDelivered(_ context.Context, _ uuid.UUID, task, name string) {
+	c.signalsResolved.WithLabelValues(task, name, string(spi.SignalDelivered)).Inc()
+}
+
+// SignalTimedOut counts a wait that timed out.
+func (c *Collector) SignalTimedOut(_ context.Context, _ uuid.UUID, task, name string) {
+	c.signalsResolved.WithLabelValues(task, name, string(spi.SignalTimedOut)).Inc()
+}
+
+// SignalCancelled counts a wait ended by a cancel.
+func (c *Collector) SignalCancelled(_ context.Context, _ uuid.UUID, task, name string) {
+	c.signalsResolved.WithLabelValues(task, name, string(spi.SignalCancelled)).Inc()
+}
+
+// EncryptionIntegrityViolation counts a sealed value that did not open.
+func (c *Collector) EncryptionIntegrityViolation(_ context.Context, _ uuid.UUID, surface string) {
+	c.integrity.WithLabelValues(surface).Inc()
+}
+
+// EncryptionEnvelopeVersionSkew counts an envelope of an unknown version.
+func (c *Collector) EncryptionEnvelopeVersionSkew(_ context.Context, _ uuid.UUID, found, supported int) {
+	c.versionSkew.WithLabelValues(strconv.Itoa(found), strconv.Itoa(supported)).Inc()
 }
 
 func flag(b bool) float64 {

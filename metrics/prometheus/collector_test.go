@@ -61,6 +61,12 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 	c.JobsRecovered(ctx, "n1", 3)
 	c.CircuitBreakerState(ctx, "n1", "smtp", "OPEN")
 	c.PollerBreakerState(ctx, "n1", "HALF_OPEN")
+	c.SignalWaiting(ctx, uuid.New(), "refund", "approval")
+	c.SignalDelivered(ctx, uuid.New(), "refund", "approval")
+	c.SignalTimedOut(ctx, uuid.New(), "refund", "approval")
+	c.SignalCancelled(ctx, uuid.New(), "refund", "approval")
+	c.EncryptionIntegrityViolation(ctx, uuid.New(), "result")
+	c.EncryptionEnvelopeVersionSkew(ctx, uuid.New(), 2, 1)
 
 	page := scrape(t, reg)
 	for _, want := range []string{
@@ -75,10 +81,43 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 		`ratchet_circuit_breaker_state{node="n1",service="smtp",state="OPEN"} 1`,
 		`ratchet_circuit_breaker_state{node="n1",service="smtp",state="CLOSED"} 0`,
 		`ratchet_poller_breaker_state{node="n1",state="HALF_OPEN"} 1`,
+		`ratchet_signal_waits_total{signal="approval",task="refund"} 1`,
+		`ratchet_signal_waits_resolved_total{outcome="DELIVERED",signal="approval",task="refund"} 1`,
+		`ratchet_signal_waits_resolved_total{outcome="TIMED_OUT",signal="approval",task="refund"} 1`,
+		`ratchet_signal_waits_resolved_total{outcome="CANCELLED",signal="approval",task="refund"} 1`,
+		`ratchet_encryption_integrity_violations_total{surface="result"} 1`,
+		`ratchet_encryption_envelope_version_skew_total{found="2",supported="1"} 1`,
 	} {
 		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
 	}
 
 	_, err = ratchetprom.New(reg)
 	assert.Error(t, err, "a second collector on the same registry is refused")
+}
+
+// The engine reports its signal waits to the collector: a wait written and
+// delivered is counted.
+func TestSignalMetricsThroughTheEngine(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := ratchetprom.New(reg)
+	require.NoError(t, err)
+	approve := ratchet.NewVoidTask("refund.approve", func(context.Context, int) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{Metrics: c, NodeID: "n1", Logger: slog.New(slog.DiscardHandler)}, approve)
+	require.NoError(t, err)
+	events, unsubscribe := eng.Subscribe(10)
+	defer unsubscribe()
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(ctx)
+	id, err := approve.Submit(ctx, eng.Client(), 1, ratchet.AwaitSignal("approval", 0))
+	require.NoError(t, err)
+	require.NoError(t, eng.Client().Signal(ctx, id, "approval", nil))
+	assert.Equal(t, engine.EventSucceeded, (<-events).Kind)
+	page := scrape(t, reg)
+	for _, want := range []string{
+		`ratchet_signal_waits_total{signal="approval",task="refund.approve"} 1`,
+		`ratchet_signal_waits_resolved_total{outcome="DELIVERED",signal="approval",task="refund.approve"} 1`,
+	} {
+		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
+	}
 }
