@@ -1,0 +1,141 @@
+package ratchetotel
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// instrumentation names the tracer.
+const instrumentation = "github.com/ratchet-go/ratchet/tracing/otel"
+
+// ParamPrefix starts the job params that carry the submitter's trace
+// context ("otel.traceparent", "otel.tracestate").
+const ParamPrefix = "otel."
+
+// Options configure the middleware. The zero value uses the global
+// TracerProvider and the W3C trace context propagator.
+type Options struct {
+	// TracerProvider makes the tracer; nil means otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// Propagator writes and reads the trace context of a job; nil means
+	// propagation.TraceContext{} (W3C).
+	Propagator propagation.TextMapPropagator
+	// Sanitizer turns an error into the text a span records; nil means
+	// ratchet.DefaultSanitizer{}, as the engine stores errors.
+	Sanitizer spi.ErrorSanitizer
+}
+
+func (o Options) tracer() trace.Tracer {
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return tp.Tracer(instrumentation)
+}
+
+func (o Options) propagator() propagation.TextMapPropagator {
+	if o.Propagator == nil {
+		return propagation.TraceContext{}
+	}
+	return o.Propagator
+}
+
+func (o Options) fail(span trace.Span, err error) {
+	s := o.Sanitizer
+	if s == nil {
+		s = ratchet.DefaultSanitizer{}
+	}
+	msg := s.Sanitize(err)
+	span.RecordError(errors.New(msg))
+	span.SetStatus(codes.Error, msg)
+}
+
+// params is a job's params as a TextMapCarrier, its keys under
+// ParamPrefix.
+type params map[string]string
+
+func (p params) Get(key string) string { return p[ParamPrefix+key] }
+
+func (p params) Set(key, value string) { p[ParamPrefix+key] = value }
+
+func (p params) Keys() []string {
+	var out []string
+	for k := range p {
+		if rest, ok := strings.CutPrefix(k, ParamPrefix); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// InsertMiddleware traces each submission: a producer span "ratchet
+// submit" around the store's write, whose context it stores with every
+// job of the call.
+func InsertMiddleware(o Options) ratchet.InsertMiddleware {
+	tracer, prop := o.tracer(), o.propagator()
+	return func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
+		attrs := []attribute.KeyValue{
+			attribute.String("messaging.system", "ratchet"),
+			attribute.String("messaging.operation.type", "send"),
+			attribute.Int("messaging.batch.message_count", len(jobs)),
+		}
+		if len(jobs) > 0 {
+			attrs = append(attrs, attribute.String("ratchet.task", jobs[0].TaskName))
+		}
+		ctx, span := tracer.Start(ctx, "ratchet submit", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+		defer span.End()
+		for _, j := range jobs {
+			if j.Params == nil {
+				j.Params = map[string]string{}
+			}
+			prop.Inject(ctx, params(j.Params))
+		}
+		res, err := next(ctx, jobs)
+		if err != nil {
+			o.fail(span, err)
+		}
+		return res, err
+	}
+}
+
+// WorkMiddleware traces each execution: a consumer span "ratchet run
+// TASK", a new root linked to the span that submitted the job (when its
+// params carry one), with the job's id, task, run, crash count and
+// priority, and the error a failed run returned.
+func WorkMiddleware(o Options) ratchet.WorkMiddleware {
+	tracer, prop := o.tracer(), o.propagator()
+	return func(ctx context.Context, j *ratchet.Job, next ratchet.WorkFunc) (any, error) {
+		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithNewRoot()}
+		if sc := trace.SpanContextFromContext(prop.Extract(context.Background(), params(j.Params))); sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("ratchet.link", "submitted")}}))
+		}
+		attrs := []attribute.KeyValue{
+			attribute.String("messaging.system", "ratchet"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("ratchet.job.id", j.ID.String()),
+			attribute.String("ratchet.task", j.TaskName),
+			attribute.Int("ratchet.priority", int(j.Priority)),
+			attribute.Int("ratchet.crash_count", j.CrashCount),
+		}
+		if jc, ok := ratchet.JobFromContext(ctx); ok {
+			attrs = append(attrs, attribute.Int("ratchet.run", jc.Run))
+		}
+		ctx, span := tracer.Start(ctx, "ratchet run "+j.TaskName, append(opts, trace.WithAttributes(attrs...))...)
+		defer span.End()
+		res, err := next(ctx, j)
+		if err != nil {
+			o.fail(span, err)
+		}
+		return res, err
+	}
+}

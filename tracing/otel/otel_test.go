@@ -1,0 +1,98 @@
+package ratchetotel_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/stores/memory"
+	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
+)
+
+func attr(attrs []attribute.KeyValue, key string) string {
+	for _, a := range attrs {
+		if string(a.Key) == key {
+			return a.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// A submission's span is a child of the caller's; its context is stored
+// with the job; the execution's span is a new root linked to it; a failed
+// run records its sanitized error.
+func TestSpansAndLinks(t *testing.T) {
+	ctx := context.Background()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	o := ratchetotel.Options{TracerProvider: tp}
+	ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
+	bad := ratchet.NewVoidTask("card.charge", func(context.Context, string) error {
+		return ratchet.DoNotRetry(errors.New("declined, password=hunter2"))
+	})
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
+		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
+		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok, bad)
+	require.NoError(t, err)
+	events, unsub := eng.Subscribe(10)
+	defer unsub()
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(ctx)
+
+	parentCtx, parent := tp.Tracer("test").Start(ctx, "http request")
+	id, err := ok.Submit(parentCtx, eng.Client(), "ann@example.com")
+	require.NoError(t, err)
+	_, err = bad.Submit(parentCtx, eng.Client(), "4242")
+	require.NoError(t, err)
+	parent.End()
+	<-events
+	<-events
+	require.NoError(t, eng.Stop(ctx))
+
+	j, err := eng.Client().GetJob(ctx, id)
+	require.NoError(t, err)
+	assert.Contains(t, j.Params[ratchetotel.ParamPrefix+"traceparent"], parent.SpanContext().TraceID().String(), "the trace context is stored with the job")
+
+	byName := map[string][]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		byName[s.Name()] = append(byName[s.Name()], s)
+	}
+	require.Len(t, byName["ratchet submit"], 2)
+	for _, s := range byName["ratchet submit"] {
+		assert.Equal(t, trace.SpanKindProducer, s.SpanKind())
+		assert.Equal(t, parent.SpanContext().SpanID(), s.Parent().SpanID(), "the submission is a child of the caller's span")
+		assert.Equal(t, "ratchet", attr(s.Attributes(), "messaging.system"))
+	}
+	require.Len(t, byName["ratchet run email.send"], 1)
+	run := byName["ratchet run email.send"][0]
+	assert.Equal(t, trace.SpanKindConsumer, run.SpanKind())
+	assert.False(t, run.Parent().IsValid(), "the run is a new root: a job may run days later")
+	require.Len(t, run.Links(), 1)
+	link := run.Links()[0].SpanContext
+	assert.Equal(t, parent.SpanContext().TraceID(), link.TraceID(), "linked to the submission's trace")
+	submitted := map[trace.SpanID]bool{}
+	for _, s := range byName["ratchet submit"] {
+		submitted[s.SpanContext().SpanID()] = true
+	}
+	assert.True(t, submitted[link.SpanID()], "linked to the submission's span")
+	assert.Equal(t, id.String(), attr(run.Attributes(), "ratchet.job.id"))
+	assert.Equal(t, "1", attr(run.Attributes(), "ratchet.run"))
+	assert.Equal(t, codes.Unset, run.Status().Code)
+
+	require.Len(t, byName["ratchet run card.charge"], 1)
+	failed := byName["ratchet run card.charge"][0]
+	assert.Equal(t, codes.Error, failed.Status().Code)
+	assert.Contains(t, failed.Status().Description, "password=***", "the error as the engine stores it: sanitized")
+	assert.NotContains(t, failed.Status().Description, "hunter2")
+}
