@@ -73,6 +73,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if err != nil {
 		return nil, err
 	}
+	store = timed(store, o.Metrics, o.Clock)
 	e := &Engine{
 		store: store,
 		caps:  spi.CapabilitiesOf(store),

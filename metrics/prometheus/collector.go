@@ -21,12 +21,14 @@ type Collector struct {
 	breaker, poller                        *prometheus.GaugeVec
 	signalWaits, signalsResolved           *prometheus.CounterVec
 	integrity, versionSkew                 *prometheus.CounterVec
+	storeOps                               *prometheus.HistogramVec
 }
 
 var (
 	_ spi.MetricsCollector  = (*Collector)(nil)
 	_ spi.SignalMetrics     = (*Collector)(nil)
 	_ spi.EncryptionMetrics = (*Collector)(nil)
+	_ spi.StoreMetrics      = (*Collector)(nil)
 )
 
 // breakerStates are the states a breaker gauge has a series for.
@@ -60,10 +62,13 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		signalsResolved: counter("signal_waits_resolved_total", "Signal waits ended, by task, signal and outcome (DELIVERED, TIMED_OUT, CANCELLED).", "task", "signal", "outcome"),
 		integrity:       counter("encryption_integrity_violations_total", "Sealed values that failed their integrity check, by surface.", "surface"),
 		versionSkew:     counter("encryption_envelope_version_skew_total", "Envelopes of a version this release does not read, by version found.", "found", "supported"),
+		storeOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "ratchet", Name: "store_operation_duration_seconds",
+			Help: "Duration of the store's core operations, by operation, store and outcome (ok, error).", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)},
+			[]string{"op", "store", "outcome"}),
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
-		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew} {
+		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -150,6 +155,11 @@ func (c *Collector) EncryptionIntegrityViolation(_ context.Context, _ uuid.UUID,
 // EncryptionEnvelopeVersionSkew counts an envelope of an unknown version.
 func (c *Collector) EncryptionEnvelopeVersionSkew(_ context.Context, _ uuid.UUID, found, supported int) {
 	c.versionSkew.WithLabelValues(strconv.Itoa(found), strconv.Itoa(supported)).Inc()
+}
+
+// StoreOperation records the duration of a store call.
+func (c *Collector) StoreOperation(_ context.Context, op, store, outcome string, elapsed time.Duration) {
+	c.storeOps.WithLabelValues(op, store, outcome).Observe(elapsed.Seconds())
 }
 
 func flag(b bool) float64 {

@@ -95,8 +95,8 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 	assert.Error(t, err, "a second collector on the same registry is refused")
 }
 
-// The engine reports its signal waits to the collector: a wait written and
-// delivered is counted.
+// The engine reports its signal waits to the collector (a wait written and
+// delivered is counted) and times its store's operations.
 func TestSignalMetricsThroughTheEngine(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
@@ -117,6 +117,10 @@ func TestSignalMetricsThroughTheEngine(t *testing.T) {
 	for _, want := range []string{
 		`ratchet_signal_waits_total{signal="approval",task="refund.approve"} 1`,
 		`ratchet_signal_waits_resolved_total{outcome="DELIVERED",signal="approval",task="refund.approve"} 1`,
+		`ratchet_store_operation_duration_seconds_count{op="InsertJobs",outcome="ok",store="memory"} 1`,
+		`ratchet_store_operation_duration_seconds_count{op="ClaimJobs",outcome="ok",store="memory"}`,
+		`ratchet_store_operation_duration_seconds_count{op="CompleteJobs",outcome="ok",store="memory"} 1`,
+		`ratchet_store_operation_duration_seconds_count{op="RecoverOrphans",outcome="ok",store="memory"}`,
 	} {
 		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
 	}
