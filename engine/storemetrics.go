@@ -22,11 +22,11 @@ type timedStore struct {
 	clock clockwork.Clock
 }
 
-// timed wraps store when metrics implements spi.StoreMetrics (and is not
-// NoOpMetrics, so that a node without metrics pays nothing).
+// timed wraps store when metrics implements spi.StoreMetrics (which
+// NoOpMetrics does not: a node without metrics pays nothing).
 func timed(store spi.Store, metrics spi.MetricsCollector, clock clockwork.Clock) spi.Store {
 	sm, ok := metrics.(spi.StoreMetrics)
-	if _, noop := metrics.(spi.NoOpMetrics); !ok || noop {
+	if !ok {
 		return store
 	}
 	return &timedStore{Store: store, m: sm, name: storeName(store), clock: clock}

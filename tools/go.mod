@@ -7,14 +7,18 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonboulle/clockwork v0.5.0
+	github.com/prometheus/client_golang v1.25.0
 	github.com/ratchet-go/ratchet/encryption v0.0.0
 	github.com/ratchet-go/ratchet/engine v0.0.0
+	github.com/ratchet-go/ratchet/metrics/prometheus v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
 	github.com/ratchet-go/ratchet/simtest v0.0.0-00010101000000-000000000000
 	github.com/ratchet-go/ratchet/stores/memory v0.0.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
+	github.com/ratchet-go/ratchet/tracing/otel v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/otel/sdk v1.44.0
 	golang.org/x/term v0.48.0
 )
 
@@ -23,6 +27,7 @@ require (
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
+	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
@@ -56,9 +61,13 @@ require (
 	github.com/moby/sys/user v0.4.1 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
 	github.com/moby/term v0.5.2 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
@@ -84,6 +93,7 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -121,6 +131,10 @@ replace (
 replace github.com/ratchet-go/ratchet/stores/postgres => ../stores/postgres
 
 replace github.com/ratchet-go/ratchet/encryption => ../encryption
+
+replace github.com/ratchet-go/ratchet/metrics/prometheus => ../metrics/prometheus
+
+replace github.com/ratchet-go/ratchet/tracing/otel => ../tracing/otel
 
 replace github.com/ratchet-go/ratchet/internal/dbtest => ../internal/dbtest
 

@@ -94,11 +94,16 @@ func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 		}
 		ctx, span := tracer.Start(ctx, "ratchet submit", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 		defer span.End()
+		// One context for every job of the call: inject it once, copy it.
+		carried := params{}
+		prop.Inject(ctx, carried)
 		for _, j := range jobs {
 			if j.Params == nil {
-				j.Params = map[string]string{}
+				j.Params = make(map[string]string, len(carried))
 			}
-			prop.Inject(ctx, params(j.Params))
+			for k, v := range carried {
+				j.Params[k] = v
+			}
 		}
 		res, err := next(ctx, jobs)
 		if err != nil {

@@ -5,7 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
+	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
 
 	"github.com/ratchet-go/ratchet/tools/internal/bench"
 	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
@@ -23,6 +30,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
 	pause := fs.Duration("archive-pause", 0, "archive: pause between two batches of 1,000 (0: back to back)")
+	adapters := fs.String("adapters", "", "install adapters to measure their cost: prometheus, otel, or prometheus,otel")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -33,10 +41,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer func() { _ = opened.Close() }()
 	fmt.Fprintf(stdout, "ratchet bench: %s on %s, %d workers\n", *mode, opened.Desc, *workers)
-	res, err := bench.Run(ctx, opened.Store, bench.Config{
+	cfg := bench.Config{
 		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout,
-	})
+	}
+	if err := installAdapters(&cfg, *adapters); err != nil {
+		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+		return 2
+	}
+	res, err := bench.Run(ctx, opened.Store, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 		return 1
@@ -44,3 +57,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintln(stdout, res.Summary())
 	return 0
 }
+
+// installAdapters puts the adapters named in list (comma-separated) on
+// the bench's engine: the Prometheus collector on a registry of its own,
+// OpenTelemetry tracing with a batching span processor whose exporter
+// drops the spans (the cost of making them, not of shipping them).
+func installAdapters(cfg *bench.Config, list string) error {
+	for _, a := range strings.Split(list, ",") {
+		switch strings.TrimSpace(a) {
+		case "":
+		case "prometheus":
+			c, err := ratchetprom.New(prometheus.NewRegistry())
+			if err != nil {
+				return err
+			}
+			cfg.Metrics = c
+		case "otel":
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
+			o := ratchetotel.Options{TracerProvider: tp}
+			cfg.InsertMiddleware = append(cfg.InsertMiddleware, ratchetotel.InsertMiddleware(o))
+			cfg.WorkMiddleware = append(cfg.WorkMiddleware, ratchetotel.WorkMiddleware(o))
+		default:
+			return fmt.Errorf("--adapters: unknown adapter %q (prometheus, otel)", a)
+		}
+	}
+	return nil
+}
+
+// discardSpans is a span exporter that drops what it is given.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+
+func (discardSpans) Shutdown(context.Context) error { return nil }
