@@ -295,15 +295,7 @@ func (w *world) adminCancelBatch(now time.Time) {
 		return
 	}
 	b.outcome, b.sealed, b.ends = spi.BatchCancelled, true, b.ends+1
-	for _, j := range want {
-		if j.status == spi.StatusRunning {
-			j.seq++
-			j.owner = ""
-		}
-		w.setStatus(j, spi.StatusCancelled)
-		j.finishedAt, j.handCancelled = now, true
-		w.touch(j)
-	}
+	w.cancelledByHand(want, now)
 }
 
 // unendedBatches counts the batches that have not ended.

@@ -476,7 +476,16 @@ func (w *world) adminCancelFlow(now time.Time) {
 		w.fail(invAdminOps, want, nil, "CancelWorkflow of %s cancelled %d jobs (err %v); %d had not finished", f.label, got, err, len(want))
 		return
 	}
-	for _, j := range want {
+	w.cancelledByHand(want, now)
+	for _, j := range f.jobs {
+		w.flowFinished(j, now)
+	}
+}
+
+// cancelledByHand applies to the model the cancel of the unfinished jobs
+// of a workflow or batch: CANCELLED at now, a RUNNING one fenced out.
+func (w *world) cancelledByHand(jobs []*sjob, now time.Time) {
+	for _, j := range jobs {
 		if j.status == spi.StatusRunning {
 			j.seq++
 			j.owner = ""
@@ -484,9 +493,6 @@ func (w *world) adminCancelFlow(now time.Time) {
 		w.setStatus(j, spi.StatusCancelled)
 		j.finishedAt, j.handCancelled = now, true
 		w.touch(j)
-	}
-	for _, j := range f.jobs {
-		w.flowFinished(j, now)
 	}
 }
 

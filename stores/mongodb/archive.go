@@ -118,19 +118,29 @@ func (s *Store) parentsOfLive(ctx context.Context, docs []bson.Raw) (map[string]
 			parentOf[key] = append(parentOf[key], rawID(d))
 		}
 	}
+	return keepOwners(ctx, s.jobs, kids, bson.M{fStatus: bson.M{"$nin": terminalStatuses}}, parentOf, "the dependents of finished jobs")
+}
+
+// keepOwners reads which documents of coll among ids also match cond,
+// and returns the raw ids that owners maps each found one to: the jobs
+// the archive keeps because of them (what names the read in errors).
+func keepOwners(ctx context.Context, coll *mongo.Collection, ids bson.A, cond bson.M, owners map[string][]string, what string) (map[string]bool, error) {
 	keep := map[string]bool{}
-	if len(kids) == 0 {
+	if len(ids) == 0 {
 		return keep, nil
 	}
-	cur, err := s.jobs.Find(ctx, bson.M{fID: bson.M{"$in": kids}, fStatus: bson.M{"$nin": terminalStatuses}},
-		options.Find().SetProjection(bson.M{fID: 1}))
+	filter := bson.M{fID: bson.M{"$in": ids}}
+	for k, v := range cond {
+		filter[k] = v
+	}
+	cur, err := coll.Find(ctx, filter, options.Find().SetProjection(bson.M{fID: 1}))
 	if err != nil {
-		return nil, fmt.Errorf("read the dependents of finished jobs: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
 	for cur.Next(ctx) {
-		for _, p := range parentOf[rawID(cur.Current)] {
-			keep[p] = true
+		for _, o := range owners[rawID(cur.Current)] {
+			keep[o] = true
 		}
 	}
 	return keep, cur.Err()

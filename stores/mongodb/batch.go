@@ -739,20 +739,5 @@ func (s *Store) openBatchChildren(ctx context.Context, docs []bson.Raw) (map[str
 		}
 		byFlow[key] = append(byFlow[key], rawID(d))
 	}
-	keep := map[string]bool{}
-	if len(flows) == 0 {
-		return keep, nil
-	}
-	cur, err := s.batches.Find(ctx, bson.M{fID: bson.M{"$in": flows}, bOutcome: bson.M{"$exists": false}},
-		options.Find().SetProjection(bson.M{fID: 1}))
-	if err != nil {
-		return nil, fmt.Errorf("read the open batches of finished jobs: %w", err)
-	}
-	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
-	for cur.Next(ctx) {
-		for _, j := range byFlow[rawID(cur.Current)] {
-			keep[j] = true
-		}
-	}
-	return keep, cur.Err()
+	return keepOwners(ctx, s.batches, flows, bson.M{bOutcome: bson.M{"$exists": false}}, byFlow, "the open batches of finished jobs")
 }
