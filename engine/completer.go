@@ -44,6 +44,9 @@ type completerDeps struct {
 	// written is told of each completion once the store answered, and
 	// whether it applied (false: superseded).
 	written func(ctx context.Context, p pendingCompletion, applied bool)
+	// finalization is told of the successes whose write is retried or
+	// could not be made.
+	finalization spi.FinalizationMetrics
 	// released reports a claim that Stop gave back to PENDING: a final
 	// write that fails loses nothing for it.
 	released func(spi.ClaimRef) bool
@@ -70,6 +73,9 @@ type completer struct {
 const finalFlushTimeout = 10 * time.Second
 
 func newCompleter(d completerDeps) *completer {
+	if d.finalization == nil {
+		d.finalization = spi.NoOpMetrics{}
+	}
 	return &completer{completerDeps: d, signal: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -190,12 +196,20 @@ func (c *completer) flush(ctx context.Context, batch []pendingCompletion, logs [
 		}
 		c.log.Error("completing jobs failed", "jobs", len(cs), "err", err, "final", final)
 		if final {
-			for _, x := range cs {
+			for i, x := range cs {
 				if !c.released(x.ClaimRef) { // else PENDING already: nothing lost
 					c.unwritten.Add(1)
+					if x.Outcome == spi.OutcomeSucceeded {
+						c.finalization.SuccessFinalizationStuck(ctx, x.JobID, batch[i].job.TaskName)
+					}
 				}
 			}
 			return
+		}
+		for i, x := range cs {
+			if x.Outcome == spi.OutcomeSucceeded {
+				c.finalization.SuccessFinalizationRetried(ctx, x.JobID, batch[i].job.TaskName)
+			}
 		}
 		select {
 		case <-c.clock.After(backoff):

@@ -60,7 +60,9 @@ type Engine struct {
 	runCtx   context.Context    // parent of job contexts; cancelled when the engine has stopped
 	cancel   context.CancelFunc //
 	claiming *group             // poller, wakeup listener, orphan scans, services: stopped first
-	beating  *group             // heartbeats: stopped after the drain
+	// wakeMetrics counts the wakeups (the collector's, or no-ops).
+	wakeMetrics spi.WakeupMetrics
+	beating     *group // heartbeats: stopped after the drain
 }
 
 // New returns an engine over store that runs the given tasks. Task names
@@ -180,10 +182,12 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 func (e *Engine) wire() {
 	o := e.opts
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
+	m := newMetricsOf(o.Metrics)
+	e.wakeMetrics = m.wake
 	e.completer = newCompleter(completerDeps{store: e.store, logs: e.caps.Logs, clock: o.Clock, log: e.log,
-		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency,
+		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency, finalization: m.fin,
 		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
-	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: o.Metrics,
+	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
 		results: o.ResultStrategy, pipe: e.client.Pipeline()}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
 	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline()}
@@ -248,9 +252,10 @@ func (e *Engine) wire() {
 		policy:   PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval}),
 		free:     e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
-		breaker: e.pollBreaker,
-		claimed: func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
-		failed:  func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }})
+		breaker:  e.pollBreaker,
+		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
+		claimed:  func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
+		failed:   func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }})
 	if e.executor.tasks != nil {
 		e.poller.limited, e.poller.admit, e.poller.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
 	}
@@ -311,8 +316,11 @@ func (e *Engine) Options() Options { return e.opts }
 // coordinator when there is one; it implements ratchet.WorkNotifier.
 func (e *Engine) NotifyNewWork(p ratchet.Priority) {
 	e.poke()
+	ctx := context.Background()
+	e.wakeMetrics.LocalWakeup(ctx, e.opts.NodeID)
 	if c := e.opts.Coordinator; c != nil {
-		c.NotifyNewWork(context.Background(), p, e.opts.NodeID)
+		c.NotifyNewWork(ctx, p, e.opts.NodeID)
+		e.wakeMetrics.ClusterWakeupPublished(ctx, e.opts.NodeID, p)
 	}
 }
 
@@ -321,6 +329,7 @@ func (e *Engine) onWakeup(h spi.WakeupHint) {
 	if h.Source != "" && h.Source == e.opts.NodeID {
 		return
 	}
+	e.wakeMetrics.ClusterWakeupReceived(context.Background(), e.opts.NodeID, h.Source)
 	e.poke()
 }
 

@@ -17,7 +17,7 @@ type outcomes struct {
 	clock     clockwork.Clock
 	policy    spi.RetryPolicy
 	sanitizer spi.ErrorSanitizer
-	metrics   spi.MetricsCollector
+	metrics   metricsOf
 	results   ratchet.ResultStrategy
 	pipe      *ratchet.Pipeline
 }
@@ -32,13 +32,21 @@ func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 		}
 		o.metrics.JobCompleted(ctx, j.ID, j.TaskName, o.clock.Since(started))
 	case spi.OutcomeRetry:
-		o.metrics.JobFailed(ctx, j.ID, j.TaskName, err, c.Attempts)
+		o.failed(ctx, j, err, c.Attempts)
 		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", c.RetryAt)
 	default:
-		o.metrics.JobFailed(ctx, j.ID, j.TaskName, err, c.Attempts)
+		o.failed(ctx, j, err, c.Attempts)
 		jc.Logger.Warn("job failed; moved to the dead-letter queue", "err", c.LastError)
 	}
 	return pendingCompletion{c: c, job: j}
+}
+
+// failed reports a failed run, as a callback's too for a callback job.
+func (o outcomes) failed(ctx context.Context, j *spi.Job, err error, attempt int) {
+	o.metrics.JobFailed(ctx, j.ID, j.TaskName, err, attempt)
+	if isCallback(j) {
+		o.metrics.cb.CallbackFailed(ctx, j.ID, j.TaskName, err, attempt)
+	}
 }
 
 // result serializes a body's result through the result strategy and the
@@ -50,6 +58,7 @@ func (o outcomes) result(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 	}
 	if err != nil {
 		jc.Logger.Warn("result not stored: it does not serialize; the job still succeeds", "err", err)
+		o.metrics.fin.SuccessFinalizationMinimal(ctx, j.ID, j.TaskName)
 		return nil, ""
 	}
 	if sr.Data == nil {

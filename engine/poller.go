@@ -73,6 +73,9 @@ type pollerDeps struct {
 	// now and reports whether it succeeded.
 	lastBeat func() time.Time
 	beat     func(ctx context.Context) bool
+	// rejected is told of what an admission gate turned away (metrics):
+	// spi.GateTaskLimit, spi.GatePollerBreaker, spi.GateStaleHeartbeat.
+	rejected func(ctx context.Context, gate string, n int)
 	// claimed and failed are told of each claim's outcome (metrics).
 	claimed func(ctx context.Context, n int)
 	failed  func(ctx context.Context, err error)
@@ -88,7 +91,12 @@ type poller struct {
 	wake chan struct{}
 }
 
-func newPoller(d pollerDeps) *poller { return &poller{pollerDeps: d, wake: make(chan struct{}, 1)} }
+func newPoller(d pollerDeps) *poller {
+	if d.rejected == nil {
+		d.rejected = func(context.Context, string, int) {}
+	}
+	return &poller{pollerDeps: d, wake: make(chan struct{}, 1)}
+}
 
 // poke wakes the poller: new work, or a freed slot.
 func (p *poller) poke() {
@@ -137,7 +145,11 @@ func (p *poller) run(ctx context.Context) {
 			case <-gather.Chan():
 			}
 		case PollBeat:
-			if !p.beat(ctx) && !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
+			if p.beat(ctx) {
+				continue
+			}
+			p.rejected(ctx, spi.GateStaleHeartbeat, 1)
+			if !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
 				return
 			}
 		case PollClaim:
@@ -167,6 +179,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 		if permit, ok = p.breaker.Allow(p.clock.Now()); !ok {
 			// Open: no claim until its wait is over (a wakeup only
 			// asks again).
+			p.rejected(ctx, spi.GatePollerBreaker, 1)
 			return p.waitWake(ctx, max(p.breaker.OpenFor(p.clock.Now()), time.Millisecond))
 		}
 	}
@@ -197,6 +210,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 			p.dispatch(j)
 		}
 		if len(over) > 0 {
+			p.rejected(ctx, spi.GateTaskLimit, len(over))
 			p.giveBack(ctx, over)
 		}
 	}

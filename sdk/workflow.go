@@ -526,6 +526,12 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 	j := base.Clone()
 	j.ID = id
 	j.Payload = payload
+	if s == SurfaceCallback {
+		if j.Params == nil {
+			j.Params = map[string]string{}
+		}
+		j.Params[spi.CallbackParam] = "1"
+	}
 	if err := c.authorize(ctx, s, j, ""); err != nil {
 		return nil, err
 	}

@@ -70,6 +70,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Batches
 	case *spi.ValueRewriter:
 		v = caps.Rewriter
+	case *spi.StatsReader:
+		v = caps.Stats
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -157,6 +157,7 @@ func groups() []group {
 		{"Signals", signalCases()},
 		{"Batches", batchCases()},
 		{"Rewrite", rewriteCases()},
+		{"Stats", statsCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

@@ -55,6 +55,7 @@ var capabilityGroups = map[string]string{
 	"Signals":    "spi.SignalStore",
 	"Batches":    "spi.BatchStore",
 	"Rewrite":    "spi.ValueRewriter",
+	"Stats":      "spi.StatsReader",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -286,6 +287,8 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugValuesWithoutState, []string{"Rewrite/PagesEveryValue"}},
 		{bugValuesPastLimit, []string{"Rewrite/PagesEveryValue"}},
 		{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
+		{bugStatsMergesPriority, []string{"Stats/CountsByStatusTaskPriority"}},
+		{bugStatsOldestRunning, []string{"Stats/OldestDue"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

@@ -22,13 +22,21 @@ type Collector struct {
 	signalWaits, signalsResolved           *prometheus.CounterVec
 	integrity, versionSkew                 *prometheus.CounterVec
 	storeOps                               *prometheus.HistogramVec
+	finalizations, gates, wakeups          *prometheus.CounterVec
+	callbacksFailed                        *prometheus.CounterVec
+
+	reg prometheus.Registerer // where ObserveJobs registers the job gauges
 }
 
 var (
-	_ spi.MetricsCollector  = (*Collector)(nil)
-	_ spi.SignalMetrics     = (*Collector)(nil)
-	_ spi.EncryptionMetrics = (*Collector)(nil)
-	_ spi.StoreMetrics      = (*Collector)(nil)
+	_ spi.MetricsCollector    = (*Collector)(nil)
+	_ spi.SignalMetrics       = (*Collector)(nil)
+	_ spi.EncryptionMetrics   = (*Collector)(nil)
+	_ spi.StoreMetrics        = (*Collector)(nil)
+	_ spi.FinalizationMetrics = (*Collector)(nil)
+	_ spi.AdmissionMetrics    = (*Collector)(nil)
+	_ spi.WakeupMetrics       = (*Collector)(nil)
+	_ spi.CallbackMetrics     = (*Collector)(nil)
 )
 
 // breakerStates are the states a breaker gauge has a series for.
@@ -65,10 +73,16 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		storeOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "ratchet", Name: "store_operation_duration_seconds",
 			Help: "Duration of the store's core operations, by operation, store and outcome (ok, error).", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)},
 			[]string{"op", "store", "outcome"}),
+		finalizations:   counter("success_finalizations_total", "Success writes that were retried, written without their result (minimal), or not written when the engine stopped (stuck), by task and kind.", "task", "kind"),
+		gates:           counter("gate_rejections_total", "Claims or claimed jobs an admission gate turned away (task-limit, poller-breaker, stale-heartbeat), by node and gate.", "node", "gate"),
+		wakeups:         counter("wakeups_total", "Poller wakeups: local (work submitted in the process), published (sent to the cluster), received (from another node), by node and kind.", "node", "kind"),
+		callbacksFailed: counter("callbacks_failed_total", "Failed runs of callback jobs (OnSuccess, OnFailure, a batch's callback), by task.", "task"),
+		reg:             reg,
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
-		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps} {
+		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps,
+		c.finalizations, c.gates, c.wakeups, c.callbacksFailed} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -160,6 +174,47 @@ func (c *Collector) EncryptionEnvelopeVersionSkew(_ context.Context, _ uuid.UUID
 // StoreOperation records the duration of a store call.
 func (c *Collector) StoreOperation(_ context.Context, op, store, outcome string, elapsed time.Duration) {
 	c.storeOps.WithLabelValues(op, store, outcome).Observe(elapsed.Seconds())
+}
+
+// SuccessFinalizationRetried counts a success write tried again.
+func (c *Collector) SuccessFinalizationRetried(_ context.Context, _ uuid.UUID, task string) {
+	c.finalizations.WithLabelValues(task, "retried").Inc()
+}
+
+// SuccessFinalizationMinimal counts a success written without its result.
+func (c *Collector) SuccessFinalizationMinimal(_ context.Context, _ uuid.UUID, task string) {
+	c.finalizations.WithLabelValues(task, "minimal").Inc()
+}
+
+// SuccessFinalizationStuck counts a success not written at stop.
+func (c *Collector) SuccessFinalizationStuck(_ context.Context, _ uuid.UUID, task string) {
+	c.finalizations.WithLabelValues(task, "stuck").Inc()
+}
+
+// GateRejected counts what an admission gate turned away.
+func (c *Collector) GateRejected(_ context.Context, node, gate string, n int) {
+	c.gates.WithLabelValues(node, gate).Add(float64(n))
+}
+
+// LocalWakeup counts a wakeup by work submitted in the process.
+func (c *Collector) LocalWakeup(_ context.Context, node string) {
+	c.wakeups.WithLabelValues(node, "local").Inc()
+}
+
+// ClusterWakeupPublished counts a wakeup sent to the cluster.
+func (c *Collector) ClusterWakeupPublished(_ context.Context, node string, _ spi.Priority) {
+	c.wakeups.WithLabelValues(node, "published").Inc()
+}
+
+// ClusterWakeupReceived counts a wakeup from another node (the source is
+// not a label: it would multiply the series by the fleet's size).
+func (c *Collector) ClusterWakeupReceived(_ context.Context, node, _ string) {
+	c.wakeups.WithLabelValues(node, "received").Inc()
+}
+
+// CallbackFailed counts a failed run of a callback job.
+func (c *Collector) CallbackFailed(_ context.Context, _ uuid.UUID, task string, _ error, _ int) {
+	c.callbacksFailed.WithLabelValues(task).Inc()
 }
 
 func flag(b bool) float64 {

@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/assert"
@@ -19,6 +21,7 @@ import (
 	"github.com/ratchet-go/ratchet/engine"
 	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
@@ -67,6 +70,11 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 	c.SignalCancelled(ctx, uuid.New(), "refund", "approval")
 	c.EncryptionIntegrityViolation(ctx, uuid.New(), "result")
 	c.EncryptionEnvelopeVersionSkew(ctx, uuid.New(), 2, 1)
+	c.SuccessFinalizationRetried(ctx, uuid.New(), "email.send")
+	c.SuccessFinalizationStuck(ctx, uuid.New(), "email.send")
+	c.GateRejected(ctx, "n1", spi.GateTaskLimit, 4)
+	c.ClusterWakeupPublished(ctx, "n1", spi.PriorityHigh)
+	c.ClusterWakeupReceived(ctx, "n1", "n2")
 
 	page := scrape(t, reg)
 	for _, want := range []string{
@@ -87,6 +95,12 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 		`ratchet_signal_waits_resolved_total{outcome="CANCELLED",signal="approval",task="refund"} 1`,
 		`ratchet_encryption_integrity_violations_total{surface="result"} 1`,
 		`ratchet_encryption_envelope_version_skew_total{found="2",supported="1"} 1`,
+		`ratchet_success_finalizations_total{kind="retried",task="email.send"} 1`,
+		`ratchet_success_finalizations_total{kind="stuck",task="email.send"} 1`,
+		`ratchet_gate_rejections_total{gate="task-limit",node="n1"} 4`,
+		`ratchet_wakeups_total{kind="local",node="n1"} 2`,
+		`ratchet_wakeups_total{kind="published",node="n1"} 1`,
+		`ratchet_wakeups_total{kind="received",node="n1"} 1`,
 	} {
 		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
 	}
@@ -124,4 +138,82 @@ func TestSignalMetricsThroughTheEngine(t *testing.T) {
 	} {
 		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
 	}
+}
+
+// A callback job that fails and a result that does not serialize reach the
+// collector through the engine.
+func TestCallbackAndFinalizationMetricsThroughTheEngine(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := ratchetprom.New(reg)
+	require.NoError(t, err)
+	notify := ratchet.NewVoidTask("order.notify", func(context.Context, int) error { return ratchet.DoNotRetry(errors.New("smtp down")) })
+	place := ratchet.NewTask("order.place", func(context.Context, int) (chan int, error) { return make(chan int), nil })
+	eng, err := engine.New(memory.New(), engine.Options{Metrics: c, NodeID: "n1", Logger: slog.New(slog.DiscardHandler)}, notify, place)
+	require.NoError(t, err)
+	events, unsubscribe := eng.Subscribe(10)
+	defer unsubscribe()
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(ctx)
+	_, err = place.Submit(ctx, eng.Client(), 1, ratchet.OnSuccess(notify.With(7)))
+	require.NoError(t, err)
+	// The order is placed (without its result), and its callback fails:
+	// the callback may end before the order's event is published.
+	kinds := []engine.EventKind{(<-events).Kind, (<-events).Kind}
+	assert.ElementsMatch(t, []engine.EventKind{engine.EventSucceeded, engine.EventFailed}, kinds)
+	page := scrape(t, reg)
+	for _, want := range []string{
+		`ratchet_success_finalizations_total{kind="minimal",task="order.place"} 1`,
+		`ratchet_callbacks_failed_total{task="order.notify"} 1`,
+		`ratchet_jobs_failed_total{task="order.notify"} 1`,
+	} {
+		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
+	}
+	assert.NotContains(t, page, `ratchet_callbacks_failed_total{task="order.place"}`, "only callbacks count as callbacks")
+}
+
+// failingStats is a StatsReader whose store is down.
+type failingStats struct{}
+
+func (failingStats) JobStats(context.Context, time.Time) (spi.JobStats, error) {
+	return spi.JobStats{}, errors.New("connection refused")
+}
+
+// ObserveJobs shows the store's counts and the age of its oldest due job at
+// each scrape, and a store that fails the read as job_stats_up 0.
+func TestObserveJobs(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := ratchetprom.New(reg)
+	require.NoError(t, err)
+	store := memory.New()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	ok := ratchet.NewVoidTask("email.send", func(context.Context, int) error { return nil })
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Clock: clockwork.NewFakeClockAt(now.Add(-90 * time.Second))})
+	require.NoError(t, err)
+	for range 3 {
+		_, err = ok.Submit(ctx, client, 1)
+		require.NoError(t, err)
+	}
+	_, err = ok.Submit(ctx, client, 1, ratchet.WithPriority(spi.PriorityHigh), ratchet.WithDelay(time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, c.ObserveJobs(store, func() time.Time { return now }, 0))
+	page := scrape(t, reg)
+	for _, want := range []string{
+		`ratchet_jobs{priority="2",status="PENDING",task="email.send"} 3`,
+		`ratchet_jobs{priority="3",status="PENDING",task="email.send"} 1`,
+		`ratchet_jobs_estimated 0`,
+		`ratchet_oldest_due_job_age_seconds 90`,
+		`ratchet_job_stats_up 1`,
+	} {
+		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
+	}
+
+	down := prometheus.NewRegistry()
+	c, err = ratchetprom.New(down)
+	require.NoError(t, err)
+	require.NoError(t, c.ObserveJobs(failingStats{}, nil, time.Second))
+	page = scrape(t, down)
+	assert.Contains(t, page, "ratchet_job_stats_up 0")
+	assert.NotContains(t, page, "ratchet_jobs{", "no job gauges from a store that failed the read")
 }

@@ -37,6 +37,8 @@ type Capabilities struct {
 	Batches BatchStore
 	// Rewriter rewrites sealed values in place (key rotation).
 	Rewriter ValueRewriter
+	// Stats reads the gauges of the jobs (counts, the oldest due job).
+	Stats StatsReader
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -71,5 +73,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Signals, _ = s.(SignalStore)
 	c.Batches, _ = s.(BatchStore)
 	c.Rewriter, _ = s.(ValueRewriter)
+	c.Stats, _ = s.(StatsReader)
 	return c
 }

@@ -117,7 +117,9 @@
 // one update whose filter holds the fence (RUNNING, claim_seq) and the
 // version compare-and-set together, and a property write is one update
 // whose filter requires the key to be absent: both are atomic with respect
-// to claims, completions and recovery.
+// to claims, completions and recovery. It implements [spi.StatsReader]
+// too ([Store.JobStats]: one aggregation and one find, both served by the
+// claim index, always an exact count).
 //
 // It does not implement [spi.TxInserter] (it uses no transactions) nor
 // [spi.WakeupListener]: new work is found by polling (change streams would

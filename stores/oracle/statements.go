@@ -141,6 +141,7 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 		return propertiesByPrefixSQL(dbID(id), prefix)
 	},
 	PendingTasksSQL: pendingTasksSQL,
+	OldestDueSQL:    sqlcore.OldestDuePlain(&syntax),
 	TasksPerClaim:   tasksPerStatement,
 	Holders:         lockResources,
 	Pick:            lockAndAdmit,

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -148,11 +147,11 @@ func planInsert(jobs []*spi.Job) (*insertPlan, error) {
 	for i, j := range jobs {
 		p.dupOf[i] = -1
 		if j.Params != nil {
-			b, err := json.Marshal(j.Params)
+			b, err := sqlcore.EncodeParams(j.Params)
 			if err != nil {
 				return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
 			}
-			p.params[i] = pgtype.Text{String: string(b), Valid: true}
+			p.params[i] = pgtype.Text{String: b, Valid: true}
 		}
 		k := j.IdempotencyKey
 		if k == "" {

@@ -167,6 +167,7 @@ var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
 		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
 	},
 	PendingTasksSQL: pendingTasksSQL,
+	OldestDueSQL:    sqlcore.OldestDuePlain(&syntax),
 	IDText:          idText,
 	TimeOf:          sqlcore.WallClock,
 	Tags:            jsonTags,

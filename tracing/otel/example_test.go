@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
 )
@@ -48,4 +52,61 @@ func Example() {
 	// Output:
 	// ratchet submit -> ratchet run email.send
 	// linked: true
+}
+
+// Metrics of a node: the engine reports to the collector, the store's
+// gauges are read at each collection. In production the MeterProvider
+// exports (OTLP, or Prometheus through its exporter); here a manual
+// reader collects.
+func ExampleNewMetrics() {
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	m, err := ratchetotel.NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	store := memory.New()
+	if r, ok := any(store).(spi.StatsReader); ok {
+		if _, err := m.ObserveJobs(r, time.Now, 0); err != nil {
+			log.Fatal(err)
+		}
+	}
+	send := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
+	eng, err := engine.New(store, engine.Options{Metrics: m, Logger: slog.New(slog.DiscardHandler)}, send)
+	if err != nil {
+		log.Fatal(err)
+	}
+	events, unsub := eng.Subscribe(1)
+	defer unsub()
+	if err := eng.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := send.Submit(ctx, eng.Client(), "ann"); err != nil {
+		log.Fatal(err)
+	}
+	<-events
+	if err := eng.Stop(ctx); err != nil {
+		log.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		log.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			switch d := mt.Data.(type) {
+			case metricdata.Sum[int64]:
+				if mt.Name == "ratchet.jobs.started" {
+					fmt.Println(mt.Name, d.DataPoints[0].Value)
+				}
+			case metricdata.Histogram[float64]:
+				if mt.Name == "messaging.process.duration" {
+					fmt.Println(mt.Name, "count", d.DataPoints[0].Count, mt.Unit)
+				}
+			}
+		}
+	}
+	// Output:
+	// ratchet.jobs.started 1
+	// messaging.process.duration count 1 s
 }

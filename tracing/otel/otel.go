@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -80,7 +81,7 @@ func (p params) Keys() []string {
 
 // InsertMiddleware traces each submission: a producer span "ratchet
 // submit" around the store's write, whose context it stores with every
-// job of the call.
+// job of the call when the span is sampled.
 func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 	tracer, prop := o.tracer(), o.propagator()
 	return func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
@@ -95,6 +96,12 @@ func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 		ctx, span := tracer.Start(ctx, "ratchet submit", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 		defer span.End()
 		// One context for every job of the call: inject it once, copy it.
+		// A span that is not sampled is not recorded: a link to it would
+		// lead nowhere, and its context would only weigh on every row.
+		if !span.SpanContext().IsSampled() {
+			res, err := next(ctx, jobs)
+			return res, err
+		}
 		carried := params{}
 		prop.Inject(ctx, carried)
 		for _, j := range jobs {
@@ -115,27 +122,36 @@ func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 
 // WorkMiddleware traces each execution: a consumer span "ratchet run
 // TASK", a new root linked to the span that submitted the job (when its
-// params carry one), with the job's id, task, run, crash count and
-// priority, and the error a failed run returned.
+// params carry one), with the job's id, task and priority (its run and
+// crash count when it is not its first), and the error a failed run
+// returned.
 func WorkMiddleware(o Options) ratchet.WorkMiddleware {
 	tracer, prop := o.tracer(), o.propagator()
+	var names sync.Map // task → its span's name, built once
 	return func(ctx context.Context, j *ratchet.Job, next ratchet.WorkFunc) (any, error) {
-		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithNewRoot()}
-		if sc := trace.SpanContextFromContext(prop.Extract(context.Background(), params(j.Params))); sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("ratchet.link", "submitted")}}))
+		name, ok := names.Load(j.TaskName)
+		if !ok {
+			name, _ = names.LoadOrStore(j.TaskName, "ratchet run "+j.TaskName)
 		}
-		attrs := []attribute.KeyValue{
-			attribute.String("messaging.system", "ratchet"),
-			attribute.String("messaging.operation.type", "process"),
-			attribute.String("ratchet.job.id", j.ID.String()),
+		attrs := make([]attribute.KeyValue, 0, 7)
+		attrs = append(attrs, systemAttr, processAttr,
+			attribute.String("messaging.message.id", j.ID.String()),
 			attribute.String("ratchet.task", j.TaskName),
-			attribute.Int("ratchet.priority", int(j.Priority)),
-			attribute.Int("ratchet.crash_count", j.CrashCount),
+			attribute.Int("ratchet.priority", int(j.Priority)))
+		if j.CrashCount > 0 {
+			attrs = append(attrs, attribute.Int("ratchet.crash_count", j.CrashCount))
 		}
-		if jc, ok := ratchet.JobFromContext(ctx); ok {
+		if jc, ok := ratchet.JobFromContext(ctx); ok && jc.Run > 1 {
 			attrs = append(attrs, attribute.Int("ratchet.run", jc.Run))
 		}
-		ctx, span := tracer.Start(ctx, "ratchet run "+j.TaskName, append(opts, trace.WithAttributes(attrs...))...)
+		opts := make([]trace.SpanStartOption, 0, 4)
+		opts = append(opts, consumerKind, newRoot, trace.WithAttributes(attrs...))
+		if len(j.Params) > 0 {
+			if sc := trace.SpanContextFromContext(prop.Extract(context.Background(), params(j.Params))); sc.IsValid() {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+			}
+		}
+		ctx, span := tracer.Start(ctx, name.(string), opts...)
 		defer span.End()
 		res, err := next(ctx, j)
 		if err != nil {
@@ -144,3 +160,11 @@ func WorkMiddleware(o Options) ratchet.WorkMiddleware {
 		return res, err
 	}
 }
+
+// The constant parts of the spans.
+var (
+	systemAttr   = attribute.String("messaging.system", "ratchet")
+	processAttr  = attribute.String("messaging.operation.type", "process")
+	consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
+	newRoot      = trace.WithNewRoot()
+)

@@ -86,8 +86,9 @@ func TestSpansAndLinks(t *testing.T) {
 		submitted[s.SpanContext().SpanID()] = true
 	}
 	assert.True(t, submitted[link.SpanID()], "linked to the submission's span")
-	assert.Equal(t, id.String(), attr(run.Attributes(), "ratchet.job.id"))
-	assert.Equal(t, "1", attr(run.Attributes(), "ratchet.run"))
+	assert.Equal(t, id.String(), attr(run.Attributes(), "messaging.message.id"))
+	assert.Equal(t, "email.send", attr(run.Attributes(), "ratchet.task"))
+	assert.Equal(t, "", attr(run.Attributes(), "ratchet.run"), "a first run carries no run number")
 	assert.Equal(t, codes.Unset, run.Status().Code)
 
 	require.Len(t, byName["ratchet run card.charge"], 1)
@@ -95,4 +96,32 @@ func TestSpansAndLinks(t *testing.T) {
 	assert.Equal(t, codes.Error, failed.Status().Code)
 	assert.Contains(t, failed.Status().Description, "password=***", "the error as the engine stores it: sanitized")
 	assert.NotContains(t, failed.Status().Description, "hunter2")
+}
+
+// A submission whose span is not sampled stores no trace context with its
+// jobs (a link to an unrecorded span leads nowhere), and their runs carry
+// no link.
+func TestUnsampledSubmissionsCarryNoContext(t *testing.T) {
+	ctx := context.Background()
+	rec := tracetest.NewSpanRecorder()
+	o := ratchetotel.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))}
+	ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
+		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
+		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok)
+	require.NoError(t, err)
+	events, unsub := eng.Subscribe(10)
+	defer unsub()
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(ctx)
+	id, err := ok.Submit(ctx, eng.Client(), "ann@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, engine.EventSucceeded, (<-events).Kind)
+	j, err := eng.Client().GetJob(ctx, id)
+	require.NoError(t, err)
+	for k := range j.Params {
+		assert.NotContains(t, k, ratchetotel.ParamPrefix, "no trace context stored for an unsampled submission")
+	}
+	assert.Empty(t, rec.Ended(), "nothing sampled, nothing recorded")
 }

@@ -138,6 +138,16 @@ type Dialect[T any] struct {
 	LiveNodesSQL      func(since time.Time) (string, []any)
 	PendingCountSQL   string
 
+	// The gauges (see JobStats). JobCountsSQL returns the read of
+	// (status, task_name, priority, count, estimated) per status, task
+	// and priority of the live jobs: a GROUP BY (estimated 0), or, for a
+	// dialect that looks at the table's size first (it may query db), an
+	// estimate of a large table (estimated 1). OldestDueSQL reads the
+	// earliest scheduled time of the PENDING jobs due at now (NULL for
+	// none).
+	JobCountsSQL func(ctx context.Context, db Querier) (string, error)
+	OldestDueSQL func(now time.Time) (string, []any)
+
 	// ParseID converts a scanned job id, failing with a Corrupt error
 	// that names a malformed one; IDText names a stored id in messages,
 	// also a malformed one.

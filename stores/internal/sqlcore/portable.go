@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -372,13 +371,9 @@ const numInsertArgs = 22
 
 // appendRow appends the arguments of InsertRow to args.
 func (s *Syntax) appendRow(args []any, j *spi.Job) ([]any, error) {
-	params := ""
-	if j.Params != nil {
-		b, err := json.Marshal(j.Params)
-		if err != nil {
-			return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
-		}
-		params = string(b)
+	params, err := EncodeParams(j.Params)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
 	}
 	return append(args,
 		s.id(j.ID), j.TaskName, s.blob(j.Payload), int64(j.Priority), s.time(j.ScheduledAt), s.time(j.CreatedAt),
@@ -534,6 +529,9 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	if d.PendingTasksSQL == "" {
 		d.PendingTasksSQL, _ = s.SQL(PendingTasksSQL("{job}"))
 	}
+	counts, _ := s.SQL(JobCountsSQL("{job}"))
+	fill(&d.JobCountsSQL, func(context.Context, Querier) (string, error) { return counts, nil })
+	fill(&d.OldestDueSQL, func(now time.Time) (string, []any) { return s.SQL(OldestDueSQL("{job}"), s.time(now)) })
 	fill(&d.OrphansSQL, func(cutoff time.Time, nodes []string) (string, []any) {
 		named, args := "", []any{}
 		if len(nodes) > 0 {

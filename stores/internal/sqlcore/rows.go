@@ -2,7 +2,6 @@ package sqlcore
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,7 +100,8 @@ func (r *Row) Job() (*spi.Job, error) {
 		Dependents:      int(r.DepChildren),
 	}
 	if r.Params.Valid {
-		if err := json.Unmarshal([]byte(r.Params.String), &j.Params); err != nil {
+		var err error
+		if j.Params, err = DecodeParams(r.Params.String); err != nil {
 			return nil, Corrupt(r.IDText, "params are not a JSON object of strings: %v", err)
 		}
 	}

@@ -5,13 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
 
 	"github.com/ratchet-go/ratchet/tools/internal/bench"
@@ -30,9 +35,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
 	pause := fs.Duration("archive-pause", 0, "archive: pause between two batches of 1,000 (0: back to back)")
-	adapters := fs.String("adapters", "", "install adapters to measure their cost: prometheus, otel, or prometheus,otel")
+	adapters := fs.String("adapters", "", "install adapters to measure their cost, comma-separated: prometheus, otel (otel-tracing and otel-metrics: one half of it)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ratchet bench: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
 	}
 	opened, err := storeflag.OpenForBench(ctx, *store, *db)
 	if err != nil {
@@ -59,26 +79,39 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // installAdapters puts the adapters named in list (comma-separated) on
-// the bench's engine: the Prometheus collector on a registry of its own,
-// OpenTelemetry tracing with a batching span processor whose exporter
-// drops the spans (the cost of making them, not of shipping them).
+// the bench's engine: the Prometheus collector on a registry of its own;
+// OpenTelemetry tracing, with a batching span processor whose exporter
+// drops the spans (the cost of making them, not of shipping them), and
+// OpenTelemetry metrics on a meter provider with a manual reader (recorded,
+// never exported). Both adapters' metrics hear every callback
+// (spi.Fanout).
 func installAdapters(cfg *bench.Config, list string) error {
 	for _, a := range strings.Split(list, ",") {
-		switch strings.TrimSpace(a) {
+		a = strings.TrimSpace(a)
+		switch a {
 		case "":
 		case "prometheus":
 			c, err := ratchetprom.New(prometheus.NewRegistry())
 			if err != nil {
 				return err
 			}
-			cfg.Metrics = c
-		case "otel":
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
-			o := ratchetotel.Options{TracerProvider: tp}
-			cfg.InsertMiddleware = append(cfg.InsertMiddleware, ratchetotel.InsertMiddleware(o))
-			cfg.WorkMiddleware = append(cfg.WorkMiddleware, ratchetotel.WorkMiddleware(o))
+			cfg.Metrics = spi.Fanout(cfg.Metrics, c)
+		case "otel", "otel-tracing", "otel-metrics":
+			if a != "otel-metrics" {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}), sdktrace.WithSampler(benchSampler()))
+				o := ratchetotel.Options{TracerProvider: tp}
+				cfg.InsertMiddleware = append(cfg.InsertMiddleware, ratchetotel.InsertMiddleware(o))
+				cfg.WorkMiddleware = append(cfg.WorkMiddleware, ratchetotel.WorkMiddleware(o))
+			}
+			if a != "otel-tracing" {
+				m, err := ratchetotel.NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
+				if err != nil {
+					return err
+				}
+				cfg.Metrics = spi.Fanout(cfg.Metrics, m)
+			}
 		default:
-			return fmt.Errorf("--adapters: unknown adapter %q (prometheus, otel)", a)
+			return fmt.Errorf("--adapters: unknown adapter %q (prometheus, otel, otel-tracing, otel-metrics)", a)
 		}
 	}
 	return nil
@@ -90,3 +123,12 @@ type discardSpans struct{}
 func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 
 func (discardSpans) Shutdown(context.Context) error { return nil }
+
+// benchSampler is the sampler of the bench's tracing: every span, or the
+// ratio in RATCHET_BENCH_TRACE_RATIO.
+func benchSampler() sdktrace.Sampler {
+	if r, err := strconv.ParseFloat(os.Getenv("RATCHET_BENCH_TRACE_RATIO"), 64); err == nil {
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(r))
+	}
+	return sdktrace.AlwaysSample()
+}

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -228,64 +226,6 @@ func archive(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 // archiver run.
 const DefaultArchiveBatch = 1000
 
-// tee is two collectors as one: the bench's counters (which may be nil)
-// and an adapter, which also hears the optional callbacks it implements.
-type tee struct{ a, b spi.MetricsCollector }
-
-func (t tee) each(f func(spi.MetricsCollector)) {
-	if t.a != nil {
-		f(t.a)
-	}
-	f(t.b)
-}
-
-func (t tee) JobStarted(ctx context.Context, id uuid.UUID, task string, p spi.Priority) {
-	t.each(func(m spi.MetricsCollector) { m.JobStarted(ctx, id, task, p) })
-}
-
-func (t tee) JobCompleted(ctx context.Context, id uuid.UUID, task string, d time.Duration) {
-	t.each(func(m spi.MetricsCollector) { m.JobCompleted(ctx, id, task, d) })
-}
-
-func (t tee) JobFailed(ctx context.Context, id uuid.UUID, task string, err error, attempt int) {
-	t.each(func(m spi.MetricsCollector) { m.JobFailed(ctx, id, task, err, attempt) })
-}
-
-func (t tee) JobsClaimed(ctx context.Context, node string, n int) {
-	t.each(func(m spi.MetricsCollector) { m.JobsClaimed(ctx, node, n) })
-}
-
-func (t tee) ClaimTransientFailure(ctx context.Context, node string, err error) {
-	t.each(func(m spi.MetricsCollector) { m.ClaimTransientFailure(ctx, node, err) })
-}
-
-func (t tee) WriteSuperseded(ctx context.Context, id uuid.UUID, task string) {
-	t.each(func(m spi.MetricsCollector) { m.WriteSuperseded(ctx, id, task) })
-}
-
-func (t tee) JobsRecovered(ctx context.Context, node string, n int) {
-	t.each(func(m spi.MetricsCollector) { m.JobsRecovered(ctx, node, n) })
-}
-
-func (t tee) CircuitBreakerState(ctx context.Context, node, service, state string) {
-	t.each(func(m spi.MetricsCollector) { m.CircuitBreakerState(ctx, node, service, state) })
-}
-
-func (t tee) PollerBreakerState(ctx context.Context, node, state string) {
-	t.each(func(m spi.MetricsCollector) { m.PollerBreakerState(ctx, node, state) })
-}
-
-// timedTee is a tee whose adapter times store operations.
-type timedTee struct {
-	tee
-	sm spi.StoreMetrics
-}
-
-// StoreOperation forwards to the adapter.
-func (t timedTee) StoreOperation(ctx context.Context, op, store, outcome string, d time.Duration) {
-	t.sm.StoreOperation(ctx, op, store, outcome, d)
-}
-
 // counters counts claim rounds for the report.
 type counters struct {
 	spi.NoOpMetrics
@@ -300,10 +240,7 @@ func (c *counters) JobsClaimed(_ context.Context, _ string, n int) {
 
 func newEngine(store spi.Store, cfg Config, task ratchet.Definition, m spi.MetricsCollector) (*engine.Engine, error) {
 	if cfg.Metrics != nil {
-		m = tee{m, cfg.Metrics}
-		if sm, ok := cfg.Metrics.(spi.StoreMetrics); ok {
-			m = timedTee{m.(tee), sm}
-		}
+		m = spi.Fanout(m, cfg.Metrics)
 	}
 	return engine.New(store, engine.Options{
 		Metrics:          m,
