@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +27,35 @@ type Collector struct {
 	callbacksFailed                        *prometheus.CounterVec
 
 	reg prometheus.Registerer // where ObserveJobs registers the job gauges
+
+	// The series of the per-job callbacks, looked up once per task (and
+	// node, and store operation) instead of hashing their labels per call.
+	tasks sync.Map // task → *taskSeries
+	nodes sync.Map // node → prometheus.Counter of claimed jobs
+	ops   sync.Map // storeOp → prometheus.Observer
+}
+
+// taskSeries are the series of one task's runs.
+type taskSeries struct {
+	started   [spi.PriorityCritical + 1]prometheus.Counter
+	succeeded prometheus.Counter
+	duration  prometheus.Observer
+	failed    prometheus.Counter
+}
+
+type storeOp struct{ op, store, outcome string }
+
+func (c *Collector) task(task string) *taskSeries {
+	if ts, ok := c.tasks.Load(task); ok {
+		return ts.(*taskSeries)
+	}
+	ts := &taskSeries{succeeded: c.succeeded.WithLabelValues(task), duration: c.duration.WithLabelValues(task),
+		failed: c.failed.WithLabelValues(task)}
+	for p := range ts.started {
+		ts.started[p] = c.started.WithLabelValues(task, strconv.Itoa(p))
+	}
+	got, _ := c.tasks.LoadOrStore(task, ts)
+	return got.(*taskSeries)
 }
 
 var (
@@ -93,23 +123,32 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 
 // JobStarted counts a run.
 func (c *Collector) JobStarted(_ context.Context, _ uuid.UUID, task string, p spi.Priority) {
-	c.started.WithLabelValues(task, strconv.Itoa(int(p))).Inc()
+	if p < 0 || int(p) >= len(taskSeries{}.started) {
+		c.started.WithLabelValues(task, strconv.Itoa(int(p))).Inc()
+		return
+	}
+	c.task(task).started[p].Inc()
 }
 
 // JobCompleted counts a success and observes its duration.
 func (c *Collector) JobCompleted(_ context.Context, _ uuid.UUID, task string, elapsed time.Duration) {
-	c.succeeded.WithLabelValues(task).Inc()
-	c.duration.WithLabelValues(task).Observe(elapsed.Seconds())
+	ts := c.task(task)
+	ts.succeeded.Inc()
+	ts.duration.Observe(elapsed.Seconds())
 }
 
 // JobFailed counts a failed run.
 func (c *Collector) JobFailed(_ context.Context, _ uuid.UUID, task string, _ error, _ int) {
-	c.failed.WithLabelValues(task).Inc()
+	c.task(task).failed.Inc()
 }
 
 // JobsClaimed counts claimed jobs.
 func (c *Collector) JobsClaimed(_ context.Context, node string, n int) {
-	c.claimed.WithLabelValues(node).Add(float64(n))
+	ctr, ok := c.nodes.Load(node)
+	if !ok {
+		ctr, _ = c.nodes.LoadOrStore(node, c.claimed.WithLabelValues(node))
+	}
+	ctr.(prometheus.Counter).Add(float64(n))
 }
 
 // ClaimTransientFailure counts a failed claim.
@@ -173,7 +212,12 @@ func (c *Collector) EncryptionEnvelopeVersionSkew(_ context.Context, _ uuid.UUID
 
 // StoreOperation records the duration of a store call.
 func (c *Collector) StoreOperation(_ context.Context, op, store, outcome string, elapsed time.Duration) {
-	c.storeOps.WithLabelValues(op, store, outcome).Observe(elapsed.Seconds())
+	k := storeOp{op, store, outcome}
+	o, ok := c.ops.Load(k)
+	if !ok {
+		o, _ = c.ops.LoadOrStore(k, c.storeOps.WithLabelValues(op, store, outcome))
+	}
+	o.(prometheus.Observer).Observe(elapsed.Seconds())
 }
 
 // SuccessFinalizationRetried counts a success write tried again.

@@ -144,10 +144,11 @@ func planInsert(jobs []*spi.Job) (*insertPlan, error) {
 	}
 	p := &insertPlan{jobs: jobs, dupOf: make([]int, len(jobs)), params: make([]pgtype.Text, len(jobs))}
 	var first map[string]int
+	var pe sqlcore.ParamsEncoder
 	for i, j := range jobs {
 		p.dupOf[i] = -1
 		if j.Params != nil {
-			b, err := sqlcore.EncodeParams(j.Params)
+			b, err := pe.Encode(j.Params)
 			if err != nil {
 				return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
 			}

@@ -1,7 +1,9 @@
 // Package ratchetotel traces Ratchet with OpenTelemetry: a span for each
-// submission (InsertMiddleware, kind producer) whose W3C trace context is
-// stored with each job it writes (job params prefixed ParamPrefix), and a
-// span for each execution (WorkMiddleware, kind consumer), a new root
+// submission (InsertMiddleware, kind producer) whose trace context is
+// stored with each job it writes when the span is sampled (job param
+// CompactParam under the default W3C propagator, else what the
+// application's propagator injects under ParamPrefix), and a span for each
+// execution (WorkMiddleware, kind consumer), a new root
 // linked to the submitter's span, since a job may run days after it was
 // submitted, on another node. Errors are recorded as the engine stores
 // them: through the default error sanitizer.

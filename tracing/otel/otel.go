@@ -2,6 +2,7 @@ package ratchetotel
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"sync"
@@ -20,8 +21,44 @@ import (
 const instrumentation = "github.com/ratchet-go/ratchet/tracing/otel"
 
 // ParamPrefix starts the job params that carry the submitter's trace
-// context ("otel.traceparent", "otel.tracestate").
+// context through a propagator of the application's ("otel.traceparent",
+// "otel.tracestate" for W3C, "otel.b3" for B3, ...).
 const ParamPrefix = "otel."
+
+// CompactParam is the job param that carries the submitter's trace
+// context under the default propagator (W3C trace context) when it has no
+// trace state: the trace id and the span id, 24 bytes in unpadded base64url
+// (32 characters), the span being sampled. It is a third of the size of a
+// W3C traceparent param, and every job of a traced submission carries it
+// through each write of its row.
+const CompactParam = "otel"
+
+// compact encodes sc as CompactParam's value.
+func compact(sc trace.SpanContext) string {
+	var b [24]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	copy(b[:16], tid[:])
+	copy(b[16:], sid[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// fromCompact reads CompactParam's value back; ok is false for one that
+// does not decode.
+func fromCompact(v string) (trace.SpanContext, bool) {
+	var b [24]byte
+	if base64.RawURLEncoding.DecodedLen(len(v)) != len(b) {
+		return trace.SpanContext{}, false
+	}
+	if n, err := base64.RawURLEncoding.Decode(b[:], []byte(v)); err != nil || n != len(b) {
+		return trace.SpanContext{}, false
+	}
+	var tid trace.TraceID
+	var sid trace.SpanID
+	copy(tid[:], b[:16])
+	copy(sid[:], b[16:])
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true})
+	return sc, sc.IsValid()
+}
 
 // Options configure the middleware. The zero value uses the global
 // TracerProvider and the W3C trace context propagator.
@@ -49,6 +86,30 @@ func (o Options) propagator() propagation.TextMapPropagator {
 		return propagation.TraceContext{}
 	}
 	return o.Propagator
+}
+
+// carry returns the params that carry the trace context of ctx, whose span
+// is sc: CompactParam under the default propagator, else what the
+// propagator injects.
+func (o Options) carry(ctx context.Context, sc trace.SpanContext, prop propagation.TextMapPropagator) params {
+	if o.Propagator == nil && sc.TraceState().Len() == 0 {
+		return params{CompactParam: compact(sc)}
+	}
+	carried := params{}
+	prop.Inject(ctx, carried)
+	return carried
+}
+
+// submitter returns the span context that the job's params carry, if any.
+func submitter(j *ratchet.Job, prop propagation.TextMapPropagator) (trace.SpanContext, bool) {
+	if len(j.Params) == 0 {
+		return trace.SpanContext{}, false
+	}
+	if v, ok := j.Params[CompactParam]; ok {
+		return fromCompact(v)
+	}
+	sc := trace.SpanContextFromContext(prop.Extract(context.Background(), params(j.Params)))
+	return sc, sc.IsValid()
 }
 
 func (o Options) fail(span trace.Span, err error) {
@@ -102,8 +163,7 @@ func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 			res, err := next(ctx, jobs)
 			return res, err
 		}
-		carried := params{}
-		prop.Inject(ctx, carried)
+		carried := o.carry(ctx, span.SpanContext(), prop)
 		for _, j := range jobs {
 			if j.Params == nil {
 				j.Params = make(map[string]string, len(carried))
@@ -146,10 +206,8 @@ func WorkMiddleware(o Options) ratchet.WorkMiddleware {
 		}
 		opts := make([]trace.SpanStartOption, 0, 4)
 		opts = append(opts, consumerKind, newRoot, trace.WithAttributes(attrs...))
-		if len(j.Params) > 0 {
-			if sc := trace.SpanContextFromContext(prop.Extract(context.Background(), params(j.Params))); sc.IsValid() {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
-			}
+		if sc, ok := submitter(j, prop); ok {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 		}
 		ctx, span := tracer.Start(ctx, name.(string), opts...)
 		defer span.End()

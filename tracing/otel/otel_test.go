@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -62,7 +63,7 @@ func TestSpansAndLinks(t *testing.T) {
 
 	j, err := eng.Client().GetJob(ctx, id)
 	require.NoError(t, err)
-	assert.Contains(t, j.Params[ratchetotel.ParamPrefix+"traceparent"], parent.SpanContext().TraceID().String(), "the trace context is stored with the job")
+	assert.Len(t, j.Params[ratchetotel.CompactParam], 32, "the trace context is stored with the job, compact under the default propagator")
 
 	byName := map[string][]sdktrace.ReadOnlySpan{}
 	for _, s := range rec.Ended() {
@@ -124,4 +125,40 @@ func TestUnsampledSubmissionsCarryNoContext(t *testing.T) {
 		assert.NotContains(t, k, ratchetotel.ParamPrefix, "no trace context stored for an unsampled submission")
 	}
 	assert.Empty(t, rec.Ended(), "nothing sampled, nothing recorded")
+}
+
+// Under a propagator of the application's, the job carries what it injects
+// (here W3C's traceparent, under ParamPrefix), and the run links to it.
+func TestApplicationPropagator(t *testing.T) {
+	ctx := context.Background()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	o := ratchetotel.Options{TracerProvider: tp, Propagator: propagation.TraceContext{}}
+	ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
+		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
+		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok)
+	require.NoError(t, err)
+	events, unsub := eng.Subscribe(10)
+	defer unsub()
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(ctx)
+	parentCtx, parent := tp.Tracer("test").Start(ctx, "http request")
+	id, err := ok.Submit(parentCtx, eng.Client(), "ann@example.com")
+	require.NoError(t, err)
+	parent.End()
+	assert.Equal(t, engine.EventSucceeded, (<-events).Kind)
+	j, err := eng.Client().GetJob(ctx, id)
+	require.NoError(t, err)
+	assert.Contains(t, j.Params[ratchetotel.ParamPrefix+"traceparent"], parent.SpanContext().TraceID().String())
+	assert.NotContains(t, j.Params, ratchetotel.CompactParam)
+	var run sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "ratchet run email.send" {
+			run = s
+		}
+	}
+	require.NotNil(t, run)
+	require.Len(t, run.Links(), 1)
+	assert.Equal(t, parent.SpanContext().TraceID(), run.Links()[0].SpanContext.TraceID())
 }

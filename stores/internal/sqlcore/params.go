@@ -2,6 +2,7 @@ package sqlcore
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -14,10 +15,42 @@ import (
 // and read the common case, keys and values with nothing to escape, by
 // hand, and leave the rest to encoding/json.
 
+// ParamsEncoder is EncodeParams over the rows of one insert: the jobs of
+// one submission often carry the same params (a trace context, a batch
+// id), and a row whose params equal the last row's reuses its text. The
+// zero value is ready to use.
+type ParamsEncoder struct {
+	last map[string]string
+	text string
+}
+
+// Encode returns EncodeParams(m).
+func (e *ParamsEncoder) Encode(m map[string]string) (string, error) {
+	if m == nil {
+		return "", nil
+	}
+	if e.last != nil && maps.Equal(m, e.last) {
+		return e.text, nil
+	}
+	text, err := EncodeParams(m)
+	if err != nil {
+		return "", err
+	}
+	e.last, e.text = m, text
+	return text, nil
+}
+
 // EncodeParams returns the params column of m ("" for a nil map).
 func EncodeParams(m map[string]string) (string, error) {
 	if m == nil {
 		return "", nil
+	}
+	if len(m) == 1 {
+		for k, v := range m {
+			if plainJSON(k) && plainJSON(v) {
+				return `{"` + k + `":"` + v + `"}`, nil
+			}
+		}
 	}
 	n := 2
 	for k, v := range m {

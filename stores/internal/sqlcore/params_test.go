@@ -74,3 +74,17 @@ func BenchmarkParams(b *testing.B) {
 		}
 	})
 }
+
+// A ParamsEncoder reuses the text of equal params, and only of equal ones.
+func TestParamsEncoderReuses(t *testing.T) {
+	var pe ParamsEncoder
+	a, err := pe.Encode(map[string]string{"otel": "x"})
+	require.NoError(t, err)
+	b, err := pe.Encode(map[string]string{"otel": "x"})
+	require.NoError(t, err)
+	c, err := pe.Encode(map[string]string{"otel": "y"})
+	require.NoError(t, err)
+	d, err := pe.Encode(nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`{"otel":"x"}`, `{"otel":"x"}`, `{"otel":"y"}`, ""}, []string{a, b, c, d})
+}

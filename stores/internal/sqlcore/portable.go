@@ -364,14 +364,14 @@ const insertColumns = `job_id, task_name, payload, status, priority, scheduled_t
 
 // InsertRow returns the arguments of one row of InsertJobsSQL, in the order
 // of its columns without status (a literal).
-func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) { return s.appendRow(nil, j) }
+func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) { return s.appendRow(nil, j, &ParamsEncoder{}) }
 
 // numInsertArgs is the number of arguments of one row of InsertJobsSQL.
 const numInsertArgs = 22
 
 // appendRow appends the arguments of InsertRow to args.
-func (s *Syntax) appendRow(args []any, j *spi.Job) ([]any, error) {
-	params, err := EncodeParams(j.Params)
+func (s *Syntax) appendRow(args []any, j *spi.Job, pe *ParamsEncoder) ([]any, error) {
+	params, err := pe.Encode(j.Params)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
 	}
@@ -459,9 +459,10 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		var q strings.Builder
 		q.Grow(len(insertColumns) + 64 + len(jobs)*numInsertArgs*6)
 		q.WriteString("INSERT INTO " + table + " (" + insertColumns + ") VALUES ")
+		var pe ParamsEncoder
 		for i, j := range jobs {
 			var err error
-			if args, err = s.appendRow(args, j); err != nil {
+			if args, err = s.appendRow(args, j, &pe); err != nil {
 				return "", nil, err
 			}
 			if i > 0 {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pause := fs.Duration("archive-pause", 0, "archive: pause between two batches of 1,000 (0: back to back)")
 	adapters := fs.String("adapters", "", "install adapters to measure their cost, comma-separated: prometheus, otel (otel-tracing and otel-metrics: one half of it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
+	traceRatio := fs.Float64("trace-ratio", 1, "with --adapters otel: the share of the traces sampled (a root's TraceIDRatioBased, children follow their parent)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -65,7 +65,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout,
 	}
-	if err := installAdapters(&cfg, *adapters); err != nil {
+	if err := installAdapters(&cfg, *adapters, *traceRatio); err != nil {
 		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 		return 2
 	}
@@ -85,7 +85,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // OpenTelemetry metrics on a meter provider with a manual reader (recorded,
 // never exported). Both adapters' metrics hear every callback
 // (spi.Fanout).
-func installAdapters(cfg *bench.Config, list string) error {
+func installAdapters(cfg *bench.Config, list string, traceRatio float64) error {
+	sampler := sdktrace.ParentBased(sdktrace.TraceIDRatioBased(traceRatio))
 	for _, a := range strings.Split(list, ",") {
 		a = strings.TrimSpace(a)
 		switch a {
@@ -98,7 +99,7 @@ func installAdapters(cfg *bench.Config, list string) error {
 			cfg.Metrics = spi.Fanout(cfg.Metrics, c)
 		case "otel", "otel-tracing", "otel-metrics":
 			if a != "otel-metrics" {
-				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}), sdktrace.WithSampler(benchSampler()))
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}), sdktrace.WithSampler(sampler))
 				o := ratchetotel.Options{TracerProvider: tp}
 				cfg.InsertMiddleware = append(cfg.InsertMiddleware, ratchetotel.InsertMiddleware(o))
 				cfg.WorkMiddleware = append(cfg.WorkMiddleware, ratchetotel.WorkMiddleware(o))
@@ -123,12 +124,3 @@ type discardSpans struct{}
 func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 
 func (discardSpans) Shutdown(context.Context) error { return nil }
-
-// benchSampler is the sampler of the bench's tracing: every span, or the
-// ratio in RATCHET_BENCH_TRACE_RATIO.
-func benchSampler() sdktrace.Sampler {
-	if r, err := strconv.ParseFloat(os.Getenv("RATCHET_BENCH_TRACE_RATIO"), 64); err == nil {
-		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(r))
-	}
-	return sdktrace.AlwaysSample()
-}
