@@ -4,6 +4,11 @@
 //	ratchet bench    measure throughput and latency on a store
 //	ratchet migrate  apply the schema migrations to a database
 //	ratchet keys     keys reencrypt: rewrite the stored values under the current key
+//	ratchet jobs     jobs list|show|retry|cancel: operate on jobs, by id or by filter
+//	ratchet dlq      the dead-letter queue: list it, retry it
+//	ratchet stats    the jobs by status, task and priority; the oldest due job
+//	ratchet nodes    the live nodes, their heartbeat age and tasks
+//	ratchet recurring  recurring list|pause|resume|trigger
 //
 // Run it from the repository root with go run ./tools/cmd/ratchet.
 package main
@@ -28,6 +33,11 @@ var commands = []command{
 	{"bench", "measure insert and work throughput (burndown) or enqueue-to-start latency (steady)", runBench},
 	{"migrate", "apply the schema migrations to a PostgreSQL database and say what was applied", runMigrate},
 	{"keys", "keys reencrypt: seal the stored values under the current encryption key (the key rotation)", runKeys},
+	{"jobs", "jobs list|show|retry|cancel: list, inspect, retry or cancel jobs, by id or by filter", runJobs},
+	{"dlq", "dlq [list|retry]: the dead-letter queue (the FAILED jobs), and retrying it", runDLQ},
+	{"stats", "the jobs by status, task and priority, and how long the oldest due job has waited", runStats},
+	{"nodes", "the live nodes: heartbeat age and the tasks each runs", runNodes},
+	{"recurring", "recurring list|pause|resume|trigger: the recurring schedules", runRecurring},
 }
 
 func main() {
@@ -57,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: ratchet <command> [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nrun 'ratchet <command> -h' for a command's flags")
 }

@@ -53,13 +53,13 @@ func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Opened{Store: s, Desc: "sqlserver " + redacted(spec), Close: s.Close}, nil
+		return &Opened{Store: s, Desc: "sqlserver " + Redacted(spec), Close: s.Close}, nil
 	case IsOracle(spec):
 		s, err := oracle.Open(ctx, spec, oracle.Options{ApplyMigrations: true})
 		if err != nil {
 			return nil, err
 		}
-		return &Opened{Store: s, Desc: "oracle " + redacted(spec), Close: s.Close}, nil
+		return &Opened{Store: s, Desc: "oracle " + Redacted(spec), Close: s.Close}, nil
 	case IsPostgres(spec):
 		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: true})
 		if err != nil {
@@ -119,8 +119,8 @@ func IsSQLServer(spec string) bool { return strings.HasPrefix(spec, "sqlserver:/
 // IsOracle reports whether spec is an Oracle URL.
 func IsOracle(spec string) bool { return strings.HasPrefix(spec, "oracle://") }
 
-// redacted is spec without the password of its URL, for messages.
-func redacted(spec string) string {
+// Redacted is spec without the password of its URL, for messages.
+func Redacted(spec string) string {
 	u, err := url.Parse(spec)
 	if err != nil {
 		return "(unparsable URL)"

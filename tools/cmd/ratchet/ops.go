@@ -1,0 +1,733 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/ratchet-go/ratchet/encryption"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/postgres"
+	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
+)
+
+// The operator commands: ratchet jobs, dlq, stats, nodes and recurring,
+// over any store, with tables for people and --json for scripts. Lists
+// page by keyset (--after, the previous page's next id), never by a count
+// of the table.
+
+// opsFlags are the flags every operator command shares.
+type opsFlags struct {
+	fs                 *flag.FlagSet
+	store, schema, db  string
+	json               bool
+	status, task       string
+	createdFrom, until string
+	property           string
+	limit              int
+	after              string
+}
+
+func newOpsFlags(name string, stderr io.Writer, filters bool) *opsFlags {
+	f := &opsFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.fs.SetOutput(stderr)
+	f.fs.StringVar(&f.store, "store", "", "the store: a postgres://... DSN, a mysql://..., sqlserver://..., oracle://... or mongodb://... URL, or sqlite:PATH")
+	f.fs.StringVar(&f.schema, "schema", postgres.DefaultSchema, "PostgreSQL schema")
+	f.fs.StringVar(&f.db, "db", "", "SQLite database file for --store sqlite")
+	f.fs.BoolVar(&f.json, "json", false, "write JSON instead of a table")
+	if filters {
+		f.fs.StringVar(&f.status, "status", "", "only jobs in this state (PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED, SKIPPED, WAITING)")
+		f.fs.StringVar(&f.task, "task", "", "only jobs of this task")
+		f.fs.StringVar(&f.createdFrom, "created-from", "", "only jobs created at or after this time (RFC 3339)")
+		f.fs.StringVar(&f.until, "created-before", "", "only jobs created before this time (RFC 3339)")
+		f.fs.StringVar(&f.property, "property", "", "only jobs with this property, KEY=VALUE")
+		f.fs.IntVar(&f.limit, "limit", 50, "jobs per page (list)")
+		f.fs.StringVar(&f.after, "after", "", "list the page after this job id (the previous page's next)")
+	}
+	return f
+}
+
+// listOptions returns the filters as the client's ListOptions.
+func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
+	o := ratchet.ListOptions{Status: spi.Status(strings.ToUpper(f.status)), Task: f.task, Limit: f.limit}
+	if o.Status != "" && !o.Status.Valid() {
+		return o, fmt.Errorf("--status %q: not a job state (PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED, SKIPPED, WAITING)", f.status)
+	}
+	var err error
+	if f.createdFrom != "" {
+		if o.CreatedFrom, err = time.Parse(time.RFC3339, f.createdFrom); err != nil {
+			return o, fmt.Errorf("--created-from %q: %w", f.createdFrom, err)
+		}
+	}
+	if f.until != "" {
+		if o.CreatedBefore, err = time.Parse(time.RFC3339, f.until); err != nil {
+			return o, fmt.Errorf("--created-before %q: %w", f.until, err)
+		}
+	}
+	if f.property != "" {
+		k, v, ok := strings.Cut(f.property, "=")
+		if !ok || k == "" {
+			return o, fmt.Errorf("--property %q: want KEY=VALUE", f.property)
+		}
+		o.PropertyKey, o.PropertyValue = k, v
+	}
+	if f.after != "" {
+		if o.After, err = uuid.Parse(f.after); err != nil {
+			return o, fmt.Errorf("--after %q: %w", f.after, err)
+		}
+	}
+	return o, nil
+}
+
+// open opens the store and a client on it that masks payloads and, when
+// RATCHET_ENCRYPTION_KEYS is set, opens sealed values with those keys.
+func (f *opsFlags) open(ctx context.Context) (*storeflag.Opened, *ratchet.Client, error) {
+	if f.store == "" {
+		return nil, nil, errors.New("--store is required")
+	}
+	opts := ratchet.ClientOptions{MaskPayloads: true}
+	if os.Getenv(encryption.EnvKeysVar) != "" {
+		keys, err := encryption.EnvKeys()
+		if err != nil {
+			return nil, nil, err
+		}
+		codec, err := encryption.NewCodec(keys, encryption.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Codecs = []ratchet.PayloadCodec{codec}
+	}
+	st, err := storeflag.Open(ctx, f.store, f.db, f.schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the store %s: %w", storeflag.Redacted(f.store), err)
+	}
+	c, err := ratchet.NewClient(st.Store, opts)
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	return st, c, nil
+}
+
+// opsCommand runs one operator command: it parses the flags, opens the
+// store and runs fn, turning its error into the exit status 1 with the
+// command's name.
+func opsCommand(ctx context.Context, name string, f *opsFlags, args []string, stderr io.Writer,
+	fn func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, args []string) error) int {
+	if err := f.fs.Parse(args); err != nil {
+		return 2
+	}
+	st, c, err := f.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratchet %s: %v\n", name, err)
+		return 1
+	}
+	defer func() { _ = st.Close() }()
+	if err := fn(ctx, st, c, f.fs.Args()); err != nil {
+		fmt.Fprintf(stderr, "ratchet %s: %v\n", name, err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// usageError is a command line that asks for nothing the command does.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// jobView is a job as the commands print it: no payload or result bytes
+// (jobs show prints them decoded and masked).
+type jobView struct {
+	ID          uuid.UUID         `json:"id"`
+	Task        string            `json:"task"`
+	Status      spi.Status        `json:"status"`
+	Priority    spi.Priority      `json:"priority"`
+	Attempts    int               `json:"attempts"`
+	MaxRetries  int               `json:"max_retries"`
+	CrashCount  int               `json:"crash_count"`
+	CreatedAt   time.Time         `json:"created_at"`
+	ScheduledAt time.Time         `json:"scheduled_at"`
+	ClaimedAt   *time.Time        `json:"claimed_at,omitempty"`
+	FinishedAt  *time.Time        `json:"finished_at,omitempty"`
+	OwnerNode   string            `json:"owner_node,omitempty"`
+	LastError   string            `json:"last_error,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	WorkflowID  *uuid.UUID        `json:"workflow_id,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+}
+
+func viewOf(j *spi.Job) jobView {
+	v := jobView{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority, Attempts: j.Attempts,
+		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
+		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params}
+	if !j.ClaimedAt.IsZero() {
+		v.ClaimedAt = &j.ClaimedAt
+	}
+	if !j.FinishedAt.IsZero() {
+		v.FinishedAt = &j.FinishedAt
+	}
+	if j.WorkflowID != uuid.Nil {
+		v.WorkflowID = &j.WorkflowID
+	}
+	return v
+}
+
+// clip shortens s to n runes for a table cell.
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// runJobs is `ratchet jobs list|show|retry|cancel`.
+func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	usage := "usage: ratchet jobs list|show|retry|cancel --store ... [flags]\n\n" +
+		"  list    a page of jobs (filters: --status --task --created-from --created-before --property; --after for the next page)\n" +
+		"  show    one job: its masked arguments and result, its attempts and crash count, its log\n" +
+		"  retry   move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)\n" +
+		"  cancel  cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	return runJobsAs(ctx, "jobs", args[0], args[1:], "", stdout, stderr, usage)
+}
+
+// runDLQ is `ratchet dlq [list|retry]`: the jobs commands over the FAILED
+// jobs (the dead-letter queue).
+func runDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	usage := "usage: ratchet dlq [list|retry] --store ... [flags]\n\n" +
+		"  list   (the default) a page of the dead-letter queue, the FAILED jobs\n" +
+		"  retry  move them back to PENDING: the ids given, or every one the filters match (--dry-run: only count them)"
+	sub := "list"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	if sub != "list" && sub != "retry" {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	return runJobsAs(ctx, "dlq", sub, args, spi.StatusFailed, stdout, stderr, usage)
+}
+
+func runJobsAs(ctx context.Context, cmd, sub string, args []string, status spi.Status, stdout, stderr io.Writer, usage string) int {
+	name := cmd + " " + sub
+	f := newOpsFlags(name, stderr, true)
+	if status != "" {
+		f.status = string(status)
+	}
+	switch sub {
+	case "list":
+		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, _ []string) error {
+			if status != "" {
+				f.status = string(status)
+			}
+			return listJobs(ctx, c, f, stdout)
+		})
+	case "show":
+		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
+			if len(ids) != 1 {
+				return usageError("jobs show takes one job id")
+			}
+			id, err := uuid.Parse(ids[0])
+			if err != nil {
+				return fmt.Errorf("job id %q: %w", ids[0], err)
+			}
+			return showJob(ctx, c, id, f.json, stdout)
+		})
+	case "retry", "cancel":
+		dry := f.fs.Bool("dry-run", false, "only count the jobs the filters match")
+		workers := f.fs.Int("workers", 8, "jobs changed at once")
+		act := func(ctx context.Context, c *ratchet.Client, id uuid.UUID) error { return c.RetryJob(ctx, id) }
+		if sub == "cancel" {
+			act = func(ctx context.Context, c *ratchet.Client, id uuid.UUID) error { return c.CancelJob(ctx, id) }
+		}
+		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
+			if status != "" {
+				f.status = string(status)
+			}
+			return bulk(ctx, c, f, ids, *dry, *workers, sub, act, stdout, stderr)
+		})
+	}
+	fmt.Fprintln(stderr, usage)
+	return 2
+}
+
+func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Writer) error {
+	o, err := f.listOptions()
+	if err != nil {
+		return usageError(err.Error())
+	}
+	page, err := c.ListJobs(ctx, o)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		out := struct {
+			Jobs []jobView `json:"jobs"`
+			Next string    `json:"next,omitempty"`
+		}{Jobs: []jobView{}}
+		for _, j := range page.Jobs {
+			out.Jobs = append(out.Jobs, viewOf(j))
+		}
+		if page.Next != uuid.Nil {
+			out.Next = page.Next.String()
+		}
+		return writeJSON(stdout, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tCRASHES\tCREATED\tDUE\tERROR")
+	for _, j := range page.Jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", j.ID, j.TaskName, j.Status, j.Priority,
+			j.Attempts, j.MaxRetries+1, j.CrashCount, stamp(j.CreatedAt), stamp(j.ScheduledAt), clip(j.LastError, 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case len(page.Jobs) == 0:
+		fmt.Fprintln(stdout, "no jobs match")
+	case page.Next != uuid.Nil:
+		fmt.Fprintf(stdout, "next page: --after %s\n", page.Next)
+	}
+	return nil
+}
+
+func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, stdout io.Writer) error {
+	d, err := c.JobDetail(ctx, id)
+	if err != nil {
+		return err
+	}
+	logs, err := c.JobLogs(ctx, id, ratchet.LogCursor{}, 1000)
+	if errors.Is(err, ratchet.ErrUnsupported) {
+		logs, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, struct {
+			Job       jobView           `json:"job"`
+			Arguments json.RawMessage   `json:"arguments,omitempty"`
+			Result    json.RawMessage   `json:"result,omitempty"`
+			Masked    bool              `json:"masked"`
+			Logs      []ratchet.LogLine `json:"logs"`
+		}{viewOf(d.Job), d.Arguments, d.Result, d.Masked, append([]ratchet.LogLine{}, logs...)})
+	}
+	j := d.Job
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("id", j.ID.String())
+	row("task", j.TaskName)
+	row("status", string(j.Status))
+	row("priority", j.Priority.String())
+	row("attempts", fmt.Sprintf("%d failed of at most %d runs", j.Attempts, j.MaxRetries+1))
+	row("crash count", fmt.Sprint(j.CrashCount))
+	row("created", stamp(j.CreatedAt))
+	row("due", stamp(j.ScheduledAt))
+	row("claimed", stamp(j.ClaimedAt))
+	row("finished", stamp(j.FinishedAt))
+	if j.OwnerNode != "" {
+		row("node", j.OwnerNode)
+	}
+	if len(j.Tags) > 0 {
+		row("tags", strings.Join(j.Tags, ", "))
+	}
+	if j.WorkflowID != uuid.Nil {
+		row("workflow", j.WorkflowID.String())
+	}
+	if j.LastError != "" {
+		row("last error", j.LastError)
+	}
+	masked := ""
+	if d.Masked {
+		masked = " (masked)"
+	}
+	row("arguments"+masked, string(d.Arguments))
+	if d.Result != nil {
+		row("result"+masked, string(d.Result))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(logs) > 0 {
+		fmt.Fprintln(stdout, "\nlog:")
+		for _, l := range logs {
+			fmt.Fprintf(stdout, "  run %d  %s  %-5s  %s\n", l.Run, l.Time.UTC().Format(time.RFC3339Nano), l.Level, l.Message)
+		}
+	}
+	return nil
+}
+
+// bulk retries or cancels the jobs of ids, or, without ids, every job the
+// filters match when the command starts: a snapshot of their ids, read
+// page by page up to an id minted at the start (ids grow with time, so a
+// job submitted meanwhile is left alone), then changed workers at a time
+// with a progress bar on stderr. A job that changed state since the
+// snapshot (retried, cancelled or finished by someone else) is skipped, not
+// an error.
+func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dry bool, workers int, verb string,
+	act func(context.Context, *ratchet.Client, uuid.UUID) error, stdout, stderr io.Writer) error {
+	var ids []uuid.UUID
+	if len(args) > 0 {
+		if f.status != "" && f.status != string(spi.StatusFailed) || f.task != "" || f.createdFrom != "" || f.until != "" || f.property != "" {
+			return usageError("give job ids or filters, not both")
+		}
+		for _, a := range args {
+			id, err := uuid.Parse(a)
+			if err != nil {
+				return usageError(fmt.Sprintf("job id %q: %v", a, err))
+			}
+			ids = append(ids, id)
+		}
+	} else {
+		o, err := f.listOptions()
+		if err != nil {
+			return usageError(err.Error())
+		}
+		if o.Status == "" && o.Task == "" && o.CreatedFrom.IsZero() && o.CreatedBefore.IsZero() && o.PropertyKey == "" {
+			return usageError(verb + " by filter needs at least one filter (--status, --task, --created-from, --created-before, --property), or job ids")
+		}
+		if ids, err = snapshot(ctx, c, o); err != nil {
+			return err
+		}
+	}
+	if dry {
+		if f.json {
+			return writeJSON(stdout, map[string]int{"matching": len(ids)})
+		}
+		fmt.Fprintf(stdout, "%d jobs match; nothing changed (--dry-run)\n", len(ids))
+		return nil
+	}
+	if !f.json {
+		fmt.Fprintf(stdout, "%d jobs match; %s them\n", len(ids), map[string]string{"retry": "retrying", "cancel": "cancelling"}[verb])
+	}
+	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(verb),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	done, skipped, err := apply(ctx, c, ids, max(workers, 1), act, func() { _ = bar.Add(1) })
+	_ = bar.Finish()
+	if f.json {
+		if werr := writeJSON(stdout, map[string]any{"matching": len(ids), "changed": done, "skipped": skipped}); werr != nil {
+			return werr
+		}
+	} else {
+		fmt.Fprintf(stdout, "%d changed, %d skipped (changed by someone else since)\n", done, skipped)
+	}
+	return err
+}
+
+// snapshot lists the ids of every job o matches, up to an id minted now.
+func snapshot(ctx context.Context, c *ratchet.Client, o ratchet.ListOptions) ([]uuid.UUID, error) {
+	bound := c.NewJobID()
+	o.Limit = 10000
+	var ids []uuid.UUID
+	for {
+		page, err := c.ListJobs(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range page.Jobs {
+			if bytes.Compare(j.ID[:], bound[:]) > 0 {
+				return ids, nil
+			}
+			ids = append(ids, j.ID)
+		}
+		if page.Next == uuid.Nil {
+			return ids, nil
+		}
+		o.After = page.Next
+	}
+}
+
+// apply runs act on each id, workers at a time, and counts the jobs it
+// changed and those it skipped (spi.ErrInvalidState, spi.ErrNotFound: they
+// moved on since the snapshot). It stops at the first other error.
+func apply(ctx context.Context, c *ratchet.Client, ids []uuid.UUID, workers int,
+	act func(context.Context, *ratchet.Client, uuid.UUID) error, tick func()) (done, skipped int, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan uuid.UUID)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range next {
+				e := act(ctx, c, id)
+				mu.Lock()
+				switch {
+				case e == nil:
+					done++
+				case errors.Is(e, spi.ErrInvalidState) || errors.Is(e, spi.ErrNotFound):
+					skipped++
+				case err == nil:
+					err = fmt.Errorf("job %s: %w", id, e)
+					cancel()
+				}
+				mu.Unlock()
+				tick()
+			}
+		}()
+	}
+feed:
+	for _, id := range ids {
+		select {
+		case next <- id:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return done, skipped, err
+}
+
+// runStats is `ratchet stats`: the jobs by status, task and priority and
+// the oldest due job (the store's spi.StatsReader).
+func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newOpsFlags("stats", stderr, false)
+	return opsCommand(ctx, "stats", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string) error {
+		r := spi.CapabilitiesOf(st.Store).Stats
+		if r == nil {
+			return fmt.Errorf("%s reports no job stats (no spi.StatsReader)", st.Desc)
+		}
+		now := time.Now().UTC()
+		s, err := r.JobStats(ctx, now)
+		if err != nil {
+			return err
+		}
+		byStatus := map[spi.Status]int64{}
+		for _, jc := range s.Counts {
+			byStatus[jc.Status] += jc.N
+		}
+		if f.json {
+			out := map[string]any{"counts": append([]spi.JobCount{}, s.Counts...), "by_status": byStatus, "estimated": s.Estimated}
+			if !s.OldestDue.IsZero() {
+				out["oldest_due"], out["oldest_due_age_seconds"] = s.OldestDue, now.Sub(s.OldestDue).Seconds()
+			}
+			return writeJSON(stdout, out)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "STATUS\tTASK\tPRIORITY\tJOBS")
+		for _, jc := range s.Counts {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", jc.Status, jc.Task, jc.Priority, jc.N)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		var parts []string
+		for _, status := range []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusWaiting, spi.StatusBlocked,
+			spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped} {
+			if n := byStatus[status]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", status, n))
+			}
+		}
+		if len(parts) == 0 {
+			parts = []string{"no jobs"}
+		}
+		est := ""
+		if s.Estimated {
+			est = " (estimated from a sample of a large table)"
+		}
+		fmt.Fprintf(stdout, "\n%s%s\n", strings.Join(parts, ", "), est)
+		if s.OldestDue.IsZero() {
+			fmt.Fprintln(stdout, "no job is due")
+		} else {
+			fmt.Fprintf(stdout, "oldest due job: due %s ago\n", now.Sub(s.OldestDue).Round(time.Second))
+		}
+		return nil
+	})
+}
+
+// runNodes is `ratchet nodes`: the live nodes, their heartbeat's age and
+// the tasks each runs.
+func runNodes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newOpsFlags("nodes", stderr, false)
+	within := f.fs.Duration("within", time.Hour, "nodes whose heartbeat is at most this old")
+	return opsCommand(ctx, "nodes", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string) error {
+		nt := spi.CapabilitiesOf(st.Store).Nodes
+		if nt == nil {
+			return fmt.Errorf("%s records no nodes' tasks (no spi.NodeTaskStore)", st.Desc)
+		}
+		now := time.Now().UTC()
+		nodes, err := nt.LiveNodes(ctx, now.Add(-*within))
+		if err != nil {
+			return err
+		}
+		if f.json {
+			type nodeView struct {
+				ID        string    `json:"id"`
+				Heartbeat time.Time `json:"heartbeat"`
+				AgeSecs   float64   `json:"heartbeat_age_seconds"`
+				Tasks     []string  `json:"tasks"`
+			}
+			out := []nodeView{}
+			for _, n := range nodes {
+				out = append(out, nodeView{n.ID, n.Heartbeat, now.Sub(n.Heartbeat).Seconds(), n.Tasks})
+			}
+			return writeJSON(stdout, out)
+		}
+		if len(nodes) == 0 {
+			fmt.Fprintf(stdout, "no node has beaten within %s\n", *within)
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tHEARTBEAT AGE\tTASKS")
+		for _, n := range nodes {
+			tasks := strings.Join(n.Tasks, ", ")
+			if n.Tasks == nil {
+				tasks = "(any: not recorded)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.ID, now.Sub(n.Heartbeat).Round(time.Millisecond), tasks)
+		}
+		return tw.Flush()
+	})
+}
+
+// runRecurring is `ratchet recurring list|pause|resume|trigger`.
+func runRecurring(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	usage := "usage: ratchet recurring list|pause|resume|trigger --store ... [SCHEDULE-ID]\n\n" +
+		"  list     the recurring schedules: task, definition, next and last fire, paused\n" +
+		"  pause    stop a schedule firing (its slots are skipped until it resumes)\n" +
+		"  resume   let a paused schedule fire again\n" +
+		"  trigger  fire a schedule now, outside its slots, and print the job's id"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	sub := args[0]
+	name := "recurring " + sub
+	f := newOpsFlags(name, stderr, false)
+	one := func(ids []string) (string, error) {
+		if len(ids) != 1 {
+			return "", usageError(name + " takes one schedule id")
+		}
+		return ids[0], nil
+	}
+	switch sub {
+	case "list":
+		return opsCommand(ctx, name, f, args[1:], stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, _ []string) error {
+			ss, err := c.ListSchedules(ctx)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				type scheduleView struct {
+					ID           string     `json:"id"`
+					Task         string     `json:"task"`
+					Expr         string     `json:"expr"`
+					Zone         string     `json:"zone,omitempty"`
+					Paused       bool       `json:"paused"`
+					NextFireAt   time.Time  `json:"next_fire_at"`
+					LastFireAt   *time.Time `json:"last_fire_at,omitempty"`
+					LastJobID    *uuid.UUID `json:"last_job_id,omitempty"`
+					Skipped      int64      `json:"skipped"`
+					Unregistered bool       `json:"unregistered"`
+				}
+				out := []scheduleView{}
+				for _, s := range ss {
+					v := scheduleView{ID: s.ID, Task: s.Task, Expr: s.Definition.Expr, Zone: s.Definition.Zone, Paused: s.Paused,
+						NextFireAt: s.NextFireAt, Skipped: s.Skipped, Unregistered: s.Unregistered}
+					if !s.LastFireAt.IsZero() {
+						v.LastFireAt, v.LastJobID = &s.LastFireAt, &s.LastJobID
+					}
+					out = append(out, v)
+				}
+				return writeJSON(stdout, out)
+			}
+			if len(ss) == 0 {
+				fmt.Fprintln(stdout, "no recurring schedules")
+				return nil
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTASK\tDEFINITION\tNEXT FIRE\tLAST FIRE\tSKIPPED\tSTATE")
+			for _, s := range ss {
+				state := "active"
+				switch {
+				case s.Paused:
+					state = "paused"
+				case s.Unregistered:
+					state = "no live node runs its task"
+				}
+				def := s.Definition.Expr
+				if s.Definition.Zone != "" {
+					def += " (" + s.Definition.Zone + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, s.Task, def, stamp(s.NextFireAt), stamp(s.LastFireAt), s.Skipped, state)
+			}
+			return tw.Flush()
+		})
+	case "pause", "resume":
+		return opsCommand(ctx, name, f, args[1:], stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
+			id, err := one(ids)
+			if err != nil {
+				return err
+			}
+			if sub == "pause" {
+				err = c.PauseSchedule(ctx, id)
+			} else {
+				err = c.ResumeSchedule(ctx, id)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "schedule %s %sd\n", id, sub)
+			return nil
+		})
+	case "trigger":
+		return opsCommand(ctx, name, f, args[1:], stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
+			id, err := one(ids)
+			if err != nil {
+				return err
+			}
+			job, err := c.TriggerSchedule(ctx, id)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(stdout, map[string]string{"schedule": id, "job": job.String()})
+			}
+			fmt.Fprintf(stdout, "schedule %s fired: job %s\n", id, job)
+			return nil
+		})
+	}
+	fmt.Fprintln(stderr, usage)
+	return 2
+}

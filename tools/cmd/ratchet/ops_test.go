@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/engine"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/sqlite"
+)
+
+type signup struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// opsStore fills an SQLite file: 4 jobs of a task whose bodies fail for
+// good (the DLQ), 3 PENDING jobs of another task (no node runs it), and a
+// recurring schedule; it returns the file and the ids of each group.
+func opsStore(t *testing.T) (db string, failed, pending []uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	db = filepath.Join(t.TempDir(), "ops.db")
+	s, err := sqlite.Open(ctx, db, sqlite.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	bounce := ratchet.NewVoidTask("email.bounce", func(ctx context.Context, a signup) error {
+		return ratchet.DoNotRetry(errors.New("no such mailbox"))
+	})
+	eng, err := engine.New(s, engine.Options{Logger: slog.New(slog.DiscardHandler), NodeID: "ops-node"}, bounce)
+	require.NoError(t, err)
+	events, unsub := eng.Subscribe(16)
+	defer unsub()
+	require.NoError(t, eng.Start(ctx))
+	for i := range 4 {
+		id, err := bounce.Submit(ctx, eng.Client(), signup{Email: "ann@example.com", Password: "hunter" + string(rune('0'+i))})
+		require.NoError(t, err)
+		failed = append(failed, id)
+	}
+	for range 4 {
+		require.Equal(t, engine.EventFailed, (<-events).Kind)
+	}
+	report := ratchet.NewVoidTask("report.build", func(context.Context, int) error { return nil })
+	for i := range 3 {
+		id, err := report.Submit(ctx, eng.Client(), i)
+		require.NoError(t, err)
+		pending = append(pending, id)
+	}
+	_, err = eng.Client().PutSchedule(ctx, report.Recurring("nightly", "0 3 * * *", 7))
+	require.NoError(t, err)
+	require.NoError(t, eng.Stop(ctx))
+	return db, failed, pending
+}
+
+// cli runs the tool and returns its exit status, stdout and stderr.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestJobsListShowAndFilters(t *testing.T) {
+	db, failed, pending := opsStore(t)
+	store := "sqlite:" + db
+
+	code, out, errOut := cli(t, "jobs", "list", "--store", store)
+	require.Equal(t, 0, code, errOut)
+	for _, id := range append(append([]uuid.UUID{}, failed...), pending...) {
+		assert.Contains(t, out, id.String())
+	}
+	assert.Contains(t, out, "no such mailbox", "the table shows the last error")
+
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--task", "report.build", "--json")
+	require.Equal(t, 0, code)
+	var page struct {
+		Jobs []jobView `json:"jobs"`
+		Next string    `json:"next"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &page))
+	require.Len(t, page.Jobs, 3)
+	assert.Equal(t, spi.StatusPending, page.Jobs[0].Status)
+
+	// Keyset pages: two of the four FAILED jobs, then the rest from --after.
+	code, out, _ = cli(t, "dlq", "--store", store, "--limit", "2", "--json")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &page))
+	require.Len(t, page.Jobs, 2)
+	require.NotEmpty(t, page.Next)
+	code, out, _ = cli(t, "dlq", "list", "--store", store, "--limit", "2", "--after", page.Next, "--json")
+	require.Equal(t, 0, code)
+	var rest struct {
+		Jobs []jobView `json:"jobs"`
+		Next string    `json:"next"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rest))
+	require.Len(t, rest.Jobs, 2)
+	assert.Equal(t, failed[2], rest.Jobs[0].ID)
+
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--task", "nothing.here")
+	assert.Equal(t, 0, code, "a filter that matches nothing is not an error")
+	assert.Contains(t, out, "no jobs match")
+
+	code, out, errOut = cli(t, "jobs", "show", "--store", store, failed[0].String())
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "email.bounce")
+	assert.Contains(t, out, "arguments (masked)")
+	assert.Contains(t, out, "ann@example.com")
+	assert.NotContains(t, out, "hunter0", "the password is masked")
+	assert.Contains(t, out, "crash count")
+
+	code, _, errOut = cli(t, "jobs", "list", "--store", store, "--status", "LOST")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `--status "LOST": not a job state`)
+}
+
+func TestBulkRetryAndCancelByFilter(t *testing.T) {
+	db, failed, pending := opsStore(t)
+	store := "sqlite:" + db
+
+	code, out, errOut := cli(t, "dlq", "retry", "--store", store, "--dry-run")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "4 jobs match; nothing changed (--dry-run)")
+
+	code, out, errOut = cli(t, "jobs", "retry", "--store", store, "--status", "FAILED", "--task", "email.bounce", "--json")
+	require.Equal(t, 0, code, errOut)
+	var res map[string]int
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, map[string]int{"matching": 4, "changed": 4, "skipped": 0}, res)
+
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	require.NoError(t, err)
+	for _, id := range failed {
+		j, err := s.GetJob(context.Background(), id)
+		require.NoError(t, err)
+		assert.Equal(t, spi.StatusPending, j.Status, "job %s is back in the queue", id)
+		assert.Zero(t, j.Attempts)
+	}
+	require.NoError(t, s.Close())
+
+	code, out, _ = cli(t, "dlq", "retry", "--store", store)
+	assert.Equal(t, 0, code, "an empty DLQ retries nothing, without an error")
+	assert.Contains(t, out, "0 jobs match")
+
+	// By id: one cancelled, then the rest of the task by filter; the one
+	// already cancelled is no longer PENDING, so it is not matched.
+	code, out, errOut = cli(t, "jobs", "cancel", "--store", store, pending[0].String())
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1 changed, 0 skipped")
+	code, out, errOut = cli(t, "jobs", "cancel", "--store", store, "--task", "report.build", "--status", "PENDING")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "2 jobs match")
+	assert.Contains(t, out, "2 changed, 0 skipped")
+	assert.Contains(t, errOut, "cancel", "a progress bar on stderr")
+	code, out, _ = cli(t, "jobs", "cancel", "--store", store, pending[1].String())
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "0 changed, 1 skipped", "a job that moved on is skipped, not an error")
+
+	code, _, errOut = cli(t, "jobs", "retry", "--store", store)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "needs at least one filter", "no filter is not every job")
+}
+
+func TestStatsNodesAndRecurring(t *testing.T) {
+	db, _, _ := opsStore(t)
+	store := "sqlite:" + db
+
+	code, out, errOut := cli(t, "stats", "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "PENDING 3, FAILED 4")
+	assert.Contains(t, out, "oldest due job: due")
+
+	code, out, _ = cli(t, "stats", "--store", store, "--json")
+	require.Equal(t, 0, code)
+	var st struct {
+		ByStatus map[string]int64 `json:"by_status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	assert.Equal(t, map[string]int64{"PENDING": 3, "FAILED": 4}, st.ByStatus)
+
+	code, out, errOut = cli(t, "nodes", "--store", store, "--within", "1000h")
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, strings.Contains(out, "no node has beaten") || strings.Contains(out, "ops-node"), out)
+
+	code, out, errOut = cli(t, "recurring", "list", "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "nightly")
+	assert.Contains(t, out, "0 3 * * *")
+	code, out, _ = cli(t, "recurring", "pause", "--store", store, "nightly")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "schedule nightly paused")
+	code, out, _ = cli(t, "recurring", "list", "--store", store, "--json")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"paused": true`)
+	code, _, _ = cli(t, "recurring", "resume", "--store", store, "nightly")
+	require.Equal(t, 0, code)
+	code, out, errOut = cli(t, "recurring", "trigger", "--store", store, "nightly")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "schedule nightly fired: job ")
+	code, _, errOut = cli(t, "recurring", "trigger", "--store", store, "no-such")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no-such")
+}
+
+// An unreachable store makes the command exit non-zero, naming it.
+func TestOpsUnreachableStore(t *testing.T) {
+	code, _, errOut := cli(t, "stats", "--store", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "127.0.0.1:1", "the message names the store")
+	code, _, errOut = cli(t, "jobs", "list")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "--store is required")
+}
