@@ -434,6 +434,14 @@ type ListOptions struct {
 	PropertyKey, PropertyValue string
 	// WorkflowID, when set, lists only the jobs of that workflow.
 	WorkflowID uuid.UUID
+	// Tag, when set, lists only jobs carrying that tag.
+	Tag string
+	// Priorities, when not empty, lists only jobs of one of them.
+	Priorities []Priority
+	// ErrorContains, when set, lists only jobs whose last error contains
+	// it, ignoring case (with CreatedFrom and CreatedBefore: "timeout" in
+	// the last hour).
+	ErrorContains string
 	// IncludeArchived lists the archived jobs too, merged in id order
 	// (stores with an archive, spi.JobArchiver; elsewhere it changes
 	// nothing). CountJobs counts live jobs only.
@@ -529,8 +537,16 @@ func (c *Client) CountJobs(ctx context.Context, o ListOptions, upTo int) (n int,
 func (c *Client) listParams(o ListOptions) (spi.ListParams, error) {
 	p := spi.ListParams{Status: o.Status, After: o.After, Limit: o.Limit,
 		TaskName: o.Task, CreatedFrom: o.CreatedFrom, CreatedBefore: o.CreatedBefore,
-		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue, WorkflowID: o.WorkflowID}
+		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue, WorkflowID: o.WorkflowID,
+		Tag: o.Tag, Priorities: o.Priorities, ErrorContains: o.ErrorContains}
+	for _, pr := range o.Priorities {
+		if !pr.Valid() {
+			return p, invalidArg("unknown priority %d", int(pr))
+		}
+	}
 	switch {
+	case len(o.ErrorContains) > DefaultMaxErrorLength:
+		return p, invalidArg("ErrorContains is %d bytes, over the %d of a stored error", len(o.ErrorContains), DefaultMaxErrorLength)
 	case o.Status != "" && !o.Status.Valid():
 		return p, invalidArg("unknown status %q", o.Status)
 	case !o.CreatedFrom.IsZero() && !o.CreatedBefore.IsZero() && !o.CreatedFrom.Before(o.CreatedBefore):

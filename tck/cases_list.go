@@ -211,6 +211,49 @@ func listCases() []testCase {
 			got, _ = f.list(spi.ListParams{TaskName: "tck.b", Status: spi.StatusFailed})
 			assert.Empty(t, got, "ListJobs(TaskName, Status FAILED) of pending jobs")
 		}},
+		{"TagPriorityAndErrorFilters", func(t tb, f *fixture) {
+			// The first two fail, with errors that differ in case and carry
+			// the LIKE wildcards as text (each inserted, claimed and failed
+			// before the next is inserted).
+			now := at(0)
+			var jobs []*spi.Job
+			for i, msg := range []string{"SMTP Timeout after 30s", "quota 100%_used"} {
+				opts := [][]jobOpt{{withTags("eu", "vip")}, {withTags("us"), withPriority(spi.PriorityHigh)}}[i]
+				j := f.insertOne(opts...)
+				c := f.claimOne(j.ID, "n1", now)
+				require.Equal(t, []bool{true}, f.complete(failed(c, now, 1, msg)))
+				jobs = append(jobs, j)
+			}
+			jobs = append(jobs, f.insert(f.newJob(withPriority(spi.PriorityCritical)), f.newJob(withTags("eu")))...)
+			got, _ := f.list(spi.ListParams{Tag: "eu"})
+			assert.Equal(t, ids([]*spi.Job{jobs[0], jobs[3]}), ids(got), "ListJobs(Tag eu)")
+			got, _ = f.list(spi.ListParams{Tag: "none"})
+			assert.Empty(t, got, "ListJobs of a tag no job carries")
+			got, _ = f.list(spi.ListParams{Priorities: []spi.Priority{spi.PriorityHigh, spi.PriorityCritical}})
+			assert.Equal(t, ids([]*spi.Job{jobs[1], jobs[2]}), ids(got), "ListJobs(Priorities HIGH, CRITICAL)")
+			got, _ = f.list(spi.ListParams{ErrorContains: "timeout"})
+			require.Len(t, got, 1, "ListJobs(ErrorContains timeout) ignores case")
+			got, _ = f.list(spi.ListParams{ErrorContains: "0%_u"})
+			require.Len(t, got, 1, "ListJobs(ErrorContains) takes % and _ as text")
+			got, _ = f.list(spi.ListParams{ErrorContains: "0__u"})
+			assert.Empty(t, got, "_ is no wildcard")
+			got, _ = f.list(spi.ListParams{ErrorContains: "quota", Tag: "eu", Status: spi.StatusFailed})
+			assert.Empty(t, got, "filters combine: the quota error is not on a job tagged eu")
+			got, _ = f.list(spi.ListParams{ErrorContains: "smtp", Priorities: []spi.Priority{spi.PriorityNormal}, Tag: "eu"})
+			assert.Equal(t, ids([]*spi.Job{jobs[0]}), ids(got), "filters combine")
+			// The archive lists by the same filters, over its own tags.
+			a, ok := pick[spi.JobArchiver](f.s)
+			if !ok {
+				return
+			}
+			require.Equal(t, 2, f.archive(a, at(time.Hour), 10))
+			arch, _, err := a.ListArchivedJobs(f.ctx, spi.ListParams{Tag: "vip", ErrorContains: "TIMEOUT"})
+			require.NoError(t, err)
+			assert.Equal(t, ids([]*spi.Job{jobs[0]}), ids(arch), "ListArchivedJobs(Tag vip, ErrorContains TIMEOUT)")
+			arch, _, err = a.ListArchivedJobs(f.ctx, spi.ListParams{Tag: "us", Priorities: []spi.Priority{spi.PriorityLow}})
+			require.NoError(t, err)
+			assert.Empty(t, arch, "ListArchivedJobs(Tag us, Priorities LOW)")
+		}},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,64 +23,65 @@ type bug string
 
 // The defects the self-test plants, each of which Run must catch.
 const (
-	bugNone                  bug = ""
-	bugKeepsCallerJobs       bug = "insert keeps the caller's job"
-	bugDropsParams           bug = "params are not stored"
-	bugLocalTimes            bug = "times come back in time.Local"
-	bugUnknownNilNil         bug = "GetJob of an unknown id returns nil, nil"
-	bugNoIdempotency         bug = "idempotency keys ignored"
-	bugBatchKeys             bug = "duplicate keys inside one batch not seen"
-	bugListInsertionOrder    bug = "ListJobs in insertion order"
-	bugListNextAlways        bug = "ListJobs always returns a next cursor"
-	bugListLimitBeforeFilter bug = "ListJobs limits before filtering"
-	bugListBeforeInclusive   bug = "ListJobs takes CreatedBefore inclusively"
-	bugListPropertyAnyKey    bug = "ListJobs matches a property value under any key"
-	bugCountIgnoresFilters   bug = "CountJobs ignores the filters"
-	bugCountPastCap          bug = "CountJobs counts past its limit"
-	bugClaimIgnoresPriority  bug = "claim ignores priority"
-	bugClaimNoAging          bug = "claim ignores BoostInterval"
-	bugClaimIDDesc           bug = "claim breaks ties by id descending"
-	bugClaimPerLevelShort    bug = "claim merges only Limit/5 jobs per level"
-	bugClaimDueExclusive     bug = "claim needs ScheduledAt < now"
-	bugClaimWallClock        bug = "claim uses the wall clock"
-	bugClaimRunning          bug = "claim takes RUNNING jobs again"
-	bugDoubleClaim           bug = "claim is not atomic"
-	bugCompleteIgnoresSeq    bug = "CompleteJobs ignores the claim sequence"
-	bugCompleteIgnoresStatus bug = "CompleteJobs ignores the status"
-	bugCompleteAdvancesSeq   bug = "CompleteJobs advances the claim sequence"
-	bugRetrySetsFinishedAt   bug = "retry outcome sets FinishedAt"
-	bugRetryKeepsOwner       bug = "retry outcome keeps the owner"
-	bugSuccessResetsAttempts bug = "success writes Completion.Attempts"
-	bugReleaseChargesCrash   bug = "release charges the crash budget"
-	bugReleaseKeepsSeq       bug = "release does not advance the claim sequence"
-	bugReleaseKeepsSchedule  bug = "release keeps the old due time"
-	bugRetryFailedKeepsCrash bug = "RetryFailedJob keeps the crash count"
-	bugRetryFailedAnyState   bug = "RetryFailedJob accepts any state"
-	bugCancelAnyState        bug = "CancelJob cancels RUNNING jobs"
-	bugCancelUnknownNil      bug = "CancelJob of an unknown id succeeds"
-	bugHeartbeatNoRefresh    bug = "Heartbeat does not refresh"
-	bugRecoverAllNodes       bug = "RecoverOrphans ignores heartbeats"
-	bugRecoverNoRowMissed    bug = "RecoverOrphans misses nodes without a row"
-	bugRecoverKeepsNodeRows  bug = "RecoverOrphans keeps stale node rows"
-	bugRecoverAnyStatus      bug = "RecoverOrphans recovers finished jobs"
-	bugRecoverNoBudget       bug = "RecoverOrphans ignores the crash budget"
-	bugRecoverGraceInclusive bug = "RecoverOrphans treats a heartbeat grace old as stale"
-	bugRecoverIgnoresNodes   bug = "RecoverOrphans ignores p.Nodes"
-	bugRecoverKeepsSeq       bug = "RecoverOrphans does not advance the claim sequence"
-	bugDeregisterNoop        bug = "DeregisterNode does nothing"
-	bugCorruptPlainError     bug = "corrupt rows give an error without ErrCorruptJob"
-	bugListSkipsCorrupt      bug = "ListJobs skips corrupt rows"
-	bugCloseTwiceFails       bug = "second Close fails"
-	bugUsableAfterClose      bug = "store works after Close"
-	bugTruncatesPayload      bug = "payloads cut to 64 KiB"
-	bugEmptyInsertFails      bug = "InsertJobs of no jobs fails"
-	bugCompleteUnknownErrors bug = "CompleteJobs fails on an unknown job"
-	bugCompleteNoReplay      bug = "CompleteJobs reports a replayed completion superseded"
-	bugCompletePartialBatch  bug = "CompleteJobs writes the entries before an unknown outcome"
-	bugClaimCancelled        bug = "claim takes CANCELLED jobs"
-	bugClaimIgnoresDue       bug = "claim ignores due times"
-	bugClaimPanicsOnCorrupt  bug = "claim panics on a corrupt row"
-	bugRetryFailedUnknownNil bug = "RetryFailedJob of an unknown id succeeds"
+	bugNone                   bug = ""
+	bugKeepsCallerJobs        bug = "insert keeps the caller's job"
+	bugDropsParams            bug = "params are not stored"
+	bugLocalTimes             bug = "times come back in time.Local"
+	bugUnknownNilNil          bug = "GetJob of an unknown id returns nil, nil"
+	bugNoIdempotency          bug = "idempotency keys ignored"
+	bugBatchKeys              bug = "duplicate keys inside one batch not seen"
+	bugListInsertionOrder     bug = "ListJobs in insertion order"
+	bugListErrorCaseSensitive bug = "ListJobs matches ErrorContains with case"
+	bugListNextAlways         bug = "ListJobs always returns a next cursor"
+	bugListLimitBeforeFilter  bug = "ListJobs limits before filtering"
+	bugListBeforeInclusive    bug = "ListJobs takes CreatedBefore inclusively"
+	bugListPropertyAnyKey     bug = "ListJobs matches a property value under any key"
+	bugCountIgnoresFilters    bug = "CountJobs ignores the filters"
+	bugCountPastCap           bug = "CountJobs counts past its limit"
+	bugClaimIgnoresPriority   bug = "claim ignores priority"
+	bugClaimNoAging           bug = "claim ignores BoostInterval"
+	bugClaimIDDesc            bug = "claim breaks ties by id descending"
+	bugClaimPerLevelShort     bug = "claim merges only Limit/5 jobs per level"
+	bugClaimDueExclusive      bug = "claim needs ScheduledAt < now"
+	bugClaimWallClock         bug = "claim uses the wall clock"
+	bugClaimRunning           bug = "claim takes RUNNING jobs again"
+	bugDoubleClaim            bug = "claim is not atomic"
+	bugCompleteIgnoresSeq     bug = "CompleteJobs ignores the claim sequence"
+	bugCompleteIgnoresStatus  bug = "CompleteJobs ignores the status"
+	bugCompleteAdvancesSeq    bug = "CompleteJobs advances the claim sequence"
+	bugRetrySetsFinishedAt    bug = "retry outcome sets FinishedAt"
+	bugRetryKeepsOwner        bug = "retry outcome keeps the owner"
+	bugSuccessResetsAttempts  bug = "success writes Completion.Attempts"
+	bugReleaseChargesCrash    bug = "release charges the crash budget"
+	bugReleaseKeepsSeq        bug = "release does not advance the claim sequence"
+	bugReleaseKeepsSchedule   bug = "release keeps the old due time"
+	bugRetryFailedKeepsCrash  bug = "RetryFailedJob keeps the crash count"
+	bugRetryFailedAnyState    bug = "RetryFailedJob accepts any state"
+	bugCancelAnyState         bug = "CancelJob cancels RUNNING jobs"
+	bugCancelUnknownNil       bug = "CancelJob of an unknown id succeeds"
+	bugHeartbeatNoRefresh     bug = "Heartbeat does not refresh"
+	bugRecoverAllNodes        bug = "RecoverOrphans ignores heartbeats"
+	bugRecoverNoRowMissed     bug = "RecoverOrphans misses nodes without a row"
+	bugRecoverKeepsNodeRows   bug = "RecoverOrphans keeps stale node rows"
+	bugRecoverAnyStatus       bug = "RecoverOrphans recovers finished jobs"
+	bugRecoverNoBudget        bug = "RecoverOrphans ignores the crash budget"
+	bugRecoverGraceInclusive  bug = "RecoverOrphans treats a heartbeat grace old as stale"
+	bugRecoverIgnoresNodes    bug = "RecoverOrphans ignores p.Nodes"
+	bugRecoverKeepsSeq        bug = "RecoverOrphans does not advance the claim sequence"
+	bugDeregisterNoop         bug = "DeregisterNode does nothing"
+	bugCorruptPlainError      bug = "corrupt rows give an error without ErrCorruptJob"
+	bugListSkipsCorrupt       bug = "ListJobs skips corrupt rows"
+	bugCloseTwiceFails        bug = "second Close fails"
+	bugUsableAfterClose       bug = "store works after Close"
+	bugTruncatesPayload       bug = "payloads cut to 64 KiB"
+	bugEmptyInsertFails       bug = "InsertJobs of no jobs fails"
+	bugCompleteUnknownErrors  bug = "CompleteJobs fails on an unknown job"
+	bugCompleteNoReplay       bug = "CompleteJobs reports a replayed completion superseded"
+	bugCompletePartialBatch   bug = "CompleteJobs writes the entries before an unknown outcome"
+	bugClaimCancelled         bug = "claim takes CANCELLED jobs"
+	bugClaimIgnoresDue        bug = "claim ignores due times"
+	bugClaimPanicsOnCorrupt   bug = "claim panics on a corrupt row"
+	bugRetryFailedUnknownNil  bug = "RetryFailedJob of an unknown id succeeds"
 
 	bugRecoverUnordered       bug = "RecoverOrphans reports in insertion order"
 	bugRecoverKeepsForcedRows bug = "RecoverOrphans keeps the rows of p.Nodes"
@@ -449,6 +451,12 @@ func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uu
 		if s.bug == bugListBeforeInclusive && !q.CreatedBefore.IsZero() {
 			q.CreatedBefore = q.CreatedBefore.Add(time.Nanosecond)
 		}
+		if s.bug == bugListErrorCaseSensitive && q.ErrorContains != "" {
+			if !strings.Contains(r.job.LastError, q.ErrorContains) {
+				continue
+			}
+			q.ErrorContains = ""
+		}
 		if !q.Matches(r.job) || !s.hasProperty(id, p.PropertyKey, p.PropertyValue) {
 			continue
 		}
@@ -581,6 +589,16 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		picked = append(picked, j)
 	}
 	due = picked
+	if s.bug == bugDoubleClaim && len(due) > 0 && s.inflight.Load() <= 1 {
+		// On a loaded machine the other claimers may not have begun yet:
+		// give them the processor a few times before deciding there are
+		// none.
+		s.mu.Unlock()
+		for i := 0; i < 1000 && s.inflight.Load() <= 1; i++ {
+			runtime.Gosched()
+		}
+		s.mu.Lock()
+	}
 	if s.bug == bugDoubleClaim && s.inflight.Load() > 1 {
 		// Select, let go of the lock, and meet another claimer that has
 		// selected too (if one comes within 250 ms) before updating: both

@@ -147,6 +147,7 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugNoIdempotency, []string{"Idempotency/AcrossCalls", "Idempotency/WithinBatch", "Idempotency/KeyOfFinishedJob"}},
 		{bugBatchKeys, []string{"Idempotency/WithinBatch"}},
 		{bugListInsertionOrder, []string{"List/OrderByID", "List/Paging"}},
+		{bugListErrorCaseSensitive, []string{"List/TagPriorityAndErrorFilters"}},
 		{bugListNextAlways, []string{"List/Paging", "List/OrderByID"}},
 		{bugListLimitBeforeFilter, []string{"List/PagingWithStatus"}},
 		{bugListBeforeInclusive, []string{"List/TaskAndCreatedFilters"}},

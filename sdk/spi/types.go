@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -441,6 +442,20 @@ type ListParams struct {
 	// WorkflowID, when not zero, lists only the jobs of that workflow (a
 	// store with WorkflowStore; others list none).
 	WorkflowID uuid.UUID
+	// Tag, when set, lists only jobs carrying that tag.
+	Tag string
+	// Priorities, when not empty, lists only jobs of one of them.
+	Priorities []Priority
+	// ErrorContains, when set, lists only jobs whose last error contains
+	// it, ignoring case (ASCII letters at least: how a database folds
+	// other letters is its collation's).
+	ErrorContains string
+}
+
+// ContainsFold reports whether s contains substr ignoring case, as
+// ListParams.ErrorContains matches: for stores that filter in memory.
+func ContainsFold(s, substr string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(substr))
 }
 
 // Matches reports whether j passes the filters of p other than the cursor
@@ -452,7 +467,10 @@ func (p ListParams) Matches(j *Job) bool {
 		p.TaskName != "" && j.TaskName != p.TaskName,
 		p.WorkflowID != uuid.Nil && j.WorkflowID != p.WorkflowID,
 		!p.CreatedFrom.IsZero() && j.CreatedAt.Before(p.CreatedFrom),
-		!p.CreatedBefore.IsZero() && !j.CreatedAt.Before(p.CreatedBefore):
+		!p.CreatedBefore.IsZero() && !j.CreatedAt.Before(p.CreatedBefore),
+		p.Tag != "" && !slices.Contains(j.Tags, p.Tag),
+		len(p.Priorities) > 0 && !slices.Contains(p.Priorities, j.Priority),
+		p.ErrorContains != "" && !ContainsFold(j.LastError, p.ErrorContains):
 		return false
 	}
 	return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/google/uuid"
@@ -355,6 +356,19 @@ func listFilter(p spi.ListParams) bson.M {
 	}
 	if p.PropertyKey != "" {
 		filter[fPropEntries] = propEntry(p.PropertyKey, p.PropertyValue)
+	}
+	if p.Tag != "" {
+		filter[fTags] = p.Tag // an array field matches an element
+	}
+	if len(p.Priorities) > 0 {
+		ps := make(bson.A, len(p.Priorities))
+		for i, pr := range p.Priorities {
+			ps[i] = int32(pr)
+		}
+		filter[fPriority] = bson.M{"$in": ps}
+	}
+	if p.ErrorContains != "" {
+		filter[fLastError] = bson.M{"$regex": regexp.QuoteMeta(p.ErrorContains), "$options": "i"}
 	}
 	return filter
 }

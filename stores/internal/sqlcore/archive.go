@@ -145,7 +145,7 @@ func (c Core[T]) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi
 	s := &c.cfg.D.Syntax
 	return c.listPage(ctx, "list archived jobs", false, p, func(p spi.ListParams, limit int) (string, []any) {
 		_, where, args := s.listed(p)
-		where = strings.ReplaceAll(where, "{prop}", "{archive_prop}")
+		where = strings.NewReplacer("{prop}", "{archive_prop}", "{tag}", "{archive_tag}").Replace(where)
 		return s.limited("SELECT "+archived.Replace(s.JobColumns)+"\n\tFROM {archive} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
 }

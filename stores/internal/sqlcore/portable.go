@@ -299,7 +299,24 @@ func (s *Syntax) listed(p spi.ListParams) (from, where string, args []any) {
 		cond, pargs := s.property(p.PropertyKey, p.PropertyValue)
 		where, args = where+" AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND "+cond+")", append(args, pargs...)
 	}
+	and(p.Tag != "", "EXISTS (SELECT 1 FROM {tag} t WHERE t.job_id = j.job_id AND t.tag = ?)", s.name(p.Tag))
+	if len(p.Priorities) > 0 {
+		ps := make(In, len(p.Priorities))
+		for i, pr := range p.Priorities {
+			ps[i] = int64(pr)
+		}
+		where, args = where+" AND j.priority IN (?)", append(args, ps)
+	}
+	// LOWER on both sides: the one case-insensitive match that every
+	// dialect writes alike (MySQL's columns compare in binary, Oracle's
+	// LIKE is case-sensitive, PostgreSQL's ILIKE is its own).
+	and(p.ErrorContains != "", "LOWER(j.last_error) LIKE LOWER(?) ESCAPE '!'", "%"+likeEscape(p.ErrorContains)+"%")
 	return from, where, args
+}
+
+// likeEscape escapes the wildcards of s for a LIKE with ESCAPE '!'.
+func likeEscape(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
 // property is the condition that a property row is key = value.

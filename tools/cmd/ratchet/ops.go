@@ -37,6 +37,8 @@ type opsFlags struct {
 	status, task       string
 	createdFrom, until string
 	property           string
+	tag, priority      string
+	errorText          string
 	limit              int
 	after              string
 }
@@ -54,6 +56,9 @@ func newOpsFlags(name string, stderr io.Writer, filters bool) *opsFlags {
 		f.fs.StringVar(&f.createdFrom, "created-from", "", "only jobs created at or after this time (RFC 3339)")
 		f.fs.StringVar(&f.until, "created-before", "", "only jobs created before this time (RFC 3339)")
 		f.fs.StringVar(&f.property, "property", "", "only jobs with this property, KEY=VALUE")
+		f.fs.StringVar(&f.tag, "tag", "", "only jobs carrying this tag")
+		f.fs.StringVar(&f.priority, "priority", "", "only jobs of these priorities, comma-separated (LOWEST, LOW, NORMAL, HIGH, CRITICAL)")
+		f.fs.StringVar(&f.errorText, "error", "", "only jobs whose last error contains this text, ignoring case (with --created-from/--created-before: within a time range)")
 		f.fs.IntVar(&f.limit, "limit", 50, "jobs per page (list)")
 		f.fs.StringVar(&f.after, "after", "", "list the page after this job id (the previous page's next)")
 	}
@@ -84,12 +89,46 @@ func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
 		}
 		o.PropertyKey, o.PropertyValue = k, v
 	}
+	o.Tag, o.ErrorContains = f.tag, f.errorText
+	if f.priority != "" {
+		for _, name := range strings.Split(f.priority, ",") {
+			p, ok := priorityNamed(strings.TrimSpace(name))
+			if !ok {
+				return o, fmt.Errorf("--priority %q: not a priority (LOWEST, LOW, NORMAL, HIGH, CRITICAL)", name)
+			}
+			o.Priorities = append(o.Priorities, p)
+		}
+	}
 	if f.after != "" {
 		if o.After, err = uuid.Parse(f.after); err != nil {
 			return o, fmt.Errorf("--after %q: %w", f.after, err)
 		}
 	}
 	return o, nil
+}
+
+// priorityNamed returns the priority of a name (or number).
+func priorityNamed(name string) (spi.Priority, bool) {
+	for p := spi.PriorityLowest; p <= spi.PriorityCritical; p++ {
+		if strings.EqualFold(name, p.String()) || name == fmt.Sprint(int(p)) {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// filteredBeyondStatus reports whether a filter other than --status is set.
+func (f *opsFlags) filteredBeyondStatus() bool {
+	g := *f
+	g.status = ""
+	return g.filtered()
+}
+
+// filtered reports whether any filter is set (a bulk action by filter
+// needs one).
+func (f *opsFlags) filtered() bool {
+	return f.status != "" || f.task != "" || f.createdFrom != "" || f.until != "" || f.property != "" ||
+		f.tag != "" || f.priority != "" || f.errorText != ""
 }
 
 // open opens the store and a client on it that masks payloads and, when
@@ -214,7 +253,8 @@ func stamp(t time.Time) string {
 // runJobs is `ratchet jobs list|show|retry|cancel`.
 func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := "usage: ratchet jobs list|show|retry|cancel --store ... [flags]\n\n" +
-		"  list    a page of jobs (filters: --status --task --created-from --created-before --property; --after for the next page)\n" +
+		"  list    a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --property;\n" +
+		"          --after for the next page)\n" +
 		"  show    one job: its masked arguments and result, its attempts and crash count, its log\n" +
 		"  retry   move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)\n" +
 		"  cancel  cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)"
@@ -402,7 +442,8 @@ func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dr
 	act func(context.Context, *ratchet.Client, uuid.UUID) error, stdout, stderr io.Writer) error {
 	var ids []uuid.UUID
 	if len(args) > 0 {
-		if f.status != "" && f.status != string(spi.StatusFailed) || f.task != "" || f.createdFrom != "" || f.until != "" || f.property != "" {
+		// (dlq retry sets --status FAILED itself: ids go with it.)
+		if f.filteredBeyondStatus() || f.status != "" && f.status != string(spi.StatusFailed) {
 			return usageError("give job ids or filters, not both")
 		}
 		for _, a := range args {
@@ -417,8 +458,8 @@ func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dr
 		if err != nil {
 			return usageError(err.Error())
 		}
-		if o.Status == "" && o.Task == "" && o.CreatedFrom.IsZero() && o.CreatedBefore.IsZero() && o.PropertyKey == "" {
-			return usageError(verb + " by filter needs at least one filter (--status, --task, --created-from, --created-before, --property), or job ids")
+		if !f.filtered() {
+			return usageError(verb + " by filter needs at least one filter (--status, --task, --tag, --priority, --error, --created-from, --created-before, --property), or job ids")
 		}
 		if ids, err = snapshot(ctx, c, o); err != nil {
 			return err

@@ -120,6 +120,17 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	assert.NotContains(t, out, "hunter0", "the password is masked")
 	assert.Contains(t, out, "crash count")
 
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--error", "MAILBOX", "--priority", "normal,high", "--json")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &page))
+	assert.Len(t, page.Jobs, 4, "--error ignores case; --priority takes names")
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--priority", "CRITICAL")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "no jobs match")
+	code, _, errOut = cli(t, "jobs", "list", "--store", store, "--priority", "urgent")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `--priority "urgent": not a priority`)
+
 	code, _, errOut = cli(t, "jobs", "list", "--store", store, "--status", "LOST")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `--status "LOST": not a job state`)
@@ -170,6 +181,9 @@ func TestBulkRetryAndCancelByFilter(t *testing.T) {
 	code, _, errOut = cli(t, "jobs", "retry", "--store", store)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "needs at least one filter", "no filter is not every job")
+	code, _, errOut = cli(t, "jobs", "retry", "--store", store, "--task", "email.bounce", failed[0].String())
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "give job ids or filters, not both")
 }
 
 func TestStatsNodesAndRecurring(t *testing.T) {
