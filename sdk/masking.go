@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -169,7 +170,9 @@ func (c *Client) JobDetail(ctx context.Context, id uuid.UUID) (*JobDetail, error
 		mc := MaskingContext{JobID: j.ID, Properties: j.Properties}
 		if mc.Properties == nil {
 			if ps := spi.CapabilitiesOf(c.store).Properties; ps != nil {
-				if mc.Properties, err = ps.GetPropertiesByPrefix(ctx, j.ID, ""); err != nil {
+				// Not found: an archived job, whose properties GetJob
+				// read with it (none, since they are nil).
+				if mc.Properties, err = ps.GetPropertiesByPrefix(ctx, j.ID, ""); err != nil && !errors.Is(err, ErrNotFound) {
 					return nil, fmt.Errorf("ratchet: job detail %s: properties: %w", id, err)
 				}
 			}

@@ -9,6 +9,7 @@
 //	ratchet stats    the jobs by status, task and priority; the oldest due job
 //	ratchet nodes    the live nodes, their heartbeat age and tasks
 //	ratchet recurring  recurring list|pause|resume|trigger
+//	ratchet archive  archive the jobs that finished long enough ago, now
 //
 // Run it from the repository root with go run ./tools/cmd/ratchet.
 package main
@@ -38,6 +39,7 @@ var commands = []command{
 	{"stats", "the jobs by status, task and priority, and how long the oldest due job has waited", runStats},
 	{"nodes", "the live nodes: heartbeat age and the tasks each runs", runNodes},
 	{"recurring", "recurring list|pause|resume|trigger: the recurring schedules", runRecurring},
+	{"archive", "move the jobs that finished before --older-than ago into the archive now", runArchive},
 }
 
 func main() {

@@ -41,6 +41,7 @@ type opsFlags struct {
 	errorText          string
 	limit              int
 	after              string
+	archived           bool
 }
 
 func newOpsFlags(name string, stderr io.Writer, filters bool) *opsFlags {
@@ -61,6 +62,7 @@ func newOpsFlags(name string, stderr io.Writer, filters bool) *opsFlags {
 		f.fs.StringVar(&f.errorText, "error", "", "only jobs whose last error contains this text, ignoring case (with --created-from/--created-before: within a time range)")
 		f.fs.IntVar(&f.limit, "limit", 50, "jobs per page (list)")
 		f.fs.StringVar(&f.after, "after", "", "list the page after this job id (the previous page's next)")
+		f.fs.BoolVar(&f.archived, "archived", false, "list: the archived jobs too, merged in id order")
 	}
 	return f
 }
@@ -89,7 +91,7 @@ func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
 		}
 		o.PropertyKey, o.PropertyValue = k, v
 	}
-	o.Tag, o.ErrorContains = f.tag, f.errorText
+	o.Tag, o.ErrorContains, o.IncludeArchived = f.tag, f.errorText, f.archived
 	if f.priority != "" {
 		for _, name := range strings.Split(f.priority, ",") {
 			p, ok := priorityNamed(strings.TrimSpace(name))
@@ -771,4 +773,45 @@ func runRecurring(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintln(stderr, usage)
 	return 2
+}
+
+// runArchive is `ratchet archive`: move the jobs that finished before
+// --older-than ago into the archive now, batch after batch, as the
+// archiver service does on its schedule.
+func runArchive(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newOpsFlags("archive", stderr, false)
+	older := f.fs.Duration("older-than", 7*24*time.Hour, "archive the jobs that finished at least this long ago")
+	batch := f.fs.Int("batch", 1000, "jobs moved per transaction")
+	return opsCommand(ctx, "archive", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string) error {
+		a := spi.CapabilitiesOf(st.Store).Archive
+		if a == nil {
+			return fmt.Errorf("%s keeps no archive (no spi.JobArchiver)", st.Desc)
+		}
+		if *older < 0 || *batch <= 0 {
+			return usageError("--older-than must not be negative and --batch must be positive")
+		}
+		before := time.Now().UTC().Add(-*older)
+		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("archived"),
+			progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+		total := 0
+		for {
+			n, err := a.ArchiveJobs(ctx, before, *batch)
+			total += n
+			_ = bar.Add(n)
+			if err != nil {
+				_ = bar.Finish()
+				return fmt.Errorf("after %d jobs archived: %w", total, err)
+			}
+			if n < *batch {
+				break
+			}
+		}
+		_ = bar.Finish()
+		if f.json {
+			return writeJSON(stdout, map[string]any{"archived": total, "finished_before": before})
+		}
+		fmt.Fprintf(stdout, "%d jobs archived (finished before %s)\n", total, before.Format(time.RFC3339))
+		return nil
+	})
 }

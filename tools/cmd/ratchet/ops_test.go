@@ -236,3 +236,28 @@ func TestOpsUnreachableStore(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "--store is required")
 }
+
+// ratchet archive moves the finished jobs; jobs list --archived still
+// lists them, and jobs show reads one from the archive.
+func TestArchiveCommand(t *testing.T) {
+	db, failed, pending := opsStore(t)
+	store := "sqlite:" + db
+	code, out, errOut := cli(t, "archive", "--store", store, "--older-than", "0s", "--batch", "3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "4 jobs archived", "the four FAILED jobs; the PENDING ones stay")
+	code, out, _ = cli(t, "jobs", "list", "--store", store)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, failed[0].String())
+	assert.Contains(t, out, pending[0].String())
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--archived", "--status", "FAILED")
+	require.Equal(t, 0, code)
+	for _, id := range failed {
+		assert.Contains(t, out, id.String())
+	}
+	code, out, errOut = cli(t, "jobs", "show", "--store", store, failed[1].String())
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "email.bounce")
+	code, out, _ = cli(t, "archive", "--store", store, "--older-than", "0s")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "0 jobs archived")
+}
