@@ -557,6 +557,20 @@ func (c *Client) listParams(o ListOptions) (spi.ListParams, error) {
 	return p, nil
 }
 
+// DeleteJobs deletes finished jobs for good (SUCCEEDED, FAILED,
+// CANCELLED, SKIPPED), with their tags, properties, state and log, and
+// reports for each id whether it deleted it: not a job that is running or
+// waiting, a parent whose dependents have not all finished, a child of a
+// batch that has not ended, an unknown or an archived job (false). A
+// store without spi.JobDeleter gives an error wrapping ErrUnsupported.
+func (c *Client) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error) {
+	d := spi.CapabilitiesOf(c.store).Deleter
+	if d == nil {
+		return nil, fmt.Errorf("ratchet: delete jobs: %w (%T)", ErrUnsupported, c.store)
+	}
+	return d.DeleteJobs(ctx, ids)
+}
+
 // RetryJob moves a FAILED job out of the dead-letter queue: status PENDING,
 // error cleared, attempts and crash count reset, due now.
 func (c *Client) RetryJob(ctx context.Context, id uuid.UUID) error {

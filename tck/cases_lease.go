@@ -72,6 +72,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Rewriter
 	case *spi.StatsReader:
 		v = caps.Stats
+	case *spi.JobDeleter:
+		v = caps.Deleter
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -158,6 +158,7 @@ func groups() []group {
 		{"Batches", batchCases()},
 		{"Rewrite", rewriteCases()},
 		{"Stats", statsCases()},
+		{"Delete", deleteCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

@@ -56,6 +56,7 @@ var capabilityGroups = map[string]string{
 	"Batches":    "spi.BatchStore",
 	"Rewrite":    "spi.ValueRewriter",
 	"Stats":      "spi.StatsReader",
+	"Delete":     "spi.JobDeleter",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -289,6 +290,9 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugValuesPastLimit, []string{"Rewrite/PagesEveryValue"}},
 		{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
 		{bugStatsMergesPriority, []string{"Stats/CountsByStatusTaskPriority"}},
+		{bugDeleteRunning, []string{"Delete/DeletesFinishedOnly"}},
+		{bugDeleteParents, []string{"Delete/KeepsParentsOfUnfinished"}},
+		{bugDeleteKeepsKey, []string{"Delete/DeletesFinishedOnly"}},
 		{bugStatsOldestRunning, []string{"Stats/OldestDue"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},

@@ -2,6 +2,7 @@
 // internal packages. Nothing imports this module.
 //
 // Dependencies beyond the Ratchet modules: github.com/schollz/progressbar/v3
-// draws the demo's progress bar on a terminal (a solved problem, not worth
+// draws the progress bars of the demo and of the operator commands' bulk
+// actions on a terminal (a solved problem, not worth
 // hand-writing), and golang.org/x/term tells whether stderr is a terminal.
 package tools

@@ -33,3 +33,17 @@ type JobArchiver interface {
 	// continue after (uuid.Nil at the end).
 	ListArchivedJobs(ctx context.Context, p ListParams) ([]*Job, uuid.UUID, error)
 }
+
+// JobDeleter is implemented by stores that delete finished jobs for good
+// (an operator's `ratchet jobs delete`).
+type JobDeleter interface {
+	// DeleteJobs deletes those of ids that are live and finished
+	// (SUCCEEDED, FAILED, CANCELLED, SKIPPED), with their tags,
+	// properties, state, log lines, dependency and signal rows, in one
+	// atomic step, and returns for each id, in order, whether it deleted
+	// it. It leaves, as the archive does, a job whose dependents have not
+	// all finished (they may still read it as a parent) and a child of a
+	// batch that has not ended (the batch counts its children); and a job
+	// that is not finished, unknown or archived (false for each).
+	DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error)
+}

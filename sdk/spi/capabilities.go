@@ -39,6 +39,8 @@ type Capabilities struct {
 	Rewriter ValueRewriter
 	// Stats reads the gauges of the jobs (counts, the oldest due job).
 	Stats StatsReader
+	// Deleter deletes finished jobs for good.
+	Deleter JobDeleter
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -74,5 +76,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Batches, _ = s.(BatchStore)
 	c.Rewriter, _ = s.(ValueRewriter)
 	c.Stats, _ = s.(StatsReader)
+	c.Deleter, _ = s.(JobDeleter)
 	return c
 }

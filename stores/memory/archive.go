@@ -31,41 +31,86 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 		if len(moved) >= limit {
 			break
 		}
-		j := s.jobs[id]
-		if j.Status.Terminal() && j.FinishedAt.Before(before) && !s.hasLiveDependents(j) && !s.inOpenBatch(j) {
+		if j := s.jobs[id]; j.FinishedAt.Before(before) && s.leavable(j) {
 			moved = append(moved, id)
 		}
 	}
 	for _, id := range moved {
-		j := s.jobs[id]
-		a := archived{job: j.Clone(), states: map[string]spi.VersionedState{}}
+		a := archived{job: s.jobs[id].Clone(), states: map[string]spi.VersionedState{}}
 		if p := s.props[id]; len(p) > 0 {
 			a.job.Properties = p
 		}
 		for k, v := range s.states {
 			if k.id == id {
 				a.states[k.ns] = v
-				delete(s.states, k)
 			}
 		}
 		s.archive[id] = a
-		s.unlink(j)
-		delete(s.jobs, id)
-		delete(s.props, id)
-		if j.IdempotencyKey != "" && s.byKey[j.IdempotencyKey] == id {
-			delete(s.byKey, j.IdempotencyKey)
-		}
 	}
 	if len(moved) > 0 {
-		gone := make(map[uuid.UUID]bool, len(moved))
-		for _, id := range moved {
-			gone[id] = true
-		}
-		s.order = slices.DeleteFunc(s.order, func(id uuid.UUID) bool { return gone[id] })
+		s.removeLive(moved)
 		s.arcIDs = append(s.arcIDs, moved...)
 		slices.SortFunc(s.arcIDs, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	}
 	return len(moved), nil
+}
+
+// leavable reports whether finished job j may leave the live jobs
+// (archived or deleted): none of its dependents is unfinished and it is
+// not the child of an open batch. The caller holds s.mu.
+func (s *Store) leavable(j *spi.Job) bool {
+	return j.Status.Terminal() && !s.hasLiveDependents(j) && !s.inOpenBatch(j)
+}
+
+// removeLive takes the jobs of ids out of the live jobs with their
+// dependencies, workflow membership, properties, states, key and wait.
+// The caller holds s.mu.
+func (s *Store) removeLive(ids []uuid.UUID) {
+	gone := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		j := s.jobs[id]
+		s.unlink(j)
+		delete(s.jobs, id)
+		delete(s.props, id)
+		delete(s.waits, id)
+		if j.IdempotencyKey != "" && s.byKey[j.IdempotencyKey] == id {
+			delete(s.byKey, j.IdempotencyKey)
+		}
+		gone[id] = true
+	}
+	for k := range s.states {
+		if gone[k.id] {
+			delete(s.states, k)
+		}
+	}
+	s.order = slices.DeleteFunc(s.order, func(id uuid.UUID) bool { return gone[id] })
+}
+
+var _ spi.JobDeleter = (*Store)(nil)
+
+// DeleteJobs implements spi.JobDeleter.
+func (s *Store) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]bool, len(ids))
+	var del []uuid.UUID
+	seen := map[uuid.UUID]bool{}
+	for i, id := range ids {
+		if j, ok := s.jobs[id]; ok && (seen[id] || s.leavable(j)) {
+			out[i] = true
+			if !seen[id] {
+				del = append(del, id)
+			}
+			seen[id] = true
+		}
+	}
+	s.removeLive(del)
+	for _, id := range del {
+		delete(s.logs, id)
+	}
+	return out, nil
 }
 
 // GetArchivedJob implements spi.JobArchiver.

@@ -119,7 +119,9 @@
 // whose filter requires the key to be absent: both are atomic with respect
 // to claims, completions and recovery. It implements [spi.StatsReader]
 // too ([Store.JobStats]: one aggregation and one find, both served by the
-// claim index, always an exact count).
+// claim index, always an exact count) and [spi.JobDeleter]
+// ([Store.DeleteJobs]: the archive's candidates, each deleted by a delete
+// guarded by its status, then its log lines).
 //
 // It does not implement [spi.TxInserter] (it uses no transactions) nor
 // [spi.WakeupListener]: new work is found by polling (change streams would

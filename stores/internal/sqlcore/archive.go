@@ -149,3 +149,59 @@ func (c Core[T]) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi
 		return s.limited("SELECT "+archived.Replace(s.JobColumns)+"\n\tFROM {archive} j WHERE "+where+"\n\tORDER BY j.job_id", int64(limit), args...)
 	})
 }
+
+// DeleteJobs deletes those of ids that are finished, with their tags,
+// properties, state, log lines, dependency and signal rows, in one
+// transaction: the same candidates as the archive's (a parent whose
+// dependents have not all finished stays, and so does a child of an open
+// batch), locked first, so that a DLQ retry meanwhile either comes first
+// (and the job stays) or finds no job. It implements [spi.JobDeleter].
+func (c Core[T]) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error) {
+	s := &c.cfg.D.Syntax
+	gone := map[uuid.UUID]bool{}
+	err := c.do("delete jobs", func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
+			clear(gone)
+			_, err := InChunks(ids, c.cfg.D.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
+				q, args := s.SQL("SELECT j.job_id FROM {job} j WHERE j.job_id IN (?) AND j.status IN "+terminal+keepsParents+keepsBatches, s.ids(ids))
+				cands, err := c.readIDs(ctx, tx, q, args)
+				if err != nil || len(cands) == 0 {
+					return nil, err
+				}
+				q, args = s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(cands))
+				locked, err := c.readIDs(ctx, tx, q, args)
+				if err != nil || len(locked) == 0 {
+					return nil, err
+				}
+				in := s.ids(locked)
+				for _, stmt := range []string{
+					"DELETE FROM {tag} WHERE job_id IN (?)",
+					"DELETE FROM {prop} WHERE job_id IN (?)",
+					"DELETE FROM {state} WHERE job_id IN (?)",
+					"DELETE FROM {log} WHERE job_id IN (?)",
+					"DELETE FROM {dep} WHERE child_id IN (?)",
+					"DELETE FROM {signal} WHERE job_id IN (?)",
+					"DELETE FROM {job} WHERE job_id IN (?)",
+				} {
+					q, args := s.SQL(stmt, in)
+					if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+						return nil, err
+					}
+				}
+				for _, id := range locked {
+					gone[id] = true
+				}
+				return nil, nil
+			})
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		out[i] = gone[id]
+	}
+	return out, nil
+}

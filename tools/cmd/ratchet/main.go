@@ -4,7 +4,7 @@
 //	ratchet bench    measure throughput and latency on a store
 //	ratchet migrate  apply the schema migrations to a database
 //	ratchet keys     keys reencrypt: rewrite the stored values under the current key
-//	ratchet jobs     jobs list|show|retry|cancel: operate on jobs, by id or by filter
+//	ratchet jobs     jobs list|show|retry|cancel|delete: operate on jobs, by id or by filter
 //	ratchet dlq      the dead-letter queue: list it, retry it
 //	ratchet stats    the jobs by status, task and priority; the oldest due job
 //	ratchet nodes    the live nodes, their heartbeat age and tasks
@@ -34,7 +34,7 @@ var commands = []command{
 	{"bench", "measure insert and work throughput (burndown) or enqueue-to-start latency (steady)", runBench},
 	{"migrate", "apply the schema migrations to a PostgreSQL database and say what was applied", runMigrate},
 	{"keys", "keys reencrypt: seal the stored values under the current encryption key (the key rotation)", runKeys},
-	{"jobs", "jobs list|show|retry|cancel: list, inspect, retry or cancel jobs, by id or by filter", runJobs},
+	{"jobs", "jobs list|show|retry|cancel|delete: list, inspect, retry, cancel or delete jobs, by id or by filter", runJobs},
 	{"dlq", "dlq [list|retry]: the dead-letter queue (the FAILED jobs), and retrying it", runDLQ},
 	{"stats", "the jobs by status, task and priority, and how long the oldest due job has waited", runStats},
 	{"nodes", "the live nodes: heartbeat age and the tasks each runs", runNodes},

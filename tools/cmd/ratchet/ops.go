@@ -252,14 +252,15 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// runJobs is `ratchet jobs list|show|retry|cancel`.
+// runJobs is `ratchet jobs list|show|retry|cancel|delete`.
 func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := "usage: ratchet jobs list|show|retry|cancel --store ... [flags]\n\n" +
+	usage := "usage: ratchet jobs list|show|retry|cancel|delete --store ... [flags]\n\n" +
 		"  list    a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --property;\n" +
 		"          --after for the next page)\n" +
 		"  show    one job: its masked arguments and result, its attempts and crash count, its log\n" +
 		"  retry   move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)\n" +
-		"  cancel  cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)"
+		"  cancel  cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)\n" +
+		"  delete  delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids or filters"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -309,12 +310,21 @@ func runJobsAs(ctx context.Context, cmd, sub string, args []string, status spi.S
 			}
 			return showJob(ctx, c, id, f.json, stdout)
 		})
-	case "retry", "cancel":
+	case "retry", "cancel", "delete":
 		dry := f.fs.Bool("dry-run", false, "only count the jobs the filters match")
-		workers := f.fs.Int("workers", 8, "jobs changed at once")
-		act := func(ctx context.Context, c *ratchet.Client, id uuid.UUID) error { return c.RetryJob(ctx, id) }
-		if sub == "cancel" {
-			act = func(ctx context.Context, c *ratchet.Client, id uuid.UUID) error { return c.CancelJob(ctx, id) }
+		workers := f.fs.Int("workers", 8, "jobs (for delete: batches of 500) changed at once")
+		act := func(ctx context.Context, c *ratchet.Client, ids []uuid.UUID) ([]bool, error) {
+			return eachJob(ctx, ids, func(id uuid.UUID) error { return c.RetryJob(ctx, id) })
+		}
+		switch sub {
+		case "cancel":
+			act = func(ctx context.Context, c *ratchet.Client, ids []uuid.UUID) ([]bool, error) {
+				return eachJob(ctx, ids, func(id uuid.UUID) error { return c.CancelJob(ctx, id) })
+			}
+		case "delete":
+			act = func(ctx context.Context, c *ratchet.Client, ids []uuid.UUID) ([]bool, error) {
+				return c.DeleteJobs(ctx, ids)
+			}
 		}
 		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
 			if status != "" {
@@ -441,7 +451,7 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 // snapshot (retried, cancelled or finished by someone else) is skipped, not
 // an error.
 func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dry bool, workers int, verb string,
-	act func(context.Context, *ratchet.Client, uuid.UUID) error, stdout, stderr io.Writer) error {
+	act func(context.Context, *ratchet.Client, []uuid.UUID) ([]bool, error), stdout, stderr io.Writer) error {
 	var ids []uuid.UUID
 	if len(args) > 0 {
 		// (dlq retry sets --status FAILED itself: ids go with it.)
@@ -475,12 +485,16 @@ func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dr
 		return nil
 	}
 	if !f.json {
-		fmt.Fprintf(stdout, "%d jobs match; %s them\n", len(ids), map[string]string{"retry": "retrying", "cancel": "cancelling"}[verb])
+		fmt.Fprintf(stdout, "%d jobs match; %s them\n", len(ids), map[string]string{"retry": "retrying", "cancel": "cancelling", "delete": "deleting"}[verb])
 	}
 	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(verb),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
-	done, skipped, err := apply(ctx, c, ids, max(workers, 1), act, func() { _ = bar.Add(1) })
+	per := 1
+	if verb == "delete" {
+		per = 500
+	}
+	done, skipped, err := apply(ctx, c, ids, per, max(workers, 1), act, func(n int) { _ = bar.Add(n) })
 	_ = bar.Finish()
 	if f.json {
 		if werr := writeJSON(stdout, map[string]any{"matching": len(ids), "changed": done, "skipped": skipped}); werr != nil {
@@ -515,41 +529,66 @@ func snapshot(ctx context.Context, c *ratchet.Client, o ratchet.ListOptions) ([]
 	}
 }
 
-// apply runs act on each id, workers at a time, and counts the jobs it
-// changed and those it skipped (spi.ErrInvalidState, spi.ErrNotFound: they
-// moved on since the snapshot). It stops at the first other error.
-func apply(ctx context.Context, c *ratchet.Client, ids []uuid.UUID, workers int,
-	act func(context.Context, *ratchet.Client, uuid.UUID) error, tick func()) (done, skipped int, err error) {
+// eachJob runs fn on each of ids, as a batch action: true where it
+// changed the job, false where the job moved on since the snapshot
+// (spi.ErrInvalidState, spi.ErrNotFound); another error stops it.
+func eachJob(ctx context.Context, ids []uuid.UUID, fn func(uuid.UUID) error) ([]bool, error) {
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		switch err := fn(id); {
+		case err == nil:
+			out[i] = true
+		case errors.Is(err, spi.ErrInvalidState) || errors.Is(err, spi.ErrNotFound):
+		default:
+			return nil, fmt.Errorf("job %s: %w", id, err)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return out, nil
+}
+
+// apply runs act on ids, per at a time in each call and workers calls at
+// once, and counts the jobs it changed and those it skipped (act said
+// false: they moved on since the snapshot). It stops at the first error.
+func apply(ctx context.Context, c *ratchet.Client, ids []uuid.UUID, per, workers int,
+	act func(context.Context, *ratchet.Client, []uuid.UUID) ([]bool, error), tick func(n int)) (done, skipped int, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	next := make(chan uuid.UUID)
+	next := make(chan []uuid.UUID)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for id := range next {
-				e := act(ctx, c, id)
+			for chunk := range next {
+				changed, e := act(ctx, c, chunk)
 				mu.Lock()
-				switch {
-				case e == nil:
-					done++
-				case errors.Is(e, spi.ErrInvalidState) || errors.Is(e, spi.ErrNotFound):
-					skipped++
-				case err == nil:
-					err = fmt.Errorf("job %s: %w", id, e)
-					cancel()
+				if e != nil {
+					if err == nil {
+						err = e
+						cancel()
+					}
+				} else {
+					for _, ok := range changed {
+						if ok {
+							done++
+						} else {
+							skipped++
+						}
+					}
 				}
 				mu.Unlock()
-				tick()
+				tick(len(chunk))
 			}
 		}()
 	}
 feed:
-	for _, id := range ids {
+	for start := 0; start < len(ids); start += per {
 		select {
-		case next <- id:
+		case next <- ids[start:min(start+per, len(ids))]:
 		case <-ctx.Done():
 			break feed
 		}

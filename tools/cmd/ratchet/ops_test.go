@@ -261,3 +261,31 @@ func TestArchiveCommand(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "0 jobs archived")
 }
+
+// ratchet jobs delete deletes finished jobs, by id or by filter, and skips
+// the others.
+func TestDeleteCommand(t *testing.T) {
+	db, failed, pending := opsStore(t)
+	store := "sqlite:" + db
+	code, out, errOut := cli(t, "jobs", "delete", "--store", store, "--task", "email.bounce", "--dry-run")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "4 jobs match; nothing changed")
+	code, out, errOut = cli(t, "jobs", "delete", "--store", store, failed[0].String(), pending[0].String())
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1 changed, 1 skipped", "the PENDING job is not deleted")
+	code, out, errOut = cli(t, "jobs", "delete", "--store", store, "--status", "FAILED", "--json")
+	require.Equal(t, 0, code, errOut)
+	var res map[string]int
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, map[string]int{"matching": 3, "changed": 3, "skipped": 0}, res)
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--json")
+	require.Equal(t, 0, code)
+	var page struct {
+		Jobs []jobView `json:"jobs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &page))
+	assert.Len(t, page.Jobs, 3, "the three PENDING jobs are left")
+	code, _, errOut = cli(t, "jobs", "show", "--store", store, failed[1].String())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "not found")
+}
