@@ -50,27 +50,20 @@ func (s *Store) ArchiveJobs(ctx context.Context, before time.Time, limit int) (i
 		}
 		sub, data := docs[len(docs)-1].Lookup(fID).Binary()
 		after = bson.Binary{Subtype: sub, Data: data}
-		keep, err := s.parentsOfLive(ctx, docs)
-		if err != nil {
-			return moved, fail("archive jobs", err)
-		}
-		inBatch, err := s.openBatchChildren(ctx, docs)
+		docs, err = s.leavable(ctx, docs)
 		if err != nil {
 			return moved, fail("archive jobs", err)
 		}
 		for _, d := range docs {
 			id := d.Lookup(fID)
-			if keep[rawID(d)] || inBatch[rawID(d)] {
-				continue
-			}
 			if _, err := s.archive.InsertOne(ctx, d); err != nil && !mongo.IsDuplicateKeyError(err) {
 				return moved, fail("archive jobs", err)
 			}
-			r, err := s.jobs.DeleteOne(ctx, bson.M{fID: id, fStatus: bson.M{"$in": terminalStatuses}})
+			gone, err := s.deleteFinished(ctx, id)
 			if err != nil {
 				return moved, fail("archive jobs", err)
 			}
-			if r.DeletedCount == 0 { // retried meanwhile: it stays live
+			if !gone { // retried meanwhile: it stays live
 				if _, err := s.archive.DeleteOne(ctx, bson.M{fID: id}); err != nil {
 					return moved, fail("archive jobs", err)
 				}
@@ -96,6 +89,41 @@ func (s *Store) archiveCandidates(ctx context.Context, before time.Time, after b
 		docs = append(docs, append(bson.Raw(nil), cur.Current...))
 	}
 	return docs, cur.Err()
+}
+
+// leavable returns those of docs (finished job documents, with their id,
+// kids and workflow_id at least) that may leave the live jobs, archived or
+// deleted: a job with a dependent that has not finished stays (a child can
+// always read its parents), and so does a child of a batch that has not
+// ended (so that the batch's end sees them all).
+func (s *Store) leavable(ctx context.Context, docs []bson.Raw) ([]bson.Raw, error) {
+	keep, err := s.parentsOfLive(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	inBatch, err := s.openBatchChildren(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	var out []bson.Raw
+	for _, d := range docs {
+		if !keep[rawID(d)] && !inBatch[rawID(d)] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// deleteFinished deletes the live document of job id (which holds its
+// tags, properties, state, dependencies and signal wait) if the job is
+// still finished, and reports whether it did: a DLQ retry that came first
+// keeps the job live.
+func (s *Store) deleteFinished(ctx context.Context, id bson.RawValue) (bool, error) {
+	r, err := s.jobs.DeleteOne(ctx, bson.M{fID: id, fStatus: bson.M{"$in": terminalStatuses}})
+	if err != nil {
+		return false, err
+	}
+	return r.DeletedCount == 1, nil
 }
 
 // rawID is the bytes of a job document's id, as a map key.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -12,10 +13,12 @@ import (
 var _ spi.JobDeleter = (*Store)(nil)
 
 // DeleteJobs implements [spi.JobDeleter]: the finished jobs among ids that
-// the archive would move (see parentsOfLive and openBatchChildren) are
-// deleted, each by a delete guarded by its status (a DLQ retry that wins
-// the race keeps the job), then their log lines. A job document holds its
-// tags, properties, state and signal wait, which go with it.
+// may leave the live jobs as the archive's do (see leavable) are deleted,
+// each by a delete guarded by its status (deleteFinished: a DLQ retry that
+// wins the race keeps the job), then their log lines. A job document holds
+// its tags, properties, state, dependencies and signal wait, which go with
+// it. A crash between a job's delete and its lines' leaves lines of no job,
+// which the log retention removes.
 func (s *Store) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error) {
 	done, err := s.enter()
 	if err != nil {
@@ -26,7 +29,8 @@ func (s *Store) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error)
 	if len(ids) == 0 {
 		return out, nil
 	}
-	cur, err := s.jobs.Find(ctx, bson.M{fID: bson.M{"$in": idValues(ids)}, fStatus: bson.M{"$in": terminalStatuses}})
+	cur, err := s.jobs.Find(ctx, bson.M{fID: bson.M{"$in": idValues(ids)}, fStatus: bson.M{"$in": terminalStatuses}},
+		options.Find().SetProjection(bson.M{fID: 1, fKids: 1, fWorkflow: 1}))
 	if err != nil {
 		return nil, fail("delete jobs", err)
 	}
@@ -39,25 +43,18 @@ func (s *Store) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error)
 	if err != nil {
 		return nil, fail("delete jobs", err)
 	}
-	keep, err := s.parentsOfLive(ctx, docs)
-	if err != nil {
-		return nil, fail("delete jobs", err)
-	}
-	inBatch, err := s.openBatchChildren(ctx, docs)
+	docs, err = s.leavable(ctx, docs)
 	if err != nil {
 		return nil, fail("delete jobs", err)
 	}
 	gone := map[string]bool{}
 	for _, d := range docs {
-		if keep[rawID(d)] || inBatch[rawID(d)] {
-			continue
-		}
 		id := d.Lookup(fID)
-		r, err := s.jobs.DeleteOne(ctx, bson.M{fID: id, fStatus: bson.M{"$in": terminalStatuses}})
+		ok, err := s.deleteFinished(ctx, id)
 		if err != nil {
 			return nil, fail("delete jobs", err)
 		}
-		if r.DeletedCount == 0 {
+		if !ok {
 			continue // retried meanwhile: it stays
 		}
 		if _, err := s.logs.DeleteMany(ctx, bson.M{"job": id}); err != nil {

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/schollz/progressbar/v3"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/term"
 
 	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -64,6 +66,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := bench.Config{
 		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout,
+	}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		cfg.Advance = benchBars(stderr)
 	}
 	if err := installAdapters(&cfg, *adapters, *traceRatio); err != nil {
 		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
@@ -124,3 +129,25 @@ type discardSpans struct{}
 func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 
 func (discardSpans) Shutdown(context.Context) error { return nil }
+
+// benchBars draws a progress bar on w for each phase of a burn-down (on a
+// terminal only: elsewhere the progress lines say enough).
+func benchBars(w io.Writer) func(phase string, done, total int) {
+	var bar *progressbar.ProgressBar
+	var phase string
+	return func(p string, done, total int) {
+		if p != phase {
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			phase = p
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(p),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("jobs"),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		}
+		_ = bar.Set(done)
+		if done >= total {
+			_ = bar.Finish()
+		}
+	}
+}

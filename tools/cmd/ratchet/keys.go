@@ -6,9 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/ratchet-go/ratchet/encryption"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -85,7 +89,20 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cur, _ := keys.CurrentKey(ctx)
 	fmt.Fprintf(stderr, "ratchet keys reencrypt: %s, under key %q\n", st.Desc, cur.ID)
 	pages := 0
+	var bar *progressbar.ProgressBar
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// On a terminal, a bar counting the jobs (their number is not
+		// known: no count of the table); elsewhere, a line every 20 pages.
+		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("reencrypt"),
+			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("jobs"),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		defer func() { _ = bar.Finish() }()
+	}
 	o.Progress = func(s encryption.ReencryptStats) {
+		if bar != nil {
+			_ = bar.Set(s.Jobs)
+			return
+		}
 		if pages++; pages%20 == 0 {
 			where := ""
 			if s.InArchive {

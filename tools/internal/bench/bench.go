@@ -50,6 +50,10 @@ type Config struct {
 	// one batch per slot of its cron.
 	ArchivePause time.Duration
 	Progress     io.Writer // progress lines; nil for none
+	// Advance, when set, hears the burn-down's progress: the jobs done of
+	// total in phase "insert" (after each insert call) and "work" (every
+	// 1,000 jobs worked, and at the end), for a progress bar.
+	Advance func(phase string, done, total int)
 	// Metrics, InsertMiddleware and WorkMiddleware install adapters on the
 	// engine (ratchet bench --adapters), to measure what they cost: Metrics
 	// hears every callback besides the bench's own counters.
@@ -274,6 +278,9 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 			return res, fmt.Errorf("insert: %w", err)
 		}
 		left -= n
+		if cfg.Advance != nil {
+			cfg.Advance("insert", cfg.Jobs-left, cfg.Jobs)
+		}
 	}
 	res.InsertTime = time.Since(start)
 	fmt.Fprintf(cfg.Progress, "inserted %d jobs in %s (%.0f jobs/s)\n", cfg.Jobs, res.InsertTime.Round(time.Millisecond), res.InsertRate())
@@ -290,7 +297,9 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		case ev := <-events:
 			switch ev.Kind {
 			case engine.EventSucceeded:
-				finished++
+				if finished++; cfg.Advance != nil && (finished%1000 == 0 || finished == cfg.Jobs) {
+					cfg.Advance("work", finished, cfg.Jobs)
+				}
 			case engine.EventFailed, engine.EventRetrying:
 				_ = eng.Stop(ctx)
 				return res, fmt.Errorf("job %s failed: %s", ev.JobID, ev.Error)
