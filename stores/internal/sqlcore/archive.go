@@ -3,6 +3,7 @@ package sqlcore
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,37 +47,54 @@ func (c Core[T]) ArchiveJobs(ctx context.Context, before time.Time, limit int) (
 				return err
 			}
 			_, err = InChunks(ids, c.cfg.D.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
-				// Lock them, and keep those still finished.
-				q, args := s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
-				locked, err := c.readIDs(ctx, tx, q, args)
-				if err != nil || len(locked) == 0 {
-					return nil, err
-				}
-				in := s.ids(locked)
-				for _, stmt := range []string{
-					"INSERT INTO {archive} SELECT * FROM {job} WHERE job_id IN (?)",
-					"INSERT INTO {archive_tag} SELECT * FROM {tag} WHERE job_id IN (?)",
-					"INSERT INTO {archive_prop} SELECT * FROM {prop} WHERE job_id IN (?)",
-					"INSERT INTO {archive_state} SELECT * FROM {state} WHERE job_id IN (?)",
-					"DELETE FROM {tag} WHERE job_id IN (?)",
-					"DELETE FROM {prop} WHERE job_id IN (?)",
-					"DELETE FROM {state} WHERE job_id IN (?)",
-					"DELETE FROM {dep} WHERE child_id IN (?)",
-					"DELETE FROM {signal} WHERE job_id IN (?)",
-					"DELETE FROM {job} WHERE job_id IN (?)",
-				} {
-					q, args := s.SQL(stmt, in)
-					if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-						return nil, err
-					}
-				}
-				moved += len(locked)
-				return nil, nil
+				took, err := c.leave(ctx, tx, ids, archiveCopies)
+				moved += len(took)
+				return nil, err
 			})
 			return err
 		})
 	})
 	return moved, err
+}
+
+// archiveCopies copies jobs to the archive before leave deletes them.
+var archiveCopies = []string{
+	"INSERT INTO {archive} SELECT * FROM {job} WHERE job_id IN (?)",
+	"INSERT INTO {archive_tag} SELECT * FROM {tag} WHERE job_id IN (?)",
+	"INSERT INTO {archive_prop} SELECT * FROM {prop} WHERE job_id IN (?)",
+	"INSERT INTO {archive_state} SELECT * FROM {state} WHERE job_id IN (?)",
+}
+
+// leaveDeletes take jobs out of the live tables (the job last); a
+// deletion also drops their log lines, which the archive keeps.
+var leaveDeletes = []string{
+	"DELETE FROM {tag} WHERE job_id IN (?)",
+	"DELETE FROM {prop} WHERE job_id IN (?)",
+	"DELETE FROM {state} WHERE job_id IN (?)",
+	"DELETE FROM {dep} WHERE child_id IN (?)",
+	"DELETE FROM {signal} WHERE job_id IN (?)",
+	"DELETE FROM {job} WHERE job_id IN (?)",
+}
+
+// leave locks those of ids (candidates of the archive's kind) that are
+// still finished, runs first on them, and takes them out of the live
+// tables, in tx; it returns the ids it took. An archive move copies them
+// first (archiveCopies), a deletion drops their log lines.
+func (c Core[T]) leave(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, first []string) ([]uuid.UUID, error) {
+	s := &c.cfg.D.Syntax
+	q, args := s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+	locked, err := c.readIDs(ctx, tx, q, args)
+	if err != nil || len(locked) == 0 {
+		return nil, err
+	}
+	in := s.ids(locked)
+	for _, stmt := range slices.Concat(first, leaveDeletes) {
+		q, args := s.SQL(stmt, in)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return nil, err
+		}
+	}
+	return locked, nil
 }
 
 // readIDs reads a column of job ids.
@@ -168,25 +186,9 @@ func (c Core[T]) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error
 				if err != nil || len(cands) == 0 {
 					return nil, err
 				}
-				q, args = s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(cands))
-				locked, err := c.readIDs(ctx, tx, q, args)
-				if err != nil || len(locked) == 0 {
+				locked, err := c.leave(ctx, tx, cands, []string{"DELETE FROM {log} WHERE job_id IN (?)"})
+				if err != nil {
 					return nil, err
-				}
-				in := s.ids(locked)
-				for _, stmt := range []string{
-					"DELETE FROM {tag} WHERE job_id IN (?)",
-					"DELETE FROM {prop} WHERE job_id IN (?)",
-					"DELETE FROM {state} WHERE job_id IN (?)",
-					"DELETE FROM {log} WHERE job_id IN (?)",
-					"DELETE FROM {dep} WHERE child_id IN (?)",
-					"DELETE FROM {signal} WHERE job_id IN (?)",
-					"DELETE FROM {job} WHERE job_id IN (?)",
-				} {
-					q, args := s.SQL(stmt, in)
-					if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-						return nil, err
-					}
 				}
 				for _, id := range locked {
 					gone[id] = true

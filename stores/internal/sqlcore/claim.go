@@ -155,10 +155,16 @@ func ClaimTasksSQL(ctx context.Context, q Querier, p spi.ClaimParams, pendingSQL
 // task-led claim index, one index probe per task, however many jobs each
 // has.
 func PendingTasksSQL(table string) string {
+	return pendingTasksCTE(table) + `
+		SELECT name FROM t WHERE name IS NOT NULL`
+}
+
+// pendingTasksCTE is the loose index scan of PendingTasksSQL as a common
+// table expression t (name), its last row NULL.
+func pendingTasksCTE(table string) string {
 	return `WITH RECURSIVE t (name) AS (
 			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' ORDER BY task_name LIMIT 1)
 			UNION ALL
 			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' AND task_name > t.name ORDER BY task_name LIMIT 1)
-			FROM t WHERE t.name IS NOT NULL)
-		SELECT name FROM t WHERE name IS NOT NULL`
+			FROM t WHERE t.name IS NOT NULL)`
 }

@@ -21,11 +21,7 @@ func JobCountsSQL(table string) string {
 // scheduled_time), instead of a scan of every PENDING entry.
 func OldestDueSQL(table string) string {
 	levels := `SELECT 0 AS lvl UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4`
-	return `WITH RECURSIVE t (name) AS (
-			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' ORDER BY task_name LIMIT 1)
-			UNION ALL
-			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' AND task_name > t.name ORDER BY task_name LIMIT 1)
-			FROM t WHERE t.name IS NOT NULL)
+	return pendingTasksCTE(table) + `
 		SELECT MIN(d) FROM (SELECT (SELECT MIN(j.scheduled_time) FROM ` + table + ` j
 				WHERE j.status = 'PENDING' AND j.task_name = t.name AND j.priority = p.lvl AND j.scheduled_time <= ?) AS d
 			FROM t CROSS JOIN (` + levels + `) p WHERE t.name IS NOT NULL) x`
