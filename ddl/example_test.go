@@ -28,6 +28,7 @@ func ExampleMigrations() {
 	// 0008_workflows.sql
 	// 0009_signals.sql
 	// 0010_batches.sql
-	// latest: 10
+	// 0011_trace_context.sql
+	// latest: 11
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

@@ -42,7 +42,7 @@ func archiveCases() []testCase {
 			a := f.archiver()
 			cutoff := at(time.Hour)
 			old := f.insertOne(withTags("eu", "gpu"), withParams(map[string]string{"tenant": "acme"}), withKey("k-old"),
-				withProps(map[string]string{"order": "A-1"}))
+				withProps(map[string]string{"order": "A-1"}), withTrace(traceBytes))
 			f.finishAt(old, at(10*time.Minute), false)
 			dead := f.insertOne()
 			f.finishAt(dead, at(20*time.Minute), true)
@@ -71,6 +71,7 @@ func archiveCases() []testCase {
 			assert.True(t, before.FinishedAt.Equal(got.FinishedAt), "the finish time is kept")
 			assert.ElementsMatch(t, []string{"eu", "gpu"}, got.Tags, "the tags are kept")
 			assert.Equal(t, map[string]string{"tenant": "acme"}, got.Params, "the params are kept")
+			assert.Equal(t, traceBytes, got.TraceContext, "the trace context is kept")
 			assert.Equal(t, "k-old", got.IdempotencyKey)
 			assert.Equal(t, map[string]string{"order": "A-1"}, got.Properties, "the properties are kept and read with the archived job")
 			failedJob, err := a.GetArchivedJob(f.ctx, dead.ID)

@@ -29,6 +29,7 @@ func insertCases() []testCase {
 				{"the zero id", []*spi.Job{good, zero}},
 				{"priority 5", []*spi.Job{good, f.newJob(withPriority(spi.Priority(5)))}},
 				{"a resource with limit 0", []*spi.Job{good, limitless}},
+				{"a trace context over the limit", []*spi.Job{good, f.newJob(withTrace(make([]byte, spi.MaxTraceContextBytes+1)))}},
 			} {
 				var err error
 				noPanic(t, "InsertJobs with "+tc.name, func() { _, err = f.s.InsertJobs(f.ctx, tc.batch) })
@@ -49,6 +50,7 @@ func insertCases() []testCase {
 				withKey("tck-key-ü"),
 				withTags("blue", "gpu", "région-eu"),
 				withParams(map[string]string{"tenant": "acme", "ключ": "значение", "empty": ""}),
+				withTrace(traceBytes),
 			)
 			j.CreatedAt = at(-time.Hour + 654321*time.Microsecond)
 			j.Backoff = spi.BackoffExponential
@@ -60,6 +62,32 @@ func insertCases() []testCase {
 			assert.True(t, got.ClaimedAt.IsZero(), "ClaimedAt of a new job must stay zero, got %s", got.ClaimedAt)
 			assert.True(t, got.FinishedAt.IsZero(), "FinishedAt of a new job must stay zero, got %s", got.FinishedAt)
 			assert.Nil(t, got.Result, "Result of a new job must be nil")
+		}},
+		{"TraceContext", func(t tb, f *fixture) {
+			// The trace context comes back byte for byte through every
+			// read and the claim, in a batch that mixes traced jobs (one
+			// of the largest) with untraced ones; an empty one reads as
+			// none.
+			largest := make([]byte, spi.MaxTraceContextBytes)
+			for i := range largest {
+				largest[i] = byte(255 - i%256)
+			}
+			traced := f.newJob(withTrace(traceBytes))
+			big := f.newJob(withTrace(largest), withPriority(spi.PriorityLow))
+			plain := f.newJob()
+			empty := f.newJob(withTrace([]byte{}))
+			f.insert(traced, plain, big, empty)
+			for _, j := range []*spi.Job{traced, big, plain, empty} {
+				assertJob(t, j, f.get(j.ID), "GetJob of a job with a trace context")
+			}
+			assert.Empty(t, f.get(empty.ID).TraceContext, "an empty trace context reads as none")
+			for _, j := range f.listAll("") {
+				if j.ID == big.ID {
+					assert.Equal(t, largest, j.TraceContext, "ListJobs: the trace context of %d bytes", len(largest))
+				}
+			}
+			claimed := f.claimOne(traced.ID, "node-t", at(time.Minute))
+			assert.Equal(t, traceBytes, claimed.TraceContext, "the claimed job carries its trace context")
 		}},
 		{"MinimalJob", func(t tb, f *fixture) {
 			// No key, tags, params or backoff: the empty values come back.

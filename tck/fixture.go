@@ -71,8 +71,14 @@ func withPayload(p []byte) jobOpt           { return func(j *spi.Job) { j.Payloa
 func withMaxRetries(n int) jobOpt           { return func(j *spi.Job) { j.MaxRetries = n } }
 func withTags(tags ...string) jobOpt        { return func(j *spi.Job) { j.Tags = tags } }
 func withParams(m map[string]string) jobOpt { return func(j *spi.Job) { j.Params = m } }
-func withProps(m map[string]string) jobOpt  { return func(j *spi.Job) { j.Properties = m } }
-func withCreated(t time.Time) jobOpt        { return func(j *spi.Job) { j.CreatedAt = t } }
+func withTrace(b []byte) jobOpt             { return func(j *spi.Job) { j.TraceContext = b } }
+
+// traceBytes is a trace context with the bytes a text column would mangle
+// (NUL, 0xFF, not UTF-8), 25 of them as the OpenTelemetry adapter's.
+var traceBytes = []byte{0x01, 0x00, 0xff, 0xfe, 0x80, 'a', 0x00, 0x7f, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 0xc3}
+
+func withProps(m map[string]string) jobOpt { return func(j *spi.Job) { j.Properties = m } }
+func withCreated(t time.Time) jobOpt       { return func(j *spi.Job) { j.CreatedAt = t } }
 
 // withResource makes the job hold a permit of resource r, limit n.
 func withResource(r string, n int) jobOpt {
@@ -312,6 +318,9 @@ func normalized(j *spi.Job, masks ...mask) *spi.Job {
 	}
 	if len(c.Params) == 0 {
 		c.Params = nil
+	}
+	if len(c.TraceContext) == 0 {
+		c.TraceContext = nil
 	}
 	for _, tm := range []*time.Time{&c.ScheduledAt, &c.CreatedAt, &c.ClaimedAt, &c.FinishedAt} {
 		if tm.IsZero() {

@@ -26,6 +26,7 @@ const (
 	bugNone                   bug = ""
 	bugKeepsCallerJobs        bug = "insert keeps the caller's job"
 	bugDropsParams            bug = "params are not stored"
+	bugTruncatesTrace         bug = "trace context cut to 255 bytes"
 	bugLocalTimes             bug = "times come back in time.Local"
 	bugUnknownNilNil          bug = "GetJob of an unknown id returns nil, nil"
 	bugNoIdempotency          bug = "idempotency keys ignored"
@@ -245,6 +246,8 @@ func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.Inser
 			return nil, fmt.Errorf("job %d has the zero id", i)
 		case !j.Priority.Valid():
 			return nil, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
+		case len(j.TraceContext) > spi.MaxTraceContextBytes:
+			return nil, fmt.Errorf("job %s: trace context of %d bytes", j.ID, len(j.TraceContext))
 		}
 		for k := range j.Properties {
 			if k == "" {
@@ -331,6 +334,9 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 		if s.bug == bugDropsParams {
 			c.Params = nil
+		}
+		if s.bug == bugTruncatesTrace && len(c.TraceContext) > 255 {
+			c.TraceContext = c.TraceContext[:255]
 		}
 		if s.bug == bugTruncatesPayload && len(c.Payload) > 65535 {
 			c.Payload = c.Payload[:65535]

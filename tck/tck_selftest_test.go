@@ -143,6 +143,7 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 	}{
 		{bugKeepsCallerJobs, []string{"Insert/CallerCopyIndependent"}},
 		{bugDropsParams, []string{"Insert/RoundTrip", "List/FullJobs"}},
+		{bugTruncatesTrace, []string{"Insert/TraceContext"}},
 		{bugLocalTimes, []string{"Insert/RoundTrip", "Claim/ClaimedFields"}},
 		{bugUnknownNilNil, []string{"Insert/GetUnknown", "Idempotency/AcrossCalls"}},
 		{bugNoIdempotency, []string{"Idempotency/AcrossCalls", "Idempotency/WithinBatch", "Idempotency/KeyOfFinishedJob"}},

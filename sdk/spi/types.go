@@ -184,6 +184,12 @@ type Job struct {
 	IdempotencyKey string // empty when none
 	Tags           []string
 	Params         map[string]string
+	// TraceContext is the trace context of the job's submitter, opaque to
+	// the store: a tracing middleware writes it at submit and reads it back
+	// when the job runs (days later, maybe), to link the run to the
+	// submission. At most MaxTraceContextBytes; nil (or empty) for none.
+	// Every store keeps it through every read, claim and the archive.
+	TraceContext []byte
 	// Properties are the job's write-once properties (JobPropertyStore),
 	// written by InsertJobs in the same atomic step as the job; job reads
 	// do not load them (GetProperty and GetPropertiesByPrefix do).
@@ -219,6 +225,7 @@ func (j *Job) Clone() *Job {
 	c := *j
 	c.Payload = cloneBytes(j.Payload)
 	c.Result = cloneBytes(j.Result)
+	c.TraceContext = cloneBytes(j.TraceContext)
 	if j.Tags != nil {
 		c.Tags = append([]string(nil), j.Tags...)
 	}
@@ -502,8 +509,9 @@ type RecoveredJob struct {
 }
 
 // ValidateJobs reports the first job of a batch that no store may write: a
-// nil job, the zero id, a priority outside LOWEST..CRITICAL, or a resource
-// without a limit of at least 1. Stores call it before writing anything.
+// nil job, the zero id, a priority outside LOWEST..CRITICAL, a resource
+// without a limit of at least 1, or a trace context over
+// MaxTraceContextBytes. Stores call it before writing anything.
 func ValidateJobs(jobs []*Job) error {
 	for i, j := range jobs {
 		switch {
@@ -515,6 +523,8 @@ func ValidateJobs(jobs []*Job) error {
 			return fmt.Errorf("job %s: priority %d out of range 0..4", j.ID, int(j.Priority))
 		case j.Resource != "" && j.ResourceLimit < 1:
 			return fmt.Errorf("job %s names resource %q with limit %d; the limit must be at least 1", j.ID, j.Resource, j.ResourceLimit)
+		case len(j.TraceContext) > MaxTraceContextBytes:
+			return fmt.Errorf("job %s: trace context of %d bytes, over the limit of %d", j.ID, len(j.TraceContext), MaxTraceContextBytes)
 		}
 		for k, v := range j.Properties {
 			if err := ValidateProperty(k, v); err != nil {
@@ -530,6 +540,10 @@ func ValidateJobs(jobs []*Job) error {
 	}
 	return nil
 }
+
+// MaxTraceContextBytes is the largest Job.TraceContext that every store
+// keeps.
+const MaxTraceContextBytes = 512
 
 // The largest property key and value, in bytes, that every store keeps.
 const (

@@ -167,6 +167,9 @@ type jobDoc struct {
 	Resource      string            `bson:"resource_name,omitempty"`
 	ResourceLimit int64             `bson:"resource_limit,omitempty"`
 	Tags          []string          `bson:"tags,omitempty"`
+	// The submitter's trace context (spi.Job.TraceContext), absent for
+	// none.
+	Trace *bson.Binary `bson:"trace_context,omitempty"`
 	// The properties written with the job (write-once); job reads leave
 	// them out (jobProjection).
 	PropKeys    []string `bson:"pk,omitempty"`
@@ -287,6 +290,9 @@ func encodeJob(j *spi.Job) *jobDoc {
 		w := idValue(j.WorkflowID)
 		d.Workflow = &w
 	}
+	if len(j.TraceContext) > 0 {
+		d.Trace = binaryOf(j.TraceContext)
+	}
 	for _, dep := range j.Dependencies {
 		dd := depDoc{Parent: idValue(dep.ParentID), Allow: int32(dep.Allow), Condition: dep.Condition}
 		if dep.ConditionArgs != nil {
@@ -404,6 +410,9 @@ func decodeJob(raw bson.Raw) (*spi.Job, error) {
 	}
 	if d.Finished != nil {
 		j.FinishedAt = usTime(*d.Finished)
+	}
+	if d.Trace != nil && len(d.Trace.Data) > 0 {
+		j.TraceContext = d.Trace.Data
 	}
 	if d.Workflow != nil {
 		if j.WorkflowID, err = binaryID(*d.Workflow); err != nil {

@@ -69,7 +69,7 @@ func TestCorruptRows(t *testing.T) {
 		"status":   func(row []driver.Value) { row[4] = "DONE" },
 		"priority": func(row []driver.Value) { row[5] = int64(-1) },
 		"params":   func(row []driver.Value) { row[22] = "{not json" },
-		"tags":     func(row []driver.Value) { row[29] = `["a"` },
+		"tags":     func(row []driver.Value) { row[30] = `["a"` },
 		"id":       func(row []driver.Value) { row[0] = []byte{1, 2} },
 	} {
 		row := jobRow(j)

@@ -114,7 +114,7 @@ func TestBindsMatchPlaceholders(t *testing.T) {
 	j.Params, j.LastError, j.Result = map[string]string{"a": "b"}, strings.Repeat("e", 5000), []byte{}
 	insert, insertArgs, err := dialect.InsertJobsSQL([]*spi.Job{j, job(spi.PriorityLow, t0)})
 	require.NoError(t, err)
-	assert.Len(t, insertArgs, 2*22)
+	assert.Len(t, insertArgs, 2*23)
 	for name, c := range map[string]struct {
 		q    string
 		args []any
@@ -199,7 +199,7 @@ func TestSplitStatements(t *testing.T) {
 	for _, m := range migs {
 		all = append(all, sqlcore.SplitStatements(m.SQL)...)
 	}
-	assert.Len(t, all, 10+8+3+2+3+9+4+6+4+4)
+	assert.Len(t, all, 10+8+3+2+3+9+4+6+4+4+3)
 	for _, s := range all {
 		switch {
 		case strings.HasPrefix(s, "BEGIN"):

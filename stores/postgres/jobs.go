@@ -254,6 +254,7 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 		result: make([][]byte, 0, n), resultType: make([]pgtype.Text, 0, n),
 		idem: make([]pgtype.Text, 0, n), params: make([]pgtype.Text, 0, n),
 		resource: make([]pgtype.Text, 0, n), resourceLimit: make([]int64, 0, n),
+		trace: make([][]byte, 0, n),
 	}
 	var tagIDs, propIDs []pgtype.UUID
 	var tags, propKeys, propValues []string
@@ -311,19 +312,38 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) error {
 	pending := string(spi.StatusPending)
 	// A batch without resources leaves the resource columns to their
-	// defaults (NULL, 0): two columns fewer to encode and parse per row.
-	cols := insertColumns[:len(insertColumns)-2]
+	// defaults (NULL, 0), and one without trace contexts that column:
+	// fewer columns to encode and parse per row. The optional columns are
+	// the last three of insertColumns, and of a row.
+	base := len(insertColumns) - 3
+	var resources, traced bool
 	for _, i := range idx {
-		if p.jobs[i].Resource != "" || p.jobs[i].ResourceLimit != 0 {
-			cols = insertColumns
-			break
-		}
+		j := p.jobs[i]
+		resources = resources || j.Resource != "" || j.ResourceLimit != 0
+		traced = traced || len(j.TraceContext) > 0
+	}
+	cols := slices.Clip(insertColumns[:base])
+	if resources {
+		cols = append(cols, insertColumns[base:base+2]...)
+	}
+	if traced {
+		cols = append(cols, insertColumns[base+2])
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, cols,
 		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
 			row, err := s.dialect.Syntax.InsertRow(p.jobs[idx[k]])
+			if err != nil {
+				return nil, err
+			}
 			row = slices.Insert(row, 3, any(pending))
-			return row[:len(cols)], err
+			out := row[:base]
+			if resources {
+				out = append(out, row[base:base+2]...)
+			}
+			if traced {
+				out = append(out, row[base+2])
+			}
+			return out, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copy jobs: %w", err)
@@ -391,6 +411,7 @@ type insertArrays struct {
 	backoffUS, seq, resourceLimit            []int64
 	owner, lastErr, resultType, idem, params []pgtype.Text
 	resource                                 []pgtype.Text
+	trace                                    [][]byte
 }
 
 func (a *insertArrays) add(j *spi.Job, params pgtype.Text) {
@@ -416,11 +437,16 @@ func (a *insertArrays) add(j *spi.Job, params pgtype.Text) {
 	a.params = append(a.params, params)
 	a.resource = append(a.resource, nullText(j.Resource))
 	a.resourceLimit = append(a.resourceLimit, int64(j.ResourceLimit))
+	var trace []byte // NULL for none, empty or not
+	if len(j.TraceContext) > 0 {
+		trace = j.TraceContext
+	}
+	a.trace = append(a.trace, trace)
 }
 
-// args returns the arrays as the statement's parameters $1..$22.
+// args returns the arrays as the statement's parameters $1..$23.
 func (a *insertArrays) args() []any {
 	return []any{a.ids, a.tasks, a.payloads, a.prios, a.due, a.created, a.attempts, a.maxRetries,
 		a.backoff, a.backoffUS, a.seq, a.crash, a.owner, a.claimed, a.finished, a.lastErr,
-		a.result, a.resultType, a.idem, a.params, a.resource, a.resourceLimit}
+		a.result, a.resultType, a.idem, a.params, a.resource, a.resourceLimit, a.trace}
 }

@@ -174,3 +174,35 @@ func TestTagsDeduplicatedAndSorted(t *testing.T) {
 		assert.Nil(t, get(t, s, j.ID).Tags)
 	}
 }
+
+// The trace context comes back byte for byte on both insert paths, in
+// batches that mix traced and untraced jobs, with and without resources
+// (COPY leaves the optional columns out when no job of the batch has them).
+func TestInsertTraceContextOnBothPaths(t *testing.T) {
+	trace := []byte{0x01, 0x00, 0xff, 'x', 0x80}
+	s := openStore(t)
+	for _, n := range batchSizes {
+		for _, resources := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d/resources=%v", n, resources), func(t *testing.T) {
+				var jobs []*spi.Job
+				for i := range n {
+					j := job(spi.PriorityNormal, t0)
+					if i%2 == 1 || n == 1 {
+						j.TraceContext = trace
+					}
+					if resources && i == 0 {
+						j.Resource, j.ResourceLimit = "db", 3
+					}
+					jobs = append(jobs, j)
+				}
+				insert(t, s, jobs...)
+				for _, j := range jobs {
+					got := get(t, s, j.ID)
+					assert.Equal(t, j.TraceContext, got.TraceContext)
+					assert.Equal(t, j.Resource, got.Resource)
+					assert.Equal(t, j.ResourceLimit, got.ResourceLimit)
+				}
+			})
+		}
+	}
+}

@@ -35,12 +35,13 @@ type statements struct {
 }
 
 // insertColumns are the columns an insert writes, in the order of the
-// arrays of insertArrays and of the COPY rows. The resource columns come
-// last, so that a COPY of jobs without resources can leave them out.
+// arrays of insertArrays and of the COPY rows. The resource columns and the
+// trace context come last, so that a COPY of jobs without them can leave
+// them out.
 var insertColumns = []string{"job_id", "task_name", "payload", "status", "priority", "scheduled_time",
 	"created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us", "claim_seq",
 	"crash_count", "owner_node", "claimed_time", "finished_time", "last_error", "job_result",
-	"result_type", "idempotency_key", "params", "resource_name", "resource_limit"}
+	"result_type", "idempotency_key", "params", "resource_name", "resource_limit", "trace_context"}
 
 // Flags of the insert statement variants.
 const (
@@ -377,7 +378,7 @@ func claimCandidatesSQL(shape, tasks int) string {
 
 // insertSQL returns the variant v (insKeyed | insTags | insNotify |
 // insProps) of the multi-row insert: one statement that inserts the jobs
-// given as arrays ($1..$22, in the order of insertColumns without status),
+// given as arrays ($1..$23, in the order of insertColumns without status),
 // their tags (two arrays next: job ids and tags), their properties (three
 // arrays next: job ids, keys, values) and publishes a wakeup on the channel
 // given after them with the payload "PRIORITY" + the suffix given last (""
@@ -391,20 +392,20 @@ func insertSQL(v int) string {
 		INSERT INTO {job} (` + strings.Join(insertColumns, ", ") + `)
 		SELECT u.id, u.task, u.payload, 'PENDING', u.prio, u.due, u.created, u.attempts, u.max_retries,
 			u.backoff, u.backoff_us, u.seq, u.crash, u.owner, u.claimed, u.finished, u.err, u.result,
-			u.result_type, u.idem, u.params, u.resource, u.resource_limit
+			u.result_type, u.idem, u.params, u.resource, u.resource_limit, u.trace
 		FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::integer[], $5::timestamptz[],
 			$6::timestamptz[], $7::integer[], $8::integer[], $9::text[], $10::bigint[], $11::bigint[],
 			$12::integer[], $13::text[], $14::timestamptz[], $15::timestamptz[], $16::text[],
-			$17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[])
+			$17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[], $23::bytea[])
 			AS u(id, task, payload, prio, due, created, attempts, max_retries, backoff, backoff_us, seq,
-				crash, owner, claimed, finished, err, result, result_type, idem, params, resource, resource_limit)`)
+				crash, owner, claimed, finished, err, result, result_type, idem, params, resource, resource_limit, trace)`)
 	if v&insKeyed != 0 {
 		b.WriteString(`
 		ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`)
 	}
 	b.WriteString(`
 		RETURNING job_id, priority)`)
-	next := 23
+	next := 24
 	arg := func(typ string) string {
 		next++
 		return "$" + strconv.Itoa(next-1) + "::" + typ

@@ -84,7 +84,7 @@ func TestJobRoundTrip(t *testing.T) {
 		ScheduledAt: t0, CreatedAt: t0.Add(-time.Hour), Attempts: 2, MaxRetries: 5, Backoff: spi.BackoffFixed,
 		BackoffParam: 1500 * time.Microsecond, CrashCount: 1, ClaimSeq: 7, OwnerNode: "node-ä", ClaimedAt: t0.Add(time.Second),
 		LastError: "boom", Result: []byte{}, ResultType: "T", IdempotencyKey: "key ", Tags: []string{"gpu", "a,b", `"q'`},
-		Params: map[string]string{"k": "v"}, Resource: "R", ResourceLimit: 2,
+		Params: map[string]string{"k": "v"}, Resource: "R", ResourceLimit: 2, TraceContext: []byte{1, 0, 0xff},
 	}
 	row := jobRow(j)
 	require.Len(t, row, len(jobColumnList))
@@ -113,7 +113,7 @@ func TestCorruptRows(t *testing.T) {
 		"status":   func(row []driver.Value) { row[4] = "DONE" },
 		"priority": func(row []driver.Value) { row[5] = int64(9) },
 		"params":   func(row []driver.Value) { row[22] = "{not json" },
-		"tags":     func(row []driver.Value) { row[29] = "[1" },
+		"tags":     func(row []driver.Value) { row[30] = "[1" },
 		"id":       func(row []driver.Value) { row[0] = []byte{1, 2} },
 	} {
 		row := jobRow(j)

@@ -24,7 +24,7 @@ import (
 // rows per VALUES list). The batch sizes below stay under both.
 const (
 	maxParams      = 2100
-	rowsPerInsert  = 90  // 22 parameters a row: 1,980
+	rowsPerInsert  = 90  // 23 parameters a row: 2,070
 	tagsPerInsert  = 500 // 2 a row
 	keysPerLookup  = 1000
 	rowsPerComplet = 200 // 10 a row: 2,000

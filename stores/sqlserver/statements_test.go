@@ -88,7 +88,7 @@ func insertText(n int) string {
 }
 
 // numInsertArgs is the number of parameters of one inserted row.
-const numInsertArgs = 22
+const numInsertArgs = 23
 
 // TestGoldenStatements compares every statement with its reviewed text in
 // testdata/golden (go test -update rewrites them).

@@ -1,8 +1,10 @@
 // Package ratchetotel traces Ratchet with OpenTelemetry: a span for each
 // submission (InsertMiddleware, kind producer) whose trace context is
-// stored with each job it writes when the span is sampled (job param
-// CompactParam under the default W3C propagator, else what the
-// application's propagator injects under ParamPrefix), and a span for each
+// stored with each job it writes when the span is sampled (in
+// Job.TraceContext: the trace and span ids, 25 bytes, under the default
+// W3C propagator, else what the application's propagator injects; jobs
+// submitted before it had that field carry it in their params, and still
+// link), and a span for each
 // execution (WorkMiddleware, kind consumer), a new root
 // linked to the submitter's span, since a job may run days after it was
 // submitted, on another node. Errors are recorded as the engine stores

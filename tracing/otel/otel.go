@@ -3,6 +3,7 @@ package ratchetotel
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -20,31 +21,57 @@ import (
 // instrumentation names the tracer.
 const instrumentation = "github.com/ratchet-go/ratchet/tracing/otel"
 
-// ParamPrefix starts the job params that carry the submitter's trace
+// The trace context of a submission is stored with each of its jobs in
+// Job.TraceContext, in one of two forms told apart by the first byte:
+//
+//   - formatCompact (under the default W3C propagator, with no trace
+//     state): the trace id and the span id, 24 bytes, the span being
+//     sampled; 25 bytes in all, which every job of a traced submission
+//     carries through each write of its row;
+//   - formatCarrier (an application's propagator, or a trace state): the
+//     fields the propagator injects, as a JSON object of strings.
+//
+// A carrier larger than spi.MaxTraceContextBytes is not stored: the run
+// then has no link, and the submission loses nothing.
+const (
+	formatCompact = 0x01
+	formatCarrier = 0x02
+)
+
+// ParamPrefix starts the job params that carried the submitter's trace
 // context through a propagator of the application's ("otel.traceparent",
-// "otel.tracestate" for W3C, "otel.b3" for B3, ...).
+// "otel.tracestate" for W3C, ...) in jobs submitted before the trace
+// context had a field of its own (schema version 12); WorkMiddleware still
+// reads them.
 const ParamPrefix = "otel."
 
-// CompactParam is the job param that carries the submitter's trace
-// context under the default propagator (W3C trace context) when it has no
-// trace state: the trace id and the span id, 24 bytes in unpadded base64url
-// (32 characters), the span being sampled. It is a third of the size of a
-// W3C traceparent param, and every job of a traced submission carries it
-// through each write of its row.
+// CompactParam is the job param that carried the submitter's trace context
+// under the default propagator before the trace context had a field of its
+// own: the trace id and the span id in unpadded base64url. WorkMiddleware
+// still reads it.
 const CompactParam = "otel"
 
-// compact encodes sc as CompactParam's value.
-func compact(sc trace.SpanContext) string {
-	var b [24]byte
+// compact encodes sc in formatCompact.
+func compact(sc trace.SpanContext) []byte {
+	b := make([]byte, 25)
 	tid, sid := sc.TraceID(), sc.SpanID()
-	copy(b[:16], tid[:])
-	copy(b[16:], sid[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	b[0] = formatCompact
+	copy(b[1:17], tid[:])
+	copy(b[17:], sid[:])
+	return b
 }
 
-// fromCompact reads CompactParam's value back; ok is false for one that
-// does not decode.
-func fromCompact(v string) (trace.SpanContext, bool) {
+// fromCompact reads formatCompact back; ok is false for bytes that are not
+// a valid context in it.
+func fromCompact(b []byte) (trace.SpanContext, bool) {
+	if len(b) != 25 || b[0] != formatCompact {
+		return trace.SpanContext{}, false
+	}
+	return sampledRemote([16]byte(b[1:17]), [8]byte(b[17:]))
+}
+
+// fromCompactParam reads CompactParam's value back.
+func fromCompactParam(v string) (trace.SpanContext, bool) {
 	var b [24]byte
 	if base64.RawURLEncoding.DecodedLen(len(v)) != len(b) {
 		return trace.SpanContext{}, false
@@ -52,10 +79,11 @@ func fromCompact(v string) (trace.SpanContext, bool) {
 	if n, err := base64.RawURLEncoding.Decode(b[:], []byte(v)); err != nil || n != len(b) {
 		return trace.SpanContext{}, false
 	}
-	var tid trace.TraceID
-	var sid trace.SpanID
-	copy(tid[:], b[:16])
-	copy(sid[:], b[16:])
+	return sampledRemote([16]byte(b[:16]), [8]byte(b[16:]))
+}
+
+// sampledRemote is the remote, sampled span context of tid and sid.
+func sampledRemote(tid trace.TraceID, sid trace.SpanID) (trace.SpanContext, bool) {
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true})
 	return sc, sc.IsValid()
 }
@@ -88,25 +116,44 @@ func (o Options) propagator() propagation.TextMapPropagator {
 	return o.Propagator
 }
 
-// carry returns the params that carry the trace context of ctx, whose span
-// is sc: CompactParam under the default propagator, else what the
-// propagator injects.
-func (o Options) carry(ctx context.Context, sc trace.SpanContext, prop propagation.TextMapPropagator) params {
+// carry returns the trace context of ctx, whose span is sc, as the jobs
+// store it: formatCompact under the default propagator, else formatCarrier
+// with what the propagator injects; nil when that is too large to store.
+func (o Options) carry(ctx context.Context, sc trace.SpanContext, prop propagation.TextMapPropagator) []byte {
 	if o.Propagator == nil && sc.TraceState().Len() == 0 {
-		return params{CompactParam: compact(sc)}
+		return compact(sc)
 	}
-	carried := params{}
-	prop.Inject(ctx, carried)
-	return carried
+	fields := propagation.MapCarrier{}
+	prop.Inject(ctx, fields)
+	b, err := json.Marshal(map[string]string(fields))
+	if err != nil || 1+len(b) > spi.MaxTraceContextBytes {
+		return nil
+	}
+	return append([]byte{formatCarrier}, b...)
 }
 
-// submitter returns the span context that the job's params carry, if any.
+// submitter returns the span context that the job carries, if any: its
+// TraceContext, or the params of a job submitted before it had one.
 func submitter(j *ratchet.Job, prop propagation.TextMapPropagator) (trace.SpanContext, bool) {
+	switch tc := j.TraceContext; {
+	case len(tc) == 0:
+	case tc[0] == formatCompact:
+		return fromCompact(tc)
+	case tc[0] == formatCarrier:
+		var fields map[string]string
+		if json.Unmarshal(tc[1:], &fields) != nil {
+			return trace.SpanContext{}, false
+		}
+		sc := trace.SpanContextFromContext(prop.Extract(context.Background(), propagation.MapCarrier(fields)))
+		return sc, sc.IsValid()
+	default:
+		return trace.SpanContext{}, false
+	}
 	if len(j.Params) == 0 {
 		return trace.SpanContext{}, false
 	}
 	if v, ok := j.Params[CompactParam]; ok {
-		return fromCompact(v)
+		return fromCompactParam(v)
 	}
 	sc := trace.SpanContextFromContext(prop.Extract(context.Background(), params(j.Params)))
 	return sc, sc.IsValid()
@@ -122,8 +169,8 @@ func (o Options) fail(span trace.Span, err error) {
 	span.SetStatus(codes.Error, msg)
 }
 
-// params is a job's params as a TextMapCarrier, its keys under
-// ParamPrefix.
+// params is the params of a job submitted before schema version 12 as a
+// TextMapCarrier, its keys under ParamPrefix.
 type params map[string]string
 
 func (p params) Get(key string) string { return p[ParamPrefix+key] }
@@ -142,7 +189,7 @@ func (p params) Keys() []string {
 
 // InsertMiddleware traces each submission: a producer span "ratchet
 // submit" around the store's write, whose context it stores with every
-// job of the call when the span is sampled.
+// job of the call (Job.TraceContext) when the span is sampled.
 func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 	tracer, prop := o.tracer(), o.propagator()
 	return func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
@@ -156,20 +203,17 @@ func InsertMiddleware(o Options) ratchet.InsertMiddleware {
 		}
 		ctx, span := tracer.Start(ctx, "ratchet submit", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 		defer span.End()
-		// One context for every job of the call: inject it once, copy it.
-		// A span that is not sampled is not recorded: a link to it would
-		// lead nowhere, and its context would only weigh on every row.
+		// One context for every job of the call: encoded once, shared (the
+		// stores copy what they keep, and read it only). A span that is
+		// not sampled is not recorded: a link to it would lead nowhere,
+		// and its context would only weigh on every row.
 		if !span.SpanContext().IsSampled() {
 			res, err := next(ctx, jobs)
 			return res, err
 		}
-		carried := o.carry(ctx, span.SpanContext(), prop)
-		for _, j := range jobs {
-			if j.Params == nil {
-				j.Params = make(map[string]string, len(carried))
-			}
-			for k, v := range carried {
-				j.Params[k] = v
+		if carried := o.carry(ctx, span.SpanContext(), prop); carried != nil {
+			for _, j := range jobs {
+				j.TraceContext = carried
 			}
 		}
 		res, err := next(ctx, jobs)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
 )
@@ -63,7 +65,8 @@ func TestSpansAndLinks(t *testing.T) {
 
 	j, err := eng.Client().GetJob(ctx, id)
 	require.NoError(t, err)
-	assert.Len(t, j.Params[ratchetotel.CompactParam], 32, "the trace context is stored with the job, compact under the default propagator")
+	assert.Len(t, j.TraceContext, 25, "the trace context is stored with the job, compact under the default propagator")
+	assert.Empty(t, j.Params, "and not in its params")
 
 	byName := map[string][]sdktrace.ReadOnlySpan{}
 	for _, s := range rec.Ended() {
@@ -121,14 +124,12 @@ func TestUnsampledSubmissionsCarryNoContext(t *testing.T) {
 	assert.Equal(t, engine.EventSucceeded, (<-events).Kind)
 	j, err := eng.Client().GetJob(ctx, id)
 	require.NoError(t, err)
-	for k := range j.Params {
-		assert.NotContains(t, k, ratchetotel.ParamPrefix, "no trace context stored for an unsampled submission")
-	}
+	assert.Empty(t, j.TraceContext, "no trace context stored for an unsampled submission")
 	assert.Empty(t, rec.Ended(), "nothing sampled, nothing recorded")
 }
 
 // Under a propagator of the application's, the job carries what it injects
-// (here W3C's traceparent, under ParamPrefix), and the run links to it.
+// (here W3C's traceparent), and the run links to it.
 func TestApplicationPropagator(t *testing.T) {
 	ctx := context.Background()
 	rec := tracetest.NewSpanRecorder()
@@ -150,8 +151,8 @@ func TestApplicationPropagator(t *testing.T) {
 	assert.Equal(t, engine.EventSucceeded, (<-events).Kind)
 	j, err := eng.Client().GetJob(ctx, id)
 	require.NoError(t, err)
-	assert.Contains(t, j.Params[ratchetotel.ParamPrefix+"traceparent"], parent.SpanContext().TraceID().String())
-	assert.NotContains(t, j.Params, ratchetotel.CompactParam)
+	assert.Contains(t, string(j.TraceContext), `"traceparent":"00-`+parent.SpanContext().TraceID().String())
+	assert.Empty(t, j.Params)
 	var run sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
 		if s.Name() == "ratchet run email.send" {
@@ -161,4 +162,45 @@ func TestApplicationPropagator(t *testing.T) {
 	require.NotNil(t, run)
 	require.Len(t, run.Links(), 1)
 	assert.Equal(t, parent.SpanContext().TraceID(), run.Links()[0].SpanContext.TraceID())
+}
+
+// A job submitted before the trace context had a field of its own carries
+// it in its params (CompactParam, or ParamPrefix under an application's
+// propagator): its run still links to the submission.
+func TestParamsOfEarlierJobsStillLink(t *testing.T) {
+	ctx := context.Background()
+	tid := trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	sid := trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}
+	for name, params := range map[string]map[string]string{
+		"compact":     {ratchetotel.CompactParam: "AQIDBAUGBwgJCgsMDQ4PEAECAwQFBgcI"},
+		"traceparent": {ratchetotel.ParamPrefix + "traceparent": "00-" + tid.String() + "-" + sid.String() + "-01"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			o := ratchetotel.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
+			if name == "traceparent" {
+				o.Propagator = propagation.TraceContext{}
+			}
+			ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
+			store := memory.New()
+			eng, err := engine.New(store, engine.Options{Logger: slog.New(slog.DiscardHandler),
+				WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok)
+			require.NoError(t, err)
+			now := time.Now().UTC()
+			_, err = store.InsertJobs(ctx, []*spi.Job{{ID: eng.Client().NewJobID(), TaskName: "email.send", Payload: []byte(`"ann"`),
+				Status: spi.StatusPending, ScheduledAt: now, CreatedAt: now, Params: params}})
+			require.NoError(t, err)
+			events, unsub := eng.Subscribe(10)
+			defer unsub()
+			require.NoError(t, eng.Start(ctx))
+			defer eng.Stop(ctx)
+			assert.Equal(t, engine.EventSucceeded, (<-events).Kind)
+			require.NoError(t, eng.Stop(ctx))
+			spans := rec.Ended()
+			require.Len(t, spans, 1)
+			require.Len(t, spans[0].Links(), 1)
+			assert.Equal(t, tid, spans[0].Links()[0].SpanContext.TraceID())
+			assert.Equal(t, sid, spans[0].Links()[0].SpanContext.SpanID())
+		})
+	}
 }

@@ -820,7 +820,7 @@ func (d Dialect[T]) Decode(rows Scanner) (job *spi.Job, raw T, seq int64, err er
 		&scheduled, &created, &r.Attempts, &r.MaxRetries, &backoff, &r.BackoffParamUS,
 		&r.ClaimSeq, &r.CrashCount, &owner, &claimed, &fini, &lastErr,
 		&r.Result, &resultNull, &rtype, &idem, &r.Params, &res, &r.ResourceLimit,
-		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &tags)
+		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &tags)
 	if r.ID, err = d.parse(raw, err); err != nil {
 		return nil, raw, r.ClaimSeq, err
 	}

@@ -377,14 +377,14 @@ func nullable(enc func(string) any, v string) any {
 const insertColumns = `job_id, task_name, payload, status, priority, scheduled_time, created_time,
 	attempts, max_retries, backoff_kind, backoff_param_us, claim_seq, crash_count, owner_node,
 	claimed_time, finished_time, last_error, job_result, result_type, idempotency_key, params,
-	resource_name, resource_limit`
+	resource_name, resource_limit, trace_context`
 
 // InsertRow returns the arguments of one row of InsertJobsSQL, in the order
 // of its columns without status (a literal).
 func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) { return s.appendRow(nil, j, &ParamsEncoder{}) }
 
 // numInsertArgs is the number of arguments of one row of InsertJobsSQL.
-const numInsertArgs = 22
+const numInsertArgs = 23
 
 // appendRow appends the arguments of InsertRow to args.
 func (s *Syntax) appendRow(args []any, j *spi.Job, pe *ParamsEncoder) ([]any, error) {
@@ -397,8 +397,17 @@ func (s *Syntax) appendRow(args []any, j *spi.Job, pe *ParamsEncoder) ([]any, er
 		int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), s.nullName(j.OwnerNode), s.time(j.ClaimedAt), s.time(j.FinishedAt),
 		s.long(j.LastError), s.blob(j.Result), s.text(j.ResultType), s.nullName(j.IdempotencyKey),
-		s.long(params), s.nullName(j.Resource), int64(j.ResourceLimit),
+		s.long(params), s.nullName(j.Resource), int64(j.ResourceLimit), s.blob(traceContext(j)),
 	), nil
+}
+
+// traceContext is j's trace context as the column stores it: nil (NULL)
+// for none, empty or not.
+func traceContext(j *spi.Job) []byte {
+	if len(j.TraceContext) == 0 {
+		return nil
+	}
+	return j.TraceContext
 }
 
 // WithSyntax returns d with every portable statement it leaves nil written

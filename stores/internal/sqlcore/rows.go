@@ -44,6 +44,8 @@ type Row struct {
 	// number of dependencies, of those not finished, and of dependents.
 	WorkflowID                        uuid.UUID
 	DepCount, DepWaiting, DepChildren int64
+	// TraceContext is the trace_context column; nil for NULL or empty.
+	TraceContext []byte
 }
 
 // Corrupt returns an error wrapping spi.ErrCorruptJob that names the job
@@ -99,6 +101,9 @@ func (r *Row) Job() (*spi.Job, error) {
 		Waiting:         int(r.DepWaiting),
 		Dependents:      int(r.DepChildren),
 	}
+	if len(r.TraceContext) > 0 {
+		j.TraceContext = r.TraceContext
+	}
 	if r.Params.Valid {
 		var err error
 		if j.Params, err = DecodeParams(r.Params.String); err != nil {
@@ -131,7 +136,7 @@ var jobColumnNames = []string{
 	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
 	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
 	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit",
-	"workflow_id", "dep_count", "dep_waiting", "dep_children", "tags",
+	"workflow_id", "dep_count", "dep_waiting", "dep_children", "trace_context", "tags",
 }
 
 // NumJobColumns is the number of columns of JobColumns.
