@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -312,25 +310,13 @@ func runJobsAs(ctx context.Context, cmd, sub string, args []string, status spi.S
 		})
 	case "retry", "cancel", "delete":
 		dry := f.fs.Bool("dry-run", false, "only count the jobs the filters match")
-		workers := f.fs.Int("workers", 8, "jobs (for delete: batches of 500) changed at once")
-		act := func(ctx context.Context, c *ratchet.Client, ids []uuid.UUID) ([]bool, error) {
-			return eachJob(ctx, ids, func(id uuid.UUID) error { return c.RetryJob(ctx, id) })
-		}
-		switch sub {
-		case "cancel":
-			act = func(ctx context.Context, c *ratchet.Client, ids []uuid.UUID) ([]bool, error) {
-				return eachJob(ctx, ids, func(id uuid.UUID) error { return c.CancelJob(ctx, id) })
-			}
-		case "delete":
-			act = func(ctx context.Context, c *ratchet.Client, ids []uuid.UUID) ([]bool, error) {
-				return c.DeleteJobs(ctx, ids)
-			}
-		}
+		workers := f.fs.Int("workers", ratchet.DefaultBulkWorkers, "jobs (for delete: batches of 500) changed at once")
+		action := map[string]ratchet.BulkAction{"retry": ratchet.BulkRetry, "cancel": ratchet.BulkCancel, "delete": ratchet.BulkDelete}[sub]
 		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
 			if status != "" {
 				f.status = string(status)
 			}
-			return bulk(ctx, c, f, ids, *dry, *workers, sub, act, stdout, stderr)
+			return bulk(ctx, c, f, ids, *dry, *workers, action, stdout, stderr)
 		})
 	}
 	fmt.Fprintln(stderr, usage)
@@ -443,15 +429,15 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	return nil
 }
 
-// bulk retries or cancels the jobs of ids, or, without ids, every job the
-// filters match when the command starts: a snapshot of their ids, read
-// page by page up to an id minted at the start (ids grow with time, so a
-// job submitted meanwhile is left alone), then changed workers at a time
+// bulk retries, cancels or deletes the jobs of ids, or, without ids,
+// every job the filters match when the command starts: a snapshot of their
+// ids (Client.MatchingJobs), then changed workers at a time (Client.Bulk)
 // with a progress bar on stderr. A job that changed state since the
 // snapshot (retried, cancelled or finished by someone else) is skipped, not
 // an error.
-func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dry bool, workers int, verb string,
-	act func(context.Context, *ratchet.Client, []uuid.UUID) ([]bool, error), stdout, stderr io.Writer) error {
+func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dry bool, workers int,
+	action ratchet.BulkAction, stdout, stderr io.Writer) error {
+	verb := action.String()
 	var ids []uuid.UUID
 	if len(args) > 0 {
 		// (dlq retry sets --status FAILED itself: ids go with it.)
@@ -473,7 +459,7 @@ func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dr
 		if !f.filtered() {
 			return usageError(verb + " by filter needs at least one filter (--status, --task, --tag, --priority, --error, --created-from, --created-before, --property), or job ids")
 		}
-		if ids, err = snapshot(ctx, c, o); err != nil {
+		if ids, err = c.MatchingJobs(ctx, o); err != nil {
 			return err
 		}
 	}
@@ -490,115 +476,16 @@ func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dr
 	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(verb),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
-	per := 1
-	if verb == "delete" {
-		per = 500
-	}
-	done, skipped, err := apply(ctx, c, ids, per, max(workers, 1), act, func(n int) { _ = bar.Add(n) })
+	res, err := c.Bulk(ctx, action, ids, ratchet.BulkOptions{Workers: max(workers, 1), Progress: func(n int) { _ = bar.Add(n) }})
 	_ = bar.Finish()
 	if f.json {
-		if werr := writeJSON(stdout, map[string]any{"matching": len(ids), "changed": done, "skipped": skipped}); werr != nil {
+		if werr := writeJSON(stdout, map[string]any{"matching": len(ids), "changed": res.Changed, "skipped": res.Skipped}); werr != nil {
 			return werr
 		}
 	} else {
-		fmt.Fprintf(stdout, "%d changed, %d skipped (changed by someone else since)\n", done, skipped)
+		fmt.Fprintf(stdout, "%d changed, %d skipped (changed by someone else since)\n", res.Changed, res.Skipped)
 	}
 	return err
-}
-
-// snapshot lists the ids of every job o matches, up to an id minted now.
-func snapshot(ctx context.Context, c *ratchet.Client, o ratchet.ListOptions) ([]uuid.UUID, error) {
-	bound := c.NewJobID()
-	o.Limit = 10000
-	var ids []uuid.UUID
-	for {
-		page, err := c.ListJobs(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range page.Jobs {
-			if bytes.Compare(j.ID[:], bound[:]) > 0 {
-				return ids, nil
-			}
-			ids = append(ids, j.ID)
-		}
-		if page.Next == uuid.Nil {
-			return ids, nil
-		}
-		o.After = page.Next
-	}
-}
-
-// eachJob runs fn on each of ids, as a batch action: true where it
-// changed the job, false where the job moved on since the snapshot
-// (spi.ErrInvalidState, spi.ErrNotFound); another error stops it.
-func eachJob(ctx context.Context, ids []uuid.UUID, fn func(uuid.UUID) error) ([]bool, error) {
-	out := make([]bool, len(ids))
-	for i, id := range ids {
-		switch err := fn(id); {
-		case err == nil:
-			out[i] = true
-		case errors.Is(err, spi.ErrInvalidState) || errors.Is(err, spi.ErrNotFound):
-		default:
-			return nil, fmt.Errorf("job %s: %w", id, err)
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	return out, nil
-}
-
-// apply runs act on ids, per at a time in each call and workers calls at
-// once, and counts the jobs it changed and those it skipped (act said
-// false: they moved on since the snapshot). It stops at the first error.
-func apply(ctx context.Context, c *ratchet.Client, ids []uuid.UUID, per, workers int,
-	act func(context.Context, *ratchet.Client, []uuid.UUID) ([]bool, error), tick func(n int)) (done, skipped int, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan []uuid.UUID)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for chunk := range next {
-				changed, e := act(ctx, c, chunk)
-				mu.Lock()
-				if e != nil {
-					if err == nil {
-						err = e
-						cancel()
-					}
-				} else {
-					for _, ok := range changed {
-						if ok {
-							done++
-						} else {
-							skipped++
-						}
-					}
-				}
-				mu.Unlock()
-				tick(len(chunk))
-			}
-		}()
-	}
-feed:
-	for start := 0; start < len(ids); start += per {
-		select {
-		case next <- ids[start:min(start+per, len(ids))]:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	return done, skipped, err
 }
 
 // runStats is `ratchet stats`: the jobs by status, task and priority and

@@ -1,0 +1,226 @@
+package ratchet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+)
+
+// BulkAction is what Client.Bulk does to each job of a set.
+type BulkAction int
+
+// The bulk actions.
+const (
+	// BulkRetry moves FAILED jobs out of the dead-letter queue
+	// (Client.RetryJob), one job per store call.
+	BulkRetry BulkAction = iota + 1
+	// BulkCancel cancels PENDING, BLOCKED and WAITING jobs
+	// (Client.CancelJob), one job per store call.
+	BulkCancel
+	// BulkDelete deletes finished jobs for good (Client.DeleteJobs),
+	// BulkDeleteBatch jobs per store call.
+	BulkDelete
+)
+
+// BulkDeleteBatch is how many ids a BulkDelete hands the store per call.
+const BulkDeleteBatch = 500
+
+// DefaultBulkWorkers is how many store calls Bulk makes at once when
+// BulkOptions.Workers is zero.
+const DefaultBulkWorkers = 8
+
+// String names the action: "retry", "cancel" or "delete".
+func (a BulkAction) String() string {
+	switch a {
+	case BulkRetry:
+		return "retry"
+	case BulkCancel:
+		return "cancel"
+	case BulkDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("BulkAction(%d)", int(a))
+}
+
+// BulkOptions tune Client.Bulk. The zero value is ready to use.
+type BulkOptions struct {
+	// Workers is how many store calls run at once; zero means
+	// DefaultBulkWorkers (8), a negative value is an error.
+	Workers int
+	// Progress, when not nil, is told after each store call how many ids
+	// that call handled (changed or skipped). Calls are serial, never
+	// concurrent, so it may update a progress bar without a lock.
+	Progress func(n int)
+}
+
+// BulkResult counts what Client.Bulk did.
+type BulkResult struct {
+	// Changed counts the jobs the action changed.
+	Changed int
+	// Skipped counts the jobs that had moved on since the ids were taken
+	// (retried, cancelled, finished or deleted by someone else; for a
+	// delete, also a job the store may not delete yet): the action does
+	// not apply to them, which is not an error.
+	Skipped int
+}
+
+// MatchingJobs returns the ids, in id order, of every live job that o's
+// filters match now: a snapshot for a bulk action. It reads them page by
+// page (o.After and o.Limit are ignored) up to an id minted when it
+// starts, so that jobs submitted while it reads are left out, however
+// fast they arrive. A filter that matches nothing gives no ids and no
+// error.
+func (c *Client) MatchingJobs(ctx context.Context, o ListOptions) ([]uuid.UUID, error) {
+	return c.MatchingJobsBefore(ctx, o, c.NewJobID())
+}
+
+// MatchingJobsBefore is MatchingJobs bounded by an id taken earlier (by
+// NewJobID): the jobs o matches whose id is at most bound, that is, that
+// were submitted before bound was minted. A dashboard mints the bound when
+// it shows the count for confirmation, so that the action confirmed acts
+// on no job that was submitted after. A bound later than now is taken as
+// now; the zero bound as now too.
+func (c *Client) MatchingJobsBefore(ctx context.Context, o ListOptions, bound uuid.UUID) ([]uuid.UUID, error) {
+	if now := c.NewJobID(); bound == uuid.Nil || bytes.Compare(bound[:], now[:]) > 0 {
+		bound = now
+	}
+	o.After, o.Limit, o.IncludeArchived = uuid.Nil, 10000, false
+	var ids []uuid.UUID
+	for {
+		page, err := c.ListJobs(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("ratchet: matching jobs: %w", err)
+		}
+		for _, j := range page.Jobs {
+			if bytes.Compare(j.ID[:], bound[:]) > 0 {
+				return ids, nil
+			}
+			ids = append(ids, j.ID)
+		}
+		if page.Next == uuid.Nil {
+			return ids, nil
+		}
+		o.After = page.Next
+	}
+}
+
+// Bulk applies action to each of ids, o.Workers store calls at once (one
+// job per call for a retry or a cancel, BulkDeleteBatch per call for a
+// delete), and counts the jobs it changed and those it skipped because
+// they had moved on (an error wrapping ErrInvalidState or ErrNotFound for
+// a retry or a cancel; false from DeleteJobs). Any other error stops it:
+// it returns that error with the counts so far. Take ids with MatchingJobs
+// to act on everything a filter matches.
+func (c *Client) Bulk(ctx context.Context, action BulkAction, ids []uuid.UUID, o BulkOptions) (BulkResult, error) {
+	var act func(ctx context.Context, ids []uuid.UUID) ([]bool, error)
+	per := 1
+	switch action {
+	case BulkRetry:
+		act = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return eachJob(ctx, ids, c.RetryJob) }
+	case BulkCancel:
+		act = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return eachJob(ctx, ids, c.CancelJob) }
+	case BulkDelete:
+		act, per = c.DeleteJobs, BulkDeleteBatch
+	default:
+		return BulkResult{}, invalidArg("unknown bulk action %d", int(action))
+	}
+	workers := o.Workers
+	switch {
+	case workers < 0:
+		return BulkResult{}, invalidArg("bulk %s: %d workers", action, workers)
+	case workers == 0:
+		workers = DefaultBulkWorkers
+	}
+	res, err := apply(ctx, ids, per, workers, act, o.Progress)
+	if err != nil {
+		return res, fmt.Errorf("ratchet: bulk %s: %w", action, err)
+	}
+	return res, nil
+}
+
+// eachJob runs fn on each of ids: true where it changed the job, false
+// where the job moved on (ErrInvalidState, ErrNotFound); another error
+// stops it.
+func eachJob(ctx context.Context, ids []uuid.UUID, fn func(context.Context, uuid.UUID) error) ([]bool, error) {
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		switch err := fn(ctx, id); {
+		case err == nil:
+			out[i] = true
+		case errors.Is(err, ErrInvalidState) || errors.Is(err, ErrNotFound):
+		default:
+			return nil, fmt.Errorf("job %s: %w", id, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// apply runs act on ids, per ids in each call and workers calls at once,
+// and counts the ids act changed and those it skipped. It stops at the
+// first error.
+func apply(ctx context.Context, ids []uuid.UUID, per, workers int,
+	act func(context.Context, []uuid.UUID) ([]bool, error), progress func(n int)) (res BulkResult, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan []uuid.UUID)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range min(workers, (len(ids)+per-1)/per) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for chunk := range next {
+				if ctx.Err() != nil {
+					continue // stopped: drain what the feeder already handed over
+				}
+				changed, e := act(ctx, chunk)
+				mu.Lock()
+				switch {
+				case e != nil:
+					if err == nil {
+						err = e
+						cancel()
+					}
+				case len(changed) != len(chunk):
+					if err == nil {
+						err = fmt.Errorf("%d answers for %d jobs", len(changed), len(chunk))
+						cancel()
+					}
+				default:
+					for _, ok := range changed {
+						if ok {
+							res.Changed++
+						} else {
+							res.Skipped++
+						}
+					}
+					if progress != nil {
+						progress(len(chunk))
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for start := 0; start < len(ids); start += per {
+		select {
+		case next <- ids[start:min(start+per, len(ids))]:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return res, err
+}
