@@ -74,6 +74,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Stats
 	case *spi.JobDeleter:
 		v = caps.Deleter
+	case *spi.AuditLog:
+		v = caps.Audit
 	}
 	c, ok := v.(C)
 	return c, ok

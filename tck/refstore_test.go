@@ -174,6 +174,7 @@ type refStore struct {
 	logs      map[uuid.UUID][]spi.LogLine
 	deps      map[uuid.UUID][]spi.Dependency // each child's dependencies
 	batches   map[uuid.UUID]*spi.Batch
+	audit     refAudit // the audit log (refstore_audit_test.go)
 	listeners map[int]func(spi.WakeupHint)
 	nextLsn   int
 	closed    bool

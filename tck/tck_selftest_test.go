@@ -57,6 +57,7 @@ var capabilityGroups = map[string]string{
 	"Rewrite":    "spi.ValueRewriter",
 	"Stats":      "spi.StatsReader",
 	"Delete":     "spi.JobDeleter",
+	"Audit":      "spi.AuditLog",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -295,6 +296,10 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugDeleteParents, []string{"Delete/KeepsParentsOfUnfinished"}},
 		{bugDeleteKeepsKey, []string{"Delete/DeletesFinishedOnly"}},
 		{bugStatsOldestRunning, []string{"Stats/OldestDue"}},
+		{bugAuditOldestFirst, []string{"Audit/ListNewestFirst", "Audit/AppendAssignsSeq", "Audit/ConcurrentAppends"}},
+		{bugAuditIgnoresBefore, []string{"Audit/ListNewestFirst", "Audit/ListDefaultLimit"}},
+		{bugAuditDeleteIgnoreLimit, []string{"Audit/DeleteByAge"}},
+		{bugAuditSkipsValidate, []string{"Audit/RefusesInvalid"}},
 
 		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
 		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},

@@ -41,6 +41,8 @@ type Capabilities struct {
 	Stats StatsReader
 	// Deleter deletes finished jobs for good.
 	Deleter JobDeleter
+	// Audit keeps the audit log of operators' actions.
+	Audit AuditLog
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -77,5 +79,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Rewriter, _ = s.(ValueRewriter)
 	c.Stats, _ = s.(StatsReader)
 	c.Deleter, _ = s.(JobDeleter)
+	c.Audit, _ = s.(AuditLog)
 	return c
 }

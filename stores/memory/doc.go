@@ -8,6 +8,7 @@
 // effective priority only grows with waiting time, so the best N overall are
 // among the best N of each level.
 //
-// Capabilities: every spi.Store operation. Transactional submit is not
-// offered (there is no transaction to join).
+// Capabilities: every spi.Store operation, and the audit log
+// (spi.AuditLog). Transactional submit is not offered (there is no
+// transaction to join).
 package memory

@@ -47,6 +47,9 @@ type Store struct {
 	waits map[uuid.UUID]struct{}
 	// Batches (BatchStore); their children are in flows.
 	batches map[uuid.UUID]*spi.Batch
+	// The audit log (AuditLog), in Seq order, and the last Seq given.
+	audit    []spi.AuditEntry
+	auditSeq int64
 }
 
 type lease struct {
