@@ -117,3 +117,23 @@ func resilience(o Options, tasks map[string]ratchet.Definition) (spi.ResilienceS
 			o.Logger.Warn("circuit breaker changed state", "node", o.NodeID, "service", service, "state", to.String())
 		}}), protected, nil
 }
+
+// Breakers returns a snapshot of the node's circuit breakers at the
+// engine's clock: the poller breaker first (Poller true, Service the node
+// id) when breaking is on, then the breakers of the protected services
+// called so far, sorted by service. Only the built-in strategy's
+// breakers are listed: a BreakerOptions.Strategy of another kind (any
+// spi.ResilienceStrategy that is not a *breaker.Strategy) contributes
+// nothing, since its state is its own. It is safe for concurrent use
+// while the engine runs.
+func (e *Engine) Breakers() []breaker.Status {
+	now := e.opts.Clock.Now()
+	var out []breaker.Status
+	if e.pollBreaker != nil {
+		out = append(out, e.pollBreaker.Status(e.opts.NodeID, true, now))
+	}
+	if s, ok := e.resilience.(*breaker.Strategy); ok {
+		out = append(out, s.Statuses(now)...)
+	}
+	return out
+}
