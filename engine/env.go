@@ -149,6 +149,10 @@ var envSettings = []envSetting{
 	// by the engine; listed so that they are known.
 	{name: "RATCHET_ENCRYPTION_KEYS", doc: "the encryption keys, id:base64,id:base64", elsewhere: "encryption.EnvKeys"},
 	{name: "RATCHET_ENCRYPTION_CURRENT_KEY", doc: "the id of the key new values are sealed under (default: the last listed)", elsewhere: "encryption.EnvKeys"},
+	// The dashboard's credentials: read by the ratchet command's dashboard
+	// and dev (module tools), not by the engine.
+	{name: "RATCHET_DASHBOARD_TOKEN", doc: "the dashboard's operator token (ratchet dashboard, ratchet dev)", elsewhere: "ratchet dashboard"},
+	{name: "RATCHET_DASHBOARD_VIEWER_TOKEN", doc: "the dashboard's read-only token (ratchet dashboard)", elsewhere: "ratchet dashboard"},
 	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
 		o.MaskPayloads = on
@@ -221,7 +225,9 @@ func FromEnv(base Options) (Options, error) {
 // naming the variable, and nothing is applied.
 //
 // Accepted silently, being another package's: RATCHET_ENCRYPTION_KEYS and
-// RATCHET_ENCRYPTION_CURRENT_KEY (encryption.EnvKeys).
+// RATCHET_ENCRYPTION_CURRENT_KEY (encryption.EnvKeys), and the dashboard's
+// RATCHET_DASHBOARD_TOKEN and RATCHET_DASHBOARD_VIEWER_TOKEN (the ratchet
+// command's dashboard and dev).
 //
 // Warned about, never an error, so that one stray variable cannot stop a
 // node from starting: the spec's names this version does not implement

@@ -228,8 +228,8 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
 		PollInterval:    200 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
 		Logger:          cfg.Logger,
-		Schedules:       []ratchet.Recurring{Tick.Recurring(Schedule, "@every 1s", struct{}{})},
-	}, Task, Tick, Step)
+		Schedules:       Schedules(),
+	}, Tasks()...)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -508,4 +508,32 @@ func (f *demoFlow) verify(ctx context.Context, c *ratchet.Client, timeout time.D
 		// Step), and shows above as a state other than the expected one.
 	}
 	return problems, nil
+}
+
+// Tasks are the demo's tasks, for a node that runs its jobs (ratchet dev).
+func Tasks() []ratchet.Definition { return []ratchet.Definition{Task, Tick, Step} }
+
+// Schedules are the demo's recurring schedules: Tick every second.
+func Schedules() []ratchet.Recurring {
+	return []ratchet.Recurring{Tick.Recurring(Schedule, "@every 1s", struct{}{})}
+}
+
+// Seed submits n jobs of the demo's mix (seeded by seed) and, on a store
+// that keeps workflows, the demo's workflow, without waiting for them:
+// something for a dashboard to show. It returns the workflow's id (zero
+// when the store keeps none).
+func Seed(ctx context.Context, c *ratchet.Client, n int, seed uint64) (uuid.UUID, error) {
+	if n > 0 {
+		if _, err := submit(ctx, c, Config{Jobs: n, Seed: seed}); err != nil {
+			return uuid.Nil, err
+		}
+	}
+	if spi.CapabilitiesOf(c.Store()).Workflows == nil {
+		return uuid.Nil, nil
+	}
+	f, err := submitFlow(ctx, c)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return f.id, nil
 }
