@@ -5,7 +5,20 @@ go 1.26.0
 require (
 	github.com/google/uuid v1.6.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/stores/memory v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
 
-replace github.com/ratchet-go/ratchet/sdk => ../sdk
+require (
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
+
+replace (
+	github.com/ratchet-go/ratchet/ddl => ../ddl
+	github.com/ratchet-go/ratchet/sdk => ../sdk
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
+	github.com/ratchet-go/ratchet/stores/memory => ../stores/memory
+	github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
+	github.com/ratchet-go/ratchet/tck => ../tck
+)

@@ -61,4 +61,12 @@ type Options struct {
 	Now func() time.Time
 	// Logger logs failed store calls and actions; nil means slog.Default().
 	Logger *slog.Logger
+	// LiveWithin is how old a node's heartbeat may be for the nodes view
+	// to count it live (use the fleet's orphan grace); zero means
+	// DefaultLiveWithin.
+	LiveWithin time.Duration
 }
+
+// DefaultLiveWithin is Options.LiveWithin's default: the engine's default
+// orphan grace.
+const DefaultLiveWithin = 60 * time.Second

@@ -1,0 +1,178 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// filterKeys are the job filters' query parameters, in the order their
+// text (a bulk operation's target) lists them: the ratchet command's
+// filters.
+var filterKeys = []string{"status", "task", "tag", "priority", "error", "created_from", "created_before", "property", "archived"}
+
+// defaultPage is the jobs view's page size; maxPage the largest asked.
+const (
+	defaultPage = 50
+	maxPage     = 1000
+)
+
+// filters are the job filters of a request.
+type filters struct {
+	Status        string
+	Task          string
+	Tag           string
+	Priorities    []string // as given, one per checked box
+	Error         string
+	CreatedFrom   string
+	CreatedBefore string
+	Property      string
+	Archived      bool
+}
+
+// Has reports whether priority p is among the filter's.
+func (f filters) Has(p string) bool {
+	for _, q := range f.Priorities {
+		if strings.EqualFold(q, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// filtersOf reads the filters from a query (or a form).
+func filtersOf(q url.Values) filters {
+	f := filters{Status: strings.TrimSpace(q.Get("status")), Task: strings.TrimSpace(q.Get("task")), Tag: strings.TrimSpace(q.Get("tag")),
+		Error: q.Get("error"), CreatedFrom: strings.TrimSpace(q.Get("created_from")),
+		CreatedBefore: strings.TrimSpace(q.Get("created_before")), Property: strings.TrimSpace(q.Get("property")),
+		Archived: q.Get("archived") != "" && q.Get("archived") != "0" && q.Get("archived") != "false"}
+	for _, v := range q["priority"] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				f.Priorities = append(f.Priorities, p)
+			}
+		}
+	}
+	return f
+}
+
+// values returns the filters as a query.
+func (f filters) values() url.Values {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("status", f.Status)
+	set("task", f.Task)
+	set("tag", f.Tag)
+	for _, p := range f.Priorities {
+		q.Add("priority", p)
+	}
+	set("error", f.Error)
+	set("created_from", f.CreatedFrom)
+	set("created_before", f.CreatedBefore)
+	set("property", f.Property)
+	if f.Archived {
+		q.Set("archived", "1")
+	}
+	return q
+}
+
+// Query is the filters as a query string (url.Values encodes its keys in
+// order: a stable text).
+func (f filters) Query() string { return f.values().Encode() }
+
+// text describes the filters for the audit log and the confirmation.
+func (f filters) text() string {
+	if q := f.Query(); q != "" {
+		return q
+	}
+	return "(every job)"
+}
+
+// any reports whether a filter is set (a bulk action needs one).
+func (f filters) any() bool {
+	g := f
+	g.Archived = false
+	return g.Query() != ""
+}
+
+// listOptions returns the filters as the client's ListOptions, or an
+// error naming the filter that does not parse.
+func (f filters) listOptions() (ratchet.ListOptions, error) {
+	var o ratchet.ListOptions
+	var err error
+	if f.Status != "" {
+		if o.Status, err = ratchet.ParseStatus(f.Status); err != nil {
+			return o, fmt.Errorf("status: %w", err)
+		}
+	}
+	o.Task, o.Tag, o.ErrorContains, o.IncludeArchived = f.Task, f.Tag, f.Error, f.Archived
+	for _, name := range f.Priorities {
+		p, err := ratchet.ParsePriority(name)
+		if err != nil {
+			return o, fmt.Errorf("priority: %w", err)
+		}
+		o.Priorities = append(o.Priorities, p)
+	}
+	if o.CreatedFrom, err = parseTime(f.CreatedFrom); err != nil {
+		return o, fmt.Errorf("created from %q: %w", f.CreatedFrom, err)
+	}
+	if o.CreatedBefore, err = parseTime(f.CreatedBefore); err != nil {
+		return o, fmt.Errorf("created before %q: %w", f.CreatedBefore, err)
+	}
+	if f.Property != "" {
+		k, v, ok := strings.Cut(f.Property, "=")
+		if !ok || k == "" {
+			return o, fmt.Errorf("property %q: want KEY=VALUE", f.Property)
+		}
+		o.PropertyKey, o.PropertyValue = k, v
+	}
+	return o, nil
+}
+
+// parseTime reads RFC 3339, or a form's datetime-local (taken as UTC);
+// empty is the zero time.
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not a time (RFC 3339, or 2006-01-02T15:04 in UTC)")
+}
+
+// pageOf reads the keyset cursor and the page size.
+func pageOf(q url.Values) (after uuid.UUID, limit int, err error) {
+	if a := q.Get("after"); a != "" {
+		if after, err = uuid.Parse(a); err != nil {
+			return after, 0, fmt.Errorf("after %q: not a job id: %w", a, err)
+		}
+	}
+	limit = defaultPage
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit <= 0 || limit > maxPage {
+			return after, 0, fmt.Errorf("limit %q: want a number from 1 to %d", l, maxPage)
+		}
+	}
+	return after, limit, nil
+}
+
+// statuses are the job states in the order the views list them.
+var statuses = []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusWaiting, spi.StatusBlocked,
+	spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped}
+
+// priorities are the priorities' names, lowest first.
+var priorities = []string{"LOWEST", "LOW", "NORMAL", "HIGH", "CRITICAL"}
