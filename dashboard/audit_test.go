@@ -31,7 +31,7 @@ func (failingAudit) AppendAudit(context.Context, spi.AuditEntry) (spi.AuditEntry
 	return spi.AuditEntry{}, errors.New("audit table is read-only")
 }
 func (failingAudit) ListAudit(context.Context, int64, int) ([]spi.AuditEntry, error) { return nil, nil }
-func (failingAudit) DeleteAudit(context.Context, time.Time, int) (int, error)         { return 0, nil }
+func (failingAudit) DeleteAudit(context.Context, time.Time, int) (int, error)        { return 0, nil }
 
 func TestAuditFailureIsShown(t *testing.T) {
 	st := memory.New()
