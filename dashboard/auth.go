@@ -94,13 +94,13 @@ func (h *Handler) readSession(v string) (*principal, bool) {
 	if json.Unmarshal(body, &s) != nil || h.now().Unix() >= s.Expires || h.revoked.has(s.ID) {
 		return nil, false
 	}
-	if h.o.Insecure && len(h.o.Credentials) == 0 {
-		return &principal{Name: s.Name, Role: RoleOperator, via: viaCookie, sid: s.ID}, true
-	}
 	for _, cr := range h.o.Credentials {
 		if cr.Name == s.Name {
 			return &principal{Name: cr.Name, Role: cr.Role, via: viaCookie, sid: s.ID}, true
 		}
+	}
+	if h.o.Insecure {
+		return &principal{Name: s.Name, Role: RoleOperator, via: viaCookie, sid: s.ID}, true
 	}
 	return nil, false
 }
@@ -149,7 +149,8 @@ var errBadCredential = errors.New("wrong token or password")
 // authenticate finds the request's principal: an Authorization header
 // (Bearer or Basic) first, then the session cookie. It returns nil and
 // no error when the request carries no credential, nil and
-// errBadCredential when it carries a wrong one.
+// errBadCredential when it carries a wrong one (also in Insecure mode: a
+// credential given is checked).
 func (h *Handler) authenticate(r *http.Request) (*principal, error) {
 	if a := r.Header.Get("Authorization"); a != "" {
 		if tok, ok := strings.CutPrefix(a, "Bearer "); ok {
@@ -196,13 +197,13 @@ func (h *Handler) cookiePath() string {
 
 // guard authenticates every request but the login page and the assets.
 // A request with no credential or a wrong one gets 401: JSON for the API,
-// the login page for the rest. In Insecure mode without credentials,
-// everyone is an operator with a session of their own (so that CSRF
-// tokens still apply).
+// the login page for the rest. In Insecure mode a request without a
+// credential is an operator named "anonymous" with a session of its own
+// (so that CSRF tokens still apply to browsers).
 func (h *Handler) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := h.authenticate(r)
-		if p == nil && err == nil && h.o.Insecure && len(h.o.Credentials) == 0 {
+		if p == nil && err == nil && h.o.Insecure {
 			p, err = h.setSessionCookie(w, r, "anonymous", RoleOperator)
 			if err != nil {
 				h.serverError(w, r, err)

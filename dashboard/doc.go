@@ -20,6 +20,62 @@
 // Authentication is on by default: New refuses Options with no
 // Credentials unless Insecure is set.
 //
+// # Signing in
+//
+// A browser signs in at {prefix}/login with a token, or a name and a
+// password: the dashboard sets a session cookie (HttpOnly, SameSite=Lax,
+// its path the prefix, Secure over TLS) signed with HMAC-SHA256 under
+// Options.SessionKey, carrying the credential's name, role and expiry
+// (Options.SessionTTL). POST {prefix}/logout ends it. Any request may
+// instead carry "Authorization: Bearer <token>" or HTTP basic
+// authentication (name and password). A request with no credential, or a
+// wrong one, gets 401 and nothing is done: JSON for the API, the login
+// form for a page.
+//
+// GET {prefix}/login?token=<token> signs in with that token and redirects
+// to the overview: the clickable URL `ratchet dev` prints. It puts the
+// token in the browser's history (and in any proxy's access log), so it is
+// meant for a dashboard on the developer's loopback, not for one that
+// others reach.
+//
+// Every state-changing request is a POST (another method gets 405). By a
+// cookie session it must carry the session's CSRF token (an HMAC of the
+// session's id) in the form field "csrf" or the header X-CSRF-Token, else
+// 403; a request authenticated by its Authorization header needs none. A
+// RoleViewer gets 403 on every action and sees no action buttons. Every
+// action is appended to the store's audit log (spi.AuditLog, when the
+// store keeps one) with the credential's name as its actor, and logged.
+//
+// # Routes
+//
+// Below the prefix (every link, form action, asset URL and the cookie's
+// path start with it):
+//
+//	GET  /                        overview: counts by status, charts, the oldest due job's wait, jobs by task
+//	GET  /jobs                    jobs: the ratchet command's filters, keyset pages (after=)
+//	GET  /dlq                     the FAILED jobs
+//	GET  /jobs/{id}               one job: fields, masked arguments and result, log, timeline, parents
+//	POST /jobs/{id}/retry|cancel|delete
+//	GET  /bulk/confirm            a bulk action's count and its snapshot bound (action=, filters)
+//	POST /bulk                    start it in the background: redirects to /operations/{id}
+//	GET  /operations/{id}         its progress and counts
+//	GET  /nodes                   live nodes and the pending backlog per task
+//	GET  /recurring               schedules; POST /recurring/pause|resume|trigger (form field id)
+//	GET  /workflows/{id}          a workflow's graph
+//	GET  /breakers                Options.Breakers
+//	GET  /audit                   the audit log, newest first (before=)
+//	GET  /api/overview            JSON: counts by status, by task, oldest due, samples
+//	GET  /api/jobs                JSON: a page of jobs (filters, after=) and the next cursor
+//	GET  /api/jobs/{id}           JSON: a job with its masked arguments and result
+//	POST /api/jobs/bulk           JSON {"action", "filters": {...}, "bound"}: 202 and the operation's id
+//	GET  /api/operations/{id}     JSON: an operation's state and counts
+//
+// Bulk operations live in the dashboard's memory (a restart forgets
+// them); they run on the handler's context, not the request's, and Close
+// cancels those still running. When the store fails, every view still
+// renders its frame, with a banner "store unreachable: ..." and status
+// 503.
+//
 // Dependencies: the SDK only (and, in its tests, chromedp to drive a real
 // headless Chromium).
 package dashboard

@@ -133,10 +133,11 @@ func timeline(j *ratchet.Job) []event {
 	}
 	ev = append(ev, due)
 	if !j.ClaimedAt.IsZero() {
-		d := fmt.Sprintf("run %d", j.Attempts+1)
-		if j.Status.Terminal() && j.Status == spi.StatusFailed {
-			d = fmt.Sprintf("run %d", max(j.Attempts, 1))
+		run := j.Attempts + 1 // RUNNING, SUCCEEDED: the failed runs, then this one
+		if j.Status == spi.StatusFailed || j.Status == spi.StatusPending {
+			run = max(j.Attempts, 1) // the last claim's run failed (or a retry waits)
 		}
+		d := fmt.Sprintf("last claim: run %d", run)
 		if j.OwnerNode != "" {
 			d += " on " + j.OwnerNode
 		}
