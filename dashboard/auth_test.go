@@ -2,10 +2,12 @@ package dashboard_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,6 +112,33 @@ func TestCSRFAndRoles(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, st)
 	assert.Equal(t, "POST", hdr.Get("Allow"))
 
+	for _, p := range []string{"/bulk", "/logout", "/recurring/pause", "/api/jobs/bulk"} {
+		st, _, _ = e.do(c, "GET", p, nil, nil)
+		assert.Equal(t, http.StatusMethodNotAllowed, st, p)
+	}
+
+	// The API by a cookie session takes the token in X-CSRF-Token.
+	bulk := `{"action":"retry","filters":{"status":"FAILED","task":"nothing"}}`
+	req, err := http.NewRequest("POST", e.url("/api/jobs/bulk"), strings.NewReader(bulk))
+	require.NoError(t, err)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	req, err = http.NewRequest("POST", e.url("/api/jobs/bulk"), strings.NewReader(bulk))
+	require.NoError(t, err)
+	req.Header.Set("X-CSRF-Token", csrf)
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	var started struct{ Operation string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&started))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.Eventually(t, func() bool {
+		_, body, _ := e.do(c, "GET", "/api/operations/"+started.Operation, nil, nil)
+		return strings.Contains(body, `"state": "done"`)
+	}, 10*time.Second, time.Millisecond)
+
 	// A viewer: no buttons, 403 on the action (by session and by bearer).
 	vc, vcsrf := e.login(viewerToken)
 	st, body, _ := e.do(vc, "GET", "/jobs/"+ids[0].String(), nil, nil)
@@ -135,7 +164,8 @@ func TestCSRFAndRoles(t *testing.T) {
 	assert.Equal(t, spi.StatusPending, j.Status)
 	es, err := e.store.ListAudit(e.ctx, 0, 10)
 	require.NoError(t, err)
-	require.Len(t, es, 1)
+	require.Len(t, es, 2)
+	assert.Equal(t, "jobs.bulk.retry", es[1].Action)
 	assert.Equal(t, "alice", es[0].Actor)
 	assert.Equal(t, "jobs.retry", es[0].Action)
 	assert.Equal(t, ids[0].String(), es[0].Target)
