@@ -76,6 +76,7 @@
 // renders its frame, with a banner "store unreachable: ..." and status
 // 503.
 //
-// Dependencies: the SDK only (and, in its tests, chromedp to drive a real
-// headless Chromium).
+// Dependencies: the SDK only (and, in its tests, the memory and SQLite
+// stores, and chromedp to drive a real headless Chromium when one is
+// installed).
 package dashboard
