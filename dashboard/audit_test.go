@@ -48,4 +48,8 @@ func TestAuditFailureIsShown(t *testing.T) {
 	code, body, _ := e.do(cl, "GET", loc.RequestURI()[len(prefix):], nil, nil)
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "audit table is read-only")
+
+	// A notice that the dashboard did not sign is not shown.
+	_, body, _ = e.do(cl, "GET", "/jobs?notice=visit+evil.example", nil, nil)
+	assert.NotContains(t, body, "evil.example")
 }

@@ -104,7 +104,7 @@ func (h *Handler) renderPage(w http.ResponseWriter, r *http.Request, status int,
 		p.User, p.CSRF, p.CanAct = u, h.csrfToken(u), u.canAct()
 	}
 	if p.Notice == "" {
-		p.Notice = clip(r.URL.Query().Get("notice"), 300)
+		p.Notice = h.noticeOf(r)
 	}
 	if p.Nav == "" {
 		p.Nav = name

@@ -227,5 +227,5 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request, p *principal
 	if action == "jobs.delete" {
 		to = h.prefix + "/jobs"
 	}
-	http.Redirect(w, r, to+"?"+url.Values{"notice": {notice}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, to+"?"+h.noticeQuery(notice), http.StatusSeeOther)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
@@ -82,5 +81,5 @@ func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, p *prin
 	if aerr != nil {
 		notice += "; but " + aerr.Error()
 	}
-	http.Redirect(w, r, h.prefix+"/recurring?"+url.Values{"notice": {notice}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, h.prefix+"/recurring?"+h.noticeQuery(notice), http.StatusSeeOther)
 }
