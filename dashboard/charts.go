@@ -1,10 +1,10 @@
 package dashboard
 
 import (
-	"fmt"
 	"html/template"
-	"strings"
 	"time"
+
+	"github.com/ratchet-go/ratchet/dashboard/internal/svg"
 )
 
 // The charts' inputs, mirroring the svg package's, so that the views do
@@ -30,45 +30,42 @@ type (
 
 // Chart sizes.
 const (
-	chartWidth  = 560
-	chartHeight = 160
+	chartWidth  = 500
+	chartHeight = 180
+	barWidth    = 560
 )
 
-// lineChart draws series over time.
+// lineChart draws series over time (svg.LineChart).
 func lineChart(title string, series []chartSeries) template.HTML {
-	var b strings.Builder
-	fmt.Fprintf(&b, `<figure class="chart"><figcaption>%s</figcaption><table class="mini">`, template.HTMLEscapeString(title))
-	for _, s := range series {
-		last := 0.0
-		if n := len(s.Points); n > 0 {
-			last = s.Points[n-1].V
+	ss := make([]svg.Series, len(series))
+	for i, s := range series {
+		ps := make([]svg.Point, len(s.Points))
+		for k, p := range s.Points {
+			ps[k] = svg.Point{T: p.T, V: p.V}
 		}
-		fmt.Fprintf(&b, `<tr><td class="%s">%s</td><td>%.1f</td></tr>`, template.HTMLEscapeString(s.Class), template.HTMLEscapeString(s.Name), last)
+		ss[i] = svg.Series{Name: s.Name, Class: s.Class, Points: ps}
 	}
-	b.WriteString(`</table></figure>`)
-	return template.HTML(b.String())
+	return svg.LineChart(title, ss, chartWidth, chartHeight)
 }
 
-// barChart draws bars.
+// barChart draws bars (svg.BarChart).
 func barChart(title string, bars []chartBar) template.HTML {
-	var b strings.Builder
-	fmt.Fprintf(&b, `<figure class="chart"><figcaption>%s</figcaption><table class="mini">`, template.HTMLEscapeString(title))
-	for _, x := range bars {
-		fmt.Fprintf(&b, `<tr><td><a href="%s">%s</a></td><td>%.0f</td></tr>`, template.HTMLEscapeString(x.Href), template.HTMLEscapeString(x.Label), x.Value)
+	bs := make([]svg.Bar, len(bars))
+	for i, b := range bars {
+		bs[i] = svg.Bar{Label: b.Label, Value: b.Value, Class: b.Class, Href: b.Href}
 	}
-	b.WriteString(`</table></figure>`)
-	return template.HTML(b.String())
+	return svg.BarChart(title, bs, barWidth)
 }
 
-// graph draws a workflow's jobs and their dependencies.
+// graph draws a workflow's jobs and their dependencies (svg.Graph).
 func graph(title string, nodes []graphNode, edges []graphEdge) (template.HTML, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, `<figure class="graph"><figcaption>%s</figcaption><ul>`, template.HTMLEscapeString(title))
-	for _, n := range nodes {
-		fmt.Fprintf(&b, `<li class="%s"><a href="%s">%s</a> %s</li>`, template.HTMLEscapeString(n.Class), template.HTMLEscapeString(n.Href),
-			template.HTMLEscapeString(n.Label), template.HTMLEscapeString(n.Sub))
+	ns := make([]svg.Node, len(nodes))
+	for i, n := range nodes {
+		ns[i] = svg.Node{ID: n.ID, Label: n.Label, Sub: n.Sub, Class: n.Class, Href: n.Href}
 	}
-	b.WriteString(`</ul></figure>`)
-	_ = edges
-	return template.HTML(b.String()), nil
+	es := make([]svg.Edge, len(edges))
+	for i, e := range edges {
+		es[i] = svg.Edge{From: e.From, To: e.To}
+	}
+	return svg.Graph(title, ns, es)
 }

@@ -114,5 +114,6 @@ func TestOverviewPage(t *testing.T) {
 	assert.Contains(t, body, `href="/ops/jobs?status=FAILED"`)
 	assert.Contains(t, body, `href="/ops/dlq?task=charge"`)
 	assert.Contains(t, body, "Succeeded per minute")
+	assert.Contains(t, body, `<svg`)
 	assert.Contains(t, body, "oldest due job has waited")
 }

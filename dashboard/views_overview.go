@@ -109,8 +109,8 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(w, r, "overview", p, err)
 		return
 	}
-	d.Throughput = lineChart("Succeeded per minute", []chartSeries{{Name: "succeeded", Class: "s-succeeded", Points: ratePoints(rates(ring, spi.StatusSucceeded))}})
-	d.Failures = lineChart("Failed per minute", []chartSeries{{Name: "failed", Class: "s-failed", Points: ratePoints(rates(ring, spi.StatusFailed))}})
+	d.Throughput = lineChart("Succeeded per minute", []chartSeries{{Name: "succeeded per minute", Class: "s-succeeded", Points: ratePoints(rates(ring, spi.StatusSucceeded))}})
+	d.Failures = lineChart("Failed per minute", []chartSeries{{Name: "failed per minute", Class: "s-failed", Points: ratePoints(rates(ring, spi.StatusFailed))}})
 	var bars []chartBar
 	for i, t := range d.ByTask {
 		if i == 20 {

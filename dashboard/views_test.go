@@ -306,9 +306,10 @@ func TestWorkflowGraph(t *testing.T) {
 
 	st, body, _ := e.do(nil, "GET", "/workflows/"+wid.String(), nil, bearer(opToken))
 	require.Equal(t, http.StatusOK, st, body)
-	for _, s := range []string{"fetch", "resize", "publish", "BLOCKED", "PENDING", "/ops/jobs/" + a.ID().String()} {
+	for _, s := range []string{"fetch", "resize", "publish", "BLOCKED", "PENDING", "/ops/jobs/" + a.ID().String(), `<svg`} {
 		assert.Contains(t, body, s)
 	}
+	assert.Equal(t, 4, strings.Count(body, `class="edge"`), "an edge per dependency")
 	// The job detail links to its workflow and lists its parents.
 	st, body, _ = e.do(nil, "GET", "/jobs/"+b.ID().String(), nil, bearer(opToken))
 	require.Equal(t, http.StatusOK, st)

@@ -54,7 +54,7 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 	var nodes []graphNode
 	var edges []graphEdge
 	for _, j := range ws.Jobs {
-		nodes = append(nodes, graphNode{ID: j.ID.String(), Label: j.TaskName, Sub: string(j.Status) + " · " + j.ID.String()[:8],
+		nodes = append(nodes, graphNode{ID: j.ID.String(), Label: j.TaskName, Sub: string(j.Status) + " · …" + j.ID.String()[28:],
 			Class: "st-" + string(j.Status), Href: h.prefix + "/jobs/" + j.ID.String()})
 		if j.DependencyCount == 0 || store == nil {
 			continue
