@@ -30,7 +30,7 @@ type (
 
 // Chart sizes.
 const (
-	chartWidth  = 500
+	chartWidth  = 480
 	chartHeight = 180
 	barWidth    = 560
 )
