@@ -102,6 +102,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/ratchet-go/ratchet/dashboard v0.0.0
 	github.com/ratchet-go/ratchet/ddl v0.0.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
 	github.com/ratchet-go/ratchet/stores/mongodb v0.0.0
@@ -148,3 +149,5 @@ replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/inter
 replace github.com/ratchet-go/ratchet/stores/sqlserver => ../stores/sqlserver
 
 replace github.com/ratchet-go/ratchet/stores/oracle => ../stores/oracle
+
+replace github.com/ratchet-go/ratchet/dashboard => ../dashboard

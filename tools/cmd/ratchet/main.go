@@ -10,6 +10,8 @@
 //	ratchet nodes    the live nodes, their heartbeat age and tasks
 //	ratchet recurring  recurring list|pause|resume|trigger
 //	ratchet archive  archive the jobs that finished long enough ago, now
+//	ratchet dashboard  serve the web dashboard over a store
+//	ratchet dev      a node and the dashboard on an embedded SQLite store
 //
 // Run it from the repository root with go run ./tools/cmd/ratchet.
 package main
@@ -40,6 +42,8 @@ var commands = []command{
 	{"nodes", "the live nodes: heartbeat age and the tasks each runs", runNodes},
 	{"recurring", "recurring list|pause|resume|trigger: the recurring schedules", runRecurring},
 	{"archive", "move the jobs that finished before --older-than ago into the archive now", runArchive},
+	{"dashboard", "serve the web dashboard over a store (--addr, a token or --user; --insecure on loopback only)", runDashboard},
+	{"dev", "a node running the demo's tasks and the dashboard on an embedded SQLite store in --data, in one command", runDev},
 }
 
 func main() {
