@@ -14,6 +14,9 @@ import (
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
 
+// errClosing is a bulk action asked of a closed dashboard.
+var errClosing = errors.New("the dashboard is closing: no new operation starts")
+
 // countCap is where the bulk confirmation stops counting ("10,000+").
 const countCap = 10000
 
@@ -144,13 +147,8 @@ func (h *Handler) startBulk(p *principal, actionName string, f filters, bound st
 			return "", badRequest(fmt.Errorf("bound %q: not a job id: %w", bound, err))
 		}
 	}
-	if h.ctx.Err() != nil {
-		return "", errors.New("the dashboard is closing")
-	}
 	id := h.ops.start(operation{Action: action, Filter: f.text(), Actor: p.Name, Bound: b, Started: h.now()})
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	started := h.goBackground(func() {
 		ctx := h.ctx
 		ids, err := h.c.MatchingJobsBefore(ctx, o, b)
 		var res ratchet.BulkResult
@@ -174,7 +172,11 @@ func (h *Handler) startBulk(p *principal, actionName string, f filters, bound st
 				op.AuditErr = aerr.Error()
 			}
 		})
-	}()
+	})
+	if !started {
+		h.ops.update(id, func(op *operation) { op.State, op.Error, op.Finished = opFailed, "the dashboard is closing", h.now() })
+		return "", errClosing
+	}
 	return id, nil
 }
 

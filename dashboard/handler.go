@@ -42,8 +42,26 @@ type Handler struct {
 
 	ctx       context.Context // ends at Close: the background work's context
 	cancel    context.CancelFunc
+	mu        sync.Mutex // guards closed and wg.Add against Close
+	closed    bool
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+}
+
+// goBackground runs fn in a goroutine that Close waits for; false when
+// the handler is closed.
+func (h *Handler) goBackground(fn func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 // New returns the dashboard over c. It refuses Options with no Credentials
@@ -68,11 +86,7 @@ func New(c *ratchet.Client, o Options) (*Handler, error) {
 	h.ops = newOperations()
 	h.sampler = newSampler(h.stats, o.Now, o.SampleEvery, sampleRing)
 	h.routes()
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.sampler.run(h.ctx)
-	}()
+	h.goBackground(func() { h.sampler.run(h.ctx) })
 	return h, nil
 }
 
@@ -142,6 +156,9 @@ func validate(o *Options) error {
 // and waits for them. It is idempotent.
 func (h *Handler) Close() error {
 	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		h.mu.Unlock()
 		h.cancel()
 		h.wg.Wait()
 	})

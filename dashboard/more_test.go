@@ -59,6 +59,11 @@ func TestOperationRunsPastTheRequestAndCloseCancelsIt(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &op))
 	assert.Equal(t, "failed", op.State)
 	assert.Contains(t, op.Error, "context canceled")
+
+	// A closed dashboard starts no operation.
+	code, body, _ = e.do(nil, "POST", "/bulk", url.Values{"action": {"cancel"}, "task": {"x"}}, bearer(opToken))
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "the dashboard is closing")
 }
 
 func TestBreakersView(t *testing.T) {
