@@ -67,6 +67,7 @@
 //	GET  /api/overview            JSON: counts by status, by task, oldest due, samples
 //	GET  /api/jobs                JSON: a page of jobs (filters, after=) and the next cursor
 //	GET  /api/jobs/{id}           JSON: a job with its masked arguments and result
+//	POST /api/jobs/{id}/retry|cancel|delete   JSON: the outcome
 //	POST /api/jobs/bulk           JSON {"action", "filters": {...}, "bound"}: 202 and the operation's id
 //	GET  /api/operations/{id}     JSON: an operation's state and counts
 //

@@ -122,3 +122,22 @@ func TestOverviewPage(t *testing.T) {
 	assert.Contains(t, body, `<svg`)
 	assert.Contains(t, body, "oldest due job has waited")
 }
+
+func TestAPIJobActions(t *testing.T) {
+	e := newEnv(t)
+	ids := e.failedJobs("send", 1)
+	path := "/api/jobs/" + ids[0].String() + "/retry"
+	code, body, _ := e.do(nil, "POST", path, nil, bearer(viewerToken))
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, `"error"`)
+	code, _, _ = e.do(nil, "GET", path, nil, bearer(opToken))
+	assert.Equal(t, http.StatusMethodNotAllowed, code)
+	code, body, _ = e.do(nil, "POST", path, nil, bearer(opToken))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"outcome": "retried"`)
+	code, body, _ = e.do(nil, "POST", path, nil, bearer(opToken))
+	assert.Equal(t, http.StatusConflict, code, "not FAILED any more")
+	assert.Contains(t, body, "error")
+	code, _, _ = e.do(nil, "POST", "/api/jobs/nope/cancel", nil, bearer(opToken))
+	assert.Equal(t, http.StatusBadRequest, code)
+}

@@ -30,9 +30,10 @@ func (h *Handler) routes() {
 	page("/workflows/{id}", h.workflow)
 	page("/breakers", h.breakers)
 	page("/audit", h.auditView)
-	act("/jobs/{id}/retry", h.jobRetry)
-	act("/jobs/{id}/cancel", h.jobCancel)
-	act("/jobs/{id}/delete", h.jobDelete)
+	for verb := range jobActions {
+		act("/jobs/{id}/"+verb, h.jobAction(verb))
+		act("/api/jobs/{id}/"+verb, h.apiJobAction(verb))
+	}
 	act("/bulk", h.bulkPost)
 	act("/recurring/pause", h.schedulePause)
 	act("/recurring/resume", h.scheduleResume)

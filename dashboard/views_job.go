@@ -175,57 +175,85 @@ func (h *Handler) apiJob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"job": viewOf(det.Job), "arguments": det.Arguments, "result": det.Result, "masked": det.Masked})
 }
 
-// jobRetry serves POST /jobs/{id}/retry.
-func (h *Handler) jobRetry(w http.ResponseWriter, r *http.Request, p *principal) {
-	h.jobAction(w, r, p, "jobs.retry", "retried", func(ctx context.Context, id uuid.UUID) error { return h.c.RetryJob(ctx, id) })
-}
-
-// jobCancel serves POST /jobs/{id}/cancel.
-func (h *Handler) jobCancel(w http.ResponseWriter, r *http.Request, p *principal) {
-	h.jobAction(w, r, p, "jobs.cancel", "cancelled", func(ctx context.Context, id uuid.UUID) error { return h.c.CancelJob(ctx, id) })
-}
-
-// jobDelete serves POST /jobs/{id}/delete.
-func (h *Handler) jobDelete(w http.ResponseWriter, r *http.Request, p *principal) {
-	h.jobAction(w, r, p, "jobs.delete", "deleted", func(ctx context.Context, id uuid.UUID) error {
+// jobActions are the actions on one job, by the last segment of their
+// path: the audit log's action, the past tense, and what they do.
+var jobActions = map[string]struct {
+	action, done string
+	run          func(h *Handler, ctx context.Context, id uuid.UUID) error
+}{
+	"retry":  {"jobs.retry", "retried", func(h *Handler, ctx context.Context, id uuid.UUID) error { return h.c.RetryJob(ctx, id) }},
+	"cancel": {"jobs.cancel", "cancelled", func(h *Handler, ctx context.Context, id uuid.UUID) error { return h.c.CancelJob(ctx, id) }},
+	"delete": {"jobs.delete", "deleted", func(h *Handler, ctx context.Context, id uuid.UUID) error {
 		done, err := h.c.DeleteJobs(ctx, []uuid.UUID{id})
 		if err == nil && (len(done) != 1 || !done[0]) {
 			err = fmt.Errorf("job %s: %w: not deleted (unfinished, a parent of an unfinished job, or a child of an open batch)", id, ratchet.ErrInvalidState)
 		}
 		return err
-	})
+	}},
 }
 
-// jobAction runs one job's action, records it and redirects to the job
-// (to the jobs list after a delete) with a notice.
-func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request, p *principal, action, done string, fn func(context.Context, uuid.UUID) error) {
-	id, err := jobID(r)
-	if err != nil {
-		h.errorPage(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	err = fn(r.Context(), id)
-	detail, count := done, 1
+// doJobAction runs action verb on job id and records it. It returns the
+// audit log's error and the action's.
+func (h *Handler) doJobAction(ctx context.Context, p *principal, verb string, id uuid.UUID) (auditErr, err error) {
+	a := jobActions[verb]
+	err = a.run(h, ctx, id)
+	detail, count := a.done, 1
 	if err != nil {
 		detail, count = "failed: "+err.Error(), 0
 	}
-	aerr := h.audit(r.Context(), p.Name, action, id.String(), count, detail)
-	if err != nil {
-		st := statusOf(err)
-		if st == http.StatusServiceUnavailable {
-			h.storeFailed(w, r, "error", &page{Title: "Job " + id.String(), Nav: "jobs"}, err)
+	return h.audit(ctx, p.Name, a.action, id.String(), count, detail), err
+}
+
+// jobAction serves POST /jobs/{id}/{retry,cancel,delete}: it runs the
+// action, records it and redirects to the job (to the jobs list after a
+// delete) with a notice.
+func (h *Handler) jobAction(verb string) func(w http.ResponseWriter, r *http.Request, p *principal) {
+	return func(w http.ResponseWriter, r *http.Request, p *principal) {
+		id, err := jobID(r)
+		if err != nil {
+			h.errorPage(w, r, http.StatusBadRequest, err.Error())
 			return
 		}
-		h.errorPage(w, r, st, fmt.Sprintf("%s of job %s: %v", action, id, err))
-		return
+		aerr, err := h.doJobAction(r.Context(), p, verb, id)
+		if err != nil {
+			st := statusOf(err)
+			if st == http.StatusServiceUnavailable {
+				h.storeFailed(w, r, "error", &page{Title: "Job " + id.String(), Nav: "jobs"}, err)
+				return
+			}
+			h.errorPage(w, r, st, fmt.Sprintf("%s of job %s: %v", jobActions[verb].action, id, err))
+			return
+		}
+		notice := fmt.Sprintf("job %s %s", id, jobActions[verb].done)
+		if aerr != nil {
+			notice += "; but " + aerr.Error()
+		}
+		to := h.prefix + "/jobs/" + id.String()
+		if verb == "delete" {
+			to = h.prefix + "/jobs"
+		}
+		http.Redirect(w, r, to+"?"+h.noticeQuery(notice), http.StatusSeeOther)
 	}
-	notice := fmt.Sprintf("job %s %s", id, done)
-	if aerr != nil {
-		notice += "; but " + aerr.Error()
+}
+
+// apiJobAction serves POST /api/jobs/{id}/{retry,cancel,delete}: JSON
+// with the outcome, and the audit log's error when its append failed.
+func (h *Handler) apiJobAction(verb string) func(w http.ResponseWriter, r *http.Request, p *principal) {
+	return func(w http.ResponseWriter, r *http.Request, p *principal) {
+		id, err := jobID(r)
+		if err != nil {
+			h.apiError(w, r, http.StatusBadRequest, err)
+			return
+		}
+		aerr, err := h.doJobAction(r.Context(), p, verb, id)
+		if err != nil {
+			h.apiError(w, r, 0, err)
+			return
+		}
+		out := map[string]string{"job": id.String(), "action": jobActions[verb].action, "outcome": jobActions[verb].done}
+		if aerr != nil {
+			out["audit_error"] = aerr.Error()
+		}
+		writeJSON(w, http.StatusOK, out)
 	}
-	to := h.prefix + "/jobs/" + id.String()
-	if action == "jobs.delete" {
-		to = h.prefix + "/jobs"
-	}
-	http.Redirect(w, r, to+"?"+h.noticeQuery(notice), http.StatusSeeOther)
 }
