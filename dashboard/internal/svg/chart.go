@@ -35,7 +35,8 @@ const (
 
 // LineChart draws series over a shared time axis (x: time, y: value from
 // 0 up to a rounded max), with axis ticks and labels (times as 15:04, or
-// "Jan 2 15:04" when the data spans more than a day; values humanized,
+// 15:04:05 when the data spans less than ten minutes, or "Jan 2 15:04"
+// when it spans more than a day; values humanized,
 // 1.2k), a legend, and an accessible <title>. Points need not be sorted;
 // NaN and infinite values are skipped and negative ones drawn at 0. Empty
 // or all-empty series draw an empty frame that says "no data yet". A
@@ -95,8 +96,11 @@ func LineChart(title string, series []Series, width, height int) template.HTML {
 	}
 	// x ticks.
 	layout := "15:04"
-	if t1.Sub(t0) > 24*time.Hour {
+	switch span := t1.Sub(t0); {
+	case span > 24*time.Hour:
 		layout = "Jan 2 15:04"
+	case span < 10*time.Minute: // ticks less than two minutes apart need their seconds
+		layout = "15:04:05"
 	}
 	ticks := max(2, min(6, int((px1-px0)/90)+1))
 	for i := range ticks {
