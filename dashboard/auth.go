@@ -211,12 +211,15 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 			}
 		}
 		if p == nil {
-			msg := "sign in to see the dashboard"
+			msg := ""
 			if err != nil {
 				msg = err.Error()
 			}
 			if isAPI(r) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ratchet"`)
+				if msg == "" {
+					msg = "no credential: send Authorization: Bearer <token>, or basic authentication"
+				}
 				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized: " + msg})
 				return
 			}
