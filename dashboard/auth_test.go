@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -250,4 +251,16 @@ func TestInsecure(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, st, "CSRF still applies")
 	st, _, _ = e.do(c, "POST", "/jobs/"+ids[0].String()+"/retry", url.Values{"csrf": {csrfOf(t, body)}}, nil)
 	assert.Equal(t, http.StatusSeeOther, st)
+}
+
+func TestSecureCookieOverTLS(t *testing.T) {
+	e := newEnv(t)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "https://dash.example"+prefix+"/login", strings.NewReader(url.Values{"token": {opToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	e.h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	c := rec.Header().Get("Set-Cookie")
+	assert.Contains(t, c, "Secure")
+	assert.Contains(t, c, "Path=/ops/")
 }

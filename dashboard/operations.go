@@ -65,18 +65,18 @@ type operations struct {
 func newOperations() *operations { return &operations{byID: map[string]*operation{}} }
 
 // start records a new operation and returns its id.
-func (os *operations) start(o operation) string {
+func (ops *operations) start(o operation) string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	o.ID, o.State = hex.EncodeToString(b), opMatching
-	os.mu.Lock()
-	defer os.mu.Unlock()
-	os.byID[o.ID] = &o
-	os.order = append(os.order, o.ID)
-	for i := 0; len(os.byID) > maxOperations && i < len(os.order); i++ {
-		if old := os.byID[os.order[i]]; old != nil && !old.Running() {
-			delete(os.byID, os.order[i])
-			os.order = append(os.order[:i], os.order[i+1:]...)
+	ops.mu.Lock()
+	defer ops.mu.Unlock()
+	ops.byID[o.ID] = &o
+	ops.order = append(ops.order, o.ID)
+	for i := 0; len(ops.byID) > maxOperations && i < len(ops.order); i++ {
+		if old := ops.byID[ops.order[i]]; old != nil && !old.Running() {
+			delete(ops.byID, ops.order[i])
+			ops.order = append(ops.order[:i], ops.order[i+1:]...)
 			i--
 		}
 	}
@@ -84,19 +84,19 @@ func (os *operations) start(o operation) string {
 }
 
 // update changes operation id under the lock.
-func (os *operations) update(id string, fn func(o *operation)) {
-	os.mu.Lock()
-	defer os.mu.Unlock()
-	if o := os.byID[id]; o != nil {
+func (ops *operations) update(id string, fn func(o *operation)) {
+	ops.mu.Lock()
+	defer ops.mu.Unlock()
+	if o := ops.byID[id]; o != nil {
 		fn(o)
 	}
 }
 
 // get returns a copy of operation id.
-func (os *operations) get(id string) (operation, bool) {
-	os.mu.Lock()
-	defer os.mu.Unlock()
-	o := os.byID[id]
+func (ops *operations) get(id string) (operation, bool) {
+	ops.mu.Lock()
+	defer ops.mu.Unlock()
+	o := ops.byID[id]
 	if o == nil {
 		return operation{}, false
 	}
@@ -104,12 +104,12 @@ func (os *operations) get(id string) (operation, bool) {
 }
 
 // recent returns copies of the operations, newest first.
-func (os *operations) recent(n int) []operation {
-	os.mu.Lock()
-	defer os.mu.Unlock()
+func (ops *operations) recent(n int) []operation {
+	ops.mu.Lock()
+	defer ops.mu.Unlock()
 	var out []operation
-	for i := len(os.order) - 1; i >= 0 && len(out) < n; i-- {
-		if o := os.byID[os.order[i]]; o != nil {
+	for i := len(ops.order) - 1; i >= 0 && len(out) < n; i-- {
+		if o := ops.byID[ops.order[i]]; o != nil {
 			out = append(out, *o)
 		}
 	}
