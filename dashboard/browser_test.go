@@ -20,7 +20,7 @@ import (
 
 // chromium returns the path of a Chromium to drive, or skips the test:
 // RATCHET_CHROMIUM, else chromium on the PATH (Debian's package; .ci/run
-// installs it).
+// installs it); without one it skips, and fails instead under CI=true.
 func chromium(t *testing.T) string {
 	if p := os.Getenv("RATCHET_CHROMIUM"); p != "" {
 		return p
@@ -29,6 +29,9 @@ func chromium(t *testing.T) string {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium on the PATH: .ci/run installs Debian's chromium package")
 	}
 	t.Skip("no Chromium to drive (install Debian's chromium, or set RATCHET_CHROMIUM)")
 	return ""
