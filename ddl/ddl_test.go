@@ -162,3 +162,35 @@ func TestTablesOfEachMigration(t *testing.T) {
 		t.Errorf("Tables() = %v", got)
 	}
 }
+
+// TestAuditMigration checks migration 12 of every dialect: the audit
+// table with the dialect's identity column, which never gives a number
+// again (SQLite's needs AUTOINCREMENT for that), and the index that the
+// deletion by age reads.
+func TestAuditMigration(t *testing.T) {
+	identity := map[string]string{
+		"postgresql": "seq          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+		"mysql":      "seq          BIGINT        NOT NULL AUTO_INCREMENT",
+		"sqlite":     "seq          INTEGER PRIMARY KEY AUTOINCREMENT",
+		"sqlserver":  "seq          BIGINT IDENTITY(1, 1) NOT NULL",
+		"oracle":     "seq          NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) NOT NULL",
+	}
+	for _, dialect := range ddl.Dialects() {
+		migs, err := ddl.Migrations(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(migs) < 12 || migs[11].Name != "audit" {
+			t.Fatalf("%s: migration 12 is not audit: %+v", dialect, migs[11:])
+		}
+		m := migs[11]
+		if got := m.Tables(); !slices.Equal(got, []string{"scheduler_audit"}) {
+			t.Errorf("%s: audit creates %v", dialect, got)
+		}
+		for _, want := range []string{identity[dialect], "idx_scheduler_audit_time", "(audit_time, seq)", "audit_count"} {
+			if want == "" || !strings.Contains(m.SQL, want) {
+				t.Errorf("%s: audit does not contain %q", dialect, want)
+			}
+		}
+	}
+}

@@ -29,6 +29,7 @@ func ExampleMigrations() {
 	// 0009_signals.sql
 	// 0010_batches.sql
 	// 0011_trace_context.sql
-	// latest: 11
+	// 0012_audit.sql
+	// latest: 12
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

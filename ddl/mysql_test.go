@@ -16,10 +16,10 @@ func TestMigrationsMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 11 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" {
+	if len(migs) != 12 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest("mysql"); got != 11 {
+	if got := ddl.Latest("mysql"); got != 12 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
@@ -28,6 +28,7 @@ func TestMigrationsMySQL(t *testing.T) {
 		8:  {"scheduler_job_dep"},
 		9:  {"scheduler_job_signal"},
 		10: {"scheduler_batch"},
+		12: {"scheduler_audit"},
 	}
 	for _, m := range migs {
 		if !strings.Contains(m.SQL, "INSERT INTO ratchet_schema_version") {
