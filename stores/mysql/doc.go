@@ -85,6 +85,16 @@
 // NULL) and the insert of its callback job, so that racing finishers end
 // a batch once. ArchiveJobs leaves the children of an open batch in place.
 //
+// # Audit log
+//
+// A [Store] implements [spi.AuditLog] (migration 12): an entry is a row of
+// scheduler_audit numbered by the database (AUTO_INCREMENT, whose counter
+// InnoDB keeps across restarts; the number comes back through the result's
+// LastInsertId: MySQL has no INSERT ... RETURNING). The listing reads the
+// primary key backwards, a page per keyset; the deletion by age reads
+// idx_scheduler_audit_time (audit_time, seq) and deletes by primary key.
+// An entry appended with a zero Time gets the process's wall clock.
+//
 // # Representation
 //
 // Times are DATETIME(6) in UTC (truncated to the microsecond; years 1000 to

@@ -23,6 +23,9 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		NullName: nullBinary,
 		LockOn:   " FOR UPDATE",
 		Limit:    " LIMIT ?",
+		// MySQL has no INSERT ... RETURNING: an auto-increment key comes
+		// back as the result's LastInsertId.
+		NewKey: sqlcore.KeyLastInsertID,
 		// A page of one status is read through idx_scheduler_job_status
 		// (status, job_id), in index order: the optimizer may otherwise
 		// pick the claim index and sort every row of the status.

@@ -97,6 +97,7 @@ var (
 	_ spi.LeaseStore       = (*Store)(nil)
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
+	_ spi.AuditLog         = (*Store)(nil)
 )
 
 // Open connects to the server of dsn and returns a store on its database

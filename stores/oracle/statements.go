@@ -120,6 +120,9 @@ var syntax = sqlcore.Syntax{
 	// completion or recovery changes it, and no other state write of the
 	// job runs, until the commit.
 	FenceOn: " FOR UPDATE",
+	// An INSERT returns no rows: its identity comes back through an
+	// output bind (RETURNING ... INTO).
+	NewKey: sqlcore.KeyInto,
 }
 
 // dialect is Oracle's part of the shared store methods: the portable

@@ -88,6 +88,7 @@ var (
 	_ spi.LeaseStore       = (*Store)(nil)
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
+	_ spi.AuditLog         = (*Store)(nil)
 )
 
 // Open connects to the database at dsn (a URL such as

@@ -68,6 +68,17 @@
 // NULL) and the insert of its callback job, so that racing finishers end
 // a batch once. ArchiveJobs leaves the children of an open batch in place.
 //
+// # Audit log
+//
+// A [Store] implements [spi.AuditLog] (migration 12): an entry is a row of
+// scheduler_audit numbered by the database (INTEGER PRIMARY KEY
+// AUTOINCREMENT, so that the number of a deleted newest entry is never
+// given again; the number comes back through INSERT ... RETURNING seq).
+// The listing reads the primary key backwards, a page per keyset; the
+// deletion by age reads idx_scheduler_audit_time (audit_time, seq) and
+// deletes by primary key. An entry appended with a zero Time gets the
+// process's wall clock.
+//
 // # Representation
 //
 // Times are INTEGER unix microseconds, UTC; a zero time is stored as NULL

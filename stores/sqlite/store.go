@@ -56,6 +56,7 @@ var (
 	_ spi.LeaseStore       = (*Store)(nil)
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
+	_ spi.AuditLog         = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file if it does not

@@ -139,6 +139,8 @@ var syntax = sqlcore.Syntax{
 	Blob:       func(b []byte) any { return nullBytes(b) },
 	LockHint:   " WITH (UPDLOCK, ROWLOCK)",
 	Top:        true,
+	// An INSERT hands back its identity with OUTPUT INSERTED.
+	NewKey: sqlcore.KeyOutput,
 	// The claim's scans skip the rows other claimers hold (READPAST), and
 	// the rows they read stay update-locked until the claim commits.
 	ScanHint: " WITH (UPDLOCK, READPAST, ROWLOCK)",

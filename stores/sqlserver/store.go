@@ -87,6 +87,7 @@ var (
 	_ spi.LeaseStore       = (*Store)(nil)
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
+	_ spi.AuditLog         = (*Store)(nil)
 )
 
 // ParseDSN checks a go-mssqldb connection string (a URL such as

@@ -9,7 +9,8 @@
 // [Core] implements spi.Store and its optional capabilities
 // (spi.TxInserter, spi.ClaimChecker, spi.LeaseStore, spi.JobStateStore,
 // spi.JobPropertyStore, spi.NodeTaskStore, spi.WorkflowStore,
-// spi.SignalStore) over database/sql. It holds the one copy of:
+// spi.SignalStore, spi.AuditLog, ...) over database/sql. It holds the one
+// copy of:
 //
 //   - the claim ([Dialect.Claim], [Core.ClaimJobs]): the tasks a claim
 //     reads (ClaimTasks; a backlog of a task the claim does not list costs
@@ -40,6 +41,10 @@
 //     persisted count with the children's insert, an end the guarded
 //     UPDATE of its outcome with the callback's insert, each one
 //     transaction;
+//   - the audit log (migration 12, audit.go): a row of scheduler_audit
+//     per entry, numbered by the database's identity column and handed
+//     back as the dialect's Syntax.NewKey says (RETURNING, OUTPUT
+//     INSERTED, RETURNING ... INTO, LastInsertId);
 //   - the decoding and validation of a job row ([Dialect.Decode], Row):
 //     a corrupt row is an error wrapping spi.ErrCorruptJob that names it;
 //   - the schema check and migration loop ([Schema]): partial, foreign,

@@ -97,14 +97,38 @@ type Syntax struct {
 	// exactly the bytes of the next argument (Oracle's DBMS_LOB.COMPARE);
 	// nil means col = ?.
 	BlobEq func(col string) string
+	// NewKey is how an INSERT hands back the key that the database
+	// generated for its row (an identity or auto-increment column: the
+	// audit log's seq); the zero value is KeyReturning.
+	NewKey KeyReturn
 }
+
+// KeyReturn is how a dialect's INSERT hands back the key that the
+// database generated for its row.
+type KeyReturn int
+
+const (
+	// KeyReturning ends the INSERT with RETURNING and reads the key as a
+	// row (PostgreSQL, SQLite).
+	KeyReturning KeyReturn = iota
+	// KeyOutput writes OUTPUT INSERTED.<key> before VALUES and reads the
+	// key as a row (SQL Server).
+	KeyOutput
+	// KeyInto ends the INSERT with RETURNING <key> INTO an output bind
+	// (Oracle, whose INSERT returns no rows).
+	KeyInto
+	// KeyLastInsertID reads the key from the result's LastInsertId
+	// (MySQL, which has no INSERT ... RETURNING; MariaDB's is its own).
+	KeyLastInsertID
+)
 
 // tableNames are the tables of a template's {job}, {tag}, ... without
 // their scheduler_ prefix.
 var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node",
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
-	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal", "batch": "batch"}
+	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal", "batch": "batch",
+	"audit": "audit"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.

@@ -375,5 +375,8 @@ func (s *Syntax) Statements() map[string]string {
 	for name, q := range s.rewriteStatements() {
 		m[name] = q
 	}
+	for name, q := range s.auditStatements() {
+		m[name] = q
+	}
 	return m
 }

@@ -1,0 +1,1 @@
+DELETE FROM scheduler_audit WHERE seq IN (:1, :2) AND audit_time < :3

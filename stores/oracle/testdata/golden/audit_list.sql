@@ -1,0 +1,1 @@
+SELECT seq, audit_time, actor, audit_action, target, audit_count, detail FROM scheduler_audit ORDER BY seq DESC FETCH FIRST :1 ROWS ONLY
