@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -107,51 +106,11 @@ func (f filters) any() bool {
 }
 
 // listOptions returns the filters as the client's ListOptions, or an
-// error naming the filter that does not parse.
+// error naming the filter that does not parse (ratchet.JobFilter: the
+// ratchet command's filters are the same).
 func (f filters) listOptions() (ratchet.ListOptions, error) {
-	var o ratchet.ListOptions
-	var err error
-	if f.Status != "" {
-		if o.Status, err = ratchet.ParseStatus(f.Status); err != nil {
-			return o, fmt.Errorf("status: %w", err)
-		}
-	}
-	o.Task, o.Tag, o.ErrorContains, o.IncludeArchived = f.Task, f.Tag, f.Error, f.Archived
-	for _, name := range f.Priorities {
-		p, err := ratchet.ParsePriority(name)
-		if err != nil {
-			return o, fmt.Errorf("priority: %w", err)
-		}
-		o.Priorities = append(o.Priorities, p)
-	}
-	if o.CreatedFrom, err = parseTime(f.CreatedFrom); err != nil {
-		return o, fmt.Errorf("created from %q: %w", f.CreatedFrom, err)
-	}
-	if o.CreatedBefore, err = parseTime(f.CreatedBefore); err != nil {
-		return o, fmt.Errorf("created before %q: %w", f.CreatedBefore, err)
-	}
-	if f.Property != "" {
-		k, v, ok := strings.Cut(f.Property, "=")
-		if !ok || k == "" {
-			return o, fmt.Errorf("property %q: want KEY=VALUE", f.Property)
-		}
-		o.PropertyKey, o.PropertyValue = k, v
-	}
-	return o, nil
-}
-
-// parseTime reads RFC 3339, or a form's datetime-local (taken as UTC);
-// empty is the zero time.
-func parseTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("not a time (RFC 3339, or 2006-01-02T15:04 in UTC)")
+	return ratchet.JobFilter{Status: f.Status, Task: f.Task, Tag: f.Tag, Priorities: f.Priorities, ErrorContains: f.Error,
+		CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore, Property: f.Property, Archived: f.Archived}.ListOptions()
 }
 
 // pageOf reads the keyset cursor and the page size.

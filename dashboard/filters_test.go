@@ -32,9 +32,9 @@ func TestFilters(t *testing.T) {
 	assert.False(t, filtersOf(url.Values{"archived": {"1"}}).any(), "archived alone is no filter")
 
 	for in, want := range map[string]string{
-		"created_from=yesterday": `created from "yesterday": not a time`,
+		"created_from=yesterday": `created_from "yesterday": not a time`,
 		"property=novalue":       `property "novalue": want KEY=VALUE`,
-		"status=DONE":            `status: ratchet: invalid argument: "DONE" is not a job state`,
+		"status=DONE":            `status "DONE": not a job state`,
 	} {
 		q, _ := url.ParseQuery(in)
 		_, err := filtersOf(q).listOptions()

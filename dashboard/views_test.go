@@ -78,10 +78,10 @@ func TestJobsFiltersAndKeysetPaging(t *testing.T) {
 	// A filter that does not parse: 400 naming it.
 	st, body, _ = e.do(nil, "GET", "/jobs?status=DONE", nil, bearer(opToken))
 	assert.Equal(t, http.StatusBadRequest, st)
-	assert.Contains(t, html.UnescapeString(body), `"DONE" is not a job state`)
+	assert.Contains(t, html.UnescapeString(body), `status "DONE": not a job state`)
 	st, body, _ = e.do(nil, "GET", "/jobs?priority=urgent", nil, bearer(opToken))
 	assert.Equal(t, http.StatusBadRequest, st)
-	assert.Contains(t, html.UnescapeString(body), `"urgent" is not a priority`)
+	assert.Contains(t, html.UnescapeString(body), `priority "urgent": not a priority`)
 }
 
 func TestBulkRetryOfTheDLQ(t *testing.T) {
