@@ -121,7 +121,11 @@
 // too ([Store.JobStats]: one aggregation and one find, both served by the
 // claim index, always an exact count) and [spi.JobDeleter]
 // ([Store.DeleteJobs]: the archive's candidates, each deleted by a delete
-// guarded by its status, then its log lines).
+// guarded by its status, then its log lines), and [spi.AuditLog] (an entry
+// is a document of the audit collection whose _id is its Seq, taken from a
+// counter in the meta collection by one findOneAndUpdate with $inc, so a
+// number is never given twice nor again after a delete; the listing reads
+// _id backwards, the deletion by age the index ratchet_audit_time).
 //
 // It does not implement [spi.TxInserter] (it uses no transactions) nor
 // [spi.WakeupListener]: new work is found by polling (change streams would

@@ -57,6 +57,7 @@ const (
 	metaName    = "meta"
 	flowsName   = "workflows"
 	batchesName = "batches"
+	auditName   = "audit"
 )
 
 // Options configure [Open] and [New]. The zero value is ready to use.
@@ -68,7 +69,7 @@ type Options struct {
 
 	// CollectionPrefix is prepended to the names of the store's
 	// collections (jobs, nodes, leases, permits, schedules, skips,
-	// archive, logs, workflows, batches, meta). Empty means [DefaultCollectionPrefix]; several independent
+	// archive, logs, workflows, batches, audit, meta). Empty means [DefaultCollectionPrefix]; several independent
 	// installations can share a database under different prefixes.
 	CollectionPrefix string
 
@@ -105,6 +106,8 @@ type Store struct {
 	batches  *mongo.Collection // one document per batch (see batch.go)
 	logs     *mongo.Collection
 	skips    *mongo.Collection
+	audit    *mongo.Collection // the audit log (see audit.go)
+	meta     *mongo.Collection // the schema version, the audit log's counter
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -230,6 +233,8 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		batches:  db.Collection(p + batchesName),
 		logs:     db.Collection(p + logsName),
 		skips:    db.Collection(p + skipsName),
+		audit:    db.Collection(p + auditName),
+		meta:     db.Collection(p + metaName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx); err != nil {
@@ -241,7 +246,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 // setup records the schema version and creates the indexes. Both steps are
 // idempotent.
 func (s *Store) setup(ctx context.Context) error {
-	meta := s.db.Collection(s.prefix + metaName)
+	meta := s.meta
 	_, err := meta.UpdateOne(ctx, bson.D{{Key: "_id", Value: "schema"}},
 		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "version", Value: int64(SchemaVersion)}}}},
 		options.UpdateOne().SetUpsert(true))
@@ -306,6 +311,11 @@ func (s *Store) setup(ctx context.Context) error {
 	for _, ix := range logIndexes() {
 		if _, err := s.logs.Indexes().CreateOne(ctx, ix); err != nil {
 			return fail("open", fmt.Errorf("create an index of %s: %w", s.logs.Name(), err))
+		}
+	}
+	for _, ix := range auditIndexes() {
+		if _, err := s.audit.Indexes().CreateOne(ctx, ix); err != nil {
+			return fail("open", fmt.Errorf("create an index of %s: %w", s.audit.Name(), err))
 		}
 	}
 	return nil
