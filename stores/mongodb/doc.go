@@ -23,7 +23,7 @@
 // default); [New] uses a client the application already has. Both work in
 // one database ([Options.Database], else the URI's, else "ratchet") on the
 // collections <prefix>jobs, <prefix>nodes, <prefix>leases,
-// <prefix>permits, <prefix>workflows, <prefix>batches and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
+// <prefix>permits, <prefix>workflows, <prefix>batches, <prefix>audit and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
 // by default), which they create with their indexes at start, idempotently,
 // so nodes may start together: on the jobs, the claim index {status,
 // task_name, priority, scheduled_time, _id} (replacing the task-less
@@ -33,7 +33,8 @@
 // idempotency_key (jobs without a key do not carry the field), and multikey
 // indexes on tags and on the property entries, and sparse indexes on the
 // workflow id, the staging mark and the unresolved signal waits (by key and
-// name, and by deadline). A database that records a
+// name, and by deadline); on the audit log, {t, _id} for the deletion by
+// age. A database that records a
 // newer collection layout ([SchemaVersion]) or holds conflicting indexes
 // fails with an error wrapping [spi.ErrSchema].
 //

@@ -69,7 +69,8 @@
 //     PENDING jobs, a resource index on RUNNING ones) and recording each
 //     version in ratchet_schema_version;
 //  2. writes its [Syntax] (placeholder, table names, the encodings of ids,
-//     times, names and LOBs, its row lock) and fills a [Dialect][T] with
+//     times, names and LOBs, its row lock, how an INSERT hands back a
+//     generated key: NewKey) and fills a [Dialect][T] with
 //     [WithSyntax], T being the Go type its driver scans a job id into:
 //     the statements the portable ones do not cover (the prefix read of
 //     properties, faster forms), each a function returning SQL text and
