@@ -65,56 +65,29 @@ func newOpsFlags(name string, stderr io.Writer, filters bool) *opsFlags {
 	return f
 }
 
-// listOptions returns the filters as the client's ListOptions.
+// listOptions returns the filters as the client's ListOptions; a filter
+// that does not parse is an error naming its flag.
 func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
-	o := ratchet.ListOptions{Status: spi.Status(strings.ToUpper(f.status)), Task: f.task, Limit: f.limit}
-	if o.Status != "" && !o.Status.Valid() {
-		return o, fmt.Errorf("--status %q: not a job state (PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED, SKIPPED, WAITING)", f.status)
-	}
-	var err error
-	if f.createdFrom != "" {
-		if o.CreatedFrom, err = time.Parse(time.RFC3339, f.createdFrom); err != nil {
-			return o, fmt.Errorf("--created-from %q: %w", f.createdFrom, err)
-		}
-	}
-	if f.until != "" {
-		if o.CreatedBefore, err = time.Parse(time.RFC3339, f.until); err != nil {
-			return o, fmt.Errorf("--created-before %q: %w", f.until, err)
-		}
-	}
-	if f.property != "" {
-		k, v, ok := strings.Cut(f.property, "=")
-		if !ok || k == "" {
-			return o, fmt.Errorf("--property %q: want KEY=VALUE", f.property)
-		}
-		o.PropertyKey, o.PropertyValue = k, v
-	}
-	o.Tag, o.ErrorContains, o.IncludeArchived = f.tag, f.errorText, f.archived
+	jf := ratchet.JobFilter{Status: f.status, Task: f.task, Tag: f.tag, ErrorContains: f.errorText,
+		CreatedFrom: f.createdFrom, CreatedBefore: f.until, Property: f.property, Archived: f.archived}
 	if f.priority != "" {
-		for _, name := range strings.Split(f.priority, ",") {
-			p, ok := priorityNamed(strings.TrimSpace(name))
-			if !ok {
-				return o, fmt.Errorf("--priority %q: not a priority (LOWEST, LOW, NORMAL, HIGH, CRITICAL)", name)
-			}
-			o.Priorities = append(o.Priorities, p)
-		}
+		jf.Priorities = []string{f.priority}
 	}
+	o, err := jf.ListOptions()
+	var fe *ratchet.FilterError
+	if errors.As(err, &fe) {
+		return o, fmt.Errorf("--%s %q: %s", strings.ReplaceAll(fe.Field, "_", "-"), fe.Value, fe.Reason)
+	}
+	if err != nil {
+		return o, err
+	}
+	o.Limit = f.limit
 	if f.after != "" {
 		if o.After, err = uuid.Parse(f.after); err != nil {
 			return o, fmt.Errorf("--after %q: %w", f.after, err)
 		}
 	}
 	return o, nil
-}
-
-// priorityNamed returns the priority of a name (or number).
-func priorityNamed(name string) (spi.Priority, bool) {
-	for p := spi.PriorityLowest; p <= spi.PriorityCritical; p++ {
-		if strings.EqualFold(name, p.String()) || name == fmt.Sprint(int(p)) {
-			return p, true
-		}
-	}
-	return 0, false
 }
 
 // filteredBeyondStatus reports whether a filter other than --status is set.
