@@ -78,39 +78,6 @@ func (h *Handler) jobsView(w http.ResponseWriter, r *http.Request, path string, 
 	h.renderPage(w, r, http.StatusOK, "jobs", p)
 }
 
-// jobView is a job as the API answers it: no payload or result bytes
-// (the detail decodes them, masked).
-type jobView struct {
-	ID          uuid.UUID         `json:"id"`
-	Task        string            `json:"task"`
-	Status      spi.Status        `json:"status"`
-	Priority    string            `json:"priority"`
-	Attempts    int               `json:"attempts"`
-	MaxRetries  int               `json:"max_retries"`
-	CrashCount  int               `json:"crash_count"`
-	CreatedAt   string            `json:"created_at"`
-	ScheduledAt string            `json:"scheduled_at"`
-	ClaimedAt   string            `json:"claimed_at,omitempty"`
-	FinishedAt  string            `json:"finished_at,omitempty"`
-	OwnerNode   string            `json:"owner_node,omitempty"`
-	LastError   string            `json:"last_error,omitempty"`
-	Tags        []string          `json:"tags,omitempty"`
-	WorkflowID  string            `json:"workflow_id,omitempty"`
-	Params      map[string]string `json:"params,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-}
-
-func viewOf(j *ratchet.Job) jobView {
-	v := jobView{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority.String(), Attempts: j.Attempts,
-		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, CreatedAt: rfc(j.CreatedAt), ScheduledAt: rfc(j.ScheduledAt),
-		ClaimedAt: rfc(j.ClaimedAt), FinishedAt: rfc(j.FinishedAt), OwnerNode: j.OwnerNode, LastError: j.LastError,
-		Tags: j.Tags, Params: j.Params, Properties: j.Properties}
-	if j.WorkflowID != uuid.Nil {
-		v.WorkflowID = j.WorkflowID.String()
-	}
-	return v
-}
-
 // apiJobs serves GET /api/jobs: a page and the next cursor.
 func (h *Handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 	pg, err := h.listPage(r.Context(), r.URL.Query(), filtersOf(r.URL.Query()))
@@ -118,15 +85,5 @@ func (h *Handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 		h.apiError(w, r, 0, err)
 		return
 	}
-	out := struct {
-		Jobs []jobView `json:"jobs"`
-		Next string    `json:"next,omitempty"`
-	}{Jobs: []jobView{}}
-	for _, j := range pg.Jobs {
-		out.Jobs = append(out.Jobs, viewOf(j))
-	}
-	if pg.Next != uuid.Nil {
-		out.Next = pg.Next.String()
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, ratchet.SummaryPageOf(pg))
 }

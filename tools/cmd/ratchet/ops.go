@@ -170,43 +170,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// jobView is a job as the commands print it: no payload or result bytes
-// (jobs show prints them decoded and masked).
-type jobView struct {
-	ID          uuid.UUID         `json:"id"`
-	Task        string            `json:"task"`
-	Status      spi.Status        `json:"status"`
-	Priority    spi.Priority      `json:"priority"`
-	Attempts    int               `json:"attempts"`
-	MaxRetries  int               `json:"max_retries"`
-	CrashCount  int               `json:"crash_count"`
-	CreatedAt   time.Time         `json:"created_at"`
-	ScheduledAt time.Time         `json:"scheduled_at"`
-	ClaimedAt   *time.Time        `json:"claimed_at,omitempty"`
-	FinishedAt  *time.Time        `json:"finished_at,omitempty"`
-	OwnerNode   string            `json:"owner_node,omitempty"`
-	LastError   string            `json:"last_error,omitempty"`
-	Tags        []string          `json:"tags,omitempty"`
-	WorkflowID  *uuid.UUID        `json:"workflow_id,omitempty"`
-	Params      map[string]string `json:"params,omitempty"`
-}
-
-func viewOf(j *spi.Job) jobView {
-	v := jobView{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority, Attempts: j.Attempts,
-		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
-		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params}
-	if !j.ClaimedAt.IsZero() {
-		v.ClaimedAt = &j.ClaimedAt
-	}
-	if !j.FinishedAt.IsZero() {
-		v.FinishedAt = &j.FinishedAt
-	}
-	if j.WorkflowID != uuid.Nil {
-		v.WorkflowID = &j.WorkflowID
-	}
-	return v
-}
-
 // clip shortens s to n runes for a table cell.
 func clip(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
@@ -306,17 +269,7 @@ func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Wri
 		return err
 	}
 	if f.json {
-		out := struct {
-			Jobs []jobView `json:"jobs"`
-			Next string    `json:"next,omitempty"`
-		}{Jobs: []jobView{}}
-		for _, j := range page.Jobs {
-			out.Jobs = append(out.Jobs, viewOf(j))
-		}
-		if page.Next != uuid.Nil {
-			out.Next = page.Next.String()
-		}
-		return writeJSON(stdout, out)
+		return writeJSON(stdout, ratchet.SummaryPageOf(page))
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tCRASHES\tCREATED\tDUE\tERROR")
@@ -350,12 +303,12 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	}
 	if asJSON {
 		return writeJSON(stdout, struct {
-			Job       jobView           `json:"job"`
-			Arguments json.RawMessage   `json:"arguments,omitempty"`
-			Result    json.RawMessage   `json:"result,omitempty"`
-			Masked    bool              `json:"masked"`
-			Logs      []ratchet.LogLine `json:"logs"`
-		}{viewOf(d.Job), d.Arguments, d.Result, d.Masked, append([]ratchet.LogLine{}, logs...)})
+			Job       ratchet.JobSummary `json:"job"`
+			Arguments json.RawMessage    `json:"arguments,omitempty"`
+			Result    json.RawMessage    `json:"result,omitempty"`
+			Masked    bool               `json:"masked"`
+			Logs      []ratchet.LogLine  `json:"logs"`
+		}{ratchet.SummaryOf(d.Job), d.Arguments, d.Result, d.Masked, append([]ratchet.LogLine{}, logs...)})
 	}
 	j := d.Job
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -85,8 +85,8 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--task", "report.build", "--json")
 	require.Equal(t, 0, code)
 	var page struct {
-		Jobs []jobView `json:"jobs"`
-		Next string    `json:"next"`
+		Jobs []ratchet.JobSummary `json:"jobs"`
+		Next string               `json:"next"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &page))
 	require.Len(t, page.Jobs, 3)
@@ -101,8 +101,8 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	code, out, _ = cli(t, "dlq", "list", "--store", store, "--limit", "2", "--after", page.Next, "--json")
 	require.Equal(t, 0, code)
 	var rest struct {
-		Jobs []jobView `json:"jobs"`
-		Next string    `json:"next"`
+		Jobs []ratchet.JobSummary `json:"jobs"`
+		Next string               `json:"next"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rest))
 	require.Len(t, rest.Jobs, 2)
@@ -281,7 +281,7 @@ func TestDeleteCommand(t *testing.T) {
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--json")
 	require.Equal(t, 0, code)
 	var page struct {
-		Jobs []jobView `json:"jobs"`
+		Jobs []ratchet.JobSummary `json:"jobs"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &page))
 	assert.Len(t, page.Jobs, 3, "the three PENDING jobs are left")

@@ -1,0 +1,70 @@
+package ratchet
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// JobSummary is a job as the operator tools write it in JSON (the ratchet
+// command's --json, the dashboard's API): its fields without the payload
+// or result bytes (JobDetail decodes those), the priority by name, the
+// times that have not happened yet left out.
+type JobSummary struct {
+	ID          uuid.UUID         `json:"id"`
+	Task        string            `json:"task"`
+	Status      Status            `json:"status"`
+	Priority    string            `json:"priority"`
+	Attempts    int               `json:"attempts"`
+	MaxRetries  int               `json:"max_retries"`
+	CrashCount  int               `json:"crash_count"`
+	CreatedAt   time.Time         `json:"created_at"`
+	ScheduledAt time.Time         `json:"scheduled_at"`
+	ClaimedAt   *time.Time        `json:"claimed_at,omitempty"`
+	FinishedAt  *time.Time        `json:"finished_at,omitempty"`
+	OwnerNode   string            `json:"owner_node,omitempty"`
+	LastError   string            `json:"last_error,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	WorkflowID  *uuid.UUID        `json:"workflow_id,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
+}
+
+// SummaryOf returns j's summary.
+func SummaryOf(j *Job) JobSummary {
+	s := JobSummary{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority.String(), Attempts: j.Attempts,
+		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
+		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params, Properties: j.Properties}
+	if !j.ClaimedAt.IsZero() {
+		t := j.ClaimedAt
+		s.ClaimedAt = &t
+	}
+	if !j.FinishedAt.IsZero() {
+		t := j.FinishedAt
+		s.FinishedAt = &t
+	}
+	if j.WorkflowID != uuid.Nil {
+		id := j.WorkflowID
+		s.WorkflowID = &id
+	}
+	return s
+}
+
+// JobSummaryPage is a page of a listing in JSON: the jobs' summaries and
+// the cursor of the next page (left out on the last).
+type JobSummaryPage struct {
+	Jobs []JobSummary `json:"jobs"`
+	Next string       `json:"next,omitempty"`
+}
+
+// SummaryPageOf returns p's summaries (an empty list, never null).
+func SummaryPageOf(p JobPage) JobSummaryPage {
+	out := JobSummaryPage{Jobs: make([]JobSummary, 0, len(p.Jobs))}
+	for _, j := range p.Jobs {
+		out.Jobs = append(out.Jobs, SummaryOf(j))
+	}
+	if p.Next != uuid.Nil {
+		out.Next = p.Next.String()
+	}
+	return out
+}

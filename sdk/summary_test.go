@@ -1,0 +1,31 @@
+package ratchet_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+)
+
+func TestJobSummaryJSON(t *testing.T) {
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	id, wf := uuid.MustParse("01a242c0-243d-7000-ac34-04da3fcac19d"), uuid.MustParse("01a242c0-243d-7001-ac34-04da3fcac19d")
+	j := &ratchet.Job{ID: id, TaskName: "email.send", Status: ratchet.StatusRunning, Priority: ratchet.PriorityHigh,
+		Attempts: 1, MaxRetries: 3, CreatedAt: at, ScheduledAt: at, ClaimedAt: at.Add(time.Second), OwnerNode: "node-a",
+		WorkflowID: wf, Payload: []byte(`{"to":"secret@example.com"}`)}
+	b, err := json.Marshal(ratchet.SummaryPageOf(ratchet.JobPage{Jobs: []*ratchet.Job{j}, Next: id}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"jobs":[{"id":"01a242c0-243d-7000-ac34-04da3fcac19d","task":"email.send","status":"RUNNING","priority":"HIGH",
+		"attempts":1,"max_retries":3,"crash_count":0,"created_at":"2026-12-04T10:00:00Z","scheduled_at":"2026-12-04T10:00:00Z",
+		"claimed_at":"2026-12-04T10:00:01Z","owner_node":"node-a","workflow_id":"01a242c0-243d-7001-ac34-04da3fcac19d"}],
+		"next":"01a242c0-243d-7000-ac34-04da3fcac19d"}`, string(b), "no payload, no finish time yet, the priority by name")
+
+	b, err = json.Marshal(ratchet.SummaryPageOf(ratchet.JobPage{}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"jobs":[]}`, string(b), "an empty page lists no jobs (not null) and no cursor")
+}
