@@ -78,6 +78,7 @@
 // 503.
 //
 // Dependencies: the SDK only (and, in its tests, the memory and SQLite
-// stores, and chromedp to drive a real headless Chromium when one is
-// installed).
+// stores). Its browser test, in a real headless Chromium driven by
+// chromedp over a running node, is the ratchet command's
+// (tools/cmd/ratchet/dashboard_browser_test.go).
 package dashboard

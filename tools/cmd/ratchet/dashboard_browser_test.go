@@ -10,10 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,7 +52,8 @@ func chromiumPath(t *testing.T) string {
 // jobs: an operator signs in, filters the dead-letter queue to one task,
 // retries everything that matches through the confirmation, watches the
 // operation finish, and sees the node run the retried jobs to SUCCEEDED
-// while the other task's dead letters stay where they were. The test
+// while the other task's dead letters stay where they were; no script
+// error and no CSP violation on the way. The test
 // saves a screenshot of the overview (in its artifact directory: go test
 // -artifacts; and in RATCHET_SCREENSHOT_DIR when that is set).
 func TestDashboardInBrowser(t *testing.T) {
@@ -115,6 +120,22 @@ func TestDashboardInBrowser(t *testing.T) {
 	defer cancel()
 	bctx, cancelT := context.WithTimeout(bctx, 2*time.Minute)
 	defer cancelT()
+	// No script error and no Content-Security-Policy violation on the way
+	// (the first page answers 401 with the login form, by design).
+	var mu sync.Mutex
+	var problems []string
+	require.NoError(t, chromedp.Listen(bctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.EntryLevelError && !strings.Contains(ev.Entry.Text, "401 (Unauthorized)") {
+				problems = append(problems, "console: "+ev.Entry.Text)
+			}
+		}
+	}))
 
 	// Sign in (the first page answers 401 with the login form), then
 	// filter the dead-letter queue to one task.
@@ -177,6 +198,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, body, "SUCCEEDED")
 	require.NotEmpty(t, png)
+	mu.Lock()
+	assert.Empty(t, problems, strings.Join(problems, "\n"))
+	mu.Unlock()
 	dirs := []string{t.ArtifactDir()}
 	if d := os.Getenv("RATCHET_SCREENSHOT_DIR"); d != "" {
 		dirs = append(dirs, d)
