@@ -29,11 +29,11 @@ import (
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
-// chromiumPath returns the Chromium to drive: RATCHET_CHROMIUM, else one
+// chromiumPath returns the Chromium to drive: RATCHET_TEST_CHROMIUM, else one
 // on the PATH (Debian's chromium, which .ci/run installs). Without one the
 // test skips, and fails instead under CI=true.
 func chromiumPath(t *testing.T) string {
-	if p := os.Getenv("RATCHET_CHROMIUM"); p != "" {
+	if p := os.Getenv("RATCHET_TEST_CHROMIUM"); p != "" {
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -44,7 +44,7 @@ func chromiumPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("no Chromium on the PATH: .ci/run installs Debian's chromium package")
 	}
-	t.Skip("no Chromium to drive (apt-get install chromium, or set RATCHET_CHROMIUM)")
+	t.Skip("no Chromium to drive (apt-get install chromium, or set RATCHET_TEST_CHROMIUM)")
 	return ""
 }
 
@@ -55,7 +55,7 @@ func chromiumPath(t *testing.T) string {
 // while the other task's dead letters stay where they were; no script
 // error and no CSP violation on the way. The test
 // saves a screenshot of the overview (in its artifact directory: go test
-// -artifacts; and in RATCHET_SCREENSHOT_DIR when that is set).
+// -artifacts; and in RATCHET_TEST_SCREENSHOT_DIR when that is set).
 func TestDashboardInBrowser(t *testing.T) {
 	exe := chromiumPath(t)
 	ctx := context.Background()
@@ -202,7 +202,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Empty(t, problems, strings.Join(problems, "\n"))
 	mu.Unlock()
 	dirs := []string{t.ArtifactDir()}
-	if d := os.Getenv("RATCHET_SCREENSHOT_DIR"); d != "" {
+	if d := os.Getenv("RATCHET_TEST_SCREENSHOT_DIR"); d != "" {
 		dirs = append(dirs, d)
 	}
 	for _, d := range dirs {
