@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // BulkAction is what Client.Bulk does to each job of a set.
@@ -15,11 +18,13 @@ type BulkAction int
 
 // The bulk actions.
 const (
-	// BulkRetry moves FAILED jobs out of the dead-letter queue
-	// (Client.RetryJob), one job per store call.
+	// BulkRetry moves FAILED jobs out of the dead-letter queue, as
+	// Client.RetryJob does: BulkBatch jobs per store call on a store with
+	// spi.BulkManager, else one job per call.
 	BulkRetry BulkAction = iota + 1
-	// BulkCancel cancels PENDING, BLOCKED and WAITING jobs
-	// (Client.CancelJob), one job per store call.
+	// BulkCancel cancels PENDING, BLOCKED and WAITING jobs, as
+	// Client.CancelJob does: BulkBatch jobs per store call on a store
+	// with spi.BulkManager, else one job per call.
 	BulkCancel
 	// BulkDelete deletes finished jobs for good (Client.DeleteJobs),
 	// BulkDeleteBatch jobs per store call.
@@ -28,6 +33,10 @@ const (
 
 // BulkDeleteBatch is how many ids a BulkDelete hands the store per call.
 const BulkDeleteBatch = 500
+
+// BulkBatch is how many ids a BulkRetry or a BulkCancel hands the store
+// per call when the store has spi.BulkManager: spi.MaxBulkIDs.
+const BulkBatch = spi.MaxBulkIDs
 
 // DefaultBulkWorkers is how many store calls Bulk makes at once when
 // BulkOptions.Workers is zero.
@@ -108,21 +117,33 @@ func (c *Client) MatchingJobsBefore(ctx context.Context, o ListOptions, bound uu
 	}
 }
 
-// Bulk applies action to each of ids, o.Workers store calls at once (one
-// job per call for a retry or a cancel, BulkDeleteBatch per call for a
-// delete), and counts the jobs it changed and those it skipped because
-// they had moved on (an error wrapping ErrInvalidState or ErrNotFound for
-// a retry or a cancel; false from DeleteJobs). Any other error stops it:
-// it returns that error with the counts so far. Take ids with MatchingJobs
+// Bulk applies action to each of ids, o.Workers store calls at once, and
+// counts the jobs it changed and those it skipped because they had moved
+// on (false from the store's batch call; for the one-job calls, an error
+// wrapping ErrInvalidState or ErrNotFound). Any other error stops it: it
+// returns that error with the counts so far. Take ids with MatchingJobs
 // to act on everything a filter matches.
+//
+// A retry or a cancel hands the store BulkBatch ids per call (one
+// transaction each, on a SQL store) when it has spi.BulkManager, else one
+// job per call (Client.RetryJob, Client.CancelJob); the effect on each job
+// is the same. A batched retry wakes the idle pollers once per batch that
+// changed a job. A delete hands the store BulkDeleteBatch ids per call.
 func (c *Client) Bulk(ctx context.Context, action BulkAction, ids []uuid.UUID, o BulkOptions) (BulkResult, error) {
 	var act func(ctx context.Context, ids []uuid.UUID) ([]bool, error)
 	per := 1
+	bm := spi.CapabilitiesOf(c.store).Bulk
 	switch action {
 	case BulkRetry:
 		act = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return eachJob(ctx, ids, c.RetryJob) }
+		if bm != nil {
+			act, per = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return c.retryBatch(ctx, bm, ids) }, BulkBatch
+		}
 	case BulkCancel:
 		act = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return eachJob(ctx, ids, c.CancelJob) }
+		if bm != nil {
+			act, per = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return c.cancelBatch(ctx, bm, ids) }, BulkBatch
+		}
 	case BulkDelete:
 		act, per = c.DeleteJobs, BulkDeleteBatch
 	default:
@@ -140,6 +161,48 @@ func (c *Client) Bulk(ctx context.Context, action BulkAction, ids []uuid.UUID, o
 		return res, fmt.Errorf("ratchet: bulk %s: %w", action, err)
 	}
 	return res, nil
+}
+
+// retryBatch retries the FAILED jobs of ids in one store call and, when it
+// changed one, wakes the idle pollers once (at the most urgent priority:
+// the jobs' own are not read back).
+func (c *Client) retryBatch(ctx context.Context, bm spi.BulkManager, ids []uuid.UUID) ([]bool, error) {
+	out, err := bm.RetryFailedJobs(ctx, ids, c.now())
+	if err != nil {
+		return nil, err
+	}
+	if c.notifier != nil && slices.Contains(out, true) {
+		c.notifier.NotifyNewWork(PriorityCritical)
+	}
+	return out, nil
+}
+
+// cancelBatch cancels the jobs of ids in one store call. With signal
+// metrics, it reads each job first, as CancelJob does, to report the waits
+// that the cancel ended.
+func (c *Client) cancelBatch(ctx context.Context, bm spi.BulkManager, ids []uuid.UUID) ([]bool, error) {
+	sm := c.signalMetrics
+	var waiting map[int]*spi.Job
+	if sm != nil {
+		waiting = map[int]*spi.Job{}
+		for i, id := range ids {
+			if j, err := c.store.GetJob(ctx, id); err == nil && j.Status == spi.StatusWaiting && j.Signal != nil {
+				waiting[i] = j
+			}
+		}
+	}
+	out, err := bm.CancelJobs(ctx, ids, c.now())
+	if err != nil {
+		return nil, err
+	}
+	told := map[uuid.UUID]bool{}
+	for i, j := range waiting {
+		if i < len(out) && out[i] && !told[j.ID] {
+			told[j.ID] = true
+			sm.SignalCancelled(ctx, j.ID, j.TaskName, j.Signal.Name)
+		}
+	}
+	return out, nil
 }
 
 // eachJob runs fn on each of ids: true where it changed the job, false

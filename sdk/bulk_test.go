@@ -277,6 +277,101 @@ func TestBulkCancelAndDelete(t *testing.T) {
 	assert.Empty(t, left)
 }
 
+// batchedStore is a bulkStore with spi.BulkManager: it records the size
+// of each batch call.
+type batchedStore struct {
+	*bulkStore
+	calls []int
+}
+
+func (s *batchedStore) batch(ids []uuid.UUID, fn func(uuid.UUID) error) ([]bool, error) {
+	if len(ids) > spi.MaxBulkIDs {
+		return nil, fmt.Errorf("%d ids", len(ids))
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, len(ids))
+	s.mu.Unlock()
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		switch err := fn(id); {
+		case err == nil:
+			out[i] = true
+		case errors.Is(err, spi.ErrInvalidState), errors.Is(err, spi.ErrNotFound):
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RetryFailedJobs implements spi.BulkManager.
+func (s *batchedStore) RetryFailedJobs(ctx context.Context, ids []uuid.UUID, now time.Time) ([]bool, error) {
+	return s.batch(ids, func(id uuid.UUID) error { return s.RetryFailedJob(ctx, id, now) })
+}
+
+// CancelJobs implements spi.BulkManager.
+func (s *batchedStore) CancelJobs(ctx context.Context, ids []uuid.UUID, now time.Time) ([]bool, error) {
+	return s.batch(ids, func(id uuid.UUID) error { return s.CancelJob(ctx, id, now) })
+}
+
+// countingNotifier counts the wakeups.
+type countingNotifier struct{ n atomic.Int32 }
+
+func (c *countingNotifier) NotifyNewWork(ratchet.Priority) { c.n.Add(1) }
+
+func TestBulkRetryAndCancelInBatches(t *testing.T) {
+	ctx := context.Background()
+	st := &batchedStore{bulkStore: newBulkStore()}
+	wake := &countingNotifier{}
+	c, err := ratchet.NewClient(st, ratchet.ClientOptions{Notifier: wake})
+	require.NoError(t, err)
+	var failed []uuid.UUID
+	for range 1100 {
+		failed = append(failed, st.add(c, "a", spi.StatusFailed))
+	}
+	running := st.add(c, "a", spi.StatusRunning)
+	ids := append(slices.Clone(failed), running, uuid.New())
+	var progressed int
+	res, err := c.Bulk(ctx, ratchet.BulkRetry, ids, ratchet.BulkOptions{Workers: 2, Progress: func(n int) { progressed += n }})
+	require.NoError(t, err)
+	assert.Equal(t, ratchet.BulkResult{Changed: 1100, Skipped: 2}, res, "a RUNNING job and an unknown id are skipped")
+	assert.Equal(t, 1102, progressed)
+	calls := slices.Clone(st.calls)
+	slices.Sort(calls)
+	assert.Equal(t, []int{102, 500, 500}, calls, "retries go BulkBatch ids a call")
+	assert.Equal(t, int32(3), wake.n.Load(), "one wakeup per batch that changed a job")
+	for _, id := range failed {
+		assert.Equal(t, spi.StatusPending, st.status(id))
+	}
+
+	// Again: nothing is FAILED any more, nothing changes, nobody is woken.
+	res, err = c.Bulk(ctx, ratchet.BulkRetry, failed, ratchet.BulkOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, ratchet.BulkResult{Skipped: 1100}, res)
+	assert.Equal(t, int32(3), wake.n.Load())
+
+	st.calls = nil
+	res, err = c.Bulk(ctx, ratchet.BulkCancel, append(slices.Clone(failed[:700]), running), ratchet.BulkOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, ratchet.BulkResult{Changed: 700, Skipped: 1}, res)
+	calls = slices.Clone(st.calls)
+	slices.Sort(calls)
+	assert.Equal(t, []int{201, 500}, calls, "cancels go BulkBatch ids a call")
+	assert.Equal(t, spi.StatusCancelled, st.status(failed[0]))
+	assert.Equal(t, spi.StatusPending, st.status(failed[700]))
+	assert.Equal(t, spi.StatusRunning, st.status(running))
+
+	// A store error stops the batches and is returned.
+	st.failOn = failed[800]
+	for _, id := range failed[700:] {
+		st.mu.Lock()
+		st.jobs[id].Status = spi.StatusFailed
+		st.mu.Unlock()
+	}
+	_, err = c.Bulk(ctx, ratchet.BulkRetry, failed[700:], ratchet.BulkOptions{Workers: 1})
+	require.ErrorContains(t, err, "connection reset")
+}
+
 func TestBulkActionNames(t *testing.T) {
 	assert.Equal(t, "retry", ratchet.BulkRetry.String())
 	assert.Equal(t, "cancel", ratchet.BulkCancel.String())

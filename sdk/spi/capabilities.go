@@ -43,6 +43,8 @@ type Capabilities struct {
 	Deleter JobDeleter
 	// Audit keeps the audit log of operators' actions.
 	Audit AuditLog
+	// Bulk retries and cancels many jobs in one call.
+	Bulk BulkManager
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -80,5 +82,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Stats, _ = s.(StatsReader)
 	c.Deleter, _ = s.(JobDeleter)
 	c.Audit, _ = s.(AuditLog)
+	c.Bulk, _ = s.(BulkManager)
 	return c
 }

@@ -485,6 +485,13 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 	if j.Status != spi.StatusFailed {
 		return fmt.Errorf("%w: job %s is %s, only FAILED jobs can be retried", spi.ErrInvalidState, id, j.Status)
 	}
+	s.retryLocked(j, now)
+	return nil
+}
+
+// retryLocked moves FAILED job j back to PENDING due at now, and its
+// dependents to waiting for it again.
+func (s *Store) retryLocked(j *spi.Job, now time.Time) {
 	j.Status = spi.StatusPending
 	j.LastError = ""
 	j.Attempts = 0
@@ -493,8 +500,7 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 	j.FinishedAt = time.Time{}
 	j.OwnerNode = ""
 	s.enqueue(j)
-	s.revive(id)
-	return nil
+	s.revive(j.ID)
 }
 
 // CancelJob implements spi.Store.
@@ -507,19 +513,29 @@ func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error 
 	if !ok {
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
+	if !s.cancelLocked(j, now) {
+		return fmt.Errorf("%w: job %s is %s, only PENDING, BLOCKED and WAITING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
+	}
+	return nil
+}
+
+// cancelLocked cancels j when it is PENDING, BLOCKED or WAITING (its wait
+// then ends CANCELLED), with its dependents' cancel policies, and reports
+// whether it did.
+func (s *Store) cancelLocked(j *spi.Job, now time.Time) bool {
 	switch j.Status {
 	case spi.StatusWaiting:
 		s.resolve(j, spi.SignalCancelled, nil, now)
-		return nil
+		return true
 	case spi.StatusPending, spi.StatusBlocked:
 	default:
-		return fmt.Errorf("%w: job %s is %s, only PENDING, BLOCKED and WAITING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
+		return false
 	}
-	s.dequeue(id)
+	s.dequeue(j.ID)
 	j.Status = spi.StatusCancelled
 	j.FinishedAt = now
 	s.finished(j, now)
-	return nil
+	return true
 }
 
 // Heartbeat implements spi.Store.
