@@ -76,6 +76,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Deleter
 	case *spi.AuditLog:
 		v = caps.Audit
+	case *spi.BulkManager:
+		v = caps.Bulk
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -755,6 +755,11 @@ func (s *refStore) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time
 	if err := s.check(); err != nil {
 		return err
 	}
+	return s.retryFailedLocked(id, now)
+}
+
+// retryFailedLocked is RetryFailedJob under the lock.
+func (s *refStore) retryFailedLocked(id uuid.UUID, now time.Time) error {
 	r, ok := s.rows[id]
 	if !ok {
 		if s.bug == bugRetryFailedUnknownNil {
@@ -785,6 +790,11 @@ func (s *refStore) CancelJob(_ context.Context, id uuid.UUID, now time.Time) err
 	if err := s.check(); err != nil {
 		return err
 	}
+	return s.cancelLocked(id, now)
+}
+
+// cancelLocked is CancelJob under the lock.
+func (s *refStore) cancelLocked(id uuid.UUID, now time.Time) error {
 	r, ok := s.rows[id]
 	if !ok {
 		if s.bug == bugCancelUnknownNil {

@@ -159,6 +159,7 @@ func groups() []group {
 		{"Rewrite", rewriteCases()},
 		{"Stats", statsCases()},
 		{"Delete", deleteCases()},
+		{"Bulk", bulkCases()},
 		{"Audit", auditCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},

@@ -58,6 +58,7 @@ var capabilityGroups = map[string]string{
 	"Stats":      "spi.StatsReader",
 	"Delete":     "spi.JobDeleter",
 	"Audit":      "spi.AuditLog",
+	"Bulk":       "spi.BulkManager",
 }
 
 func TestSelfReferenceStorePasses(t *testing.T) {
@@ -175,6 +176,10 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugReleaseKeepsSeq, []string{"Release/Release"}},
 		{bugReleaseKeepsSchedule, []string{"Release/Release"}},
 		{bugRetryFailedKeepsCrash, []string{"RetryFailed/Reset"}},
+		{bugBulkRetryKeepsCrash, []string{"Bulk/RetryOnlyFailed"}},
+		{bugBulkCancelNoRelease, []string{"Bulk/CancelBlocked"}},
+		{bugBulkAnswersTrue, []string{"Bulk/RetryOnlyFailed", "Bulk/CancelOnlyCancellable"}},
+		{bugBulkNoLimit, []string{"Bulk/BatchLimit"}},
 		{bugRetryFailedAnyState, []string{"RetryFailed/NotFailed"}},
 		{bugCancelAnyState, []string{"Cancel/NotPending"}},
 		{bugCancelUnknownNil, []string{"Cancel/Unknown"}},
