@@ -1,0 +1,307 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// DefaultPublishTimeout bounds one publish when Options.PublishTimeout is
+// zero.
+const DefaultPublishTimeout = time.Second
+
+// MaxPendingSources bounds the wakeups that wait for one listener (or for
+// the publisher): wakeups of the same source coalesce into one, with the
+// highest priority, so a slow listener holds at most one per node; beyond
+// this many nodes the newest are dropped.
+const MaxPendingSources = 64
+
+// Options configure a Hub.
+type Options struct {
+	// Name names the transport in log lines ("redis", "nats").
+	Name string
+	// Logger receives the publish failures and recoveries; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// PublishTimeout bounds one publish; zero means DefaultPublishTimeout.
+	PublishTimeout time.Duration
+}
+
+// Hub publishes wakeups through a transport and fans the received ones out
+// to the registered listeners. Create it with New; its methods are safe for
+// concurrent use.
+type Hub struct {
+	publish func(ctx context.Context, msg []byte) error
+	opts    Options
+	log     *slog.Logger
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	out *mailbox // wakeups to publish
+
+	mu        sync.Mutex
+	listeners []*mailbox
+	closed    bool
+
+	// The publisher's failure state (its goroutine only).
+	failing     bool
+	failedSince time.Time
+	failed      int
+
+	subMu      sync.Mutex
+	subscribed int           // confirmed (re)subscriptions
+	subChanged chan struct{} // closed and replaced at each
+}
+
+// New returns a hub that publishes with publish (called from one goroutine
+// at a time, with a context bounded by the publish timeout) and starts its
+// publisher.
+func New(publish func(ctx context.Context, msg []byte) error, opts Options) *Hub {
+	if opts.PublishTimeout <= 0 {
+		opts.PublishTimeout = DefaultPublishTimeout
+	}
+	if opts.Name == "" {
+		opts.Name = "coordinator"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Hub{publish: publish, opts: opts, log: log.With("coordinator", opts.Name), ctx: ctx, cancel: cancel,
+		out: newMailbox(), subChanged: make(chan struct{})}
+	h.wg.Add(1)
+	go h.publisher()
+	return h
+}
+
+// Notify queues a wakeup for publishing and returns at once: wakeups that
+// wait while a publish is under way coalesce (one per source, the highest
+// priority), so a burst of submissions costs one publish per round trip,
+// and a server that is down never blocks a submission.
+func (h *Hub) Notify(p spi.Priority, source string) {
+	if h.ctx.Err() != nil {
+		return
+	}
+	h.out.put(spi.WakeupHint{Priority: p, Source: source})
+}
+
+// Register adds a listener. Each listener has a goroutine of its own that
+// calls it with the wakeups received; while it is busy, its wakeups
+// coalesce (see MaxPendingSources), so a slow or blocked listener delays
+// only itself and never the others, the subscription or the publisher.
+// A listener registered after Close is never called.
+func (h *Hub) Register(fn func(spi.WakeupHint)) {
+	if fn == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	m := newMailbox()
+	h.listeners = append(h.listeners, m)
+	go func() {
+		for {
+			hints, ok := m.take(h.ctx)
+			if !ok {
+				return
+			}
+			for _, w := range hints {
+				if h.ctx.Err() != nil {
+					return
+				}
+				fn(w)
+			}
+		}
+	}()
+}
+
+// Deliver hands a received message to every listener without waiting for
+// any; a malformed message is ignored.
+func (h *Hub) Deliver(msg []byte) {
+	w, err := Decode(msg)
+	if err != nil {
+		h.log.Debug("ratchet: ignored a malformed wakeup", "error", err)
+		return
+	}
+	h.mu.Lock()
+	ls := h.listeners
+	h.mu.Unlock()
+	for _, m := range ls {
+		m.put(w)
+	}
+}
+
+// Subscribed records a confirmed subscription (the first, or one renewed
+// after a reconnection). Transports call it; tests wait on it.
+func (h *Hub) Subscribed() {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	h.subscribed++
+	close(h.subChanged)
+	h.subChanged = make(chan struct{})
+}
+
+// Subscriptions returns the number of confirmed subscriptions so far, and
+// a channel closed at the next one.
+func (h *Hub) Subscriptions() (int, <-chan struct{}) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	return h.subscribed, h.subChanged
+}
+
+// WaitSubscriptions waits until at least n subscriptions were confirmed,
+// or ctx ends.
+func (h *Hub) WaitSubscriptions(ctx context.Context, n int) error {
+	for {
+		got, next := h.Subscriptions()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return fmt.Errorf("no subscription confirmed: %w", ctx.Err())
+		}
+	}
+}
+
+// Close stops the publisher (a wakeup not yet published is dropped) and
+// waits for it, and stops the listeners' goroutines. A listener call
+// under way is not waited for, so that a blocked listener cannot block
+// Close. Calling it twice is harmless.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	h.listeners = nil
+	h.mu.Unlock()
+	h.cancel()
+	h.wg.Wait()
+}
+
+// Done is closed when Close begins.
+func (h *Hub) Done() <-chan struct{} { return h.ctx.Done() }
+
+func (h *Hub) publisher() {
+	defer h.wg.Done()
+	for {
+		hints, ok := h.out.take(h.ctx)
+		if !ok {
+			if h.failing {
+				h.log.Warn("ratchet: cluster wakeups not published until close", "failed", h.failed, "since", h.failedSince)
+			}
+			return
+		}
+		for _, w := range hints {
+			ctx, cancel := context.WithTimeout(h.ctx, h.opts.PublishTimeout)
+			err := h.publish(ctx, Encode(w))
+			cancel()
+			if h.ctx.Err() != nil {
+				return
+			}
+			h.result(err)
+		}
+	}
+}
+
+// result logs the first failure of an outage and the recovery that ends
+// it, with the number of publishes that failed meanwhile: never a line per
+// job.
+func (h *Hub) result(err error) {
+	switch {
+	case err != nil && !h.failing:
+		h.failing, h.failedSince, h.failed = true, time.Now(), 1
+		h.log.Warn("ratchet: cannot publish cluster wakeups; other nodes find new work by polling until this recovers", "error", err)
+	case err != nil:
+		h.failed++
+	case h.failing:
+		h.failing = false
+		h.log.Info("ratchet: cluster wakeups published again", "failed", h.failed, "outage", time.Since(h.failedSince).Round(time.Millisecond))
+	}
+}
+
+// mailbox holds wakeups for one consumer, coalesced by source.
+type mailbox struct {
+	mu      sync.Mutex
+	pending map[string]spi.Priority
+	order   []string
+	ready   chan struct{} // holds a token while pending is not empty
+}
+
+func newMailbox() *mailbox {
+	return &mailbox{pending: map[string]spi.Priority{}, ready: make(chan struct{}, 1)}
+}
+
+// put adds w, merging it with a waiting wakeup of the same source; it
+// never blocks.
+func (m *mailbox) put(w spi.WakeupHint) {
+	m.mu.Lock()
+	if p, ok := m.pending[w.Source]; ok {
+		m.pending[w.Source] = max(p, w.Priority)
+		m.mu.Unlock()
+		return
+	}
+	if len(m.pending) >= MaxPendingSources {
+		m.mu.Unlock()
+		return
+	}
+	m.pending[w.Source] = w.Priority
+	m.order = append(m.order, w.Source)
+	m.mu.Unlock()
+	select {
+	case m.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take waits for wakeups and returns them all, in arrival order, or false
+// when ctx ends.
+func (m *mailbox) take(ctx context.Context) ([]spi.WakeupHint, bool) {
+	select {
+	case <-m.ready:
+	case <-ctx.Done():
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	hints := make([]spi.WakeupHint, len(m.order))
+	for i, s := range m.order {
+		hints[i] = spi.WakeupHint{Priority: m.pending[s], Source: s}
+	}
+	clear(m.pending)
+	m.order = m.order[:0]
+	return hints, true
+}
+
+// ErrMalformed reports a message that is not a wakeup.
+var ErrMalformed = errors.New("ratchet: malformed wakeup")
+
+// Encode renders a wakeup as its priority digit, a colon and the source
+// node id ("2:node-a"): a few bytes per message.
+func Encode(w spi.WakeupHint) []byte {
+	p := min(max(w.Priority, spi.PriorityLowest), spi.PriorityCritical)
+	b := make([]byte, 0, 2+len(w.Source))
+	b = append(b, byte('0'+p), ':')
+	return append(b, w.Source...)
+}
+
+// Decode parses a message written by Encode.
+func Decode(msg []byte) (spi.WakeupHint, error) {
+	if len(msg) < 2 || msg[1] != ':' || msg[0] < '0' || msg[0] > byte('0'+spi.PriorityCritical) {
+		return spi.WakeupHint{}, fmt.Errorf("%w: %.40q", ErrMalformed, msg)
+	}
+	return spi.WakeupHint{Priority: spi.Priority(msg[0] - '0'), Source: string(msg[2:])}, nil
+}
