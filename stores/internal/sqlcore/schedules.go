@@ -342,7 +342,7 @@ func (s *Syntax) scheduleVersion(id string) (string, []any) {
 }
 
 // Statements returns the text of the statements of the optional features
-// (schedule_*, log_*, signal_*, batch_*) in the syntax, by name, for a dialect's reviewed
+// (schedule_*, log_*, signal_*, batch_*, bulk_*, ...) in the syntax, by name, for a dialect's reviewed
 // golden files.
 func (s *Syntax) Statements() map[string]string {
 	t := time.Unix(0, 0)
@@ -376,6 +376,9 @@ func (s *Syntax) Statements() map[string]string {
 		m[name] = q
 	}
 	for name, q := range s.auditStatements() {
+		m[name] = q
+	}
+	for name, q := range s.bulkStatements() {
 		m[name] = q
 	}
 	return m
