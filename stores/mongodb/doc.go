@@ -126,7 +126,11 @@
 // is a document of the audit collection whose _id is its Seq, taken from a
 // counter in the meta collection by one findOneAndUpdate with $inc, so a
 // number is never given twice nor again after a delete; the listing reads
-// _id backwards, the deletion by age the index ratchet_audit_time).
+// _id backwards, the deletion by age the index ratchet_audit_time), and
+// [spi.BulkManager] ([Store.RetryFailedJobs], [Store.CancelJobs]: one find
+// of the batch, one updateMany guarded by the status for the jobs without
+// dependents or an open wait, and the single-job writes, in the callers'
+// order, for the others; no transaction spans the batch).
 //
 // It does not implement [spi.TxInserter] (it uses no transactions) nor
 // [spi.WakeupListener]: new work is found by polling (change streams would

@@ -235,6 +235,11 @@ func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time)
 		return err
 	}
 	defer done()
+	return s.retryFailed(ctx, id, now)
+}
+
+// retryFailed is RetryFailedJob inside the store's enter.
+func (s *Store) retryFailed(ctx context.Context, id uuid.UUID, now time.Time) error {
 	// A workflow job's dependents wait for it again first (workflow.go).
 	raw, err := s.jobs.FindOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusFailed)},
 		options.FindOne().SetProjection(bson.M{fKids: 1})).Raw()
@@ -249,13 +254,7 @@ func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time)
 			return fail("retry failed job", err)
 		}
 	}
-	r, err := s.jobs.UpdateOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusFailed)}, bson.M{
-		"$set": bson.M{
-			fStatus: string(spi.StatusPending), fAttempts: int64(0), fCrash: int64(0),
-			fScheduled: timeUS(now),
-		},
-		"$unset": bson.M{fLastError: "", fFinished: "", fOwner: ""},
-	})
+	r, err := s.jobs.UpdateOne(ctx, bson.M{fID: idValue(id), fStatus: string(spi.StatusFailed)}, retryUpdate(now))
 	if err != nil {
 		return fail("retry failed job", err)
 	}
@@ -263,6 +262,17 @@ func (s *Store) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time)
 		return nil
 	}
 	return s.stateError(ctx, "retry failed job", id, "only FAILED jobs can be retried")
+}
+
+// retryUpdate is the write that moves a FAILED job back to PENDING.
+func retryUpdate(now time.Time) bson.M {
+	return bson.M{
+		"$set": bson.M{
+			fStatus: string(spi.StatusPending), fAttempts: int64(0), fCrash: int64(0),
+			fScheduled: timeUS(now),
+		},
+		"$unset": bson.M{fLastError: "", fFinished: "", fOwner: ""},
+	}
 }
 
 // CancelJob moves a PENDING, BLOCKED or WAITING job to CANCELLED
@@ -282,11 +292,25 @@ func (s *Store) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) erro
 		return err
 	}
 	defer done()
+	return s.cancel(ctx, id, now)
+}
+
+// noOpenWait is the condition of a job without an unresolved wait.
+var noOpenWait = bson.A{bson.M{fSig: bson.M{"$exists": false}}, bson.M{fSigOutcome: bson.M{"$exists": true}}}
+
+// cancelUpdate is the write that cancels a job without an unresolved wait.
+func cancelUpdate(now time.Time) bson.M {
+	return bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}
+}
+
+// cancel is CancelJob inside the store's enter.
+func (s *Store) cancel(ctx context.Context, id uuid.UUID, now time.Time) error {
+	var err error
 	v := idValue(id)
 	plain := bson.M{fID: v,
 		fStatus: bson.M{"$in": bson.A{string(spi.StatusPending), string(spi.StatusBlocked)}},
-		"$or":   bson.A{bson.M{fSig: bson.M{"$exists": false}}, bson.M{fSigOutcome: bson.M{"$exists": true}}}}
-	plainUpdate := bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}
+		"$or":   noOpenWait}
+	plainUpdate := cancelUpdate(now)
 	// A staged workflow root waiting for a signal is still BLOCKED.
 	waiting := bson.M{fID: v,
 		fStatus:     bson.M{"$in": bson.A{string(spi.StatusWaiting), string(spi.StatusBlocked)}},
