@@ -65,13 +65,18 @@ require (
 	github.com/moby/sys/userns v0.1.0 // indirect
 	github.com/moby/term v0.5.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/nats-io/nats.go v1.56.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/ratchet-go/ratchet/coordination/internal/hub v0.0.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
@@ -93,6 +98,7 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -105,6 +111,8 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/ratchet-go/ratchet/coordination/nats v0.0.0
+	github.com/ratchet-go/ratchet/coordination/redis v0.0.0
 	github.com/ratchet-go/ratchet/dashboard v0.0.0
 	github.com/ratchet-go/ratchet/ddl v0.0.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
@@ -154,3 +162,9 @@ replace github.com/ratchet-go/ratchet/stores/sqlserver => ../stores/sqlserver
 replace github.com/ratchet-go/ratchet/stores/oracle => ../stores/oracle
 
 replace github.com/ratchet-go/ratchet/dashboard => ../dashboard
+
+replace github.com/ratchet-go/ratchet/coordination/redis => ../coordination/redis
+
+replace github.com/ratchet-go/ratchet/coordination/nats => ../coordination/nats
+
+replace github.com/ratchet-go/ratchet/coordination/internal/hub => ../coordination/internal/hub

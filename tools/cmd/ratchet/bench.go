@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -16,6 +19,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/term"
 
+	coordnats "github.com/ratchet-go/ratchet/coordination/nats"
+	coordredis "github.com/ratchet-go/ratchet/coordination/redis"
 	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
@@ -39,6 +44,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	adapters := fs.String("adapters", "", "install adapters to measure their cost, comma-separated: prometheus, otel (otel-tracing and otel-metrics: one half of it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
 	traceRatio := fs.Float64("trace-ratio", 1, "with --adapters otel: the share of the traces sampled (a root's TraceIDRatioBased, children follow their parent)")
+	coordinator := fs.String("coordinator", "", "steady: submit on a client-only node and run the jobs on another, each with a cluster coordinator on this server (redis://host:port or nats://host:port), or with none (none: polling alone)")
+	pollInterval := fs.Duration("poll-interval", 50*time.Millisecond, "the engine's longest delay between polls")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -62,11 +69,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer func() { _ = opened.Close() }()
-	fmt.Fprintf(stdout, "ratchet bench: %s on %s, %d workers\n", *mode, opened.Desc, *workers)
 	cfg := bench.Config{
 		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
-		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout,
+		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
 	}
+	nodes := ""
+	if *coordinator != "" {
+		desc, err := benchCoordinator(&cfg, *coordinator)
+		if err != nil {
+			fmt.Fprintf(stderr, "ratchet bench: --coordinator: %v\n", err)
+			return 2
+		}
+		nodes = ", submitted on a client-only node and run on another, " + desc
+	}
+	fmt.Fprintf(stdout, "ratchet bench: %s on %s, %d workers%s\n", *mode, opened.Desc, *workers, nodes)
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		cfg.Advance = benchBars(stderr)
 	}
@@ -81,6 +97,33 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintln(stdout, res.Summary())
 	return 0
+}
+
+// benchCoordinator sets cfg up for two nodes with a coordinator each on
+// the server at url (none: no coordinator), on a cluster of the run's own,
+// and describes it.
+func benchCoordinator(cfg *bench.Config, url string) (string, error) {
+	cfg.TwoNodes = true
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	cluster := "bench-" + hex.EncodeToString(b[:])
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	switch scheme, _, _ := strings.Cut(url, "://"); scheme {
+	case "none":
+		return "no coordinator (polling alone)", nil
+	case "redis", "rediss", "unix":
+		cfg.Coordinator = func(ctx context.Context) (spi.ClusterCoordinator, error) {
+			return coordredis.New(ctx, url, coordredis.Options{Cluster: cluster, Logger: logger})
+		}
+		return "a Redis coordinator each", nil
+	case "nats", "tls":
+		cfg.Coordinator = func(ctx context.Context) (spi.ClusterCoordinator, error) {
+			return coordnats.New(ctx, url, coordnats.Options{Cluster: cluster, Logger: logger})
+		}
+		return "a NATS coordinator each", nil
+	default:
+		return "", fmt.Errorf("%q: want redis://host:port, nats://host:port or none", url)
+	}
 }
 
 // installAdapters puts the adapters named in list (comma-separated) on

@@ -60,6 +60,15 @@ type Config struct {
 	Metrics          spi.MetricsCollector
 	InsertMiddleware []ratchet.InsertMiddleware
 	WorkMiddleware   []ratchet.WorkMiddleware
+	// TwoNodes makes the steady mode submit on one node (an engine with
+	// no tasks: a client-only process) and run the jobs on another, so
+	// that only a cluster wakeup or a poll gets a job started. Each node
+	// gets its own coordinator from Coordinator when it is set (ratchet
+	// bench --coordinator), none when it is nil (polling alone).
+	TwoNodes    bool
+	Coordinator func(ctx context.Context) (spi.ClusterCoordinator, error)
+	// PollInterval is the engine's longest delay between polls [50ms].
+	PollInterval time.Duration
 }
 
 // Result holds the figures of one run.
@@ -145,6 +154,15 @@ func (c *Config) defaults() error {
 	}
 	if c.Duration == 0 {
 		c.Duration = 10 * time.Second
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 50 * time.Millisecond
+	}
+	if c.Coordinator != nil && !c.TwoNodes {
+		return fmt.Errorf("a coordinator needs two nodes (TwoNodes)")
+	}
+	if c.TwoNodes && c.Mode != ModeSteady {
+		return fmt.Errorf("two nodes (--coordinator) are for --mode steady only")
 	}
 	if c.Jobs < 0 || c.Workers < 0 || c.InsertBatch < 0 || c.Rate < 0 || c.Duration < 0 {
 		return fmt.Errorf("bench options must not be negative")
@@ -243,19 +261,82 @@ func (c *counters) JobsClaimed(_ context.Context, _ string, n int) {
 }
 
 func newEngine(store spi.Store, cfg Config, task ratchet.Definition, m spi.MetricsCollector) (*engine.Engine, error) {
+	return newNode(store, cfg, "", nil, m, task)
+}
+
+// newNode is newEngine with a node id and a coordinator; with no tasks it
+// is a client-only node.
+func newNode(store spi.Store, cfg Config, id string, coord spi.ClusterCoordinator, m spi.MetricsCollector, tasks ...ratchet.Definition) (*engine.Engine, error) {
 	if cfg.Metrics != nil {
 		m = spi.Fanout(m, cfg.Metrics)
 	}
 	return engine.New(store, engine.Options{
+		NodeID:           id,
+		Coordinator:      coord,
 		Metrics:          m,
 		InsertMiddleware: cfg.InsertMiddleware,
 		WorkMiddleware:   cfg.WorkMiddleware,
 		Concurrency:      cfg.Workers,
-		MinPollInterval:  2 * time.Millisecond,
+		MinPollInterval:  min(2*time.Millisecond, cfg.PollInterval),
 		ClaimBatchSize:   500,
-		PollInterval:     50 * time.Millisecond,
+		PollInterval:     cfg.PollInterval,
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, task)
+	}, tasks...)
+}
+
+// nodes starts what steadyWith needs around its worker engine: with
+// TwoNodes, the worker's coordinator and a client-only node (with its own)
+// whose client submits; else the worker's own client. stop stops and
+// closes them.
+func nodes(ctx context.Context, store spi.Store, cfg Config, task ratchet.Definition) (worker *engine.Engine, client *ratchet.Client, stop func(), err error) {
+	var closers []func()
+	stop = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	coordinator := func() (spi.ClusterCoordinator, error) {
+		if cfg.Coordinator == nil {
+			return nil, nil
+		}
+		c, err := cfg.Coordinator(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: %w", err)
+		}
+		closers = append(closers, func() { _ = c.Close() })
+		return c, nil
+	}
+	fail := func(e error) (*engine.Engine, *ratchet.Client, func(), error) {
+		stop()
+		return nil, nil, nil, e
+	}
+	if !cfg.TwoNodes {
+		worker, err = newEngine(store, cfg, task, nil)
+		if err != nil {
+			return fail(err)
+		}
+		return worker, worker.Client(), stop, nil
+	}
+	wc, err := coordinator()
+	if err != nil {
+		return fail(err)
+	}
+	if worker, err = newNode(store, cfg, "bench-worker", wc, nil, task); err != nil {
+		return fail(err)
+	}
+	cc, err := coordinator()
+	if err != nil {
+		return fail(err)
+	}
+	submitter, err := newNode(store, cfg, "bench-client", cc, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if err := submitter.Start(ctx); err != nil {
+		return fail(err)
+	}
+	closers = append(closers, func() { _ = submitter.Stop(context.WithoutCancel(ctx)) })
+	return worker, submitter.Client(), stop, nil
 }
 
 func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
@@ -336,17 +417,17 @@ func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(co
 		mu.Unlock()
 		return nil
 	})
-	eng, err := newEngine(store, cfg, task, nil)
+	eng, client, stop, err := nodes(ctx, store, cfg, task)
 	if err != nil {
 		return res, err
 	}
+	defer stop()
 	events, unsubscribe := eng.Subscribe(cfg.Rate*int(cfg.Duration/time.Second+1) + 1000)
 	defer unsubscribe()
 	if err := eng.Start(ctx); err != nil {
 		return res, err
 	}
 	defer func() { _ = eng.Stop(context.WithoutCancel(ctx)) }()
-	client := eng.Client()
 
 	if during != nil {
 		go func() { duringErr <- during(ctx) }()
@@ -358,6 +439,7 @@ func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(co
 	defer tick.Stop()
 	start := time.Now()
 	sent := 0
+	var inserts []time.Duration
 	for time.Since(start) < cfg.Duration {
 		select {
 		case <-tick.C:
@@ -368,12 +450,21 @@ func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(co
 		if owed <= 0 {
 			continue
 		}
+		t0 := time.Now()
 		if _, err := task.SubmitMany(ctx, client, make([]noop, owed)); err != nil {
 			return res, fmt.Errorf("insert: %w", err)
 		}
+		inserts = append(inserts, time.Since(t0))
 		sent += owed
 	}
 	res.Jobs = sent
+	if len(inserts) > 0 {
+		// The part of the latency before any wakeup can be sent: the
+		// submission's own write.
+		slices.Sort(inserts)
+		fmt.Fprintf(cfg.Progress, "%d inserts of %d jobs on average, each taking %s (p50) %s (p99)\n", len(inserts), sent/len(inserts),
+			inserts[len(inserts)/2].Round(time.Microsecond), inserts[min(len(inserts)-1, len(inserts)*99/100)].Round(time.Microsecond))
+	}
 	for finished := 0; finished < sent; {
 		select {
 		case ev := <-events:

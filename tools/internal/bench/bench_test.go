@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/engine"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 	"github.com/ratchet-go/ratchet/tools/internal/bench"
@@ -32,6 +33,29 @@ func TestSteadyReportsLatency(t *testing.T) {
 	assert.LessOrEqual(t, res.LatencyP50, res.LatencyP99)
 	assert.LessOrEqual(t, res.LatencyP99, res.LatencyMax)
 	assert.Contains(t, res.Summary(), "latency p50")
+}
+
+func TestSteadyOnTwoNodes(t *testing.T) {
+	coord := engine.NewLocalCoordinator()
+	made := 0
+	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 500, Duration: 300 * time.Millisecond,
+		Workers: 10, TwoNodes: true, PollInterval: 5 * time.Second,
+		Coordinator: func(context.Context) (spi.ClusterCoordinator, error) { made++; return coord, nil }})
+	require.NoError(t, err)
+	assert.Equal(t, 2, made, "a coordinator per node")
+	assert.Positive(t, res.Jobs)
+	assert.Less(t, res.LatencyMax, 5*time.Second, "every job woken, none left to a poll")
+
+	res, err = bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 500, Duration: 200 * time.Millisecond,
+		Workers: 10, TwoNodes: true})
+	require.NoError(t, err, "polling alone")
+	assert.Positive(t, res.Jobs)
+
+	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady,
+		Coordinator: func(context.Context) (spi.ClusterCoordinator, error) { return coord, nil }})
+	assert.ErrorContains(t, err, "two nodes")
+	_, err = bench.Run(context.Background(), memory.New(), bench.Config{TwoNodes: true})
+	assert.ErrorContains(t, err, "--mode steady only")
 }
 
 func TestBadConfig(t *testing.T) {

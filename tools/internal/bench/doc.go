@@ -5,6 +5,8 @@
 // one node and works them all (reporting work jobs/s): claims, execution and
 // fenced completions included. Steady mode inserts at a fixed rate for a
 // duration while a node works, and reports enqueue-to-start latency
-// percentiles. Figures are for comparing runs on one machine; the README's
+// percentiles; with TwoNodes it submits on a client-only node and works
+// on another, with a cluster coordinator each (Redis, NATS) or none, to
+// measure how fast a submission reaches another node. Figures are for comparing runs on one machine; the README's
 // benchmark section records how they were obtained.
 package bench
