@@ -36,6 +36,11 @@ const (
 // their executions.
 const RunTable = "chaos_run"
 
+// FinalTable is the table, in the Ratchet schema, where workers record each
+// finalization their engine reports (a succeeded, failed, skipped or
+// cancelled event: a completion the store said it applied).
+const FinalTable = "chaos_final"
+
 // Outcomes of an execution recorded in chaos_run.
 const (
 	OutcomeOK        = "ok"        // the body ran to its end
@@ -194,7 +199,7 @@ func (r *Recorder) End(ctx context.Context, run int64, outcome string) error {
 }
 
 // Prepare brings schema to the latest Ratchet version (creating it when
-// missing) and creates the chaos_run table in it. Run it once before the
+// missing) and creates the ledger tables chaos_run and chaos_final in it. Run it once before the
 // workers start.
 func Prepare(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	if _, err := postgres.Migrate(ctx, pool, schema); err != nil {
@@ -216,11 +221,57 @@ func Prepare(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: create %s: %w", RunTable, err)
 	}
+	final := pgx.Identifier{schema, FinalTable}.Sanitize()
+	_, err = pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+final+` (
+		final_id bigserial   PRIMARY KEY,
+		job_id   uuid        NOT NULL,
+		node     text        NOT NULL,
+		event    text        NOT NULL,
+		at       timestamptz NOT NULL
+	)`)
+	if err != nil {
+		return fmt.Errorf("chaos: create %s: %w", FinalTable, err)
+	}
 	return nil
 }
 
-// Run is one row of chaos_run: one execution of a chaos task body.
-type Run struct {
+// Final is one row of chaos_final: a finalization that a worker's engine
+// reported.
+type Final struct {
+	JobID uuid.UUID
+	Node  string
+	// Event is the engine's event kind (succeeded, failed, skipped,
+	// cancelled).
+	Event string
+	At    time.Time
+}
+
+// RecordFinal writes one chaos_final row.
+func RecordFinal(ctx context.Context, pool *pgxpool.Pool, schema string, f Final) error {
+	_, err := pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema, FinalTable}.Sanitize()+
+		` (job_id, node, event, at) VALUES ($1, $2, $3, $4)`, f.JobID, f.Node, f.Event, f.At)
+	if err != nil {
+		return fmt.Errorf("chaos: record the finalization of %s: %w", f.JobID, err)
+	}
+	return nil
+}
+
+// Finals returns every row of chaos_final in schema, in the order written.
+func Finals(ctx context.Context, pool *pgxpool.Pool, schema string) ([]Final, error) {
+	rows, err := pool.Query(ctx, `SELECT job_id, node, event, at FROM `+
+		pgx.Identifier{schema, FinalTable}.Sanitize()+` ORDER BY final_id`)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: read %s: %w", FinalTable, err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Final, error) {
+		var f Final
+		err := row.Scan(&f.JobID, &f.Node, &f.Event, &f.At)
+		return f, err
+	})
+}
+
+// Execution is one row of chaos_run: one execution of a chaos task body.
+type Execution struct {
 	ID    int64
 	JobID uuid.UUID
 	Node  string
@@ -238,15 +289,15 @@ type Run struct {
 }
 
 // Runs returns every row of chaos_run in schema, in run id order.
-func Runs(ctx context.Context, pool *pgxpool.Pool, schema string) ([]Run, error) {
+func Runs(ctx context.Context, pool *pgxpool.Pool, schema string) ([]Execution, error) {
 	rows, err := pool.Query(ctx, `SELECT run_id, job_id, node, task, COALESCE(claim_seq, 0), attempt, crash_count,
 			started_at, ended_at, COALESCE(outcome, '')
 		FROM `+pgx.Identifier{schema, RunTable}.Sanitize()+` ORDER BY run_id`)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read %s: %w", RunTable, err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
-		var r Run
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Execution, error) {
+		var r Execution
 		var ended *time.Time
 		err := row.Scan(&r.ID, &r.JobID, &r.Node, &r.Task, &r.ClaimSeq, &r.Attempt, &r.CrashCount,
 			&r.StartedAt, &ended, &r.Outcome)
@@ -261,7 +312,7 @@ func Runs(ctx context.Context, pool *pgxpool.Pool, schema string) ([]Run, error)
 // instant, from their start and end records. A run that never ended counts
 // as running until the end of time; a run that ends when another starts
 // does not overlap it.
-func MaxOverlap(runs []Run) int {
+func MaxOverlap(runs []Execution) int {
 	type edge struct {
 		at    time.Time
 		delta int

@@ -1,50 +1,82 @@
-// Package chaos runs Ratchet as real worker processes against a real
-// PostgreSQL database and injects faults into them, checking the invariants
-// of the design (DESIGN.md, "Invariants") from the outside: from what ends
-// up in the database and what the processes print.
+// Package chaos is a chaos harness to run in CI: it starts real Ratchet
+// worker processes against a real PostgreSQL database, submits a workload,
+// injects a seeded schedule of faults into the processes, and then checks
+// the invariants of the design from the outside, from what the database and
+// an effects ledger hold.
 //
-// The scenarios (the package's tests):
+// # A run
 //
-//   - SIGKILL: one of three workers is killed while it holds jobs; the
-//     survivors recover its jobs within orphan scan + grace of the kill,
-//     charging one crash each, and every job ends SUCCEEDED exactly once;
-//   - SIGSTOP: a worker is frozen past the grace period while it runs jobs;
-//     the others recover and finish them; resumed with SIGCONT, it tries to
-//     finish them too, and every one of its writes is superseded (the rows
-//     stay as the other nodes wrote them);
-//   - poison: a job that kills every node that runs it is claimed
-//     max_crash_redeliveries + 1 times while a supervisor restarts nodes,
-//     then fails into the dead-letter queue with the crash-budget error;
-//   - SIGTERM: a graceful stop whose drain times out releases the running
-//     jobs without charging attempts or crashes, and others finish them;
-//   - permits: 50 jobs of a resource limited to 2 permits, over three
-//     workers, never run more than 2 at once (from the start and end times
-//     that their bodies record).
+// [Run] (or [RunT] in a test, or the command ratchet chaos) takes a
+// [Scenario]: the database, the worker command, the number of workers, the
+// length of the fault phase, a seed, the enabled fault kinds and the
+// workload. It
 //
-// The module holds three things:
+//   - prepares a schema (the Ratchet tables and the ledger, [Prepare]);
+//   - starts the workers under a supervisor that restarts a node whenever
+//     its process exits, under the same node id, with short node timings
+//     (1 s heartbeats, 3 s grace, 1 s orphan scans, 4 jobs at once, a 3 s
+//     drain; Scenario.Env overrides them);
+//   - submits the workload, a seeded mix of probe jobs (chaos.sleep,
+//     chaos.permit jobs holding one of 2 permits of a resource, and
+//     chaos.poison jobs that kill every node that runs them), spread over
+//     the first two thirds of the fault phase;
+//   - injects the fault schedule ([NewPlan]): SIGKILL then a restart
+//     ([FaultKill]), SIGSTOP then SIGCONT ([FaultStop]), SIGTERM then a
+//     restart after the graceful stop ([FaultTerm]); one fault at a time,
+//     so that with two workers or more one node is always up, each lasting
+//     at most 10 s;
+//   - waits a quiet phase without faults, of at most 30 s, by whose end
+//     every job must be terminal;
+//   - stops the workers and checks the invariants.
 //
-//   - this package: the chaos tasks ([NewTasks]: chaos.sleep, chaos.poison,
-//     chaos.permit), the chaos_run table in which their bodies record each
-//     execution ([Prepare], [Recorder], [Runs]) and the JSON lines that
-//     workers print ([Line]);
-//   - the worker command, chaos/cmd/worker: one Ratchet node on PostgreSQL
-//     running the chaos tasks, configured by flags and the RATCHET_*
-//     variables (engine.FromEnv), printing one JSON line per event on
-//     stdout until SIGTERM (graceful stop) or a kill;
-//   - the scenarios, in the package's tests: they build the worker once,
-//     start fleets of it with os/exec, each scenario on a fresh schema
-//     (internal/dbtest), and signal the processes.
+// The same seed, with the same workers, duration, fault kinds and
+// workload, gives the same fault schedule and the same workload; the
+// report prints the seed so that a failing run can be run again.
 //
-// Execution is at least once, finalization exactly once: chaos_run may hold
-// several executions of one job (a killed or frozen node's, then the
-// survivor's), while the job row ends in exactly one terminal state,
-// written by exactly one claim. The scenarios assert both.
+// # The invariants
 //
-// The scenarios need a Unix system (they send SIGKILL, SIGSTOP, SIGCONT and
-// SIGTERM) and a PostgreSQL server (see internal/dbtest for how one is
-// found; they skip without one, and fail under CI=true). They use short
-// node timings (1 s heartbeats, 3 s grace, 1 s orphan scans) so that the
-// whole module runs in well under a minute.
+// A [Report] lists every [Violation] with its invariant and its jobs:
 //
-// Nothing imports this module: it is a test bed, not part of the API.
+//   - no-job-lost: every submitted job exists and is terminal;
+//   - finalized-once: each job was finalized at most once (the ledger holds
+//     one finalization per job that an engine reported as applied), and
+//     each reported finalization is the one its job row shows;
+//   - at-least-once: each SUCCEEDED probe job has a completed execution by
+//     the node and under the claim that finalized it;
+//   - crash-budget: no crash count above the budget; a job failed by the
+//     crash budget was claimed budget + 1 times; a poison job ran at most
+//     budget + 1 times and ended in the dead-letter queue;
+//   - permits: the executions that finalized the permit jobs never
+//     overlapped more than the resource's permits;
+//   - faults-injected: every enabled fault kind was injected at least once.
+//
+// Execution is at least once and finalization exactly once: the ledger's
+// chaos_run table may hold several executions of one job (a killed or
+// frozen node's, then another's), while its job row ends in exactly one
+// terminal state written by exactly one claim.
+//
+// # The workers
+//
+// A worker is a program whose main calls [WorkerMain] (or [RunWorker]): it
+// runs one node with the probe tasks ([NewTasks]) and the application's
+// own tasks, records each execution of a probe task in chaos_run
+// ([Recorder]) and each finalization its engine reports in chaos_final
+// ([RecordFinal]), and prints JSON lines ([Line]) on stdout. The probe
+// worker chaos/cmd/worker is that program with no tasks of its own; an
+// application opts its own binary in with one line:
+//
+//	func main() { chaos.WorkerMain(myTasks...) }
+//
+// A worker started with --plant runs over a store with a planted defect
+// ([Plants]): a run over it must fail, which shows that the harness catches
+// what it claims to.
+//
+// # Requirements and limits
+//
+// A Unix system (the harness sends signals) and a PostgreSQL server; other
+// databases, connection faults through a proxy, database restarts and
+// clock skew are not in this version. The package's own tests also run the
+// scenarios of the test bed it grew from (SIGKILL recovery timing, SIGSTOP
+// superseded writes, poison jobs under the crash budget, SIGTERM release,
+// permits, a workflow DAG under a kill).
 package chaos

@@ -405,7 +405,7 @@ func (c *cluster) runningOn(node string) (map[uuid.UUID]int64, error) {
 }
 
 // runs returns chaos_run.
-func (c *cluster) runs() []chaos.Run {
+func (c *cluster) runs() []chaos.Execution {
 	c.t.Helper()
 	runs, err := chaos.Runs(context.Background(), c.pool, c.schema)
 	require.NoError(c.t, err)
@@ -413,8 +413,8 @@ func (c *cluster) runs() []chaos.Run {
 }
 
 // runsByJob groups runs by job.
-func runsByJob(runs []chaos.Run) map[uuid.UUID][]chaos.Run {
-	out := map[uuid.UUID][]chaos.Run{}
+func runsByJob(runs []chaos.Execution) map[uuid.UUID][]chaos.Execution {
+	out := map[uuid.UUID][]chaos.Execution{}
 	for _, r := range runs {
 		out[r.JobID] = append(out[r.JobID], r)
 	}

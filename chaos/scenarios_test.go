@@ -471,8 +471,8 @@ func TestPermits(t *testing.T) {
 func TestMaxOverlap(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	run := func(from, to int) chaos.Run {
-		r := chaos.Run{StartedAt: at(from)}
+	run := func(from, to int) chaos.Execution {
+		r := chaos.Execution{StartedAt: at(from)}
 		if to >= 0 {
 			r.EndedAt = at(to)
 		}
@@ -480,15 +480,15 @@ func TestMaxOverlap(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		runs []chaos.Run
+		runs []chaos.Execution
 		want int
 	}{
 		{"none", nil, 0},
-		{"one", []chaos.Run{run(0, 10)}, 1},
-		{"back to back", []chaos.Run{run(0, 10), run(10, 20), run(20, 30)}, 1},
-		{"two overlap", []chaos.Run{run(0, 10), run(5, 15), run(15, 20)}, 2},
-		{"three nested", []chaos.Run{run(0, 100), run(10, 90), run(20, 30), run(40, 50)}, 3},
-		{"never ended", []chaos.Run{run(0, -1), run(50, 60), run(70, 80)}, 2},
+		{"one", []chaos.Execution{run(0, 10)}, 1},
+		{"back to back", []chaos.Execution{run(0, 10), run(10, 20), run(20, 30)}, 1},
+		{"two overlap", []chaos.Execution{run(0, 10), run(5, 15), run(15, 20)}, 2},
+		{"three nested", []chaos.Execution{run(0, 100), run(10, 90), run(20, 30), run(40, 50)}, 3},
+		{"never ended", []chaos.Execution{run(0, -1), run(50, 60), run(70, 80)}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

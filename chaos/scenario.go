@@ -1,0 +1,341 @@
+package chaos
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FaultKind is a kind of fault the harness injects into a worker process.
+type FaultKind string
+
+// The fault kinds.
+const (
+	// FaultKill sends SIGKILL; the supervisor restarts the node (under the
+	// same node id) after the fault's duration.
+	FaultKill FaultKind = "kill"
+	// FaultStop sends SIGSTOP, then SIGCONT after the fault's duration (at
+	// most 10 s): past the grace period, the other nodes recover the frozen
+	// node's jobs and its writes after SIGCONT must all be superseded.
+	FaultStop FaultKind = "stop"
+	// FaultTerm sends SIGTERM (a graceful stop: drain, then release what is
+	// still running) and restarts the node the fault's duration after it
+	// exited.
+	FaultTerm FaultKind = "term"
+)
+
+// AllFaults are the fault kinds this version injects, in the order the
+// report lists them.
+var AllFaults = []FaultKind{FaultKill, FaultStop, FaultTerm}
+
+// ParseFaults parses a comma-separated list of fault kinds ("kill,stop,term");
+// "all" names every kind, "none" or "" none.
+func ParseFaults(s string) ([]FaultKind, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "all":
+		return slices.Clone(AllFaults), nil
+	case "", "none":
+		return []FaultKind{}, nil
+	}
+	var out []FaultKind
+	for _, part := range strings.Split(s, ",") {
+		k := FaultKind(strings.TrimSpace(part))
+		if !slices.Contains(AllFaults, k) {
+			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term)", part)
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// Defaults of a Scenario's zero fields.
+const (
+	DefaultWorkers     = 3
+	DefaultDuration    = 30 * time.Second
+	MaxQuiet           = 30 * time.Second
+	DefaultJobs        = 200
+	DefaultPermitJobs  = 40
+	DefaultPermitLimit = 2
+	DefaultPoisonJobs  = 1
+	DefaultMaxCrashes  = 3
+	// MaxFault is the longest a fault lasts.
+	MaxFault = 10 * time.Second
+)
+
+// PermitResource is the resource the workload's permit jobs hold.
+const PermitResource = "chaos.permit"
+
+// Workload is the probe jobs a run submits. Zero fields take the defaults;
+// a negative count means none.
+type Workload struct {
+	// Jobs is the number of chaos.sleep jobs (default 200).
+	Jobs int
+	// PermitJobs is the number of chaos.permit jobs, each holding a permit
+	// of PermitResource (default 40).
+	PermitJobs int
+	// PermitLimit is PermitResource's number of permits (default 2).
+	PermitLimit int
+	// PoisonJobs is the number of chaos.poison jobs (default 1): each kills
+	// every node that runs it until the crash budget fails it.
+	PoisonJobs int
+	// MinMillis and MaxMillis bound the sleep of a sleep or permit job
+	// (default 50 and 500).
+	MinMillis, MaxMillis int
+}
+
+// Scenario is one chaos run. Only DSN is required.
+type Scenario struct {
+	// DSN is the database: a postgres:// or postgresql:// URL.
+	DSN string
+	// Schema is the PostgreSQL schema of the run. Empty means a new schema
+	// ratchet_chaos_SEED_UNIXNANO, dropped at the end of a clean run (kept
+	// for inspection after a violation). A named schema is created and
+	// migrated when missing and never dropped; it should hold no jobs.
+	Schema string
+	// Worker is the worker command and its first arguments; the harness
+	// appends --dsn, --schema, --node and, with Plant, --plant. The worker
+	// must run RunWorker (WorkerMain) so that it understands them. Empty
+	// means the probe worker chaos/cmd/worker, built with the go command
+	// (BuildWorker) into a temporary folder.
+	Worker []string
+	// Workers is the number of worker processes (default 3; at least 2
+	// when faults are enabled, so that one node is always up).
+	Workers int
+	// Duration is the length of the fault phase (default 30 s). A quiet
+	// phase without faults follows, of at most Quiet, by whose end every
+	// job must be terminal.
+	Duration time.Duration
+	// Quiet bounds the quiet phase (default and maximum 30 s); it ends
+	// earlier once every job is terminal.
+	Quiet time.Duration
+	// Seed chooses the fault schedule and the workload: the same seed (with
+	// the same Workers, Duration, Faults and Workload) gives the same ones.
+	Seed uint64
+	// Faults are the enabled fault kinds: nil means all of AllFaults, an
+	// empty non-nil slice none. Each enabled kind is injected at least
+	// once, or the run fails.
+	Faults []FaultKind
+	// Workload is the probe jobs submitted during the fault phase.
+	Workload Workload
+	// MaxCrashRedeliveries is the nodes' crash budget
+	// (RATCHET_NODE_MAX_CRASH_REDELIVERIES); 0 means the default 3. The
+	// crash-budget invariant is checked against it.
+	MaxCrashRedeliveries int
+	// Plant is a planted store defect passed to the workers (--plant), for
+	// testing the harness itself: see Plant* constants.
+	Plant string
+	// Env are extra KEY=VALUE variables of the workers, after the harness's
+	// own (so they override its node timings: 1 s heartbeats, 3 s grace,
+	// 1 s orphan scans, 4 jobs at once, 3 s drain).
+	Env []string
+	// LogDir receives each worker's stderr (the engine's logs). Empty means
+	// a new temporary folder, named in the report.
+	LogDir string
+	// Progress, when set, receives a line per fault as it is injected.
+	Progress io.Writer
+}
+
+// withDefaults returns sc with its zero fields set.
+func (sc Scenario) withDefaults() Scenario {
+	if sc.Workers == 0 {
+		sc.Workers = DefaultWorkers
+	}
+	if sc.Duration == 0 {
+		sc.Duration = DefaultDuration
+	}
+	if sc.Quiet == 0 || sc.Quiet > MaxQuiet {
+		sc.Quiet = MaxQuiet
+	}
+	if sc.Faults == nil {
+		sc.Faults = slices.Clone(AllFaults)
+	}
+	if sc.MaxCrashRedeliveries == 0 {
+		sc.MaxCrashRedeliveries = DefaultMaxCrashes
+	}
+	w := &sc.Workload
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < 0 {
+			*v = 0
+		}
+	}
+	def(&w.Jobs, DefaultJobs)
+	def(&w.PermitJobs, DefaultPermitJobs)
+	def(&w.PermitLimit, DefaultPermitLimit)
+	def(&w.PoisonJobs, DefaultPoisonJobs)
+	def(&w.MinMillis, 50)
+	def(&w.MaxMillis, 500)
+	if w.MaxMillis < w.MinMillis {
+		w.MaxMillis = w.MinMillis
+	}
+	return sc
+}
+
+// validate reports what makes sc unusable.
+func (sc Scenario) validate() error {
+	if sc.Workers < 1 {
+		return fmt.Errorf("chaos: %d workers", sc.Workers)
+	}
+	if len(sc.Faults) > 0 && sc.Workers < 2 {
+		return fmt.Errorf("chaos: faults need at least 2 workers, so that one is always up")
+	}
+	if sc.Duration < 5*time.Second {
+		return fmt.Errorf("chaos: duration %s is shorter than 5s", sc.Duration)
+	}
+	for _, k := range sc.Faults {
+		if !slices.Contains(AllFaults, k) {
+			return fmt.Errorf("chaos: unknown fault kind %q", k)
+		}
+	}
+	if sc.MaxCrashRedeliveries < 0 {
+		return fmt.Errorf("chaos: negative crash budget %d", sc.MaxCrashRedeliveries)
+	}
+	if sc.Plant != "" && !slices.Contains(Plants, sc.Plant) {
+		return fmt.Errorf("chaos: unknown planted defect %q (known: %s)", sc.Plant, strings.Join(Plants, ", "))
+	}
+	return nil
+}
+
+// Duration is a time.Duration that JSON writes as a string such as "1.5s".
+type Duration time.Duration
+
+// String is the duration as time.Duration prints it.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a string written by MarshalJSON.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// Fault is one fault of a schedule.
+type Fault struct {
+	// At is when the fault begins, from the start of the fault phase.
+	At Duration `json:"at"`
+	// Kind is the fault's kind.
+	Kind FaultKind `json:"kind"`
+	// Node is the node it hits (node-1 ... node-N).
+	Node string `json:"node"`
+	// For is how long it lasts: the freeze of a stop, the downtime before
+	// the restart of a kill or term.
+	For Duration `json:"for"`
+}
+
+// PlannedJob is one probe job of a workload.
+type PlannedJob struct {
+	// At is when it is submitted, from the start of the fault phase.
+	At Duration `json:"at"`
+	// Task is SleepTask, PermitTask or PoisonTask.
+	Task string `json:"task"`
+	// Millis is the sleep of a sleep or permit job.
+	Millis int `json:"millis,omitempty"`
+}
+
+// Plan is the seeded part of a run: the fault schedule and the workload.
+type Plan struct {
+	Seed   uint64       `json:"seed"`
+	Faults []Fault      `json:"faults"`
+	Jobs   []PlannedJob `json:"jobs"`
+}
+
+// NodeName is the id of the i-th node (from 1) of a run.
+func NodeName(i int) string { return fmt.Sprintf("node-%d", i) }
+
+// NewPlan returns the fault schedule and workload of sc: a function of its
+// Seed, Workers, Duration, Faults and Workload only. Faults come one at a
+// time (so that, with two workers or more, one node is always up), each
+// lasting at most MaxFault and ending before the fault phase does; the
+// first ones take each enabled kind once, in a seeded order. Jobs are
+// submitted over the first two thirds of the fault phase, poison jobs
+// first.
+func NewPlan(sc Scenario) (Plan, error) {
+	sc = sc.withDefaults()
+	if err := sc.validate(); err != nil {
+		return Plan{}, err
+	}
+	return newPlan(sc), nil
+}
+
+// newPlan is NewPlan of a scenario with its defaults set.
+func newPlan(sc Scenario) Plan {
+	rng := rand.New(rand.NewPCG(sc.Seed, 0x63_68_61_6f_73)) // "chaos"
+	p := Plan{Seed: sc.Seed}
+	between := func(lo, hi time.Duration) time.Duration {
+		return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+	}
+
+	// The fault schedule.
+	first := slices.Clone(sc.Faults)
+	rng.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
+	at := between(1500*time.Millisecond, 3*time.Second)
+	for len(sc.Faults) > 0 {
+		var kind FaultKind
+		if n := len(p.Faults); n < len(first) {
+			kind = first[n]
+		} else {
+			kind = sc.Faults[rng.IntN(len(sc.Faults))]
+		}
+		// The first round, one fault of each kind, is kept short so that a
+		// short run has room for every kind.
+		firstRound := len(p.Faults) < len(first)
+		var d, busy time.Duration
+		switch kind {
+		case FaultKill:
+			d = between(500*time.Millisecond, 3*time.Second)
+			busy = d
+		case FaultStop:
+			longest := MaxFault
+			if firstRound {
+				longest = 5 * time.Second
+			}
+			d = between(time.Second, longest)
+			busy = d
+		case FaultTerm:
+			d = between(500*time.Millisecond, 2*time.Second)
+			busy = d + 4*time.Second // the drain (3 s) and the exit
+		}
+		if at+busy+time.Second > sc.Duration {
+			break
+		}
+		p.Faults = append(p.Faults, Fault{At: Duration(at), Kind: kind, Node: NodeName(1 + rng.IntN(sc.Workers)), For: Duration(d)})
+		gap := between(time.Second, 4*time.Second)
+		if firstRound {
+			gap = between(time.Second, 2*time.Second)
+		}
+		at += busy + gap
+	}
+
+	// The workload.
+	w := sc.Workload
+	window := sc.Duration * 2 / 3
+	millis := func() int { return w.MinMillis + rng.IntN(w.MaxMillis-w.MinMillis+1) }
+	for range w.PoisonJobs {
+		p.Jobs = append(p.Jobs, PlannedJob{At: Duration(between(0, window/4)), Task: PoisonTask})
+	}
+	for range w.Jobs {
+		p.Jobs = append(p.Jobs, PlannedJob{At: Duration(between(0, window)), Task: SleepTask, Millis: millis()})
+	}
+	for range w.PermitJobs {
+		p.Jobs = append(p.Jobs, PlannedJob{At: Duration(between(0, window)), Task: PermitTask, Millis: millis()})
+	}
+	slices.SortStableFunc(p.Jobs, func(a, b PlannedJob) int { return cmp.Compare(a.At, b.At) })
+	return p
+}
