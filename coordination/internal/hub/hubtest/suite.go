@@ -49,6 +49,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("CloseTwice", func(t *testing.T) { closeTwice(t, h) })
 	t.Run("BlockedListener", func(t *testing.T) { blockedListener(t, h) })
 	t.Run("Outage", func(t *testing.T) { outage(t, h) })
+	t.Run("UnreachableAtStart", func(t *testing.T) { unreachableAtStart(t, h) })
 	t.Run("TwoEngines", func(t *testing.T) { twoEngines(t, h) })
 }
 
@@ -291,6 +292,22 @@ func outage(t *testing.T, h Harness) {
 	rd.from(t, "back") // and publishing
 	lines.waitFor(t, recoveredLine)
 	assert.Equal(t, 1, lines.count(failedLine), "one line per outage, not per wakeup")
+}
+
+// unreachableAtStart: New fails, within its context, when nothing
+// answers at the address (a node then runs without a coordinator).
+func unreachableAtStart(t *testing.T, h Harness) {
+	proxy := NewProxy(t, h.Addr)
+	proxy.Down()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	c, _, err := h.New(ctx, proxy.Addr(), Cluster(t), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil {
+		_ = c.Close()
+	}
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 3*time.Second, "New outlived its context")
 }
 
 // idleSignal is a poll strategy that always waits the longest interval and
