@@ -1,5 +1,6 @@
 // Package chaos is a chaos harness to run in CI: it starts real Ratchet
-// worker processes against a real PostgreSQL database, submits a workload,
+// worker processes against a real database (PostgreSQL, MySQL 8 or MariaDB
+// 10.6+), submits a workload,
 // injects a seeded schedule of faults into the processes, and then checks
 // the invariants of the design from the outside, from what the database and
 // an effects ledger hold.
@@ -11,7 +12,8 @@
 // length of the fault phase, a seed, the enabled fault kinds and the
 // workload. It
 //
-//   - prepares a schema (the Ratchet tables and the ledger, [Prepare]);
+//   - prepares a schema, or a database on MySQL (the Ratchet tables and
+//     the ledger, [OpenStore] and [Ledger.Prepare]);
 //   - starts the workers under a supervisor that restarts a node whenever
 //     its process exits, under the same node id, with short node timings
 //     (1 s heartbeats, 3 s grace, 1 s orphan scans, 4 jobs at once, a 3 s
@@ -73,9 +75,10 @@
 //
 // # Requirements and limits
 //
-// A Unix system (the harness sends signals) and a PostgreSQL server; other
-// databases, connection faults through a proxy, database restarts and
-// clock skew are not in this version. The package's own tests also run the
+// A Unix system (the harness sends signals) and a PostgreSQL, MySQL or
+// MariaDB server; SQLite, connection faults through a proxy, database
+// restarts, clock skew and workloads of the application's own tasks are
+// not in this version. The package's own tests also run the
 // scenarios of the test bed it grew from (SIGKILL recovery timing, SIGSTOP
 // superseded writes, poison jobs under the crash budget, SIGTERM release,
 // permits, a workflow DAG under a kill).

@@ -8,6 +8,7 @@ require (
 	github.com/ratchet-go/ratchet/engine v0.0.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/stores/mysql v0.0.0
 	github.com/ratchet-go/ratchet/stores/postgres v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -94,3 +95,5 @@ replace (
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
 
 replace github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
+
+replace github.com/ratchet-go/ratchet/stores/mysql => ../stores/mysql

@@ -204,11 +204,11 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs, err := Runs(ctx, h.pool, h.schema)
+	runs, err := h.ledger.Executions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	finals, err := Finals(ctx, h.pool, h.schema)
+	finals, err := h.ledger.Finals(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -20,11 +20,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/stores/postgres"
 )
 
 // WorkerPackage is the import path of the probe worker command.
@@ -46,12 +43,6 @@ func BuildWorker(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("chaos: build %s: %w\n%s", WorkerPackage, err, buf.String())
 	}
 	return bin, nil
-}
-
-// IsPostgres reports whether dsn is a PostgreSQL URL, the databases the
-// harness runs on in this version.
-func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // RunT runs sc as a test: it logs the report and fails t on a violation or
@@ -87,8 +78,8 @@ func Run(ctx context.Context, sc Scenario) (*Report, error) {
 	if err := sc.validate(); err != nil {
 		return nil, err
 	}
-	if !IsPostgres(sc.DSN) {
-		return nil, fmt.Errorf("chaos: the store must be a postgres:// URL (other databases are not supported yet), got %q", redacted(sc.DSN))
+	if !Supported(sc.DSN) {
+		return nil, fmt.Errorf("chaos: the store must be a postgres:// or mysql:// URL, got %q", redacted(sc.DSN))
 	}
 	h := &harness{sc: sc, plan: newPlan(sc)}
 	defer h.cleanup()
@@ -104,7 +95,8 @@ type harness struct {
 	plan   Plan
 	schema string
 	drop   bool // the schema is the run's own
-	pool   *pgxpool.Pool
+	store  *Opened
+	ledger *Ledger
 	client *ratchet.Client
 	worker []string
 	tmp    []string // folders to remove
@@ -119,8 +111,8 @@ type harness struct {
 }
 
 func (h *harness) cleanup() {
-	if h.pool != nil {
-		h.pool.Close()
+	if h.store != nil {
+		_ = h.store.Close()
 	}
 	for _, d := range h.tmp {
 		_ = os.RemoveAll(d)
@@ -134,19 +126,15 @@ func (h *harness) prepare(ctx context.Context) error {
 		h.schema = fmt.Sprintf("ratchet_chaos_%d_%d", sc.Seed, time.Now().UnixNano())
 		h.drop = true
 	}
-	pool, err := pgxpool.New(ctx, sc.DSN)
+	store, err := OpenStore(ctx, sc.DSN, h.schema, true)
 	if err != nil {
-		return fmt.Errorf("chaos: connect: %w", err)
+		return fmt.Errorf("chaos: open the store: %w", err)
 	}
-	h.pool = pool
-	if err := Prepare(ctx, pool, h.schema); err != nil {
+	h.store, h.ledger = store, store.Ledger
+	if err := h.ledger.Prepare(ctx); err != nil {
 		return err
 	}
-	store, err := postgres.New(ctx, pool, postgres.Options{Schema: h.schema})
-	if err != nil {
-		return err
-	}
-	h.client, err = ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	h.client, err = ratchet.NewClient(store.Store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
@@ -271,7 +259,7 @@ func (h *harness) run(ctx context.Context) (*Report, error) {
 	rep.Quiet = Duration(quiet.Round(time.Millisecond))
 	rep.Elapsed = Duration(time.Since(h.began).Round(time.Millisecond))
 	if h.drop && rep.OK() {
-		if _, err := h.pool.Exec(context.WithoutCancel(ctx), `DROP SCHEMA `+pgx.Identifier{h.schema}.Sanitize()+` CASCADE`); err != nil {
+		if err := h.store.Drop(context.WithoutCancel(ctx)); err != nil {
 			return rep, fmt.Errorf("chaos: drop schema %s: %w", h.schema, err)
 		}
 		rep.SchemaKept = false
@@ -729,11 +717,14 @@ func (p *proc) exitDesc() string {
 	return p.state.String()
 }
 
-// redacted is a URL without its password, for messages.
+// redacted is a URL without its password, for messages; a DSN of the
+// MySQL driver's own form is cut to what follows its '@'.
 func redacted(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable URL)"
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Redacted()
 	}
-	return u.Redacted()
+	if i := strings.LastIndex(dsn, "@"); i >= 0 {
+		return "…@" + dsn[i+1:]
+	}
+	return dsn
 }

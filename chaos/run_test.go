@@ -77,12 +77,13 @@ func TestParseFaults(t *testing.T) {
 }
 
 // TestRun is the end-to-end run of the normal suite: three probe workers on
-// PostgreSQL for 25 s of kills, stops and terms, then the quiet phase;
+// PostgreSQL for 20 s of kills, stops and terms (seed 7 has room for each
+// kind in 20 s), then the quiet phase;
 // every invariant holds.
 func TestRun(t *testing.T) {
 	dsn, schema := dbtest.Postgres(t)
 	sc := chaos.Scenario{
-		DSN: dsn, Schema: schema, Worker: []string{workerBin}, Seed: 7, Duration: 25 * time.Second,
+		DSN: dsn, Schema: schema, Worker: []string{workerBin}, Seed: 7, Duration: 20 * time.Second,
 		Workload: chaos.Workload{Jobs: 120, PermitJobs: 20},
 	}
 	if os.Getenv("RATCHET_TEST_LONG") == "1" {
@@ -110,22 +111,50 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, rep.Timeline, back.Timeline)
 }
 
+// TestRunMySQL is TestRun on MariaDB (or MySQL): 17 s of faults (room for
+// each kind with seed 11), 60 s with RATCHET_TEST_LONG=1.
+func TestRunMySQL(t *testing.T) {
+	dsn, database := dbtest.MySQL(t)
+	sc := chaos.Scenario{
+		DSN: dsn, Schema: database, Worker: []string{workerBin}, Seed: 11, Duration: 17 * time.Second,
+		Workload: chaos.Workload{Jobs: 80, PermitJobs: 16},
+	}
+	if os.Getenv("RATCHET_TEST_LONG") == "1" {
+		sc.Duration = 60 * time.Second
+		sc.Workload = chaos.Workload{}
+	}
+	rep := chaos.RunT(t, sc)
+	for _, k := range chaos.AllFaults {
+		assert.Positive(t, rep.Injected[k], "%s injected", k)
+	}
+	assert.Zero(t, rep.Lost)
+	assert.Zero(t, rep.DoubleFinalized)
+	assert.Positive(t, rep.Executions)
+	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"])
+}
+
 // TestRunPlantedDefect: a worker whose store breaks an invariant on purpose
 // makes the run fail, naming the invariant and the jobs.
 func TestRunPlantedDefect(t *testing.T) {
 	tests := []struct {
+		db    string
 		plant string
 		want  []string
 	}{
-		{chaos.PlantLoseCompletion, []string{chaos.InvFinalizedOnce, chaos.InvNoJobLost}},
-		{chaos.PlantDoubleFinalize, []string{chaos.InvFinalizedOnce}},
+		{"postgres", chaos.PlantLoseCompletion, []string{chaos.InvFinalizedOnce, chaos.InvNoJobLost}},
+		{"postgres", chaos.PlantDoubleFinalize, []string{chaos.InvFinalizedOnce}},
+		{"mysql", chaos.PlantDoubleFinalize, []string{chaos.InvFinalizedOnce}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.plant, func(t *testing.T) {
-			dsn, schema := dbtest.Postgres(t)
+		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {
+			open := dbtest.Postgres
+			if tc.db == "mysql" {
+				open = dbtest.MySQL
+			}
+			dsn, schema := open(t)
 			rep, err := chaos.Run(context.Background(), chaos.Scenario{
 				DSN: dsn, Schema: schema, Worker: []string{workerBin}, Seed: 1, Workers: 2,
-				Duration: 5 * time.Second, Quiet: 5 * time.Second, Faults: []chaos.FaultKind{}, Plant: tc.plant,
+				Duration: 5 * time.Second, Quiet: 3 * time.Second, Faults: []chaos.FaultKind{}, Plant: tc.plant,
 				Workload: chaos.Workload{Jobs: 30, PermitJobs: -1, PoisonJobs: -1, MinMillis: 10, MaxMillis: 50},
 				LogDir:   t.TempDir(),
 			})

@@ -93,12 +93,14 @@ type Workload struct {
 
 // Scenario is one chaos run. Only DSN is required.
 type Scenario struct {
-	// DSN is the database: a postgres:// or postgresql:// URL.
+	// DSN is the database: a postgres:// URL, or a MySQL/MariaDB one
+	// (mysql://… or the driver's user@tcp(host:port)/ form).
 	DSN string
-	// Schema is the PostgreSQL schema of the run. Empty means a new schema
-	// ratchet_chaos_SEED_UNIXNANO, dropped at the end of a clean run (kept
-	// for inspection after a violation). A named schema is created and
-	// migrated when missing and never dropped; it should hold no jobs.
+	// Schema is the PostgreSQL schema, or the MySQL database, of the run.
+	// Empty means a new one named ratchet_chaos_SEED_UNIXNANO, dropped at
+	// the end of a clean run (kept for inspection after a violation). A
+	// named one is created and migrated when missing and never dropped; it
+	// should hold no jobs.
 	Schema string
 	// Worker is the worker command and its first arguments; the harness
 	// appends --dsn, --schema, --node and, with Plant, --plant. The worker

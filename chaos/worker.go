@@ -21,7 +21,6 @@ import (
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/postgres"
 )
 
 // Planted store defects, for testing the harness: a worker started with
@@ -65,8 +64,9 @@ func WorkerMain(tasks ...ratchet.Definition) {
 // its engine reports in chaos_final, and prints one JSON line (Line) per
 // event on stdout. Its flags:
 //
-//	--dsn URL      the PostgreSQL database (required)
-//	--schema NAME  the schema holding the Ratchet tables and the ledger (required)
+//	--dsn URL      the database, a postgres:// or mysql:// URL (required)
+//	--schema NAME  the PostgreSQL schema, or the MySQL/MariaDB database,
+//	               holding the Ratchet tables and the ledger (required)
 //	--node ID      the node id (default RATCHET_NODE_ID, else chaos-PID)
 //	--migrate      create or migrate the schema and the ledger first
 //	--plant NAME   a planted store defect (Plants), for testing the harness
@@ -85,8 +85,8 @@ func RunWorker(ctx context.Context, args []string, stdout, stderr io.Writer, tas
 func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Writer, tasks []ratchet.Definition) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dsn := fs.String("dsn", "", "PostgreSQL DSN (required)")
-	schema := fs.String("schema", "", "schema holding the Ratchet tables and the chaos ledger (required)")
+	dsn := fs.String("dsn", "", "the database: a postgres:// or mysql:// URL (required)")
+	schema := fs.String("schema", "", "the PostgreSQL schema, or the MySQL database, holding the Ratchet tables and the chaos ledger (required)")
 	node := fs.String("node", "", "node id (default RATCHET_NODE_ID, else chaos-PID)")
 	migrate := fs.Bool("migrate", false, "create or migrate the schema and the ledger before starting")
 	plant := fs.String("plant", "", "a planted store defect: "+strings.Join(Plants, ", "))
@@ -111,23 +111,23 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	}
 	opts.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
 
-	pg, err := postgres.Open(context.WithoutCancel(ctx), *dsn, postgres.Options{Schema: *schema, ApplyMigrations: *migrate})
+	bg := context.WithoutCancel(ctx)
+	opened, err := OpenStore(bg, *dsn, *schema, *migrate)
 	if err != nil {
 		return err
 	}
-	defer pg.Close()
-	bg := context.WithoutCancel(ctx)
+	defer opened.Close()
 	if *migrate {
-		if err := Prepare(bg, pg.Pool(), *schema); err != nil {
+		if err := opened.Ledger.Prepare(bg); err != nil {
 			return err
 		}
 	}
-	var store spi.Store = pg
+	store := opened.Store
 	if *plant != "" {
-		store = &plantedStore{Store: pg, kind: *plant, done: map[uuid.UUID]bool{}}
+		store = &plantedStore{Store: store, kind: *plant, done: map[uuid.UUID]bool{}}
 	}
 
-	rec := NewRecorder(pg.Pool(), *schema, opts.NodeID)
+	rec := NewLedgerRecorder(opened.Ledger, opts.NodeID)
 	rec.OnStart = func(jc *ratchet.JobContext, run int64) {
 		_ = out.Write(Line{Event: LineRun, Node: opts.NodeID, Job: jc.ID, Task: jc.TaskName,
 			Attempt: jc.Run, CrashCount: jc.CrashCount, Run: run})
@@ -143,7 +143,7 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 		for ev := range events {
 			switch ev.Kind {
 			case engine.EventSucceeded, engine.EventFailed, engine.EventSkipped, engine.EventCancelled:
-				if err := RecordFinal(bg, pg.Pool(), *schema, Final{JobID: ev.JobID, Node: opts.NodeID, Event: string(ev.Kind), At: ev.At}); err != nil {
+				if err := opened.Ledger.RecordFinal(bg, Final{JobID: ev.JobID, Node: opts.NodeID, Event: string(ev.Kind), At: ev.At}); err != nil {
 					opts.Logger.Error("chaos: ledger write failed", "job", ev.JobID, "err", err)
 				}
 			}
@@ -169,7 +169,7 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	stopErr := eng.Stop(stopCtx)
 	unsubscribe()
 	<-printed
-	if err := pg.Close(); err != nil {
+	if err := opened.Close(); err != nil {
 		stopErr = errors.Join(stopErr, err)
 	}
 	if stopErr != nil {

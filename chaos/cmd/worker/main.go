@@ -1,12 +1,12 @@
 // Command worker is the chaos harness's probe worker: one Ratchet node on
-// PostgreSQL that runs the probe tasks (chaos.sleep, chaos.poison,
+// PostgreSQL, MySQL or MariaDB that runs the probe tasks (chaos.sleep, chaos.poison,
 // chaos.permit, chaos.step) and records their executions and its
 // finalizations in the chaos ledger, for the harness to start, kill, freeze,
 // stop and check.
 //
 // Usage:
 //
-//	worker --dsn postgres://... --schema NAME [--node ID] [--migrate] [--plant DEFECT]
+//	worker --dsn postgres://...|mysql://... --schema NAME [--node ID] [--migrate] [--plant DEFECT]
 //
 // The engine's settings come from the RATCHET_* environment variables
 // (engine.FromEnv: RATCHET_NODE_HEARTBEAT_INTERVAL_SECONDS,
