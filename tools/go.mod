@@ -111,6 +111,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/ratchet-go/ratchet/chaos v0.0.0
 	github.com/ratchet-go/ratchet/coordination/nats v0.0.0
 	github.com/ratchet-go/ratchet/coordination/redis v0.0.0
 	github.com/ratchet-go/ratchet/dashboard v0.0.0
@@ -162,6 +163,8 @@ replace github.com/ratchet-go/ratchet/stores/sqlserver => ../stores/sqlserver
 replace github.com/ratchet-go/ratchet/stores/oracle => ../stores/oracle
 
 replace github.com/ratchet-go/ratchet/dashboard => ../dashboard
+
+replace github.com/ratchet-go/ratchet/chaos => ../chaos
 
 replace github.com/ratchet-go/ratchet/coordination/redis => ../coordination/redis
 

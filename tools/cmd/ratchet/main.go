@@ -10,6 +10,7 @@
 //	ratchet nodes    the live nodes, their heartbeat age and tasks
 //	ratchet recurring  recurring list|pause|resume|trigger
 //	ratchet archive  archive the jobs that finished long enough ago, now
+//	ratchet chaos    run worker processes under a seeded fault schedule and check the invariants
 //	ratchet dashboard  serve the web dashboard over a store
 //	ratchet dev      a node and the dashboard on an embedded SQLite store
 //
@@ -42,6 +43,7 @@ var commands = []command{
 	{"nodes", "the live nodes: heartbeat age and the tasks each runs", runNodes},
 	{"recurring", "recurring list|pause|resume|trigger: the recurring schedules", runRecurring},
 	{"archive", "move the jobs that finished before --older-than ago into the archive now", runArchive},
+	{"chaos", "real worker processes on a database under seeded kills, stops and terms; checks no job lost, finalized once, crash budget, permits", runChaos},
 	{"dashboard", "serve the web dashboard over a store (--addr, a token or --user; --insecure on loopback only)", runDashboard},
 	{"dev", "a node running the demo's tasks and the dashboard on an embedded SQLite store in --data, in one command", runDev},
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ratchet-go/ratchet/chaos"
+)
+
+// runChaos is ratchet chaos: the chaos harness (package chaos) on a
+// database. Exit status 0 on a clean run, 1 on a violation (or a run that
+// could not be made), 2 on a usage error. "ratchet chaos worker" is the
+// probe worker that the harness starts by default (this same binary).
+func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "worker" {
+		if err := chaos.RunWorker(ctx, args[1:], stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "ratchet chaos worker:", err)
+			return 1
+		}
+		return 0
+	}
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://... [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term] [--json]
+
+Starts --workers worker processes on the database (PostgreSQL, MySQL 8 or
+MariaDB 10.6+), submits a seeded workload
+of probe jobs and injects a seeded schedule of faults for --duration (SIGKILL
+then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; one at a time,
+each at most 10 s), then waits a quiet phase of at most --quiet, and checks
+from the database and the chaos ledger: no job lost, each job finalized
+exactly once, the crash budget exact, permits never exceeded, every enabled
+fault kind injected. Exit status 0 when every invariant held, 1 on a
+violation (the report names the invariant and the jobs), 2 on a usage error.
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	store := fs.String("store", "", "the database: a postgres:// or mysql:// URL (required)")
+	schema := fs.String("schema", "", "the PostgreSQL schema or MySQL database of the run (default: a new one, dropped after a clean run)")
+	duration := fs.Duration("duration", 60*time.Second, "length of the fault phase")
+	quiet := fs.Duration("quiet", chaos.MaxQuiet, "longest quiet phase after the faults (at most 30s)")
+	seed := fs.Uint64("seed", 0, "seed of the fault schedule and the workload (default: one taken from the clock, printed)")
+	workers := fs.Int("workers", chaos.DefaultWorkers, "worker processes")
+	faults := fs.String("faults", "all", "enabled fault kinds: kill,stop,term, all or none")
+	jobs := fs.Int("jobs", chaos.DefaultJobs, "chaos.sleep probe jobs")
+	permitJobs := fs.Int("permit-jobs", chaos.DefaultPermitJobs, "chaos.permit probe jobs (a resource of 2 permits)")
+	poisonJobs := fs.Int("poison-jobs", chaos.DefaultPoisonJobs, "chaos.poison probe jobs (each kills its node until the crash budget fails it)")
+	worker := fs.String("worker", "", "the worker binary, a program calling chaos.WorkerMain (default: this binary's probe worker, ratchet chaos worker)")
+	plant := fs.String("plant", "", "a planted store defect in the workers, to see the harness catch it: "+strings.Join(chaos.Plants, ", "))
+	logs := fs.String("logs", "", "folder for the workers' logs (default: a new temporary folder)")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ratchet chaos: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected arguments %q", fs.Args())
+	}
+	if *store == "" {
+		return usageErr("--store is required (a postgres:// or mysql:// URL)")
+	}
+	if !chaos.Supported(*store) {
+		return usageErr("--store must be a postgres:// or mysql:// URL; other databases are not supported by the harness yet")
+	}
+	kinds, err := chaos.ParseFaults(*faults)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	seedSet := false
+	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+	if !seedSet {
+		*seed = uint64(time.Now().UnixNano() % 1_000_000)
+	}
+	count := func(n int) int {
+		if n == 0 {
+			return -1 // none, not the default
+		}
+		return n
+	}
+	sc := chaos.Scenario{
+		DSN: *store, Schema: *schema, Workers: *workers, Duration: *duration, Quiet: *quiet, Seed: *seed,
+		Faults: kinds, Plant: *plant, LogDir: *logs, Progress: stderr,
+		Workload: chaos.Workload{Jobs: count(*jobs), PermitJobs: count(*permitJobs), PoisonJobs: count(*poisonJobs)},
+	}
+	if *worker != "" {
+		sc.Worker = []string{*worker}
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return usageErr("cannot find this binary to run it as the worker (%v); give --worker", err)
+		}
+		sc.Worker = []string{exe, "chaos", "worker"}
+	}
+	if *quiet > chaos.MaxQuiet || *quiet <= 0 {
+		return usageErr("--quiet must be above 0 and at most %s", chaos.MaxQuiet)
+	}
+	if _, err := chaos.NewPlan(sc); err != nil {
+		return usageErr("%v", err)
+	}
+	fmt.Fprintf(stderr, "ratchet chaos: seed %d (rerun with --seed %d for the same schedule)\n", *seed, *seed)
+	rep, err := chaos.Run(ctx, sc)
+	if err != nil {
+		fmt.Fprintln(stderr, "ratchet chaos:", err)
+		return 1
+	}
+	if *jsonOut {
+		_, _ = stdout.Write(rep.JSON())
+	} else {
+		_ = rep.WriteText(stdout)
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,71 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/chaos"
+	"github.com/ratchet-go/ratchet/internal/dbtest"
+)
+
+func TestChaosUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chaos"}, "--store is required"},
+		{[]string{"chaos", "--store", "sqlite"}, "must be a postgres:// or mysql:// URL"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--faults", "kill,reboot"}, `unknown fault kind "reboot"`},
+		{[]string{"chaos", "--store", "postgres://x/y", "--workers", "1"}, "at least 2 workers"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--duration", "1s"}, "shorter than 5s"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--quiet", "1m"}, "--quiet must be"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--plant", "nope"}, `unknown planted defect "nope"`},
+		{[]string{"chaos", "--bogus"}, "flag provided but not defined"},
+	}
+	for _, tc := range cases {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut.String())
+		assert.Contains(t, errOut.String(), tc.want, "%v", tc.args)
+	}
+}
+
+// TestChaosPlantedDefect: ratchet chaos over workers whose store drops
+// completions exits 1, naming the invariants and the jobs, in text and in
+// JSON.
+func TestChaosPlantedDefect(t *testing.T) {
+	dsn, schema := dbtest.Postgres(t)
+	dir := t.TempDir()
+	worker := filepath.Join(dir, "worker")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", worker, chaos.WorkerPackage)
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"chaos", "--store", dsn, "--schema", schema, "--worker", worker,
+		"--duration", "5s", "--quiet", "4s", "--workers", "2", "--faults", "none", "--seed", "3",
+		"--jobs", "30", "--permit-jobs", "0", "--poison-jobs", "0", "--plant", "lose-completion", "--json",
+		"--logs", filepath.Join(dir, "logs")}, &out, &errOut)
+	assert.Equal(t, 1, code, "stderr:\n%s", errOut.String())
+	var rep chaos.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.Equal(t, uint64(3), rep.Seed)
+	assert.Equal(t, []string{chaos.InvFinalizedOnce, chaos.InvNoJobLost}, rep.Invariants())
+	for _, v := range rep.Violations {
+		assert.NotEmpty(t, v.Jobs, v.Invariant)
+	}
+	assert.Positive(t, rep.Lost)
+	assert.Regexp(t, regexp.MustCompile(`seed 3 \(rerun with --seed 3`), errOut.String())
+}
