@@ -24,9 +24,13 @@
 //     the first two thirds of the fault phase;
 //   - injects the fault schedule ([NewPlan]): SIGKILL then a restart
 //     ([FaultKill]), SIGSTOP then SIGCONT ([FaultStop]), SIGTERM then a
-//     restart after the graceful stop ([FaultTerm]); one fault at a time,
-//     so that with two workers or more one node is always up, each lasting
-//     at most 10 s;
+//     restart after the graceful stop ([FaultTerm]) — the default kinds —
+//     and, through a TCP proxy on 127.0.0.1 between each node and the
+//     database, added latency ([FaultLatency]), reset connections
+//     ([FaultReset]) and a black hole ([FaultBlackhole]); one fault at a
+//     time, so that with two workers or more one node is always up, each
+//     lasting at most 10 s, every enabled kind in the first round (a
+//     duration without room for them is refused);
 //   - waits a quiet phase without faults, of at most 30 s, by whose end
 //     every job must be terminal;
 //   - stops the workers and checks the invariants.
@@ -76,9 +80,8 @@
 // # Requirements and limits
 //
 // A Unix system (the harness sends signals) and a PostgreSQL, MySQL or
-// MariaDB server; SQLite, connection faults through a proxy, database
-// restarts, clock skew and workloads of the application's own tasks are
-// not in this version. The package's own tests also run the
+// MariaDB server; SQLite, database restarts, clock skew and workloads of
+// the application's own tasks are not in this version. The package's own tests also run the
 // scenarios of the test bed it grew from (SIGKILL recovery timing, SIGSTOP
 // superseded writes, poison jobs under the crash budget, SIGTERM release,
 // permits, a workflow DAG under a kill).

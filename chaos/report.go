@@ -147,7 +147,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("injected: %s; %d worker restarts", strings.Join(counts, ", "), r.Restarts)
 	}
 	for _, inj := range r.Timeline {
-		line := fmt.Sprintf("  %8s  %-4s  %-8s for %s", "+"+inj.At.String(), inj.Kind, inj.Node, inj.For)
+		line := fmt.Sprintf("  %9s  %-9s  %-8s for %s", "+"+inj.At.String(), inj.Kind, inj.Node, inj.For)
 		if inj.Note != "" {
 			line += "  (" + inj.Note + ")"
 		}

@@ -81,7 +81,11 @@ func Run(ctx context.Context, sc Scenario) (*Report, error) {
 	if !Supported(sc.DSN) {
 		return nil, fmt.Errorf("chaos: the store must be a postgres:// or mysql:// URL, got %q", redacted(sc.DSN))
 	}
-	h := &harness{sc: sc, plan: newPlan(sc)}
+	plan := newPlan(sc)
+	if err := plan.covers(sc); err != nil {
+		return nil, err
+	}
+	h := &harness{sc: sc, plan: plan}
 	defer h.cleanup()
 	if err := h.prepare(ctx); err != nil {
 		return nil, err
@@ -101,6 +105,9 @@ type harness struct {
 	worker []string
 	tmp    []string // folders to remove
 	slots  []*slot
+	// proxies are the nodes' TCP proxies to the database, when a network
+	// fault is enabled.
+	proxies map[string]*proxy
 
 	mu        sync.Mutex
 	timeline  []Injection
@@ -111,6 +118,9 @@ type harness struct {
 }
 
 func (h *harness) cleanup() {
+	for _, p := range h.proxies {
+		p.close()
+	}
 	if h.store != nil {
 		_ = h.store.Close()
 	}
@@ -146,6 +156,23 @@ func (h *harness) prepare(ctx context.Context) error {
 		h.sc.LogDir = dir
 	} else if err := os.MkdirAll(sc.LogDir, 0o755); err != nil {
 		return err
+	}
+	for _, k := range sc.Faults {
+		if !k.isNet() || h.proxies != nil {
+			continue
+		}
+		target, err := dsnTarget(sc.DSN)
+		if err != nil {
+			return err
+		}
+		h.proxies = map[string]*proxy{}
+		for i := range sc.Workers {
+			p, err := newProxy(target)
+			if err != nil {
+				return err
+			}
+			h.proxies[NodeName(i+1)] = p
+		}
 	}
 	h.worker = sc.Worker
 	if len(h.worker) == 0 {
@@ -414,8 +441,30 @@ func (h *harness) fault(ctx context.Context, f Fault) {
 			inj.Note = "exit after SIGTERM: " + p.exitDesc()
 		}
 		_ = s.awaitUp(ctx, 30*time.Second)
+	case FaultLatency:
+		px := h.proxies[s.node]
+		px.setLatency(time.Duration(f.Latency))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		px.setLatency(0)
+		inj.Note = joinNote(inj.Note, "+"+f.Latency.String()+" a chunk")
+	case FaultBlackhole:
+		end := h.proxies[s.node].blackHole()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		end()
+	case FaultReset:
+		n := h.proxies[s.node].reset()
+		inj.Note = joinNote(inj.Note, fmt.Sprintf("%d connections reset", n))
 	}
 	inj.For = Duration(time.Since(began).Round(time.Millisecond))
+	if f.Kind == FaultReset {
+		inj.For = 0
+	}
 	h.addInjection(inj)
 	h.progress("%-4s %s for %s %s", inj.Kind, inj.Node, inj.For, inj.Note)
 }
@@ -424,6 +473,14 @@ func (h *harness) addInjection(inj Injection) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.timeline = append(h.timeline, inj)
+}
+
+// joinNote appends b to the note a.
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // target returns the slot of node and its process when it is up, else the
@@ -626,7 +683,11 @@ func (s *slot) logPath() string {
 // log file.
 func (s *slot) start() (*proc, error) {
 	sc := s.h.sc
-	args := append(append([]string(nil), s.h.worker[1:]...), "--dsn", sc.DSN, "--schema", s.h.schema, "--node", s.node)
+	dsn := sc.DSN
+	if p := s.h.proxies[s.node]; p != nil {
+		dsn = dsnVia(dsn, p.Addr())
+	}
+	args := append(append([]string(nil), s.h.worker[1:]...), "--dsn", dsn, "--schema", s.h.schema, "--node", s.node)
 	if sc.Plant != "" {
 		args = append(args, "--plant", sc.Plant)
 	}

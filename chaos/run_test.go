@@ -35,12 +35,12 @@ func TestPlanDeterministic(t *testing.T) {
 		for _, d := range []time.Duration{25 * time.Second, 60 * time.Second, 5 * time.Minute} {
 			p, err := chaos.NewPlan(chaos.Scenario{Duration: d, Seed: seed, Workers: 3})
 			require.NoError(t, err)
-			require.GreaterOrEqual(t, len(p.Faults), len(chaos.AllFaults), "seed %d, %s: room for every kind", seed, d)
+			require.GreaterOrEqual(t, len(p.Faults), len(chaos.DefaultFaults), "seed %d, %s: room for every kind", seed, d)
 			kinds := map[chaos.FaultKind]bool{}
-			for _, f := range p.Faults[:len(chaos.AllFaults)] {
+			for _, f := range p.Faults[:len(chaos.DefaultFaults)] {
 				kinds[f.Kind] = true
 			}
-			assert.Len(t, kinds, len(chaos.AllFaults), "seed %d: the first round has every kind", seed)
+			assert.Len(t, kinds, len(chaos.DefaultFaults), "seed %d: the first round has every kind", seed)
 			var end time.Duration
 			for _, f := range p.Faults {
 				assert.LessOrEqual(t, time.Duration(f.For), chaos.MaxFault, "seed %d: %+v", seed, f)
@@ -58,6 +58,8 @@ func TestPlanDeterministic(t *testing.T) {
 	assert.Empty(t, none.Faults, "an empty fault list enables none")
 	_, err = chaos.NewPlan(chaos.Scenario{Workers: 1})
 	assert.ErrorContains(t, err, "at least 2 workers")
+	_, err = chaos.NewPlan(chaos.Scenario{Seed: 7, Duration: 20 * time.Second, Faults: chaos.AllFaults})
+	assert.ErrorContains(t, err, "no room for every enabled fault kind", "six kinds do not fit in 20 s")
 }
 
 func TestParseFaults(t *testing.T) {
@@ -92,7 +94,7 @@ func TestRun(t *testing.T) {
 	}
 	rep := chaos.RunT(t, sc)
 	assert.True(t, rep.OK())
-	for _, k := range chaos.AllFaults {
+	for _, k := range chaos.DefaultFaults {
 		assert.Positive(t, rep.Injected[k], "%s injected", k)
 	}
 	assert.Zero(t, rep.Lost)
@@ -111,6 +113,24 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, rep.Timeline, back.Timeline)
 }
 
+// TestRunNetworkFaults: the network faults through the harness's TCP
+// proxies, on PostgreSQL for 15 s (seed 1: 414 ms of latency for 3.6 s, a
+// black hole of 4 s, past the grace period, and a reset); every invariant
+// holds.
+func TestRunNetworkFaults(t *testing.T) {
+	dsn, schema := dbtest.Postgres(t)
+	net := []chaos.FaultKind{chaos.FaultLatency, chaos.FaultReset, chaos.FaultBlackhole}
+	rep := chaos.RunT(t, chaos.Scenario{
+		DSN: dsn, Schema: schema, Worker: []string{workerBin}, Seed: 1, Duration: 15 * time.Second,
+		Faults: net, Workload: chaos.Workload{Jobs: 80, PermitJobs: 16},
+	})
+	for _, k := range net {
+		assert.Positive(t, rep.Injected[k], "%s injected", k)
+	}
+	assert.Zero(t, rep.Lost)
+	assert.Zero(t, rep.DoubleFinalized)
+}
+
 // TestRunMySQL is TestRun on MariaDB (or MySQL): 17 s of faults (room for
 // each kind with seed 11), 60 s with RATCHET_TEST_LONG=1.
 func TestRunMySQL(t *testing.T) {
@@ -124,7 +144,7 @@ func TestRunMySQL(t *testing.T) {
 		sc.Workload = chaos.Workload{}
 	}
 	rep := chaos.RunT(t, sc)
-	for _, k := range chaos.AllFaults {
+	for _, k := range chaos.DefaultFaults {
 		assert.Positive(t, rep.Injected[k], "%s injected", k)
 	}
 	assert.Zero(t, rep.Lost)

@@ -27,14 +27,37 @@ const (
 	// still running) and restarts the node the fault's duration after it
 	// exited.
 	FaultTerm FaultKind = "term"
+	// FaultLatency delays every chunk of bytes between the node and the
+	// database by the fault's Latency (100 to 500 ms), for its duration.
+	FaultLatency FaultKind = "latency"
+	// FaultReset resets every connection between the node and the
+	// database at once.
+	FaultReset FaultKind = "reset"
+	// FaultBlackhole holds every byte and every new connection between the
+	// node and the database for the fault's duration (a partition), then
+	// lets them through.
+	FaultBlackhole FaultKind = "blackhole"
 )
 
-// AllFaults are the fault kinds this version injects, in the order the
-// report lists them.
-var AllFaults = []FaultKind{FaultKill, FaultStop, FaultTerm}
+// The network faults go through a TCP proxy on 127.0.0.1 that the harness
+// runs between each node and the database (only when one is enabled).
 
-// ParseFaults parses a comma-separated list of fault kinds ("kill,stop,term");
-// "all" names every kind, "none" or "" none.
+// DefaultFaults are the fault kinds of a Scenario whose Faults is nil: the
+// process faults.
+var DefaultFaults = []FaultKind{FaultKill, FaultStop, FaultTerm}
+
+// AllFaults are the fault kinds this version injects, in the order the
+// report lists them: the process faults, then the network faults.
+var AllFaults = []FaultKind{FaultKill, FaultStop, FaultTerm, FaultLatency, FaultReset, FaultBlackhole}
+
+// isNet reports whether k goes through the proxy.
+func (k FaultKind) isNet() bool {
+	return k == FaultLatency || k == FaultReset || k == FaultBlackhole
+}
+
+// ParseFaults parses a comma-separated list of fault kinds
+// ("kill,stop,term,latency,reset,blackhole"); "all" names every kind,
+// "none" or "" none.
 func ParseFaults(s string) ([]FaultKind, error) {
 	s = strings.TrimSpace(s)
 	switch s {
@@ -47,7 +70,7 @@ func ParseFaults(s string) ([]FaultKind, error) {
 	for _, part := range strings.Split(s, ",") {
 		k := FaultKind(strings.TrimSpace(part))
 		if !slices.Contains(AllFaults, k) {
-			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term)", part)
+			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term, latency, reset, blackhole)", part)
 		}
 		if !slices.Contains(out, k) {
 			out = append(out, k)
@@ -121,8 +144,8 @@ type Scenario struct {
 	// Seed chooses the fault schedule and the workload: the same seed (with
 	// the same Workers, Duration, Faults and Workload) gives the same ones.
 	Seed uint64
-	// Faults are the enabled fault kinds: nil means all of AllFaults, an
-	// empty non-nil slice none. Each enabled kind is injected at least
+	// Faults are the enabled fault kinds: nil means DefaultFaults (kill,
+	// stop, term), an empty non-nil slice none. Each enabled kind is injected at least
 	// once, or the run fails.
 	Faults []FaultKind
 	// Workload is the probe jobs submitted during the fault phase.
@@ -157,7 +180,7 @@ func (sc Scenario) withDefaults() Scenario {
 		sc.Quiet = MaxQuiet
 	}
 	if sc.Faults == nil {
-		sc.Faults = slices.Clone(AllFaults)
+		sc.Faults = slices.Clone(DefaultFaults)
 	}
 	if sc.MaxCrashRedeliveries == 0 {
 		sc.MaxCrashRedeliveries = DefaultMaxCrashes
@@ -237,8 +260,11 @@ type Fault struct {
 	// Node is the node it hits (node-1 ... node-N).
 	Node string `json:"node"`
 	// For is how long it lasts: the freeze of a stop, the downtime before
-	// the restart of a kill or term.
+	// the restart of a kill or term, the latency or the black hole (0 for
+	// a reset).
 	For Duration `json:"for"`
+	// Latency is the delay a latency fault adds.
+	Latency Duration `json:"latency,omitempty"`
 }
 
 // PlannedJob is one probe job of a workload.
@@ -273,7 +299,19 @@ func NewPlan(sc Scenario) (Plan, error) {
 	if err := sc.validate(); err != nil {
 		return Plan{}, err
 	}
-	return newPlan(sc), nil
+	p := newPlan(sc)
+	return p, p.covers(sc)
+}
+
+// covers reports an error when the plan lacks an enabled fault kind (its
+// duration has no room for it).
+func (p Plan) covers(sc Scenario) error {
+	for _, k := range sc.Faults {
+		if !slices.ContainsFunc(p.Faults, func(f Fault) bool { return f.Kind == k }) {
+			return fmt.Errorf("chaos: a fault phase of %s has no room for every enabled fault kind (%s is missing with seed %d); give a longer duration", sc.Duration, k, sc.Seed)
+		}
+	}
+	return nil
 }
 
 // newPlan is NewPlan of a scenario with its defaults set.
@@ -313,11 +351,24 @@ func newPlan(sc Scenario) Plan {
 		case FaultTerm:
 			d = between(500*time.Millisecond, 2*time.Second)
 			busy = d + 4*time.Second // the drain (3 s) and the exit
+		case FaultLatency, FaultBlackhole:
+			longest := MaxFault
+			if firstRound {
+				longest = 5 * time.Second
+			}
+			d = between(time.Second, longest)
+			busy = d
+		case FaultReset:
+			busy = 500 * time.Millisecond
+		}
+		var latency time.Duration
+		if kind == FaultLatency {
+			latency = between(100*time.Millisecond, 500*time.Millisecond).Round(time.Millisecond)
 		}
 		if at+busy+time.Second > sc.Duration {
 			break
 		}
-		p.Faults = append(p.Faults, Fault{At: Duration(at), Kind: kind, Node: NodeName(1 + rng.IntN(sc.Workers)), For: Duration(d)})
+		p.Faults = append(p.Faults, Fault{At: Duration(at), Kind: kind, Node: NodeName(1 + rng.IntN(sc.Workers)), For: Duration(d), Latency: Duration(latency)})
 		gap := between(time.Second, 4*time.Second)
 		if firstRound {
 			gap = between(time.Second, 2*time.Second)

@@ -28,13 +28,14 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://... [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term] [--json]
+		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://... [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term,latency,reset,blackhole] [--json]
 
 Starts --workers worker processes on the database (PostgreSQL, MySQL 8 or
 MariaDB 10.6+), submits a seeded workload
 of probe jobs and injects a seeded schedule of faults for --duration (SIGKILL
-then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; one at a time,
-each at most 10 s), then waits a quiet phase of at most --quiet, and checks
+then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; and through a
+TCP proxy between each node and the database: latency, reset connections, a
+black hole; one at a time, each at most 10 s), then waits a quiet phase of at most --quiet, and checks
 from the database and the chaos ledger: no job lost, each job finalized
 exactly once, the crash budget exact, permits never exceeded, every enabled
 fault kind injected. Exit status 0 when every invariant held, 1 on a
@@ -49,7 +50,7 @@ flags:`)
 	quiet := fs.Duration("quiet", chaos.MaxQuiet, "longest quiet phase after the faults (at most 30s)")
 	seed := fs.Uint64("seed", 0, "seed of the fault schedule and the workload (default: one taken from the clock, printed)")
 	workers := fs.Int("workers", chaos.DefaultWorkers, "worker processes")
-	faults := fs.String("faults", "all", "enabled fault kinds: kill,stop,term, all or none")
+	faults := fs.String("faults", "kill,stop,term", "enabled fault kinds, of kill, stop, term, latency, reset, blackhole; all or none")
 	jobs := fs.Int("jobs", chaos.DefaultJobs, "chaos.sleep probe jobs")
 	permitJobs := fs.Int("permit-jobs", chaos.DefaultPermitJobs, "chaos.permit probe jobs (a resource of 2 permits)")
 	poisonJobs := fs.Int("poison-jobs", chaos.DefaultPoisonJobs, "chaos.poison probe jobs (each kills its node until the crash budget fails it)")

@@ -30,6 +30,7 @@ func TestChaosUsageErrors(t *testing.T) {
 		{[]string{"chaos", "--store", "postgres://x/y", "--faults", "kill,reboot"}, `unknown fault kind "reboot"`},
 		{[]string{"chaos", "--store", "postgres://x/y", "--workers", "1"}, "at least 2 workers"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--duration", "1s"}, "shorter than 5s"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--duration", "20s", "--faults", "all"}, "no room for every enabled fault kind"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--quiet", "1m"}, "--quiet must be"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--plant", "nope"}, `unknown planted defect "nope"`},
 		{[]string{"chaos", "--bogus"}, "flag provided but not defined"},
