@@ -60,8 +60,9 @@ type Report struct {
 	// database (after a violation, or when the scenario named it).
 	Schema     string `json:"schema"`
 	SchemaKept bool   `json:"schema_kept"`
-	// LogDir holds each worker's stderr, NODE.log.
-	LogDir   string      `json:"log_dir"`
+	// LogDir holds each worker's stderr, NODE.log; empty when it was a
+	// temporary folder removed after a clean run.
+	LogDir   string      `json:"log_dir,omitempty"`
 	Workers  int         `json:"workers"`
 	Duration Duration    `json:"duration"`
 	Quiet    Duration    `json:"quiet"`

@@ -99,12 +99,15 @@ type harness struct {
 	plan   Plan
 	schema string
 	drop   bool // the schema is the run's own
-	store  *Opened
-	ledger *Ledger
-	client *ratchet.Client
-	worker []string
-	tmp    []string // folders to remove
-	slots  []*slot
+	// ownLogs: LogDir is a temporary folder of the run's own, removed
+	// after a clean run.
+	ownLogs bool
+	store   *Opened
+	ledger  *Ledger
+	client  *ratchet.Client
+	worker  []string
+	tmp     []string // folders to remove
+	slots   []*slot
 	// proxies are the nodes' TCP proxies to the database, when a network
 	// fault is enabled.
 	proxies map[string]*proxy
@@ -154,6 +157,7 @@ func (h *harness) prepare(ctx context.Context) error {
 			return err
 		}
 		h.sc.LogDir = dir
+		h.ownLogs = true
 	} else if err := os.MkdirAll(sc.LogDir, 0o755); err != nil {
 		return err
 	}
@@ -290,6 +294,10 @@ func (h *harness) run(ctx context.Context) (*Report, error) {
 			return rep, fmt.Errorf("chaos: drop schema %s: %w", h.schema, err)
 		}
 		rep.SchemaKept = false
+	}
+	if h.ownLogs && rep.OK() {
+		_ = os.RemoveAll(h.sc.LogDir)
+		rep.LogDir = ""
 	}
 	return rep, nil
 }

@@ -161,8 +161,9 @@ type Scenario struct {
 	// own (so they override its node timings: 1 s heartbeats, 3 s grace,
 	// 1 s orphan scans, 4 jobs at once, 3 s drain).
 	Env []string
-	// LogDir receives each worker's stderr (the engine's logs). Empty means
-	// a new temporary folder, named in the report.
+	// LogDir receives each worker's stderr (the engine's logs), NODE.log.
+	// Empty means a new temporary folder, named in the report after a
+	// violation and removed after a clean run.
 	LogDir string
 	// Progress, when set, receives a line per fault as it is injected.
 	Progress io.Writer
