@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ratchet-go/ratchet/tools/internal/bench"
+	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
+)
+
+// rates are one burn-down's insert and work rates, in jobs per second.
+type rates struct{ Insert, Work float64 }
+
+// comparePair is one pair of burn-downs and its ratios (Ratchet / River).
+type comparePair struct {
+	Ratchet, River         rates
+	InsertRatio, WorkRatio float64
+}
+
+// compareResult is the pairs and the median of their ratios.
+type compareResult struct {
+	Pairs                    []comparePair
+	MedianInsert, MedianWork float64
+}
+
+// parseRiverOutput reads compare/river's output: its last line
+// "river insert X jobs/s, work Y jobs/s".
+func parseRiverOutput(out string) (rates, error) {
+	var r rates
+	found := false
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "river insert ") {
+			continue
+		}
+		var ins, work float64
+		if _, err := fmt.Sscanf(line, "river insert %g jobs/s, work %g jobs/s", &ins, &work); err != nil {
+			return rates{}, fmt.Errorf("river output: %q: %v", line, err)
+		}
+		r, found = rates{Insert: ins, Work: work}, true
+	}
+	if !found || r.Insert <= 0 || r.Work <= 0 {
+		return rates{}, fmt.Errorf("river output has no line \"river insert X jobs/s, work Y jobs/s\": %q", out)
+	}
+	return r, nil
+}
+
+// comparePairs pairs the runs (ratchet[i] with river[i]), computes each
+// pair's ratios and their medians.
+func comparePairs(ratchet, river []rates) (compareResult, error) {
+	if len(ratchet) != len(river) || len(ratchet) == 0 {
+		return compareResult{}, fmt.Errorf("%d Ratchet runs and %d River runs: want as many of each, at least one", len(ratchet), len(river))
+	}
+	var res compareResult
+	var ins, work []float64
+	for i := range ratchet {
+		if river[i].Insert <= 0 || river[i].Work <= 0 {
+			return compareResult{}, fmt.Errorf("pair %d: River rate not positive", i+1)
+		}
+		p := comparePair{Ratchet: ratchet[i], River: river[i],
+			InsertRatio: ratchet[i].Insert / river[i].Insert, WorkRatio: ratchet[i].Work / river[i].Work}
+		res.Pairs = append(res.Pairs, p)
+		ins, work = append(ins, p.InsertRatio), append(work, p.WorkRatio)
+	}
+	res.MedianInsert, res.MedianWork = median(ins), median(work)
+	return res, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// repoRoot finds the repository's root: the folder of go env GOWORK, or
+// the first folder up from the working directory holding go.work.
+func repoRoot() (string, error) {
+	if out, err := exec.Command("go", "env", "GOWORK").Output(); err == nil {
+		if w := strings.TrimSpace(string(out)); w != "" && w != "off" {
+			return filepath.Dir(w), nil
+		}
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("no go.work above the working directory; give --river-bin")
+		}
+		dir = up
+	}
+}
+
+// buildRiver builds compare/river into dir and returns the binary's path.
+func buildRiver(ctx context.Context, dir string) (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "riverbench")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./compare/river")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./compare/river in %s: %v\n%s", root, err, out)
+	}
+	return bin, nil
+}
+
+// runCompare runs pairs of burn-downs of jobs jobs, Ratchet's in this
+// process and River's through compare/river, alternating which goes
+// first, each on a schema of its own, and prints the ratios.
+func runCompare(ctx context.Context, store string, jobs, workers, batch, pairs int, riverBin string, stdout, stderr io.Writer) int {
+	if !storeflag.IsPostgres(store) {
+		fmt.Fprintln(stderr, "ratchet bench: --compare river needs --store postgres://...")
+		return 2
+	}
+	if pairs < 1 {
+		fmt.Fprintln(stderr, "ratchet bench: --pairs must be at least 1")
+		return 2
+	}
+	if riverBin == "" {
+		dir, err := os.MkdirTemp("", "ratchet-compare-")
+		if err != nil {
+			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		if riverBin, err = buildRiver(ctx, dir); err != nil {
+			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs, Ratchet (%d workers) against River (%s), %d pairs\n", jobs, workers, riverBin, pairs)
+	runRatchet := func() (rates, error) {
+		opened, err := storeflag.OpenForBench(ctx, store, "")
+		if err != nil {
+			return rates{}, err
+		}
+		defer func() { _ = opened.Close() }()
+		res, err := bench.Run(ctx, opened.Store, bench.Config{Mode: bench.ModeBurndown, Jobs: jobs, Workers: workers, InsertBatch: batch, Progress: io.Discard})
+		if err != nil {
+			return rates{}, err
+		}
+		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, nil
+	}
+	runRiver := func() (rates, error) {
+		var out bytes.Buffer
+		cmd := exec.CommandContext(ctx, riverBin, "--dsn", store, "--jobs", strconv.Itoa(jobs))
+		cmd.Stdout, cmd.Stderr = &out, stderr
+		if err := cmd.Run(); err != nil {
+			return rates{}, fmt.Errorf("%s: %v\n%s", riverBin, err, out.String())
+		}
+		return parseRiverOutput(out.String())
+	}
+	var rr, rv []rates
+	for i := range pairs {
+		order := []string{"ratchet", "river"}
+		if i%2 == 1 {
+			order = []string{"river", "ratchet"}
+		}
+		for _, who := range order {
+			var r rates
+			var err error
+			if who == "ratchet" {
+				r, err = runRatchet()
+				rr = append(rr, r)
+			} else {
+				r, err = runRiver()
+				rv = append(rv, r)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "ratchet bench: pair %d, %s: %v\n", i+1, who, err)
+				return 1
+			}
+		}
+		p := comparePair{Ratchet: rr[i], River: rv[i], InsertRatio: rr[i].Insert / rv[i].Insert, WorkRatio: rr[i].Work / rv[i].Work}
+		fmt.Fprintf(stdout, "pair %d (%s first): insert %.0f / %.0f jobs/s = %.2f, work %.0f / %.0f jobs/s = %.2f\n", i+1, order[0],
+			p.Ratchet.Insert, p.River.Insert, p.InsertRatio, p.Ratchet.Work, p.River.Work, p.WorkRatio)
+	}
+	res, err := comparePairs(rr, rv)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "median ratio Ratchet / River over %d pairs: insert %.2f, work %.2f\n", len(res.Pairs), res.MedianInsert, res.MedianWork)
+	return 0
+}
