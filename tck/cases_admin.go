@@ -35,14 +35,7 @@ func retryFailedCases() []testCase {
 			before := f.failedJob()
 			now := at(time.Hour + 77*time.Microsecond)
 			require.NoError(t, f.s.RetryFailedJob(f.ctx, before.ID, now), "RetryFailedJob of a FAILED job")
-			want := before.Clone()
-			want.Status = spi.StatusPending
-			want.LastError = ""
-			want.Attempts = 0
-			want.CrashCount = 0
-			want.ScheduledAt = now
-			want.FinishedAt = time.Time{}
-			want.OwnerNode = ""
+			want := retriedByHand(before, now)
 			got := f.get(before.ID)
 			assertJob(t, want, got, "job after RetryFailedJob", anyClaimSeq, anyClaimedAt)
 			assert.True(t, got.FinishedAt.IsZero(), "FinishedAt is cleared")
@@ -129,4 +122,19 @@ func cancelCases() []testCase {
 			assert.ErrorIs(t, err, spi.ErrNotFound, "CancelJob of an unknown id")
 		}},
 	}
+}
+
+// retriedByHand is j as a manual retry out of the dead-letter queue leaves it
+// (RetryFailedJob, RetryFailedJobs): PENDING, due at now, its error,
+// attempts, crash count, finish time and owner cleared.
+func retriedByHand(j *spi.Job, now time.Time) *spi.Job {
+	want := j.Clone()
+	want.Status = spi.StatusPending
+	want.LastError = ""
+	want.Attempts = 0
+	want.CrashCount = 0
+	want.ScheduledAt = now
+	want.FinishedAt = time.Time{}
+	want.OwnerNode = ""
+	return want
 }

@@ -70,14 +70,7 @@ func bulkCases() []testCase {
 				mix["FAILED"].ID, mix["CANCELLED"].ID, crashed.ID)
 			assert.Equal(t, []bool{false, true, false, false, false, true, false, true}, got,
 				"only the FAILED jobs are retried; an unknown id is false; an id named twice answers as it first did")
-			want := crashed.Clone()
-			want.Status = spi.StatusPending
-			want.LastError = ""
-			want.Attempts = 0
-			want.CrashCount = 0
-			want.ScheduledAt = now
-			want.FinishedAt = time.Time{}
-			want.OwnerNode = ""
+			want := retriedByHand(crashed, now)
 			g := f.get(crashed.ID)
 			assertJob(t, want, g, "job after RetryFailedJobs, as after RetryFailedJob", anyClaimSeq, anyClaimedAt)
 			assert.Zero(t, g.CrashCount, "the crash count is cleared")
