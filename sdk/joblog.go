@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -44,10 +45,49 @@ type JobLoggerFunc func(JobLoggerContext) *slog.Logger
 // JobLogger calls f.
 func (f JobLoggerFunc) JobLogger(c JobLoggerContext) *slog.Logger { return f(c) }
 
-// DefaultJobLoggers tags Base with the job id, task and run.
+// DefaultJobLoggers tags Base with the job id, task and run, as
+// Base.With("job_id", id, "task", task, "run", run) would; the tags are
+// handed to Base's handler only when the run first logs (see jobHandler).
 var DefaultJobLoggers JobLoggerFactory = JobLoggerFunc(func(c JobLoggerContext) *slog.Logger {
-	return c.Base.With("job_id", c.JobID.String(), "task", c.TaskName, "run", c.Run)
+	return slog.New(&jobHandler{base: c.Base.Handler(), id: c.JobID, task: c.TaskName, run: c.Run})
 })
+
+// jobHandler is Base.Handler() tagged with a run's job id, task and run,
+// made when a record first reaches it. Handlers such as slog.TextHandler
+// and JSONHandler format the attributes of WithAttrs at once: done for
+// every run, that was about a quarter of a node's CPU in a burn-down of
+// no-op jobs, most of which never log. Enabled does not depend on the
+// tags, so it asks base directly.
+type jobHandler struct {
+	base slog.Handler
+	id   uuid.UUID
+	task string
+	run  int
+
+	once   sync.Once
+	tagged slog.Handler
+}
+
+func (h *jobHandler) handler() slog.Handler {
+	h.once.Do(func() {
+		h.tagged = h.base.WithAttrs([]slog.Attr{slog.String("job_id", h.id.String()), slog.String("task", h.task), slog.Int("run", h.run)})
+	})
+	return h.tagged
+}
+
+// Enabled implements slog.Handler.
+func (h *jobHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.base.Enabled(ctx, l) }
+
+// Handle implements slog.Handler.
+func (h *jobHandler) Handle(ctx context.Context, r slog.Record) error {
+	return h.handler().Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h *jobHandler) WithAttrs(as []slog.Attr) slog.Handler { return h.handler().WithAttrs(as) }
+
+// WithGroup implements slog.Handler.
+func (h *jobHandler) WithGroup(name string) slog.Handler { return h.handler().WithGroup(name) }
 
 // JobLogs returns up to limit (zero or less: 100) lines of the job's log
 // after the cursor (the zero LogCursor for the start), ordered by
