@@ -39,6 +39,8 @@ const FinalTable = "chaos_final"
 const (
 	OutcomeOK        = "ok"        // the body ran to its end
 	OutcomeCancelled = "cancelled" // the body's context ended first
+	OutcomeError     = "error"     // the body returned an error (Recorder.Middleware)
+	OutcomePanic     = "panic"     // the body panicked (Recorder.Middleware)
 )
 
 // SleepArgs are the arguments of chaos.sleep and chaos.permit.
@@ -84,12 +86,29 @@ var ErrNoRecorder = errors.New("chaos: task built without a recorder cannot run"
 // NewTasks returns the chaos tasks, whose bodies record their executions
 // with rec. A nil rec gives tasks that can be submitted but not run (their
 // bodies fail with ErrNoRecorder, wrapped in DoNotRetry).
-func NewTasks(rec *Recorder) Tasks {
-	sleep := func(ctx context.Context, a SleepArgs) error {
-		if rec == nil {
-			return ratchet.DoNotRetry(ErrNoRecorder)
+func NewTasks(rec *Recorder) Tasks { return newTasks(rec, false) }
+
+// newTasks returns the chaos tasks; with outside, their bodies record
+// nothing themselves (a Recorder.Middleware of the engine records every
+// execution).
+func newTasks(rec *Recorder, outside bool) Tasks {
+	begin := func(ctx context.Context) (int64, error) {
+		switch {
+		case outside:
+			return 0, nil
+		case rec == nil:
+			return 0, ratchet.DoNotRetry(ErrNoRecorder)
 		}
-		run, err := rec.Start(ctx)
+		return rec.Start(ctx)
+	}
+	end := func(ctx context.Context, run int64, outcome string) error {
+		if outside {
+			return nil
+		}
+		return rec.End(ctx, run, outcome)
+	}
+	sleep := func(ctx context.Context, a SleepArgs) error {
+		run, err := begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -97,16 +116,13 @@ func NewTasks(rec *Recorder) Tasks {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			return rec.End(ctx, run, OutcomeOK)
+			return end(ctx, run, OutcomeOK)
 		case <-ctx.Done():
-			return errors.Join(ctx.Err(), rec.End(ctx, run, OutcomeCancelled))
+			return errors.Join(ctx.Err(), end(ctx, run, OutcomeCancelled))
 		}
 	}
 	poison := func(ctx context.Context, _ PoisonArgs) error {
-		if rec == nil {
-			return ratchet.DoNotRetry(ErrNoRecorder)
-		}
-		if _, err := rec.Start(ctx); err != nil {
+		if _, err := begin(ctx); err != nil {
 			return err
 		}
 		killSelf()

@@ -17,6 +17,9 @@ const (
 	LineStopping = "stopping" // SIGTERM or SIGINT received: graceful stop begins
 	LineStopped  = "stopped"  // the engine stopped and the store closed
 	LineError    = "error"    // the worker failed; Error says why
+	// The lines of a worker in its submit role (--submit).
+	LineSubmitted  = "submitted"   // the workload submitted the job Job of task Task
+	LineSubmitDone = "submit-done" // the workload returned
 )
 
 // Line is one JSON line of the worker's stdout.

@@ -49,6 +49,8 @@ type Violation struct {
 	Detail string `json:"detail"`
 	// Jobs are the jobs concerned, sorted.
 	Jobs []uuid.UUID `json:"jobs,omitempty"`
+	// Slots are the recurring slots concerned (recurring-slots).
+	Slots []time.Time `json:"slots,omitempty"`
 }
 
 // Report is the outcome of a run.
@@ -76,15 +78,21 @@ type Report struct {
 	// Restarts counts the worker restarts during the run (after kills,
 	// terms and poison jobs).
 	Restarts int `json:"restarts"`
-	// Jobs is the number of jobs submitted; Statuses counts them by final
-	// status.
+	// Jobs is the number of jobs of the run (submitted, or fired by a
+	// schedule); Statuses counts them by final status.
 	Jobs     int            `json:"jobs"`
 	Statuses map[string]int `json:"statuses"`
+	// UserJobs counts the jobs the application's workload submitted,
+	// Workflows the probe workflows, Slots the probe schedules' slots
+	// checked.
+	UserJobs  int `json:"user_jobs,omitempty"`
+	Workflows int `json:"workflows,omitempty"`
+	Slots     int `json:"slots,omitempty"`
 	// FailedErrors counts the FAILED jobs by their last error (cut to 100
 	// characters): the poison jobs' crash-budget error, and any other job
 	// that the faults pushed over the crash budget.
 	FailedErrors map[string]int `json:"failed_errors,omitempty"`
-	// Executions counts the ledger's executions of probe task bodies,
+	// Executions counts the ledger's executions of task bodies,
 	// Finalizations the finalizations the engines reported.
 	Executions    int `json:"executions"`
 	Finalizations int `json:"finalizations"`
@@ -158,7 +166,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, s := range slices.Sorted(maps.Keys(r.Statuses)) {
 		st = append(st, fmt.Sprintf("%d %s", r.Statuses[s], s))
 	}
-	p("jobs: %d submitted: %s; ledger: %d executions, %d finalizations", r.Jobs, strings.Join(st, ", "), r.Executions, r.Finalizations)
+	p("jobs: %d: %s; ledger: %d executions, %d finalizations", r.Jobs, strings.Join(st, ", "), r.Executions, r.Finalizations)
+	if r.UserJobs+r.Workflows+r.Slots > 0 {
+		p("  of which %d of the application's workload, %d probe workflows (4 jobs each), %d recurring slots", r.UserJobs, r.Workflows, r.Slots)
+	}
 	for _, e := range slices.Sorted(maps.Keys(r.FailedErrors)) {
 		p("  FAILED %d: %s", r.FailedErrors[e], e)
 	}
@@ -178,6 +189,9 @@ func (r *Report) WriteText(w io.Writer) error {
 					ids = append(ids, id.String())
 				}
 				p("  jobs: %s", strings.Join(ids, " "))
+			}
+			if len(v.Slots) > 0 {
+				p("  slots: %s", slotList(v.Slots))
 			}
 		}
 		p("FAILED: %d violations (%s); schema %s kept, worker logs in %s", len(r.Violations), strings.Join(r.Invariants(), ", "), r.Schema, r.LogDir)
@@ -217,14 +231,22 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	submitted := maps.Clone(h.submitted)
 	timeline := slices.Clone(h.timeline)
 	restarts := h.restarts
+	edges := slices.Clone(h.edges)
+	user := h.user
 	h.mu.Unlock()
+	taskOf := maps.Clone(submitted) // every job of the run: submitted, or fired by a schedule
+	for id, j := range jobs {
+		if _, ok := taskOf[id]; !ok {
+			taskOf[id] = j.TaskName
+		}
+	}
 
 	rep := &Report{
 		Seed: sc.Seed, Store: redacted(sc.DSN), Schema: h.schema, SchemaKept: true, LogDir: sc.LogDir,
 		Workers: sc.Workers, Duration: Duration(sc.Duration), Plant: sc.Plant, Faults: sc.Faults,
 		Timeline: timeline, Injected: map[FaultKind]int{}, Restarts: restarts,
-		Jobs: len(submitted), Statuses: map[string]int{}, Executions: len(runs), Finalizations: len(finals),
-		Violations: []Violation{},
+		Jobs: len(taskOf), Statuses: map[string]int{}, Executions: len(runs), Finalizations: len(finals),
+		UserJobs: user, Workflows: len(edges) / 4, Violations: []Violation{},
 	}
 	for _, k := range sc.Faults {
 		rep.Injected[k] = 0
@@ -250,7 +272,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	// No job lost.
 	var missing, open []uuid.UUID
 	openBy := map[ratchet.Status]int{}
-	for id := range submitted {
+	for id := range taskOf {
 		j, ok := jobs[id]
 		switch {
 		case !ok:
@@ -307,9 +329,9 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	}
 	rep.DoubleFinalized = len(twice)
 
-	// At least once: the finishing execution of each SUCCEEDED probe job.
+	// At least once: the finishing execution of each SUCCEEDED job.
 	var unrun []uuid.UUID
-	for id, task := range submitted {
+	for id, task := range taskOf {
 		j := jobs[id]
 		if j == nil || j.Status != ratchet.StatusSucceeded || task == PoisonTask {
 			continue
@@ -370,6 +392,14 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	if peak, at := peakRuns(permitRuns); peak > sc.Workload.PermitLimit {
 		add(InvPermits, fmt.Sprintf("%d permit jobs ran at once, over the %d permits of %s", peak, sc.Workload.PermitLimit, PermitResource), at)
 	}
+
+	// The probe schedules' slots and the probe workflows' order.
+	for _, sr := range h.schedules {
+		vs, n := checkSlots(sr, jobs)
+		rep.Violations = append(rep.Violations, vs...)
+		rep.Slots += n
+	}
+	rep.Violations = append(rep.Violations, checkWorkflows(edges, jobs, runsOf)...)
 
 	// Coverage of the enabled fault kinds.
 	for _, k := range sc.Faults {

@@ -118,6 +118,11 @@ type harness struct {
 	restarts  int
 	startErr  error
 	began     time.Time
+	// The probe schedules and workflows' edges, and the count of the
+	// application's jobs (in submitted too).
+	schedules []*scheduleRun
+	edges     []Edge
+	user      int
 }
 
 func (h *harness) cleanup() {
@@ -249,12 +254,16 @@ func (h *harness) run(ctx context.Context) (*Report, error) {
 	h.mu.Unlock()
 	h.began = time.Now()
 	h.progress("%d workers up on schema %s; fault phase of %s, seed %d", sc.Workers, h.schema, sc.Duration, sc.Seed)
+	if err := h.startSchedules(ctx); err != nil {
+		stopAll()
+		return nil, err
+	}
 
 	// The fault phase: the submitter and the fault executor.
 	var phase sync.WaitGroup
 	var submitErr error
 	phase.Add(2)
-	go func() { defer phase.Done(); submitErr = h.submit(ctx) }()
+	go func() { defer phase.Done(); submitErr = h.submitAll(ctx) }()
 	go func() { defer phase.Done(); h.inject(ctx) }()
 	phaseEnd := time.NewTimer(sc.Duration)
 	select {
@@ -269,6 +278,10 @@ func (h *harness) run(ctx context.Context) (*Report, error) {
 	if submitErr != nil {
 		stopAll()
 		return nil, submitErr
+	}
+	if err := h.pauseSchedules(ctx); err != nil {
+		stopAll()
+		return nil, err
 	}
 
 	// The quiet phase: no faults until every job is terminal, or Quiet.
@@ -509,8 +522,9 @@ func (h *harness) target(node string) (*slot, *proc) {
 	return nil, nil
 }
 
-// awaitTerminal polls the submitted jobs until every one is terminal or
-// timeout passes; it reports whether they all were.
+// awaitTerminal polls the jobs (the submitted ones and every one in the
+// schema) until every one is terminal or timeout passes; it reports
+// whether they all were.
 func (h *harness) awaitTerminal(ctx context.Context, timeout time.Duration) (bool, error) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -522,6 +536,9 @@ func (h *harness) awaitTerminal(ctx context.Context, timeout time.Duration) (boo
 			return false, err
 		}
 		all := true
+		for _, j := range jobs {
+			all = all && j.Status.Terminal()
+		}
 		h.mu.Lock()
 		for id := range h.submitted {
 			if j, ok := jobs[id]; !ok || !j.Status.Terminal() {

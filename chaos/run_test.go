@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,10 +104,15 @@ func TestRun(t *testing.T) {
 	// budget + 1 times may fail by it too (the invariant checks that it
 	// did so only then).
 	assert.GreaterOrEqual(t, rep.Statuses["FAILED"], 1, "the poison job, failed by the crash budget")
-	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"])
+	// A probe workflow in three has a step told to fail, whose child ends
+	// CANCELLED.
+	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"]+rep.Statuses["CANCELLED"])
+	assert.Equal(t, chaos.DefaultWorkflows/3, rep.Statuses["CANCELLED"])
 	for e := range rep.FailedErrors {
-		assert.Contains(t, e, "crash budget exhausted")
+		assert.True(t, strings.Contains(e, "crash budget exhausted") || strings.Contains(e, chaos.ErrStepFailed.Error()), e)
 	}
+	assert.Equal(t, chaos.DefaultWorkflows, rep.Workflows)
+	assert.GreaterOrEqual(t, rep.Slots, 8, "a slot every 2 s")
 
 	var back chaos.Report
 	require.NoError(t, json.Unmarshal(rep.JSON(), &back), "the JSON report reads back")
@@ -150,7 +156,8 @@ func TestRunMySQL(t *testing.T) {
 	assert.Zero(t, rep.Lost)
 	assert.Zero(t, rep.DoubleFinalized)
 	assert.Positive(t, rep.Executions)
-	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"])
+	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"]+rep.Statuses["CANCELLED"])
+	assert.Positive(t, rep.Slots)
 }
 
 // TestRunPlantedDefect: a worker whose store breaks an invariant on purpose

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
 
 // FaultKind is a kind of fault the harness injects into a worker process.
@@ -89,6 +91,8 @@ const (
 	DefaultPermitLimit = 2
 	DefaultPoisonJobs  = 1
 	DefaultMaxCrashes  = 3
+	DefaultWorkflows   = 6
+	DefaultSchedules   = 1
 	// MaxFault is the longest a fault lasts.
 	MaxFault = 10 * time.Second
 )
@@ -112,6 +116,17 @@ type Workload struct {
 	// MinMillis and MaxMillis bound the sleep of a sleep or permit job
 	// (default 50 and 500).
 	MinMillis, MaxMillis int
+	// Workflows is the number of probe workflows (default 6): diamonds of
+	// chaos.step jobs A → {B, C} → D, one in three with B told to fail
+	// (D must then not run); see InvWorkflowOrder.
+	Workflows int
+	// Schedules is the number of probe recurring schedules (default 1):
+	// chaos.sleep every 2 s (ScheduleExpr) from the start of the fault
+	// phase, paused at its end; see InvRecurringSlots.
+	Schedules int
+	// NoProbes submits no probe job, workflow or schedule at all: only
+	// the application's workload (Scenario.Submit, Scenario.WorkerSubmits).
+	NoProbes bool
 }
 
 // Scenario is one chaos run. Only DSN is required.
@@ -150,6 +165,18 @@ type Scenario struct {
 	Faults []FaultKind
 	// Workload is the probe jobs submitted during the fault phase.
 	Workload Workload
+	// Submit, when set, is the application's own workload, run in this
+	// process at the start of the fault phase with a client of the run's
+	// schema, a random source of the seed (WorkloadRand) and the window
+	// (the first two thirds of the fault phase) over which to spread its
+	// submissions; it must return before the fault phase ends. Every job
+	// it submits through the client is checked as the probe jobs are.
+	Submit SubmitFunc
+	// WorkerSubmits runs the worker command once more, with --submit, as
+	// the submitter of its own workload (WithWorkload in its main): the
+	// form for the command line, where the harness cannot call the
+	// application's Go code. Not with Submit.
+	WorkerSubmits bool
 	// MaxCrashRedeliveries is the nodes' crash budget
 	// (RATCHET_NODE_MAX_CRASH_REDELIVERIES); 0 means the default 3. The
 	// crash-budget invariant is checked against it.
@@ -201,6 +228,11 @@ func (sc Scenario) withDefaults() Scenario {
 	def(&w.PoisonJobs, DefaultPoisonJobs)
 	def(&w.MinMillis, 50)
 	def(&w.MaxMillis, 500)
+	def(&w.Workflows, DefaultWorkflows)
+	def(&w.Schedules, DefaultSchedules)
+	if w.NoProbes {
+		w.Jobs, w.PermitJobs, w.PoisonJobs, w.Workflows, w.Schedules = 0, 0, 0, 0, 0
+	}
 	if w.MaxMillis < w.MinMillis {
 		w.MaxMillis = w.MinMillis
 	}
@@ -225,6 +257,15 @@ func (sc Scenario) validate() error {
 	}
 	if sc.MaxCrashRedeliveries < 0 {
 		return fmt.Errorf("chaos: negative crash budget %d", sc.MaxCrashRedeliveries)
+	}
+	if sc.Submit != nil && sc.WorkerSubmits {
+		return fmt.Errorf("chaos: Submit and WorkerSubmits both set; give the workload one way")
+	}
+	if sc.WorkerSubmits && len(sc.Worker) == 0 {
+		return fmt.Errorf("chaos: WorkerSubmits needs Worker, a binary whose main calls chaos.WorkerMainWith(chaos.WithWorkload(...))")
+	}
+	if sc.Workload.NoProbes && sc.Submit == nil && !sc.WorkerSubmits {
+		return fmt.Errorf("chaos: no workload: NoProbes without Submit or WorkerSubmits submits nothing")
 	}
 	if sc.Plant != "" && !slices.Contains(Plants, sc.Plant) {
 		return fmt.Errorf("chaos: unknown planted defect %q (known: %s)", sc.Plant, strings.Join(Plants, ", "))
@@ -278,11 +319,34 @@ type PlannedJob struct {
 	Millis int `json:"millis,omitempty"`
 }
 
+// PlannedWorkflow is one probe workflow: the diamond A → {B, C} → D of
+// chaos.step jobs.
+type PlannedWorkflow struct {
+	// At is when it is submitted, from the start of the fault phase.
+	At Duration `json:"at"`
+	// Millis are the sleeps of A, B, C and D.
+	Millis [4]int `json:"millis"`
+	// FailB tells B to fail for good: D must then end CANCELLED without
+	// running.
+	FailB bool `json:"fail_b,omitempty"`
+}
+
+// PlannedSchedule is one probe recurring schedule, registered at the start
+// of the fault phase and paused at its end.
+type PlannedSchedule struct {
+	ID      string                `json:"id"`
+	Expr    string                `json:"expr"`
+	Misfire ratchet.MisfirePolicy `json:"misfire"`
+	Millis  int                   `json:"millis"`
+}
+
 // Plan is the seeded part of a run: the fault schedule and the workload.
 type Plan struct {
-	Seed   uint64       `json:"seed"`
-	Faults []Fault      `json:"faults"`
-	Jobs   []PlannedJob `json:"jobs"`
+	Seed      uint64            `json:"seed"`
+	Faults    []Fault           `json:"faults"`
+	Jobs      []PlannedJob      `json:"jobs"`
+	Workflows []PlannedWorkflow `json:"workflows,omitempty"`
+	Schedules []PlannedSchedule `json:"schedules,omitempty"`
 }
 
 // NodeName is the id of the i-th node (from 1) of a run.
@@ -391,5 +455,6 @@ func newPlan(sc Scenario) Plan {
 		p.Jobs = append(p.Jobs, PlannedJob{At: Duration(between(0, window)), Task: PermitTask, Millis: millis()})
 	}
 	slices.SortStableFunc(p.Jobs, func(a, b PlannedJob) int { return cmp.Compare(a.At, b.At) })
+	planWorkflows(&p, w, window, rng)
 	return p
 }

@@ -48,9 +48,19 @@ var Plants = []string{PlantLoseCompletion, PlantDoubleFinalize}
 //	func main() { chaos.WorkerMain(myTasks...) }
 //
 // and is given to Scenario.Worker (or ratchet chaos --worker).
-func WorkerMain(tasks ...ratchet.Definition) {
+func WorkerMain(tasks ...ratchet.Definition) { WorkerMainWith(WithTasks(tasks...)) }
+
+// WorkerMainWith is WorkerMain with options: the application's tasks
+// (WithTasks) and its workload (WithWorkload), which the harness runs by
+// starting the binary once with --submit (Scenario.WorkerSubmits, ratchet
+// chaos --workload user|both):
+//
+//	func main() {
+//		chaos.WorkerMainWith(chaos.WithTasks(resize), chaos.WithWorkload(submitResizes))
+//	}
+func WorkerMainWith(opts ...WorkerOption) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	err := RunWorker(ctx, os.Args[1:], os.Stdout, os.Stderr, tasks...)
+	err := RunWorkerWith(ctx, os.Args[1:], os.Stdout, os.Stderr, opts...)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos worker:", err)
@@ -60,9 +70,9 @@ func WorkerMain(tasks ...ratchet.Definition) {
 
 // RunWorker runs one Ratchet node for the harness until ctx ends, then
 // stops it gracefully. It registers the probe tasks (NewTasks) and tasks,
-// records the probe tasks' executions in chaos_run and every finalization
-// its engine reports in chaos_final, and prints one JSON line (Line) per
-// event on stdout. Its flags:
+// records every execution of any task in chaos_run (Recorder.Middleware)
+// and every finalization its engine reports in chaos_final, and prints
+// one JSON line (Line) per event on stdout. Its flags:
 //
 //	--dsn URL      the database, a postgres:// or mysql:// URL (required)
 //	--schema NAME  the PostgreSQL schema, or the MySQL/MariaDB database,
@@ -70,19 +80,32 @@ func WorkerMain(tasks ...ratchet.Definition) {
 //	--node ID      the node id (default RATCHET_NODE_ID, else chaos-PID)
 //	--migrate      create or migrate the schema and the ledger first
 //	--plant NAME   a planted store defect (Plants), for testing the harness
+//	--submit       run the worker's workload (WithWorkload) instead of a
+//	               node: one submitted line per job, then submit-done
+//	--seed N       the run's seed, for the workload's random source
+//	--window D     the window over which the workload submits
 //
 // The engine's settings come from the RATCHET_* variables (engine.FromEnv).
 // Engine logs go to stderr as JSON.
 func RunWorker(ctx context.Context, args []string, stdout, stderr io.Writer, tasks ...ratchet.Definition) error {
+	return RunWorkerWith(ctx, args, stdout, stderr, WithTasks(tasks...))
+}
+
+// RunWorkerWith is RunWorker with options (WithTasks, WithWorkload).
+func RunWorkerWith(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...WorkerOption) error {
+	var cfg workerConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	out := NewLineWriter(stdout)
-	err := runWorker(ctx, args, out, stderr, tasks)
+	err := runWorker(ctx, args, out, stderr, cfg)
 	if err != nil {
 		_ = out.Write(Line{Event: LineError, Error: err.Error()})
 	}
 	return err
 }
 
-func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Writer, tasks []ratchet.Definition) error {
+func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Writer, cfg workerConfig) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dsn := fs.String("dsn", "", "the database: a postgres:// or mysql:// URL (required)")
@@ -90,8 +113,17 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	node := fs.String("node", "", "node id (default RATCHET_NODE_ID, else chaos-PID)")
 	migrate := fs.Bool("migrate", false, "create or migrate the schema and the ledger before starting")
 	plant := fs.String("plant", "", "a planted store defect: "+strings.Join(Plants, ", "))
+	submit := fs.Bool("submit", false, "run the worker's workload (chaos.WithWorkload) instead of a node")
+	seed := fs.Uint64("seed", 0, "the run's seed (with --submit)")
+	window := fs.Duration("window", 20*time.Second, "the window over which the workload submits (with --submit)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *window <= 0 {
+		return fmt.Errorf("--window %s: must be above 0", *window)
 	}
 	if *dsn == "" || *schema == "" {
 		return errors.New("--dsn and --schema are required")
@@ -122,6 +154,9 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 			return err
 		}
 	}
+	if *submit {
+		return runSubmitter(ctx, opened, cfg, *seed, *window, out)
+	}
 	store := opened.Store
 	if *plant != "" {
 		store = &plantedStore{Store: store, kind: *plant, done: map[uuid.UUID]bool{}}
@@ -132,7 +167,8 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 		_ = out.Write(Line{Event: LineRun, Node: opts.NodeID, Job: jc.ID, Task: jc.TaskName,
 			Attempt: jc.Run, CrashCount: jc.CrashCount, Run: run})
 	}
-	eng, err := engine.New(store, opts, append(NewTasks(rec).Definitions(), tasks...)...)
+	opts.WorkMiddleware = append([]ratchet.WorkMiddleware{rec.Middleware()}, opts.WorkMiddleware...)
+	eng, err := engine.New(store, opts, append(newTasks(rec, true).Definitions(), cfg.tasks...)...)
 	if err != nil {
 		return err
 	}
