@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,8 +15,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", the one River tests riversqlite with
 )
 
 // NoopArgs are the arguments of the benchmark's no-op job.
@@ -31,20 +36,36 @@ type NoopWorker struct {
 // Work implements river.Worker.
 func (NoopWorker) Work(context.Context, *river.Job[NoopArgs]) error { return nil }
 
+// settings are the burn-down's parameters, the same on either database.
+type settings struct {
+	jobs, workers, batch int
+	defaults             bool
+}
+
 func main() {
 	dsn := flag.String("dsn", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL connection string")
+	sqlitePath := flag.String("sqlite", "", "run on SQLite instead (riversqlite): the database file to create, which must not exist; removed at the end")
 	jobs := flag.Int("jobs", 200000, "no-op jobs to insert and work")
 	workers := flag.Int("workers", 2000, "River MaxWorkers")
 	batch := flag.Int("insert-batch", 10000, "jobs per InsertManyFast call")
 	defaults := flag.Bool("river-defaults", false, "use River's default fetch cooldown and poll interval")
 	flag.Parse()
-	if err := run(context.Background(), *dsn, *jobs, *workers, *batch, *defaults); err != nil {
+	s := settings{jobs: *jobs, workers: *workers, batch: *batch, defaults: *defaults}
+	var err error
+	if *sqlitePath != "" {
+		err = runSQLite(context.Background(), *sqlitePath, s)
+	} else {
+		err = runPostgres(context.Background(), *dsn, s)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "river bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dsn string, jobs, workers, batch int, defaults bool) error {
+// runPostgres runs the burn-down with riverpgxv5 on a schema of its own,
+// dropped at the end.
+func runPostgres(ctx context.Context, dsn string, s settings) error {
 	schema := "river_bench_" + strconv.Itoa(os.Getpid())
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -66,7 +87,43 @@ func run(ctx context.Context, dsn string, jobs, workers, batch int, defaults boo
 		return err
 	}
 	defer pool.Close()
-	driver := riverpgxv5.New(pool)
+	return burndown(ctx, riverpgxv5.New(pool), schema, s)
+}
+
+// runSQLite runs the burn-down with riversqlite on a new database file at
+// path, configured as River's own SQLite tests configure theirs: WAL
+// journal mode and a pool of one connection (River's operations run
+// concurrently, and a second connection meets SQLITE_BUSY). The file and
+// its WAL and shared-memory files are removed at the end.
+func runSQLite(ctx context.Context, path string, s settings) (err error) {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s already exists; the benchmark needs a new database file", path)
+	}
+	defer func() {
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
+			if rerr := os.Remove(f); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+				err = rerr
+			}
+		}
+	}()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	db.SetMaxOpenConns(1)
+	return burndown(ctx, riversqlite.New(db), "", s)
+}
+
+// burndown migrates River's tables (in schema, or the database's own when
+// empty), inserts s.jobs no-op jobs in InsertManyFast calls of s.batch,
+// then starts a client and waits for every job's completion, printing both
+// rates.
+func burndown[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], schema string, s settings) error {
 	mig, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: schema, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
@@ -79,11 +136,11 @@ func run(ctx context.Context, dsn string, jobs, workers, batch int, defaults boo
 	river.AddWorker(ws, NoopWorker{})
 	rc := &river.Config{
 		Schema:  schema,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: s.workers}},
 		Workers: ws,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	if !defaults {
+	if !s.defaults {
 		rc.FetchCooldown = 2 * time.Millisecond
 		rc.FetchPollInterval = 20 * time.Millisecond
 	}
@@ -92,31 +149,31 @@ func run(ctx context.Context, dsn string, jobs, workers, batch int, defaults boo
 		return err
 	}
 
-	params := make([]river.InsertManyParams, batch)
+	params := make([]river.InsertManyParams, s.batch)
 	for i := range params {
 		params[i] = river.InsertManyParams{Args: NoopArgs{}}
 	}
 	start := time.Now()
-	for left := jobs; left > 0; {
-		n := min(left, batch)
+	for left := s.jobs; left > 0; {
+		n := min(left, s.batch)
 		if _, err := client.InsertManyFast(ctx, params[:n]); err != nil {
 			return fmt.Errorf("insert: %w", err)
 		}
 		left -= n
 	}
 	insert := time.Since(start)
-	fmt.Printf("river: inserted %d jobs in %s (%.0f jobs/s)\n", jobs, insert.Round(time.Millisecond), float64(jobs)/insert.Seconds())
+	fmt.Printf("river: inserted %d jobs in %s (%.0f jobs/s)\n", s.jobs, insert.Round(time.Millisecond), float64(s.jobs)/insert.Seconds())
 
 	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{
 		Kinds:    []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed},
-		ChanSize: jobs + 1000, // River drops events that overflow the buffer
+		ChanSize: s.jobs + 1000, // River drops events that overflow the buffer
 	})
 	defer cancel()
 	start = time.Now()
 	if err := client.Start(ctx); err != nil {
 		return err
 	}
-	for done := 0; done < jobs; {
+	for done := 0; done < s.jobs; {
 		ev := <-events
 		if ev == nil {
 			return fmt.Errorf("subscription closed after %d jobs", done)
@@ -127,7 +184,7 @@ func run(ctx context.Context, dsn string, jobs, workers, batch int, defaults boo
 		done++
 	}
 	work := time.Since(start)
-	fmt.Printf("river: worked %d jobs in %s (%.0f jobs/s)\n", jobs, work.Round(time.Millisecond), float64(jobs)/work.Seconds())
-	fmt.Printf("river insert %.0f jobs/s, work %.0f jobs/s\n", float64(jobs)/insert.Seconds(), float64(jobs)/work.Seconds())
+	fmt.Printf("river: worked %d jobs in %s (%.0f jobs/s)\n", s.jobs, work.Round(time.Millisecond), float64(s.jobs)/work.Seconds())
+	fmt.Printf("river insert %.0f jobs/s, work %.0f jobs/s\n", float64(s.jobs)/insert.Seconds(), float64(s.jobs)/work.Seconds())
 	return client.Stop(ctx)
 }
