@@ -28,17 +28,24 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://... [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term,latency,reset,blackhole] [--json]
+		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://... [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term,latency,reset,blackhole] [--workload probe|user|both --worker BIN] [--json]
 
 Starts --workers worker processes on the database (PostgreSQL, MySQL 8 or
 MariaDB 10.6+), submits a seeded workload
-of probe jobs and injects a seeded schedule of faults for --duration (SIGKILL
+of probe jobs (sleeps, permits, a poison job, diamond workflows, a recurring
+schedule every 2 s) and, with --workload user|both, the worker binary's own
+(its main is chaos.WorkerMainWith(chaos.WithTasks(...),
+chaos.WithWorkload(fn)); the harness runs it once with --submit), every
+execution of any task recorded in the ledger; it injects a seeded schedule
+of faults for --duration (SIGKILL
 then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; and through a
 TCP proxy between each node and the database: latency, reset connections, a
 black hole; one at a time, each at most 10 s), then waits a quiet phase of at most --quiet, and checks
 from the database and the chaos ledger: no job lost, each job finalized
-exactly once, the crash budget exact, permits never exceeded, every enabled
-fault kind injected. Exit status 0 when every invariant held, 1 on a
+exactly once, each SUCCEEDED job's execution on record, the crash budget
+exact, permits never exceeded, each recurring slot fired once, workflow
+children run only after their parents succeeded, every enabled fault kind
+injected. Exit status 0 when every invariant held, 1 on a
 violation (the report names the invariant and the jobs), 2 on a usage error.
 
 flags:`)
@@ -54,7 +61,10 @@ flags:`)
 	jobs := fs.Int("jobs", chaos.DefaultJobs, "chaos.sleep probe jobs")
 	permitJobs := fs.Int("permit-jobs", chaos.DefaultPermitJobs, "chaos.permit probe jobs (a resource of 2 permits)")
 	poisonJobs := fs.Int("poison-jobs", chaos.DefaultPoisonJobs, "chaos.poison probe jobs (each kills its node until the crash budget fails it)")
-	worker := fs.String("worker", "", "the worker binary, a program calling chaos.WorkerMain (default: this binary's probe worker, ratchet chaos worker)")
+	workflows := fs.Int("workflows", chaos.DefaultWorkflows, "probe workflows (diamonds of 4 chaos.step jobs)")
+	schedules := fs.Int("schedules", chaos.DefaultSchedules, "probe recurring schedules (chaos.sleep every 2 s during the fault phase)")
+	workload := fs.String("workload", "probe", "what to submit: probe (the probe jobs), user (the --worker binary's own workload, chaos.WithWorkload) or both")
+	worker := fs.String("worker", "", "the worker binary, a program calling chaos.WorkerMain or chaos.WorkerMainWith (default: this binary's probe worker, ratchet chaos worker)")
 	plant := fs.String("plant", "", "a planted store defect in the workers, to see the harness catch it: "+strings.Join(chaos.Plants, ", "))
 	logs := fs.String("logs", "", "folder for the workers' logs (default: a new temporary folder)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -95,7 +105,24 @@ flags:`)
 	sc := chaos.Scenario{
 		DSN: *store, Schema: *schema, Workers: *workers, Duration: *duration, Quiet: *quiet, Seed: *seed,
 		Faults: kinds, Plant: *plant, LogDir: *logs, Progress: stderr,
-		Workload: chaos.Workload{Jobs: count(*jobs), PermitJobs: count(*permitJobs), PoisonJobs: count(*poisonJobs)},
+		Workload: chaos.Workload{Jobs: count(*jobs), PermitJobs: count(*permitJobs), PoisonJobs: count(*poisonJobs),
+			Workflows: count(*workflows), Schedules: count(*schedules)},
+	}
+	for name, n := range map[string]int{"jobs": *jobs, "permit-jobs": *permitJobs, "poison-jobs": *poisonJobs, "workflows": *workflows, "schedules": *schedules} {
+		if n < 0 {
+			return usageErr("--%s %d: a count of at least 0", name, n)
+		}
+	}
+	switch *workload {
+	case "probe":
+	case "user", "both":
+		if *worker == "" {
+			return usageErr("--workload %s needs --worker, a binary whose main calls chaos.WorkerMainWith(chaos.WithWorkload(fn), ...)", *workload)
+		}
+		sc.WorkerSubmits = true
+		sc.Workload.NoProbes = *workload == "user"
+	default:
+		return usageErr("--workload %q: probe, user or both", *workload)
 	}
 	if *worker != "" {
 		sc.Worker = []string{*worker}

@@ -34,6 +34,9 @@ func TestChaosUsageErrors(t *testing.T) {
 		{[]string{"chaos", "--store", "postgres://x/y", "--quiet", "1m"}, "--quiet must be"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--plant", "nope"}, `unknown planted defect "nope"`},
 		{[]string{"chaos", "--bogus"}, "flag provided but not defined"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--workload", "user"}, "--workload user needs --worker"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--workload", "mine"}, `--workload "mine": probe, user or both`},
+		{[]string{"chaos", "--store", "postgres://x/y", "--workflows", "-1"}, "--workflows -1: a count of at least 0"},
 	}
 	for _, tc := range cases {
 		var out, errOut bytes.Buffer
@@ -69,4 +72,31 @@ func TestChaosPlantedDefect(t *testing.T) {
 	}
 	assert.Positive(t, rep.Lost)
 	assert.Regexp(t, regexp.MustCompile(`seed 3 \(rerun with --seed 3`), errOut.String())
+}
+
+// TestChaosUserWorkload: ratchet chaos --workload both over a worker
+// binary of the application's own (chaos/testdata/userworker: its tasks
+// and its workload, run once with --submit) exits 0, its jobs counted in
+// the report beside the probes.
+func TestChaosUserWorkload(t *testing.T) {
+	dsn, schema := dbtest.Postgres(t)
+	dir := t.TempDir()
+	worker := filepath.Join(dir, "userworker")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", worker, "github.com/ratchet-go/ratchet/chaos/testdata/userworker")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"chaos", "--store", dsn, "--schema", schema, "--worker", worker,
+		"--workload", "both", "--duration", "6s", "--faults", "kill", "--seed", "5",
+		"--jobs", "20", "--permit-jobs", "0", "--poison-jobs", "0", "--workflows", "2", "--json",
+		"--logs", filepath.Join(dir, "logs")}, &out, &errOut)
+	assert.Equal(t, 0, code, "stderr:\n%s", errOut.String())
+	var rep chaos.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.True(t, rep.OK(), "%v", rep.Violations)
+	assert.Equal(t, 48, rep.UserJobs, "32 charges and 8 workflows of 2")
+	assert.Equal(t, 2, rep.Workflows)
+	assert.Positive(t, rep.Slots)
+	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"]+rep.Statuses["CANCELLED"])
 }
