@@ -46,7 +46,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	traceRatio := fs.Float64("trace-ratio", 1, "with --adapters otel: the share of the traces sampled (a root's TraceIDRatioBased, children follow their parent)")
 	coordinator := fs.String("coordinator", "", "steady: submit on a client-only node and run the jobs on another, each with a cluster coordinator on this server (redis://host:port or nats://host:port), or with none (none: polling alone)")
 	pollInterval := fs.Duration("poll-interval", 50*time.Millisecond, "the engine's longest delay between polls")
-	compare := fs.String("compare", "", "river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://..., --pairs times, and print the ratios and their median")
+	compare := fs.String("compare", "", "river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median")
 	pairs := fs.Int("pairs", 5, "--compare: pairs of runs")
 	riverBin := fs.String("river-bin", "", "--compare river: a prebuilt compare/river binary (default: go build it from the repository)")
 	if err := fs.Parse(args); err != nil {
@@ -71,7 +71,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	if *compare == "river" {
-		return runCompare(ctx, *store, *jobs, *workers, *batch, *pairs, *riverBin, stdout, stderr)
+		return runCompare(ctx, *store, *db, *jobs, *workers, *batch, *pairs, *riverBin, stdout, stderr)
 	}
 	opened, err := storeflag.OpenForBench(ctx, *store, *db)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratchet-go/ratchet/stores/sqlite"
 	"github.com/ratchet-go/ratchet/tools/internal/bench"
 	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
 )
@@ -125,33 +127,99 @@ func buildRiver(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
+// compareStore is the database of a comparison: a PostgreSQL DSN (each run
+// on a schema of its own) or an SQLite file (each run on a new file there,
+// removed after the run).
+type compareStore struct {
+	// Postgres is the DSN, on PostgreSQL.
+	Postgres string
+	// IsSQLite is set on SQLite, where SQLite is the database file that
+	// each run creates and removes (empty: one in the comparison's
+	// temporary folder).
+	IsSQLite bool
+	SQLite   string
+}
+
+// parseCompareStore reads --store and --db for --compare: postgres://...,
+// sqlite (the file from --db, or one in a temporary folder) or an SQLite URL
+// (sqlite:PATH, sqlite:///ABSOLUTE/PATH).
+func parseCompareStore(store, db string) (compareStore, error) {
+	switch {
+	case db != "" && store != "sqlite":
+		return compareStore{}, fmt.Errorf("--db goes with --store sqlite, not %q", store)
+	case storeflag.IsPostgres(store):
+		return compareStore{Postgres: store}, nil
+	case store == "sqlite":
+		return compareStore{SQLite: db, IsSQLite: true}, nil
+	case sqlite.IsURL(store):
+		path, err := sqlite.PathFromURL(store)
+		if err != nil {
+			return compareStore{}, fmt.Errorf("--store: %w", err)
+		}
+		return compareStore{SQLite: path, IsSQLite: true}, nil
+	}
+	return compareStore{}, fmt.Errorf("--compare river needs --store postgres://... or sqlite[:PATH], not %q", store)
+}
+
+// removeSQLite removes an SQLite database file and its WAL and
+// shared-memory files, those that exist.
+func removeSQLite(path string) error {
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
 // runCompare runs pairs of burn-downs of jobs jobs, Ratchet's in this
 // process and River's through compare/river, alternating which goes
-// first, each on a schema of its own, and prints the ratios.
-func runCompare(ctx context.Context, store string, jobs, workers, batch, pairs int, riverBin string, stdout, stderr io.Writer) int {
-	if !storeflag.IsPostgres(store) {
-		fmt.Fprintln(stderr, "ratchet bench: --compare river needs --store postgres://...")
+// first, each on a schema of its own (PostgreSQL) or a new file (SQLite),
+// and prints the ratios.
+func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pairs int, riverBin string, stdout, stderr io.Writer) int {
+	cs, err := parseCompareStore(store, db)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 		return 2
 	}
 	if pairs < 1 {
 		fmt.Fprintln(stderr, "ratchet bench: --pairs must be at least 1")
 		return 2
 	}
-	if riverBin == "" {
-		dir, err := os.MkdirTemp("", "ratchet-compare-")
-		if err != nil {
-			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+	if cs.IsSQLite && cs.SQLite != "" {
+		if _, err := os.Stat(cs.SQLite); err == nil {
+			fmt.Fprintf(stderr, "ratchet bench: %s already exists; a benchmark needs a new database file\n", cs.SQLite)
 			return 1
 		}
-		defer func() { _ = os.RemoveAll(dir) }()
+	}
+	dir, err := os.MkdirTemp("", "ratchet-compare-")
+	if err != nil {
+		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	if riverBin == "" {
 		if riverBin, err = buildRiver(ctx, dir); err != nil {
 			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 			return 1
 		}
 	}
-	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs, Ratchet (%d workers) against River (%s), %d pairs\n", jobs, workers, riverBin, pairs)
+	where := "PostgreSQL, a schema of each run's own"
+	if cs.IsSQLite {
+		if cs.SQLite == "" {
+			cs.SQLite = filepath.Join(dir, "bench.db")
+		}
+		where = "SQLite, a new file " + cs.SQLite + " for each run"
+	}
+	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs on %s, Ratchet (%d workers) against River (%s), %d pairs\n", jobs, where, workers, riverBin, pairs)
 	runRatchet := func() (rates, error) {
-		opened, err := storeflag.OpenForBench(ctx, store, "")
+		var opened *storeflag.Opened
+		var err error
+		if cs.IsSQLite {
+			opened, err = storeflag.OpenForBench(ctx, "sqlite", cs.SQLite)
+		} else {
+			opened, err = storeflag.OpenForBench(ctx, cs.Postgres, "")
+		}
 		if err != nil {
 			return rates{}, err
 		}
@@ -163,8 +231,12 @@ func runCompare(ctx context.Context, store string, jobs, workers, batch, pairs i
 		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, nil
 	}
 	runRiver := func() (rates, error) {
+		args := []string{"--dsn", cs.Postgres, "--jobs", strconv.Itoa(jobs)}
+		if cs.IsSQLite {
+			args = []string{"--sqlite", cs.SQLite, "--jobs", strconv.Itoa(jobs)}
+		}
 		var out bytes.Buffer
-		cmd := exec.CommandContext(ctx, riverBin, "--dsn", store, "--jobs", strconv.Itoa(jobs))
+		cmd := exec.CommandContext(ctx, riverBin, args...)
 		cmd.Stdout, cmd.Stderr = &out, stderr
 		if err := cmd.Run(); err != nil {
 			return rates{}, fmt.Errorf("%s: %v\n%s", riverBin, err, out.String())
@@ -186,6 +258,12 @@ func runCompare(ctx context.Context, store string, jobs, workers, batch, pairs i
 			} else {
 				r, err = runRiver()
 				rv = append(rv, r)
+			}
+			if cs.IsSQLite {
+				// The next run starts on a new file.
+				if rerr := removeSQLite(cs.SQLite); err == nil {
+					err = rerr
+				}
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "ratchet bench: pair %d, %s: %v\n", i+1, who, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,39 @@ func TestComparePairs(t *testing.T) {
 func TestBenchCompareUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--compare", "sidekiq"}, &out, &errOut))
-	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river"}, &out, &errOut))
+	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "memory", "--compare", "river"}, &out, &errOut))
+	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--pairs", "0"}, &out, &errOut))
+}
+
+func TestParseCompareStore(t *testing.T) {
+	for _, tc := range []struct {
+		name, store, db string
+		want            compareStore
+		err             bool
+	}{
+		{"postgres", "postgres://u@h:5432/d", "", compareStore{Postgres: "postgres://u@h:5432/d"}, false},
+		{"postgresql", "postgresql://u@h/d", "", compareStore{Postgres: "postgresql://u@h/d"}, false},
+		{"sqlite: a temporary file", "sqlite", "", compareStore{IsSQLite: true}, false},
+		{"sqlite with --db", "sqlite", "/tmp/b.db", compareStore{IsSQLite: true, SQLite: "/tmp/b.db"}, false},
+		{"sqlite:PATH", "sqlite:b.db", "", compareStore{IsSQLite: true, SQLite: "b.db"}, false},
+		{"sqlite://PATH", "sqlite://b.db", "", compareStore{IsSQLite: true, SQLite: "b.db"}, false},
+		{"sqlite:///ABSOLUTE", "sqlite:///tmp/b.db", "", compareStore{IsSQLite: true, SQLite: "/tmp/b.db"}, false},
+		{"sqlite: names no file", "sqlite:", "", compareStore{}, true},
+		{"--db with a URL", "sqlite:b.db", "c.db", compareStore{}, true},
+		{"--db with postgres", "postgres://u@h/d", "c.db", compareStore{}, true},
+		{"memory", "memory", "", compareStore{}, true},
+		{"mysql", "mysql://u@h:3306/d", "", compareStore{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseCompareStore(tc.store, tc.db)
+			if tc.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
 
 // TestBenchCompareRiverPostgres runs one pair of 2,000 jobs on PostgreSQL,
@@ -92,4 +125,23 @@ func TestBenchCompareRiverPostgres(t *testing.T) {
 	t.Logf("%s in %s", strings.TrimSpace(out.String()), time.Since(start).Round(time.Millisecond))
 	assert.Contains(t, out.String(), "pair 1 (ratchet first): insert ")
 	assert.Contains(t, out.String(), "median ratio Ratchet / River over 1 pairs: insert ")
+}
+
+// TestBenchCompareRiverSQLite runs one pair of 2,000 jobs on SQLite (River
+// through riversqlite), each on a new file at the path given, which is
+// gone afterwards.
+func TestBenchCompareRiverSQLite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "compare.db")
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run(ctx, []string{"bench", "--store", "sqlite:" + path, "--jobs", "2000", "--compare", "river", "--pairs", "1"}, &out, &errOut)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	t.Logf("%s in %s", strings.TrimSpace(out.String()), time.Since(start).Round(time.Millisecond))
+	assert.Contains(t, out.String(), "on SQLite, a new file "+path+" for each run")
+	assert.Contains(t, out.String(), "pair 1 (ratchet first): insert ")
+	assert.Contains(t, out.String(), "median ratio Ratchet / River over 1 pairs: insert ")
+	assert.NoFileExists(t, path)
+	assert.NoFileExists(t, path+"-wal")
 }
