@@ -19,9 +19,12 @@
 //     (1 s heartbeats, 3 s grace, 1 s orphan scans, 4 jobs at once, a 3 s
 //     drain; Scenario.Env overrides them);
 //   - submits the workload, a seeded mix of probe jobs (chaos.sleep,
-//     chaos.permit jobs holding one of 2 permits of a resource, and
-//     chaos.poison jobs that kill every node that runs them), spread over
-//     the first two thirds of the fault phase;
+//     chaos.permit jobs holding one of 2 permits of a resource, chaos.poison
+//     jobs that kill every node that runs them, and diamond workflows
+//     A → {B, C} → D of chaos.step jobs, one in three with B failing),
+//     spread over the first two thirds of the fault phase, plus a probe
+//     recurring schedule firing chaos.sleep every 2 s through the fault
+//     phase — and the application's own workload, if any (see below);
 //   - injects the fault schedule ([NewPlan]): SIGKILL then a restart
 //     ([FaultKill]), SIGSTOP then SIGCONT ([FaultStop]), SIGTERM then a
 //     restart after the graceful stop ([FaultTerm]) — the default kinds —
@@ -31,8 +34,9 @@
 //     time, so that with two workers or more one node is always up, each
 //     lasting at most 10 s, every enabled kind in the first round (a
 //     duration without room for them is refused);
-//   - waits a quiet phase without faults, of at most 30 s, by whose end
-//     every job must be terminal;
+//   - pauses every recurring schedule of the schema at the end of the
+//     fault phase, then waits a quiet phase without faults, of at most
+//     30 s, by whose end every job must be terminal;
 //   - stops the workers and checks the invariants.
 //
 // The same seed, with the same workers, duration, fault kinds and
@@ -43,17 +47,30 @@
 //
 // A [Report] lists every [Violation] with its invariant and its jobs:
 //
-//   - no-job-lost: every submitted job exists and is terminal;
+//   - no-job-lost: every submitted job exists, and every job of the run
+//     is terminal;
 //   - finalized-once: each job was finalized at most once (the ledger holds
 //     one finalization per job that an engine reported as applied), and
 //     each reported finalization is the one its job row shows;
-//   - at-least-once: each SUCCEEDED probe job has a completed execution by
-//     the node and under the claim that finalized it;
+//   - at-least-once: each SUCCEEDED job, the application's as the probes',
+//     has a completed execution by the node and under the claim that
+//     finalized it;
 //   - crash-budget: no crash count above the budget; a job failed by the
 //     crash budget was claimed budget + 1 times; a poison job ran at most
 //     budget + 1 times and ended in the dead-letter queue;
 //   - permits: the executions that finalized the permit jobs never
 //     overlapped more than the resource's permits;
+//   - recurring-slots: each slot of a probe schedule from its registration
+//     to the end of the fault phase fired exactly one job (read from the
+//     jobs' slot keys), and no job names another slot; a misfire policy
+//     skips only slots later than the misfire threshold (1 min), which a
+//     scheduler passing every second on a node that is always up never
+//     is, so a missing slot is a violation whatever the policy;
+//     violations name the jobs and the slot times;
+//   - workflow-order: in the probe workflows, no child's execution started
+//     (by the database's clock, in the ledger) before the finalizing
+//     execution of each of its parents ended; a child ran only when its
+//     parents SUCCEEDED, and did run when they all did;
 //   - faults-injected: every enabled fault kind was injected at least once.
 //
 // Execution is at least once and finalization exactly once: the ledger's
@@ -65,13 +82,37 @@
 //
 // A worker is a program whose main calls [WorkerMain] (or [RunWorker]): it
 // runs one node with the probe tasks ([NewTasks]) and the application's
-// own tasks, records each execution of a probe task in chaos_run
-// ([Recorder]) and each finalization its engine reports in chaos_final
-// ([RecordFinal]), and prints JSON lines ([Line]) on stdout. The probe
-// worker chaos/cmd/worker is that program with no tasks of its own; an
-// application opts its own binary in with one line:
+// own tasks, records every execution of any task in chaos_run (a work
+// middleware, [Recorder.Middleware]) and each finalization its engine
+// reports in chaos_final ([Ledger.RecordFinal]), and prints JSON lines
+// ([Line]) on stdout. The probe worker chaos/cmd/worker is that program
+// with no tasks of its own; an application opts its own binary in with
+// one line:
 //
 //	func main() { chaos.WorkerMain(myTasks...) }
+//
+// # The application's workload
+//
+// The application says what to submit with a [SubmitFunc]: given a client
+// of the run's schema, a random source derived from the seed
+// ([WorkloadRand]: draw every choice from it, and the same seed submits
+// the same workload) and the window to spread the submissions over (the
+// first two thirds of the fault phase), it submits its own jobs —
+// single jobs, workflows, batches, schedules — and returns before the
+// fault phase ends. Every job submitted through that client is checked
+// like the probes (and every execution of its tasks is in the ledger).
+// In Go, Scenario.Submit runs it in the harness's process; for the
+// command line, where the harness cannot call the application's code,
+// the worker binary carries it:
+//
+//	func main() {
+//		chaos.WorkerMainWith(chaos.WithTasks(myTasks...), chaos.WithWorkload(submitMine))
+//	}
+//
+// and Scenario.WorkerSubmits (ratchet chaos --worker BIN --workload
+// user|both) starts it once more with --submit, --seed and --window as
+// the submitter. Workload.NoProbes (--workload user) leaves the probe jobs
+// out.
 //
 // A worker started with --plant runs over a store with a planted defect
 // ([Plants]): a run over it must fail, which shows that the harness catches
@@ -80,8 +121,14 @@
 // # Requirements and limits
 //
 // A Unix system (the harness sends signals) and a PostgreSQL, MySQL or
-// MariaDB server; SQLite, database restarts, clock skew and workloads of
-// the application's own tasks are not in this version. The package's own tests also run the
+// MariaDB server; SQLite, database restarts and clock skew are not in this
+// version. The recurring-slots and workflow-order invariants check the
+// probe schedules and workflows only: the application's own schedules are
+// paused at the end of the fault phase and their jobs checked by the other
+// invariants, and its workflows' edges are not checked. A workload's
+// recurring schedules whose jobs are due after the fault phase are left
+// paused. An execution whose start cannot be written to the ledger fails
+// (and is retried) without running its body. The package's own tests also run the
 // scenarios of the test bed it grew from (SIGKILL recovery timing, SIGSTOP
 // superseded writes, poison jobs under the crash budget, SIGTERM release,
 // permits, a workflow DAG under a kill).
