@@ -171,6 +171,8 @@ func TestRunPlantedDefect(t *testing.T) {
 		{"postgres", chaos.PlantLoseCompletion, []string{chaos.InvFinalizedOnce, chaos.InvNoJobLost}},
 		{"postgres", chaos.PlantDoubleFinalize, []string{chaos.InvFinalizedOnce}},
 		{"mysql", chaos.PlantDoubleFinalize, []string{chaos.InvFinalizedOnce}},
+		{"postgres", chaos.PlantSkipSlot, []string{chaos.InvRecurringSlots}},
+		{"mysql", chaos.PlantRunFailedChildren, []string{chaos.InvWorkflowOrder}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {
@@ -190,6 +192,10 @@ func TestRunPlantedDefect(t *testing.T) {
 			require.False(t, rep.OK(), "the planted defect went unnoticed")
 			assert.Equal(t, tc.want, rep.Invariants())
 			for _, v := range rep.Violations {
+				if v.Invariant == chaos.InvRecurringSlots {
+					assert.NotEmpty(t, v.Slots, "%s names its slots", v.Invariant)
+					continue
+				}
 				assert.NotEmpty(t, v.Jobs, "%s names its jobs", v.Invariant)
 			}
 			assert.Contains(t, rep.Text(), "VIOLATION "+tc.want[0])

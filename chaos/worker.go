@@ -38,7 +38,7 @@ const (
 )
 
 // Plants are the planted defects a worker accepts.
-var Plants = []string{PlantLoseCompletion, PlantDoubleFinalize}
+var Plants = []string{PlantLoseCompletion, PlantDoubleFinalize, PlantSkipSlot, PlantRunFailedChildren}
 
 // WorkerMain is the main function of a chaos worker: it runs RunWorker with
 // the process's arguments, stops gracefully on SIGTERM or SIGINT, and exits
@@ -225,8 +225,11 @@ type plantedStore struct {
 	done map[uuid.UUID]bool
 }
 
-// Capabilities forwards the inner store's.
-func (p *plantedStore) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(p.Store) }
+// Capabilities forwards the inner store's, with a planted schedule or
+// workflow defect (PlantSkipSlot, PlantRunFailedChildren).
+func (p *plantedStore) Capabilities() spi.Capabilities {
+	return plantCaps(p.kind, spi.CapabilitiesOf(p.Store))
+}
 
 // pick reports whether the defect hits this success write: every fifth,
 // once per job.
