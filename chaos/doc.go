@@ -67,10 +67,12 @@
 //     scheduler passing every second on a node that is always up never
 //     is, so a missing slot is a violation whatever the policy;
 //     violations name the jobs and the slot times;
-//   - workflow-order: in the probe workflows, no child's execution started
-//     (by the database's clock, in the ledger) before the finalizing
-//     execution of each of its parents ended; a child ran only when its
-//     parents SUCCEEDED, and did run when they all did;
+//   - workflow-order: in the probe workflows and the application's (their
+//     edges read from the store), no child's execution started (by the
+//     database's clock, in the ledger) before the finalizing execution of
+//     each of its parents ended; a child ran only when every parent ended
+//     in a state its dependency allows (SUCCEEDED for the probes), and
+//     did run when they all did;
 //   - faults-injected: every enabled fault kind was injected at least once.
 //
 // Execution is at least once and finalization exactly once: the ledger's
@@ -115,19 +117,19 @@
 // out.
 //
 // A worker started with --plant runs over a store with a planted defect
-// ([Plants]): a run over it must fail, which shows that the harness catches
-// what it claims to.
+// ([Plants]: a lost or a doubled completion, a schedule fire without its
+// job, a failed parent shown as succeeded): a run over it must fail, which
+// shows that the harness catches what it claims to.
 //
 // # Requirements and limits
 //
 // A Unix system (the harness sends signals) and a PostgreSQL, MySQL or
 // MariaDB server; SQLite, database restarts and clock skew are not in this
-// version. The recurring-slots and workflow-order invariants check the
-// probe schedules and workflows only: the application's own schedules are
-// paused at the end of the fault phase and their jobs checked by the other
-// invariants, and its workflows' edges are not checked. A workload's
-// recurring schedules whose jobs are due after the fault phase are left
-// paused. An execution whose start cannot be written to the ledger fails
+// version. The recurring-slots invariant checks the probe schedules only:
+// the application's own schedules are paused at the end of the fault
+// phase (their later slots never fire) and their jobs checked by the
+// other invariants. The edges of the application's workflows are read
+// from the store, so one the store lost goes unchecked. An execution whose start cannot be written to the ledger fails
 // (and is retried) without running its body. The package's own tests also run the
 // scenarios of the test bed it grew from (SIGKILL recovery timing, SIGSTOP
 // superseded writes, poison jobs under the crash budget, SIGTERM release,

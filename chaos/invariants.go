@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // The invariants of the probe schedules and workflows.
@@ -23,10 +25,15 @@ const (
 	// always up running the scheduler every second, none is that late, so
 	// a slot without a job is a violation whatever the policy.
 	InvRecurringSlots = "recurring-slots"
-	// InvWorkflowOrder: in the probe workflows, no execution of a child
-	// started (by the database's clock, in the ledger) before the
-	// finalizing execution of each of its parents ended; a child ran
-	// only when every parent SUCCEEDED, and did run when they all did.
+	// InvWorkflowOrder: in the probe workflows and the application's, no
+	// execution of a child started (by the database's clock, in the
+	// ledger) before the finalizing execution of each of its parents
+	// ended; a child ran only when every parent ended in a state its
+	// dependency allows (SUCCEEDED for the probes), and did run when
+	// they all did (unless a condition said no, or, in the application's
+	// workflows, it was cancelled otherwise than by a dependency). The
+	// probe workflows' edges are the ones submitted; the application's
+	// are read from the store.
 	InvWorkflowOrder = "workflow-order"
 )
 
@@ -82,27 +89,27 @@ func checkSlots(sr *scheduleRun, jobs map[uuid.UUID]*ratchet.Job) ([]Violation, 
 	return out, len(expected)
 }
 
-// checkWorkflows checks the probe workflows' edges against the jobs and
-// the ledger's executions.
-func checkWorkflows(edges []Edge, jobs map[uuid.UUID]*ratchet.Job, runsOf map[uuid.UUID][]Execution) []Violation {
+// checkWorkflows checks workflow edges against the jobs and the ledger's
+// executions.
+func checkWorkflows(edges []wfEdge, jobs map[uuid.UUID]*ratchet.Job, runsOf map[uuid.UUID][]Execution) []Violation {
 	var out []Violation
 	var early, unmet, unrun []uuid.UUID
 	var earlyEx, unmetEx, unrunEx []string
-	parents := map[uuid.UUID][]uuid.UUID{}
+	into := map[uuid.UUID][]wfEdge{}
 	for _, e := range edges {
-		parents[e.Child] = append(parents[e.Child], e.Parent)
+		into[e.Child] = append(into[e.Child], e)
 		p, c := jobs[e.Parent], jobs[e.Child]
 		if p == nil || c == nil || len(runsOf[e.Child]) == 0 {
 			continue // a missing job is no-job-lost's
 		}
-		if p.Status != ratchet.StatusSucceeded {
+		if !e.allow.Allows(p.Status) {
 			unmet = append(unmet, e.Child, e.Parent)
 			unmetEx = append(unmetEx, fmt.Sprintf("%s ran though its parent %s ended %s", e.Child, e.Parent, p.Status))
 			continue
 		}
-		pf := finishing(p, runsOf[e.Parent])
+		pf := final(p, runsOf[e.Parent])
 		if pf == nil {
-			continue // a SUCCEEDED job without its execution is at-least-once's
+			continue // no execution finalized the parent (at-least-once checks those that succeeded)
 		}
 		for _, r := range runsOf[e.Child] {
 			if r.StartedAt.Before(pf.EndedAt) {
@@ -113,16 +120,15 @@ func checkWorkflows(edges []Edge, jobs map[uuid.UUID]*ratchet.Job, runsOf map[uu
 			}
 		}
 	}
-	for _, child := range slices.SortedFunc(maps.Keys(parents), compareIDs) {
+	for _, child := range slices.SortedFunc(maps.Keys(into), compareIDs) {
 		c := jobs[child]
 		if c == nil || (c.Status != ratchet.StatusSkipped && c.Status != ratchet.StatusCancelled) {
 			continue
 		}
 		all := true
-		for _, p := range parents[child] {
-			if j := jobs[p]; j == nil || j.Status != ratchet.StatusSucceeded {
-				all = false
-			}
+		for _, e := range into[child] {
+			j := jobs[e.Parent]
+			all = all && j != nil && e.allow.Allows(j.Status) && !e.cond && (!e.app || spi.CancelledByDependency(c.LastError))
 		}
 		if all {
 			unrun = append(unrun, child)
@@ -135,13 +141,57 @@ func checkWorkflows(edges []Edge, jobs map[uuid.UUID]*ratchet.Job, runsOf map[uu
 	}
 	if len(unmet) > 0 {
 		out = append(out, Violation{Invariant: InvWorkflowOrder, Jobs: sortIDs(unmet),
-			Detail: fmt.Sprintf("%d children ran though a parent did not succeed: %s", len(unmetEx), examples(unmetEx))})
+			Detail: fmt.Sprintf("%d children ran though a parent ended in a state their dependency does not allow: %s", len(unmetEx), examples(unmetEx))})
 	}
 	if len(unrun) > 0 {
 		out = append(out, Violation{Invariant: InvWorkflowOrder, Jobs: sortIDs(unrun),
-			Detail: fmt.Sprintf("%d children did not run though every parent succeeded: %s", len(unrunEx), examples(unrunEx))})
+			Detail: fmt.Sprintf("%d children did not run though every parent ended as their dependency allows: %s", len(unrunEx), examples(unrunEx))})
 	}
 	return out
+}
+
+// final returns the execution that finalized j, SUCCEEDED (finishing) or
+// FAILED by its body's error: by its owner, under its final claim.
+func final(j *ratchet.Job, runs []Execution) *Execution {
+	if j.Status == ratchet.StatusSucceeded {
+		return finishing(j, runs)
+	}
+	if j.Status != ratchet.StatusFailed {
+		return nil
+	}
+	for i, r := range runs {
+		if (r.Outcome == OutcomeError || r.Outcome == OutcomePanic) && r.Node == j.OwnerNode && r.ClaimSeq == j.ClaimSeq && !r.EndedAt.IsZero() {
+			return &runs[i]
+		}
+	}
+	return nil
+}
+
+// appEdges returns the edges of the application's workflows: the
+// dependencies the store keeps of every job with some that is not a
+// probe workflow's.
+func appEdges(ctx context.Context, ws spi.WorkflowStore, probe []wfEdge, jobs map[uuid.UUID]*ratchet.Job) ([]wfEdge, error) {
+	if ws == nil {
+		return nil, nil
+	}
+	probed := map[uuid.UUID]bool{}
+	for _, e := range probe {
+		probed[e.Child] = true
+	}
+	var out []wfEdge
+	for _, id := range slices.SortedFunc(maps.Keys(jobs), compareIDs) {
+		if jobs[id].DependencyCount == 0 || probed[id] {
+			continue
+		}
+		deps, err := ws.Dependencies(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("chaos: read the dependencies of %s: %w", id, err)
+		}
+		for _, d := range deps {
+			out = append(out, wfEdge{Parent: d.ParentID, Child: id, allow: d.Allow, cond: d.Condition != "", app: true})
+		}
+	}
+	return out, nil
 }
 
 func compareIDs(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // slotJob is a job fired by schedule id for slot.
@@ -82,14 +83,14 @@ func TestCheckWorkflows(t *testing.T) {
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	type diamond struct {
 		a, b, c, d *ratchet.Job
-		edges      []Edge
+		edges      []wfEdge
 	}
 	newDiamond := func() diamond {
 		job := func() *ratchet.Job {
 			return &ratchet.Job{ID: uuid.New(), TaskName: StepTask, Status: ratchet.StatusSucceeded, OwnerNode: "node-1", ClaimSeq: 1}
 		}
 		d := diamond{a: job(), b: job(), c: job(), d: job()}
-		d.edges = []Edge{{d.a.ID, d.b.ID}, {d.a.ID, d.c.ID}, {d.b.ID, d.d.ID}, {d.c.ID, d.d.ID}}
+		d.edges = []wfEdge{{Parent: d.a.ID, Child: d.b.ID}, {Parent: d.a.ID, Child: d.c.ID}, {Parent: d.b.ID, Child: d.d.ID}, {Parent: d.c.ID, Child: d.d.ID}}
 		return d
 	}
 	run := func(j *ratchet.Job, start, end int) Execution {
@@ -139,11 +140,35 @@ func TestCheckWorkflows(t *testing.T) {
 	vs = checkWorkflows(failed.edges, jobs, runs)
 	require.Len(t, vs, 1)
 	assert.Equal(t, []uuid.UUID{failed.d.ID}, vs[0].Jobs)
-	assert.Contains(t, vs[0].Detail, "did not run though every parent succeeded")
+	assert.Contains(t, vs[0].Detail, "did not run though every parent ended as their dependency allows")
 
 	rep := &Report{Violations: vs, Statuses: map[string]int{}}
 	assert.Contains(t, rep.Text(), "VIOLATION workflow-order")
 	assert.Contains(t, rep.Text(), failed.d.ID.String())
+
+	// An edge of the application's workflows that allows a failed parent:
+	// the child runs after the parent's failing execution ended, not
+	// before; cancelled by hand it is not reported, cancelled by the
+	// dependency it is.
+	parent := &ratchet.Job{ID: uuid.New(), Status: ratchet.StatusFailed, OwnerNode: "node-1", ClaimSeq: 1}
+	child := &ratchet.Job{ID: uuid.New(), Status: ratchet.StatusSucceeded, OwnerNode: "node-1", ClaimSeq: 1}
+	edges := []wfEdge{{Parent: parent.ID, Child: child.ID, allow: spi.AllowSucceeded | spi.AllowFailed, app: true}}
+	jobs = map[uuid.UUID]*ratchet.Job{parent.ID: parent, child.ID: child}
+	fail := run(parent, 0, 200)
+	fail.Outcome = OutcomeError
+	runs = map[uuid.UUID][]Execution{parent.ID: {fail}, child.ID: {run(child, 210, 300)}}
+	assert.Empty(t, checkWorkflows(edges, jobs, runs))
+	runs[child.ID] = []Execution{run(child, 150, 300)}
+	vs = checkWorkflows(edges, jobs, runs)
+	require.Len(t, vs, 1)
+	assert.Contains(t, vs[0].Detail, "before its parent "+parent.ID.String())
+	delete(runs, child.ID)
+	child.Status, child.LastError = ratchet.StatusCancelled, "cancelled by hand"
+	assert.Empty(t, checkWorkflows(edges, jobs, runs))
+	child.LastError = spi.DependencyCancelPrefix + parent.ID.String() + " ended FAILED"
+	vs = checkWorkflows(edges, jobs, runs)
+	require.Len(t, vs, 1)
+	assert.Equal(t, []uuid.UUID{child.ID}, vs[0].Jobs)
 }
 
 // TestRecorderMiddlewareOutcomes: the outcome the middleware gives each

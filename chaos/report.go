@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // The invariants a run checks, as a Violation names them.
@@ -83,10 +84,12 @@ type Report struct {
 	Jobs     int            `json:"jobs"`
 	Statuses map[string]int `json:"statuses"`
 	// UserJobs counts the jobs the application's workload submitted,
-	// Workflows the probe workflows, Slots the probe schedules' slots
-	// checked.
+	// Workflows the probe workflows, Edges the workflow dependencies
+	// checked (the probes' and the application's), Slots the probe
+	// schedules' slots checked.
 	UserJobs  int `json:"user_jobs,omitempty"`
 	Workflows int `json:"workflows,omitempty"`
+	Edges     int `json:"edges,omitempty"`
 	Slots     int `json:"slots,omitempty"`
 	// FailedErrors counts the FAILED jobs by their last error (cut to 100
 	// characters): the poison jobs' crash-budget error, and any other job
@@ -168,7 +171,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	p("jobs: %d: %s; ledger: %d executions, %d finalizations", r.Jobs, strings.Join(st, ", "), r.Executions, r.Finalizations)
 	if r.UserJobs+r.Workflows+r.Slots > 0 {
-		p("  of which %d of the application's workload, %d probe workflows (4 jobs each), %d recurring slots", r.UserJobs, r.Workflows, r.Slots)
+		p("  of which %d of the application's workload, %d probe workflows (4 jobs each), %d recurring slots; %d workflow dependencies checked",
+			r.UserJobs, r.Workflows, r.Slots, r.Edges)
 	}
 	for _, e := range slices.Sorted(maps.Keys(r.FailedErrors)) {
 		p("  FAILED %d: %s", r.FailedErrors[e], e)
@@ -399,7 +403,12 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 		rep.Violations = append(rep.Violations, vs...)
 		rep.Slots += n
 	}
-	rep.Violations = append(rep.Violations, checkWorkflows(edges, jobs, runsOf)...)
+	apps, err := appEdges(ctx, spi.CapabilitiesOf(h.store.Store).Workflows, edges, jobs)
+	if err != nil {
+		return nil, err
+	}
+	rep.Edges = len(edges) + len(apps)
+	rep.Violations = append(rep.Violations, checkWorkflows(append(edges, apps...), jobs, runsOf)...)
 
 	// Coverage of the enabled fault kinds.
 	for _, k := range sc.Faults {

@@ -121,7 +121,7 @@ type harness struct {
 	// The probe schedules and workflows' edges, and the count of the
 	// application's jobs (in submitted too).
 	schedules []*scheduleRun
-	edges     []Edge
+	edges     []wfEdge
 	user      int
 }
 

@@ -53,12 +53,15 @@ func TestRunUserWorkload(t *testing.T) {
 		return nil
 	}
 	tests := []struct {
-		name string
-		sc   chaos.Scenario
-		jobs int
+		name  string
+		sc    chaos.Scenario
+		jobs  int
+		edges int
 	}{
-		{"worker-submits", chaos.Scenario{WorkerSubmits: true}, 48}, // 32 charges, 8 workflows of 2
-		{"in-process", chaos.Scenario{Submit: inProcess, Workload: chaos.Workload{NoProbes: true}}, 30},
+		// 32 charges and 8 workflows charge → ship, beside 2 probe
+		// workflows of 4 edges.
+		{"worker-submits", chaos.Scenario{WorkerSubmits: true}, 48, 8 + 2*4},
+		{"in-process", chaos.Scenario{Submit: inProcess, Workload: chaos.Workload{NoProbes: true}}, 30, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +74,7 @@ func TestRunUserWorkload(t *testing.T) {
 			}
 			rep := chaos.RunT(t, sc)
 			assert.Equal(t, tc.jobs, rep.UserJobs)
+			assert.Equal(t, tc.edges, rep.Edges, "the application's workflow edges are read from the store")
 			assert.Zero(t, rep.Lost)
 			assert.GreaterOrEqual(t, rep.Executions, rep.Statuses["SUCCEEDED"], "every execution recorded, the application's too")
 		})

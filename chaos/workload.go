@@ -236,8 +236,8 @@ func (h *harness) submitWorkflows(ctx context.Context) error {
 			h.submitted[s.ID()] = StepTask
 		}
 		h.edges = append(h.edges,
-			Edge{Parent: a.ID(), Child: b.ID()}, Edge{Parent: a.ID(), Child: c.ID()},
-			Edge{Parent: b.ID(), Child: d.ID()}, Edge{Parent: c.ID(), Child: d.ID()})
+			wfEdge{Parent: a.ID(), Child: b.ID()}, wfEdge{Parent: a.ID(), Child: c.ID()},
+			wfEdge{Parent: b.ID(), Child: d.ID()}, wfEdge{Parent: c.ID(), Child: d.ID()})
 		h.mu.Unlock()
 	}
 	return nil
@@ -365,10 +365,19 @@ type scheduleRun struct {
 	Skipped int64
 }
 
-// Edge is one dependency of a probe workflow: Child runs only after Parent
-// succeeded.
-type Edge struct {
+// wfEdge is one dependency of a workflow: Child waits for Parent. A probe
+// workflow's edges are recorded at its submission (Child runs only after
+// Parent succeeded); the application's are read from the store.
+type wfEdge struct {
 	Parent, Child uuid.UUID
+	// allow is the parent's states that let the child run (zero:
+	// SUCCEEDED only); cond says a condition must hold too.
+	allow spi.Allow
+	cond  bool
+	// app marks an edge of the application's workflows: the child may be
+	// cancelled by hand, so only a cancel or skip that names a dependency
+	// counts against it.
+	app bool
 }
 
 // keySlot returns the slot of a job fired by schedule id, from its
