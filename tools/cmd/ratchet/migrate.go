@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,10 +47,12 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case storeflag.IsPostgres(*store):
 		where = "postgres schema " + *schema
 		applied, err = migratePostgres(ctx, *store, *schema)
-	case strings.HasPrefix(*store, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(*store, "sqlite:"), "//")
-		where, dialect = "sqlite "+path, sqlite.Dialect
-		applied, err = migrateSQLite(ctx, path)
+	case sqlite.IsURL(*store):
+		var path string
+		if path, err = sqlite.PathFromURL(*store); err == nil {
+			where, dialect = "sqlite "+path, sqlite.Dialect
+			applied, err = migrateSQLite(ctx, path)
+		}
 	default:
 		err = fmt.Errorf("--store %q: want a postgres://... DSN, a mysql://..., sqlserver://... or oracle://... URL, or sqlite:PATH", *store)
 	}

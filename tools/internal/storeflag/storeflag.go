@@ -77,10 +77,10 @@ func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 			cleanup = func() error { return os.RemoveAll(dir) }
 		}
 		return openSQLite(ctx, dbPath, cleanup)
-	case strings.HasPrefix(spec, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(spec, "sqlite:"), "//")
-		if path == "" {
-			return nil, fmt.Errorf("--store %q names no file", spec)
+	case sqlite.IsURL(spec):
+		path, err := sqlite.PathFromURL(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--store: %w", err)
 		}
 		return openSQLite(ctx, path, func() error { return nil })
 	case spec == "memory":
