@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -140,11 +141,14 @@ func runSubmitter(ctx context.Context, opened *Opened, cfg workerConfig, seed ui
 	if cfg.workload == nil {
 		return errors.New("--submit: this worker has no workload; its main must call chaos.WorkerMainWith(chaos.WithWorkload(fn), ...)")
 	}
+	var mu sync.Mutex // the workload may submit from several goroutines
 	var werr error
 	client, err := ratchet.NewClient(opened.Store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler),
 		InsertMiddleware: []ratchet.InsertMiddleware{captureInserts(func(id uuid.UUID, task string) {
-			if err := out.Write(Line{Event: LineSubmitted, Job: id, Task: task}); err != nil && werr == nil {
-				werr = err
+			if err := out.Write(Line{Event: LineSubmitted, Job: id, Task: task}); err != nil {
+				mu.Lock()
+				werr = cmp.Or(werr, err)
+				mu.Unlock()
 			}
 		})}})
 	if err != nil {
@@ -153,6 +157,8 @@ func runSubmitter(ctx context.Context, opened *Opened, cfg workerConfig, seed ui
 	if err := cfg.workload(ctx, client, WorkloadRand(seed), window); err != nil {
 		return fmt.Errorf("the workload: %w", err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if werr != nil {
 		return fmt.Errorf("print the submitted jobs: %w", werr)
 	}
