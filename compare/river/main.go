@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -106,7 +107,9 @@ func runSQLite(ctx context.Context, path string, s settings) (err error) {
 			}
 		}
 	}()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	// A file: URI, with the characters that would end its path escaped.
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	db, err := sql.Open("sqlite", uri+"?_pragma=journal_mode(WAL)")
 	if err != nil {
 		return err
 	}
