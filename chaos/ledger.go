@@ -22,6 +22,7 @@ import (
 type Ledger struct {
 	pg     *pgxpool.Pool
 	db     *sql.DB
+	lite   bool // db is SQLite (ledger_sqlite.go)
 	schema string
 
 	run, final, job string // qualified table names
@@ -44,6 +45,9 @@ func MySQLLedger(db *sql.DB) *Ledger {
 
 // Prepare creates the ledger's tables when missing.
 func (l *Ledger) Prepare(ctx context.Context) error {
+	if l.lite {
+		return l.prepareSQLite(ctx)
+	}
 	if l.pg != nil {
 		if _, err := l.pg.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+l.run+` (
 			run_id      bigserial   PRIMARY KEY,
@@ -100,6 +104,9 @@ func (l *Ledger) Prepare(ctx context.Context) error {
 // the claim sequence is read from the job row.
 func (l *Ledger) start(ctx context.Context, jc *ratchet.JobContext, node string) (int64, error) {
 	var run int64
+	if l.lite {
+		return l.startSQLite(ctx, jc, node)
+	}
 	if l.pg != nil {
 		err := l.pg.QueryRow(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at)
 			VALUES ($1, $2, $3, (SELECT claim_seq FROM `+l.job+` WHERE job_id = $1), $4, $5, clock_timestamp())
@@ -117,6 +124,9 @@ func (l *Ledger) start(ctx context.Context, jc *ratchet.JobContext, node string)
 
 // end records the end of run with outcome.
 func (l *Ledger) end(ctx context.Context, run int64, outcome string) error {
+	if l.lite {
+		return l.endSQLite(ctx, run, outcome)
+	}
 	if l.pg != nil {
 		_, err := l.pg.Exec(ctx, `UPDATE `+l.run+` SET ended_at = clock_timestamp(), outcome = $2 WHERE run_id = $1`, run, outcome)
 		return err
@@ -128,7 +138,9 @@ func (l *Ledger) end(ctx context.Context, run int64, outcome string) error {
 // RecordFinal writes one chaos_final row.
 func (l *Ledger) RecordFinal(ctx context.Context, f Final) error {
 	var err error
-	if l.pg != nil {
+	if l.lite {
+		err = l.recordFinalSQLite(ctx, f)
+	} else if l.pg != nil {
 		_, err = l.pg.Exec(ctx, `INSERT INTO `+l.final+` (job_id, node, event, at) VALUES ($1, $2, $3, $4)`,
 			f.JobID, f.Node, f.Event, f.At)
 	} else {

@@ -17,6 +17,7 @@ const (
 	LineStopping = "stopping" // SIGTERM or SIGINT received: graceful stop begins
 	LineStopped  = "stopped"  // the engine stopped and the store closed
 	LineError    = "error"    // the worker failed; Error says why
+	LineSkewed   = "skewed"   // the node's clock offset changed (a control line); Skew says to what
 	// The lines of a worker in its submit role (--submit).
 	LineSubmitted  = "submitted"   // the workload submitted the job Job of task Task
 	LineSubmitDone = "submit-done" // the workload returned
@@ -39,6 +40,8 @@ type Line struct {
 	PID int `json:"pid,omitempty"`
 	// Signal names the signal that began a graceful stop (stopping lines).
 	Signal string `json:"signal,omitempty"`
+	// Skew is the node clock's offset from the real time (skewed lines).
+	Skew string `json:"skew,omitempty"`
 }
 
 // LineWriter writes Lines to an io.Writer, one JSON object per line, safe

@@ -59,8 +59,9 @@ type Report struct {
 	Seed uint64 `json:"seed"`
 	// Store is the database URL without its password.
 	Store string `json:"store"`
-	// Schema is the run's schema; SchemaKept says it was left in the
-	// database (after a violation, or when the scenario named it).
+	// Schema is the run's schema (its database on MySQL, its file on
+	// SQLite); SchemaKept says it was left in place (after a violation, or
+	// when the scenario named it).
 	Schema     string `json:"schema"`
 	SchemaKept bool   `json:"schema_kept"`
 	// LogDir holds each worker's stderr, NODE.log; empty when it was a
@@ -146,7 +147,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(faults) == 0 {
 		faults = []string{"none"}
 	}
-	p("chaos run: seed %d, %d workers, %s schema %s", r.Seed, r.Workers, r.Store, r.Schema)
+	unit := "schema" // the run's schema, database or file
+	if IsSQLite(r.Store) {
+		unit = "file"
+	}
+	p("chaos run: seed %d, %d workers, %s %s %s", r.Seed, r.Workers, r.Store, unit, r.Schema)
 	p("faults %s for %s, then a quiet phase of %s (%s in all)", strings.Join(faults, ","), r.Duration, r.Quiet, r.Elapsed)
 	if r.Plant != "" {
 		p("planted store defect: %s", r.Plant)
@@ -159,7 +164,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("injected: %s; %d worker restarts", strings.Join(counts, ", "), r.Restarts)
 	}
 	for _, inj := range r.Timeline {
-		line := fmt.Sprintf("  %9s  %-9s  %-8s for %s", "+"+inj.At.String(), inj.Kind, inj.Node, inj.For)
+		node := inj.Node
+		if node == "" {
+			node = "database" // a restart-db
+		}
+		line := fmt.Sprintf("  %9s  %-10s  %-8s for %s", "+"+inj.At.String(), inj.Kind, node, inj.For)
 		if inj.Note != "" {
 			line += "  (" + inj.Note + ")"
 		}
@@ -198,7 +207,7 @@ func (r *Report) WriteText(w io.Writer) error {
 				p("  slots: %s", slotList(v.Slots))
 			}
 		}
-		p("FAILED: %d violations (%s); schema %s kept, worker logs in %s", len(r.Violations), strings.Join(r.Invariants(), ", "), r.Schema, r.LogDir)
+		p("FAILED: %d violations (%s); %s %s kept, worker logs in %s", len(r.Violations), strings.Join(r.Invariants(), ", "), unit, r.Schema, r.LogDir)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,7 +80,7 @@ func Run(ctx context.Context, sc Scenario) (*Report, error) {
 		return nil, err
 	}
 	if !Supported(sc.DSN) {
-		return nil, fmt.Errorf("chaos: the store must be a postgres:// or mysql:// URL, got %q", redacted(sc.DSN))
+		return nil, fmt.Errorf("chaos: the store must be a postgres:// or mysql:// URL, or sqlite:PATH, got %q", redacted(sc.DSN))
 	}
 	plan := newPlan(sc)
 	if err := plan.covers(sc); err != nil {
@@ -118,6 +119,9 @@ type harness struct {
 	restarts  int
 	startErr  error
 	began     time.Time
+	// dbGate is held by a restart-db, and read by the harness's inserts
+	// (gatedStore).
+	dbGate sync.RWMutex
 	// The probe schedules and workflows' edges, and the count of the
 	// application's jobs (in submitted too).
 	schedules []*scheduleRun
@@ -140,7 +144,13 @@ func (h *harness) cleanup() {
 func (h *harness) prepare(ctx context.Context) error {
 	sc := h.sc
 	h.schema = sc.Schema
-	if h.schema == "" {
+	if IsSQLite(sc.DSN) {
+		// The run's "schema" is the file, which the workers get as --schema.
+		var err error
+		if h.schema, h.drop, err = runFile(sc); err != nil {
+			return err
+		}
+	} else if h.schema == "" {
 		h.schema = fmt.Sprintf("ratchet_chaos_%d_%d", sc.Seed, time.Now().UnixNano())
 		h.drop = true
 	}
@@ -148,6 +158,7 @@ func (h *harness) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chaos: open the store: %w", err)
 	}
+	store.Store = &gatedStore{Store: store.Store, gate: &h.dbGate}
 	h.store, h.ledger = store, store.Ledger
 	if err := h.ledger.Prepare(ctx); err != nil {
 		return err
@@ -407,17 +418,25 @@ type Injection struct {
 	// At is when it began, from the start of the fault phase.
 	At   Duration  `json:"at"`
 	Kind FaultKind `json:"kind"`
-	Node string    `json:"node"`
-	// For is how long the node was frozen (stop) or down (kill, term).
+	// Node is the node hit; empty for a restart-db.
+	Node string `json:"node"`
+	// For is how long the node was frozen (stop), down (kill, term) or
+	// skewed, or how long the database took to restart and answer again.
 	For Duration `json:"for"`
 	// Note says what else happened: another node hit because the planned
 	// one was down, a graceful stop that did not end in time.
 	Note string `json:"note,omitempty"`
+	// Skew is the offset a skew gave the node's clock.
+	Skew Duration `json:"skew,omitempty"`
 }
 
 // fault injects f and returns when the node is back (restarted or
 // resumed).
 func (h *harness) fault(ctx context.Context, f Fault) {
+	if f.Kind == FaultRestartDB {
+		h.faultDB(ctx, f)
+		return
+	}
 	inj := Injection{At: Duration(time.Since(h.began).Round(time.Millisecond)), Kind: f.Kind, Node: f.Node}
 	s, p := h.target(f.Node)
 	if p == nil {
@@ -481,6 +500,22 @@ func (h *harness) fault(ctx context.Context, f Fault) {
 	case FaultReset:
 		n := h.proxies[s.node].reset()
 		inj.Note = joinNote(inj.Note, fmt.Sprintf("%d connections reset", n))
+	case FaultSkew:
+		if err := p.skew(time.Duration(f.Skew)); err != nil {
+			inj.Note = joinNote("skipped: "+err.Error(), inj.Note)
+			break
+		}
+		inj.Skew = f.Skew
+		inj.Note = joinNote(inj.Note, "clock "+skewText(f.Skew))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+		case <-p.exited:
+			inj.Note = joinNote(inj.Note, "the node exited (it restarts on the true time)")
+		}
+		if err := p.skew(0); err != nil && !strings.Contains(inj.Note, "exited") {
+			inj.Note = joinNote(inj.Note, "setting the clock back: "+err.Error())
+		}
 	}
 	inj.For = Duration(time.Since(began).Round(time.Millisecond))
 	if f.Kind == FaultReset {
@@ -716,11 +751,21 @@ func (s *slot) start() (*proc, error) {
 	if sc.Plant != "" {
 		args = append(args, "--plant", sc.Plant)
 	}
+	control := slices.Contains(sc.Faults, FaultSkew)
+	if control {
+		args = append(args, "--control")
+	}
 	cmd := exec.Command(s.h.worker[0], args...)
 	cmd.Env = s.env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
+	}
+	var stdin io.WriteCloser
+	if control {
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -731,7 +776,7 @@ func (s *slot) start() (*proc, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("chaos: start worker %s: %w", s.node, err)
 	}
-	p := &proc{cmd: cmd, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, exited: make(chan struct{}), stdin: stdin, skewed: make(chan string, 4)}
 	s.mu.Lock()
 	s.cur = p
 	s.starts++
@@ -744,6 +789,10 @@ func (s *slot) start() (*proc, error) {
 type proc struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once reaped
+	// stdin is the worker's control input (--control), when skew is
+	// enabled; skewed receives the offsets it confirms.
+	stdin  io.WriteCloser
+	skewed chan string
 
 	mu    sync.Mutex
 	ready bool
@@ -757,7 +806,16 @@ func (p *proc) read(stdout io.Reader, stderr *os.File, notify func()) {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		var l Line
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Event == LineReady {
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		if l.Event == LineSkewed {
+			select {
+			case p.skewed <- l.Skew:
+			default:
+			}
+		}
+		if l.Event == LineReady {
 			p.mu.Lock()
 			p.ready = true
 			p.mu.Unlock()

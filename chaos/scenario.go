@@ -39,6 +39,15 @@ const (
 	// node and the database for the fault's duration (a partition), then
 	// lets them through.
 	FaultBlackhole FaultKind = "blackhole"
+	// FaultSkew steps the node's clock (the engine's, through the worker's
+	// --control input) by the fault's Skew, a seeded offset within
+	// ±Scenario.MaxSkew, for its duration, then back to the true time.
+	FaultSkew FaultKind = "skew"
+	// FaultRestartDB runs Scenario.RestartDB, the command that restarts
+	// the database and returns once it is up again; every node loses its
+	// connections at once and must reconnect. It needs that command, so
+	// it is never a default and "all" does not name it.
+	FaultRestartDB FaultKind = "restart-db"
 )
 
 // The network faults go through a TCP proxy on 127.0.0.1 that the harness
@@ -48,9 +57,13 @@ const (
 // process faults.
 var DefaultFaults = []FaultKind{FaultKill, FaultStop, FaultTerm}
 
-// AllFaults are the fault kinds this version injects, in the order the
-// report lists them: the process faults, then the network faults.
-var AllFaults = []FaultKind{FaultKill, FaultStop, FaultTerm, FaultLatency, FaultReset, FaultBlackhole}
+// AllFaults are the fault kinds that "all" names: the process faults, the
+// network faults and clock skew. FaultRestartDB, which needs
+// Scenario.RestartDB, is named on its own.
+var AllFaults = []FaultKind{FaultKill, FaultStop, FaultTerm, FaultLatency, FaultReset, FaultBlackhole, FaultSkew}
+
+// knownFaults are every fault kind this version injects.
+var knownFaults = append(slices.Clone(AllFaults), FaultRestartDB)
 
 // isNet reports whether k goes through the proxy.
 func (k FaultKind) isNet() bool {
@@ -58,8 +71,9 @@ func (k FaultKind) isNet() bool {
 }
 
 // ParseFaults parses a comma-separated list of fault kinds
-// ("kill,stop,term,latency,reset,blackhole"); "all" names every kind,
-// "none" or "" none.
+// ("kill,stop,term,latency,reset,blackhole,skew,restart-db"); "all" names
+// AllFaults (every kind but restart-db: "all,restart-db" adds it), "none"
+// or "" none.
 func ParseFaults(s string) ([]FaultKind, error) {
 	s = strings.TrimSpace(s)
 	switch s {
@@ -71,11 +85,16 @@ func ParseFaults(s string) ([]FaultKind, error) {
 	var out []FaultKind
 	for _, part := range strings.Split(s, ",") {
 		k := FaultKind(strings.TrimSpace(part))
-		if !slices.Contains(AllFaults, k) {
-			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term, latency, reset, blackhole)", part)
+		kinds := []FaultKind{k}
+		if k == "all" {
+			kinds = AllFaults
+		} else if !slices.Contains(knownFaults, k) {
+			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term, latency, reset, blackhole, skew, restart-db)", part)
 		}
-		if !slices.Contains(out, k) {
-			out = append(out, k)
+		for _, k := range kinds {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
 		}
 	}
 	return out, nil
@@ -131,14 +150,18 @@ type Workload struct {
 
 // Scenario is one chaos run. Only DSN is required.
 type Scenario struct {
-	// DSN is the database: a postgres:// URL, or a MySQL/MariaDB one
-	// (mysql://… or the driver's user@tcp(host:port)/ form).
+	// DSN is the database: a postgres:// URL, a MySQL/MariaDB one
+	// (mysql://… or the driver's user@tcp(host:port)/ form), or an SQLite
+	// file that the workers share: sqlite:PATH or sqlite:///ABSOLUTE/PATH
+	// (created and migrated when missing, never removed; it should hold no
+	// jobs), or sqlite alone for a new temporary file, removed after a
+	// clean run and kept (named in the report) after a violation.
 	DSN string
 	// Schema is the PostgreSQL schema, or the MySQL database, of the run.
 	// Empty means a new one named ratchet_chaos_SEED_UNIXNANO, dropped at
 	// the end of a clean run (kept for inspection after a violation). A
 	// named one is created and migrated when missing and never dropped; it
-	// should hold no jobs.
+	// should hold no jobs. SQLite has none: the DSN names the file.
 	Schema string
 	// Worker is the worker command and its first arguments; the harness
 	// appends --dsn, --schema, --node and, with Plant, --plant. The worker
@@ -163,6 +186,14 @@ type Scenario struct {
 	// stop, term), an empty non-nil slice none. Each enabled kind is injected at least
 	// once, or the run fails.
 	Faults []FaultKind
+	// RestartDB is the command (and its arguments) that restarts the
+	// database and returns once it is up again, e.g. pg_ctlcluster 15 main
+	// restart; FaultRestartDB runs it, and needs it. Not on SQLite.
+	RestartDB []string
+	// MaxSkew bounds the offset of a FaultSkew: each is a seeded offset of
+	// MaxSkew/2 to MaxSkew, ahead or behind. Zero means DefaultMaxSkew
+	// (500 ms); at most MaxSkewLimit (1 s).
+	MaxSkew time.Duration
 	// Workload is the probe jobs submitted during the fault phase.
 	Workload Workload
 	// Submit, when set, is the application's own workload, run in this
@@ -213,6 +244,9 @@ func (sc Scenario) withDefaults() Scenario {
 	if sc.MaxCrashRedeliveries == 0 {
 		sc.MaxCrashRedeliveries = DefaultMaxCrashes
 	}
+	if sc.MaxSkew == 0 {
+		sc.MaxSkew = DefaultMaxSkew
+	}
 	w := &sc.Workload
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -251,9 +285,12 @@ func (sc Scenario) validate() error {
 		return fmt.Errorf("chaos: duration %s is shorter than 5s", sc.Duration)
 	}
 	for _, k := range sc.Faults {
-		if !slices.Contains(AllFaults, k) {
+		if !slices.Contains(knownFaults, k) {
 			return fmt.Errorf("chaos: unknown fault kind %q", k)
 		}
+	}
+	if err := sc.validateFaults(); err != nil {
+		return err
 	}
 	if sc.MaxCrashRedeliveries < 0 {
 		return fmt.Errorf("chaos: negative crash budget %d", sc.MaxCrashRedeliveries)
@@ -299,14 +336,18 @@ type Fault struct {
 	At Duration `json:"at"`
 	// Kind is the fault's kind.
 	Kind FaultKind `json:"kind"`
-	// Node is the node it hits (node-1 ... node-N).
+	// Node is the node it hits (node-1 ... node-N); empty for a restart-db,
+	// which hits the database of every node.
 	Node string `json:"node"`
 	// For is how long it lasts: the freeze of a stop, the downtime before
-	// the restart of a kill or term, the latency or the black hole (0 for
-	// a reset).
+	// the restart of a kill or term, the latency, the black hole or the
+	// skew (0 for a reset and a restart-db, which take what they take).
 	For Duration `json:"for"`
 	// Latency is the delay a latency fault adds.
 	Latency Duration `json:"latency,omitempty"`
+	// Skew is the offset a skew fault gives the node's clock (ahead when
+	// positive, behind when negative).
+	Skew Duration `json:"skew,omitempty"`
 }
 
 // PlannedJob is one probe job of a workload.
@@ -416,7 +457,7 @@ func newPlan(sc Scenario) Plan {
 		case FaultTerm:
 			d = between(500*time.Millisecond, 2*time.Second)
 			busy = d + 4*time.Second // the drain (3 s) and the exit
-		case FaultLatency, FaultBlackhole:
+		case FaultLatency, FaultBlackhole, FaultSkew:
 			longest := MaxFault
 			if firstRound {
 				longest = 5 * time.Second
@@ -425,15 +466,27 @@ func newPlan(sc Scenario) Plan {
 			busy = d
 		case FaultReset:
 			busy = 500 * time.Millisecond
+		case FaultRestartDB:
+			busy = 5 * time.Second // the restart and the reconnections
 		}
-		var latency time.Duration
+		var latency, skew time.Duration
 		if kind == FaultLatency {
 			latency = between(100*time.Millisecond, 500*time.Millisecond).Round(time.Millisecond)
+		}
+		if kind == FaultSkew {
+			skew = between(sc.MaxSkew/2, sc.MaxSkew).Round(time.Millisecond)
+			if rng.IntN(2) == 0 {
+				skew = -skew
+			}
 		}
 		if at+busy+time.Second > sc.Duration {
 			break
 		}
-		p.Faults = append(p.Faults, Fault{At: Duration(at), Kind: kind, Node: NodeName(1 + rng.IntN(sc.Workers)), For: Duration(d), Latency: Duration(latency)})
+		node := NodeName(1 + rng.IntN(sc.Workers))
+		if kind == FaultRestartDB {
+			node = "" // every node's database
+		}
+		p.Faults = append(p.Faults, Fault{At: Duration(at), Kind: kind, Node: node, For: Duration(d), Latency: Duration(latency), Skew: Duration(skew)})
 		gap := between(time.Second, 4*time.Second)
 		if firstRound {
 			gap = between(time.Second, 2*time.Second)

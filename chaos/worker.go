@@ -74,7 +74,8 @@ func WorkerMainWith(opts ...WorkerOption) {
 // and every finalization its engine reports in chaos_final, and prints
 // one JSON line (Line) per event on stdout. Its flags:
 //
-//	--dsn URL      the database, a postgres:// or mysql:// URL (required)
+//	--dsn URL      the database, a postgres:// or mysql:// URL, or
+//	               sqlite:PATH (required)
 //	--schema NAME  the PostgreSQL schema, or the MySQL/MariaDB database,
 //	               holding the Ratchet tables and the ledger (required)
 //	--node ID      the node id (default RATCHET_NODE_ID, else chaos-PID)
@@ -84,6 +85,9 @@ func WorkerMainWith(opts ...WorkerOption) {
 //	               node: one submitted line per job, then submit-done
 //	--seed N       the run's seed, for the workload's random source
 //	--window D     the window over which the workload submits
+//	--skew D       the offset of the node's clock from the real time
+//	--control      read control lines on standard input: "skew D" sets
+//	               the clock's offset (answered by a skewed line)
 //
 // The engine's settings come from the RATCHET_* variables (engine.FromEnv).
 // Engine logs go to stderr as JSON.
@@ -108,7 +112,7 @@ func RunWorkerWith(ctx context.Context, args []string, stdout, stderr io.Writer,
 func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Writer, cfg workerConfig) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dsn := fs.String("dsn", "", "the database: a postgres:// or mysql:// URL (required)")
+	dsn := fs.String("dsn", "", "the database: a postgres:// or mysql:// URL, or sqlite:PATH (required)")
 	schema := fs.String("schema", "", "the PostgreSQL schema, or the MySQL database, holding the Ratchet tables and the chaos ledger (required)")
 	node := fs.String("node", "", "node id (default RATCHET_NODE_ID, else chaos-PID)")
 	migrate := fs.Bool("migrate", false, "create or migrate the schema and the ledger before starting")
@@ -116,6 +120,8 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	submit := fs.Bool("submit", false, "run the worker's workload (chaos.WithWorkload) instead of a node")
 	seed := fs.Uint64("seed", 0, "the run's seed (with --submit)")
 	window := fs.Duration("window", 20*time.Second, "the window over which the workload submits (with --submit)")
+	skew := fs.Duration("skew", 0, "offset of the node's clock from the real time")
+	control := fs.Bool("control", false, `read control lines on standard input: "skew DURATION" sets the node clock's offset`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,8 +131,8 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	if *window <= 0 {
 		return fmt.Errorf("--window %s: must be above 0", *window)
 	}
-	if *dsn == "" || *schema == "" {
-		return errors.New("--dsn and --schema are required")
+	if *dsn == "" || (*schema == "" && !IsSQLite(*dsn)) {
+		return errors.New("--dsn and --schema are required (no --schema on SQLite)")
 	}
 	if *plant != "" && !slices.Contains(Plants, *plant) {
 		return fmt.Errorf("unknown --plant %q (known: %s)", *plant, strings.Join(Plants, ", "))
@@ -142,6 +148,10 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 		opts.NodeID = "chaos-" + strconv.Itoa(os.Getpid())
 	}
 	opts.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	clock := newSkewClock(*skew)
+	if *skew != 0 || *control {
+		opts.Clock = clock
+	}
 
 	bg := context.WithoutCancel(ctx)
 	opened, err := OpenStore(bg, *dsn, *schema, *migrate)
@@ -193,6 +203,9 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 		return err
 	}
 	_ = out.Write(Line{Event: LineReady, Node: opts.NodeID, PID: os.Getpid()})
+	if *control {
+		go followControl(os.Stdin, clock, out, opts.NodeID, opts.Logger)
+	}
 
 	<-ctx.Done()
 	cause := ""
