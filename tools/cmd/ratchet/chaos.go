@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,10 +29,11 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://... [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term,latency,reset,blackhole] [--workload probe|user|both --worker BIN] [--json]
+		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://...|sqlite:PATH|sqlite [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term,latency,reset,blackhole,skew,restart-db] [--db-restart CMD] [--max-skew 500ms] [--workload probe|user|both --worker BIN] [--json]
 
 Starts --workers worker processes on the database (PostgreSQL, MySQL 8 or
-MariaDB 10.6+), submits a seeded workload
+MariaDB 10.6+, or an SQLite file that they share: sqlite:PATH, or sqlite
+alone for a new temporary file), submits a seeded workload
 of probe jobs (sleeps, permits, a poison job, diamond workflows, a recurring
 schedule every 2 s) and, with --workload user|both, the worker binary's own
 (its main is chaos.WorkerMainWith(chaos.WithTasks(...),
@@ -40,7 +42,9 @@ execution of any task recorded in the ledger; it injects a seeded schedule
 of faults for --duration (SIGKILL
 then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; and through a
 TCP proxy between each node and the database: latency, reset connections, a
-black hole; one at a time, each at most 10 s), then waits a quiet phase of at most --quiet, and checks
+black hole, not on SQLite; a node's clock put ahead or behind by up to
+--max-skew, skew; and with --db-restart CMD, the database restarted by CMD,
+restart-db, never a default; one at a time, each at most 10 s), then waits a quiet phase of at most --quiet, and checks
 from the database and the chaos ledger: no job lost, each job finalized
 exactly once, each SUCCEEDED job's execution on record, the crash budget
 exact, permits never exceeded, each recurring slot fired once, workflow
@@ -51,13 +55,15 @@ violation (the report names the invariant and the jobs), 2 on a usage error.
 flags:`)
 		fs.PrintDefaults()
 	}
-	store := fs.String("store", "", "the database: a postgres:// or mysql:// URL (required)")
-	schema := fs.String("schema", "", "the PostgreSQL schema or MySQL database of the run (default: a new one, dropped after a clean run)")
+	store := fs.String("store", "", "the database: a postgres:// or mysql:// URL, an SQLite file sqlite:PATH (kept), or sqlite for a new temporary file (removed after a clean run) (required)")
+	schema := fs.String("schema", "", "the PostgreSQL schema or MySQL database of the run (default: a new one, dropped after a clean run); none on SQLite")
 	duration := fs.Duration("duration", 60*time.Second, "length of the fault phase")
 	quiet := fs.Duration("quiet", chaos.MaxQuiet, "longest quiet phase after the faults (at most 30s)")
 	seed := fs.Uint64("seed", 0, "seed of the fault schedule and the workload (default: one taken from the clock, printed)")
 	workers := fs.Int("workers", chaos.DefaultWorkers, "worker processes")
-	faults := fs.String("faults", "kill,stop,term", "enabled fault kinds, of kill, stop, term, latency, reset, blackhole; all or none")
+	faults := fs.String("faults", "kill,stop,term", "enabled fault kinds, of kill, stop, term, latency, reset, blackhole, skew, restart-db; all (every kind but restart-db) or none")
+	dbRestart := fs.String("db-restart", "", "restart-db's command, run with /bin/sh -c: it restarts the database and returns once it is up again (e.g. 'pg_ctlcluster 15 main restart')")
+	maxSkew := fs.Duration("max-skew", chaos.DefaultMaxSkew, "bound of a skew's clock offset (at most 1s)")
 	jobs := fs.Int("jobs", chaos.DefaultJobs, "chaos.sleep probe jobs")
 	permitJobs := fs.Int("permit-jobs", chaos.DefaultPermitJobs, "chaos.permit probe jobs (a resource of 2 permits)")
 	poisonJobs := fs.Int("poison-jobs", chaos.DefaultPoisonJobs, "chaos.poison probe jobs (each kills its node until the crash budget fails it)")
@@ -82,14 +88,20 @@ flags:`)
 		return usageErr("unexpected arguments %q", fs.Args())
 	}
 	if *store == "" {
-		return usageErr("--store is required (a postgres:// or mysql:// URL)")
+		return usageErr("--store is required (a postgres:// or mysql:// URL, or sqlite:PATH)")
 	}
 	if !chaos.Supported(*store) {
-		return usageErr("--store must be a postgres:// or mysql:// URL; other databases are not supported by the harness yet")
+		return usageErr("--store must be a postgres:// or mysql:// URL, sqlite:PATH or sqlite; other databases are not supported by the harness yet")
 	}
 	kinds, err := chaos.ParseFaults(*faults)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	switch restart := slices.Contains(kinds, chaos.FaultRestartDB); {
+	case restart && strings.TrimSpace(*dbRestart) == "":
+		return usageErr("--faults restart-db needs --db-restart CMD, the command that restarts the database and returns once it is up again")
+	case !restart && *dbRestart != "":
+		return usageErr("--db-restart is given but restart-db is not among --faults")
 	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
@@ -104,7 +116,7 @@ flags:`)
 	}
 	sc := chaos.Scenario{
 		DSN: *store, Schema: *schema, Workers: *workers, Duration: *duration, Quiet: *quiet, Seed: *seed,
-		Faults: kinds, Plant: *plant, LogDir: *logs, Progress: stderr,
+		Faults: kinds, Plant: *plant, LogDir: *logs, Progress: stderr, MaxSkew: *maxSkew,
 		Workload: chaos.Workload{Jobs: count(*jobs), PermitJobs: count(*permitJobs), PoisonJobs: count(*poisonJobs),
 			Workflows: count(*workflows), Schedules: count(*schedules)},
 	}
@@ -123,6 +135,9 @@ flags:`)
 		sc.Workload.NoProbes = *workload == "user"
 	default:
 		return usageErr("--workload %q: probe, user or both", *workload)
+	}
+	if *dbRestart != "" {
+		sc.RestartDB = []string{"/bin/sh", "-c", *dbRestart}
 	}
 	if *worker != "" {
 		sc.Worker = []string{*worker}

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +28,15 @@ func TestChaosUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"chaos"}, "--store is required"},
-		{[]string{"chaos", "--store", "sqlite"}, "must be a postgres:// or mysql:// URL"},
+		{[]string{"chaos", "--store", "redis://x"}, "must be a postgres:// or mysql:// URL, sqlite:PATH or sqlite"},
+		{[]string{"chaos", "--store", "sqlite:", "--faults", "kill"}, `names no database file`},
+		{[]string{"chaos", "--store", "sqlite", "--faults", "kill,latency"}, "network faults (latency) make no sense on SQLite"},
+		{[]string{"chaos", "--store", "sqlite:///tmp/x.db", "--faults", "all"}, "network faults (latency, reset, blackhole) make no sense on SQLite"},
+		{[]string{"chaos", "--store", "sqlite", "--faults", "restart-db", "--db-restart", "true"}, "restart-db makes no sense on SQLite"},
+		{[]string{"chaos", "--store", "sqlite", "--schema", "s"}, "an SQLite store has no schema"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--faults", "kill,restart-db"}, "--faults restart-db needs --db-restart CMD"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--db-restart", "pg_ctlcluster 15 main restart"}, "restart-db is not among --faults"},
+		{[]string{"chaos", "--store", "postgres://x/y", "--faults", "skew", "--max-skew", "3s"}, "max skew 3s out of range"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--faults", "kill,reboot"}, `unknown fault kind "reboot"`},
 		{[]string{"chaos", "--store", "postgres://x/y", "--workers", "1"}, "at least 2 workers"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--duration", "1s"}, "shorter than 5s"},
@@ -99,4 +109,42 @@ func TestChaosUserWorkload(t *testing.T) {
 	assert.Equal(t, 2, rep.Workflows)
 	assert.Positive(t, rep.Slots)
 	assert.Equal(t, rep.Jobs, rep.Statuses["SUCCEEDED"]+rep.Statuses["FAILED"]+rep.Statuses["CANCELLED"])
+}
+
+// TestChaosSQLiteSkew: ratchet chaos --store sqlite (a new temporary file)
+// with kills and clock skews of at most --max-skew exits 0, the skews in
+// the JSON report within the bound, and the file removed after the clean
+// run.
+func TestChaosSQLiteSkew(t *testing.T) {
+	dir := t.TempDir()
+	worker := filepath.Join(dir, "worker")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", worker, chaos.WorkerPackage)
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	// The first seed with room for both kinds in 10 s.
+	sc := chaos.Scenario{DSN: "sqlite", Workers: 2, Duration: 10 * time.Second, MaxSkew: 300 * time.Millisecond,
+		Faults: []chaos.FaultKind{chaos.FaultKill, chaos.FaultSkew}}
+	for sc.Seed = 1; ; sc.Seed++ {
+		if _, err := chaos.NewPlan(sc); err == nil {
+			break
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"chaos", "--store", "sqlite", "--worker", worker,
+		"--duration", "10s", "--workers", "2", "--faults", "kill,skew", "--max-skew", "300ms", "--seed", strconv.FormatUint(sc.Seed, 10),
+		"--jobs", "40", "--permit-jobs", "8", "--workflows", "2", "--json", "--logs", filepath.Join(dir, "logs")}, &out, &errOut)
+	assert.Equal(t, 0, code, "stderr:\n%s", errOut.String())
+	var rep chaos.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.True(t, rep.OK(), "%v", rep.Violations)
+	assert.Positive(t, rep.Injected[chaos.FaultSkew])
+	for _, inj := range rep.Timeline {
+		if inj.Kind == chaos.FaultSkew {
+			assert.NotZero(t, inj.Skew)
+			assert.LessOrEqual(t, time.Duration(inj.Skew).Abs(), 300*time.Millisecond, "%+v", inj)
+		}
+	}
+	assert.Equal(t, "sqlite", rep.Store)
+	assert.NoFileExists(t, rep.Schema, "the run's own file is removed after a clean run")
 }
