@@ -129,9 +129,10 @@
 // the application's own schedules are paused at the end of the fault
 // phase (their later slots never fire) and their jobs checked by the
 // other invariants. The edges of the application's workflows are read
-// from the store, so one the store lost goes unchecked. An execution whose start cannot be written to the ledger fails
-// (and is retried) without running its body. The package's own tests also run the
-// scenarios of the test bed it grew from (SIGKILL recovery timing, SIGSTOP
+// from the store, so one the store lost goes unchecked. An execution whose
+// start cannot be written to the ledger fails (and is retried) without
+// running its body. The package's own tests also run the scenarios of the
+// test bed it grew from (SIGKILL recovery timing, SIGSTOP
 // superseded writes, poison jobs under the crash budget, SIGTERM release,
 // permits, a workflow DAG under a kill).
 package chaos
