@@ -90,12 +90,16 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, fail("complete jobs", err)
 	}
 	defer rows.Close()
-	var idx int64
+	at := make(map[pgtype.UUID]int, n) // index in cs of each id
+	for k, id := range ids {
+		at[id] = pos[k]
+	}
+	var id pgtype.UUID
 	for rows.Next() {
-		if err := rows.Scan(&idx); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			return nil, fail("complete jobs", err)
 		}
-		out[pos[idx-1]] = true
+		out[at[id]] = true
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fail("complete jobs", err)
