@@ -1,6 +1,6 @@
 // Package chaos is a chaos harness to run in CI: it starts real Ratchet
 // worker processes against a real database (PostgreSQL, MySQL 8 or MariaDB
-// 10.6+), submits a workload,
+// 10.6+, or an SQLite file that the processes share), submits a workload,
 // injects a seeded schedule of faults into the processes, and then checks
 // the invariants of the design from the outside, from what the database and
 // an effects ledger hold.
@@ -12,8 +12,8 @@
 // length of the fault phase, a seed, the enabled fault kinds and the
 // workload. It
 //
-//   - prepares a schema, or a database on MySQL (the Ratchet tables and
-//     the ledger, [OpenStore] and [Ledger.Prepare]);
+//   - prepares a schema, or a database on MySQL, or a file on SQLite (the
+//     Ratchet tables and the ledger, [OpenStore] and [Ledger.Prepare]);
 //   - starts the workers under a supervisor that restarts a node whenever
 //     its process exits, under the same node id, with short node timings
 //     (1 s heartbeats, 3 s grace, 1 s orphan scans, 4 jobs at once, a 3 s
@@ -30,7 +30,10 @@
 //     restart after the graceful stop ([FaultTerm]) — the default kinds —
 //     and, through a TCP proxy on 127.0.0.1 between each node and the
 //     database, added latency ([FaultLatency]), reset connections
-//     ([FaultReset]) and a black hole ([FaultBlackhole]); one fault at a
+//     ([FaultReset]) and a black hole ([FaultBlackhole]), not on SQLite;
+//     a node's clock stepped ahead or behind ([FaultSkew]); and, given a
+//     command that does it, the database restarted under every node
+//     ([FaultRestartDB], never a default); one fault at a
 //     time, so that with two workers or more one node is always up, each
 //     lasting at most 10 s, every enabled kind in the first round (a
 //     duration without room for them is refused);
@@ -123,9 +126,45 @@
 //
 // # Requirements and limits
 //
-// A Unix system (the harness sends signals) and a PostgreSQL, MySQL or
-// MariaDB server; SQLite, database restarts and clock skew are not in this
-// version. The recurring-slots invariant checks the probe schedules only:
+// A Unix system (the harness sends signals), and a PostgreSQL, MySQL or
+// MariaDB server or an SQLite file on a local file system. The workers
+// share an SQLite file through its WAL and a 5 s busy timeout; a worker
+// frozen while it holds SQLite's one write lock stalls every other
+// writer, heartbeats included, while it is frozen, so that the others may
+// recover live nodes' jobs afterwards: the fences keep that safe, and the
+// crash budget pays for it. On SQLite the network faults and restart-db
+// are refused: no server stands between the nodes and the file.
+//
+// A database restart needs Scenario.RestartDB (ratchet chaos
+// --db-restart), a command that restarts the database and returns once it
+// is up again (pg_ctlcluster 15 main restart, systemctl restart mariadb,
+// docker restart NAME): the harness does not manage the server. Inserts
+// through the harness's client (the probe workload, Scenario.Submit's)
+// wait out the restart; a worker's own submissions (WorkerSubmits) and
+// the nodes must ride it out, reconnecting.
+//
+// Clock skew goes through the worker's cooperation: a worker calling
+// WorkerMain takes --skew D (a static offset of its engine's clock,
+// engine.Options.Clock) and --control (lines "skew D" on its standard
+// input step that clock, each confirmed by a skewed line), and the harness
+// skews one node at a time by a seeded MaxSkew/2 to MaxSkew, ahead or
+// behind (Scenario.MaxSkew: 500 ms by default, at most 1 s). The stores
+// take the time from the engine, never from the database, and the one
+// comparison across nodes' clocks is the heartbeat: a node writes it with
+// its clock and the others' orphan scans compare it with theirs. A beat is
+// at most a heartbeat interval old, so a live node is taken for dead when
+// its clock is behind a scanner's by more than grace − interval: the
+// design tolerates clocks each within ±(grace − interval)/2 of the true
+// time, ±25 s at the defaults (60 s grace, 10 s heartbeats) and ±1 s with
+// the harness's timings (3 s, 1 s) — hence the bound. Beyond it safety
+// still holds (a recovered node's writes are superseded) but live nodes'
+// jobs are recovered and charged to their crash budget. Within it a skew
+// moves due times, retry times and the cluster singletons' lease expiries
+// by the offset (a node ahead claims a job up to the offset early). The
+// ledger keeps the database's clock (the machine's on SQLite), which no
+// skew reaches.
+//
+// The recurring-slots invariant checks the probe schedules only:
 // the application's own schedules are paused at the end of the fault
 // phase (their later slots never fire) and their jobs checked by the
 // other invariants. The edges of the application's workflows are read
