@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +89,11 @@ type Result struct {
 	// MixedFleet: at each number of pending jobs of the other task.
 	Backlogs   []int
 	ClaimTimes []time.Duration
+	// ClaimScale: the peak resident memory of the process (VmHWM, bytes)
+	// while a node worked NodeJobs jobs at each backlog, and that node's
+	// work rate; 0 where /proc gives no peak.
+	NodeRSS   []int64
+	NodeRates []float64
 	// Archive: the steady p99 latency alone and of the jobs that waited
 	// while the archive ran, the jobs archived and how long that took.
 	BaseP99, ArchiveP99 time.Duration
@@ -109,8 +118,13 @@ func rate(n int, d time.Duration) float64 {
 func (r Result) Summary() string {
 	if r.Mode == ModeClaimScale && len(r.ClaimTimes) > 1 {
 		first, last := r.ClaimTimes[0], r.ClaimTimes[len(r.ClaimTimes)-1]
-		return fmt.Sprintf("claim %s at %d pending, %s at %d pending, ratio %.2f", first.Round(time.Microsecond), r.Backlogs[0],
+		out := fmt.Sprintf("claim %s at %d pending, %s at %d pending, ratio %.2f", first.Round(time.Microsecond), r.Backlogs[0],
 			last.Round(time.Microsecond), r.Backlogs[len(r.Backlogs)-1], float64(last)/float64(first))
+		if n := len(r.NodeRSS); n > 1 && r.NodeRSS[0] > 0 {
+			out += fmt.Sprintf("; node peak RSS %.1f MiB, %.1f MiB, ratio %.2f", mib(r.NodeRSS[0]), mib(r.NodeRSS[n-1]),
+				float64(r.NodeRSS[n-1])/float64(r.NodeRSS[0]))
+		}
+		return out
 	}
 	if r.Mode == ModeMixedFleet && len(r.ClaimTimes) > 1 {
 		first, last := r.ClaimTimes[0], r.ClaimTimes[len(r.ClaimTimes)-1]
@@ -512,13 +526,19 @@ func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error
 	sizes := []int{10000, max(cfg.Jobs, 100000)}
 	have := 0
 	args := make([]noop, cfg.InsertBatch)
-	for _, size := range sizes {
+	fill := func(size int) error {
 		for have < size {
 			n := min(size-have, cfg.InsertBatch)
 			if _, err := task.SubmitMany(ctx, client, args[:n]); err != nil {
-				return res, err
+				return err
 			}
 			have += n
+		}
+		return nil
+	}
+	for _, size := range sizes {
+		if err := fill(size); err != nil {
+			return res, err
 		}
 		if a, ok := store.(interface{ Analyze(context.Context) error }); ok {
 			if err := a.Analyze(ctx); err != nil {
@@ -530,12 +550,91 @@ func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error
 			return res, err
 		}
 		have -= claimRounds * 200
+		if err := fill(size); err != nil { // the node works from a full backlog too
+			return res, err
+		}
+		rss, rate, err := nodeFootprint(ctx, store, cfg, task)
+		if err != nil {
+			return res, err
+		}
+		have -= NodeJobs
 		res.Backlogs = append(res.Backlogs, size)
 		res.ClaimTimes = append(res.ClaimTimes, total)
-		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s on average\n", size, total.Round(time.Microsecond))
+		res.NodeRSS = append(res.NodeRSS, rss)
+		res.NodeRates = append(res.NodeRates, rate)
+		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s on average; a node working %d jobs peaked at %.1f MiB resident (%.0f jobs/s)\n",
+			size, total.Round(time.Microsecond), NodeJobs, mib(rss), rate)
 	}
 	return res, nil
 }
+
+// NodeJobs is the number of jobs the node of claimscale works at each
+// backlog, from the front of it.
+const NodeJobs = 3000
+
+// nodeFootprint starts a node with cfg's settings, lets it work NodeJobs
+// jobs and stops it: it returns the process's peak resident memory during
+// that time (VmHWM after clearing it: Linux only, else 0) and the node's
+// rate. What the node holds must not grow with the backlog; the inserts
+// before it are not counted, the peak being cleared after them.
+func nodeFootprint(ctx context.Context, store spi.Store, cfg Config, task ratchet.Definition) (int64, float64, error) {
+	eng, err := newEngine(store, cfg, task, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	events, unsubscribe := eng.Subscribe(NodeJobs + 2*cfg.Workers)
+	defer unsubscribe()
+	runtime.GC()
+	peak := resetPeakRSS()
+	start := time.Now()
+	if err := eng.Start(ctx); err != nil {
+		return 0, 0, err
+	}
+	for finished := 0; finished < NodeJobs; {
+		select {
+		case ev := <-events:
+			if ev.Kind == engine.EventSucceeded {
+				finished++
+			}
+		case <-ctx.Done():
+			_ = eng.Stop(context.WithoutCancel(ctx))
+			return 0, 0, ctx.Err()
+		}
+	}
+	took := time.Since(start)
+	if err := eng.Stop(ctx); err != nil {
+		return 0, 0, err
+	}
+	return peak(), rate(NodeJobs, took), nil
+}
+
+// resetPeakRSS clears the process's peak resident set size (writing 5 to
+// /proc/self/clear_refs) and returns a function that reads it (VmHWM of
+// /proc/self/status, in bytes); where either fails, that function
+// returns 0.
+func resetPeakRSS() func() int64 {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return func() int64 { return 0 }
+	}
+	return func() int64 {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err != nil {
+					return 0
+				}
+				return kb << 10
+			}
+		}
+		return 0
+	}
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 // claimRounds is the number of claims timeClaims averages.
 const claimRounds = 30

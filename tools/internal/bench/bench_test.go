@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"regexp"
+	"runtime"
 	"testing"
 	"time"
 
@@ -71,6 +72,12 @@ func TestClaimScale(t *testing.T) {
 	require.Len(t, res.ClaimTimes, 2)
 	assert.Equal(t, []int{10000, 100000}, res.Backlogs)
 	assert.Contains(t, res.Summary(), "pending, ratio")
+	require.Len(t, res.NodeRSS, 2)
+	if runtime.GOOS == "linux" {
+		assert.Positive(t, res.NodeRSS[0], "the node's peak resident memory is read from /proc")
+		assert.Contains(t, res.Summary(), "node peak RSS")
+	}
+	assert.Positive(t, res.NodeRates[1])
 }
 
 func TestMixedFleet(t *testing.T) {
