@@ -154,7 +154,7 @@ func (h *harness) prepare(ctx context.Context) error {
 		h.schema = fmt.Sprintf("ratchet_chaos_%d_%d", sc.Seed, time.Now().UnixNano())
 		h.drop = true
 	}
-	store, err := OpenStore(ctx, sc.DSN, h.schema, true)
+	store, err := openStore(ctx, sc.DSN, h.schema, true, harnessBusyTimeout)
 	if err != nil {
 		return fmt.Errorf("chaos: open the store: %w", err)
 	}

@@ -67,6 +67,17 @@ func (o *Opened) Drop(ctx context.Context) error { return o.drop(ctx) }
 // SQLite the file is schema, or the DSN's (sqlite:PATH) when schema is
 // empty, created and migrated when missing whatever migrate says.
 func OpenStore(ctx context.Context, dsn, schema string, migrate bool) (*Opened, error) {
+	return openStore(ctx, dsn, schema, migrate, 0)
+}
+
+// harnessBusyTimeout is the busy timeout of the harness's own SQLite
+// connection: longer than the longest freeze, so that a worker stopped
+// while it holds the write lock delays the harness's submissions instead
+// of failing them. The workers keep the store's default (5 s).
+const harnessBusyTimeout = MaxFault + 5*time.Second
+
+// openStore is OpenStore with SQLite's busy timeout (0: the default).
+func openStore(ctx context.Context, dsn, schema string, migrate bool, busy time.Duration) (*Opened, error) {
 	switch {
 	case IsPostgres(dsn):
 		s, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, ApplyMigrations: migrate})
@@ -95,7 +106,7 @@ func OpenStore(ctx context.Context, dsn, schema string, migrate bool) (*Opened, 
 		if err != nil {
 			return nil, err
 		}
-		s, err := sqlite.Open(ctx, path, sqlite.Options{})
+		s, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy})
 		if err != nil {
 			return nil, err
 		}
