@@ -166,23 +166,26 @@ func runSubmitter(ctx context.Context, opened *Opened, cfg workerConfig, seed ui
 }
 
 // startSchedules registers the probe schedules, each from its first slot
-// after its registration.
+// after its registration, under the planned id and a suffix of the run's
+// own (a named schema may keep an earlier run's schedules, paused).
 func (h *harness) startSchedules(ctx context.Context) error {
 	tasks := NewTasks(nil)
+	suffix := "." + strconv.FormatInt(time.Now().UnixMilli(), 36)
 	for _, ps := range h.plan.Schedules {
 		catchUp := 0
 		if ps.Misfire == ratchet.MisfireCatchUp {
 			catchUp = 3
 		}
-		r := tasks.Sleep.Recurring(ps.ID, ps.Expr, SleepArgs{Millis: ps.Millis}, ratchet.OnMisfire(ps.Misfire, catchUp))
+		id := ps.ID + suffix
+		r := tasks.Sleep.Recurring(id, ps.Expr, SleepArgs{Millis: ps.Millis}, ratchet.OnMisfire(ps.Misfire, catchUp))
 		if _, err := h.client.PutSchedule(ctx, r); err != nil {
 			return fmt.Errorf("chaos: register the probe schedule: %w", err)
 		}
-		info, err := h.client.GetSchedule(ctx, ps.ID)
+		info, err := h.client.GetSchedule(ctx, id)
 		if err != nil {
 			return fmt.Errorf("chaos: read the probe schedule: %w", err)
 		}
-		h.schedules = append(h.schedules, &scheduleRun{ID: ps.ID, Expr: ps.Expr, Misfire: ps.Misfire, Registered: info.CreatedAt})
+		h.schedules = append(h.schedules, &scheduleRun{ID: id, Expr: ps.Expr, Misfire: ps.Misfire, Registered: info.CreatedAt})
 	}
 	return nil
 }
