@@ -3,11 +3,14 @@
 package chaos_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,11 +50,13 @@ func TestRunSQLite(t *testing.T) {
 }
 
 // TestRunSQLiteNamedFile: a file named in the DSN is created, used and
-// kept.
+// kept; workers started with --skew -700ms run on a clock 700 ms behind
+// (their finalizations' times, from the engine's clock, come 700 ms before
+// the ends of the executions in the ledger, from the machine's clock).
 func TestRunSQLiteNamedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chaos.db")
 	rep := chaos.RunT(t, chaos.Scenario{
-		DSN: "sqlite://" + path, Worker: []string{workerBin}, Seed: 1, Workers: 2, Duration: 5 * time.Second,
+		DSN: "sqlite://" + path, Worker: []string{workerBin, "--skew", "-700ms"}, Seed: 1, Workers: 2, Duration: 5 * time.Second,
 		Quiet: 10 * time.Second, Faults: []chaos.FaultKind{},
 		Workload: chaos.Workload{Jobs: 20, PermitJobs: -1, PoisonJobs: -1, MinMillis: 10, MaxMillis: 50},
 	})
@@ -60,4 +65,29 @@ func TestRunSQLiteNamedFile(t *testing.T) {
 	assert.True(t, rep.SchemaKept)
 	assert.FileExists(t, path)
 	assert.GreaterOrEqual(t, rep.Statuses["SUCCEEDED"], 20)
+
+	opened, err := chaos.OpenStore(context.Background(), "sqlite:"+path, "", false)
+	require.NoError(t, err)
+	defer opened.Close()
+	runs, err := opened.Ledger.Executions(context.Background())
+	require.NoError(t, err)
+	finals, err := opened.Ledger.Finals(context.Background())
+	require.NoError(t, err)
+	ended := map[uuid.UUID]time.Time{}
+	for _, r := range runs {
+		if r.Outcome == chaos.OutcomeOK {
+			ended[r.JobID] = r.EndedAt
+		}
+	}
+	var lags []time.Duration
+	for _, f := range finals {
+		if e, ok := ended[f.JobID]; ok && f.Event == "succeeded" {
+			lags = append(lags, f.At.Sub(e))
+		}
+	}
+	require.NotEmpty(t, lags)
+	slices.Sort(lags)
+	median := lags[len(lags)/2]
+	assert.Less(t, median, -600*time.Millisecond, "the engine's clock is 700 ms behind the machine's")
+	assert.Greater(t, median, -800*time.Millisecond)
 }
