@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -40,6 +41,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	batch := fs.Int("insert-batch", 10000, "jobs per insert call")
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
+	warmup := fs.Duration("warmup", time.Second, "steady: inserts at the rate before --duration whose latencies are not counted (0: none)")
 	pause := fs.Duration("archive-pause", 0, "archive: pause between two batches of 1,000 (0: back to back)")
 	adapters := fs.String("adapters", "", "install adapters to measure their cost, comma-separated: prometheus, otel (otel-tracing and otel-metrics: one half of it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (go tool pprof) to this file")
@@ -82,6 +84,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := bench.Config{
 		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
+		Warmup: cmp.Or(*warmup, -1), // the flag's 0 is none
 	}
 	nodes := ""
 	if *coordinator != "" {

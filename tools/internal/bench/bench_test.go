@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,12 +29,23 @@ func TestBurndownWorksEveryJob(t *testing.T) {
 }
 
 func TestSteadyReportsLatency(t *testing.T) {
-	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 500, Duration: 300 * time.Millisecond, Workers: 10})
+	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 500, Duration: 300 * time.Millisecond, Warmup: -1, Workers: 10})
 	require.NoError(t, err)
 	assert.Positive(t, res.Jobs)
 	assert.LessOrEqual(t, res.LatencyP50, res.LatencyP99)
 	assert.LessOrEqual(t, res.LatencyP99, res.LatencyMax)
 	assert.Contains(t, res.Summary(), "latency p50")
+}
+
+func TestSteadyWarmupNotCounted(t *testing.T) {
+	var out strings.Builder
+	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 1000, Duration: 300 * time.Millisecond,
+		Warmup: 300 * time.Millisecond, Workers: 10, Progress: &out})
+	require.NoError(t, err)
+	// About 300 jobs in each phase: only the second's are counted.
+	assert.Greater(t, res.Jobs, 200)
+	assert.Less(t, res.Jobs, 420, "the warm-up's jobs are not in the figures")
+	assert.Contains(t, out.String(), "after a warm-up of 300ms")
 }
 
 func TestSteadyOnTwoNodes(t *testing.T) {
