@@ -79,8 +79,8 @@ func TestLostCommitAnswerPostgres(t *testing.T) {
 	t.Cleanup(func() { _ = store.Close() })
 	readyForQuery := []byte{'Z', 0, 0, 0, 5}
 	proxy.LoseAnswers(3,
-		func() func([]byte) bool {
-			return func(req []byte) bool { return bytes.Contains(req, []byte("job_result = CASE WHEN")) }
+		func() func([]byte) bool { // matches the completion batch
+			return func(req []byte) bool { return bytes.Contains(req, []byte("job_result, result_type) = (")) }
 		},
 		func(answer []byte) bool { return bytes.Contains(answer, readyForQuery) })
 	burnThrough(t, store, 300)
@@ -99,7 +99,7 @@ func TestLostCommitAnswerMariaDB(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	proxy.LoseAnswers(3,
-		func() func([]byte) bool {
+		func() func([]byte) bool { // matches the completion batch
 			completing := false // this connection's transaction wrote completions
 			return func(req []byte) bool {
 				if len(req) < 5 || req[4] != 0x03 { // COM_QUERY
