@@ -333,14 +333,8 @@ func (h *harness) submit(ctx context.Context) error {
 	defer timer.Stop()
 	jobs := h.plan.Jobs
 	for len(jobs) > 0 {
-		wait := time.Duration(jobs[0].At) - time.Since(h.began)
-		if wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if !h.until(ctx, timer, jobs[0].At) {
+			return ctx.Err()
 		}
 		// Everything due now, one submission per task.
 		n := 0
@@ -393,18 +387,29 @@ func (h *harness) submit(ctx context.Context) error {
 	return nil
 }
 
+// until waits, on timer, for the moment at of the fault phase (at once
+// when it has passed); false when ctx ended first.
+func (h *harness) until(ctx context.Context, timer *time.Timer, at Duration) bool {
+	wait := time.Duration(at) - time.Since(h.began)
+	if wait <= 0 {
+		return true
+	}
+	timer.Reset(wait)
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // inject runs the fault schedule, one fault at a time.
 func (h *harness) inject(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for _, f := range h.plan.Faults {
-		if wait := time.Duration(f.At) - time.Since(h.began); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
+		if !h.until(ctx, timer, f.At) {
+			return
 		}
 		h.fault(ctx, f)
 		if ctx.Err() != nil {

@@ -221,13 +221,8 @@ func (h *harness) submitWorkflows(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for _, pw := range h.plan.Workflows {
-		if wait := time.Duration(pw.At) - time.Since(h.began); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if !h.until(ctx, timer, pw.At) {
+			return ctx.Err()
 		}
 		step := func(i int, fail bool) ratchet.Call {
 			return tasks.Step.With(StepArgs{Millis: pw.Millis[i], Fail: fail})
