@@ -104,7 +104,7 @@ func (s *Store) scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sql
 			permits = true
 			continue
 		}
-		j, raw, seq, err := s.dialect.Decode(rows)
+		j, raw, seq, err := s.decode(rows)
 		if err != nil {
 			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: raw, Seq: seq, Err: err})
 			continue

@@ -62,9 +62,9 @@ const (
 // statistics say.
 const runningFence = `(SELECT 'RUNNING'::text)`
 
-// pendingFence is 'PENDING' hidden from the planner likewise, for the claim's
-// UPDATE, which must find its rows through the primary key and not through
-// the claim index.
+// pendingFence is 'PENDING' hidden from the planner likewise, for the
+// UPDATEs of claims (claimIDs), which must find their rows through the
+// primary key or their tuple ids, not through the claim index.
 const pendingFence = `(SELECT 'PENDING'::text)`
 
 // buildStatements returns the statements of a store on schema.
@@ -329,9 +329,16 @@ func claimLevels(shape, first, tasks int, cols string) string {
 
 // claimSQL is the claim of tag filter shape in one statement: the
 // candidates of claimLevels; the best $2 of those by effective priority,
-// due time and id; and one UPDATE of those rows, found through the primary
-// key (job_id = ANY of the picked ids, so the plan does not depend on how
-// many rows the statistics expect), that returns them.
+// due time and id; and one UPDATE of those rows, found by their tuple ids
+// (ctid = ANY of the picked rows' ctids: a TID scan, one page access per
+// row and no index descent; the plan does not depend on how many rows the
+// statistics expect), that returns them. The tuple ids are those of the
+// versions the candidate scan locked: no one else can update a locked row
+// before this statement ends, so each still names its row (and a row that
+// moved under a concurrent update is found by the lock's recheck at its
+// new version, whose ctid the scan returns). Found through the primary key
+// with job_id = ANY, the 500 rows of a full claim took 1.3 ms of its 6.
+// The UPDATE's status condition stays, as a fence.
 //
 // When a picked job names a resource, the statement claims nothing and
 // returns a single row of NULLs instead: permits need the claim of
@@ -351,10 +358,10 @@ func claimLevels(shape, first, tasks int, cols string) string {
 // truncates), as spi.EffectivePriority computes it.
 func claimSQL(shape, tasks int) string {
 	var b strings.Builder
-	b.WriteString(claimLevels(shape, 5, tasks, "x.job_id, x.priority, x.scheduled_time, x.resource_name"))
+	b.WriteString(claimLevels(shape, 5, tasks, "x.ctid AS tid, x.job_id, x.priority, x.scheduled_time, x.resource_name"))
 	b.WriteString(`,
 		picked AS (
-			SELECT job_id, resource_name FROM cand
+			SELECT tid, resource_name FROM cand
 			ORDER BY priority + CASE WHEN $3::bigint > 0 AND scheduled_time < $1
 					THEN div(EXTRACT(EPOCH FROM ($1 - scheduled_time)) * 1000000000, $3::bigint)
 					ELSE 0 END DESC,
@@ -364,7 +371,7 @@ func claimSQL(shape, tasks int) string {
 		claimed AS (
 			UPDATE {job} j
 			SET status = 'RUNNING', owner_node = $4, claim_seq = j.claim_seq + 1, claimed_time = $1
-			WHERE j.job_id = ANY(ARRAY(SELECT job_id FROM picked WHERE NOT (SELECT permits FROM gate)))
+			WHERE j.ctid = ANY(ARRAY(SELECT tid FROM picked WHERE NOT (SELECT permits FROM gate)))
 				AND j.status = ` + pendingFence + `
 			RETURNING `)
 	b.WriteString(coreColumns)

@@ -821,6 +821,30 @@ func (d Dialect[T]) Decode(rows Scanner) (job *spi.Job, raw T, seq int64, err er
 		&r.ClaimSeq, &r.CrashCount, &owner, &claimed, &fini, &lastErr,
 		&r.Result, &resultNull, &rtype, &idem, &r.Params, &res, &r.ResourceLimit,
 		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &tags)
+	r.Task, r.Backoff, r.OwnerNode, r.LastError = task.String, backoff.String, owner.String, lastErr.String
+	r.ResultType, r.IdempotencyKey, r.Resource = rtype.String, idem.String, res.String
+	r.Payload, r.Result = Blob(r.Payload, payloadNull != 0), Blob(r.Result, resultNull != 0)
+	var timeErr error
+	if err == nil {
+		for _, t := range []struct {
+			v   any
+			out *time.Time
+		}{{scheduled, &r.Scheduled}, {created, &r.Created}, {claimed, &r.Claimed}, {fini, &r.Finished}} {
+			if *t.out, timeErr = d.timeOf(t.v); timeErr != nil {
+				break
+			}
+		}
+	}
+	return d.Finish(&r, raw, workflow, tags, err, timeErr)
+}
+
+// Finish returns the job of a row that Decode, or a dialect's own scan of
+// the columns of JobColumns, read into r (with its text, blob and time
+// columns converted) and raw, workflow and tags; err is the error of that
+// scan, timeErr that of converting a time column. It parses the ids, the
+// params and the tags and checks the row as Decode does: the results are
+// Decode's.
+func (d Dialect[T]) Finish(r *Row, raw T, workflow sql.Null[T], tags sql.NullString, err, timeErr error) (job *spi.Job, _ T, seq int64, _ error) {
 	if r.ID, err = d.parse(raw, err); err != nil {
 		return nil, raw, r.ClaimSeq, err
 	}
@@ -830,17 +854,9 @@ func (d Dialect[T]) Decode(rows Scanner) (job *spi.Job, raw T, seq int64, err er
 			return nil, raw, r.ClaimSeq, Corrupt(r.IDText, "unreadable workflow id: %v", err)
 		}
 	}
-	r.Task, r.Backoff, r.OwnerNode, r.LastError = task.String, backoff.String, owner.String, lastErr.String
-	r.ResultType, r.IdempotencyKey, r.Resource = rtype.String, idem.String, res.String
-	r.Payload, r.Result = Blob(r.Payload, payloadNull != 0), Blob(r.Result, resultNull != 0)
 	r.Params.Valid = r.Params.Valid && r.Params.String != "" // Oracle's NULL for ""
-	for _, t := range []struct {
-		v   any
-		out *time.Time
-	}{{scheduled, &r.Scheduled}, {created, &r.Created}, {claimed, &r.Claimed}, {fini, &r.Finished}} {
-		if *t.out, err = d.timeOf(t.v); err != nil {
-			return nil, raw, r.ClaimSeq, Corrupt(r.IDText, "unreadable time: %v", err)
-		}
+	if timeErr != nil {
+		return nil, raw, r.ClaimSeq, Corrupt(r.IDText, "unreadable time: %v", timeErr)
 	}
 	if tags.Valid && tags.String != "" {
 		if r.Tags, err = d.Tags(tags.String); err != nil {
