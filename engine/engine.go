@@ -255,9 +255,11 @@ func (e *Engine) wire() {
 		breaker:  e.pollBreaker,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
-		failed:   func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }})
+		failed:   func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
+		claimers: o.ClaimConcurrency})
 	if e.executor.tasks != nil {
 		e.poller.limited, e.poller.admit, e.poller.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
+		e.poller.claimers = 1 // the per-task room does not count the claims in flight
 	}
 }
 

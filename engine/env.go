@@ -69,6 +69,8 @@ var envSettings = []envSetting{
 	// This library's worker settings.
 	{name: "RATCHET_WORKER_CONCURRENCY", doc: "jobs run at once", min: 1,
 		apply: func(o *Options, v int64) { o.Concurrency = int(v) }},
+	{name: "RATCHET_WORKER_CLAIM_CONCURRENCY", doc: "claims a node may have at the store at once (default 2 when the concurrency is at least twice the claim batch, else 1)", min: 1,
+		apply: func(o *Options, v int64) { o.ClaimConcurrency = int(v) }},
 	{name: "RATCHET_WORKER_POLL_INTERVAL_MS", doc: "longest delay between polls (ms)", min: 1,
 		apply: func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,

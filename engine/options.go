@@ -60,6 +60,13 @@ type Options struct {
 	Concurrency int
 	// ClaimBatchSize bounds one claim; default Concurrency, at most 1000.
 	ClaimBatchSize int
+	// ClaimConcurrency is how many claims a node may have at the store at
+	// once: with 2, the next claim starts, on the slots the first has not
+	// reserved, while the first is still at the store, so a node whose
+	// claims take most of the time (a busy node on a fast database) keeps
+	// the database busy. Zero means 2 when Concurrency is at least twice
+	// ClaimBatchSize, else 1. Per-task limits (TaskTuning) make it 1.
+	ClaimConcurrency int
 	// MinPollInterval is the first delay after an empty poll; default 10 ms.
 	MinPollInterval time.Duration
 	// PollInterval is the longest delay between polls; default 1 s.
@@ -233,7 +240,7 @@ func (o Options) withDefaults() (Options, error) {
 		v    int64
 	}
 	for _, c := range []check{
-		{"Concurrency", int64(o.Concurrency)}, {"ClaimBatchSize", int64(o.ClaimBatchSize)},
+		{"Concurrency", int64(o.Concurrency)}, {"ClaimBatchSize", int64(o.ClaimBatchSize)}, {"ClaimConcurrency", int64(o.ClaimConcurrency)},
 		{"MinPollInterval", int64(o.MinPollInterval)}, {"PollInterval", int64(o.PollInterval)},
 		{"CompletionBatchSize", int64(o.CompletionBatchSize)}, {"CompletionConcurrency", int64(o.CompletionConcurrency)},
 		{"ShutdownTimeout", int64(o.ShutdownTimeout)},
@@ -259,6 +266,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	def(&o.Concurrency, DefaultConcurrency)
 	def(&o.ClaimBatchSize, min(o.Concurrency, DefaultMaxClaimBatch))
+	if o.ClaimConcurrency == 0 {
+		o.ClaimConcurrency = 1
+		if o.Concurrency >= 2*o.ClaimBatchSize {
+			o.ClaimConcurrency = 2
+		}
+	}
 	def(&o.CompletionBatchSize, DefaultCompletionBatch)
 	def(&o.CompletionConcurrency, DefaultCompletionConcurrency)
 	def(&o.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -82,6 +83,10 @@ type pollerDeps struct {
 	// breaker, when not nil, stops the claims while the store keeps
 	// failing them (the poller breaker).
 	breaker *breaker.Breaker
+	// claimers is how many claims may be at the store at once (0 means
+	// 1). Above 1, limited must be nil: the per-task room is read before
+	// a claim and does not count the claims in flight.
+	claimers int
 }
 
 // poller claims due jobs up to the free slots and dispatches them, waking
@@ -95,6 +100,7 @@ func newPoller(d pollerDeps) *poller {
 	if d.rejected == nil {
 		d.rejected = func(context.Context, string, int) {}
 	}
+	d.claimers = max(d.claimers, 1)
 	return &poller{pollerDeps: d, wake: make(chan struct{}, 1)}
 }
 
@@ -107,7 +113,10 @@ func (p *poller) poke() {
 }
 
 // run claims and dispatches jobs until ctx ends, one PollPolicy decision
-// at a time.
+// at a time. With claimers above 1, a claim runs on a goroutine of its own
+// and the loop goes on deciding: the next claim starts, on the slots the
+// running ones have not reserved, while they are still at the store. run
+// returns once the claims it started have dispatched what they claimed.
 func (p *poller) run(ctx context.Context) {
 	if len(p.params.Tasks) == 0 {
 		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
@@ -125,13 +134,15 @@ func (p *poller) run(ctx context.Context) {
 		gatherStart = time.Time{}
 	}
 	defer endGather()
+	fl := inFlight{done: make(chan claimOutcome, p.claimers)}
+	defer fl.claims.Wait()
 	for ctx.Err() == nil {
 		now := p.clock.Now()
-		d := p.policy.Next(PollState{Free: p.free(), Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
+		d := p.policy.Next(PollState{Free: p.free() - fl.reserved, Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
 		switch d.Action {
 		case PollIdle:
 			endGather()
-			if !p.waitWake(ctx, 0) {
+			if !p.wait(ctx, 0, &fl) {
 				return
 			}
 		case PollGather:
@@ -143,33 +154,149 @@ func (p *poller) run(ctx context.Context) {
 				return
 			case <-p.wake:
 			case <-gather.Chan():
+			case o := <-fl.finished():
+				if !p.after(ctx, p.settle(&fl, o), &fl) {
+					return
+				}
 			}
 		case PollBeat:
 			if p.beat(ctx) {
 				continue
 			}
 			p.rejected(ctx, spi.GateStaleHeartbeat, 1)
-			if !p.waitWake(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat})) {
+			if !p.wait(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat}), &fl) {
 				return
 			}
 		case PollClaim:
 			endGather()
-			if !p.claim(ctx, d.Limit) {
-				return
+			if p.claimers <= 1 {
+				if !p.claim(ctx, d.Limit) {
+					return
+				}
+				continue
 			}
+			if fl.n == p.claimers {
+				// Every claimer is at the store: wait for one to come
+				// back (a wakeup stays pending meanwhile).
+				select {
+				case <-ctx.Done():
+					return
+				case o := <-fl.done:
+					if !p.after(ctx, p.settle(&fl, o), &fl) {
+						return
+					}
+				}
+				continue
+			}
+			fl.n++
+			fl.reserved += d.Limit
+			fl.claims.Add(1)
+			go func(limit int) {
+				defer fl.claims.Done()
+				fl.done <- p.claimOnce(ctx, limit) // buffered: never blocks
+			}(d.Limit)
 		}
 	}
 }
 
+// inFlight is what the loop of run knows of the claims running on
+// goroutines of their own: how many, the slots they reserved (their
+// limits), their goroutines, and the channel of their outcomes (room for
+// one per claimer).
+type inFlight struct {
+	n, reserved int
+	claims      sync.WaitGroup
+	done        chan claimOutcome
+}
+
+// finished is the channel of the claims' outcomes while some are in
+// flight, nil (never ready) otherwise.
+func (fl *inFlight) finished() <-chan claimOutcome {
+	if fl.n == 0 {
+		return nil
+	}
+	return fl.done
+}
+
+// settle accounts for a claim that came back and returns the wait before
+// the next: a gate's, or the strategy's (0 or less: none). A claim that
+// ctx ended waits for nothing: the loop ends.
+func (p *poller) settle(fl *inFlight, o claimOutcome) time.Duration {
+	fl.n--
+	fl.reserved -= o.asked
+	switch {
+	case o.stopped:
+		return 0
+	case o.gated:
+		return o.gateWait
+	}
+	return p.strategy.Next(o.res)
+}
+
+// wait waits for a wakeup, for d when d > 0, or for a claim in flight to
+// come back, whose own wait then follows. It returns false when ctx ends.
+func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight) bool {
+	if fl.n == 0 {
+		return p.waitWake(ctx, d)
+	}
+	var tc <-chan time.Time
+	if d > 0 {
+		t := p.clock.NewTimer(d)
+		defer t.Stop()
+		tc = t.Chan()
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.wake:
+	case <-tc:
+	case o := <-fl.done:
+		return p.after(ctx, p.settle(fl, o), fl)
+	}
+	return true
+}
+
+// after waits d, the wait a claim that came back asks for (see wait),
+// when d > 0; else it returns at once, for the loop to decide again. It
+// returns false when ctx ends.
+func (p *poller) after(ctx context.Context, d time.Duration, fl *inFlight) bool {
+	return d <= 0 || p.wait(ctx, d, fl)
+}
+
+// claimOutcome is how one claim went: the slots it asked for, its result
+// for the strategy, or that a gate kept it from the store (gateWait: how
+// long before the next try; 0 until a wakeup), or that ctx ended.
+type claimOutcome struct {
+	asked    int
+	res      spi.PollResult
+	gated    bool
+	gateWait time.Duration
+	stopped  bool
+}
+
 // claim claims up to limit jobs, dispatches them and waits as the strategy
-// says; false when ctx ends.
+// (or the gate that kept it from claiming) says; false when ctx ends.
 func (p *poller) claim(ctx context.Context, limit int) bool {
+	o := p.claimOnce(ctx, limit)
+	switch {
+	case o.stopped:
+		return false
+	case o.gated:
+		return p.waitWake(ctx, o.gateWait)
+	}
+	d := p.strategy.Next(o.res)
+	return d <= 0 || p.waitWake(ctx, d)
+}
+
+// claimOnce claims up to limit jobs and dispatches them, unless a gate
+// (every task at its limit, the open poller breaker) says to wait.
+func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 	cp := p.params
 	cp.Limit, cp.Now = limit, p.clock.Now().UTC().Truncate(time.Microsecond)
 	if p.limited != nil {
 		var room int
 		if cp.Tasks, room = p.limited(cp.Tasks); len(cp.Tasks) == 0 || room <= 0 {
-			return p.waitWake(ctx, 0) // every task at its limit: wait for a slot
+			return claimOutcome{asked: limit, gated: true} // every task at its limit: wait for a slot
 		}
 		cp.Limit = min(cp.Limit, room)
 	}
@@ -180,7 +307,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 			// Open: no claim until its wait is over (a wakeup only
 			// asks again).
 			p.rejected(ctx, spi.GatePollerBreaker, 1)
-			return p.waitWake(ctx, max(p.breaker.OpenFor(p.clock.Now()), time.Millisecond))
+			return claimOutcome{asked: limit, gated: true, gateWait: max(p.breaker.OpenFor(p.clock.Now()), time.Millisecond)}
 		}
 	}
 	jobs, err := p.store.ClaimJobs(ctx, cp)
@@ -196,7 +323,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return false
+			return claimOutcome{asked: limit, stopped: true}
 		}
 		p.failed(ctx, err)
 		p.log.Warn("claim failed; backing off", "err", err)
@@ -214,8 +341,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 			p.giveBack(ctx, over)
 		}
 	}
-	d := p.strategy.Next(spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err})
-	return d <= 0 || p.waitWake(ctx, d)
+	return claimOutcome{asked: limit, res: spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err}}
 }
 
 // waitWake waits for a wakeup, or for d when d > 0. It returns false when

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// gatedClaims is a store whose claims wait at the store until the test
+// lets each go, and then return as many jobs as they asked for.
+type gatedClaims struct {
+	arrived chan int      // the limit of each claim that reached the store
+	release chan struct{} // lets one claim go
+	mu      sync.Mutex
+	atStore int // claims at the store now
+	most    int // the most claims at the store at once
+}
+
+func (g *gatedClaims) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	g.mu.Lock()
+	g.atStore++
+	g.most = max(g.most, g.atStore)
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.atStore--; g.mu.Unlock() }()
+	g.arrived <- p.Limit
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	jobs := make([]*spi.Job, p.Limit)
+	for i := range jobs {
+		jobs[i] = &spi.Job{ID: uuid.New(), TaskName: "t", ClaimSeq: 1}
+	}
+	return jobs, nil
+}
+
+// With two claimers, the second claim starts while the first is at the
+// store, on the slots the first did not reserve; no third starts while
+// both are there; the jobs they bring never exceed the slots; and run
+// returns only once the claims in flight have dispatched what they got.
+func TestPollerClaimsConcurrently(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := &gatedClaims{arrived: make(chan int, 4), release: make(chan struct{})}
+	var mu sync.Mutex
+	running := 0 // jobs dispatched and not finished: the test never finishes them
+	p := newPoller(pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
+		params:   spi.ClaimParams{Tasks: []string{"t"}},
+		policy:   PollPolicy{Slots: 10, Batch: 4},
+		strategy: claimAgain{},
+		free:     func() int { mu.Lock(); defer mu.Unlock(); return 10 - running },
+		dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock() },
+		lastBeat: time.Now, beat: func(context.Context) bool { return true },
+		claimed: func(context.Context, int) {}, failed: func(context.Context, error) {},
+		claimers: 2})
+	ended := make(chan struct{})
+	go func() { p.run(ctx); close(ended) }()
+	next := func() int {
+		select {
+		case n := <-store.arrived:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no claim reached the store")
+			return 0
+		}
+	}
+
+	assert.Equal(t, 4, next(), "the first claim asks for a batch")
+	assert.Equal(t, 4, next(), "the second starts while the first is at the store, on 6 unreserved slots")
+	select {
+	case n := <-store.arrived:
+		t.Fatalf("a third claim (of %d) started while two were at the store", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	store.release <- struct{}{} // the first brings 4 jobs: 2 slots free, none reserved beyond the second's 4
+	assert.Equal(t, 2, next(), "the next claim asks for the slots neither running jobs nor the claim in flight hold")
+	cancel()
+	<-ended
+	mu.Lock()
+	defer mu.Unlock()
+	assert.LessOrEqual(t, running, 10, "never more jobs than slots")
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	assert.Equal(t, 2, store.most, "at most two claims at the store at once")
+	assert.Zero(t, store.atStore, "run returned after its claims came back")
+}
+
+// Without ClaimConcurrency, a node claims two at a time only when its
+// slots hold two full batches; per-task limits keep it to one.
+func TestClaimConcurrencyDefault(t *testing.T) {
+	for _, c := range []struct {
+		concurrency, batch, want int
+	}{{100, 0, 1}, {1000, 500, 2}, {1000, 600, 1}, {3000, 0, 2}} {
+		o, err := Options{Concurrency: c.concurrency, ClaimBatchSize: c.batch}.withDefaults()
+		require.NoError(t, err)
+		assert.Equal(t, c.want, o.ClaimConcurrency, "concurrency %d, batch %d", c.concurrency, c.batch)
+	}
+	_, err := Options{ClaimConcurrency: -1}.withDefaults()
+	assert.ErrorContains(t, err, "ClaimConcurrency")
+}
