@@ -218,9 +218,12 @@ func newJobContext(j *Job, logger *slog.Logger, loggers JobLoggerFactory) *JobCo
 		loggers = DefaultJobLoggers
 	}
 	run := j.Attempts + 1
-	p := make(map[string]string, len(j.Params))
-	for k, v := range j.Params {
-		p[k] = v
+	var p map[string]string // nil for none: most jobs have none, and an empty map is an allocation per run
+	if len(j.Params) > 0 {
+		p = make(map[string]string, len(j.Params))
+		for k, v := range j.Params {
+			p[k] = v
+		}
 	}
 	return &JobContext{
 		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,

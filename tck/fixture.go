@@ -322,6 +322,7 @@ func normalized(j *spi.Job, masks ...mask) *spi.Job {
 	if len(c.TraceContext) == 0 {
 		c.TraceContext = nil
 	}
+	c.RowHint = 0 // the store's own hint, no part of the job
 	for _, tm := range []*time.Time{&c.ScheduledAt, &c.CreatedAt, &c.ClaimedAt, &c.FinishedAt} {
 		if tm.IsZero() {
 			*tm = time.Time{}
@@ -372,19 +373,20 @@ func running(j *spi.Job, node string, now time.Time) *spi.Job {
 // ref returns the claim reference of j.
 func ref(j *spi.Job) spi.ClaimRef { return spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq} }
 
-// succeeded returns a success completion of claimed job j at now.
+// succeeded returns a success completion of claimed job j at now. Like
+// the engine's, the completions carry the claim's row hint.
 func succeeded(j *spi.Job, now time.Time, result []byte, resultType string) spi.Completion {
-	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: now, Result: result, ResultType: resultType}
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: now, Result: result, ResultType: resultType, RowHint: j.RowHint}
 }
 
 // retried returns a retry completion of claimed job j at now.
 func retried(j *spi.Job, now, retryAt time.Time, attempts int, lastErr string) spi.Completion {
-	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeRetry, FinishedAt: now, RetryAt: retryAt, Attempts: attempts, LastError: lastErr}
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeRetry, FinishedAt: now, RetryAt: retryAt, Attempts: attempts, LastError: lastErr, RowHint: j.RowHint}
 }
 
 // failed returns a failure completion of claimed job j at now.
 func failed(j *spi.Job, now time.Time, attempts int, lastErr string) spi.Completion {
-	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeFailed, FinishedAt: now, Attempts: attempts, LastError: lastErr}
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeFailed, FinishedAt: now, Attempts: attempts, LastError: lastErr, RowHint: j.RowHint}
 }
 
 // claimOrder sorts jobs as the contract orders claims at now with boost:

@@ -99,16 +99,18 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 func (s *Store) scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sqlcore.BadRow[pgtype.UUID], permits bool, err error) {
 	defer rows.Close()
 	got = make([]*spi.Job, 0, limit)
+	var tid pgtype.TID // the tuple id the claim wrote, its last column
 	for rows.Next() {
 		if rows.RawValues()[0] == nil { // job_id is never NULL but in that row
 			permits = true
 			continue
 		}
-		j, raw, seq, err := s.decode(rows)
+		j, raw, seq, err := s.decode(rows, &tid)
 		if err != nil {
 			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: raw, Seq: seq, Err: err})
 			continue
 		}
+		j.RowHint = tidHint(tid)
 		got = append(got, j)
 	}
 	if err := rows.Err(); err != nil {

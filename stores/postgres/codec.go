@@ -37,13 +37,15 @@ func nullText(s string) pgtype.Text {
 }
 
 // decode is the dialect's Decode (sqlcore.Dialect.Decode) for the current
-// row of pgx rows of coreColumns followed by the columns of extra: the
-// same columns read into pgx's own types, then sqlcore.Dialect.Finish as
-// Decode does, so the result is Decode's. Decode's database/sql types (a
-// Scanner per nullable text, a boxed value per time) made half of its
-// cost, which the claim pays on its critical path for up to 1,000 rows.
-func (s *Store) decode(rows pgx.Rows, extra ...any) (*spi.Job, pgtype.UUID, int64, error) {
-	var (
+// row of pgx rows of coreColumns followed by one column read into extra
+// (nil: none): the same columns read into pgx's own types, then
+// sqlcore.Dialect.Finish as Decode does, so the result is Decode's.
+// Decode's database/sql types (a Scanner per nullable text, a boxed value
+// per time) and its separate variables (each moved to the heap by the
+// scan) made most of its cost, which the claim pays on its critical path
+// for up to 1,000 rows: here the row is one allocation.
+func (s *Store) decode(rows pgx.Rows, extra any) (*spi.Job, pgtype.UUID, int64, error) {
+	type scanned struct {
 		r                                          sqlcore.Row
 		raw, workflow                              pgtype.UUID
 		task, backoff, owner, lastErr, rtype, idem pgtype.Text
@@ -51,20 +53,27 @@ func (s *Store) decode(rows pgx.Rows, extra ...any) (*spi.Job, pgtype.UUID, int6
 		tags                                       []byte
 		payloadNull, resultNull                    int64
 		times                                      [4]pgtype.Timestamptz // scheduled, created, claimed, finished
-	)
-	dest := []any{&raw, &task, &r.Payload, &payloadNull, &r.Status, &r.Priority,
-		&times[0], &times[1], &r.Attempts, &r.MaxRetries, &backoff, &r.BackoffParamUS,
-		&r.ClaimSeq, &r.CrashCount, &owner, &times[2], &times[3], &lastErr,
-		&r.Result, &resultNull, &rtype, &idem, &params, &res, &r.ResourceLimit,
-		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &tags}
-	err := rows.Scan(append(dest, extra...)...)
-	r.Task, r.Backoff, r.OwnerNode, r.LastError = task.String, backoff.String, owner.String, lastErr.String
-	r.ResultType, r.IdempotencyKey, r.Resource = rtype.String, idem.String, res.String
-	r.Params = sql.NullString{String: params.String, Valid: params.Valid}
-	r.Payload, r.Result = sqlcore.Blob(r.Payload, payloadNull != 0), sqlcore.Blob(r.Result, resultNull != 0)
+		dest                                       [32]any               // the 31 of coreColumns, and extra
+	}
+	v := new(scanned)
+	r := &v.r
+	v.dest = [...]any{&v.raw, &v.task, &r.Payload, &v.payloadNull, &r.Status, &r.Priority,
+		&v.times[0], &v.times[1], &r.Attempts, &r.MaxRetries, &v.backoff, &r.BackoffParamUS,
+		&r.ClaimSeq, &r.CrashCount, &v.owner, &v.times[2], &v.times[3], &v.lastErr,
+		&r.Result, &v.resultNull, &v.rtype, &v.idem, &v.params, &v.res, &r.ResourceLimit,
+		&v.workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &v.tags, extra}
+	dest := v.dest[:]
+	if extra == nil {
+		dest = dest[:len(dest)-1]
+	}
+	err := rows.Scan(dest...)
+	r.Task, r.Backoff, r.OwnerNode, r.LastError = v.task.String, v.backoff.String, v.owner.String, v.lastErr.String
+	r.ResultType, r.IdempotencyKey, r.Resource = v.rtype.String, v.idem.String, v.res.String
+	r.Params = sql.NullString{String: v.params.String, Valid: v.params.Valid}
+	r.Payload, r.Result = sqlcore.Blob(r.Payload, v.payloadNull != 0), sqlcore.Blob(r.Result, v.resultNull != 0)
 	var timeErr error
-	for i, out := range []*time.Time{&r.Scheduled, &r.Created, &r.Claimed, &r.Finished} {
-		switch t := times[i]; {
+	for i, out := range [...]*time.Time{&r.Scheduled, &r.Created, &r.Claimed, &r.Finished} {
+		switch t := v.times[i]; {
 		case !t.Valid:
 		case t.InfinityModifier != pgtype.Finite:
 			timeErr = fmt.Errorf("a time column holds %s", t.InfinityModifier)
@@ -72,6 +81,20 @@ func (s *Store) decode(rows pgx.Rows, extra ...any) (*spi.Job, pgtype.UUID, int6
 			*out = t.Time.UTC()
 		}
 	}
-	return s.dialect.Finish(&r, raw, sql.Null[pgtype.UUID]{V: workflow, Valid: workflow.Valid},
-		sql.NullString{String: string(tags), Valid: tags != nil}, err, timeErr)
+	return s.dialect.Finish(r, v.raw, sql.Null[pgtype.UUID]{V: v.workflow, Valid: v.workflow.Valid},
+		sql.NullString{String: string(v.tags), Valid: v.tags != nil}, err, timeErr)
+}
+
+// tidHint is a tuple id as a spi.Job.RowHint: the block number above the
+// offset. A valid tuple id's offset is at least 1, so no hint is zero.
+func tidHint(t pgtype.TID) uint64 {
+	if !t.Valid {
+		return 0
+	}
+	return uint64(t.BlockNumber)<<16 | uint64(t.OffsetNumber)
+}
+
+// hintTID is the tuple id of a RowHint from tidHint.
+func hintTID(h uint64) pgtype.TID {
+	return pgtype.TID{BlockNumber: uint32(h >> 16), OffsetNumber: uint16(h), Valid: true}
 }

@@ -26,7 +26,7 @@ type statements struct {
 	lockResources, countHolders string
 	claimIDs, pendingTasks      string
 	jobTable                    string // the job table, qualified (JobStats)
-	complete                    string
+	complete, completeTID       string
 	insert                      [16]string // indexed by insKeyed | insTags | insNotify | insProps
 	existingKeys, notify        string
 	initState, updateState      string
@@ -123,6 +123,28 @@ func buildStatements(schema string) statements {
 				FROM (SELECT i, ($3::text[])[i] AS st FROM (SELECT array_position($1::uuid[], j.job_id) AS i OFFSET 0) p OFFSET 0) q)
 		WHERE j.job_id = ANY($1::uuid[]) AND j.claim_seq = ($2::bigint[])[array_position($1::uuid[], j.job_id)]
 			AND j.status = ` + runningFence + `
+		RETURNING j.job_id`)
+	// The completions of claims whose RowHint is the tuple id of the row
+	// the claim wrote: a join of the batch's arrays with the table by
+	// those ids (one TID scan per entry, no index descent, no lookup of
+	// each row's position in the arrays), each row still checked by its
+	// id, claim sequence and status, so a stale hint finds nothing and
+	// CompleteJobs writes that completion through complete. $10 is the
+	// tuple ids; the rest are complete's.
+	s.completeTID = r.Replace(`UPDATE {job} j SET
+			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
+				u.st,
+				CASE WHEN u.st = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN j.attempts ELSE u.attempts END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN j.last_error ELSE u.err END,
+				CASE WHEN u.st = 'PENDING' THEN NULL ELSE j.owner_node END,
+				CASE WHEN u.st = 'PENDING' THEN j.finished_time ELSE u.fin END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
+		FROM unnest($10::tid[], $1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+				$6::integer[], $7::text[], $8::bytea[], $9::text[])
+			AS u (tid, id, seq, st, fin, retry_at, attempts, err, res, rtype)
+		WHERE j.ctid = u.tid AND j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
 		RETURNING j.job_id`)
 	for v := range s.insert {
 		s.insert[v] = r.Replace(insertSQL(v))
@@ -350,7 +372,8 @@ func claimLevels(shape, first, tasks int, cols string) string {
 //
 // Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
 // disables aging), $4 node (NULL for none), from $5 the tasks, one each,
-// then the tag lists.
+// then the tag lists. Each row is the job's columns (coreColumns) and the
+// tuple id of the version the claim wrote, its spi.Job.RowHint.
 //
 // The effective priority is priority + floor(wait / boost) with wait = now
 // − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
@@ -375,10 +398,10 @@ func claimSQL(shape, tasks int) string {
 				AND j.status = ` + pendingFence + `
 			RETURNING `)
 	b.WriteString(coreColumns)
-	b.WriteString(`)
+	b.WriteString(`, j.ctid)
 		SELECT * FROM claimed
 		UNION ALL
-		SELECT ` + strings.TrimSuffix(strings.Repeat("NULL, ", sqlcore.NumJobColumns), ", ") + ` FROM gate WHERE permits`)
+		SELECT ` + strings.Repeat("NULL, ", sqlcore.NumJobColumns) + `NULL::tid FROM gate WHERE permits`)
 	return b.String()
 }
 
