@@ -37,7 +37,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	db := fs.String("db", "", "SQLite database file for --store sqlite (default: a new file in a temporary folder)")
 	mode := fs.String("mode", "burndown", "burndown (insert N, then work them all), steady (insert at --rate for --duration), claimscale (claim time at 10,000 and at --jobs pending), mixedfleet (claim time of a node's own jobs with none and with --jobs of a task it lacks pending) or archive (steady latency p99 alone and of the jobs that wait while the store archives --jobs finished jobs)")
 	jobs := fs.Int("jobs", 200000, "burndown: number of no-op jobs")
-	workers := fs.Int("workers", 1000, "jobs run at once")
+	workers := fs.Int("workers", 1000, "jobs run at once (with --compare: Ratchet's and River's, 2,000 unless set, as River's own benchmark runs)")
 	batch := fs.Int("insert-batch", 10000, "jobs per insert call")
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
@@ -73,6 +73,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	if *compare == "river" {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "workers" })
+		if !set {
+			*workers = compareWorkers
+		}
 		return runCompare(ctx, *store, *db, *jobs, *workers, *batch, *pairs, *riverBin, stdout, stderr)
 	}
 	opened, err := storeflag.OpenForBench(ctx, *store, *db)

@@ -176,6 +176,10 @@ func removeSQLite(path string) error {
 // process and River's through compare/river, alternating which goes
 // first, each on a schema of its own (PostgreSQL) or a new file (SQLite),
 // and prints the ratios.
+// compareWorkers is the workers of both sides of --compare unless
+// --workers says otherwise: River's MaxWorkers in River's own benchmark.
+const compareWorkers = 2000
+
 func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pairs int, riverBin string, stdout, stderr io.Writer) int {
 	cs, err := parseCompareStore(store, db)
 	if err != nil {
@@ -211,7 +215,7 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		}
 		where = "SQLite, a new file " + cs.SQLite + " for each run"
 	}
-	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs on %s, Ratchet (%d workers) against River (%s), %d pairs\n", jobs, where, workers, riverBin, pairs)
+	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs on %s, Ratchet against River (%s), %d workers each, %d pairs\n", jobs, where, riverBin, workers, pairs)
 	runRatchet := func() (rates, error) {
 		var opened *storeflag.Opened
 		var err error
@@ -231,9 +235,9 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, nil
 	}
 	runRiver := func() (rates, error) {
-		args := []string{"--dsn", cs.Postgres, "--jobs", strconv.Itoa(jobs)}
+		args := []string{"--dsn", cs.Postgres, "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers)}
 		if cs.IsSQLite {
-			args = []string{"--sqlite", cs.SQLite, "--jobs", strconv.Itoa(jobs)}
+			args = []string{"--sqlite", cs.SQLite, "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers)}
 		}
 		var out bytes.Buffer
 		cmd := exec.CommandContext(ctx, riverBin, args...)
