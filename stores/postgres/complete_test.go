@@ -41,7 +41,7 @@ func TestCompleteByRowHint(t *testing.T) {
 	exec(t, s, `UPDATE `+qualify(s.schema, "scheduler_job")+` SET dep_children = 0 WHERE job_id = $1`, pgUUID(claimed[2].ID))
 
 	out := make([]bool, len(cs))
-	require.NoError(t, s.writeCompletions(ctx, s.sql.completeTID, cs, []int{0, 1, 2, 3}, out))
+	require.NoError(t, s.writeCompletions(ctx, true, cs, []int{0, 1, 2, 3}, out))
 	assert.Equal(t, []bool{true, false, false, true}, out, "by tuple id: the right hints apply, the wrong and the stale ones write nothing")
 
 	for i := range cs {
@@ -59,4 +59,32 @@ func TestCompleteByRowHint(t *testing.T) {
 		}
 		assert.Equal(t, want, got.Status, "job %d: each completion on its own job", i)
 	}
+
+	// A batch of successes alone takes the shorter statement.
+	more := []*spi.Job{jobs[0].Clone(), jobs[0].Clone()}
+	for _, j := range more {
+		j.ID = uuid.Must(uuid.NewV7())
+	}
+	_, err = s.InsertJobs(ctx, more)
+	require.NoError(t, err)
+	claimed, err = s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 2, Now: t0.Add(4 * time.Second), Tasks: []string{"t"}})
+	require.NoError(t, err)
+	require.Len(t, claimed, 2)
+	cs = cs[:0]
+	for _, j := range claimed {
+		cs = append(cs, spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeSucceeded,
+			FinishedAt: t0.Add(5 * time.Second), Result: []byte(j.ID.String()), ResultType: "string", RowHint: j.RowHint})
+	}
+	cs[0].RowHint = cs[1].RowHint
+	out = make([]bool, 2)
+	require.NoError(t, s.writeCompletions(ctx, true, cs, []int{0, 1}, out))
+	assert.Equal(t, []bool{false, true}, out, "successes by tuple id: the wrong hint writes nothing")
+	got, err := s.GetJob(ctx, claimed[1].ID)
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusSucceeded, got.Status)
+	assert.Equal(t, []byte(claimed[1].ID.String()), got.Result, "the success's own result")
+	assert.Equal(t, "n", got.OwnerNode, "a success keeps its owner")
+	got, err = s.GetJob(ctx, claimed[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusRunning, got.Status, "the job whose hint was wrong is untouched")
 }

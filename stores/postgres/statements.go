@@ -27,6 +27,7 @@ type statements struct {
 	claimIDs, pendingTasks      string
 	jobTable                    string // the job table, qualified (JobStats)
 	complete, completeTID       string
+	completeSucceeded           string
 	insert                      [16]string // indexed by insKeyed | insTags | insNotify | insProps
 	existingKeys, notify        string
 	initState, updateState      string
@@ -130,7 +131,8 @@ func buildStatements(schema string) statements {
 	// each row's position in the arrays), each row still checked by its
 	// id, claim sequence and status, so a stale hint finds nothing and
 	// CompleteJobs writes that completion through complete. $10 is the
-	// tuple ids; the rest are complete's.
+	// tuple ids; the rest are complete's. It returns each applied
+	// completion's position in the arrays, from 1.
 	s.completeTID = r.Replace(`UPDATE {job} j SET
 			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
 				u.st,
@@ -142,10 +144,18 @@ func buildStatements(schema string) statements {
 				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
 				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
 		FROM unnest($10::tid[], $1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
-				$6::integer[], $7::text[], $8::bytea[], $9::text[])
-			AS u (tid, id, seq, st, fin, retry_at, attempts, err, res, rtype)
+				$6::integer[], $7::text[], $8::bytea[], $9::text[]) WITH ORDINALITY
+			AS u (tid, id, seq, st, fin, retry_at, attempts, err, res, rtype, k)
 		WHERE j.ctid = u.tid AND j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
-		RETURNING j.job_id`)
+		RETURNING u.k`)
+	// completeTID for a batch of successes: $1 ids, $2 claim sequences,
+	// $3 finish times, $4 results, $5 result types, $6 tuple ids.
+	s.completeSucceeded = r.Replace(`UPDATE {job} j SET
+			status = 'SUCCEEDED', finished_time = u.fin, job_result = u.res, result_type = u.rtype
+		FROM unnest($6::tid[], $1::uuid[], $2::bigint[], $3::timestamptz[], $4::bytea[], $5::text[]) WITH ORDINALITY
+			AS u (tid, id, seq, fin, res, rtype, k)
+		WHERE j.ctid = u.tid AND j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
+		RETURNING u.k`)
 	for v := range s.insert {
 		s.insert[v] = r.Replace(insertSQL(v))
 	}
