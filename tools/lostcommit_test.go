@@ -79,8 +79,10 @@ func TestLostCommitAnswerPostgres(t *testing.T) {
 	t.Cleanup(func() { _ = store.Close() })
 	readyForQuery := []byte{'Z', 0, 0, 0, 5}
 	proxy.LoseAnswers(3,
-		func() func([]byte) bool { // matches the completion batch
-			return func(req []byte) bool { return bytes.Contains(req, []byte("job_result, result_type) = (")) }
+		func() func([]byte) bool { // matches the completion batches: of any outcomes, or of successes alone
+			return func(req []byte) bool {
+				return bytes.Contains(req, []byte("job_result, result_type) = (")) || bytes.Contains(req, []byte("job_result = u.res"))
+			}
 		},
 		func(answer []byte) bool { return bytes.Contains(answer, readyForQuery) })
 	burnThrough(t, store, 300)
