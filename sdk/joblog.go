@@ -49,8 +49,17 @@ func (f JobLoggerFunc) JobLogger(c JobLoggerContext) *slog.Logger { return f(c) 
 // Base.With("job_id", id, "task", task, "run", run) would; the tags are
 // handed to Base's handler only when the run first logs (see jobHandler).
 var DefaultJobLoggers JobLoggerFactory = JobLoggerFunc(func(c JobLoggerContext) *slog.Logger {
-	return slog.New(&jobHandler{base: c.Base.Handler(), id: c.JobID, task: c.TaskName, run: c.Run})
+	// The logger and its handler in one allocation.
+	l := &jobLogger{h: jobHandler{base: c.Base.Handler(), id: c.JobID, task: c.TaskName, run: c.Run}}
+	l.l = *slog.New(&l.h)
+	return &l.l
 })
+
+// jobLogger is a run's default logger together with its handler.
+type jobLogger struct {
+	l slog.Logger
+	h jobHandler
+}
 
 // jobHandler is Base.Handler() tagged with a run's job id, task and run,
 // made when a record first reaches it. Handlers such as slog.TextHandler

@@ -74,6 +74,7 @@ type Store struct {
 	watchers sync.WaitGroup // running wakeup listeners
 
 	pingInterval, pingTimeout time.Duration // liveness checks of the listener
+	texts                     interned      // the repeated texts of claimed rows (decode)
 }
 
 // core is the shared implementation that Store embeds, under an
