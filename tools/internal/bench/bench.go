@@ -149,9 +149,10 @@ func (r Result) Summary() string {
 	return fmt.Sprintf("insert %.0f jobs/s, work %.0f jobs/s", r.InsertRate(), r.WorkRate())
 }
 
-type noop struct {
-	N int `json:"n"`
-}
+// noop is the arguments of the benchmark's no-op jobs: none, as
+// compare/river's NoopArgs, so that both sides store and decode the same
+// payload ({}).
+type noop struct{}
 
 func (c *Config) defaults() error {
 	if c.Mode == "" {
