@@ -175,6 +175,15 @@ func TestLookupEnvTaskLimits(t *testing.T) {
 	}
 }
 
+// The claim concurrency applies, and 0 is refused.
+func TestLookupEnvClaimConcurrency(t *testing.T) {
+	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_WORKER_CLAIM_CONCURRENCY=3"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, o.ClaimConcurrency)
+	_, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_WORKER_CLAIM_CONCURRENCY=0"})
+	assert.ErrorContains(t, err, "RATCHET_WORKER_CLAIM_CONCURRENCY")
+}
+
 // The circuit breaker settings apply.
 func TestLookupEnvBreakers(t *testing.T) {
 	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_CIRCUIT_BREAKER_ENABLED=true",
