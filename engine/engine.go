@@ -256,11 +256,23 @@ func (e *Engine) wire() {
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
 		failed:   func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
-		claimers: o.ClaimConcurrency})
+		claimers: claimers(o, e.caps)})
 	if e.executor.tasks != nil {
 		e.poller.limited, e.poller.admit, e.poller.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
 		e.poller.claimers = 1 // the per-task room does not count the claims in flight
 	}
+}
+
+// claimers is how many claims the node keeps in flight at most: the
+// option, or its default (see Options.ClaimConcurrency).
+func claimers(o Options, caps spi.Capabilities) int {
+	switch {
+	case o.ClaimConcurrency > 0:
+		return o.ClaimConcurrency
+	case caps.ConcurrentClaims != nil && caps.ConcurrentClaims.ConcurrentClaims() && o.Concurrency >= 2*o.ClaimBatchSize:
+		return 2
+	}
+	return 1
 }
 
 // runTask runs a claimed job's task: the end of the work middleware. The

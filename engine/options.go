@@ -64,8 +64,10 @@ type Options struct {
 	// once: with 2, the next claim starts, on the slots the first has not
 	// reserved, while the first is still at the store, so a node whose
 	// claims take most of the time (a busy node on a fast database) keeps
-	// the database busy. Zero means 2 when Concurrency is at least twice
-	// ClaimBatchSize, else 1. Per-task limits (TaskTuning) make it 1.
+	// the database busy. Zero means 2 when the store serves concurrent
+	// claims to good effect (spi.ConcurrentClaimer: PostgreSQL) and
+	// Concurrency is at least twice ClaimBatchSize, else 1. Per-task
+	// limits (TaskTuning) make it 1.
 	ClaimConcurrency int
 	// MinPollInterval is the first delay after an empty poll; default 10 ms.
 	MinPollInterval time.Duration
@@ -266,12 +268,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	def(&o.Concurrency, DefaultConcurrency)
 	def(&o.ClaimBatchSize, min(o.Concurrency, DefaultMaxClaimBatch))
-	if o.ClaimConcurrency == 0 {
-		o.ClaimConcurrency = 1
-		if o.Concurrency >= 2*o.ClaimBatchSize {
-			o.ClaimConcurrency = 2
-		}
-	}
 	def(&o.CompletionBatchSize, DefaultCompletionBatch)
 	def(&o.CompletionConcurrency, DefaultCompletionConcurrency)
 	def(&o.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)

@@ -95,16 +95,32 @@ func TestPollerClaimsConcurrently(t *testing.T) {
 	assert.Zero(t, store.atStore, "run returned after its claims came back")
 }
 
-// Without ClaimConcurrency, a node claims two at a time only when its
-// slots hold two full batches; per-task limits keep it to one.
+// Without ClaimConcurrency, a node claims two at a time only from a store
+// whose claims run concurrently to good effect, and only when its slots
+// hold two full batches.
 func TestClaimConcurrencyDefault(t *testing.T) {
+	concurrent := spi.Capabilities{ConcurrentClaims: concurrentClaims(true)}
 	for _, c := range []struct {
-		concurrency, batch, want int
-	}{{100, 0, 1}, {1000, 500, 2}, {1000, 600, 1}, {3000, 0, 2}} {
-		o, err := Options{Concurrency: c.concurrency, ClaimBatchSize: c.batch}.withDefaults()
+		concurrency, batch, option int
+		caps                       spi.Capabilities
+		want                       int
+	}{
+		{100, 0, 0, concurrent, 1},
+		{1000, 500, 0, concurrent, 2},
+		{1000, 600, 0, concurrent, 1},
+		{3000, 0, 0, concurrent, 2},
+		{1000, 500, 0, spi.Capabilities{}, 1},
+		{1000, 500, 0, spi.Capabilities{ConcurrentClaims: concurrentClaims(false)}, 1},
+		{100, 0, 3, spi.Capabilities{}, 3},
+	} {
+		o, err := Options{Concurrency: c.concurrency, ClaimBatchSize: c.batch, ClaimConcurrency: c.option}.withDefaults()
 		require.NoError(t, err)
-		assert.Equal(t, c.want, o.ClaimConcurrency, "concurrency %d, batch %d", c.concurrency, c.batch)
+		assert.Equal(t, c.want, claimers(o, c.caps), "%+v", c)
 	}
 	_, err := Options{ClaimConcurrency: -1}.withDefaults()
 	assert.ErrorContains(t, err, "ClaimConcurrency")
 }
+
+type concurrentClaims bool
+
+func (c concurrentClaims) ConcurrentClaims() bool { return bool(c) }

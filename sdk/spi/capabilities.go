@@ -45,6 +45,8 @@ type Capabilities struct {
 	Audit AuditLog
 	// Bulk retries and cancels many jobs in one call.
 	Bulk BulkManager
+	// ConcurrentClaims says whether concurrent claims pay off.
+	ConcurrentClaims ConcurrentClaimer
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -83,5 +85,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Deleter, _ = s.(JobDeleter)
 	c.Audit, _ = s.(AuditLog)
 	c.Bulk, _ = s.(BulkManager)
+	c.ConcurrentClaims, _ = s.(ConcurrentClaimer)
 	return c
 }

@@ -143,6 +143,18 @@ type ClaimChecker interface {
 	CheckClaims(ctx context.Context, refs []ClaimRef) ([]bool, error)
 }
 
+// ConcurrentClaimer is implemented by stores that serve several claims at
+// once to good effect: claims on connections of their own that skip each
+// other's rows (PostgreSQL's SKIP LOCKED). A node then keeps two claims in
+// flight by default (engine.Options.ClaimConcurrency), so that the
+// database works on one while the node decodes and dispatches the other.
+// A store whose claims take turns (SQLite's one writer, a store behind
+// one lock) does not implement it: a second claim would only wait.
+type ConcurrentClaimer interface {
+	// ConcurrentClaims reports whether concurrent claims pay off.
+	ConcurrentClaims() bool
+}
+
 // NodeTaskStore is implemented by stores that record, with a node's
 // heartbeat, the tasks it runs, and count the pending jobs per task: with
 // both, a client finds the jobs that no live node can run (in a mixed

@@ -42,6 +42,11 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 	return got, err
 }
 
+// ConcurrentClaims reports that concurrent claims pay off: each runs on a
+// pooled connection of its own, and their candidate scans skip each
+// other's rows (SKIP LOCKED). It implements [spi.ConcurrentClaimer].
+func (s *Store) ConcurrentClaims() bool { return true }
+
 // claim is the one-statement claim; permits reports that it claimed
 // nothing because the best candidates name resources.
 func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, permits bool, _ error) {
