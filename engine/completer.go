@@ -98,6 +98,11 @@ func (c *completer) start() {
 
 func (c *completer) add(p pendingCompletion) {
 	c.mu.Lock()
+	if c.queue == nil {
+		// Room for a batch at once: appended one by one, the queue grew
+		// (and was copied) about ten times per batch.
+		c.queue = make([]pendingCompletion, 0, max(c.batch, 1))
+	}
 	c.queue = append(c.queue, p)
 	c.mu.Unlock()
 	select {

@@ -105,12 +105,13 @@ func (s *Store) scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sql
 	defer rows.Close()
 	got = make([]*spi.Job, 0, limit)
 	var tid pgtype.TID // the tuple id the claim wrote, its last column
+	rr := s.newRowReader(&tid)
 	for rows.Next() {
 		if rows.RawValues()[0] == nil { // job_id is never NULL but in that row
 			permits = true
 			continue
 		}
-		j, raw, seq, err := s.decode(rows, &tid)
+		j, raw, seq, err := rr.read(rows)
 		if err != nil {
 			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: raw, Seq: seq, Err: err})
 			continue

@@ -41,39 +41,49 @@ func nullText(s string) pgtype.Text {
 	return pgtype.Text{String: s, Valid: s != ""}
 }
 
-// decode is the dialect's Decode (sqlcore.Dialect.Decode) for the current
-// row of pgx rows of coreColumns followed by one column read into extra
-// (nil: none): the same columns read into pgx's own types, then
+// rowReader reads job rows of coreColumns, followed by one column read
+// into extra (nil: none), from pgx rows: the same columns as the dialect's
+// Decode (sqlcore.Dialect.Decode) reads, into pgx's own types, then
 // sqlcore.Dialect.Finish as Decode does, so the result is Decode's.
 // Decode's database/sql types (a Scanner per nullable text, a boxed value
 // per time) and its separate variables (each moved to the heap by the
 // scan) made most of its cost, which the claim pays on its critical path
-// for up to 1,000 rows: here the row is one allocation, and the texts
-// every claimed job repeats (its task, backoff kind and owner) none.
-func (s *Store) decode(rows pgx.Rows, extra any) (*spi.Job, pgtype.UUID, int64, error) {
-	type scanned struct {
-		r                                 sqlcore.Row
-		raw, workflow                     pgtype.UUID
-		task, backoff, owner              pgtype.DriverBytes // interned, see texts
-		lastErr, rtype, idem, params, res pgtype.Text
-		tags                              []byte
-		payloadNull, resultNull           int64
-		times                             [4]pgtype.Timestamptz // scheduled, created, claimed, finished
-		dest                              [32]any               // the 31 of coreColumns, and extra
-	}
-	v := new(scanned)
+// for up to 1,000 rows. A rowReader is made once per result and its
+// variables reused row after row (pgx scans byte columns into new slices,
+// and the texts every claimed job repeats, its task, backoff kind and
+// owner, are interned): a row costs the allocations of its job alone.
+type rowReader struct {
+	s                                 *Store
+	r                                 sqlcore.Row
+	raw, workflow                     pgtype.UUID
+	task, backoff, owner, tags        pgtype.DriverBytes // interned (see texts), or copied
+	lastErr, rtype, idem, params, res pgtype.Text
+	payloadNull, resultNull           int64
+	times                             [4]pgtype.Timestamptz // scheduled, created, claimed, finished
+	dest                              []any
+}
+
+func (s *Store) newRowReader(extra any) *rowReader {
+	v := &rowReader{s: s}
 	r := &v.r
-	v.dest = [...]any{&v.raw, &v.task, &r.Payload, &v.payloadNull, &r.Status, &r.Priority,
+	v.dest = []any{&v.raw, &v.task, &r.Payload, &v.payloadNull, &r.Status, &r.Priority,
 		&v.times[0], &v.times[1], &r.Attempts, &r.MaxRetries, &v.backoff, &r.BackoffParamUS,
 		&r.ClaimSeq, &r.CrashCount, &v.owner, &v.times[2], &v.times[3], &v.lastErr,
 		&r.Result, &v.resultNull, &v.rtype, &v.idem, &v.params, &v.res, &r.ResourceLimit,
-		&v.workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &v.tags, extra}
-	dest := v.dest[:]
-	if extra == nil {
-		dest = dest[:len(dest)-1]
+		&v.workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &v.tags}
+	if extra != nil {
+		v.dest = append(v.dest, extra)
 	}
-	err := rows.Scan(dest...)
-	r.Task, r.Backoff, r.OwnerNode = s.texts.get(v.task), s.texts.get(v.backoff), s.texts.get(v.owner)
+	return v
+}
+
+// read decodes the current row of rows.
+func (v *rowReader) read(rows pgx.Rows) (*spi.Job, pgtype.UUID, int64, error) {
+	v.r = sqlcore.Row{}
+	r := &v.r
+	err := rows.Scan(v.dest...)
+	texts := &v.s.texts
+	r.Task, r.Backoff, r.OwnerNode = texts.get(v.task), texts.get(v.backoff), texts.get(v.owner)
 	r.LastError = v.lastErr.String
 	r.ResultType, r.IdempotencyKey, r.Resource = v.rtype.String, v.idem.String, v.res.String
 	r.Params = sql.NullString{String: v.params.String, Valid: v.params.Valid}
@@ -88,7 +98,7 @@ func (s *Store) decode(rows pgx.Rows, extra any) (*spi.Job, pgtype.UUID, int64, 
 			*out = t.Time.UTC()
 		}
 	}
-	return s.dialect.Finish(r, v.raw, sql.Null[pgtype.UUID]{V: v.workflow, Valid: v.workflow.Valid},
+	return v.s.dialect.Finish(r, v.raw, sql.Null[pgtype.UUID]{V: v.workflow, Valid: v.workflow.Valid},
 		sql.NullString{String: string(v.tags), Valid: v.tags != nil}, err, timeErr)
 }
 
