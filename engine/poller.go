@@ -114,9 +114,11 @@ func (p *poller) poke() {
 
 // run claims and dispatches jobs until ctx ends, one PollPolicy decision
 // at a time. With claimers above 1, a claim runs on a goroutine of its own
-// and the loop goes on deciding: the next claim starts, on the slots the
-// running ones have not reserved, while they are still at the store. run
-// returns once the claims it started have dispatched what they claimed.
+// and the loop goes on deciding: while there is a backlog (the last claim
+// to come back got all it asked for), the next claim starts, on the slots
+// the running ones have not reserved, while they are still at the store.
+// run returns once the claims it started have dispatched what they
+// claimed.
 func (p *poller) run(ctx context.Context) {
 	if len(p.params.Tasks) == 0 {
 		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
@@ -175,9 +177,12 @@ func (p *poller) run(ctx context.Context) {
 				}
 				continue
 			}
-			if fl.n == p.claimers {
-				// Every claimer is at the store: wait for one to come
-				// back (a wakeup stays pending meanwhile).
+			if fl.n == p.claimers || (fl.n > 0 && !fl.full) {
+				// Every claimer is at the store, or one is and the last
+				// claim found less than it asked for (no backlog to
+				// share: a second claim would only compete for the same
+				// few jobs): wait for one to come back (a wakeup stays
+				// pending meanwhile).
 				select {
 				case <-ctx.Done():
 					return
@@ -207,6 +212,9 @@ type inFlight struct {
 	n, reserved int
 	claims      sync.WaitGroup
 	done        chan claimOutcome
+	// full says that the last claim to come back got all it asked for:
+	// a backlog, which the next claims may share.
+	full bool
 }
 
 // finished is the channel of the claims' outcomes while some are in
@@ -224,6 +232,7 @@ func (fl *inFlight) finished() <-chan claimOutcome {
 func (p *poller) settle(fl *inFlight, o claimOutcome) time.Duration {
 	fl.n--
 	fl.reserved -= o.asked
+	fl.full = !o.stopped && !o.gated && o.res.Err == nil && o.res.Asked > 0 && o.res.Claimed >= o.res.Asked
 	switch {
 	case o.stopped:
 		return 0

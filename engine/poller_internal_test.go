@@ -16,10 +16,10 @@ import (
 )
 
 // gatedClaims is a store whose claims wait at the store until the test
-// lets each go, and then return as many jobs as they asked for.
+// lets each go, and then return the number of jobs the test says.
 type gatedClaims struct {
-	arrived chan int      // the limit of each claim that reached the store
-	release chan struct{} // lets one claim go
+	arrived chan int // the limit of each claim that reached the store
+	release chan int // lets one claim go with that many jobs (at most its limit)
 	mu      sync.Mutex
 	atStore int // claims at the store now
 	most    int // the most claims at the store at once
@@ -32,28 +32,31 @@ func (g *gatedClaims) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.
 	g.mu.Unlock()
 	defer func() { g.mu.Lock(); g.atStore--; g.mu.Unlock() }()
 	g.arrived <- p.Limit
+	var n int
 	select {
-	case <-g.release:
+	case n = <-g.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	jobs := make([]*spi.Job, p.Limit)
+	jobs := make([]*spi.Job, min(n, p.Limit))
 	for i := range jobs {
 		jobs[i] = &spi.Job{ID: uuid.New(), TaskName: "t", ClaimSeq: 1}
 	}
 	return jobs, nil
 }
 
-// With two claimers, the second claim starts while the first is at the
-// store, on the slots the first did not reserve; no third starts while
-// both are there; the jobs they bring never exceed the slots; and run
-// returns only once the claims in flight have dispatched what they got.
+// With two claimers and a backlog (the last claim got all it asked for),
+// the next claim starts while another is at the store, on the slots the
+// other did not reserve; no third starts while two are there; without a
+// backlog (a claim that got less) claims go one at a time again; the jobs
+// never exceed the slots; and run returns only once the claims in flight
+// have dispatched what they got.
 func TestPollerClaimsConcurrently(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store := &gatedClaims{arrived: make(chan int, 4), release: make(chan struct{})}
+	store := &gatedClaims{arrived: make(chan int, 4), release: make(chan int)}
 	var mu sync.Mutex
-	running := 0 // jobs dispatched and not finished: the test never finishes them
+	running := 0 // jobs dispatched and not finished, unless the test finishes them
 	p := newPoller(pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
 		params:   spi.ClaimParams{Tasks: []string{"t"}},
 		policy:   PollPolicy{Slots: 10, Batch: 4},
@@ -74,16 +77,31 @@ func TestPollerClaimsConcurrently(t *testing.T) {
 			return 0
 		}
 	}
+	none := func(why string) {
+		select {
+		case n := <-store.arrived:
+			t.Fatalf("a claim (of %d) started %s", n, why)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 
 	assert.Equal(t, 4, next(), "the first claim asks for a batch")
-	assert.Equal(t, 4, next(), "the second starts while the first is at the store, on 6 unreserved slots")
-	select {
-	case n := <-store.arrived:
-		t.Fatalf("a third claim (of %d) started while two were at the store", n)
-	case <-time.After(50 * time.Millisecond):
-	}
-	store.release <- struct{}{} // the first brings 4 jobs: 2 slots free, none reserved beyond the second's 4
-	assert.Equal(t, 2, next(), "the next claim asks for the slots neither running jobs nor the claim in flight hold")
+	none("beside the first, before any claim showed a backlog")
+	store.release <- 4 // full: a backlog
+	// The second claim asks for a batch of the 6 free slots and, with a
+	// backlog, a third starts beside it on the 2 slots that neither the
+	// running jobs nor the claim in flight hold (they reach the store in
+	// either order).
+	assert.ElementsMatch(t, []int{4, 2}, []int{next(), next()})
+	none("while two were at the store")
+	mu.Lock()
+	running = 0 // the jobs finish
+	mu.Unlock()
+	store.release <- 1 // partial: no backlog any more
+	none("beside another after a claim got less than it asked for")
+	store.release <- 0 // the other comes back: none at the store
+	next()             // a claim starts alone
+	none("beside it, without a backlog")
 	cancel()
 	<-ended
 	mu.Lock()
