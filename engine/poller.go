@@ -242,24 +242,26 @@ func (p *poller) settle(fl *inFlight, o claimOutcome) time.Duration {
 	return p.strategy.Next(o.res)
 }
 
-// wait waits for a wakeup, for d when d > 0, or for a claim in flight to
-// come back, whose own wait then follows. It returns false when ctx ends.
+// wait waits for a wakeup, for d when d > 0, or, with fl, for a claim in
+// flight to come back, whose own wait then follows. It returns false when
+// ctx ends.
 func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight) bool {
-	if fl.n == 0 {
-		return p.waitWake(ctx, d)
-	}
 	var tc <-chan time.Time
 	if d > 0 {
 		t := p.clock.NewTimer(d)
 		defer t.Stop()
 		tc = t.Chan()
 	}
+	var done <-chan claimOutcome // nil, never ready, without claims in flight
+	if fl != nil {
+		done = fl.finished()
+	}
 	select {
 	case <-ctx.Done():
 		return false
 	case <-p.wake:
 	case <-tc:
-	case o := <-fl.done:
+	case o := <-done:
 		return p.after(ctx, p.settle(fl, o), fl)
 	}
 	return true
@@ -355,18 +357,4 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 
 // waitWake waits for a wakeup, or for d when d > 0. It returns false when
 // ctx ends.
-func (p *poller) waitWake(ctx context.Context, d time.Duration) bool {
-	var tc <-chan time.Time
-	if d > 0 {
-		t := p.clock.NewTimer(d)
-		defer t.Stop()
-		tc = t.Chan()
-	}
-	select {
-	case <-ctx.Done():
-		return false
-	case <-p.wake:
-	case <-tc:
-	}
-	return true
-}
+func (p *poller) waitWake(ctx context.Context, d time.Duration) bool { return p.wait(ctx, d, nil) }
