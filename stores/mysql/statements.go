@@ -30,6 +30,8 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		// (status, job_id), in index order: the optimizer may otherwise
 		// pick the claim index and sort every row of the status.
 		StatusHint: " FORCE INDEX (idx_scheduler_job_status)",
+		// The RUNNING jobs among a list of ids are found by the list.
+		IDHint: " FORCE INDEX (PRIMARY)",
 		// The keys are read with a locking read, so that rows committed
 		// after the transaction's snapshot are seen.
 		KeyLock: " LOCK IN SHARE MODE",

@@ -67,6 +67,13 @@ type Syntax struct {
 	// EmptyNull says that the database stores the empty string as NULL
 	// (Oracle): a property value "" is then found as NULL.
 	EmptyNull bool
+	// IDHint follows the table of the reads of the RUNNING jobs among a
+	// list of ids (the fences of completions, releases and recoveries):
+	// MySQL's FORCE INDEX (PRIMARY), without which the optimizer may take
+	// the status-led index for status = 'RUNNING' and check every RUNNING
+	// job against the list (3.4 ms instead of 0.7 for 200 ids among 20,000
+	// RUNNING jobs).
+	IDHint string
 	// FenceHint and FenceOn lock, like LockHint and LockOn, the job row a
 	// state write reads its fence from, at least against writers (MySQL's
 	// LOCK IN SHARE MODE, SQL Server's REPEATABLEREAD).
@@ -577,9 +584,9 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	})
 	fill(&d.RunningSQL, func(ids []uuid.UUID, lock bool) (string, []any) {
 		if lock {
-			return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.LockHint+"\n\tWHERE status = "+running+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+			return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.IDHint+s.LockHint+"\n\tWHERE status = "+running+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
 		}
-		return s.SQL("SELECT job_id, claim_seq FROM {job}\n\tWHERE status = "+running+" AND job_id IN (?)", s.ids(ids))
+		return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.IDHint+"\n\tWHERE status = "+running+" AND job_id IN (?)", s.ids(ids))
 	})
 	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
 		return s.SQL(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
