@@ -10,8 +10,11 @@
 //     submissions in this process (NotifyNewWork), on freed slots, or after
 //     the delay its spi.PollDelayStrategy gives (Options.PollStrategy;
 //     AdaptivePolling by default, which doubles while polls come back
-//     empty); while the pool is mostly busy it gathers free slots first, and
-//     it refreshes a stale heartbeat before it claims;
+//     empty); while the pool is mostly busy it gathers free slots first,
+//     it refreshes a stale heartbeat before it claims, and, from a store
+//     that serves concurrent claims (spi.ConcurrentClaimer) while there is
+//     a backlog, it keeps a second claim in flight on the slots the first
+//     did not reserve (Options.ClaimConcurrency);
 //   - the executor (executor.go) runs each job with a JobContext (id,
 //     attempt, params, a tagged slog.Logger), recovering panics as errors,
 //     and on a timed-out drain releases what still runs;
