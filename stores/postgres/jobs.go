@@ -311,23 +311,22 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 // copyRows writes the jobs at idx and their tags with COPY.
 func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) error {
 	pending := string(spi.StatusPending)
-	// A batch without resources leaves the resource columns to their
-	// defaults (NULL, 0), and one without trace contexts that column:
-	// fewer columns to encode and parse per row. The optional columns are
-	// the last three of insertColumns, and of a row.
-	base := len(insertColumns) - 3
-	var resources, traced bool
-	for _, i := range idx {
-		j := p.jobs[i]
-		resources = resources || j.Resource != "" || j.ResourceLimit != 0
-		traced = traced || len(j.TraceContext) > 0
-	}
-	cols := slices.Clip(insertColumns[:base])
-	if resources {
-		cols = append(cols, insertColumns[base:base+2]...)
-	}
-	if traced {
-		cols = append(cols, insertColumns[base+2])
+	// A column whose value is its default for every job of the batch is
+	// left out, to its default: fewer values to encode and for PostgreSQL
+	// to parse per row (a batch of new jobs has about ten such columns).
+	keep := make([]bool, len(insertColumns))
+	var cols []string
+	for c, name := range insertColumns {
+		dflt := copyDefaults[name]
+		for _, i := range idx {
+			if dflt == nil || !dflt(p.jobs[i], p.params[i]) {
+				keep[c] = true
+				break
+			}
+		}
+		if keep[c] {
+			cols = append(cols, name)
+		}
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, cols,
 		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
@@ -336,12 +335,11 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 				return nil, err
 			}
 			row = slices.Insert(row, 3, any(pending))
-			out := row[:base]
-			if resources {
-				out = append(out, row[base:base+2]...)
-			}
-			if traced {
-				out = append(out, row[base+2])
+			out := row[:0]
+			for c, v := range row {
+				if keep[c] {
+					out = append(out, v)
+				}
 			}
 			return out, nil
 		}))
@@ -369,6 +367,32 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 		}
 	}
 	return nil
+}
+
+// copyDefaults tells, for the columns of insertColumns that have a default
+// in the schema, whether a job's value is that default (as InsertRow
+// writes it: "" as NULL, the zero time as NULL); a COPY leaves out a
+// column whose value is its default for the whole batch.
+var copyDefaults = map[string]func(j *spi.Job, params pgtype.Text) bool{
+	"priority":         func(j *spi.Job, _ pgtype.Text) bool { return j.Priority == 2 },
+	"created_time":     func(j *spi.Job, _ pgtype.Text) bool { return j.CreatedAt.IsZero() },
+	"attempts":         func(j *spi.Job, _ pgtype.Text) bool { return j.Attempts == 0 },
+	"max_retries":      func(j *spi.Job, _ pgtype.Text) bool { return j.MaxRetries == 3 },
+	"backoff_kind":     func(j *spi.Job, _ pgtype.Text) bool { return j.Backoff == "NONE" },
+	"backoff_param_us": func(j *spi.Job, _ pgtype.Text) bool { return j.BackoffParam.Microseconds() == 0 },
+	"claim_seq":        func(j *spi.Job, _ pgtype.Text) bool { return j.ClaimSeq == 0 },
+	"crash_count":      func(j *spi.Job, _ pgtype.Text) bool { return j.CrashCount == 0 },
+	"owner_node":       func(j *spi.Job, _ pgtype.Text) bool { return j.OwnerNode == "" },
+	"claimed_time":     func(j *spi.Job, _ pgtype.Text) bool { return j.ClaimedAt.IsZero() },
+	"finished_time":    func(j *spi.Job, _ pgtype.Text) bool { return j.FinishedAt.IsZero() },
+	"last_error":       func(j *spi.Job, _ pgtype.Text) bool { return j.LastError == "" },
+	"job_result":       func(j *spi.Job, _ pgtype.Text) bool { return j.Result == nil },
+	"result_type":      func(j *spi.Job, _ pgtype.Text) bool { return j.ResultType == "" },
+	"idempotency_key":  func(j *spi.Job, _ pgtype.Text) bool { return j.IdempotencyKey == "" },
+	"params":           func(_ *spi.Job, params pgtype.Text) bool { return !params.Valid },
+	"resource_name":    func(j *spi.Job, _ pgtype.Text) bool { return j.Resource == "" },
+	"resource_limit":   func(j *spi.Job, _ pgtype.Text) bool { return j.ResourceLimit == 0 },
+	"trace_context":    func(j *spi.Job, _ pgtype.Text) bool { return len(j.TraceContext) == 0 },
 }
 
 // lookupKeys maps idempotency keys that conflicted to the ids of the jobs

@@ -206,3 +206,39 @@ func TestInsertTraceContextOnBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// A COPY leaves out the columns whose value is the schema's default for
+// the whole batch: a batch of jobs at the defaults reads back as written,
+// and so does one in which a single job sets every one of those columns
+// (each column is then written for the whole batch).
+func TestCopyLeavesDefaultsOut(t *testing.T) {
+	s := openStore(t)
+	atDefaults := func() *spi.Job {
+		j := job(spi.PriorityNormal, t0)
+		j.CreatedAt, j.Backoff, j.MaxRetries = time.Time{}, spi.BackoffNone, 3
+		return j
+	}
+	for _, name := range []string{"all at the defaults", "one job sets every column"} {
+		jobs := make([]*spi.Job, CopyThreshold)
+		for i := range jobs {
+			jobs[i] = atDefaults()
+		}
+		if name == "one job sets every column" {
+			j := jobs[len(jobs)/2]
+			j.Priority, j.CreatedAt, j.MaxRetries = spi.PriorityHigh, t0.Add(-time.Minute), 7
+			j.Backoff, j.BackoffParam = spi.BackoffFixed, 1500*time.Millisecond
+			j.Attempts, j.ClaimSeq, j.CrashCount = 2, 5, 1
+			j.OwnerNode, j.ClaimedAt, j.FinishedAt = "node-x", t0.Add(time.Second), t0.Add(2*time.Second)
+			j.LastError, j.Result, j.ResultType = "earlier", []byte(`"r"`), "string"
+			j.Params = map[string]string{"tenant": "acme"}
+			j.Resource, j.ResourceLimit = "gpu", 2
+			j.TraceContext = []byte("00-trace")
+		}
+		insert(t, s, jobs...)
+		for _, j := range jobs {
+			want := j.Clone()
+			want.Status = spi.StatusPending
+			assert.Equal(t, want, get(t, s, j.ID), "%s: job %s", name, j.ID)
+		}
+	}
+}

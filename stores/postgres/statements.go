@@ -36,9 +36,8 @@ type statements struct {
 }
 
 // insertColumns are the columns an insert writes, in the order of the
-// arrays of insertArrays and of the COPY rows. The resource columns and the
-// trace context come last, so that a COPY of jobs without them can leave
-// them out.
+// arrays of insertArrays and of the COPY rows (a COPY leaves out those at
+// their defaults for the whole batch, see copyDefaults).
 var insertColumns = []string{"job_id", "task_name", "payload", "status", "priority", "scheduled_time",
 	"created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us", "claim_seq",
 	"crash_count", "owner_node", "claimed_time", "finished_time", "last_error", "job_result",
