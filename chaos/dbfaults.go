@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -134,6 +135,10 @@ func (h *harness) faultDB(ctx context.Context, f Fault) {
 	h.progress("%-4s for %s %s", inj.Kind, inj.For, inj.Note)
 }
 
+// errWorkerExited is the error of a skew whose worker exited before it
+// confirmed it.
+var errWorkerExited = errors.New("the worker exited")
+
 // skew sets the offset of the process's clock through its control input
 // and waits for the worker to confirm it.
 func (p *proc) skew(d time.Duration) error {
@@ -152,7 +157,7 @@ func (p *proc) skew(d time.Duration) error {
 				return nil
 			}
 		case <-p.exited:
-			return fmt.Errorf("the worker exited")
+			return errWorkerExited
 		case <-deadline.C:
 			return fmt.Errorf("the worker did not confirm the skew within 5s (does its main call chaos.WorkerMain?)")
 		}

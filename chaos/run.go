@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -506,7 +507,18 @@ func (h *harness) fault(ctx context.Context, f Fault) {
 		n := h.proxies[s.node].reset()
 		inj.Note = joinNote(inj.Note, fmt.Sprintf("%d connections reset", n))
 	case FaultSkew:
-		if err := p.skew(time.Duration(f.Skew)); err != nil {
+		err := p.skew(time.Duration(f.Skew))
+		if errors.Is(err, errWorkerExited) && s.awaitUp(ctx, 30*time.Second) == nil {
+			// The node exited as the skew began (a poison job crashes
+			// its worker on purpose): skew it once it is back, else the
+			// run would report the kind as never injected.
+			if q := s.up(); q != nil {
+				p = q
+				err = p.skew(time.Duration(f.Skew))
+				inj.Note = joinNote(inj.Note, "after the node's restart")
+			}
+		}
+		if err != nil {
 			inj.Note = joinNote("skipped: "+err.Error(), inj.Note)
 			break
 		}
