@@ -850,16 +850,16 @@ func (d Dialect[T]) Finish(r *Row, raw T, workflow sql.Null[T], tags sql.NullStr
 	}
 	if workflow.Valid {
 		if r.WorkflowID, err = d.ParseID(workflow.V); err != nil {
-			return nil, raw, r.ClaimSeq, Corrupt(r.idText(), "unreadable workflow id: %v", err)
+			return nil, raw, r.ClaimSeq, Corrupt(r.ID.String(), "unreadable workflow id: %v", err)
 		}
 	}
 	r.Params.Valid = r.Params.Valid && r.Params.String != "" // Oracle's NULL for ""
 	if timeErr != nil {
-		return nil, raw, r.ClaimSeq, Corrupt(r.idText(), "unreadable time: %v", timeErr)
+		return nil, raw, r.ClaimSeq, Corrupt(r.ID.String(), "unreadable time: %v", timeErr)
 	}
 	if tags.Valid && tags.String != "" {
 		if r.Tags, err = d.Tags(tags.String); err != nil {
-			return nil, raw, r.ClaimSeq, Corrupt(r.idText(), "unreadable tags: %v", err)
+			return nil, raw, r.ClaimSeq, Corrupt(r.ID.String(), "unreadable tags: %v", err)
 		}
 	}
 	job, err = r.Job()

@@ -16,11 +16,8 @@ import (
 // validation: the store converts its database's types (ids, times, NULLs,
 // tag lists) into these fields, and Job checks and builds the job.
 type Row struct {
-	// ID is the job id; IDText names the stored id in messages, also
-	// when it could not be read as a UUID (empty: ID's text, made only
-	// for a message).
-	ID     uuid.UUID
-	IDText string
+	// ID is the job id; messages name the job by its text.
+	ID uuid.UUID
 	// Problem, when not empty, is what the store found wrong while
 	// converting the columns (an id that is not a UUID, an infinite or
 	// missing timestamp): the row is corrupt.
@@ -49,14 +46,6 @@ type Row struct {
 	TraceContext []byte
 }
 
-// idText names the row's job in messages.
-func (r *Row) idText() string {
-	if r.IDText != "" {
-		return r.IDText
-	}
-	return r.ID.String()
-}
-
 // Corrupt returns an error wrapping spi.ErrCorruptJob that names the job
 // (by the text of its stored id) and the problem.
 func Corrupt(id, format string, args ...any) error {
@@ -70,15 +59,15 @@ func Corrupt(id, format string, args ...any) error {
 // fails it into the dead-letter queue instead of returning it.
 func (r *Row) Job() (*spi.Job, error) {
 	if r.Problem != "" {
-		return nil, Corrupt(r.idText(), "%s", r.Problem)
+		return nil, Corrupt(r.ID.String(), "%s", r.Problem)
 	}
 	st := spi.Status(r.Status)
 	if !st.Valid() {
-		return nil, Corrupt(r.idText(), "unknown status %q", r.Status)
+		return nil, Corrupt(r.ID.String(), "unknown status %q", r.Status)
 	}
 	p := spi.Priority(r.Priority)
 	if !p.Valid() {
-		return nil, Corrupt(r.idText(), "priority %d out of range 0..4", r.Priority)
+		return nil, Corrupt(r.ID.String(), "priority %d out of range 0..4", r.Priority)
 	}
 	j := &spi.Job{
 		ID:             r.ID,
@@ -116,7 +105,7 @@ func (r *Row) Job() (*spi.Job, error) {
 	if r.Params.Valid {
 		var err error
 		if j.Params, err = DecodeParams(r.Params.String); err != nil {
-			return nil, Corrupt(r.idText(), "params are not a JSON object of strings: %v", err)
+			return nil, Corrupt(r.ID.String(), "params are not a JSON object of strings: %v", err)
 		}
 	}
 	return j, nil

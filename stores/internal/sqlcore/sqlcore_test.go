@@ -113,7 +113,7 @@ func TestRecognizeAppliedCompletions(t *testing.T) {
 }
 
 func TestRowJob(t *testing.T) {
-	good := sqlcore.Row{ID: id(1), IDText: id(1).String(), Task: "t", Status: "PENDING", Priority: 2,
+	good := sqlcore.Row{ID: id(1), Task: "t", Status: "PENDING", Priority: 2,
 		Scheduled: t0, BackoffParamUS: 1500, Params: sql.NullString{String: `{"k":"v"}`, Valid: true}, Tags: []string{"a"}}
 	j, err := good.Job()
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestRowJob(t *testing.T) {
 	assert.Equal(t, 1500*time.Microsecond, j.BackoffParam)
 	assert.Equal(t, []string{"a"}, j.Tags)
 	for name, mutate := range map[string]func(r *sqlcore.Row){
-		"is 3 bytes":        func(r *sqlcore.Row) { r.IDText, r.Problem = "0x010203", "job_id is 3 bytes" },
+		"is 3 bytes":        func(r *sqlcore.Row) { r.Problem = "job_id is 3 bytes" },
 		"unknown status":    func(r *sqlcore.Row) { r.Status = "LOST" },
 		"out of range":      func(r *sqlcore.Row) { r.Priority = 9 },
 		"not a JSON object": func(r *sqlcore.Row) { r.Params.String = "{not json" },
@@ -131,7 +131,7 @@ func TestRowJob(t *testing.T) {
 		_, err := r.Job()
 		assert.ErrorIs(t, err, spi.ErrCorruptJob, name)
 		assert.ErrorContains(t, err, name)
-		assert.ErrorContains(t, err, r.IDText)
+		assert.ErrorContains(t, err, r.ID.String(), "the message names the job")
 	}
 	assert.Nil(t, sqlcore.Blob(nil, true))
 	assert.Equal(t, []byte{}, sqlcore.Blob(nil, false))
