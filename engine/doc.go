@@ -7,8 +7,10 @@
 // logger, callbacks) and no pointer back to the Engine:
 //   - the poller (poller.go) claims up to the free capacity in one store
 //     call, in the order of effective priority with aging, waking on
-//     submissions in this process (NotifyNewWork), on freed slots, or after
-//     the delay its spi.PollDelayStrategy gives (Options.PollStrategy;
+//     submissions in this process (NotifyNewWork), on freed slots while it
+//     waits for slots (not after a claim that found fewer jobs than it
+//     asked for: a freed slot brings no new one), or after the delay its
+//     spi.PollDelayStrategy gives (Options.PollStrategy;
 //     AdaptivePolling by default, which doubles while polls come back
 //     empty); while the pool is mostly busy it gathers free slots first,
 //     it refreshes a stale heartbeat before it claims, and, from a store

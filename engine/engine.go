@@ -229,7 +229,7 @@ func (e *Engine) wire() {
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
 			o.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.poke() },
+		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.freed() },
 		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
 			return out.gate(ctx, flow, jc, j, started)
 		},

@@ -90,10 +90,12 @@ type pollerDeps struct {
 }
 
 // poller claims due jobs up to the free slots and dispatches them, waking
-// on submissions and freed slots (poke) or after its strategy's delay.
+// on submissions (poke), on freed slots while it waits for slots (freed),
+// or after its strategy's delay.
 type poller struct {
 	pollerDeps
-	wake chan struct{}
+	wake  chan struct{} // new work (poke)
+	slots chan struct{} // a slot freed up (freed)
 }
 
 func newPoller(d pollerDeps) *poller {
@@ -101,13 +103,33 @@ func newPoller(d pollerDeps) *poller {
 		d.rejected = func(context.Context, string, int) {}
 	}
 	d.claimers = max(d.claimers, 1)
-	return &poller{pollerDeps: d, wake: make(chan struct{}, 1)}
+	return &poller{pollerDeps: d, wake: make(chan struct{}, 1), slots: make(chan struct{}, 1)}
 }
 
-// poke wakes the poller: new work, or a freed slot.
-func (p *poller) poke() {
+// poke wakes the poller: there may be new work.
+func (p *poller) poke() { signal(p.wake) }
+
+// freed tells the poller that a slot freed up. It wakes the poller only
+// while it waits for slots: no slot free (PollIdle) or too few
+// (PollGather). After a claim that got less than it asked for, a freed
+// slot brings no new due job, so the poller waits for new work or its
+// strategy's delay, instead of claiming again (and, at a steady rate,
+// mostly finding nothing) each time a body finishes. Under per-task limits
+// a claim that got less may have left out the tasks at their limit, which
+// a freed slot of theirs makes claimable again: there every freed slot
+// wakes the poller.
+func (p *poller) freed() {
+	if p.limited != nil {
+		p.poke()
+		return
+	}
+	signal(p.slots)
+}
+
+// signal leaves a wakeup on c unless one is pending already.
+func signal(c chan struct{}) {
 	select {
-	case p.wake <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
@@ -144,7 +166,7 @@ func (p *poller) run(ctx context.Context) {
 		switch d.Action {
 		case PollIdle:
 			endGather()
-			if !p.wait(ctx, 0, &fl) {
+			if !p.wait(ctx, 0, &fl, true) {
 				return
 			}
 		case PollGather:
@@ -155,6 +177,7 @@ func (p *poller) run(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-p.wake:
+			case <-p.slots:
 			case <-gather.Chan():
 			case o := <-fl.finished():
 				if !p.after(ctx, p.settle(&fl, o), &fl) {
@@ -166,7 +189,7 @@ func (p *poller) run(ctx context.Context) {
 				continue
 			}
 			p.rejected(ctx, spi.GateStaleHeartbeat, 1)
-			if !p.wait(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat}), &fl) {
+			if !p.wait(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat}), &fl, false) {
 				return
 			}
 		case PollClaim:
@@ -242,10 +265,10 @@ func (p *poller) settle(fl *inFlight, o claimOutcome) time.Duration {
 	return p.strategy.Next(o.res)
 }
 
-// wait waits for a wakeup, for d when d > 0, or, with fl, for a claim in
-// flight to come back, whose own wait then follows. It returns false when
-// ctx ends.
-func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight) bool {
+// wait waits for a wakeup (with forSlots, a freed slot's too), for d when
+// d > 0, or, with fl, for a claim in flight to come back, whose own wait
+// then follows. It returns false when ctx ends.
+func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight, forSlots bool) bool {
 	var tc <-chan time.Time
 	if d > 0 {
 		t := p.clock.NewTimer(d)
@@ -256,10 +279,15 @@ func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight) bool {
 	if fl != nil {
 		done = fl.finished()
 	}
+	var slots chan struct{} // nil, never ready, unless waiting for slots
+	if forSlots {
+		slots = p.slots
+	}
 	select {
 	case <-ctx.Done():
 		return false
 	case <-p.wake:
+	case <-slots:
 	case <-tc:
 	case o := <-done:
 		return p.after(ctx, p.settle(fl, o), fl)
@@ -271,7 +299,7 @@ func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight) bool {
 // when d > 0; else it returns at once, for the loop to decide again. It
 // returns false when ctx ends.
 func (p *poller) after(ctx context.Context, d time.Duration, fl *inFlight) bool {
-	return d <= 0 || p.wait(ctx, d, fl)
+	return d <= 0 || p.wait(ctx, d, fl, false)
 }
 
 // claimOutcome is how one claim went: the slots it asked for, its result
@@ -357,4 +385,6 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 
 // waitWake waits for a wakeup, or for d when d > 0. It returns false when
 // ctx ends.
-func (p *poller) waitWake(ctx context.Context, d time.Duration) bool { return p.wait(ctx, d, nil) }
+func (p *poller) waitWake(ctx context.Context, d time.Duration) bool {
+	return p.wait(ctx, d, nil, false)
+}

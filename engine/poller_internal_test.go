@@ -142,3 +142,89 @@ func TestClaimConcurrencyDefault(t *testing.T) {
 type concurrentClaims bool
 
 func (c concurrentClaims) ConcurrentClaims() bool { return bool(c) }
+
+// waitLong is a strategy whose waits outlast the test: only wakeups start
+// a claim after the first.
+type waitLong struct{}
+
+func (waitLong) Next(r spi.PollResult) time.Duration {
+	if r.Claimed > 0 && r.Claimed >= r.Asked {
+		return 0
+	}
+	return time.Hour
+}
+
+// A freed slot wakes the poller while it waits for slots (none free), not
+// after a claim that got less than it asked for (no backlog: the slot
+// brings no new job), unless per-task limits may have kept jobs out of
+// that claim. New work (poke) wakes it either way.
+func TestFreedSlotWakesOnlyForSlots(t *testing.T) {
+	for _, limited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unlimited", true: "task limits"}[limited], func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			store := &gatedClaims{arrived: make(chan int, 4), release: make(chan int)}
+			var mu sync.Mutex
+			running := 0
+			dispatched := make(chan struct{}, 8)
+			d := pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
+				params:   spi.ClaimParams{Tasks: []string{"t"}},
+				policy:   PollPolicy{Slots: 4, Batch: 4},
+				strategy: waitLong{},
+				free:     func() int { mu.Lock(); defer mu.Unlock(); return 4 - running },
+				dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock(); dispatched <- struct{}{} },
+				lastBeat: time.Now, beat: func(context.Context) bool { return true },
+				claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}}
+			if limited {
+				d.limited = func(tasks []string) ([]string, int) { return tasks, 4 }
+				d.admit = func(jobs []*spi.Job) ([]*spi.Job, []*spi.Job) { return jobs, nil }
+				d.giveBack = func(context.Context, []*spi.Job) {}
+			}
+			p := newPoller(d)
+			ended := make(chan struct{})
+			go func() { p.run(ctx); close(ended) }()
+			defer func() { cancel(); <-ended }()
+			next := func() int {
+				select {
+				case n := <-store.arrived:
+					return n
+				case <-time.After(10 * time.Second):
+					t.Fatal("no claim reached the store")
+					return 0
+				}
+			}
+			none := func(why string) {
+				select {
+				case n := <-store.arrived:
+					t.Fatalf("a claim (of %d) started %s", n, why)
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			// give lets the claim at the store go with n jobs and waits
+			// until they run.
+			give := func(n int) {
+				store.release <- n
+				for range n {
+					<-dispatched
+				}
+			}
+			finish := func() { mu.Lock(); running--; mu.Unlock(); p.freed() }
+
+			assert.Equal(t, 4, next())
+			give(1) // less than asked: no backlog
+			finish()
+			if limited {
+				assert.Equal(t, 4, next(), "under task limits a freed slot may let a limited task's jobs in")
+				store.release <- 0
+			} else {
+				none("on a freed slot after a claim that got less than it asked for")
+			}
+			p.poke() // new work
+			assert.Equal(t, 4, next(), "new work wakes the poller")
+			give(4) // every slot busy: the poller waits for one
+			finish()
+			assert.Equal(t, 1, next(), "a freed slot wakes a poller that waits for slots")
+			store.release <- 0
+		})
+	}
+}
