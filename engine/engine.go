@@ -249,9 +249,10 @@ func (e *Engine) wire() {
 		// others wait for a node that runs them.
 		params: spi.ClaimParams{NodeID: o.NodeID, BoostInterval: o.PriorityBoostInterval, // AgingDisabled is negative: no aging in the store
 			Tags: o.Tags, Tasks: e.taskNames},
-		policy:   PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
-		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval}),
-		free:     e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
+		policy: PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
+		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
+			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
+		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
 		breaker:  e.pollBreaker,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },

@@ -17,6 +17,14 @@ import (
 // MinInterval; after an empty one it waits, starting at MinInterval and
 // doubling with each empty claim up to MaxInterval; after a failed claim it
 // backs off for MaxInterval.
+//
+// When the poller is notified of new work wherever it is submitted
+// (PollConfig.Notified), a partial claim waits as an empty one does:
+// doubling up to MaxInterval. Without that, a node at a steady rate would
+// claim again MinInterval after each submission's claim, mostly finding
+// nothing (on MariaDB at 1,000 jobs/s, about a third of its claims, and a
+// sixth of the database's CPU); jobs that become due by time (delayed
+// jobs, retries) then start within MaxInterval, as on an idle node.
 func AdaptivePolling(c spi.PollConfig) spi.PollDelayStrategy {
 	return &adaptivePoll{cfg: c, delay: c.MinInterval}
 }
@@ -34,7 +42,7 @@ func (a *adaptivePoll) Next(r spi.PollResult) time.Duration {
 	case r.Claimed > 0 && r.Claimed >= r.Asked:
 		a.delay = a.cfg.MinInterval
 		return 0 // there may be more due work
-	case r.Claimed > 0:
+	case r.Claimed > 0 && !a.cfg.Notified:
 		a.delay = a.cfg.MinInterval
 		return a.delay
 	}

@@ -139,6 +139,16 @@ func TestAdaptivePolling(t *testing.T) {
 	assert.Equal(t, 70*time.Millisecond, next(5, 0, errors.New("down")), "a failure backs off")
 	assert.Equal(t, 70*time.Millisecond, next(5, 0, nil))
 	assert.Equal(t, 10*time.Millisecond, next(5, 2, nil), "a partial claim waits the shortest")
+	assert.Equal(t, 10*time.Millisecond, next(5, 2, nil), "each time")
+
+	// Notified of new work, a partial claim waits as an empty one.
+	s = engine.AdaptivePolling(spi.PollConfig{MinInterval: 10 * time.Millisecond, MaxInterval: 70 * time.Millisecond, Notified: true})
+	assert.Equal(t, 10*time.Millisecond, next(5, 2, nil), "notified: a first partial claim waits the shortest")
+	assert.Equal(t, 20*time.Millisecond, next(5, 2, nil), "notified: doubles")
+	assert.Equal(t, 40*time.Millisecond, next(5, 0, nil))
+	assert.Equal(t, 70*time.Millisecond, next(5, 3, nil), "notified: capped")
+	assert.Equal(t, time.Duration(0), next(5, 5, nil), "a full claim claims again at once")
+	assert.Equal(t, 10*time.Millisecond, next(5, 1, nil), "and resets the wait")
 }
 
 // recordingPolls is a poll strategy that records what it is told and
@@ -171,7 +181,28 @@ func TestPollStrategyIsPluggable(t *testing.T) {
 	for res := range polls.results {
 		if res.Claimed == 1 {
 			assert.Positive(t, res.Asked)
-			return
+			break
 		}
 	}
+
+	// With a cluster coordinator, new work wakes the node wherever it is
+	// submitted: the strategy is told so.
+	_, err = engine.New(memory.New(), engine.Options{NodeID: "n2", Logger: quiet, Coordinator: engine.NewLocalCoordinator(),
+		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg = c; return polls }}, task)
+	require.NoError(t, err)
+	assert.True(t, cfg.Notified, "a node with a coordinator is notified of new work")
+	// So is a node whose store carries wakeups between processes.
+	_, err = engine.New(wakeupStore{memory.New()}, engine.Options{NodeID: "n3", Logger: quiet,
+		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg = c; return polls }}, task)
+	require.NoError(t, err)
+	assert.True(t, cfg.Notified, "a node whose store delivers wakeups is notified of new work")
+}
+
+// wakeupStore is a memory store that carries wakeups between processes
+// (and never delivers one).
+type wakeupStore struct{ *memory.Store }
+
+func (wakeupStore) ListenWakeups(ctx context.Context, _ func(spi.WakeupHint)) error {
+	<-ctx.Done()
+	return ctx.Err()
 }

@@ -109,6 +109,14 @@ type PollConfig struct {
 	// MinInterval and MaxInterval are the engine's MinPollInterval and
 	// PollInterval.
 	MinInterval, MaxInterval time.Duration
+	// Notified says that new work wakes the poller wherever it is
+	// submitted: the engine has a cluster coordinator, or its store
+	// delivers wakeups between processes (spi.WakeupListener). A claim
+	// that got less than it asked for then took all the due work, and
+	// until new work's wakeup only jobs that become due by time (delayed
+	// jobs, retries) need a poll. False: submissions in other processes
+	// are seen only by polling.
+	Notified bool
 }
 
 // PollStrategyFunc creates a poller's PollDelayStrategy: the spec's
