@@ -330,10 +330,8 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, cols,
 		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
-			row, err := s.dialect.Syntax.InsertRow(p.jobs[idx[k]])
-			if err != nil {
-				return nil, err
-			}
+			i := idx[k]
+			row := s.dialect.Syntax.InsertRow(p.jobs[i], p.params[i].String) // params as planInsert encoded them
 			row = slices.Insert(row, 3, any(pending))
 			out := row[:0]
 			for c, v := range row {

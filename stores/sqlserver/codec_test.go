@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 // TestIDsSortAsUUIDs checks the reason job ids are BINARY(16): the bytes
@@ -94,15 +95,15 @@ func TestJobRoundTrip(t *testing.T) {
 	assert.NotNil(t, got.Result, "an empty result stays empty, not nil")
 
 	// Insert arguments: typed NULLs for VARBINARY, names as UTF-8 bytes.
-	args, err := syntax.InsertRow(&spi.Job{ID: j.ID, ScheduledAt: t0, Payload: nil, IdempotencyKey: ""})
-	require.NoError(t, err)
+	args := syntax.InsertRow(&spi.Job{ID: j.ID, ScheduledAt: t0, Payload: nil, IdempotencyKey: ""}, "")
 	require.Len(t, args, numInsertArgs)
 	assert.Equal(t, []byte(nil), args[2], "a nil payload is a VARBINARY NULL, not an untyped one")
 	assert.IsType(t, []byte(nil), args[16], "result")
 	assert.IsType(t, []byte(nil), args[18], "idempotency key")
 	assert.Nil(t, args[19], "no params: NULL")
-	args, err = syntax.InsertRow(j)
+	params, err := sqlcore.EncodeParams(j.Params)
 	require.NoError(t, err)
+	args = syntax.InsertRow(j, params)
 	assert.Equal(t, []byte("key "), args[18], "keys keep trailing spaces: VARBINARY has no padding")
 	assert.Equal(t, `{"k":"v"}`, args[19])
 }

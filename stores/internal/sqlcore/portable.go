@@ -411,25 +411,22 @@ const insertColumns = `job_id, task_name, payload, status, priority, scheduled_t
 	resource_name, resource_limit, trace_context`
 
 // InsertRow returns the arguments of one row of InsertJobsSQL, in the order
-// of its columns without status (a literal).
-func (s *Syntax) InsertRow(j *spi.Job) ([]any, error) { return s.appendRow(nil, j, &ParamsEncoder{}) }
+// of its columns without status (a literal), with params the job's params
+// as a ParamsEncoder encoded them.
+func (s *Syntax) InsertRow(j *spi.Job, params string) []any { return s.appendRow(nil, j, params) }
 
 // numInsertArgs is the number of arguments of one row of InsertJobsSQL.
 const numInsertArgs = 23
 
 // appendRow appends the arguments of InsertRow to args.
-func (s *Syntax) appendRow(args []any, j *spi.Job, pe *ParamsEncoder) ([]any, error) {
-	params, err := pe.Encode(j.Params)
-	if err != nil {
-		return nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
-	}
+func (s *Syntax) appendRow(args []any, j *spi.Job, params string) []any {
 	return append(args,
 		s.id(j.ID), j.TaskName, s.blob(j.Payload), int64(j.Priority), s.time(j.ScheduledAt), s.time(j.CreatedAt),
 		int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), s.nullName(j.OwnerNode), s.time(j.ClaimedAt), s.time(j.FinishedAt),
 		s.long(j.LastError), s.blob(j.Result), s.text(j.ResultType), s.nullName(j.IdempotencyKey),
 		s.long(params), s.nullName(j.Resource), int64(j.ResourceLimit), s.blob(traceContext(j)),
-	), nil
+	)
 }
 
 // traceContext is j's trace context as the column stores it: nil (NULL)
@@ -535,10 +532,11 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		q.WriteString("INSERT INTO " + table + " (" + insertColumns + ") VALUES ")
 		var pe ParamsEncoder
 		for i, j := range jobs {
-			var err error
-			if args, err = s.appendRow(args, j, &pe); err != nil {
-				return "", nil, err
+			params, err := pe.Encode(j.Params)
+			if err != nil {
+				return "", nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
 			}
+			args = s.appendRow(args, j, params)
 			if i > 0 {
 				q.WriteString(",\n\t")
 			}

@@ -16,12 +16,10 @@ import (
 // validation: the store converts its database's types (ids, times, NULLs,
 // tag lists) into these fields, and Job checks and builds the job.
 type Row struct {
-	// ID is the job id; messages name the job by its text.
+	// ID is the job id; messages name the job by its text. Columns that
+	// cannot be converted (an id that is not a UUID, an unreadable time or
+	// tag list) are reported corrupt before Job, by Dialect.Finish.
 	ID uuid.UUID
-	// Problem, when not empty, is what the store found wrong while
-	// converting the columns (an id that is not a UUID, an infinite or
-	// missing timestamp): the row is corrupt.
-	Problem string
 
 	Task, Status, Backoff string
 	// Payload and Result are nil for NULL.
@@ -58,9 +56,6 @@ func Corrupt(id, format string, args ...any) error {
 // object of strings. GetJob and ListJobs report such a row; ClaimJobs
 // fails it into the dead-letter queue instead of returning it.
 func (r *Row) Job() (*spi.Job, error) {
-	if r.Problem != "" {
-		return nil, Corrupt(r.ID.String(), "%s", r.Problem)
-	}
 	st := spi.Status(r.Status)
 	if !st.Valid() {
 		return nil, Corrupt(r.ID.String(), "unknown status %q", r.Status)

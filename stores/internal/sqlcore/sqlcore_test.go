@@ -121,7 +121,6 @@ func TestRowJob(t *testing.T) {
 	assert.Equal(t, 1500*time.Microsecond, j.BackoffParam)
 	assert.Equal(t, []string{"a"}, j.Tags)
 	for name, mutate := range map[string]func(r *sqlcore.Row){
-		"is 3 bytes":        func(r *sqlcore.Row) { r.Problem = "job_id is 3 bytes" },
 		"unknown status":    func(r *sqlcore.Row) { r.Status = "LOST" },
 		"out of range":      func(r *sqlcore.Row) { r.Priority = 9 },
 		"not a JSON object": func(r *sqlcore.Row) { r.Params.String = "{not json" },
