@@ -114,3 +114,40 @@ func TestCompleterAlone(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "1 completions not written", "the released claim loses nothing")
 }
+
+// The completer's queue hands out NextBatch's batches of what was added,
+// in order, however adds and takes interleave.
+func TestCompleterTakesBatchesInOrder(t *testing.T) {
+	c := newCompleter(completerDeps{batch: 3})
+	var model []pendingCompletion // the whole queue, as NextBatch sees it
+	add := func(n int) {
+		for range n {
+			p := pending(1)
+			model = append(model, p)
+			c.add(p)
+		}
+	}
+	take := func() {
+		t.Helper()
+		var want []pendingCompletion
+		want, model = NextBatch(model, 3)
+		got, _ := c.take()
+		require.Len(t, got, len(want))
+		for i := range want {
+			assert.Equal(t, want[i].job.ID, got[i].job.ID, "completion %d of the batch", i)
+		}
+	}
+	add(7)
+	take() // 3
+	take() // 3
+	add(2)
+	take() // the last of the 7 and the 2 added since
+	take() // none
+	add(2)
+	take() // 2: a partial batch goes whole
+	add(4)
+	take() // 3
+	add(1)
+	take() // 2
+	take() // none
+}
