@@ -45,6 +45,29 @@ func (g *gatedClaims) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.
 	return jobs, nil
 }
 
+// next waits for the next claim to reach the store and returns its limit.
+func (g *gatedClaims) next(t *testing.T) int {
+	t.Helper()
+	select {
+	case n := <-g.arrived:
+		return n
+	case <-time.After(10 * time.Second):
+		t.Fatal("no claim reached the store")
+		return 0
+	}
+}
+
+// none checks that no claim reaches the store for a while (50 ms: the
+// absence of an event has nothing to wait on).
+func (g *gatedClaims) none(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case n := <-g.arrived:
+		t.Fatalf("a claim (of %d) started %s", n, why)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
 // With two claimers and a backlog (the last claim got all it asked for),
 // the next claim starts while another is at the store, on the slots the
 // other did not reserve; no third starts while two are there; without a
@@ -68,22 +91,7 @@ func TestPollerClaimsConcurrently(t *testing.T) {
 		claimers: 2})
 	ended := make(chan struct{})
 	go func() { p.run(ctx); close(ended) }()
-	next := func() int {
-		select {
-		case n := <-store.arrived:
-			return n
-		case <-time.After(10 * time.Second):
-			t.Fatal("no claim reached the store")
-			return 0
-		}
-	}
-	none := func(why string) {
-		select {
-		case n := <-store.arrived:
-			t.Fatalf("a claim (of %d) started %s", n, why)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	next, none := func() int { return store.next(t) }, func(why string) { store.none(t, why) }
 
 	assert.Equal(t, 4, next(), "the first claim asks for a batch")
 	none("beside the first, before any claim showed a backlog")
@@ -184,22 +192,7 @@ func TestFreedSlotWakesOnlyForSlots(t *testing.T) {
 			ended := make(chan struct{})
 			go func() { p.run(ctx); close(ended) }()
 			defer func() { cancel(); <-ended }()
-			next := func() int {
-				select {
-				case n := <-store.arrived:
-					return n
-				case <-time.After(10 * time.Second):
-					t.Fatal("no claim reached the store")
-					return 0
-				}
-			}
-			none := func(why string) {
-				select {
-				case n := <-store.arrived:
-					t.Fatalf("a claim (of %d) started %s", n, why)
-				case <-time.After(50 * time.Millisecond):
-				}
-			}
+			next, none := func() int { return store.next(t) }, func(why string) { store.none(t, why) }
 			// give lets the claim at the store go with n jobs and waits
 			// until they run.
 			give := func(n int) {
