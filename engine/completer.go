@@ -111,10 +111,7 @@ func (c *completer) add(p pendingCompletion) {
 	last := &c.queue[len(c.queue)-1]
 	*last = append(*last, p)
 	c.mu.Unlock()
-	select {
-	case c.signal <- struct{}{}:
-	default:
-	}
+	signal(c.signal)
 }
 
 // addLogs queues lines of a running job, written with the next batch.
@@ -122,10 +119,7 @@ func (c *completer) addLogs(a spi.LogAppend) {
 	c.mu.Lock()
 	c.logQueue = append(c.logQueue, a)
 	c.mu.Unlock()
-	select {
-	case c.signal <- struct{}{}:
-	default:
-	}
+	signal(c.signal)
 }
 
 // take returns the next batch and the queued lines of running jobs.
@@ -146,10 +140,7 @@ func (c *completer) take() ([]pendingCompletion, []spi.LogAppend) {
 	c.logQueue = nil
 	if len(c.queue) > 0 {
 		// More is waiting: wake another worker to write it meanwhile.
-		select {
-		case c.signal <- struct{}{}:
-		default:
-		}
+		signal(c.signal)
 	}
 	return batch, logs
 }
