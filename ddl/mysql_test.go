@@ -16,10 +16,10 @@ func TestMigrationsMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 12 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" {
+	if len(migs) != 13 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "claim_keys" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest("mysql"); got != 12 {
+	if got := ddl.Latest("mysql"); got != 13 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
@@ -65,6 +65,19 @@ func TestMigrationsMySQL(t *testing.T) {
 	} {
 		if !strings.Contains(migs[1].SQL, want) {
 			t.Errorf("cluster does not contain %q", want)
+		}
+	}
+	// Version 13 keys the claim and resource indexes by virtual columns
+	// that a completion leaves alone, in one ALTER of the job table, and
+	// gives the archive plain columns in the same places.
+	for _, want := range []string{
+		"ADD COLUMN claim_task VARCHAR(255)\n        AS (CASE WHEN status = 'PENDING' THEN task_name END) VIRTUAL",
+		"ADD COLUMN resource_status VARCHAR(16)\n        AS (CASE WHEN resource_name IS NULL THEN NULL ELSE status END) VIRTUAL",
+		"DROP KEY idx_scheduler_job_claim,\n    DROP KEY idx_scheduler_job_resource,\n    ADD KEY idx_scheduler_job_claim (claim_task, priority, scheduled_time, job_id),\n    ADD KEY idx_scheduler_job_resource (resource_name, resource_status);",
+		"ALTER TABLE scheduler_job_archive\n    ADD COLUMN claim_task VARCHAR(255),\n    ADD COLUMN resource_status VARCHAR(16);",
+	} {
+		if !strings.Contains(migs[12].SQL, want) {
+			t.Errorf("claim_keys does not contain %q", want)
 		}
 	}
 }

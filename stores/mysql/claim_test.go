@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
 func TestClaimAgingIsExact(t *testing.T) {
@@ -185,7 +186,7 @@ func explainRows(t *testing.T, s *Store, q string, args ...any) []map[string]str
 func describePlan(plan []map[string]string) string {
 	var b strings.Builder
 	for _, r := range plan {
-		fmt.Fprintf(&b, "%s %s table=%s type=%s key=%s rows=%s extra=%s\n", r["id"], r["select_type"], r["table"], r["type"], r["key"], r["rows"], r["extra"])
+		fmt.Fprintf(&b, "%s %s table=%s type=%s key=%s key_len=%s ref=%s rows=%s extra=%s\n", r["id"], r["select_type"], r["table"], r["type"], r["key"], r["key_len"], r["ref"], r["rows"], r["extra"])
 	}
 	return b.String()
 }
@@ -195,6 +196,8 @@ func describePlan(plan []map[string]string) string {
 // statements never scan scheduler_job: each of the claim's five subqueries
 // reads its priority level from idx_scheduler_job_claim (and its tag and
 // holder subqueries use the tag table's key and idx_scheduler_job_resource),
+// the reads of the pending tasks and of the oldest due job probe the claim
+// index too,
 // the owner writes and read-backs find their rows by primary key, the
 // dead-letter listing uses idx_scheduler_job_status and recovery
 // idx_scheduler_job_owner.
@@ -249,6 +252,8 @@ func TestPlansUseIndexes(t *testing.T) {
 	orphans, orphansArgs := s.dialect.OrphansSQL(t0, nil)
 	named, namedArgs := s.dialect.OrphansSQL(t0, []string{"gone"})
 	listDLQ, listDLQArgs := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 101)
+	holders, holdersArgs := s.dialect.Syntax.SQL(countHoldersSQL, sqlcore.In([]any{[]byte("r0"), []byte("r1")}))
+	oldest, oldestArgs := s.dialect.OldestDueSQL(t0)
 	cases := []struct {
 		name  string
 		q     string
@@ -259,6 +264,8 @@ func TestPlansUseIndexes(t *testing.T) {
 		{"claim", plain, plainArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource"}, len(tasks) * spi.NumPriorities},
 		{"claim with tags", tagged, tagArgs, map[string]string{"x": "idx_scheduler_job_claim", "r": "idx_scheduler_job_resource", "t": "PRIMARY"}, len(tasks) * spi.NumPriorities},
 		{"pending tasks", s.dialect.PendingTasksSQL, nil, map[string]string{"scheduler_job": "idx_scheduler_job_claim"}, 0},
+		{"pending counts", s.dialect.PendingCountSQL, nil, map[string]string{"scheduler_job": "idx_scheduler_job_claim"}, 0},
+		{"oldest due", oldest, oldestArgs, map[string]string{"j": "idx_scheduler_job_claim", "scheduler_job": "idx_scheduler_job_claim"}, 0},
 		{"claimed rows", claimed, claimedArgs, map[string]string{"j": "PRIMARY", "t": "PRIMARY"}, 0},
 		{"lock running", lockRunning, runningArgs, nil, 0},
 		{"complete", `UPDATE ` + table(s, "job") + ` j JOIN (` + buf.String() + `) v ON j.job_id = v.id SET j.status = v.st WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, nil,
@@ -266,7 +273,7 @@ func TestPlansUseIndexes(t *testing.T) {
 		{"get", get, getArgs, map[string]string{"j": "PRIMARY"}, 0},
 		{"list", list, listArgs, map[string]string{"j": "PRIMARY"}, 0},
 		{"list DLQ", listDLQ, listDLQArgs, map[string]string{"j": "idx_scheduler_job_status"}, 0},
-		{"count holders", `SELECT resource_name, COUNT(*) FROM ` + table(s, "job") + ` WHERE status = 'RUNNING' AND resource_name IN (?, ?) GROUP BY resource_name`, []any{[]byte("r0"), []byte("r1")},
+		{"count holders", holders, holdersArgs,
 			map[string]string{"scheduler_job": "idx_scheduler_job_resource"}, 0},
 		{"recover", orphans, orphansArgs, map[string]string{"n": "PRIMARY"}, 0}, // j: a range of RUNNING rows, in either index
 		{"recover named", named, namedArgs, map[string]string{"n": "PRIMARY"}, 0},
@@ -333,4 +340,51 @@ func TestPlansUseIndexes(t *testing.T) {
 			t.Logf("%s plan:\n%s", tc.name, desc)
 		})
 	}
+}
+
+// TestClaimKeysOfAnOlderDatabase checks migration 13 on a database that
+// holds jobs from before it: its virtual columns are computed for the
+// rows already there, so a PENDING job is claimed through the rebuilt
+// claim index, a RUNNING job that names a resource still counts as its
+// holder, and a job that another migration left FAILED is in neither.
+func TestClaimKeysOfAnOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	dsn, database, db, migs := olderDatabase(t, 12)
+	require.Equal(t, "claim_keys", migs[12].Name)
+
+	pending, holder, waiting, failed := newID(), newID(), newID(), newID()
+	row := func(id uuid.UUID, status, resource, owner string) {
+		var res, own any
+		if resource != "" {
+			res = []byte(resource)
+		}
+		if owner != "" {
+			own = []byte(owner)
+		}
+		_, err := db.ExecContext(ctx, `INSERT INTO scheduler_job (job_id, task_name, payload, status, scheduled_time, resource_name, resource_limit, owner_node, claim_seq)
+			VALUES (?, 'send-email', '{}', ?, ?, ?, 1, ?, 1)`, id[:], status, t0.Add(-time.Minute), res, own)
+		require.NoError(t, err)
+	}
+	row(holder, "RUNNING", "printer", "node-a")
+	row(waiting, "PENDING", "printer", "")
+	row(pending, "PENDING", "", "")
+	row(failed, "FAILED", "", "")
+
+	applied, err := migrate(ctx, db, migs)
+	require.NoError(t, err)
+	assert.Equal(t, []int{13}, applied)
+	var claimTask, resourceStatus sql.NullString
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT claim_task, resource_status FROM scheduler_job WHERE job_id = ?`, holder[:]).Scan(&claimTask, &resourceStatus))
+	assert.Equal(t, sql.NullString{}, claimTask, "a RUNNING job has no claim key")
+	assert.Equal(t, sql.NullString{String: "RUNNING", Valid: true}, resourceStatus)
+
+	s := openDatabase(t, dsn, database)
+	got := claim(t, s, "node-b", 10, t0, 0)
+	assert.Equal(t, []uuid.UUID{pending}, ids(got), "the printer's one permit is held by the job that ran before the migration")
+
+	// Once the holder completes, its permit is free for the waiting job.
+	ok, err := s.CompleteJobs(ctx, []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: holder, ClaimSeq: 1}, Outcome: spi.OutcomeSucceeded, FinishedAt: t0}})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true}, ok)
+	assert.Equal(t, []uuid.UUID{waiting}, ids(claim(t, s, "node-b", 10, t0, 0)))
 }

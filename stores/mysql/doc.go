@@ -39,6 +39,12 @@
 // idx_scheduler_job_claim, one per task and level, each locked with FOR
 // UPDATE SKIP LOCKED. Permits lock each resource's
 // row in scheduler_resource (in name order), then count its holders.
+// MySQL has no partial indexes: since migration 13 the claim index is
+// keyed by the virtual column claim_task (the task of a PENDING job, NULL
+// otherwise) and the holders' index by resource_status (the status of a
+// job naming a resource, NULL otherwise), so that a job's completion, and
+// every status change of a job naming no resource, leaves them alone;
+// the statements test those columns instead of status.
 // Orphans are found with a plain read and locked by primary key, so no gap
 // of an index is locked.
 //

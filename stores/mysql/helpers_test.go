@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/internal/dbtest"
 	"github.com/ratchet-go/ratchet/tck/storetest"
 )
@@ -72,4 +73,17 @@ func exec(t testing.TB, s *Store, q string, args ...any) {
 func table(s *Store, name string) string {
 	q, _ := s.dialect.Syntax.SQL("{" + name + "}")
 	return q
+}
+
+// olderDatabase returns a fresh database migrated to version n only, a pool
+// on it, and every migration (to bring it up to date).
+func olderDatabase(t testing.TB, n int) (dsn, database string, db *sql.DB, migs []ddl.Migration) {
+	t.Helper()
+	dsn, database = testDB(t)
+	db = rawDB(t, dsn, database)
+	migs, err := ddl.Migrations(Dialect)
+	require.NoError(t, err)
+	_, err = migrate(context.Background(), db, migs[:n])
+	require.NoError(t, err)
+	return dsn, database, db, migs
 }

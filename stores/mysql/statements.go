@@ -49,6 +49,10 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		// A batch child's status is read through the virtual column of
 		// idx_scheduler_job_workflow_status (migration 10).
 		BatchStatus: "batch_status",
+		// The claim and the counts of a resource's holders read the
+		// virtual columns that key their indexes (migration 13).
+		ClaimTask:      "claim_task",
+		ResourceStatus: "resource_status",
 	}
 	s.JobColumns, _ = s.SQL(jobColumnsTemplate)
 	return sqlcore.WithSyntax(s, sqlcore.Dialect[[]byte]{

@@ -86,7 +86,7 @@ func buildStatements(schema string) statements {
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)
-	s.pendingTasks = r.Replace(sqlcore.PendingTasksSQL("{job}"))
+	s.pendingTasks = r.Replace(sqlcore.PendingTasksSQL("{job}", ""))
 	s.jobTable = qualify(schema, "scheduler_job")
 	// The holders of each resource are counted through the partial index
 	// idx_scheduler_job_resource (the literal 'RUNNING' lets the planner

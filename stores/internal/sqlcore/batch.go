@@ -472,6 +472,15 @@ func (s *Syntax) batchStatus() string {
 	return "status"
 }
 
+// resourceStatus is the column of a job's status that the counts of a
+// resource's holders test (see Syntax.ResourceStatus).
+func (s *Syntax) resourceStatus() string {
+	if s.ResourceStatus != "" {
+		return s.ResourceStatus
+	}
+	return "status"
+}
+
 // countBatch reads (status, count) of the live children of batch id.
 func (s *Syntax) countBatch(id uuid.UUID) (string, []any) {
 	c := s.batchStatus()

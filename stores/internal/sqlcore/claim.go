@@ -153,18 +153,50 @@ func ClaimTasksSQL(ctx context.Context, q Querier, p spi.ClaimParams, pendingSQL
 // table, for ClaimTasks, in the dialects that have WITH RECURSIVE and
 // LIMIT (PostgreSQL, MySQL / MariaDB, SQLite): a loose index scan of the
 // task-led claim index, one index probe per task, however many jobs each
-// has.
-func PendingTasksSQL(table string) string {
-	return pendingTasksCTE(table) + `
+// has. claimTask is the dialect's Syntax.ClaimTask.
+func PendingTasksSQL(table, claimTask string) string {
+	return pendingTasksCTE(table, claimKey(claimTask)) + `
 		SELECT name FROM t WHERE name IS NOT NULL`
 }
 
 // pendingTasksCTE is the loose index scan of PendingTasksSQL as a common
 // table expression t (name), its last row NULL.
-func pendingTasksCTE(table string) string {
+func pendingTasksCTE(table string, k claimKey) string {
 	return `WITH RECURSIVE t (name) AS (
-			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' ORDER BY task_name LIMIT 1)
+			SELECT (SELECT ` + k.task("") + ` FROM ` + table + ` WHERE ` + k.pending("") + ` ORDER BY ` + k.task("") + ` LIMIT 1)
 			UNION ALL
-			SELECT (SELECT task_name FROM ` + table + ` WHERE status = 'PENDING' AND task_name > t.name ORDER BY task_name LIMIT 1)
+			SELECT (SELECT ` + k.task("") + ` FROM ` + table + ` WHERE ` + k.pending("") + ` AND ` + k.task("") + ` > t.name ORDER BY ` + k.task("") + ` LIMIT 1)
 			FROM t WHERE t.name IS NOT NULL)`
+}
+
+// claimKey names the PENDING jobs of a task in the statements that read
+// them through the claim index: a dialect's virtual column that holds the
+// task of a PENDING job and NULL for the others (Syntax.ClaimTask), or,
+// when empty, task_name of the rows whose status is PENDING (the columns
+// of a partial index, or of an index led by status).
+type claimKey string
+
+// task is the column of the task, after alias ("x." or "").
+func (k claimKey) task(alias string) string {
+	if k == "" {
+		return alias + "task_name"
+	}
+	return alias + string(k)
+}
+
+// pending is the condition that the row is a PENDING job.
+func (k claimKey) pending(alias string) string {
+	if k == "" {
+		return alias + "status = 'PENDING'"
+	}
+	return alias + string(k) + " IS NOT NULL"
+}
+
+// of is the condition that the row is a PENDING job of the task task (a
+// placeholder or a column).
+func (k claimKey) of(alias, task string) string {
+	if k == "" {
+		return alias + "status = 'PENDING' AND " + alias + "task_name = " + task
+	}
+	return alias + string(k) + " = " + task
 }

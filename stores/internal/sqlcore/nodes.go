@@ -37,7 +37,9 @@ func LiveNodesSQL(table, mark string) string {
 
 // PendingTasksCountSQL counts the PENDING jobs of the job table per task,
 // with the earliest scheduled time of each: one pass over the PENDING
-// entries of the task-led claim index.
-func PendingTasksCountSQL(table string) string {
-	return `SELECT task_name, COUNT(*), MIN(scheduled_time) FROM ` + table + ` WHERE status = 'PENDING' GROUP BY task_name`
+// entries of the task-led claim index. claimTask is the dialect's
+// Syntax.ClaimTask.
+func PendingTasksCountSQL(table, claimTask string) string {
+	k := claimKey(claimTask)
+	return `SELECT ` + k.task("") + `, COUNT(*), MIN(scheduled_time) FROM ` + table + ` WHERE ` + k.pending("") + ` GROUP BY ` + k.task("")
 }

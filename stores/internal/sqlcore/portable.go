@@ -100,6 +100,17 @@ type Syntax struct {
 	// status in (through the index of (workflow_id, it)); empty means
 	// status. MySQL's is a virtual column, NULL for a job of no workflow.
 	BatchStatus string
+	// ClaimTask is the column that holds the task of a PENDING job and
+	// NULL for the others, which keys the claim index where the database
+	// has no partial index (MySQL's virtual column, migration 13): the
+	// claim and the reads of the pending tasks test it instead of status
+	// = 'PENDING' AND task_name. Empty means those two columns.
+	ClaimTask string
+	// ResourceStatus is the column that the counts of a resource's
+	// RUNNING holders test instead of status, through the index of
+	// (resource_name, it); empty means status. MySQL's is a virtual
+	// column, NULL for a job that names no resource (migration 13).
+	ResourceStatus string
 	// BlobEq, when not nil, is the condition that a BLOB column col holds
 	// exactly the bytes of the next argument (Oracle's DBMS_LOB.COMPARE);
 	// nil means col = ?.
@@ -253,9 +264,9 @@ func (s *Syntax) candidates(tasks []string, tags spi.TagFilter, now time.Time, l
 			}
 			scan, a := s.limit(`SELECT x.job_id, x.priority, x.scheduled_time, x.resource_name, x.resource_limit
 	FROM {job} x`+s.ScanHint+`
-	WHERE x.status = 'PENDING' AND x.task_name = ? AND x.priority = `+strconv.Itoa(lvl)+` AND x.scheduled_time <= ?
+	WHERE `+claimKey(s.ClaimTask).of("x.", "?")+` AND x.priority = `+strconv.Itoa(lvl)+` AND x.scheduled_time <= ?
 		AND (x.resource_name IS NULL OR (SELECT COUNT(*) FROM {job} r
-			WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)`+cond.String()+`
+			WHERE r.resource_name = x.resource_name AND r.`+s.resourceStatus()+` = 'RUNNING') < x.resource_limit)`+cond.String()+`
 	ORDER BY x.scheduled_time, x.job_id`, int64(limit), append([]any{s.text(task), s.time(now)}, targs...))
 			q.WriteString(open + scan + s.ScanLock + end)
 			args = append(args, a...)
@@ -597,14 +608,14 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 		return s.SQL(LiveNodesSQL("{node}", "?"), s.time(since))
 	})
 	if d.PendingCountSQL == "" {
-		d.PendingCountSQL, _ = s.SQL(PendingTasksCountSQL("{job}"))
+		d.PendingCountSQL, _ = s.SQL(PendingTasksCountSQL("{job}", s.ClaimTask))
 	}
 	if d.PendingTasksSQL == "" {
-		d.PendingTasksSQL, _ = s.SQL(PendingTasksSQL("{job}"))
+		d.PendingTasksSQL, _ = s.SQL(PendingTasksSQL("{job}", s.ClaimTask))
 	}
 	counts, _ := s.SQL(JobCountsSQL("{job}"))
 	fill(&d.JobCountsSQL, func(context.Context, Querier) (string, error) { return counts, nil })
-	fill(&d.OldestDueSQL, func(now time.Time) (string, []any) { return s.SQL(OldestDueSQL("{job}"), s.time(now)) })
+	fill(&d.OldestDueSQL, func(now time.Time) (string, []any) { return s.SQL(OldestDueSQL("{job}", s.ClaimTask), s.time(now)) })
 	fill(&d.OrphansSQL, func(cutoff time.Time, nodes []string) (string, []any) {
 		named, args := "", []any{}
 		if len(nodes) > 0 {

@@ -18,12 +18,14 @@ func JobCountsSQL(table string) string {
 // table due at its one argument, in the dialects that have WITH RECURSIVE
 // and LIMIT (see PendingTasksSQL): for each pending task and each priority
 // level, one probe of the task-led claim index (task_name, priority,
-// scheduled_time), instead of a scan of every PENDING entry.
-func OldestDueSQL(table string) string {
+// scheduled_time), instead of a scan of every PENDING entry. claimTask is
+// the dialect's Syntax.ClaimTask.
+func OldestDueSQL(table, claimTask string) string {
 	levels := `SELECT 0 AS lvl UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4`
-	return pendingTasksCTE(table) + `
+	k := claimKey(claimTask)
+	return pendingTasksCTE(table, k) + `
 		SELECT MIN(d) FROM (SELECT (SELECT MIN(j.scheduled_time) FROM ` + table + ` j
-				WHERE j.status = 'PENDING' AND j.task_name = t.name AND j.priority = p.lvl AND j.scheduled_time <= ?) AS d
+				WHERE ` + k.of("j.", "t.name") + ` AND j.priority = p.lvl AND j.scheduled_time <= ?) AS d
 			FROM t CROSS JOIN (` + levels + `) p WHERE t.name IS NOT NULL) x`
 }
 
