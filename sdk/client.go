@@ -224,8 +224,10 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
 	jobs := make([]*spi.Job, 0, len(payloads)*(1+len(cfg.callbacks)))
+	slab := make([]spi.Job, len(payloads)) // one allocation for the batch's jobs
 	for i, p := range payloads {
-		j := base.Clone()
+		j := &slab[i]
+		base.CloneInto(j)
 		j.ID = jobIDs[i]
 		j.Payload = p
 		if i == 0 {

@@ -32,3 +32,37 @@ func TestTaskSet(t *testing.T) {
 	assert.Equal(t, []string{"z", "y"}, in, "the input is not changed")
 	assert.NotNil(t, spi.TaskSet(nil), "never nil: an empty list is a node that runs no task")
 }
+
+// TestCloneIsDeep checks Clone and CloneInto: a change to the copy's
+// bytes, tags, maps, signal wait or dependencies leaves the original
+// alone.
+func TestCloneIsDeep(t *testing.T) {
+	orig := func() *spi.Job {
+		return &spi.Job{
+			TaskName: "t", Payload: []byte("p"), Result: []byte("r"), TraceContext: []byte("tc"),
+			Tags: []string{"a"}, Params: map[string]string{"k": "v"}, Properties: map[string]string{"pk": "pv"},
+			Signal:       &spi.SignalWait{Key: "s"},
+			Dependencies: []spi.Dependency{{ConditionArgs: []byte("c")}},
+		}
+	}
+	clones := map[string]func(j *spi.Job) *spi.Job{
+		"Clone": func(j *spi.Job) *spi.Job { return j.Clone() },
+		"CloneInto": func(j *spi.Job) *spi.Job {
+			dst := make([]spi.Job, 2)
+			j.CloneInto(&dst[1])
+			return &dst[1]
+		},
+	}
+	for name, clone := range clones {
+		t.Run(name, func(t *testing.T) {
+			j := orig()
+			c := clone(j)
+			assert.Equal(t, j, c)
+			c.Payload[0], c.Result[0], c.TraceContext[0] = 'x', 'x', 'x'
+			c.Tags[0], c.Params["k"], c.Properties["pk"] = "x", "x", "x"
+			c.Signal.Key = "x"
+			c.Dependencies[0].ConditionArgs[0] = 'x'
+			assert.Equal(t, orig(), j, "the original changed with its copy")
+		})
+	}
+}

@@ -231,34 +231,42 @@ type Job struct {
 
 // Clone returns a deep copy of j.
 func (j *Job) Clone() *Job {
-	c := *j
-	c.Payload = cloneBytes(j.Payload)
-	c.Result = cloneBytes(j.Result)
-	c.TraceContext = cloneBytes(j.TraceContext)
+	c := new(Job)
+	j.CloneInto(c)
+	return c
+}
+
+// CloneInto makes *dst a deep copy of j, as Clone does, in memory that
+// the caller allocated: one slice of jobs for a whole batch, say, which
+// stays alive as long as any of its jobs does.
+func (j *Job) CloneInto(dst *Job) {
+	*dst = *j
+	dst.Payload = cloneBytes(j.Payload)
+	dst.Result = cloneBytes(j.Result)
+	dst.TraceContext = cloneBytes(j.TraceContext)
 	if j.Tags != nil {
-		c.Tags = append([]string(nil), j.Tags...)
+		dst.Tags = append([]string(nil), j.Tags...)
 	}
 	if j.Params != nil {
-		c.Params = make(map[string]string, len(j.Params))
+		dst.Params = make(map[string]string, len(j.Params))
 		for k, v := range j.Params {
-			c.Params[k] = v
+			dst.Params[k] = v
 		}
 	}
 	if j.Properties != nil {
-		c.Properties = make(map[string]string, len(j.Properties))
+		dst.Properties = make(map[string]string, len(j.Properties))
 		for k, v := range j.Properties {
-			c.Properties[k] = v
+			dst.Properties[k] = v
 		}
 	}
-	c.Signal = j.Signal.clone()
+	dst.Signal = j.Signal.clone()
 	if j.Dependencies != nil {
-		c.Dependencies = make([]Dependency, len(j.Dependencies))
+		dst.Dependencies = make([]Dependency, len(j.Dependencies))
 		for i, d := range j.Dependencies {
 			d.ConditionArgs = cloneBytes(d.ConditionArgs)
-			c.Dependencies[i] = d
+			dst.Dependencies[i] = d
 		}
 	}
-	return &c
 }
 
 func cloneBytes(b []byte) []byte {
