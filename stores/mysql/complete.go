@@ -11,21 +11,24 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// writeCompletions is the WriteCompletions of the dialect: a locking read
-// (in id order) of the batch's RUNNING jobs decides which entries apply,
-// and one UPDATE ... JOIN of a derived table of the applying entries'
-// values (UNION ALL of one SELECT per entry; several statements for a
-// batch larger than the statement budget) writes them, in id order like
-// the locks, fenced again by claim_seq and status = 'RUNNING'.
+// writeCompletions is the WriteCompletions of the dialect: one UPDATE ...
+// JOIN of a derived table of the entries' values (UNION ALL of one SELECT
+// per entry; several statements for a batch larger than the statement
+// budget), in id order, each row fenced by claim_seq and status =
+// 'RUNNING'. The statements lock the rows as they write them, in that
+// order. When they changed as many rows as there are entries, every entry
+// applied: a row changes once however many entries name its job, and of
+// two entries of one job only the one of its current claim can apply.
+// Otherwise (a superseded completion: rare) no entry is marked here, and
+// the core's Recognize, which follows, reads the jobs back and marks those
+// that now show exactly what their entry wrote. A read of the fences
+// before the write (a locking SELECT in id order) would tell the same for
+// every batch at the cost of a statement: 4 % of MariaDB's time in a
+// burn-down.
 func (s *Store) writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
-	app, err := s.dialect.Applying(ctx, tx, cs, pos)
-	if err != nil || len(app) == 0 {
-		return err
-	}
-	if err := s.at("complete:locked", tx); err != nil {
-		return err
-	}
+	app := slices.Clone(pos)
 	slices.SortFunc(app, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
+	var changed int64
 	for start := 0; start < len(app); {
 		end, size := start, 0
 		for end < len(app) {
@@ -36,19 +39,29 @@ func (s *Store) writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Compl
 			size += n
 			end++
 		}
-		if err := s.completeRows(ctx, tx, cs, app[start:end]); err != nil {
+		n, err := s.completeRows(ctx, tx, cs, app[start:end])
+		if err != nil {
 			return err
 		}
+		if start == 0 {
+			if err := s.at("complete:locked", tx); err != nil {
+				return err
+			}
+		}
+		changed += n
 		start = end
 	}
-	for _, i := range app {
-		out[i] = true
+	if changed == int64(len(app)) {
+		for _, i := range app {
+			out[i] = true
+		}
 	}
 	return nil
 }
 
-// completeRows writes the completions at idx with one statement.
-func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completion, idx []int) error {
+// completeRows writes the completions at idx with one statement and
+// returns how many rows it changed.
+func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completion, idx []int) (int64, error) {
 	var b strings.Builder
 	args := make([]any, 0, len(idx)*9)
 	for k, i := range idx {
@@ -70,7 +83,7 @@ func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completio
 	}
 	// The assignments read only v (and columns not assigned before them),
 	// so their left-to-right evaluation does not matter.
-	_, err := tx.ExecContext(ctx, `UPDATE `+s.jobTable+` j JOIN (`+b.String()+`) v ON j.job_id = v.id
+	res, err := tx.ExecContext(ctx, `UPDATE `+s.jobTable+` j JOIN (`+b.String()+`) v ON j.job_id = v.id
 		SET j.status = v.st,
 			j.scheduled_time = IF(v.st = 'PENDING', v.due, j.scheduled_time),
 			j.attempts = IF(v.st = 'SUCCEEDED', j.attempts, v.att),
@@ -81,7 +94,11 @@ func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completio
 			j.result_type = IF(v.st = 'SUCCEEDED', v.rtype, j.result_type)
 		WHERE j.status = 'RUNNING' AND j.claim_seq = v.seq`, args...)
 	if err != nil {
-		return fmt.Errorf("write the completions: %w", err)
+		return 0, fmt.Errorf("write the completions: %w", err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("write the completions: %w", err)
+	}
+	return n, nil
 }

@@ -6,7 +6,9 @@
 // portable statements, its own statements, codecs, session settings and
 // error classification (its inserts are chunked by the server's packet size
 // as well as by rows), and its own completions: one UPDATE ... JOIN per
-// batch, MariaDB having no UPDATE ... RETURNING.
+// batch, fenced row by row, MariaDB having no UPDATE ... RETURNING; when it
+// changed fewer rows than the batch has completions, the core reads the
+// jobs back to tell which applied.
 //
 // It needs MySQL 8.0 or later or MariaDB 10.6 or later (FOR UPDATE SKIP
 // LOCKED) with InnoDB, and is tested on MariaDB 10.11.
