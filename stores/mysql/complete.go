@@ -16,9 +16,11 @@ import (
 // per entry; several statements for a batch larger than the statement
 // budget), in id order, each row fenced by claim_seq and status =
 // 'RUNNING'. The statements lock the rows as they write them, in that
-// order. When they changed as many rows as there are entries, every entry
-// applied: a row changes once however many entries name its job, and of
-// two entries of one job only the one of its current claim can apply.
+// order. When they matched as many rows as there are entries (the pool
+// counts matched rows, ClientFoundRows; a matched row always changes
+// status), every entry applied: a row is written once however many
+// entries name its job, and of two entries of one job only the one of its
+// current claim can apply.
 // Otherwise (a superseded completion: rare) no entry is marked here, and
 // the core's Recognize, which follows, reads the jobs back and marks those
 // that now show exactly what their entry wrote. A read of the fences
@@ -28,7 +30,7 @@ import (
 func (s *Store) writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Completion, pos []int, out []bool) error {
 	app := slices.Clone(pos)
 	slices.SortFunc(app, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
-	var changed int64
+	var matched int64
 	for start := 0; start < len(app); {
 		end, size := start, 0
 		for end < len(app) {
@@ -48,10 +50,10 @@ func (s *Store) writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Compl
 				return err
 			}
 		}
-		changed += n
+		matched += n
 		start = end
 	}
-	if changed == int64(len(app)) {
+	if matched == int64(len(app)) {
 		for _, i := range app {
 			out[i] = true
 		}
@@ -60,7 +62,7 @@ func (s *Store) writeCompletions(ctx context.Context, tx *sql.Tx, cs []spi.Compl
 }
 
 // completeRows writes the completions at idx with one statement and
-// returns how many rows it changed.
+// returns how many rows it matched.
 func (s *Store) completeRows(ctx context.Context, tx *sql.Tx, cs []spi.Completion, idx []int) (int64, error) {
 	var b strings.Builder
 	args := make([]any, 0, len(idx)*9)
