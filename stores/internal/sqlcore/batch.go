@@ -465,18 +465,17 @@ func (s *Syntax) getBatch(id uuid.UUID) (string, []any) {
 }
 
 // batchStatus is the column of a child's status (see Syntax.BatchStatus).
-func (s *Syntax) batchStatus() string {
-	if s.BatchStatus != "" {
-		return s.BatchStatus
-	}
-	return "status"
-}
+func (s *Syntax) batchStatus() string { return orStatus(s.BatchStatus) }
 
 // resourceStatus is the column of a job's status that the counts of a
 // resource's holders test (see Syntax.ResourceStatus).
-func (s *Syntax) resourceStatus() string {
-	if s.ResourceStatus != "" {
-		return s.ResourceStatus
+func (s *Syntax) resourceStatus() string { return orStatus(s.ResourceStatus) }
+
+// orStatus is col, a dialect's stand-in for status in one index, or
+// status when the dialect has none.
+func orStatus(col string) string {
+	if col != "" {
+		return col
 	}
 	return "status"
 }
