@@ -36,7 +36,9 @@
 // counts the holders and admits in Go (sqlcore.Admit). Completions are one
 // UPDATE ... FROM unnest per batch, fenced, returning which entries
 // applied; inserts are one INSERT ... SELECT FROM unnest (tags and wakeup
-// in the same statement), or COPY from [CopyThreshold] jobs without a key.
+// in the same statement), or COPY from [CopyThreshold] jobs without a key
+// (its rows written in the binary COPY format by the store, not through
+// pgx's type map).
 // Statements are prepared once per connection; behind a transaction-pooling
 // PgBouncer, set pgx's default_query_exec_mode in the DSN.
 //

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -310,7 +310,7 @@ func (s *Store) insertRows(ctx context.Context, q dbtx, p *insertPlan, idx []int
 
 // copyRows writes the jobs at idx and their tags with COPY.
 func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) error {
-	pending := string(spi.StatusPending)
+	pending := any(string(spi.StatusPending)) // boxed once, not per row
 	// A column whose value is its default for every job of the batch is
 	// left out, to its default: fewer values to encode and for PostgreSQL
 	// to parse per row (a batch of new jobs has about ten such columns).
@@ -328,20 +328,34 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 			cols = append(cols, name)
 		}
 	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "scheduler_job"}, cols,
-		pgx.CopyFromSlice(len(idx), func(k int) ([]any, error) {
-			i := idx[k]
-			row := s.dialect.Syntax.InsertRow(p.jobs[i], p.params[i].String) // params as planInsert encoded them
-			row = slices.Insert(row, 3, any(pending))
-			out := row[:0]
-			for c, v := range row {
-				if keep[c] {
-					out = append(out, v)
-				}
+	conn, ok := q.(interface{ Conn() *pgx.Conn })
+	if !ok {
+		return fmt.Errorf("copy jobs: COPY needs a transaction, not a %T", q)
+	}
+	var all []any // the values of every column but status, reused row after row
+	src := newCopyRowsReader(cols, len(idx), func(k int, row []any) []any {
+		all = s.dialect.Syntax.AppendRow(all[:0], p.jobs[idx[k]], p.params[idx[k]].String) // params as planInsert encoded them
+		for c := range insertColumns {
+			if !keep[c] {
+				continue
 			}
-			return out, nil
-		}))
-	if err != nil {
+			switch {
+			case c == statusColumn:
+				row = append(row, pending)
+			case c < statusColumn:
+				row = append(row, all[c])
+			default:
+				row = append(row, all[c-1])
+			}
+		}
+		return row
+	})
+	quoted := make([]string, len(cols))
+	for c, name := range cols {
+		quoted[c] = pgx.Identifier{name}.Sanitize()
+	}
+	sql := "COPY " + pgx.Identifier{s.schema, "scheduler_job"}.Sanitize() + " (" + strings.Join(quoted, ", ") + ") FROM STDIN WITH (FORMAT binary)"
+	if _, err := conn.Conn().PgConn().CopyFrom(ctx, src, sql); err != nil {
 		return fmt.Errorf("copy jobs: %w", err)
 	}
 	var rows, props [][]any

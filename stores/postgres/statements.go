@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ var insertColumns = []string{"job_id", "task_name", "payload", "status", "priori
 	"created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us", "claim_seq",
 	"crash_count", "owner_node", "claimed_time", "finished_time", "last_error", "job_result",
 	"result_type", "idempotency_key", "params", "resource_name", "resource_limit", "trace_context"}
+
+// statusColumn is the place of status in insertColumns: sqlcore's
+// AppendRow writes every column of insertColumns but status.
+var statusColumn = slices.Index(insertColumns, "status")
 
 // Flags of the insert statement variants.
 const (

@@ -424,13 +424,14 @@ const insertColumns = `job_id, task_name, payload, status, priority, scheduled_t
 // InsertRow returns the arguments of one row of InsertJobsSQL, in the order
 // of its columns without status (a literal), with params the job's params
 // as a ParamsEncoder encoded them.
-func (s *Syntax) InsertRow(j *spi.Job, params string) []any { return s.appendRow(nil, j, params) }
+func (s *Syntax) InsertRow(j *spi.Job, params string) []any { return s.AppendRow(nil, j, params) }
 
 // numInsertArgs is the number of arguments of one row of InsertJobsSQL.
 const numInsertArgs = 23
 
-// appendRow appends the arguments of InsertRow to args.
-func (s *Syntax) appendRow(args []any, j *spi.Job, params string) []any {
+// AppendRow appends the arguments of InsertRow to args: a caller that
+// writes many rows reuses one slice.
+func (s *Syntax) AppendRow(args []any, j *spi.Job, params string) []any {
 	return append(args,
 		s.id(j.ID), j.TaskName, s.blob(j.Payload), int64(j.Priority), s.time(j.ScheduledAt), s.time(j.CreatedAt),
 		int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
@@ -547,7 +548,7 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 			if err != nil {
 				return "", nil, fmt.Errorf("job %s: encode params: %w", j.ID, err)
 			}
-			args = s.appendRow(args, j, params)
+			args = s.AppendRow(args, j, params)
 			if i > 0 {
 				q.WriteString(",\n\t")
 			}
