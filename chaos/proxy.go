@@ -8,173 +8,108 @@ import (
 	"regexp"
 	"sync"
 	"time"
+
+	"github.com/ratchet-go/ratchet/internal/tcpproxy"
 )
 
 // proxy is a TCP proxy on 127.0.0.1 between one node and the database,
 // through which the network faults are injected: added latency, reset
 // connections, a black hole.
 type proxy struct {
-	ln     net.Listener
-	target string
+	p *tcpproxy.Proxy
 
 	mu      sync.Mutex
 	latency time.Duration
 	hole    chan struct{} // non-nil while a black hole lasts; closed when it ends
-	conns   map[net.Conn]net.Conn
 	closed  bool
-	wg      sync.WaitGroup
 }
 
 // newProxy listens on 127.0.0.1 and forwards to target (host:port).
 func newProxy(target string) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	x := &proxy{}
+	p, err := tcpproxy.Start(target, tcpproxy.Options{
+		Admit: func() bool { x.await(); return true },
+		Serve: func(client, server net.Conn) { tcpproxy.Both(client, server, x.hold, x.hold) },
+	})
 	if err != nil {
 		return nil, fmt.Errorf("chaos: proxy: %w", err)
 	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]net.Conn{}}
-	p.wg.Add(1)
-	go p.accept()
-	return p, nil
+	x.p = p
+	return x, nil
 }
 
 // Addr is the proxy's host:port.
-func (p *proxy) Addr() string { return p.ln.Addr().String() }
+func (x *proxy) Addr() string { return x.p.Addr() }
 
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.serve(c)
-		}()
+// hold holds each chunk through a black hole and delays it by the
+// latency.
+func (x *proxy) hold([]byte) (forward, more bool) {
+	x.await()
+	if d := x.delay(); d > 0 {
+		t := time.NewTimer(d)
+		<-t.C
 	}
-}
-
-func (p *proxy) serve(c net.Conn) {
-	p.await()
-	up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-	if err != nil {
-		_ = c.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		_ = c.Close()
-		_ = up.Close()
-		return
-	}
-	p.conns[c] = up
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	go func() { p.pipe(up, c); done <- struct{}{} }()
-	go func() { p.pipe(c, up); done <- struct{}{} }()
-	<-done
-	_ = c.Close()
-	_ = up.Close()
-	<-done
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-}
-
-// pipe copies from src to dst, holding each chunk through a black hole and
-// delaying it by the latency.
-func (p *proxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.await()
-			if d := p.delay(); d > 0 {
-				t := time.NewTimer(d)
-				<-t.C
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
+	return true, true
 }
 
 // await returns once no black hole is in effect.
-func (p *proxy) await() {
-	p.mu.Lock()
-	h := p.hole
-	p.mu.Unlock()
+func (x *proxy) await() {
+	x.mu.Lock()
+	h := x.hole
+	x.mu.Unlock()
 	if h != nil {
 		<-h
 	}
 }
 
-func (p *proxy) delay() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.latency
+func (x *proxy) delay() time.Duration {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.latency
 }
 
 // setLatency delays every chunk by d (0 ends it).
-func (p *proxy) setLatency(d time.Duration) {
-	p.mu.Lock()
-	p.latency = d
-	p.mu.Unlock()
+func (x *proxy) setLatency(d time.Duration) {
+	x.mu.Lock()
+	x.latency = d
+	x.mu.Unlock()
 }
 
 // blackHole holds every byte and every new connection until the returned
 // function is called.
-func (p *proxy) blackHole() (end func()) {
+func (x *proxy) blackHole() (end func()) {
 	h := make(chan struct{})
-	p.mu.Lock()
-	p.hole = h
-	p.mu.Unlock()
+	x.mu.Lock()
+	if !x.closed {
+		x.hole = h
+	}
+	x.mu.Unlock()
 	return func() {
-		p.mu.Lock()
-		if p.hole == h {
-			p.hole = nil
+		x.mu.Lock()
+		if x.hole == h {
+			x.hole = nil
 		}
-		p.mu.Unlock()
+		x.mu.Unlock()
 		close(h)
 	}
 }
 
 // reset resets every open connection (RST to the node) and reports how many
 // there were.
-func (p *proxy) reset() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for c, up := range p.conns {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
-		_ = c.Close()
-		_ = up.Close()
-		n++
-	}
-	return n
-}
+func (x *proxy) reset() int { return x.p.Drop(true) }
 
-// close stops the proxy and closes its connections.
-func (p *proxy) close() {
-	p.mu.Lock()
-	p.closed = true
-	if p.hole != nil {
-		close(p.hole)
-		p.hole = nil
+// close ends any black hole and latency, stops the proxy and closes its
+// connections.
+func (x *proxy) close() {
+	x.mu.Lock()
+	x.closed = true
+	if x.hole != nil {
+		close(x.hole)
+		x.hole = nil
 	}
-	p.latency = 0
-	p.mu.Unlock()
-	_ = p.ln.Close()
-	p.reset()
-	p.wg.Wait()
+	x.latency = 0
+	x.mu.Unlock()
+	x.p.Close()
 }
 
 var driverAddr = regexp.MustCompile(`@tcp\(([^)]*)\)`)

@@ -25,6 +25,7 @@ require (
 )
 
 require (
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
@@ -171,3 +172,5 @@ replace github.com/ratchet-go/ratchet/coordination/redis => ../coordination/redi
 replace github.com/ratchet-go/ratchet/coordination/nats => ../coordination/nats
 
 replace github.com/ratchet-go/ratchet/coordination/internal/hub => ../coordination/internal/hub
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../internal/tcpproxy

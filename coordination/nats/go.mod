@@ -22,6 +22,7 @@ require (
 )
 
 require (
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
@@ -43,3 +44,5 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.62.0 // indirect
 )
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../internal/tcpproxy

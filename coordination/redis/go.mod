@@ -22,6 +22,7 @@ require (
 )
 
 require (
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -41,3 +42,5 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.62.0 // indirect
 )
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../internal/tcpproxy

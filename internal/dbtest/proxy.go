@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ratchet-go/ratchet/internal/tcpproxy"
 )
 
 // Proxy is a TCP proxy between a store and its database server, for fault
@@ -13,13 +15,11 @@ import (
 // network failure right after the server acted would. It listens on
 // 127.0.0.1 and is closed at the test's cleanup.
 type Proxy struct {
-	ln     net.Listener
-	target string
+	p *tcpproxy.Proxy
 
-	mu    sync.Mutex
-	rule  *loseRule
-	conns map[net.Conn]bool
-	lost  atomic.Int32
+	mu   sync.Mutex
+	rule *loseRule
+	lost atomic.Int32
 }
 
 // loseRule is an armed LoseAnswers.
@@ -32,127 +32,72 @@ type loseRule struct {
 // NewProxy starts a proxy to target (host:port).
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	x := &Proxy{}
+	p, err := tcpproxy.Start(target, tcpproxy.Options{Serve: x.serve})
 	if err != nil {
-		t.Fatalf("dbtest: proxy: listen: %v", err)
+		t.Fatalf("dbtest: proxy: %v", err)
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
+	x.p = p
+	t.Cleanup(p.Close)
+	return x
 }
 
 // Addr is the proxy's address (127.0.0.1:port).
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (x *Proxy) Addr() string { return x.p.Addr() }
 
 // LoseAnswers arms the proxy for n answers: on each connection,
 // newMatcher() returns the test of that connection's requests (it may keep
 // state, such as a statement seen earlier); a request that matches is
 // forwarded, and the server's answer is then held until done reports it
 // complete, dropped, and both ends of the connection closed.
-func (p *Proxy) LoseAnswers(n int, newMatcher func() func(request []byte) bool, done func(answer []byte) bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rule = &loseRule{left: n, newMatcher: newMatcher, done: done}
+func (x *Proxy) LoseAnswers(n int, newMatcher func() func(request []byte) bool, done func(answer []byte) bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.rule = &loseRule{left: n, newMatcher: newMatcher, done: done}
 }
 
 // Lost returns how many answers the proxy dropped.
-func (p *Proxy) Lost() int { return int(p.lost.Load()) }
-
-func (p *Proxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		go p.serve(c)
-	}
-}
-
-func (p *Proxy) close() {
-	_ = p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		_ = c.Close()
-	}
-}
-
-func (p *Proxy) track(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		p.conns[c] = true
-	}
-}
+func (x *Proxy) Lost() int { return int(x.lost.Load()) }
 
 // take reports whether a matching request may lose its answer, counting it.
-func (p *Proxy) take() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.rule == nil || p.rule.left <= 0 {
+func (x *Proxy) take() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.rule == nil || x.rule.left <= 0 {
 		return false
 	}
-	p.rule.left--
+	x.rule.left--
 	return true
 }
 
-func (p *Proxy) serve(client net.Conn) {
-	server, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = client.Close()
+// serve carries one connection under the rule armed when it opened.
+func (x *Proxy) serve(client, server net.Conn) {
+	x.mu.Lock()
+	rule := x.rule
+	x.mu.Unlock()
+	if rule == nil {
+		tcpproxy.Both(client, server, nil, nil)
 		return
 	}
-	p.track(client, server)
-	p.mu.Lock()
-	rule := p.rule
-	p.mu.Unlock()
-	var match func([]byte) bool
-	if rule != nil {
-		match = rule.newMatcher()
-	}
+	match := rule.newMatcher()
 	var losing atomic.Bool // the answer to the current request is to be lost
-	closeBoth := func() { _ = client.Close(); _ = server.Close() }
-
-	go func() { // client -> server
-		defer closeBoth()
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := client.Read(buf)
-			if n > 0 {
-				if match != nil && match(buf[:n]) && p.take() {
-					losing.Store(true)
-				}
-				if _, werr := server.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	// server -> client
-	defer closeBoth()
-	buf := make([]byte, 64<<10)
 	var held []byte
-	for {
-		n, err := server.Read(buf)
-		if n > 0 {
-			if losing.Load() {
-				held = append(held, buf[:n]...)
-				if rule.done(held) {
-					p.lost.Add(1)
-					return
-				}
-				continue
+	tcpproxy.Both(client, server,
+		func(request []byte) (bool, bool) {
+			if match(request) && x.take() {
+				losing.Store(true)
 			}
-			if _, werr := client.Write(buf[:n]); werr != nil {
-				return
+			return true, true
+		},
+		func(answer []byte) (bool, bool) {
+			if !losing.Load() {
+				return true, true
 			}
-		}
-		if err != nil {
-			return
-		}
-	}
+			held = append(held, answer...)
+			if rule.done(held) {
+				x.lost.Add(1)
+				return false, false
+			}
+			return false, true
+		})
 }

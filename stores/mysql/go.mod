@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
@@ -85,3 +86,5 @@ replace github.com/ratchet-go/ratchet/tck => ../../tck
 replace github.com/ratchet-go/ratchet/internal/dbtest => ../../internal/dbtest
 
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../internal/tcpproxy

@@ -13,6 +13,7 @@ replace (
 )
 
 require (
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0
 	github.com/ratchet-go/ratchet/engine v0.0.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
@@ -36,3 +37,5 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.62.0 // indirect
 )
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../../internal/tcpproxy

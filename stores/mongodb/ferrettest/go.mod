@@ -3,6 +3,7 @@ module github.com/ratchet-go/ratchet/stores/mongodb/ferrettest
 go 1.26.0
 
 require (
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0
 	github.com/google/uuid v1.6.0
 	github.com/ratchet-go/ratchet/sdk v0.0.0
 	github.com/ratchet-go/ratchet/stores/mongodb v0.0.0
@@ -71,3 +72,5 @@ replace github.com/ratchet-go/ratchet/sdk => ../../../sdk
 replace github.com/ratchet-go/ratchet/tck => ../../../tck
 
 replace github.com/ratchet-go/ratchet/stores/mongodb => ..
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../../internal/tcpproxy

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 
+	"github.com/ratchet-go/ratchet/internal/tcpproxy"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -22,77 +23,21 @@ const (
 // proxy forwards MongoDB wire-protocol traffic to upstream, one request and
 // its reply at a time per database across all client connections.
 type proxy struct {
-	ln       net.Listener
-	upstream string
-	locks    *dbLocks // a database's lock is held from a request's forwarding to its reply; nil: no serialization
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	p     *tcpproxy.Proxy
+	locks *dbLocks // a database's lock is held from a request's forwarding to its reply; nil: no serialization
 }
 
 func startProxy(upstream string, locks *dbLocks) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	x := &proxy{locks: locks}
+	p, err := tcpproxy.Start(upstream, tcpproxy.Options{Serve: x.serve})
 	if err != nil {
-		return nil, fmt.Errorf("ferrettest: proxy listener: %w", err)
+		return nil, fmt.Errorf("ferrettest: proxy: %w", err)
 	}
-	p := &proxy{ln: ln, upstream: upstream, locks: locks, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.accept()
-	return p, nil
+	x.p = p
+	return x, nil
 }
 
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		u, err := net.Dial("tcp", p.upstream)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		if !p.track(c, u) {
-			return
-		}
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.serve(c, u)
-			p.untrack(c, u)
-		}()
-	}
-}
-
-// track registers a connection pair; false once the proxy is closed.
-func (p *proxy) track(cs ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		for _, c := range cs {
-			_ = c.Close()
-		}
-		return false
-	}
-	for _, c := range cs {
-		p.conns[c] = struct{}{}
-	}
-	return true
-}
-
-func (p *proxy) untrack(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		_ = c.Close()
-		delete(p.conns, c)
-	}
-}
+func (p *proxy) addr() string { return p.p.Addr() }
 
 // serve relays the requests of client c to upstream u until either ends.
 func (p *proxy) serve(c, u net.Conn) {
@@ -222,22 +167,7 @@ func wantsReply(msg []byte) bool { return !moreToCome(msg) }
 
 // breakConns closes every connection the proxy relays; new connections
 // are accepted as before.
-func (p *proxy) breakConns() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		_ = c.Close()
-	}
-}
+func (p *proxy) breakConns() { p.p.Drop(false) }
 
 // close stops accepting, closes every connection and waits.
-func (p *proxy) close() {
-	p.mu.Lock()
-	p.closed = true
-	_ = p.ln.Close()
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
+func (p *proxy) close() { p.p.Close() }
