@@ -156,6 +156,7 @@ func burndown[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], sche
 	for i := range params {
 		params[i] = river.InsertManyParams{Args: NoopArgs{}}
 	}
+	fmt.Printf("river: inserting %d jobs\n", s.jobs)
 	start := time.Now()
 	for left := s.jobs; left > 0; {
 		n := min(left, s.batch)

@@ -216,7 +216,7 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		where = "SQLite, a new file " + cs.SQLite + " for each run"
 	}
 	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs on %s, Ratchet against River (%s), %d workers each, %d pairs\n", jobs, where, riverBin, workers, pairs)
-	runRatchet := func() (rates, error) {
+	runRatchet := func() (rates, cpuCost, error) {
 		var opened *storeflag.Opened
 		var err error
 		if cs.IsSQLite {
@@ -225,29 +225,33 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 			opened, err = storeflag.OpenForBench(ctx, cs.Postgres, "")
 		}
 		if err != nil {
-			return rates{}, err
+			return rates{}, cpuCost{}, err
 		}
 		defer func() { _ = opened.Close() }()
-		res, err := bench.Run(ctx, opened.Store, bench.Config{Mode: bench.ModeBurndown, Jobs: jobs, Workers: workers, InsertBatch: batch, Progress: io.Discard})
+		meter := newCPUMeter(machineCPU)
+		res, err := bench.Run(ctx, opened.Store, bench.Config{Mode: bench.ModeBurndown, Jobs: jobs, Workers: workers, InsertBatch: batch, Progress: meter})
 		if err != nil {
-			return rates{}, err
+			return rates{}, cpuCost{}, err
 		}
-		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, nil
+		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, meter.perJob(jobs), nil
 	}
-	runRiver := func() (rates, error) {
+	runRiver := func() (rates, cpuCost, error) {
 		args := []string{"--dsn", cs.Postgres, "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers)}
 		if cs.IsSQLite {
 			args = []string{"--sqlite", cs.SQLite, "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers)}
 		}
 		var out bytes.Buffer
+		meter := newCPUMeter(machineCPU)
 		cmd := exec.CommandContext(ctx, riverBin, args...)
-		cmd.Stdout, cmd.Stderr = &out, stderr
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, meter), stderr
 		if err := cmd.Run(); err != nil {
-			return rates{}, fmt.Errorf("%s: %v\n%s", riverBin, err, out.String())
+			return rates{}, cpuCost{}, fmt.Errorf("%s: %v\n%s", riverBin, err, out.String())
 		}
-		return parseRiverOutput(out.String())
+		r, err := parseRiverOutput(out.String())
+		return r, meter.perJob(jobs), err
 	}
 	var rr, rv []rates
+	var cr, cv []cpuCost
 	for i := range pairs {
 		order := []string{"ratchet", "river"}
 		if i%2 == 1 {
@@ -255,13 +259,14 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		}
 		for _, who := range order {
 			var r rates
+			var c cpuCost
 			var err error
 			if who == "ratchet" {
-				r, err = runRatchet()
-				rr = append(rr, r)
+				r, c, err = runRatchet()
+				rr, cr = append(rr, r), append(cr, c)
 			} else {
-				r, err = runRiver()
-				rv = append(rv, r)
+				r, c, err = runRiver()
+				rv, cv = append(rv, r), append(cv, c)
 			}
 			if cs.IsSQLite {
 				// The next run starts on a new file.
@@ -275,8 +280,8 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 			}
 		}
 		p := comparePair{Ratchet: rr[i], River: rv[i], InsertRatio: rr[i].Insert / rv[i].Insert, WorkRatio: rr[i].Work / rv[i].Work}
-		fmt.Fprintf(stdout, "pair %d (%s first): insert %.0f / %.0f jobs/s = %.2f, work %.0f / %.0f jobs/s = %.2f\n", i+1, order[0],
-			p.Ratchet.Insert, p.River.Insert, p.InsertRatio, p.Ratchet.Work, p.River.Work, p.WorkRatio)
+		fmt.Fprintf(stdout, "pair %d (%s first): insert %.0f / %.0f jobs/s = %.2f, work %.0f / %.0f jobs/s = %.2f%s\n", i+1, order[0],
+			p.Ratchet.Insert, p.River.Insert, p.InsertRatio, p.Ratchet.Work, p.River.Work, p.WorkRatio, cpuText(cr[i], cv[i]))
 	}
 	res, err := comparePairs(rr, rv)
 	if err != nil {
@@ -284,5 +289,8 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		return 1
 	}
 	fmt.Fprintf(stdout, "median ratio Ratchet / River over %d pairs: insert %.2f, work %.2f\n", len(res.Pairs), res.MedianInsert, res.MedianWork)
+	if ins, work, ok := medianCPU(cr, cv); ok {
+		fmt.Fprintf(stdout, "median ratio of machine CPU per job, River / Ratchet: insert %.2f, work %.2f\n", ins, work)
+	}
 	return 0
 }

@@ -379,6 +379,7 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	client := eng.Client()
 
 	args := make([]noop, cfg.InsertBatch)
+	fmt.Fprintf(cfg.Progress, "inserting %d jobs\n", cfg.Jobs)
 	start := time.Now()
 	for left := cfg.Jobs; left > 0; {
 		n := min(left, cfg.InsertBatch)
