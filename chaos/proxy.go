@@ -20,9 +20,18 @@ type proxy struct {
 
 	mu      sync.Mutex
 	latency time.Duration
-	hole    chan struct{} // non-nil while a black hole lasts; closed when it ends
+	hole    *hole // non-nil while a black hole lasts
 	closed  bool
 }
+
+// hole is one black hole: ended is closed when it ends, once, by its end
+// function or by the proxy's close, whichever comes first.
+type hole struct {
+	ended chan struct{}
+	once  sync.Once
+}
+
+func (h *hole) end() { h.once.Do(func() { close(h.ended) }) }
 
 // newProxy listens on 127.0.0.1 and forwards to target (host:port).
 func newProxy(target string) (*proxy, error) {
@@ -58,7 +67,7 @@ func (x *proxy) await() {
 	h := x.hole
 	x.mu.Unlock()
 	if h != nil {
-		<-h
+		<-h.ended
 	}
 }
 
@@ -78,7 +87,7 @@ func (x *proxy) setLatency(d time.Duration) {
 // blackHole holds every byte and every new connection until the returned
 // function is called.
 func (x *proxy) blackHole() (end func()) {
-	h := make(chan struct{})
+	h := &hole{ended: make(chan struct{})}
 	x.mu.Lock()
 	if !x.closed {
 		x.hole = h
@@ -90,7 +99,7 @@ func (x *proxy) blackHole() (end func()) {
 			x.hole = nil
 		}
 		x.mu.Unlock()
-		close(h)
+		h.end()
 	}
 }
 
@@ -104,7 +113,7 @@ func (x *proxy) close() {
 	x.mu.Lock()
 	x.closed = true
 	if x.hole != nil {
-		close(x.hole)
+		x.hole.end()
 		x.hole = nil
 	}
 	x.latency = 0
