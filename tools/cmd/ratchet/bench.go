@@ -48,7 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	traceRatio := fs.Float64("trace-ratio", 1, "with --adapters otel: the share of the traces sampled (a root's TraceIDRatioBased, children follow their parent)")
 	coordinator := fs.String("coordinator", "", "steady: submit on a client-only node and run the jobs on another, each with a cluster coordinator on this server (redis://host:port or nats://host:port), or with none (none: polling alone)")
 	pollInterval := fs.Duration("poll-interval", 50*time.Millisecond, "the engine's longest delay between polls")
-	compare := fs.String("compare", "", "river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median")
+	compare := fs.String("compare", "", "river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median (and, where /proc/stat exists, the machine's CPU time per job in each phase)")
 	pairs := fs.Int("pairs", 5, "--compare: pairs of runs")
 	riverBin := fs.String("river-bin", "", "--compare river: a prebuilt compare/river binary (default: go build it from the repository)")
 	if err := fs.Parse(args); err != nil {
