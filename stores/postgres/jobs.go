@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -314,18 +315,21 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 	// A column whose value is its default for every job of the batch is
 	// left out, to its default: fewer values to encode and for PostgreSQL
 	// to parse per row (a batch of new jobs has about ten such columns).
-	keep := make([]bool, len(insertColumns))
+	// from holds, for each column the COPY writes, where its value is in
+	// AppendRow's values (which leave status out), or -1 for status.
 	var cols []string
+	var from []int
 	for c, name := range insertColumns {
 		dflt := copyDefaults[name]
-		for _, i := range idx {
-			if dflt == nil || !dflt(p.jobs[i], p.params[i]) {
-				keep[c] = true
-				break
-			}
-		}
-		if keep[c] {
-			cols = append(cols, name)
+		keep := dflt == nil || slices.ContainsFunc(idx, func(i int) bool { return !dflt(p.jobs[i], p.params[i]) })
+		switch {
+		case !keep:
+		case c == statusColumn:
+			cols, from = append(cols, name), append(from, -1)
+		case c < statusColumn:
+			cols, from = append(cols, name), append(from, c)
+		default:
+			cols, from = append(cols, name), append(from, c-1)
 		}
 	}
 	conn, ok := q.(interface{ Conn() *pgx.Conn })
@@ -335,17 +339,11 @@ func (s *Store) copyRows(ctx context.Context, q dbtx, p *insertPlan, idx []int) 
 	var all []any // the values of every column but status, reused row after row
 	src := newCopyRowsReader(cols, len(idx), func(k int, row []any) []any {
 		all = s.dialect.Syntax.AppendRow(all[:0], p.jobs[idx[k]], p.params[idx[k]].String) // params as planInsert encoded them
-		for c := range insertColumns {
-			if !keep[c] {
-				continue
-			}
-			switch {
-			case c == statusColumn:
+		for _, f := range from {
+			if f < 0 {
 				row = append(row, pending)
-			case c < statusColumn:
-				row = append(row, all[c])
-			default:
-				row = append(row, all[c-1])
+			} else {
+				row = append(row, all[f])
 			}
 		}
 		return row
