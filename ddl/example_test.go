@@ -30,6 +30,7 @@ func ExampleMigrations() {
 	// 0010_batches.sql
 	// 0011_trace_context.sql
 	// 0012_audit.sql
-	// latest: 12
+	// 0013_partial_indexes.sql
+	// latest: 13
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

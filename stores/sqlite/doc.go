@@ -28,7 +28,14 @@
 //
 // # Statements
 //
-// The claim's candidates are the core's portable range scans of the
+// The job indexes are partial, as PostgreSQL's are (migration 13): the
+// claim index holds the PENDING jobs only, led by their task, and the
+// RUNNING, FAILED and WAITING jobs have small indexes of their own in id
+// order (orphan recovery, the dead-letter queue, listings). A claim
+// deletes one claim-index entry per job and a completion touches none, and
+// finished jobs leave no entries behind; the price is that the gauges'
+// counts by status (JobStats) read the table rather than an index. The
+// claim's candidates are the core's portable range scans of the
 // task-led claim index; one UPDATE ... RETURNING moves the chosen jobs to
 // RUNNING, its ids one JSON array read with json_each, so the statement
 // keeps one text whatever the batch. Completions are one fenced UPDATE
