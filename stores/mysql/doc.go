@@ -39,7 +39,14 @@
 //
 // The claim's candidates are the core's portable range scans of
 // idx_scheduler_job_claim, one per task and level, each locked with FOR
-// UPDATE SKIP LOCKED. Permits lock each resource's
+// UPDATE SKIP LOCKED. Each scan is guarded by its level's newest due
+// entry (a MAX(scheduled_time) the optimizer reads as one index probe,
+// backwards from now), and a level without one is not scanned: InnoDB's
+// forward scan of an empty level would go on through the delete-marked
+// entries at the start of the next level that purge has not removed yet
+// (hundreds to thousands of pages per level under load; cross-node
+// enqueue-to-start p50 on MariaDB at 1,000 jobs/s 3.9–4.4 ms against
+// 4.5–5.3 ms without, burn-down work about +10 %). Permits lock each resource's
 // row in scheduler_resource (in name order), then count its holders.
 // MySQL has no partial indexes: since migration 13 the claim index is
 // keyed by the virtual column claim_task (the task of a PENDING job, NULL

@@ -42,6 +42,7 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		ScanHint:   " FORCE INDEX (idx_scheduler_job_claim)",
 		ScanLock:   " FOR UPDATE SKIP LOCKED",
 		ScanParens: true,
+		ScanGuard:  true,
 		// The state writes read the job's fence with a shared lock: from
 		// the latest committed row, and no claim, completion, release or
 		// recovery can change the job until the write commits.

@@ -27,7 +27,7 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 		n = len(tasks)
 	}
 	if d.Syntax.MaxArgs > 0 {
-		n = max(1, min(n, d.Syntax.MaxArgs/scanArgs(p.Tags)))
+		n = max(1, min(n, d.Syntax.MaxArgs/d.Syntax.scanArgs(p.Tags)))
 	}
 	cands, err := InChunks(tasks, n, func(tasks []string) ([]Candidate, error) {
 		q, args := d.CandidatesSQL(tasks, p.Tags, now, p.Limit)
