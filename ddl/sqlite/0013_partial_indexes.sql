@@ -6,8 +6,9 @@
 -- each completion from RUNNING to its end status, and the entries of
 -- finished jobs stayed until they were archived. Now the claim index
 -- holds the PENDING jobs only (a claim deletes an entry, a completion
--- touches none of it), and the reads of the RUNNING, FAILED and WAITING
--- jobs have small indexes of their own. The statements test the status as
+-- touches none of it), the reads of the RUNNING, FAILED and WAITING
+-- jobs have small indexes of their own, and the counts of the other
+-- statuses one that a claim leaves alone. The statements test the status as
 -- a literal ('PENDING'), which is what lets SQLite use a partial index.
 -- Same conventions as 0001_init.sql.
 DROP INDEX idx_scheduler_job_claim;
@@ -31,6 +32,14 @@ CREATE INDEX idx_scheduler_job_failed
 CREATE INDEX idx_scheduler_job_waiting
     ON scheduler_job (job_id)
     WHERE status = 'WAITING';
+
+-- The gauges count the jobs by status, task and priority (JobStats):
+-- the PENDING ones through the claim index, the RUNNING ones through
+-- theirs, and the finished, blocked and waiting ones through this index,
+-- which a claim leaves alone and a completion adds one entry to.
+CREATE INDEX idx_scheduler_job_settled
+    ON scheduler_job (status, task_name, priority)
+    WHERE status NOT IN ('PENDING', 'RUNNING');
 
 INSERT INTO ratchet_schema_version (version, applied_at)
 VALUES (13, CAST(strftime('%s', 'now') AS INTEGER) * 1000000);

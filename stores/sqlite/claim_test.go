@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,21 @@ func TestStatusReadsUseThePartialIndexes(t *testing.T) {
 	}
 	text := queryPlan(t, s, dialect.PendingCountSQL)
 	assert.Contains(t, text, "COVERING INDEX idx_scheduler_job_claim", text)
+
+	// The gauges' counts: each status group through its partial index,
+	// never the table (the RUNNING jobs, as many as the fleet runs at
+	// once, are read through their index and rows).
+	counts, err := dialect.JobCountsSQL(context.Background(), s.db)
+	require.NoError(t, err)
+	text = queryPlan(t, s, counts)
+	for _, index := range []string{"idx_scheduler_job_claim", "idx_scheduler_job_running", "idx_scheduler_job_settled"} {
+		assert.Contains(t, text, "INDEX "+index, "counts:\n%s", text)
+	}
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, "SCAN scheduler_job") {
+			assert.Contains(t, line, " USING ", "a table scan in the counts:\n%s", text)
+		}
+	}
 }
 
 func TestClaimFailsCorruptRowsInsteadOfBlocking(t *testing.T) {

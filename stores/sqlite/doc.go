@@ -33,8 +33,9 @@
 // RUNNING, FAILED and WAITING jobs have small indexes of their own in id
 // order (orphan recovery, the dead-letter queue, listings). A claim
 // deletes one claim-index entry per job and a completion touches none, and
-// finished jobs leave no entries behind; the price is that the gauges'
-// counts by status (JobStats) read the table rather than an index. The
+// finished jobs leave one entry, in the index the gauges count the
+// settled statuses through (JobStats counts each status group through
+// its own partial index). The
 // claim's candidates are the core's portable range scans of the
 // task-led claim index; one UPDATE ... RETURNING moves the chosen jobs to
 // RUNNING, its ids one JSON array read with json_each, so the statement
