@@ -132,6 +132,11 @@ func TestDevCommand(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	out := newLines()
 	var errOut lockedBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("ratchet dev's standard error:\n%s", errOut.String())
+		}
+	})
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--demo", "30", "--token", "dev-t0ken"}, out.w, &errOut)
