@@ -12,13 +12,17 @@ import (
 
 // jobColumns selects one job with its tags, in the order of
 // sqlcore.JobColumns (see Dialect.Decode).
-// It also serves as the RETURNING list of the claim.
+// It also serves as the RETURNING list of the claim. The tags are read
+// only when the tag table holds any row (an uncorrelated EXISTS, which
+// SQLite evaluates once per statement): without tags, a claim of 500 jobs
+// saves 500 lookups and sorts.
 const jobColumns = `job_id, task_name, payload, payload IS NULL, status, priority,
 	scheduled_time, created_time, attempts, max_retries, backoff_kind, backoff_param_us,
 	claim_seq, crash_count, owner_node, claimed_time, finished_time, last_error,
 	job_result, job_result IS NULL, result_type, idempotency_key, params,
 	resource_name, resource_limit, workflow_id, dep_count, dep_waiting, dep_children, trace_context,
-	(SELECT json_group_array(t.tag ORDER BY t.rowid) FROM scheduler_job_tag t WHERE t.job_id = scheduler_job.job_id)`
+	CASE WHEN EXISTS (SELECT 1 FROM scheduler_job_tag) THEN
+		(SELECT json_group_array(t.tag ORDER BY t.rowid) FROM scheduler_job_tag t WHERE t.job_id = scheduler_job.job_id) END`
 
 // parseTextID reads a stored id: the canonical UUID text.
 func parseTextID(raw string) (uuid.UUID, error) {
