@@ -146,7 +146,7 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 // jobCountsSQL counts the jobs by status, task and priority (the gauges),
 // each part through the partial index of its statuses (migration 13): a
 // GROUP BY over the whole table would read every row, no index holding
-// them all (1.1 s against 0.15 s at 1,000,000 jobs).
+// them all (at 1,000,000 jobs 1.1 s, against 0.13 s this way).
 const jobCountsSQL = `SELECT 'PENDING', task_name, priority, COUNT(*), 0 FROM scheduler_job
 		WHERE status = 'PENDING' GROUP BY task_name, priority
 	UNION ALL
