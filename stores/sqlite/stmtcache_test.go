@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -161,4 +162,25 @@ func TestStatementCacheSeesSchemaChanges(t *testing.T) {
 	require.Equal(t, []string{"a"}, cols())
 	exec(t, s, `ALTER TABLE w ADD COLUMN b TEXT`)
 	require.Equal(t, []string{"a", "b"}, cols(), "a cached statement kept the old schema")
+}
+
+func TestStatementCacheRunsATextAgainAfterItsContextEnded(t *testing.T) {
+	s := openStore(t)
+	// A query that runs until it is interrupted, unless ? bounds it.
+	const q = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT max(i) FROM n`
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	rows, err := s.db.QueryContext(ctx, q, int64(1)<<62)
+	if err == nil {
+		for rows.Next() {
+		}
+		err = rows.Err()
+		_ = rows.Close()
+	}
+	require.Error(t, err, "the query ran to its end")
+	var got int64
+	require.NoError(t, s.db.QueryRow(q, 1000).Scan(&got), "the text runs again after its interrupted run")
+	require.Equal(t, int64(1000), got)
+	texts, _ := cacheState(t, s.db)
+	require.True(t, texts[q], "the text is not cached")
 }
