@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -300,4 +301,49 @@ func TestDurableAcrossReopen(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rec, 1)
 	assert.Equal(t, spi.RecoveredJob{JobID: running.ID, TaskName: running.TaskName, FromNode: "node-1", NewStatus: spi.StatusPending, CrashCount: 1}, rec[0])
+}
+
+// TestUpgradeToPartialIndexes opens a database created at schema version
+// 12 that holds jobs of every kind of status: migration 13 rebuilds the
+// job indexes as partial ones, and each read finds the jobs through them
+// as before (the claim, a listing of one status, the gauges' counts).
+func TestUpgradeToPartialIndexes(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	migs, err := ddl.Migrations(Dialect)
+	require.NoError(t, err)
+	require.Greater(t, len(migs), 12)
+	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
+	require.NoError(t, err)
+	require.NoError(t, migrate(ctx, raw, path, migs[:12]))
+	ids := map[string]uuid.UUID{}
+	for _, status := range []string{"PENDING", "RUNNING", "FAILED", "SUCCEEDED", "WAITING"} {
+		ids[status] = newID()
+		_, err = raw.Exec(`INSERT INTO scheduler_job (job_id, task_name, status, priority, scheduled_time, owner_node)
+			VALUES (?, 'old', ?, 2, ?, CASE WHEN ? = 'RUNNING' THEN 'gone' END)`, ids[status].String(), status, t0.UnixMicro(), status)
+		require.NoError(t, err)
+	}
+	require.NoError(t, raw.Close())
+
+	s := openAt(t, path)
+	var version int
+	require.NoError(t, s.db.QueryRow(`SELECT MAX(version) FROM ratchet_schema_version`).Scan(&version))
+	assert.Equal(t, len(migs), version)
+
+	st, err := s.JobStats(ctx, t0)
+	require.NoError(t, err)
+	counts := map[spi.Status]int64{}
+	for _, c := range st.Counts {
+		counts[c.Status] += c.N
+	}
+	assert.Equal(t, map[spi.Status]int64{spi.StatusPending: 1, spi.StatusRunning: 1, spi.StatusFailed: 1, spi.StatusSucceeded: 1, spi.StatusWaiting: 1}, counts)
+	for _, status := range []spi.Status{spi.StatusFailed, spi.StatusRunning, spi.StatusWaiting} {
+		jobs, _, err := s.ListJobs(ctx, spi.ListParams{Status: status, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, jobs, 1, "%s", status)
+		assert.Equal(t, ids[string(status)], jobs[0].ID, "%s", status)
+	}
+	got := claim(t, s, "n", 10, t0, 0)
+	require.Len(t, got, 1)
+	assert.Equal(t, ids["PENDING"], got[0].ID)
 }
