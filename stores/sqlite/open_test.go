@@ -194,23 +194,15 @@ func TestMigrateOlderSchema(t *testing.T) {
 // that holds jobs: Open applies 0002_cluster and 0003_task_claim, and the old jobs read back
 // without a resource and are claimed as before.
 func TestUpgradeFromVersion1(t *testing.T) {
-	ctx := context.Background()
 	path := dbPath(t)
-	migs, err := ddl.Migrations(Dialect)
-	require.NoError(t, err)
-	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
-	require.NoError(t, err)
-	require.NoError(t, migrate(ctx, raw, path, migs[:1]))
+	raw := databaseAt(t, path, 1)
 	id := newID()
-	_, err = raw.Exec(`INSERT INTO scheduler_job (job_id, task_name, status, priority, scheduled_time)
+	_, err := raw.Exec(`INSERT INTO scheduler_job (job_id, task_name, status, priority, scheduled_time)
 		VALUES (?, 'old', 'PENDING', 2, ?)`, id.String(), t0.UnixMicro())
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
-	s := openAt(t, path)
-	var version int
-	require.NoError(t, s.db.QueryRow(`SELECT MAX(version) FROM ratchet_schema_version`).Scan(&version))
-	assert.Equal(t, len(migs), version)
+	s := openUpgraded(t, path)
 	j := get(t, s, id)
 	assert.Empty(t, j.Resource)
 	assert.Zero(t, j.ResourceLimit)
@@ -310,26 +302,17 @@ func TestDurableAcrossReopen(t *testing.T) {
 func TestUpgradeToPartialIndexes(t *testing.T) {
 	ctx := context.Background()
 	path := dbPath(t)
-	migs, err := ddl.Migrations(Dialect)
-	require.NoError(t, err)
-	require.Greater(t, len(migs), 12)
-	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
-	require.NoError(t, err)
-	require.NoError(t, migrate(ctx, raw, path, migs[:12]))
+	raw := databaseAt(t, path, 12)
 	ids := map[string]uuid.UUID{}
 	for _, status := range []string{"PENDING", "RUNNING", "FAILED", "SUCCEEDED", "WAITING"} {
 		ids[status] = newID()
-		_, err = raw.Exec(`INSERT INTO scheduler_job (job_id, task_name, status, priority, scheduled_time, owner_node)
+		_, err := raw.Exec(`INSERT INTO scheduler_job (job_id, task_name, status, priority, scheduled_time, owner_node)
 			VALUES (?, 'old', ?, 2, ?, CASE WHEN ? = 'RUNNING' THEN 'gone' END)`, ids[status].String(), status, t0.UnixMicro(), status)
 		require.NoError(t, err)
 	}
 	require.NoError(t, raw.Close())
 
-	s := openAt(t, path)
-	var version int
-	require.NoError(t, s.db.QueryRow(`SELECT MAX(version) FROM ratchet_schema_version`).Scan(&version))
-	assert.Equal(t, len(migs), version)
-
+	s := openUpgraded(t, path)
 	st, err := s.JobStats(ctx, t0)
 	require.NoError(t, err)
 	counts := map[spi.Status]int64{}
@@ -346,4 +329,30 @@ func TestUpgradeToPartialIndexes(t *testing.T) {
 	got := claim(t, s, "n", 10, t0, 0)
 	require.Len(t, got, 1)
 	assert.Equal(t, ids["PENDING"], got[0].ID)
+}
+
+// databaseAt creates at path a database at schema version, through a
+// connection of its own that the caller closes.
+func databaseAt(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	migs, err := ddl.Migrations(Dialect)
+	require.NoError(t, err)
+	require.Greater(t, len(migs), version)
+	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
+	require.NoError(t, err)
+	require.NoError(t, migrate(context.Background(), raw, path, migs[:version]))
+	return raw
+}
+
+// openUpgraded opens the database at path and checks that Open brought it
+// to the latest schema version.
+func openUpgraded(t *testing.T, path string) *Store {
+	t.Helper()
+	migs, err := ddl.Migrations(Dialect)
+	require.NoError(t, err)
+	s := openAt(t, path)
+	var version int
+	require.NoError(t, s.db.QueryRow(`SELECT MAX(version) FROM ratchet_schema_version`).Scan(&version))
+	assert.Equal(t, len(migs), version)
+	return s
 }
