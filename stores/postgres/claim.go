@@ -74,16 +74,15 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 	now := p.Now.Truncate(time.Microsecond)
 	boost := max(int64(p.BoostInterval), 0)
 	tf := compileTags(p.Tags)
-	b := &pgx.Batch{}
-	b.Queue(claimSettings)
-	b.Queue(s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
+	rows, finish, err := s.queryPinned(ctx, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
 		tf.args(tasks, now, int64(p.Limit), boost, nullText(p.NodeID))...)
-	br := s.pool.SendBatch(ctx, b)
-	got, bad, permits, err := s.runClaim(br, p.Limit)
-	// Close reads up to the batch's end, where the implicit transaction
-	// commits: an error there means the claim did not happen.
-	if cerr := br.Close(); err == nil {
-		err = cerr
+	if err != nil {
+		return nil, false, fail("claim jobs", err)
+	}
+	got, bad, permits, err := s.scanClaimed(rows, p.Limit)
+	// The claim happened only if its round trip ended without an error.
+	if ferr := finish(); err == nil {
+		err = ferr
 	}
 	if err != nil {
 		return nil, false, fail("claim jobs", err)
@@ -101,34 +100,6 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 	// they were picked.
 	sqlcore.SortClaimed(got, now, p.BoostInterval)
 	return got, false, nil
-}
-
-// claimSettings precedes the claim statement in its round trip and, for
-// the implicit transaction of the two (SET LOCAL), has PostgreSQL plan
-// the claim once per connection, without JIT. Left to choose, PostgreSQL
-// plans every claim anew once the backlog is large: the generic plan's
-// cost, estimated for an unknown LIMIT and an unknown scheduled_time
-// bound, grows with the table (2,850,000 at 10,000,000 pending jobs),
-// while a plan for LIMIT 200 costs 1,800, so it keeps the custom plans,
-// and their planning took 1 of a claim's 3.5 ms. Forcing the generic
-// plan alone would be worse: its cost is above jit_above_cost, and
-// compiling it took 900 ms. The generic plan is the same index scans (a
-// claim's plan does not depend on its arguments: the statuses are
-// literals, each level's scan is ordered by the claim index); the plan
-// test checks it.
-const claimSettings = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)"
-
-// runClaim reads the results of a claim batch (claimSettings, then the
-// claim statement) as scanClaimed; the caller closes br.
-func (s *Store) runClaim(br pgx.BatchResults, limit int) ([]*spi.Job, []sqlcore.BadRow[pgtype.UUID], bool, error) {
-	if _, err := br.Exec(); err != nil {
-		return nil, nil, false, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return s.scanClaimed(rows, limit)
 }
 
 // scanClaimed reads the rows of a claim: the claimed jobs, the rows that

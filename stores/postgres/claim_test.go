@@ -292,14 +292,14 @@ func TestPlansUseIndexes(t *testing.T) {
 }
 
 // TestClaimKeepsAGenericPlan checks that PostgreSQL plans the claim once
-// per connection and never anew (claimSettings), and that the settings
-// that make it so end with the claim: the store, on one connection,
-// claims a dozen times with one task and with three, and the connection's
-// prepared claim statements then show generic plans only, while the
-// connection's plan_cache_mode and jit are their defaults again. Left to
-// choose, PostgreSQL makes five custom plans first, and keeps making them
-// once the backlog is large (1 of a claim's 3.5 ms at 10,000,000 pending
-// jobs).
+// per connection and never anew (pinnedPlan), and that the settings that
+// make it so end with the claim: the store, on one connection, claims a
+// dozen times with one task and with three, and the connection's prepared
+// claim statements then show generic plans only, while the connection's
+// plan_cache_mode, jit and enable_seqscan are their defaults again. Left
+// to choose, PostgreSQL makes five custom plans first, and keeps making
+// them once the backlog is large (1 of a claim's 3.5 ms at 10,000,000
+// pending jobs).
 func TestClaimKeepsAGenericPlan(t *testing.T) {
 	ctx := context.Background()
 	dsn, schema := testDB(t)
@@ -314,7 +314,7 @@ func TestClaimKeepsAGenericPlan(t *testing.T) {
 	}
 	insert(t, s, jobs...)
 	var before string
-	require.NoError(t, s.pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode') || ' ' || current_setting('jit')`).Scan(&before))
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode') || ' ' || current_setting('jit') || ' ' || current_setting('enable_seqscan')`).Scan(&before))
 	for _, tasks := range [][]string{{"send-email"}, {"other", "send-email", "third"}} {
 		for range 12 {
 			_, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: t0, Tasks: tasks, BoostInterval: 15 * time.Minute})
@@ -327,6 +327,45 @@ func TestClaimKeepsAGenericPlan(t *testing.T) {
 		assert.Zero(t, custom, "%d tasks: the claim was planned for its arguments %d times", len(tasks), custom)
 	}
 	var after string
-	require.NoError(t, s.pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode') || ' ' || current_setting('jit')`).Scan(&after))
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode') || ' ' || current_setting('jit') || ' ' || current_setting('enable_seqscan')`).Scan(&after))
 	assert.Equal(t, before, after, "the claim's settings outlived it")
+}
+
+// TestPinnedPlansOutgrowAnEmptyTable checks that the claim's plan, made
+// while the table held one job, still finds rows by index and tuple id
+// once it holds thousands (pinnedPlan's enable_seqscan): a plan cached
+// then is kept until an ANALYZE, and PostgreSQL's own choice for so small
+// a table reads the claimed rows by a sequential scan.
+func TestPinnedPlansOutgrowAnEmptyTable(t *testing.T) {
+	ctx := context.Background()
+	dsn, schema := testDB(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	s := openSchema(t, dsn+sep+"pool_max_conns=1", schema)
+	insert(t, s, job(spi.PriorityNormal, t0))
+	require.Len(t, claim(t, s, "n", 1, t0, 15*time.Minute), 1)
+	more := make([]*spi.Job, 3000)
+	for k := range more {
+		more[k] = job(spi.PriorityNormal, t0.Add(-time.Duration(k)*time.Millisecond))
+	}
+	insert(t, s, more...)
+
+	conn, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	// EXPLAIN EXECUTE shows the connection's cached generic plan.
+	_, err = conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`)
+	require.NoError(t, err)
+	defer func() { _, _ = conn.Exec(ctx, `RESET plan_cache_mode`) }()
+	var name string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT name FROM pg_prepared_statements WHERE statement = $1`, s.sql.claim(claimKey{tasks: 1})).Scan(&name))
+	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE `+pgx.Identifier{name}.Sanitize()+`(now(), 10, 0, 'n', 'send-email')`)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	assert.NotRegexp(t, seqScanOnJobs, plan, "claim:\n%s", plan)
+	assert.Contains(t, plan, "Tid Scan on scheduler_job j", "claim:\n%s", plan)
 }

@@ -31,21 +31,19 @@
 // idx_scheduler_job_claim, locked FOR NO KEY UPDATE SKIP LOCKED; the
 // candidates are ranked in SQL by effective priority (exact, in numeric),
 // and one UPDATE moves the best N to RUNNING and returns them with their
-// tags. It travels in one round trip after a set_config that, for the
-// two statements' implicit transaction only, forces PostgreSQL's generic
-// plan and turns JIT off: left to choose, PostgreSQL plans every claim
-// anew once the backlog is large (the generic plan's estimated cost grows
-// with the table), which at 10,000,000 pending jobs made a claim 1.3 to
-// 1.5 times as long as at 10,000. When the best candidates name
-// resources, the claim runs instead as one transaction that takes an
-// advisory lock per resource (in key order), counts the holders and
-// admits in Go (sqlcore.Admit). Completions are one UPDATE ... FROM
-// unnest per batch, fenced, returning which entries
-// applied; inserts are one INSERT ... SELECT FROM unnest (tags and wakeup
-// in the same statement), or COPY from [CopyThreshold] jobs without a key
-// (its rows written in the binary COPY format by the store, not through
-// pgx's type map).
-// Statements are prepared once per connection; behind a transaction-pooling
+// tags. When the best candidates name resources, the claim runs instead
+// as one transaction that takes an advisory lock per resource (in key
+// order), counts the holders and admits in Go (sqlcore.Admit).
+// Completions are one UPDATE ... FROM unnest per batch, fenced, returning
+// which entries applied; inserts are one INSERT ... SELECT FROM unnest
+// (tags and wakeup in the same statement), or COPY from [CopyThreshold]
+// jobs without a key (its rows written in the binary COPY format by the
+// store, not through pgx's type map). The claim travels in one round
+// trip behind a set_config that, for the implicit transaction of the two
+// only, pins how PostgreSQL plans it (pinnedPlan: a generic plan, no JIT,
+// no sequential scan), so that its plan depends neither on the backlog's
+// size nor on statistics gathered while the table was empty. Statements
+// are prepared once per connection; behind a transaction-pooling
 // PgBouncer, set pgx's default_query_exec_mode in the DSN.
 //
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for pgx.Tx
