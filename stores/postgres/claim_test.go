@@ -369,3 +369,39 @@ func TestPinnedPlansOutgrowAnEmptyTable(t *testing.T) {
 	assert.NotRegexp(t, seqScanOnJobs, plan, "claim:\n%s", plan)
 	assert.Contains(t, plan, "Tid Scan on scheduler_job j", "claim:\n%s", plan)
 }
+
+// TestClaimUnderOtherExecModes checks the claim and its pinned plan
+// settings (one pgx batch) under the query modes a transaction-pooling
+// PgBouncer needs (doc.go): unnamed statements (exec) and the simple
+// protocol, where the batch is one query string.
+func TestClaimUnderOtherExecModes(t *testing.T) {
+	for _, mode := range []string{"exec", "simple_protocol"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			dsn, schema := testDB(t)
+			sep := "?"
+			if strings.Contains(dsn, "?") {
+				sep = "&"
+			}
+			s := openSchema(t, dsn+sep+"default_query_exec_mode="+mode, schema)
+			jobs := make([]*spi.Job, 5)
+			for k := range jobs {
+				jobs[k] = job(spi.Priority(k), t0.Add(-time.Duration(k)*time.Second))
+			}
+			insert(t, s, jobs...)
+			got := claim(t, s, "n", 10, t0, 15*time.Minute)
+			require.Len(t, got, 5)
+			assert.Equal(t, spi.Priority(4), got[0].Priority, "claim order")
+			cs := make([]spi.Completion, len(got))
+			for k, j := range got {
+				cs[k] = spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: t0, RowHint: j.RowHint}
+			}
+			applied, err := s.CompleteJobs(ctx, cs)
+			require.NoError(t, err)
+			assert.Equal(t, []bool{true, true, true, true, true}, applied)
+			var after string
+			require.NoError(t, s.pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode') || ' ' || current_setting('enable_seqscan')`).Scan(&after))
+			assert.Equal(t, "auto on", after, "the claim's settings outlived it")
+		})
+	}
+}
