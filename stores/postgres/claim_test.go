@@ -302,12 +302,7 @@ func TestPlansUseIndexes(t *testing.T) {
 // pending jobs).
 func TestClaimKeepsAGenericPlan(t *testing.T) {
 	ctx := context.Background()
-	dsn, schema := testDB(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	s := openSchema(t, dsn+sep+"pool_max_conns=1", schema)
+	s := openStoreWith(t, "pool_max_conns=1")
 	jobs := make([]*spi.Job, 200)
 	for k := range jobs {
 		jobs[k] = job(spi.Priority(k%spi.NumPriorities), t0.Add(-time.Duration(k)*time.Second))
@@ -338,12 +333,7 @@ func TestClaimKeepsAGenericPlan(t *testing.T) {
 // a table reads the claimed rows by a sequential scan.
 func TestPinnedPlansOutgrowAnEmptyTable(t *testing.T) {
 	ctx := context.Background()
-	dsn, schema := testDB(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	s := openSchema(t, dsn+sep+"pool_max_conns=1", schema)
+	s := openStoreWith(t, "pool_max_conns=1")
 	insert(t, s, job(spi.PriorityNormal, t0))
 	require.Len(t, claim(t, s, "n", 1, t0, 15*time.Minute), 1)
 	more := make([]*spi.Job, 3000)
@@ -378,12 +368,7 @@ func TestClaimUnderOtherExecModes(t *testing.T) {
 	for _, mode := range []string{"exec", "simple_protocol"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
-			dsn, schema := testDB(t)
-			sep := "?"
-			if strings.Contains(dsn, "?") {
-				sep = "&"
-			}
-			s := openSchema(t, dsn+sep+"default_query_exec_mode="+mode, schema)
+			s := openStoreWith(t, "default_query_exec_mode="+mode)
 			jobs := make([]*spi.Job, 5)
 			for k := range jobs {
 				jobs[k] = job(spi.Priority(k), t0.Add(-time.Duration(k)*time.Second))

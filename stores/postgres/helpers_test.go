@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,6 +44,18 @@ func openStore(t testing.TB) *Store {
 	t.Helper()
 	dsn, schema := testDB(t)
 	return openSchema(t, dsn, schema)
+}
+
+// openStoreWith opens a store on a fresh schema, with param (a DSN
+// setting, "key=value") added to the test server's DSN.
+func openStoreWith(t testing.TB, param string) *Store {
+	t.Helper()
+	dsn, schema := testDB(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return openSchema(t, dsn+sep+param, schema)
 }
 
 // rawPool returns a pool on dsn of the test's own, closed at cleanup.
