@@ -116,6 +116,17 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	// Whether the store has jobs is read before the node starts: once it
+	// runs, the demo's recurring schedule submits a job every second, and
+	// a store that held only that job would never get the demo's.
+	seed := false
+	if *jobs > 0 {
+		page, err := eng.Client().ListJobs(ctx, ratchet.ListOptions{Limit: 1})
+		if err != nil {
+			return fail(fmt.Errorf("read the jobs: %w", err))
+		}
+		seed = len(page.Jobs) == 0
+	}
 	if err := eng.Start(ctx); err != nil {
 		return fail(err)
 	}
@@ -131,7 +142,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err = serve(ctx, h, *addr, func(base string) {
 		fmt.Fprintf(stdout, "ratchet dev: a node and the dashboard on %s\n", opened.Desc)
 		fmt.Fprintf(stdout, "dashboard: %s/login?token=%s\n", base, *token)
-		if *jobs > 0 {
+		if seed {
 			go seedDemo(ctx, eng.Client(), *jobs, stdout, stderr)
 		}
 	})
@@ -141,16 +152,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// seedDemo submits the demo's jobs when the store has none, so that a
-// first look at the dashboard has something to show.
+// seedStarting, when not nil, runs as seedDemo starts: a test holds the
+// seeding back with it until the node has run.
+var seedStarting func(ctx context.Context, c *ratchet.Client)
+
+// seedDemo submits the demo's jobs (runDev calls it when the store had
+// none), so that a first look at the dashboard has something to show.
 func seedDemo(ctx context.Context, c *ratchet.Client, n int, stdout, stderr io.Writer) {
-	page, err := c.ListJobs(ctx, ratchet.ListOptions{Limit: 1})
-	if err != nil {
-		fmt.Fprintf(stderr, "ratchet dev: read the jobs: %v\n", err)
-		return
-	}
-	if len(page.Jobs) > 0 {
-		return
+	if seedStarting != nil {
+		seedStarting(ctx, c)
 	}
 	if _, err := demo.Seed(ctx, c, n, uint64(time.Now().UnixNano())); err != nil {
 		if ctx.Err() == nil {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
 
 // lines runs a command's stdout through a pipe and hands each line to a
@@ -125,10 +127,28 @@ func awaitJobs(t *testing.T, base, token string, n int64) overview {
 
 // ratchet dev on an empty data directory: it creates the directory and
 // the database, serves the dashboard behind the token, submits the demo's
-// jobs, which its node runs, and stops on its context's end.
+// jobs, which its node runs, and stops on its context's end. The seeding
+// is held back until the demo's recurring schedule has submitted a job,
+// as happens when the machine is slow: the demo's jobs must come anyway.
 func TestDevCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	seedStarting = func(ctx context.Context, c *ratchet.Client) {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			page, err := c.ListJobs(ctx, ratchet.ListOptions{Limit: 1})
+			if err != nil || len(page.Jobs) > 0 {
+				return
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	t.Cleanup(func() { seedStarting = nil })
 	data := filepath.Join(t.TempDir(), "data")
 	out := newLines()
 	var errOut lockedBuffer
