@@ -91,13 +91,14 @@ type Result struct {
 	LatencyP99  time.Duration // steady only
 	LatencyMax  time.Duration // steady only
 	ClaimRounds int
-	// ClaimScale: the mean time of one claim batch at each backlog;
+	// ClaimScale: the median time of one claim batch at each backlog;
 	// MixedFleet: at each number of pending jobs of the other task.
 	Backlogs   []int
 	ClaimTimes []time.Duration
 	// ClaimScale: the peak resident memory of the process (VmHWM, bytes)
 	// while a node worked NodeJobs jobs at each backlog, and that node's
-	// work rate; 0 where /proc gives no peak.
+	// work rate, each the median of nodeRuns nodes; 0 where /proc gives no
+	// peak.
 	NodeRSS   []int64
 	NodeRates []float64
 	// Archive: the steady p99 latency alone and of the jobs that waited
@@ -540,56 +541,70 @@ func steadyWith(ctx context.Context, store spi.Store, cfg Config, during func(co
 
 // claimScale grows the backlog to 10,000 pending jobs, then to cfg.Jobs
 // (at least 10 times more), and at each size times claim batches of 200
-// (each followed by its completion, so the backlog stays the same size
-// within a few batches).
+// (each followed by its completion and by as many new jobs, so the
+// backlog stays the same size).
+//
+// Each size claims the jobs of a task of its own. The claim index leads
+// with the task, and the entries of claimed jobs stay in it, skipped by
+// every scan, until a VACUUM removes them (the bench database may run
+// none): with one task, the claims of the first size left tens of
+// thousands of such entries in front of the second size's jobs, a cost of
+// how many jobs were claimed since the last VACUUM, not of the backlog.
+// With a task per size each size starts from the same state.
 func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error) {
 	res := Result{Mode: ModeClaimScale}
-	task := ratchet.NewVoidTask("bench.noop", func(context.Context, noop) error { return nil })
 	client, err := ratchet.NewClient(store, ratchet.ClientOptions{})
 	if err != nil {
 		return res, err
 	}
 	sizes := []int{10000, max(cfg.Jobs, 100000)}
-	have := 0
+	have := 0 // pending jobs, of every size's task
 	args := make([]noop, cfg.InsertBatch)
-	fill := func(size int) error {
-		for have < size {
-			n := min(size-have, cfg.InsertBatch)
-			if _, err := task.SubmitMany(ctx, client, args[:n]); err != nil {
-				return err
-			}
-			have += n
-		}
-		return nil
-	}
 	for _, size := range sizes {
-		if err := fill(size); err != nil {
+		task := ratchet.NewVoidTask(fmt.Sprintf("bench.noop.%d", size), func(context.Context, noop) error { return nil })
+		fill := func() error {
+			for have < size {
+				n := min(size-have, cfg.InsertBatch)
+				if _, err := task.SubmitMany(ctx, client, args[:n]); err != nil {
+					return err
+				}
+				have += n
+			}
+			return nil
+		}
+		if err := fill(); err != nil {
 			return res, err
 		}
-		if a, ok := store.(interface{ Analyze(context.Context) error }); ok {
-			if err := a.Analyze(ctx); err != nil {
+		refill := func(n int) error {
+			have -= n
+			return fill()
+		}
+		median, err := timeClaims(ctx, store, []string{task.Name()}, refill)
+		if err != nil {
+			return res, err
+		}
+		var rsss []int64
+		var rates []float64
+		for range nodeRuns {
+			if err := fill(); err != nil { // each node works from the full backlog
 				return res, err
 			}
+			rss, rate, finished, err := nodeFootprint(ctx, store, cfg, task)
+			if err != nil {
+				return res, err
+			}
+			have -= finished
+			rsss, rates = append(rsss, rss), append(rates, rate)
 		}
-		total, err := timeClaims(ctx, store, benchTasks, nil)
-		if err != nil {
-			return res, err
-		}
-		have -= claimRounds * 200
-		if err := fill(size); err != nil { // the node works from a full backlog too
-			return res, err
-		}
-		rss, rate, err := nodeFootprint(ctx, store, cfg, task)
-		if err != nil {
-			return res, err
-		}
-		have -= NodeJobs
+		slices.Sort(rsss)
+		slices.Sort(rates)
+		rss, rate := rsss[nodeRuns/2], rates[nodeRuns/2]
 		res.Backlogs = append(res.Backlogs, size)
-		res.ClaimTimes = append(res.ClaimTimes, total)
+		res.ClaimTimes = append(res.ClaimTimes, median)
 		res.NodeRSS = append(res.NodeRSS, rss)
 		res.NodeRates = append(res.NodeRates, rate)
-		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s on average; a node working %d jobs peaked at %.1f MiB resident (%.0f jobs/s)\n",
-			size, total.Round(time.Microsecond), NodeJobs, mib(rss), rate)
+		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s (median of %d); a node working %d jobs peaked at %.1f MiB resident (%.0f jobs/s; medians of %d nodes)\n",
+			size, median.Round(time.Microsecond), claimRounds, NodeJobs, mib(rss), rate, nodeRuns)
 	}
 	return res, nil
 }
@@ -598,15 +613,23 @@ func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error
 // backlog, from the front of it.
 const NodeJobs = 3000
 
+// nodeRuns is the number of nodes claimscale starts, one after the other,
+// at each backlog: it reports the median of their peaks and rates, a
+// Go process's peak resident memory moving by about 10 % with where its
+// collections happen to fall.
+const nodeRuns = 3
+
 // nodeFootprint starts a node with cfg's settings, lets it work NodeJobs
 // jobs and stops it: it returns the process's peak resident memory during
-// that time (VmHWM after clearing it: Linux only, else 0) and the node's
-// rate. What the node holds must not grow with the backlog; the inserts
-// before it are not counted, the peak being cleared after them.
-func nodeFootprint(ctx context.Context, store spi.Store, cfg Config, task ratchet.Definition) (int64, float64, error) {
+// that time (VmHWM after clearing it: Linux only, else 0), the node's
+// rate and how many jobs it finished in all (those it had started when
+// it was told to stop too). What the node holds must not grow with the
+// backlog; the inserts before it are not counted, the peak being cleared
+// after them.
+func nodeFootprint(ctx context.Context, store spi.Store, cfg Config, task ratchet.Definition) (peakRSS int64, jobsPerSec float64, finished int, err error) {
 	eng, err := newEngine(store, cfg, task, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	events, unsubscribe := eng.Subscribe(NodeJobs + 2*cfg.Workers)
 	defer unsubscribe()
@@ -614,9 +637,9 @@ func nodeFootprint(ctx context.Context, store spi.Store, cfg Config, task ratche
 	peak := resetPeakRSS()
 	start := time.Now()
 	if err := eng.Start(ctx); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	for finished := 0; finished < NodeJobs; {
+	for finished < NodeJobs {
 		select {
 		case ev := <-events:
 			if ev.Kind == engine.EventSucceeded {
@@ -624,14 +647,23 @@ func nodeFootprint(ctx context.Context, store spi.Store, cfg Config, task ratche
 			}
 		case <-ctx.Done():
 			_ = eng.Stop(context.WithoutCancel(ctx))
-			return 0, 0, ctx.Err()
+			return 0, 0, 0, ctx.Err()
 		}
 	}
 	took := time.Since(start)
 	if err := eng.Stop(ctx); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return peak(), rate(NodeJobs, took), nil
+	for {
+		select {
+		case ev := <-events:
+			if ev.Kind == engine.EventSucceeded {
+				finished++
+			}
+		default:
+			return peak(), rate(NodeJobs, took), finished, nil
+		}
+	}
 }
 
 // resetPeakRSS clears the process's peak resident set size (writing 5 to
@@ -662,17 +694,19 @@ func resetPeakRSS() func() int64 {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// claimRounds is the number of claims timeClaims averages.
-const claimRounds = 30
+// claimRounds is the number of claims timeClaims times. Their median,
+// not their mean: on a shared VM one claim in thirty that waited for the
+// disk or the other core moved a mean of thirty by up to 40 %.
+const claimRounds = 100
 
 // benchTasks are the tasks the benchmark's claims list.
 var benchTasks = []string{"bench.noop"}
 
-// timeClaims returns the mean time of claimRounds claims of 200 jobs of
+// timeClaims returns the median time of claimRounds claims of 200 jobs of
 // tasks by node "bench", each followed by its completion (not timed) and,
 // when refill is not nil, by refill(n) with the number of jobs claimed.
 func timeClaims(ctx context.Context, store spi.Store, tasks []string, refill func(n int) error) (time.Duration, error) {
-	var total time.Duration
+	took := make([]time.Duration, 0, claimRounds)
 	for range claimRounds {
 		start := time.Now()
 		jobs, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "bench", Limit: 200, Now: time.Now(),
@@ -680,7 +714,7 @@ func timeClaims(ctx context.Context, store spi.Store, tasks []string, refill fun
 		if err != nil {
 			return 0, err
 		}
-		total += time.Since(start)
+		took = append(took, time.Since(start))
 		cs := make([]spi.Completion, len(jobs))
 		for i, j := range jobs {
 			cs[i] = spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeSucceeded, FinishedAt: time.Now()}
@@ -694,7 +728,8 @@ func timeClaims(ctx context.Context, store spi.Store, tasks []string, refill fun
 			}
 		}
 	}
-	return total / claimRounds, nil
+	slices.Sort(took)
+	return took[len(took)/2], nil
 }
 
 // mixedFleet keeps 10,000 pending jobs of the bench task and times claims
@@ -729,18 +764,13 @@ func mixedFleet(ctx context.Context, store spi.Store, cfg Config) (Result, error
 		if err := submit(other, foreign, ratchet.WithPriority(ratchet.PriorityCritical)); err != nil {
 			return res, err
 		}
-		if a, ok := store.(interface{ Analyze(context.Context) error }); ok {
-			if err := a.Analyze(ctx); err != nil {
-				return res, err
-			}
-		}
-		mean, err := timeClaims(ctx, store, benchTasks, refill)
+		median, err := timeClaims(ctx, store, benchTasks, refill)
 		if err != nil {
 			return res, err
 		}
 		res.Backlogs = append(res.Backlogs, foreign)
-		res.ClaimTimes = append(res.ClaimTimes, mean)
-		fmt.Fprintf(cfg.Progress, "%d pending jobs of another task: claim of 200 takes %s on average\n", foreign, mean.Round(time.Microsecond))
+		res.ClaimTimes = append(res.ClaimTimes, median)
+		fmt.Fprintf(cfg.Progress, "%d pending jobs of another task: claim of 200 takes %s (median of %d)\n", foreign, median.Round(time.Microsecond), claimRounds)
 	}
 	return res, nil
 }
