@@ -46,6 +46,25 @@
 // are prepared once per connection; behind a transaction-pooling
 // PgBouncer, set pgx's default_query_exec_mode in the DSN.
 //
+// # VACUUM
+//
+// A claimed job's entry stays in idx_scheduler_job_claim, in front of
+// the pending jobs, until a VACUUM of scheduler_job removes it: every
+// claim's scan steps over the entries of all the jobs claimed since the
+// last one. Measured on a 2-core VM with 10,000 jobs pending, a claim of
+// 200 took 2.8 ms after a VACUUM, 4.0 ms once 100,000 jobs had been
+// claimed since, 6.9 ms at 400,000, and 2.8 ms again after the next
+// VACUUM. Autovacuum runs when a fifth of the table is dead row versions
+// (autovacuum_vacuum_scale_factor 0.2), and a worked job leaves two (its
+// claim and its completion): on a table of 10,000,000 rows that is
+// 1,000,000 jobs between vacuums. On a large table set a lower factor for
+// scheduler_job alone, for example
+//
+//	ALTER TABLE scheduler_job SET (autovacuum_vacuum_scale_factor = 0.01);
+//
+// (each VACUUM reads every index of the table, so not far lower), and
+// keep the table small by archiving or deleting finished jobs.
+//
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for pgx.Tx
 // (ratchet.InTx; the wakeup is delivered only on commit),
 // [spi.WakeupListener] (pg_notify on [Store.WakeupChannel] in the writing
