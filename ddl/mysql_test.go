@@ -16,10 +16,10 @@ func TestMigrationsMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 13 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "claim_keys" {
+	if len(migs) != 14 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "claim_keys" || migs[13].Name != "drop_owner_key" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest("mysql"); got != 13 {
+	if got := ddl.Latest("mysql"); got != 14 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
@@ -79,5 +79,9 @@ func TestMigrationsMySQL(t *testing.T) {
 		if !strings.Contains(migs[12].SQL, want) {
 			t.Errorf("claim_keys does not contain %q", want)
 		}
+	}
+	// Version 14 drops the owner key, which every status change wrote.
+	if !strings.Contains(migs[13].SQL, "ALTER TABLE scheduler_job DROP KEY idx_scheduler_job_owner;") {
+		t.Errorf("drop_owner_key does not drop idx_scheduler_job_owner")
 	}
 }
