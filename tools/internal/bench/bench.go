@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -579,7 +580,7 @@ func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error
 			have -= n
 			return fill()
 		}
-		median, err := timeClaims(ctx, store, []string{task.Name()}, refill)
+		claim, err := timeClaims(ctx, store, []string{task.Name()}, refill)
 		if err != nil {
 			return res, err
 		}
@@ -596,15 +597,13 @@ func claimScale(ctx context.Context, store spi.Store, cfg Config) (Result, error
 			have -= finished
 			rsss, rates = append(rsss, rss), append(rates, rate)
 		}
-		slices.Sort(rsss)
-		slices.Sort(rates)
-		rss, rate := rsss[nodeRuns/2], rates[nodeRuns/2]
+		rss, rate := median(rsss), median(rates)
 		res.Backlogs = append(res.Backlogs, size)
-		res.ClaimTimes = append(res.ClaimTimes, median)
+		res.ClaimTimes = append(res.ClaimTimes, claim)
 		res.NodeRSS = append(res.NodeRSS, rss)
 		res.NodeRates = append(res.NodeRates, rate)
 		fmt.Fprintf(cfg.Progress, "backlog %d: claim of 200 takes %s (median of %d); a node working %d jobs peaked at %.1f MiB resident (%.0f jobs/s; medians of %d nodes)\n",
-			size, median.Round(time.Microsecond), claimRounds, NodeJobs, mib(rss), rate, nodeRuns)
+			size, claim.Round(time.Microsecond), claimRounds, NodeJobs, mib(rss), rate, nodeRuns)
 	}
 	return res, nil
 }
@@ -694,9 +693,10 @@ func resetPeakRSS() func() int64 {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// claimRounds is the number of claims timeClaims times. Their median,
-// not their mean: on a shared VM one claim in thirty that waited for the
-// disk or the other core moved a mean of thirty by up to 40 %.
+// claimRounds is the number of claims timeClaims times. It reports
+// their median, not their mean: on a shared VM one claim that waited for
+// the disk or the other core moves a mean of a few dozen by tens of
+// percent.
 const claimRounds = 100
 
 // benchTasks are the tasks the benchmark's claims list.
@@ -728,8 +728,14 @@ func timeClaims(ctx context.Context, store spi.Store, tasks []string, refill fun
 			}
 		}
 	}
-	slices.Sort(took)
-	return took[len(took)/2], nil
+	return median(took), nil
+}
+
+// median returns the middle value of xs (the upper one of an even
+// count), sorting xs.
+func median[T cmp.Ordered](xs []T) T {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // mixedFleet keeps 10,000 pending jobs of the bench task and times claims
@@ -764,13 +770,13 @@ func mixedFleet(ctx context.Context, store spi.Store, cfg Config) (Result, error
 		if err := submit(other, foreign, ratchet.WithPriority(ratchet.PriorityCritical)); err != nil {
 			return res, err
 		}
-		median, err := timeClaims(ctx, store, benchTasks, refill)
+		claim, err := timeClaims(ctx, store, benchTasks, refill)
 		if err != nil {
 			return res, err
 		}
 		res.Backlogs = append(res.Backlogs, foreign)
-		res.ClaimTimes = append(res.ClaimTimes, median)
-		fmt.Fprintf(cfg.Progress, "%d pending jobs of another task: claim of 200 takes %s (median of %d)\n", foreign, median.Round(time.Microsecond), claimRounds)
+		res.ClaimTimes = append(res.ClaimTimes, claim)
+		fmt.Fprintf(cfg.Progress, "%d pending jobs of another task: claim of 200 takes %s (median of %d)\n", foreign, claim.Round(time.Microsecond), claimRounds)
 	}
 	return res, nil
 }
