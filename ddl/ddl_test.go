@@ -30,6 +30,9 @@ func TestMigrationsPostgreSQL(t *testing.T) {
 	if !strings.Contains(migs[0].SQL, "WHERE status = 'PENDING'") {
 		t.Error("init does not create the partial claim index")
 	}
+	if len(migs) < 13 || migs[12].Name != "fillfactor" || !strings.Contains(migs[12].SQL, "ALTER TABLE scheduler_job SET (fillfactor = 50);") {
+		t.Errorf("migration 13 does not set the job table's fillfactor: %+v", migs[12:])
+	}
 }
 
 func testMigrations(t *testing.T, dialect string) {

@@ -46,7 +46,14 @@
 // are prepared once per connection; behind a transaction-pooling
 // PgBouncer, set pgx's default_query_exec_mode in the DSN.
 //
-// # VACUUM
+// # Fillfactor and VACUUM
+//
+// scheduler_job has fillfactor 50 (migration 13): an insert leaves half
+// of each page free, so that the claim's and the completion's row
+// versions go on the page of the job's row instead of at the end of the
+// table. Worked jobs/s were 6 to 13 % higher in a burn-down, inserts
+// about 15 % lower; a pending backlog takes twice the pages, a worked-off
+// one about a quarter fewer.
 //
 // A claimed job's entry stays in idx_scheduler_job_claim, in front of
 // the pending jobs, until a VACUUM of scheduler_job removes it: every

@@ -54,7 +54,7 @@ func TestOpenAppliesMigrations(t *testing.T) {
 		"scheduler_job_archive_state", "scheduler_job_archive_tag", "scheduler_job_dep", "scheduler_job_log", "scheduler_job_property", "scheduler_job_signal", "scheduler_job_state",
 		"scheduler_job_tag", "scheduler_lease", "scheduler_node", "scheduler_schedule", "scheduler_schedule_skip"}, tablesOf(t, dsn, schema))
 	latest := ddl.Latest(Dialect)
-	require.Equal(t, 12, latest)
+	require.Equal(t, 13, latest)
 	assert.Equal(t, ddl.Versions(Dialect), versions(t, s))
 
 	// Re-applying is a no-op, and so is opening again with or without
@@ -77,6 +77,17 @@ func TestOpenAppliesMigrations(t *testing.T) {
 		"idx_scheduler_job_resource", "idx_scheduler_job_property_value", "scheduler_lease_pkey", "scheduler_job_state_pkey", "scheduler_job_property_pkey"} {
 		assert.Contains(t, idx, want)
 	}
+
+	// The job table leaves room on its pages for the claim's and the
+	// completion's row versions (0013_fillfactor.sql); the archive does
+	// not.
+	var jobOpts, archiveOpts []string
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`,
+		qualify(schema, "scheduler_job")).Scan(&jobOpts))
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`,
+		qualify(schema, "scheduler_job_archive")).Scan(&archiveOpts))
+	assert.Equal(t, []string{"fillfactor=50"}, jobOpts)
+	assert.Empty(t, archiveOpts)
 }
 
 func TestMigrateFreshSchemaReturnsApplied(t *testing.T) {
