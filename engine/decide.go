@@ -138,7 +138,7 @@ func StopOrder() []StopStep {
 // dependents (in a workflow) says so, so that the store releases them in
 // the same write.
 func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
-	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0, RowHint: j.RowHint}
+	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0}
 	if err == nil {
 		c.Outcome = spi.OutcomeSucceeded
 		c.Attempts = j.Attempts + 1 // reported in events; not written on success

@@ -64,31 +64,30 @@ func fencingCases() []testCase {
 			f.assertSuperseded(j.ID, "RUNNING job, wrong claim sequence", cs)
 			assert.Equal(t, []bool{true}, f.complete(succeeded(c, at(3*time.Second), nil, "")), "the current owner's write still applies")
 		}},
-		{"CompleteWrongRowHint", func(t tb, f *fixture) {
-			// A row hint is only a hint: a completion whose hint names
-			// another job's row, or no row at all, still applies to its
-			// own job, and a superseded one stays superseded.
+		{"CompleteEachOnItsOwnJob", func(t tb, f *fixture) {
+			// In one batch, a success and a failure each write their own
+			// job, and a superseded completion stays superseded.
 			f.insertOne()
 			f.insertOne()
 			jobs := f.claim("node-a", 2, at(time.Second), 0)
 			require.Len(t, jobs, 2)
 			a, b := jobs[0], jobs[1]
 			ca := succeeded(a, at(2*time.Second), []byte(`"a"`), "string")
-			ca.RowHint = b.RowHint
 			cb := failed(b, at(2*time.Second), 1, "b failed")
-			cb.RowHint = ^uint64(0)
-			assert.Equal(t, []bool{true, true}, f.complete(ca, cb), "completions with wrong row hints apply to their own jobs")
+			assert.Equal(t, []bool{true, true}, f.complete(ca, cb), "both completions apply")
 			ga, gb := f.get(a.ID), f.get(b.ID)
 			assert.Equal(t, spi.StatusSucceeded, ga.Status)
 			assert.Equal(t, []byte(`"a"`), ga.Result, "the success's result is on its own job")
+			assert.Empty(t, ga.LastError, "the failure's error is not on the success's job")
 			assert.Equal(t, spi.StatusFailed, gb.Status)
 			assert.Equal(t, "b failed", gb.LastError, "the failure is on its own job")
+			assert.Nil(t, gb.Result, "the success's result is not on the failure's job")
 
 			j := f.insertOne()
 			c := f.claimOne(j.ID, "node-a", at(3*time.Second))
 			stale := succeeded(c, at(4*time.Second), nil, "")
 			stale.ClaimSeq--
-			f.assertSuperseded(j.ID, "RUNNING job, wrong claim sequence, its row's hint", []spi.Completion{stale})
+			f.assertSuperseded(j.ID, "RUNNING job, wrong claim sequence", []spi.Completion{stale})
 			assert.Equal(t, []bool{true}, f.complete(succeeded(c, at(5*time.Second), nil, "")), "the current owner's write still applies")
 		}},
 		{"CompleteNotRunning", func(t tb, f *fixture) {

@@ -322,7 +322,6 @@ func normalized(j *spi.Job, masks ...mask) *spi.Job {
 	if len(c.TraceContext) == 0 {
 		c.TraceContext = nil
 	}
-	c.RowHint = 0 // the store's own hint, no part of the job
 	for _, tm := range []*time.Time{&c.ScheduledAt, &c.CreatedAt, &c.ClaimedAt, &c.FinishedAt} {
 		if tm.IsZero() {
 			*tm = time.Time{}
@@ -376,17 +375,17 @@ func ref(j *spi.Job) spi.ClaimRef { return spi.ClaimRef{JobID: j.ID, ClaimSeq: j
 // succeeded returns a success completion of claimed job j at now. Like
 // the engine's, the completions carry the claim's row hint.
 func succeeded(j *spi.Job, now time.Time, result []byte, resultType string) spi.Completion {
-	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: now, Result: result, ResultType: resultType, RowHint: j.RowHint}
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: now, Result: result, ResultType: resultType}
 }
 
 // retried returns a retry completion of claimed job j at now.
 func retried(j *spi.Job, now, retryAt time.Time, attempts int, lastErr string) spi.Completion {
-	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeRetry, FinishedAt: now, RetryAt: retryAt, Attempts: attempts, LastError: lastErr, RowHint: j.RowHint}
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeRetry, FinishedAt: now, RetryAt: retryAt, Attempts: attempts, LastError: lastErr}
 }
 
 // failed returns a failure completion of claimed job j at now.
 func failed(j *spi.Job, now time.Time, attempts int, lastErr string) spi.Completion {
-	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeFailed, FinishedAt: now, Attempts: attempts, LastError: lastErr, RowHint: j.RowHint}
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeFailed, FinishedAt: now, Attempts: attempts, LastError: lastErr}
 }
 
 // claimOrder sorts jobs as the contract orders claims at now with boost:

@@ -218,15 +218,6 @@ type Job struct {
 	// InsertJobs writes the job WAITING, and reads fill the outcome once
 	// the wait is resolved. Nil for a job that awaits none.
 	Signal *SignalWait
-
-	// RowHint is where the store's claim left the job's row (PostgreSQL:
-	// the tuple id of the version it wrote), opaque to everyone else: the
-	// engine hands it back in the job's Completion, and the store may use
-	// it to find the row without an index lookup. It is only a hint: a
-	// store must check the row it finds (id, claim sequence, status) and
-	// fall back to the id when the hint is stale. Zero for none; reads
-	// other than claims leave it zero.
-	RowHint uint64
 }
 
 // Clone returns a deep copy of j.
@@ -408,8 +399,6 @@ type Completion struct {
 	// when it was claimed): a finishing completion then records its status
 	// on their dependencies and releases them in the same write.
 	HasDependents bool
-	// RowHint is the claimed job's Job.RowHint; zero for none.
-	RowHint uint64
 }
 
 // AlreadyApplied reports whether j, as read from a store, is in exactly the

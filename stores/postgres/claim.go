@@ -74,7 +74,7 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 	now := p.Now.Truncate(time.Microsecond)
 	boost := max(int64(p.BoostInterval), 0)
 	tf := compileTags(p.Tags)
-	rows, finish, err := s.queryPinned(ctx, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
+	rows, finish, err := s.queryPinned(ctx, pinnedPlan, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
 		tf.args(tasks, now, int64(p.Limit), boost, nullText(p.NodeID))...)
 	if err != nil {
 		return nil, false, fail("claim jobs", err)
@@ -108,8 +108,7 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 func (s *Store) scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sqlcore.BadRow[pgtype.UUID], permits bool, err error) {
 	defer rows.Close()
 	got = make([]*spi.Job, 0, limit)
-	var tid pgtype.TID // the tuple id the claim wrote, its last column
-	rr := s.newRowReader(&tid)
+	rr := s.newRowReader()
 	for rows.Next() {
 		if rows.RawValues()[0] == nil { // job_id is never NULL but in that row
 			permits = true
@@ -120,7 +119,6 @@ func (s *Store) scanClaimed(rows pgx.Rows, limit int) (got []*spi.Job, bad []sql
 			bad = append(bad, sqlcore.BadRow[pgtype.UUID]{ID: raw, Seq: seq, Err: err})
 			continue
 		}
-		j.RowHint = tidHint(tid)
 		got = append(got, j)
 	}
 	if err := rows.Err(); err != nil {

@@ -262,6 +262,9 @@ func TestPlansUseIndexes(t *testing.T) {
 		{"complete", s.sql.complete, []any{ids, seqs, statuses, times, make([]*time.Time, n), make([]int32, n), make([]*string, n), make([][]byte, n), make([]*string, n)},
 			"uuid[], bigint[], text[], timestamptz[], timestamptz[], integer[], text[], bytea[], text[]",
 			strings.Join([]string{idArr, seqArr, statusArr, timeArr, nullTimeArr, intArr, nullTextArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},
+		{"complete successes", s.sql.completeSucceeded, []any{ids, seqs, times, make([][]byte, n), make([]*string, n)},
+			"uuid[], bigint[], timestamptz[], bytea[], text[]",
+			strings.Join([]string{idArr, seqArr, timeArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},
 		{"release", release, releaseArgs, "timestamptz, " + uuids, "'" + now + "', " + uuidLits, "scheduler_job_pkey", 1},
 		{"fail corrupt", failCorrupt, failCorruptArgs,
 			"timestamptz, text, uuid, bigint", "'" + now + "', 'x', '" + jobs[5].ID.String() + "', 1", "scheduler_job_pkey", 1},
@@ -379,7 +382,7 @@ func TestClaimUnderOtherExecModes(t *testing.T) {
 			assert.Equal(t, spi.Priority(4), got[0].Priority, "claim order")
 			cs := make([]spi.Completion, len(got))
 			for k, j := range got {
-				cs[k] = spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: t0, RowHint: j.RowHint}
+				cs[k] = spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: t0}
 			}
 			applied, err := s.CompleteJobs(ctx, cs)
 			require.NoError(t, err)

@@ -63,7 +63,7 @@ type rowReader struct {
 	dest                              []any
 }
 
-func (s *Store) newRowReader(extra any) *rowReader {
+func (s *Store) newRowReader() *rowReader {
 	v := &rowReader{s: s}
 	r := &v.r
 	v.dest = []any{&v.raw, &v.task, &r.Payload, &v.payloadNull, &r.Status, &r.Priority,
@@ -71,9 +71,6 @@ func (s *Store) newRowReader(extra any) *rowReader {
 		&r.ClaimSeq, &r.CrashCount, &v.owner, &v.times[2], &v.times[3], &v.lastErr,
 		&r.Result, &v.resultNull, &v.rtype, &v.idem, &v.params, &v.res, &r.ResourceLimit,
 		&v.workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &v.tags}
-	if extra != nil {
-		v.dest = append(v.dest, extra)
-	}
 	return v
 }
 
@@ -100,20 +97,6 @@ func (v *rowReader) read(rows pgx.Rows) (*spi.Job, pgtype.UUID, int64, error) {
 	}
 	return v.s.dialect.Finish(r, v.raw, sql.Null[pgtype.UUID]{V: v.workflow, Valid: v.workflow.Valid},
 		sql.NullString{String: string(v.tags), Valid: v.tags != nil}, err, timeErr)
-}
-
-// tidHint is a tuple id as a spi.Job.RowHint: the block number above the
-// offset. A valid tuple id's offset is at least 1, so no hint is zero.
-func tidHint(t pgtype.TID) uint64 {
-	if !t.Valid {
-		return 0
-	}
-	return uint64(t.BlockNumber)<<16 | uint64(t.OffsetNumber)
-}
-
-// hintTID is the tuple id of a RowHint from tidHint.
-func hintTID(h uint64) pgtype.TID {
-	return pgtype.TID{BlockNumber: uint32(h >> 16), OffsetNumber: uint16(h), Valid: true}
 }
 
 // interned holds the texts that the claims read for every job and that

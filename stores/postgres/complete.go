@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -14,11 +13,10 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
-// CompleteJobs applies a batch of fenced owner writes with one statement:
-// the completions whose claims left a row hint (spi.Job.RowHint, the tuple
-// id the claim wrote) by those tuple ids, the others by job id; a hint
-// found stale sends its completion to a second statement, by job id.
-// Each applies only while its job is RUNNING with the named claim sequence;
+// CompleteJobs applies a batch of fenced owner writes with one statement
+// (complete, or completeSucceeded for a batch of successes alone), joined
+// with the table by job id and planned for the batch (customPlan). Each
+// applies only while its job is RUNNING with the named claim sequence;
 // the result has one entry per completion, true when it applied. When one
 // claim appears more than once in the batch, only its first completion can
 // apply, as if they ran one after the other. SUCCEEDED sets the finish time,
@@ -49,34 +47,8 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	// batch writers (completers, recovery) then lock rows in one order and
 	// cannot deadlock.
 	pos := sqlcore.FirstOfEach(sqlcore.Refs(cs)) // index in cs of each completion to write
-	// Those whose claim left a row hint go by tuple id; the others, and
-	// those whose hint was stale, by job id.
-	var hinted, plain []int
-	for _, i := range pos {
-		if cs[i].RowHint != 0 {
-			hinted = append(hinted, i)
-		} else {
-			plain = append(plain, i)
-		}
-	}
-	if len(hinted) > 0 {
-		if err := s.writeCompletions(ctx, true, cs, hinted, out); err != nil {
-			return nil, fail("complete jobs", err)
-		}
-		for _, i := range hinted {
-			if !out[i] {
-				plain = append(plain, i)
-			}
-		}
-		if len(plain) > 0 && len(plain) < len(pos) {
-			// Back in job id order (see FirstOfEach), as pos was.
-			slices.SortFunc(plain, func(a, b int) int { return bytes.Compare(cs[a].JobID[:], cs[b].JobID[:]) })
-		}
-	}
-	if len(plain) > 0 {
-		if err := s.writeCompletions(ctx, false, cs, plain, out); err != nil {
-			return nil, fail("complete jobs", err)
-		}
+	if err := s.writeCompletions(ctx, cs, pos, out); err != nil {
+		return nil, fail("complete jobs", err)
 	}
 	// A completion found already applied (an earlier call whose commit
 	// reached the server but whose answer was lost) counts.
@@ -87,28 +59,21 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 }
 
 // writeCompletions writes the completions cs[i] for i in idx (each claim
-// once, in job id order), by their row hints' tuple ids when byTID, else
-// by their job ids, and sets out[i] for those that applied. A batch by
-// tuple id of successes only, the usual batch, takes completeSucceeded:
-// four arrays fewer to send and no outcome to test per row.
-func (s *Store) writeCompletions(ctx context.Context, byTID bool, cs []spi.Completion, idx []int, out []bool) error {
+// once, in job id order) and sets out[i] for those that applied.
+func (s *Store) writeCompletions(ctx context.Context, cs []spi.Completion, idx []int, out []bool) error {
 	n := len(idx)
-	succeeded := byTID && !slices.ContainsFunc(idx, func(i int) bool { return cs[i].Outcome != spi.OutcomeSucceeded })
+	succeeded := !slices.ContainsFunc(idx, func(i int) bool { return cs[i].Outcome != spi.OutcomeSucceeded })
 	var (
 		ids        = make([]pgtype.UUID, 0, n)
 		seqs       = make([]int64, 0, n)
 		finished   = make([]pgtype.Timestamptz, 0, n)
 		results    = make([][]byte, 0, n)
 		resultType = make([]pgtype.Text, 0, n)
-		tids       []pgtype.TID
 		statuses   []string
 		retryAt    []pgtype.Timestamptz
 		attempts   []int32
 		lastErr    []pgtype.Text
 	)
-	if byTID {
-		tids = make([]pgtype.TID, 0, n)
-	}
 	if !succeeded {
 		statuses, retryAt = make([]string, 0, n), make([]pgtype.Timestamptz, 0, n)
 		attempts, lastErr = make([]int32, 0, n), make([]pgtype.Text, 0, n)
@@ -118,9 +83,6 @@ func (s *Store) writeCompletions(ctx context.Context, byTID bool, cs []spi.Compl
 		ids = append(ids, pgUUID(c.JobID))
 		seqs = append(seqs, c.ClaimSeq)
 		finished = append(finished, nullTime(c.FinishedAt))
-		if byTID {
-			tids = append(tids, hintTID(c.RowHint))
-		}
 		if c.Outcome == spi.OutcomeSucceeded {
 			results = append(results, c.Result)
 			resultType = append(resultType, nullText(c.ResultType))
@@ -151,55 +113,42 @@ func (s *Store) writeCompletions(ctx context.Context, byTID bool, cs []spi.Compl
 	}
 	// As flat arrays, pgx encodes the slices of its own types without
 	// reflection.
-	var stmt string
-	var args []any
-	switch {
-	case succeeded:
-		stmt = s.sql.completeSucceeded
-		args = []any{pgtype.FlatArray[pgtype.UUID](ids), seqs, pgtype.FlatArray[pgtype.Timestamptz](finished),
-			pgtype.FlatArray[[]byte](results), pgtype.FlatArray[pgtype.Text](resultType), pgtype.FlatArray[pgtype.TID](tids)}
-	default:
+	stmt := s.sql.completeSucceeded
+	args := []any{pgtype.FlatArray[pgtype.UUID](ids), seqs, pgtype.FlatArray[pgtype.Timestamptz](finished),
+		pgtype.FlatArray[[]byte](results), pgtype.FlatArray[pgtype.Text](resultType)}
+	if !succeeded {
 		stmt = s.sql.complete
 		args = []any{pgtype.FlatArray[pgtype.UUID](ids), seqs, statuses, pgtype.FlatArray[pgtype.Timestamptz](finished),
 			pgtype.FlatArray[pgtype.Timestamptz](retryAt), attempts, pgtype.FlatArray[pgtype.Text](lastErr),
 			pgtype.FlatArray[[]byte](results), pgtype.FlatArray[pgtype.Text](resultType)}
-		if byTID {
-			stmt = s.sql.completeTID
-			args = append(args, pgtype.FlatArray[pgtype.TID](tids))
-		}
 	}
-	rows, err := s.pool.Query(ctx, stmt, args...)
+	rows, finish, err := s.queryPinned(ctx, customPlan, stmt, args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	if byTID {
-		// The statements by tuple id return the position of each
-		// completion that applied in the arrays, from 1.
-		var k int64
-		for rows.Next() {
-			if err := rows.Scan(&k); err != nil {
-				return err
-			}
-			if k < 1 || k > int64(n) {
-				return fmt.Errorf("completion %d of a batch of %d applied", k, n)
-			}
-			out[idx[k-1]] = true
-		}
-		return rows.Err()
-	}
-	at := make(map[pgtype.UUID]int, n) // index in cs of each id
-	for k, id := range ids {
-		at[id] = idx[k]
-	}
-	var id pgtype.UUID
+	// The statements return the position of each completion that applied
+	// in the arrays, from 1. Nothing is marked unless the round trip,
+	// its commit included, succeeded.
+	var k int64
+	var got []int
 	for rows.Next() {
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(&k); err != nil {
+			_ = finish()
 			return err
 		}
-		out[at[id]] = true
+		if k < 1 || k > int64(n) {
+			_ = finish()
+			return fmt.Errorf("completion %d of a batch of %d applied", k, n)
+		}
+		got = append(got, idx[k-1])
 	}
-	return rows.Err()
+	if err := finish(); err != nil {
+		return err
+	}
+	for _, i := range got {
+		out[i] = true
+	}
+	return nil
 }
 
 // wake publishes a wakeup for priority p, from the source of ctx, after a

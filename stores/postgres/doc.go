@@ -34,8 +34,9 @@
 // tags. When the best candidates name resources, the claim runs instead
 // as one transaction that takes an advisory lock per resource (in key
 // order), counts the holders and admits in Go (sqlcore.Admit).
-// Completions are one UPDATE ... FROM unnest per batch, fenced, returning
-// which entries applied; inserts are one INSERT ... SELECT FROM unnest
+// Completions are one UPDATE ... FROM unnest per batch, joined by job id,
+// fenced, returning which entries applied, behind a set_config that has
+// PostgreSQL plan each batch for its size (customPlan); inserts are one INSERT ... SELECT FROM unnest
 // (tags and wakeup in the same statement), or COPY from [CopyThreshold]
 // jobs without a key (its rows written in the binary COPY format by the
 // store, not through pgx's type map). The claim travels in one round

@@ -30,20 +30,30 @@ import (
 //
 // The plan is the same index and TID scans whatever the arguments (the
 // statuses are literals, each level's scan is ordered by the claim
-// index); the plan tests check the generic plans. The completions are
-// left to PostgreSQL's choice: the second statement costs their batches,
-// twice as many as the claims, about 5 % of a burn-down's CPU (pgx's
-// pipeline), and a claim's costs nothing measurable.
+// index); the plan tests check the generic plans.
 const pinnedPlan = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true), set_config('enable_seqscan', 'off', true)"
 
-// queryPinned runs q with args after pinnedPlan, in one round trip, and
-// returns its rows and finish, which the caller must call once done with
-// the rows (it closes them): finish reads up to the end of the round
-// trip, where the implicit transaction commits, and returns the error of
-// the commit, if any, or of the rows.
-func (s *Store) queryPinned(ctx context.Context, q string, args ...any) (pgx.Rows, func() error, error) {
+// customPlan precedes the completions (complete, completeSucceeded) in
+// their round trip: PostgreSQL plans each batch anew (force_custom_plan),
+// for the number of entries in its arrays and the table's size on disk,
+// without JIT. A generic plan is made once per connection and kept: its
+// estimates are those of an array of unknown length against the table
+// as the planner saw it then, and one made while the table was empty
+// (analyzed with no rows) joined the batch by reading the whole primary
+// key, a plan the connection then kept as the table grew. Planning each
+// batch costs less than the join by tuple id, whose plan needed no
+// pinning, cost in system calls (see complete).
+const customPlan = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true)"
+
+// queryPinned runs q with args after the settings statement pin
+// (pinnedPlan or customPlan), in one round trip, and returns its rows
+// and finish, which the caller must call once done with the rows (it
+// closes them): finish reads up to the end of the round trip, where the
+// implicit transaction commits, and returns the error of the commit, if
+// any, or of the rows.
+func (s *Store) queryPinned(ctx context.Context, pin, q string, args ...any) (pgx.Rows, func() error, error) {
 	b := &pgx.Batch{}
-	b.Queue(pinnedPlan)
+	b.Queue(pin)
 	b.Queue(q, args...)
 	br := s.pool.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {

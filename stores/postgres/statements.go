@@ -27,8 +27,7 @@ type statements struct {
 	lockResources, countHolders string
 	claimIDs, pendingTasks      string
 	jobTable                    string // the job table, qualified (JobStats)
-	complete, completeTID       string
-	completeSucceeded           string
+	complete, completeSucceeded string
 	insert                      [16]string // indexed by insKeyed | insTags | insNotify | insProps
 	existingKeys, notify        string
 	initState, updateState      string
@@ -105,39 +104,19 @@ func buildStatements(schema string) statements {
 		SET status = 'RUNNING', owner_node = $2, claim_seq = j.claim_seq + 1, claimed_time = $3
 		WHERE j.job_id = ANY($1::uuid[]) AND j.status = ` + pendingFence + `
 		RETURNING ` + coreColumns)
-	// The rows are found through the primary key (job_id = ANY($1)), and
-	// each finds its values by its position in the id array, looked up
-	// twice per row: once for the fence, once in the sub-select that sets
-	// every column (OFFSET 0 keeps it from being inlined into one lookup
-	// per column). Ten lookups per row, as this statement once made, cost
-	// 30 to 50 ms for 500 rows, against 9 ms. A join with unnest(...) is
-	// no better: with job_id = ANY($1) the planner drives it from the table
-	// and rescans the batch per row (quadratic: 14 ms for 200 rows); without
-	// it, stale statistics (right after a bulk insert) make it hash the
-	// batch against a scan of the whole table.
+	// The completions of a batch: a join of the batch's arrays with the
+	// table by primary key, each row checked by its claim sequence and
+	// status (the fence). It returns each applied completion's position in
+	// the arrays, from 1. CompleteJobs runs both statements on custom plans
+	// (customPlan), so that the join is planned for the batch's size and
+	// the table's. Joined by tuple id (the version the claim wrote, handed
+	// back through the Completion), each entry rescanned a TID scan that
+	// asked the kernel for the table's size (an lseek per completed job,
+	// nine in ten of PostgreSQL's system calls in a burn-down); by
+	// primary key, worked jobs/s were 4 to 12 % higher. Looked up by
+	// position in the arrays instead (job_id = ANY($1), then
+	// array_position), each row searched the id array: quadratic.
 	s.complete = r.Replace(`UPDATE {job} j SET
-			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
-				SELECT st,
-					CASE WHEN st = 'PENDING' THEN ($5::timestamptz[])[i] ELSE j.scheduled_time END,
-					CASE WHEN st = 'SUCCEEDED' THEN j.attempts ELSE ($6::integer[])[i] END,
-					CASE WHEN st = 'SUCCEEDED' THEN j.last_error ELSE ($7::text[])[i] END,
-					CASE WHEN st = 'PENDING' THEN NULL ELSE j.owner_node END,
-					CASE WHEN st = 'PENDING' THEN j.finished_time ELSE ($4::timestamptz[])[i] END,
-					CASE WHEN st = 'SUCCEEDED' THEN ($8::bytea[])[i] ELSE j.job_result END,
-					CASE WHEN st = 'SUCCEEDED' THEN ($9::text[])[i] ELSE j.result_type END
-				FROM (SELECT i, ($3::text[])[i] AS st FROM (SELECT array_position($1::uuid[], j.job_id) AS i OFFSET 0) p OFFSET 0) q)
-		WHERE j.job_id = ANY($1::uuid[]) AND j.claim_seq = ($2::bigint[])[array_position($1::uuid[], j.job_id)]
-			AND j.status = ` + runningFence + `
-		RETURNING j.job_id`)
-	// The completions of claims whose RowHint is the tuple id of the row
-	// the claim wrote: a join of the batch's arrays with the table by
-	// those ids (one TID scan per entry, no index descent, no lookup of
-	// each row's position in the arrays), each row still checked by its
-	// id, claim sequence and status, so a stale hint finds nothing and
-	// CompleteJobs writes that completion through complete. $10 is the
-	// tuple ids; the rest are complete's. It returns each applied
-	// completion's position in the arrays, from 1.
-	s.completeTID = r.Replace(`UPDATE {job} j SET
 			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
 				u.st,
 				CASE WHEN u.st = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
@@ -147,18 +126,19 @@ func buildStatements(schema string) statements {
 				CASE WHEN u.st = 'PENDING' THEN j.finished_time ELSE u.fin END,
 				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
 				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
-		FROM unnest($10::tid[], $1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
 				$6::integer[], $7::text[], $8::bytea[], $9::text[]) WITH ORDINALITY
-			AS u (tid, id, seq, st, fin, retry_at, attempts, err, res, rtype, k)
-		WHERE j.ctid = u.tid AND j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
+			AS u (id, seq, st, fin, retry_at, attempts, err, res, rtype, k)
+		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
 		RETURNING u.k`)
-	// completeTID for a batch of successes: $1 ids, $2 claim sequences,
-	// $3 finish times, $4 results, $5 result types, $6 tuple ids.
+	// complete for a batch of successes alone, the usual batch: four
+	// arrays fewer to send and no outcome to test per row. $1 ids, $2
+	// claim sequences, $3 finish times, $4 results, $5 result types.
 	s.completeSucceeded = r.Replace(`UPDATE {job} j SET
 			status = 'SUCCEEDED', finished_time = u.fin, job_result = u.res, result_type = u.rtype
-		FROM unnest($6::tid[], $1::uuid[], $2::bigint[], $3::timestamptz[], $4::bytea[], $5::text[]) WITH ORDINALITY
-			AS u (tid, id, seq, fin, res, rtype, k)
-		WHERE j.ctid = u.tid AND j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
+		FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::bytea[], $5::text[]) WITH ORDINALITY
+			AS u (id, seq, fin, res, rtype, k)
+		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
 		RETURNING u.k`)
 	for v := range s.insert {
 		s.insert[v] = r.Replace(insertSQL(v))
@@ -386,8 +366,7 @@ func claimLevels(shape, first, tasks int, cols string) string {
 //
 // Parameters: $1 now, $2 limit, $3 boost interval in nanoseconds (0 or less
 // disables aging), $4 node (NULL for none), from $5 the tasks, one each,
-// then the tag lists. Each row is the job's columns (coreColumns) and the
-// tuple id of the version the claim wrote, its spi.Job.RowHint.
+// then the tag lists. Each row is the job's columns (coreColumns).
 //
 // The effective priority is priority + floor(wait / boost) with wait = now
 // − scheduled_time in nanoseconds, when wait > 0 and boost > 0, computed
@@ -412,10 +391,10 @@ func claimSQL(shape, tasks int) string {
 				AND j.status = ` + pendingFence + `
 			RETURNING `)
 	b.WriteString(coreColumns)
-	b.WriteString(`, j.ctid)
+	b.WriteString(`)
 		SELECT * FROM claimed
 		UNION ALL
-		SELECT ` + strings.Repeat("NULL, ", sqlcore.NumJobColumns) + `NULL::tid FROM gate WHERE permits`)
+		SELECT ` + strings.Repeat("NULL, ", sqlcore.NumJobColumns-1) + `NULL FROM gate WHERE permits`)
 	return b.String()
 }
 
