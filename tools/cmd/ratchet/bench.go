@@ -90,6 +90,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
 		Warmup: cmp.Or(*warmup, -1), // the flag's 0 is none
+		Settle: opened.Checkpoint,
 	}
 	nodes := ""
 	if *coordinator != "" {

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"runtime"
 	"strings"
@@ -79,8 +80,26 @@ func TestBadConfig(t *testing.T) {
 }
 
 func TestClaimScale(t *testing.T) {
-	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeClaimScale, Jobs: 20000, InsertBatch: 5000})
+	ctx := context.Background()
+	store := memory.New()
+	// Settle runs once per size, with that size's backlog written and
+	// before any claim of it; a failure is reported and the timing goes
+	// on.
+	var settled []int
+	var progress strings.Builder
+	settle := func(ctx context.Context) error {
+		n, err := store.CountJobs(ctx, spi.ListParams{Status: spi.StatusPending}, 1<<30)
+		require.NoError(t, err)
+		settled = append(settled, n)
+		if len(settled) == 1 {
+			return errors.New("no checkpoint here")
+		}
+		return nil
+	}
+	res, err := bench.Run(ctx, store, bench.Config{Mode: bench.ModeClaimScale, Jobs: 20000, InsertBatch: 5000, Settle: settle, Progress: &progress})
 	require.NoError(t, err)
+	assert.Equal(t, []int{10000, 100000}, settled, "pending jobs when each size settled")
+	assert.Contains(t, progress.String(), "backlog 10000: settling the database failed, timing anyway: no checkpoint here")
 	require.Len(t, res.ClaimTimes, 2)
 	assert.Equal(t, []int{10000, 100000}, res.Backlogs)
 	assert.Contains(t, res.Summary(), "pending, ratio")

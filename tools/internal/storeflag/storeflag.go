@@ -28,6 +28,9 @@ type Opened struct {
 	Desc string
 	// Close closes the store and removes what Open created temporarily.
 	Close func() error
+	// Checkpoint, set by OpenForBench for PostgreSQL (nil elsewhere),
+	// runs a CHECKPOINT: the bench's Settle.
+	Checkpoint func(ctx context.Context) error
 }
 
 // Open opens the store named by spec. dbPath is the SQLite file for the
@@ -182,6 +185,10 @@ func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 		return nil, err
 	}
 	s := o.Store.(*postgres.Store)
+	o.Checkpoint = func(ctx context.Context) error {
+		_, err := s.Pool().Exec(ctx, "CHECKPOINT")
+		return err
+	}
 	o.Close = func() error {
 		_, derr := s.Pool().Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
 		if err := s.Close(); err != nil {
