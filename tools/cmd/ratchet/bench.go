@@ -39,6 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	jobs := fs.Int("jobs", 200000, "burndown: number of no-op jobs")
 	workers := fs.Int("workers", 1000, "jobs run at once (with --compare: Ratchet's and River's, 2,000 unless set, as River's own benchmark runs)")
 	batch := fs.Int("insert-batch", 10000, "jobs per insert call")
+	priorities := fs.Int("priorities", 1, "burndown: spread the jobs over this many priority levels from LOWEST up, the insert calls taking them in turn (1: all NORMAL)")
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
 	warmup := fs.Duration("warmup", time.Second, "steady: inserts at the rate before --duration whose latencies are not counted (0: none)")
@@ -73,6 +74,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	if *compare == "river" {
+		if *priorities > 1 {
+			fmt.Fprintln(stderr, "ratchet bench: --priorities is not for --compare (River's side submits at one priority)")
+			return 2
+		}
 		set := false
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "workers" })
 		if !set {
@@ -87,7 +92,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer func() { _ = opened.Close() }()
 	cfg := bench.Config{
-		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch,
+		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch, Priorities: *priorities,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
 		Warmup: cmp.Or(*warmup, -1), // the flag's 0 is none
 		Settle: opened.Checkpoint,

@@ -79,6 +79,9 @@ func TestBenchCompareUsage(t *testing.T) {
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--compare", "sidekiq"}, &out, &errOut))
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "memory", "--compare", "river"}, &out, &errOut))
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--pairs", "0"}, &out, &errOut))
+	errOut.Reset()
+	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--priorities", "3"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "--priorities is not for --compare")
 }
 
 func TestParseCompareStore(t *testing.T) {

@@ -50,6 +50,11 @@ type Config struct {
 	InsertBatch int           // jobs per insert call [10000]
 	Rate        int           // steady: jobs per second [1000]
 	Duration    time.Duration // steady: how long to insert [10s]
+	// Priorities spreads a burn-down's jobs over that many priority
+	// levels, from LOWEST up: the insert calls take the levels in turn,
+	// so the backlog holds each in equal parts. Zero or one: every job at
+	// NORMAL.
+	Priorities int
 	// Warmup is, in steady mode, a first phase of inserts at the rate
 	// before Duration whose latencies are not counted: the node opens its
 	// connections, prepares its statements and starts its goroutines then
@@ -200,8 +205,14 @@ func (c *Config) defaults() error {
 	if c.TwoNodes && c.Mode != ModeSteady {
 		return fmt.Errorf("two nodes (--coordinator) are for --mode steady only")
 	}
-	if c.Jobs < 0 || c.Workers < 0 || c.InsertBatch < 0 || c.Rate < 0 || c.Duration < 0 {
+	if c.Jobs < 0 || c.Workers < 0 || c.InsertBatch < 0 || c.Rate < 0 || c.Duration < 0 || c.Priorities < 0 {
 		return fmt.Errorf("bench options must not be negative")
+	}
+	if c.Priorities > spi.NumPriorities {
+		return fmt.Errorf("--priorities %d: there are %d priority levels", c.Priorities, spi.NumPriorities)
+	}
+	if c.Priorities > 1 && c.Mode != ModeBurndown {
+		return fmt.Errorf("--priorities is for --mode burndown only")
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -390,9 +401,13 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	args := make([]noop, cfg.InsertBatch)
 	fmt.Fprintf(cfg.Progress, "inserting %d jobs\n", cfg.Jobs)
 	start := time.Now()
-	for left := cfg.Jobs; left > 0; {
+	for call, left := 0, cfg.Jobs; left > 0; call++ {
 		n := min(left, cfg.InsertBatch)
-		if _, err := task.SubmitMany(ctx, client, args[:n]); err != nil {
+		var opts []ratchet.SubmitOption
+		if cfg.Priorities > 1 {
+			opts = append(opts, ratchet.WithPriority(ratchet.Priority(call%cfg.Priorities)))
+		}
+		if _, err := task.SubmitMany(ctx, client, args[:n], opts...); err != nil {
 			return res, fmt.Errorf("insert: %w", err)
 		}
 		left -= n

@@ -29,6 +29,31 @@ func TestBurndownWorksEveryJob(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`^insert \d+ jobs/s, work \d+ jobs/s$`), res.Summary())
 }
 
+// With Priorities, the insert calls take the levels in turn from LOWEST
+// up, and every job is worked.
+func TestBurndownSpreadsPriorities(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	res, err := bench.Run(ctx, s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 500, Priorities: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3000, res.Jobs)
+	count := map[spi.Priority]int{}
+	var after uuid.UUID
+	for {
+		page, _, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 1000})
+		require.NoError(t, err)
+		if len(page) == 0 {
+			break
+		}
+		for _, j := range page {
+			assert.Equal(t, spi.StatusSucceeded, j.Status)
+			count[j.Priority]++
+		}
+		after = page[len(page)-1].ID
+	}
+	assert.Equal(t, map[spi.Priority]int{spi.PriorityLowest: 1000, spi.PriorityLowest + 1: 1000, spi.PriorityLowest + 2: 1000}, count)
+}
+
 func TestSteadyReportsLatency(t *testing.T) {
 	res, err := bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Rate: 500, Duration: 300 * time.Millisecond, Warmup: -1, Workers: 10})
 	require.NoError(t, err)
@@ -77,6 +102,10 @@ func TestBadConfig(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown --mode "sideways"`)
 	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Jobs: -1})
 	assert.Error(t, err)
+	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Priorities: spi.NumPriorities + 1})
+	assert.ErrorContains(t, err, "there are 5 priority levels")
+	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Priorities: 2})
+	assert.ErrorContains(t, err, "--priorities is for --mode burndown only")
 }
 
 func TestClaimScale(t *testing.T) {
