@@ -39,6 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	jobs := fs.Int("jobs", 200000, "burndown: number of no-op jobs")
 	workers := fs.Int("workers", 1000, "jobs run at once (with --compare: Ratchet's and River's, 2,000 unless set, as River's own benchmark runs)")
 	batch := fs.Int("insert-batch", 10000, "jobs per insert call")
+	tasks := fs.Int("tasks", 1, "burndown: spread the jobs over this many tasks, one node running them all, the insert calls taking them in turn")
 	priorities := fs.Int("priorities", 1, "burndown: spread the jobs over this many priority levels from LOWEST up, the insert calls taking them in turn (1: all NORMAL)")
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
@@ -74,8 +75,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	if *compare == "river" {
-		if *priorities > 1 {
-			fmt.Fprintln(stderr, "ratchet bench: --priorities is not for --compare (River's side submits at one priority)")
+		if *priorities > 1 || *tasks > 1 {
+			fmt.Fprintln(stderr, "ratchet bench: --priorities and --tasks are not for --compare (River's side submits one kind at one priority)")
 			return 2
 		}
 		set := false
@@ -92,7 +93,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer func() { _ = opened.Close() }()
 	cfg := bench.Config{
-		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch, Priorities: *priorities,
+		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch, Priorities: *priorities, Tasks: *tasks,
 		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
 		Warmup: cmp.Or(*warmup, -1), // the flag's 0 is none
 		Settle: opened.Checkpoint,

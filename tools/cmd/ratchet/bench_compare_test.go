@@ -81,7 +81,10 @@ func TestBenchCompareUsage(t *testing.T) {
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--pairs", "0"}, &out, &errOut))
 	errOut.Reset()
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--priorities", "3"}, &out, &errOut))
-	assert.Contains(t, errOut.String(), "--priorities is not for --compare")
+	assert.Contains(t, errOut.String(), "--priorities and --tasks are not for --compare")
+	errOut.Reset()
+	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--tasks", "3"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "--priorities and --tasks are not for --compare")
 }
 
 func TestParseCompareStore(t *testing.T) {

@@ -55,6 +55,10 @@ type Config struct {
 	// so the backlog holds each in equal parts. Zero or one: every job at
 	// NORMAL.
 	Priorities int
+	// Tasks spreads a burn-down's jobs over that many tasks (one node
+	// runs them all), the insert calls taking them in turn. Zero or one:
+	// one task.
+	Tasks int
 	// Warmup is, in steady mode, a first phase of inserts at the rate
 	// before Duration whose latencies are not counted: the node opens its
 	// connections, prepares its statements and starts its goroutines then
@@ -205,7 +209,7 @@ func (c *Config) defaults() error {
 	if c.TwoNodes && c.Mode != ModeSteady {
 		return fmt.Errorf("two nodes (--coordinator) are for --mode steady only")
 	}
-	if c.Jobs < 0 || c.Workers < 0 || c.InsertBatch < 0 || c.Rate < 0 || c.Duration < 0 || c.Priorities < 0 {
+	if c.Jobs < 0 || c.Workers < 0 || c.InsertBatch < 0 || c.Rate < 0 || c.Duration < 0 || c.Priorities < 0 || c.Tasks < 0 {
 		return fmt.Errorf("bench options must not be negative")
 	}
 	if c.Priorities > spi.NumPriorities {
@@ -213,6 +217,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Priorities > 1 && c.Mode != ModeBurndown {
 		return fmt.Errorf("--priorities is for --mode burndown only")
+	}
+	if c.Tasks > 1 && c.Mode != ModeBurndown {
+		return fmt.Errorf("--tasks is for --mode burndown only")
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -390,9 +397,18 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	res := Result{Mode: ModeBurndown, Jobs: cfg.Jobs}
 	var done sync.WaitGroup
 	done.Add(cfg.Jobs)
-	task := ratchet.NewVoidTask("bench.noop", func(context.Context, noop) error { return nil })
+	tasks := make([]*ratchet.Task[noop, ratchet.Void], max(cfg.Tasks, 1))
+	defs := make([]ratchet.Definition, len(tasks))
+	for k := range tasks {
+		name := "bench.noop"
+		if len(tasks) > 1 {
+			name = fmt.Sprintf("bench.noop.%d", k)
+		}
+		tasks[k] = ratchet.NewVoidTask(name, func(context.Context, noop) error { return nil })
+		defs[k] = tasks[k]
+	}
 	var m counters
-	eng, err := newEngine(store, cfg, task, &m)
+	eng, err := newNode(store, cfg, "", nil, &m, defs...)
 	if err != nil {
 		return res, err
 	}
@@ -407,7 +423,7 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		if cfg.Priorities > 1 {
 			opts = append(opts, ratchet.WithPriority(ratchet.Priority(call%cfg.Priorities)))
 		}
-		if _, err := task.SubmitMany(ctx, client, args[:n], opts...); err != nil {
+		if _, err := tasks[call%len(tasks)].SubmitMany(ctx, client, args[:n], opts...); err != nil {
 			return res, fmt.Errorf("insert: %w", err)
 		}
 		left -= n

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"runtime"
 	"strings"
@@ -29,15 +30,15 @@ func TestBurndownWorksEveryJob(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`^insert \d+ jobs/s, work \d+ jobs/s$`), res.Summary())
 }
 
-// With Priorities, the insert calls take the levels in turn from LOWEST
-// up, and every job is worked.
-func TestBurndownSpreadsPriorities(t *testing.T) {
+// With Priorities and Tasks, the insert calls take the levels (from
+// LOWEST up) and the tasks in turn, and every job is worked.
+func TestBurndownSpreadsPrioritiesAndTasks(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	res, err := bench.Run(ctx, s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 500, Priorities: 3})
+	res, err := bench.Run(ctx, s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 500, Priorities: 3, Tasks: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 3000, res.Jobs)
-	count := map[spi.Priority]int{}
+	count := map[string]int{}
 	var after uuid.UUID
 	for {
 		page, _, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 1000})
@@ -47,11 +48,14 @@ func TestBurndownSpreadsPriorities(t *testing.T) {
 		}
 		for _, j := range page {
 			assert.Equal(t, spi.StatusSucceeded, j.Status)
-			count[j.Priority]++
+			count[fmt.Sprintf("%s@%d", j.TaskName, j.Priority)]++
 		}
 		after = page[len(page)-1].ID
 	}
-	assert.Equal(t, map[spi.Priority]int{spi.PriorityLowest: 1000, spi.PriorityLowest + 1: 1000, spi.PriorityLowest + 2: 1000}, count)
+	// Six calls of 500: (task 0, LOWEST), (1, LOWEST+1), (0, LOWEST+2),
+	// (1, LOWEST), (0, LOWEST+1), (1, LOWEST+2).
+	assert.Equal(t, map[string]int{"bench.noop.0@0": 500, "bench.noop.1@1": 500, "bench.noop.0@2": 500,
+		"bench.noop.1@0": 500, "bench.noop.0@1": 500, "bench.noop.1@2": 500}, count)
 }
 
 func TestSteadyReportsLatency(t *testing.T) {
@@ -106,6 +110,8 @@ func TestBadConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "there are 5 priority levels")
 	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Priorities: 2})
 	assert.ErrorContains(t, err, "--priorities is for --mode burndown only")
+	_, err = bench.Run(context.Background(), memory.New(), bench.Config{Mode: bench.ModeSteady, Tasks: 2})
+	assert.ErrorContains(t, err, "--tasks is for --mode burndown only")
 }
 
 func TestClaimScale(t *testing.T) {
