@@ -3,7 +3,9 @@
 //
 // Burn-down mode inserts N no-op jobs (reporting insert jobs/s), then starts
 // one node and works them all (reporting work jobs/s): claims, execution and
-// fenced completions included. Steady mode inserts at a fixed rate for a
+// fenced completions included; Config.Priorities and Config.Tasks spread
+// the jobs over priority levels and tasks, as a mixed backlog would be.
+// Steady mode inserts at a fixed rate for a
 // duration while a node works, and reports enqueue-to-start latency
 // percentiles; with TwoNodes it submits on a client-only node and works
 // on another, with a cluster coordinator each (Redis, NATS) or none, to
