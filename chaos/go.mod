@@ -6,13 +6,13 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonboulle/clockwork v0.5.0
-	github.com/ratchet-go/ratchet/engine v0.0.0
-	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/mysql v0.0.0
-	github.com/ratchet-go/ratchet/stores/postgres v0.0.0
-	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/internal/dbtest v0.1.0
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/mysql v0.1.0
+	github.com/ratchet-go/ratchet/stores/postgres v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -61,8 +61,8 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
-	github.com/ratchet-go/ratchet/ddl v0.0.0 // indirect
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect

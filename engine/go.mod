@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -13,8 +13,8 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/ratchet-go/ratchet/ddl v0.0.0 // indirect
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
@@ -24,8 +24,8 @@ require (
 )
 
 require (
-	github.com/ratchet-go/ratchet/stores/memory v0.0.0
-	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
+	github.com/ratchet-go/ratchet/stores/memory v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
 

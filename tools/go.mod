@@ -9,23 +9,25 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/prometheus/client_golang v1.25.0
-	github.com/ratchet-go/ratchet/encryption v0.0.0
-	github.com/ratchet-go/ratchet/engine v0.0.0
-	github.com/ratchet-go/ratchet/metrics/prometheus v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/simtest v0.0.0-00010101000000-000000000000
-	github.com/ratchet-go/ratchet/stores/memory v0.0.0
-	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
-	github.com/ratchet-go/ratchet/tracing/otel v0.0.0
+	github.com/ratchet-go/ratchet/encryption v0.1.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/metrics/prometheus v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/simtest v0.1.0
+	github.com/ratchet-go/ratchet/stores/memory v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
+	github.com/ratchet-go/ratchet/tracing/otel v0.1.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel/sdk v1.44.0
 	go.opentelemetry.io/otel/sdk/metric v1.44.0
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
+	golang.org/x/mod v0.43.0
 	golang.org/x/term v0.48.0
+	golang.org/x/tools v0.52.1-0.20261106145633-d407941a339a
 )
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
@@ -75,8 +77,9 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/ratchet-go/ratchet/coordination/internal/hub v0.0.0 // indirect
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
@@ -112,17 +115,17 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/ratchet-go/ratchet/chaos v0.0.0
-	github.com/ratchet-go/ratchet/coordination/nats v0.0.0
-	github.com/ratchet-go/ratchet/coordination/redis v0.0.0
-	github.com/ratchet-go/ratchet/dashboard v0.0.0
-	github.com/ratchet-go/ratchet/ddl v0.0.0
-	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
-	github.com/ratchet-go/ratchet/stores/mongodb v0.0.0
-	github.com/ratchet-go/ratchet/stores/mysql v0.0.0
-	github.com/ratchet-go/ratchet/stores/oracle v0.0.0
-	github.com/ratchet-go/ratchet/stores/postgres v0.0.0
-	github.com/ratchet-go/ratchet/stores/sqlserver v0.0.0
+	github.com/ratchet-go/ratchet/chaos v0.1.0
+	github.com/ratchet-go/ratchet/coordination/nats v0.1.0
+	github.com/ratchet-go/ratchet/coordination/redis v0.1.0
+	github.com/ratchet-go/ratchet/dashboard v0.1.0
+	github.com/ratchet-go/ratchet/ddl v0.1.0
+	github.com/ratchet-go/ratchet/internal/dbtest v0.1.0
+	github.com/ratchet-go/ratchet/stores/mongodb v0.1.0
+	github.com/ratchet-go/ratchet/stores/mysql v0.1.0
+	github.com/ratchet-go/ratchet/stores/oracle v0.1.0
+	github.com/ratchet-go/ratchet/stores/postgres v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlserver v0.1.0
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

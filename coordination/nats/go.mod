@@ -15,14 +15,14 @@ replace (
 
 require (
 	github.com/nats-io/nats.go v1.56.0
-	github.com/ratchet-go/ratchet/coordination/internal/hub v0.0.0
-	github.com/ratchet-go/ratchet/engine v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
+	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 )
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
@@ -31,8 +31,8 @@ require (
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/ratchet-go/ratchet/ddl v0.0.0 // indirect
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect

@@ -3,7 +3,7 @@ module github.com/ratchet-go/ratchet/internal/dbtest
 go 1.26.0
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/microsoft/go-mssqldb v1.11.2

@@ -5,16 +5,16 @@ go 1.26.0
 require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/uuid v1.6.0
-	github.com/ratchet-go/ratchet/ddl v0.0.0
-	github.com/ratchet-go/ratchet/internal/dbtest v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0
-	github.com/ratchet-go/ratchet/tck v0.0.0
+	github.com/ratchet-go/ratchet/ddl v0.1.0
+	github.com/ratchet-go/ratchet/internal/dbtest v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0
+	github.com/ratchet-go/ratchet/tck v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect

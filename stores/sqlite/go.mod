@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
-	github.com/ratchet-go/ratchet/ddl v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0
+	github.com/ratchet-go/ratchet/ddl v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0
 	github.com/stretchr/testify v1.12.1
 	modernc.org/sqlite v1.62.0
 )
@@ -15,7 +15,7 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/ratchet-go/ratchet/tck v0.0.0
+	github.com/ratchet-go/ratchet/tck v0.1.0
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.50.0 // indirect

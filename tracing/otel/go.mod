@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
-	github.com/ratchet-go/ratchet/engine v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/memory v0.0.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/memory v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.44.0
 	go.opentelemetry.io/otel/metric v1.44.0

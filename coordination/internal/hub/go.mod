@@ -13,10 +13,10 @@ replace (
 )
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0
-	github.com/ratchet-go/ratchet/engine v0.0.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/sqlite v0.0.0
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -26,8 +26,8 @@ require (
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/ratchet-go/ratchet/ddl v0.0.0 // indirect
-	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.0.0 // indirect
+	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -3,11 +3,11 @@ module github.com/ratchet-go/ratchet/stores/mongodb/ferrettest
 go 1.26.0
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.0.0
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/google/uuid v1.6.0
-	github.com/ratchet-go/ratchet/sdk v0.0.0
-	github.com/ratchet-go/ratchet/stores/mongodb v0.0.0
-	github.com/ratchet-go/ratchet/tck v0.0.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/mongodb v0.1.0
+	github.com/ratchet-go/ratchet/tck v0.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/testcontainers/testcontainers-go v0.45.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0
