@@ -21,11 +21,11 @@ func workspace(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		"go.work":       "go 1.26.0\n\nuse (\n\t./lib\n\t./app\n\t./internal/helper\n)\n",
-		"lib/go.mod":    "module example.com/proj/lib\n\ngo 1.26.0\n\nrequire example.com/proj/internal/helper v0.0.0\n\nreplace example.com/proj/internal/helper => ../internal/helper\n",
-		"lib/lib.go":    "// Package lib greets.\npackage lib\n\nimport \"example.com/proj/internal/helper\"\n\n// Greet greets.\nfunc Greet(name string) string { return helper.Hello() + \", \" + name }\n",
-		"app/go.mod":    "module example.com/proj/app\n\ngo 1.26.0\n\nrequire example.com/proj/lib v0.0.0\n\nrequire example.com/proj/internal/helper v0.0.0 // indirect\n\nreplace example.com/proj/lib => ../lib\n\nreplace example.com/proj/internal/helper => ../internal/helper\n",
-		"app/main.go":   "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/proj/lib\"\n)\n\nfunc main() { fmt.Println(lib.Greet(\"you\")) }\n",
+		"go.work":                   "go 1.26.0\n\nuse (\n\t./lib\n\t./app\n\t./internal/helper\n)\n",
+		"lib/go.mod":                "module example.com/proj/lib\n\ngo 1.26.0\n\nrequire example.com/proj/internal/helper v0.0.0\n\nreplace example.com/proj/internal/helper => ../internal/helper\n",
+		"lib/lib.go":                "// Package lib greets.\npackage lib\n\nimport \"example.com/proj/internal/helper\"\n\n// Greet greets.\nfunc Greet(name string) string { return helper.Hello() + \", \" + name }\n",
+		"app/go.mod":                "module example.com/proj/app\n\ngo 1.26.0\n\nrequire example.com/proj/lib v0.0.0\n\nrequire example.com/proj/internal/helper v0.0.0 // indirect\n\nreplace example.com/proj/lib => ../lib\n\nreplace example.com/proj/internal/helper => ../internal/helper\n",
+		"app/main.go":               "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/proj/lib\"\n)\n\nfunc main() { fmt.Println(lib.Greet(\"you\")) }\n",
 		"internal/helper/go.mod":    "module example.com/proj/internal/helper\n\ngo 1.26.0\n",
 		"internal/helper/helper.go": "// Package helper is shared.\npackage helper\n\n// Hello says hello.\nfunc Hello() string { return \"hello\" }\n",
 		"CHANGELOG.md":              "# Changelog\n\n## v0.2.0\n\nFirst.\n",
