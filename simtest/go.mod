@@ -11,7 +11,10 @@ require (
 	github.com/stretchr/testify v1.12.1
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
 
 replace (
 	github.com/ratchet-go/ratchet/engine => ../engine

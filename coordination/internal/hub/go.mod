@@ -13,8 +13,8 @@ replace (
 )
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 	github.com/stretchr/testify v1.12.1

@@ -3,8 +3,8 @@ module github.com/ratchet-go/ratchet/stores/mongodb/ferrettest
 go 1.26.0
 
 require (
-	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/stores/mongodb v0.1.0
 	github.com/ratchet-go/ratchet/tck v0.1.0
