@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -40,7 +40,7 @@ const (
 // checkSlots checks the jobs of one probe schedule against its slots; it
 // returns the violations and the number of slots that had to fire.
 func checkSlots(sr *scheduleRun, jobs map[uuid.UUID]*ratchet.Job) ([]Violation, int) {
-	sched, err := cron.Parse(sr.Expr, "")
+	sched, err := cronexpr.Parse(sr.Expr, "")
 	if err != nil {
 		return []Violation{{Invariant: InvRecurringSlots, Detail: fmt.Sprintf("schedule %s: expression %q: %v", sr.ID, sr.Expr, err)}}, 0
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -20,7 +20,7 @@ type ArchiveOptions struct {
 	// Retention is how long after it finished a job stays live; default
 	// DefaultArchiveRetention, 90 days (RATCHET_JOB_RETENTION_DAYS).
 	Retention time.Duration
-	// Cron is when the archiver runs, an expression of package cron in
+	// Cron is when the archiver runs, an expression of package cronexpr in
 	// UTC; default DefaultArchiveCron, "0 0 1 * * ?": 1 AM daily
 	// (RATCHET_JOB_ARCHIVE_CRON).
 	Cron string
@@ -41,7 +41,7 @@ const (
 // archiver is the archiving service (run inside Singleton).
 type archiver struct {
 	store spi.JobArchiver
-	sched *cron.Schedule
+	sched *cronexpr.Schedule
 	o     ArchiveOptions
 }
 
@@ -62,7 +62,7 @@ func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
 
 // atSlots runs fn at every slot of sched, on the host's clock, until ctx
 // ends (nil) or fn fails (its error).
-func atSlots(ctx context.Context, h ServiceHost, sched *cron.Schedule, fn func() error) error {
+func atSlots(ctx context.Context, h ServiceHost, sched *cronexpr.Schedule, fn func() error) error {
 	for {
 		now := h.Clock.Now()
 		next := sched.Next(now)

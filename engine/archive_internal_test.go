@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
@@ -42,7 +42,7 @@ func TestArchiverMovesOldJobs(t *testing.T) {
 	}
 	old := finish(t0.Add(-3 * 24 * time.Hour))
 	recent := finish(t0.Add(-time.Hour))
-	sched, err := cron.Parse("0 0 3 * * ?", "")
+	sched, err := cronexpr.Parse("0 0 3 * * ?", "")
 	require.NoError(t, err)
 	a := &archiver{store: store, sched: sched, o: ArchiveOptions{Retention: 24 * time.Hour, BatchSize: 10}}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -119,7 +119,7 @@ func TestLogSweeperDeletesOldLines(t *testing.T) {
 		require.NoError(t, err)
 		jobs = append(jobs, j)
 	}
-	sched, err := cron.Parse("0 0 3 * * ?", "")
+	sched, err := cronexpr.Parse("0 0 3 * * ?", "")
 	require.NoError(t, err)
 	s := &logSweeper{store: store, sched: sched, retention: 30 * 24 * time.Hour, batch: 2}
 	runCtx, cancel := context.WithCancel(ctx)

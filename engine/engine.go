@@ -14,7 +14,7 @@ import (
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/breaker"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -129,7 +129,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if len(o.Schedules) > 0 && e.caps.Schedules == nil {
 		return nil, fmt.Errorf("engine: %d recurring schedules: %w: store %T keeps no schedules", len(o.Schedules), ratchet.ErrUnsupported, store)
 	}
-	sched, err := cron.Parse(o.Archive.Cron, "")
+	sched, err := cronexpr.Parse(o.Archive.Cron, "")
 	if err != nil {
 		return nil, fmt.Errorf("engine: Archive.Cron: %w: %w", ratchet.ErrInvalidArgument, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 )
 
 // envSetting is one RATCHET_* variable that LookupEnv recognises. A setting
@@ -115,7 +115,7 @@ var envSettings = []envSetting{
 	{name: "RATCHET_JOB_RETENTION_DAYS", doc: "days before finished jobs are archived", min: 1,
 		apply: func(o *Options, v int64) { o.Archive.Retention = time.Duration(v) * 24 * time.Hour }},
 	{name: "RATCHET_JOB_ARCHIVE_CRON", doc: "when the archiver runs (a cron expression, UTC)", applyStr: func(o *Options, v string) error {
-		_, err := cron.Parse(v, "")
+		_, err := cronexpr.Parse(v, "")
 		o.Archive.Cron = v
 		return err
 	}},

@@ -11,7 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -214,7 +214,7 @@ func (t *logTee) writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
 // every slot it deletes the lines older than the retention.
 type logSweeper struct {
 	store     spi.JobLogStore
-	sched     *cron.Schedule
+	sched     *cronexpr.Schedule
 	retention time.Duration
 	batch     int
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -54,7 +54,7 @@ type FirePlan struct {
 // OverlapSkip, one pass fires at most one slot (the latest): the next
 // would overlap it. A cron schedule down for more than maxPassSlots
 // missed slots counts them as that many plus one.
-func PlanFire(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Time, threshold time.Duration, busy bool) FirePlan {
+func PlanFire(d ratchet.ScheduleDefinition, s *cronexpr.Schedule, next, now time.Time, threshold time.Duration, busy bool) FirePlan {
 	keep := 0 // the missed slots that may fire: the latest ones
 	switch d.Misfire {
 	case ratchet.MisfireFireOnce:
@@ -142,7 +142,7 @@ type Recurring struct {
 	Logger *slog.Logger
 	// Plan decides each fire; nil means PlanFire. (The cluster simulator
 	// plants a broken one to show that it is caught.)
-	Plan func(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Time, threshold time.Duration, busy bool) FirePlan
+	Plan func(d ratchet.ScheduleDefinition, s *cronexpr.Schedule, next, now time.Time, threshold time.Duration, busy bool) FirePlan
 }
 
 // RecurringPass fires every schedule due at now, each in one atomic store

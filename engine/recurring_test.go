@@ -15,14 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
 func TestPlanFire(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	every5, err := cron.Parse("*/5 * * * *", "")
+	every5, err := cronexpr.Parse("*/5 * * * *", "")
 	require.NoError(t, err)
 	min := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	slots := func(ms ...int) []time.Time {
@@ -61,7 +61,7 @@ func TestPlanFire(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, PlanFire(c.d, every5, t0, c.now, time.Minute, c.busy), c.name)
 	}
-	everySecond, err := cron.Parse("@every 1s", "")
+	everySecond, err := cronexpr.Parse("@every 1s", "")
 	require.NoError(t, err)
 	p := PlanFire(def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), everySecond, t0, t0.Add(30*24*time.Hour), time.Minute, false)
 	assert.Equal(t, t0.Add(30*24*time.Hour+time.Second), p.Next, "a long outage is skipped in one pass")

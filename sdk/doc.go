@@ -22,7 +22,7 @@
 //     arguments, on the same creation path as a typed submission.
 //
 // Recurring schedules: [Task.Recurring] defines one (an expression of
-// package cron, a zone, misfire and overlap policies, the fired jobs'
+// package cronexpr, a zone, misfire and overlap policies, the fired jobs'
 // options); [Client.PutSchedule] registers it idempotently, and the client
 // reads, pauses, resumes, triggers and deletes schedules. The engine's
 // scheduler fires them.

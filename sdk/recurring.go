@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -111,7 +111,7 @@ func WithJobOptions(opts ...SubmitOption) ScheduleOption {
 }
 
 // Recurring is a recurring schedule's definition: a task, its arguments,
-// an expression (see package cron) and options, under a stable id. Build
+// an expression (see package cronexpr) and options, under a stable id. Build
 // it with Task.Recurring; register it with Client.PutSchedule or
 // engine.Options.Schedules.
 type Recurring struct {
@@ -165,7 +165,7 @@ func DecodeScheduleDefinition(b []byte) (ScheduleDefinition, error) {
 }
 
 // Cron parses the definition's expression in its zone.
-func (d ScheduleDefinition) Cron() (*cron.Schedule, error) { return cron.Parse(d.Expr, d.Zone) }
+func (d ScheduleDefinition) Cron() (*cronexpr.Schedule, error) { return cronexpr.Parse(d.Expr, d.Zone) }
 
 // same reports whether two definitions fire the same jobs the same way.
 func (d ScheduleDefinition) same(o ScheduleDefinition) bool {
@@ -199,7 +199,7 @@ func (d ScheduleDefinition) Job(task, scheduleID string, jobID uuid.UUID, due, n
 }
 
 // definition encodes r's definition through the client's pipeline.
-func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinition, *cron.Schedule, bool, error) {
+func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinition, *cronexpr.Schedule, bool, error) {
 	var cfg scheduleConfig
 	for _, o := range r.opts {
 		o(&cfg)
@@ -215,7 +215,7 @@ func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinitio
 	case r.Task == "" || r.marshal == nil:
 		return ScheduleDefinition{}, nil, false, invalidArg("schedule %q: no task; build it with Task.Recurring", r.ID)
 	}
-	sched, err := cron.Parse(r.Expr, cfg.zone)
+	sched, err := cronexpr.Parse(r.Expr, cfg.zone)
 	if err != nil {
 		return ScheduleDefinition{}, nil, false, fmt.Errorf("ratchet: schedule %q: %w: %w", r.ID, ErrInvalidArgument, err)
 	}
@@ -457,13 +457,13 @@ func (c *Client) scheduleInfos(ctx context.Context, rows []spi.ScheduleRow) ([]S
 
 // PauseSchedule pauses the schedule: it fires nothing until resumed.
 func (c *Client) PauseSchedule(ctx context.Context, id string) error {
-	return c.editSchedule(ctx, id, func(r *spi.ScheduleRow, _ *cron.Schedule, _ time.Time) { r.Paused = true })
+	return c.editSchedule(ctx, id, func(r *spi.ScheduleRow, _ *cronexpr.Schedule, _ time.Time) { r.Paused = true })
 }
 
 // ResumeSchedule resumes a paused schedule from its first slot after now:
 // the slots of the pause are not misfires.
 func (c *Client) ResumeSchedule(ctx context.Context, id string) error {
-	return c.editSchedule(ctx, id, func(r *spi.ScheduleRow, s *cron.Schedule, now time.Time) {
+	return c.editSchedule(ctx, id, func(r *spi.ScheduleRow, s *cronexpr.Schedule, now time.Time) {
 		if r.Paused && !r.NextFireAt.After(now) {
 			r.NextFireAt = s.Next(now).UTC()
 		}
@@ -471,7 +471,7 @@ func (c *Client) ResumeSchedule(ctx context.Context, id string) error {
 	})
 }
 
-func (c *Client) editSchedule(ctx context.Context, id string, edit func(*spi.ScheduleRow, *cron.Schedule, time.Time)) error {
+func (c *Client) editSchedule(ctx context.Context, id string, edit func(*spi.ScheduleRow, *cronexpr.Schedule, time.Time)) error {
 	ss, err := c.schedules()
 	if err != nil {
 		return err

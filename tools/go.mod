@@ -11,12 +11,12 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/ratchet-go/ratchet/encryption v0.1.0
 	github.com/ratchet-go/ratchet/engine v0.1.0
-	github.com/ratchet-go/ratchet/metrics/prometheus v0.1.0
+	github.com/ratchet-go/ratchet/metrics/ratchetprom v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/simtest v0.1.0
 	github.com/ratchet-go/ratchet/stores/memory v0.1.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
-	github.com/ratchet-go/ratchet/tracing/otel v0.1.0
+	github.com/ratchet-go/ratchet/tracing/ratchetotel v0.1.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel/sdk v1.44.0
@@ -116,8 +116,8 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/ratchet-go/ratchet/chaos v0.1.0
-	github.com/ratchet-go/ratchet/coordination/nats v0.1.0
-	github.com/ratchet-go/ratchet/coordination/redis v0.1.0
+	github.com/ratchet-go/ratchet/coordination/ratchetnats v0.1.0
+	github.com/ratchet-go/ratchet/coordination/ratchetredis v0.1.0
 	github.com/ratchet-go/ratchet/dashboard v0.1.0
 	github.com/ratchet-go/ratchet/ddl v0.1.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.1.0
@@ -150,9 +150,9 @@ replace github.com/ratchet-go/ratchet/stores/postgres => ../stores/postgres
 
 replace github.com/ratchet-go/ratchet/encryption => ../encryption
 
-replace github.com/ratchet-go/ratchet/metrics/prometheus => ../metrics/prometheus
+replace github.com/ratchet-go/ratchet/metrics/ratchetprom => ../metrics/ratchetprom
 
-replace github.com/ratchet-go/ratchet/tracing/otel => ../tracing/otel
+replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../tracing/ratchetotel
 
 replace github.com/ratchet-go/ratchet/internal/dbtest => ../internal/dbtest
 
@@ -170,9 +170,9 @@ replace github.com/ratchet-go/ratchet/dashboard => ../dashboard
 
 replace github.com/ratchet-go/ratchet/chaos => ../chaos
 
-replace github.com/ratchet-go/ratchet/coordination/redis => ../coordination/redis
+replace github.com/ratchet-go/ratchet/coordination/ratchetredis => ../coordination/ratchetredis
 
-replace github.com/ratchet-go/ratchet/coordination/nats => ../coordination/nats
+replace github.com/ratchet-go/ratchet/coordination/ratchetnats => ../coordination/ratchetnats
 
 replace github.com/ratchet-go/ratchet/coordination/internal/hub => ../coordination/internal/hub
 

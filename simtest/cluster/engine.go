@@ -8,7 +8,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -22,7 +22,7 @@ type engineCode struct {
 	stopOrder  func() []engine.StopStep
 	completion func(*spi.Job, error, spi.RetryPolicy, spi.ErrorSanitizer, time.Time) spi.Completion
 	batch      func([]pendingWrite, int) (batch, rest []pendingWrite)
-	plan       func(ratchet.ScheduleDefinition, *cron.Schedule, time.Time, time.Time, time.Duration, bool) engine.FirePlan
+	plan       func(ratchet.ScheduleDefinition, *cronexpr.Schedule, time.Time, time.Time, time.Duration, bool) engine.FirePlan
 	// decide and gateCompletion are the dispatch of a released workflow
 	// job: run it, or write it SKIPPED or CANCELLED.
 	decide         func([]spi.Dependency) (spi.Decision, string)
@@ -91,7 +91,7 @@ var engineBugs = map[string]struct {
 	// are missed silently.
 	"misfire-uncounted": {invRecurring, func(c *engineCode) {
 		own := c.plan
-		c.plan = func(d ratchet.ScheduleDefinition, s *cron.Schedule, next, now time.Time, th time.Duration, busy bool) engine.FirePlan {
+		c.plan = func(d ratchet.ScheduleDefinition, s *cronexpr.Schedule, next, now time.Time, th time.Duration, busy bool) engine.FirePlan {
 			p := own(d, s, next, now, th, busy)
 			p.Skipped = 0
 			return p

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
-	"github.com/ratchet-go/ratchet/sdk/cron"
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -37,7 +37,7 @@ type recurringModel struct {
 	expr    string
 	misfire ratchet.MisfirePolicy
 	overlap ratchet.OverlapPolicy
-	sched   *cron.Schedule
+	sched   *cronexpr.Schedule
 	first   time.Time         // the first slot
 	fired   map[time.Time]int // jobs per slot
 	skipped int64
@@ -76,7 +76,7 @@ func (w *world) setupRecurring() error {
 		r.overlap = ratchet.OverlapSkip
 	}
 	opts = append(opts, ratchet.OnOverlap(r.overlap))
-	sched, err := cron.Parse(r.expr, "")
+	sched, err := cronexpr.Parse(r.expr, "")
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,9 @@ package mysql
 
 import (
 	"database/sql"
-	"errors"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/ratchet-go/ratchet/stores/mysql/internal/gosqldriver"
 
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -33,13 +32,7 @@ var (
 )
 
 // serverError reads the number of a server error in err's chain.
-var serverError sqlcore.ServerError[uint16] = func(err error) (uint16, string, bool) {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number, me.Message, true
-	}
-	return 0, "", false
-}
+var serverError sqlcore.ServerError[uint16] = gosqldriver.ServerError
 
 // transient are the server errors retryable accepts: a deadlock, a lock
 // wait timeout, and those that end the session (KILL, shutdown, server
@@ -51,7 +44,9 @@ var transient = map[uint16]bool{errDeadlock: true, errLockWaitTimeout: true, err
 // failed with it can run again from the start: a deadlock (1213), a lock
 // wait timeout (1205), or a lost connection. The end of the caller's
 // context never is.
-func retryable(err error) bool { return serverError.Transient(err, transient, mysql.ErrInvalidConn) }
+func retryable(err error) bool {
+	return serverError.Transient(err, transient, gosqldriver.ErrInvalidConn)
+}
 
 // at runs the test hook at point, if there is one.
 func (s *Store) at(point string, tx *sql.Tx) error {

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/ratchet-go/ratchet/stores/mysql/internal/gosqldriver"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
@@ -193,8 +193,8 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 
 // newDB returns a pool of at most maxConns connections made with cfg
 // (through wrap, when not nil).
-func newDB(cfg *mysql.Config, wrap func(driver.Connector) driver.Connector, maxConns int) (*sql.DB, error) {
-	connector, err := mysql.NewConnector(cfg)
+func newDB(cfg *gosqldriver.Config, wrap func(driver.Connector) driver.Connector, maxConns int) (*sql.DB, error) {
+	connector, err := gosqldriver.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +211,9 @@ func newDB(cfg *mysql.Config, wrap func(driver.Connector) driver.Connector, maxC
 
 // parseDSN reads a go-sql-driver DSN or a mysql:// URL. Its errors never
 // quote the DSN, which may hold a password.
-func parseDSN(dsn string) (*mysql.Config, error) {
+func parseDSN(dsn string) (*gosqldriver.Config, error) {
 	if !strings.HasPrefix(dsn, "mysql://") {
-		cfg, err := mysql.ParseDSN(dsn)
+		cfg, err := gosqldriver.ParseDSN(dsn)
 		if err != nil {
 			return nil, redact(err, dsn)
 		}
@@ -230,7 +230,7 @@ func parseDSN(dsn string) (*mysql.Config, error) {
 	if u.Host == "" {
 		return nil, errors.New("the mysql:// URL names no host")
 	}
-	cfg := mysql.NewConfig()
+	cfg := gosqldriver.NewConfig()
 	cfg.Net = "tcp"
 	cfg.Addr = u.Host
 	if u.Port() == "" {
@@ -251,7 +251,7 @@ func parseDSN(dsn string) (*mysql.Config, error) {
 	if u.RawQuery != "" {
 		native += "?" + u.RawQuery
 	}
-	parsed, err := mysql.ParseDSN(native)
+	parsed, err := gosqldriver.ParseDSN(native)
 	if err != nil {
 		return nil, redact(err, dsn)
 	}
@@ -295,7 +295,7 @@ func validDatabaseName(name string) error {
 }
 
 // serverName names the server of cfg for error messages.
-func serverName(cfg *mysql.Config) string {
+func serverName(cfg *gosqldriver.Config) string {
 	if cfg.Addr == "" {
 		return "(default address)"
 	}
@@ -358,12 +358,12 @@ type serverInfo struct {
 // probe connects once with cfg (without selecting the database, which may
 // not exist yet), checks the server version and the database, and creates
 // the database when create is set and it is missing.
-func probe(ctx context.Context, cfg *mysql.Config, database string, create bool) (serverInfo, error) {
+func probe(ctx context.Context, cfg *gosqldriver.Config, database string, create bool) (serverInfo, error) {
 	where := serverName(cfg)
 	pc := cfg.Clone()
 	pc.DBName = ""
 	pc.InterpolateParams = true
-	connector, err := mysql.NewConnector(pc)
+	connector, err := gosqldriver.NewConnector(pc)
 	if err != nil {
 		return serverInfo{}, fmt.Errorf("mysql: open %s: %w", where, err)
 	}
@@ -410,7 +410,7 @@ func probe(ctx context.Context, cfg *mysql.Config, database string, create bool)
 const sessionSQLMode = "'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
 // configure sets the connection settings the store relies on.
-func configure(cfg *mysql.Config, info serverInfo) {
+func configure(cfg *gosqldriver.Config, info serverInfo) {
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	cfg.InterpolateParams = true // one round trip per statement

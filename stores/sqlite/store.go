@@ -10,14 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
+	"github.com/ratchet-go/ratchet/stores/sqlite/internal/modernc"
 )
 
 // Dialect is the name of this store's schema folder in the ddl module.
@@ -87,7 +85,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	conn, err := sqlite.NewConnector(dsn(path, opts))
+	conn, err := modernc.NewConnector(dsn(path, opts))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -220,10 +218,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error { return s.gate.CloseDB(s.db, true, "sqlite: close "+s.path) }
 
 // isBusy reports SQLITE_BUSY: another connection holds a lock.
-func isBusy(err error) bool {
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
-}
+func isBusy(err error) bool { return modernc.IsBusy(err) }
 
 // fail wraps err with the operation's name.
 func fail(op string, err error) error {

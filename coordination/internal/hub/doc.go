@@ -1,5 +1,5 @@
 // Package hub is the transport-independent half of the cluster coordinators
-// in coordination/redis and coordination/nats: the wire format of a wakeup,
+// in coordination/ratchetredis and coordination/ratchetnats: the wire format of a wakeup,
 // the publisher that never blocks a submission, the fan-out that never lets
 // one listener stall another, and the log of publish failures (one line per
 // outage, not one per job).

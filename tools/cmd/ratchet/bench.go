@@ -20,11 +20,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/term"
 
-	coordnats "github.com/ratchet-go/ratchet/coordination/nats"
-	coordredis "github.com/ratchet-go/ratchet/coordination/redis"
-	ratchetprom "github.com/ratchet-go/ratchet/metrics/prometheus"
+	"github.com/ratchet-go/ratchet/coordination/ratchetnats"
+	"github.com/ratchet-go/ratchet/coordination/ratchetredis"
+	"github.com/ratchet-go/ratchet/metrics/ratchetprom"
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	ratchetotel "github.com/ratchet-go/ratchet/tracing/otel"
+	ratchetotel "github.com/ratchet-go/ratchet/tracing/ratchetotel"
 
 	"github.com/ratchet-go/ratchet/tools/internal/bench"
 	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
@@ -138,12 +138,12 @@ func benchCoordinator(cfg *bench.Config, url string) (string, error) {
 		return "no coordinator (polling alone)", nil
 	case "redis", "rediss", "unix":
 		cfg.Coordinator = func(ctx context.Context) (spi.ClusterCoordinator, error) {
-			return coordredis.New(ctx, url, coordredis.Options{Cluster: cluster, Logger: logger})
+			return ratchetredis.New(ctx, url, ratchetredis.Options{Cluster: cluster, Logger: logger})
 		}
 		return "a Redis coordinator each", nil
 	case "nats", "tls":
 		cfg.Coordinator = func(ctx context.Context) (spi.ClusterCoordinator, error) {
-			return coordnats.New(ctx, url, coordnats.Options{Cluster: cluster, Logger: logger})
+			return ratchetnats.New(ctx, url, ratchetnats.Options{Cluster: cluster, Logger: logger})
 		}
 		return "a NATS coordinator each", nil
 	default:

@@ -1,0 +1,48 @@
+module github.com/ratchet-go/ratchet/coordination/ratchetnats
+
+go 1.26.0
+
+replace (
+	github.com/ratchet-go/ratchet/coordination/internal/hub => ../internal/hub
+	github.com/ratchet-go/ratchet/ddl => ../../ddl
+	github.com/ratchet-go/ratchet/engine => ../../engine
+	github.com/ratchet-go/ratchet/sdk => ../../sdk
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../../stores/internal/sqlcore
+	github.com/ratchet-go/ratchet/stores/memory => ../../stores/memory
+	github.com/ratchet-go/ratchet/stores/sqlite => ../../stores/sqlite
+	github.com/ratchet-go/ratchet/tck => ../../tck
+)
+
+require (
+	github.com/nats-io/nats.go v1.56.0
+	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
+)
+
+require (
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/jonboulle/clockwork v0.5.0 // indirect
+	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
+)
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../internal/tcpproxy

@@ -1,0 +1,37 @@
+module github.com/ratchet-go/ratchet/tracing/ratchetotel
+
+go 1.26.0
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/ratchet-go/ratchet/stores/memory v0.1.0
+	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/otel v1.44.0
+	go.opentelemetry.io/otel/metric v1.44.0
+	go.opentelemetry.io/otel/sdk v1.44.0
+	go.opentelemetry.io/otel/sdk/metric v1.44.0
+	go.opentelemetry.io/otel/trace v1.44.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/jonboulle/clockwork v0.5.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
+
+replace (
+	github.com/ratchet-go/ratchet/ddl => ../../ddl
+	github.com/ratchet-go/ratchet/engine => ../../engine
+	github.com/ratchet-go/ratchet/sdk => ../../sdk
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../../stores/internal/sqlcore
+	github.com/ratchet-go/ratchet/stores/memory => ../../stores/memory
+	github.com/ratchet-go/ratchet/stores/sqlite => ../../stores/sqlite
+	github.com/ratchet-go/ratchet/tck => ../../tck
+)
