@@ -145,7 +145,7 @@
 //
 // Clock skew goes through the worker's cooperation: a worker calling
 // WorkerMain takes --skew D (a static offset of its engine's clock,
-// engine.Options.Clock) and --control (lines "skew D" on its standard
+// engine.Options.Client.Clock) and --control (lines "skew D" on its standard
 // input step that clock, each confirmed by a skewed line), and the harness
 // skews one node at a time by a seeded MaxSkew/2 to MaxSkew, ahead or
 // behind (Scenario.MaxSkew: 500 ms by default, at most 1 s). The stores

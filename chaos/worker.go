@@ -147,10 +147,10 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	case opts.NodeID == "":
 		opts.NodeID = "chaos-" + strconv.Itoa(os.Getpid())
 	}
-	opts.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	opts.Client.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
 	clock := newSkewClock(*skew)
 	if *skew != 0 || *control {
-		opts.Clock = clock
+		opts.Client.Clock = clock
 	}
 
 	bg := context.WithoutCancel(ctx)
@@ -190,7 +190,7 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 			switch ev.Kind {
 			case engine.EventSucceeded, engine.EventFailed, engine.EventSkipped, engine.EventCancelled:
 				if err := opened.Ledger.RecordFinal(bg, Final{JobID: ev.JobID, Node: opts.NodeID, Event: string(ev.Kind), At: ev.At}); err != nil {
-					opts.Logger.Error("chaos: ledger write failed", "job", ev.JobID, "err", err)
+					opts.Client.Logger.Error("chaos: ledger write failed", "job", ev.JobID, "err", err)
 				}
 			}
 			_ = out.Write(Line{Event: string(ev.Kind), Node: opts.NodeID, Job: ev.JobID, Task: ev.Task,
@@ -204,7 +204,7 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	}
 	_ = out.Write(Line{Event: LineReady, Node: opts.NodeID, PID: os.Getpid()})
 	if *control {
-		go followControl(os.Stdin, clock, out, opts.NodeID, opts.Logger)
+		go followControl(os.Stdin, clock, out, opts.NodeID, opts.Client.Logger)
 	}
 
 	<-ctx.Done()

@@ -24,7 +24,7 @@ type Options struct {
 	RequireEnvelope bool
 	// Metrics, when it implements spi.EncryptionMetrics, hears of every
 	// value that fails its integrity check, and of every envelope of an
-	// unknown version (pass the engine's Options.Metrics); nil reports
+	// unknown version (pass the engine's Options.Client.Metrics); nil reports
 	// nothing.
 	Metrics spi.MetricsCollector
 }

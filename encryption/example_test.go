@@ -15,7 +15,7 @@ import (
 
 // A codec in the payload pipeline: every payload, result, state and
 // signal is sealed under the current key and bound to its job. Give it to
-// the engine and the clients (engine.Options.Codecs,
+// the engine and the clients (engine.Options.Client.Codecs,
 // ratchet.ClientOptions.Codecs); here it is called directly, as the
 // pipeline calls it.
 func ExampleCodec() {

@@ -58,7 +58,7 @@ func TestAuthorizationPolicy(t *testing.T) {
 	}
 	orders, refunds, forbidden := body("orders"), body("refunds"), body("forbidden")
 	policy := &tenantPolicy{allowed: map[string][]string{"ann": {"orders", "refunds", "forbidden"}, "bob": {"orders"}}}
-	r := start(t, engine.Options{Authorization: policy}, orders, refunds, forbidden)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Authorization: policy}}, orders, refunds, forbidden)
 	ann := context.WithValue(ctx, principalKey{}, "ann")
 	bob := context.WithValue(ctx, principalKey{}, "bob")
 

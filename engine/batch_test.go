@@ -97,8 +97,13 @@ func startBatches(t *testing.T) *batchRig {
 	r.done, r.failed = callback("batch.done"), callback("batch.failed")
 	// A real clock: the finisher passes every 5 ms, and the test waits for
 	// the pass that ends its batch.
-	eng, err := engine.New(r.spy, engine.Options{NodeID: "n1", Clock: clockwork.NewRealClock(), Logger: quiet,
-		BatchFinishInterval: 5 * time.Millisecond, MinPollInterval: time.Millisecond, PollInterval: 5 * time.Millisecond},
+	eng, err := engine.New(r.spy, engine.Options{
+		Client:              ratchet.ClientOptions{Clock: clockwork.NewRealClock(), Logger: quiet},
+		NodeID:              "n1",
+		BatchFinishInterval: 5 * time.Millisecond,
+		MinPollInterval:     time.Millisecond,
+		PollInterval:        5 * time.Millisecond,
+	},
 		r.item, r.done, r.failed)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(context.Background()))

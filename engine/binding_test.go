@@ -74,11 +74,15 @@ func TestEverySurfaceIsBoundToItsPlace(t *testing.T) {
 		return nil
 	})
 	var err error
-	eng, err = engine.New(memory.New(), engine.Options{NodeID: "n1", Clock: clockwork.NewRealClock(), Logger: quiet,
-		Codecs: []ratchet.PayloadCodec{codec}, Conditions: []ratchet.ConditionDefinition{atLeast},
-		BatchFinishInterval: 5 * time.Millisecond, ScheduleInterval: 10 * time.Millisecond,
-		MinPollInterval: time.Millisecond, PollInterval: 5 * time.Millisecond,
-		Schedules: []ratchet.Recurring{report.Recurring("bind.every", "@every 1s", "recurring")}},
+	eng, err = engine.New(memory.New(), engine.Options{
+		Client:              ratchet.ClientOptions{Clock: clockwork.NewRealClock(), Logger: quiet, Codecs: []ratchet.PayloadCodec{codec}, Conditions: []ratchet.ConditionDefinition{atLeast}},
+		NodeID:              "n1",
+		BatchFinishInterval: 5 * time.Millisecond,
+		ScheduleInterval:    10 * time.Millisecond,
+		MinPollInterval:     time.Millisecond,
+		PollInterval:        5 * time.Millisecond,
+		Schedules:           []ratchet.Recurring{report.Recurring("bind.every", "@every 1s", "recurring")},
+	},
 		work, report, waiter)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(1000)

@@ -56,8 +56,8 @@ func pollerBreaker(o Options) (*breaker.Breaker, error) {
 		cfg = b.Configs.ConfigFor(spi.CircuitBreakerProfile{Name: o.NodeID, Poller: true})
 	}
 	return breaker.New(cfg, func(_, to breaker.State) {
-		o.Metrics.PollerBreakerState(context.Background(), o.NodeID, to.String())
-		o.Logger.Warn("poller breaker changed state: claims stop while it is open", "node", o.NodeID, "state", to.String())
+		o.Client.Metrics.PollerBreakerState(context.Background(), o.NodeID, to.String())
+		o.Client.Logger.Warn("poller breaker changed state: claims stop while it is open", "node", o.NodeID, "state", to.String())
 	})
 }
 
@@ -111,10 +111,10 @@ func resilience(o Options, tasks map[string]ratchet.Definition) (spi.ResilienceS
 	if configs == nil {
 		configs = staticConfigs(b.Config)
 	}
-	return breaker.NewStrategy(breaker.Options{Configs: configs, RetryDelay: b.RetryDelay, Now: o.Clock.Now,
+	return breaker.NewStrategy(breaker.Options{Configs: configs, RetryDelay: b.RetryDelay, Now: o.clock.Now,
 		Changed: func(service string, _, to breaker.State) {
-			o.Metrics.CircuitBreakerState(context.Background(), o.NodeID, service, to.String())
-			o.Logger.Warn("circuit breaker changed state", "node", o.NodeID, "service", service, "state", to.String())
+			o.Client.Metrics.CircuitBreakerState(context.Background(), o.NodeID, service, to.String())
+			o.Client.Logger.Warn("circuit breaker changed state", "node", o.NodeID, "service", service, "state", to.String())
 		}}), protected, nil
 }
 
@@ -127,7 +127,7 @@ func resilience(o Options, tasks map[string]ratchet.Definition) (spi.ResilienceS
 // nothing, since its state is its own. It is safe for concurrent use
 // while the engine runs.
 func (e *Engine) Breakers() []breaker.Status {
-	now := e.opts.Clock.Now()
+	now := e.opts.clock.Now()
 	var out []breaker.Status
 	if e.pollBreaker != nil {
 		out = append(out, e.pollBreaker.Status(e.opts.NodeID, true, now))

@@ -105,12 +105,15 @@ func TestPollerBreakerStopsClaims(t *testing.T) {
 	var mu sync.Mutex
 	var states []string
 	metrics := pollerStates{record: func(s string) { mu.Lock(); states = append(states, s); mu.Unlock() }}
-	o := Options{NodeID: "n1", Metrics: metrics, Logger: slog.New(slog.DiscardHandler),
-		Breakers: BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 1}}}
+	o := Options{
+		Client:   ratchet.ClientOptions{Metrics: metrics, Logger: slog.New(slog.DiscardHandler)},
+		NodeID:   "n1",
+		Breakers: BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 1}},
+	}
 	b, err := pollerBreaker(o)
 	require.NoError(t, err)
 	store := &flakyClaims{down: true}
-	p := newPoller(pollerDeps{store: store, clock: clock, log: o.Logger, strategy: claimAgain{}, breaker: b,
+	p := newPoller(pollerDeps{store: store, clock: clock, log: o.Client.Logger, strategy: claimAgain{}, breaker: b,
 		dispatch: func(*spi.Job) {}, claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}})
 	require.True(t, p.claim(ctx, 1))
 	require.True(t, p.claim(ctx, 1))

@@ -40,8 +40,11 @@ func TestBreakerReschedulesWithoutChargingAnAttempt(t *testing.T) {
 		return nil
 	}, ratchet.WithMaxRetries(10), ratchet.WithBackoff(ratchet.BackoffFixed, time.Hour)).ProtectedBy("payments", spi.ErrorFilter{})
 	metrics := &breakerMetrics{}
-	r := start(t, engine.Options{Metrics: metrics, Breakers: engine.BreakerOptions{RetryDelay: 10 * time.Second,
-		Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 2}}}, task)
+	r := start(t, engine.Options{
+		Client: ratchet.ClientOptions{Metrics: metrics},
+		Breakers: engine.BreakerOptions{RetryDelay: 10 * time.Second,
+			Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 2}},
+	}, task)
 	ctx := context.Background()
 
 	// Two failures open the breaker; each was a real attempt.

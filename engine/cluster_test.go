@@ -19,7 +19,7 @@ import (
 // node starts an engine on a shared store and clock.
 func node(t *testing.T, s spi.Store, clock clockwork.Clock, opts engine.Options, tasks ...ratchet.Definition) (*engine.Engine, <-chan engine.Event) {
 	t.Helper()
-	opts.Clock, opts.Logger = clock, quiet
+	opts.Client.Clock, opts.Client.Logger = clock, quiet
 	e, err := engine.New(s, opts, tasks...)
 	require.NoError(t, err)
 	ev, unsub := e.Subscribe(10000)

@@ -72,7 +72,7 @@ func (e *Engine) StartupCoordinator() (*StartupCoordinator, error) {
 	if ls == nil {
 		return nil, fmt.Errorf("%w (%T)", ErrLeasesUnsupported, e.store)
 	}
-	return &StartupCoordinator{leases: ls, owner: e.opts.NodeID, now: func() time.Time { return e.opts.Clock.Now().UTC().Truncate(time.Microsecond) }}, nil
+	return &StartupCoordinator{leases: ls, owner: e.opts.NodeID, now: func() time.Time { return e.opts.clock.Now().UTC().Truncate(time.Microsecond) }}, nil
 }
 
 // TryAcquire takes (or renews) the lease for action for ttl and reports

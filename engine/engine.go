@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -75,12 +74,12 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if err != nil {
 		return nil, err
 	}
-	store = timed(store, o.Metrics, o.Clock)
+	store = timed(store, o.Client.Metrics, o.clock)
 	e := &Engine{
 		store: store,
 		caps:  spi.CapabilitiesOf(store),
 		opts:  o,
-		log:   o.Logger.With("node", o.NodeID),
+		log:   o.Client.Logger.With("node", o.NodeID),
 		tasks: make(map[string]ratchet.Definition, len(tasks)),
 	}
 	for i, t := range tasks {
@@ -111,18 +110,15 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		}
 	}
 	e.services = o.Services
-	if e.conditions, err = conditionsByName(o.Conditions); err != nil {
+	if e.conditions, err = conditionsByName(o.Client.Conditions); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if len(o.Conditions) > 0 && e.caps.Workflows == nil {
-		return nil, fmt.Errorf("engine: %d workflow conditions: %w: store %T keeps no workflows", len(o.Conditions), ratchet.ErrUnsupported, store)
+	if len(o.Client.Conditions) > 0 && e.caps.Workflows == nil {
+		return nil, fmt.Errorf("engine: %d workflow conditions: %w: store %T keeps no workflows", len(o.Client.Conditions), ratchet.ErrUnsupported, store)
 	}
-	e.client, err = ratchet.NewClient(store, ratchet.ClientOptions{
-		Clock: o.Clock, Serializer: o.Serializer, MaxPayloadBytes: o.MaxPayloadBytes,
-		Notifier: e, Logger: o.Logger, Source: o.NodeID, Codecs: o.Codecs, InsertMiddleware: o.InsertMiddleware,
-		Conditions: slices.Sorted(maps.Keys(e.conditions)), Metrics: o.Metrics, Authorization: o.Authorization,
-		MaskPayloads: o.MaskPayloads, MaskingPolicy: o.MaskingPolicy,
-	})
+	co := o.Client
+	co.Notifier, co.Source = e, o.NodeID
+	e.client, err = ratchet.NewClient(store, co)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +147,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if e.caps.Schedules != nil && !o.NoScheduler {
 		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{
 			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
-			NewID: e.client.NewJobID, Inserts: o.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline()}})
+			NewID: e.client.NewJobID, Inserts: o.Client.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline()}})
 	}
 	if e.caps.Workflows != nil {
 		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
@@ -161,7 +157,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		e.services = append(slices.Clone(e.services), repair)
 	}
 	if e.caps.Signals != nil {
-		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Metrics, woke: e.NotifyNewWork}
+		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Client.Metrics, woke: e.NotifyNewWork}
 		if e.caps.Leases != nil {
 			sweep = Singleton(signalSweepLease, archiverLeaseTTL, sweep)
 		}
@@ -182,12 +178,12 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 func (e *Engine) wire() {
 	o := e.opts
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
-	m := newMetricsOf(o.Metrics)
+	m := newMetricsOf(o.Client.Metrics)
 	e.wakeMetrics = m.wake
-	e.completer = newCompleter(completerDeps{store: e.store, logs: e.caps.Logs, clock: o.Clock, log: e.log,
+	e.completer = newCompleter(completerDeps{store: e.store, logs: e.caps.Logs, clock: o.clock, log: e.log,
 		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency, finalization: m.fin,
 		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
-	out := outcomes{clock: o.Clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
+	out := outcomes{clock: o.clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
 		results: o.ResultStrategy, pipe: e.client.Pipeline()}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
 	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline()}
@@ -204,15 +200,15 @@ func (e *Engine) wire() {
 	if e.caps.Workflows != nil {
 		flow.deps = e.caps.Workflows
 	}
-	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.Clock, log: e.log, slots: o.Concurrency,
+	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.clock, log: e.log, slots: o.Concurrency,
 		jobContext: func(j *spi.Job) (*ratchet.JobContext, *runLog) {
 			jc := ratchet.NewJobContextWith(j, jobs)
 			if e.caps.Logs == nil || o.JobLogs.Disabled {
 				return jc, nil
 			}
 			rl := &runLog{ref: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, run: jc.Run, level: o.JobLogs.Level,
-				max: o.JobLogs.MaxLines, clock: o.Clock, sanitize: o.ErrorSanitizer, flush: e.completer.addLogs}
-			if len(o.Codecs) > 0 {
+				max: o.JobLogs.MaxLines, clock: o.clock, sanitize: o.ErrorSanitizer, flush: e.completer.addLogs}
+			if len(o.Client.Codecs) > 0 {
 				pipe, ref := e.client.Pipeline(), ratchet.JobRef(ratchet.SurfaceLog, j.ID)
 				rl.seal = func(msg string) string {
 					s, err := pipe.EncodeText(e.runCtx, ref, msg)
@@ -227,23 +223,23 @@ func (e *Engine) wire() {
 			return jc, rl
 		},
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
-			o.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
+			o.Client.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
 			return run(ctx, j)
 		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.freed() },
 		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
 			return out.gate(ctx, flow, jc, j, started)
 		},
 		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
-	e.beats = newHeartbeater(heartbeaterDeps{clock: o.Clock, log: e.log, interval: o.HeartbeatInterval,
+	e.beats = newHeartbeater(heartbeaterDeps{clock: o.clock, log: e.log, interval: o.HeartbeatInterval,
 		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
-		superseded: func(ctx context.Context, j *spi.Job) { o.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
-	e.rescue = rescuer{rescuerDeps{store: e.store, clock: o.Clock, log: e.log, grace: o.OrphanGrace, maxCrash: o.MaxCrashRedeliveries,
-		recovered: func(ctx context.Context, n int) { o.Metrics.JobsRecovered(ctx, o.NodeID, n) }}}
+		superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
+	e.rescue = rescuer{rescuerDeps{store: e.store, clock: o.clock, log: e.log, grace: o.OrphanGrace, maxCrash: o.MaxCrashRedeliveries,
+		recovered: func(ctx context.Context, n int) { o.Client.Metrics.JobsRecovered(ctx, o.NodeID, n) }}}
 	strategy := o.PollStrategy
 	if strategy == nil {
 		strategy = AdaptivePolling
 	}
-	e.poller = newPoller(pollerDeps{store: e.store, clock: o.Clock, log: e.log,
+	e.poller = newPoller(pollerDeps{store: e.store, clock: o.clock, log: e.log,
 		// Only jobs of the registered tasks: in a fleet whose nodes run
 		// different task sets (a rolling deploy that adds a task), the
 		// others wait for a node that runs them.
@@ -255,8 +251,8 @@ func (e *Engine) wire() {
 		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
 		breaker:  e.pollBreaker,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
-		claimed:  func(ctx context.Context, n int) { o.Metrics.JobsClaimed(ctx, o.NodeID, n) },
-		failed:   func(ctx context.Context, err error) { o.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
+		claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
+		failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
 		claimers: claimers(o, e.caps)})
 	if e.executor.tasks != nil {
 		e.poller.limited, e.poller.admit, e.poller.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
@@ -285,7 +281,7 @@ func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
 	if !ok {
 		return nil, ratchet.DoNotRetry(&ratchet.UnknownTaskError{Name: j.TaskName})
 	}
-	if a := e.opts.Authorization; a != nil {
+	if a := e.opts.Client.Authorization; a != nil {
 		if err := a.CheckExecute(ctx, j); err != nil {
 			return nil, ratchet.DoNotRetry(fmt.Errorf("ratchet: task %q refused at dispatch: %w: %w", j.TaskName, ratchet.ErrUnauthorized, err))
 		}
@@ -296,10 +292,10 @@ func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
 	}
 	if p, ok := e.protected[j.TaskName]; ok {
 		return e.resilience.Execute(ctx, p.service, p.filter, func(ctx context.Context) (any, error) {
-			return def.Execute(ctx, payload, e.opts.Serializer)
+			return def.Execute(ctx, payload, e.opts.Client.Serializer)
 		})
 	}
-	return def.Execute(ctx, payload, e.opts.Serializer)
+	return def.Execute(ctx, payload, e.opts.Client.Serializer)
 }
 
 func validateDefinition(t ratchet.Definition) error {
@@ -389,7 +385,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	// The tickers start here, not in their goroutines: the beats and scans
 	// count from Start, however late the goroutines run (a fake clock may
 	// move on before they do).
-	beats, scans := e.opts.Clock.NewTicker(e.opts.HeartbeatInterval), e.opts.Clock.NewTicker(e.opts.OrphanScanInterval)
+	beats, scans := e.opts.clock.NewTicker(e.opts.HeartbeatInterval), e.opts.clock.NewTicker(e.opts.OrphanScanInterval)
 	// Heartbeats go on through the drain of Stop: a draining node is alive,
 	// and its jobs must not be recovered (and charged) meanwhile.
 	e.beating = newGroup(e.runCtx)
@@ -408,7 +404,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.claiming.goFn(func(ctx context.Context) { e.poller.run(ctx) })
 	e.claiming.goFn(func(ctx context.Context) { e.rescue.run(ctx, scans) })
 	for _, svc := range e.services {
-		h := ServiceHost{NodeID: e.opts.NodeID, Store: e.store, Client: e.client, Clock: e.opts.Clock,
+		h := ServiceHost{NodeID: e.opts.NodeID, Store: e.store, Client: e.client, Clock: e.opts.clock,
 			Logger: e.log.With("service", svc.Name())}
 		e.claiming.goFn(func(ctx context.Context) { superviseService(ctx, svc, h) })
 	}
@@ -502,7 +498,7 @@ func (e *Engine) written(ctx context.Context, p pendingCompletion, applied bool)
 	}
 	if !applied {
 		j := p.job
-		e.opts.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName)
+		e.opts.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName)
 		e.log.Warn("completion superseded: the job was recovered or released meanwhile; nothing written",
 			"job_id", j.ID, "task", j.TaskName, "claim_seq", j.ClaimSeq)
 	}

@@ -44,8 +44,8 @@ func start(t *testing.T, opts engine.Options, tasks ...ratchet.Definition) *rig 
 	if opts.NodeID == "" {
 		opts.NodeID = "n1"
 	}
-	opts.Clock = r.clock
-	opts.Logger = quiet
+	opts.Client.Clock = r.clock
+	opts.Client.Logger = quiet
 	eng, err := engine.New(r.store, opts, tasks...)
 	require.NoError(t, err)
 	r.eng, r.client = eng, eng.Client()
@@ -227,7 +227,7 @@ func TestCustomRetryPolicyOverridesDelayAndDecision(t *testing.T) {
 
 func TestPayloadLimit(t *testing.T) {
 	task := ratchet.NewVoidTask("big", func(ctx context.Context, s string) error { return nil })
-	r := start(t, engine.Options{MaxPayloadBytes: 1000}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{MaxPayloadBytes: 1000}}, task)
 	ctx := context.Background()
 	// A JSON string of 998 bytes of x serializes to exactly 1000 bytes.
 	id, err := task.Submit(ctx, r.client, strings.Repeat("x", 998))
@@ -341,7 +341,7 @@ func TestGracefulStopReleasesClaims(t *testing.T) {
 	})
 	// A real clock: the drain timeout is what ends these bodies.
 	s := memory.New()
-	eng, err := engine.New(s, engine.Options{NodeID: "n1", Logger: quiet, ShutdownTimeout: 100 * time.Millisecond}, task)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "n1", ShutdownTimeout: 100 * time.Millisecond}, task)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(context.Background()))
 	ctx := context.Background()
@@ -376,7 +376,7 @@ func TestGracefulStopWaitsForRunningJobs(t *testing.T) {
 	})
 	clock := clockwork.NewFakeClockAt(t0)
 	s := memory.New()
-	eng, err := engine.New(s, engine.Options{NodeID: "n1", Clock: clock, Logger: quiet}, task)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet}, NodeID: "n1"}, task)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(context.Background()))
 	ctx := context.Background()
@@ -449,7 +449,7 @@ func TestMixedFleet(t *testing.T) {
 	assert.True(t, unrunnable[0].Earliest.Equal(j.ScheduledAt))
 
 	// The new node, on the same store, runs it.
-	eng, err := engine.New(old.store, engine.Options{NodeID: "new", Clock: old.clock, Logger: quiet}, known, added)
+	eng, err := engine.New(old.store, engine.Options{Client: ratchet.ClientOptions{Clock: old.clock, Logger: quiet}, NodeID: "new"}, known, added)
 	require.NoError(t, err)
 	ev, unsub := eng.Subscribe(100)
 	defer unsub()
@@ -504,7 +504,7 @@ func (s *countingStore) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*sp
 func TestEngineWithoutTasksClaimsNothing(t *testing.T) {
 	ctx := context.Background()
 	s := &countingStore{Store: memory.New()}
-	eng, err := engine.New(s, engine.Options{NodeID: "submitter", Logger: quiet, MinPollInterval: time.Millisecond})
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "submitter", MinPollInterval: time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
 	task := ratchet.NewVoidTask("work", func(ctx context.Context, a args) error { return nil })
@@ -714,7 +714,7 @@ func TestRestartUnderSameNodeRecoversItsRunningJobs(t *testing.T) {
 	_, err = s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n1", Limit: 1, Now: t0})
 	require.NoError(t, err)
 
-	eng, err := engine.New(s, engine.Options{NodeID: "n1", Clock: clock, Logger: quiet}, task)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet}, NodeID: "n1"}, task)
 	require.NoError(t, err)
 	ev, unsub := eng.Subscribe(10)
 	defer unsub()
@@ -780,7 +780,7 @@ func TestDrainTimeoutNeverChargesTheReleasedJob(t *testing.T) {
 	})
 	written := make(chan struct{})
 	s := gatedRelease{Store: memory.New(), written: written}
-	eng, err := engine.New(s, engine.Options{NodeID: "n1", Logger: quiet, ShutdownTimeout: 50 * time.Millisecond}, task)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "n1", ShutdownTimeout: 50 * time.Millisecond}, task)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(10)
 	defer unsub()
@@ -837,7 +837,7 @@ func TestStopWithShortDeadlineReportsWhatHappened(t *testing.T) {
 	for _, broken := range []bool{false, true} {
 		t.Run(fmt.Sprintf("store fails=%v", broken), func(t *testing.T) {
 			s := &failingCompletes{Store: memory.New()}
-			eng, err := engine.New(s, engine.Options{NodeID: "n1", Logger: quiet, ShutdownTimeout: time.Hour}, slow, late)
+			eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "n1", ShutdownTimeout: time.Hour}, slow, late)
 			require.NoError(t, err)
 			require.NoError(t, eng.Start(context.Background()))
 			ctx := context.Background()

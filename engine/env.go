@@ -65,7 +65,7 @@ var envSettings = []envSetting{
 		}},
 	// RatchetOptions.payload(p -> p.maxPayloadKb(n)).
 	{name: "RATCHET_PAYLOAD_MAX_PAYLOAD_KB", doc: "payload limit (KiB)", min: 1,
-		apply: func(o *Options, v int64) { o.MaxPayloadBytes = int(v) * 1024 }},
+		apply: func(o *Options, v int64) { o.Client.MaxPayloadBytes = int(v) * 1024 }},
 	// This library's worker settings.
 	{name: "RATCHET_WORKER_CONCURRENCY", doc: "jobs run at once", min: 1,
 		apply: func(o *Options, v int64) { o.Concurrency = int(v) }},
@@ -157,7 +157,7 @@ var envSettings = []envSetting{
 	{name: "RATCHET_DASHBOARD_VIEWER_TOKEN", doc: "the dashboard's read-only token (ratchet dashboard)", elsewhere: "ratchet dashboard"},
 	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
-		o.MaskPayloads = on
+		o.Client.MaskPayloads = on
 		return err
 	}},
 	// Virtual-thread settings of the Java library.
@@ -186,13 +186,13 @@ func (w EnvWarning) String() string { return w.Name + ": " + w.Problem }
 
 // FromEnv returns base overlaid with the RATCHET_* environment variables of
 // this process (see LookupEnv) and logs each warning at WARN level on
-// base.Logger (slog.Default() when nil).
+// base.Client.Logger (slog.Default() when nil).
 func FromEnv(base Options) (Options, error) {
 	o, warnings, err := LookupEnv(base, os.Environ())
 	if err != nil {
 		return base, err
 	}
-	log := base.Logger
+	log := base.Client.Logger
 	if log == nil {
 		log = slog.Default()
 	}

@@ -42,7 +42,7 @@ func TestLookupEnv(t *testing.T) {
 	assert.Equal(t, time.Minute, o.OrphanScanInterval)
 	assert.Equal(t, engine.FailOnFirstCrash, o.MaxCrashRedeliveries, "0 in the environment is the spec's budget of none")
 	assert.Equal(t, engine.AgingDisabled, o.PriorityBoostInterval, "0 in the environment disables aging, as in the spec")
-	assert.Equal(t, 256*1024, o.MaxPayloadBytes)
+	assert.Equal(t, 256*1024, o.Client.MaxPayloadBytes)
 
 	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=5", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=30",
 		"RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS=20", "RATCHET_SIGNAL_SWEEP_INTERVAL_MS=250",
@@ -112,7 +112,7 @@ func TestLookupEnvRecognisesEverySpecName(t *testing.T) {
 	assert.Equal(t, engine.ArchiveOptions{Retention: 90 * 24 * time.Hour, Cron: "0 0 1 * * ?", BatchSize: 1000}, o.Archive, "the archive settings apply")
 	assert.Equal(t, 30*24*time.Hour, o.JobLogs.Retention, "the log retention applies")
 	assert.Contains(t, got["RATCHET_WORKER_DEFAULT_THREADING_MODE"], "no meaning in Go")
-	assert.True(t, o.MaskPayloads, "RATCHET_MASK_PAYLOADS applies")
+	assert.True(t, o.Client.MaskPayloads, "RATCHET_MASK_PAYLOADS applies")
 	assert.NotContains(t, got, "RATCHET_MASK_PAYLOADS")
 }
 
@@ -143,9 +143,9 @@ func TestFromEnvLogsWarnings(t *testing.T) {
 	t.Setenv("RATCHET_WORKER_DEFAULT_THREADING_MODE", "virtual")
 	t.Setenv("RATCHET_NO_SUCH_SETTING", "1")
 	var logs strings.Builder
-	o, err := engine.FromEnv(engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	o, err := engine.FromEnv(engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 	require.NoError(t, err)
-	assert.NotNil(t, o.Logger)
+	assert.NotNil(t, o.Client.Logger)
 	assert.Contains(t, logs.String(), "variable=RATCHET_WORKER_DEFAULT_THREADING_MODE")
 	assert.Contains(t, logs.String(), "variable=RATCHET_NO_SUCH_SETTING")
 }
@@ -205,7 +205,7 @@ func TestLookupEnvBreakers(t *testing.T) {
 // The environment's 0 for the crash budget and the aging interval means
 // what it means in the spec (none, off), and reaches the store as such.
 func TestEnvZeroMeansFailOnFirstCrashAndNoAging(t *testing.T) {
-	o, _, err := engine.LookupEnv(engine.Options{NodeID: "n1", Concurrency: 1, Logger: quiet},
+	o, _, err := engine.LookupEnv(engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "n1", Concurrency: 1},
 		[]string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=0", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=0"})
 	require.NoError(t, err)
 
@@ -236,7 +236,7 @@ func TestEnvZeroMeansFailOnFirstCrashAndNoAging(t *testing.T) {
 	high, err := task.Submit(ctx, c, "high", ratchet.WithPriority(ratchet.PriorityHigh))
 	require.NoError(t, err)
 
-	o.Clock = clock
+	o.Client.Clock = clock
 	eng, err := engine.New(s, o, task)
 	require.NoError(t, err)
 	assert.Equal(t, engine.FailOnFirstCrash, eng.Options().MaxCrashRedeliveries)

@@ -53,9 +53,8 @@ func Example_middleware() {
 		return nil
 	})
 	eng, err := engine.New(memory.New(), engine.Options{
-		Logger:           slog.New(slog.DiscardHandler),
-		InsertMiddleware: []ratchet.InsertMiddleware{stampTenant},
-		WorkMiddleware:   []ratchet.WorkMiddleware{timeBodies},
+		Client:         ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), InsertMiddleware: []ratchet.InsertMiddleware{stampTenant}},
+		WorkMiddleware: []ratchet.WorkMiddleware{timeBodies},
 	}, greet)
 	if err != nil {
 		log.Fatal(err)
@@ -87,7 +86,7 @@ func Example_rawSubmission() {
 	bill := ratchet.NewTask("invoice.bill", func(ctx context.Context, in Invoice) (string, error) {
 		return fmt.Sprintf("billed %s %d cents", in.Customer, in.Cents), nil
 	})
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler)}, bill)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}}, bill)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -129,7 +128,7 @@ func Example_properties() {
 		done <- "billed " + order + " for " + tenant
 		return err
 	})
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler)}, bill)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}}, bill)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -179,7 +178,7 @@ func Example_recurring() {
 		return nil
 	})
 	eng, err := engine.New(memory.New(), engine.Options{
-		Clock: clock, Logger: slog.New(slog.DiscardHandler),
+		Client: ratchet.ClientOptions{Clock: clock, Logger: slog.New(slog.DiscardHandler)},
 		Schedules: []ratchet.Recurring{
 			// The spec's 6-field form (seconds first): 9 AM on weekdays.
 			report.Recurring("daily-eu", "0 0 9 ? * MON-FRI", "eu", ratchet.InZone("UTC"),
@@ -218,7 +217,7 @@ func Example_jobLogs() {
 		close(done)
 		return nil
 	})
-	eng, err := engine.New(store, engine.Options{Logger: slog.New(slog.DiscardHandler)}, charge)
+	eng, err := engine.New(store, engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}}, charge)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -259,8 +258,10 @@ func Example_circuitBreaker() {
 		return nil
 	}, ratchet.WithMaxRetries(10), ratchet.WithBackoff(ratchet.BackoffFixed, time.Hour)).
 		ProtectedBy("payments", spi.ErrorFilter{})
-	eng, err := engine.New(memory.New(), engine.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler),
-		Breakers: engine.BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute}}}, charge)
+	eng, err := engine.New(memory.New(), engine.Options{
+		Client:   ratchet.ClientOptions{Clock: clock, Logger: slog.New(slog.DiscardHandler)},
+		Breakers: engine.BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute}},
+	}, charge)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func (warmup) AfterStop(context.Context)         { fmt.Println("node down") }
 func Example_lifecycleHooks() {
 	ctx := context.Background()
 	noop := ratchet.NewVoidTask("noop", func(context.Context, int) error { return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler), Hooks: []engine.LifecycleHook{warmup{}}}, noop)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}, Hooks: []engine.LifecycleHook{warmup{}}}, noop)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func Example_lifecycleHooks() {
 func Example_health() {
 	ctx := context.Background()
 	noop := ratchet.NewVoidTask("noop", func(context.Context, int) error { return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler)}, noop)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}}, noop)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -365,7 +366,7 @@ func (onlyAdmins) CheckExecute(context.Context, *ratchet.Job) error { return nil
 func Example_authorization() {
 	ctx := context.Background()
 	purge := ratchet.NewVoidTask("account.purge", func(context.Context, string) error { return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Authorization: onlyAdmins{}, Logger: slog.New(slog.DiscardHandler)}, purge)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Authorization: onlyAdmins{}, Logger: slog.New(slog.DiscardHandler)}}, purge)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func Example_jobDetail() {
 		close(done)
 		return nil
 	})
-	eng, err := engine.New(memory.New(), engine.Options{MaskPayloads: true, Logger: slog.New(slog.DiscardHandler)}, check)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{MaskPayloads: true, Logger: slog.New(slog.DiscardHandler)}}, check)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func signalTask(done chan<- string) *ratchet.Task[string, ratchet.Void] {
 }
 
 func startSignalNode(opts engine.Options, tasks ...ratchet.Definition) *engine.Engine {
-	opts.Logger = slog.New(slog.DiscardHandler)
+	opts.Client.Logger = slog.New(slog.DiscardHandler)
 	eng, err := engine.New(memory.New(), opts, tasks...)
 	if err != nil {
 		log.Fatal(err)

@@ -253,8 +253,7 @@ func Example_workflowLateBoundArgs() {
 // the workflow conditions it evaluates; the caller stops it.
 func startWorkflowNode(conditions []ratchet.ConditionDefinition, tasks ...ratchet.Definition) *engine.Engine {
 	eng, err := engine.New(memory.New(), engine.Options{
-		Logger:     slog.New(slog.DiscardHandler),
-		Conditions: conditions,
+		Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), Conditions: conditions},
 	}, tasks...)
 	if err != nil {
 		log.Fatal(err)

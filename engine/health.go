@@ -48,7 +48,7 @@ func (e *Engine) Health(ctx context.Context) Health {
 	}
 	if state != 0 {
 		h.LastHeartbeat = e.beats.lastBeat().UTC()
-		if age := e.opts.Clock.Since(h.LastHeartbeat); h.LastHeartbeat.IsZero() || age > 2*e.opts.HeartbeatInterval {
+		if age := e.opts.clock.Since(h.LastHeartbeat); h.LastHeartbeat.IsZero() || age > 2*e.opts.HeartbeatInterval {
 			h.Problems = append(h.Problems, fmt.Sprintf("heartbeat stale: last written %s ago (interval %s)", age.Round(time.Millisecond), e.opts.HeartbeatInterval))
 		}
 	}

@@ -33,7 +33,7 @@ func TestHealthProbes(t *testing.T) {
 	store := memory.New()
 	running, release := make(chan struct{}), make(chan struct{})
 	task := ratchet.NewVoidTask("slow", func(context.Context, int) error { close(running); <-release; return nil })
-	eng, err := engine.New(store, engine.Options{Logger: quiet, ShutdownTimeout: time.Minute}, task)
+	eng, err := engine.New(store, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, ShutdownTimeout: time.Minute}, task)
 	require.NoError(t, err)
 	code, h := probe(t, eng.ReadinessHandler())
 	assert.Equal(t, http.StatusServiceUnavailable, code)
@@ -67,7 +67,7 @@ func TestHealthProbes(t *testing.T) {
 
 	// A stopped store: not ready, the store named.
 	store2 := memory.New()
-	eng2, err := engine.New(store2, engine.Options{Logger: quiet}, task)
+	eng2, err := engine.New(store2, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}}, task)
 	require.NoError(t, err)
 	require.NoError(t, eng2.Start(ctx))
 	require.NoError(t, store2.Close())

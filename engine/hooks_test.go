@@ -41,8 +41,11 @@ func TestLifecycleHooksRunInOrder(t *testing.T) {
 	var calls []string
 	ran := make(chan struct{}, 1)
 	task := ratchet.NewVoidTask("t", func(context.Context, int) error { ran <- struct{}{}; return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Logger: quiet, Hooks: []engine.LifecycleHook{
-		recordingHook{name: "a", mu: &mu, calls: &calls}, recordingHook{name: "b", mu: &mu, calls: &calls}}}, task)
+	eng, err := engine.New(memory.New(), engine.Options{
+		Client: ratchet.ClientOptions{Logger: quiet},
+		Hooks: []engine.LifecycleHook{
+			recordingHook{name: "a", mu: &mu, calls: &calls}, recordingHook{name: "b", mu: &mu, calls: &calls}},
+	}, task)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
 	_, err = task.Submit(ctx, eng.Client(), 1)
@@ -57,7 +60,7 @@ func TestLifecycleHooksRunInOrder(t *testing.T) {
 	calls = nil
 	boom := errors.New("config not loaded")
 	failing := &recordingHook{name: "c", mu: &mu, calls: &calls, fail: boom}
-	eng, err = engine.New(memory.New(), engine.Options{Logger: quiet, Hooks: []engine.LifecycleHook{failing}}, task)
+	eng, err = engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, Hooks: []engine.LifecycleHook{failing}}, task)
 	require.NoError(t, err)
 	err = eng.Start(ctx)
 	assert.ErrorIs(t, err, boom)

@@ -182,7 +182,7 @@ func TestJobLogsAreSealed(t *testing.T) {
 		jc.Logger.Info("done")
 		return nil
 	})
-	r := start(t, engine.Options{Codecs: []ratchet.PayloadCodec{&envelope{tag: "L:", key: 6}}}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{&envelope{tag: "L:", key: 6}}}}, task)
 	id, err := task.Submit(context.Background(), r.client, 7)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)

@@ -31,7 +31,7 @@ func TestJobDetailMasksSensitiveFields(t *testing.T) {
 		return map[string]string{"session_token": "tok-123", "user": "u1"}, nil
 	})
 	codec := &envelope{tag: "M:", key: 4}
-	r := start(t, engine.Options{Codecs: []ratchet.PayloadCodec{codec}, MaskPayloads: true}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{codec}, MaskPayloads: true}}, task)
 	in := signup{Email: "ann@example.com", Password: "hunter2", Card: map[string]string{"card_number": "4111", "cvv": "123", "brand": "visa"},
 		IBAN: "DE89", Notes: []map[string]any{{"api-key": "k", "text": "hi"}}}
 	id, err := task.Submit(ctx, r.client, in, ratchet.WithProperty(ratchet.MaskFieldsProperty, "iban, email"))

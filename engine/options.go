@@ -50,12 +50,31 @@ const (
 // Options configure an Engine. The zero value of every field selects the
 // documented default.
 type Options struct {
+	// Client is what the engine shares with its client (Engine.Client) and
+	// with every process that only submits (ratchet.NewClient): the clock,
+	// the logger, the metrics collector, the serializer, the payload limit
+	// and codecs, the insert middleware, the workflow conditions, the
+	// authorization policy and the masking. Give every process of a fleet
+	// the same ClientOptions, so that none of them can differ between a
+	// web process and a worker. On an engine:
+	//   - Clock, nil for the real clock, must be a clockwork.Clock (the
+	//     engine sets timers on it);
+	//   - Logger receives the engine's log and the jobs' (nil:
+	//     slog.Default());
+	//   - Metrics receives every lifecycle callback (nil: none);
+	//   - Codecs decode the arguments and encode the results of the jobs it
+	//     runs, as they encode what its client submits;
+	//   - Conditions are the workflow conditions it evaluates: a released
+	//     job whose dependency names a condition that is not here fails (as
+	//     a job of an unknown task would);
+	//   - Authorization is also checked at dispatch (CheckExecute: a
+	//     refused job fails without running);
+	//   - Notifier and Source are the engine's own: it sets them.
+	Client ratchet.ClientOptions
 	// NodeID identifies this node in the store; default the host name plus
 	// a random suffix. A node restarted under the same id recovers the jobs
 	// its previous run left RUNNING at once.
 	NodeID string
-	// Clock is the time source; default the real clock.
-	Clock clockwork.Clock
 	// Concurrency bounds the jobs running at once; default 100.
 	Concurrency int
 	// ClaimBatchSize bounds one claim; default Concurrency, at most 1000.
@@ -104,20 +123,12 @@ type Options struct {
 	// FailOnFirstCrash (any negative value) is a budget of none. Unlike the
 	// spec's setting, 0 here is not "fail on the first crash".
 	MaxCrashRedeliveries int
-	// MaxPayloadBytes limits serialized payloads; zero means 100 KiB.
-	MaxPayloadBytes int
 	// RetryPolicy overrides retry decisions; nil defers to each job's
 	// settings.
 	RetryPolicy spi.RetryPolicy
-	// Serializer encodes payloads and results; nil means JSON.
-	Serializer spi.PayloadSerializer
 	// ErrorSanitizer turns errors into stored text; nil means
 	// ratchet.DefaultSanitizer.
 	ErrorSanitizer spi.ErrorSanitizer
-	// Metrics receives lifecycle events; nil records nothing.
-	Metrics spi.MetricsCollector
-	// Logger receives engine and job logs; nil means slog.Default().
-	Logger *slog.Logger
 	// Tags is the node's tag affinity: it claims only jobs whose tags pass
 	// the filter. The zero filter claims every job.
 	Tags spi.TagFilter
@@ -129,26 +140,10 @@ type Options struct {
 	// PollStrategy creates the poller's delay strategy (the spec's
 	// PollingStrategyProvider); nil means AdaptivePolling.
 	PollStrategy spi.PollStrategyFunc
-	// Codecs transform serialized payloads after the size check (and back):
-	// encryption and compression; see ratchet.PayloadCodec. The engine's
-	// client encodes with them and the engine decodes arguments and encodes
-	// results with the same ones.
-	Codecs []ratchet.PayloadCodec
-	// Authorization, when not nil, is checked at dispatch (CheckExecute:
-	// a refused job fails without running) and by the engine's client at
-	// every creation (CheckCreate); see ratchet.AuthorizationPolicy.
-	Authorization ratchet.AuthorizationPolicy
-	// MaskPayloads and MaskingPolicy make the engine's client mask the
-	// sensitive fields of job details (RATCHET_MASK_PAYLOADS); see
-	// ratchet.ClientOptions.MaskPayloads.
-	MaskPayloads  bool
-	MaskingPolicy ratchet.MaskingPolicy
-	// InsertMiddleware wraps every submission through the engine's client.
-	InsertMiddleware []ratchet.InsertMiddleware
 	// WorkMiddleware wraps every execution of a body, the first outermost.
 	WorkMiddleware []ratchet.WorkMiddleware
 	// ResultStrategy serializes what bodies return before the codecs; nil
-	// means ratchet.SerializerResults with the Serializer.
+	// means ratchet.SerializerResults with the Client's Serializer.
 	ResultStrategy ratchet.ResultStrategy
 	// Services run beside the engine's own parts from Start to Stop (see
 	// Service, and Singleton for work that one node of the fleet does).
@@ -188,11 +183,6 @@ type Options struct {
 	// tasks call (Task.ProtectedBy): on by default, per node, a
 	// passthrough for the tasks that are not protected.
 	Breakers BreakerOptions
-	// Conditions are the workflow conditions (ratchet.NewCondition) this
-	// node evaluates; a released job whose dependency names a condition
-	// that is not here fails (as a job of an unknown task would), so give
-	// every node that runs a task the conditions of its workflows.
-	Conditions []ratchet.ConditionDefinition
 	// WorkflowRepairInterval is the time between passes of the workflow
 	// repair service (spi.WorkflowStore.RepairWorkflows: it releases
 	// BLOCKED jobs whose parents have all finished, a release that a
@@ -222,6 +212,9 @@ type Options struct {
 	// the tasks below their limit, and gives back (to PENDING, not
 	// charged) what it took past a task's room.
 	TaskTuning ExecutionTuning
+
+	// clock is Client.Clock as the engine uses it, set by withDefaults.
+	clock clockwork.Clock
 }
 
 // withDefaults returns o with every zero field defaulted, or an error naming
@@ -234,8 +227,14 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		o.NodeID = host + "-" + strconv.FormatUint(uint64(randUint32()), 36)
 	}
-	if o.Clock == nil {
-		o.Clock = clockwork.NewRealClock()
+	switch c := o.Client.Clock.(type) {
+	case nil:
+		o.clock = clockwork.NewRealClock()
+		o.Client.Clock = o.clock
+	case clockwork.Clock:
+		o.clock = c
+	default:
+		return o, fmt.Errorf("%w: engine option Client.Clock is a %T: an engine needs a clockwork.Clock (it sets timers)", ratchet.ErrInvalidArgument, c)
 	}
 	type check struct {
 		name string
@@ -247,7 +246,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"CompletionBatchSize", int64(o.CompletionBatchSize)}, {"CompletionConcurrency", int64(o.CompletionConcurrency)},
 		{"ShutdownTimeout", int64(o.ShutdownTimeout)},
 		{"HeartbeatInterval", int64(o.HeartbeatInterval)}, {"OrphanGrace", int64(o.OrphanGrace)},
-		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"MaxPayloadBytes", int64(o.MaxPayloadBytes)},
+		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"Client.MaxPayloadBytes", int64(o.Client.MaxPayloadBytes)},
 		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
 		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)}, {"SignalSweepInterval", int64(o.SignalSweepInterval)},
 		{"BatchFinishInterval", int64(o.BatchFinishInterval)},
@@ -270,7 +269,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.ClaimBatchSize, min(o.Concurrency, DefaultMaxClaimBatch))
 	def(&o.CompletionBatchSize, DefaultCompletionBatch)
 	def(&o.CompletionConcurrency, DefaultCompletionConcurrency)
-	def(&o.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)
+	def(&o.Client.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)
 	def(&o.MaxCrashRedeliveries, DefaultMaxCrashRedeliveries)
 	if o.MaxCrashRedeliveries < 0 {
 		o.MaxCrashRedeliveries = FailOnFirstCrash
@@ -310,8 +309,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RetryPolicy == nil {
 		o.RetryPolicy = DefaultRetryPolicy{}
 	}
-	if o.Serializer == nil {
-		o.Serializer = ratchet.JSONSerializer{}
+	if o.Client.Serializer == nil {
+		o.Client.Serializer = ratchet.JSONSerializer{}
 	}
 	for i, mw := range o.WorkMiddleware {
 		if mw == nil {
@@ -324,16 +323,16 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.ResultStrategy == nil {
-		o.ResultStrategy = ratchet.SerializerResults{Serializer: o.Serializer}
+		o.ResultStrategy = ratchet.SerializerResults{Serializer: o.Client.Serializer}
 	}
 	if o.ErrorSanitizer == nil {
 		o.ErrorSanitizer = ratchet.DefaultSanitizer{}
 	}
-	if o.Metrics == nil {
-		o.Metrics = spi.NoOpMetrics{}
+	if o.Client.Metrics == nil {
+		o.Client.Metrics = spi.NoOpMetrics{}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
+	if o.Client.Logger == nil {
+		o.Client.Logger = slog.Default()
 	}
 	return o, nil
 }

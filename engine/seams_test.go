@@ -80,7 +80,7 @@ func (c *envelope) Decode(_ context.Context, ref ratchet.PayloadRef, b []byte) (
 func TestPayloadPipeline(t *testing.T) {
 	inner, outer := &envelope{tag: "A:", key: 7}, &envelope{tag: "B:", key: 9}
 	double := ratchet.NewTask("double", func(_ context.Context, n int) (int, error) { return 2 * n, nil })
-	r := start(t, engine.Options{Codecs: []ratchet.PayloadCodec{inner, outer}, MaxPayloadBytes: 10}, double)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{inner, outer}, MaxPayloadBytes: 10}}, double)
 	id, err := double.Submit(context.Background(), r.client, 21)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
@@ -108,7 +108,7 @@ func TestPayloadPipeline(t *testing.T) {
 func TestUndecodablePayloadDeadLetters(t *testing.T) {
 	var ran bool
 	task := ratchet.NewVoidTask("t", func(context.Context, int) error { ran = true; return nil })
-	r := start(t, engine.Options{Codecs: []ratchet.PayloadCodec{&envelope{tag: "new:", key: 1}}}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{&envelope{tag: "new:", key: 1}}}}, task)
 	other, err := ratchet.NewClient(r.store, ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{&envelope{tag: "old:", key: 2}}})
 	require.NoError(t, err)
 	id, err := task.Submit(context.Background(), other, 1)
@@ -206,7 +206,7 @@ func TestRawSubmission(t *testing.T) {
 	}
 	got := make(chan order, 1)
 	task := ratchet.NewVoidTask("order.ship", func(_ context.Context, o order) error { got <- o; return nil })
-	r := start(t, engine.Options{InsertMiddleware: []ratchet.InsertMiddleware{mw}}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{InsertMiddleware: []ratchet.InsertMiddleware{mw}}}, task)
 	ctx := context.Background()
 	id, err := r.client.SubmitRaw(ctx, "order.ship", json.RawMessage(`{"id": 7}`), ratchet.WithTags("eu"))
 	require.NoError(t, err)

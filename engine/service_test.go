@@ -58,7 +58,7 @@ func advanceUntil(t *testing.T, clock *clockwork.FakeClock, step time.Duration, 
 
 func newServiceEngine(t *testing.T, s spi.Store, clock *clockwork.FakeClock, node string, svc engine.Service) *engine.Engine {
 	t.Helper()
-	eng, err := engine.New(s, engine.Options{NodeID: node, Clock: clock, Logger: quiet, GatherTimeout: -1, Services: []engine.Service{svc}})
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet}, NodeID: node, GatherTimeout: -1, Services: []engine.Service{svc}})
 	require.NoError(t, err)
 	return eng
 }
@@ -111,11 +111,13 @@ func TestSingletonRunsOnOneNode(t *testing.T) {
 // TestSingletonNeedsLeases checks that an engine refuses a singleton
 // service over a store that grants no leases, and a nil service.
 func TestSingletonNeedsLeases(t *testing.T) {
-	_, err := engine.New(noLeases{memory.New()}, engine.Options{Logger: quiet,
-		Services: []engine.Service{engine.Singleton("l", time.Minute, newRecorder(0))}})
+	_, err := engine.New(noLeases{memory.New()}, engine.Options{
+		Client:   ratchet.ClientOptions{Logger: quiet},
+		Services: []engine.Service{engine.Singleton("l", time.Minute, newRecorder(0))},
+	})
 	require.ErrorIs(t, err, engine.ErrLeasesUnsupported)
 	assert.Contains(t, err.Error(), `"recorder"`)
-	_, err = engine.New(memory.New(), engine.Options{Logger: quiet, Services: []engine.Service{nil}})
+	_, err = engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, Services: []engine.Service{nil}})
 	require.ErrorIs(t, err, ratchet.ErrInvalidArgument)
 }
 
@@ -187,13 +189,20 @@ func TestPollStrategyIsPluggable(t *testing.T) {
 
 	// With a cluster coordinator, new work wakes the node wherever it is
 	// submitted: the strategy is told so.
-	_, err = engine.New(memory.New(), engine.Options{NodeID: "n2", Logger: quiet, Coordinator: engine.NewLocalCoordinator(),
-		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg = c; return polls }}, task)
+	_, err = engine.New(memory.New(), engine.Options{
+		Client:       ratchet.ClientOptions{Logger: quiet},
+		NodeID:       "n2",
+		Coordinator:  engine.NewLocalCoordinator(),
+		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg = c; return polls },
+	}, task)
 	require.NoError(t, err)
 	assert.True(t, cfg.Notified, "a node with a coordinator is notified of new work")
 	// So is a node whose store carries wakeups between processes.
-	_, err = engine.New(wakeupStore{memory.New()}, engine.Options{NodeID: "n3", Logger: quiet,
-		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg = c; return polls }}, task)
+	_, err = engine.New(wakeupStore{memory.New()}, engine.Options{
+		Client:       ratchet.ClientOptions{Logger: quiet},
+		NodeID:       "n3",
+		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg = c; return polls },
+	}, task)
 	require.NoError(t, err)
 	assert.True(t, cfg.Notified, "a node whose store delivers wakeups is notified of new work")
 }

@@ -187,7 +187,7 @@ func TestSignalTimeoutAndCancel(t *testing.T) {
 		outcomes[n] = s.Outcome
 		return nil
 	})
-	eng, err := engine.New(spy, engine.Options{NodeID: "n1", Clock: clock, Logger: quiet, Metrics: metrics, SignalSweepInterval: 5 * time.Second}, task)
+	eng, err := engine.New(spy, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet, Metrics: metrics}, NodeID: "n1", SignalSweepInterval: 5 * time.Second}, task)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(100)
 	defer unsub()

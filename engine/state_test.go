@@ -56,7 +56,7 @@ func TestJobStateResumesAcrossRuns(t *testing.T) {
 		return nil
 	}, ratchet.WithBackoff(ratchet.BackoffNone, 0))
 	codec := &envelope{tag: "S:", key: 3}
-	r := start(t, engine.Options{Codecs: []ratchet.PayloadCodec{codec}}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{codec}}}, task)
 	id, err := task.Submit(ctx, r.client, 1)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventRetrying, r.next(id).Kind)
@@ -111,7 +111,7 @@ func TestJobStateUnsupported(t *testing.T) {
 		got <- err
 		return nil
 	})
-	eng, err := engine.New(noLeases{memory.New()}, engine.Options{Logger: quiet}, task)
+	eng, err := engine.New(noLeases{memory.New()}, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}}, task)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(context.Background()))
 	defer eng.Stop(context.Background())
@@ -205,7 +205,7 @@ func TestMetricsGetTheJobsContext(t *testing.T) {
 	task := ratchet.NewVoidTask("measured", func(context.Context, int) error {
 		return ratchet.DoNotRetry(errors.New("no"))
 	})
-	r := start(t, engine.Options{Metrics: m}, task)
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Metrics: m}}, task)
 	id, err := task.Submit(context.Background(), r.client, 1)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventFailed, r.next(id).Kind)

@@ -60,8 +60,8 @@ func startFlow(t *testing.T, opts engine.Options) *flowRig {
 		f.ran[s]++
 		return nil
 	})
-	if opts.Conditions == nil {
-		opts.Conditions = []ratchet.ConditionDefinition{above}
+	if opts.Client.Conditions == nil {
+		opts.Client.Conditions = []ratchet.ConditionDefinition{above}
 	}
 	f.rig = start(t, opts, f.num, f.sum, f.note)
 	return f
@@ -229,7 +229,7 @@ type bareStore struct{ spi.Store }
 func TestSubmitWorkflowRefusesBadInput(t *testing.T) {
 	ctx := context.Background()
 	store := memory.New()
-	client, err := ratchet.NewClient(store, ratchet.ClientOptions{MaxPayloadBytes: 64, Conditions: []string{"above"}})
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{MaxPayloadBytes: 64, Conditions: []ratchet.ConditionDefinition{above}})
 	require.NoError(t, err)
 	num := ratchet.NewTask("num", func(context.Context, args) (int, error) { return 0, nil })
 	unknown := ratchet.NewCondition("unknown", func(context.Context, int, int) (bool, error) { return true, nil })
@@ -322,9 +322,9 @@ func TestSubmitWorkflowRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, page.Jobs)
 
-	_, err = engine.New(bareStore{store}, engine.Options{Conditions: []ratchet.ConditionDefinition{above}}, num)
+	_, err = engine.New(bareStore{store}, engine.Options{Client: ratchet.ClientOptions{Conditions: []ratchet.ConditionDefinition{above}}}, num)
 	assert.ErrorIs(t, err, ratchet.ErrUnsupported, "conditions need a store with workflows")
-	_, err = engine.New(store, engine.Options{Conditions: []ratchet.ConditionDefinition{above, above}}, num)
+	_, err = engine.New(store, engine.Options{Client: ratchet.ClientOptions{Conditions: []ratchet.ConditionDefinition{above, above}}}, num)
 	assert.ErrorContains(t, err, `workflow condition "above" registered twice`)
 }
 
@@ -344,7 +344,7 @@ func (r repairSpy) RepairWorkflows(ctx context.Context, now time.Time, limit int
 func TestWorkflowRepairService(t *testing.T) {
 	spy := repairSpy{Store: memory.New(), calls: make(chan time.Time, 10)}
 	clock := clockwork.NewFakeClockAt(t0)
-	eng, err := engine.New(spy, engine.Options{NodeID: "n1", Clock: clock, Logger: quiet, WorkflowRepairInterval: 20 * time.Second},
+	eng, err := engine.New(spy, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet}, NodeID: "n1", WorkflowRepairInterval: 20 * time.Second},
 		ratchet.NewVoidTask("noop", func(context.Context, int) error { return nil }))
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(context.Background()))

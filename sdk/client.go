@@ -48,16 +48,16 @@ type ClientOptions struct {
 	Tasks []string
 	// Conditions, when set, are the workflow conditions a workflow may
 	// use (When); a step that names another fails SubmitWorkflow before
-	// anything is written. The engine's client takes the engine's own
-	// conditions, when it has any. Empty accepts any name.
-	Conditions []string
+	// anything is written. An engine evaluates the conditions of its
+	// Options.Client.Conditions. Empty accepts any name.
+	Conditions []ConditionDefinition
 	// Metrics, when it implements spi.SignalMetrics, is told of the
-	// signal waits this client writes, delivers and cancels (the engine's
-	// client takes the engine's Metrics); nil reports nothing.
+	// signal waits this client writes, delivers and cancels; nil reports
+	// nothing. An engine reports every lifecycle callback to it.
 	Metrics spi.MetricsCollector
 	// Authorization, when not nil, checks every job this client would
-	// create before anything is written (see AuthorizationPolicy); the
-	// engine's client takes the engine's.
+	// create before anything is written (see AuthorizationPolicy); an
+	// engine also checks the jobs it runs.
 	Authorization AuthorizationPolicy
 	// MaskPayloads masks the sensitive fields of the arguments and results
 	// that JobDetail returns (the spec's mask-payloads,
@@ -132,8 +132,11 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 	}
 	if len(opts.Conditions) > 0 {
 		c.conds = make(map[string]bool, len(opts.Conditions))
-		for _, n := range opts.Conditions {
-			c.conds[n] = true
+		for i, cond := range opts.Conditions {
+			if cond == nil {
+				return nil, invalidArg("workflow condition %d is nil", i)
+			}
+			c.conds[cond.Name()] = true
 		}
 	}
 	if c.clock == nil {

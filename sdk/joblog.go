@@ -26,7 +26,7 @@ type JobLoggerContext struct {
 	Run        int
 	CrashCount int
 	// Base is the engine's logger (ClientOptions.Logger,
-	// engine.Options.Logger), tagged with the node.
+	// engine.Options.Client.Logger), tagged with the node.
 	Base *slog.Logger
 }
 

@@ -56,7 +56,7 @@ type ConditionDefinition interface {
 
 // Condition is a typed workflow condition: a predicate over a parent's
 // result R, with arguments A given where the workflow uses it. Create it
-// with NewCondition, register it with the engine (engine.Options.Conditions)
+// with NewCondition, register it with the engine (engine.Options.Client.Conditions)
 // and use it with When.
 type Condition[R, A any] struct {
 	name string

@@ -151,18 +151,18 @@ func NewEnv(t TB, opts EnvOptions, tasks ...ratchet.Definition) *Env {
 	if eo.OrphanScanInterval == 0 {
 		eo.OrphanScanInterval = 100 * 365 * 24 * time.Hour
 	}
-	if eo.Logger == nil {
-		eo.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if eo.Client.Logger == nil {
+		eo.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if eo.Serializer == nil {
-		eo.Serializer = ratchet.JSONSerializer{}
+	if eo.Client.Serializer == nil {
+		eo.Client.Serializer = ratchet.JSONSerializer{}
 	}
 	e := &Env{
 		t:        t,
 		opts:     opts,
 		start:    opts.Start.UTC(),
 		clock:    clockwork.NewFakeClockAt(opts.Start.UTC()),
-		ser:      eo.Serializer,
+		ser:      eo.Client.Serializer,
 		tasks:    map[string]ratchet.Definition{},
 		changed:  make(chan struct{}),
 		inflight: map[uuid.UUID]int{},
@@ -173,7 +173,7 @@ func NewEnv(t TB, opts EnvOptions, tasks ...ratchet.Definition) *Env {
 		taskOf:   map[uuid.UUID]string{},
 		reported: map[uuid.UUID]bool{},
 	}
-	e.opts.Engine.Clock = e.clock
+	e.opts.Engine.Client.Clock = e.clock
 	// The Env runs the recurring scheduler's passes itself, at each
 	// simulated instant, so that Advance steps through the slots in order.
 	e.opts.Engine.NoScheduler = true
@@ -195,7 +195,7 @@ func NewEnv(t TB, opts EnvOptions, tasks ...ratchet.Definition) *Env {
 		e.tasks[d.Name()] = d
 	}
 	c, err := ratchet.NewClient(e.store, ratchet.ClientOptions{
-		Clock: e.clock, Serializer: e.ser, MaxPayloadBytes: eo.MaxPayloadBytes, Notifier: e, Logger: eo.Logger,
+		Clock: e.clock, Serializer: e.ser, MaxPayloadBytes: eo.Client.MaxPayloadBytes, Notifier: e, Logger: eo.Client.Logger,
 	})
 	if err != nil {
 		t.Fatalf("simtest: NewEnv: %v", err)
@@ -605,7 +605,7 @@ func (e *Env) fireSchedules() bool {
 	}
 	fired := false
 	d := engine.Recurring{Store: ss, Jobs: e.inner, Threshold: threshold, NewID: e.client.NewJobID,
-		Inserts: e.opts.Engine.InsertMiddleware, Logger: e.opts.Engine.Logger,
+		Inserts: e.opts.Engine.Client.InsertMiddleware, Logger: e.opts.Engine.Client.Logger,
 		Woke: func(p ratchet.Priority) { fired = true; e.NotifyNewWork(p) }}
 	if err := engine.RecurringPass(context.Background(), d, e.Now()); err != nil {
 		e.t.Fatalf("simtest: recurring schedules: %v", err)

@@ -66,7 +66,7 @@ func TestSQLiteDurabilityAcrossRestart(t *testing.T) {
 	require.Equal(t, spi.StatusRunning, j.Status, "still RUNNING until recovered")
 
 	clock.Advance(2 * time.Minute) // past the 60 s grace
-	eng, err := engine.New(s, engine.Options{NodeID: "node-b", Clock: clock, Logger: quiet}, echo)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet}, NodeID: "node-b"}, echo)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(10)
 	defer unsub()

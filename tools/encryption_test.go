@@ -73,8 +73,12 @@ func tamper(t *testing.T, store spi.Store, write rawColumn) {
 		return "result of " + s, nil
 	})
 	newEngine := func() (*engine.Engine, <-chan engine.Event, func()) {
-		eng, err := engine.New(store, engine.Options{NodeID: "n1", Clock: clockwork.NewRealClock(), Logger: quiet,
-			Codecs: []ratchet.PayloadCodec{codec}, PollInterval: 10 * time.Millisecond, MinPollInterval: time.Millisecond}, echo)
+		eng, err := engine.New(store, engine.Options{
+			Client:          ratchet.ClientOptions{Clock: clockwork.NewRealClock(), Logger: quiet, Codecs: []ratchet.PayloadCodec{codec}},
+			NodeID:          "n1",
+			PollInterval:    10 * time.Millisecond,
+			MinPollInterval: time.Millisecond,
+		}, echo)
 		require.NoError(t, err)
 		events, unsub := eng.Subscribe(100)
 		require.NoError(t, eng.Start(ctx))

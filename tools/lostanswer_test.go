@@ -45,7 +45,7 @@ func TestLostCompletionAnswersReportEachSuccessOnce(t *testing.T) {
 			store := &lostAnswers{Store: inner}
 			store.lose.Store(3)
 			task := ratchet.NewTask("answer", func(_ context.Context, n int) (int, error) { return n, nil })
-			eng, err := engine.New(store, engine.Options{Logger: quiet, Concurrency: 8}, task)
+			eng, err := engine.New(store, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, Concurrency: 8}, task)
 			require.NoError(t, err)
 			events, unsub := eng.Subscribe(10_000)
 			defer unsub()

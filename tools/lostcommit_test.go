@@ -25,7 +25,7 @@ import (
 func burnThrough(t *testing.T, store spi.Store, n int) {
 	t.Helper()
 	task := ratchet.NewTask("answer", func(_ context.Context, i int) (int, error) { return i, nil })
-	eng, err := engine.New(store, engine.Options{Logger: quiet, Concurrency: 16}, task)
+	eng, err := engine.New(store, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, Concurrency: 16}, task)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(10_000)
 	defer unsub()

@@ -54,7 +54,7 @@ func newTxRig(t *testing.T, s *observedStore) *txRig {
 		r.started <- time.Now()
 		return nil
 	})
-	eng, err := engine.New(s, engine.Options{NodeID: "tx-node", Logger: quiet, MinPollInterval: idlePoll, PollInterval: idlePoll}, r.job)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "tx-node", MinPollInterval: idlePoll, PollInterval: idlePoll}, r.job)
 	require.NoError(t, err)
 	r.eng = eng
 	events, unsub := eng.Subscribe(100)

@@ -1,5 +1,5 @@
 // Package ratchetprom exports a Ratchet node's metrics to Prometheus: a
-// spi.MetricsCollector (pass it as engine.Options.Metrics) that records
+// spi.MetricsCollector (pass it as engine.Options.Client.Metrics) that records
 // each callback in Prometheus counters, a histogram and gauges, registered
 // on the registerer you give (prometheus.DefaultRegisterer for the usual
 // /metrics endpoint served by promhttp).

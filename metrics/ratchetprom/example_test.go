@@ -33,7 +33,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	send := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
-	eng, err := engine.New(store, engine.Options{Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}, send)
+	eng, err := engine.New(store, engine.Options{Client: ratchet.ClientOptions{Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}}, send)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 // NewMetrics returns Metrics, a spi.MetricsCollector (and every optional
 // collector interface of spi, StoreMetrics included) that records in
 // OpenTelemetry instruments, the counterpart of the Prometheus adapter
-// (metrics/ratchetprom): pass it as the engine's Options.Metrics. It
+// (metrics/ratchetprom): pass it as the engine's Options.Client.Metrics. It
 // follows the semantic conventions where one fits: store calls as
 // db.client.operation.duration (db.operation.name, db.system.name the
 // store's name, error.type "error" for a failed call), successful runs as

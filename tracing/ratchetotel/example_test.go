@@ -27,9 +27,10 @@ func Example() {
 	rec := tracetest.NewSpanRecorder()
 	o := ratchetotel.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
 	send := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
-		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
-		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, send)
+	eng, err := engine.New(memory.New(), engine.Options{
+		Client:         ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)}},
+		WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)},
+	}, send)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func ExampleNewMetrics() {
 		}
 	}
 	send := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
-	eng, err := engine.New(store, engine.Options{Metrics: m, Logger: slog.New(slog.DiscardHandler)}, send)
+	eng, err := engine.New(store, engine.Options{Client: ratchet.ClientOptions{Metrics: m, Logger: slog.New(slog.DiscardHandler)}}, send)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -83,7 +83,7 @@ var (
 
 // NewMetrics returns a spi.MetricsCollector recording in OpenTelemetry
 // instruments from mp (nil: otel.GetMeterProvider()). Pass it as the
-// engine's Options.Metrics, and to the client and the encrypting codec
+// engine's Options.Client.Metrics, and to the client and the encrypting codec
 // that report to a collector.
 func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 	if mp == nil {

@@ -138,7 +138,7 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 	m, reader := newMetrics(t)
 	ok := ratchet.NewVoidTask("email.send", func(context.Context, int) error { return nil })
 	bad := ratchet.NewVoidTask("email.bounce", func(context.Context, int) error { return ratchet.DoNotRetry(errors.New("no such mailbox")) })
-	eng, err := engine.New(memory.New(), engine.Options{Metrics: m, NodeID: "n1", Logger: slog.New(slog.DiscardHandler)}, ok, bad)
+	eng, err := engine.New(memory.New(), engine.Options{Client: ratchet.ClientOptions{Metrics: m, Logger: slog.New(slog.DiscardHandler)}, NodeID: "n1"}, ok, bad)
 	require.NoError(t, err)
 	events, unsubscribe := eng.Subscribe(10)
 	defer unsubscribe()

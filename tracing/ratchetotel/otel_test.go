@@ -44,9 +44,10 @@ func TestSpansAndLinks(t *testing.T) {
 	bad := ratchet.NewVoidTask("card.charge", func(context.Context, string) error {
 		return ratchet.DoNotRetry(errors.New("declined, password=hunter2"))
 	})
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
-		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
-		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok, bad)
+	eng, err := engine.New(memory.New(), engine.Options{
+		Client:         ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)}},
+		WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)},
+	}, ok, bad)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(10)
 	defer unsub()
@@ -111,9 +112,10 @@ func TestUnsampledSubmissionsCarryNoContext(t *testing.T) {
 	o := ratchetotel.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))}
 	ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
-		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
-		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok)
+	eng, err := engine.New(memory.New(), engine.Options{
+		Client:         ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)}},
+		WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)},
+	}, ok)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(10)
 	defer unsub()
@@ -136,9 +138,10 @@ func TestApplicationPropagator(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	o := ratchetotel.Options{TracerProvider: tp, Propagator: propagation.TraceContext{}}
 	ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
-	eng, err := engine.New(memory.New(), engine.Options{Logger: slog.New(slog.DiscardHandler),
-		InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)},
-		WorkMiddleware:   []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok)
+	eng, err := engine.New(memory.New(), engine.Options{
+		Client:         ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), InsertMiddleware: []ratchet.InsertMiddleware{ratchetotel.InsertMiddleware(o)}},
+		WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)},
+	}, ok)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(10)
 	defer unsub()
@@ -183,8 +186,10 @@ func TestParamsOfEarlierJobsStillLink(t *testing.T) {
 			}
 			ok := ratchet.NewVoidTask("email.send", func(context.Context, string) error { return nil })
 			store := memory.New()
-			eng, err := engine.New(store, engine.Options{Logger: slog.New(slog.DiscardHandler),
-				WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)}}, ok)
+			eng, err := engine.New(store, engine.Options{
+				Client:         ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)},
+				WorkMiddleware: []ratchet.WorkMiddleware{ratchetotel.WorkMiddleware(o)},
+			}, ok)
 			require.NoError(t, err)
 			now := time.Now().UTC()
 			_, err = store.InsertJobs(ctx, []*spi.Job{{ID: eng.Client().NewJobID(), TaskName: "email.send", Payload: []byte(`"ann"`),

@@ -160,7 +160,7 @@ func TestLongBatchOf100k(t *testing.T) {
 		}
 		return err
 	})
-	eng, err = engine.New(st.Store, engine.Options{NodeID: "long-1", Logger: slog.New(slog.DiscardHandler), Concurrency: 200}, longItem, done)
+	eng, err = engine.New(st.Store, engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}, NodeID: "long-1", Concurrency: 200}, longItem, done)
 	require.NoError(t, err)
 	calls := make([]ratchet.Call, n)
 	for i := range calls {

@@ -110,8 +110,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	eng, err := engine.New(opened.Store, engine.Options{
-		Concurrency: *concurrency, PollInterval: 200 * time.Millisecond, ShutdownTimeout: 5 * time.Second,
-		Logger: logger, Schedules: demo.Schedules(), MaskPayloads: true,
+		Client:          ratchet.ClientOptions{Logger: logger, MaskPayloads: true},
+		Concurrency:     *concurrency,
+		PollInterval:    200 * time.Millisecond,
+		ShutdownTimeout: 5 * time.Second,
+		Schedules:       demo.Schedules(),
 	}, demo.Tasks()...)
 	if err != nil {
 		return fail(err)

@@ -74,8 +74,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	email := ratchet.NewVoidTask("email.send", func(ctx context.Context, a struct{ N int }) error {
 		return ratchet.DoNotRetry(errors.New("no such mailbox"))
 	})
-	eng, err := engine.New(store, engine.Options{Concurrency: 4, PollInterval: 50 * time.Millisecond, MaskPayloads: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, charge, email)
+	eng, err := engine.New(store, engine.Options{
+		Client:       ratchet.ClientOptions{MaskPayloads: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Concurrency:  4,
+		PollInterval: 50 * time.Millisecond,
+	}, charge, email)
 	require.NoError(t, err)
 	events, unsubscribe := eng.Subscribe(1000)
 	defer unsubscribe()

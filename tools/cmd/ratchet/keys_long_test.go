@@ -76,8 +76,11 @@ func TestLongKeyRotation(t *testing.T) {
 
 	// The node: k2 current, k1 still read. It works while the rotation runs.
 	both := codecOf("k2", map[string][]byte{"k1": k1, "k2": k2})
-	eng, err := engine.New(st.Store, engine.Options{NodeID: "rotating", Logger: slog.New(slog.DiscardHandler), Concurrency: 8,
-		Codecs: []ratchet.PayloadCodec{both}}, rotated)
+	eng, err := engine.New(st.Store, engine.Options{
+		Client:      ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler), Codecs: []ratchet.PayloadCodec{both}},
+		NodeID:      "rotating",
+		Concurrency: 8,
+	}, rotated)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(n + 1000)
 	defer unsub()

@@ -38,7 +38,7 @@ func opsStore(t *testing.T) (db string, failed, pending []uuid.UUID) {
 	bounce := ratchet.NewVoidTask("email.bounce", func(ctx context.Context, a signup) error {
 		return ratchet.DoNotRetry(errors.New("no such mailbox"))
 	})
-	eng, err := engine.New(s, engine.Options{Logger: slog.New(slog.DiscardHandler), NodeID: "ops-node"}, bounce)
+	eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)}, NodeID: "ops-node"}, bounce)
 	require.NoError(t, err)
 	events, unsub := eng.Subscribe(16)
 	defer unsub()

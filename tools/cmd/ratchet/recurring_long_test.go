@@ -72,9 +72,12 @@ func recurringNode(spec string) int {
 	}
 	defer st.Close()
 	eng, err := engine.New(st.Store, engine.Options{
-		NodeID: os.Getenv(envNodeID), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		HeartbeatInterval: time.Second, OrphanGrace: 5 * time.Second, OrphanScanInterval: 2 * time.Second,
-		Schedules: []ratchet.Recurring{longTick.Recurring(longSchedule, "@every 1s", 1)},
+		Client:             ratchet.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		NodeID:             os.Getenv(envNodeID),
+		HeartbeatInterval:  time.Second,
+		OrphanGrace:        5 * time.Second,
+		OrphanScanInterval: 2 * time.Second,
+		Schedules:          []ratchet.Recurring{longTick.Recurring(longSchedule, "@every 1s", 1)},
 	}, longTick)
 	if err == nil {
 		err = eng.Start(ctx)

@@ -325,16 +325,14 @@ func newNode(store spi.Store, cfg Config, id string, coord spi.ClusterCoordinato
 		m = spi.Fanout(m, cfg.Metrics)
 	}
 	return engine.New(store, engine.Options{
-		NodeID:           id,
-		Coordinator:      coord,
-		Metrics:          m,
-		InsertMiddleware: cfg.InsertMiddleware,
-		WorkMiddleware:   cfg.WorkMiddleware,
-		Concurrency:      cfg.Workers,
-		MinPollInterval:  min(2*time.Millisecond, cfg.PollInterval),
-		ClaimBatchSize:   500,
-		PollInterval:     cfg.PollInterval,
-		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Client:          ratchet.ClientOptions{Metrics: m, InsertMiddleware: cfg.InsertMiddleware, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		NodeID:          id,
+		Coordinator:     coord,
+		WorkMiddleware:  cfg.WorkMiddleware,
+		Concurrency:     cfg.Workers,
+		MinPollInterval: min(2*time.Millisecond, cfg.PollInterval),
+		ClaimBatchSize:  500,
+		PollInterval:    cfg.PollInterval,
 	}, tasks...)
 }
 

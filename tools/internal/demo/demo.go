@@ -224,10 +224,10 @@ func Run(ctx context.Context, store spi.Store, cfg Config) (Summary, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	eng, err := engine.New(store, engine.Options{
+		Client:          ratchet.ClientOptions{Logger: cfg.Logger},
 		Concurrency:     cfg.Concurrency,
 		PollInterval:    200 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
-		Logger:          cfg.Logger,
 		Schedules:       Schedules(),
 	}, Tasks()...)
 	if err != nil {

@@ -376,9 +376,14 @@ func twoEngines(t *testing.T, h Harness) {
 	workerCoord, _ := open(t, h, h.Addr, cluster, nil)
 	strategy := &idleSignal{max: pollInterval, idle: make(chan struct{}, 1)}
 	received := &wakeups{}
-	worker, err := engine.New(workerStore, engine.Options{NodeID: "worker", Coordinator: workerCoord, Logger: quiet,
-		MinPollInterval: pollInterval, PollInterval: pollInterval, Metrics: received,
-		PollStrategy: func(spi.PollConfig) spi.PollDelayStrategy { return strategy }}, task)
+	worker, err := engine.New(workerStore, engine.Options{
+		Client:          ratchet.ClientOptions{Logger: quiet, Metrics: received},
+		NodeID:          "worker",
+		Coordinator:     workerCoord,
+		MinPollInterval: pollInterval,
+		PollInterval:    pollInterval,
+		PollStrategy:    func(spi.PollConfig) spi.PollDelayStrategy { return strategy },
+	}, task)
 	require.NoError(t, err)
 	events, unsubscribe := worker.Subscribe(16)
 	t.Cleanup(unsubscribe)
@@ -389,7 +394,7 @@ func twoEngines(t *testing.T, h Harness) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = clientStore.Close() })
 	clientCoord, _ := open(t, h, h.Addr, cluster, nil)
-	client, err := engine.New(clientStore, engine.Options{NodeID: "client", Coordinator: clientCoord, Logger: quiet})
+	client, err := engine.New(clientStore, engine.Options{Client: ratchet.ClientOptions{Logger: quiet}, NodeID: "client", Coordinator: clientCoord})
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))
 	t.Cleanup(func() { _ = client.Stop(context.Background()) })
