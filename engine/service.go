@@ -100,7 +100,7 @@ func (s *singleton) Run(ctx context.Context, h ServiceHost) error {
 			h.Logger.Warn("lease renewal failed; stopping the singleton service", "lease", s.lease, "err", err)
 			cur = cur.end()
 		case held && cur == nil:
-			h.Logger.Info("lease taken; running the singleton service", "lease", s.lease)
+			h.Logger.Debug("lease taken; running the singleton service", "lease", s.lease)
 			cur = startChild(ctx, s.svc, h)
 		case !held && cur != nil:
 			h.Logger.Warn("lease lost; stopping the singleton service", "lease", s.lease)
