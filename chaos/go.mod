@@ -8,6 +8,7 @@ require (
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/ratchet-go/ratchet/engine v0.1.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.1.0
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/stores/mysql v0.1.0
@@ -109,3 +110,5 @@ replace github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
 replace github.com/ratchet-go/ratchet/stores/mysql => ../stores/mysql
 
 replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../internal/tcpproxy
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored

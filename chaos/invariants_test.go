@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/stored"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // slotJob is a job fired by schedule id for slot.
 func slotJob(id string, slot time.Time) *ratchet.Job {
-	return &ratchet.Job{ID: uuid.New(), TaskName: SleepTask, Status: ratchet.StatusSucceeded, IdempotencyKey: ratchet.SlotKey(id, slot)}
+	return &ratchet.Job{ID: uuid.New(), TaskName: SleepTask, Status: ratchet.StatusSucceeded, IdempotencyKey: stored.SlotKey(id, slot)}
 }
 
 // TestCheckSlots: over a hand-built job set, a clean schedule passes; a

@@ -385,7 +385,7 @@ type wfEdge struct {
 }
 
 // keySlot returns the slot of a job fired by schedule id, from its
-// idempotency key (ratchet.SlotKey).
+// idempotency key (the slot key of the recurring scheduler).
 func keySlot(id, key string) (time.Time, bool) {
 	rest, ok := strings.CutPrefix(key, "ratchet-schedule:"+id+"@")
 	if !ok {

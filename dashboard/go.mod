@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/internal/jobjson v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/stores/memory v0.1.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
@@ -15,6 +16,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
@@ -34,3 +36,7 @@ replace (
 	github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
 	github.com/ratchet-go/ratchet/tck => ../tck
 )
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored
+
+replace github.com/ratchet-go/ratchet/internal/jobjson => ../internal/jobjson

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -172,7 +173,7 @@ func (h *Handler) apiJob(w http.ResponseWriter, r *http.Request) {
 		h.apiError(w, r, 0, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"job": ratchet.SummaryOf(det.Job), "arguments": det.Arguments, "result": det.Result, "masked": det.Masked})
+	writeJSON(w, http.StatusOK, map[string]any{"job": jobjson.Of(det.Job), "arguments": det.Arguments, "result": det.Result, "masked": det.Masked})
 }
 
 // jobActions are the actions on one job, by the last segment of their

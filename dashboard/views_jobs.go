@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -85,5 +86,5 @@ func (h *Handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 		h.apiError(w, r, 0, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ratchet.SummaryPageOf(pg))
+	writeJSON(w, http.StatusOK, jobjson.PageOf(pg))
 }

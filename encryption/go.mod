@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/crypto v0.58.0
@@ -16,3 +17,5 @@ require (
 )
 
 replace github.com/ratchet-go/ratchet/sdk => ../sdk
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	storedfmt "github.com/ratchet-go/ratchet/internal/stored"
+
 	"github.com/google/uuid"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
@@ -89,7 +91,7 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 			st.Values++
 			stored, text := v.Value, v.Column == spi.ColumnLog
 			if text {
-				if b, ok := ratchet.SealedText(string(v.Value)); ok {
+				if b, ok, err := storedfmt.SealedText(string(v.Value)); ok && err == nil {
 					stored = b
 				}
 			}
@@ -119,7 +121,7 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 				return st, fmt.Errorf("encryption: reencrypt: %s of job %s: %w", v.Column, v.JobID, err)
 			}
 			if text {
-				sealed = []byte(ratchet.SealText(sealed))
+				sealed = []byte(storedfmt.SealText(sealed))
 			}
 			rs = append(rs, spi.ValueRewrite{StoredValue: v, New: sealed})
 		}
@@ -136,7 +138,7 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 				st.Changed++
 				stored := rs[i].Value
 				if rs[i].Column == spi.ColumnLog {
-					if b, ok := ratchet.SealedText(string(stored)); ok {
+					if b, ok, err := storedfmt.SealedText(string(stored)); ok && err == nil {
 						stored = b
 					}
 				}
@@ -230,8 +232,8 @@ func (c *Codec) ReencryptSchedules(ctx context.Context, ss spi.ScheduleStore) (i
 // rewrote them.
 func (c *Codec) reencryptSchedule(ctx context.Context, ss spi.ScheduleStore, r spi.ScheduleRow, current string) (bool, error) {
 	for range 10 {
-		d, err := ratchet.DecodeScheduleDefinition(r.Definition)
-		if err != nil {
+		var d ratchet.ScheduleDefinition
+		if err := json.Unmarshal(r.Definition, &d); err != nil {
 			return false, fmt.Errorf("encryption: reencrypt schedule %q: %w", r.ID, err)
 		}
 		if id, ok := KeyID(d.Payload); ok && id == current || len(d.Payload) == 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/encryption"
-	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/internal/stored"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -93,7 +93,7 @@ func TestReencrypt(t *testing.T) {
 	r.vals = append(r.vals, spi.StoredValue{JobID: ids[6], Column: spi.ColumnState, Namespace: "s", Value: []byte(`{"plain":1}`)})
 	arch := uuid.Must(uuid.NewV7())
 	r.vals = append(r.vals, spi.StoredValue{JobID: arch, Column: spi.ColumnPayload, Archived: true, Value: seal(old, "task", arch, "a")},
-		spi.StoredValue{JobID: arch, Column: spi.ColumnLog, Archived: true, Value: []byte(ratchet.SealText(seal(old, "log", arch, "line")))})
+		spi.StoredValue{JobID: arch, Column: spi.ColumnLog, Archived: true, Value: []byte(stored.SealText(seal(old, "log", arch, "line")))})
 	r.vals[1].Value = seal(next, "result", ids[0], "r")                                // already under k2
 	r.vals[2].Value = append(bytes.Clone(r.vals[2].Value[:len(r.vals[2].Value)-1]), 0) // tampered
 	slices.SortStableFunc(r.vals, func(a, b spi.StoredValue) int { return bytes.Compare(a.JobID[:], b.JobID[:]) })
@@ -142,7 +142,8 @@ func TestReencrypt(t *testing.T) {
 
 	// Every value opens under k2 now, but the tampered one; the log line
 	// is sealed text again.
-	text, ok := ratchet.SealedText(string(logOf()))
+	text, ok, err := stored.SealedText(string(logOf()))
+	require.NoError(t, err)
 	require.True(t, ok, "the log line stays sealed text")
 	plain, err := next.Open(ctx, encryption.Binding{Surface: "log", JobID: arch}, text)
 	require.NoError(t, err)

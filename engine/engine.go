@@ -194,7 +194,7 @@ func (e *Engine) wire() {
 		jobs.Parents = e.client.Parents
 	}
 	if e.caps.Signals != nil {
-		jobs.Signal = ratchet.SignalOf(e.store)
+		jobs.Signal = signalOf(e.store)
 	}
 	flow := workflowGate{conditions: e.conditions, pipe: e.client.Pipeline()}
 	if e.caps.Workflows != nil {

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -39,3 +40,5 @@ replace (
 )
 
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored

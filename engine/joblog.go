@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/internal/stored"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -93,7 +94,7 @@ func (r *runLog) add(level slog.Level, msg string) {
 		r.mu.Unlock()
 		return
 	}
-	msg = ratchet.TruncateText(msg, ratchet.DefaultMaxErrorLength)
+	msg = stored.Truncate(msg, ratchet.DefaultMaxErrorLength)
 	if r.seal != nil {
 		msg = r.seal(msg)
 	}

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/stored"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -205,9 +207,9 @@ func (s *scheduler) Run(ctx context.Context, h ServiceHost) error {
 // fire fires one due schedule; losing the race to another node is not an
 // error.
 func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) error {
-	def, err := ratchet.DecodeScheduleDefinition(r.Definition)
-	if err != nil {
-		return err
+	var def ratchet.ScheduleDefinition
+	if err := json.Unmarshal(r.Definition, &def); err != nil {
+		return fmt.Errorf("engine: schedule %s: its stored definition: %w", r.ID, err)
 	}
 	sched, err := def.Cron()
 	if err != nil {
@@ -229,7 +231,7 @@ func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) e
 	for i := range plan.Slots {
 		slot := plan.Slots[i].UTC()
 		plan.Slots[i] = slot
-		jobs[i] = def.Job(r.TaskName, r.ID, d.NewID(), slot, now, ratchet.SlotKey(r.ID, slot))
+		jobs[i] = def.Job(r.TaskName, r.ID, d.NewID(), slot, now, stored.SlotKey(r.ID, slot))
 		if d.Pipeline != nil {
 			from := ratchet.PayloadRef{Surface: ratchet.SurfaceTask, Scope: ratchet.ScheduleScope(r.ID)}
 			b, err := d.Pipeline.Rebind(ctx, from, ratchet.JobRef(ratchet.SurfaceTask, jobs[i].ID), r.TaskName, jobs[i].Payload)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/stored"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -132,7 +133,7 @@ func TestRecurringDayAcrossThreeNodes(t *testing.T) {
 	seen := map[time.Time]int{}
 	for _, j := range jobs {
 		seen[j.ScheduledAt]++
-		assert.Equal(t, ratchet.SlotKey("report-5m", j.ScheduledAt), j.IdempotencyKey)
+		assert.Equal(t, stored.SlotKey("report-5m", j.ScheduledAt), j.IdempotencyKey)
 	}
 	assert.Len(t, jobs, 288, "a day of */5: 288 fires")
 	for i := range 288 {

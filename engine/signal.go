@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -64,5 +66,17 @@ func (s *signalSweeper) Run(ctx context.Context, h ServiceHost) error {
 			return nil
 		case <-t.Chan():
 		}
+	}
+}
+
+// signalOf reads the signal wait of a job from store (for
+// ratchet.JobContextOptions.Signal): GetJob fills it.
+func signalOf(store spi.Store) func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
+	return func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
+		j, err := store.GetJob(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("engine: read the signal of job %s: %w", id, err)
+		}
+		return j.Signal, nil
 	}
 }

@@ -19,24 +19,24 @@ type BulkAction int
 // The bulk actions.
 const (
 	// BulkRetry moves FAILED jobs out of the dead-letter queue, as
-	// Client.RetryJob does: BulkBatch jobs per store call on a store with
+	// Client.RetryJob does: bulkBatch jobs per store call on a store with
 	// spi.BulkManager, else one job per call.
 	BulkRetry BulkAction = iota + 1
 	// BulkCancel cancels PENDING, BLOCKED and WAITING jobs, as
-	// Client.CancelJob does: BulkBatch jobs per store call on a store
+	// Client.CancelJob does: bulkBatch jobs per store call on a store
 	// with spi.BulkManager, else one job per call.
 	BulkCancel
 	// BulkDelete deletes finished jobs for good (Client.DeleteJobs),
-	// BulkDeleteBatch jobs per store call.
+	// bulkDeleteBatch jobs per store call.
 	BulkDelete
 )
 
-// BulkDeleteBatch is how many ids a BulkDelete hands the store per call.
-const BulkDeleteBatch = 500
+// bulkDeleteBatch is how many ids a BulkDelete hands the store per call.
+const bulkDeleteBatch = 500
 
-// BulkBatch is how many ids a BulkRetry or a BulkCancel hands the store
+// bulkBatch is how many ids a BulkRetry or a BulkCancel hands the store
 // per call when the store has spi.BulkManager: spi.MaxBulkIDs.
-const BulkBatch = spi.MaxBulkIDs
+const bulkBatch = spi.MaxBulkIDs
 
 // DefaultBulkWorkers is how many store calls Bulk makes at once when
 // BulkOptions.Workers is zero.
@@ -124,11 +124,11 @@ func (c *Client) MatchingJobsBefore(ctx context.Context, o ListOptions, bound uu
 // returns that error with the counts so far. Take ids with MatchingJobs
 // to act on everything a filter matches.
 //
-// A retry or a cancel hands the store BulkBatch ids per call (one
+// A retry or a cancel hands the store bulkBatch ids per call (one
 // transaction each, on a SQL store) when it has spi.BulkManager, else one
 // job per call (Client.RetryJob, Client.CancelJob); the effect on each job
 // is the same. A batched retry wakes the idle pollers once per batch that
-// changed a job. A delete hands the store BulkDeleteBatch ids per call.
+// changed a job. A delete hands the store bulkDeleteBatch ids per call.
 func (c *Client) Bulk(ctx context.Context, action BulkAction, ids []uuid.UUID, o BulkOptions) (BulkResult, error) {
 	var act func(ctx context.Context, ids []uuid.UUID) ([]bool, error)
 	per := 1
@@ -137,15 +137,15 @@ func (c *Client) Bulk(ctx context.Context, action BulkAction, ids []uuid.UUID, o
 	case BulkRetry:
 		act = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return eachJob(ctx, ids, c.RetryJob) }
 		if bm != nil {
-			act, per = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return c.retryBatch(ctx, bm, ids) }, BulkBatch
+			act, per = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return c.retryBatch(ctx, bm, ids) }, bulkBatch
 		}
 	case BulkCancel:
 		act = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return eachJob(ctx, ids, c.CancelJob) }
 		if bm != nil {
-			act, per = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return c.cancelBatch(ctx, bm, ids) }, BulkBatch
+			act, per = func(ctx context.Context, ids []uuid.UUID) ([]bool, error) { return c.cancelBatch(ctx, bm, ids) }, bulkBatch
 		}
 	case BulkDelete:
-		act, per = c.DeleteJobs, BulkDeleteBatch
+		act, per = c.DeleteJobs, bulkDeleteBatch
 	default:
 		return BulkResult{}, invalidArg("unknown bulk action %d", int(action))
 	}

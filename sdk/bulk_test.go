@@ -338,7 +338,7 @@ func TestBulkRetryAndCancelInBatches(t *testing.T) {
 	assert.Equal(t, 1102, progressed)
 	calls := slices.Clone(st.calls)
 	slices.Sort(calls)
-	assert.Equal(t, []int{102, 500, 500}, calls, "retries go BulkBatch ids a call")
+	assert.Equal(t, []int{102, 500, 500}, calls, "retries go bulkBatch ids a call")
 	assert.Equal(t, int32(3), wake.n.Load(), "one wakeup per batch that changed a job")
 	for _, id := range failed {
 		assert.Equal(t, spi.StatusPending, st.status(id))
@@ -356,7 +356,7 @@ func TestBulkRetryAndCancelInBatches(t *testing.T) {
 	assert.Equal(t, ratchet.BulkResult{Changed: 700, Skipped: 1}, res)
 	calls = slices.Clone(st.calls)
 	slices.Sort(calls)
-	assert.Equal(t, []int{201, 500}, calls, "cancels go BulkBatch ids a call")
+	assert.Equal(t, []int{201, 500}, calls, "cancels go bulkBatch ids a call")
 	assert.Equal(t, spi.StatusCancelled, st.status(failed[0]))
 	assert.Equal(t, spi.StatusPending, st.status(failed[700]))
 	assert.Equal(t, spi.StatusRunning, st.status(running))

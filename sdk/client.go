@@ -140,7 +140,7 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 		}
 	}
 	if c.clock == nil {
-		c.clock = SystemClock()
+		c.clock = systemClock{}
 	}
 	if c.log == nil {
 		c.log = slog.Default()

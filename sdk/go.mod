@@ -1,6 +1,6 @@
 module github.com/ratchet-go/ratchet/sdk
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
@@ -9,3 +9,7 @@ require (
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
+require github.com/ratchet-go/ratchet/internal/stored v0.1.0
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored

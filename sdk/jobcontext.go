@@ -74,7 +74,7 @@ type JobContextOptions struct {
 	// Parents reads a workflow job's finished dependencies (as
 	// Client.Parents does); nil where the store keeps no workflows.
 	Parents func(ctx context.Context, jobID uuid.UUID) ([]Parent, error)
-	// Signal reads a job's signal wait (SignalOf does, from the store);
+	// Signal reads a job's signal wait (the engine reads it from the store);
 	// nil where the store keeps no signals.
 	Signal func(ctx context.Context, jobID uuid.UUID) (*spi.SignalWait, error)
 }

@@ -2,9 +2,8 @@ package ratchet
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strings"
+	"github.com/ratchet-go/ratchet/internal/stored"
 
 	"github.com/google/uuid"
 
@@ -176,11 +175,6 @@ func (p *Pipeline) Rebind(ctx context.Context, from, to PayloadRef, task string,
 	return p.EncodeBytes(ctx, to, task, plain)
 }
 
-// sealedText starts a text that EncodeText sealed: an escape (which no
-// log message of a person starts with) and a tag, then the codecs' bytes
-// in standard base64.
-const sealedText = "\x1bratchet-sealed:"
-
 // EncodeText runs the codecs over a text stored as text (a job log line):
 // without codecs it is s as it is; with them, a prefix and the base64 of
 // their bytes, so that the column stays valid text.
@@ -195,32 +189,17 @@ func (p *Pipeline) EncodeText(ctx context.Context, ref PayloadRef, s string) (st
 			return "", fmt.Errorf("ratchet: encode %s text: %w", ref.Surface, err)
 		}
 	}
-	return SealText(b), nil
-}
-
-// SealText is the text form of codec bytes b, as EncodeText writes it.
-func SealText(b []byte) string { return sealedText + base64.StdEncoding.EncodeToString(b) }
-
-// SealedText returns the codec bytes of a text that EncodeText sealed, and
-// false for a text that is not sealed (or whose base64 is broken).
-func SealedText(s string) ([]byte, bool) {
-	rest, ok := strings.CutPrefix(s, sealedText)
-	if !ok {
-		return nil, false
-	}
-	b, err := base64.StdEncoding.DecodeString(rest)
-	return b, err == nil
+	return stored.SealText(b), nil
 }
 
 // DecodeText undoes EncodeText; a text without its prefix (written before
 // the codecs were on), or read by a pipeline without codecs, is returned
 // as it is.
 func (p *Pipeline) DecodeText(ctx context.Context, ref PayloadRef, s string) (string, error) {
-	rest, ok := strings.CutPrefix(s, sealedText)
-	if !ok || len(p.codecs) == 0 {
+	b, sealed, err := stored.SealedText(s)
+	if !sealed || len(p.codecs) == 0 {
 		return s, nil
 	}
-	b, err := base64.StdEncoding.DecodeString(rest)
 	if err != nil {
 		return "", fmt.Errorf("ratchet: decode %s text: not base64: %w", ref.Surface, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ratchet-go/ratchet/internal/stored"
 	"time"
 
 	"github.com/google/uuid"
@@ -129,8 +130,8 @@ func (t *Task[A, R]) Recurring(id, expr string, args A, opts ...ScheduleOption) 
 }
 
 // ScheduleDefinition is what a schedule fires, as stored in its row
-// (spi.ScheduleRow.Definition): the engine's scheduler reads it back with
-// DecodeScheduleDefinition.
+// (spi.ScheduleRow.Definition, as JSON): the engine's scheduler reads it
+// back with encoding/json.
 type ScheduleDefinition struct {
 	Expr string `json:"expr"`
 	Zone string `json:"zone,omitempty"`
@@ -155,8 +156,8 @@ type ScheduleDefinition struct {
 	Overlap      OverlapPolicy `json:"overlap"`
 }
 
-// DecodeScheduleDefinition decodes a stored definition.
-func DecodeScheduleDefinition(b []byte) (ScheduleDefinition, error) {
+// decodeScheduleDefinition decodes a stored definition.
+func decodeScheduleDefinition(b []byte) (ScheduleDefinition, error) {
 	var d ScheduleDefinition
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("ratchet: schedule definition: %w", err)
@@ -173,12 +174,6 @@ func (d ScheduleDefinition) same(o ScheduleDefinition) bool {
 	a, _ := json.Marshal(d)
 	b, _ := json.Marshal(o)
 	return bytes.Equal(a, b)
-}
-
-// SlotKey is the idempotency key of the job of schedule id's slot at slot:
-// the unique key that makes each slot fire once.
-func SlotKey(id string, slot time.Time) string {
-	return "ratchet-schedule:" + id + "@" + slot.UTC().Format(time.RFC3339)
 }
 
 // Job builds the job that fires schedule id of task for slot, due at due,
@@ -254,7 +249,7 @@ func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinitio
 	if cfg.overlap != "" {
 		d.Overlap = cfg.overlap
 	}
-	if err := spi.ValidateJobs([]*spi.Job{d.Job(r.Task, r.ID, uuid.Must(uuid.NewV7()), time.Unix(0, 0), time.Unix(0, 0), SlotKey(r.ID, time.Unix(0, 0)))}); err != nil {
+	if err := spi.ValidateJobs([]*spi.Job{d.Job(r.Task, r.ID, uuid.Must(uuid.NewV7()), time.Unix(0, 0), time.Unix(0, 0), stored.SlotKey(r.ID, time.Unix(0, 0)))}); err != nil {
 		return ScheduleDefinition{}, nil, false, fmt.Errorf("ratchet: schedule %q: %w: %w", r.ID, ErrInvalidArgument, err)
 	}
 	return d, sched, cfg.paused, nil
@@ -317,7 +312,7 @@ func (c *Client) PutSchedule(ctx context.Context, r Recurring) (changed bool, er
 		if old.TaskName != r.Task {
 			return false, invalidArg("schedule %q fires task %q; it cannot be reused for task %q (delete it first)", r.ID, old.TaskName, r.Task)
 		}
-		prev, err := DecodeScheduleDefinition(old.Definition)
+		prev, err := decodeScheduleDefinition(old.Definition)
 		if err == nil && prev.same(d) {
 			return false, nil
 		}
@@ -444,7 +439,7 @@ func (c *Client) scheduleInfos(ctx context.Context, rows []spi.ScheduleRow) ([]S
 	}
 	out := make([]ScheduleInfo, len(rows))
 	for i, r := range rows {
-		d, err := DecodeScheduleDefinition(r.Definition)
+		d, err := decodeScheduleDefinition(r.Definition)
 		if err != nil {
 			return nil, fmt.Errorf("ratchet: schedule %q: %w", r.ID, err)
 		}
@@ -484,7 +479,7 @@ func (c *Client) editSchedule(ctx context.Context, id string, edit func(*spi.Sch
 		if !ok {
 			return fmt.Errorf("ratchet: schedule %q: %w", id, ErrNotFound)
 		}
-		d, err := DecodeScheduleDefinition(r.Definition)
+		d, err := decodeScheduleDefinition(r.Definition)
 		if err != nil {
 			return fmt.Errorf("ratchet: schedule %q: %w", id, err)
 		}

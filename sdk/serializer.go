@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ratchet-go/ratchet/internal/stored"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // JSONSerializer is the default PayloadSerializer: encoding/json, decoding
@@ -59,7 +59,7 @@ func (s DefaultSanitizer) Sanitize(err error) string {
 	if limit <= 0 {
 		limit = DefaultMaxErrorLength
 	}
-	return TruncateText(msg, limit)
+	return stored.Truncate(msg, limit)
 }
 
 // ErrorTypeName is the type of the first error in err's chain (outermost
@@ -99,16 +99,3 @@ func ErrorTypeName(err error) string {
 
 // generic are the error types that carry only a message, or wrap.
 var generic = map[string]bool{"*errors.errorString": true, "*fmt.wrapError": true, "*fmt.wrapErrors": true, "*errors.joinError": true}
-
-// TruncateText returns s cut to at most maxBytes bytes on a rune boundary
-// (s itself when it is short enough).
-func TruncateText(s string, maxBytes int) string {
-	if len(s) <= maxBytes {
-		return s
-	}
-	cut := max(maxBytes, 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(s[:cut], "")
-}

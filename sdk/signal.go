@@ -237,15 +237,3 @@ func (j *JobContext) Signal(ctx context.Context) (*SignalResult, error) {
 	}
 	return &SignalResult{Name: w.Name, Key: w.Key, Outcome: w.Outcome, At: w.ResolvedAt, payload: w.Payload, pipe: j.pipe, job: j.ID}, nil
 }
-
-// SignalOf reads the signal wait of a job from store (for
-// JobContextOptions.Signal): GetJob fills it.
-func SignalOf(store spi.Store) func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
-	return func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
-		j, err := store.GetJob(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("ratchet: read the signal of job %s: %w", id, err)
-		}
-		return j.Signal, nil
-	}
-}

@@ -63,6 +63,3 @@ type Clock interface {
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
-
-// SystemClock returns the wall clock.
-func SystemClock() Clock { return systemClock{} }

@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
@@ -28,3 +29,5 @@ replace github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
 replace github.com/ratchet-go/ratchet/ddl => ../ddl
 
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored

@@ -1,6 +1,6 @@
 module github.com/ratchet-go/ratchet/tck
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
@@ -11,3 +11,5 @@ require (
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 replace github.com/ratchet-go/ratchet/sdk => ../sdk
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored

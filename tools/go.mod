@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/ratchet-go/ratchet/encryption v0.1.0
 	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/internal/jobjson v0.1.0
 	github.com/ratchet-go/ratchet/metrics/ratchetprom v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/simtest v0.1.0
@@ -78,6 +79,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
@@ -177,3 +179,7 @@ replace github.com/ratchet-go/ratchet/coordination/ratchetnats => ../coordinatio
 replace github.com/ratchet-go/ratchet/coordination/internal/hub => ../coordination/internal/hub
 
 replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../internal/tcpproxy
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored
+
+replace github.com/ratchet-go/ratchet/internal/jobjson => ../internal/jobjson

@@ -19,6 +19,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.50.0 // indirect
@@ -34,3 +35,5 @@ replace (
 	github.com/ratchet-go/ratchet/stores/sqlite => ../../stores/sqlite
 	github.com/ratchet-go/ratchet/tck => ../../tck
 )
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

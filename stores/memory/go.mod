@@ -1,6 +1,6 @@
 module github.com/ratchet-go/ratchet/stores/memory
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
@@ -16,3 +16,5 @@ require (
 replace github.com/ratchet-go/ratchet/sdk => ../../sdk
 
 replace github.com/ratchet-go/ratchet/tck => ../../tck
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

@@ -21,3 +21,5 @@ require (
 )
 
 replace github.com/ratchet-go/ratchet/sdk => ../../sdk
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

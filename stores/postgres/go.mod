@@ -55,6 +55,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
@@ -91,3 +92,5 @@ replace github.com/ratchet-go/ratchet/internal/dbtest => ../../internal/dbtest
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../internal/sqlcore
 
 replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../internal/tcpproxy
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

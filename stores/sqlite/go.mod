@@ -31,3 +31,5 @@ replace github.com/ratchet-go/ratchet/sdk => ../../sdk
 replace github.com/ratchet-go/ratchet/tck => ../../tck
 
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

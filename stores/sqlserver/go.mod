@@ -88,3 +88,5 @@ replace github.com/ratchet-go/ratchet/internal/dbtest => ../../internal/dbtest
 replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../internal/sqlcore
 
 replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../internal/tcpproxy
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

@@ -20,6 +20,7 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
@@ -35,3 +36,5 @@ replace (
 	github.com/ratchet-go/ratchet/stores/sqlite => ../../stores/sqlite
 	github.com/ratchet-go/ratchet/tck => ../../tck
 )
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../internal/stored

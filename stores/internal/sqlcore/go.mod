@@ -14,3 +14,5 @@ require go.yaml.in/yaml/v3 v3.0.5 // indirect
 replace github.com/ratchet-go/ratchet/sdk => ../../../sdk
 
 replace github.com/ratchet-go/ratchet/ddl => ../../../ddl
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../../internal/stored

@@ -74,3 +74,5 @@ replace github.com/ratchet-go/ratchet/tck => ../../../tck
 replace github.com/ratchet-go/ratchet/stores/mongodb => ..
 
 replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../../internal/tcpproxy
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../../../internal/stored

@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ratchet-go/ratchet/encryption"
+	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/postgres"
@@ -269,7 +270,7 @@ func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Wri
 		return err
 	}
 	if f.json {
-		return writeJSON(stdout, ratchet.SummaryPageOf(page))
+		return writeJSON(stdout, jobjson.PageOf(page))
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tCRASHES\tCREATED\tDUE\tERROR")
@@ -303,12 +304,12 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	}
 	if asJSON {
 		return writeJSON(stdout, struct {
-			Job       ratchet.JobSummary `json:"job"`
-			Arguments json.RawMessage    `json:"arguments,omitempty"`
-			Result    json.RawMessage    `json:"result,omitempty"`
-			Masked    bool               `json:"masked"`
-			Logs      []ratchet.LogLine  `json:"logs"`
-		}{ratchet.SummaryOf(d.Job), d.Arguments, d.Result, d.Masked, append([]ratchet.LogLine{}, logs...)})
+			Job       jobjson.Job       `json:"job"`
+			Arguments json.RawMessage   `json:"arguments,omitempty"`
+			Result    json.RawMessage   `json:"result,omitempty"`
+			Masked    bool              `json:"masked"`
+			Logs      []ratchet.LogLine `json:"logs"`
+		}{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, append([]ratchet.LogLine{}, logs...)})
 	}
 	j := d.Job
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

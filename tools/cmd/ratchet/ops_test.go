@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/engine"
+	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
@@ -85,8 +86,8 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--task", "report.build", "--json")
 	require.Equal(t, 0, code)
 	var page struct {
-		Jobs []ratchet.JobSummary `json:"jobs"`
-		Next string               `json:"next"`
+		Jobs []jobjson.Job `json:"jobs"`
+		Next string        `json:"next"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &page))
 	require.Len(t, page.Jobs, 3)
@@ -101,8 +102,8 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	code, out, _ = cli(t, "dlq", "list", "--store", store, "--limit", "2", "--after", page.Next, "--json")
 	require.Equal(t, 0, code)
 	var rest struct {
-		Jobs []ratchet.JobSummary `json:"jobs"`
-		Next string               `json:"next"`
+		Jobs []jobjson.Job `json:"jobs"`
+		Next string        `json:"next"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rest))
 	require.Len(t, rest.Jobs, 2)
@@ -281,7 +282,7 @@ func TestDeleteCommand(t *testing.T) {
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--json")
 	require.Equal(t, 0, code)
 	var page struct {
-		Jobs []ratchet.JobSummary `json:"jobs"`
+		Jobs []jobjson.Job `json:"jobs"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &page))
 	assert.Len(t, page.Jobs, 3, "the three PENDING jobs are left")

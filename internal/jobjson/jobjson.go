@@ -1,19 +1,21 @@
-package ratchet
+package jobjson
 
 import (
 	"time"
 
 	"github.com/google/uuid"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
 
-// JobSummary is a job as the operator tools write it in JSON (the ratchet
+// Job is a job as the operator tools write it in JSON (the ratchet
 // command's --json, the dashboard's API): its fields without the payload
 // or result bytes (JobDetail decodes those), the priority by name, the
 // times that have not happened yet left out.
-type JobSummary struct {
+type Job struct {
 	ID          uuid.UUID         `json:"id"`
 	Task        string            `json:"task"`
-	Status      Status            `json:"status"`
+	Status      ratchet.Status    `json:"status"`
 	Priority    string            `json:"priority"`
 	Attempts    int               `json:"attempts"`
 	MaxRetries  int               `json:"max_retries"`
@@ -30,9 +32,9 @@ type JobSummary struct {
 	Properties  map[string]string `json:"properties,omitempty"`
 }
 
-// SummaryOf returns j's summary.
-func SummaryOf(j *Job) JobSummary {
-	s := JobSummary{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority.String(), Attempts: j.Attempts,
+// Of returns j as JSON.
+func Of(j *ratchet.Job) Job {
+	s := Job{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority.String(), Attempts: j.Attempts,
 		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
 		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params, Properties: j.Properties}
 	if !j.ClaimedAt.IsZero() {
@@ -50,18 +52,18 @@ func SummaryOf(j *Job) JobSummary {
 	return s
 }
 
-// JobSummaryPage is a page of a listing in JSON: the jobs' summaries and
-// the cursor of the next page (left out on the last).
-type JobSummaryPage struct {
-	Jobs []JobSummary `json:"jobs"`
-	Next string       `json:"next,omitempty"`
+// Page is a page of a listing in JSON: the jobs and the cursor of the next
+// page (left out on the last).
+type Page struct {
+	Jobs []Job  `json:"jobs"`
+	Next string `json:"next,omitempty"`
 }
 
-// SummaryPageOf returns p's summaries (an empty list, never null).
-func SummaryPageOf(p JobPage) JobSummaryPage {
-	out := JobSummaryPage{Jobs: make([]JobSummary, 0, len(p.Jobs))}
+// PageOf returns p as JSON (an empty list of jobs, never null).
+func PageOf(p ratchet.JobPage) Page {
+	out := Page{Jobs: make([]Job, 0, len(p.Jobs))}
 	for _, j := range p.Jobs {
-		out.Jobs = append(out.Jobs, SummaryOf(j))
+		out.Jobs = append(out.Jobs, Of(j))
 	}
 	if p.Next != uuid.Nil {
 		out.Next = p.Next.String()

@@ -1,4 +1,4 @@
-package ratchet_test
+package jobjson_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
 
@@ -18,14 +19,14 @@ func TestJobSummaryJSON(t *testing.T) {
 	j := &ratchet.Job{ID: id, TaskName: "email.send", Status: ratchet.StatusRunning, Priority: ratchet.PriorityHigh,
 		Attempts: 1, MaxRetries: 3, CreatedAt: at, ScheduledAt: at, ClaimedAt: at.Add(time.Second), OwnerNode: "node-a",
 		WorkflowID: wf, Payload: []byte(`{"to":"secret@example.com"}`)}
-	b, err := json.Marshal(ratchet.SummaryPageOf(ratchet.JobPage{Jobs: []*ratchet.Job{j}, Next: id}))
+	b, err := json.Marshal(jobjson.PageOf(ratchet.JobPage{Jobs: []*ratchet.Job{j}, Next: id}))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jobs":[{"id":"01a242c0-243d-7000-ac34-04da3fcac19d","task":"email.send","status":"RUNNING","priority":"HIGH",
 		"attempts":1,"max_retries":3,"crash_count":0,"created_at":"2026-12-04T10:00:00Z","scheduled_at":"2026-12-04T10:00:00Z",
 		"claimed_at":"2026-12-04T10:00:01Z","owner_node":"node-a","workflow_id":"01a242c0-243d-7001-ac34-04da3fcac19d"}],
 		"next":"01a242c0-243d-7000-ac34-04da3fcac19d"}`, string(b), "no payload, no finish time yet, the priority by name")
 
-	b, err = json.Marshal(ratchet.SummaryPageOf(ratchet.JobPage{}))
+	b, err = json.Marshal(jobjson.PageOf(ratchet.JobPage{}))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jobs":[]}`, string(b), "an empty page lists no jobs (not null) and no cursor")
 }
