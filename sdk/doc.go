@@ -1,5 +1,15 @@
 // Package ratchet is the public API of Ratchet for Go, a durable,
-// database-backed job scheduler.
+// database-backed job scheduler. What to import for what:
+//
+//   - github.com/ratchet-go/ratchet/sdk (this package, named ratchet):
+//     define tasks, submit jobs, read and manage them ([Client]).
+//   - .../engine: a worker node that runs the jobs (engine.New).
+//   - .../stores/sqlite, stores/postgres, stores/mysql, stores/mongodb,
+//     stores/sqlserver, stores/oracle, stores/memory: the database.
+//   - .../simtest: test your jobs on a fake clock; .../chaos: fault runs.
+//   - .../metrics/ratchetprom, tracing/ratchetotel, encryption, dashboard,
+//     coordination/ratchetredis, coordination/ratchetnats: the adapters.
+//   - .../sdk/spi: the interfaces a store or an extension implements.
 //
 // Define tasks with [NewTask] or [NewVoidTask]: a stable name and a typed Go
 // function. Submit them through a [Client] — now, after a delay or at a time,

@@ -8,8 +8,46 @@ require (
 	github.com/stretchr/testify v1.12.1
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
+)
 
-require github.com/ratchet-go/ratchet/internal/stored v0.1.0
+require (
+	github.com/jonboulle/clockwork v0.5.0
+	github.com/ratchet-go/ratchet/engine v0.1.0
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0
+	github.com/ratchet-go/ratchet/simtest v0.1.0
+	github.com/ratchet-go/ratchet/stores/memory v0.1.0
+	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
+)
 
 replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored
+
+replace github.com/ratchet-go/ratchet/engine => ../engine
+
+replace github.com/ratchet-go/ratchet/simtest => ../simtest
+
+replace github.com/ratchet-go/ratchet/stores/memory => ../stores/memory
+
+replace github.com/ratchet-go/ratchet/stores/sqlite => ../stores/sqlite
+
+replace github.com/ratchet-go/ratchet/ddl => ../ddl
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../stores/internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/tck => ../tck
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../internal/tcpproxy
+
+replace github.com/ratchet-go/ratchet/internal/dbtest => ../internal/dbtest
