@@ -12,7 +12,7 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// boost is the default aging interval of DESIGN.md (15 minutes).
+// boost is the default aging interval of docs/architecture.md (15 minutes).
 const boost = 15 * time.Minute
 
 // assertClaimOrder inserts jobs (shuffled), claims them one at a time at now

@@ -183,3 +183,7 @@ replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../internal/tcpproxy
 replace github.com/ratchet-go/ratchet/internal/stored => ../internal/stored
 
 replace github.com/ratchet-go/ratchet/internal/jobjson => ../internal/jobjson
+
+replace github.com/ratchet-go/ratchet/compare/river => ../compare/river
+
+replace github.com/ratchet-go/ratchet/stores/mongodb/ferrettest => ../stores/mongodb/ferrettest

@@ -3,7 +3,7 @@
 // collectors implement, and the value types those contracts exchange.
 //
 // The central one is [Store]. A store persists jobs and implements the state
-// machine of DESIGN.md: atomic claims that advance a claim sequence, owner
+// machine of docs/architecture.md: atomic claims that advance a claim sequence, owner
 // writes fenced by that sequence, retries, the dead-letter queue and orphan
 // recovery. Every method that depends on time takes the current time as an
 // argument, so stores never read a clock of their own; the engine and the

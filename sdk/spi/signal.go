@@ -110,7 +110,7 @@ type ResolvedSignal struct {
 }
 
 // SignalStore is implemented by stores that keep jobs waiting for signals
-// (DESIGN.md, "Workflows": exactly one of delivered, timed out, cancelled
+// (docs/architecture.md, "Workflows": exactly one of delivered, timed out, cancelled
 // wins).
 //
 // Such a store also extends Store's methods:

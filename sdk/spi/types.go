@@ -95,7 +95,7 @@ func CrashOutcome(crash, maxRedeliveries int) (status Status, crashCount int) {
 	return StatusFailed, crash
 }
 
-// EffectivePriority is the claim-ordering priority of DESIGN.md invariant 5:
+// EffectivePriority is the claim-ordering priority of docs/architecture.md, invariant 5:
 // the stored priority plus one for every full boost interval that the job has
 // waited since it became due. A boost interval of zero or less disables aging.
 // A job that is not yet due gets no boost.

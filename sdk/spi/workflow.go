@@ -121,7 +121,7 @@ func CancelledByDependency(lastError string) bool {
 }
 
 // WorkflowStore is implemented by stores that keep workflows: jobs that
-// wait for other jobs (DESIGN.md, "Workflows").
+// wait for other jobs (docs/architecture.md, "Workflows").
 //
 // Such a store also extends Store's methods:
 //

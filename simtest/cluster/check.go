@@ -17,7 +17,7 @@ import (
 )
 
 // The invariants, as named in violations and in Report.Checks. Each maps to
-// one of DESIGN.md's:
+// one of the invariants of docs/architecture.md:
 const (
 	invClaimOrder   = "claim-order"     // 5: effective priority desc, due asc, id asc, exactly
 	invSingleOwner  = "single-owner"    // 1: a claim takes a PENDING job and advances claim_seq; one current owner
@@ -219,7 +219,7 @@ func (w *world) touch(j *sjob) {
 
 func (w *world) check(inv string) { w.report.Checks[inv]++ }
 
-// effective is the aging formula of DESIGN.md invariant 5, written out
+// effective is the aging formula of docs/architecture.md, invariant 5, written out
 // independently of spi.EffectivePriority.
 func effective(p spi.Priority, due, now time.Time, boost time.Duration) int64 {
 	if boost <= 0 || !now.After(due) {

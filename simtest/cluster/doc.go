@@ -46,7 +46,7 @@
 // gather timeout and completion batch, and the faults: node crashes at any
 // point, stalls past the orphan grace period whose later writes must be
 // superseded, heartbeat outages, graceful stops, clock jumps. After every
-// step the simulator checks DESIGN.md's invariants against a model of what
+// step the simulator checks the invariants of docs/architecture.md against a model of what
 // each store call must have done: claim order with aging, tags and
 // permits, at most one current owner, fencing, exact orphan recovery and
 // crash budget, release without charge, the retry path, no more bodies

@@ -15,7 +15,7 @@ import (
 // BrokenFence skips the claim-sequence check of owner writes: before
 // delegating, CompleteJobs reads each job's current claim sequence and
 // rewrites the completion's ClaimRef to it, so a stale owner's write lands
-// on whoever holds the job now (DESIGN.md invariant 2).
+// on whoever holds the job now (docs/architecture.md, invariant 2).
 type BrokenFence struct{ spi.Store }
 
 // CompleteJobs implements spi.Store, wrongly.
@@ -76,7 +76,7 @@ func (n IgnoresTags) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.J
 // EarlyRelease forgets the last dependency of every workflow job that has
 // two or more (and the parent's count of dependents): such a job is
 // released when its other parents have finished, before the one it
-// forgot (DESIGN.md, "Workflows").
+// forgot (docs/architecture.md, "Workflows").
 type EarlyRelease struct{ spi.Store }
 
 // InsertJobs implements spi.Store, wrongly.

@@ -63,7 +63,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
 
@@ -76,3 +76,47 @@ replace github.com/ratchet-go/ratchet/stores/mongodb => ..
 replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../../../internal/tcpproxy
 
 replace github.com/ratchet-go/ratchet/internal/stored => ../../../internal/stored
+
+replace github.com/ratchet-go/ratchet/internal/jobjson => ../../../internal/jobjson
+
+replace github.com/ratchet-go/ratchet/chaos => ../../../chaos
+
+replace github.com/ratchet-go/ratchet/compare/river => ../../../compare/river
+
+replace github.com/ratchet-go/ratchet/coordination/internal/hub => ../../../coordination/internal/hub
+
+replace github.com/ratchet-go/ratchet/coordination/ratchetnats => ../../../coordination/ratchetnats
+
+replace github.com/ratchet-go/ratchet/coordination/ratchetredis => ../../../coordination/ratchetredis
+
+replace github.com/ratchet-go/ratchet/dashboard => ../../../dashboard
+
+replace github.com/ratchet-go/ratchet/ddl => ../../../ddl
+
+replace github.com/ratchet-go/ratchet/encryption => ../../../encryption
+
+replace github.com/ratchet-go/ratchet/engine => ../../../engine
+
+replace github.com/ratchet-go/ratchet/internal/dbtest => ../../../internal/dbtest
+
+replace github.com/ratchet-go/ratchet/metrics/ratchetprom => ../../../metrics/ratchetprom
+
+replace github.com/ratchet-go/ratchet/simtest => ../../../simtest
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../../internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/stores/memory => ../../memory
+
+replace github.com/ratchet-go/ratchet/stores/mysql => ../../mysql
+
+replace github.com/ratchet-go/ratchet/stores/oracle => ../../oracle
+
+replace github.com/ratchet-go/ratchet/stores/postgres => ../../postgres
+
+replace github.com/ratchet-go/ratchet/stores/sqlite => ../../sqlite
+
+replace github.com/ratchet-go/ratchet/stores/sqlserver => ../../sqlserver
+
+replace github.com/ratchet-go/ratchet/tools => ../../../tools
+
+replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../../../tracing/ratchetotel

@@ -7,6 +7,7 @@
 //
 //	go run ./tools/cmd/release v0.1.0 --dry-run   # build and report; change nothing, print the tags
 //	go run ./tools/cmd/release v0.1.0             # then commit, tag, and push the tags
+//	go run ./tools/cmd/release crosslink          # give every go.mod a replace line to each sibling's folder
 //
 // Run it from the repository root.
 package main
@@ -18,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/ratchet-go/ratchet/tools/internal/release"
 )
@@ -35,7 +37,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the scratch folder (the rewritten tree, the module proxy, the builds)")
 	root := fs.String("root", ".", "the repository root (it holds go.work)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: release VERSION [--dry-run] [--keep] [--root DIR]")
+		fmt.Fprintln(stderr, "usage: release VERSION [--dry-run] [--keep] [--root DIR]\n       release crosslink [--root DIR]")
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after the version.
@@ -54,10 +56,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if positional[0] == "crosslink" {
+		if err := crosslink(*root, stdout); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		return 0
+	}
 	err := release.Run(ctx, release.Options{Root: *root, Version: positional[0], DryRun: *dryRun, Keep: *keep, Out: stdout})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// crosslink writes the replace lines that release.Crosslink adds.
+func crosslink(root string, stdout io.Writer) error {
+	mods, err := release.Workspace(root)
+	if err != nil {
+		return err
+	}
+	changed, err := release.Crosslink(root, mods)
+	if err != nil {
+		return err
+	}
+	for dir, data := range changed {
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(dir), "go.mod"), data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s/go.mod: replace lines to its siblings added\n", dir)
+	}
+	return nil
 }

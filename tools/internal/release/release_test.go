@@ -161,3 +161,28 @@ func TestRunDryRunThenReleaseThenTheNextRelease(t *testing.T) {
 	err = Run(ctx, Options{Root: root, Version: "v0.3.0", Out: &out})
 	assert.ErrorContains(t, err, "uncommitted changes")
 }
+
+func TestCrosslinkAddsAReplaceToEverySiblingAndPinsTidysVersions(t *testing.T) {
+	root := workspace(t)
+	mods, err := Workspace(root)
+	require.NoError(t, err)
+	lib := filepath.Join(root, "lib", "go.mod")
+	require.NoError(t, os.WriteFile(lib, []byte("module example.com/proj/lib\n\ngo 1.26.0\n\nrequire example.com/proj/internal/helper v0.0.0-00010101000000-000000000000\n\nreplace example.com/proj/internal/helper => ../internal/helper\n"), 0o644))
+	app := filepath.Join(root, "app", "go.mod")
+	data, err := os.ReadFile(app)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(app, bytes.ReplaceAll(data, []byte("lib v0.0.0"), []byte("lib v0.3.0")), 0o644))
+
+	changed, err := Crosslink(root, mods)
+	require.NoError(t, err)
+	assert.Contains(t, string(changed["lib"]), "replace example.com/proj/app => ../app")
+	assert.Contains(t, string(changed["lib"]), "example.com/proj/internal/helper v0.3.0", "tidy's version for a replaced sibling becomes the workspace's")
+	assert.Contains(t, string(changed["internal/helper"]), "replace example.com/proj/lib => ../../lib")
+	assert.NotContains(t, string(changed["internal/helper"]), "example.com/proj/internal/helper =>", "no module replaces itself")
+	for dir, d := range changed {
+		require.NoError(t, os.WriteFile(filepath.Join(root, dir, "go.mod"), d, 0o644))
+	}
+	again, err := Crosslink(root, mods)
+	require.NoError(t, err)
+	assert.Empty(t, again)
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 )
 
 // Module is one module of the workspace.
@@ -130,4 +132,79 @@ func dropReplaces(data []byte) ([]byte, error) {
 	}
 	mf.Cleanup()
 	return mf.Format()
+}
+
+// Crosslink returns the go.mod files of the modules under root that lack a
+// replace directive to the folder of a sibling, with those directives
+// added, keyed by the module's Dir. With them, `go mod tidy` works inside
+// one module with GOWORK=off although no sibling version is published
+// yet; the go command ignores them in a dependency. A sibling requirement
+// at the version `go mod tidy` writes for a replaced module (v0.0.0-...)
+// is set to the highest version the other sibling requirements name.
+// Nothing is written.
+func Crosslink(root string, mods []Module) (map[string][]byte, error) {
+	siblings := map[string]bool{}
+	for _, m := range mods {
+		siblings[m.Path] = true
+	}
+	current := ""
+	for _, m := range mods {
+		mf, err := readModFile(filepath.Join(root, filepath.FromSlash(m.Dir), "go.mod"))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range mf.Require {
+			if siblings[r.Mod.Path] && !module.IsPseudoVersion(r.Mod.Version) && semver.Compare(r.Mod.Version, current) > 0 {
+				current = r.Mod.Version
+			}
+		}
+	}
+	changed := map[string][]byte{}
+	for _, m := range mods {
+		name := filepath.Join(root, filepath.FromSlash(m.Dir), "go.mod")
+		mf, err := readModFile(name)
+		if err != nil {
+			return nil, err
+		}
+		have := map[string]bool{}
+		for _, r := range mf.Replace {
+			have[r.Old.Path] = true
+		}
+		dirty := false
+		for _, r := range mf.Require {
+			if siblings[r.Mod.Path] && module.IsPseudoVersion(r.Mod.Version) && current != "" {
+				if err := mf.AddRequire(r.Mod.Path, current); err != nil {
+					return nil, fmt.Errorf("release: %s: %w", name, err)
+				}
+				dirty = true
+			}
+		}
+		for _, s := range mods {
+			if s.Path == m.Path || have[s.Path] {
+				continue
+			}
+			rel, err := filepath.Rel(filepath.FromSlash(m.Dir), filepath.FromSlash(s.Dir))
+			if err != nil {
+				return nil, err
+			}
+			rel = filepath.ToSlash(rel)
+			if !strings.HasPrefix(rel, "../") {
+				rel = "./" + rel // a replacement without a version must be a path
+			}
+			if err := mf.AddReplace(s.Path, "", rel, ""); err != nil {
+				return nil, fmt.Errorf("release: %s: %w", name, err)
+			}
+			dirty = true
+		}
+		if !dirty {
+			continue
+		}
+		mf.Cleanup()
+		data, err := mf.Format()
+		if err != nil {
+			return nil, fmt.Errorf("release: %s: %w", name, err)
+		}
+		changed[m.Dir] = data
+	}
+	return changed, nil
 }
