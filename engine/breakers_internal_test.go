@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
@@ -144,3 +145,63 @@ type pollerStates struct {
 }
 
 func (m pollerStates) PollerBreakerState(_ context.Context, _, state string) { m.record(state) }
+
+// While the poller breaker is open, one claim a poll interval probes the
+// store: the probes fail while it is down (no more than one a second), and
+// the first after it answers again closes the breaker at once, without
+// waiting out the breaker's minute.
+func TestPollerBreakerProbesAndClosesOnTheStoresReturn(t *testing.T) {
+	ctx := context.Background()
+	clock := clockwork.NewFakeClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	var mu sync.Mutex
+	var states []string
+	metrics := pollerStates{record: func(s string) { mu.Lock(); states = append(states, s); mu.Unlock() }}
+	o := Options{
+		Client:   ratchet.ClientOptions{Metrics: metrics, Logger: slog.New(slog.DiscardHandler)},
+		NodeID:   "n1",
+		Breakers: BreakerOptions{Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute}},
+	}
+	b, err := pollerBreaker(o)
+	require.NoError(t, err)
+	store := &flakyClaims{down: true}
+	p := newPoller(pollerDeps{store: store, clock: clock, log: o.Client.Logger, strategy: claimAgain{}, breaker: b, probeEvery: time.Second,
+		dispatch: func(*spi.Job) {}, claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}})
+	require.True(t, p.claim(ctx, 1))
+	require.True(t, p.claim(ctx, 1))
+	require.Equal(t, 2, store.count())
+	require.True(t, p.claim(ctx, 1), "open: the first probe goes at once")
+	require.Equal(t, 3, store.count())
+
+	// waitThenClaim lets the poller's wait of the open breaker run out one
+	// poll interval later, then claims.
+	waitThenClaim := func() {
+		t.Helper()
+		done := make(chan bool)
+		go func() { done <- p.claim(ctx, 1) }()
+		require.NoError(t, clock.BlockUntilContext(ctx, 1), "open: the poller waits for the next probe")
+		clock.Advance(999 * time.Millisecond)
+		select {
+		case <-done:
+			t.Fatal("the wait ended before the poll interval")
+		default:
+		}
+		clock.Advance(time.Millisecond)
+		require.True(t, <-done)
+		require.True(t, p.claim(ctx, 1), "the probe")
+	}
+	for i := range 3 {
+		waitThenClaim()
+		assert.Equal(t, 4+i, store.count(), "one probe a poll interval while the store is down")
+	}
+	assert.Equal(t, breaker.Open, b.State(clock.Now()))
+	store.mu.Lock()
+	store.down = false
+	store.mu.Unlock()
+	waitThenClaim()
+	assert.Equal(t, breaker.Closed, b.State(clock.Now()), "the probe that succeeded closed the breaker")
+	require.True(t, p.claim(ctx, 1), "claims go on at once")
+	assert.Equal(t, 8, store.count())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"OPEN", "CLOSED"}, states, "no HALF_OPEN minute")
+}

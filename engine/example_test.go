@@ -34,7 +34,7 @@ func Example() {
 	if err := node.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer node.Stop(ctx) // drain, then give back what is unfinished
+	defer node.Stop(ctx)                               // drain, then give back what is unfinished
 	id, err := greet.Submit(ctx, node.Client(), "Ada") // durable once Submit returns
 	if err != nil {
 		log.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -89,8 +90,13 @@ type pollerDeps struct {
 	claimed func(ctx context.Context, n int)
 	failed  func(ctx context.Context, err error)
 	// breaker, when not nil, stops the claims while the store keeps
-	// failing them (the poller breaker).
-	breaker *breaker.Breaker
+	// failing them (the poller breaker). While it is open, one claim a
+	// probeEvery probes the store (breaker.Probe): the first that
+	// succeeds closes the breaker, so that a node is back at work within
+	// about probeEvery of the store's return instead of the breaker's
+	// whole wait; probeEvery zero probes never.
+	breaker    *breaker.Breaker
+	probeEvery time.Duration
 	// claimers is how many claims may be at the store at once (0 means
 	// 1). Above 1, limited must be nil: the per-task room is read before
 	// a claim and does not count the claims in flight.
@@ -104,6 +110,9 @@ type poller struct {
 	pollerDeps
 	wake  chan struct{} // new work (poke)
 	slots chan struct{} // a slot freed up (freed)
+	// lastProbe is when the last probe of the open breaker started (Unix
+	// nanoseconds), for the claimers to share the pace.
+	lastProbe atomic.Int64
 }
 
 func newPoller(d pollerDeps) *poller {
@@ -351,10 +360,13 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 	if p.breaker != nil {
 		var ok bool
 		if permit, ok = p.breaker.Allow(p.clock.Now()); !ok {
-			// Open: no claim until its wait is over (a wakeup only
-			// asks again).
+			permit, ok = p.probe()
+		}
+		if !ok {
+			// Open: no claim until the next probe or the end of its
+			// wait (a wakeup only asks again).
 			p.rejected(ctx, spi.GatePollerBreaker, 1)
-			return claimOutcome{asked: limit, gated: true, gateWait: max(p.breaker.OpenFor(p.clock.Now()), time.Millisecond)}
+			return claimOutcome{asked: limit, gated: true, gateWait: p.untilProbe()}
 		}
 	}
 	jobs, err := p.store.ClaimJobs(ctx, cp)
@@ -389,6 +401,31 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 		}
 	}
 	return claimOutcome{asked: limit, res: spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err}}
+}
+
+// probe admits a claim through the open breaker when probeEvery has
+// passed since the last probe (see pollerDeps.breaker).
+func (p *poller) probe() (breaker.Permit, bool) {
+	if p.probeEvery <= 0 {
+		return breaker.Permit{}, false
+	}
+	now := p.clock.Now()
+	last := p.lastProbe.Load()
+	if now.Sub(time.Unix(0, last)) < p.probeEvery || !p.lastProbe.CompareAndSwap(last, now.UnixNano()) {
+		return breaker.Permit{}, false
+	}
+	return p.breaker.Probe(now)
+}
+
+// untilProbe is how long a claim the open breaker refused waits: until
+// the next probe is due or the breaker's wait is over, at least 1 ms.
+func (p *poller) untilProbe() time.Duration {
+	now := p.clock.Now()
+	d := p.breaker.OpenFor(now)
+	if p.probeEvery > 0 {
+		d = min(d, p.probeEvery-now.Sub(time.Unix(0, p.lastProbe.Load())))
+	}
+	return max(d, time.Millisecond)
 }
 
 // waitWake waits for a wakeup, or for d when d > 0. It returns false when

@@ -48,6 +48,8 @@ type Breaker struct {
 	// The HALF_OPEN trial calls admitted and not yet counted, counted,
 	// and counted as failures.
 	trialsOut, trialsCounted, trialsFailed int
+	// probing is true while a probe (see Probe) is out.
+	probing bool
 }
 
 // New returns a CLOSED breaker; changed, when not nil, is told of every
@@ -68,6 +70,7 @@ type Permit struct {
 	b     *Breaker
 	gen   uint64
 	trial bool
+	probe bool
 }
 
 // Allow admits a call at now, or refuses it (false) while the breaker is
@@ -97,13 +100,40 @@ func (b *Breaker) Allow(now time.Time) (Permit, bool) {
 	return p, ok
 }
 
+// Probe admits one call while the breaker is OPEN, before its wait is
+// over: a probe of whether what failed answers again. Its success closes
+// the breaker at once; its failure opens it again from now (a fresh
+// wait); a probe that is not counted changes nothing. One probe is out at
+// a time, and the caller paces them (the poller: one per poll interval),
+// so that a dependency that keeps failing still gets no more than that.
+// Probe refuses (false) when the breaker is not OPEN or a probe is out.
+func (b *Breaker) Probe(now time.Time) (Permit, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != Open || b.probing || !now.Before(b.openedAt.Add(b.cfg.WaitDuration)) {
+		return Permit{}, false
+	}
+	b.probing = true
+	return Permit{b: b, gen: b.gen, probe: true}, true
+}
+
 // Done counts the outcome of the permit's call at now.
 func (p Permit) Done(now time.Time, out spi.CallOutcome) {
 	b := p.b
 	b.mu.Lock()
 	from := b.state
+	if p.probe {
+		b.probing = false
+	}
 	if p.gen == b.gen {
-		if p.trial {
+		if p.probe {
+			switch out {
+			case spi.CallSucceeded:
+				b.toLocked(Closed, now)
+			case spi.CallFailed:
+				b.toLocked(Open, now)
+			}
+		} else if p.trial {
 			b.trialLocked(now, out)
 		} else if b.state == Closed && out != spi.CallNotCounted {
 			b.recordLocked(now, out == spi.CallFailed)

@@ -253,3 +253,42 @@ func BenchmarkStrategyExecute(b *testing.B) {
 		_, _ = s.Execute(ctx, "svc", spi.ErrorFilter{}, fn)
 	}
 }
+
+// A probe goes through an OPEN breaker before its wait is over, one at a
+// time: its success closes the breaker, its failure opens it again from
+// then, and one that is not counted changes nothing.
+func TestProbe(t *testing.T) {
+	var moves []string
+	b, err := breaker.New(spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute},
+		func(from, to breaker.State) { moves = append(moves, from.String()+">"+to.String()) })
+	require.NoError(t, err)
+	_, ok := b.Probe(t0)
+	assert.False(t, ok, "no probe of a CLOSED breaker")
+	for range 2 {
+		p, ok := b.Allow(t0)
+		require.True(t, ok)
+		p.Done(t0, spi.CallFailed)
+	}
+	require.Equal(t, breaker.Open, b.State(t0))
+
+	p, ok := b.Probe(t0.Add(time.Second))
+	require.True(t, ok)
+	_, again := b.Probe(t0.Add(time.Second))
+	assert.False(t, again, "one probe out at a time")
+	p.Done(t0.Add(2*time.Second), spi.CallNotCounted)
+	assert.Equal(t, time.Minute-time.Second, b.OpenFor(t0.Add(time.Second)), "a probe not counted changes nothing")
+
+	p, ok = b.Probe(t0.Add(3 * time.Second))
+	require.True(t, ok)
+	p.Done(t0.Add(4*time.Second), spi.CallFailed)
+	assert.Equal(t, time.Minute, b.OpenFor(t0.Add(4*time.Second)), "a failed probe opens the breaker again from then")
+
+	_, ok = b.Probe(t0.Add(4*time.Second + time.Minute))
+	assert.False(t, ok, "no probe once the wait is over: Allow admits the HALF_OPEN trials")
+
+	p, ok = b.Probe(t0.Add(5 * time.Second))
+	require.True(t, ok)
+	p.Done(t0.Add(6*time.Second), spi.CallSucceeded)
+	assert.Equal(t, breaker.Closed, b.State(t0.Add(6*time.Second)), "a probe that succeeded closes the breaker")
+	assert.Equal(t, []string{"CLOSED>OPEN", "OPEN>CLOSED"}, moves)
+}

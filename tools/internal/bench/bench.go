@@ -123,6 +123,8 @@ type Result struct {
 	BaseP99, ArchiveP99 time.Duration
 	Archived            int
 	ArchiveTime         time.Duration
+	// Burndown: the times the store stopped answering during the work.
+	Outages []Outage
 }
 
 // InsertRate is inserted jobs per second.
@@ -164,8 +166,18 @@ func (r Result) Summary() string {
 		return fmt.Sprintf("steady %d jobs, latency p50 %s p99 %s max %s", r.Jobs,
 			r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond), r.LatencyMax.Round(time.Microsecond))
 	}
-	return fmt.Sprintf("insert %.0f jobs/s, work %.0f jobs/s", r.InsertRate(), r.WorkRate())
+	out := fmt.Sprintf("insert %.0f jobs/s, work %.0f jobs/s", r.InsertRate(), r.WorkRate())
+	for _, o := range r.Outages {
+		if !o.Resumed.IsZero() {
+			out += fmt.Sprintf("; store unreachable %.1f s, resumed %.1f s after it answered", o.Answered.Sub(o.Down).Seconds(), o.ResumedAfter().Seconds())
+		}
+	}
+	return out
 }
+
+// outagePoll is how often a burn-down reads the store to tell an outage
+// (Result.Outages): the resolution of the resume time it reports.
+const outagePoll = 100 * time.Millisecond
 
 // noop is the arguments of the benchmark's no-op jobs: none, as
 // compare/river's NoopArgs, so that both sides store and decode the same
@@ -434,6 +446,8 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 
 	events, unsubscribe := eng.Subscribe(cfg.Jobs + 1000)
 	defer unsubscribe()
+	watch := watchOutages(ctx, store, outagePoll, cfg.Progress)
+	defer watch.stop()
 	start = time.Now()
 	if err := eng.Start(ctx); err != nil {
 		return res, err
@@ -444,6 +458,7 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		case ev := <-events:
 			switch ev.Kind {
 			case engine.EventSucceeded:
+				watch.worked(ev.At)
 				if finished++; cfg.Advance != nil && (finished%1000 == 0 || finished == cfg.Jobs) {
 					cfg.Advance("work", finished, cfg.Jobs)
 				}
@@ -457,6 +472,7 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		}
 	}
 	res.WorkTime = time.Since(start)
+	res.Outages = watch.stop()
 	res.ClaimRounds = int(m.claims.Load())
 	fmt.Fprintf(cfg.Progress, "worked %d jobs in %s (%.0f jobs/s; %d claims of %.0f jobs on average)\n", cfg.Jobs,
 		res.WorkTime.Round(time.Millisecond), res.WorkRate(), res.ClaimRounds, float64(m.claimed.Load())/float64(max(1, res.ClaimRounds)))
