@@ -97,6 +97,11 @@ type pollerDeps struct {
 	// whole wait; probeEvery zero probes never.
 	breaker    *breaker.Breaker
 	probeEvery time.Duration
+	// adopter, when not nil, finds the jobs of the claims whose answer was
+	// lost (spi.ClaimAdopter): a claim that failed may have been applied.
+	// The poller remembers the Now of each claim that failed and adopts
+	// their jobs with its next claim that succeeds.
+	adopter spi.ClaimAdopter
 	// claimers is how many claims may be at the store at once (0 means
 	// 1). Above 1, limited must be nil: the per-task room is read before
 	// a claim and does not count the claims in flight.
@@ -113,6 +118,12 @@ type poller struct {
 	// lastProbe is when the last probe of the open breaker started (Unix
 	// nanoseconds), for the claimers to share the pace.
 	lastProbe atomic.Int64
+	// lastNow is the Now of the latest claim (Unix microseconds): each
+	// claim of the node gets a later one, so that a claim's Now names it.
+	lastNow atomic.Int64
+	// unsure are the Nows of the claims that failed, to adopt.
+	unsureMu sync.Mutex
+	unsure   []time.Time
 }
 
 func newPoller(d pollerDeps) *poller {
@@ -348,7 +359,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 // (every task at its limit, the open poller breaker) says to wait.
 func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 	cp := p.params
-	cp.Limit, cp.Now = limit, p.clock.Now().UTC().Truncate(time.Microsecond)
+	cp.Limit, cp.Now = limit, p.claimTime()
 	if p.limited != nil {
 		var room int
 		if cp.Tasks, room = p.limited(cp.Tasks); len(cp.Tasks) == 0 || room <= 0 {
@@ -386,7 +397,11 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 		}
 		p.failed(ctx, err)
 		p.log.Warn("claim failed; backing off", "err", err)
-	} else if len(jobs) > 0 {
+		p.remember(cp.Now)
+	} else {
+		jobs = append(jobs, p.adopt(ctx)...)
+	}
+	if err == nil && len(jobs) > 0 {
 		p.claimed(ctx, len(jobs))
 		var over []*spi.Job
 		if p.admit != nil {
@@ -401,6 +416,55 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 		}
 	}
 	return claimOutcome{asked: limit, res: spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err}}
+}
+
+// claimTime returns the Now of a claim: the clock's time to the
+// microsecond (the stores' precision), after the Now of every earlier
+// claim of the node.
+func (p *poller) claimTime() time.Time {
+	now := p.clock.Now().UTC().Truncate(time.Microsecond).UnixMicro()
+	for {
+		last := p.lastNow.Load()
+		next := max(now, last+1)
+		if p.lastNow.CompareAndSwap(last, next) {
+			return time.UnixMicro(next).UTC()
+		}
+	}
+}
+
+// remember keeps the Now of a claim that failed, for adopt.
+func (p *poller) remember(now time.Time) {
+	if p.adopter == nil {
+		return
+	}
+	p.unsureMu.Lock()
+	p.unsure = append(p.unsure, now)
+	p.unsureMu.Unlock()
+}
+
+// adopt returns the jobs of the claims that failed but were applied
+// (RUNNING under this node, claimed at their Now), once the store answers
+// again; when the store fails to tell, it tries again with the next claim.
+func (p *poller) adopt(ctx context.Context) []*spi.Job {
+	p.unsureMu.Lock()
+	unsure := p.unsure
+	p.unsure = nil
+	p.unsureMu.Unlock()
+	if len(unsure) == 0 {
+		return nil
+	}
+	jobs, err := p.adopter.AdoptClaims(ctx, p.params.NodeID, unsure)
+	if err != nil {
+		p.unsureMu.Lock()
+		p.unsure = append(p.unsure, unsure...)
+		p.unsureMu.Unlock()
+		p.log.Warn("reading the jobs of the claims that failed failed; trying again with the next claim", "claims", len(unsure), "err", err)
+		return nil
+	}
+	if len(jobs) > 0 {
+		p.log.Info("adopted the jobs of claims whose answer was lost", "jobs", len(jobs), "claims", len(unsure))
+	}
+	return jobs
 }
 
 // probe admits a claim through the open breaker when probeEvery has

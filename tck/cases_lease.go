@@ -46,6 +46,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Wakeups
 	case *spi.ClaimChecker:
 		v = caps.Claims
+	case *spi.ClaimAdopter:
+		v = caps.Adopter
 	case *spi.LeaseStore:
 		v = caps.Leases
 	case *spi.JobStateStore:

@@ -161,6 +161,25 @@ func (s *refStore) CheckClaims(_ context.Context, refs []spi.ClaimRef) ([]bool, 
 	return out, nil
 }
 
+func (s *refStore) AdoptClaims(_ context.Context, node string, claimedAt []time.Time) ([]*spi.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var out []*spi.Job
+	for _, r := range s.rows {
+		j := r.job
+		if r.corrupt || (j.Status != spi.StatusRunning && s.bug != bugAdoptIgnoresStatus) ||
+			(j.OwnerNode != node && s.bug != bugAdoptIgnoresNode) ||
+			(!slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) && s.bug != bugAdoptIgnoresTime) {
+			continue
+		}
+		out = append(out, j.Clone())
+	}
+	return out, nil
+}
+
 func (s *refStore) TryAcquireLease(_ context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
 	s.leasing.Add(1)
 	defer s.leasing.Add(-1)

@@ -112,6 +112,10 @@ const (
 	bugCheckIgnoresSeq    bug = "CheckClaims ignores the claim sequence"
 	bugCheckIgnoresStatus bug = "CheckClaims ignores the status"
 
+	bugAdoptIgnoresNode   bug = "AdoptClaims ignores the node"
+	bugAdoptIgnoresTime   bug = "AdoptClaims ignores the claim time"
+	bugAdoptIgnoresStatus bug = "AdoptClaims ignores the status"
+
 	bugLeaseNeverExpires     bug = "a lease never expires"
 	bugLeaseExpiryExclusive  bug = "a lease is held through now = expiry"
 	bugLeaseRenewKeepsExpiry bug = "a lease renewal keeps the old expiry"

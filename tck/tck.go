@@ -147,6 +147,7 @@ func groups() []group {
 		{"NodeTasks", nodeTaskCases()},
 		{"Permits", permitCases()},
 		{"ClaimCheck", claimCheckCases()},
+		{"Adopt", adoptCases()},
 		{"Lease", leaseCases()},
 		{"State", stateCases()},
 		{"Properties", propertyCases()},

@@ -42,6 +42,7 @@ func refHarness(b bug) harness {
 // the interface each needs.
 var capabilityGroups = map[string]string{
 	"ClaimCheck": "spi.ClaimChecker",
+	"Adopt":      "spi.ClaimAdopter",
 	"Lease":      "spi.LeaseStore",
 	"State":      "spi.JobStateStore",
 	"Properties": "spi.JobPropertyStore",
@@ -234,6 +235,9 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugInsertPartialBatch, []string{"Permits/InvalidLimitInBatch"}},
 
 		{bugCheckIgnoresSeq, []string{"ClaimCheck/StaleSeq"}},
+		{bugAdoptIgnoresNode, []string{"Adopt/LostClaim"}},
+		{bugAdoptIgnoresTime, []string{"Adopt/LostClaim"}},
+		{bugAdoptIgnoresStatus, []string{"Adopt/OnlyRunning"}},
 		{bugCheckIgnoresStatus, []string{"ClaimCheck/AfterTransitions", "ClaimCheck/Unknown"}},
 
 		{bugLeaseNeverExpires, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary", "Lease/Takeover"}},

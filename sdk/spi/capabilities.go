@@ -12,6 +12,8 @@ type Capabilities struct {
 	Wakeups WakeupListener
 	// Claims tells whether claims are still current.
 	Claims ClaimChecker
+	// Adopter finds the jobs of a claim whose answer was lost.
+	Adopter ClaimAdopter
 	// Leases grants named, time-limited leases.
 	Leases LeaseStore
 	// State keeps versioned per-job state.
@@ -69,6 +71,7 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Tx, _ = s.(TxInserter)
 	c.Wakeups, _ = s.(WakeupListener)
 	c.Claims, _ = s.(ClaimChecker)
+	c.Adopter, _ = s.(ClaimAdopter)
 	c.Leases, _ = s.(LeaseStore)
 	c.State, _ = s.(JobStateStore)
 	c.Properties, _ = s.(JobPropertyStore)

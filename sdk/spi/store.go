@@ -143,6 +143,22 @@ type ClaimChecker interface {
 	CheckClaims(ctx context.Context, refs []ClaimRef) ([]bool, error)
 }
 
+// ClaimAdopter is implemented by stores that can find the jobs of a claim
+// whose answer was lost. A ClaimJobs call that failed may have been
+// applied all the same (the connection broke after the database committed
+// the claim, before its rows came back): its jobs are RUNNING under the
+// node that asked, which does not know them, and, the node being alive,
+// no orphan scan would ever recover them. The node adopts them instead:
+// after a claim failed, it asks for the jobs RUNNING under it claimed at
+// that claim's Now (a node's claims never share a Now), and runs them
+// under the claim sequence the lost claim gave them.
+type ClaimAdopter interface {
+	// AdoptClaims returns the jobs RUNNING under node whose claim time is
+	// one of claimedAt, as ClaimJobs returns jobs; none when no such claim
+	// was applied.
+	AdoptClaims(ctx context.Context, node string, claimedAt []time.Time) ([]*Job, error)
+}
+
 // ConcurrentClaimer is implemented by stores that serve several claims at
 // once to good effect: claims on connections of their own that skip each
 // other's rows (PostgreSQL's SKIP LOCKED). A node then keeps two claims in

@@ -277,7 +277,10 @@ type ClaimRef struct {
 type ClaimParams struct {
 	NodeID string
 	Limit  int
-	Now    time.Time
+	// Now is the claim's time, written as the claimed jobs' claim time;
+	// the engine gives each claim of a node a Now of its own, to the
+	// microsecond, so that it names the claim (ClaimAdopter).
+	Now time.Time
 	// BoostInterval is the aging interval; zero or less disables aging.
 	BoostInterval time.Duration
 	// Tags restricts the claim to jobs whose tags pass the filter.

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -194,6 +195,23 @@ func (s *Store) FindJobsByProperty(_ context.Context, key, value string, limit i
 	sort.Slice(out, func(a, b int) bool { return out[a].String() < out[b].String() })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
+	}
+	return out, nil
+}
+
+// AdoptClaims returns the jobs RUNNING under node claimed at one of
+// claimedAt. It implements spi.ClaimAdopter.
+func (s *Store) AdoptClaims(_ context.Context, node string, claimedAt []time.Time) ([]*spi.Job, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []*spi.Job
+	for id := range s.running {
+		j := s.jobs[id]
+		if j.OwnerNode == node && slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) {
+			out = append(out, j.Clone())
+		}
 	}
 	return out, nil
 }

@@ -279,3 +279,39 @@ func (s *Store) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, e
 	}
 	return out, nil
 }
+
+// AdoptClaims returns the jobs RUNNING under node claimed at one of
+// claimedAt: those of claims whose answer was lost. It implements
+// spi.ClaimAdopter.
+func (s *Store) AdoptClaims(ctx context.Context, node string, claimedAt []time.Time) ([]*spi.Job, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if len(claimedAt) == 0 {
+		return nil, nil
+	}
+	at := make([]int64, len(claimedAt))
+	for i, t := range claimedAt {
+		at[i] = timeUS(t)
+	}
+	cur, err := s.jobs.Find(ctx, bson.M{fStatus: string(spi.StatusRunning), fOwner: node, fClaimed: bson.M{"$in": at}},
+		options.Find().SetProjection(jobProjection))
+	if err != nil {
+		return nil, fail("adopt claims", err)
+	}
+	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
+	var out []*spi.Job
+	for cur.Next(ctx) {
+		j, err := decodeJob(cur.Current)
+		if err != nil {
+			continue // a corrupt document stays RUNNING: the recovery at this node's next start fails it
+		}
+		out = append(out, j)
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fail("adopt claims", err)
+	}
+	return out, nil
+}

@@ -62,6 +62,9 @@ type Dialect[T any] struct {
 	// AdoptSQL reads the rows of the jobs of ids that are RUNNING,
 	// claimed at now: the jobs of a claim whose COMMIT did apply.
 	AdoptSQL func(now time.Time, ids []uuid.UUID) (string, []any)
+	// AdoptClaimsSQL reads the rows of the jobs RUNNING under node whose
+	// claim time is one of times (Core.AdoptClaims).
+	AdoptClaimsSQL func(node string, times []time.Time) (string, []any)
 
 	// JobsSQL reads the rows (the columns of JobColumns) of the jobs of
 	// ids, at most MaxIDs of them; GetJobSQL the row of job id;
@@ -425,6 +428,30 @@ func (c Core[T]) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, 
 			seq, ok := cur[r.JobID]
 			out[i] = ok && seq == r.ClaimSeq
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AdoptClaims returns the jobs RUNNING under node whose claim time is one
+// of claimedAt: those of claims whose answer was lost. It implements
+// spi.ClaimAdopter.
+func (c Core[T]) AdoptClaims(ctx context.Context, node string, claimedAt []time.Time) ([]*spi.Job, error) {
+	var out []*spi.Job
+	err := c.do("adopt the claims of node "+node, func() error {
+		if len(claimedAt) == 0 {
+			return nil
+		}
+		q, args := c.cfg.D.AdoptClaimsSQL(node, claimedAt)
+		rows, err := c.cfg.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out, _, err = c.cfg.D.ReadJobs(rows, nil)
 		return err
 	})
 	if err != nil {

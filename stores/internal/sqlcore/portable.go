@@ -542,6 +542,9 @@ func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
 	fill(&d.AdoptSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
 		return jobs("j.status = 'RUNNING' AND j.claimed_time = ? AND j.job_id IN (?)", s.time(now), s.ids(ids))
 	})
+	fill(&d.AdoptClaimsSQL, func(node string, times []time.Time) (string, []any) {
+		return jobs("j.status = 'RUNNING' AND j.owner_node = ? AND j.claimed_time IN (?)", s.nullName(node), In(Args(times, s.time)))
+	})
 	fill(&d.ClaimSQL, func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
 		return s.SQL(`UPDATE {job} SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
 	WHERE status = 'PENDING' AND job_id IN (?)`, s.nullName(node), s.time(now), s.ids(ids))

@@ -458,7 +458,7 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		case ev := <-events:
 			switch ev.Kind {
 			case engine.EventSucceeded:
-				watch.worked(ev.At)
+				watch.worked(time.Now())
 				if finished++; cfg.Advance != nil && (finished%1000 == 0 || finished == cfg.Jobs) {
 					cfg.Advance("work", finished, cfg.Jobs)
 				}
