@@ -65,10 +65,13 @@ type completer struct {
 	// whole each time it outgrew its array: with more bodies finishing
 	// than one flush takes, about four copies of every completion (a
 	// tenth of a node's CPU in a PostgreSQL burn-down).
-	queue     [][]pendingCompletion
-	logQueue  []spi.LogAppend // lines of running jobs, handed over before their runs end
-	signal    chan struct{}
-	quit      chan struct{}
+	queue    [][]pendingCompletion
+	logQueue []spi.LogAppend // lines of running jobs, handed over before their runs end
+	signal   chan struct{}
+	quit     chan struct{}
+	// again is closed (and replaced) when the store answers again after
+	// failing: the writes waiting out their retry backoff go at once.
+	again     chan struct{}
 	done      chan struct{}
 	started   bool
 	unwritten atomic.Int64 // completions the final flush could not write
@@ -83,7 +86,8 @@ func newCompleter(d completerDeps) *completer {
 	if d.finalization == nil {
 		d.finalization = spi.NoOpMetrics{}
 	}
-	return &completer{completerDeps: d, signal: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return &completer{completerDeps: d, signal: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		again: make(chan struct{})}
 }
 
 func (c *completer) start() {
@@ -221,13 +225,28 @@ func (c *completer) flush(ctx context.Context, batch []pendingCompletion, logs [
 				c.finalization.SuccessFinalizationRetried(ctx, x.JobID, batch[i].job.TaskName)
 			}
 		}
+		c.mu.Lock()
+		again := c.again
+		c.mu.Unlock()
 		select {
 		case <-c.clock.After(backoff):
+		case <-again:
+			backoff = 5 * time.Millisecond
 		case <-c.quit:
 			final = true
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// answered tells the completer that the store answers again (a claim
+// succeeded after one failed): the writes waiting out their retry backoff
+// are tried again at once, instead of after up to 5 s.
+func (c *completer) answered() {
+	c.mu.Lock()
+	close(c.again)
+	c.again = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // writeLogs writes the appends, returning them when the store failed.

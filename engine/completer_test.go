@@ -151,3 +151,34 @@ func TestCompleterTakesBatchesInOrder(t *testing.T) {
 	take() // 2
 	take() // none
 }
+
+// A write waiting out its retry backoff goes at once when the store
+// answers again (answered: a claim succeeded after one failed), without
+// the clock moving.
+func TestCompleterRetriesAtOnceWhenTheStoreAnswers(t *testing.T) {
+	store := &fakeCompleter{calls: make(chan struct{}, 100), failures: 6}
+	clock := clockwork.NewFakeClock()
+	reported := make(chan struct{}, 10)
+	c := newCompleter(completerDeps{store: store, clock: clock, log: slog.New(slog.DiscardHandler), batch: 10, workers: 1,
+		written:  func(context.Context, pendingCompletion, bool) { reported <- struct{}{} },
+		released: func(spi.ClaimRef) bool { return false }})
+	c.add(pending(1))
+	c.start()
+	ctx := context.Background()
+	backoff := 10 * time.Millisecond
+	for range 5 { // the store stays down: the backoff doubles, to 160 ms
+		<-store.calls
+		require.NoError(t, clock.BlockUntilContext(ctx, 1))
+		clock.Advance(backoff)
+		backoff *= 2
+	}
+	<-store.calls // the sixth failure: the retry waits 320 ms on the clock
+	require.NoError(t, clock.BlockUntilContext(ctx, 1))
+	c.answered()
+	<-store.calls // tried again with no clock move
+	<-reported
+	store.mu.Lock()
+	assert.Len(t, store.batches, 1)
+	store.mu.Unlock()
+	require.NoError(t, c.stop())
+}

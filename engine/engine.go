@@ -249,7 +249,7 @@ func (e *Engine) wire() {
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
 		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
-		breaker: e.pollBreaker, probeEvery: o.PollInterval, adopter: e.caps.Adopter,
+		breaker: e.pollBreaker, probeEvery: o.PollInterval, adopter: e.caps.Adopter, answered: e.completer.answered,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
 		failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },

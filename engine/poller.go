@@ -102,6 +102,9 @@ type pollerDeps struct {
 	// The poller remembers the Now of each claim that failed and adopts
 	// their jobs with its next claim that succeeds.
 	adopter spi.ClaimAdopter
+	// answered, when not nil, is told when a claim succeeds after one
+	// failed: the store answers again (the completer retries at once).
+	answered func()
 	// claimers is how many claims may be at the store at once (0 means
 	// 1). Above 1, limited must be nil: the per-task room is read before
 	// a claim and does not count the claims in flight.
@@ -124,6 +127,8 @@ type poller struct {
 	// unsure are the Nows of the claims that failed, to adopt.
 	unsureMu sync.Mutex
 	unsure   []time.Time
+	// failing is true from a claim that failed to the next that succeeds.
+	failing atomic.Bool
 }
 
 func newPoller(d pollerDeps) *poller {
@@ -398,7 +403,11 @@ func (p *poller) claimOnce(ctx context.Context, limit int) claimOutcome {
 		p.failed(ctx, err)
 		p.log.Warn("claim failed; backing off", "err", err)
 		p.remember(cp.Now)
+		p.failing.Store(true)
 	} else {
+		if p.failing.Load() && p.failing.Swap(false) && p.answered != nil {
+			p.answered()
+		}
 		jobs = append(jobs, p.adopt(ctx)...)
 	}
 	if err == nil && len(jobs) > 0 {
