@@ -27,8 +27,10 @@ func (o Outage) ResumedAfter() time.Duration {
 	return o.Resumed.Sub(o.Answered)
 }
 
-// outageWatch reads one job of the store every interval during a
-// burn-down, to tell when the store stops and starts answering; the
+// outageWatch writes to the store every interval during a burn-down (it
+// renews a lease of its own, where the store has leases; else it reads one
+// job), to tell when the store stops and starts answering writes (SQLite
+// held by another process's BEGIN EXCLUSIVE still answers reads); the
 // burn-down tells it of every job worked (worked), so that it can say how
 // long after the store's return the node resumed.
 type outageWatch struct {
@@ -62,9 +64,7 @@ func (w *outageWatch) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		read, cancel := context.WithTimeout(ctx, time.Second)
-		_, _, err := w.store.ListJobs(read, spi.ListParams{Limit: 1})
-		cancel()
+		err := w.probe(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -83,6 +83,18 @@ func (w *outageWatch) run(ctx context.Context) {
 		}
 		w.mu.Unlock()
 	}
+}
+
+// probe writes to the store, or reads where it has no leases.
+func (w *outageWatch) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if ls := spi.CapabilitiesOf(w.store).Leases; ls != nil {
+		_, err := ls.TryAcquireLease(ctx, "ratchet-bench-outage-watch", "bench", time.Minute, time.Now())
+		return err
+	}
+	_, _, err := w.store.ListJobs(ctx, spi.ListParams{Limit: 1})
+	return err
 }
 
 // worked tells the watch that a job was worked at now.

@@ -16,7 +16,8 @@ import (
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
-// downStore fails every listing while down.
+// downStore fails every listing and lease while down: the watch writes a
+// lease where the store has leases.
 type downStore struct {
 	spi.Store
 	down atomic.Bool
@@ -27,6 +28,13 @@ func (s *downStore) ListJobs(ctx context.Context, p spi.ListParams) ([]*spi.Job,
 		return nil, uuid.Nil, errors.New("connection refused")
 	}
 	return s.Store.ListJobs(ctx, p)
+}
+
+func (s *downStore) TryAcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	if s.down.Load() {
+		return false, errors.New("database is locked")
+	}
+	return spi.CapabilitiesOf(s.Store).Leases.TryAcquireLease(ctx, name, owner, ttl, now)
 }
 
 // The watch tells when the store stopped and started answering, and the
