@@ -106,7 +106,7 @@ func openStore(ctx context.Context, dsn, schema string, migrate bool, busy time.
 		if err != nil {
 			return nil, err
 		}
-		s, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy})
+		s, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy, Create: true})
 		if err != nil {
 			return nil, err
 		}

@@ -319,7 +319,7 @@ func TestWorkflowGraph(t *testing.T) {
 }
 
 func TestUnreachableStore(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), sqlite.Options{})
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), sqlite.Options{Create: true})
 	require.NoError(t, err)
 	c, err := ratchet.NewClient(st, ratchet.ClientOptions{})
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "quickstart")
 	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "jobs.db"), sqlite.Options{}) // the embedded database
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "jobs.db"), sqlite.Options{Create: true}) // the embedded database
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func Example_tour() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "ratchet.db"), sqlite.Options{})
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "ratchet.db"), sqlite.Options{Create: true})
 	if err != nil {
 		log.Fatal(err)
 	}

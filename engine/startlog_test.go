@@ -51,7 +51,7 @@ func (h *recording) messages(atLeast slog.Level) []string {
 // the batch finisher taking their leases) is at DEBUG.
 func TestStartLogsOneLineAtInfo(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{})
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer store.Close()
 	h := &recording{}

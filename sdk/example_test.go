@@ -233,7 +233,7 @@ func ExampleInTx() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "app.db"), sqlite.Options{})
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "app.db"), sqlite.Options{Create: true})
 	if err != nil {
 		log.Fatal(err)
 	}

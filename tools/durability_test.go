@@ -37,7 +37,7 @@ func TestSQLiteDurabilityAcrossRestart(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 
 	// First process: submit three jobs, then "die" holding one of them.
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	s, err := sqlite.Open(ctx, path, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	c, err := ratchet.NewClient(s, ratchet.ClientOptions{Clock: clock})
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestSQLiteDurabilityAcrossRestart(t *testing.T) {
 
 	// Second process, another node id: the dead node's job is recovered once
 	// its heartbeat is older than the grace period.
-	s, err = sqlite.Open(ctx, path, sqlite.Options{})
+	s, err = sqlite.Open(ctx, path, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer s.Close()
 	for _, id := range append(ids, later) {

@@ -34,7 +34,7 @@ import (
 type rawColumn func(t *testing.T, id uuid.UUID, column string, value []byte)
 
 func TestEncryptionTamperSQLite(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "tamper.db"), sqlite.Options{})
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "tamper.db"), sqlite.Options{Create: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	tamper(t, s, func(t *testing.T, id uuid.UUID, column string, value []byte) {

@@ -27,7 +27,7 @@ import (
 var storeOpeners = map[string]func(t *testing.T) spi.Store{
 	"memory": func(*testing.T) spi.Store { return memory.New() },
 	"sqlite": func(t *testing.T) spi.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{})
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Create: true})
 		require.NoError(t, err)
 		return s
 	},

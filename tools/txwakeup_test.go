@@ -87,7 +87,7 @@ func (r *txRig) startedAfter(t *testing.T, since time.Time) time.Duration {
 // wakes after a rollback.
 func TestTxSubmitWakesAfterCommitSQLite(t *testing.T) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, t.TempDir()+"/ratchet.db", sqlite.Options{})
+	inner, err := sqlite.Open(ctx, t.TempDir()+"/ratchet.db", sqlite.Options{Create: true})
 	require.NoError(t, err)
 	r := newTxRig(t, &observedStore{Store: inner, claimed: make(chan int, 1000)})
 	waitIdle(t, r.store)

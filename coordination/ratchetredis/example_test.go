@@ -20,7 +20,7 @@ type email struct {
 // not at that worker's next poll.
 func Example() {
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, "jobs.db", sqlite.Options{})
+	store, err := sqlite.Open(ctx, "jobs.db", sqlite.Options{Create: true})
 	if err != nil {
 		log.Fatal(err)
 	}

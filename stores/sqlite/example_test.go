@@ -21,7 +21,7 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "ratchet.db"), sqlite.Options{})
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "ratchet.db"), sqlite.Options{Create: true})
 	if err != nil {
 		panic(err)
 	}

@@ -30,7 +30,7 @@ func dbPath(t *testing.T) string {
 
 func openAt(t *testing.T, path string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, Options{})
+	s, err := Open(context.Background(), path, Options{Create: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s

@@ -44,7 +44,7 @@ func TestOpenCreatesSchema(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	// Reopening applies nothing again.
-	s2, err := Open(ctx, path, Options{BusyTimeout: time.Second})
+	s2, err := Open(ctx, path, Options{BusyTimeout: time.Second, Create: true})
 	require.NoError(t, err)
 	defer s2.Close()
 	require.NoError(t, s2.db.QueryRow(`SELECT COUNT(*) FROM ratchet_schema_version`).Scan(&n))
@@ -68,11 +68,11 @@ func TestOpenMemory(t *testing.T) {
 
 func TestOpenBadArguments(t *testing.T) {
 	ctx := context.Background()
-	_, err := Open(ctx, "", Options{})
+	_, err := Open(ctx, "", Options{Create: true})
 	require.Error(t, err)
-	_, err = Open(ctx, dbPath(t), Options{BusyTimeout: -time.Second})
+	_, err = Open(ctx, dbPath(t), Options{BusyTimeout: -time.Second, Create: true})
 	require.Error(t, err)
-	_, err = Open(ctx, t.TempDir(), Options{})
+	_, err = Open(ctx, t.TempDir(), Options{Create: true})
 	require.ErrorContains(t, err, "directory")
 }
 
@@ -105,7 +105,7 @@ func TestOpenRejectsNonSQLiteFile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := dbPath(t)
 			require.NoError(t, os.WriteFile(path, content, 0o600))
-			_, err := Open(context.Background(), path, Options{})
+			_, err := Open(context.Background(), path, Options{Create: true})
 			require.ErrorIs(t, err, spi.ErrSchema)
 			assert.Contains(t, err.Error(), "is not a Ratchet database")
 			assert.Contains(t, err.Error(), path)
@@ -124,7 +124,7 @@ func TestOpenRejectsForeignSQLiteDatabase(t *testing.T) {
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 
-	_, err = Open(context.Background(), path, Options{})
+	_, err = Open(context.Background(), path, Options{Create: true})
 	require.ErrorIs(t, err, spi.ErrSchema)
 	assert.Contains(t, err.Error(), "is not a Ratchet database")
 	assert.Contains(t, err.Error(), "customers")
@@ -140,7 +140,7 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 
-	_, err = Open(context.Background(), path, Options{})
+	_, err = Open(context.Background(), path, Options{Create: true})
 	require.ErrorIs(t, err, spi.ErrSchema)
 	assert.Contains(t, err.Error(), "version 99")
 	assert.Contains(t, err.Error(), fmt.Sprintf("version %d,", ddl.Latest(Dialect)))
@@ -217,7 +217,7 @@ func TestOpenConcurrentlyOnNewFile(t *testing.T) {
 	stores := make(chan *Store, 4)
 	for range 4 {
 		go func() {
-			s, err := Open(context.Background(), path, Options{})
+			s, err := Open(context.Background(), path, Options{Create: true})
 			errs <- err
 			stores <- s
 		}()
@@ -235,7 +235,7 @@ func TestOpenConcurrentlyOnNewFile(t *testing.T) {
 
 func TestCloseIsIdempotentAndLaterCallsFail(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, dbPath(t), Options{})
+	s, err := Open(ctx, dbPath(t), Options{Create: true})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
@@ -265,7 +265,7 @@ func TestCloseIsIdempotentAndLaterCallsFail(t *testing.T) {
 func TestDurableAcrossReopen(t *testing.T) {
 	ctx := context.Background()
 	path := dbPath(t)
-	s, err := Open(ctx, path, Options{})
+	s, err := Open(ctx, path, Options{Create: true})
 	require.NoError(t, err)
 	pending := job(spi.PriorityNormal, t0.Add(time.Hour))
 	running := job(spi.PriorityHigh, t0)
@@ -338,7 +338,7 @@ func databaseAt(t *testing.T, path string, version int) *sql.DB {
 	migs, err := ddl.Migrations(Dialect)
 	require.NoError(t, err)
 	require.Greater(t, len(migs), version)
-	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
+	raw, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second, Create: true}))
 	require.NoError(t, err)
 	require.NoError(t, migrate(context.Background(), raw, path, migs[:version]))
 	return raw
@@ -355,4 +355,34 @@ func openUpgraded(t *testing.T, path string) *Store {
 	require.NoError(t, s.db.QueryRow(`SELECT MAX(version) FROM ratchet_schema_version`).Scan(&version))
 	assert.Equal(t, len(migs), version)
 	return s
+}
+
+// Without Create, Open only checks: a missing file is an error naming it
+// and is not created; a database at an older version is an error naming
+// both versions; a current one opens.
+func TestOpenWithoutCreateOnlyChecks(t *testing.T) {
+	ctx := context.Background()
+	missing := dbPath(t)
+	_, err := Open(ctx, missing, Options{})
+	require.ErrorIs(t, err, spi.ErrSchema)
+	assert.ErrorContains(t, err, missing+": ratchet: schema mismatch: no such file")
+	_, statErr := os.Stat(missing)
+	assert.ErrorIs(t, statErr, os.ErrNotExist, "no file created")
+
+	path := dbPath(t)
+	s := openAt(t, path)
+	var latest int
+	require.NoError(t, s.db.QueryRow("SELECT MAX(version) FROM ratchet_schema_version").Scan(&latest))
+	require.NoError(t, s.Close())
+	current, err := Open(ctx, path, Options{})
+	require.NoError(t, err, "a current database opens without Create")
+	require.NoError(t, current.Close())
+
+	older := openAt(t, path)
+	exec(t, older, "DELETE FROM ratchet_schema_version WHERE version = ?", latest)
+	require.NoError(t, older.Close())
+	_, err = Open(ctx, path, Options{})
+	require.ErrorIs(t, err, spi.ErrSchema)
+	assert.ErrorContains(t, err, fmt.Sprintf("is at version %d, this code needs version %d", latest-1, latest))
+	assert.ErrorContains(t, err, "ratchet migrate")
 }

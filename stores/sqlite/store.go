@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +33,15 @@ type Options struct {
 	// process holds before it fails with SQLITE_BUSY. Zero means
 	// [DefaultBusyTimeout]; a negative value is an error.
 	BusyTimeout time.Duration
+	// Create makes the database: a missing file is created and the schema
+	// migrated to this code's version (which an older database of Ratchet
+	// is too). False, the zero value, only checks: the file must exist and
+	// hold the schema at this code's version, or Open fails naming what is
+	// wrong and what to do, and writes nothing; a path with a typo never
+	// becomes a new, empty database. A process that only reads, or the
+	// nodes of a fleet whose database `ratchet migrate` prepares, open
+	// without it. ":memory:" is always created.
+	Create bool
 }
 
 // Store is an [spi.Store] on one SQLite database. Create it with [Open]; it
@@ -81,6 +92,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	memory := path == ":memory:"
 	if !memory {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !opts.Create {
+			return nil, fmt.Errorf("sqlite: open %s: %w: no such file (wrong path? Options{Create: true}, or `ratchet migrate --store sqlite:%s`, creates it)",
+				path, spi.ErrSchema, path)
+		}
 		if err := checkFileHeader(path); err != nil {
 			return nil, err
 		}
@@ -97,7 +112,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	if err := prepare(ctx, db, path, memory); err != nil {
+	if err := prepare(ctx, db, path, memory, opts.Create || memory); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -157,8 +172,9 @@ const jobCountsSQL = `SELECT 'PENDING', task_name, priority, COUNT(*), 0 FROM sc
 // maxIDs bounds the ids of an IN list, far below SQLite's 32,766 variables.
 const maxIDs = 1000
 
-// prepare checks the schema read-only, switches to WAL and migrates.
-func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {
+// prepare checks the schema read-only, switches to WAL and, with create,
+// migrates; without, it requires the schema at the latest version.
+func prepare(ctx context.Context, db *sql.DB, path string, memory, create bool) error {
 	migs, err := ddl.Migrations(Dialect)
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -173,6 +189,9 @@ func prepare(ctx context.Context, db *sql.DB, path string, memory bool) error {
 	}
 	if err := sch.Validate(st, migs[len(migs)-1].Version); err != nil {
 		return fmt.Errorf("sqlite: open: %w", err)
+	}
+	if !create {
+		return sch.Check(ctx, db, migs[len(migs)-1].Version)
 	}
 	if !memory {
 		// The switch needs the file to itself: another process opening it

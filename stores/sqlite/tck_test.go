@@ -17,7 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	tck.Run(t, tck.Harness{
 		Open: func(t *testing.T) spi.Store {
-			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{})
+			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Create: true})
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}

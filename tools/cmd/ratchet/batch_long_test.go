@@ -76,7 +76,7 @@ func streamNode(spec string) int {
 		fmt.Fprintln(os.Stderr, "stream:", err)
 		return 1
 	}
-	st, err := storeflag.Open(ctx, spec, "", os.Getenv(envStreamSchema))
+	st, err := storeflag.Open(ctx, spec, "", os.Getenv(envStreamSchema), true)
 	if err != nil {
 		return fail(err)
 	}
@@ -134,7 +134,7 @@ func streamCmd(dsn, schema string, id uuid.UUID, from, to int) *exec.Cmd {
 // it, as a deployment would.
 func migrated(t *testing.T) (dsn, schema string) {
 	dsn, schema = dbtest.Postgres(t)
-	st, err := storeflag.Open(context.Background(), dsn, "", schema)
+	st, err := storeflag.Open(context.Background(), dsn, "", schema, true)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	return dsn, schema
@@ -145,7 +145,7 @@ func TestLongBatchOf100k(t *testing.T) {
 	const n = 100_000
 	ctx := context.Background()
 	dsn, schema := migrated(t)
-	st, err := storeflag.Open(ctx, dsn, "", schema)
+	st, err := storeflag.Open(ctx, dsn, "", schema, true)
 	require.NoError(t, err)
 	defer st.Close()
 	var callbacks atomic.Int32
@@ -237,7 +237,7 @@ func TestLongStreamBatchKilled(t *testing.T) {
 	const n = 200_000
 	ctx := context.Background()
 	dsn, schema := migrated(t)
-	st, err := storeflag.Open(ctx, dsn, "", schema)
+	st, err := storeflag.Open(ctx, dsn, "", schema, true)
 	require.NoError(t, err)
 	defer st.Close()
 	c, err := ratchet.NewClient(st.Store, ratchet.ClientOptions{})

@@ -100,7 +100,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fail(fmt.Errorf("the data directory: %w", err))
 	}
-	opened, err := storeflag.Open(ctx, "sqlite", filepath.Join(*data, "ratchet.db"), "")
+	opened, err := storeflag.Open(ctx, "sqlite", filepath.Join(*data, "ratchet.db"), "", true)
 	if err != nil {
 		return fail(err)
 	}

@@ -59,7 +59,7 @@ func chromiumPath(t *testing.T) string {
 func TestDashboardInBrowser(t *testing.T) {
 	exe := chromiumPath(t)
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{})
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer store.Close()
 

@@ -28,7 +28,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	opened, err := storeflag.Open(ctx, *store, *db, *schema)
+	opened, err := storeflag.Open(ctx, *store, *db, *schema, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet demo: %v\n", err)
 		return 1

@@ -77,9 +77,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	st, err := storeflag.Open(ctx, *store, *db, *schema)
+	st, err := storeflag.Open(ctx, *store, *db, *schema, false)
 	if err != nil {
-		return fail(err)
+		return fail(storeflag.OpenError(*store, err))
 	}
 	defer st.Close()
 	rw := spi.CapabilitiesOf(st.Store).Rewriter

@@ -50,7 +50,7 @@ func TestLongKeyRotation(t *testing.T) {
 	const n = 100_000
 	ctx := context.Background()
 	dsn, schema := migrated(t)
-	st, err := storeflag.Open(ctx, dsn, "", schema)
+	st, err := storeflag.Open(ctx, dsn, "", schema, true)
 	require.NoError(t, err)
 	defer st.Close()
 	k1, k2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)

@@ -21,7 +21,7 @@ func TestKeysReencryptCommand(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "keys.db")
 	k1, k2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	s, err := sqlite.Open(ctx, db, sqlite.Options{})
+	s, err := sqlite.Open(ctx, db, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	kp, err := encryption.NewStaticKeys("k1", map[string][]byte{"k1": k1})
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ func TestKeysReencryptCommand(t *testing.T) {
 	assert.Contains(t, out.String(), `reencrypt: 7 jobs, 8 values: 8 rewritten (1 were plaintext), 0 already under "k2"`, "the waiting job's payload and its signal's too")
 	assert.Contains(t, out.String(), "reencrypt: 1 recurring schedules rewritten")
 
-	s, err = sqlite.Open(ctx, db, sqlite.Options{})
+	s, err = sqlite.Open(ctx, db, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer s.Close()
 	for _, id := range ids {

@@ -90,7 +90,7 @@ func migratePostgres(ctx context.Context, dsn, schema string) ([]int, error) {
 // migrateSQLite opens the file, which applies whatever migrations it lacks
 // (an SQLite store always migrates at open). It reports none as applied.
 func migrateSQLite(ctx context.Context, path string) ([]int, error) {
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	s, err := sqlite.Open(ctx, path, sqlite.Options{Create: true})
 	if err != nil {
 		return nil, err
 	}

@@ -123,9 +123,9 @@ func (f *opsFlags) open(ctx context.Context) (*storeflag.Opened, *ratchet.Client
 		}
 		opts.Codecs = []ratchet.PayloadCodec{codec}
 	}
-	st, err := storeflag.Open(ctx, f.store, f.db, f.schema)
+	st, err := storeflag.Open(ctx, f.store, f.db, f.schema, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the store %s: %w", storeflag.Redacted(f.store), err)
+		return nil, nil, storeflag.OpenError(f.store, err)
 	}
 	c, err := ratchet.NewClient(st.Store, opts)
 	if err != nil {

@@ -33,7 +33,7 @@ func opsStore(t *testing.T) (db string, failed, pending []uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	db = filepath.Join(t.TempDir(), "ops.db")
-	s, err := sqlite.Open(ctx, db, sqlite.Options{})
+	s, err := sqlite.Open(ctx, db, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer s.Close()
 	bounce := ratchet.NewVoidTask("email.bounce", func(ctx context.Context, a signup) error {
@@ -151,7 +151,7 @@ func TestBulkRetryAndCancelByFilter(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, map[string]int{"matching": 4, "changed": 4, "skipped": 0}, res)
 
-	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	for _, id := range failed {
 		j, err := s.GetJob(context.Background(), id)

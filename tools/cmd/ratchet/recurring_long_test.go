@@ -65,7 +65,7 @@ func TestMain(m *testing.M) {
 // recurringNode runs one engine with the schedule until SIGTERM.
 func recurringNode(spec string) int {
 	ctx := context.Background()
-	st, err := storeflag.Open(ctx, spec, os.Getenv(envNodeDB), os.Getenv(envNodeSchema))
+	st, err := storeflag.Open(ctx, spec, os.Getenv(envNodeDB), os.Getenv(envNodeSchema), true)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1
@@ -123,7 +123,7 @@ func acrossProcesses(t *testing.T, spec, schema, db string) {
 	const nodes, run = 3, 30 * time.Second
 	ctx := context.Background()
 	// Migrate once before the nodes start, as a deployment would.
-	st, err := storeflag.Open(ctx, spec, db, schema)
+	st, err := storeflag.Open(ctx, spec, db, schema, true)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	var procs []*exec.Cmd
@@ -149,7 +149,7 @@ func acrossProcesses(t *testing.T, spec, schema, db string) {
 	}
 	elapsed := time.Since(start)
 
-	st, err = storeflag.Open(ctx, spec, db, schema)
+	st, err = storeflag.Open(ctx, spec, db, schema, true)
 	require.NoError(t, err)
 	defer st.Close()
 	c, err := ratchet.NewClient(st.Store, ratchet.ClientOptions{})

@@ -2,6 +2,7 @@ package storeflag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -34,10 +35,16 @@ type Opened struct {
 }
 
 // Open opens the store named by spec. dbPath is the SQLite file for the
-// "sqlite" spec; empty means a new file in a temporary folder, removed at
-// Close. schema is the PostgreSQL schema for a postgres:// spec, created and
-// migrated when missing.
-func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
+// "sqlite" spec; schema is the PostgreSQL schema for a postgres:// spec.
+//
+// Without create, Open only checks: the database, schema or file must
+// exist and hold the schema at this binary's version, or Open fails naming
+// what is wrong and what to do, and creates and migrates nothing (a DSN
+// with a typo must not look like an empty, healthy queue). With create
+// (the commands that own their database: migrate, dev, demo), a missing
+// database, schema or file is created and the schema migrated; "sqlite"
+// with no dbPath is a new file in a temporary folder, removed at Close.
+func Open(ctx context.Context, spec, dbPath, schema string, create bool) (*Opened, error) {
 	switch {
 	case IsMongo(spec):
 		s, err := mongodb.Open(ctx, spec, mongodb.Options{})
@@ -46,31 +53,34 @@ func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 		}
 		return &Opened{Store: s, Desc: "mongodb database " + s.Database().Name(), Close: s.Close}, nil
 	case IsMySQL(spec):
-		s, err := mysql.Open(ctx, spec, mysql.Options{ApplyMigrations: true})
+		s, err := mysql.Open(ctx, spec, mysql.Options{ApplyMigrations: create})
 		if err != nil {
 			return nil, err
 		}
 		return &Opened{Store: s, Desc: "mysql database " + s.Database(), Close: s.Close}, nil
 	case IsSQLServer(spec):
-		s, err := sqlserver.Open(ctx, spec, sqlserver.Options{ApplyMigrations: true})
+		s, err := sqlserver.Open(ctx, spec, sqlserver.Options{ApplyMigrations: create})
 		if err != nil {
 			return nil, err
 		}
 		return &Opened{Store: s, Desc: "sqlserver " + Redacted(spec), Close: s.Close}, nil
 	case IsOracle(spec):
-		s, err := oracle.Open(ctx, spec, oracle.Options{ApplyMigrations: true})
+		s, err := oracle.Open(ctx, spec, oracle.Options{ApplyMigrations: create})
 		if err != nil {
 			return nil, err
 		}
 		return &Opened{Store: s, Desc: "oracle " + Redacted(spec), Close: s.Close}, nil
 	case IsPostgres(spec):
-		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: true})
+		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: create})
 		if err != nil {
 			return nil, err
 		}
 		return &Opened{Store: s, Desc: "postgres schema " + s.Schema(), Close: s.Close}, nil
 	case spec == "" || spec == "sqlite":
 		cleanup := func() error { return nil }
+		if dbPath == "" && !create {
+			return nil, errors.New("--store sqlite names no database: give its file with --store sqlite:PATH (or --db PATH)")
+		}
 		if dbPath == "" {
 			dir, err := os.MkdirTemp("", "ratchet-")
 			if err != nil {
@@ -79,13 +89,13 @@ func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 			dbPath = filepath.Join(dir, "ratchet.db")
 			cleanup = func() error { return os.RemoveAll(dir) }
 		}
-		return openSQLite(ctx, dbPath, cleanup)
+		return openSQLite(ctx, dbPath, create, cleanup)
 	case sqlite.IsURL(spec):
 		path, err := sqlite.PathFromURL(spec)
 		if err != nil {
 			return nil, fmt.Errorf("--store: %w", err)
 		}
-		return openSQLite(ctx, path, func() error { return nil })
+		return openSQLite(ctx, path, create, func() error { return nil })
 	case spec == "memory":
 		s := memory.New()
 		return &Opened{Store: s, Desc: "memory", Close: s.Close}, nil
@@ -93,8 +103,8 @@ func Open(ctx context.Context, spec, dbPath, schema string) (*Opened, error) {
 	return nil, fmt.Errorf("unknown --store %q: %s", spec, Usage)
 }
 
-func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened, error) {
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+func openSQLite(ctx context.Context, path string, create bool, cleanup func() error) (*Opened, error) {
+	s, err := sqlite.Open(ctx, path, sqlite.Options{Create: create})
 	if err != nil {
 		_ = cleanup()
 		return nil, err
@@ -106,6 +116,17 @@ func openSQLite(ctx context.Context, path string, cleanup func() error) (*Opened
 		}
 		return err
 	}}, nil
+}
+
+// OpenError is the error of a check-only Open of spec: err, and, when the
+// database, schema or file is missing or at another version
+// (spi.ErrSchema), what to do about it.
+func OpenError(spec string, err error) error {
+	err = fmt.Errorf("open the store %s: %w", Redacted(spec), err)
+	if errors.Is(err, spi.ErrSchema) {
+		return fmt.Errorf("%w\n(a wrong DSN, schema or path? `ratchet migrate --store ...` creates and migrates the database; this command creates nothing)", err)
+	}
+	return err
 }
 
 // IsMongo reports whether spec is a MongoDB URI.
@@ -162,7 +183,7 @@ func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 	if IsSQLServer(spec) || IsOracle(spec) {
 		// No database or schema of its own: the one the URL names must
 		// hold no jobs yet.
-		o, err := Open(ctx, spec, dbPath, "")
+		o, err := Open(ctx, spec, dbPath, "", true)
 		if err != nil {
 			return nil, err
 		}
@@ -177,10 +198,10 @@ func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 		return o, nil
 	}
 	if !IsPostgres(spec) {
-		return Open(ctx, spec, dbPath, "")
+		return Open(ctx, spec, dbPath, "", true)
 	}
 	schema := fmt.Sprintf("ratchet_bench_%d", os.Getpid())
-	o, err := Open(ctx, spec, "", schema)
+	o, err := Open(ctx, spec, "", schema, true)
 	if err != nil {
 		return nil, err
 	}

@@ -370,7 +370,7 @@ func twoEngines(t *testing.T, h Harness) {
 		return nil
 	})
 
-	workerStore, err := sqlite.Open(ctx, path, sqlite.Options{})
+	workerStore, err := sqlite.Open(ctx, path, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = workerStore.Close() })
 	workerCoord, _ := open(t, h, h.Addr, cluster, nil)
@@ -390,7 +390,7 @@ func twoEngines(t *testing.T, h Harness) {
 	require.NoError(t, worker.Start(ctx))
 	t.Cleanup(func() { _ = worker.Stop(context.Background()) })
 
-	clientStore, err := sqlite.Open(ctx, path, sqlite.Options{})
+	clientStore, err := sqlite.Open(ctx, path, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = clientStore.Close() })
 	clientCoord, _ := open(t, h, h.Addr, cluster, nil)
