@@ -897,7 +897,11 @@ func (e *Env) onComplete(cs []spi.Completion, applied []bool, err error) {
 // --- the task wrapper that applies mocks ---
 
 // envTask is the definition the engine dispatches for one task name: it
-// applies the first matching mock, or runs the registered task.
+// applies the first matching mock, or runs the registered task. It carries
+// every option of the registered task that the engine reads of a
+// definition (its circuit breaker's service and filter, its validation),
+// so that a task behaves in an Env as on a node; a test checks that it has
+// every such method of ratchet.Task.
 type envTask struct {
 	env  *Env
 	name string
@@ -905,6 +909,25 @@ type envTask struct {
 }
 
 func (d *envTask) Name() string { return d.name }
+
+// Protection is the registered task's (Task.ProtectedBy): its jobs go
+// through the circuit breaker of its service, mocked or not.
+func (d *envTask) Protection() (service string, filter spi.ErrorFilter) {
+	if p, ok := d.real.(interface {
+		Protection() (string, spi.ErrorFilter)
+	}); ok {
+		return p.Protection()
+	}
+	return "", spi.ErrorFilter{}
+}
+
+// Validate is the registered task's.
+func (d *envTask) Validate() error {
+	if v, ok := d.real.(interface{ Validate() error }); ok {
+		return v.Validate()
+	}
+	return nil
+}
 
 // UnhandledCallError is the error of a job that no mock matched and no
 // registered task handles. It is wrapped in DoNotRetry.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -560,4 +561,51 @@ func TestRecurringScheduleInEnv(t *testing.T) {
 	info, err := env.Client().GetSchedule(context.Background(), "hourly")
 	require.NoError(t, err)
 	assert.Zero(t, info.Skipped)
+}
+
+// A task's circuit breaker works in an Env as on a node, on the Env's fake
+// clock: two failing calls open it, a job meanwhile goes back to PENDING
+// without an attempt charged, and after the breaker's wait one trial call
+// that succeeds closes it.
+func TestEnvKeepsTheTaskBreaker(t *testing.T) {
+	charge := ratchet.NewTask("charge", func(ctx context.Context, a chargeArgs) (receipt, error) {
+		return receipt{Order: a.Order}, nil
+	}, ratchet.WithMaxRetries(10), ratchet.WithBackoff(ratchet.BackoffFixed, time.Second)).ProtectedBy("payments", spi.ErrorFilter{})
+	env := simtest.NewEnv(t, simtest.EnvOptions{Engine: engine.Options{Breakers: engine.BreakerOptions{
+		Config: spi.CircuitBreakerConfig{SlidingWindowSize: 2, MinimumCalls: 2, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 1}}}}, charge)
+	env.MockTask(charge).Times(2).ReturnError(errors.New("503 from the gateway"))
+	state := func() string {
+		for _, b := range env.Engine().Breakers() {
+			if b.Service == "payments" {
+				return b.State.String()
+			}
+		}
+		return "no breaker of the service payments"
+	}
+	ctx := context.Background()
+	a, err := charge.Submit(ctx, env.Client(), chargeArgs{Order: "A-1"})
+	require.NoError(t, err)
+	env.Advance(0)
+	require.NoError(t, err)
+	b, err := charge.Submit(ctx, env.Client(), chargeArgs{Order: "A-2"})
+	require.NoError(t, err)
+	env.Advance(0)
+	assert.Equal(t, "OPEN", state(), "two failures of two calls open the breaker")
+	assert.Equal(t, 1, env.Job(a).Attempts)
+	assert.Equal(t, 1, env.Job(b).Attempts)
+
+	c, err := charge.Submit(ctx, env.Client(), chargeArgs{Order: "A-3"})
+	require.NoError(t, err)
+	env.Advance(0)
+	j := env.Job(c)
+	assert.Equal(t, ratchet.StatusPending, j.Status, "refused by the open breaker: back to PENDING")
+	assert.Equal(t, 0, j.Attempts, "no attempt charged")
+	assert.Equal(t, t0.Add(spi.DefaultRetryDelay), j.ScheduledAt.UTC(), "due again after the breaker's retry delay")
+
+	env.Advance(time.Minute) // the wait is over: HALF_OPEN, and the trial call succeeds
+	assert.Equal(t, "CLOSED", state(), "a successful trial call closes the breaker")
+	env.RunUntilIdle()
+	for _, id := range []uuid.UUID{a, b, c} {
+		assert.Equal(t, ratchet.StatusSucceeded, env.Status(id))
+	}
 }
