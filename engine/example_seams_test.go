@@ -174,7 +174,8 @@ func Example_recurring() {
 	ran := make(chan string, 1)
 	report := ratchet.NewVoidTask("report.daily", func(ctx context.Context, region string) error {
 		jc, _ := ratchet.JobFromContext(ctx)
-		ran <- region + " report for the slot of " + jc.ScheduledAt.Format("2006-01-02 15:04")
+		slot, _ := jc.Slot() // the slot stays, even when the job's due time moves (a retry, a release)
+		ran <- region + " report for the slot of " + slot.Format("2006-01-02 15:04")
 		return nil
 	})
 	eng, err := engine.New(memory.New(), engine.Options{

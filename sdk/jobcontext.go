@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/stored"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -48,6 +49,8 @@ type JobContext struct {
 	loaded   bool
 	// How to read the job's signal wait; nil where the store keeps none.
 	loadSignal func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error)
+	// key is the job's idempotency key: a recurring job's names its slot.
+	key string
 }
 
 // PropertyReader reads job properties: spi.JobPropertyStore's read side.
@@ -229,8 +232,18 @@ func newJobContext(j *Job, logger *slog.Logger, loggers JobLoggerFactory) *JobCo
 		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,
 		Priority: j.Priority, ScheduledAt: j.ScheduledAt, WorkflowID: j.WorkflowID,
 		Logger: loggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Base: logger}),
-		params: p,
+		params: p, key: j.IdempotencyKey,
 	}
+}
+
+// Slot returns the slot of a job that a recurring schedule fired: the time
+// its schedule's expression named, which stays the job's whatever happens
+// to its due time (ScheduledAt moves when the job is retried, released at
+// a node's graceful stop or recovered after a crash). ok is false for a
+// job no schedule fired (TriggerSchedule's included).
+func (j *JobContext) Slot() (slot time.Time, ok bool) {
+	_, slot, ok = stored.SlotOf(j.key)
+	return slot, ok
 }
 
 // Param returns the value of a submission param, or "" when unset.

@@ -10,7 +10,28 @@ import (
 // SlotKey is the idempotency key of the job of schedule id's slot at slot:
 // the unique key that makes each slot fire once.
 func SlotKey(id string, slot time.Time) string {
-	return "ratchet-schedule:" + id + "@" + slot.UTC().Format(time.RFC3339)
+	return slotPrefix + id + "@" + slot.UTC().Format(time.RFC3339)
+}
+
+// slotPrefix starts every SlotKey.
+const slotPrefix = "ratchet-schedule:"
+
+// SlotOf returns the schedule id and the slot of a key that SlotKey made,
+// and false for any other key.
+func SlotOf(key string) (id string, slot time.Time, ok bool) {
+	rest, ok := strings.CutPrefix(key, slotPrefix)
+	if !ok {
+		return "", time.Time{}, false
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return "", time.Time{}, false
+	}
+	slot, err := time.Parse(time.RFC3339, rest[at+1:])
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return rest[:at], slot, true
 }
 
 // sealedPrefix starts a text value whose bytes went through the payload

@@ -12,6 +12,19 @@ func TestSlotKeyIsUTCAndStable(t *testing.T) {
 	}
 }
 
+func TestSlotOfReadsASlotKey(t *testing.T) {
+	slot := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	id, got, ok := SlotOf(SlotKey("report@eu", slot))
+	if !ok || id != "report@eu" || !got.Equal(slot) {
+		t.Fatalf("SlotOf = %q, %s, %v", id, got, ok)
+	}
+	for _, key := range []string{"", "welcome-ada", "ratchet-schedule:x", "ratchet-schedule:x@not-a-time"} {
+		if _, _, ok := SlotOf(key); ok {
+			t.Errorf("SlotOf(%q) is a slot", key)
+		}
+	}
+}
+
 func TestSealedTextRoundTrip(t *testing.T) {
 	s := SealText([]byte{0, 1, 2, 0xff})
 	b, sealed, err := SealedText(s)
