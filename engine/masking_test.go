@@ -9,6 +9,8 @@ import (
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
 type signup struct {
@@ -34,7 +36,8 @@ func TestJobDetailMasksSensitiveFields(t *testing.T) {
 	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{codec}, MaskPayloads: true}}, task)
 	in := signup{Email: "ann@example.com", Password: "hunter2", Card: map[string]string{"card_number": "4111", "cvv": "123", "brand": "visa"},
 		IBAN: "DE89", Notes: []map[string]any{{"api-key": "k", "text": "hi"}}}
-	id, err := task.Submit(ctx, r.client, in, ratchet.WithProperty(ratchet.MaskFieldsProperty, "iban, email"))
+	id, err := task.Submit(ctx, r.client, in, ratchet.WithProperty(ratchet.MaskFieldsProperty, "iban, email"),
+		ratchet.WithParam("tenant", "acme"), ratchet.WithParam("api_key", "k-123"), ratchet.WithParam("iban", "DE89"))
 	require.NoError(t, err)
 	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
 	assert.Equal(t, in, <-got, "the body receives the real values")
@@ -45,6 +48,8 @@ func TestJobDetailMasksSensitiveFields(t *testing.T) {
 	assert.JSONEq(t, `{"email":"***","password":"***","card":{"card_number":"***","cvv":"***","brand":"visa"},"iban":"***",
 		"notes":[{"api-key":"***","text":"hi"}]}`, string(d.Arguments))
 	assert.JSONEq(t, `{"session_token":"***","user":"u1"}`, string(d.Result))
+	assert.Equal(t, map[string]string{"tenant": "acme", "api_key": "***", "iban": "***"}, d.Job.Params,
+		"params follow the policy too: a built-in name and one the job's property names")
 	assert.Nil(t, d.Job.Payload, "no stored bytes in a detail")
 	assert.Equal(t, ratchet.StatusSucceeded, d.Job.Status)
 
@@ -70,4 +75,33 @@ func TestMaskJSON(t *testing.T) {
 	assert.Equal(t, `[1,2]`, string(ratchet.MaskJSON([]byte(`[1,2]`), mc, p)))
 	assert.False(t, p.IsSensitiveField("brand", mc))
 	assert.True(t, p.IsSensitiveField("iban", ratchet.MaskingContext{Properties: map[string]string{ratchet.MaskFieldsProperty: "x,IBAN"}}))
+}
+
+// The submitter's trace context follows the masking policy too: a detail
+// leaves it out when the policy finds the field TraceContextField
+// sensitive, and keeps it otherwise.
+func TestJobDetailMasksTheTraceContextByPolicy(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	stamp := func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
+		for _, j := range jobs {
+			j.TraceContext = []byte("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+		}
+		return next(ctx, jobs)
+	}
+	submitter, err := ratchet.NewClient(store, ratchet.ClientOptions{InsertMiddleware: []ratchet.InsertMiddleware{stamp}})
+	require.NoError(t, err)
+	id, err := submitter.SubmitRaw(ctx, "traced", []byte(`{}`))
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		policy ratchet.MaskingPolicy
+		kept   bool
+	}{{ratchet.DefaultMaskingPolicy{}, true}, {ratchet.DefaultMaskingPolicy{Extra: []string{ratchet.TraceContextField}}, false}} {
+		reader, err := ratchet.NewClient(store, ratchet.ClientOptions{MaskPayloads: true, MaskingPolicy: c.policy})
+		require.NoError(t, err)
+		d, err := reader.JobDetail(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, c.kept, len(d.Job.TraceContext) > 0, "policy %+v", c.policy)
+	}
 }

@@ -134,7 +134,10 @@ func maskValue(v any, mc MaskingContext, p MaskingPolicy) any {
 
 // JobDetail is a job with its arguments and result decoded (through the
 // payload pipeline) for people to read: the job details of the spec.
-// With masking on, the sensitive fields of both are MaskedValue.
+// With masking on, the sensitive fields of both are MaskedValue, and so
+// are the values of the job's params whose keys the policy finds
+// sensitive; the trace context of the submitter (Job.TraceContext) is left
+// out when the policy finds the field TraceContextField sensitive.
 type JobDetail struct {
 	// Job is the job as stored, without its Payload and Result bytes
 	// (which may be ciphertext, or, unmasked, secrets).
@@ -144,6 +147,31 @@ type JobDetail struct {
 	Arguments, Result json.RawMessage
 	// Masked says whether masking was applied.
 	Masked bool
+}
+
+// TraceContextField is the field name a MaskingPolicy is asked about for a
+// job's trace context (Job.TraceContext) in its details.
+const TraceContextField = "traceContext"
+
+// maskParams returns params with the values of the sensitive keys masked
+// (params itself when none is).
+func maskParams(params map[string]string, mc MaskingContext, p MaskingPolicy) map[string]string {
+	var out map[string]string
+	for k := range params {
+		if p.IsSensitiveField(k, mc) {
+			if out == nil {
+				out = make(map[string]string, len(params))
+				for k, v := range params {
+					out[k] = v
+				}
+			}
+			out[k] = MaskedValue
+		}
+	}
+	if out == nil {
+		return params
+	}
+	return out
 }
 
 // JobDetail returns job id with its arguments and result decoded, masked
@@ -180,6 +208,10 @@ func (c *Client) JobDetail(ctx context.Context, id uuid.UUID) (*JobDetail, error
 		args = MaskJSON(args, mc, c.mask)
 		if res != nil {
 			res = MaskJSON(res, mc, c.mask)
+		}
+		j.Params = maskParams(j.Params, mc, c.mask)
+		if len(j.TraceContext) > 0 && c.mask.IsSensitiveField(TraceContextField, mc) {
+			j.TraceContext = nil
 		}
 	}
 	d.Arguments, d.Result = args, res

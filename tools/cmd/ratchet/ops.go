@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -339,6 +341,13 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	masked := ""
 	if d.Masked {
 		masked = " (masked)"
+	}
+	if len(j.Params) > 0 {
+		var ps []string
+		for _, k := range slices.Sorted(maps.Keys(j.Params)) {
+			ps = append(ps, k+"="+j.Params[k])
+		}
+		row("params"+masked, strings.Join(ps, " "))
 	}
 	row("arguments"+masked, string(d.Arguments))
 	if d.Result != nil {

@@ -45,7 +45,8 @@ func opsStore(t *testing.T) (db string, failed, pending []uuid.UUID) {
 	defer unsub()
 	require.NoError(t, eng.Start(ctx))
 	for i := range 4 {
-		id, err := bounce.Submit(ctx, eng.Client(), signup{Email: "ann@example.com", Password: "hunter" + string(rune('0'+i))})
+		id, err := bounce.Submit(ctx, eng.Client(), signup{Email: "ann@example.com", Password: "hunter" + string(rune('0'+i))},
+			ratchet.WithParam("tenant", "acme"), ratchet.WithParam("api_key", "key-"+string(rune('0'+i))))
 		require.NoError(t, err)
 		failed = append(failed, id)
 	}
@@ -119,6 +120,8 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	assert.Contains(t, out, "arguments (masked)")
 	assert.Contains(t, out, "ann@example.com")
 	assert.NotContains(t, out, "hunter0", "the password is masked")
+	assert.NotContains(t, out, "key-0", "a param of a sensitive name is masked")
+	assert.Contains(t, out, "acme", "the other params are shown")
 	assert.Contains(t, out, "crash count")
 
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--error", "MAILBOX", "--priority", "normal,high", "--json")
