@@ -154,6 +154,22 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 	return c
 }
 
+// Jittered returns c with its retry delay (RetryAt − now) drawn from
+// [delay·(1−fraction), delay] by u, a uniform draw in [0, 1): the delay
+// less u·fraction of it. A completion that is no retry, and a fraction of
+// zero, are returned as they are.
+func Jittered(c spi.Completion, now time.Time, fraction, u float64) spi.Completion {
+	if c.Outcome != spi.OutcomeRetry || fraction <= 0 {
+		return c
+	}
+	delay := c.RetryAt.Sub(now)
+	if delay <= 0 {
+		return c
+	}
+	c.RetryAt = c.RetryAt.Add(-time.Duration(float64(delay) * fraction * u)).Truncate(time.Microsecond)
+	return c
+}
+
 // NextBatch splits the completer's queue into the next write (at most size
 // completions, in queue order) and what stays queued.
 func NextBatch[T any](queue []T, size int) (batch, rest []T) {

@@ -96,3 +96,17 @@ func TestCompletionOfCarriesDependents(t *testing.T) {
 		t.Error("completion of a plain job claims dependents")
 	}
 }
+
+// Jittered draws a retry's delay from [delay·(1−fraction), delay]; it
+// leaves a completion that is no retry, and a zero fraction, alone.
+func TestJittered(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	retry := spi.Completion{Outcome: spi.OutcomeRetry, RetryAt: now.Add(10 * time.Second)}
+	assert.Equal(t, now.Add(10*time.Second), Jittered(retry, now, 0.5, 0).RetryAt, "u = 0: the whole delay")
+	assert.Equal(t, now.Add(7500*time.Millisecond), Jittered(retry, now, 0.5, 0.5).RetryAt)
+	late := Jittered(retry, now, 0.5, 0.999999).RetryAt
+	assert.True(t, !late.Before(now.Add(5*time.Second)) && late.Before(now.Add(5001*time.Millisecond)), "u near 1: half the delay, %s", late.Sub(now))
+	assert.Equal(t, retry, Jittered(retry, now, 0, 0.7), "fraction 0: exact")
+	failed := spi.Completion{Outcome: spi.OutcomeFailed}
+	assert.Equal(t, failed, Jittered(failed, now, 1, 0.7))
+}

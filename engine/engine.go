@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -184,7 +185,7 @@ func (e *Engine) wire() {
 		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency, finalization: m.fin,
 		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
 	out := outcomes{clock: o.clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
-		results: o.ResultStrategy, pipe: e.client.Pipeline()}
+		results: o.ResultStrategy, pipe: e.client.Pipeline(), jitter: retryJitter(o.RetryJitter, e.tasks), draw: mathrand.Float64}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
 	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline()}
 	if e.caps.Properties != nil {

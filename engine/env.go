@@ -88,6 +88,14 @@ var envSettings = []envSetting{
 		o.TaskTuning = limits
 		return nil
 	}},
+	{name: "RATCHET_RETRY_JITTER", doc: "spread of retry delays: each drawn from [delay·(1−f), delay] (a fraction f in [0, 1]; 0, the default, keeps them exact)", applyStr: func(o *Options, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return fmt.Errorf("%q is not a fraction in [0, 1]", v)
+		}
+		o.RetryJitter = f
+		return nil
+	}},
 	// This library's circuit breakers (the defaults of every service).
 	{name: "RATCHET_CIRCUIT_BREAKER_ENABLED", doc: "circuit breakers of protected tasks (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)

@@ -282,3 +282,13 @@ func TestLookupEnvLeavesEncryptionKeys(t *testing.T) {
 	assert.Empty(t, warnings)
 	assert.Contains(t, engine.EnvSettingNames(), "RATCHET_ENCRYPTION_KEYS")
 }
+
+func TestLookupEnvRetryJitter(t *testing.T) {
+	o, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_RETRY_JITTER=0.25"})
+	require.NoError(t, err)
+	assert.Equal(t, 0.25, o.RetryJitter)
+	for _, bad := range []string{"1.5", "-0.1", "lots", "NaN"} {
+		_, _, err := engine.LookupEnv(engine.Options{}, []string{"RATCHET_RETRY_JITTER=" + bad})
+		assert.ErrorContains(t, err, "RATCHET_RETRY_JITTER", bad)
+	}
+}

@@ -126,6 +126,13 @@ type Options struct {
 	// RetryPolicy overrides retry decisions; nil defers to each job's
 	// settings.
 	RetryPolicy spi.RetryPolicy
+	// RetryJitter spreads the retry delays of every task that sets none of
+	// its own (Task.RetryJitter): each delay is drawn uniformly from
+	// [delay·(1−RetryJitter), delay], so that the jobs that failed together
+	// do not all retry at the same instant after an outage. Zero, the
+	// default, keeps the delays exact (the spec's backoff); a value outside
+	// [0, 1] is an error. RATCHET_RETRY_JITTER.
+	RetryJitter float64
 	// ErrorSanitizer turns errors into stored text; nil means
 	// ratchet.DefaultSanitizer.
 	ErrorSanitizer spi.ErrorSanitizer
@@ -302,6 +309,9 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.JobLogs.Retention, DefaultLogRetention)
 	if o.JobLogs.MaxLines < 0 || o.JobLogs.Retention < 0 {
 		return o, fmt.Errorf("%w: JobLogs.MaxLines %d and JobLogs.Retention %s must not be negative", ratchet.ErrInvalidArgument, o.JobLogs.MaxLines, o.JobLogs.Retention)
+	}
+	if !(o.RetryJitter >= 0 && o.RetryJitter <= 1) {
+		return o, fmt.Errorf("%w: engine option RetryJitter %v is not a fraction in [0, 1]", ratchet.ErrInvalidArgument, o.RetryJitter)
 	}
 	if o.MinPollInterval > o.PollInterval {
 		return o, fmt.Errorf("%w: MinPollInterval %s exceeds PollInterval %s", ratchet.ErrInvalidArgument, o.MinPollInterval, o.PollInterval)

@@ -20,11 +20,18 @@ type outcomes struct {
 	metrics   metricsOf
 	results   ratchet.ResultStrategy
 	pipe      *ratchet.Pipeline
+	// jitter is the retry jitter of each task (Task.RetryJitter, else
+	// Options.RetryJitter); draw, a uniform draw in [0, 1) (rand.Float64).
+	jitter map[string]float64
+	draw   func() float64
 }
 
 func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion {
 	now := o.clock.Now().UTC().Truncate(time.Microsecond)
 	c := CompletionOf(j, err, o.policy, o.sanitizer, now)
+	if f := o.jitter[j.TaskName]; f > 0 && c.Outcome == spi.OutcomeRetry {
+		c = Jittered(c, now, f, o.draw())
+	}
 	switch c.Outcome {
 	case spi.OutcomeSucceeded:
 		if res != nil {

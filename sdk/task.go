@@ -36,6 +36,7 @@ type Task[A, R any] struct {
 	defaults []SubmitOption
 	service  string // the service whose circuit breaker guards the task; "" for none
 	filter   spi.ErrorFilter
+	jitter   *float64 // RetryJitter's fraction; nil: the node's
 	resolve  func(ctx context.Context, args A, parents []Parent) (A, error)
 }
 
@@ -71,6 +72,29 @@ func (t *Task[A, R]) ProtectedBy(service string, filter spi.ErrorFilter) *Task[A
 	return t
 }
 
+// RetryJitter spreads the retry delays of the task's jobs: each delay the
+// backoff (or the node's RetryPolicy) gives is drawn uniformly from
+// [delay·(1−fraction), delay], so that the jobs that failed together (an
+// outage of what they call) do not all retry at the same instant. It
+// overrides the node's engine.Options.RetryJitter for this task; 0 makes
+// the task's delays exact again (the spec's EXPONENTIAL is exact, and
+// that is the default). fraction outside [0, 1] fails the task's
+// registration. It returns t, so that it chains onto NewTask.
+func (t *Task[A, R]) RetryJitter(fraction float64) *Task[A, R] {
+	t.jitter = &fraction
+	return t
+}
+
+// Jitter returns the fraction of RetryJitter, and false when the task has
+// none (the node's applies). The engine reads it of every task that has
+// the method.
+func (t *Task[A, R]) Jitter() (fraction float64, set bool) {
+	if t.jitter == nil {
+		return 0, false
+	}
+	return *t.jitter, true
+}
+
 // ResolveArgs gives the task late-bound arguments (the spec's
 // PreExecutionArgResolver): before each run of one of its jobs, fn gets the
 // stored arguments and the job's parents as they finished (JobContext.Parents:
@@ -101,6 +125,8 @@ func (t *Task[A, R]) Validate() error {
 		return invalidArg("task has an empty name")
 	case t.fn == nil:
 		return invalidArg("task %q has a nil function", t.name)
+	case t.jitter != nil && !(*t.jitter >= 0 && *t.jitter <= 1):
+		return invalidArg("task %q: retry jitter %v is not a fraction in [0, 1]", t.name, *t.jitter)
 	}
 	return nil
 }

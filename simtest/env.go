@@ -921,6 +921,14 @@ func (d *envTask) Protection() (service string, filter spi.ErrorFilter) {
 	return "", spi.ErrorFilter{}
 }
 
+// Jitter is the registered task's (Task.RetryJitter).
+func (d *envTask) Jitter() (fraction float64, set bool) {
+	if j, ok := d.real.(interface{ Jitter() (float64, bool) }); ok {
+		return j.Jitter()
+	}
+	return 0, false
+}
+
 // Validate is the registered task's.
 func (d *envTask) Validate() error {
 	if v, ok := d.real.(interface{ Validate() error }); ok {

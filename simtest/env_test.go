@@ -609,3 +609,49 @@ func TestEnvKeepsTheTaskBreaker(t *testing.T) {
 		assert.Equal(t, ratchet.StatusSucceeded, env.Status(id))
 	}
 }
+
+// Retry jitter spreads the retries of jobs that failed together: with the
+// node's RetryJitter of 0.5, the retries of a FIXED 10 s backoff fall
+// between 5 s and 10 s and not all at one instant; a task whose own
+// RetryJitter is 0 keeps its delays exact.
+func TestRetryJitterSpreadsRetries(t *testing.T) {
+	spread := ratchet.NewVoidTask("spread", func(context.Context, int) error { return nil },
+		ratchet.WithBackoff(ratchet.BackoffFixed, 10*time.Second))
+	exact := ratchet.NewVoidTask("exact", func(context.Context, int) error { return nil },
+		ratchet.WithBackoff(ratchet.BackoffFixed, 10*time.Second)).RetryJitter(0)
+	env := simtest.NewEnv(t, simtest.EnvOptions{Engine: engine.Options{RetryJitter: 0.5}}, spread, exact)
+	env.MockTask(spread).Times(20).ReturnError(errors.New("gateway down"))
+	env.MockTask(exact).Times(20).ReturnError(errors.New("gateway down"))
+	ctx := context.Background()
+	args := make([]int, 20)
+	spreadIDs, err := spread.SubmitMany(ctx, env.Client(), args)
+	require.NoError(t, err)
+	exactIDs, err := exact.SubmitMany(ctx, env.Client(), args)
+	require.NoError(t, err)
+	env.Advance(0) // every job runs once and fails
+	retries := map[time.Time]bool{}
+	for _, id := range spreadIDs {
+		j := env.Job(id)
+		require.Equal(t, ratchet.StatusPending, j.Status)
+		delay := j.ScheduledAt.Sub(t0)
+		assert.True(t, delay >= 5*time.Second && delay <= 10*time.Second, "a retry of spread after %s", delay)
+		retries[j.ScheduledAt] = true
+	}
+	assert.Greater(t, len(retries), 10, "20 retries at %d instants", len(retries))
+	for _, id := range exactIDs {
+		assert.Equal(t, t0.Add(10*time.Second), env.Job(id).ScheduledAt.UTC(), "exact keeps its delay")
+	}
+	env.RunUntilIdle()
+	for _, id := range append(spreadIDs, exactIDs...) {
+		assert.Equal(t, ratchet.StatusSucceeded, env.Status(id))
+	}
+}
+
+// A jitter outside [0, 1] is refused, the node's and a task's.
+func TestRetryJitterChecked(t *testing.T) {
+	noop := ratchet.NewVoidTask("noop", func(context.Context, int) error { return nil })
+	_, err := engine.New(memory.New(), engine.Options{RetryJitter: 1.5}, noop)
+	assert.ErrorContains(t, err, "RetryJitter 1.5 is not a fraction in [0, 1]")
+	_, err = engine.New(memory.New(), engine.Options{}, ratchet.NewVoidTask("bad", func(context.Context, int) error { return nil }).RetryJitter(-0.1))
+	assert.ErrorContains(t, err, "retry jitter -0.1 is not a fraction in [0, 1]")
+}
