@@ -143,11 +143,36 @@ func IsSQLServer(spec string) bool { return strings.HasPrefix(spec, "sqlserver:/
 // IsOracle reports whether spec is an Oracle URL.
 func IsOracle(spec string) bool { return strings.HasPrefix(spec, "oracle://") }
 
-// Redacted is spec without the password of its URL, for messages.
+// Redacted is spec without its credentials, for messages: the password of
+// its URL, the values of password query parameters, and, in a spec that
+// does not parse as a URL with a user (a typo such as postgres//ann:pw@db),
+// everything before its last '@'.
 func Redacted(spec string) string {
 	u, err := url.Parse(spec)
-	if err != nil {
-		return "(unparsable URL)"
+	if err != nil || u.User == nil {
+		if at := strings.LastIndex(spec, "@"); at >= 0 {
+			head := ""
+			if i := strings.Index(spec, "://"); i >= 0 && i < at {
+				head = spec[:i+3]
+			}
+			return head + "***" + spec[at:]
+		}
+		if err != nil {
+			return "(unparsable URL)"
+		}
+	}
+	if q := u.Query(); len(q) > 0 {
+		masked := false
+		for k := range q {
+			switch strings.ToLower(k) {
+			case "password", "pass", "pwd", "passwd", "sslpassword":
+				q.Set(k, "xxxxx")
+				masked = true
+			}
+		}
+		if masked {
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.Redacted()
 }
