@@ -44,7 +44,16 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 			var scheduled any
 			var res sql.NullString
 			if err := rows.Scan(&raw, &prio, &scheduled, &res, &c.Limit); err != nil {
-				return nil, err
+				// A column of the wrong type (a priority or a permit limit
+				// that is no integer): the row, not the claim, fails, so
+				// that one corrupt row cannot hold up the queue. A second
+				// Scan of the row reads its id alone.
+				var skip any
+				if rows.Scan(&raw, &skip, &skip, &skip, &skip) != nil {
+					return nil, err
+				}
+				bad = append(bad, BadRow[T]{ID: raw, Seq: -1, Err: Corrupt(d.IDText(raw), "unreadable claim columns: %v", err)})
+				continue
 			}
 			if c.ID, err = d.ParseID(raw); err != nil {
 				// failed below, so it cannot take a candidate's place at every claim
@@ -52,7 +61,8 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 				continue
 			}
 			if c.Scheduled, err = d.timeOf(scheduled); err != nil {
-				return nil, Corrupt(c.ID.String(), "unreadable scheduled time: %v", err)
+				bad = append(bad, BadRow[T]{ID: raw, Seq: -1, Err: Corrupt(c.ID.String(), "unreadable scheduled time: %v", err)})
+				continue
 			}
 			c.Priority, c.Resource = spi.Priority(prio), res.String
 			out = append(out, c)
