@@ -89,6 +89,24 @@ func Rewrite(root string, mods []Module, version string) (map[string][]byte, err
 	for _, m := range mods {
 		siblings[m.Path] = true
 	}
+	return editModFiles(root, mods, func(_ Module, mf *modfile.File) (bool, error) {
+		dirty := false
+		for _, r := range mf.Require {
+			if siblings[r.Mod.Path] && r.Mod.Version != version {
+				if err := mf.AddRequire(r.Mod.Path, version); err != nil {
+					return false, err
+				}
+				dirty = true
+			}
+		}
+		return dirty, nil
+	})
+}
+
+// editModFiles runs edit over the go.mod of every module of mods under
+// root and returns those it changed (edit reports true), formatted, keyed
+// by the module's Dir. Nothing is written.
+func editModFiles(root string, mods []Module, edit func(m Module, mf *modfile.File) (bool, error)) (map[string][]byte, error) {
 	changed := map[string][]byte{}
 	for _, m := range mods {
 		name := filepath.Join(root, filepath.FromSlash(m.Dir), "go.mod")
@@ -96,14 +114,9 @@ func Rewrite(root string, mods []Module, version string) (map[string][]byte, err
 		if err != nil {
 			return nil, err
 		}
-		dirty := false
-		for _, r := range mf.Require {
-			if siblings[r.Mod.Path] && r.Mod.Version != version {
-				if err := mf.AddRequire(r.Mod.Path, version); err != nil {
-					return nil, fmt.Errorf("release: %s: %w", name, err)
-				}
-				dirty = true
-			}
+		dirty, err := edit(m, mf)
+		if err != nil {
+			return nil, fmt.Errorf("release: %s: %w", name, err)
 		}
 		if !dirty {
 			continue
@@ -159,13 +172,7 @@ func Crosslink(root string, mods []Module) (map[string][]byte, error) {
 			}
 		}
 	}
-	changed := map[string][]byte{}
-	for _, m := range mods {
-		name := filepath.Join(root, filepath.FromSlash(m.Dir), "go.mod")
-		mf, err := readModFile(name)
-		if err != nil {
-			return nil, err
-		}
+	return editModFiles(root, mods, func(m Module, mf *modfile.File) (bool, error) {
 		have := map[string]bool{}
 		for _, r := range mf.Replace {
 			have[r.Old.Path] = true
@@ -174,7 +181,7 @@ func Crosslink(root string, mods []Module) (map[string][]byte, error) {
 		for _, r := range mf.Require {
 			if siblings[r.Mod.Path] && module.IsPseudoVersion(r.Mod.Version) && current != "" {
 				if err := mf.AddRequire(r.Mod.Path, current); err != nil {
-					return nil, fmt.Errorf("release: %s: %w", name, err)
+					return false, err
 				}
 				dirty = true
 			}
@@ -185,26 +192,17 @@ func Crosslink(root string, mods []Module) (map[string][]byte, error) {
 			}
 			rel, err := filepath.Rel(filepath.FromSlash(m.Dir), filepath.FromSlash(s.Dir))
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			rel = filepath.ToSlash(rel)
 			if !strings.HasPrefix(rel, "../") {
 				rel = "./" + rel // a replacement without a version must be a path
 			}
 			if err := mf.AddReplace(s.Path, "", rel, ""); err != nil {
-				return nil, fmt.Errorf("release: %s: %w", name, err)
+				return false, err
 			}
 			dirty = true
 		}
-		if !dirty {
-			continue
-		}
-		mf.Cleanup()
-		data, err := mf.Format()
-		if err != nil {
-			return nil, fmt.Errorf("release: %s: %w", name, err)
-		}
-		changed[m.Dir] = data
-	}
-	return changed, nil
+		return dirty, nil
+	})
 }
