@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ratchet-go/ratchet/stores/sqlite"
-	"gotest.tools/v3/assert"
+	"github.com/stretchr/testify/assert"
 )
 
 // FuzzRedacted: a store URL with a password, however odd its parts, is
