@@ -124,9 +124,12 @@ type poller struct {
 	// lastNow is the Now of the latest claim (Unix microseconds): each
 	// claim of the node gets a later one, so that a claim's Now names it.
 	lastNow atomic.Int64
-	// unsure are the Nows of the claims that failed, to adopt.
-	unsureMu sync.Mutex
-	unsure   []time.Time
+	// unsure are the Nows of the claims that failed, to adopt; anyUnsure
+	// says whether there are any, so that a claim after no failure takes
+	// no lock.
+	unsureMu  sync.Mutex
+	unsure    []time.Time
+	anyUnsure atomic.Bool
 	// failing is true from a claim that failed to the next that succeeds.
 	failing atomic.Bool
 }
@@ -448,6 +451,7 @@ func (p *poller) remember(now time.Time) {
 	}
 	p.unsureMu.Lock()
 	p.unsure = append(p.unsure, now)
+	p.anyUnsure.Store(true)
 	p.unsureMu.Unlock()
 }
 
@@ -455,9 +459,13 @@ func (p *poller) remember(now time.Time) {
 // (RUNNING under this node, claimed at their Now), once the store answers
 // again; when the store fails to tell, it tries again with the next claim.
 func (p *poller) adopt(ctx context.Context) []*spi.Job {
+	if !p.anyUnsure.Load() {
+		return nil
+	}
 	p.unsureMu.Lock()
 	unsure := p.unsure
 	p.unsure = nil
+	p.anyUnsure.Store(false)
 	p.unsureMu.Unlock()
 	if len(unsure) == 0 {
 		return nil
@@ -466,6 +474,7 @@ func (p *poller) adopt(ctx context.Context) []*spi.Job {
 	if err != nil {
 		p.unsureMu.Lock()
 		p.unsure = append(p.unsure, unsure...)
+		p.anyUnsure.Store(true)
 		p.unsureMu.Unlock()
 		p.log.Warn("reading the jobs of the claims that failed failed; trying again with the next claim", "claims", len(unsure), "err", err)
 		return nil
