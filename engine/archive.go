@@ -13,7 +13,9 @@ import (
 // moves jobs finished longer than Retention ago to the store's archive
 // (spi.JobArchiver) at every slot of Cron, at most BatchSize per run, each
 // run one atomic step of the store (a crash loses nothing; the next run
-// goes on). The zero value archives with the spec's defaults.
+// goes on). With PurgeAfter set, each run then deletes for good the
+// archived jobs finished longer than PurgeAfter ago. The zero value
+// archives with the spec's defaults and keeps archived jobs forever.
 type ArchiveOptions struct {
 	// Disabled turns archiving off (RATCHET_JOB_ARCHIVE_ENABLED=false).
 	Disabled bool
@@ -24,9 +26,17 @@ type ArchiveOptions struct {
 	// UTC; default DefaultArchiveCron, "0 0 1 * * ?": 1 AM daily
 	// (RATCHET_JOB_ARCHIVE_CRON).
 	Cron string
-	// BatchSize is the most jobs one run archives; default
-	// DefaultArchiveBatchSize, 1000 (RATCHET_JOB_ARCHIVE_BATCH_SIZE).
+	// BatchSize is the most jobs one run archives, and the most archived
+	// jobs it purges; default DefaultArchiveBatchSize, 1000
+	// (RATCHET_JOB_ARCHIVE_BATCH_SIZE).
 	BatchSize int
+	// PurgeAfter is how long after it finished an archived job is kept
+	// before the archiver deletes it for good, with its tags, properties,
+	// state and log lines (spi.JobArchiver's PurgeArchivedJobs), oldest
+	// first, at most BatchSize per run, after the run's move. 0, the
+	// default, keeps archived jobs forever; otherwise it must be at least
+	// Retention (RATCHET_JOB_ARCHIVE_RETENTION_DAYS, in days).
+	PurgeAfter time.Duration
 }
 
 // The archiver's defaults, the spec's.
@@ -47,15 +57,25 @@ type archiver struct {
 
 func (a *archiver) Name() string { return "archiver" }
 
-// Run archives at every slot of the schedule until ctx ends.
+// Run archives, and purges the archive with PurgeAfter set, at every slot
+// of the schedule until ctx ends.
 func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
 	return atSlots(ctx, h, a.sched, func() error {
-		cutoff := h.Clock.Now().UTC().Add(-a.o.Retention)
+		now := h.Clock.Now().UTC()
+		cutoff := now.Add(-a.o.Retention)
 		n, err := a.store.ArchiveJobs(ctx, cutoff, a.o.BatchSize)
 		if err != nil {
 			return err // the supervisor logs it and runs the service again after a backoff
 		}
 		h.Logger.Info("archived finished jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
+		if a.o.PurgeAfter <= 0 {
+			return nil
+		}
+		cutoff = now.Add(-a.o.PurgeAfter)
+		if n, err = a.store.PurgeArchivedJobs(ctx, cutoff, a.o.BatchSize); err != nil {
+			return err
+		}
+		h.Logger.Info("purged archived jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
 		return nil
 	})
 }

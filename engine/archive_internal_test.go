@@ -140,3 +140,65 @@ func TestLogSweeperDeletesOldLines(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiverPurgesArchivedJobs runs the archiver at its slot with and
+// without PurgeAfter: with it, an archived job finished longer than
+// PurgeAfter ago is deleted for good with its log, after the run's move;
+// one finished more recently stays archived. With 0, every archived job
+// stays.
+func TestArchiverPurgesArchivedJobs(t *testing.T) {
+	for _, purgeAfter := range []time.Duration{30 * 24 * time.Hour, 0} {
+		t.Run(purgeAfter.String(), func(t *testing.T) {
+			ctx := context.Background()
+			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			clock := clockwork.NewFakeClockAt(t0)
+			store := memory.New()
+			finish := func(at time.Time) *spi.Job {
+				j := &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Status: spi.StatusPending, ScheduledAt: at, CreatedAt: at, MaxRetries: 1}
+				_, err := store.InsertJobs(ctx, []*spi.Job{j})
+				require.NoError(t, err)
+				got, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: at})
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				ref := spi.ClaimRef{JobID: j.ID, ClaimSeq: got[0].ClaimSeq}
+				_, err = store.AppendJobLogs(ctx, []spi.LogAppend{{ClaimRef: ref, Lines: []spi.LogLine{{Time: at, Level: "INFO", Message: "ran"}}}})
+				require.NoError(t, err)
+				_, err = store.CompleteJobs(ctx, []spi.Completion{{ClaimRef: ref, Outcome: spi.OutcomeSucceeded, FinishedAt: at}})
+				require.NoError(t, err)
+				return j
+			}
+			ancient := finish(t0.Add(-40 * 24 * time.Hour))
+			old := finish(t0.Add(-3 * 24 * time.Hour))
+			sched, err := cronexpr.Parse("0 0 3 * * ?", "")
+			require.NoError(t, err)
+			a := &archiver{store: store, sched: sched, o: ArchiveOptions{Retention: 24 * time.Hour, BatchSize: 10, PurgeAfter: purgeAfter}}
+			runCtx, cancel := context.WithCancel(ctx)
+			ran := make(chan error, 1)
+			go func() {
+				ran <- a.Run(runCtx, ServiceHost{Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			}()
+			require.NoError(t, clock.BlockUntilContext(ctx, 1), "the archiver waits for its slot")
+			clock.Advance(3 * time.Hour)
+			require.NoError(t, clock.BlockUntilContext(ctx, 1), "and then for the next one")
+			cancel()
+			require.NoError(t, <-ran)
+
+			for _, j := range []*spi.Job{ancient, old} {
+				_, err := store.GetJob(ctx, j.ID)
+				assert.ErrorIs(t, err, spi.ErrNotFound, "the job left the live jobs")
+			}
+			_, err = store.GetArchivedJob(ctx, old.ID)
+			assert.NoError(t, err, "a job finished within PurgeAfter stays archived")
+			_, err = store.GetArchivedJob(ctx, ancient.ID)
+			lines, lerr := store.JobLogs(ctx, ancient.ID, spi.LogCursor{}, 10)
+			require.NoError(t, lerr)
+			if purgeAfter > 0 {
+				assert.ErrorIs(t, err, spi.ErrNotFound, "a job finished longer than PurgeAfter ago is purged at the slot")
+				assert.Empty(t, lines, "with its log")
+			} else {
+				assert.NoError(t, err, "without PurgeAfter archived jobs are kept forever")
+				assert.Len(t, lines, 1, "with their logs")
+			}
+		})
+	}
+}

@@ -122,6 +122,8 @@ var envSettings = []envSetting{
 	}},
 	{name: "RATCHET_JOB_RETENTION_DAYS", doc: "days before finished jobs are archived", min: 1,
 		apply: func(o *Options, v int64) { o.Archive.Retention = time.Duration(v) * 24 * time.Hour }},
+	{name: "RATCHET_JOB_ARCHIVE_RETENTION_DAYS", doc: "days after they finished before archived jobs are deleted for good (unset keeps them forever)", min: 1,
+		apply: func(o *Options, v int64) { o.Archive.PurgeAfter = time.Duration(v) * 24 * time.Hour }},
 	{name: "RATCHET_JOB_ARCHIVE_CRON", doc: "when the archiver runs (a cron expression, UTC)", applyStr: func(o *Options, v string) error {
 		_, err := cronexpr.Parse(v, "")
 		o.Archive.Cron = v
@@ -222,8 +224,9 @@ func FromEnv(base Options) (Options, error) {
 // RATCHET_WORKER_POLL_INTERVAL_MS, RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS,
 // RATCHET_WORKER_TASK_LIMITS (task=n,task=n: Options.TaskTuning),
 // the archive's RATCHET_JOB_ARCHIVE_ENABLED (true or false),
-// RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_CRON (checked by package
-// cron) and RATCHET_JOB_ARCHIVE_BATCH_SIZE, and the job logs'
+// RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_RETENTION_DAYS,
+// RATCHET_JOB_ARCHIVE_CRON (checked by package cron) and
+// RATCHET_JOB_ARCHIVE_BATCH_SIZE, and the job logs'
 // RATCHET_LOG_RETENTION_DAYS, RATCHET_JOB_LOG_LEVEL (debug, info, warn,
 // error or off) and RATCHET_JOB_LOG_MAX_LINES, and the circuit breakers'
 // RATCHET_CIRCUIT_BREAKER_ENABLED, _FAILURE_RATE_THRESHOLD (percent),

@@ -305,6 +305,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Archive.Retention < 0 || o.Archive.BatchSize < 0 {
 		return o, fmt.Errorf("%w: Archive.Retention %s and Archive.BatchSize %d must not be negative", ratchet.ErrInvalidArgument, o.Archive.Retention, o.Archive.BatchSize)
 	}
+	if o.Archive.PurgeAfter != 0 && o.Archive.PurgeAfter < o.Archive.Retention {
+		return o, fmt.Errorf("%w: Archive.PurgeAfter %s must be 0 (keep archived jobs forever) or at least Archive.Retention %s", ratchet.ErrInvalidArgument, o.Archive.PurgeAfter, o.Archive.Retention)
+	}
 	def(&o.JobLogs.MaxLines, spi.DefaultMaxLogLines)
 	defd(&o.JobLogs.Retention, DefaultLogRetention)
 	if o.JobLogs.MaxLines < 0 || o.JobLogs.Retention < 0 {

@@ -124,6 +124,77 @@ func archiveCases() []testCase {
 			assert.Equal(t, []uuid.UUID{ok.ID}, list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "acme"}), "by property")
 			assert.Empty(t, list(spi.ListParams{TaskName: "tck.other"}), "by task")
 		}},
+		{"Purge", func(t tb, f *fixture) {
+			a := f.archiver()
+			ls, logs := pick[spi.JobLogStore](f.s)
+			purge := func(before time.Time, limit int) int {
+				t.Helper()
+				n, err := a.PurgeArchivedJobs(f.ctx, before, limit)
+				require.NoError(t, err, "PurgeArchivedJobs(before %s, limit %d)", before.Format(time.RFC3339), limit)
+				return n
+			}
+			// done inserts a job with tags and properties and finishes it at
+			// finish, with two log lines where the store keeps logs.
+			done := func(finish time.Time) *spi.Job {
+				t.Helper()
+				j := f.insertOne(withTags("eu"), withProps(map[string]string{"tenant": "acme"}))
+				c := f.claimOne(j.ID, "node-a", finish.Add(-time.Second))
+				if logs {
+					require.Equal(t, []bool{true}, f.appendLogs(ls, spi.LogAppend{ClaimRef: ref(c), Lines: logLines(1, 0, 2, finish.Add(-time.Second))}))
+				}
+				require.Equal(t, []bool{true}, f.complete(succeeded(c, finish, nil, "")))
+				return j
+			}
+			cutoff := at(time.Hour)
+			tied := done(at(10 * time.Minute))
+			oldest := done(at(5 * time.Minute)) // a larger id, finished first
+			tiedLater := done(at(10 * time.Minute))
+			kept := done(at(2 * time.Hour))
+			assert.Zero(t, purge(cutoff, 100), "nothing is archived yet: live jobs are never purged")
+			f.get(oldest.ID)
+			require.Equal(t, 4, f.archive(a, at(3*time.Hour), 100))
+			// Finished after the archive ran, before the purge's cutoff: live.
+			live := done(at(40 * time.Minute))
+
+			assert.Equal(t, 1, purge(cutoff, 1), "at most the limit")
+			_, err := a.GetArchivedJob(f.ctx, oldest.ID)
+			assert.ErrorIs(t, err, spi.ErrNotFound, "the oldest finished goes first")
+			_, err = a.GetArchivedJob(f.ctx, tied.ID)
+			require.NoError(t, err, "a job finished later stays in the archive until the next call")
+			assert.Equal(t, 1, purge(cutoff, 1), "the next call goes on")
+			_, err = a.GetArchivedJob(f.ctx, tied.ID)
+			assert.ErrorIs(t, err, spi.ErrNotFound, "of two finished at once, the lower id goes first")
+			_, err = a.GetArchivedJob(f.ctx, tiedLater.ID)
+			require.NoError(t, err)
+			assert.Equal(t, 1, purge(cutoff, 100), "the last one finished before the cutoff")
+			assert.Zero(t, purge(cutoff, 100), "nothing more is old enough")
+
+			for _, j := range []*spi.Job{oldest, tied, tiedLater} {
+				_, err := a.GetArchivedJob(f.ctx, j.ID)
+				assert.ErrorIs(t, err, spi.ErrNotFound, "a purged job is gone from the archive")
+				if logs {
+					assert.Empty(t, f.readLog(ls, j, 10), "a purged job's log lines are gone")
+				}
+			}
+			list := func(p spi.ListParams) []uuid.UUID {
+				page, _, err := a.ListArchivedJobs(f.ctx, p)
+				require.NoError(t, err)
+				return ids(page)
+			}
+			want := []uuid.UUID{kept.ID}
+			assert.Equal(t, want, list(spi.ListParams{}), "the archive lists only the job finished after the cutoff")
+			assert.Equal(t, want, list(spi.ListParams{Tag: "eu"}), "the purged jobs' tags are gone")
+			assert.Equal(t, want, list(spi.ListParams{PropertyKey: "tenant", PropertyValue: "acme"}), "the purged jobs' properties are gone")
+			got, err := a.GetArchivedJob(f.ctx, kept.ID)
+			require.NoError(t, err, "a job finished after the cutoff stays archived")
+			assert.Equal(t, []string{"eu"}, got.Tags, "with its tags")
+			assert.Equal(t, map[string]string{"tenant": "acme"}, got.Properties, "and its properties")
+			assert.Equal(t, spi.StatusSucceeded, f.get(live.ID).Status, "a live job finished before the cutoff stays live")
+			if logs {
+				assert.Len(t, f.readLog(ls, kept, 10), 2, "the log of a job still archived stays")
+				assert.Len(t, f.readLog(ls, live, 10), 2, "the log of a live job stays")
+			}
+		}},
 		{"NotFinishedStays", func(t tb, f *fixture) {
 			a := f.archiver()
 			running := f.insertOne()

@@ -666,6 +666,41 @@ func (s *refStore) ListArchivedJobs(_ context.Context, p spi.ListParams) ([]*spi
 	return all, uuid.Nil, nil
 }
 
+func (s *refStore) PurgeArchivedJobs(_ context.Context, before time.Time, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	var old []*spi.Job
+	for _, j := range s.archived {
+		if j.FinishedAt.Before(before) || s.bug == bugPurgeIgnoresAge {
+			old = append(old, j)
+		}
+	}
+	slices.SortFunc(old, func(a, b *spi.Job) int {
+		if c := a.FinishedAt.Compare(b.FinishedAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+	old = old[:min(len(old), max(limit, 1))]
+	for _, j := range old {
+		delete(s.archived, j.ID)
+		delete(s.logs, j.ID)
+	}
+	if s.bug == bugPurgeLive {
+		for id, r := range s.rows {
+			if r.job.Status.Terminal() && r.job.FinishedAt.Before(before) {
+				delete(s.rows, id)
+				delete(s.props, id)
+				s.order = slices.DeleteFunc(s.order, func(o uuid.UUID) bool { return o == id })
+			}
+		}
+	}
+	return len(old), nil
+}
+
 func (s *refStore) AppendJobLogs(_ context.Context, as []spi.LogAppend) ([]bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -147,6 +147,8 @@ const (
 	bugArchiveIgnoresAge bug = "ArchiveJobs ignores the cutoff"
 	bugArchiveDropsProps bug = "ArchiveJobs loses the properties"
 	bugArchiveKeepsLive  bug = "ArchiveJobs copies without removing the live job"
+	bugPurgeIgnoresAge   bug = "PurgeArchivedJobs ignores the cutoff"
+	bugPurgeLive         bug = "PurgeArchivedJobs deletes live jobs"
 
 	bugLogUnfenced      bug = "AppendJobLogs ignores the claim sequence"
 	bugLogResendTwice   bug = "AppendJobLogs writes a resent append's lines again"

@@ -263,6 +263,8 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugArchiveIgnoresAge, []string{"Archive/MovesFinishedJobs"}},
 		{bugArchiveDropsProps, []string{"Archive/MovesFinishedJobs"}},
 		{bugArchiveKeepsLive, []string{"Archive/MovesFinishedJobs"}},
+		{bugPurgeIgnoresAge, []string{"Archive/Purge"}},
+		{bugPurgeLive, []string{"Archive/Purge"}},
 		{bugSkipsNotRecorded, []string{"Schedules/FireAdvances"}},
 		{bugLogUnfenced, []string{"JobLogs/FencedByTheClaim"}},
 		{bugLogResendTwice, []string{"JobLogs/ResentAppendWritesOnce"}},

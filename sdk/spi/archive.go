@@ -13,7 +13,8 @@ import (
 // state. An archived job is no longer a live job: GetJob, ListJobs,
 // claims, admin operations and idempotency keys no longer see it (a key
 // deduplicates while its job is live, so until it is archived). The
-// archive is read with GetArchivedJob and ListArchivedJobs.
+// archive is read with GetArchivedJob and ListArchivedJobs, and its
+// oldest jobs are deleted for good with PurgeArchivedJobs.
 type JobArchiver interface {
 	// ArchiveJobs moves up to limit terminal jobs (SUCCEEDED, FAILED,
 	// CANCELLED) that finished before before, lowest ids first, into the
@@ -32,6 +33,12 @@ type JobArchiver interface {
 	// ascending ids above p.After, p's filters, up to p.Limit, and the id to
 	// continue after (uuid.Nil at the end).
 	ListArchivedJobs(ctx context.Context, p ListParams) ([]*Job, uuid.UUID, error)
+	// PurgeArchivedJobs deletes for good up to limit (at least 1) archived
+	// jobs that finished before before, oldest finish first (ties by
+	// lowest id), with all the archive keeps of them (tags, properties,
+	// state) and their log lines, and returns how many it deleted. Live
+	// jobs are never touched. Called again it goes on where it stopped.
+	PurgeArchivedJobs(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // JobDeleter is implemented by stores that delete finished jobs for good

@@ -86,6 +86,35 @@ func (s *Store) removeLive(ids []uuid.UUID) {
 	s.order = slices.DeleteFunc(s.order, func(id uuid.UUID) bool { return gone[id] })
 }
 
+// PurgeArchivedJobs implements spi.JobArchiver.
+func (s *Store) PurgeArchivedJobs(_ context.Context, before time.Time, limit int) (int, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	var old []*spi.Job
+	for _, a := range s.archive {
+		if a.job.FinishedAt.Before(before) {
+			old = append(old, a.job)
+		}
+	}
+	slices.SortFunc(old, func(a, b *spi.Job) int {
+		if c := a.FinishedAt.Compare(b.FinishedAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+	old = old[:min(len(old), max(limit, 1))]
+	gone := make(map[uuid.UUID]bool, len(old))
+	for _, j := range old {
+		delete(s.archive, j.ID)
+		delete(s.logs, j.ID)
+		gone[j.ID] = true
+	}
+	s.arcIDs = slices.DeleteFunc(s.arcIDs, func(id uuid.UUID) bool { return gone[id] })
+	return len(old), nil
+}
+
 var _ spi.JobDeleter = (*Store)(nil)
 
 // DeleteJobs implements spi.JobDeleter.

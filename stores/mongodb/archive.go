@@ -218,3 +218,42 @@ func (s *Store) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi.
 	defer done()
 	return listPage(ctx, s.archive, "list archived jobs", p)
 }
+
+// PurgeArchivedJobs implements [spi.JobArchiver]: it reads the ids of the
+// archived jobs that finished first, deletes their log lines, then their
+// documents (which hold their tags, properties and state). A crash between
+// the two leaves the jobs archived without their lines, and the next run
+// deletes them.
+func (s *Store) PurgeArchivedJobs(ctx context.Context, before time.Time, limit int) (int, error) {
+	done, err := s.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	cur, err := s.archive.Find(ctx, bson.M{fFinished: bson.M{"$lt": timeUS(before)}}, options.Find().
+		SetSort(bson.D{{Key: fFinished, Value: 1}, {Key: fID, Value: 1}}).SetLimit(int64(max(limit, 1))).SetProjection(bson.M{fID: 1}))
+	if err != nil {
+		return 0, fail("purge archived jobs", err)
+	}
+	var docs []struct {
+		ID bson.Binary `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return 0, fail("purge archived jobs", err)
+	}
+	if len(docs) == 0 {
+		return 0, nil
+	}
+	ids := make(bson.A, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	if _, err := s.logs.DeleteMany(ctx, bson.M{"job": bson.M{"$in": ids}}); err != nil {
+		return 0, fail("purge archived jobs", err)
+	}
+	r, err := s.archive.DeleteMany(ctx, bson.M{fID: bson.M{"$in": ids}})
+	if err != nil {
+		return 0, fail("purge archived jobs", err)
+	}
+	return int(r.DeletedCount), nil
+}

@@ -97,6 +97,53 @@ func (c Core[T]) leave(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, first [
 	return locked, nil
 }
 
+// PurgeArchivedJobs deletes for good up to limit archived jobs finished
+// before before, oldest finish first, with their archived tags,
+// properties and state and their log lines (the live log table keeps the
+// lines of archived jobs), in one transaction. It implements
+// [spi.JobArchiver].
+func (c Core[T]) PurgeArchivedJobs(ctx context.Context, before time.Time, limit int) (int, error) {
+	s := &c.cfg.D.Syntax
+	purged := 0
+	err := c.do("purge archived jobs", func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
+			purged = 0
+			q, args := s.limited("SELECT job_id FROM {archive} WHERE finished_time < ? ORDER BY finished_time, job_id",
+				int64(max(limit, 1)), s.time(before))
+			ids, err := c.readIDs(ctx, tx, q, args)
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			_, err = InChunks(ids, c.cfg.D.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
+				in := s.ids(ids)
+				var r sql.Result
+				for _, stmt := range purgeDeletes {
+					q, args := s.SQL(stmt, in)
+					var err error
+					if r, err = tx.ExecContext(ctx, q, args...); err != nil {
+						return nil, err
+					}
+				}
+				n, err := r.RowsAffected() // of the jobs, the last: a purge beside this one may have taken some
+				purged += int(n)
+				return nil, err
+			})
+			return err
+		})
+	})
+	return purged, err
+}
+
+// purgeDeletes delete archived jobs for good (the job last), with their
+// log lines.
+var purgeDeletes = []string{
+	"DELETE FROM {archive_tag} WHERE job_id IN (?)",
+	"DELETE FROM {archive_prop} WHERE job_id IN (?)",
+	"DELETE FROM {archive_state} WHERE job_id IN (?)",
+	"DELETE FROM {log} WHERE job_id IN (?)",
+	"DELETE FROM {archive} WHERE job_id IN (?)",
+}
+
 // readIDs reads a column of job ids.
 func (c Core[T]) readIDs(ctx context.Context, tx *sql.Tx, q string, args []any) ([]uuid.UUID, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
