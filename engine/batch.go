@@ -28,6 +28,7 @@ type batchFinisher struct {
 	store    spi.BatchStore
 	interval time.Duration
 	woke     func(ratchet.Priority)
+	events   func(Event) // nil: none
 }
 
 func (s *batchFinisher) Name() string { return "batch-finisher" }
@@ -49,6 +50,9 @@ func (s *batchFinisher) Run(ctx context.Context, h ServiceHost) error {
 			top, callbacks := ratchet.PriorityLowest, 0
 			for _, b := range ended {
 				h.Logger.Debug("batch ended", "batch", b.ID, "name", b.Name, "outcome", string(b.Outcome))
+				if s.events != nil {
+					s.events(Event{Kind: EventBatchFinished, JobID: b.ID, Name: b.Name, Outcome: string(b.Outcome), At: h.Clock.Now()})
+				}
 				if b.Callback != nil {
 					top, callbacks = max(top, b.Callback.Priority), callbacks+1
 				}

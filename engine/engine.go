@@ -119,6 +119,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	}
 	co := o.Client
 	co.Notifier, co.Source = e, o.NodeID
+	co.InsertMiddleware = append(slices.Clone(co.InsertMiddleware), e.submitted)
 	e.client, err = ratchet.NewClient(store, co)
 	if err != nil {
 		return nil, err
@@ -148,7 +149,8 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if e.caps.Schedules != nil && !o.NoScheduler {
 		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{
 			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
-			NewID: e.client.NewJobID, Inserts: o.Client.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline()}})
+			NewID: e.client.NewJobID, Inserts: o.Client.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline(),
+			Events: e.publishEvent}})
 	}
 	if e.caps.Workflows != nil {
 		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
@@ -158,14 +160,14 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		e.services = append(slices.Clone(e.services), repair)
 	}
 	if e.caps.Signals != nil {
-		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Client.Metrics, woke: e.NotifyNewWork}
+		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Client.Metrics, woke: e.NotifyNewWork, events: e.publishEvent}
 		if e.caps.Leases != nil {
 			sweep = Singleton(signalSweepLease, archiverLeaseTTL, sweep)
 		}
 		e.services = append(slices.Clone(e.services), sweep)
 	}
 	if e.caps.Batches != nil {
-		var finish Service = &batchFinisher{store: e.caps.Batches, interval: o.BatchFinishInterval, woke: e.NotifyNewWork}
+		var finish Service = &batchFinisher{store: e.caps.Batches, interval: o.BatchFinishInterval, woke: e.NotifyNewWork, events: e.publishEvent}
 		if e.caps.Leases != nil {
 			finish = Singleton(batchFinishLease, archiverLeaseTTL, finish)
 		}
@@ -181,6 +183,7 @@ func (e *Engine) wire() {
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
 	m := newMetricsOf(o.Client.Metrics)
 	e.wakeMetrics = m.wake
+	e.subs.dropped = droppedEvents(o.Client.Metrics, o.NodeID)
 	e.completer = newCompleter(completerDeps{store: e.store, logs: e.caps.Logs, clock: o.clock, log: e.log,
 		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency, finalization: m.fin,
 		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
@@ -225,8 +228,18 @@ func (e *Engine) wire() {
 		},
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
 			o.Client.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
+			if e.subs.wanted(EventStarted) {
+				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
+			}
 			return run(ctx, j)
 		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.freed() },
+		gaveBack: func(jobs []*spi.Job, at time.Time) {
+			e.publishAll(EventReleased, func(emit func(Event)) {
+				for _, j := range jobs {
+					emit(Event{Kind: EventReleased, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: at})
+				}
+			})
+		},
 		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
 			return out.gate(ctx, flow, jc, j, started)
 		},
@@ -235,7 +248,15 @@ func (e *Engine) wire() {
 		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
 		superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
 	e.rescue = rescuer{rescuerDeps{store: e.store, clock: o.clock, log: e.log, grace: o.OrphanGrace, maxCrash: o.MaxCrashRedeliveries,
-		recovered: func(ctx context.Context, n int) { o.Client.Metrics.JobsRecovered(ctx, o.NodeID, n) }}}
+		recovered: func(ctx context.Context, rec []spi.RecoveredJob) {
+			o.Client.Metrics.JobsRecovered(ctx, o.NodeID, len(rec))
+			e.publishAll(EventRecovered, func(emit func(Event)) {
+				now := o.clock.Now()
+				for _, j := range rec {
+					emit(Event{Kind: EventRecovered, JobID: j.JobID, Task: j.TaskName, Node: j.FromNode, Outcome: string(j.NewStatus), At: now})
+				}
+			})
+		}}}
 	strategy := o.PollStrategy
 	if strategy == nil {
 		strategy = AdaptivePolling
@@ -486,6 +507,41 @@ func (e *Engine) stopOrder() []stopStep {
 		steps[i] = stopStep{s.String(), do[s]}
 	}
 	return steps
+}
+
+// submitted is the innermost insert middleware of the engine's client: it
+// publishes the jobs the store wrote (not a key's duplicates).
+func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
+	res, err := next(ctx, jobs)
+	if err != nil || !e.subs.wanted(EventSubmitted) {
+		return res, err
+	}
+	now := e.opts.clock.Now()
+	for i, r := range res {
+		if !r.Duplicate && i < len(jobs) {
+			e.subs.publish(Event{Kind: EventSubmitted, JobID: r.ID, Task: jobs[i].TaskName, At: now})
+		}
+	}
+	return res, nil
+}
+
+// SignalsDelivered publishes a signal-resolved event for each wait the
+// engine's client resolved; it implements ratchet.SignalNotifier.
+func (e *Engine) SignalsDelivered(_ context.Context, rs []spi.ResolvedSignal) {
+	if !e.subs.wanted(EventSignalResolved) {
+		return
+	}
+	now := e.opts.clock.Now()
+	for _, r := range rs {
+		e.subs.publish(Event{Kind: EventSignalResolved, JobID: r.JobID, Task: r.TaskName, Name: r.Name, Outcome: string(spi.SignalDelivered), At: now})
+	}
+}
+
+// publishEvent publishes ev to the engine's subscribers.
+func (e *Engine) publishEvent(ev Event) {
+	if e.subs.wanted(ev.Kind) {
+		e.subs.publish(ev)
+	}
 }
 
 // written reports a completion the store answered: its event, and for one

@@ -42,6 +42,9 @@ type executorDeps struct {
 	complete func(pendingCompletion)
 	// freed is told when a slot frees up (the poller's wakeup).
 	freed func()
+	// gaveBack, when not nil, is told the jobs a timed-out drain gave
+	// back to PENDING.
+	gaveBack func(jobs []*spi.Job, at time.Time)
 	// tasks are the per-task limits; nil for none.
 	tasks *taskSlots
 }
@@ -209,16 +212,21 @@ func (x *executor) release(ctx context.Context) error {
 	for i, r := range execs {
 		refs[i] = spi.ClaimRef{JobID: r.job.ID, ClaimSeq: r.job.ClaimSeq}
 	}
-	ok, err := x.store.ReleaseJobs(ctx, refs, x.clock.Now().UTC().Truncate(time.Microsecond))
-	n := 0
+	now := x.clock.Now().UTC().Truncate(time.Microsecond)
+	ok, err := x.store.ReleaseJobs(ctx, refs, now)
+	var gave []*spi.Job
 	x.mu.Lock()
 	for i, applied := range ok {
 		if applied && err == nil {
 			x.released[refs[i]] = true
-			n++
+			gave = append(gave, execs[i].job)
 		}
 	}
 	x.mu.Unlock()
+	n := len(gave)
+	if x.gaveBack != nil && n > 0 {
+		x.gaveBack(gave, now)
+	}
 	for _, r := range execs {
 		r.cancel()
 	}

@@ -139,6 +139,9 @@ type Recurring struct {
 	Pipeline *ratchet.Pipeline
 	// Woke is told of new work; may be nil.
 	Woke func(p ratchet.Priority)
+	// Events, when not nil, receives each fire's schedule-fired and
+	// schedule-skipped events (an engine's subscribers).
+	Events func(Event)
 	// Logger receives the warnings of skipped slots and failed fires;
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -274,6 +277,14 @@ func (d Recurring) fire(ctx context.Context, r spi.ScheduleRow, now time.Time) e
 	if plan.Skipped > 0 {
 		d.Logger.Warn("recurring schedule skipped slots", "schedule", r.ID, "skipped", plan.Skipped,
 			"from", plan.SkippedFrom, "to", plan.SkippedTo, "misfire", def.Misfire, "overlap", def.Overlap)
+	}
+	if d.Events != nil {
+		if plan.Skipped > 0 {
+			d.Events(Event{Kind: EventScheduleSkipped, Name: r.ID, Skipped: plan.Skipped, At: now})
+		}
+		for _, j := range jobs {
+			d.Events(Event{Kind: EventScheduleFired, Name: r.ID, JobID: j.ID, Task: j.TaskName, At: now})
+		}
 	}
 	if len(jobs) > 0 && d.Woke != nil {
 		d.Woke(def.Priority)

@@ -27,8 +27,8 @@ type rescuerDeps struct {
 	// (FailOnFirstCrash for none).
 	grace    time.Duration
 	maxCrash int
-	// recovered is told how many jobs a scan recovered.
-	recovered func(ctx context.Context, n int)
+	// recovered is told the jobs a scan recovered.
+	recovered func(ctx context.Context, rec []spi.RecoveredJob)
 }
 
 // rescuer recovers the jobs of nodes whose heartbeat went stale, charging
@@ -51,7 +51,7 @@ func (r rescuer) recover(ctx context.Context, nodes []string) ([]spi.RecoveredJo
 		return nil, err
 	}
 	if len(rec) > 0 {
-		r.recovered(ctx, len(rec))
+		r.recovered(ctx, rec)
 		for _, j := range rec {
 			r.log.Warn("recovered orphaned job", "job_id", j.JobID, "task", j.TaskName, "from_node", j.FromNode,
 				"status", j.NewStatus, "crash_count", j.CrashCount)

@@ -29,6 +29,7 @@ type signalSweeper struct {
 	interval time.Duration
 	metrics  spi.MetricsCollector
 	woke     func(ratchet.Priority)
+	events   func(Event) // nil: none
 }
 
 func (s *signalSweeper) Name() string { return "signal-sweeper" }
@@ -53,6 +54,9 @@ func (s *signalSweeper) Run(ctx context.Context, h ServiceHost) error {
 				for _, r := range rs {
 					if sm != nil {
 						sm.SignalTimedOut(ctx, r.JobID, r.TaskName, r.Name)
+					}
+					if s.events != nil {
+						s.events(Event{Kind: EventSignalResolved, JobID: r.JobID, Task: r.TaskName, Name: r.Name, Outcome: string(spi.SignalTimedOut), At: h.Clock.Now()})
 					}
 				}
 				s.woke(ratchet.PriorityCritical) // their priorities are not read back

@@ -21,6 +21,14 @@ type WorkNotifier interface {
 	NotifyNewWork(p Priority)
 }
 
+// SignalNotifier is a WorkNotifier that is also told which signal waits a
+// client's deliveries resolved (Signal, SignalByKey). The engine
+// implements it and publishes them to its subscribers.
+type SignalNotifier interface {
+	WorkNotifier
+	SignalsDelivered(ctx context.Context, rs []spi.ResolvedSignal)
+}
+
 // ClientOptions configure a Client. The zero value is ready to use.
 type ClientOptions struct {
 	// Clock is the time source; nil means the system clock.

@@ -186,6 +186,9 @@ func (c *Client) delivered(ctx context.Context, rs []spi.ResolvedSignal) {
 			m.SignalDelivered(ctx, r.JobID, r.TaskName, r.Name)
 		}
 	}
+	if n, ok := c.notifier.(SignalNotifier); ok {
+		n.SignalsDelivered(ctx, rs) // before the wakeup: a woken job's start comes after
+	}
 	if c.notifier != nil {
 		c.notifier.NotifyNewWork(PriorityCritical) // the woken jobs' priorities are not read back
 	}

@@ -24,7 +24,7 @@ type Collector struct {
 	integrity, versionSkew                 *prometheus.CounterVec
 	storeOps                               *prometheus.HistogramVec
 	finalizations, gates, wakeups          *prometheus.CounterVec
-	callbacksFailed                        *prometheus.CounterVec
+	callbacksFailed, eventsDropped         *prometheus.CounterVec
 
 	reg prometheus.Registerer // where ObserveJobs registers the job gauges
 
@@ -67,6 +67,7 @@ var (
 	_ spi.AdmissionMetrics    = (*Collector)(nil)
 	_ spi.WakeupMetrics       = (*Collector)(nil)
 	_ spi.CallbackMetrics     = (*Collector)(nil)
+	_ spi.EventMetrics        = (*Collector)(nil)
 )
 
 // breakerStates are the states a breaker gauge has a series for.
@@ -107,12 +108,13 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		gates:           counter("gate_rejections_total", "Claims or claimed jobs an admission gate turned away (task-limit, poller-breaker, stale-heartbeat), by node and gate.", "node", "gate"),
 		wakeups:         counter("wakeups_total", "Poller wakeups: local (work submitted in the process), published (sent to the cluster), received (from another node), by node and kind.", "node", "kind"),
 		callbacksFailed: counter("callbacks_failed_total", "Failed runs of callback jobs (OnSuccess, OnFailure, a batch's callback), by task.", "task"),
+		eventsDropped:   counter("events_dropped_total", "Events an engine dropped for a subscriber that fell behind, by node and kind.", "node", "kind"),
 		reg:             reg,
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
 		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps,
-		c.finalizations, c.gates, c.wakeups, c.callbacksFailed} {
+		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -238,6 +240,11 @@ func (c *Collector) SuccessFinalizationStuck(_ context.Context, _ uuid.UUID, tas
 // GateRejected counts what an admission gate turned away.
 func (c *Collector) GateRejected(_ context.Context, node, gate string, n int) {
 	c.gates.WithLabelValues(node, gate).Add(float64(n))
+}
+
+// EventsDropped counts an event dropped for a subscriber that fell behind.
+func (c *Collector) EventsDropped(_ context.Context, node, kind string) {
+	c.eventsDropped.WithLabelValues(node, kind).Inc()
 }
 
 // LocalWakeup counts a wakeup by work submitted in the process.

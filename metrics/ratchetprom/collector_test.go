@@ -73,6 +73,7 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 	c.SuccessFinalizationRetried(ctx, uuid.New(), "email.send")
 	c.SuccessFinalizationStuck(ctx, uuid.New(), "email.send")
 	c.GateRejected(ctx, "n1", spi.GateTaskLimit, 4)
+	c.EventsDropped(ctx, "n1", "started")
 	c.ClusterWakeupPublished(ctx, "n1", spi.PriorityHigh)
 	c.ClusterWakeupReceived(ctx, "n1", "n2")
 
@@ -98,6 +99,7 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 		`ratchet_success_finalizations_total{kind="retried",task="email.send"} 1`,
 		`ratchet_success_finalizations_total{kind="stuck",task="email.send"} 1`,
 		`ratchet_gate_rejections_total{gate="task-limit",node="n1"} 4`,
+		`ratchet_events_dropped_total{kind="started",node="n1"} 1`,
 		`ratchet_wakeups_total{kind="local",node="n1"} 2`,
 		`ratchet_wakeups_total{kind="published",node="n1"} 1`,
 		`ratchet_wakeups_total{kind="received",node="n1"} 1`,

@@ -11,10 +11,10 @@ import (
 // ms in turn (nil ones left out): a Prometheus adapter and an
 // OpenTelemetry one side by side, or an application's own counters beside
 // an adapter. Each optional callback (SignalMetrics, EncryptionMetrics,
-// FinalizationMetrics, AdmissionMetrics, WakeupMetrics, CallbackMetrics)
-// reaches those of ms that implement it; the result implements
-// StoreMetrics only when one of ms does, so that the engine times its
-// store only for a collector that listens. Of one collector Fanout returns
+// FinalizationMetrics, AdmissionMetrics, WakeupMetrics, CallbackMetrics,
+// EventMetrics) reaches those of ms that implement it; the result
+// implements StoreMetrics only when one of ms does, so that the engine
+// times its store only for a collector that listens. Of one collector Fanout returns
 // that collector, of none NoOpMetrics.
 func Fanout(ms ...MetricsCollector) MetricsCollector {
 	f := &fanout{}
@@ -42,6 +42,9 @@ func Fanout(ms ...MetricsCollector) MetricsCollector {
 		if x, ok := m.(CallbackMetrics); ok {
 			f.cb = append(f.cb, x)
 		}
+		if x, ok := m.(EventMetrics); ok {
+			f.ev = append(f.ev, x)
+		}
 		if x, ok := m.(StoreMetrics); ok {
 			timed = append(timed, x)
 		}
@@ -65,6 +68,7 @@ type fanout struct {
 	adm     []AdmissionMetrics
 	wake    []WakeupMetrics
 	cb      []CallbackMetrics
+	ev      []EventMetrics
 }
 
 // timedFanout is a fanout with collectors that time store operations.
@@ -214,5 +218,11 @@ func (f *fanout) ClusterWakeupReceived(ctx context.Context, node, source string)
 func (f *fanout) CallbackFailed(ctx context.Context, id uuid.UUID, task string, err error, attempt int) {
 	for _, m := range f.cb {
 		m.CallbackFailed(ctx, id, task, err, attempt)
+	}
+}
+
+func (f *fanout) EventsDropped(ctx context.Context, node, kind string) {
+	for _, m := range f.ev {
+		m.EventsDropped(ctx, node, kind)
 	}
 }

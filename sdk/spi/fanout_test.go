@@ -15,7 +15,7 @@ import (
 // recorder counts the callbacks it hears, the optional ones included.
 type recorder struct {
 	spi.NoOpMetrics
-	started, wakeups, callbacks int
+	started, wakeups, callbacks, dropped int
 }
 
 func (r *recorder) JobStarted(context.Context, uuid.UUID, string, spi.Priority) { r.started++ }
@@ -23,6 +23,7 @@ func (r *recorder) LocalWakeup(context.Context, string)                         
 func (r *recorder) CallbackFailed(context.Context, uuid.UUID, string, error, int) {
 	r.callbacks++
 }
+func (r *recorder) EventsDropped(context.Context, string, string) { r.dropped++ }
 
 // timer also times store operations.
 type timer struct {
@@ -52,12 +53,14 @@ func TestFanout(t *testing.T) {
 	f.JobStarted(ctx, uuid.New(), "t", spi.PriorityNormal)
 	f.(spi.WakeupMetrics).LocalWakeup(ctx, "n1")
 	f.(spi.CallbackMetrics).CallbackFailed(ctx, uuid.New(), "t", errors.New("x"), 1)
+	f.(spi.EventMetrics).EventsDropped(ctx, "n1", "started")
 	sm, timed := f.(spi.StoreMetrics)
 	assert.True(t, timed, "a fanout with a timing collector times")
 	sm.StoreOperation(ctx, "ClaimJobs", "memory", "ok", time.Millisecond)
 	assert.Equal(t, []int{1, 1, 1}, []int{a.started, b.started, c.started}, "every collector hears the required callbacks")
 	assert.Equal(t, []int{1, 1}, []int{a.wakeups, b.wakeups}, "those that implement an optional callback hear it")
 	assert.Equal(t, []int{1, 1}, []int{a.callbacks, b.callbacks})
+	assert.Equal(t, []int{1, 1}, []int{a.dropped, b.dropped})
 	assert.Equal(t, 1, b.ops)
 
 	_, timed = spi.Fanout(a, c).(spi.StoreMetrics)

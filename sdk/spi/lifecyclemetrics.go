@@ -106,3 +106,15 @@ type CallbackMetrics interface {
 
 // CallbackFailed does nothing.
 func (NoOpMetrics) CallbackFailed(context.Context, uuid.UUID, string, error, int) {}
+
+// EventMetrics is implemented by a MetricsCollector that also counts the
+// events an engine dropped for a subscriber that fell behind (a
+// subscription that blocks drops none). NoOpMetrics implements it.
+type EventMetrics interface {
+	// EventsDropped reports one event of kind ("succeeded", "started",
+	// ...) that node dropped for a subscriber whose buffer was full.
+	EventsDropped(ctx context.Context, node, kind string)
+}
+
+// EventsDropped does nothing.
+func (NoOpMetrics) EventsDropped(context.Context, string, string) {}

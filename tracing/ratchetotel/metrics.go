@@ -31,6 +31,7 @@ type Metrics struct {
 	signalWaits, signalsResolved        metric.Int64Counter
 	integrity, versionSkew              metric.Int64Counter
 	finalization, gateRejected, wakeups metric.Int64Counter
+	eventsDropped                       metric.Int64Counter
 	callbacksFailed                     metric.Int64Counter
 
 	// The attribute options of the hot paths, built once per key.
@@ -48,6 +49,7 @@ var (
 	_ spi.AdmissionMetrics    = (*Metrics)(nil)
 	_ spi.WakeupMetrics       = (*Metrics)(nil)
 	_ spi.CallbackMetrics     = (*Metrics)(nil)
+	_ spi.EventMetrics        = (*Metrics)(nil)
 )
 
 // The attribute keys of the ratchet namespace.
@@ -64,6 +66,7 @@ const (
 	keyVerSupported = attribute.Key("ratchet.encryption.version.supported")
 	keyFinalization = attribute.Key("ratchet.finalization")
 	keyGate         = attribute.Key("ratchet.gate")
+	keyEventKind    = attribute.Key("ratchet.event.kind")
 	keyWakeup       = attribute.Key("ratchet.wakeup")
 	keyJobStatus    = attribute.Key("ratchet.job.status")
 )
@@ -127,6 +130,7 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 		finalization: counter("ratchet.success_finalization", "{job}",
 			"Successes whose write was retried, written without their result (minimal) or left unwritten at shutdown (stuck)."),
 		gateRejected:    counter("ratchet.gate.rejected", "{claim}", "Claims or claimed jobs an admission gate turned away, by node and gate."),
+		eventsDropped:   counter("ratchet.events.dropped", "{event}", "Events an engine dropped for a subscriber that fell behind, by node and kind."),
 		wakeups:         counter("ratchet.wakeups", "{wakeup}", "Wakeups of a node's poller: local, published to the cluster, received from it."),
 		callbacksFailed: counter("ratchet.callbacks.failed", "{job}", "Failed runs of callback jobs, by task."),
 	}
@@ -334,6 +338,12 @@ func (m *Metrics) finalized(ctx context.Context, task, how string) {
 // (ratchet.gate.rejected).
 func (m *Metrics) GateRejected(ctx context.Context, node, gate string, n int) {
 	m.gateRejected.Add(ctx, int64(n), metric.WithAttributes(keyNode.String(node), keyGate.String(gate)))
+}
+
+// EventsDropped counts an event dropped for a subscriber that fell behind
+// (ratchet.events.dropped).
+func (m *Metrics) EventsDropped(ctx context.Context, node, kind string) {
+	m.eventsDropped.Add(ctx, 1, metric.WithAttributes(keyNode.String(node), keyEventKind.String(kind)))
 }
 
 // LocalWakeup counts a wakeup by local work (ratchet.wakeups,

@@ -175,6 +175,7 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 	m.SuccessFinalizationStuck(ctx, uuid.New(), "report")
 	m.GateRejected(ctx, "n2", spi.GateTaskLimit, 4)
 	m.GateRejected(ctx, "n2", spi.GateStaleHeartbeat, 1)
+	m.EventsDropped(ctx, "n2", "started")
 	m.LocalWakeup(ctx, "n2")
 	m.LocalWakeup(ctx, "n2")
 	m.ClusterWakeupPublished(ctx, "n2", spi.PriorityCritical)
@@ -192,6 +193,7 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 		"ratchet.claim.failures",
 		"ratchet.encryption.integrity_violations",
 		"ratchet.encryption.version_skew",
+		"ratchet.events.dropped",
 		"ratchet.gate.rejected",
 		"ratchet.jobs.failed",
 		"ratchet.jobs.recovered",
@@ -255,6 +257,7 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 	c.expect(t, 1, "ratchet.success_finalization", task("report"), attribute.String("ratchet.finalization", "stuck"))
 	c.expect(t, 4, "ratchet.gate.rejected", node("n2"), attribute.String("ratchet.gate", "task-limit"))
 	c.expect(t, 1, "ratchet.gate.rejected", node("n2"), attribute.String("ratchet.gate", "stale-heartbeat"))
+	c.expect(t, 1, "ratchet.events.dropped", node("n2"), attribute.String("ratchet.event.kind", "started"))
 	c.expect(t, 2, "ratchet.wakeups", node("n2"), attribute.String("ratchet.wakeup", "local"))
 	c.expect(t, 1, "ratchet.wakeups", node("n2"), attribute.String("ratchet.wakeup", "published"), attribute.Int("ratchet.priority", 4))
 	c.expect(t, 1, "ratchet.wakeups", node("n2"), attribute.String("ratchet.wakeup", "received"))
