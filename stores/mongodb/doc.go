@@ -34,9 +34,13 @@
 // indexes on tags and on the property entries, and sparse indexes on the
 // workflow id, the staging mark and the unresolved signal waits (by key and
 // name, and by deadline); on the audit log, {t, _id} for the deletion by
-// age. A database that records a
-// newer collection layout ([SchemaVersion]) or holds conflicting indexes
-// fails with an error wrapping [spi.ErrSchema].
+// age; on the archive, {finished_time, _id} for the purge. The meta
+// document records the collection layout. With [Options.CheckOnly] they
+// create nothing: a database that holds no store under the prefix fails
+// with an error wrapping [spi.ErrSchema] (operator tools that only read
+// open so). A database that records a newer collection layout
+// ([SchemaVersion]) or holds conflicting indexes fails with an error
+// wrapping [spi.ErrSchema].
 //
 // # Claim strategy
 //

@@ -84,6 +84,17 @@ type Options struct {
 	// keeps in flight. Zero means [DefaultParallelism]; a negative value is
 	// an error.
 	Parallelism int
+
+	// CheckOnly makes [Open] and [New] create nothing: the database must
+	// already hold the store (the meta document that records its
+	// collection layout, at a version this code knows), or they fail with
+	// an error wrapping [spi.ErrSchema] that names the database and the
+	// prefix; no collection, index or document is written. The default
+	// creates what is missing (see the package documentation), as a
+	// node's start needs. Operator tools that only read open check-only,
+	// so that a typo in a database name or prefix is an error, not an
+	// empty store.
+	CheckOnly bool
 }
 
 // Store is an [spi.Store] on a MongoDB database. Create it with [Open] or
@@ -237,16 +248,33 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		meta:     db.Collection(p + metaName),
 		parallel: opts.Parallelism,
 	}
-	if err := s.setup(ctx); err != nil {
+	if err := s.setup(ctx, opts.CheckOnly); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // setup records the schema version and creates the indexes. Both steps are
-// idempotent.
-func (s *Store) setup(ctx context.Context) error {
+// idempotent. Check-only, it reads the recorded version and writes nothing.
+func (s *Store) setup(ctx context.Context, checkOnly bool) error {
 	meta := s.meta
+	if checkOnly {
+		var v struct {
+			Version int64 `bson:"version"`
+		}
+		err := meta.FindOne(ctx, bson.D{{Key: "_id", Value: "schema"}}).Decode(&v)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			return fail("open", fmt.Errorf("%w: database %q holds no Ratchet store under the prefix %q (no %s document): a wrong database or prefix? Open without CheckOnly (or `ratchet migrate`) creates it",
+				spi.ErrSchema, s.db.Name(), s.prefix, meta.Name()))
+		case err != nil:
+			return fail("open", fmt.Errorf("read the schema version: %w", err))
+		case v.Version > SchemaVersion:
+			return fail("open", fmt.Errorf("%w: the database records collection layout version %d, this code knows up to %d",
+				spi.ErrSchema, v.Version, SchemaVersion))
+		}
+		return nil
+	}
 	_, err := meta.UpdateOne(ctx, bson.D{{Key: "_id", Value: "schema"}},
 		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "version", Value: int64(SchemaVersion)}}}},
 		options.UpdateOne().SetUpsert(true))
@@ -317,6 +345,11 @@ func (s *Store) setup(ctx context.Context) error {
 		if _, err := s.audit.Indexes().CreateOne(ctx, ix); err != nil {
 			return fail("open", fmt.Errorf("create an index of %s: %w", s.audit.Name(), err))
 		}
+	}
+	// The purge's read: the oldest finished archived jobs first.
+	purge := mongo.IndexModel{Keys: bson.D{{Key: fFinished, Value: 1}, {Key: fID, Value: 1}}, Options: options.Index().SetName("ratchet_archive_finished")}
+	if _, err := s.archive.Indexes().CreateOne(ctx, purge); err != nil {
+		return fail("open", fmt.Errorf("create an index of %s: %w", s.archive.Name(), err))
 	}
 	return nil
 }

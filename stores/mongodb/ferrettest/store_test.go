@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -145,6 +146,32 @@ func TestSetupIdempotent(t *testing.T) {
 	for _, n := range []string{"_id_", "ratchet_claim_task", "ratchet_status_id", "ratchet_owner", "ratchet_tags", "ratchet_props", "ratchet_idempotency"} {
 		assert.Equal(t, 1, names[n], "index %s", n)
 	}
+}
+
+// Check-only, Open creates nothing: a database without the store fails
+// naming it and its prefix, and stays without collections; once a
+// default Open created the store, a check-only one opens it.
+func TestCheckOnlyCreatesNothing(t *testing.T) {
+	srv := startFerret(t)
+	db := freshDB("chk")
+	_, err := mongodb.Open(t.Context(), srv.URI(), mongodb.Options{Database: db, CheckOnly: true})
+	require.ErrorIs(t, err, spi.ErrSchema)
+	assert.Contains(t, err.Error(), fmt.Sprintf("database %q holds no Ratchet store under the prefix %q", db, mongodb.DefaultCollectionPrefix))
+	c := connect(t, srv.URI())
+	names, err := c.Database(db).ListCollectionNames(t.Context(), bson.M{})
+	require.NoError(t, err)
+	assert.Empty(t, names, "nothing created")
+
+	s, err := mongodb.Open(t.Context(), srv.URI(), mongodb.Options{Database: db})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	s, err = mongodb.Open(t.Context(), srv.URI(), mongodb.Options{Database: db, CheckOnly: true})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	specs, err := c.Database(db).Collection(mongodb.DefaultCollectionPrefix + "archive").Indexes().ListSpecifications(t.Context())
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(specs, func(sp mongo.IndexSpecification) bool { return sp.Name == "ratchet_archive_finished" }),
+		"the purge's index on the archive")
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
