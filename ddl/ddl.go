@@ -26,7 +26,21 @@ type Migration struct {
 	// SQL is the file's content: plain SQL statements separated by
 	// semicolons.
 	SQL string
+	// Compatible: code of an older version runs against the schema this
+	// migration brings unchanged (it is expand-only: it adds tables,
+	// columns that are nullable or have a default, and indexes, and
+	// drops, renames or retypes nothing). The file says so with a line
+	// holding only CompatibleMark, and records its version with
+	// compatible = 1 in ratchet_schema_version, so that a store of an
+	// older version opening the database finds it there.
+	Compatible bool
 }
+
+// CompatibleMark is the line that marks a migration compatible.
+const CompatibleMark = "-- ratchet:compatible"
+
+// compatibleMark matches CompatibleMark on a line of its own.
+var compatibleMark = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(CompatibleMark) + `\s*$`)
 
 // createTable matches the name of a table a statement creates.
 var createTable = regexp.MustCompile(`(?i)\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"?([A-Za-z0-9_]+)"?`)
@@ -86,7 +100,7 @@ func Migrations(dialect string) ([]Migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ddl: %s: %w", dialect, err)
 		}
-		migs = append(migs, Migration{Version: v, Name: m[2], SQL: string(b)})
+		migs = append(migs, Migration{Version: v, Name: m[2], SQL: string(b), Compatible: compatibleMark.Match(b)})
 	}
 	slices.SortFunc(migs, func(a, b Migration) int { return a.Version - b.Version })
 	for i, m := range migs {
@@ -127,4 +141,21 @@ func Versions(dialect string) []int {
 
 func unknownDialect(dialect string) error {
 	return fmt.Errorf("ddl: unknown dialect %q (known: %s)", dialect, strings.Join(Dialects(), ", "))
+}
+
+// CompatibleSince returns the version of the first migration of dialect
+// marked compatible, which adds ratchet_schema_version's compatible
+// column: code at that version or later reads which later versions are
+// compatible. It returns 0 for an unknown dialect or one without any.
+func CompatibleSince(dialect string) int {
+	migs, err := Migrations(dialect)
+	if err != nil {
+		return 0
+	}
+	for _, m := range migs {
+		if m.Compatible {
+			return m.Version
+		}
+	}
+	return 0
 }

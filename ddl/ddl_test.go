@@ -197,3 +197,32 @@ func TestAuditMigration(t *testing.T) {
 		}
 	}
 }
+
+// A migration marked compatible records its version as compatible, and
+// the first one adds the column that records it; no migration before it
+// is marked (older code cannot read the mark).
+func TestCompatibleMigrations(t *testing.T) {
+	records := regexp.MustCompile(`INSERT INTO ratchet_schema_version \(version, applied_at, compatible\)`)
+	for _, dialect := range ddl.Dialects() {
+		migs, err := ddl.Migrations(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		since := ddl.CompatibleSince(dialect)
+		if since == 0 {
+			t.Errorf("%s: no migration is marked compatible", dialect)
+			continue
+		}
+		if first := migs[since-1].SQL; !regexp.MustCompile(`(?i)ALTER TABLE ratchet_schema_version ADD[^;]*compatible`).MatchString(first) {
+			t.Errorf("%s: migration %d, the first marked compatible, does not add the column", dialect, since)
+		}
+		for _, m := range migs {
+			if m.Compatible != records.MatchString(m.SQL) {
+				t.Errorf("%s: migration %d is marked compatible=%v but its INSERT says otherwise", dialect, m.Version, m.Compatible)
+			}
+			if m.Compatible && !strings.Contains(m.SQL, "\n"+ddl.CompatibleMark+"\n") {
+				t.Errorf("%s: migration %d: the mark is not a line of its own", dialect, m.Version)
+			}
+		}
+	}
+}

@@ -31,6 +31,7 @@ func ExampleMigrations() {
 	// 0011_trace_context.sql
 	// 0012_audit.sql
 	// 0013_partial_indexes.sql
-	// latest: 13
+	// 0014_archive_purge.sql
+	// latest: 14
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

@@ -75,6 +75,11 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if err != nil {
 		return nil, err
 	}
+	if w, ok := store.(spi.SchemaWarner); ok {
+		if msg := w.SchemaWarning(); msg != "" {
+			o.Client.Logger.Warn("the store's schema is newer than this code", "node", o.NodeID, "detail", msg)
+		}
+	}
 	store = timed(store, o.Client.Metrics, o.clock)
 	e := &Engine{
 		store: store,

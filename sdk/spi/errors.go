@@ -21,3 +21,12 @@ var (
 	// ErrClosed reports use of a closed store.
 	ErrClosed = errors.New("ratchet: store closed")
 )
+
+// SchemaWarner is implemented by stores that open a schema newer than
+// their code when every later migration is marked compatible (ddl's
+// CompatibleMark): the code works with it, and should be upgraded.
+type SchemaWarner interface {
+	// SchemaWarning says so, naming both versions; "" for a schema at the
+	// code's own version.
+	SchemaWarning() string
+}

@@ -24,8 +24,8 @@ func schemaOf(database string) sqlcore.Schema {
 	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
 	s := sqlcore.Schema{Store: "mysql", Where: fmt.Sprintf("database %q", database), Tables: sqlcore.TablesByVersion(migs),
 		Split: sqlcore.SplitStatements, DDLCommits: true,
-		Hint:       "apply the migrations (Options.ApplyMigrations, mysql.Migrate, `ratchet migrate` or the ddl/mysql files)",
-		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + quoteIdent(database) + `.` + sqlcore.VersionTable}
+		Hint:     "apply the migrations (Options.ApplyMigrations, mysql.Migrate, `ratchet migrate` or the ddl/mysql files)",
+		Versions: quoteIdent(database) + `.` + sqlcore.VersionTable, Since: ddl.CompatibleSince(Dialect)}
 	s.ListSQL = `SELECT TABLE_NAME FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (` + marks(len(s.All())) + `) ORDER BY TABLE_NAME`
 	s.ListArgs = append([]any{database}, anys(s.All())...)

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/stores/mysql/internal/gosqldriver"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -188,6 +189,7 @@ func open(ctx context.Context, dsn string, opts Options, wrap func(driver.Connec
 		BeforeCommit: func(tx *sql.Tx) error { return s.at("commit", tx) }, Retry: sqlcore.Retry{
 			Retries: maxAttempts - 1, Pause: func(n int) time.Duration { return retryDelay << (n - 1) },
 			Retryable: retryable, OnRetry: func() { s.retries.Add(1) }}})
+	s.core = s.core.WithSchemaNote(schemaOf(database).Note(ctx, db, ddl.Latest(Dialect)))
 	return s, nil
 }
 

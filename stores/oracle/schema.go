@@ -18,8 +18,8 @@ import (
 var schema = func() sqlcore.Schema {
 	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
 	s := sqlcore.Schema{Store: "oracle", Where: "the schema", Tables: sqlcore.TablesByVersion(migs), Split: sqlcore.SplitStatements, Resumable: true,
-		Hint:       "apply the migrations (Options.ApplyMigrations, oracle.Migrate, `ratchet migrate` or the ddl/oracle files)",
-		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + sqlcore.VersionTable}
+		Hint:     "apply the migrations (Options.ApplyMigrations, oracle.Migrate, `ratchet migrate` or the ddl/oracle files)",
+		Versions: sqlcore.VersionTable, Since: ddl.CompatibleSince(Dialect)}
 	s.ListSQL = `SELECT LOWER(table_name) FROM user_tables WHERE table_name IN ('` + strings.ToUpper(strings.Join(s.All(), "', '")) + `') ORDER BY table_name`
 	return s
 }()

@@ -54,7 +54,7 @@ func TestOpenAppliesMigrations(t *testing.T) {
 		"scheduler_job_archive_state", "scheduler_job_archive_tag", "scheduler_job_dep", "scheduler_job_log", "scheduler_job_property", "scheduler_job_signal", "scheduler_job_state",
 		"scheduler_job_tag", "scheduler_lease", "scheduler_node", "scheduler_schedule", "scheduler_schedule_skip"}, tablesOf(t, dsn, schema))
 	latest := ddl.Latest(Dialect)
-	require.Equal(t, 13, latest)
+	require.Equal(t, 14, latest)
 	assert.Equal(t, ddl.Versions(Dialect), versions(t, s))
 
 	// Re-applying is a no-op, and so is opening again with or without
@@ -146,6 +146,29 @@ func TestOpenLeavesOtherTablesAlone(t *testing.T) {
 	assert.Contains(t, tablesOf(t, dsn, schema), "customers")
 }
 
+// A schema newer than the code whose later migrations are all marked
+// compatible opens, with or without migrations, and says so; one more
+// migration not marked makes it refuse, naming it.
+func TestOpenAcceptsACompatibleNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	dsn, schema := testDB(t)
+	s := openSchema(t, dsn, schema)
+	latest := ddl.Latest(Dialect)
+	assert.Empty(t, s.SchemaWarning(), "at the code's own version")
+	exec(t, s, `INSERT INTO `+qualify(schema, sqlcore.VersionTable)+` (version, compatible) VALUES ($1, 1)`, latest+1)
+	for _, apply := range []bool{false, true} {
+		s2, err := Open(ctx, dsn, Options{Schema: schema, ApplyMigrations: apply})
+		require.NoError(t, err, "ApplyMigrations %v", apply)
+		assert.Equal(t, fmt.Sprintf("schema %q is at version %d, newer than version %d of this code; every version after %d is marked compatible, so this code works with it: upgrade Ratchet",
+			schema, latest+1, latest, latest), s2.SchemaWarning())
+		require.NoError(t, s2.Close())
+	}
+	exec(t, s, `INSERT INTO `+qualify(schema, sqlcore.VersionTable)+` (version) VALUES ($1)`, latest+2)
+	_, err := Open(ctx, dsn, Options{Schema: schema})
+	require.ErrorIs(t, err, spi.ErrSchema)
+	assert.Contains(t, err.Error(), fmt.Sprintf("is at version %d, newer than version %d, the latest this code knows, and version %d is not marked compatible", latest+2, latest, latest+2))
+}
+
 func TestOpenRejectsNewerSchema(t *testing.T) {
 	ctx := context.Background()
 	dsn, schema := testDB(t)
@@ -156,6 +179,7 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 		require.ErrorIs(t, err, spi.ErrSchema, "ApplyMigrations %v", apply)
 		assert.Contains(t, err.Error(), "version 99")
 		assert.Contains(t, err.Error(), fmt.Sprintf("newer than version %d", ddl.Latest(Dialect)))
+		assert.Contains(t, err.Error(), "version 99 is not marked compatible")
 	}
 	applied, err := Migrate(ctx, s.Pool(), schema)
 	require.ErrorIs(t, err, spi.ErrSchema)

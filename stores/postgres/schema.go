@@ -55,7 +55,7 @@ func schemaOf(schema string) sqlcore.Schema {
 		ListSQL: `SELECT c.relname::text FROM pg_catalog.pg_class c
 			JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 			WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname = ANY($2::text[])`,
-		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + qualify(schema, sqlcore.VersionTable)}
+		Versions: qualify(schema, sqlcore.VersionTable), Since: ddl.CompatibleSince(Dialect)}
 	s.ListArgs = []any{schema, s.All()}
 	return s
 }

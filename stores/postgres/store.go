@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -194,7 +195,8 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 	s.db = stdlib.OpenDBFromPool(pool)
 	s.dialect = s.sql.dialect(schema, s.wake)
 	s.dialect.WriteState = s.writeState
-	s.core = sqlcore.New(sqlcore.Config[pgtype.UUID]{Gate: &s.gate, DB: s.db, Fail: fail, D: s.dialect})
+	s.core = sqlcore.New(sqlcore.Config[pgtype.UUID]{Gate: &s.gate, DB: s.db, Fail: fail, D: s.dialect,
+		SchemaNote: schemaOf(schema).Note(ctx, s.db, ddl.Latest(Dialect))})
 	return s, nil
 }
 

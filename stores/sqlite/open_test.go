@@ -132,6 +132,26 @@ func TestOpenRejectsForeignSQLiteDatabase(t *testing.T) {
 	assertUntouched(t, path, before)
 }
 
+// A schema newer than the code whose later migrations are all marked
+// compatible opens and says so; one more not marked makes it refuse.
+func TestOpenAcceptsACompatibleNewerSchema(t *testing.T) {
+	path := dbPath(t)
+	s := openAt(t, path)
+	latest := ddl.Latest(Dialect)
+	assert.Empty(t, s.SchemaWarning())
+	exec(t, s, `INSERT INTO ratchet_schema_version (version, applied_at, compatible) VALUES (?, 0, 1)`, latest+1)
+	for _, create := range []bool{false, true} {
+		s2, err := Open(context.Background(), path, Options{Create: create})
+		require.NoError(t, err, "Create %v", create)
+		assert.Contains(t, s2.SchemaWarning(), fmt.Sprintf("is at version %d, newer than version %d of this code", latest+1, latest))
+		require.NoError(t, s2.Close())
+	}
+	exec(t, s, `INSERT INTO ratchet_schema_version (version, applied_at) VALUES (?, 0)`, latest+2)
+	_, err := Open(context.Background(), path, Options{})
+	require.ErrorIs(t, err, spi.ErrSchema)
+	assert.Contains(t, err.Error(), fmt.Sprintf("version %d is not marked compatible", latest+2))
+}
+
 func TestOpenRejectsNewerSchema(t *testing.T) {
 	path := dbPath(t)
 	s := openAt(t, path)

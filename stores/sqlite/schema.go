@@ -52,9 +52,9 @@ func checkFileHeader(path string) error {
 // another application is refused.
 func schemaOf(path string, migs []ddl.Migration) sqlcore.Schema {
 	return sqlcore.Schema{Store: "sqlite", Where: "the database " + path, Tables: sqlcore.TablesByVersion(migs),
-		Hint:       "run `ratchet migrate --store sqlite:" + path + "`, or open it with Options{Create: true}, which migrates it",
-		ListSQL:    `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`,
-		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + sqlcore.VersionTable}
+		Hint:     "run `ratchet migrate --store sqlite:" + path + "`, or open it with Options{Create: true}, which migrates it",
+		ListSQL:  `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`,
+		Versions: sqlcore.VersionTable, Since: ddl.CompatibleSince(Dialect)}
 }
 
 // migrate applies the missing migrations of migs (in version order, the

@@ -117,7 +117,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path}
-	s.core = sqlcore.New(sqlcore.Config[string]{Gate: &s.gate, DB: db, Fail: fail, D: dialect})
+	migs, _ := ddl.Migrations(Dialect) // prepare read them
+	s.core = sqlcore.New(sqlcore.Config[string]{Gate: &s.gate, DB: db, Fail: fail, D: dialect,
+		SchemaNote: schemaOf(path, migs).Note(ctx, db, ddl.Latest(Dialect))})
 	return s, nil
 }
 
@@ -183,7 +185,7 @@ func prepare(ctx context.Context, db *sql.DB, path string, memory, create bool) 
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	sch := schemaOf(path, migs)
-	st, err := sch.Read(ctx, db)
+	st, err := sch.ReadAt(ctx, db, migs[len(migs)-1].Version)
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: read schema: %w", path, err)
 	}

@@ -45,8 +45,8 @@ func stripComments(s string) string {
 var schema = func() sqlcore.Schema {
 	migs, _ := ddl.Migrations(Dialect) // the embedded files are checked by the ddl tests
 	s := sqlcore.Schema{Store: "sqlserver", Where: "the database", Tables: sqlcore.TablesByVersion(migs), Split: splitBatches,
-		Hint:       "apply the migrations (Options.ApplyMigrations, sqlserver.Migrate, `ratchet migrate` or the ddl/sqlserver files)",
-		VersionSQL: `SELECT MAX(version), COUNT(*) FROM ` + sqlcore.VersionTable}
+		Hint:     "apply the migrations (Options.ApplyMigrations, sqlserver.Migrate, `ratchet migrate` or the ddl/sqlserver files)",
+		Versions: sqlcore.VersionTable, Since: ddl.CompatibleSince(Dialect)}
 	s.ListSQL = readSchemaSQL(s.All())
 	return s
 }()

@@ -12,6 +12,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/msdsn"
 
+	"github.com/ratchet-go/ratchet/ddl"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
@@ -178,7 +179,9 @@ func newStore(ctx context.Context, db *sql.DB, opts Options, owns bool) (*Store,
 	if err := sqlcore.ReadySchema(ctx, db, opts.ApplyMigrations, Migrate, check); err != nil {
 		return nil, err
 	}
-	return wrap(db, opts, owns), nil
+	s := wrap(db, opts, owns)
+	s.core = s.core.WithSchemaNote(schema.Note(ctx, db, ddl.Latest(Dialect)))
+	return s, nil
 }
 
 // wrap builds the Store value around db without touching the database.

@@ -245,6 +245,9 @@ type Config[T any] struct {
 	// returns fails that run.
 	BeforeCommit func(tx *sql.Tx) error
 	D            Dialect[T]
+	// SchemaNote is what the store's open found worth a warning about its
+	// schema (Schema.Note), "" for nothing.
+	SchemaNote string
 }
 
 // Core implements the methods of spi.Store and its capabilities that do not
@@ -255,6 +258,18 @@ type Core[T any] struct{ cfg Config[T] }
 
 // New returns the core of a store.
 func New[T any](cfg Config[T]) Core[T] { return Core[T]{cfg} }
+
+// SchemaWarning says that the store opened a schema newer than its code
+// whose later migrations are all marked compatible (naming both versions),
+// or "" for a schema at the code's own version. It implements
+// [spi.SchemaWarner].
+func (c Core[T]) SchemaWarning() string { return c.cfg.SchemaNote }
+
+// WithSchemaNote returns the core with its SchemaNote set to note.
+func (c Core[T]) WithSchemaNote(note string) Core[T] {
+	c.cfg.SchemaNote = note
+	return c
+}
 
 // do runs fn as the operation op: inside the gate, with its error wrapped.
 func (c Core[T]) do(op string, fn func() error) error {

@@ -39,6 +39,18 @@ type SchemaState struct {
 	HasRows bool
 	// Version is the highest recorded version, 0 for none.
 	Version int
+	// Marks: the code read which versions after its own the database
+	// records as compatible (ReadAt, for a schema newer than the code's
+	// latest, when the code knows the column: Schema.Since); Incompatible
+	// are those that are not.
+	Marks        bool
+	Incompatible []int
+}
+
+// compatibleAhead reports whether the schema is newer than latest and
+// every version after it is marked compatible.
+func (st SchemaState) compatibleAhead(latest int) bool {
+	return st.Version > latest && st.Marks && len(st.Incompatible) == 0
 }
 
 // Has reports whether table is present.
@@ -65,8 +77,13 @@ type Schema struct {
 	// the schema or database exists.
 	ExistsSQL  string
 	ExistsArgs []any
-	// VersionSQL reads MAX(version) and COUNT(*) of the version table.
-	VersionSQL string
+	// Versions is the version table's name as the statements write it
+	// (qualified where the dialect needs it).
+	Versions string
+	// Since is the first version whose code reads the compatible marks
+	// (ddl.CompatibleSince): code at an older version refuses any newer
+	// schema.
+	Since int
 	// DDLCommits: the database commits each DDL statement on its own, so
 	// tables of a later version than the recorded one are the trace of a
 	// migration that failed half-way (MySQL).
@@ -121,7 +138,7 @@ func (s Schema) Read(ctx context.Context, q Querier) (SchemaState, error) {
 	}
 	var v sql.NullInt64
 	var n int64
-	if err := q.QueryRowContext(ctx, s.VersionSQL).Scan(&v, &n); err != nil {
+	if err := q.QueryRowContext(ctx, s.versionSQL()).Scan(&v, &n); err != nil {
 		return st, fmt.Errorf("read %s: %w", VersionTable, err)
 	}
 	st.HasRows, st.Version = n > 0, int(v.Int64)
@@ -130,6 +147,38 @@ func (s Schema) Read(ctx context.Context, q Querier) (SchemaState, error) {
 	// second list holds every table of the version read.
 	st.Tables, err = s.tables(ctx, q)
 	return st, err
+}
+
+// versionSQL reads MAX(version) and COUNT(*) of the version table.
+func (s Schema) versionSQL() string { return "SELECT MAX(version), COUNT(*) FROM " + s.Versions }
+
+// ReadAt is Read for code whose latest version is latest: of a schema
+// newer than that, it reads which later versions are marked compatible
+// (when the code knows the marks).
+func (s Schema) ReadAt(ctx context.Context, q Querier, latest int) (SchemaState, error) {
+	st, err := s.Read(ctx, q)
+	if err != nil || st.Version <= latest || s.Since == 0 || latest < s.Since {
+		return st, err
+	}
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT version FROM %s WHERE version > %d AND compatible = 0 ORDER BY version", s.Versions, latest))
+	if err != nil {
+		return st, fmt.Errorf("read the compatible marks of %s: %w", VersionTable, err)
+	}
+	defer rows.Close()
+	st.Incompatible, err = ReadColumn[int](rows)
+	st.Marks = err == nil
+	return st, err
+}
+
+// Note returns a warning for a schema newer than latest whose later
+// versions are all marked compatible (code at latest works with it, and
+// should be upgraded), or "" for none. It reads the schema through q.
+func (s Schema) Note(ctx context.Context, q Querier, latest int) string {
+	st, err := s.ReadAt(ctx, q, latest)
+	if err != nil || !st.compatibleAhead(latest) {
+		return ""
+	}
+	return fmt.Sprintf("%s is at version %d, newer than version %d of this code; every version after %d is marked compatible, so this code works with it: upgrade Ratchet", s.Where, st.Version, latest, latest)
 }
 
 // tables lists the tables ListSQL returns, sorted.
@@ -170,6 +219,10 @@ func (s Schema) Validate(st SchemaState, latest int) error {
 		return fail("holds tables (%s) but no %s table: it is not a Ratchet database, or its schema is partial; repair or drop it", summarize(st.Tables), VersionTable)
 	case !st.HasRows && !s.Resumable:
 		return fail("has an empty %s table: a partially applied schema; repair or drop it", VersionTable)
+	case st.compatibleAhead(latest):
+		return nil // newer, but every later migration is expand-only: this code works with it
+	case st.Version > latest && len(st.Incompatible) > 0:
+		return fail("is at version %d, newer than version %d, the latest this code knows, and %s not marked compatible; upgrade Ratchet", st.Version, latest, versionList(st.Incompatible))
 	case st.Version > latest:
 		return fail("is at version %d, newer than version %d, the latest this code knows; upgrade Ratchet", st.Version, latest)
 	case st.HasRows && len(missing) > 0:
@@ -179,6 +232,19 @@ func (s Schema) Validate(st SchemaState, latest int) error {
 			st.Version, strings.Join(ahead, ", "))
 	}
 	return nil
+}
+
+// versionList names versions in a sentence: "version 15 is", "versions
+// 15, 16 are".
+func versionList(vs []int) string {
+	if len(vs) == 1 {
+		return fmt.Sprintf("version %d is", vs[0])
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprint(v)
+	}
+	return "versions " + strings.Join(parts, ", ") + " are"
 }
 
 // summarize lists at most a few table names.
@@ -191,10 +257,11 @@ func summarize(tables []string) string {
 }
 
 // Check fails, wrapping spi.ErrSchema, unless the schema read through q is
-// at version latest with every table present: the schema step of a
-// store's Open without migrations.
+// at version latest with every table present, or newer with every later
+// version marked compatible (see Note): the schema step of a store's Open
+// without migrations.
 func (s Schema) Check(ctx context.Context, q Querier, latest int) error {
-	st, err := s.Read(ctx, q)
+	st, err := s.ReadAt(ctx, q, latest)
 	if err != nil {
 		return fmt.Errorf("%s: open: read the schema of %s: %w", s.Store, s.Where, err)
 	}
@@ -214,7 +281,7 @@ func (s Schema) Check(ctx context.Context, q Querier, latest int) error {
 	case st.Version < latest:
 		return fail("is at version %d, this code needs version %d", st.Version, latest)
 	}
-	return nil
+	return nil // at latest, or newer with every later version compatible
 }
 
 // Migrate applies the missing migrations of migs (in version order, the
@@ -231,12 +298,12 @@ func (s Schema) Migrate(ctx context.Context, migs []ddl.Migration, step func(ctx
 		var next ddl.Migration
 		err := step(ctx, func(q DBTX) error {
 			next = ddl.Migration{}
-			st, err := s.Read(ctx, q)
+			st, err := s.ReadAt(ctx, q, latest)
 			if err != nil {
 				return fmt.Errorf("read the schema: %w", err)
 			}
-			if err := s.Validate(st, latest); err != nil || st.Version == latest {
-				return err
+			if err := s.Validate(st, latest); err != nil || st.Version >= latest {
+				return err // newer than latest only when compatible: nothing to apply
 			}
 			if prepare != nil {
 				if err := prepare(ctx, q, st); err != nil {
@@ -276,7 +343,7 @@ func (s Schema) apply(ctx context.Context, q DBTX, m ddl.Migration) error {
 	}
 	var got sql.NullInt64
 	var n int64
-	if err := q.QueryRowContext(ctx, s.VersionSQL).Scan(&got, &n); err != nil {
+	if err := q.QueryRowContext(ctx, s.versionSQL()).Scan(&got, &n); err != nil {
 		return fmt.Errorf("%w: migration %04d_%s: %w", spi.ErrSchema, m.Version, m.Name, err)
 	}
 	if v := int(got.Int64); v != m.Version && !(s.Resumable && v > m.Version) { // a racing migrator of idempotent files may be ahead

@@ -86,6 +86,34 @@ func TestReadCommandsCreateNoSQLiteFile(t *testing.T) {
 	}
 }
 
+// Against a schema newer than the binary whose later migrations are all
+// marked compatible, a read command works and warns, naming both
+// versions; against one with a later migration not marked it exits 1
+// naming it.
+func TestReadCommandsWarnOfACompatibleNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "newer.db")
+	s, err := sqlite.Open(context.Background(), path, sqlite.Options{Create: true})
+	require.NoError(t, err)
+	var latest int
+	require.NoError(t, s.DB().QueryRow("SELECT MAX(version) FROM ratchet_schema_version").Scan(&latest))
+	_, err = s.DB().Exec("INSERT INTO ratchet_schema_version (version, applied_at, compatible) VALUES (?, 0, 1)", latest+1)
+	require.NoError(t, err)
+	for _, c := range readCommands {
+		code, stderr := runRead(t, c, "--store", "sqlite:"+path)
+		if c[len(c)-1] != "ID" {
+			assert.Equal(t, 0, code, stderr)
+		}
+		assert.Contains(t, stderr, fmt.Sprintf("warning: the database %s is at version %d, newer than version %d of this code", path, latest+1, latest), c)
+		assert.Contains(t, stderr, "upgrade Ratchet", c)
+	}
+	_, err = s.DB().Exec("INSERT INTO ratchet_schema_version (version, applied_at) VALUES (?, 0)", latest+2)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	code, stderr := runRead(t, []string{"stats"}, "--store", "sqlite:"+path)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, fmt.Sprintf("version %d is not marked compatible", latest+2))
+}
+
 // Against a PostgreSQL schema that does not exist, a read command creates
 // nothing and exits 1 naming it.
 func TestReadCommandsCreateNoPostgresSchema(t *testing.T) {

@@ -151,6 +151,9 @@ func opsCommand(ctx context.Context, name string, f *opsFlags, args []string, st
 		return 1
 	}
 	defer func() { _ = st.Close() }()
+	if st.Warning != "" {
+		fmt.Fprintf(stderr, "ratchet %s: warning: %s\n", name, st.Warning)
+	}
 	if err := fn(ctx, st, c, f.fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "ratchet %s: %v\n", name, err)
 		var usage usageError

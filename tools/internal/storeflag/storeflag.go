@@ -32,6 +32,10 @@ type Opened struct {
 	// Checkpoint, set by OpenForBench for PostgreSQL (nil elsewhere),
 	// runs a CHECKPOINT: the bench's Settle.
 	Checkpoint func(ctx context.Context) error
+	// Warning says that the store's schema is newer than this binary,
+	// every later migration marked compatible (spi.SchemaWarner): the
+	// commands work, and the binary should be upgraded. "" for none.
+	Warning string
 }
 
 // Open opens the store named by spec. dbPath is the SQLite file for the
@@ -45,9 +49,21 @@ type Opened struct {
 // database, schema or file is created and the schema migrated; "sqlite"
 // with no dbPath is a new file in a temporary folder, removed at Close.
 func Open(ctx context.Context, spec, dbPath, schema string, create bool) (*Opened, error) {
+	o, err := open(ctx, spec, dbPath, schema, create)
+	if err != nil {
+		return nil, err
+	}
+	if w, ok := o.Store.(spi.SchemaWarner); ok {
+		o.Warning = w.SchemaWarning()
+	}
+	return o, nil
+}
+
+// open is Open without the schema's warning.
+func open(ctx context.Context, spec, dbPath, schema string, create bool) (*Opened, error) {
 	switch {
 	case IsMongo(spec):
-		s, err := mongodb.Open(ctx, spec, mongodb.Options{})
+		s, err := mongodb.Open(ctx, spec, mongodb.Options{CheckOnly: !create})
 		if err != nil {
 			return nil, err
 		}
