@@ -233,7 +233,7 @@ func (e *Engine) wire() {
 		},
 		run: func(ctx context.Context, j *spi.Job) (any, error) {
 			o.Client.Metrics.JobStarted(ctx, j.ID, j.TaskName, j.Priority)
-			if e.subs.wanted(EventStarted) {
+			if e.subs.wantsBit(bitStarted) {
 				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
 			}
 			return run(ctx, j)
@@ -518,7 +518,7 @@ func (e *Engine) stopOrder() []stopStep {
 // publishes the jobs the store wrote (not a key's duplicates).
 func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
 	res, err := next(ctx, jobs)
-	if err != nil || !e.subs.wanted(EventSubmitted) {
+	if err != nil || !e.subs.wantsBit(bitSubmitted) {
 		return res, err
 	}
 	now := e.opts.clock.Now()

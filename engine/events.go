@@ -188,7 +188,16 @@ func (s *subscribers) change(fn func([]*subscription) []*subscription) {
 
 // wanted reports whether a subscriber takes kind: the parts build no event
 // otherwise.
-func (s *subscribers) wanted(kind EventKind) bool { return s.wants.Load()&kindBit(kind) != 0 }
+func (s *subscribers) wanted(kind EventKind) bool { return s.wantsBit(kindBit(kind)) }
+
+// wantsBit is wanted for a kind's bit, on the paths taken once per job.
+func (s *subscribers) wantsBit(bit uint32) bool { return s.wants.Load()&bit != 0 }
+
+// The bits of the kinds published once per job.
+var (
+	bitStarted   = kindBit(EventStarted)
+	bitSubmitted = kindBit(EventSubmitted)
+)
 
 // empty reports whether nobody listens.
 func (s *subscribers) empty() bool { return s.wants.Load() == 0 }
