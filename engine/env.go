@@ -165,6 +165,10 @@ var envSettings = []envSetting{
 	// and dev (module tools), not by the engine.
 	{name: "RATCHET_DASHBOARD_TOKEN", doc: "the dashboard's operator token (ratchet dashboard, ratchet dev)", elsewhere: "ratchet dashboard"},
 	{name: "RATCHET_DASHBOARD_VIEWER_TOKEN", doc: "the dashboard's read-only token (ratchet dashboard)", elsewhere: "ratchet dashboard"},
+	// The ratchet command's store (module tools): --store and --schema
+	// when the command line does not give them.
+	{name: "RATCHET_STORE", doc: "the ratchet command's --store (a DSN or URL) when the line has none", elsewhere: "ratchet (the command)"},
+	{name: "RATCHET_SCHEMA", doc: "the ratchet command's --schema when the line has none", elsewhere: "ratchet (the command)"},
 	{name: "RATCHET_MASK_PAYLOADS", doc: "mask sensitive fields in job details (true or false)", applyStr: func(o *Options, v string) error {
 		on, err := strconv.ParseBool(v)
 		o.Client.MaskPayloads = on
@@ -240,7 +244,8 @@ func FromEnv(base Options) (Options, error) {
 // Accepted silently, being another package's: RATCHET_ENCRYPTION_KEYS and
 // RATCHET_ENCRYPTION_CURRENT_KEY (encryption.EnvKeys), and the dashboard's
 // RATCHET_DASHBOARD_TOKEN and RATCHET_DASHBOARD_VIEWER_TOKEN (the ratchet
-// command's dashboard and dev).
+// command's dashboard and dev), and the ratchet command's RATCHET_STORE and
+// RATCHET_SCHEMA.
 //
 // Warned about, never an error, so that one stray variable cannot stop a
 // node from starting: the spec's names this version does not implement

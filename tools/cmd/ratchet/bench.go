@@ -30,9 +30,7 @@ import (
 	"github.com/ratchet-go/ratchet/tools/internal/storeflag"
 )
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func benchCommand(fs *flag.FlagSet) action {
 	store := fs.String("store", "sqlite", storeflag.Usage)
 	db := fs.String("db", "", "SQLite database file for --store sqlite (default: a new file in a temporary folder)")
 	mode := fs.String("mode", "burndown", "burndown (insert N, then work them all), steady (insert at --rate for --duration), claimscale (claim time at 10,000 and at --jobs pending), mixedfleet (claim time of a node's own jobs with none and with --jobs of a task it lacks pending) or archive (steady latency p99 alone and of the jobs that wait while the store archives --jobs finished jobs)")
@@ -53,75 +51,74 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	compare := fs.String("compare", "", "river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median (and, where /proc/stat exists, the machine's CPU time per job in each phase)")
 	pairs := fs.Int("pairs", 5, "--compare: pairs of runs")
 	riverBin := fs.String("river-bin", "", "--compare river: a prebuilt compare/river binary (default: go build it from the repository)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *compare != "" && *compare != "river" {
-		fmt.Fprintf(stderr, "ratchet bench: --compare %q: only river\n", *compare)
-		return 2
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *compare != "" && *compare != "river" {
+			fmt.Fprintf(stderr, "ratchet bench: --compare %q: only river\n", *compare)
+			return 2
 		}
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "ratchet bench: --cpuprofile: %v\n", err)
+				return 2
+			}
+			defer func() {
+				pprof.StopCPUProfile()
+				_ = f.Close()
+			}()
+		}
+		if *compare == "river" {
+			if *priorities > 1 || *tasks > 1 {
+				fmt.Fprintln(stderr, "ratchet bench: --priorities and --tasks are not for --compare (River's side submits one kind at one priority)")
+				return 2
+			}
+			set := false
+			fs.Visit(func(f *flag.Flag) { set = set || f.Name == "workers" })
+			if !set {
+				*workers = compareWorkers
+			}
+			return runCompare(ctx, *store, *db, *jobs, *workers, *batch, *pairs, *riverBin, stdout, stderr)
+		}
+		opened, err := storeflag.OpenForBench(ctx, *store, *db)
 		if err != nil {
-			fmt.Fprintf(stderr, "ratchet bench: --cpuprofile: %v\n", err)
+			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+			return 1
+		}
+		defer func() { _ = opened.Close() }()
+		cfg := bench.Config{
+			Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch, Priorities: *priorities, Tasks: *tasks,
+			Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
+			Warmup: cmp.Or(*warmup, -1), // the flag's 0 is none
+			Settle: opened.Checkpoint,
+		}
+		nodes := ""
+		if *coordinator != "" {
+			desc, err := benchCoordinator(&cfg, *coordinator)
+			if err != nil {
+				fmt.Fprintf(stderr, "ratchet bench: --coordinator: %v\n", err)
+				return 2
+			}
+			nodes = ", submitted on a client-only node and run on another, " + desc
+		}
+		fmt.Fprintf(stdout, "ratchet bench: %s on %s, %d workers%s\n", *mode, opened.Desc, *workers, nodes)
+		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			cfg.Advance = benchBars(stderr)
+		}
+		if err := installAdapters(&cfg, *adapters, *traceRatio); err != nil {
+			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 			return 2
 		}
-		defer func() {
-			pprof.StopCPUProfile()
-			_ = f.Close()
-		}()
-	}
-	if *compare == "river" {
-		if *priorities > 1 || *tasks > 1 {
-			fmt.Fprintln(stderr, "ratchet bench: --priorities and --tasks are not for --compare (River's side submits one kind at one priority)")
-			return 2
-		}
-		set := false
-		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "workers" })
-		if !set {
-			*workers = compareWorkers
-		}
-		return runCompare(ctx, *store, *db, *jobs, *workers, *batch, *pairs, *riverBin, stdout, stderr)
-	}
-	opened, err := storeflag.OpenForBench(ctx, *store, *db)
-	if err != nil {
-		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
-		return 1
-	}
-	defer func() { _ = opened.Close() }()
-	cfg := bench.Config{
-		Mode: bench.Mode(*mode), Jobs: *jobs, Workers: *workers, InsertBatch: *batch, Priorities: *priorities, Tasks: *tasks,
-		Rate: *rate, Duration: *duration, ArchivePause: *pause, Progress: stdout, PollInterval: *pollInterval,
-		Warmup: cmp.Or(*warmup, -1), // the flag's 0 is none
-		Settle: opened.Checkpoint,
-	}
-	nodes := ""
-	if *coordinator != "" {
-		desc, err := benchCoordinator(&cfg, *coordinator)
+		res, err := bench.Run(ctx, opened.Store, cfg)
 		if err != nil {
-			fmt.Fprintf(stderr, "ratchet bench: --coordinator: %v\n", err)
-			return 2
+			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
+			return 1
 		}
-		nodes = ", submitted on a client-only node and run on another, " + desc
+		fmt.Fprintln(stdout, res.Summary())
+		return 0
 	}
-	fmt.Fprintf(stdout, "ratchet bench: %s on %s, %d workers%s\n", *mode, opened.Desc, *workers, nodes)
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		cfg.Advance = benchBars(stderr)
-	}
-	if err := installAdapters(&cfg, *adapters, *traceRatio); err != nil {
-		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
-		return 2
-	}
-	res, err := bench.Run(ctx, opened.Store, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
-		return 1
-	}
-	fmt.Fprintln(stdout, res.Summary())
-	return 0
 }
 
 // benchCoordinator sets cfg up for two nodes with a coordinator each on

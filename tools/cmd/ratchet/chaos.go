@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,50 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ratchet-go/ratchet/chaos"
 )
 
-// runChaos is ratchet chaos: the chaos harness (package chaos) on a
+// chaosCommand is ratchet chaos: the chaos harness (package chaos) on a
 // database. Exit status 0 on a clean run, 1 on a violation (or a run that
 // could not be made), 2 on a usage error. "ratchet chaos worker" is the
 // probe worker that the harness starts by default (this same binary).
-func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "worker" {
-		if err := chaos.RunWorker(ctx, args[1:], stdout, stderr); err != nil {
-			fmt.Fprintln(stderr, "ratchet chaos worker:", err)
-			return 1
-		}
-		return 0
-	}
-	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ratchet chaos --store postgres://...|mysql://...|sqlite:PATH|sqlite [--duration 60s] [--seed N] [--workers 3] [--faults kill,stop,term,latency,reset,blackhole,skew,restart-db] [--db-restart CMD] [--max-skew 500ms] [--workload probe|user|both --worker BIN] [--json]
-
-Starts --workers worker processes on the database (PostgreSQL, MySQL 8 or
-MariaDB 10.6+, or an SQLite file that they share: sqlite:PATH, or sqlite
-alone for a new temporary file), submits a seeded workload
-of probe jobs (sleeps, permits, a poison job, diamond workflows, a recurring
-schedule every 2 s) and, with --workload user|both, the worker binary's own
-(its main is chaos.WorkerMainWith(chaos.WithTasks(...),
-chaos.WithWorkload(fn)); the harness runs it once with --submit), every
-execution of any task recorded in the ledger; it injects a seeded schedule
-of faults for --duration (SIGKILL
-then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; and through a
-TCP proxy between each node and the database: latency, reset connections, a
-black hole, not on SQLite; a node's clock put ahead or behind by up to
---max-skew, skew; and with --db-restart CMD, the database restarted by CMD,
-restart-db, never a default; one at a time, each at most 10 s), then waits a quiet phase of at most --quiet, and checks
-from the database and the chaos ledger: no job lost, each job finalized
-exactly once, each SUCCEEDED job's execution on record, the crash budget
-exact, permits never exceeded, each recurring slot fired once, workflow
-children run only after their parents succeeded, every enabled fault kind
-injected. Exit status 0 when every invariant held, 1 on a
-violation (the report names the invariant and the jobs), 2 on a usage error.
-
-flags:`)
-		fs.PrintDefaults()
-	}
+func chaosCommand(fs *flag.FlagSet) action {
 	store := fs.String("store", "", "the database: a postgres:// or mysql:// URL, an SQLite file sqlite:PATH (kept), or sqlite for a new temporary file (removed after a clean run) (required)")
 	schema := fs.String("schema", "", "the PostgreSQL schema or MySQL database of the run (default: a new one, dropped after a clean run); none on SQLite")
 	duration := fs.Duration("duration", 60*time.Second, "length of the fault phase")
@@ -74,99 +39,134 @@ flags:`)
 	plant := fs.String("plant", "", "a planted store defect in the workers, to see the harness catch it: "+strings.Join(chaos.Plants, ", "))
 	logs := fs.String("logs", "", "folder for the workers' logs (default: a new temporary folder)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		usageErr := func(format string, a ...any) int {
+			fmt.Fprintf(stderr, "ratchet chaos: "+format+"\n", a...)
+			return 2
 		}
-		return 2
-	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "ratchet chaos: "+format+"\n", a...)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected arguments %q", fs.Args())
-	}
-	if *store == "" {
-		return usageErr("--store is required (a postgres:// or mysql:// URL, or sqlite:PATH)")
-	}
-	if !chaos.Supported(*store) {
-		return usageErr("--store must be a postgres:// or mysql:// URL, sqlite:PATH or sqlite; other databases are not supported by the harness yet")
-	}
-	kinds, err := chaos.ParseFaults(*faults)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	switch restart := slices.Contains(kinds, chaos.FaultRestartDB); {
-	case restart && strings.TrimSpace(*dbRestart) == "":
-		return usageErr("--faults restart-db needs --db-restart CMD, the command that restarts the database and returns once it is up again")
-	case !restart && *dbRestart != "":
-		return usageErr("--db-restart is given but restart-db is not among --faults")
-	}
-	seedSet := false
-	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
-	if !seedSet {
-		*seed = uint64(time.Now().UnixNano() % 1_000_000)
-	}
-	count := func(n int) int {
-		if n == 0 {
-			return -1 // none, not the default
+		if len(args) > 0 {
+			return usageErr("unexpected arguments %q", args)
 		}
-		return n
-	}
-	sc := chaos.Scenario{
-		DSN: *store, Schema: *schema, Workers: *workers, Duration: *duration, Quiet: *quiet, Seed: *seed,
-		Faults: kinds, Plant: *plant, LogDir: *logs, Progress: stderr, MaxSkew: *maxSkew,
-		Workload: chaos.Workload{Jobs: count(*jobs), PermitJobs: count(*permitJobs), PoisonJobs: count(*poisonJobs),
-			Workflows: count(*workflows), Schedules: count(*schedules)},
-	}
-	for name, n := range map[string]int{"jobs": *jobs, "permit-jobs": *permitJobs, "poison-jobs": *poisonJobs, "workflows": *workflows, "schedules": *schedules} {
-		if n < 0 {
-			return usageErr("--%s %d: a count of at least 0", name, n)
+		if *store == "" {
+			return usageErr("--store is required (a postgres:// or mysql:// URL, or sqlite:PATH)")
 		}
-	}
-	switch *workload {
-	case "probe":
-	case "user", "both":
-		if *worker == "" {
-			return usageErr("--workload %s needs --worker, a binary whose main calls chaos.WorkerMainWith(chaos.WithWorkload(fn), ...)", *workload)
+		if !chaos.Supported(*store) {
+			return usageErr("--store must be a postgres:// or mysql:// URL, sqlite:PATH or sqlite; other databases are not supported by the harness yet")
 		}
-		sc.WorkerSubmits = true
-		sc.Workload.NoProbes = *workload == "user"
-	default:
-		return usageErr("--workload %q: probe, user or both", *workload)
-	}
-	if *dbRestart != "" {
-		sc.RestartDB = []string{"/bin/sh", "-c", *dbRestart}
-	}
-	if *worker != "" {
-		sc.Worker = []string{*worker}
-	} else {
-		exe, err := os.Executable()
+		kinds, err := chaos.ParseFaults(*faults)
 		if err != nil {
-			return usageErr("cannot find this binary to run it as the worker (%v); give --worker", err)
+			return usageErr("%v", err)
 		}
-		sc.Worker = []string{exe, "chaos", "worker"}
+		switch restart := slices.Contains(kinds, chaos.FaultRestartDB); {
+		case restart && strings.TrimSpace(*dbRestart) == "":
+			return usageErr("--faults restart-db needs --db-restart CMD, the command that restarts the database and returns once it is up again")
+		case !restart && *dbRestart != "":
+			return usageErr("--db-restart is given but restart-db is not among --faults")
+		}
+		seedSet := false
+		fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+		if !seedSet {
+			*seed = uint64(time.Now().UnixNano() % 1_000_000)
+		}
+		count := func(n int) int {
+			if n == 0 {
+				return -1 // none, not the default
+			}
+			return n
+		}
+		sc := chaos.Scenario{
+			DSN: *store, Schema: *schema, Workers: *workers, Duration: *duration, Quiet: *quiet, Seed: *seed,
+			Faults: kinds, Plant: *plant, LogDir: *logs, Progress: stderr, MaxSkew: *maxSkew,
+			Workload: chaos.Workload{Jobs: count(*jobs), PermitJobs: count(*permitJobs), PoisonJobs: count(*poisonJobs),
+				Workflows: count(*workflows), Schedules: count(*schedules)},
+		}
+		for name, n := range map[string]int{"jobs": *jobs, "permit-jobs": *permitJobs, "poison-jobs": *poisonJobs, "workflows": *workflows, "schedules": *schedules} {
+			if n < 0 {
+				return usageErr("--%s %d: a count of at least 0", name, n)
+			}
+		}
+		switch *workload {
+		case "probe":
+		case "user", "both":
+			if *worker == "" {
+				return usageErr("--workload %s needs --worker, a binary whose main calls chaos.WorkerMainWith(chaos.WithWorkload(fn), ...)", *workload)
+			}
+			sc.WorkerSubmits = true
+			sc.Workload.NoProbes = *workload == "user"
+		default:
+			return usageErr("--workload %q: probe, user or both", *workload)
+		}
+		if *dbRestart != "" {
+			sc.RestartDB = []string{"/bin/sh", "-c", *dbRestart}
+		}
+		if *worker != "" {
+			sc.Worker = []string{*worker}
+		} else {
+			exe, err := os.Executable()
+			if err != nil {
+				return usageErr("cannot find this binary to run it as the worker (%v); give --worker", err)
+			}
+			sc.Worker = []string{exe, "chaos", "worker"}
+		}
+		if *quiet > chaos.MaxQuiet || *quiet <= 0 {
+			return usageErr("--quiet must be above 0 and at most %s", chaos.MaxQuiet)
+		}
+		if _, err := chaos.NewPlan(sc); err != nil {
+			return usageErr("%v", err)
+		}
+		fmt.Fprintf(stderr, "ratchet chaos: seed %d (rerun with --seed %d for the same schedule)\n", *seed, *seed)
+		rep, err := chaos.Run(ctx, sc)
+		if err != nil {
+			fmt.Fprintln(stderr, "ratchet chaos:", err)
+			return 1
+		}
+		if *jsonOut {
+			_, _ = stdout.Write(rep.JSON())
+		} else {
+			_ = rep.WriteText(stdout)
+		}
+		if !rep.OK() {
+			return 1
+		}
+		return 0
 	}
-	if *quiet > chaos.MaxQuiet || *quiet <= 0 {
-		return usageErr("--quiet must be above 0 and at most %s", chaos.MaxQuiet)
-	}
-	if _, err := chaos.NewPlan(sc); err != nil {
-		return usageErr("%v", err)
-	}
-	fmt.Fprintf(stderr, "ratchet chaos: seed %d (rerun with --seed %d for the same schedule)\n", *seed, *seed)
-	rep, err := chaos.Run(ctx, sc)
-	if err != nil {
-		fmt.Fprintln(stderr, "ratchet chaos:", err)
-		return 1
-	}
-	if *jsonOut {
-		_, _ = stdout.Write(rep.JSON())
-	} else {
-		_ = rep.WriteText(stdout)
-	}
-	if !rep.OK() {
-		return 1
-	}
-	return 0
+}
+
+// chaosLong is the help of ratchet chaos.
+const chaosLong = `Starts --workers worker processes on the database (PostgreSQL, MySQL 8 or
+MariaDB 10.6+, or an SQLite file that they share: sqlite:PATH, or sqlite
+alone for a new temporary file), submits a seeded workload
+of probe jobs (sleeps, permits, a poison job, diamond workflows, a recurring
+schedule every 2 s) and, with --workload user|both, the worker binary's own
+(its main is chaos.WorkerMainWith(chaos.WithTasks(...),
+chaos.WithWorkload(fn)); the harness runs it once with --submit), every
+execution of any task recorded in the ledger; it injects a seeded schedule
+of faults for --duration (SIGKILL
+then a restart, SIGSTOP then SIGCONT, SIGTERM then a restart; and through a
+TCP proxy between each node and the database: latency, reset connections, a
+black hole, not on SQLite; a node's clock put ahead or behind by up to
+--max-skew, skew; and with --db-restart CMD, the database restarted by CMD,
+restart-db, never a default; one at a time, each at most 10 s), then waits a quiet phase of at most --quiet, and checks
+from the database and the chaos ledger: no job lost, each job finalized
+exactly once, each SUCCEEDED job's execution on record, the crash budget
+exact, permits never exceeded, each recurring slot fired once, workflow
+children run only after their parents succeeded, every enabled fault kind
+injected. Exit status 0 when every invariant held, 1 on a
+violation (the report names the invariant and the jobs), 2 on a usage error.`
+
+// chaosCommands is ratchet chaos, and its hidden worker (the probe worker
+// the harness starts as this binary's "chaos worker").
+func chaosCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+	c := leaf("chaos", "real worker processes on a database under seeded kills, stops and terms; checks no job lost, finalized once, crash budget, permits", noArgs, chaosCommand)
+	c.Long = chaosLong
+	worker := &cobra.Command{Use: "worker", Short: "the probe worker the harness starts", Hidden: true, DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := chaos.RunWorker(cmd.Context(), args, cmd.OutOrStdout(), cmd.ErrOrStderr()); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "ratchet chaos worker:", err)
+				return exitStatus(1)
+			}
+			return nil
+		}}
+	c.AddCommand(worker)
+	return c
 }

@@ -43,7 +43,7 @@ func TestChaosUsageErrors(t *testing.T) {
 		{[]string{"chaos", "--store", "postgres://x/y", "--duration", "20s", "--faults", "all"}, "no room for every enabled fault kind"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--quiet", "1m"}, "--quiet must be"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--plant", "nope"}, `unknown planted defect "nope"`},
-		{[]string{"chaos", "--bogus"}, "flag provided but not defined"},
+		{[]string{"chaos", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--workload", "user"}, "--workload user needs --worker"},
 		{[]string{"chaos", "--store", "postgres://x/y", "--workload", "mine"}, `--workload "mine": probe, user or both`},
 		{[]string{"chaos", "--store", "postgres://x/y", "--workflows", "-1"}, "--workflows -1: a count of at least 0"},

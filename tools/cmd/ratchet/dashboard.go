@@ -29,17 +29,17 @@ const (
 	envDashboardViewerToken = "RATCHET_DASHBOARD_VIEWER_TOKEN"
 )
 
-// runDashboard is `ratchet dashboard`: the web dashboard over a store,
+// dashboardCommand is `ratchet dashboard`: the web dashboard over a store,
 // with no node (the breakers view says none is attached).
-func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newOpsFlags("dashboard", stderr, false)
+func dashboardCommand(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
 	addr := f.fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	prefix := f.fs.String("prefix", "", `path to serve under, e.g. "/ops" (default: the root)`)
 	token := f.fs.String("token", os.Getenv(envDashboardToken), "the operator's token (default $"+envDashboardToken+"; a random one, printed, when neither is set)")
 	viewer := f.fs.String("viewer-token", os.Getenv(envDashboardViewerToken), "a read-only token (default $"+envDashboardViewerToken+")")
 	user := f.fs.String("user", "", "an operator signing in with a name and password, NAME:PASSWORD (basic auth or the login form)")
 	insecure := f.fs.Bool("insecure", false, "serve without authentication, everyone an operator (a loopback address only)")
-	return opsCommand(ctx, "dashboard", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, _ []string) error {
+	return opsCommand("dashboard", f, func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, _ []string, stdout, _ io.Writer) error {
 		o := dashboard.Options{Prefix: strings.TrimSuffix(*prefix, "/"), Insecure: *insecure}
 		generated := false
 		if !*insecure {
@@ -76,83 +76,80 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	})
 }
 
-// runDev is `ratchet dev`: a node running the demo's tasks and the
+// devCommand is `ratchet dev`: a node running the demo's tasks and the
 // dashboard, on an embedded SQLite database in --data, in one command.
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func devCommand(fs *flag.FlagSet) action {
 	data := fs.String("data", "ratchet-dev", "the data directory (created when missing): the SQLite database is DIR/ratchet.db")
 	addr := fs.String("addr", "127.0.0.1:8080", "address the dashboard listens on")
 	token := fs.String("token", os.Getenv(envDashboardToken), "the dashboard's token (default $"+envDashboardToken+", else a random one)")
 	jobs := fs.Int("demo", 200, "jobs of the demo's mix (and the demo's workflow) to submit when the database has no jobs; 0 for none")
 	concurrency := fs.Int("concurrency", 10, "jobs the node runs at once")
 	verbose := fs.Bool("v", false, "log the node's events to stderr")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "ratchet dev: %v\n", err)
-		return 1
-	}
-	if *token == "" {
-		*token = rand.Text()
-	}
-	if err := os.MkdirAll(*data, 0o755); err != nil {
-		return fail(fmt.Errorf("the data directory: %w", err))
-	}
-	opened, err := storeflag.Open(ctx, "sqlite", filepath.Join(*data, "ratchet.db"), "", true)
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = opened.Close() }()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if *verbose {
-		logger = slog.New(slog.NewTextHandler(stderr, nil))
-	}
-	eng, err := engine.New(opened.Store, engine.Options{
-		Client:          ratchet.ClientOptions{Logger: logger, MaskPayloads: true},
-		Concurrency:     *concurrency,
-		PollInterval:    200 * time.Millisecond,
-		ShutdownTimeout: 5 * time.Second,
-		Schedules:       demo.Schedules(),
-	}, demo.Tasks()...)
-	if err != nil {
-		return fail(err)
-	}
-	// Whether the store has jobs is read before the node starts: once it
-	// runs, the demo's recurring schedule submits a job every second, and
-	// a store that held only that job would never get the demo's.
-	seed := false
-	if *jobs > 0 {
-		page, err := eng.Client().ListJobs(ctx, ratchet.ListOptions{Limit: 1})
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		fail := func(err error) int {
+			fmt.Fprintf(stderr, "ratchet dev: %v\n", err)
+			return 1
+		}
+		if *token == "" {
+			*token = rand.Text()
+		}
+		if err := os.MkdirAll(*data, 0o755); err != nil {
+			return fail(fmt.Errorf("the data directory: %w", err))
+		}
+		opened, err := storeflag.Open(ctx, "sqlite", filepath.Join(*data, "ratchet.db"), "", true)
 		if err != nil {
-			return fail(fmt.Errorf("read the jobs: %w", err))
+			return fail(err)
 		}
-		seed = len(page.Jobs) == 0
-	}
-	if err := eng.Start(ctx); err != nil {
-		return fail(err)
-	}
-	defer func() { _ = eng.Stop(context.WithoutCancel(ctx)) }()
-	h, err := dashboard.New(eng.Client(), dashboard.Options{
-		Credentials: []dashboard.Credential{{Name: "dev", Token: *token, Role: dashboard.RoleOperator}},
-		Breakers:    eng.Breakers,
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = h.Close() }()
-	err = serve(ctx, h, *addr, func(base string) {
-		fmt.Fprintf(stdout, "ratchet dev: a node and the dashboard on %s\n", opened.Desc)
-		fmt.Fprintf(stdout, "dashboard: %s/login?token=%s\n", base, *token)
-		if seed {
-			go seedDemo(ctx, eng.Client(), *jobs, stdout, stderr)
+		defer func() { _ = opened.Close() }()
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		if *verbose {
+			logger = slog.New(slog.NewTextHandler(stderr, nil))
 		}
-	})
-	if err != nil {
-		return fail(err)
+		eng, err := engine.New(opened.Store, engine.Options{
+			Client:          ratchet.ClientOptions{Logger: logger, MaskPayloads: true},
+			Concurrency:     *concurrency,
+			PollInterval:    200 * time.Millisecond,
+			ShutdownTimeout: 5 * time.Second,
+			Schedules:       demo.Schedules(),
+		}, demo.Tasks()...)
+		if err != nil {
+			return fail(err)
+		}
+		// Whether the store has jobs is read before the node starts: once it
+		// runs, the demo's recurring schedule submits a job every second, and
+		// a store that held only that job would never get the demo's.
+		seed := false
+		if *jobs > 0 {
+			page, err := eng.Client().ListJobs(ctx, ratchet.ListOptions{Limit: 1})
+			if err != nil {
+				return fail(fmt.Errorf("read the jobs: %w", err))
+			}
+			seed = len(page.Jobs) == 0
+		}
+		if err := eng.Start(ctx); err != nil {
+			return fail(err)
+		}
+		defer func() { _ = eng.Stop(context.WithoutCancel(ctx)) }()
+		h, err := dashboard.New(eng.Client(), dashboard.Options{
+			Credentials: []dashboard.Credential{{Name: "dev", Token: *token, Role: dashboard.RoleOperator}},
+			Breakers:    eng.Breakers,
+		})
+		if err != nil {
+			return fail(err)
+		}
+		defer func() { _ = h.Close() }()
+		err = serve(ctx, h, *addr, func(base string) {
+			fmt.Fprintf(stdout, "ratchet dev: a node and the dashboard on %s\n", opened.Desc)
+			fmt.Fprintf(stdout, "dashboard: %s/login?token=%s\n", base, *token)
+			if seed {
+				go seedDemo(ctx, eng.Client(), *jobs, stdout, stderr)
+			}
+		})
+		if err != nil {
+			return fail(err)
+		}
+		return 0
 	}
-	return 0
 }
 
 // seedStarting, when not nil, runs as seedDemo starts: a test holds the

@@ -95,7 +95,7 @@ func TestKeysReencryptCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"keys"}, "", 2, "usage: ratchet keys reencrypt"},
+		{[]string{"keys"}, "", 2, "a subcommand is needed: reencrypt"},
 		{[]string{"keys", "reencrypt"}, "", 2, "--store is required"},
 		{[]string{"keys", "reencrypt", "--store", "sqlite:" + db, "--after", "x"}, "", 1, `--after "x"`},
 		{[]string{"keys", "reencrypt", "--store", "sqlite:" + db, "--algorithm", "rot13"}, "", 1, `--algorithm "rot13"`},

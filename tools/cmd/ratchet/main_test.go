@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/ddl"
 )
 
 func TestDemoCommand(t *testing.T) {
@@ -24,11 +30,15 @@ func TestCommandErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, 2, "usage: ratchet"},
+		{nil, 2, "Usage:\n  ratchet"},
 		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"jobs", "lst"}, 2, `unknown command "lst" for "ratchet jobs" (did you mean list?)`},
+		{[]string{"jobs"}, 2, "a subcommand is needed: cancel, delete, list, retry, show"},
+		{[]string{"dlq", "list", "extra"}, 2, `unexpected arguments ["extra"]`},
+		{[]string{"jobs", "show"}, 2, "accepts 1 arg(s), received 0"},
 		{[]string{"demo", "--store", "bogus"}, 1, `unknown --store "bogus"`},
 		{[]string{"demo", "--jobs", "0", "--store", "memory"}, 1, "--jobs must be positive"},
-		{[]string{"demo", "--bad-flag"}, 2, "flag provided but not defined"},
+		{[]string{"demo", "--bad-flag"}, 2, "unknown flag: --bad-flag"},
 	}
 	for _, tc := range cases {
 		var out, errOut bytes.Buffer
@@ -79,4 +89,43 @@ func TestSQLServerAndOracleStores(t *testing.T) {
 			assert.NotContains(t, errOut.String(), "unknown --store", "%v", args)
 		}
 	}
+}
+
+// Flags go anywhere on the line, after the arguments too; RATCHET_STORE
+// stands for --store.
+func TestFlagsAnywhereAndTheEnvironment(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"migrate", "--store", "sqlite:" + db}, &out, &errOut), errOut.String())
+	id := "0194a1b2-0000-7000-8000-000000000000"
+	for _, args := range [][]string{
+		{"jobs", "show", id, "--store", "sqlite:" + db},
+		{"jobs", "show", "--store", "sqlite:" + db, id},
+		{"jobs", "show", id},
+	} {
+		if len(args) == 3 {
+			t.Setenv("RATCHET_STORE", "sqlite:"+db)
+		}
+		out.Reset()
+		errOut.Reset()
+		assert.Equal(t, 1, run(context.Background(), args, &out, &errOut), "%v", args)
+		assert.Contains(t, errOut.String(), "ratchet jobs show: job "+id+" not found", "%v: the store opened, the job is not there", args)
+	}
+}
+
+// ratchet version names the schema version of each dialect; ratchet
+// completion bash prints a script bash accepts.
+func TestVersionAndCompletion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"version"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), fmt.Sprintf("postgresql version %d", ddl.Latest("postgresql")))
+	assert.Contains(t, out.String(), fmt.Sprintf("sqlite     version %d", ddl.Latest("sqlite")))
+	out.Reset()
+	require.Equal(t, 0, run(context.Background(), []string{"completion", "bash"}, &out, &errOut), errOut.String())
+	script := filepath.Join(t.TempDir(), "ratchet.bash")
+	require.NoError(t, os.WriteFile(script, out.Bytes(), 0o600))
+	check := exec.Command("bash", "-n", script)
+	msg, err := check.CombinedOutput()
+	require.NoError(t, err, "bash -n: %s", msg)
+	assert.Contains(t, out.String(), "__start_ratchet")
 }

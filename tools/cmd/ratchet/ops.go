@@ -10,12 +10,14 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
 
 	"github.com/ratchet-go/ratchet/encryption"
 	"github.com/ratchet-go/ratchet/internal/jobjson"
@@ -45,9 +47,8 @@ type opsFlags struct {
 	archived           bool
 }
 
-func newOpsFlags(name string, stderr io.Writer, filters bool) *opsFlags {
-	f := &opsFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
-	f.fs.SetOutput(stderr)
+func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
+	f := &opsFlags{fs: fs}
 	f.fs.StringVar(&f.store, "store", "", "the store: a postgres://... DSN, a mysql://..., sqlserver://..., oracle://... or mongodb://... URL, or sqlite:PATH")
 	f.fs.StringVar(&f.schema, "schema", postgres.DefaultSchema, "PostgreSQL schema")
 	f.fs.StringVar(&f.db, "db", "", "SQLite database file for --store sqlite")
@@ -137,14 +138,19 @@ func (f *opsFlags) open(ctx context.Context) (*storeflag.Opened, *ratchet.Client
 	return st, c, nil
 }
 
-// opsCommand runs one operator command: it parses the flags, opens the
-// store and runs fn, turning its error into the exit status 1 with the
-// command's name.
-func opsCommand(ctx context.Context, name string, f *opsFlags, args []string, stderr io.Writer,
-	fn func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, args []string) error) int {
-	if err := f.fs.Parse(args); err != nil {
-		return 2
+// opsFunc is the body of an operator command, on its store and a client.
+type opsFunc func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, args []string, stdout, stderr io.Writer) error
+
+// opsCommand is an operator command's action: it opens the store and runs
+// fn, turning its error into the exit status 1 (2 for a usage error) with
+// the command's name.
+func opsCommand(name string, f *opsFlags, fn opsFunc) action {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return opsRun(ctx, name, f, args, stdout, stderr, fn)
 	}
+}
+
+func opsRun(ctx context.Context, name string, f *opsFlags, args []string, stdout, stderr io.Writer, fn opsFunc) int {
 	st, c, err := f.open(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet %s: %v\n", name, err)
@@ -154,7 +160,7 @@ func opsCommand(ctx context.Context, name string, f *opsFlags, args []string, st
 	if st.Warning != "" {
 		fmt.Fprintf(stderr, "ratchet %s: warning: %s\n", name, st.Warning)
 	}
-	if err := fn(ctx, st, c, f.fs.Args()); err != nil {
+	if err := fn(ctx, st, c, args, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "ratchet %s: %v\n", name, err)
 		var usage usageError
 		if errors.As(err, &usage) {
@@ -192,77 +198,75 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// runJobs is `ratchet jobs list|show|retry|cancel|delete`.
-func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := "usage: ratchet jobs list|show|retry|cancel|delete --store ... [flags]\n\n" +
-		"  list    a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --property;\n" +
-		"          --after for the next page)\n" +
-		"  show    one job: its masked arguments and result, its attempts and crash count, its log\n" +
-		"  retry   move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)\n" +
-		"  cancel  cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)\n" +
-		"  delete  delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids or filters"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
-	return runJobsAs(ctx, "jobs", args[0], args[1:], "", stdout, stderr, usage)
+// jobsCommands is `ratchet jobs list|show|retry|cancel|delete`.
+func jobsCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+	return group("jobs", "list, inspect, retry, cancel or delete jobs, by id or by filter",
+		leaf("list", "a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --since --property; --after for the next page)", noArgs, jobsList("jobs list", "")),
+		leaf("show ID", "one job: its masked arguments and result, its attempts and crash count, its log", cobra.ExactArgs(1), jobsShow),
+		leaf("retry [ID...]", "move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("jobs retry", ratchet.BulkRetry, "")),
+		leaf("cancel [ID...]", "cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("jobs cancel", ratchet.BulkCancel, "")),
+		leaf("delete [ID...]", "delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids or filters", cobra.ArbitraryArgs, jobsBulk("jobs delete", ratchet.BulkDelete, "")))
 }
 
-// runDLQ is `ratchet dlq [list|retry]`: the jobs commands over the FAILED
-// jobs (the dead-letter queue).
-func runDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := "usage: ratchet dlq [list|retry] --store ... [flags]\n\n" +
-		"  list   (the default) a page of the dead-letter queue, the FAILED jobs\n" +
-		"  retry  move them back to PENDING: the ids given, or every one the filters match (--dry-run: only count them)"
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	if sub != "list" && sub != "retry" {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
-	return runJobsAs(ctx, "dlq", sub, args, spi.StatusFailed, stdout, stderr, usage)
+// dlqCommands is `ratchet dlq [list|retry]`: the jobs commands over the
+// FAILED jobs (the dead-letter queue); alone, dlq lists.
+func dlqCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+	c := leaf("dlq", "the dead-letter queue (the FAILED jobs): list it (the default), or retry it", unknownSubcommand, jobsList("dlq list", spi.StatusFailed))
+	c.AddCommand(
+		leaf("list", "a page of the dead-letter queue, the FAILED jobs", noArgs, jobsList("dlq list", spi.StatusFailed)),
+		leaf("retry [ID...]", "move them back to PENDING: the ids given, or every one the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("dlq retry", ratchet.BulkRetry, spi.StatusFailed)))
+	return c
 }
 
-func runJobsAs(ctx context.Context, cmd, sub string, args []string, status spi.Status, stdout, stderr io.Writer, usage string) int {
-	name := cmd + " " + sub
-	f := newOpsFlags(name, stderr, true)
-	if status != "" {
-		f.status = string(status)
-	}
-	switch sub {
-	case "list":
-		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, _ []string) error {
+// jobsList lists jobs (of status, when not empty: the DLQ's).
+func jobsList(name string, status spi.Status) define {
+	return func(fs *flag.FlagSet) action {
+		f := newOpsFlags(fs, true)
+		return opsCommand(name, f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, _ []string, stdout, _ io.Writer) error {
 			if status != "" {
 				f.status = string(status)
 			}
 			return listJobs(ctx, c, f, stdout)
 		})
-	case "show":
-		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
-			if len(ids) != 1 {
-				return usageError("jobs show takes one job id")
-			}
-			id, err := uuid.Parse(ids[0])
-			if err != nil {
-				return fmt.Errorf("job id %q: %w", ids[0], err)
-			}
-			return showJob(ctx, c, id, f.json, stdout)
-		})
-	case "retry", "cancel", "delete":
-		dry := f.fs.Bool("dry-run", false, "only count the jobs the filters match")
-		workers := f.fs.Int("workers", ratchet.DefaultBulkWorkers, "jobs (for delete: batches of 500) changed at once")
-		action := map[string]ratchet.BulkAction{"retry": ratchet.BulkRetry, "cancel": ratchet.BulkCancel, "delete": ratchet.BulkDelete}[sub]
-		return opsCommand(ctx, name, f, args, stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
+	}
+}
+
+// jobsShow shows one job.
+func jobsShow(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
+	return opsCommand("jobs show", f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, _ io.Writer) error {
+		id, err := uuid.Parse(ids[0])
+		if err != nil {
+			return usageError(fmt.Sprintf("job id %q: %v", ids[0], err))
+		}
+		return notFound(showJob(ctx, c, id, f.json, stdout), "job", id.String())
+	})
+}
+
+// notFound names the thing an operator asked for, once, when the store
+// does not have it (instead of the store's and the client's wrapped
+// errors); other errors pass as they are.
+func notFound(err error, noun, id string) error {
+	if errors.Is(err, ratchet.ErrNotFound) {
+		return fmt.Errorf("%s %s not found", noun, id)
+	}
+	return err
+}
+
+// jobsBulk retries, cancels or deletes jobs (of status, when not empty:
+// the DLQ's).
+func jobsBulk(name string, act ratchet.BulkAction, status spi.Status) define {
+	return func(fs *flag.FlagSet) action {
+		f := newOpsFlags(fs, true)
+		dry := fs.Bool("dry-run", false, "only count the jobs the filters match")
+		workers := fs.Int("workers", ratchet.DefaultBulkWorkers, "jobs (for delete: batches of 500) changed at once")
+		return opsCommand(name, f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, stderr io.Writer) error {
 			if status != "" {
 				f.status = string(status)
 			}
-			return bulk(ctx, c, f, ids, *dry, *workers, action, stdout, stderr)
+			return bulk(ctx, c, f, ids, *dry, *workers, act, stdout, stderr)
 		})
 	}
-	fmt.Fprintln(stderr, usage)
-	return 2
 }
 
 func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Writer) error {
@@ -427,11 +431,11 @@ func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dr
 	return err
 }
 
-// runStats is `ratchet stats`: the jobs by status, task and priority and
+// statsCommand is `ratchet stats`: the jobs by status, task and priority and
 // the oldest due job (the store's spi.StatsReader).
-func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newOpsFlags("stats", stderr, false)
-	return opsCommand(ctx, "stats", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string) error {
+func statsCommand(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
+	return opsCommand("stats", f, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string, stdout, _ io.Writer) error {
 		r := spi.CapabilitiesOf(st.Store).Stats
 		if r == nil {
 			return fmt.Errorf("%s reports no job stats (no spi.StatsReader)", st.Desc)
@@ -484,12 +488,12 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	})
 }
 
-// runNodes is `ratchet nodes`: the live nodes, their heartbeat's age and
+// nodesCommand is `ratchet nodes`: the live nodes, their heartbeat's age and
 // the tasks each runs.
-func runNodes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newOpsFlags("nodes", stderr, false)
-	within := f.fs.Duration("within", time.Hour, "nodes whose heartbeat is at most this old")
-	return opsCommand(ctx, "nodes", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string) error {
+func nodesCommand(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
+	within := fs.Duration("within", time.Hour, "nodes whose heartbeat is at most this old")
+	return opsCommand("nodes", f, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string, stdout, _ io.Writer) error {
 		nt := spi.CapabilitiesOf(st.Store).Nodes
 		if nt == nil {
 			return fmt.Errorf("%s records no nodes' tasks (no spi.NodeTaskStore)", st.Desc)
@@ -529,125 +533,115 @@ func runNodes(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	})
 }
 
-// runRecurring is `ratchet recurring list|pause|resume|trigger`.
-func runRecurring(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := "usage: ratchet recurring list|pause|resume|trigger --store ... [SCHEDULE-ID]\n\n" +
-		"  list     the recurring schedules: task, definition, next and last fire, paused\n" +
-		"  pause    stop a schedule firing (its slots are skipped until it resumes)\n" +
-		"  resume   let a paused schedule fire again\n" +
-		"  trigger  fire a schedule now, outside its slots, and print the job's id"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
-	sub := args[0]
-	name := "recurring " + sub
-	f := newOpsFlags(name, stderr, false)
-	one := func(ids []string) (string, error) {
-		if len(ids) != 1 {
-			return "", usageError(name + " takes one schedule id")
+// recurringCommands is `ratchet recurring list|pause|resume|trigger`.
+func recurringCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+	return group("recurring", "the recurring schedules: list, pause, resume, trigger",
+		leaf("list", "the recurring schedules: task, definition, next and last fire, paused", noArgs, recurringList),
+		leaf("pause SCHEDULE-ID", "stop a schedule firing (its slots are skipped until it resumes)", cobra.ExactArgs(1), recurringPause("pause")),
+		leaf("resume SCHEDULE-ID", "let a paused schedule fire again", cobra.ExactArgs(1), recurringPause("resume")),
+		leaf("trigger SCHEDULE-ID", "fire a schedule now, outside its slots, and print the job's id", cobra.ExactArgs(1), recurringTrigger))
+}
+
+func recurringList(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
+	return opsCommand("recurring list", f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, _ []string, stdout, _ io.Writer) error {
+		ss, err := c.ListSchedules(ctx)
+		if err != nil {
+			return err
 		}
-		return ids[0], nil
-	}
-	switch sub {
-	case "list":
-		return opsCommand(ctx, name, f, args[1:], stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, _ []string) error {
-			ss, err := c.ListSchedules(ctx)
-			if err != nil {
-				return err
+		if f.json {
+			type scheduleView struct {
+				ID           string     `json:"id"`
+				Task         string     `json:"task"`
+				Expr         string     `json:"expr"`
+				Zone         string     `json:"zone,omitempty"`
+				Paused       bool       `json:"paused"`
+				NextFireAt   time.Time  `json:"next_fire_at"`
+				LastFireAt   *time.Time `json:"last_fire_at,omitempty"`
+				LastJobID    *uuid.UUID `json:"last_job_id,omitempty"`
+				Skipped      int64      `json:"skipped"`
+				Unregistered bool       `json:"unregistered"`
 			}
-			if f.json {
-				type scheduleView struct {
-					ID           string     `json:"id"`
-					Task         string     `json:"task"`
-					Expr         string     `json:"expr"`
-					Zone         string     `json:"zone,omitempty"`
-					Paused       bool       `json:"paused"`
-					NextFireAt   time.Time  `json:"next_fire_at"`
-					LastFireAt   *time.Time `json:"last_fire_at,omitempty"`
-					LastJobID    *uuid.UUID `json:"last_job_id,omitempty"`
-					Skipped      int64      `json:"skipped"`
-					Unregistered bool       `json:"unregistered"`
-				}
-				out := []scheduleView{}
-				for _, s := range ss {
-					v := scheduleView{ID: s.ID, Task: s.Task, Expr: s.Definition.Expr, Zone: s.Definition.Zone, Paused: s.Paused,
-						NextFireAt: s.NextFireAt, Skipped: s.Skipped, Unregistered: s.Unregistered}
-					if !s.LastFireAt.IsZero() {
-						v.LastFireAt, v.LastJobID = &s.LastFireAt, &s.LastJobID
-					}
-					out = append(out, v)
-				}
-				return writeJSON(stdout, out)
-			}
-			if len(ss) == 0 {
-				fmt.Fprintln(stdout, "no recurring schedules")
-				return nil
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTASK\tDEFINITION\tNEXT FIRE\tLAST FIRE\tSKIPPED\tSTATE")
+			out := []scheduleView{}
 			for _, s := range ss {
-				state := "active"
-				switch {
-				case s.Paused:
-					state = "paused"
-				case s.Unregistered:
-					state = "no live node runs its task"
+				v := scheduleView{ID: s.ID, Task: s.Task, Expr: s.Definition.Expr, Zone: s.Definition.Zone, Paused: s.Paused,
+					NextFireAt: s.NextFireAt, Skipped: s.Skipped, Unregistered: s.Unregistered}
+				if !s.LastFireAt.IsZero() {
+					v.LastFireAt, v.LastJobID = &s.LastFireAt, &s.LastJobID
 				}
-				def := s.Definition.Expr
-				if s.Definition.Zone != "" {
-					def += " (" + s.Definition.Zone + ")"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, s.Task, def, stamp(s.NextFireAt), stamp(s.LastFireAt), s.Skipped, state)
+				out = append(out, v)
 			}
-			return tw.Flush()
-		})
-	case "pause", "resume":
-		return opsCommand(ctx, name, f, args[1:], stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
-			id, err := one(ids)
-			if err != nil {
-				return err
+			return writeJSON(stdout, out)
+		}
+		if len(ss) == 0 {
+			fmt.Fprintln(stdout, "no recurring schedules")
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTASK\tDEFINITION\tNEXT FIRE\tLAST FIRE\tSKIPPED\tSTATE")
+		for _, s := range ss {
+			state := "active"
+			switch {
+			case s.Paused:
+				state = "paused"
+			case s.Unregistered:
+				state = "no live node runs its task"
 			}
+			def := s.Definition.Expr
+			if s.Definition.Zone != "" {
+				def += " (" + s.Definition.Zone + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, s.Task, def, stamp(s.NextFireAt), stamp(s.LastFireAt), s.Skipped, state)
+		}
+		return tw.Flush()
+	})
+}
+
+// recurringPause pauses or resumes a schedule (sub: "pause" or "resume").
+func recurringPause(sub string) define {
+	return func(fs *flag.FlagSet) action {
+		f := newOpsFlags(fs, false)
+		return opsCommand("recurring "+sub, f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, _ io.Writer) error {
+			id := ids[0]
+			var err error
 			if sub == "pause" {
 				err = c.PauseSchedule(ctx, id)
 			} else {
 				err = c.ResumeSchedule(ctx, id)
 			}
 			if err != nil {
-				return err
+				return notFound(err, "schedule", strconv.Quote(id))
 			}
 			fmt.Fprintf(stdout, "schedule %s %sd\n", id, sub)
 			return nil
 		})
-	case "trigger":
-		return opsCommand(ctx, name, f, args[1:], stderr, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string) error {
-			id, err := one(ids)
-			if err != nil {
-				return err
-			}
-			job, err := c.TriggerSchedule(ctx, id)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(stdout, map[string]string{"schedule": id, "job": job.String()})
-			}
-			fmt.Fprintf(stdout, "schedule %s fired: job %s\n", id, job)
-			return nil
-		})
 	}
-	fmt.Fprintln(stderr, usage)
-	return 2
 }
 
-// runArchive is `ratchet archive`: move the jobs that finished before
+func recurringTrigger(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
+	return opsCommand("recurring trigger", f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, _ io.Writer) error {
+		id := ids[0]
+		job, err := c.TriggerSchedule(ctx, id)
+		if err != nil {
+			return notFound(err, "schedule", strconv.Quote(id))
+		}
+		if f.json {
+			return writeJSON(stdout, map[string]string{"schedule": id, "job": job.String()})
+		}
+		fmt.Fprintf(stdout, "schedule %s fired: job %s\n", id, job)
+		return nil
+	})
+}
+
+// archiveCommand is `ratchet archive`: move the jobs that finished before
 // --older-than ago into the archive now, batch after batch, as the
 // archiver service does on its schedule.
-func runArchive(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newOpsFlags("archive", stderr, false)
-	older := f.fs.Duration("older-than", 7*24*time.Hour, "archive the jobs that finished at least this long ago")
-	batch := f.fs.Int("batch", 1000, "jobs moved per transaction")
-	return opsCommand(ctx, "archive", f, args, stderr, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string) error {
+func archiveCommand(fs *flag.FlagSet) action {
+	f := newOpsFlags(fs, false)
+	older := fs.Duration("older-than", 7*24*time.Hour, "archive the jobs that finished at least this long ago")
+	batch := fs.Int("batch", 1000, "jobs moved per transaction")
+	return opsCommand("archive", f, func(ctx context.Context, st *storeflag.Opened, _ *ratchet.Client, _ []string, stdout, stderr io.Writer) error {
 		a := spi.CapabilitiesOf(st.Store).Archive
 		if a == nil {
 			return fmt.Errorf("%s keeps no archive (no spi.JobArchiver)", st.Desc)
