@@ -75,6 +75,10 @@ type BulkResult struct {
 	// delete, also a job the store may not delete yet): the action does
 	// not apply to them, which is not an error.
 	Skipped int
+	// SkippedIDs are the ids of the skipped jobs, in no particular order:
+	// reading them again says why each was skipped (its state now, or
+	// gone).
+	SkippedIDs []uuid.UUID
 }
 
 // MatchingJobs returns the ids, in id order, of every live job that o's
@@ -257,11 +261,12 @@ func apply(ctx context.Context, ids []uuid.UUID, per, workers int,
 						cancel()
 					}
 				default:
-					for _, ok := range changed {
+					for i, ok := range changed {
 						if ok {
 							res.Changed++
 						} else {
 							res.Skipped++
+							res.SkippedIDs = append(res.SkippedIDs, chunk[i])
 						}
 					}
 					if progress != nil {

@@ -214,7 +214,9 @@ func TestBulkRetryCountsChangedAndSkipped(t *testing.T) {
 	var progressed int
 	res, err := c.Bulk(ctx, ratchet.BulkRetry, ids, ratchet.BulkOptions{Workers: 3, Progress: func(n int) { progressed += n }})
 	require.NoError(t, err)
-	assert.Equal(t, ratchet.BulkResult{Changed: 36, Skipped: 4}, res)
+	assert.Equal(t, 36, res.Changed)
+	assert.Equal(t, 4, res.Skipped)
+	assert.ElementsMatch(t, failed[:4], res.SkippedIDs, "the skipped jobs, named")
 	assert.Equal(t, 40, progressed, "Progress hears of every id, serially (the race detector checks)")
 	for _, id := range failed[4:] {
 		assert.Equal(t, spi.StatusPending, st.status(id))
@@ -255,7 +257,7 @@ func TestBulkCancelAndDelete(t *testing.T) {
 	running := st.add(c, "a", spi.StatusRunning)
 	res, err := c.Bulk(ctx, ratchet.BulkCancel, append(slices.Clone(pending), running), ratchet.BulkOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, ratchet.BulkResult{Changed: 5, Skipped: 1}, res, "a RUNNING job is not cancelled")
+	assert.Equal(t, ratchet.BulkResult{Changed: 5, Skipped: 1, SkippedIDs: []uuid.UUID{running}}, res, "a RUNNING job is not cancelled")
 	assert.Equal(t, spi.StatusCancelled, st.status(pending[0]))
 	assert.Equal(t, spi.StatusRunning, st.status(running))
 
@@ -267,7 +269,7 @@ func TestBulkCancelAndDelete(t *testing.T) {
 	ids = append(ids, running) // not finished: skipped
 	res, err = c.Bulk(ctx, ratchet.BulkDelete, ids, ratchet.BulkOptions{Workers: 2})
 	require.NoError(t, err)
-	assert.Equal(t, ratchet.BulkResult{Changed: 1200, Skipped: 1}, res)
+	assert.Equal(t, ratchet.BulkResult{Changed: 1200, Skipped: 1, SkippedIDs: []uuid.UUID{running}}, res)
 	calls := slices.Clone(st.deleteCalls)
 	slices.Sort(calls)
 	assert.Equal(t, []int{201, 500, 500}, calls, "deletes go 500 ids a call")
@@ -334,7 +336,8 @@ func TestBulkRetryAndCancelInBatches(t *testing.T) {
 	var progressed int
 	res, err := c.Bulk(ctx, ratchet.BulkRetry, ids, ratchet.BulkOptions{Workers: 2, Progress: func(n int) { progressed += n }})
 	require.NoError(t, err)
-	assert.Equal(t, ratchet.BulkResult{Changed: 1100, Skipped: 2}, res, "a RUNNING job and an unknown id are skipped")
+	assert.Equal(t, 1100, res.Changed)
+	assert.ElementsMatch(t, ids[1100:], res.SkippedIDs, "a RUNNING job and an unknown id are skipped")
 	assert.Equal(t, 1102, progressed)
 	calls := slices.Clone(st.calls)
 	slices.Sort(calls)
@@ -347,13 +350,14 @@ func TestBulkRetryAndCancelInBatches(t *testing.T) {
 	// Again: nothing is FAILED any more, nothing changes, nobody is woken.
 	res, err = c.Bulk(ctx, ratchet.BulkRetry, failed, ratchet.BulkOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, ratchet.BulkResult{Skipped: 1100}, res)
+	assert.Equal(t, []int{0, 1100}, []int{res.Changed, res.Skipped})
+	assert.ElementsMatch(t, failed, res.SkippedIDs)
 	assert.Equal(t, int32(3), wake.n.Load())
 
 	st.calls = nil
 	res, err = c.Bulk(ctx, ratchet.BulkCancel, append(slices.Clone(failed[:700]), running), ratchet.BulkOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, ratchet.BulkResult{Changed: 700, Skipped: 1}, res)
+	assert.Equal(t, ratchet.BulkResult{Changed: 700, Skipped: 1, SkippedIDs: []uuid.UUID{running}}, res)
 	calls = slices.Clone(st.calls)
 	slices.Sort(calls)
 	assert.Equal(t, []int{201, 500}, calls, "cancels go bulkBatch ids a call")

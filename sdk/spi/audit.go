@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // AuditLog is implemented by stores that keep an audit log: the record of
@@ -87,4 +88,28 @@ func (e AuditEntry) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Clipped returns e with each text field cut to its bound (MaxAuditActor,
+// ...), on a UTF-8 boundary: what a caller appends that would rather keep
+// the start of a long filter or error than lose the entry.
+func (e AuditEntry) Clipped() AuditEntry {
+	e.Actor, e.Action = clipText(e.Actor, MaxAuditActor), clipText(e.Action, MaxAuditAction)
+	e.Target, e.Detail = clipText(e.Target, MaxAuditTarget), clipText(e.Detail, MaxAuditDetail)
+	return e
+}
+
+// clipText cuts s to at most n bytes, without splitting a UTF-8 sequence.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for range utf8.UTFMax - 1 { // a sequence cut short: drop its bytes
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s
 }

@@ -1,7 +1,9 @@
 package spi_test
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
@@ -65,4 +67,17 @@ func TestCloneIsDeep(t *testing.T) {
 			assert.Equal(t, orig(), j, "the original changed with its copy")
 		})
 	}
+}
+
+// Clipped cuts each text field to its bound without splitting a rune, and
+// leaves what fits as it is.
+func TestAuditEntryClipped(t *testing.T) {
+	long := strings.Repeat("é", spi.MaxAuditTarget) // 2 bytes each: twice the bound
+	e := spi.AuditEntry{Actor: "ann@host", Action: "jobs.bulk.cancel", Target: long, Detail: "x" + long}.Clipped()
+	assert.Equal(t, "ann@host", e.Actor)
+	assert.Equal(t, "jobs.bulk.cancel", e.Action)
+	assert.Len(t, e.Target, spi.MaxAuditTarget, "an even bound cuts between runes")
+	assert.Len(t, e.Detail, spi.MaxAuditDetail-1, "an odd cut drops the half rune")
+	assert.True(t, utf8.ValidString(e.Target) && utf8.ValidString(e.Detail))
+	assert.NoError(t, e.Validate())
 }

@@ -39,6 +39,7 @@ type opsFlags struct {
 	json               bool
 	status, task       string
 	createdFrom, until string
+	since, before      string
 	property           string
 	tag, priority      string
 	errorText          string
@@ -56,8 +57,10 @@ func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
 	if filters {
 		f.fs.StringVar(&f.status, "status", "", "only jobs in this state (PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED, SKIPPED, WAITING)")
 		f.fs.StringVar(&f.task, "task", "", "only jobs of this task")
-		f.fs.StringVar(&f.createdFrom, "created-from", "", "only jobs created at or after this time (RFC 3339)")
-		f.fs.StringVar(&f.until, "created-before", "", "only jobs created before this time (RFC 3339)")
+		f.fs.StringVar(&f.createdFrom, "created-from", "", "only jobs created at or after this time (RFC 3339, or a duration ago: 90m, 2h, 7d)")
+		f.fs.StringVar(&f.until, "created-before", "", "only jobs created before this time (RFC 3339, or a duration ago: 90m, 2h, 7d)")
+		f.fs.StringVar(&f.since, "since", "", "only jobs created within this long before now (90m, 2h, 7d): --created-from relative")
+		f.fs.StringVar(&f.before, "until", "", "only jobs created more than this long before now (90m, 2h, 7d): --created-before relative")
 		f.fs.StringVar(&f.property, "property", "", "only jobs with this property, KEY=VALUE")
 		f.fs.StringVar(&f.tag, "tag", "", "only jobs carrying this tag")
 		f.fs.StringVar(&f.priority, "priority", "", "only jobs of these priorities, comma-separated (LOWEST, LOW, NORMAL, HIGH, CRITICAL)")
@@ -72,8 +75,17 @@ func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
 // listOptions returns the filters as the client's ListOptions; a filter
 // that does not parse is an error naming its flag.
 func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
+	now := time.Now().UTC()
+	from, err := when("created-from", f.createdFrom, "since", f.since, now)
+	if err != nil {
+		return ratchet.ListOptions{}, err
+	}
+	before, err := when("created-before", f.until, "until", f.before, now)
+	if err != nil {
+		return ratchet.ListOptions{}, err
+	}
 	jf := ratchet.JobFilter{Status: f.status, Task: f.task, Tag: f.tag, ErrorContains: f.errorText,
-		CreatedFrom: f.createdFrom, CreatedBefore: f.until, Property: f.property, Archived: f.archived}
+		CreatedFrom: from, CreatedBefore: before, Property: f.property, Archived: f.archived}
 	if f.priority != "" {
 		jf.Priorities = []string{f.priority}
 	}
@@ -94,6 +106,67 @@ func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
 	return o, nil
 }
 
+// when is the time of an absolute flag (RFC 3339, or a duration ago) or
+// of its relative twin (a duration ago), as RFC 3339; "" when neither is
+// set. Both set is an error naming them.
+func when(absName, abs, relName, rel string, now time.Time) (string, error) {
+	switch {
+	case abs != "" && rel != "":
+		return "", fmt.Errorf("--%s and --%s say the same thing: give one", absName, relName)
+	case rel != "":
+		d, err := agoOf(rel)
+		if err != nil {
+			return "", fmt.Errorf("--%s %q: %w", relName, rel, err)
+		}
+		return now.Add(-d).Format(time.RFC3339Nano), nil
+	case abs == "":
+		return "", nil
+	}
+	if _, err := time.Parse(time.RFC3339Nano, abs); err == nil {
+		return abs, nil
+	}
+	d, err := agoOf(abs)
+	if err != nil {
+		return "", fmt.Errorf("--%s %q: not an RFC 3339 time (2026-12-06T09:00:00Z) nor a duration ago (90m, 2h, 7d)", absName, abs)
+	}
+	return now.Add(-d).Format(time.RFC3339Nano), nil
+}
+
+// agoOf parses a positive duration: Go's (90m, 1h30m) or whole days (7d).
+func agoOf(s string) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		var days int
+		if days, err = strconv.Atoi(n); err == nil {
+			d = time.Duration(days) * 24 * time.Hour
+		}
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	if err != nil || d <= 0 {
+		return 0, errors.New("want a positive duration: 90m, 2h, 7d")
+	}
+	return d, nil
+}
+
+// text is the filters as the command line gave them, for people and the
+// audit log: "--task report.build --status PENDING".
+func (f *opsFlags) text() string {
+	var parts []string
+	for _, p := range []struct{ name, v string }{{"status", f.status}, {"task", f.task}, {"tag", f.tag}, {"priority", f.priority},
+		{"error", f.errorText}, {"created-from", f.createdFrom}, {"created-before", f.until}, {"since", f.since},
+		{"until", f.before}, {"property", f.property}} {
+		if p.v != "" {
+			parts = append(parts, "--"+p.name+" "+strconv.Quote(p.v))
+		}
+	}
+	if len(parts) == 0 {
+		return "(every job)"
+	}
+	return strings.Join(parts, " ")
+}
+
 // filteredBeyondStatus reports whether a filter other than --status is set.
 func (f *opsFlags) filteredBeyondStatus() bool {
 	g := *f
@@ -104,7 +177,7 @@ func (f *opsFlags) filteredBeyondStatus() bool {
 // filtered reports whether any filter is set (a bulk action by filter
 // needs one).
 func (f *opsFlags) filtered() bool {
-	return f.status != "" || f.task != "" || f.createdFrom != "" || f.until != "" || f.property != "" ||
+	return f.status != "" || f.task != "" || f.createdFrom != "" || f.until != "" || f.since != "" || f.before != "" || f.property != "" ||
 		f.tag != "" || f.priority != "" || f.errorText != ""
 }
 
@@ -258,13 +331,15 @@ func notFound(err error, noun, id string) error {
 func jobsBulk(name string, act ratchet.BulkAction, status spi.Status) define {
 	return func(fs *flag.FlagSet) action {
 		f := newOpsFlags(fs, true)
-		dry := fs.Bool("dry-run", false, "only count the jobs the filters match")
-		workers := fs.Int("workers", ratchet.DefaultBulkWorkers, "jobs (for delete: batches of 500) changed at once")
-		return opsCommand(name, f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, stderr io.Writer) error {
+		b := bulkRun{f: f, action: act}
+		fs.BoolVar(&b.dry, "dry-run", false, "only count the jobs the filters match, and show some")
+		fs.BoolVar(&b.yes, "yes", false, "change the jobs the filters match without asking (required off a terminal)")
+		fs.IntVar(&b.workers, "workers", ratchet.DefaultBulkWorkers, "jobs (for delete: batches of 500) changed at once")
+		return opsCommand(name, f, func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, ids []string, stdout, stderr io.Writer) error {
 			if status != "" {
 				f.status = string(status)
 			}
-			return bulk(ctx, c, f, ids, *dry, *workers, act, stdout, stderr)
+			return b.run(ctx, st, c, ids, stdout, stderr)
 		})
 	}
 }
@@ -370,65 +445,6 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 		}
 	}
 	return nil
-}
-
-// bulk retries, cancels or deletes the jobs of ids, or, without ids,
-// every job the filters match when the command starts: a snapshot of their
-// ids (Client.MatchingJobs), then changed workers at a time (Client.Bulk)
-// with a progress bar on stderr. A job that changed state since the
-// snapshot (retried, cancelled or finished by someone else) is skipped, not
-// an error.
-func bulk(ctx context.Context, c *ratchet.Client, f *opsFlags, args []string, dry bool, workers int,
-	action ratchet.BulkAction, stdout, stderr io.Writer) error {
-	verb := action.String()
-	var ids []uuid.UUID
-	if len(args) > 0 {
-		// (dlq retry sets --status FAILED itself: ids go with it.)
-		if f.filteredBeyondStatus() || f.status != "" && f.status != string(spi.StatusFailed) {
-			return usageError("give job ids or filters, not both")
-		}
-		for _, a := range args {
-			id, err := uuid.Parse(a)
-			if err != nil {
-				return usageError(fmt.Sprintf("job id %q: %v", a, err))
-			}
-			ids = append(ids, id)
-		}
-	} else {
-		o, err := f.listOptions()
-		if err != nil {
-			return usageError(err.Error())
-		}
-		if !f.filtered() {
-			return usageError(verb + " by filter needs at least one filter (--status, --task, --tag, --priority, --error, --created-from, --created-before, --property), or job ids")
-		}
-		if ids, err = c.MatchingJobs(ctx, o); err != nil {
-			return err
-		}
-	}
-	if dry {
-		if f.json {
-			return writeJSON(stdout, map[string]int{"matching": len(ids)})
-		}
-		fmt.Fprintf(stdout, "%d jobs match; nothing changed (--dry-run)\n", len(ids))
-		return nil
-	}
-	if !f.json {
-		fmt.Fprintf(stdout, "%d jobs match; %s them\n", len(ids), map[string]string{"retry": "retrying", "cancel": "cancelling", "delete": "deleting"}[verb])
-	}
-	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(verb),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
-	res, err := c.Bulk(ctx, action, ids, ratchet.BulkOptions{Workers: max(workers, 1), Progress: func(n int) { _ = bar.Add(n) }})
-	_ = bar.Finish()
-	if f.json {
-		if werr := writeJSON(stdout, map[string]any{"matching": len(ids), "changed": res.Changed, "skipped": res.Skipped}); werr != nil {
-			return werr
-		}
-	} else {
-		fmt.Fprintf(stdout, "%d changed, %d skipped (changed by someone else since)\n", res.Changed, res.Skipped)
-	}
-	return err
 }
 
 // statsCommand is `ratchet stats`: the jobs by status, task and priority and
@@ -601,7 +617,7 @@ func recurringList(fs *flag.FlagSet) action {
 func recurringPause(sub string) define {
 	return func(fs *flag.FlagSet) action {
 		f := newOpsFlags(fs, false)
-		return opsCommand("recurring "+sub, f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, _ io.Writer) error {
+		return opsCommand("recurring "+sub, f, func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, ids []string, stdout, stderr io.Writer) error {
 			id := ids[0]
 			var err error
 			if sub == "pause" {
@@ -612,6 +628,7 @@ func recurringPause(sub string) define {
 			if err != nil {
 				return notFound(err, "schedule", strconv.Quote(id))
 			}
+			audit(ctx, st, "schedule."+sub, id, 0, sub+"d (ratchet command)", stderr)
 			fmt.Fprintf(stdout, "schedule %s %sd\n", id, sub)
 			return nil
 		})
@@ -620,12 +637,13 @@ func recurringPause(sub string) define {
 
 func recurringTrigger(fs *flag.FlagSet) action {
 	f := newOpsFlags(fs, false)
-	return opsCommand("recurring trigger", f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, _ io.Writer) error {
+	return opsCommand("recurring trigger", f, func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, ids []string, stdout, stderr io.Writer) error {
 		id := ids[0]
 		job, err := c.TriggerSchedule(ctx, id)
 		if err != nil {
 			return notFound(err, "schedule", strconv.Quote(id))
 		}
+		audit(ctx, st, "schedule.trigger", id, 1, "fired: job "+job.String()+" (ratchet command)", stderr)
 		if f.json {
 			return writeJSON(stdout, map[string]string{"schedule": id, "job": job.String()})
 		}
@@ -650,23 +668,29 @@ func archiveCommand(fs *flag.FlagSet) action {
 			return usageError("--older-than must not be negative and --batch must be positive")
 		}
 		before := time.Now().UTC().Add(-*older)
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("archived"),
-			progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+		var bar *progressbar.ProgressBar
+		if terminal(stderr) {
+			bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("archived"),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("jobs"),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+			defer func() { _ = bar.Finish() }()
+		}
 		total := 0
 		for {
 			n, err := a.ArchiveJobs(ctx, before, *batch)
 			total += n
-			_ = bar.Add(n)
+			if bar != nil {
+				_ = bar.Add(n)
+			}
 			if err != nil {
-				_ = bar.Finish()
+				audit(ctx, st, "jobs.archive", "finished before "+before.Format(time.RFC3339), total, "stopped: "+err.Error()+" (ratchet command)", stderr)
 				return fmt.Errorf("after %d jobs archived: %w", total, err)
 			}
 			if n < *batch {
 				break
 			}
 		}
-		_ = bar.Finish()
+		audit(ctx, st, "jobs.archive", "finished before "+before.Format(time.RFC3339), total, "archived (ratchet command)", stderr)
 		if f.json {
 			return writeJSON(stdout, map[string]any{"archived": total, "finished_before": before})
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,13 +49,12 @@ func TestLongDLQRetry100k(t *testing.T) {
 
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code := run(ctx, []string{"dlq", "retry", "--store", dsn, "--schema", schema, "--task", "email.bounce"}, &out, &errOut)
+	code := run(ctx, []string{"dlq", "retry", "--store", dsn, "--schema", schema, "--task", "email.bounce", "--yes"}, &out, &errOut)
 	took := time.Since(start)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	t.Logf("ratchet dlq retry of %d jobs: %s (%.0f jobs/s)\n%s", n, took.Round(100*time.Millisecond), n/took.Seconds(), out.String())
 	assert.Contains(t, out.String(), "100000 jobs match")
 	assert.Contains(t, out.String(), "100000 changed, 0 skipped")
-	assert.True(t, strings.Contains(errOut.String(), "100%"), "the progress bar reached its end")
 	var pending, other int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'PENDING' AND attempts = 0), count(*) FILTER (WHERE status <> 'PENDING') FROM "`+schema+`".scheduler_job`).Scan(&pending, &other))
 	assert.Equal(t, n, pending, "every job is PENDING again, its attempts reset")

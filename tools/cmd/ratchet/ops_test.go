@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -143,29 +144,39 @@ func TestJobsListShowAndFilters(t *testing.T) {
 func TestBulkRetryAndCancelByFilter(t *testing.T) {
 	db, failed, pending := opsStore(t)
 	store := "sqlite:" + db
+	statusOf := func(id uuid.UUID) spi.Status {
+		s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+		require.NoError(t, err)
+		defer s.Close()
+		j, err := s.GetJob(context.Background(), id)
+		require.NoError(t, err)
+		return j.Status
+	}
 
 	code, out, errOut := cli(t, "dlq", "retry", "--store", store, "--dry-run")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "4 jobs match; nothing changed (--dry-run)")
+	assert.Contains(t, out, "4 jobs match --status \"FAILED\"")
+	assert.Contains(t, out, failed[0].String(), "the first matching jobs are shown")
+	assert.Contains(t, out, "nothing changed (--dry-run)")
 
-	code, out, errOut = cli(t, "jobs", "retry", "--store", store, "--status", "FAILED", "--task", "email.bounce", "--json")
+	// Off a terminal, a change by filter without --yes changes nothing.
+	code, _, errOut = cli(t, "jobs", "retry", "--store", store, "--status", "FAILED", "--task", "email.bounce")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "refusing to retry 4 jobs by filter without --yes")
+	assert.Equal(t, spi.StatusFailed, statusOf(failed[0]), "nothing changed")
+
+	code, out, errOut = cli(t, "jobs", "retry", "--store", store, "--status", "FAILED", "--task", "email.bounce", "--json", "--yes")
 	require.Equal(t, 0, code, errOut)
-	var res map[string]int
+	var res bulkView
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
-	assert.Equal(t, map[string]int{"matching": 4, "changed": 4, "skipped": 0}, res)
-
-	s, err := sqlite.Open(context.Background(), db, sqlite.Options{Create: true})
-	require.NoError(t, err)
+	assert.Equal(t, bulkView{Action: "retry", Matching: 4, Changed: 4, Skipped: []skippedView{}}, res)
+	assert.NotContains(t, errOut, "retry", "no progress bar off a terminal")
 	for _, id := range failed {
-		j, err := s.GetJob(context.Background(), id)
-		require.NoError(t, err)
-		assert.Equal(t, spi.StatusPending, j.Status, "job %s is back in the queue", id)
-		assert.Zero(t, j.Attempts)
+		assert.Equal(t, spi.StatusPending, statusOf(id), "job %s is back in the queue", id)
 	}
-	require.NoError(t, s.Close())
 
 	code, out, _ = cli(t, "dlq", "retry", "--store", store)
-	assert.Equal(t, 0, code, "an empty DLQ retries nothing, without an error")
+	assert.Equal(t, 0, code, "an empty DLQ retries nothing, without an error or a question")
 	assert.Contains(t, out, "0 jobs match")
 
 	// By id: one cancelled, then the rest of the task by filter; the one
@@ -173,14 +184,32 @@ func TestBulkRetryAndCancelByFilter(t *testing.T) {
 	code, out, errOut = cli(t, "jobs", "cancel", "--store", store, pending[0].String())
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "1 changed, 0 skipped")
-	code, out, errOut = cli(t, "jobs", "cancel", "--store", store, "--task", "report.build", "--status", "PENDING")
+	code, out, errOut = cli(t, "jobs", "cancel", "--store", store, "--task", "report.build", "--status", "PENDING", "--yes")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "2 jobs match")
 	assert.Contains(t, out, "2 changed, 0 skipped")
-	assert.Contains(t, errOut, "cancel", "a progress bar on stderr")
-	code, out, _ = cli(t, "jobs", "cancel", "--store", store, pending[1].String())
+	unknown := uuid.New()
+	code, out, _ = cli(t, "jobs", "cancel", "--store", store, pending[1].String(), unknown.String())
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "0 changed, 1 skipped", "a job that moved on is skipped, not an error")
+	assert.Contains(t, out, "0 changed, 2 skipped", "a job that moved on is skipped, not an error")
+	assert.Contains(t, out, "skipped "+pending[1].String()+": it is CANCELLED; cancel applies to PENDING, BLOCKED, WAITING jobs", "with its real reason")
+	assert.Contains(t, out, "skipped "+unknown.String()+": no such job")
+	assert.NotContains(t, out, "someone else")
+
+	// Every change is in the audit log, with the user and host as actor.
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	require.NoError(t, err)
+	entries, err := s.ListAudit(context.Background(), 0, 10)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Len(t, entries, 4, "the retry by filter and the three cancels; not the refused, the dry run nor the empty DLQ's retry")
+	assert.Equal(t, "jobs.bulk.retry", entries[3].Action)
+	assert.Equal(t, `--status "FAILED" --task "email.bounce"`, entries[3].Target)
+	assert.Equal(t, int64(4), entries[3].Count)
+	assert.Equal(t, actor(), entries[3].Actor)
+	assert.Contains(t, actor(), "@", "user@host")
+	assert.Equal(t, "jobs.cancel", entries[0].Action)
+	assert.Contains(t, entries[0].Detail, "0 changed, 2 skipped")
 
 	code, _, errOut = cli(t, "jobs", "retry", "--store", store)
 	assert.Equal(t, 2, code)
@@ -188,6 +217,56 @@ func TestBulkRetryAndCancelByFilter(t *testing.T) {
 	code, _, errOut = cli(t, "jobs", "retry", "--store", store, "--task", "email.bounce", failed[0].String())
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "give job ids or filters, not both")
+}
+
+// On a terminal, a change by filter asks first: anything but yes changes
+// nothing.
+func TestBulkByFilterAsksOnATerminal(t *testing.T) {
+	db, failed, _ := opsStore(t)
+	store := "sqlite:" + db
+	defer func(in io.Reader, tty func(io.Writer) bool) { stdin, terminal = in, tty }(stdin, terminal)
+	terminal = func(io.Writer) bool { return true }
+
+	stdin = strings.NewReader("n\n")
+	code, out, errOut := cli(t, "dlq", "retry", "--store", store)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "4 jobs match")
+	assert.Contains(t, errOut, "retry 4 jobs? [y/N]")
+	assert.Contains(t, errOut, "not confirmed; nothing changed")
+
+	stdin = strings.NewReader("yes\n")
+	code, out, errOut = cli(t, "dlq", "retry", "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "4 changed, 0 skipped")
+	assert.Contains(t, errOut, "jobs/s", "the progress bar, in jobs/s, on a terminal")
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	j, err := s.GetJob(context.Background(), failed[0])
+	require.NoError(t, err)
+	assert.Equal(t, spi.StatusPending, j.Status)
+}
+
+// --since and --until take durations ago; the absolute flags take them
+// too; both of a pair is an error.
+func TestRelativeTimes(t *testing.T) {
+	db, _, _ := opsStore(t)
+	store := "sqlite:" + db
+	code, out, errOut := cli(t, "jobs", "list", "--store", store, "--since", "1h")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "email.bounce", "created within the hour")
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--until", "1h")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "no jobs match", "none is older than an hour")
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--created-before", "7d")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "no jobs match")
+	code, _, errOut = cli(t, "jobs", "list", "--store", store, "--since", "1h", "--created-from", "2h")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--created-from and --since say the same thing")
+	code, _, errOut = cli(t, "jobs", "list", "--store", store, "--since", "soon")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `--since "soon": want a positive duration`)
 }
 
 func TestStatsNodesAndRecurring(t *testing.T) {
@@ -273,15 +352,17 @@ func TestDeleteCommand(t *testing.T) {
 	store := "sqlite:" + db
 	code, out, errOut := cli(t, "jobs", "delete", "--store", store, "--task", "email.bounce", "--dry-run")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "4 jobs match; nothing changed")
+	assert.Contains(t, out, "4 jobs match")
+	assert.Contains(t, out, "nothing changed (--dry-run)")
 	code, out, errOut = cli(t, "jobs", "delete", "--store", store, failed[0].String(), pending[0].String())
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "1 changed, 1 skipped", "the PENDING job is not deleted")
-	code, out, errOut = cli(t, "jobs", "delete", "--store", store, "--status", "FAILED", "--json")
+	assert.Contains(t, out, "it is PENDING; delete applies to SUCCEEDED, FAILED, CANCELLED, SKIPPED jobs")
+	code, out, errOut = cli(t, "jobs", "delete", "--store", store, "--status", "FAILED", "--json", "--yes")
 	require.Equal(t, 0, code, errOut)
-	var res map[string]int
+	var res bulkView
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
-	assert.Equal(t, map[string]int{"matching": 3, "changed": 3, "skipped": 0}, res)
+	assert.Equal(t, bulkView{Action: "delete", Matching: 3, Changed: 3, Skipped: []skippedView{}}, res)
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--json")
 	require.Equal(t, 0, code)
 	var page struct {
