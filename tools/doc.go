@@ -14,4 +14,7 @@
 // party's package for that, and for bash only) and takes the commands'
 // existing standard-library flag sets as they are (pflag's
 // AddGoFlagSet), so that no flag changed its name or meaning.
+// github.com/santhosh-tekuri/jsonschema/v6, in the tests only, checks
+// every --json output against docs/cli.schema.json (JSON Schema 2020-12,
+// which the standard library does not read).
 package tools

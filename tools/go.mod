@@ -18,6 +18,7 @@ require (
 	github.com/ratchet-go/ratchet/stores/memory v0.1.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 	github.com/ratchet-go/ratchet/tracing/ratchetotel v0.1.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

@@ -70,3 +70,22 @@ func PageOf(p ratchet.JobPage) Page {
 	}
 	return out
 }
+
+// LogLine is a line of a job's log in JSON.
+type LogLine struct {
+	Run      int       `json:"run"`
+	ClaimSeq int64     `json:"claim_seq"`
+	Line     int       `json:"line"`
+	Time     time.Time `json:"time"`
+	Level    string    `json:"level"`
+	Message  string    `json:"message"`
+}
+
+// LogsOf returns ls as JSON (an empty list, never null).
+func LogsOf(ls []ratchet.LogLine) []LogLine {
+	out := make([]LogLine, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, LogLine{Run: l.Run, ClaimSeq: l.ClaimSeq, Line: l.Line, Time: l.Time, Level: l.Level, Message: l.Message})
+	}
+	return out
+}

@@ -52,7 +52,7 @@ func (c *Collector) task(task string) *taskSeries {
 	ts := &taskSeries{succeeded: c.succeeded.WithLabelValues(task), duration: c.duration.WithLabelValues(task),
 		failed: c.failed.WithLabelValues(task)}
 	for p := range ts.started {
-		ts.started[p] = c.started.WithLabelValues(task, strconv.Itoa(p))
+		ts.started[p] = c.started.WithLabelValues(task, spi.Priority(p).String())
 	}
 	got, _ := c.tasks.LoadOrStore(task, ts)
 	return got.(*taskSeries)
@@ -126,7 +126,7 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 // JobStarted counts a run.
 func (c *Collector) JobStarted(_ context.Context, _ uuid.UUID, task string, p spi.Priority) {
 	if p < 0 || int(p) >= len(taskSeries{}.started) {
-		c.started.WithLabelValues(task, strconv.Itoa(int(p))).Inc()
+		c.started.WithLabelValues(task, p.String()).Inc()
 		return
 	}
 	c.task(task).started[p].Inc()

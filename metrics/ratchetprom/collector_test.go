@@ -79,7 +79,7 @@ func TestScrapeShowsEveryFamily(t *testing.T) {
 
 	page := scrape(t, reg)
 	for _, want := range []string{
-		`ratchet_jobs_started_total{priority="2",task="email.send"} 1`,
+		`ratchet_jobs_started_total{priority="NORMAL",task="email.send"} 1`,
 		`ratchet_jobs_succeeded_total{task="email.send"} 1`,
 		`ratchet_jobs_failed_total{task="email.bounce"} 1`,
 		`ratchet_job_duration_seconds_count{task="email.send"} 1`,
@@ -202,8 +202,8 @@ func TestObserveJobs(t *testing.T) {
 	require.NoError(t, c.ObserveJobs(store, func() time.Time { return now }, 0))
 	page := scrape(t, reg)
 	for _, want := range []string{
-		`ratchet_jobs{priority="2",status="PENDING",task="email.send"} 3`,
-		`ratchet_jobs{priority="3",status="PENDING",task="email.send"} 1`,
+		`ratchet_jobs{priority="NORMAL",status="PENDING",task="email.send"} 3`,
+		`ratchet_jobs{priority="HIGH",status="PENDING",task="email.send"} 1`,
 		`ratchet_jobs_estimated 0`,
 		`ratchet_oldest_due_job_age_seconds 90`,
 		`ratchet_job_stats_up 1`,

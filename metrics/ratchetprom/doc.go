@@ -6,7 +6,8 @@
 //
 // The families, all prefixed ratchet_:
 //
-//   - jobs_started_total{task,priority}, jobs_succeeded_total{task},
+//   - jobs_started_total{task,priority} (priority by name, NORMAL),
+//     jobs_succeeded_total{task},
 //     jobs_failed_total{task} (every failed run: retried or not),
 //     job_duration_seconds{task} (the runs that succeeded);
 //   - claims_jobs_total{node} (jobs claimed), claim_failures_total{node},

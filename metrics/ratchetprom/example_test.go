@@ -59,5 +59,5 @@ func Example() {
 	}
 	// Output:
 	// ratchet_job_stats_up 1
-	// ratchet_jobs{priority="2",status="PENDING",task="email.send"} 1
+	// ratchet_jobs{priority="NORMAL",status="PENDING",task="email.send"} 1
 }

@@ -2,7 +2,6 @@ package ratchetprom
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,7 +61,7 @@ func (s *jobStats) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(s.up, prometheus.GaugeValue, 1)
 	for _, jc := range st.Counts {
-		ch <- prometheus.MustNewConstMetric(s.jobs, prometheus.GaugeValue, float64(jc.N), string(jc.Status), jc.Task, strconv.Itoa(int(jc.Priority)))
+		ch <- prometheus.MustNewConstMetric(s.jobs, prometheus.GaugeValue, float64(jc.N), string(jc.Status), jc.Task, jc.Priority.String())
 	}
 	ch <- prometheus.MustNewConstMetric(s.estimated, prometheus.GaugeValue, flag(st.Estimated))
 	age := 0.0

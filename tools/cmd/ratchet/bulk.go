@@ -84,7 +84,7 @@ func (b *bulkRun) run(ctx context.Context, st *storeflag.Opened, c *ratchet.Clie
 	}
 	if b.dry {
 		if f.json {
-			return writeJSON(stdout, bulkView{Action: verb, Matching: len(ids), DryRun: true})
+			return writeJSON(stdout, bulkView{Action: verb, Matching: len(ids), DryRun: true, Skipped: []skippedView{}})
 		}
 		fmt.Fprintln(stdout, "nothing changed (--dry-run)")
 		return nil

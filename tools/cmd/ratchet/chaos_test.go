@@ -75,6 +75,7 @@ func TestChaosPlantedDefect(t *testing.T) {
 	assert.Equal(t, 1, code, "stderr:\n%s", errOut.String())
 	var rep chaos.Report
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	validateJSON(t, "chaos_report", out.String())
 	assert.Equal(t, uint64(3), rep.Seed)
 	assert.Equal(t, []string{chaos.InvFinalizedOnce, chaos.InvNoJobLost}, rep.Invariants())
 	for _, v := range rep.Violations {

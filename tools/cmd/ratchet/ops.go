@@ -387,13 +387,7 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 		return err
 	}
 	if asJSON {
-		return writeJSON(stdout, struct {
-			Job       jobjson.Job       `json:"job"`
-			Arguments json.RawMessage   `json:"arguments,omitempty"`
-			Result    json.RawMessage   `json:"result,omitempty"`
-			Masked    bool              `json:"masked"`
-			Logs      []ratchet.LogLine `json:"logs"`
-		}{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, append([]ratchet.LogLine{}, logs...)})
+		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs)})
 	}
 	j := d.Job
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -466,9 +460,13 @@ func statsCommand(fs *flag.FlagSet) action {
 			byStatus[jc.Status] += jc.N
 		}
 		if f.json {
-			out := map[string]any{"counts": append([]spi.JobCount{}, s.Counts...), "by_status": byStatus, "estimated": s.Estimated}
+			out := statsView{Counts: []countView{}, ByStatus: byStatus, Estimated: s.Estimated}
+			for _, jc := range s.Counts {
+				out.Counts = append(out.Counts, countView{Status: jc.Status, Task: jc.Task, Priority: jc.Priority.String(), Jobs: jc.N})
+			}
 			if !s.OldestDue.IsZero() {
-				out["oldest_due"], out["oldest_due_age_seconds"] = s.OldestDue, now.Sub(s.OldestDue).Seconds()
+				age := now.Sub(s.OldestDue).Seconds()
+				out.OldestDue, out.OldestDueAge = &s.OldestDue, &age
 			}
 			return writeJSON(stdout, out)
 		}
@@ -645,7 +643,7 @@ func recurringTrigger(fs *flag.FlagSet) action {
 		}
 		audit(ctx, st, "schedule.trigger", id, 1, "fired: job "+job.String()+" (ratchet command)", stderr)
 		if f.json {
-			return writeJSON(stdout, map[string]string{"schedule": id, "job": job.String()})
+			return writeJSON(stdout, triggerView{Schedule: id, Job: job})
 		}
 		fmt.Fprintf(stdout, "schedule %s fired: job %s\n", id, job)
 		return nil
@@ -692,7 +690,7 @@ func archiveCommand(fs *flag.FlagSet) action {
 		}
 		audit(ctx, st, "jobs.archive", "finished before "+before.Format(time.RFC3339), total, "archived (ratchet command)", stderr)
 		if f.json {
-			return writeJSON(stdout, map[string]any{"archived": total, "finished_before": before})
+			return writeJSON(stdout, archiveView{Archived: total, FinishedBefore: before})
 		}
 		fmt.Fprintf(stdout, "%d jobs archived (finished before %s)\n", total, before.Format(time.RFC3339))
 		return nil

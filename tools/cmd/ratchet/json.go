@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/internal/jobjson"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The --json outputs of the commands: one schema for all of them
+// (docs/cli.schema.json, checked by TestJSONOutputsMatchTheSchema):
+// snake_case names, statuses and priorities by name, times in RFC 3339,
+// lists never null. A job is jobjson.Job everywhere, as in the
+// dashboard's API.
+
+// jobView is `jobs show --json`.
+type jobView struct {
+	Job       jobjson.Job       `json:"job"`
+	Arguments json.RawMessage   `json:"arguments,omitempty"`
+	Result    json.RawMessage   `json:"result,omitempty"`
+	Masked    bool              `json:"masked"`
+	Logs      []jobjson.LogLine `json:"logs"`
+}
+
+// statsView is `stats --json`.
+type statsView struct {
+	Counts       []countView          `json:"counts"`
+	ByStatus     map[spi.Status]int64 `json:"by_status"`
+	Estimated    bool                 `json:"estimated"`
+	OldestDue    *time.Time           `json:"oldest_due,omitempty"`
+	OldestDueAge *float64             `json:"oldest_due_age_seconds,omitempty"`
+}
+
+// countView is a count of jobs of one status, task and priority.
+type countView struct {
+	Status   spi.Status `json:"status"`
+	Task     string     `json:"task"`
+	Priority string     `json:"priority"`
+	Jobs     int64      `json:"jobs"`
+}
+
+// triggerView is `recurring trigger --json`.
+type triggerView struct {
+	Schedule string    `json:"schedule"`
+	Job      uuid.UUID `json:"job"`
+}
+
+// archiveView is `archive --json`.
+type archiveView struct {
+	Archived       int       `json:"archived"`
+	FinishedBefore time.Time `json:"finished_before"`
+}
