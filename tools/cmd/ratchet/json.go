@@ -53,3 +53,45 @@ type archiveView struct {
 	Archived       int       `json:"archived"`
 	FinishedBefore time.Time `json:"finished_before"`
 }
+
+// submittedView is `jobs submit --json`.
+type submittedView struct {
+	ID   uuid.UUID `json:"id"`
+	Task string    `json:"task"`
+}
+
+// signalView is `signal deliver --json`.
+type signalView struct {
+	Signal    string      `json:"signal"`
+	Key       string      `json:"key,omitempty"`
+	Delivered int         `json:"delivered"`
+	Jobs      []uuid.UUID `json:"jobs"`
+}
+
+// workflowView is `workflow show --json`.
+type workflowView struct {
+	ID     uuid.UUID          `json:"id"`
+	Done   bool               `json:"done"`
+	Counts map[spi.Status]int `json:"counts"`
+	Jobs   []jobjson.Job      `json:"jobs"`
+}
+
+// batchView is `batch show --json`.
+type batchView struct {
+	ID         uuid.UUID          `json:"id"`
+	Name       string             `json:"name,omitempty"`
+	CreatedAt  time.Time          `json:"created_at"`
+	Persisted  int64              `json:"persisted"`
+	Sealed     bool               `json:"sealed"`
+	Counts     map[spi.Status]int `json:"counts"`
+	Archived   int64              `json:"archived"`
+	Outcome    string             `json:"outcome,omitempty"`
+	FinishedAt *time.Time         `json:"finished_at,omitempty"`
+	CallbackID *uuid.UUID         `json:"callback_id,omitempty"`
+}
+
+// cancelledView is `workflow cancel --json` and `batch cancel --json`.
+type cancelledView struct {
+	ID        uuid.UUID `json:"id"`
+	Cancelled int       `json:"cancelled"`
+}

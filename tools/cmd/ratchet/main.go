@@ -4,11 +4,14 @@
 //	ratchet bench       measure throughput and latency on a store
 //	ratchet migrate     apply the schema migrations to a database
 //	ratchet keys        keys reencrypt: rewrite the stored values under the current key
-//	ratchet jobs        jobs list|show|retry|cancel|delete: operate on jobs, by id or by filter
+//	ratchet jobs        jobs list|show|submit|logs|retry|cancel|delete: operate on jobs, by id or by filter
 //	ratchet dlq         the dead-letter queue: list it, retry it
 //	ratchet stats       the jobs by status, task and priority; the oldest due job
 //	ratchet nodes       the live nodes, their heartbeat age and tasks
 //	ratchet recurring   recurring list|pause|resume|trigger
+//	ratchet signal      signal deliver NAME --job ID | --key KEY
+//	ratchet workflow    workflow show|cancel ID
+//	ratchet batch       batch show|cancel ID
 //	ratchet archive     archive the jobs that finished long enough ago, now
 //	ratchet chaos       run worker processes under a seeded fault schedule and check the invariants
 //	ratchet dashboard   serve the web dashboard over a store
@@ -117,6 +120,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		leaf("stats", "the jobs by status, task and priority, and how long the oldest due job has waited", noArgs, statsCommand),
 		leaf("nodes", "the live nodes: heartbeat age and the tasks each runs", noArgs, nodesCommand),
 		recurringCommands(leaf),
+		signalCommands(leaf),
+		workflowCommands(leaf),
+		batchCommands(leaf),
 		leaf("archive", "move the jobs that finished before --older-than ago into the archive now", noArgs, archiveCommand),
 		chaosCommands(leaf),
 		leaf("dashboard", "serve the web dashboard over a store (--addr, a token or --user; --insecure on loopback only)", noArgs, dashboardCommand),

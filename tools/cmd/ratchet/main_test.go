@@ -33,7 +33,7 @@ func TestCommandErrors(t *testing.T) {
 		{nil, 2, "Usage:\n  ratchet"},
 		{[]string{"nope"}, 2, `unknown command "nope"`},
 		{[]string{"jobs", "lst"}, 2, `unknown command "lst" for "ratchet jobs" (did you mean list?)`},
-		{[]string{"jobs"}, 2, "a subcommand is needed: cancel, delete, list, retry, show"},
+		{[]string{"jobs"}, 2, "a subcommand is needed: cancel, delete, list, logs, retry, show, submit"},
 		{[]string{"dlq", "list", "extra"}, 2, `unexpected arguments ["extra"]`},
 		{[]string{"jobs", "show"}, 2, "accepts 1 arg(s), received 0"},
 		{[]string{"demo", "--store", "bogus"}, 1, `unknown --store "bogus"`},

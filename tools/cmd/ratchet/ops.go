@@ -273,12 +273,14 @@ func stamp(t time.Time) string {
 
 // jobsCommands is `ratchet jobs list|show|retry|cancel|delete`.
 func jobsCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
-	return group("jobs", "list, inspect, retry, cancel or delete jobs, by id or by filter",
+	return group("jobs", "list, inspect, submit, retry, cancel or delete jobs, by id or by filter; read their logs",
 		leaf("list", "a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --since --property; --after for the next page)", noArgs, jobsList("jobs list", "")),
 		leaf("show ID", "one job: its masked arguments and result, its attempts and crash count, its log", cobra.ExactArgs(1), jobsShow),
 		leaf("retry [ID...]", "move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("jobs retry", ratchet.BulkRetry, "")),
 		leaf("cancel [ID...]", "cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("jobs cancel", ratchet.BulkCancel, "")),
-		leaf("delete [ID...]", "delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids or filters", cobra.ArbitraryArgs, jobsBulk("jobs delete", ratchet.BulkDelete, "")))
+		leaf("delete [ID...]", "delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids or filters", cobra.ArbitraryArgs, jobsBulk("jobs delete", ratchet.BulkDelete, "")),
+		leaf("submit TASK", "submit a job of TASK with the JSON of --args (through the payload limit and the codecs)", cobra.ExactArgs(1), jobsSubmit),
+		leaf("logs ID", "the job's log; --follow prints the lines as they come, until the job has finished", cobra.ExactArgs(1), jobsLogs))
 }
 
 // dlqCommands is `ratchet dlq [list|retry]`: the jobs commands over the
