@@ -14,6 +14,8 @@
 // party's package for that, and for bash only) and takes the commands'
 // existing standard-library flag sets as they are (pflag's
 // AddGoFlagSet), so that no flag changed its name or meaning.
+// github.com/dustin/go-humanize writes counts with thousands separators
+// ("1,200 jobs"); it was in the build already, through the SQLite driver.
 // github.com/santhosh-tekuri/jsonschema/v6, in the tests only, checks
 // every --json output against docs/cli.schema.json (JSON Schema 2020-12,
 // which the standard library does not read).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -394,6 +395,14 @@ func TestOpenUnreachableFailsFast(t *testing.T) {
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.Contains(t, err.Error(), "cannot connect")
 	assert.Less(t, time.Since(start), 5*time.Second)
+
+	// With the default sslmode (prefer), pgx tries twice and reports both
+	// attempts: the same dial error is said once.
+	_, err = Open(context.Background(), "postgres://postgres@127.0.0.1:1/test", Options{})
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "connection refused"), err.Error())
+	var ce *pgconn.ConnectError
+	assert.ErrorAs(t, err, &ce, "the driver's error is still there")
 }
 
 func TestOpenSilentServerTimesOut(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -132,7 +133,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		if ctx.Err() != nil {
 			err = errors.Join(ctx.Err(), err)
 		}
-		return nil, fmt.Errorf("postgres: open: cannot connect to %s: %w", where, err)
+		return nil, fmt.Errorf("postgres: open: cannot connect to %s: %w", where, onceLines{err})
 	}
 	s, err := newStore(ctx, pool, opts, true)
 	if err != nil {
@@ -260,3 +261,25 @@ type dbtx interface {
 func fail(op string, err error) error {
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
+
+// onceLines is an error whose text says each of its lines once: pgx
+// reports each attempt at an address on a line of its own, and with
+// sslmode=prefer (the default) it tries twice, with TLS and without, so
+// that a refused connection printed the same dial error twice. Errors.Is
+// and As see the error it wraps.
+type onceLines struct{ err error }
+
+func (e onceLines) Error() string {
+	lines := strings.Split(e.err.Error(), "\n")
+	out := lines[:0]
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if k := strings.TrimSpace(l); k == "" || !seen[k] {
+			seen[k] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func (e onceLines) Unwrap() error { return e.err }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/google/uuid"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -91,9 +92,9 @@ func (b *bulkRun) run(ctx context.Context, st *storeflag.Opened, c *ratchet.Clie
 	}
 	if byFilter && len(ids) > 0 && !b.yes {
 		if !terminal(stderr) {
-			return fmt.Errorf("refusing to %s %d jobs by filter without --yes (no terminal to ask on); nothing changed", verb, len(ids))
+			return fmt.Errorf("refusing to %s %s by filter without --yes (no terminal to ask on); nothing changed", verb, jobsText(len(ids)))
 		}
-		fmt.Fprintf(stderr, "%s %d jobs? [y/N] ", verb, len(ids))
+		fmt.Fprintf(stderr, "%s %s? [y/N] ", verb, jobsText(len(ids)))
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return errors.New("not confirmed; nothing changed")
@@ -144,7 +145,11 @@ func (b *bulkRun) preview(ctx context.Context, c *ratchet.Client, ids []uuid.UUI
 	if b.f.json {
 		return nil
 	}
-	fmt.Fprintf(stdout, "%d jobs match %s\n", len(ids), b.f.text())
+	verb := "match"
+	if len(ids) == 1 {
+		verb = "matches"
+	}
+	fmt.Fprintf(stdout, "%s %s %s\n", jobsText(len(ids)), verb, b.f.text())
 	const shown = 5
 	for _, id := range ids[:min(len(ids), shown)] {
 		j, err := c.GetJob(ctx, id)
@@ -232,7 +237,7 @@ func printReasons(w io.Writer, rs []skipped) {
 		byWhy[r.why]++
 	}
 	for _, why := range slices.Sorted(maps.Keys(byWhy)) {
-		fmt.Fprintf(w, "  skipped %d jobs: %s\n", byWhy[why], why)
+		fmt.Fprintf(w, "  skipped %s: %s\n", jobsText(byWhy[why]), why)
 	}
 }
 
@@ -262,4 +267,12 @@ func audit(ctx context.Context, st *storeflag.Opened, action, target string, cou
 	if _, err := al.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
 		fmt.Fprintf(stderr, "warning: the change was made, but the audit log refused its entry: %v\n", err)
 	}
+}
+
+// jobsText is n jobs in words: "1 job", "1,200 jobs".
+func jobsText(n int) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return humanize.Comma(int64(n)) + " jobs"
 }

@@ -22,11 +22,20 @@ import (
 // job waiting for a signal under a key, none of them run.
 func controlStore(t *testing.T) (db string, workflow, batch, waiting uuid.UUID) {
 	t.Helper()
-	ctx := context.Background()
 	db = filepath.Join(t.TempDir(), "control.db")
-	s, err := sqlite.Open(ctx, db, sqlite.Options{Create: true})
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer s.Close()
+	workflow, batch, waiting = seedControl(t, s, 3)
+	return db, workflow, batch, waiting
+}
+
+// seedControl submits to s a workflow of two report.step jobs, a batch
+// "nightly" of children report.step jobs, and a report.step job waiting
+// for the signal "approved" under the key "order-7".
+func seedControl(t *testing.T, s *sqlite.Store, children int) (workflow, batch, waiting uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
 	c, err := ratchet.NewClient(s, ratchet.ClientOptions{})
 	require.NoError(t, err)
 	step := ratchet.NewVoidTask("report.step", func(context.Context, int) error { return nil })
@@ -34,11 +43,15 @@ func controlStore(t *testing.T) (db string, workflow, batch, waiting uuid.UUID) 
 	w.Add(step.With(1)).Then(step.With(2))
 	workflow, err = c.SubmitWorkflow(ctx, w)
 	require.NoError(t, err)
-	batch, err = c.SubmitBatch(ctx, ratchet.BatchSpec{Name: "nightly"}, []ratchet.Call{step.With(3), step.With(4), step.With(5)})
+	calls := make([]ratchet.Call, children)
+	for i := range calls {
+		calls[i] = step.With(3 + i)
+	}
+	batch, err = c.SubmitBatch(ctx, ratchet.BatchSpec{Name: "nightly"}, calls)
 	require.NoError(t, err)
-	waiting, err = step.Submit(ctx, c, 6, ratchet.AwaitSignal("approved", time.Hour), ratchet.WithSignalKey("order-7"))
+	waiting, err = step.Submit(ctx, c, 0, ratchet.AwaitSignal("approved", time.Hour), ratchet.WithSignalKey("order-7"))
 	require.NoError(t, err)
-	return db, workflow, batch, waiting
+	return workflow, batch, waiting
 }
 
 // The commands for the client's other capabilities work end to end, write

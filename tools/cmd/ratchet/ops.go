@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ratchet-go/ratchet/encryption"
 	"github.com/ratchet-go/ratchet/internal/jobjson"
@@ -46,6 +47,7 @@ type opsFlags struct {
 	limit              int
 	after              string
 	archived           bool
+	wide               bool
 }
 
 func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
@@ -68,6 +70,7 @@ func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
 		f.fs.IntVar(&f.limit, "limit", 50, "jobs per page (list)")
 		f.fs.StringVar(&f.after, "after", "", "list the page after this job id (the previous page's next)")
 		f.fs.BoolVar(&f.archived, "archived", false, "list: the archived jobs too, merged in id order")
+		f.fs.BoolVar(&f.wide, "wide", false, "list: every column (crashes, created) and whole errors, whatever the terminal's width")
 	}
 	return f
 }
@@ -255,6 +258,22 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// oneLine is s on one line, for a table cell.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// termWidth is the width of w when it is a terminal, else 0.
+func termWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
 // clip shortens s to n runes for a table cell.
 func clip(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
@@ -274,11 +293,11 @@ func stamp(t time.Time) string {
 // jobsCommands is `ratchet jobs list|show|retry|cancel|delete`.
 func jobsCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
 	return group("jobs", "list, inspect, submit, retry, cancel or delete jobs, by id or by filter; read their logs",
-		leaf("list", "a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --since --property; --after for the next page)", noArgs, jobsList("jobs list", "")),
+		leaf("list", "a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --since --until --property; --after for the next page; --wide for every column)", noArgs, jobsList("jobs list", "")),
 		leaf("show ID", "one job: its masked arguments and result, its attempts and crash count, its log", cobra.ExactArgs(1), jobsShow),
-		leaf("retry [ID...]", "move FAILED jobs back to PENDING: the ids given, or every job the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("jobs retry", ratchet.BulkRetry, "")),
-		leaf("cancel [ID...]", "cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("jobs cancel", ratchet.BulkCancel, "")),
-		leaf("delete [ID...]", "delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids or filters", cobra.ArbitraryArgs, jobsBulk("jobs delete", ratchet.BulkDelete, "")),
+		leaf("retry [ID...]", "move FAILED jobs back to PENDING: the ids given, or every job the filters match (shown first; asks, or --yes; --dry-run: only show)", cobra.ArbitraryArgs, jobsBulk("jobs retry", ratchet.BulkRetry, "")),
+		leaf("cancel [ID...]", "cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (shown first; asks, or --yes; --dry-run: only show)", cobra.ArbitraryArgs, jobsBulk("jobs cancel", ratchet.BulkCancel, "")),
+		leaf("delete [ID...]", "delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids, or filters (asks, or --yes)", cobra.ArbitraryArgs, jobsBulk("jobs delete", ratchet.BulkDelete, "")),
 		leaf("submit TASK", "submit a job of TASK with the JSON of --args (through the payload limit and the codecs)", cobra.ExactArgs(1), jobsSubmit),
 		leaf("logs ID", "the job's log; --follow prints the lines as they come, until the job has finished", cobra.ExactArgs(1), jobsLogs))
 }
@@ -289,7 +308,7 @@ func dlqCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.
 	c := leaf("dlq", "the dead-letter queue (the FAILED jobs): list it (the default), or retry it", unknownSubcommand, jobsList("dlq list", spi.StatusFailed))
 	c.AddCommand(
 		leaf("list", "a page of the dead-letter queue, the FAILED jobs", noArgs, jobsList("dlq list", spi.StatusFailed)),
-		leaf("retry [ID...]", "move them back to PENDING: the ids given, or every one the filters match (--dry-run: only count them)", cobra.ArbitraryArgs, jobsBulk("dlq retry", ratchet.BulkRetry, spi.StatusFailed)))
+		leaf("retry [ID...]", "move them back to PENDING: the ids given, or every one the filters match (shown first; asks, or --yes; --dry-run: only show)", cobra.ArbitraryArgs, jobsBulk("dlq retry", ratchet.BulkRetry, spi.StatusFailed)))
 	return c
 }
 
@@ -359,10 +378,28 @@ func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Wri
 		return writeJSON(stdout, jobjson.PageOf(page))
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tCRASHES\tCREATED\tDUE\tERROR")
-	for _, j := range page.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", j.ID, j.TaskName, j.Status, j.Priority,
-			j.Attempts, j.MaxRetries+1, j.CrashCount, stamp(j.CreatedAt), stamp(j.ScheduledAt), clip(j.LastError, 60))
+	if f.wide {
+		fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tCRASHES\tCREATED\tDUE\tERROR")
+		for _, j := range page.Jobs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", j.ID, j.TaskName, j.Status, j.Priority,
+				j.Attempts, j.MaxRetries+1, j.CrashCount, stamp(j.CreatedAt), stamp(j.ScheduledAt), oneLine(j.LastError))
+		}
+	} else {
+		// The columns an on-call engineer reads first; the error cut to
+		// what is left of the terminal's width (60 characters off one).
+		room := 60
+		if w := termWidth(stdout); w > 0 {
+			task := 4
+			for _, j := range page.Jobs {
+				task = max(task, len(j.TaskName))
+			}
+			room = max(w-(36+2+task+2+9+2+8+2+8+2+20+2), 16)
+		}
+		fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tDUE\tERROR")
+		for _, j := range page.Jobs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.TaskName, j.Status, j.Priority,
+				j.Attempts, j.MaxRetries+1, stamp(j.ScheduledAt), clip(j.LastError, room))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
