@@ -87,6 +87,7 @@ func TestGoldenOutputs(t *testing.T) {
 		{"dlq-list", []string{"dlq", "list"}},
 		{"dlq-retry-dry-run", []string{"dlq", "retry", "--dry-run"}},
 		{"dlq-retry-refused", []string{"dlq", "retry"}},
+		{"jobs-cancel-one-dry-run", []string{"jobs", "cancel", "--status", "WAITING", "--dry-run"}},
 		{"jobs-cancel-skipped", []string{"jobs", "cancel", "FAILED"}},
 		{"jobs-cancel-skipped-json", []string{"jobs", "cancel", "FAILED", "--json"}},
 		{"stats", []string{"stats"}},

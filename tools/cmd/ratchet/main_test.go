@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -128,4 +132,34 @@ func TestVersionAndCompletion(t *testing.T) {
 	msg, err := check.CombinedOutput()
 	require.NoError(t, err, "bash -n: %s", msg)
 	assert.Contains(t, out.String(), "__start_ratchet")
+}
+
+// Every command that takes --store reads RATCHET_STORE when the line has
+// none: with a store that cannot be opened in the environment, each fails
+// on it instead of asking for --store or opening its default.
+func TestEveryStoreCommandReadsRatchetStore(t *testing.T) {
+	t.Setenv("RATCHET_STORE", "bogus://nowhere")
+	t.Setenv("RATCHET_ENCRYPTION_KEYS", "k1:"+base64.StdEncoding.EncodeToString(make([]byte, 32))) // keys reencrypt reads them first
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() || c.Flags().Lookup("store") == nil {
+			return
+		}
+		args := strings.Fields(c.CommandPath())[1:]
+		if c.Args != nil && c.Args(c, nil) != nil { // it wants an argument: an id will do
+			args = append(args, "0194a1b2-0000-7000-8000-000000000000")
+		}
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &out, &errOut)
+		assert.NotEqual(t, 0, code, "%v", args)
+		assert.NotContains(t, errOut.String(), "is required", "%v", args)
+		assert.True(t, strings.Contains(errOut.String(), "bogus://nowhere") || strings.Contains(errOut.String(), "--store must be"), "%v: %s", args, errOut.String())
+		n++
+	}
+	walk(newRoot(io.Discard, io.Discard))
+	assert.GreaterOrEqual(t, n, 20, "the commands that take --store")
 }
