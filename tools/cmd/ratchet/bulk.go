@@ -60,9 +60,9 @@ func (b *bulkRun) run(ctx context.Context, st *storeflag.Opened, c *ratchet.Clie
 			return usageError("give job ids or filters, not both")
 		}
 		for _, a := range args {
-			id, err := uuid.Parse(a)
+			id, err := jobID(ctx, c, a)
 			if err != nil {
-				return usageError(fmt.Sprintf("job id %q: %v", a, err))
+				return err
 			}
 			ids = append(ids, id)
 		}

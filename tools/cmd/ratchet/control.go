@@ -109,9 +109,9 @@ func jobsLogs(fs *flag.FlagSet) action {
 	follow := fs.Bool("follow", false, "print the lines as they come, until the job has finished")
 	every := fs.Duration("interval", time.Second, "--follow: how often to read the log")
 	return opsCommand("jobs logs", f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, pos []string, stdout, _ io.Writer) error {
-		id, err := uuid.Parse(pos[0])
+		id, err := jobID(ctx, c, pos[0])
 		if err != nil {
-			return usageError(fmt.Sprintf("job id %q: %v", pos[0], err))
+			return err
 		}
 		if _, err := c.GetJob(ctx, id); err != nil {
 			return notFound(err, "job", id.String())
@@ -184,9 +184,9 @@ func signalDeliver(fs *flag.FlagSet) action {
 		case (*job == "") == (*key == ""):
 			return usageError("give --job ID or --key KEY: the job that waits, or the key its wait is under")
 		case *job != "":
-			id, err := uuid.Parse(*job)
+			id, err := jobID(ctx, c, *job)
 			if err != nil {
-				return usageError(fmt.Sprintf("--job %q: %v", *job, err))
+				return err
 			}
 			if err := c.Signal(ctx, id, name, body); err != nil {
 				if errors.Is(err, ratchet.ErrInvalidState) {

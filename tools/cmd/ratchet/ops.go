@@ -261,8 +261,9 @@ func writeJSON(w io.Writer, v any) error {
 // oneLine is s on one line, for a table cell.
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
-// termWidth is the width of w when it is a terminal, else 0.
-func termWidth(w io.Writer) int {
+// termWidth is the width of w when it is a terminal, else 0 (tests
+// replace it).
+var termWidth = func(w io.Writer) int {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return 0
@@ -329,9 +330,9 @@ func jobsList(name string, status spi.Status) define {
 func jobsShow(fs *flag.FlagSet) action {
 	f := newOpsFlags(fs, false)
 	return opsCommand("jobs show", f, func(ctx context.Context, _ *storeflag.Opened, c *ratchet.Client, ids []string, stdout, _ io.Writer) error {
-		id, err := uuid.Parse(ids[0])
+		id, err := jobID(ctx, c, ids[0])
 		if err != nil {
-			return usageError(fmt.Sprintf("job id %q: %v", ids[0], err))
+			return err
 		}
 		return notFound(showJob(ctx, c, id, f.json, stdout), "job", id.String())
 	})
@@ -385,19 +386,23 @@ func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Wri
 				j.Attempts, j.MaxRetries+1, j.CrashCount, stamp(j.CreatedAt), stamp(j.ScheduledAt), oneLine(j.LastError))
 		}
 	} else {
-		// The columns an on-call engineer reads first; the error cut to
-		// what is left of the terminal's width (60 characters off one).
-		room := 60
+		// The columns an on-call engineer reads first. On a terminal, the
+		// ids short (every command takes them back) and the error cut to
+		// what is left of its width; elsewhere whole ids, 60 characters
+		// of error.
+		room, idLen := 60, 36
 		if w := termWidth(stdout); w > 0 {
+			ids := make([]uuid.UUID, len(page.Jobs))
 			task := 4
-			for _, j := range page.Jobs {
-				task = max(task, len(j.TaskName))
+			for i, j := range page.Jobs {
+				ids[i], task = j.ID, max(task, len(j.TaskName))
 			}
-			room = max(w-(36+2+task+2+9+2+8+2+8+2+20+2), 16)
+			idLen = shortIDs(ids)
+			room = max(w-(idLen+2+task+2+9+2+8+2+8+2+20+2), 16)
 		}
 		fmt.Fprintln(tw, "ID\tTASK\tSTATUS\tPRIORITY\tATTEMPTS\tDUE\tERROR")
 		for _, j := range page.Jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.TaskName, j.Status, j.Priority,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID.String()[:idLen], j.TaskName, j.Status, j.Priority,
 				j.Attempts, j.MaxRetries+1, stamp(j.ScheduledAt), clip(j.LastError, room))
 		}
 	}

@@ -378,3 +378,39 @@ func TestDeleteCommand(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "not found")
 }
+
+// On a terminal, jobs list shows short ids, which every command takes
+// back; a prefix that names two jobs, or none, is an error naming it.
+func TestShortIDs(t *testing.T) {
+	db, failed, _ := opsStore(t)
+	store := "sqlite:" + db
+	defer func(w func(io.Writer) int) { termWidth = w }(termWidth)
+	termWidth = func(io.Writer) int { return 100 }
+	code, out, errOut := cli(t, "jobs", "list", "--store", store, "--task", "email.bounce")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, failed[0].String(), "short ids on a terminal")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		assert.LessOrEqual(t, len([]rune(line)), 100, "the table fits the terminal: %q", line)
+	}
+	short := strings.Fields(strings.Split(out, "\n")[1])[0]
+	require.True(t, strings.HasPrefix(failed[0].String(), short), "%q is the start of the first job's id", short)
+	code, out, errOut = cli(t, "jobs", "show", short, "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, failed[0].String(), "the short id names the job")
+
+	common := failed[0].String()[:8] // the ids' shared millisecond prefix
+	code, _, errOut = cli(t, "jobs", "show", common, "--store", store)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "is ambiguous")
+	code, _, errOut = cli(t, "jobs", "show", "ffffffff-ffff", "--store", store)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "job ffffffff-ffff not found")
+	code, _, errOut = cli(t, "jobs", "show", "xyz", "--store", store)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "a prefix of one of at least 8 characters")
+
+	termWidth = func(io.Writer) int { return 0 }
+	code, out, _ = cli(t, "jobs", "list", "--store", store, "--task", "email.bounce")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, failed[0].String(), "whole ids off a terminal, for scripts")
+}
