@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,5 +73,34 @@ func TestJSONSchemaCatchesAPlantedBug(t *testing.T) {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(bad)))
 		require.NoError(t, err)
 		require.Error(t, sch.Validate(v), bad)
+	}
+}
+
+// Each JSON example of docs/cli.md's "JSON output" matches one of the
+// schema's definitions: the documentation shows what the commands write.
+func TestDocumentedJSONExamplesMatchTheSchema(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/cli.md")
+	require.NoError(t, err)
+	section := string(doc)[strings.Index(string(doc), "## JSON output"):]
+	defs := []string{"page", "job_show", "bulk", "stats", "nodes", "schedules", "trigger", "archive", "version",
+		"submitted", "logs", "signal", "workflow", "batch", "cancelled"}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	var schemas []*jsonschema.Schema
+	for _, d := range defs {
+		sch, err := c.Compile(schemaFile + "#/$defs/" + d)
+		require.NoError(t, err)
+		schemas = append(schemas, sch)
+	}
+	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(section, -1)
+	require.GreaterOrEqual(t, len(blocks), 14)
+	for _, b := range blocks {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(b[1]))
+		require.NoError(t, err, b[1])
+		ok := false
+		for _, sch := range schemas {
+			ok = ok || sch.Validate(v) == nil
+		}
+		require.True(t, ok, "no definition of the schema matches the example:\n%s", b[1])
 	}
 }
