@@ -48,13 +48,16 @@ func benchCommand(fs *flag.FlagSet) action {
 	traceRatio := fs.Float64("trace-ratio", 1, "with --adapters otel: the share of the traces sampled (a root's TraceIDRatioBased, children follow their parent)")
 	coordinator := fs.String("coordinator", "", "steady: submit on a client-only node and run the jobs on another, each with a cluster coordinator on this server (redis://host:port or nats://host:port), or with none (none: polling alone)")
 	pollInterval := fs.Duration("poll-interval", 50*time.Millisecond, "the engine's longest delay between polls")
-	compare := fs.String("compare", "", "river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median (and, where /proc/stat exists, the machine's CPU time per job in each phase)")
+	compare := fs.String("compare", "", "river, or the path of another ratchet binary (a previous commit's) to run this one's burn-down against it alternately, each run a process of its own, --pairs times, printing the ratios this / BIN of the rates and of the machine's CPU per job and their medians; river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median (and, where /proc/stat exists, the machine's CPU time per job in each phase)")
 	pairs := fs.Int("pairs", 5, "--compare: pairs of runs")
 	riverBin := fs.String("river-bin", "", "--compare river: a prebuilt compare/river binary (default: go build it from the repository)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *compare != "" && *compare != "river" {
-			fmt.Fprintf(stderr, "ratchet bench: --compare %q: only river\n", *compare)
-			return 2
+			if *mode != "burndown" || *priorities > 1 || *tasks > 1 {
+				fmt.Fprintln(stderr, "ratchet bench: --compare BIN runs burn-downs of one task at one priority")
+				return 2
+			}
+			return runCompareBinary(ctx, *store, *db, *jobs, *workers, *batch, *pairs, *compare, stdout, stderr)
 		}
 		if *cpuProfile != "" {
 			f, err := os.Create(*cpuProfile)

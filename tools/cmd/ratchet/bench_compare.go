@@ -158,7 +158,7 @@ func parseCompareStore(store, db string) (compareStore, error) {
 		}
 		return compareStore{SQLite: path, IsSQLite: true}, nil
 	}
-	return compareStore{}, fmt.Errorf("--compare river needs --store postgres://... or sqlite[:PATH], not %q", store)
+	return compareStore{}, fmt.Errorf("--compare needs --store postgres://... or sqlite[:PATH], not %q", store)
 }
 
 // removeSQLite removes an SQLite database file and its WAL and
