@@ -36,38 +36,24 @@ func (s *batchFinisher) Name() string { return "batch-finisher" }
 // Run finishes at once and then every interval, until ctx ends; a full
 // call is followed by the next one at once.
 func (s *batchFinisher) Run(ctx context.Context, h ServiceHost) error {
-	t := h.Clock.NewTicker(s.interval)
-	defer t.Stop()
-	for {
-		for {
-			ended, err := s.store.FinishBatches(ctx, h.Clock.Now().UTC().Truncate(time.Microsecond), batchFinishLimit)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err // the supervisor logs it and runs the service again after a backoff
+	return passEvery(ctx, h, s.interval, func(now time.Time) (bool, error) {
+		ended, err := s.store.FinishBatches(ctx, now, batchFinishLimit)
+		if err != nil {
+			return false, err
+		}
+		top, callbacks := ratchet.PriorityLowest, 0
+		for _, b := range ended {
+			h.Logger.Debug("batch ended", "batch", b.ID, "name", b.Name, "outcome", string(b.Outcome))
+			if s.events != nil {
+				s.events(Event{Kind: EventBatchFinished, JobID: b.ID, Name: b.Name, Outcome: string(b.Outcome), At: now})
 			}
-			top, callbacks := ratchet.PriorityLowest, 0
-			for _, b := range ended {
-				h.Logger.Debug("batch ended", "batch", b.ID, "name", b.Name, "outcome", string(b.Outcome))
-				if s.events != nil {
-					s.events(Event{Kind: EventBatchFinished, JobID: b.ID, Name: b.Name, Outcome: string(b.Outcome), At: h.Clock.Now()})
-				}
-				if b.Callback != nil {
-					top, callbacks = max(top, b.Callback.Priority), callbacks+1
-				}
-			}
-			if callbacks > 0 {
-				s.woke(top)
-			}
-			if len(ended) < batchFinishLimit {
-				break
+			if b.Callback != nil {
+				top, callbacks = max(top, b.Callback.Priority), callbacks+1
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.Chan():
+		if callbacks > 0 {
+			s.woke(top)
 		}
-	}
+		return len(ended) == batchFinishLimit, nil
+	})
 }

@@ -191,20 +191,14 @@ func (s *scheduler) Name() string { return "recurring scheduler" }
 
 // Run passes over the due schedules at every interval until ctx ends.
 func (s *scheduler) Run(ctx context.Context, h ServiceHost) error {
-	t := h.Clock.NewTicker(s.interval)
-	defer t.Stop()
 	d := s.deps
 	d.Logger = h.Logger
-	for {
-		if err := RecurringPass(ctx, d, h.Clock.Now()); err != nil && ctx.Err() == nil {
-			h.Logger.Warn("recurring scheduler pass failed", "err", err)
+	return passEvery(ctx, h, s.interval, func(now time.Time) (bool, error) {
+		if err := RecurringPass(ctx, d, now); err != nil && ctx.Err() == nil {
+			h.Logger.Warn("recurring scheduler pass failed", "err", err) // the next tick tries again
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.Chan():
-		}
-	}
+		return false, nil
+	})
 }
 
 // fire fires one due schedule; losing the race to another node is not an

@@ -37,40 +37,26 @@ func (s *signalSweeper) Name() string { return "signal-sweeper" }
 // Run sweeps at once and then every interval, until ctx ends; a full batch
 // is followed by the next one at once.
 func (s *signalSweeper) Run(ctx context.Context, h ServiceHost) error {
-	t := h.Clock.NewTicker(s.interval)
-	defer t.Stop()
 	sm, _ := s.metrics.(spi.SignalMetrics)
-	for {
-		for {
-			rs, err := s.store.ExpireSignals(ctx, h.Clock.Now().UTC().Truncate(time.Microsecond), signalSweepBatch)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err // the supervisor logs it and runs the service again after a backoff
-			}
-			if len(rs) > 0 {
-				h.Logger.Debug("signal waits timed out", "jobs", len(rs))
-				for _, r := range rs {
-					if sm != nil {
-						sm.SignalTimedOut(ctx, r.JobID, r.TaskName, r.Name)
-					}
-					if s.events != nil {
-						s.events(Event{Kind: EventSignalResolved, JobID: r.JobID, Task: r.TaskName, Name: r.Name, Outcome: string(spi.SignalTimedOut), At: h.Clock.Now()})
-					}
-				}
-				s.woke(ratchet.PriorityCritical) // their priorities are not read back
-			}
-			if len(rs) < signalSweepBatch {
-				break
-			}
+	return passEvery(ctx, h, s.interval, func(now time.Time) (bool, error) {
+		rs, err := s.store.ExpireSignals(ctx, now, signalSweepBatch)
+		if err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.Chan():
+		if len(rs) > 0 {
+			h.Logger.Debug("signal waits timed out", "jobs", len(rs))
+			for _, r := range rs {
+				if sm != nil {
+					sm.SignalTimedOut(ctx, r.JobID, r.TaskName, r.Name)
+				}
+				if s.events != nil {
+					s.events(Event{Kind: EventSignalResolved, JobID: r.JobID, Task: r.TaskName, Name: r.Name, Outcome: string(spi.SignalTimedOut), At: now})
+				}
+			}
+			s.woke(ratchet.PriorityCritical) // their priorities are not read back
 		}
-	}
+		return len(rs) == signalSweepBatch, nil
+	})
 }
 
 // signalOf reads the signal wait of a job from store (for

@@ -170,28 +170,14 @@ func (r *workflowRepairer) Name() string { return "workflow-repair" }
 // Run repairs at once and then every interval, until ctx ends; a full
 // batch is followed by the next one at once.
 func (r *workflowRepairer) Run(ctx context.Context, h ServiceHost) error {
-	t := h.Clock.NewTicker(r.interval)
-	defer t.Stop()
-	for {
-		for {
-			n, err := r.store.RepairWorkflows(ctx, h.Clock.Now().UTC().Truncate(time.Microsecond), workflowRepairBatch)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err // the supervisor logs it and runs the service again after a backoff
-			}
-			if n > 0 {
-				h.Logger.Warn("released workflow jobs whose parents had all finished (a release cut short)", "jobs", n)
-			}
-			if n < workflowRepairBatch {
-				break
-			}
+	return passEvery(ctx, h, r.interval, func(now time.Time) (bool, error) {
+		n, err := r.store.RepairWorkflows(ctx, now, workflowRepairBatch)
+		if err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.Chan():
+		if n > 0 {
+			h.Logger.Warn("released workflow jobs whose parents had all finished (a release cut short)", "jobs", n)
 		}
-	}
+		return n == workflowRepairBatch, nil
+	})
 }

@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// passEvery is the loop of the maintenance services that work in passes
+// (the batch finisher, the signal sweeper, the workflow repairer, the
+// recurring scheduler): pass runs at once and then at every tick of
+// interval on the host's clock, with the store's time of the moment (UTC,
+// to the microsecond), until ctx ends. A pass that reports more (a full
+// batch: there may be more to do) runs again at once. A pass's error ends
+// the service, for the supervisor to log it and run the service again
+// after a backoff, unless ctx has ended (then it returns nil).
+func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass func(now time.Time) (more bool, err error)) error {
+	t := h.Clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for {
+			more, err := pass(h.Clock.Now().UTC().Truncate(time.Microsecond))
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.Chan():
+		}
+	}
+}
