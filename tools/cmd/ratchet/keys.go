@@ -103,6 +103,11 @@ func reencryptCommand(fs *flag.FlagSet) action {
 		s, err := codec.Reencrypt(ctx, rw, o)
 		fmt.Fprintf(stdout, "reencrypt: %d jobs, %d values: %d rewritten (%d were plaintext), %d already under %q, %d changed by a concurrent write, %d unreadable; last job %s\n",
 			s.Jobs, s.Values, s.Rewritten, s.Plaintext, s.Current, cur.ID, s.Changed, s.Unreadable, s.Last)
+		detail := fmt.Sprintf("%d values rewritten of %d jobs, %d unreadable; last job %s (ratchet command)", s.Rewritten, s.Jobs, s.Unreadable, s.Last)
+		if err != nil {
+			detail += "; stopped: " + err.Error()
+		}
+		audit(ctx, st, "keys.reencrypt", "key "+cur.ID, s.Jobs, detail, stderr)
 		switch {
 		case errors.Is(err, context.Canceled):
 			resume := "--after " + s.Last.String()

@@ -54,6 +54,12 @@ func TestKeysReencryptCommand(t *testing.T) {
 	s, err = sqlite.Open(ctx, db, sqlite.Options{Create: true})
 	require.NoError(t, err)
 	defer s.Close()
+	entries, err := s.ListAudit(ctx, 0, 1)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the rotation is in the audit log")
+	assert.Equal(t, "keys.reencrypt", entries[0].Action)
+	assert.Equal(t, `key k2`, entries[0].Target)
+	assert.Equal(t, actor(), entries[0].Actor)
 	for _, id := range ids {
 		j, err := s.GetJob(ctx, id)
 		require.NoError(t, err)
