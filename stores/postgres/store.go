@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
