@@ -6,17 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/memory"
-	"github.com/ratchet-go/ratchet/stores/mongodb"
-	"github.com/ratchet-go/ratchet/stores/mysql"
-	"github.com/ratchet-go/ratchet/stores/oracle"
-	"github.com/ratchet-go/ratchet/stores/postgres"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
-	"github.com/ratchet-go/ratchet/stores/sqlserver"
 )
 
 // Usage describes the accepted values of --store.
@@ -61,62 +54,11 @@ func Open(ctx context.Context, spec, dbPath, schema string, create bool) (*Opene
 
 // open is Open without the schema's warning.
 func open(ctx context.Context, spec, dbPath, schema string, create bool) (*Opened, error) {
-	switch {
-	case IsMongo(spec):
-		s, err := mongodb.Open(ctx, spec, mongodb.Options{CheckOnly: !create})
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{Store: s, Desc: "mongodb database " + s.Database().Name(), Close: s.Close}, nil
-	case IsMySQL(spec):
-		s, err := mysql.Open(ctx, spec, mysql.Options{ApplyMigrations: create})
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{Store: s, Desc: "mysql database " + s.Database(), Close: s.Close}, nil
-	case IsSQLServer(spec):
-		s, err := sqlserver.Open(ctx, spec, sqlserver.Options{ApplyMigrations: create})
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{Store: s, Desc: "sqlserver " + Redacted(spec), Close: s.Close}, nil
-	case IsOracle(spec):
-		s, err := oracle.Open(ctx, spec, oracle.Options{ApplyMigrations: create})
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{Store: s, Desc: "oracle " + Redacted(spec), Close: s.Close}, nil
-	case IsPostgres(spec):
-		s, err := postgres.Open(ctx, spec, postgres.Options{Schema: schema, ApplyMigrations: create})
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{Store: s, Desc: "postgres schema " + s.Schema(), Close: s.Close}, nil
-	case spec == "" || spec == "sqlite":
-		cleanup := func() error { return nil }
-		if dbPath == "" && !create {
-			return nil, errors.New("--store sqlite names no database: give its file with --store sqlite:PATH (or --db PATH)")
-		}
-		if dbPath == "" {
-			dir, err := os.MkdirTemp("", "ratchet-")
-			if err != nil {
-				return nil, fmt.Errorf("create a temporary folder for the SQLite database: %w", err)
-			}
-			dbPath = filepath.Join(dir, "ratchet.db")
-			cleanup = func() error { return os.RemoveAll(dir) }
-		}
-		return openSQLite(ctx, dbPath, create, cleanup)
-	case sqlite.IsURL(spec):
-		path, err := sqlite.PathFromURL(spec)
-		if err != nil {
-			return nil, fmt.Errorf("--store: %w", err)
-		}
-		return openSQLite(ctx, path, create, func() error { return nil })
-	case spec == "memory":
-		s := memory.New()
-		return &Opened{Store: s, Desc: "memory", Close: s.Close}, nil
+	sc, err := schemeOf(spec)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown --store %q: %s", spec, Usage)
+	return sc.open(ctx, spec, target{db: dbPath, schema: schema, create: create})
 }
 
 func openSQLite(ctx context.Context, path string, create bool, cleanup func() error) (*Opened, error) {
@@ -144,20 +86,6 @@ func OpenError(spec string, err error) error {
 	}
 	return err
 }
-
-// IsMongo reports whether spec is a MongoDB URI.
-func IsMongo(spec string) bool {
-	return strings.HasPrefix(spec, "mongodb://") || strings.HasPrefix(spec, "mongodb+srv://")
-}
-
-// IsMySQL reports whether spec is a MySQL/MariaDB URL.
-func IsMySQL(spec string) bool { return strings.HasPrefix(spec, "mysql://") }
-
-// IsSQLServer reports whether spec is a SQL Server URL.
-func IsSQLServer(spec string) bool { return strings.HasPrefix(spec, "sqlserver://") }
-
-// IsOracle reports whether spec is an Oracle URL.
-func IsOracle(spec string) bool { return strings.HasPrefix(spec, "oracle://") }
 
 // Redacted is spec without its credentials, for messages: the password of
 // its URL, the values of password query parameters, and, in a spec that
@@ -195,68 +123,26 @@ func Redacted(spec string) string {
 
 // IsPostgres reports whether spec is a PostgreSQL DSN.
 func IsPostgres(spec string) bool {
-	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
+	sc, err := schemeOf(spec)
+	return err == nil && sc.name == "postgres"
 }
 
 // OpenForBench is Open for a benchmark: the store must start empty. A named
 // SQLite file that already exists is refused; on PostgreSQL a new schema
-// ratchet_bench_PID is created and dropped at Close.
+// ratchet_bench_PID is created and dropped at Close, on MySQL a database
+// of that name; on SQL Server and Oracle the database must hold no jobs.
 func OpenForBench(ctx context.Context, spec, dbPath string) (*Opened, error) {
 	if dbPath != "" {
 		if _, err := os.Stat(dbPath); err == nil {
 			return nil, fmt.Errorf("--db %s already exists; a benchmark needs an empty database", dbPath)
 		}
 	}
-	if IsMySQL(spec) {
-		name := fmt.Sprintf("ratchet_bench_%d", os.Getpid())
-		s, err := mysql.Open(ctx, spec, mysql.Options{Database: name, ApplyMigrations: true})
-		if err != nil {
-			return nil, err
-		}
-		return &Opened{Store: s, Desc: "mysql database " + name, Close: func() error {
-			_, derr := s.DB().ExecContext(context.WithoutCancel(ctx), "DROP DATABASE "+name)
-			if err := s.Close(); err != nil {
-				return err
-			}
-			return derr
-		}}, nil
-	}
-	if IsSQLServer(spec) || IsOracle(spec) {
-		// No database or schema of its own: the one the URL names must
-		// hold no jobs yet.
-		o, err := Open(ctx, spec, dbPath, "", true)
-		if err != nil {
-			return nil, err
-		}
-		jobs, _, err := o.Store.ListJobs(ctx, spi.ListParams{Limit: 1})
-		if err == nil && len(jobs) > 0 {
-			err = fmt.Errorf("%s already holds jobs; a benchmark needs an empty database", o.Desc)
-		}
-		if err != nil {
-			_ = o.Close()
-			return nil, err
-		}
-		return o, nil
-	}
-	if !IsPostgres(spec) {
-		return Open(ctx, spec, dbPath, "", true)
-	}
-	schema := fmt.Sprintf("ratchet_bench_%d", os.Getpid())
-	o, err := Open(ctx, spec, "", schema, true)
+	sc, err := schemeOf(spec)
 	if err != nil {
 		return nil, err
 	}
-	s := o.Store.(*postgres.Store)
-	o.Checkpoint = func(ctx context.Context) error {
-		_, err := s.Pool().Exec(ctx, "CHECKPOINT")
-		return err
+	if sc.bench == nil {
+		return Open(ctx, spec, dbPath, "", true)
 	}
-	o.Close = func() error {
-		_, derr := s.Pool().Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
-		if err := s.Close(); err != nil {
-			return err
-		}
-		return derr
-	}
-	return o, nil
+	return sc.bench(ctx, spec, target{db: dbPath, create: true})
 }
