@@ -160,21 +160,21 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 	if e.caps.Workflows != nil {
 		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
 		if e.caps.Leases != nil {
-			repair = Singleton(workflowRepairLease, archiverLeaseTTL, repair)
+			repair = Singleton(workflowRepairLease, passLeaseTTL(o.WorkflowRepairInterval), repair)
 		}
 		e.services = append(slices.Clone(e.services), repair)
 	}
 	if e.caps.Signals != nil {
 		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Client.Metrics, woke: e.NotifyNewWork, events: e.publishEvent}
 		if e.caps.Leases != nil {
-			sweep = Singleton(signalSweepLease, archiverLeaseTTL, sweep)
+			sweep = Singleton(signalSweepLease, passLeaseTTL(o.SignalSweepInterval), sweep)
 		}
 		e.services = append(slices.Clone(e.services), sweep)
 	}
 	if e.caps.Batches != nil {
 		var finish Service = &batchFinisher{store: e.caps.Batches, interval: o.BatchFinishInterval, woke: e.NotifyNewWork, events: e.publishEvent}
 		if e.caps.Leases != nil {
-			finish = Singleton(batchFinishLease, archiverLeaseTTL, finish)
+			finish = Singleton(batchFinishLease, passLeaseTTL(o.BatchFinishInterval), finish)
 		}
 		e.services = append(slices.Clone(e.services), finish)
 	}

@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// passLeaseTTL is the lease of a singleton service that passes every
+// interval: ten intervals, from 10 s to a minute, so that when the node
+// holding it dies another takes the service over within that (the signal
+// sweeper's timeouts and the batch finisher's callbacks are late by at
+// most so much), while the lease is renewed every third of it.
+func passLeaseTTL(interval time.Duration) time.Duration {
+	return min(max(10*interval, 10*time.Second), time.Minute)
+}
+
 // passEvery is the loop of the maintenance services that work in passes
 // (the batch finisher, the signal sweeper, the workflow repairer, the
 // recurring scheduler): pass runs at once and then at every tick of
