@@ -79,26 +79,3 @@ func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
 		return nil
 	})
 }
-
-// atSlots runs fn at every slot of sched, on the host's clock, until ctx
-// ends (nil) or fn fails (its error).
-func atSlots(ctx context.Context, h ServiceHost, sched *cronexpr.Schedule, fn func() error) error {
-	for {
-		now := h.Clock.Now()
-		next := sched.Next(now)
-		if next.IsZero() {
-			<-ctx.Done()
-			return nil
-		}
-		t := h.Clock.NewTimer(next.Sub(now))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.Chan():
-		}
-		if err := fn(); err != nil {
-			return err
-		}
-	}
-}

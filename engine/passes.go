@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 )
 
 // passLeaseTTL is the lease of a singleton service that passes every
@@ -42,6 +44,32 @@ func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass 
 		case <-ctx.Done():
 			return nil
 		case <-t.Chan():
+		}
+	}
+}
+
+// The services that run at the slots of a cron schedule (the archiver,
+// log retention) wait for each slot instead.
+
+// atSlots runs fn at every slot of sched, on the host's clock, until ctx
+// ends (nil) or fn fails (its error).
+func atSlots(ctx context.Context, h ServiceHost, sched *cronexpr.Schedule, fn func() error) error {
+	for {
+		now := h.Clock.Now()
+		next := sched.Next(now)
+		if next.IsZero() {
+			<-ctx.Done()
+			return nil
+		}
+		t := h.Clock.NewTimer(next.Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.Chan():
+		}
+		if err := fn(); err != nil {
+			return err
 		}
 	}
 }
