@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -20,29 +18,6 @@ import (
 // measured the same way: the ratios of the rates (this / BIN) and of the
 // machine's CPU time per job (this / BIN: below 1 is cheaper), with their
 // medians over the pairs.
-
-// parseBenchOutput reads a ratchet bench burn-down's last line:
-// "insert X jobs/s, work Y jobs/s".
-func parseBenchOutput(out string) (rates, error) {
-	var r rates
-	found := false
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "insert ") || !strings.Contains(line, ", work ") {
-			continue
-		}
-		var ins, work float64
-		if _, err := fmt.Sscanf(line, "insert %g jobs/s, work %g jobs/s", &ins, &work); err != nil {
-			return rates{}, fmt.Errorf("bench output: %q: %v", line, err)
-		}
-		r, found = rates{Insert: ins, Work: work}, true
-	}
-	if !found || r.Insert <= 0 || r.Work <= 0 {
-		return rates{}, fmt.Errorf("bench output has no line \"insert X jobs/s, work Y jobs/s\": %q", out)
-	}
-	return r, nil
-}
 
 // selfBinary is the path of this binary (tests replace it).
 var selfBinary = os.Executable
@@ -96,7 +71,7 @@ func runCompareBinary(ctx context.Context, store, db string, jobs, workers, batc
 		if err != nil {
 			return rates{}, cpuCost{}, fmt.Errorf("%s: %v\n%s", exe, err, out.String())
 		}
-		r, err := parseBenchOutput(out.String())
+		r, err := parseRates(out.String(), "insert ")
 		return r, meter.perJob(jobs), err
 	}
 	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs, this binary against %s, %d workers each, %d pairs\n", jobs, bin, workers, pairs)

@@ -36,23 +36,28 @@ type compareResult struct {
 
 // parseRiverOutput reads compare/river's output: its last line
 // "river insert X jobs/s, work Y jobs/s".
-func parseRiverOutput(out string) (rates, error) {
+func parseRiverOutput(out string) (rates, error) { return parseRates(out, "river insert ") }
+
+// parseRates reads the rates of a burn-down's output: its last line that
+// starts with prefix ("insert " for ratchet bench, "river insert " for
+// compare/river) and goes on "X jobs/s, work Y jobs/s".
+func parseRates(out, prefix string) (rates, error) {
 	var r rates
 	found := false
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "river insert ") {
+		if !strings.HasPrefix(line, prefix) || !strings.Contains(line, ", work ") {
 			continue
 		}
 		var ins, work float64
-		if _, err := fmt.Sscanf(line, "river insert %g jobs/s, work %g jobs/s", &ins, &work); err != nil {
-			return rates{}, fmt.Errorf("river output: %q: %v", line, err)
+		if _, err := fmt.Sscanf(strings.TrimPrefix(line, prefix), "%g jobs/s, work %g jobs/s", &ins, &work); err != nil {
+			return rates{}, fmt.Errorf("output line %q: %v", line, err)
 		}
 		r, found = rates{Insert: ins, Work: work}, true
 	}
 	if !found || r.Insert <= 0 || r.Work <= 0 {
-		return rates{}, fmt.Errorf("river output has no line \"river insert X jobs/s, work Y jobs/s\": %q", out)
+		return rates{}, fmt.Errorf("the output has no line \"%sX jobs/s, work Y jobs/s\": %q", prefix, out)
 	}
 	return r, nil
 }

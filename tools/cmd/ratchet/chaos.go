@@ -156,7 +156,7 @@ violation (the report names the invariant and the jobs), 2 on a usage error.`
 
 // chaosCommands is ratchet chaos, and its hidden worker (the probe worker
 // the harness starts as this binary's "chaos worker").
-func chaosCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+func chaosCommands(leaf leafFunc) *cobra.Command {
 	c := leaf("chaos", "real worker processes on a database under seeded kills, stops and terms; checks no job lost, finalized once, crash budget, permits", noArgs, chaosCommand)
 	c.Long = chaosLong
 	worker := &cobra.Command{Use: "worker", Short: "the probe worker the harness starts", Hidden: true, DisableFlagParsing: true,

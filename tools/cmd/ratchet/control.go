@@ -25,8 +25,6 @@ import (
 // job, following its log, delivering a signal, and showing or cancelling
 // a workflow or a batch. Each change is written to the audit log.
 
-type leafFunc = func(string, string, cobra.PositionalArgs, define) *cobra.Command
-
 // jobsSubmit is `ratchet jobs submit TASK --args JSON`: one job, through
 // the client's payload pipeline (the size limit, the codecs of
 // RATCHET_ENCRYPTION_KEYS, the insert middleware's checks).

@@ -50,6 +50,11 @@ type action func(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // them.
 type define func(fs *flag.FlagSet) action
 
+// leafFunc builds a command of the tree from its use line, its summary,
+// the positional arguments it takes and its flags (newLeaf, bound to the
+// command's output).
+type leafFunc = func(use, short string, args cobra.PositionalArgs, def define) *cobra.Command
+
 // exitStatus is an action's status other than 0: its message is already
 // printed.
 type exitStatus int

@@ -292,7 +292,7 @@ func stamp(t time.Time) string {
 }
 
 // jobsCommands is `ratchet jobs list|show|retry|cancel|delete`.
-func jobsCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+func jobsCommands(leaf leafFunc) *cobra.Command {
 	return group("jobs", "list, inspect, submit, retry, cancel or delete jobs, by id or by filter; read their logs",
 		leaf("list", "a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --since --until --property; --after for the next page; --wide for every column)", noArgs, jobsList("jobs list", "")),
 		leaf("show ID", "one job: its masked arguments and result, its attempts and crash count, its log", cobra.ExactArgs(1), jobsShow),
@@ -305,7 +305,7 @@ func jobsCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra
 
 // dlqCommands is `ratchet dlq [list|retry]`: the jobs commands over the
 // FAILED jobs (the dead-letter queue); alone, dlq lists.
-func dlqCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+func dlqCommands(leaf leafFunc) *cobra.Command {
 	c := leaf("dlq", "the dead-letter queue (the FAILED jobs): list it (the default), or retry it", unknownSubcommand, jobsList("dlq list", spi.StatusFailed))
 	c.AddCommand(
 		leaf("list", "a page of the dead-letter queue, the FAILED jobs", noArgs, jobsList("dlq list", spi.StatusFailed)),
@@ -592,7 +592,7 @@ func nodesCommand(fs *flag.FlagSet) action {
 }
 
 // recurringCommands is `ratchet recurring list|pause|resume|trigger`.
-func recurringCommands(leaf func(string, string, cobra.PositionalArgs, define) *cobra.Command) *cobra.Command {
+func recurringCommands(leaf leafFunc) *cobra.Command {
 	return group("recurring", "the recurring schedules: list, pause, resume, trigger",
 		leaf("list", "the recurring schedules: task, definition, next and last fire, paused", noArgs, recurringList),
 		leaf("pause SCHEDULE-ID", "stop a schedule firing (its slots are skipped until it resumes)", cobra.ExactArgs(1), recurringPause("pause")),
