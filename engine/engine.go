@@ -123,7 +123,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		return nil, fmt.Errorf("engine: %d workflow conditions: %w: store %T keeps no workflows", len(o.Client.Conditions), ratchet.ErrUnsupported, store)
 	}
 	co := o.Client
-	co.Notifier, co.Source = e, o.NodeID
+	co.Notifier, co.Source = clientNotifier{e}, o.NodeID
 	co.InsertMiddleware = append(slices.Clone(co.InsertMiddleware), e.submitted)
 	e.client, err = ratchet.NewClient(store, co)
 	if err != nil {
@@ -530,9 +530,15 @@ func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratche
 	return res, nil
 }
 
+// clientNotifier is what the engine's client tells of its writes: new work
+// (Engine.NotifyNewWork) and the signal waits it resolved. It implements
+// ratchet.SignalNotifier without adding to the engine's API.
+type clientNotifier struct{ *Engine }
+
 // SignalsDelivered publishes a signal-resolved event for each wait the
-// engine's client resolved; it implements ratchet.SignalNotifier.
-func (e *Engine) SignalsDelivered(_ context.Context, rs []spi.ResolvedSignal) {
+// engine's client resolved.
+func (n clientNotifier) SignalsDelivered(_ context.Context, rs []spi.ResolvedSignal) {
+	e := n.Engine
 	if !e.subs.wanted(EventSignalResolved) {
 		return
 	}
