@@ -195,16 +195,25 @@ var applies = map[ratchet.BulkAction][]spi.Status{
 	ratchet.BulkDelete: {spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped},
 }
 
-// skipReasons reads each skipped job again to say why the action did not
-// apply to it.
+// maxReasons is how many skipped jobs skipReasons reads again.
+const maxReasons = 1000
+
+// skipReasons reads each skipped job again (the first maxReasons of them)
+// to say why the action did not apply to it.
 func skipReasons(ctx context.Context, c *ratchet.Client, action ratchet.BulkAction, ids []uuid.UUID) []skipped {
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
 	names := make([]string, 0, 4)
 	for _, s := range applies[action] {
 		names = append(names, string(s))
 	}
-	out := make([]skipped, 0, len(ids))
-	for _, id := range ids {
+	out := make([]skipped, 0, min(len(ids), maxReasons+1))
+	for i, id := range ids {
+		if i == maxReasons { // one read a job: a few thousand say enough
+			for _, rest := range ids[i:] {
+				out = append(out, skipped{id: rest, why: fmt.Sprintf("not read again (only the first %d skipped jobs are)", maxReasons)})
+			}
+			break
+		}
 		j, err := c.GetJob(ctx, id)
 		switch {
 		case errors.Is(err, ratchet.ErrNotFound):
