@@ -111,10 +111,10 @@ type gatedStore struct {
 func (g *gatedStore) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(g.Store) }
 
 // InsertJobs inserts while no database restart is in progress.
-func (g *gatedStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (g *gatedStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	g.gate.RLock()
 	defer g.gate.RUnlock()
-	return g.Store.InsertJobs(ctx, jobs)
+	return g.Store.InsertJobs(ctx, jobs, o)
 }
 
 // faultDB injects a restart-db: it runs the restart command while holding

@@ -17,8 +17,10 @@ import (
 // inserts at once: enough to see what the client does around the write.
 type txMemory struct{ *memory.Store }
 
-func (s txMemory) InsertJobsTx(ctx context.Context, _ any, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	return s.InsertJobs(ctx, jobs)
+var _ spi.TxInserter = txMemory{}
+
+func (s txMemory) InsertJobsTx(ctx context.Context, _ any, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
+	return s.InsertJobs(ctx, jobs, o)
 }
 
 type countingNotifier struct{ n atomic.Int32 }

@@ -30,7 +30,7 @@ func TestArchiverMovesOldJobs(t *testing.T) {
 	require.NoError(t, err)
 	finish := func(at time.Time) *spi.Job {
 		j := &spi.Job{ID: c.NewJobID(), TaskName: "t", Status: spi.StatusPending, ScheduledAt: at, CreatedAt: at, MaxRetries: 1}
-		_, err := store.InsertJobs(ctx, []*spi.Job{j})
+		_, err := store.InsertJobs(ctx, []*spi.Job{j}, spi.InsertOptions{})
 		require.NoError(t, err)
 		got, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: at})
 		require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestLogSweeperDeletesOldLines(t *testing.T) {
 	var jobs []*spi.Job
 	for i := range 5 {
 		j := &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Status: spi.StatusPending, ScheduledAt: t0, CreatedAt: t0, MaxRetries: 1}
-		_, err := store.InsertJobs(ctx, []*spi.Job{j})
+		_, err := store.InsertJobs(ctx, []*spi.Job{j}, spi.InsertOptions{})
 		require.NoError(t, err)
 		got, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: t0})
 		require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestArchiverPurgesArchivedJobs(t *testing.T) {
 			store := memory.New()
 			finish := func(at time.Time) *spi.Job {
 				j := &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Status: spi.StatusPending, ScheduledAt: at, CreatedAt: at, MaxRetries: 1}
-				_, err := store.InsertJobs(ctx, []*spi.Job{j})
+				_, err := store.InsertJobs(ctx, []*spi.Job{j}, spi.InsertOptions{})
 				require.NoError(t, err)
 				got, err := store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: at})
 				require.NoError(t, err)

@@ -399,7 +399,8 @@ func TestStoredJobsThatCannotRun(t *testing.T) {
 	insert := func(name, payload string) uuid.UUID {
 		id := uuid.Must(uuid.NewV7())
 		_, err := r.store.InsertJobs(ctx, []*spi.Job{{ID: id, TaskName: name, Payload: []byte(payload), Status: spi.StatusPending,
-			Priority: spi.PriorityNormal, ScheduledAt: t0, CreatedAt: t0, MaxRetries: 5, Backoff: spi.BackoffNone}})
+			Priority: spi.PriorityNormal, ScheduledAt: t0, CreatedAt: t0, MaxRetries: 5, Backoff: spi.BackoffNone}}, spi.InsertOptions{})
+
 		require.NoError(t, err)
 		r.eng.NotifyNewWork(spi.PriorityNormal)
 		return id

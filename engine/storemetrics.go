@@ -52,9 +52,9 @@ func (t *timedStore) done(ctx context.Context, op string, start time.Time, err e
 	t.m.StoreOperation(ctx, op, t.name, outcome, t.clock.Since(start))
 }
 
-func (t *timedStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (t *timedStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	start := t.clock.Now()
-	res, err := t.Store.InsertJobs(ctx, jobs)
+	res, err := t.Store.InsertJobs(ctx, jobs, o)
 	t.done(ctx, "InsertJobs", start, err)
 	return res, err
 }

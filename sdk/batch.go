@@ -398,9 +398,6 @@ func (w *batchWriter) flush(ctx context.Context, seal bool) (int64, error) {
 	if len(c.inserts) > 0 {
 		insert = ChainInsert(insert, c.inserts...)
 	}
-	if c.source != "" {
-		ctx = spi.ContextWithSource(ctx, c.source)
-	}
 	if _, err := insert(ctx, w.jobs); err != nil {
 		err = fmt.Errorf("ratchet: batch %s: chunk at item %d (%d items): %w", w.id, w.offset, len(w.jobs), err)
 		if w.spec.OnChunkFailure != nil {

@@ -323,6 +323,15 @@ func (cfg *submitConfig) due(now time.Time) time.Time {
 	return now.Add(cfg.delay)
 }
 
+// storeInsert is the store's insert, naming the client's node (if any) as
+// the insert's source: the end of the insert middleware's chain.
+func (c *Client) storeInsert() InsertFunc {
+	o := spi.InsertOptions{Source: c.source}
+	return func(ctx context.Context, jobs []*Job) ([]spi.InsertResult, error) {
+		return c.store.InsertJobs(ctx, jobs, o)
+	}
+}
+
 // insert writes jobs in one insert through the store (or cfg's
 // transaction) and the insert middleware, wakes the nodes when it wrote
 // any, and returns the ids the insert answered. what names the submission
@@ -331,17 +340,14 @@ func (c *Client) insert(ctx context.Context, cfg *submitConfig, what string, job
 	// A node ignores wakeups that name it, since it has woken itself. A
 	// transactional write has not (its wakeup waits for the commit), so it
 	// names no source and its commit's wakeup reaches this node too.
-	if c.source != "" && cfg.tx == nil {
-		ctx = spi.ContextWithSource(ctx, c.source)
-	}
-	insert := c.store.InsertJobs
+	insert := c.storeInsert()
 	if cfg.tx != nil {
 		txs := spi.CapabilitiesOf(c.store).Tx
 		if txs == nil {
 			return nil, invalidArg("store %T cannot join an application transaction", c.store)
 		}
 		insert = func(ctx context.Context, jobs []*Job) ([]spi.InsertResult, error) {
-			return txs.InsertJobsTx(ctx, cfg.tx, jobs)
+			return txs.InsertJobsTx(ctx, cfg.tx, jobs, spi.InsertOptions{})
 		}
 	}
 	if len(c.inserts) > 0 {

@@ -535,7 +535,7 @@ func (c *Client) TriggerSchedule(ctx context.Context, id string) (uuid.UUID, err
 	if err := c.authorize(ctx, SurfaceRecurring, j, id); err != nil {
 		return uuid.Nil, fmt.Errorf("ratchet: trigger schedule %q: %w", id, err)
 	}
-	insert := c.store.InsertJobs
+	insert := c.storeInsert()
 	if len(c.inserts) > 0 {
 		insert = ChainInsert(insert, c.inserts...)
 	}

@@ -17,7 +17,7 @@ type discardStore struct {
 	last *[]*spi.Job
 }
 
-func (s discardStore) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (s discardStore) InsertJobs(_ context.Context, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
 	if s.last != nil {
 		*s.last = jobs
 	}

@@ -698,8 +698,8 @@ type envStore struct {
 	env *Env
 }
 
-func (s *envStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	res, err := s.Store.InsertJobs(ctx, jobs)
+func (s *envStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
+	res, err := s.Store.InsertJobs(ctx, jobs, o)
 	if err == nil {
 		s.env.onInsert(jobs, res)
 	}
@@ -742,8 +742,8 @@ type envTxInserter struct {
 	env   *Env
 }
 
-func (t envTxInserter) InsertJobsTx(ctx context.Context, tx any, jobs []*spi.Job) ([]spi.InsertResult, error) {
-	res, err := t.inner.InsertJobsTx(ctx, tx, jobs)
+func (t envTxInserter) InsertJobsTx(ctx context.Context, tx any, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
+	res, err := t.inner.InsertJobsTx(ctx, tx, jobs, o)
 	if err == nil {
 		t.env.onInsert(jobs, res)
 	}

@@ -132,7 +132,7 @@ type taskState struct {
 // and Status are set from the claim) and seeds its state.
 func runningJob(ctx context.Context, job *spi.Job, state map[string][]byte) (*taskState, error) {
 	s := memory.New()
-	if _, err := s.InsertJobs(ctx, []*spi.Job{job}); err != nil {
+	if _, err := s.InsertJobs(ctx, []*spi.Job{job}, spi.InsertOptions{}); err != nil {
 		return nil, err
 	}
 	got, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "simtest", Limit: 1, Now: job.ScheduledAt})

@@ -83,7 +83,7 @@ func archiveCases() []testCase {
 
 			// The key of an archived job no longer deduplicates.
 			again := f.newJob(withKey("k-old"))
-			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{again}))
+			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{again}), spi.InsertOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, []spi.InsertResult{{ID: again.ID}}, res, "a key deduplicates while its job is live")
 			assert.Zero(t, f.archive(a, cutoff, 100), "nothing more is old enough")

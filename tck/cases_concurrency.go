@@ -39,7 +39,7 @@ func keyRaceCase() testCase {
 				go func() {
 					defer wg.Done()
 					<-start
-					r, err := s.InsertJobs(f.ctx, []*spi.Job{jobs[w]})
+					r, err := s.InsertJobs(f.ctx, []*spi.Job{jobs[w]}, spi.InsertOptions{})
 					if err == nil && len(r) != 1 {
 						err = fmt.Errorf("%d results for 1 job", len(r))
 					}

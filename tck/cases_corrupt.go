@@ -99,7 +99,7 @@ func closeCases() []testCase {
 			noPanic(t, "use after Close", func() {
 				_, err := f.s.GetJob(f.ctx, j.ID)
 				assert.ErrorIs(t, err, spi.ErrClosed, "GetJob after Close")
-				_, err = f.s.InsertJobs(f.ctx, []*spi.Job{f.newJob()})
+				_, err = f.s.InsertJobs(f.ctx, []*spi.Job{f.newJob()}, spi.InsertOptions{})
 				assert.ErrorIs(t, err, spi.ErrClosed, "InsertJobs after Close")
 				_, err = f.s.ClaimJobs(f.ctx, spi.ClaimParams{NodeID: "n", Limit: 1, Now: at(time.Hour)})
 				assert.ErrorIs(t, err, spi.ErrClosed, "ClaimJobs after Close")

@@ -44,7 +44,7 @@ func deleteCases() []testCase {
 			tagged, _ := f.list(spi.ListParams{Tag: "eu"})
 			assert.Empty(t, tagged, "the deleted job's tags went with it")
 			// Its idempotency key is free again.
-			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{f.newJob(withKey("order-7"))}))
+			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{f.newJob(withKey("order-7"))}), spi.InsertOptions{})
 			require.NoError(t, err)
 			assert.False(t, res[0].Duplicate, "the key of a deleted job is free")
 			assert.Equal(t, []bool{false}, f.deleteJobs(d, done), "deleting again deletes nothing")

@@ -32,7 +32,7 @@ func insertCases() []testCase {
 				{"a trace context over the limit", []*spi.Job{good, f.newJob(withTrace(make([]byte, spi.MaxTraceContextBytes+1)))}},
 			} {
 				var err error
-				noPanic(t, "InsertJobs with "+tc.name, func() { _, err = f.s.InsertJobs(f.ctx, tc.batch) })
+				noPanic(t, "InsertJobs with "+tc.name, func() { _, err = f.s.InsertJobs(f.ctx, tc.batch, spi.InsertOptions{}) })
 				assert.Error(t, err, "InsertJobs of a batch with %s", tc.name)
 			}
 			_, err := f.s.GetJob(f.ctx, good.ID)
@@ -135,7 +135,7 @@ func insertCases() []testCase {
 			assert.Len(t, f.listAll(""), len(jobs), "ListJobs after a batch insert")
 		}},
 		{"EmptyBatch", func(t tb, f *fixture) {
-			res, err := f.s.InsertJobs(f.ctx, nil)
+			res, err := f.s.InsertJobs(f.ctx, nil, spi.InsertOptions{})
 			require.NoError(t, err, "InsertJobs of no jobs")
 			assert.Empty(t, res, "InsertJobs of no jobs")
 			assert.Empty(t, f.listAll(""), "ListJobs after inserting no jobs")
@@ -152,7 +152,7 @@ func insertCases() []testCase {
 			// The store must not keep the caller's slices or pointers.
 			j := f.newJob(withTags("a"), withParams(map[string]string{"k": "v"}))
 			in := j.Clone()
-			_, err := f.s.InsertJobs(f.ctx, []*spi.Job{in})
+			_, err := f.s.InsertJobs(f.ctx, []*spi.Job{in}, spi.InsertOptions{})
 			require.NoError(t, err)
 			in.Payload[0] = 'X'
 			in.Tags[0] = "changed"
@@ -176,7 +176,7 @@ func idempotencyCases() []testCase {
 		{"AcrossCalls", func(t tb, f *fixture) {
 			first := f.insertOne(withKey("order-42"))
 			second := f.newJob(withKey("order-42"), withTask("tck.other"))
-			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{second.Clone()})
+			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{second.Clone()}, spi.InsertOptions{})
 			require.NoError(t, err, "InsertJobs with an existing key")
 			require.Len(t, res, 1)
 			assert.Equal(t, first.ID, res[0].ID, "a duplicate insert must return the existing job's id")
@@ -191,7 +191,7 @@ func idempotencyCases() []testCase {
 			b := f.newJob(withKey("k1"))
 			c := f.newJob()
 			d := f.newJob(withKey("k2"))
-			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{a, b, c, d}))
+			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{a, b, c, d}), spi.InsertOptions{})
 			require.NoError(t, err, "InsertJobs with a key twice in one batch")
 			require.Len(t, res, 4)
 			assert.Equal(t, spi.InsertResult{ID: a.ID}, res[0], "first job of the key")
@@ -204,7 +204,7 @@ func idempotencyCases() []testCase {
 			old := f.insertOne(withKey("existing"))
 			fresh := f.newJob(withKey("fresh"))
 			dup := f.newJob(withKey("existing"))
-			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{fresh, dup}))
+			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{fresh, dup}), spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Len(t, res, 2)
 			assert.Equal(t, spi.InsertResult{ID: fresh.ID}, res[0], "new key in a batch with a duplicate")
@@ -223,7 +223,7 @@ func idempotencyCases() []testCase {
 			j := f.insertOne(withKey("done-once"))
 			c := f.claimOne(j.ID, "node-a", at(time.Second))
 			require.Equal(t, []bool{true}, f.complete(succeeded(c, at(2*time.Second), nil, "")))
-			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{f.newJob(withKey("done-once"))})
+			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{f.newJob(withKey("done-once"))}, spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Len(t, res, 1)
 			assert.Equal(t, spi.InsertResult{ID: j.ID, Duplicate: true}, res[0], "key of a SUCCEEDED job")

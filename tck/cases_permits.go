@@ -116,14 +116,14 @@ func permitCases() []testCase {
 				f.newJob(withResource("R", -1)),
 				f.newJob(withResource("R", 0), withKey("bad-limit")),
 			} {
-				_, err := f.s.InsertJobs(f.ctx, []*spi.Job{bad.Clone()})
+				_, err := f.s.InsertJobs(f.ctx, []*spi.Job{bad.Clone()}, spi.InsertOptions{})
 				assert.Error(t, err, "InsertJobs of a job with Resource %q, ResourceLimit %d and key %q must fail", bad.Resource, bad.ResourceLimit, bad.IdempotencyKey)
 				_, err = f.s.GetJob(f.ctx, bad.ID)
 				assert.ErrorIs(t, err, spi.ErrNotFound, "a job rejected for ResourceLimit %d must not be written", bad.ResourceLimit)
 			}
 			assert.Empty(t, f.listAll(""), "nothing is written")
 			good := f.newJob(withKey("bad-limit"))
-			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{good.Clone()})
+			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{good.Clone()}, spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Len(t, res, 1)
 			assert.Equal(t, spi.InsertResult{ID: good.ID}, res[0], "the key of a rejected job must not be taken")
@@ -133,10 +133,10 @@ func permitCases() []testCase {
 			ok1 := f.newJob(withKey("ok-1"))
 			bad := f.newJob(withResource("R", 0))
 			ok2 := f.newJob(withResource("R", 1))
-			_, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{ok1, bad, ok2}))
+			_, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{ok1, bad, ok2}), spi.InsertOptions{})
 			assert.Error(t, err, "InsertJobs of a batch with a job of ResourceLimit 0 must fail")
 			assert.Empty(t, ids(f.listAll("")), "a rejected batch writes nothing")
-			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{ok1.Clone()})
+			res, err := f.s.InsertJobs(f.ctx, []*spi.Job{ok1.Clone()}, spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Len(t, res, 1)
 			assert.Equal(t, spi.InsertResult{ID: ok1.ID}, res[0], "the keys of a rejected batch must not be taken")

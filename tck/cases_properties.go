@@ -64,7 +64,7 @@ func propertyCases() []testCase {
 			assert.Nil(t, f.get(a.ID).Properties, "job reads do not load properties")
 
 			dup := f.newJob(withKey("k-props"), withProps(map[string]string{"tenant": "initech", "extra": "x"}))
-			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{dup}))
+			res, err := f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{dup}), spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Equal(t, []spi.InsertResult{{ID: c.ID, Duplicate: true}}, res)
 			assert.Equal(t, map[string]string{"tenant": "globex"}, f.byPrefix(ps, c.ID, ""), "a duplicate's properties are not written, not even onto the job holding its key")
@@ -80,7 +80,7 @@ func propertyCases() []testCase {
 			f.assertProperty(ps, many[299].ID, "n", "299", "the last job of a large insert")
 
 			good, bad := f.newJob(), f.newJob(withProps(map[string]string{"": "no key"}))
-			_, err = f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{good, bad}))
+			_, err = f.s.InsertJobs(f.ctx, cloneJobs([]*spi.Job{good, bad}), spi.InsertOptions{})
 			assert.Error(t, err, "a property with an empty key is refused")
 			for _, j := range []*spi.Job{good, bad} {
 				_, err = f.s.GetJob(f.ctx, j.ID)

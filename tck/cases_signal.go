@@ -481,7 +481,7 @@ func signalCases() []testCase {
 			for _, tc := range bad {
 				batch := append([]*spi.Job{f.newJob()}, tc.build()...)
 				var err error
-				noPanic(t, "InsertJobs with "+tc.name, func() { _, err = f.s.InsertJobs(f.ctx, cloneJobs(batch)) })
+				noPanic(t, "InsertJobs with "+tc.name, func() { _, err = f.s.InsertJobs(f.ctx, cloneJobs(batch), spi.InsertOptions{}) })
 				if assert.Error(t, err, "InsertJobs of a batch with %s", tc.name) {
 					msg := strings.ToLower(err.Error())
 					assert.True(t, slices.ContainsFunc(tc.words, func(w string) bool { return strings.Contains(msg, w) }),

@@ -21,19 +21,18 @@ const (
 	wakeupDeadline  = 20 * time.Second
 )
 
-// awaitWakeup inserts jobs with ctx marked as coming from source until the
+// awaitWakeup inserts jobs from source (spi.InsertOptions.Source) until the
 // listener delivers a wakeup naming source. Wakeups naming an earlier
 // source (late deliveries of earlier inserts) are ignored; any other source
 // fails the case.
 func (f *fixture) awaitWakeup(hints <-chan spi.WakeupHint, done <-chan error, source string, earlier ...string) {
 	f.t.Helper()
-	ctx := spi.ContextWithSource(f.ctx, source)
 	deadline := time.NewTimer(wakeupDeadline)
 	defer deadline.Stop()
 	wait := wakeupFirstWait
 	for inserts := 1; ; inserts++ {
-		_, err := f.s.InsertJobs(ctx, []*spi.Job{f.newJob(withPriority(spi.PriorityHigh))})
-		require.NoError(f.t, err, "InsertJobs with spi.ContextWithSource(ctx, %q)", source)
+		_, err := f.s.InsertJobs(f.ctx, []*spi.Job{f.newJob(withPriority(spi.PriorityHigh))}, spi.InsertOptions{Source: source})
+		require.NoError(f.t, err, "InsertJobs with spi.InsertOptions{Source: %q}", source)
 		retry := time.NewTimer(wait)
 	receive:
 		for {
@@ -48,7 +47,7 @@ func (f *fixture) awaitWakeup(hints <-chan spi.WakeupHint, done <-chan error, so
 					continue
 				default:
 					retry.Stop()
-					f.t.Fatalf("wakeup %+v names Source %q; the only write since %v was made with spi.ContextWithSource(ctx, %q)",
+					f.t.Fatalf("wakeup %+v names Source %q; the only write since %v was made with spi.InsertOptions{Source: %q}",
 						h, h.Source, earlier, source)
 				}
 			case err := <-done:
@@ -58,7 +57,7 @@ func (f *fixture) awaitWakeup(hints <-chan spi.WakeupHint, done <-chan error, so
 				break receive
 			case <-deadline.C:
 				retry.Stop()
-				f.t.Fatalf("no wakeup with Source %q arrived within %s (%d inserts made with spi.ContextWithSource)", source, wakeupDeadline, inserts)
+				f.t.Fatalf("no wakeup with Source %q arrived within %s (%d inserts made with that Source)", source, wakeupDeadline, inserts)
 			}
 		}
 		wait = min(2*wait, wakeupMaxWait)
@@ -68,7 +67,7 @@ func (f *fixture) awaitWakeup(hints <-chan spi.WakeupHint, done <-chan error, so
 func wakeupCases() []testCase {
 	return []testCase{
 		{"Source", func(t tb, f *fixture) {
-			// Inserts made with spi.ContextWithSource(ctx, node) reach a
+			// Inserts made with spi.InsertOptions{Source: node} reach a
 			// listener (on another handle, with Harness.Reopen) as wakeups
 			// whose Source is node.
 			wl := capability[spi.WakeupListener](f, "spi.WakeupListener")

@@ -438,7 +438,7 @@ func workflowCases() []testCase {
 				w := f.newFlow()
 				first := w.add(nil)
 				build(w)
-				_, err := f.s.InsertJobs(f.ctx, cloneJobs(w.jobs))
+				_, err := f.s.InsertJobs(f.ctx, cloneJobs(w.jobs), spi.InsertOptions{})
 				assert.Error(t, err, "InsertJobs of a workflow with %s", name)
 				for _, j := range append([]*spi.Job{first}, w.jobs...) {
 					_, err := f.s.GetJob(f.ctx, j.ID)

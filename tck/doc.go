@@ -185,7 +185,7 @@
 //     and returns ids ascending, cut to the limit; unknown jobs wrap
 //     spi.ErrNotFound.
 //   - Wakeup ([spi.WakeupListener]): inserts made with
-//     spi.ContextWithSource(ctx, node) reach a listener (on the Reopen
+//     spi.InsertOptions{Source: node} reach a listener (on the Reopen
 //     handle when there is one) as wakeups whose Source is node, for two
 //     nodes in turn; ListenWakeups returns its context's error when the
 //     context ends. A listener may start late, so the case inserts again

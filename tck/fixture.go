@@ -109,7 +109,7 @@ func (f *fixture) newJob(opts ...jobOpt) *spi.Job {
 // job's id, and returns the jobs.
 func (f *fixture) insert(jobs ...*spi.Job) []*spi.Job {
 	f.t.Helper()
-	res, err := f.s.InsertJobs(f.ctx, cloneJobs(jobs))
+	res, err := f.s.InsertJobs(f.ctx, cloneJobs(jobs), spi.InsertOptions{})
 	require.NoError(f.t, err, "InsertJobs")
 	require.Len(f.t, res, len(jobs), "InsertJobs must return one result per job")
 	for i, r := range res {

@@ -244,7 +244,7 @@ func (s *refStore) decode(r *refRow) (*spi.Job, error) {
 	return j, nil
 }
 
-func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	for i, j := range jobs { // the resource limit is checked by insertLocked
 		switch {
 		case j == nil:
@@ -265,7 +265,7 @@ func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.Inser
 	s.mu.Lock()
 	res, err := s.insertLocked(jobs)
 	var fns []func(spi.WakeupHint)
-	hint := spi.WakeupHint{Priority: spi.PriorityLowest, Source: spi.SourceFromContext(ctx)}
+	hint := spi.WakeupHint{Priority: spi.PriorityLowest, Source: o.Source}
 	if s.bug == bugWakeupNoSource {
 		hint.Source = ""
 	}

@@ -29,7 +29,8 @@ type Store interface {
 	// database allows. A job whose IdempotencyKey already exists is not
 	// written; its result carries the existing id and Duplicate. The jobs
 	// come fully formed from the client (id, times, defaults applied).
-	InsertJobs(ctx context.Context, jobs []*Job) ([]InsertResult, error)
+	// o says who inserts (the zero value: nobody in particular).
+	InsertJobs(ctx context.Context, jobs []*Job, o InsertOptions) ([]InsertResult, error)
 
 	// GetJob returns one job, or an error wrapping ErrNotFound.
 	GetJob(ctx context.Context, id uuid.UUID) (*Job, error)
@@ -105,7 +106,18 @@ type Store interface {
 // it cannot use returns an error naming the type it expected. Stores that
 // publish wakeups do so only when the transaction commits.
 type TxInserter interface {
-	InsertJobsTx(ctx context.Context, tx any, jobs []*Job) ([]InsertResult, error)
+	InsertJobsTx(ctx context.Context, tx any, jobs []*Job, o InsertOptions) ([]InsertResult, error)
+}
+
+// InsertOptions are what an insert says besides its jobs. The zero value is
+// an insert from no node in particular.
+type InsertOptions struct {
+	// Source is the id of the node whose client inserts, or "". A store
+	// that publishes wakeups ([WakeupListener]) names it in the wakeup of
+	// this insert, so that the node, which has woken itself, can ignore
+	// it. An insert in the application's transaction usually leaves it
+	// empty: its wakeup comes with the commit, which the node has not seen.
+	Source string
 }
 
 // WakeupListener is implemented by stores that carry new-work wakeups
@@ -115,23 +127,10 @@ type WakeupListener interface {
 	// ListenWakeups calls fn for every wakeup, from any process, until ctx
 	// ends; it reconnects with backoff when its connection drops (the
 	// engine keeps polling meanwhile) and returns ctx's error. fn must be
-	// fast and must not block. A wakeup's Source is the node id found with
-	// SourceFromContext in the context of the write that published it.
+	// fast and must not block. A wakeup's Source is the
+	// [InsertOptions.Source] of the insert that published it ("" for a
+	// wakeup published by anything else: a release, a recovery, a retry).
 	ListenWakeups(ctx context.Context, fn func(WakeupHint)) error
-}
-
-type sourceKey struct{}
-
-// ContextWithSource marks writes made with ctx as coming from node, so that
-// wakeups they publish name it and the node can ignore its own.
-func ContextWithSource(ctx context.Context, node string) context.Context {
-	return context.WithValue(ctx, sourceKey{}, node)
-}
-
-// SourceFromContext returns the node set by ContextWithSource, or "".
-func SourceFromContext(ctx context.Context) string {
-	s, _ := ctx.Value(sourceKey{}).(string)
-	return s
 }
 
 // ClaimChecker is implemented by stores that can tell whether claims are

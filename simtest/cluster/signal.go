@@ -80,7 +80,7 @@ func (w *world) submitWaiting() error {
 			Signal: &spi.SignalWait{Name: signalName, Key: sg.key, Deadline: sg.deadline},
 		}
 	}
-	res, err := w.store.InsertJobs(w.ctx, jobs)
+	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
 	if err != nil {
 		return w.storeErr("InsertJobs", err)
 	}

@@ -165,7 +165,7 @@ func (w *world) submitFlow(fjs []flowJob) error {
 			jobs[e.parent].Dependents++
 		}
 	}
-	res, err := w.store.InsertJobs(w.ctx, jobs)
+	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
 	if err != nil {
 		return w.storeErr("InsertJobs", err)
 	}

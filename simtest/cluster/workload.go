@@ -81,7 +81,7 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			Tags: slices.Clone(s.tags), Resource: s.resource, ResourceLimit: s.limit,
 		}
 	}
-	res, err := w.store.InsertJobs(w.ctx, jobs)
+	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
 	if err != nil {
 		return nil, w.storeErr("InsertJobs", err)
 	}

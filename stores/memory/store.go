@@ -162,7 +162,7 @@ func (s *Store) dequeue(id uuid.UUID) {
 }
 
 // InsertJobs implements spi.Store.
-func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ const insertAttempts = 3
 // anything is written. A job id that exists already fails the call; the
 // other jobs of its batch are written (ids are UUIDv7, fresh from the
 // client, so this only happens when a client reuses a job).
-func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {
 		return nil, err

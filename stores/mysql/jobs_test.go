@@ -134,7 +134,7 @@ func TestInsertIdempotency(t *testing.T) {
 			dupFresh.Tags = []string{"must-not-appear"}
 			batch := append([]*spi.Job{dupExisting}, jobs...)
 			batch = append(batch, dupFresh)
-			res, err := s.InsertJobs(ctx, batch)
+			res, err := s.InsertJobs(ctx, batch, spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Len(t, res, len(batch))
 			assert.Equal(t, spi.InsertResult{ID: existing.ID, Duplicate: true}, res[0])
@@ -154,14 +154,14 @@ func TestInsertIdempotency(t *testing.T) {
 			assert.ErrorIs(t, err, spi.ErrNotFound)
 
 			// The whole batch again: every keyed job is a duplicate...
-			res, err = s.InsertJobs(ctx, []*spi.Job{dupExisting, jobs[0], dupFresh})
+			res, err = s.InsertJobs(ctx, []*spi.Job{dupExisting, jobs[0], dupFresh}, spi.InsertOptions{})
 			require.NoError(t, err)
 			for _, r := range res {
 				assert.True(t, r.Duplicate)
 			}
 			// ...and a job without a key whose id exists fails the batch.
 			if n > 1 {
-				_, err = s.InsertJobs(ctx, batch)
+				_, err = s.InsertJobs(ctx, batch, spi.InsertOptions{})
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "already exists")
 			}
@@ -182,7 +182,7 @@ func TestKeysAndTagsCompareByteForByte(t *testing.T) {
 		j.Tags = []string{k}
 		jobs = append(jobs, j)
 	}
-	res, err := s.InsertJobs(ctx, jobs)
+	res, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{})
 	require.NoError(t, err)
 	for i, r := range res {
 		assert.Equal(t, spi.InsertResult{ID: jobs[i].ID}, r, "key %q is its own", keys[i])
@@ -206,7 +206,7 @@ func TestInsertRefusesValuesThatDoNotFit(t *testing.T) {
 	s := openStore(t)
 	a := job(spi.PriorityNormal, t0)
 	a.IdempotencyKey = strings.Repeat("k", 300)
-	_, err := s.InsertJobs(ctx, []*spi.Job{a})
+	_, err := s.InsertJobs(ctx, []*spi.Job{a}, spi.InsertOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "mysql: insert jobs")
 	assert.Contains(t, err.Error(), "idempotency_key")
@@ -232,7 +232,7 @@ func TestInsertIsAtomic(t *testing.T) {
 			keyed := job(spi.PriorityNormal, t0)
 			keyed.IdempotencyKey = "k"
 			clash := taken.Clone()
-			_, err := s.InsertJobs(ctx, append(append(jobs, keyed), clash))
+			_, err := s.InsertJobs(ctx, append(append(jobs, keyed), clash), spi.InsertOptions{})
 			require.Error(t, err)
 			all, _, err := s.ListJobs(ctx, spi.ListParams{Limit: 10000})
 			require.NoError(t, err)
@@ -267,7 +267,7 @@ func TestInsertJobsTx(t *testing.T) {
 	a := job(spi.PriorityNormal, t0)
 	a.IdempotencyKey = "tx-key"
 	a.Tags = []string{"t"}
-	res, err := s.InsertJobsTx(ctx, tx, []*spi.Job{a})
+	res, err := s.InsertJobsTx(ctx, tx, []*spi.Job{a}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: a.ID}}, res)
 	// Visible inside the transaction only.
@@ -288,12 +288,12 @@ func TestInsertJobsTx(t *testing.T) {
 	b.IdempotencyKey = "tx-key"
 	b.Tags = []string{"t"}
 	c := job(spi.PriorityLow, t0)
-	res, err = s.InsertJobsTx(ctx, tx, []*spi.Job{b, c})
+	res, err = s.InsertJobsTx(ctx, tx, []*spi.Job{b, c}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: b.ID}, {ID: c.ID}}, res)
 	dup := job(spi.PriorityLow, t0)
 	dup.IdempotencyKey = "tx-key"
-	res, err = s.InsertJobsTx(ctx, tx, []*spi.Job{dup})
+	res, err = s.InsertJobsTx(ctx, tx, []*spi.Job{dup}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: b.ID, Duplicate: true}}, res, "a key inserted earlier in the same transaction")
 	require.NoError(t, tx.Commit())
@@ -301,11 +301,11 @@ func TestInsertJobsTx(t *testing.T) {
 	assert.Equal(t, []uuid.UUID{b.ID, c.ID}, ids(claim(t, s, "n", 10, t0, 0)))
 
 	// A transaction of another kind, or none.
-	_, err = s.InsertJobsTx(ctx, "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)})
+	_, err = s.InsertJobsTx(ctx, "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)}, spi.InsertOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "*sql.Tx")
 	var nilTx *sql.Tx
-	_, err = s.InsertJobsTx(ctx, nilTx, nil)
+	_, err = s.InsertJobsTx(ctx, nilTx, nil, spi.InsertOptions{})
 	require.Error(t, err)
 }
 
@@ -320,7 +320,7 @@ func TestInsertJobsTxOnAnotherPool(t *testing.T) {
 	tx, err := db.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	j := job(spi.PriorityNormal, t0)
-	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{j})
+	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{j}, spi.InsertOptions{})
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	assert.Equal(t, j.ID, get(t, s, j.ID).ID)

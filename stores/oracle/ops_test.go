@@ -56,7 +56,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		want []string
 	}{
 		{"InsertJobs", func() error {
-			res, err := s.InsertJobs(ctx, []*spi.Job{j})
+			res, err := s.InsertJobs(ctx, []*spi.Job{j}, spi.InsertOptions{})
 			assert.Equal(t, []spi.InsertResult{{ID: j.ID}}, res)
 			return err
 		}, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WHERE idempotency_key IN (:1)",
@@ -244,13 +244,13 @@ func TestInsertValidatesBeforeWriting(t *testing.T) {
 	s := fakeStore(t, f, Options{})
 	bad := job(spi.PriorityNormal, t0)
 	bad.Resource, bad.ResourceLimit = "R", 0
-	_, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0), bad})
+	_, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0), bad}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "the limit must be at least 1")
 	empty := job(spi.PriorityNormal, t0)
 	empty.Tags = []string{"a", ""}
-	_, err = s.InsertJobs(context.Background(), []*spi.Job{empty})
+	_, err = s.InsertJobs(context.Background(), []*spi.Job{empty}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "empty tag")
-	_, err = s.InsertJobsTx(context.Background(), 42, []*spi.Job{job(spi.PriorityNormal, t0)})
+	_, err = s.InsertJobsTx(context.Background(), 42, []*spi.Job{job(spi.PriorityNormal, t0)}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "transaction of type int, the Oracle store needs a *sql.Tx")
 	_, err = s.InitStateUnfenced(context.Background(), newID(), "", nil)
 	assert.ErrorContains(t, err, "empty namespace")

@@ -181,10 +181,9 @@ func TestConcurrentPermitClaimsNeverOverAdmit(t *testing.T) {
 	}
 }
 
-// TestWakeupsNameTheirSource: a wakeup carries the node that
-// spi.ContextWithSource put in the context of the write that published it,
-// on every path (one statement, COPY, the application's transaction, a
-// release).
+// TestWakeupsNameTheirSource: the wakeup of an insert carries the node of
+// its spi.InsertOptions.Source, on every path (one statement, COPY, the
+// application's transaction); a release's names none.
 func TestWakeupsNameTheirSource(t *testing.T) {
 	ctx := context.Background()
 	dsn, schema := testDB(t)
@@ -205,13 +204,11 @@ func TestWakeupsNameTheirSource(t *testing.T) {
 			return spi.WakeupHint{}
 		}
 	}
-	src := spi.ContextWithSource(ctx, "node-7|eu")
-
-	_, err := writer.InsertJobs(src, []*spi.Job{job(spi.PriorityHigh, t0)})
+	_, err := writer.InsertJobs(ctx, []*spi.Job{job(spi.PriorityHigh, t0)}, spi.InsertOptions{Source: "node-7|eu"})
 	require.NoError(t, err)
 	assert.Equal(t, spi.WakeupHint{Priority: spi.PriorityHigh, Source: "node-7|eu"}, nextHint())
 
-	_, err = writer.InsertJobs(ctx, []*spi.Job{job(spi.PriorityLow, t0)})
+	_, err = writer.InsertJobs(ctx, []*spi.Job{job(spi.PriorityLow, t0)}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, spi.WakeupHint{Priority: spi.PriorityLow}, nextHint(), "no source")
 
@@ -219,26 +216,26 @@ func TestWakeupsNameTheirSource(t *testing.T) {
 	for range CopyThreshold {
 		many = append(many, job(spi.PriorityNormal, t0))
 	}
-	_, err = writer.InsertJobs(spi.ContextWithSource(ctx, "copier"), many)
+	_, err = writer.InsertJobs(ctx, many, spi.InsertOptions{Source: "copier"})
 	require.NoError(t, err)
 	assert.Equal(t, spi.WakeupHint{Priority: spi.PriorityNormal, Source: "copier"}, nextHint())
 
 	tx, err := writer.Pool().Begin(ctx)
 	require.NoError(t, err)
-	_, err = writer.InsertJobsTx(spi.ContextWithSource(ctx, "web-1"), tx, []*spi.Job{job(spi.PriorityCritical, t0)})
+	_, err = writer.InsertJobsTx(ctx, tx, []*spi.Job{job(spi.PriorityCritical, t0)}, spi.InsertOptions{Source: "web-1"})
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit(ctx))
 	assert.Equal(t, spi.WakeupHint{Priority: spi.PriorityCritical, Source: "web-1"}, nextHint())
 
 	c := claim(t, writer, "n", 1, t0, 0)
 	require.Len(t, c, 1)
-	_, err = writer.ReleaseJobs(spi.ContextWithSource(ctx, "n"), []spi.ClaimRef{ref(c[0])}, t0)
+	_, err = writer.ReleaseJobs(ctx, []spi.ClaimRef{ref(c[0])}, t0)
 	require.NoError(t, err)
-	assert.Equal(t, spi.WakeupHint{Priority: c[0].Priority, Source: "n"}, nextHint())
+	assert.Equal(t, spi.WakeupHint{Priority: c[0].Priority}, nextHint(), "a release names no source")
 
 	// A source that cannot travel in a notification is left out; the
 	// insert still succeeds.
-	_, err = writer.InsertJobs(spi.ContextWithSource(ctx, strings.Repeat("x", 9000)), []*spi.Job{job(spi.PriorityLowest, t0)})
+	_, err = writer.InsertJobs(ctx, []*spi.Job{job(spi.PriorityLowest, t0)}, spi.InsertOptions{Source: strings.Repeat("x", 9000)})
 	require.NoError(t, err)
 	assert.Equal(t, spi.WakeupHint{Priority: spi.PriorityLowest}, nextHint())
 }

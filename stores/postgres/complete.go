@@ -151,9 +151,9 @@ func (s *Store) writeCompletions(ctx context.Context, cs []spi.Completion, idx [
 	return nil
 }
 
-// wake publishes a wakeup for priority p, from the source of ctx, after a
-// write that made jobs due (a release, a DLQ retry, a recovery). Wakeups
-// are hints: a failure is ignored, the pollers find the jobs anyway.
+// wake publishes a wakeup for priority p, naming no source, after a write
+// that made jobs due (a release, a DLQ retry, a recovery). Wakeups are
+// hints: a failure is ignored, the pollers find the jobs anyway.
 func (s *Store) wake(ctx context.Context, p int32) {
-	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(min(max(p, 0), 4)))+sourceSuffix(ctx))
+	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(min(max(p, 0), 4))))
 }

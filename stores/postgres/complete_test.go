@@ -24,7 +24,7 @@ func TestCompleteBatchesByJobID(t *testing.T) {
 	for i := range jobs {
 		jobs[i] = &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "t", Status: spi.StatusPending, ScheduledAt: t0, CreatedAt: t0, MaxRetries: 3}
 	}
-	_, err := s.InsertJobs(ctx, jobs)
+	_, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{})
 	require.NoError(t, err)
 	claimed, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n", Limit: 4, Now: t0.Add(time.Second), Tasks: []string{"t"}})
 	require.NoError(t, err)

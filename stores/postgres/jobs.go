@@ -21,16 +21,15 @@ import (
 // SELECT FROM unnest of one array per column, with the tags and the wakeup
 // in the same statement), or, from [CopyThreshold] jobs without an
 // idempotency key, one transaction that writes them with COPY. Either way
-// a wakeup carrying the highest inserted priority, and the node of
-// [spi.SourceFromContext] of ctx, is published on [Store.WakeupChannel]
-// when the write commits.
-func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+// a wakeup carrying the highest inserted priority, and o's Source, is
+// published on [Store.WakeupChannel] when the write commits.
+func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	p, err := planInsert(jobs)
+	p, err := planInsert(jobs, o)
 	switch {
 	case err != nil:
 		return nil, fail("insert jobs", err)
@@ -65,7 +64,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertRe
 // application began (on [Store.Pool] or any pool of the same database): the
 // jobs exist, and the wakeup is delivered, only if that transaction commits.
 // txAny must be a pgx.Tx. It implements [spi.TxInserter].
-func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	done, err := s.enter()
 	if err != nil {
 		return nil, err
@@ -78,7 +77,7 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([
 	if tx == nil {
 		return nil, fail("insert jobs", errors.New("nil transaction"))
 	}
-	p, err := planInsert(jobs)
+	p, err := planInsert(jobs, o)
 	if err != nil {
 		return nil, fail("insert jobs", err)
 	}
@@ -136,14 +135,16 @@ type insertPlan struct {
 	keyed   []int // indexes of the first job of each key
 	keyless []int // indexes of the jobs without a key
 	params  []pgtype.Text
+	suffix  string // of the wakeup's payload: see sourceSuffix
 }
 
-// planInsert validates a batch (spi.ValidateJobs) and plans its insert.
-func planInsert(jobs []*spi.Job) (*insertPlan, error) {
+// planInsert validates a batch (spi.ValidateJobs) and plans its insert
+// with o.
+func planInsert(jobs []*spi.Job, o spi.InsertOptions) (*insertPlan, error) {
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, err
 	}
-	p := &insertPlan{jobs: jobs, dupOf: make([]int, len(jobs)), params: make([]pgtype.Text, len(jobs))}
+	p := &insertPlan{jobs: jobs, dupOf: make([]int, len(jobs)), params: make([]pgtype.Text, len(jobs)), suffix: sourceSuffix(o.Source)}
 	var first map[string]int
 	var pe sqlcore.ParamsEncoder
 	for i, j := range jobs {
@@ -201,12 +202,12 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 				maxPrio = max(maxPrio, p.jobs[i].Priority)
 			}
 		}
-		if _, err := q.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(maxPrio))+sourceSuffix(ctx)); err != nil {
+		if _, err := q.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(maxPrio))+p.suffix); err != nil {
 			return nil, fmt.Errorf("publish wakeup: %w", err)
 		}
 	} else {
 		all := append(append(make([]int, 0, len(p.keyed)+len(p.keyless)), p.keyed...), p.keyless...)
-		if inserted, err = s.insertRows(ctx, q, p, all, len(p.keyed) > 0, true, sourceSuffix(ctx)); err != nil {
+		if inserted, err = s.insertRows(ctx, q, p, all, len(p.keyed) > 0, true, p.suffix); err != nil {
 			return nil, err
 		}
 	}

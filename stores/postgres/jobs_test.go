@@ -96,7 +96,7 @@ func TestInsertIdempotencyOnBothPaths(t *testing.T) {
 			dupFresh.Tags = []string{"must-not-appear"}
 			batch := append([]*spi.Job{dupExisting}, jobs...)
 			batch = append(batch, dupFresh)
-			res, err := s.InsertJobs(ctx, batch)
+			res, err := s.InsertJobs(ctx, batch, spi.InsertOptions{})
 			require.NoError(t, err)
 			require.Len(t, res, len(batch))
 			assert.Equal(t, spi.InsertResult{ID: existing.ID, Duplicate: true}, res[0])
@@ -116,14 +116,14 @@ func TestInsertIdempotencyOnBothPaths(t *testing.T) {
 			assert.ErrorIs(t, err, spi.ErrNotFound)
 
 			// The whole batch again: every keyed job is a duplicate...
-			res, err = s.InsertJobs(ctx, []*spi.Job{dupExisting, jobs[0], dupFresh})
+			res, err = s.InsertJobs(ctx, []*spi.Job{dupExisting, jobs[0], dupFresh}, spi.InsertOptions{})
 			require.NoError(t, err)
 			for _, r := range res {
 				assert.True(t, r.Duplicate)
 			}
 			// ...and a job without a key whose id exists fails the batch.
 			if n > 1 {
-				_, err = s.InsertJobs(ctx, batch)
+				_, err = s.InsertJobs(ctx, batch, spi.InsertOptions{})
 				require.Error(t, err)
 			}
 		})
@@ -148,7 +148,7 @@ func TestInsertIsAtomic(t *testing.T) {
 			keyed := job(spi.PriorityNormal, t0)
 			keyed.IdempotencyKey = "k"
 			clash := taken.Clone()
-			_, err := s.InsertJobs(ctx, append(append(jobs, keyed), clash))
+			_, err := s.InsertJobs(ctx, append(append(jobs, keyed), clash), spi.InsertOptions{})
 			require.Error(t, err)
 			all, _, err := s.ListJobs(ctx, spi.ListParams{Limit: 10000})
 			require.NoError(t, err)

@@ -32,7 +32,7 @@ func TestThroughput(t *testing.T) {
 	}
 	start := time.Now()
 	for i := 0; i < total; i += batch {
-		_, err := s.InsertJobs(ctx, jobs[i:i+batch])
+		_, err := s.InsertJobs(ctx, jobs[i:i+batch], spi.InsertOptions{})
 		require.NoError(t, err)
 	}
 	el := time.Since(start)
@@ -104,7 +104,7 @@ func BenchmarkInsertCopy(b *testing.B) {
 		for k := range jobs {
 			jobs[k] = job(spi.PriorityNormal, t0)
 		}
-		if _, err := s.InsertJobs(context.Background(), jobs[:min(batch, b.N-i)]); err != nil {
+		if _, err := s.InsertJobs(context.Background(), jobs[:min(batch, b.N-i)], spi.InsertOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -115,7 +115,7 @@ func BenchmarkInsertCopy(b *testing.B) {
 func BenchmarkInsertOne(b *testing.B) {
 	s := openStore(b)
 	for b.Loop() {
-		if _, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0)}); err != nil {
+		if _, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0)}, spi.InsertOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -132,7 +132,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 		for k := range jobs {
 			jobs[k] = job(spi.Priority(k%spi.NumPriorities), t0.Add(-time.Duration(k)*time.Second))
 		}
-		if _, err := s.InsertJobs(ctx, jobs); err != nil {
+		if _, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -166,7 +166,7 @@ func BenchmarkClaimOne(b *testing.B) {
 	for k := range jobs {
 		jobs[k] = job(spi.PriorityNormal, t0.Add(-time.Duration(k)*time.Second))
 	}
-	if _, err := s.InsertJobs(ctx, jobs); err != nil {
+	if _, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

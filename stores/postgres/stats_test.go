@@ -30,7 +30,7 @@ func TestJobStatsSamplesALargeTable(t *testing.T) {
 				jobs[i] = &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: task, Payload: []byte(`{"n":1}`), Status: spi.StatusPending,
 					Priority: spi.PriorityNormal, ScheduledAt: now, CreatedAt: now, MaxRetries: 3, Backoff: spi.BackoffFixed, BackoffParam: time.Second}
 			}
-			_, err := s.InsertJobs(ctx, jobs)
+			_, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{})
 			require.NoError(t, err)
 		}
 	}

@@ -226,9 +226,8 @@ func (s *Store) Schema() string { return s.schema }
 // (or a hash of it when that would exceed PostgreSQL's 63-byte identifier
 // limit), so that stores in different schemas do not wake each other. The
 // payload of each notification is "PRIORITY" or "PRIORITY|SOURCE": the
-// priority (0..4) of the new work, and the node id that
-// [spi.SourceFromContext] found in the context of the write, when it found
-// one.
+// priority (0..4) of the new work, and, for an insert, the node id of its
+// [spi.InsertOptions.Source] when it names one.
 func (s *Store) WakeupChannel() string { return s.channel }
 
 // Close stops the store's wakeup listeners and, when [Open] created the pool,

@@ -31,8 +31,8 @@ const (
 // ListenWakeups calls fn for every wakeup published on [Store.WakeupChannel]
 // by any store on the same database and schema, in any process: one per
 // committed insert (and release, DLQ retry or recovery that made jobs due),
-// with the highest priority it wrote and, as its Source, the node that
-// [spi.SourceFromContext] found in the context of that write. It implements
+// with the highest priority it wrote and, as its Source, the
+// [spi.InsertOptions.Source] of the insert (none for the others). It implements
 // [spi.WakeupListener].
 //
 // It holds a dedicated connection (outside the pool) running LISTEN, and
@@ -125,12 +125,11 @@ func (s *Store) listen(ctx context.Context, fn func(spi.WakeupHint)) (listening 
 const maxSource = 1000
 
 // sourceSuffix is the source part of the payload of a wakeup published by
-// a write made with ctx: "|" and the node of spi.SourceFromContext, or ""
+// an insert from src (its spi.InsertOptions.Source): "|" and src, or ""
 // when there is none. A source that cannot travel in a notification (too
 // long, not UTF-8, holding a NUL byte) is left out; the wakeup then names
 // no source, and its publisher merely polls once more.
-func sourceSuffix(ctx context.Context) string {
-	src := spi.SourceFromContext(ctx)
+func sourceSuffix(src string) string {
 	if src == "" || len(src) > maxSource || !utf8.ValidString(src) || strings.ContainsRune(src, 0) {
 		return ""
 	}

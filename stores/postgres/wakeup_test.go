@@ -104,7 +104,7 @@ func TestWakeupFromAnotherStore(t *testing.T) {
 	assert.Equal(t, spi.PriorityNormal, next(t, got))
 	dup := job(spi.PriorityCritical, t0)
 	dup.IdempotencyKey = "once"
-	res, err := writer.InsertJobs(context.Background(), []*spi.Job{dup})
+	res, err := writer.InsertJobs(context.Background(), []*spi.Job{dup}, spi.InsertOptions{})
 	require.NoError(t, err)
 	require.True(t, res[0].Duplicate)
 	insert(t, writer, job(spi.PriorityLowest, t0))
@@ -236,7 +236,7 @@ func TestInsertJobsTxCommitAndRollback(t *testing.T) {
 		for range n {
 			jobs = append(jobs, job(spi.PriorityCritical, t0))
 		}
-		res, err := s.InsertJobsTx(ctx, tx, jobs)
+		res, err := s.InsertJobsTx(ctx, tx, jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		require.Len(t, res, n)
 		// Visible inside the transaction only.
@@ -257,7 +257,7 @@ func TestInsertJobsTxCommitAndRollback(t *testing.T) {
 		for range n {
 			jobs = append(jobs, job(spi.PriorityLow, t0))
 		}
-		_, err = s.InsertJobsTx(ctx, tx, jobs)
+		_, err = s.InsertJobsTx(ctx, tx, jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		select {
 		case p := <-got:
@@ -274,20 +274,20 @@ func TestInsertJobsTxNeedsPgxTx(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	for _, tx := range []any{nil, "tx", s.pool, (*pgx.Conn)(nil)} {
-		_, err := s.InsertJobsTx(ctx, tx, []*spi.Job{job(spi.PriorityNormal, t0)})
+		_, err := s.InsertJobsTx(ctx, tx, []*spi.Job{job(spi.PriorityNormal, t0)}, spi.InsertOptions{})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "needs a pgx.Tx", "%T", tx)
 	}
 	var nilTx pgx.Tx
-	_, err := s.InsertJobsTx(ctx, nilTx, nil)
+	_, err := s.InsertJobsTx(ctx, nilTx, nil, spi.InsertOptions{})
 	require.Error(t, err)
 	// Validation happens before anything is written.
 	tx, err := s.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx)
-	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{nil})
+	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{nil}, spi.InsertOptions{})
 	require.ErrorContains(t, err, "job 0 is nil")
-	res, err := s.InsertJobsTx(ctx, tx, nil)
+	res, err := s.InsertJobsTx(ctx, tx, nil, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, res)
 }

@@ -36,7 +36,8 @@ func ExampleOpen() {
 		Priority:    spi.PriorityNormal,
 		ScheduledAt: now,
 		CreatedAt:   now,
-	}})
+	}}, spi.InsertOptions{})
+
 	if err != nil {
 		panic(err)
 	}

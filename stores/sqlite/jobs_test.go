@@ -90,7 +90,7 @@ func TestInsertIdempotency(t *testing.T) {
 	sameBatch := job(spi.PriorityNormal, t0)
 	sameBatch.IdempotencyKey = "k2"
 	noKey := job(spi.PriorityNormal, t0)
-	res, err := s.InsertJobs(ctx, []*spi.Job{again, fresh, sameBatch, noKey})
+	res, err := s.InsertJobs(ctx, []*spi.Job{again, fresh, sameBatch, noKey}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{
 		{ID: first.ID, Duplicate: true},
@@ -128,7 +128,7 @@ func TestInsertLargeBatch(t *testing.T) {
 	assert.Equal(t, len(jobs), n)
 	assert.Equal(t, 2*len(jobs), tags)
 
-	res, err := s.InsertJobs(ctx, jobs)
+	res, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{})
 	require.Error(t, err, "re-inserting ids without keys must fail")
 	assert.Nil(t, res)
 }
@@ -148,21 +148,21 @@ func TestInsertJobsTx(t *testing.T) {
 
 	tx, err := s.DB().BeginTx(ctx, nil)
 	require.NoError(t, err)
-	res, err := s.InsertJobsTx(ctx, tx, []*spi.Job{committed})
+	res, err := s.InsertJobsTx(ctx, tx, []*spi.Job{committed}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: committed.ID}}, res)
 	require.NoError(t, tx.Commit())
 
 	tx, err = s.DB().BeginTx(ctx, nil)
 	require.NoError(t, err)
-	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{rolledBack})
+	_, err = s.InsertJobsTx(ctx, tx, []*spi.Job{rolledBack}, spi.InsertOptions{})
 	require.NoError(t, err)
 	require.NoError(t, tx.Rollback())
 
 	get(t, s, committed.ID)
 	_, err = s.GetJob(ctx, rolledBack.ID)
 	assert.ErrorIs(t, err, spi.ErrNotFound)
-	_, err = s.InsertJobsTx(ctx, nil, []*spi.Job{rolledBack})
+	_, err = s.InsertJobsTx(ctx, nil, []*spi.Job{rolledBack}, spi.InsertOptions{})
 	assert.Error(t, err)
 }
 

@@ -260,7 +260,7 @@ func TestCloseIsIdempotentAndLaterCallsFail(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
 
-	_, err = s.InsertJobs(ctx, []*spi.Job{job(spi.PriorityNormal, t0)})
+	_, err = s.InsertJobs(ctx, []*spi.Job{job(spi.PriorityNormal, t0)}, spi.InsertOptions{})
 	assert.ErrorIs(t, err, spi.ErrClosed)
 	_, err = s.GetJob(ctx, newID())
 	assert.ErrorIs(t, err, spi.ErrClosed)
@@ -278,7 +278,7 @@ func TestCloseIsIdempotentAndLaterCallsFail(t *testing.T) {
 	assert.ErrorIs(t, s.DeregisterNode(ctx, "n"), spi.ErrClosed)
 	_, err = s.RecoverOrphans(ctx, spi.RecoverParams{Now: t0})
 	assert.ErrorIs(t, err, spi.ErrClosed)
-	_, err = s.InsertJobsTx(ctx, nil, nil)
+	_, err = s.InsertJobsTx(ctx, nil, nil, spi.InsertOptions{})
 	assert.ErrorIs(t, err, spi.ErrClosed)
 }
 

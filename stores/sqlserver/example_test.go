@@ -27,7 +27,8 @@ func ExampleOpen() {
 	res, err := s.InsertJobs(ctx, []*spi.Job{{
 		ID: uuid.Must(uuid.NewV7()), TaskName: "send-email", Payload: []byte(`{"to":"a@example.com"}`),
 		Priority: spi.PriorityNormal, ScheduledAt: now, CreatedAt: now, MaxRetries: 3,
-	}})
+	}}, spi.InsertOptions{})
+
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		want []string
 	}{
 		{"InsertJobs", func() error {
-			res, err := s.InsertJobs(ctx, []*spi.Job{j})
+			res, err := s.InsertJobs(ctx, []*spi.Job{j}, spi.InsertOptions{})
 			if err == nil {
 				assert.Equal(t, []spi.InsertResult{{ID: j.ID}}, res)
 			}
@@ -252,13 +252,13 @@ func TestInsertValidatesBeforeWriting(t *testing.T) {
 	s := fakeStore(t, f, Options{})
 	bad := job(spi.PriorityNormal, t0)
 	bad.Resource, bad.ResourceLimit = "R", 0
-	_, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0), bad})
+	_, err := s.InsertJobs(context.Background(), []*spi.Job{job(spi.PriorityNormal, t0), bad}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "the limit must be at least 1")
-	_, err = s.InsertJobs(context.Background(), []*spi.Job{{ID: uuid.Nil}})
+	_, err = s.InsertJobs(context.Background(), []*spi.Job{{ID: uuid.Nil}}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "zero id")
-	_, err = s.InsertJobs(context.Background(), []*spi.Job{nil})
+	_, err = s.InsertJobs(context.Background(), []*spi.Job{nil}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "is nil")
-	_, err = s.InsertJobsTx(context.Background(), "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)})
+	_, err = s.InsertJobsTx(context.Background(), "not a tx", []*spi.Job{job(spi.PriorityNormal, t0)}, spi.InsertOptions{})
 	assert.ErrorContains(t, err, "transaction of type string, the SQL Server store needs a *sql.Tx")
 	assert.Empty(t, f.Statements())
 }
@@ -275,7 +275,7 @@ func TestInsertDuplicateKeys(t *testing.T) {
 	s := fakeStore(t, f, Options{})
 	a, b, c := job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0), job(spi.PriorityNormal, t0)
 	a.IdempotencyKey, b.IdempotencyKey, c.IdempotencyKey = "old", "new", "new"
-	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b, c})
+	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b, c}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: existing, Duplicate: true}, {ID: b.ID}, {ID: b.ID, Duplicate: true}}, res)
 	assert.Equal(t, []string{"BEGIN", "SELECT idempotency_key, job_id FROM scheduler_job WITH (UPDLOCK, HOLDLOCK) WHERE idempotency_key IN (@p1, @p2)", "INSERT INTO scheduler_job (job_id, task_name, payload, status, priority, scheduled_time, created_time,", "COMMIT"}, f.Statements())
@@ -314,7 +314,7 @@ func TestInsertAfterALostCommit(t *testing.T) {
 		return fakeResult{Affected: 1}, nil
 	}
 	s := fakeStore(t, f, Options{})
-	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b})
+	res, err := s.InsertJobs(context.Background(), []*spi.Job{a, b}, spi.InsertOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []spi.InsertResult{{ID: a.ID}, {ID: b.ID}}, res)
 	assert.Equal(t, 1, strings.Count(strings.Join(f.Statements(), "\n"), "INSERT INTO scheduler_job ("), "written once")

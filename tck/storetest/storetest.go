@@ -50,7 +50,7 @@ func Job(prio spi.Priority, due time.Time) *spi.Job {
 // Insert inserts jobs, none of them a duplicate.
 func Insert(t testing.TB, s spi.Store, jobs ...*spi.Job) {
 	t.Helper()
-	res, err := s.InsertJobs(context.Background(), jobs)
+	res, err := s.InsertJobs(context.Background(), jobs, spi.InsertOptions{})
 	require.NoError(t, err)
 	require.Len(t, res, len(jobs))
 	for i, r := range res {

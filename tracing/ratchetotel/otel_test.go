@@ -193,7 +193,8 @@ func TestParamsOfEarlierJobsStillLink(t *testing.T) {
 			require.NoError(t, err)
 			now := time.Now().UTC()
 			_, err = store.InsertJobs(ctx, []*spi.Job{{ID: eng.Client().NewJobID(), TaskName: "email.send", Payload: []byte(`"ann"`),
-				Status: spi.StatusPending, ScheduledAt: now, CreatedAt: now, Params: params}})
+				Status: spi.StatusPending, ScheduledAt: now, CreatedAt: now, Params: params}}, spi.InsertOptions{})
+
 			require.NoError(t, err)
 			events, unsub := eng.Subscribe(10)
 			defer unsub()

@@ -54,14 +54,14 @@ func (l LooseBudget) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([
 type NoPermits struct{ spi.Store }
 
 // InsertJobs implements spi.Store, wrongly.
-func (n NoPermits) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (n NoPermits) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	cp := make([]*spi.Job, len(jobs))
 	for i, j := range jobs {
 		c := j.Clone()
 		c.Resource, c.ResourceLimit = "", 0
 		cp[i] = c
 	}
-	return n.Store.InsertJobs(ctx, cp)
+	return n.Store.InsertJobs(ctx, cp, o)
 }
 
 // IgnoresTags claims without the node's tag filter.
@@ -80,7 +80,7 @@ func (n IgnoresTags) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.J
 type EarlyRelease struct{ spi.Store }
 
 // InsertJobs implements spi.Store, wrongly.
-func (m EarlyRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (m EarlyRelease) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	cp, byID := cloneBatch(jobs)
 	for _, j := range cp {
 		if n := len(j.Dependencies); n >= 2 {
@@ -88,7 +88,7 @@ func (m EarlyRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.In
 			j.Dependencies = j.Dependencies[:n-1]
 		}
 	}
-	return m.Store.InsertJobs(ctx, cp)
+	return m.Store.InsertJobs(ctx, cp, o)
 }
 
 // Capabilities forwards the inner store's, so that the workflows it keeps
@@ -101,7 +101,7 @@ func (m EarlyRelease) Capabilities() spi.Capabilities { return spi.CapabilitiesO
 type LateRelease struct{ spi.Store }
 
 // InsertJobs implements spi.Store, wrongly.
-func (m LateRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (m LateRelease) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	cp, _ := cloneBatch(jobs)
 	for i, j := range cp {
 		if len(j.Dependencies) == 0 {
@@ -115,7 +115,7 @@ func (m LateRelease) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.Ins
 			}
 		}
 	}
-	return m.Store.InsertJobs(ctx, cp)
+	return m.Store.InsertJobs(ctx, cp, o)
 }
 
 // Capabilities forwards the inner store's.
@@ -170,7 +170,7 @@ func (m BatchTwice) FinishBatches(ctx context.Context, now time.Time, limit int)
 		}
 		cb := spi.BatchCallbackJob(b.Callback, now)
 		cb.ID[15] ^= 0xff
-		if _, err := m.Store.InsertJobs(ctx, []*spi.Job{cb}); err != nil {
+		if _, err := m.Store.InsertJobs(ctx, []*spi.Job{cb}, spi.InsertOptions{}); err != nil {
 			return out, err
 		}
 		b.Callback = cb

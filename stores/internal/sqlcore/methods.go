@@ -167,7 +167,7 @@ func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUI
 // invalid job (see spi.ValidateJobs) fails the whole batch before anything
 // is written, and so does an id that already exists. It implements
 // [spi.Store].
-func (c Core[T]) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (c Core[T]) InsertJobs(ctx context.Context, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
 	var res []spi.InsertResult
 	err := c.do("insert jobs", func() (err error) {
 		res, err = c.insert(ctx, nil, jobs)
@@ -181,7 +181,7 @@ func (c Core[T]) InsertJobs(ctx context.Context, jobs []*spi.Job) ([]spi.InsertR
 // to the same database): the jobs exist only if it commits. txAny must be
 // a *sql.Tx. It is not retried: a retryable error leaves the application's
 // transaction to roll back and run again. It implements [spi.TxInserter].
-func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job) ([]spi.InsertResult, error) {
+func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
 	var res []spi.InsertResult
 	err := c.do("insert jobs", func() error {
 		tx, err := SQLTx(txAny, c.cfg.D.TxName)

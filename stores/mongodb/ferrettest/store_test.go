@@ -207,7 +207,7 @@ func TestPermitCrashWindowRepaired(t *testing.T) {
 	s := openStore(t, srv)
 	ctx := t.Context()
 	a, b := newJob(withResource("R", 1)), newJob(withResource("R", 1), func(j *spi.Job) { j.ScheduledAt = base.Add(time.Second) })
-	_, err := s.InsertJobs(ctx, []*spi.Job{a, b})
+	_, err := s.InsertJobs(ctx, []*spi.Job{a, b}, spi.InsertOptions{})
 	require.NoError(t, err)
 	permits := s.Database().Collection(mongodb.DefaultCollectionPrefix + "permits")
 	now := base.Add(time.Hour)
@@ -283,7 +283,7 @@ func TestConcurrentDuplicateKeys(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := o.InsertJobs(t.Context(), []*spi.Job{newJob(func(j *spi.Job) { j.IdempotencyKey = "once" })})
+			res, err := o.InsertJobs(t.Context(), []*spi.Job{newJob(func(j *spi.Job) { j.IdempotencyKey = "once" })}, spi.InsertOptions{})
 			if assert.NoError(t, err) && assert.Len(t, res, 1) {
 				ids[i] = res[0]
 			}
@@ -343,7 +343,7 @@ func TestConcurrentClaimsTakeLevelHeads(t *testing.T) {
 			j.ScheduledAt = base.Add(time.Duration(i) * time.Second)
 		}))
 	}
-	_, err = s.InsertJobs(t.Context(), jobs)
+	_, err = s.InsertJobs(t.Context(), jobs, spi.InsertOptions{})
 	require.NoError(t, err)
 
 	var (

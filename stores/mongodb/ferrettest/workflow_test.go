@@ -65,7 +65,7 @@ func TestWorkflowCrashWindowsRepaired(t *testing.T) {
 	t.Run("ParentFinishedChildrenNotTold", func(t *testing.T) {
 		s := openStore(t, srv)
 		jobs := workflow(1, []int{0}, []int{0}, []int{1, 2})
-		_, err := s.InsertJobs(t.Context(), jobs)
+		_, err := s.InsertJobs(t.Context(), jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		finishRaw(t, s, jobs[0], spi.StatusSucceeded) // the parent's write, then the crash
 		assert.Equal(t, spi.StatusBlocked, status(t, s, jobs[1]))
@@ -83,7 +83,7 @@ func TestWorkflowCrashWindowsRepaired(t *testing.T) {
 	t.Run("RecordedNotReleased", func(t *testing.T) {
 		s := openStore(t, srv)
 		jobs := workflow(1, []int{0})
-		_, err := s.InsertJobs(t.Context(), jobs)
+		_, err := s.InsertJobs(t.Context(), jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		finishRaw(t, s, jobs[0], spi.StatusFailed)
 		_, err = s.Jobs().UpdateOne(t.Context(), bson.M{"_id": bid(jobs[1].ID)},
@@ -116,7 +116,7 @@ func TestWorkflowCrashWindowsRepaired(t *testing.T) {
 	t.Run("InsertNeverCommitted", func(t *testing.T) {
 		s := openStore(t, srv)
 		jobs := workflow(2, []int{0, 1})
-		_, err := s.InsertJobs(t.Context(), jobs)
+		_, err := s.InsertJobs(t.Context(), jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		stage(t, s, jobs, false)
 		got, err := s.ClaimJobs(t.Context(), spi.ClaimParams{NodeID: "n", Limit: 10, Now: now})
@@ -133,14 +133,14 @@ func TestWorkflowCrashWindowsRepaired(t *testing.T) {
 		require.NoError(t, s.Database().Collection(mongodb.DefaultCollectionPrefix+"workflows").
 			FindOne(t.Context(), bson.M{"_id": bid(jobs[0].WorkflowID)}).Decode(&mark), "an abort mark is left")
 		assert.Equal(t, true, mark["aborted"])
-		_, err = s.InsertJobs(t.Context(), workflowWithID(jobs[0].WorkflowID))
+		_, err = s.InsertJobs(t.Context(), workflowWithID(jobs[0].WorkflowID), spi.InsertOptions{})
 		assert.ErrorContains(t, err, "aborted", "a commit after the abort fails")
 	})
 
 	t.Run("CommittedNotActivated", func(t *testing.T) {
 		s := openStore(t, srv)
 		jobs := workflow(2, []int{0, 1})
-		_, err := s.InsertJobs(t.Context(), jobs)
+		_, err := s.InsertJobs(t.Context(), jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		stage(t, s, jobs, true)
 		assert.Equal(t, 2, repair(t, s, base.Add(time.Minute)), "the two roots of the committed insert are activated")
@@ -156,7 +156,7 @@ func TestWorkflowCrashWindowsRepaired(t *testing.T) {
 	t.Run("ReviveCutShort", func(t *testing.T) {
 		s := openStore(t, srv)
 		jobs := workflow(1, []int{0})
-		_, err := s.InsertJobs(t.Context(), jobs)
+		_, err := s.InsertJobs(t.Context(), jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 		// The parent failed; a DLQ retry made the child wait again, then
 		// died before writing the parent itself.

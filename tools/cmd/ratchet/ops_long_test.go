@@ -37,7 +37,7 @@ func TestLongDLQRetry100k(t *testing.T) {
 			jobs[i] = &spi.Job{ID: uuid.Must(uuid.NewV7()), TaskName: "email.bounce", Payload: []byte(`{"n":1}`), Status: spi.StatusPending,
 				Priority: spi.PriorityNormal, ScheduledAt: now, CreatedAt: now, MaxRetries: 0, Backoff: spi.BackoffFixed, BackoffParam: time.Second}
 		}
-		_, err := s.InsertJobs(ctx, jobs)
+		_, err := s.InsertJobs(ctx, jobs, spi.InsertOptions{})
 		require.NoError(t, err)
 	}
 	// Into the DLQ as a failed run would put them: FAILED, one attempt.
