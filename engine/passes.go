@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
@@ -18,15 +19,20 @@ func passLeaseTTL(interval time.Duration) time.Duration {
 
 // passEvery is the loop of the maintenance services that work in passes
 // (the batch finisher, the signal sweeper, the workflow repairer, the
-// recurring scheduler): pass runs at once and then at every tick of
-// interval on the host's clock, with the store's time of the moment (UTC,
-// to the microsecond), until ctx ends. A pass that reports more (a full
-// batch: there may be more to do) runs again at once. A pass's error ends
-// the service, for the supervisor to log it and run the service again
-// after a backoff, unless ctx has ended (then it returns nil).
+// recurring scheduler): pass runs at once and then again after each wait
+// on the host's clock, with the store's time of the moment (UTC, to the
+// microsecond), until ctx ends. A wait is interval less a random tenth of
+// it at most (passWait), so that the nodes running one service do not pass
+// in step while no pass is ever later than interval. A pass that reports
+// more (a full batch: there may be more to do) runs again at once. A
+// pass's error ends the service, for the supervisor to log it and run the
+// service again after a backoff, unless ctx has ended (then it returns
+// nil).
 func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass func(now time.Time) (more bool, err error)) error {
-	t := h.Clock.NewTicker(interval)
-	defer t.Stop()
+	draw := h.draw
+	if draw == nil {
+		draw = rand.Float64
+	}
 	for {
 		for {
 			more, err := pass(h.Clock.Now().UTC().Truncate(time.Microsecond))
@@ -40,12 +46,20 @@ func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass 
 				break
 			}
 		}
+		t := h.Clock.NewTimer(passWait(interval, draw()))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil
 		case <-t.Chan():
 		}
 	}
+}
+
+// passWait is the wait of passEvery between passes for a uniform draw u in
+// [0, 1): interval less u tenths of it, in (0.9, 1] times interval.
+func passWait(interval time.Duration, u float64) time.Duration {
+	return interval - time.Duration(u*float64(interval)/10)
 }
 
 // The services that run at the slots of a cron schedule (the archiver,

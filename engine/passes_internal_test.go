@@ -58,6 +58,33 @@ func TestPassEvery(t *testing.T) {
 	assert.NoError(t, <-done, "the end of ctx is not an error")
 }
 
+// The wait between passes is the interval less the draw's tenth of it: in
+// (0.9, 1] intervals, never longer than one.
+func TestPassWaitIsJittered(t *testing.T) {
+	assert.Equal(t, time.Second, passWait(time.Second, 0))
+	assert.Equal(t, 950*time.Millisecond, passWait(time.Second, 0.5))
+	assert.Greater(t, passWait(time.Second, 0.999999), 900*time.Millisecond)
+
+	clock := clockwork.NewFakeClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	h := ServiceHost{Clock: clock, draw: func() float64 { return 0.5 }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	passes := make(chan time.Time, 10)
+	go func() {
+		_ = passEvery(ctx, h, time.Second, func(now time.Time) (bool, error) { passes <- now; return false, nil })
+	}()
+	start := <-passes
+	require.NoError(t, clock.BlockUntilContext(ctx, 1))
+	clock.Advance(949 * time.Millisecond)
+	select {
+	case p := <-passes:
+		t.Fatalf("a pass at %v, before the wait of 950 ms ended", p.Sub(start))
+	default:
+	}
+	clock.Advance(time.Millisecond)
+	assert.Equal(t, start.Add(950*time.Millisecond), <-passes)
+}
+
 // A pass service's lease lasts ten of its intervals, from 10 s to a minute.
 func TestPassLeaseTTL(t *testing.T) {
 	for interval, want := range map[time.Duration]time.Duration{

@@ -44,6 +44,10 @@ type ServiceHost struct {
 	Clock clockwork.Clock
 	// Logger is tagged with the node and the service.
 	Logger *slog.Logger
+
+	// draw is the uniform draw in [0, 1) of the pass services' jitter
+	// (passWait); nil is math/rand's.
+	draw func() float64
 }
 
 // Singleton returns a service that runs svc on one node of the fleet at a
