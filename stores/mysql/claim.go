@@ -24,7 +24,8 @@ import (
 // virtual column resource_status (migration 13).
 const countHoldersSQL = "SELECT resource_name, COUNT(*) FROM {job} WHERE resource_status = 'RUNNING' AND resource_name IN (?) GROUP BY resource_name"
 
-func lockResources(ctx context.Context, tx *sql.Tx, s *sqlcore.Syntax, sorted []string) (map[string]int64, error) {
+func (d database) Holders(ctx context.Context, tx *sql.Tx, sorted []string) (map[string]int64, error) {
+	s := &d.syntax
 	q, args := s.SQL("INSERT INTO {resource} (resource_name) VALUES "+strings.Repeat("(?), ", len(sorted)-1)+"(?)"+`
 	ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...)
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {

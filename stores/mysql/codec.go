@@ -21,16 +21,16 @@ const jobColumnsTemplate = `j.job_id, j.task_name, j.payload, j.payload IS NULL,
 	j.resource_name, j.resource_limit, j.workflow_id, j.dep_count, j.dep_waiting, j.dep_children, j.trace_context,
 	(SELECT GROUP_CONCAT(HEX(t.tag) ORDER BY t.tag SEPARATOR ',') FROM {tag} t WHERE t.job_id = j.job_id)`
 
-// idText names a stored id in messages.
-func idText(b []byte) string {
+// IDText names a stored id in messages.
+func (database) IDText(b []byte) string {
 	if len(b) == 16 {
 		return uuid.UUID(b).String()
 	}
 	return "0x" + hex.EncodeToString(b)
 }
 
-// hexTags reads the tags column: the hex of each tag, comma-separated.
-func hexTags(col string) ([]string, error) {
+// Tags reads the tags column: the hex of each tag, comma-separated.
+func (database) Tags(col string) ([]string, error) {
 	var out []string
 	for _, h := range strings.Split(col, ",") {
 		t, err := hex.DecodeString(h)
@@ -82,8 +82,8 @@ func nullBytes(b []byte) any {
 // binID is the stored form of a job id.
 func binID(id uuid.UUID) []byte { return id[:] }
 
-// scanID reads a BINARY(16) job id.
-func scanID(b []byte) (uuid.UUID, error) {
+// ParseID reads a BINARY(16) job id.
+func (database) ParseID(b []byte) (uuid.UUID, error) {
 	if len(b) != 16 {
 		return uuid.Nil, sqlcore.Corrupt("0x"+hex.EncodeToString(b), "job_id is %d bytes, not 16", len(b))
 	}

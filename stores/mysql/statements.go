@@ -1,8 +1,6 @@
 package mysql
 
 import (
-	"context"
-	"database/sql"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,13 +8,32 @@ import (
 	"github.com/ratchet-go/ratchet/stores/internal/sqlcore"
 )
 
+// database is MySQL's side of the contract with the shared store methods
+// (sqlcore.Database), on one database: its syntax qualifies every table by
+// that database.
+type database struct{ syntax sqlcore.Syntax }
+
+func (database) Name() string                  { return "the MySQL store" }
+func (d database) Syntax() sqlcore.Syntax      { return d.syntax }
+func (database) InsertSizes() (rows, tags int) { return rowsPerInsert, tagsPerInsert }
+
+// PropertiesByPrefixSQL reads the properties of a prefix: the columns are
+// VARBINARY, so LEFT counts bytes and = compares them, no character of the
+// prefix is a wildcard and case matters.
+func (d database) PropertiesByPrefixSQL(id uuid.UUID, prefix string) (string, []any) {
+	return d.syntax.SQL(`SELECT p.prop_key, p.prop_value FROM {job} j
+	LEFT JOIN {prop} p ON p.job_id = j.job_id AND LEFT(p.prop_key, ?) = ?
+	WHERE j.job_id = ?`, int64(len(prefix)), []byte(prefix), binID(id))
+}
+
 // dialectOf returns the statements and facts of the shared store methods
-// on database: the portable statements in MySQL's syntax, every table
-// qualified by the database, and its own where MySQL's SQL differs.
-func dialectOf(database string) sqlcore.Dialect[[]byte] {
+// on the database named db: the portable statements in MySQL's syntax,
+// every table qualified by the database, and its own where MySQL's SQL
+// differs.
+func dialectOf(db string) sqlcore.Dialect[[]byte] {
 	s := sqlcore.Syntax{
 		Mark:     func(int) string { return "?" },
-		Table:    func(name string) string { return quoteIdent(database) + "." + quoteIdent(name) },
+		Table:    func(name string) string { return quoteIdent(db) + "." + quoteIdent(name) },
 		ID:       func(id uuid.UUID) any { return binID(id) },
 		Time:     nullDBTime,
 		Name:     func(s string) any { return []byte(s) },
@@ -56,29 +73,12 @@ func dialectOf(database string) sqlcore.Dialect[[]byte] {
 		ResourceStatus: "resource_status",
 	}
 	s.JobColumns, _ = s.SQL(jobColumnsTemplate)
-	return sqlcore.WithSyntax(s, sqlcore.Dialect[[]byte]{
-		ParseID:         scanID,
-		IDText:          idText,
-		Tags:            hexTags,
+	return sqlcore.Compile[[]byte](database{s}, sqlcore.Dialect[[]byte]{
 		MaxIDs:          1000,
 		IsDuplicate:     func(err error) bool { return serverError.Is(err, "", errDuplicateKey) },
-		RowsPerInsert:   rowsPerInsert,
-		TagsPerInsert:   tagsPerInsert,
 		RowBytes:        rowSize,
 		InsertRetryable: insertRetryable,
-		TxName:          "the MySQL store",
-		// The columns are VARBINARY: LEFT counts bytes and = compares
-		// them, so no character of the prefix is a wildcard and case
-		// matters.
-		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
-			return s.SQL(`SELECT p.prop_key, p.prop_value FROM {job} j
-	LEFT JOIN {prop} p ON p.job_id = j.job_id AND LEFT(p.prop_key, ?) = ?
-	WHERE j.job_id = ?`, int64(len(prefix)), []byte(prefix), binID(id))
-		},
-		TasksPerClaim: tasksPerStatement,
-		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
-			return lockResources(ctx, tx, &s, resources)
-		},
+		TasksPerClaim:   tasksPerStatement,
 		// The orphans are found with a plain read (a range of the
 		// RUNNING rows), then locked in id order by primary key and
 		// checked again, so that a completion or a concurrent

@@ -68,11 +68,11 @@ func lockAndAdmit(ctx context.Context, tx *sql.Tx, cands []sqlcore.Candidate, li
 	return out, nil
 }
 
-// lockResources locks the rows of resources in name order (creating the
+// Holders locks the rows of resources in name order (creating the
 // missing ones), so that the claimers of a resource take turns from the
 // count to their commit and claimers needing several cannot deadlock, and
 // returns each resource's RUNNING holders, counted after the locks.
-func lockResources(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+func (database) Holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
 	sorted := slices.Clone(resources)
 	slices.Sort(sorted)
 	for _, r := range sorted {

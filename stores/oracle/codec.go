@@ -42,8 +42,8 @@ func dbID(id uuid.UUID) []byte {
 	return b
 }
 
-// parseID reads a stored job id.
-func parseID(b []byte) (uuid.UUID, error) {
+// ParseID reads a stored job id.
+func (database) ParseID(b []byte) (uuid.UUID, error) {
 	if len(b) != 16 {
 		return uuid.Nil, sqlcore.Corrupt(fmt.Sprintf("HEXTORAW('%X')", b), "job_id is %d bytes, not 16", len(b))
 	}

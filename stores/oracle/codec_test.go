@@ -33,14 +33,14 @@ func TestIDsSortAsUUIDs(t *testing.T) {
 	raws := make([][]byte, len(ids))
 	for i, id := range ids {
 		raws[i] = dbID(id)
-		back, err := parseID(raws[i])
+		back, err := database{}.ParseID(raws[i])
 		require.NoError(t, err)
 		assert.Equal(t, id, back)
 	}
 	sorted := append([][]byte(nil), raws...)
 	sort.Slice(sorted, func(a, b int) bool { return string(sorted[a]) < string(sorted[b]) })
 	assert.Equal(t, raws, sorted)
-	_, err := parseID([]byte{1})
+	_, err := database{}.ParseID([]byte{1})
 	assert.ErrorIs(t, err, spi.ErrCorruptJob)
 }
 

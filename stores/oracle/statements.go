@@ -125,33 +125,36 @@ var syntax = sqlcore.Syntax{
 	NewKey: sqlcore.KeyInto,
 }
 
+// database is Oracle's side of the contract with the shared store methods
+// (sqlcore.Database).
+type database struct{}
+
+func (database) Name() string                      { return "the Oracle store" }
+func (database) Syntax() sqlcore.Syntax            { return syntax }
+func (database) InsertSizes() (rows, tags int)     { return rowsPerInsert, tagsPerInsert }
+func (database) IDText(b []byte) string            { return idText(b) }
+func (database) Tags(col string) ([]string, error) { return sqlcore.JSONTags(col) }
+func (database) PropertiesByPrefixSQL(id uuid.UUID, prefix string) (string, []any) {
+	return propertiesByPrefixSQL(dbID(id), prefix)
+}
+
 // dialect is Oracle's part of the shared store methods: the portable
 // statements in its syntax, and its own where Oracle's SQL differs.
-var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
-	RowsPerInsert:   rowsPerInsert,
-	TagsPerInsert:   tagsPerInsert,
+var dialect = sqlcore.Compile[[]byte](database{}, sqlcore.Dialect[[]byte]{
 	AfterInsert:     emptyBlobs,
 	ValidateJobs:    validateJobs,
 	InsertRetryable: insertRetryable,
-	TxName:          "the Oracle store",
 	CheckState: func(w sqlcore.StateWrite) error {
 		if w.Namespace == "" {
 			return errors.New("empty namespace, which Oracle cannot store")
 		}
 		return nil
 	},
-	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
-		return propertiesByPrefixSQL(dbID(id), prefix)
-	},
 	PendingTasksSQL: pendingTasksSQL,
 	OldestDueSQL:    sqlcore.OldestDuePlain(&syntax),
 	TasksPerClaim:   tasksPerStatement,
-	Holders:         lockResources,
 	Pick:            lockAndAdmit,
-	IDText:          idText,
 	TimeOf:          sqlcore.WallClock,
-	Tags:            sqlcore.JSONTags,
-	ParseID:         parseID,
 	MaxIDs:          idsPerList,
 	IsDuplicate:     func(err error) bool { return isUniqueViolation(err, "") },
 })

@@ -175,6 +175,62 @@ func buildStatements(schema string) statements {
 	return s
 }
 
+// database is PostgreSQL's side of the contract with the shared store
+// methods (sqlcore.Database), in one schema.
+type database struct {
+	st     statements
+	schema string
+}
+
+func (database) Name() string { return "the PostgreSQL store" }
+
+func (d database) Syntax() sqlcore.Syntax {
+	return sqlcore.Syntax{
+		Mark:       func(i int) string { return "$" + strconv.Itoa(i) },
+		Table:      func(name string) string { return qualify(d.schema, name) },
+		JobColumns: d.st.replace.Replace(coreColumns),
+		ID:         func(id uuid.UUID) any { return pgUUID(id) },
+		Limit:      " LIMIT ?",
+		OnConflict: true,
+		// The recovery and the releases lock their rows against claims
+		// and completions, not against inserts of rows referring to them.
+		LockOn:  " FOR NO KEY UPDATE",
+		Running: runningFence,
+	}
+}
+
+// InsertSizes bounds the core's multi-row inserts (a recurring fire, a
+// batch's chunk; InsertJobs has its own statements): 500 rows of 22
+// parameters, 2,000 tags of two, far below the protocol's 65,535.
+func (database) InsertSizes() (rows, tags int) { return 500, 2000 }
+
+func (database) ParseID(id pgtype.UUID) (uuid.UUID, error) {
+	if !id.Valid {
+		return uuid.Nil, sqlcore.Corrupt("(unknown id)", "NULL job_id")
+	}
+	return id.Bytes, nil
+}
+
+func (database) IDText(id pgtype.UUID) string      { return uuid.UUID(id.Bytes).String() }
+func (database) Tags(col string) ([]string, error) { return sqlcore.JSONTags(col) }
+
+// Holders takes a transaction-scoped advisory lock per resource and
+// counts each one's RUNNING jobs.
+func (d database) Holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+	if _, err := tx.ExecContext(ctx, d.st.lockResources, d.schema, resources); err != nil {
+		return nil, fmt.Errorf("lock resources: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, d.st.countHolders, resources)
+	if err != nil {
+		return nil, fmt.Errorf("count resource holders: %w", err)
+	}
+	return sqlcore.ReadCounts(rows)
+}
+
+func (d database) PropertiesByPrefixSQL(id uuid.UUID, prefix string) (string, []any) {
+	return d.st.propertiesByPrefix, []any{pgUUID(id), prefix}
+}
+
 // dialect returns PostgreSQL's part of the shared store methods, which
 // run through database/sql on the store's pool (the one-statement claim,
 // completions, inserts and state writes use pgx directly): the portable
@@ -183,26 +239,7 @@ func buildStatements(schema string) statements {
 func (st statements) dialect(schema string, wake func(context.Context, int32)) sqlcore.Dialect[pgtype.UUID] {
 	arg := func(q string, args ...any) (string, []any) { return q, args }
 	ids := func(ids []uuid.UUID) []pgtype.UUID { return sqlcore.Conv(ids, pgUUID) }
-	return sqlcore.WithSyntax(sqlcore.Syntax{
-		Mark:       func(i int) string { return "$" + strconv.Itoa(i) },
-		Table:      func(name string) string { return qualify(schema, name) },
-		JobColumns: st.replace.Replace(coreColumns),
-		ID:         func(id uuid.UUID) any { return pgUUID(id) },
-		Limit:      " LIMIT ?",
-		OnConflict: true,
-		// The recovery and the releases lock their rows against claims
-		// and completions, not against inserts of rows referring to them.
-		LockOn:  " FOR NO KEY UPDATE",
-		Running: runningFence,
-	}, sqlcore.Dialect[pgtype.UUID]{
-		ParseID: func(id pgtype.UUID) (uuid.UUID, error) {
-			if !id.Valid {
-				return uuid.Nil, sqlcore.Corrupt("(unknown id)", "NULL job_id")
-			}
-			return id.Bytes, nil
-		},
-		IDText:          func(id pgtype.UUID) string { return uuid.UUID(id.Bytes).String() },
-		Tags:            sqlcore.JSONTags,
+	return sqlcore.Compile[pgtype.UUID](database{st, schema}, sqlcore.Dialect[pgtype.UUID]{
 		PendingTasksSQL: st.pendingTasks,
 		JobCountsSQL: func(ctx context.Context, db sqlcore.Querier) (string, error) {
 			return jobCountsSQL(ctx, db, st.jobTable, statsPages)
@@ -211,29 +248,11 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 			tf := compileTags(tags)
 			return st.claim(claimKey{candidates: true, shape: tf.shape, tasks: len(tasks)}), tf.args(tasks, now, int64(limit))
 		},
-		Holders: func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
-			if _, err := tx.ExecContext(ctx, st.lockResources, schema, resources); err != nil {
-				return nil, fmt.Errorf("lock resources: %w", err)
-			}
-			rows, err := tx.QueryContext(ctx, st.countHolders, resources)
-			if err != nil {
-				return nil, fmt.Errorf("count resource holders: %w", err)
-			}
-			return sqlcore.ReadCounts(rows)
-		},
 		ClaimSQL: func(node string, now time.Time, in []uuid.UUID) (string, []any) {
 			return arg(st.claimIDs, ids(in), nullText(node), now)
 		},
 		ClaimReturns: true,
 		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
-		// The core's multi-row inserts (a recurring fire, a batch's
-		// chunk; InsertJobs has its own statements): 500 rows of 22
-		// parameters, 2,000 tags of two, far below the protocol's 65,535.
-		RowsPerInsert: 500,
-		TagsPerInsert: 2000,
-		PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
-			return arg(st.propertiesByPrefix, pgUUID(id), prefix)
-		},
 	})
 }
 

@@ -28,9 +28,9 @@ func claimSQL(node string, now time.Time, ids []uuid.UUID) (string, []any) {
 	return claimUpdate, []any{nullString(node), micros(now), idList(ids)}
 }
 
-// resourceHolders counts the RUNNING jobs naming each resource, through the
+// Holders counts the RUNNING jobs naming each resource, through the
 // partial index idx_scheduler_job_resource.
-func resourceHolders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+func (database) Holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT r.value, (SELECT COUNT(*) FROM scheduler_job j
 			WHERE j.resource_name = r.value AND j.status = 'RUNNING')
 		FROM json_each(?) r`, jsonList(resources))

@@ -24,8 +24,8 @@ const jobColumns = `job_id, task_name, payload, payload IS NULL, status, priorit
 	CASE WHEN EXISTS (SELECT 1 FROM scheduler_job_tag) THEN
 		(SELECT json_group_array(t.tag ORDER BY t.rowid) FROM scheduler_job_tag t WHERE t.job_id = scheduler_job.job_id) END`
 
-// parseTextID reads a stored id: the canonical UUID text.
-func parseTextID(raw string) (uuid.UUID, error) {
+// ParseID reads a stored id: the canonical UUID text.
+func (database) ParseID(raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
 	if err != nil || len(raw) != 36 || strings.ToLower(raw) != raw { // canonical form, without formatting it again
 		return uuid.Nil, sqlcore.Corrupt(raw, "job_id %q is not a canonical UUID", raw)

@@ -123,27 +123,34 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// database is SQLite's side of the contract with the shared store methods
+// (sqlcore.Database).
+type database struct{}
+
+func (database) Name() string { return "the SQLite store" }
+
+func (database) Syntax() sqlcore.Syntax {
+	return sqlcore.Syntax{
+		Mark:       func(int) string { return "?" },
+		JobColumns: strings.Replace(jobColumns, "scheduler_job.job_id", "j.job_id", 1),
+		ID:         func(id uuid.UUID) any { return id.String() },
+		Time:       nullMicros,
+		Limit:      " LIMIT ?",
+		OnConflict: true,
+		MaxArgs:    32766, // SQLITE_MAX_VARIABLE_NUMBER
+	}
+}
+
+func (database) InsertSizes() (rows, tags int)     { return rowsPerInsert, tagsPerInsert }
+func (database) IDText(raw string) string          { return raw }
+func (database) Tags(col string) ([]string, error) { return sqlcore.JSONTags(col) }
+
 // dialect is SQLite's part of the shared store methods: the portable
 // statements in its syntax, and its own where SQLite's SQL differs.
-var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
-	Mark:       func(int) string { return "?" },
-	JobColumns: strings.Replace(jobColumns, "scheduler_job.job_id", "j.job_id", 1),
-	ID:         func(id uuid.UUID) any { return id.String() },
-	Time:       nullMicros,
-	Limit:      " LIMIT ?",
-	OnConflict: true,
-	MaxArgs:    32766, // SQLITE_MAX_VARIABLE_NUMBER
-}, sqlcore.Dialect[string]{
-	RowsPerInsert:         rowsPerInsert,
-	TagsPerInsert:         tagsPerInsert,
-	TxName:                "the SQLite store",
-	PropertiesByPrefixSQL: propertiesByPrefixSQL,
-	TasksPerClaim:         tasksPerStatement,
-	Holders:               resourceHolders,
-	ClaimSQL:              claimSQL,
-	ClaimReturns:          true,
-	ParseID:               parseTextID,
-	IDText:                func(raw string) string { return raw },
+var dialect = sqlcore.Compile[string](database{}, sqlcore.Dialect[string]{
+	TasksPerClaim: tasksPerStatement,
+	ClaimSQL:      claimSQL,
+	ClaimReturns:  true,
 	TimeOf: func(v any) (time.Time, error) {
 		us, ok := v.(int64)
 		if !ok {
@@ -151,7 +158,6 @@ var dialect = sqlcore.WithSyntax(sqlcore.Syntax{
 		}
 		return fromMicros(us), nil
 	},
-	Tags:   sqlcore.JSONTags,
 	MaxIDs: maxIDs,
 	JobCountsSQL: func(context.Context, sqlcore.Querier) (string, error) {
 		return jobCountsSQL, nil

@@ -54,14 +54,14 @@ func permitLockName(resource string) string {
 	return "ratchet.permit." + hex.EncodeToString(h[:])
 }
 
-// holders takes the application locks of resources in the order of
-// their lock names (so claimers needing several cannot deadlock) and
-// returns each resource's RUNNING holders.
-func (s *Store) holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
+// Holders takes the application locks of resources in the order of
+// their lock names (so claimers needing several cannot deadlock), waiting
+// at most the lock timeout, and returns each resource's RUNNING holders.
+func (d database) Holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error) {
 	sorted := slices.Clone(resources)
 	slices.SortFunc(sorted, func(a, b string) int { return cmp.Compare(permitLockName(a), permitLockName(b)) })
 	args := make([]any, 0, 1+2*len(sorted))
-	args = append(args, s.lockTimeout.Milliseconds())
+	args = append(args, d.lockTimeout.Milliseconds())
 	for _, r := range sorted {
 		args = append(args, permitLockName(r))
 	}

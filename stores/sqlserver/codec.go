@@ -22,9 +22,9 @@ var jobColumns = sqlcore.JobColumns(sqlcore.CaseNull,
 // idText names a stored id in messages.
 var idText = sqlcore.BinaryIDText("0x%X")
 
-// jsonTags reads the tags column: a JSON array of objects {"t": base64
+// Tags reads the tags column: a JSON array of objects {"t": base64
 // bytes}, from FOR JSON PATH.
-func jsonTags(col string) ([]string, error) {
+func (database) Tags(col string) ([]string, error) {
 	var cells []struct {
 		T []byte `json:"t"`
 	}
@@ -67,8 +67,8 @@ func dbID(id uuid.UUID) []byte {
 	return b
 }
 
-// parseID reads a stored job id.
-func parseID(b []byte) (uuid.UUID, error) {
+// ParseID reads a stored job id.
+func (database) ParseID(b []byte) (uuid.UUID, error) {
 	if len(b) != 16 {
 		return uuid.Nil, sqlcore.Corrupt(fmt.Sprintf("0x%X", b), "job_id is %d bytes, not 16", len(b))
 	}

@@ -40,7 +40,7 @@ func TestIDsSortAsUUIDs(t *testing.T) {
 	for i, id := range ids {
 		bins[i] = dbID(id)
 		assert.Equal(t, id[:], bins[i], "dbID keeps the UUID's bytes in order")
-		back, err := parseID(bins[i])
+		back, err := database{}.ParseID(bins[i])
 		require.NoError(t, err)
 		assert.Equal(t, id, back)
 	}
@@ -56,7 +56,7 @@ func TestIDsSortAsUUIDs(t *testing.T) {
 	}
 	assert.Greater(t, guidKey(ids[1]), guidKey(ids[5]), "UNIQUEIDENTIFIER order differs from UUID order")
 
-	_, err := parseID([]byte{1, 2, 3})
+	_, err := database{}.ParseID([]byte{1, 2, 3})
 	assert.ErrorIs(t, err, spi.ErrCorruptJob)
 }
 

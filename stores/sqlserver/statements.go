@@ -154,29 +154,47 @@ var syntax = sqlcore.Syntax{
 	FenceHint: " WITH (REPEATABLEREAD, ROWLOCK)",
 }
 
+// database is SQL Server's side of the contract with the shared store
+// methods (sqlcore.Database): lockTimeout bounds the wait for a resource's
+// permit.
+type database struct{ lockTimeout time.Duration }
+
+func (database) Name() string                  { return "the SQL Server store" }
+func (database) Syntax() sqlcore.Syntax        { return syntax }
+func (database) InsertSizes() (rows, tags int) { return rowsPerInsert, tagsPerInsert }
+func (database) IDText(b []byte) string        { return idText(b) }
+func (database) PropertiesByPrefixSQL(id uuid.UUID, prefix string) (string, []any) {
+	return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
+}
+
 // The claim's Take reads rows with the dialect's decoder.
 func init() { dialect.Take = take }
 
-// dialect is SQL Server's part of the shared store methods: the portable
-// statements in its syntax, and its own where SQL Server's SQL differs.
-var dialect = sqlcore.WithSyntax(syntax, sqlcore.Dialect[[]byte]{
-	RowsPerInsert:    rowsPerInsert,
-	TagsPerInsert:    tagsPerInsert,
+// dialect is SQL Server's part of the shared store methods, with the
+// default lock timeout: the portable statements in its syntax, and its own
+// where SQL Server's SQL differs. A store compiles its own with its lock
+// timeout (dialectWith).
+var dialect = sqlcore.Compile[[]byte](database{DefaultLockTimeout}, ownStatements)
+
+// ownStatements are SQL Server's statements and facts besides its
+// database's methods.
+var ownStatements = sqlcore.Dialect[[]byte]{
 	InsertRetryable:  insertRetryable,
-	TxName:           "the SQL Server store",
 	WriteCompletions: writeCompletions,
-	PropertiesByPrefixSQL: func(id uuid.UUID, prefix string) (string, []any) {
-		return propertiesByPrefixSQL, []any{dbID(id), name(prefix)}
-	},
-	PendingTasksSQL: pendingTasksSQL,
-	OldestDueSQL:    sqlcore.OldestDuePlain(&syntax),
-	IDText:          idText,
-	TimeOf:          sqlcore.WallClock,
-	Tags:            jsonTags,
-	ParseID:         parseID,
-	MaxIDs:          keysPerLookup,
-	IsDuplicate:     func(err error) bool { return isDuplicateKey(err, "") },
-})
+	PendingTasksSQL:  pendingTasksSQL,
+	OldestDueSQL:     sqlcore.OldestDuePlain(&syntax),
+	TimeOf:           sqlcore.WallClock,
+	MaxIDs:           keysPerLookup,
+	IsDuplicate:      func(err error) bool { return isDuplicateKey(err, "") },
+}
+
+// dialectWith is the dialect of a store whose permit locks wait at most
+// lock.
+func dialectWith(lock time.Duration) sqlcore.Dialect[[]byte] {
+	d := sqlcore.Compile[[]byte](database{lock}, ownStatements)
+	d.Take = take
+	return d
+}
 
 // Property statements; @p1 is the job id, @p2 the key.
 const (

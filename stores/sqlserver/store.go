@@ -192,9 +192,7 @@ func wrap(db *sql.DB, opts Options, owns bool) *Store {
 		lock = DefaultLockTimeout
 	}
 	s := &Store{db: db, ownsDB: owns, retries: retries, lockTimeout: lock, pause: defaultPause}
-	d := dialect
-	d.Holders = s.holders
-	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: d, Retry: sqlcore.Retry{
+	s.core = sqlcore.New(sqlcore.Config[[]byte]{Gate: &s.gate, DB: db, Fail: fail, D: dialectWith(lock), Retry: sqlcore.Retry{
 		Retries: retries, Pause: func(n int) time.Duration { return s.pause(n) }, Retryable: IsRetryable}})
 	return s
 }

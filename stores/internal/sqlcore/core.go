@@ -16,15 +16,57 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// Dialect is what a database/sql store supplies so that Core can run its
-// methods: statements (each a function returning SQL text and its
-// arguments, bound as the database wants them) and a few facts. T is the
-// Go type a job id is scanned into. A nil statement is a method the
-// dialect does not offer; Core's method then must not be called.
+// Database is the contract of a SQL database with Core: what every
+// dialect must write, as the methods of one type that Compile takes. A type
+// that lacks one of them does not compile there, and the compiler names the
+// method. T is the Go type a job id is scanned into. Everything else a
+// dialect may say (faster or database-specific statements, facts about the
+// database) is a field of [Dialect], each with a portable default.
+type Database[T any] interface {
+	// Name names the store in errors: "the SQLite store".
+	Name() string
+	// Syntax is how the database writes the portable statements. Its
+	// Mark and JobColumns must be set; its other fields have defaults.
+	Syntax() Syntax
+	// InsertSizes bounds the multi-row inserts: at most rows jobs in one
+	// statement, at most tags tags in one (and two thirds of that of
+	// properties, three arguments each, not two).
+	InsertSizes() (rows, tags int)
+	// ParseID converts a scanned job id, failing with a Corrupt error that
+	// names a malformed one; IDText names a stored id in messages, also a
+	// malformed one.
+	ParseID(raw T) (uuid.UUID, error)
+	IDText(raw T) string
+	// Tags reads the tags column of JobColumns (not NULL, not empty).
+	Tags(col string) ([]string, error)
+	// Holders locks the permits of resources (sorted) until the
+	// transaction ends and counts each one's RUNNING holders: the
+	// database's lock primitive (pg_advisory_xact_lock, row locks on
+	// scheduler_resource, sp_getapplock, SQLite's single writer).
+	Holders(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error)
+	// PropertiesByPrefixSQL reads the job's (key, value) rows whose key
+	// starts with prefix, byte for byte (no character of it a wildcard,
+	// case kept), LEFT JOINed to the job (a row even without properties).
+	PropertiesByPrefixSQL(jobID uuid.UUID, prefix string) (string, []any)
+}
+
+// database is Database under a name that embeds unexported.
+type database[T any] = Database[T]
+
+// Dialect is a SQL database's part of Core's methods, made by Compile: the
+// required methods of its [Database], and the optional fields below, the
+// dialect's own statements (each a function returning SQL text and its
+// arguments, bound as the database wants them) and facts. Compile writes
+// every statement field a dialect leaves nil in the database's syntax;
+// the fields that stay nil after Compile are documented as optional, and
+// Core checks them before a call.
 type Dialect[T any] struct {
-	// Syntax is how the dialect writes the portable statements (see
-	// WithSyntax, which sets it).
+	// Syntax is how the dialect writes the portable statements (its
+	// Database's, set by Compile).
 	Syntax Syntax
+	// database is the Database it was compiled from: its methods are the
+	// dialect's.
+	database[T]
 
 	// The claim (see Claim). PendingTasksSQL reads the distinct tasks of the PENDING jobs (see
 	// PendingTasksSQL), for a claim that lists no task; TasksPerClaim
@@ -37,9 +79,6 @@ type Dialect[T any] struct {
 	// them where the database skips locked rows: (job_id, priority,
 	// scheduled_time, resource_name, resource_limit).
 	CandidatesSQL func(tasks []string, tags spi.TagFilter, now time.Time, limit int) (string, []any)
-	// Holders locks the permits of resources (sorted) until the
-	// transaction ends and counts each one's RUNNING holders.
-	Holders func(ctx context.Context, tx *sql.Tx, resources []string) (map[string]int64, error)
 	// Pick, when not nil, chooses the jobs to claim from cands (best
 	// first) instead of Admit, locking them (Oracle's rounds).
 	Pick func(ctx context.Context, tx *sql.Tx, cands []Candidate, limit int, held map[string]int64) ([]uuid.UUID, error)
@@ -78,18 +117,15 @@ type Dialect[T any] struct {
 
 	// The insert (see Insert). ExistingKeysSQL reads (idempotency_key,
 	// job_id) of the jobs holding keys (at most MaxIDs); InsertJobsSQL
-	// inserts jobs as PENDING (at most RowsPerInsert), InsertTagsSQL the
-	// tags of jobs (at most TagsPerInsert), InsertPropsSQL their properties
-	// (at most two thirds of TagsPerInsert: three arguments each, not
-	// two); AfterInsert, when not nil, runs
+	// inserts jobs as PENDING, InsertTagsSQL the tags of jobs,
+	// InsertPropsSQL their properties (as many as the Database's
+	// InsertSizes allow); AfterInsert, when not nil, runs
 	// once the rows are written (Oracle's empty BLOBs). ValidateJobs
 	// checks a batch first (nil: spi.ValidateJobs); InsertRetryable, when
-	// not nil, is the Retryable of the insert transactions; TxName names
-	// the store in the error for an application transaction of another
-	// type ("the SQLite store").
+	// not nil, is the Retryable of the insert transactions.
 	// RowBytes, when not nil, estimates the SQL text of one job's row and
 	// InsertBudget the most one statement may hold: a statement then takes
-	// fewer than RowsPerInsert rows when they would not fit (MySQL's
+	// fewer than the InsertSizes' rows when they would not fit (MySQL's
 	// max_allowed_packet).
 	RowBytes                     func(j *spi.Job) int
 	InsertBudget                 func() int
@@ -97,11 +133,9 @@ type Dialect[T any] struct {
 	InsertJobsSQL                func(jobs []*spi.Job) (string, []any, error)
 	InsertTagsSQL                func(tags []JobTag) (string, []any)
 	InsertPropsSQL               func(props []JobProp) (string, []any)
-	RowsPerInsert, TagsPerInsert int
 	AfterInsert                  func(ctx context.Context, q DBTX, jobs []*spi.Job) error
 	ValidateJobs                 func(jobs []*spi.Job) error
 	InsertRetryable              func(error) bool
-	TxName                       string
 
 	// WriteCompletions applies in tx the completions of cs at positions
 	// pos (the first of each claim, see FirstOfEach), each only while its
@@ -126,12 +160,10 @@ type Dialect[T any] struct {
 	WriteState  func(ctx context.Context, w StateWrite) (spi.StateWriteResult, error)
 	CheckState  func(w StateWrite) error
 
-	// PropertiesByPrefixSQL reads the job's (key, value) rows whose key
-	// starts with prefix, byte for byte, LEFT JOINed to the job;
-	// FindByPropertySQL the ids of the jobs whose property key equals
-	// value, in ascending order, at most limit (all when limit <= 0).
-	PropertiesByPrefixSQL func(jobID uuid.UUID, prefix string) (string, []any)
-	FindByPropertySQL     func(key, value string, limit int) (string, []any)
+	// FindByPropertySQL reads the ids of the jobs whose property key
+	// equals value, in ascending order, at most limit (all when limit <=
+	// 0).
+	FindByPropertySQL func(key, value string, limit int) (string, []any)
 
 	// HeartbeatTasksSQL is HeartbeatSQL that records the node's tasks
 	// (their EncodeTasks form) too; LiveNodesSQL reads (node_id,
@@ -151,16 +183,9 @@ type Dialect[T any] struct {
 	JobCountsSQL func(ctx context.Context, db Querier) (string, error)
 	OldestDueSQL func(now time.Time) (string, []any)
 
-	// ParseID converts a scanned job id, failing with a Corrupt error
-	// that names a malformed one; IDText names a stored id in messages,
-	// also a malformed one.
-	ParseID func(T) (uuid.UUID, error)
-	IDText  func(T) string
 	// TimeOf converts a scanned time column that is not NULL; nil takes
 	// a time.Time, in UTC.
 	TimeOf func(v any) (time.Time, error)
-	// Tags reads the tags column of JobColumns (not NULL, not empty).
-	Tags func(col string) ([]string, error)
 	// MaxIDs is the most ids (or node names) one statement may name; 0
 	// means no limit.
 	MaxIDs int
@@ -256,8 +281,13 @@ type Config[T any] struct {
 // of them shows through the store's API. The zero value is not usable.
 type Core[T any] struct{ cfg Config[T] }
 
-// New returns the core of a store.
-func New[T any](cfg Config[T]) Core[T] { return Core[T]{cfg} }
+// New returns the core of a store. Its dialect must come from Compile.
+func New[T any](cfg Config[T]) Core[T] {
+	if cfg.D.database == nil {
+		panic("sqlcore: New with a Dialect that Compile did not make")
+	}
+	return Core[T]{cfg}
+}
 
 // SchemaWarning says that the store opened a schema newer than its code
 // whose later migrations are all marked compatible (naming both versions),

@@ -1,8 +1,9 @@
 // Package sqlcore is the one SQL store of Ratchet, written once over a
 // statement-level [Dialect]: the PostgreSQL, MySQL/MariaDB, SQLite, SQL
-// Server and Oracle stores are each a dialect (a [Syntax], the statements
-// whose SQL is their own, codecs) and a driver around a [Core]. The
-// package is internal to the stores: users never import it.
+// Server and Oracle stores are each a dialect (a [Database]: its [Syntax],
+// codecs, lock primitive; and the statements whose SQL is their own) and a
+// driver around a [Core]. The package is internal to the stores: users
+// never import it.
 //
 // # What the core holds
 //
@@ -52,7 +53,7 @@
 //     dialect's migration lock, the recorded version checked;
 //   - the transaction retry with backoff ([Retry], InTx) over the
 //     dialect's classification of transient errors;
-//   - the portable statements ([WithSyntax]): the claim's candidate
+//   - the portable statements ([Compile]): the claim's candidate
 //     scans, the reads and fenced writes by id or IN list, the moves
 //     between states, completions, the multi-row inserts, and the node,
 //     lease, state and property rows (an update, then an insert, where
@@ -68,17 +69,20 @@
 //     tables and indexes of the other dialects (a task-led claim index on
 //     PENDING jobs, a resource index on RUNNING ones) and recording each
 //     version in ratchet_schema_version;
-//  2. writes its [Syntax] (placeholder, table names, the encodings of ids,
-//     times, names and LOBs, its row lock, how an INSERT hands back a
-//     generated key: NewKey) and fills a [Dialect][T] with
-//     [WithSyntax], T being the Go type its driver scans a job id into:
-//     the statements the portable ones do not cover (the prefix read of
-//     properties, faster forms), each a function returning SQL text and
-//     arguments, the job row's codecs (ParseID, IDText, TimeOf, Tags),
-//     MaxIDs (its limit on an IN list), IsDuplicate, and the claim's
-//     Holders with its lock primitive (pg_advisory_xact_lock, row locks on
-//     scheduler_resource, sp_getapplock, SQLite's single writer); it may
-//     replace any portable statement with its own;
+//  2. writes a type with the methods of [Database][T], T being the Go
+//     type its driver scans a job id into: its Name, its [Syntax]
+//     (placeholder, table names, the encodings of ids, times, names and
+//     LOBs, its row lock, how an INSERT hands back a generated key:
+//     NewKey), the sizes of its multi-row inserts, the job row's codecs
+//     (ParseID, IDText, Tags), the prefix read of properties, and the
+//     claim's Holders with its lock primitive (pg_advisory_xact_lock, row
+//     locks on scheduler_resource, sp_getapplock, SQLite's single
+//     writer). A type that lacks one does not compile where it is given
+//     to [Compile], and the compiler names the method. It then compiles
+//     its [Dialect][T] with Compile, setting the optional fields it needs:
+//     MaxIDs (its limit on an IN list), IsDuplicate, TimeOf, its
+//     transient errors, and any portable statement it replaces with its
+//     own (each a function returning SQL text and arguments);
 //  3. fills a [Schema] (how to list its tables, its migration lock, how
 //     to split a file into statements);
 //  4. embeds a Core, built with New from a Config holding its gate, pool,

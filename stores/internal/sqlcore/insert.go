@@ -64,7 +64,7 @@ type JobProp struct {
 // Insert writes a valid, non-empty batch through q: it reads which
 // idempotency keys exist (ExistingKeysSQL), resolves them (Dedupe), and
 // inserts the new jobs and their tags (each tag of a job once) in
-// statements of at most RowsPerInsert jobs and TagsPerInsert tags. With
+// statements of at most the InsertSizes of its Database. With
 // recheck (the run after a COMMIT whose outcome is unknown), the jobs of
 // the batch that exist already are the ones that COMMIT wrote: they are
 // reported inserted, and not written again.
@@ -130,12 +130,13 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 			props = append(props, JobProp{j.ID, k, j.Properties[k]})
 		}
 	}
+	rowsPer, tagsPer := d.InsertSizes()
 	for start := 0; start < len(fresh); {
 		end, size := start+1, 0
 		if d.RowBytes != nil {
 			size = d.RowBytes(fresh[start])
 		}
-		for end < len(fresh) && end-start < max(d.RowsPerInsert, 1) {
+		for end < len(fresh) && end-start < max(rowsPer, 1) {
 			if d.RowBytes != nil {
 				if size += d.RowBytes(fresh[end]); size > d.InsertBudget() {
 					break
@@ -160,14 +161,14 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 			return nil, err
 		}
 	}
-	if _, err := InChunks(tags, max(d.TagsPerInsert, 1), func(chunk []JobTag) ([]struct{}, error) {
+	if _, err := InChunks(tags, max(tagsPer, 1), func(chunk []JobTag) ([]struct{}, error) {
 		query, args := d.InsertTagsSQL(chunk)
 		_, err := q.ExecContext(ctx, query, args...)
 		return nil, err
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := InChunks(props, max(d.TagsPerInsert*2/3, 1), func(chunk []JobProp) ([]struct{}, error) {
+	if _, err := InChunks(props, max(tagsPer*2/3, 1), func(chunk []JobProp) ([]struct{}, error) {
 		query, args := d.InsertPropsSQL(chunk)
 		_, err := q.ExecContext(ctx, query, args...)
 		return nil, err

@@ -184,7 +184,7 @@ func (c Core[T]) InsertJobs(ctx context.Context, jobs []*spi.Job, _ spi.InsertOp
 func (c Core[T]) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
 	var res []spi.InsertResult
 	err := c.do("insert jobs", func() error {
-		tx, err := SQLTx(txAny, c.cfg.D.TxName)
+		tx, err := SQLTx(txAny, c.cfg.D.Name())
 		if err == nil {
 			res, err = c.insert(ctx, tx, jobs)
 		}

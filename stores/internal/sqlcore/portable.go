@@ -18,7 +18,7 @@ import (
 // Syntax is how a dialect writes the portable statements: those every SQL
 // database runs in the same words (reads and fenced writes by primary key or
 // IN list, the moves between states, the node, lease, state and property
-// rows, the multi-row inserts). WithSyntax fills the statements a dialect
+// rows, the multi-row inserts). Compile fills the statements a dialect
 // leaves nil with them, so that a fix or a new state is written once; a
 // dialect writes its own where its SQL differs (upserts, locking reads,
 // LIMIT forms, the claim's candidates) or where it has a faster form.
@@ -473,10 +473,18 @@ func traceContext(j *spi.Job) []byte {
 	return j.TraceContext
 }
 
-// WithSyntax returns d with every portable statement it leaves nil written
-// in syntax s.
-func WithSyntax[T any](s Syntax, d Dialect[T]) Dialect[T] {
-	d.Syntax = s
+// Compile returns the dialect of db: d, its own statements and facts,
+// with every portable statement it leaves nil written in db's syntax. It
+// panics when that syntax lacks its Mark or its JobColumns.
+func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
+	s := db.Syntax()
+	switch {
+	case s.Mark == nil:
+		panic(fmt.Sprintf("sqlcore: %s: Syntax().Mark is nil", db.Name()))
+	case s.JobColumns == "":
+		panic(fmt.Sprintf("sqlcore: %s: Syntax().JobColumns is empty", db.Name()))
+	}
+	d.Syntax, d.database = s, db
 	running := cmp.Or(s.Running, "'RUNNING'")
 	// With Wake, the writes that make jobs PENDING return their priorities.
 	returning := ""

@@ -274,11 +274,29 @@ func TestInChunks(t *testing.T) {
 	assert.ErrorContains(t, err, "down")
 }
 
+// textIDs is the least sqlcore.Database: "?" placeholders, job ids as
+// text, and statements that no test runs.
+type textIDs struct{}
+
+func (textIDs) Name() string { return "the test store" }
+func (textIDs) Syntax() sqlcore.Syntax {
+	return sqlcore.Syntax{Mark: func(int) string { return "?" }, ID: func(id uuid.UUID) any { return id.String() },
+		JobColumns: sqlcore.JobColumns(func(col string) string { return col + " IS NULL" }, "j.tags")}
+}
+func (textIDs) InsertSizes() (rows, tags int)       { return 100, 1000 }
+func (textIDs) ParseID(raw string) (uuid.UUID, error) { return uuid.Parse(raw) }
+func (textIDs) IDText(raw string) string            { return raw }
+func (textIDs) Tags(string) ([]string, error)       { return nil, nil }
+func (textIDs) Holders(context.Context, *sql.Tx, []string) (map[string]int64, error) {
+	return nil, errors.New("no resources here")
+}
+func (textIDs) PropertiesByPrefixSQL(uuid.UUID, string) (string, []any) { return "SELECT 1", nil }
+
 // BenchmarkPortableInsert builds the portable insert of 200 jobs: it is on
 // the path of every submission of the SQLite, MySQL, SQL Server and Oracle
 // stores.
 func BenchmarkPortableInsert(b *testing.B) {
-	d := sqlcore.WithSyntax(sqlcore.Syntax{Mark: func(int) string { return "?" }, ID: func(id uuid.UUID) any { return id.String() }}, sqlcore.Dialect[string]{})
+	d := sqlcore.Compile[string](textIDs{}, sqlcore.Dialect[string]{})
 	jobs := make([]*spi.Job, 200)
 	for i := range jobs {
 		jobs[i] = &spi.Job{ID: uuid.New(), TaskName: "noop", Payload: []byte("{}"), ScheduledAt: time.Now(), CreatedAt: time.Now(), MaxRetries: 3, Backoff: "exponential"}
