@@ -127,15 +127,15 @@ type Dialect[T any] struct {
 	// InsertBudget the most one statement may hold: a statement then takes
 	// fewer than the InsertSizes' rows when they would not fit (MySQL's
 	// max_allowed_packet).
-	RowBytes                     func(j *spi.Job) int
-	InsertBudget                 func() int
-	ExistingKeysSQL              func(keys []string) (string, []any)
-	InsertJobsSQL                func(jobs []*spi.Job) (string, []any, error)
-	InsertTagsSQL                func(tags []JobTag) (string, []any)
-	InsertPropsSQL               func(props []JobProp) (string, []any)
-	AfterInsert                  func(ctx context.Context, q DBTX, jobs []*spi.Job) error
-	ValidateJobs                 func(jobs []*spi.Job) error
-	InsertRetryable              func(error) bool
+	RowBytes        func(j *spi.Job) int
+	InsertBudget    func() int
+	ExistingKeysSQL func(keys []string) (string, []any)
+	InsertJobsSQL   func(jobs []*spi.Job) (string, []any, error)
+	InsertTagsSQL   func(tags []JobTag) (string, []any)
+	InsertPropsSQL  func(props []JobProp) (string, []any)
+	AfterInsert     func(ctx context.Context, q DBTX, jobs []*spi.Job) error
+	ValidateJobs    func(jobs []*spi.Job) error
+	InsertRetryable func(error) bool
 
 	// WriteCompletions applies in tx the completions of cs at positions
 	// pos (the first of each claim, see FirstOfEach), each only while its

@@ -283,10 +283,10 @@ func (textIDs) Syntax() sqlcore.Syntax {
 	return sqlcore.Syntax{Mark: func(int) string { return "?" }, ID: func(id uuid.UUID) any { return id.String() },
 		JobColumns: sqlcore.JobColumns(func(col string) string { return col + " IS NULL" }, "j.tags")}
 }
-func (textIDs) InsertSizes() (rows, tags int)       { return 100, 1000 }
+func (textIDs) InsertSizes() (rows, tags int)         { return 100, 1000 }
 func (textIDs) ParseID(raw string) (uuid.UUID, error) { return uuid.Parse(raw) }
-func (textIDs) IDText(raw string) string            { return raw }
-func (textIDs) Tags(string) ([]string, error)       { return nil, nil }
+func (textIDs) IDText(raw string) string              { return raw }
+func (textIDs) Tags(string) ([]string, error)         { return nil, nil }
 func (textIDs) Holders(context.Context, *sql.Tx, []string) (map[string]int64, error) {
 	return nil, errors.New("no resources here")
 }
