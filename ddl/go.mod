@@ -55,3 +55,5 @@ replace github.com/ratchet-go/ratchet/tck => ../tck
 replace github.com/ratchet-go/ratchet/tools => ../tools
 
 replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../tracing/ratchetotel
+
+replace github.com/ratchet-go/ratchet/internal/nodecore => ../internal/nodecore

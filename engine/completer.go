@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -133,7 +134,7 @@ func (c *completer) take() ([]pendingCompletion, []spi.LogAppend) {
 	var batch []pendingCompletion
 	if len(c.queue) > 0 {
 		// The first chunk holds at most a batch: NextBatch takes it whole.
-		batch, _ = NextBatch(c.queue[0], c.batch)
+		batch, _ = nodecore.NextBatch(c.queue[0], c.batch)
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		if len(c.queue) == 0 {

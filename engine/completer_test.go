@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -119,7 +120,7 @@ func TestCompleterAlone(t *testing.T) {
 // in order, however adds and takes interleave.
 func TestCompleterTakesBatchesInOrder(t *testing.T) {
 	c := newCompleter(completerDeps{batch: 3})
-	var model []pendingCompletion // the whole queue, as NextBatch sees it
+	var model []pendingCompletion // the whole queue, as nodecore.NextBatch sees it
 	add := func(n int) {
 		for range n {
 			p := pending(1)
@@ -130,7 +131,7 @@ func TestCompleterTakesBatchesInOrder(t *testing.T) {
 	take := func() {
 		t.Helper()
 		var want []pendingCompletion
-		want, model = NextBatch(model, 3)
+		want, model = nodecore.NextBatch(model, 3)
 		got, _ := c.take()
 		require.Len(t, got, len(want))
 		for i := range want {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
@@ -152,10 +153,15 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			&logSweeper{store: e.caps.Logs, sched: sched, retention: o.JobLogs.Retention, batch: o.Archive.BatchSize}))
 	}
 	if e.caps.Schedules != nil && !o.NoScheduler {
-		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: Recurring{
+		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: nodecore.Recurring{
 			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
 			NewID: e.client.NewJobID, Inserts: o.Client.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline(),
-			Events: e.publishEvent}})
+			Fired: func(schedule string, j *spi.Job, now time.Time) {
+				e.publishEvent(Event{Kind: EventScheduleFired, Name: schedule, JobID: j.ID, Task: j.TaskName, At: now})
+			},
+			Skipped: func(schedule string, n int64, now time.Time) {
+				e.publishEvent(Event{Kind: EventScheduleSkipped, Name: schedule, Skipped: n, At: now})
+			}}})
 	}
 	if e.caps.Workflows != nil {
 		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
@@ -264,7 +270,7 @@ func (e *Engine) wire() {
 		}}}
 	strategy := o.PollStrategy
 	if strategy == nil {
-		strategy = AdaptivePolling
+		strategy = nodecore.AdaptivePolling
 	}
 	e.poller = newPoller(pollerDeps{store: e.store, clock: o.clock, log: e.log,
 		// Only jobs of the registered tasks: in a fleet whose nodes run
@@ -272,7 +278,7 @@ func (e *Engine) wire() {
 		// others wait for a node that runs them.
 		params: spi.ClaimParams{NodeID: o.NodeID, BoostInterval: o.PriorityBoostInterval, // AgingDisabled is negative: no aging in the store
 			Tags: o.Tags, Tasks: e.taskNames},
-		policy: PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
+		policy: nodecore.PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
 		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
@@ -491,22 +497,22 @@ type stopStep struct {
 // stopOrder is the graceful stop: StopOrder's steps, each mapped to the
 // part that carries it out.
 func (e *Engine) stopOrder() []stopStep {
-	do := map[StopStep]func(ctx context.Context) error{
-		StopClaiming: func(context.Context) error { e.claiming.stop(); return nil },
-		DrainAndRelease: func(ctx context.Context) error {
+	do := map[nodecore.StopStep]func(ctx context.Context) error{
+		nodecore.StopClaiming: func(context.Context) error { e.claiming.stop(); return nil },
+		nodecore.DrainAndRelease: func(ctx context.Context) error {
 			_, err := e.executor.drain(ctx, e.opts.ShutdownTimeout)
 			return err
 		},
-		FlushCompletions: func(context.Context) error { return e.completer.stop() },
-		StopHeartbeats:   func(context.Context) error { e.beating.stop(); e.cancel(); return nil },
-		Deregister: func(ctx context.Context) error {
+		nodecore.FlushCompletions: func(context.Context) error { return e.completer.stop() },
+		nodecore.StopHeartbeats:   func(context.Context) error { e.beating.stop(); e.cancel(); return nil },
+		nodecore.Deregister: func(ctx context.Context) error {
 			if err := e.store.DeregisterNode(context.WithoutCancel(ctx), e.opts.NodeID); err != nil {
 				return fmt.Errorf("deregister node: %w", err)
 			}
 			return nil
 		},
 	}
-	order := StopOrder()
+	order := nodecore.StopOrder()
 	steps := make([]stopStep, len(order))
 	for i, s := range order {
 		steps[i] = stopStep{s.String(), do[s]}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/engine"
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
@@ -171,9 +172,9 @@ func TestDecideRetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.policy
 			if p == nil {
-				p = engine.DefaultRetryPolicy{}
+				p = nodecore.DefaultRetryPolicy{}
 			}
-			d := engine.DecideRetry(tc.job, tc.err, p, t0)
+			d := nodecore.DecideRetry(tc.job, tc.err, p, t0)
 			assert.Equal(t, tc.retry, d.Retry)
 			assert.Equal(t, tc.attempt, d.Attempt)
 			if tc.retry {

@@ -150,22 +150,6 @@ func Example_properties() {
 	// jobs of acme: 1
 }
 
-// The poller's decision is a pure function: here, a pool of 16 slots with 2
-// free waits for a quarter of a batch to free up before it claims.
-func ExamplePollPolicy_Next() {
-	p := engine.PollPolicy{Slots: 16, Batch: 16, Gather: 50 * time.Millisecond, HeartbeatInterval: 10 * time.Second}
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	d := p.Next(engine.PollState{Free: 2, Now: now, LastBeat: now.Add(-time.Second)})
-	fmt.Println(d.Action == engine.PollGather, d.Wait)
-	d = p.Next(engine.PollState{Free: 2, Now: now.Add(50 * time.Millisecond), GatherStart: now, LastBeat: now.Add(-time.Second)})
-	fmt.Println(d.Action == engine.PollClaim, d.Limit)
-	fmt.Println(engine.StopOrder())
-	// Output:
-	// true 50ms
-	// true 2
-	// [stop claiming drain and release flush completions stop heartbeats deregister]
-}
-
 // A recurring schedule fires exactly once per slot, on every node that
 // runs the scheduler; its row in the store survives restarts.
 func Example_recurring() {

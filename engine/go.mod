@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
+	github.com/ratchet-go/ratchet/internal/nodecore v0.0.0-00010101000000-000000000000
 	github.com/ratchet-go/ratchet/internal/stored v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/stretchr/testify v1.12.1
@@ -82,3 +83,5 @@ replace github.com/ratchet-go/ratchet/stores/sqlserver => ../stores/sqlserver
 replace github.com/ratchet-go/ratchet/tools => ../tools
 
 replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../tracing/ratchetotel
+
+replace github.com/ratchet-go/ratchet/internal/nodecore => ../internal/nodecore

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -16,17 +17,21 @@ import (
 // Defaults of Options.
 const (
 	DefaultConcurrency           = 100
-	DefaultMaxClaimBatch         = 1000
-	DefaultMinPollInterval       = 10 * time.Millisecond
 	DefaultPollInterval          = time.Second
-	DefaultCompletionBatch       = 200
-	DefaultCompletionConcurrency = 2
 	DefaultShutdownTimeout       = 30 * time.Second
 	DefaultPriorityBoostInterval = 15 * time.Minute
 	DefaultHeartbeatInterval     = 10 * time.Second
 	DefaultOrphanGrace           = 60 * time.Second
 	DefaultOrphanScanInterval    = 300 * time.Second
 	DefaultMaxCrashRedeliveries  = 3
+)
+
+// Defaults of the tuning options, which their fields' documentation states.
+const (
+	maxClaimBatch                = 1000
+	defaultMinPollInterval       = 10 * time.Millisecond
+	defaultCompletionBatch       = 200
+	defaultCompletionConcurrency = 2
 )
 
 // Named values for the options whose zero selects a default, where the spec's
@@ -273,15 +278,15 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	def(&o.Concurrency, DefaultConcurrency)
-	def(&o.ClaimBatchSize, min(o.Concurrency, DefaultMaxClaimBatch))
-	def(&o.CompletionBatchSize, DefaultCompletionBatch)
-	def(&o.CompletionConcurrency, DefaultCompletionConcurrency)
+	def(&o.ClaimBatchSize, min(o.Concurrency, maxClaimBatch))
+	def(&o.CompletionBatchSize, defaultCompletionBatch)
+	def(&o.CompletionConcurrency, defaultCompletionConcurrency)
 	def(&o.Client.MaxPayloadBytes, ratchet.DefaultMaxPayloadBytes)
 	def(&o.MaxCrashRedeliveries, DefaultMaxCrashRedeliveries)
 	if o.MaxCrashRedeliveries < 0 {
 		o.MaxCrashRedeliveries = FailOnFirstCrash
 	}
-	defd(&o.MinPollInterval, DefaultMinPollInterval)
+	defd(&o.MinPollInterval, defaultMinPollInterval)
 	defd(&o.GatherTimeout, o.MinPollInterval)
 	defd(&o.PollInterval, DefaultPollInterval)
 	defd(&o.ShutdownTimeout, DefaultShutdownTimeout)
@@ -320,7 +325,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: MinPollInterval %s exceeds PollInterval %s", ratchet.ErrInvalidArgument, o.MinPollInterval, o.PollInterval)
 	}
 	if o.RetryPolicy == nil {
-		o.RetryPolicy = DefaultRetryPolicy{}
+		o.RetryPolicy = nodecore.DefaultRetryPolicy{}
 	}
 	if o.Client.Serializer == nil {
 		o.Client.Serializer = ratchet.JSONSerializer{}

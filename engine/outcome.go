@@ -6,6 +6,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -28,9 +29,9 @@ type outcomes struct {
 
 func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion {
 	now := o.clock.Now().UTC().Truncate(time.Microsecond)
-	c := CompletionOf(j, err, o.policy, o.sanitizer, now)
+	c := nodecore.CompletionOf(j, err, o.policy, o.sanitizer, now)
 	if f := o.jitter[j.TaskName]; f > 0 && c.Outcome == spi.OutcomeRetry {
-		c = Jittered(c, now, f, o.draw())
+		c = nodecore.Jittered(c, now, f, o.draw())
 	}
 	switch c.Outcome {
 	case spi.OutcomeSucceeded:

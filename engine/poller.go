@@ -9,48 +9,10 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
-
-// AdaptivePolling is the default poll strategy: after a claim that filled
-// what it asked for it claims again at once; after a partial claim it waits
-// MinInterval; after an empty one it waits, starting at MinInterval and
-// doubling with each empty claim up to MaxInterval; after a failed claim it
-// backs off for MaxInterval.
-//
-// When the poller is notified of new work wherever it is submitted
-// (PollConfig.Notified), a partial claim waits as an empty one does:
-// doubling up to MaxInterval. Without that, a node at a steady rate would
-// claim again MinInterval after each submission's claim, mostly finding
-// nothing (on MariaDB at 1,000 jobs/s, about 40 % of its claims, and
-// about 15 % of the database's CPU); jobs that become due by time (delayed
-// jobs, retries) then start within MaxInterval, as on an idle node.
-func AdaptivePolling(c spi.PollConfig) spi.PollDelayStrategy {
-	return &adaptivePoll{cfg: c, delay: c.MinInterval}
-}
-
-type adaptivePoll struct {
-	cfg   spi.PollConfig
-	delay time.Duration // the wait after the next empty claim
-}
-
-func (a *adaptivePoll) Next(r spi.PollResult) time.Duration {
-	switch {
-	case r.Err != nil:
-		a.delay = a.cfg.MaxInterval
-		return a.delay
-	case r.Claimed > 0 && r.Claimed >= r.Asked:
-		a.delay = a.cfg.MinInterval
-		return 0 // there may be more due work
-	case r.Claimed > 0 && !a.cfg.Notified:
-		a.delay = a.cfg.MinInterval
-		return a.delay
-	}
-	d := a.delay
-	a.delay = min(a.delay*2, a.cfg.MaxInterval)
-	return d
-}
 
 // jobClaimer is what the poller needs of the store.
 type jobClaimer interface {
@@ -66,7 +28,7 @@ type pollerDeps struct {
 	// the poller sets Limit and Now.
 	params spi.ClaimParams
 	// policy decides each step: idle, gather, refresh the beat, claim.
-	policy PollPolicy
+	policy nodecore.PollPolicy
 	// strategy decides the waits between claims.
 	strategy spi.PollDelayStrategy
 	// free returns the free slots; dispatch starts a claimed job.
@@ -198,14 +160,14 @@ func (p *poller) run(ctx context.Context) {
 	defer fl.claims.Wait()
 	for ctx.Err() == nil {
 		now := p.clock.Now()
-		d := p.policy.Next(PollState{Free: p.free() - fl.reserved, Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
+		d := p.policy.Next(nodecore.PollState{Free: p.free() - fl.reserved, Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
 		switch d.Action {
-		case PollIdle:
+		case nodecore.PollIdle:
 			endGather()
 			if !p.wait(ctx, 0, &fl, true) {
 				return
 			}
-		case PollGather:
+		case nodecore.PollGather:
 			if gather == nil {
 				gatherStart, gather = now, p.clock.NewTimer(d.Wait)
 			}
@@ -220,7 +182,7 @@ func (p *poller) run(ctx context.Context) {
 					return
 				}
 			}
-		case PollBeat:
+		case nodecore.PollBeat:
 			if p.beat(ctx) {
 				continue
 			}
@@ -228,7 +190,7 @@ func (p *poller) run(ctx context.Context) {
 			if !p.wait(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat}), &fl, false) {
 				return
 			}
-		case PollClaim:
+		case nodecore.PollClaim:
 			endGather()
 			if p.claimers <= 1 {
 				if !p.claim(ctx, d.Limit) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -82,7 +83,7 @@ func TestPollerClaimsConcurrently(t *testing.T) {
 	running := 0 // jobs dispatched and not finished, unless the test finishes them
 	p := newPoller(pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
 		params:   spi.ClaimParams{Tasks: []string{"t"}},
-		policy:   PollPolicy{Slots: 10, Batch: 4},
+		policy:   nodecore.PollPolicy{Slots: 10, Batch: 4},
 		strategy: claimAgain{},
 		free:     func() int { mu.Lock(); defer mu.Unlock(); return 10 - running },
 		dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock() },
@@ -177,7 +178,7 @@ func TestFreedSlotWakesOnlyForSlots(t *testing.T) {
 			dispatched := make(chan struct{}, 8)
 			d := pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
 				params:   spi.ClaimParams{Tasks: []string{"t"}},
-				policy:   PollPolicy{Slots: 4, Batch: 4},
+				policy:   nodecore.PollPolicy{Slots: 4, Batch: 4},
 				strategy: waitLong{},
 				free:     func() int { mu.Lock(); defer mu.Unlock(); return 4 - running },
 				dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock(); dispatched <- struct{}{} },

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/internal/stored"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
@@ -42,29 +43,29 @@ func TestPlanFire(t *testing.T) {
 		d    ratchet.ScheduleDefinition
 		now  time.Time
 		busy bool
-		want FirePlan
+		want nodecore.FirePlan
 	}{
-		{"on time", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), t0.Add(time.Second), false, FirePlan{Slots: slots(0), Next: min(5)}},
-		{"not due", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), t0.Add(-time.Second), false, FirePlan{Next: min(0)}},
+		{"on time", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), t0.Add(time.Second), false, nodecore.FirePlan{Slots: slots(0), Next: min(5)}},
+		{"not due", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), t0.Add(-time.Second), false, nodecore.FirePlan{Next: min(0)}},
 		{"misfires skipped", def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), late, false,
-			FirePlan{Slots: slots(60), Skipped: 12, SkippedFrom: min(0), SkippedTo: min(55), Next: min(65)}},
+			nodecore.FirePlan{Slots: slots(60), Skipped: 12, SkippedFrom: min(0), SkippedTo: min(55), Next: min(65)}},
 		{"misfires fired once", def(ratchet.MisfireFireOnce, 0, ratchet.OverlapAllow), late, false,
-			FirePlan{Slots: slots(55, 60), Skipped: 11, SkippedFrom: min(0), SkippedTo: min(50), Next: min(65)}},
+			nodecore.FirePlan{Slots: slots(55, 60), Skipped: 11, SkippedFrom: min(0), SkippedTo: min(50), Next: min(65)}},
 		{"misfires caught up", def(ratchet.MisfireCatchUp, 3, ratchet.OverlapAllow), late, false,
-			FirePlan{Slots: slots(45, 50, 55, 60), Skipped: 9, SkippedFrom: min(0), SkippedTo: min(40), Next: min(65)}},
+			nodecore.FirePlan{Slots: slots(45, 50, 55, 60), Skipped: 9, SkippedFrom: min(0), SkippedTo: min(40), Next: min(65)}},
 		{"catch-up beyond the backlog", def(ratchet.MisfireCatchUp, 50, ratchet.OverlapAllow), late, false,
-			FirePlan{Slots: slots(0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60), Next: min(65)}},
+			nodecore.FirePlan{Slots: slots(0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60), Next: min(65)}},
 		{"overlap while busy", def(ratchet.MisfireSkip, 0, ratchet.OverlapSkip), t0.Add(time.Second), true,
-			FirePlan{Skipped: 1, SkippedFrom: min(0), SkippedTo: min(0), Next: min(5)}},
+			nodecore.FirePlan{Skipped: 1, SkippedFrom: min(0), SkippedTo: min(0), Next: min(5)}},
 		{"overlap fires the latest only", def(ratchet.MisfireFireOnce, 0, ratchet.OverlapSkip), late, false,
-			FirePlan{Slots: slots(60), Skipped: 12, SkippedFrom: min(0), SkippedTo: min(55), Next: min(65)}},
+			nodecore.FirePlan{Slots: slots(60), Skipped: 12, SkippedFrom: min(0), SkippedTo: min(55), Next: min(65)}},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, PlanFire(c.d, every5, t0, c.now, time.Minute, c.busy), c.name)
+		assert.Equal(t, c.want, nodecore.PlanFire(c.d, every5, t0, c.now, time.Minute, c.busy), c.name)
 	}
 	everySecond, err := cronexpr.Parse("@every 1s", "")
 	require.NoError(t, err)
-	p := PlanFire(def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), everySecond, t0, t0.Add(30*24*time.Hour), time.Minute, false)
+	p := nodecore.PlanFire(def(ratchet.MisfireSkip, 0, ratchet.OverlapAllow), everySecond, t0, t0.Add(30*24*time.Hour), time.Minute, false)
 	assert.Equal(t, t0.Add(30*24*time.Hour+time.Second), p.Next, "a long outage is skipped in one pass")
 	assert.Len(t, p.Slots, 61, "the last minute's slots are on time")
 	assert.Positive(t, p.Skipped)
@@ -76,7 +77,7 @@ func schedulerHost(t *testing.T, store *memory.Store, clock clockwork.Clock, nod
 	c, err := ratchet.NewClient(store, ratchet.ClientOptions{Clock: clock})
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := &scheduler{interval: time.Minute, deps: Recurring{Store: store, Jobs: store, Threshold: DefaultMisfireThreshold,
+	s := &scheduler{interval: time.Minute, deps: nodecore.Recurring{Store: store, Jobs: store, Threshold: DefaultMisfireThreshold,
 		NewID: c.NewJobID, Logger: log}}
 	return s, ServiceHost{NodeID: node, Store: store, Client: c, Clock: clock, Logger: log}, c
 }
@@ -123,7 +124,7 @@ func TestRecurringDayAcrossThreeNodes(t *testing.T) {
 			wg.Add(1)
 			go func() { // the nodes' passes race
 				defer wg.Done()
-				assert.NoError(t, RecurringPass(ctx, n.s.deps, n.h.Clock.Now()), "minute %d", minute)
+				assert.NoError(t, nodecore.RecurringPass(ctx, n.s.deps, n.h.Clock.Now()), "minute %d", minute)
 			}()
 		}
 		wg.Wait()
@@ -175,7 +176,7 @@ func TestRecurringMisfireAfterRestart(t *testing.T) {
 			h ServiceHost
 		}{{a, ha}, {b, hb}} {
 			wg.Add(1)
-			go func() { defer wg.Done(); assert.NoError(t, RecurringPass(ctx, n.s.deps, n.h.Clock.Now())) }()
+			go func() { defer wg.Done(); assert.NoError(t, nodecore.RecurringPass(ctx, n.s.deps, n.h.Clock.Now())) }()
 		}
 		wg.Wait()
 		n, err := store.CountJobs(ctx, spi.ListParams{}, 100)
@@ -208,7 +209,7 @@ func TestRecurringOverlapSkip(t *testing.T) {
 	require.NoError(t, err)
 	for range 3 {
 		clock.Advance(time.Minute)
-		require.NoError(t, RecurringPass(ctx, s.deps, h.Clock.Now()))
+		require.NoError(t, nodecore.RecurringPass(ctx, s.deps, h.Clock.Now()))
 	}
 	n, err := store.CountJobs(ctx, spi.ListParams{}, 100)
 	require.NoError(t, err)

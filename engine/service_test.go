@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/engine"
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
@@ -128,7 +129,7 @@ func (noLeases) Capabilities() spi.Capabilities { return spi.Capabilities{} }
 
 // TestAdaptivePolling checks the default poll strategy's waits.
 func TestAdaptivePolling(t *testing.T) {
-	s := engine.AdaptivePolling(spi.PollConfig{MinInterval: 10 * time.Millisecond, MaxInterval: 70 * time.Millisecond})
+	s := nodecore.AdaptivePolling(spi.PollConfig{MinInterval: 10 * time.Millisecond, MaxInterval: 70 * time.Millisecond})
 	next := func(asked, claimed int, err error) time.Duration {
 		return s.Next(spi.PollResult{Asked: asked, Claimed: claimed, Err: err})
 	}
@@ -144,7 +145,7 @@ func TestAdaptivePolling(t *testing.T) {
 	assert.Equal(t, 10*time.Millisecond, next(5, 2, nil), "each time")
 
 	// Notified of new work, a partial claim waits as an empty one.
-	s = engine.AdaptivePolling(spi.PollConfig{MinInterval: 10 * time.Millisecond, MaxInterval: 70 * time.Millisecond, Notified: true})
+	s = nodecore.AdaptivePolling(spi.PollConfig{MinInterval: 10 * time.Millisecond, MaxInterval: 70 * time.Millisecond, Notified: true})
 	assert.Equal(t, 10*time.Millisecond, next(5, 2, nil), "notified: a first partial claim waits the shortest")
 	assert.Equal(t, 20*time.Millisecond, next(5, 2, nil), "notified: doubles")
 	assert.Equal(t, 40*time.Millisecond, next(5, 0, nil))

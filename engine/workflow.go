@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -63,23 +64,9 @@ func (o outcomes) gate(ctx context.Context, g workflowGate, jc *ratchet.JobConte
 		}
 		decision, reason = spi.DecideSkip, why
 	}
-	c := GateCompletion(j, decision, reason, o.clock.Now().UTC().Truncate(time.Microsecond))
+	c := nodecore.GateCompletion(j, decision, reason, o.clock.Now().UTC().Truncate(time.Microsecond))
 	jc.Logger.Info("job not run: "+reason, "status", string(c.Outcome.Status()))
 	return pendingCompletion{c: c, job: j}, true
-}
-
-// GateCompletion is the owner write of a released workflow job j (claimed
-// under j.ClaimSeq) that its dependencies or a condition decided not to
-// run (decision DecideSkip or DecideCancel, from spi.Decide): SKIPPED or
-// CANCELLED at now, with reason as its last error, releasing its own
-// dependents in the same write.
-func GateCompletion(j *spi.Job, decision spi.Decision, reason string, now time.Time) spi.Completion {
-	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeCancelled,
-		FinishedAt: now, LastError: reason, HasDependents: j.Dependents > 0}
-	if decision == spi.DecideSkip {
-		c.Outcome = spi.OutcomeSkipped
-	}
-	return c
 }
 
 // evaluate runs the conditions of ds, in order: ok when every one holds,

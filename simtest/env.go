@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 
 	"github.com/google/uuid"
@@ -604,10 +605,10 @@ func (e *Env) fireSchedules() bool {
 		threshold = engine.DefaultMisfireThreshold
 	}
 	fired := false
-	d := engine.Recurring{Store: ss, Jobs: e.inner, Threshold: threshold, NewID: e.client.NewJobID,
+	d := nodecore.Recurring{Store: ss, Jobs: e.inner, Threshold: threshold, NewID: e.client.NewJobID,
 		Inserts: e.opts.Engine.Client.InsertMiddleware, Logger: e.opts.Engine.Client.Logger,
 		Woke: func(p ratchet.Priority) { fired = true; e.NotifyNewWork(p) }}
-	if err := engine.RecurringPass(context.Background(), d, e.Now()); err != nil {
+	if err := nodecore.RecurringPass(context.Background(), d, e.Now()); err != nil {
 		e.t.Fatalf("simtest: recurring schedules: %v", err)
 	}
 	if fired { // new work: the engine's last empty claim no longer holds

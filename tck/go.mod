@@ -63,3 +63,5 @@ replace github.com/ratchet-go/ratchet/stores/sqlserver => ../stores/sqlserver
 replace github.com/ratchet-go/ratchet/tools => ../tools
 
 replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../tracing/ratchetotel
+
+replace github.com/ratchet-go/ratchet/internal/nodecore => ../internal/nodecore

@@ -83,6 +83,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/internal/nodecore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
@@ -191,3 +192,5 @@ replace github.com/ratchet-go/ratchet/internal/jobjson => ../internal/jobjson
 replace github.com/ratchet-go/ratchet/compare/river => ../compare/river
 
 replace github.com/ratchet-go/ratchet/stores/mongodb/ferrettest => ../stores/mongodb/ferrettest
+
+replace github.com/ratchet-go/ratchet/internal/nodecore => ../internal/nodecore

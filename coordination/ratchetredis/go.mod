@@ -29,6 +29,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
+	github.com/ratchet-go/ratchet/internal/nodecore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
@@ -81,3 +82,5 @@ replace github.com/ratchet-go/ratchet/stores/sqlserver => ../../stores/sqlserver
 replace github.com/ratchet-go/ratchet/tools => ../../tools
 
 replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../../tracing/ratchetotel
+
+replace github.com/ratchet-go/ratchet/internal/nodecore => ../../internal/nodecore

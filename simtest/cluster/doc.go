@@ -3,20 +3,20 @@
 // stepped one action at a time by a seeded, single-goroutine discrete-event
 // loop. The nodes do not imitate the engine: they step the engine's own
 // decision code, the functions its poller, executor, completer and Stop
-// call. Each poll is engine.PollPolicy.Next (wait for a free slot, gather
+// call. Each poll is nodecore.PollPolicy.Next (wait for a free slot, gather
 // more, refresh a stale heartbeat, or claim at most the free slots and a
-// batch, with the node's tag filter) and waits as engine.AdaptivePolling
+// batch, with the node's tag filter) and waits as nodecore.AdaptivePolling
 // says; an execution (outcome drawn from the seed) ends with
-// engine.CompletionOf (the fence, engine.DecideRetry); completions go out
-// in engine.NextBatch's batches; a graceful stop runs engine.StopOrder step
+// nodecore.CompletionOf (the fence, nodecore.DecideRetry); completions go out
+// in nodecore.NextBatch's batches; a graceful stop runs nodecore.StopOrder step
 // by step; and, when the seed registers a recurring schedule (one seed in
-// two), every node runs engine.RecurringPass each simulated second, while
+// two), every node runs nodecore.RecurringPass each simulated second, while
 // the model checks that no slot gets a second job and, at the end, that
 // every slot was fired once or counted skipped by its policy. On a store
 // that keeps workflows, about one arrival in five is a small workflow
 // (chains, joins, "run anyway" edges, OnSuccess and OnFailure callbacks):
 // a node dispatches a released step with spi.Decide and
-// engine.GateCompletion, as the engine's gate does, and the model checks
+// nodecore.GateCompletion, as the engine's gate does, and the model checks
 // that no step starts before its parents finished in states it allows
 // (workflow-order), that a step is BLOCKED exactly while a parent has not
 // finished and the store records the states they finished in

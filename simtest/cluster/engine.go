@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ratchet-go/ratchet/engine"
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -18,11 +18,11 @@ import (
 // simulator catches a broken engine, one of them with a planted bug
 // (Scenario.EngineBug).
 type engineCode struct {
-	poll       func(engine.PollPolicy, engine.PollState) engine.PollDecision
-	stopOrder  func() []engine.StopStep
+	poll       func(nodecore.PollPolicy, nodecore.PollState) nodecore.PollDecision
+	stopOrder  func() []nodecore.StopStep
 	completion func(*spi.Job, error, spi.RetryPolicy, spi.ErrorSanitizer, time.Time) spi.Completion
 	batch      func([]pendingWrite, int) (batch, rest []pendingWrite)
-	plan       func(ratchet.ScheduleDefinition, *cronexpr.Schedule, time.Time, time.Time, time.Duration, bool) engine.FirePlan
+	plan       func(ratchet.ScheduleDefinition, *cronexpr.Schedule, time.Time, time.Time, time.Duration, bool) nodecore.FirePlan
 	// decide and gateCompletion are the dispatch of a released workflow
 	// job: run it, or write it SKIPPED or CANCELLED.
 	decide         func([]spi.Dependency) (spi.Decision, string)
@@ -30,8 +30,8 @@ type engineCode struct {
 }
 
 func ownEngine() engineCode {
-	return engineCode{poll: engine.PollPolicy.Next, stopOrder: engine.StopOrder, completion: engine.CompletionOf,
-		batch: engine.NextBatch[pendingWrite], plan: engine.PlanFire, decide: spi.Decide, gateCompletion: engine.GateCompletion}
+	return engineCode{poll: nodecore.PollPolicy.Next, stopOrder: nodecore.StopOrder, completion: nodecore.CompletionOf,
+		batch: nodecore.NextBatch[pendingWrite], plan: nodecore.PlanFire, decide: spi.Decide, gateCompletion: nodecore.GateCompletion}
 }
 
 // engineBugs are the planted engine bugs, each a one-line change of one of
@@ -44,7 +44,7 @@ var engineBugs = map[string]struct {
 	// peers recover the jobs it just claimed.
 	"skip-fresh-beat": {invFreshClaim, func(c *engineCode) {
 		own := c.poll
-		c.poll = func(p engine.PollPolicy, s engine.PollState) engine.PollDecision {
+		c.poll = func(p nodecore.PollPolicy, s nodecore.PollState) nodecore.PollDecision {
 			p.HeartbeatInterval = 0
 			return own(p, s)
 		}
@@ -52,9 +52,9 @@ var engineBugs = map[string]struct {
 	// The poller asks for one job more than it has free slots.
 	"claim-past-free-slots": {invSlots, func(c *engineCode) {
 		own := c.poll
-		c.poll = func(p engine.PollPolicy, s engine.PollState) engine.PollDecision {
+		c.poll = func(p nodecore.PollPolicy, s nodecore.PollState) nodecore.PollDecision {
 			d := own(p, s)
-			if d.Action == engine.PollClaim {
+			if d.Action == nodecore.PollClaim {
 				d.Limit++
 			}
 			return d
@@ -63,8 +63,8 @@ var engineBugs = map[string]struct {
 	// The graceful stop ends the heartbeats before it drains: a drain
 	// longer than the grace has its jobs recovered and charged.
 	"heartbeats-before-drain": {invRelease, func(c *engineCode) {
-		c.stopOrder = func() []engine.StopStep {
-			return []engine.StopStep{engine.StopClaiming, engine.StopHeartbeats, engine.DrainAndRelease, engine.FlushCompletions, engine.Deregister}
+		c.stopOrder = func() []nodecore.StopStep {
+			return []nodecore.StopStep{nodecore.StopClaiming, nodecore.StopHeartbeats, nodecore.DrainAndRelease, nodecore.FlushCompletions, nodecore.Deregister}
 		}
 	}},
 	// The retry decision compares with < where it means <=: every job gets
@@ -91,7 +91,7 @@ var engineBugs = map[string]struct {
 	// are missed silently.
 	"misfire-uncounted": {invRecurring, func(c *engineCode) {
 		own := c.plan
-		c.plan = func(d ratchet.ScheduleDefinition, s *cronexpr.Schedule, next, now time.Time, th time.Duration, busy bool) engine.FirePlan {
+		c.plan = func(d ratchet.ScheduleDefinition, s *cronexpr.Schedule, next, now time.Time, th time.Duration, busy bool) nodecore.FirePlan {
 			p := own(d, s, next, now, th, busy)
 			p.Skipped = 0
 			return p

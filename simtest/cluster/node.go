@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 
-	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -50,8 +50,8 @@ type node struct {
 	state nodeState
 	slots int
 
-	policy engine.PollPolicy // slots, claim batch, gather timeout, heartbeat interval
-	batch  int               // the completer's batch size
+	policy nodecore.PollPolicy // slots, claim batch, gather timeout, heartbeat interval
+	batch  int                 // the completer's batch size
 
 	stallUntil    time.Time     // non-zero while frozen
 	beatFailUntil time.Time     // heartbeat writes fail until then (an outage)
@@ -71,7 +71,7 @@ type node struct {
 	gatherStart       time.Time
 	lastBeat          time.Time
 	claiming, beating bool
-	stopSteps         []engine.StopStep
+	stopSteps         []nodecore.StopStep
 	stopAt            int
 	draining          bool
 	drainTimeout      time.Duration
@@ -195,7 +195,7 @@ func (w *world) startNode(n *node) error {
 	n.pending = nil
 	n.flushQueued, n.restartQueued = false, false
 	n.beatFailUntil = time.Time{} // a new process, a new connection
-	n.strategy = engine.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})
+	n.strategy = nodecore.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})
 	n.gatherStart = time.Time{}
 	n.claiming, n.beating = true, true
 	n.stopSteps, n.stopAt, n.draining = nil, 0, false
@@ -274,19 +274,19 @@ func (w *world) poll(n *node) error {
 		return nil
 	}
 	now := w.now()
-	d := w.code.poll(n.policy, engine.PollState{Free: n.slots - len(n.execs), Now: now, GatherStart: n.gatherStart, LastBeat: n.lastBeat})
+	d := w.code.poll(n.policy, nodecore.PollState{Free: n.slots - len(n.execs), Now: now, GatherStart: n.gatherStart, LastBeat: n.lastBeat})
 	switch d.Action {
-	case engine.PollIdle:
+	case nodecore.PollIdle:
 		n.gatherStart = time.Time{}
 		return nil // a finishing body wakes the poller
-	case engine.PollGather:
+	case nodecore.PollGather:
 		if n.gatherStart.IsZero() {
 			n.gatherStart = now
 			w.tracef(nil, []*node{n}, "%s waits up to %s for more free slots (%d of %d free)", n.id, d.Wait, n.slots-len(n.execs), n.slots)
 		}
 		w.queuePoll(n, d.Wait)
 		return nil
-	case engine.PollBeat:
+	case nodecore.PollBeat:
 		ok, err := w.beat(n, " before claiming")
 		if err != nil {
 			return err
@@ -668,9 +668,9 @@ func (w *world) stop(n *node) error {
 func (w *world) advanceStop(n *node) error {
 	for ; n.stopAt < len(n.stopSteps); n.stopAt++ {
 		switch n.stopSteps[n.stopAt] {
-		case engine.StopClaiming:
+		case nodecore.StopClaiming:
 			n.claiming = false
-		case engine.DrainAndRelease:
+		case nodecore.DrainAndRelease:
 			if len(n.execs) > 0 {
 				if !n.draining {
 					n.draining = true
@@ -678,13 +678,13 @@ func (w *world) advanceStop(n *node) error {
 				}
 				return nil // freed or drainLimit goes on
 			}
-		case engine.FlushCompletions:
+		case nodecore.FlushCompletions:
 			if err := w.flush(n); err != nil || w.failure != nil {
 				return err
 			}
-		case engine.StopHeartbeats:
+		case nodecore.StopHeartbeats:
 			n.beating = false
-		case engine.Deregister:
+		case nodecore.Deregister:
 			if err := w.store.DeregisterNode(w.ctx, n.id); err != nil {
 				return w.storeErr("DeregisterNode", err)
 			}

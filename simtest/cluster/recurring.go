@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 
-	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -106,9 +106,9 @@ func (w *world) recurringPass(n *node) error {
 	if w.rec == nil || n.state != nodeUp || !n.claiming {
 		return nil // the stop's first step ended the services
 	}
-	d := engine.Recurring{Store: recCapture{ScheduleStore: spi.CapabilitiesOf(w.store).Schedules, w: w, n: n}, Jobs: w.store,
+	d := nodecore.Recurring{Store: recCapture{ScheduleStore: spi.CapabilitiesOf(w.store).Schedules, w: w, n: n}, Jobs: w.store,
 		Threshold: recurringThreshold, NewID: w.newID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Plan: w.code.plan}
-	if err := engine.RecurringPass(w.ctx, d, w.now()); err != nil {
+	if err := nodecore.RecurringPass(w.ctx, d, w.now()); err != nil {
 		return w.storeErr("DueSchedules", err)
 	}
 	if err := w.rec.err; err != nil {

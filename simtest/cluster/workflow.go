@@ -28,7 +28,7 @@ import (
 //
 // A node dispatches a claimed workflow job as the engine does: it reads the
 // job's dependencies and asks spi.Decide (the engine's one rule) whether it
-// runs; when not, it writes engine.GateCompletion (SKIPPED or CANCELLED)
+// runs; when not, it writes nodecore.GateCompletion (SKIPPED or CANCELLED)
 // instead of running a body. Conditions are not modelled: they are the
 // engine's to evaluate after spi.Decide says run, and are tested there.
 //

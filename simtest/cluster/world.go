@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 
 	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
 
-	"github.com/ratchet-go/ratchet/engine"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
@@ -218,7 +218,7 @@ func (w *world) configure() {
 	if w.policy == nil {
 		switch r := w.rng.IntN(10); {
 		case r < 8:
-			w.policy, w.report.RetryPolicy = engine.DefaultRetryPolicy{}, "default"
+			w.policy, w.report.RetryPolicy = nodecore.DefaultRetryPolicy{}, "default"
 		case r == 8:
 			k := 1 + w.rng.IntN(3)
 			w.policy, w.report.RetryPolicy = refusePolicy{from: k}, fmt.Sprintf("refuse-from-attempt-%d", k)
@@ -240,7 +240,7 @@ func (w *world) configure() {
 			gather = w.randDur(10*time.Millisecond, 200*time.Millisecond)
 		}
 		nd := &node{idx: i, id: fmt.Sprintf("n%d", i+1), slots: slots, execs: map[spi.ClaimRef]*exec{},
-			policy: engine.PollPolicy{Slots: slots, Batch: 1 + w.rng.IntN(slots), Gather: gather, HeartbeatInterval: sc.HeartbeatInterval},
+			policy: nodecore.PollPolicy{Slots: slots, Batch: 1 + w.rng.IntN(slots), Gather: gather, HeartbeatInterval: sc.HeartbeatInterval},
 			batch:  1 + w.rng.IntN(8)}
 		if i > 0 && !sc.NoTags {
 			nd.tags = tagFilters[w.rng.IntN(len(tagFilters))]

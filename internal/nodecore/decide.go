@@ -1,17 +1,10 @@
-package engine
+package nodecore
 
 import (
 	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
-
-// The engine's decisions as pure functions of their inputs: when to claim
-// and how much, the order of a graceful stop, the owner write that ends an
-// execution, and how completions are batched. The engine's parts call
-// them; the cluster simulator (simtest/cluster) steps the same functions
-// on its own event loop, so what it checks is the engine's own code rather
-// than a model of it.
 
 // PollPolicy decides the poller's next step. The engine builds it from its
 // Options; its zero value claims one job at a time, never gathers and
@@ -150,6 +143,20 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		c.Outcome, c.RetryAt = spi.OutcomeRetry, d.RetryAt
 	} else {
 		c.Outcome = spi.OutcomeFailed
+	}
+	return c
+}
+
+// GateCompletion is the owner write of a released workflow job j (claimed
+// under j.ClaimSeq) that its dependencies or a condition decided not to
+// run (decision DecideSkip or DecideCancel, from spi.Decide): SKIPPED or
+// CANCELLED at now, with reason as its last error, releasing its own
+// dependents in the same write.
+func GateCompletion(j *spi.Job, decision spi.Decision, reason string, now time.Time) spi.Completion {
+	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: spi.OutcomeCancelled,
+		FinishedAt: now, LastError: reason, HasDependents: j.Dependents > 0}
+	if decision == spi.DecideSkip {
+		c.Outcome = spi.OutcomeSkipped
 	}
 	return c
 }

@@ -1,4 +1,4 @@
-package engine
+package nodecore
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -41,11 +40,9 @@ func TestPollPolicyNext(t *testing.T) {
 
 func TestStopOrder(t *testing.T) {
 	assert.Equal(t, []StopStep{StopClaiming, DrainAndRelease, FlushCompletions, StopHeartbeats, Deregister}, StopOrder())
-	e := &Engine{}
 	var names []string
-	for _, s := range e.stopOrder() {
-		require.NotNil(t, s.run, s.name)
-		names = append(names, s.name)
+	for _, s := range StopOrder() {
+		names = append(names, s.String())
 	}
 	assert.Equal(t, []string{"stop claiming", "drain and release", "flush completions", "stop heartbeats", "deregister"}, names)
 }

@@ -1,0 +1,71 @@
+module github.com/ratchet-go/ratchet/internal/nodecore
+
+go 1.26.0
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/ratchet-go/ratchet/internal/stored v0.1.0
+	github.com/ratchet-go/ratchet/sdk v0.1.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
+
+replace github.com/ratchet-go/ratchet/internal/stored => ../stored
+
+replace github.com/ratchet-go/ratchet/sdk => ../../sdk
+
+replace github.com/ratchet-go/ratchet/chaos => ../../chaos
+
+replace github.com/ratchet-go/ratchet/compare/river => ../../compare/river
+
+replace github.com/ratchet-go/ratchet/coordination/internal/hub => ../../coordination/internal/hub
+
+replace github.com/ratchet-go/ratchet/coordination/ratchetnats => ../../coordination/ratchetnats
+
+replace github.com/ratchet-go/ratchet/coordination/ratchetredis => ../../coordination/ratchetredis
+
+replace github.com/ratchet-go/ratchet/dashboard => ../../dashboard
+
+replace github.com/ratchet-go/ratchet/ddl => ../../ddl
+
+replace github.com/ratchet-go/ratchet/encryption => ../../encryption
+
+replace github.com/ratchet-go/ratchet/engine => ../../engine
+
+replace github.com/ratchet-go/ratchet/internal/dbtest => ../dbtest
+
+replace github.com/ratchet-go/ratchet/internal/jobjson => ../jobjson
+
+replace github.com/ratchet-go/ratchet/internal/tcpproxy => ../tcpproxy
+
+replace github.com/ratchet-go/ratchet/metrics/ratchetprom => ../../metrics/ratchetprom
+
+replace github.com/ratchet-go/ratchet/simtest => ../../simtest
+
+replace github.com/ratchet-go/ratchet/stores/internal/sqlcore => ../../stores/internal/sqlcore
+
+replace github.com/ratchet-go/ratchet/stores/memory => ../../stores/memory
+
+replace github.com/ratchet-go/ratchet/stores/mongodb => ../../stores/mongodb
+
+replace github.com/ratchet-go/ratchet/stores/mongodb/ferrettest => ../../stores/mongodb/ferrettest
+
+replace github.com/ratchet-go/ratchet/stores/mysql => ../../stores/mysql
+
+replace github.com/ratchet-go/ratchet/stores/oracle => ../../stores/oracle
+
+replace github.com/ratchet-go/ratchet/stores/postgres => ../../stores/postgres
+
+replace github.com/ratchet-go/ratchet/stores/sqlite => ../../stores/sqlite
+
+replace github.com/ratchet-go/ratchet/stores/sqlserver => ../../stores/sqlserver
+
+replace github.com/ratchet-go/ratchet/tck => ../../tck
+
+replace github.com/ratchet-go/ratchet/tools => ../../tools
+
+replace github.com/ratchet-go/ratchet/tracing/ratchetotel => ../../tracing/ratchetotel
