@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"time"
+
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -19,41 +22,14 @@ const (
 	batchFinishLimit = 100
 )
 
-// batchFinisher is the maintenance service that ends the sealed batches
-// whose children have all finished (spi.BatchStore.FinishBatches) and
-// submits their callbacks. The store guards each end on the batch being
-// still open, so a finisher on every node (without leases) still ends
-// each batch once.
-type batchFinisher struct {
-	store    spi.BatchStore
-	interval time.Duration
-	woke     func(ratchet.Priority)
-	events   func(Event) // nil: none
-}
-
-func (s *batchFinisher) Name() string { return "batch-finisher" }
-
-// Run finishes at once and then every interval, until ctx ends; a full
-// call is followed by the next one at once.
-func (s *batchFinisher) Run(ctx context.Context, h ServiceHost) error {
-	return passEvery(ctx, h, s.interval, func(now time.Time) (bool, error) {
-		ended, err := s.store.FinishBatches(ctx, now, batchFinishLimit)
-		if err != nil {
-			return false, err
-		}
-		top, callbacks := ratchet.PriorityLowest, 0
-		for _, b := range ended {
-			h.Logger.Debug("batch ended", "batch", b.ID, "name", b.Name, "outcome", string(b.Outcome))
-			if s.events != nil {
-				s.events(Event{Kind: EventBatchFinished, JobID: b.ID, Name: b.Name, Outcome: string(b.Outcome), At: now})
-			}
-			if b.Callback != nil {
-				top, callbacks = max(top, b.Callback.Priority), callbacks+1
-			}
-		}
-		if callbacks > 0 {
-			s.woke(top)
-		}
-		return len(ended) == batchFinishLimit, nil
-	})
+// batchFinisher is the batch finisher service: nodecore.BatchFinish every
+// interval, logging and publishing each batch it ended.
+func batchFinisher(store spi.BatchStore, interval time.Duration, woke func(ratchet.Priority), events func(Event)) Service {
+	return &passService{name: "batch-finisher", interval: interval, pass: func(ctx context.Context, log *slog.Logger) func(time.Time) (bool, error) {
+		p := nodecore.BatchFinish{Store: store, Limit: batchFinishLimit, Woke: woke, Ended: func(b spi.FinishedBatch, now time.Time) {
+			log.Debug("batch ended", "batch", b.ID, "name", b.Name, "outcome", string(b.Outcome))
+			events(Event{Kind: EventBatchFinished, JobID: b.ID, Name: b.Name, Outcome: string(b.Outcome), At: now})
+		}}
+		return func(now time.Time) (bool, error) { return p.Pass(ctx, now) }
+	}}
 }

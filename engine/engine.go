@@ -153,7 +153,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			&logSweeper{store: e.caps.Logs, sched: sched, retention: o.JobLogs.Retention, batch: o.Archive.BatchSize}))
 	}
 	if e.caps.Schedules != nil && !o.NoScheduler {
-		e.services = append(slices.Clone(e.services), &scheduler{interval: o.ScheduleInterval, deps: nodecore.Recurring{
+		e.services = append(slices.Clone(e.services), scheduler(nodecore.Recurring{
 			Store: e.caps.Schedules, Jobs: store, Threshold: o.MisfireThreshold,
 			NewID: e.client.NewJobID, Inserts: o.Client.InsertMiddleware, Woke: e.NotifyNewWork, Pipeline: e.client.Pipeline(),
 			Fired: func(schedule string, j *spi.Job, now time.Time) {
@@ -161,24 +161,24 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			},
 			Skipped: func(schedule string, n int64, now time.Time) {
 				e.publishEvent(Event{Kind: EventScheduleSkipped, Name: schedule, Skipped: n, At: now})
-			}}})
+			}}, o.ScheduleInterval))
 	}
 	if e.caps.Workflows != nil {
-		var repair Service = &workflowRepairer{store: e.caps.Workflows, interval: o.WorkflowRepairInterval}
+		repair := workflowRepairer(e.caps.Workflows, o.WorkflowRepairInterval)
 		if e.caps.Leases != nil {
 			repair = Singleton(workflowRepairLease, passLeaseTTL(o.WorkflowRepairInterval), repair)
 		}
 		e.services = append(slices.Clone(e.services), repair)
 	}
 	if e.caps.Signals != nil {
-		var sweep Service = &signalSweeper{store: e.caps.Signals, interval: o.SignalSweepInterval, metrics: o.Client.Metrics, woke: e.NotifyNewWork, events: e.publishEvent}
+		sweep := signalSweeper(e.caps.Signals, o.SignalSweepInterval, o.Client.Metrics, e.NotifyNewWork, e.publishEvent)
 		if e.caps.Leases != nil {
 			sweep = Singleton(signalSweepLease, passLeaseTTL(o.SignalSweepInterval), sweep)
 		}
 		e.services = append(slices.Clone(e.services), sweep)
 	}
 	if e.caps.Batches != nil {
-		var finish Service = &batchFinisher{store: e.caps.Batches, interval: o.BatchFinishInterval, woke: e.NotifyNewWork, events: e.publishEvent}
+		finish := batchFinisher(e.caps.Batches, o.BatchFinishInterval, e.NotifyNewWork, e.publishEvent)
 		if e.caps.Leases != nil {
 			finish = Singleton(batchFinishLease, passLeaseTTL(o.BatchFinishInterval), finish)
 		}

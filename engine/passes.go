@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
 )
 
@@ -34,17 +36,11 @@ func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass 
 		draw = rand.Float64
 	}
 	for {
-		for {
-			more, err := pass(h.Clock.Now().UTC().Truncate(time.Microsecond))
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
+		if err := nodecore.Drain(h.Clock.Now().UTC().Truncate(time.Microsecond), pass); err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-			if !more {
-				break
-			}
+			return err
 		}
 		t := h.Clock.NewTimer(passWait(interval, draw()))
 		select {
@@ -54,6 +50,22 @@ func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass 
 		case <-t.Chan():
 		}
 	}
+}
+
+// passService is a maintenance service that is its pass (nodecore's),
+// run by passEvery every interval.
+type passService struct {
+	name     string
+	interval time.Duration
+	// pass returns the pass of one run of the service, which logs on log.
+	pass func(ctx context.Context, log *slog.Logger) func(now time.Time) (more bool, err error)
+}
+
+func (s *passService) Name() string { return s.name }
+
+// Run passes at once and then every interval, until ctx ends.
+func (s *passService) Run(ctx context.Context, h ServiceHost) error {
+	return passEvery(ctx, h, s.interval, s.pass(ctx, h.Logger))
 }
 
 // passWait is the wait of passEvery between passes for a uniform draw u in

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/ratchet-go/ratchet/internal/nodecore"
@@ -24,23 +25,17 @@ const (
 	DefaultMisfireThreshold = time.Minute
 )
 
-// scheduler is the recurring scheduler service: a RecurringPass at every
-// interval.
-type scheduler struct {
-	deps     nodecore.Recurring
-	interval time.Duration
-}
-
-func (s *scheduler) Name() string { return "recurring scheduler" }
-
-// Run passes over the due schedules at every interval until ctx ends.
-func (s *scheduler) Run(ctx context.Context, h ServiceHost) error {
-	d := s.deps
-	d.Logger = h.Logger
-	return passEvery(ctx, h, s.interval, func(now time.Time) (bool, error) {
-		if err := nodecore.RecurringPass(ctx, d, now); err != nil && ctx.Err() == nil {
-			h.Logger.Warn("recurring scheduler pass failed", "err", err) // the next tick tries again
+// scheduler is the recurring scheduler service: nodecore.RecurringPass at
+// every interval. A pass that fails is logged; the next tries again.
+func scheduler(deps nodecore.Recurring, interval time.Duration) Service {
+	return &passService{name: "recurring scheduler", interval: interval, pass: func(ctx context.Context, log *slog.Logger) func(time.Time) (bool, error) {
+		d := deps
+		d.Logger = log
+		return func(now time.Time) (bool, error) {
+			if err := nodecore.RecurringPass(ctx, d, now); err != nil && ctx.Err() == nil {
+				log.Warn("recurring scheduler pass failed", "err", err)
+			}
+			return false, nil
 		}
-		return false, nil
-	})
+	}}
 }

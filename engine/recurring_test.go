@@ -71,14 +71,13 @@ func TestPlanFire(t *testing.T) {
 	assert.Positive(t, p.Skipped)
 }
 
-// schedulerHost builds the scheduler of one node over store.
-func schedulerHost(t *testing.T, store *memory.Store, clock clockwork.Clock, node string) (*scheduler, ServiceHost, *ratchet.Client) {
+// schedulerHost builds the scheduler pass of one node over store.
+func schedulerHost(t *testing.T, store *memory.Store, clock clockwork.Clock, node string) (nodecore.Recurring, ServiceHost, *ratchet.Client) {
 	t.Helper()
 	c, err := ratchet.NewClient(store, ratchet.ClientOptions{Clock: clock})
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := &scheduler{interval: time.Minute, deps: nodecore.Recurring{Store: store, Jobs: store, Threshold: DefaultMisfireThreshold,
-		NewID: c.NewJobID, Logger: log}}
+	s := nodecore.Recurring{Store: store, Jobs: store, Threshold: DefaultMisfireThreshold, NewID: c.NewJobID, Logger: log}
 	return s, ServiceHost{NodeID: node, Store: store, Client: c, Clock: clock, Logger: log}, c
 }
 
@@ -91,7 +90,7 @@ func TestRecurringDayAcrossThreeNodes(t *testing.T) {
 	store := memory.New()
 	task := ratchet.NewVoidTask("report", func(context.Context, string) error { return nil })
 	type node struct {
-		s    *scheduler
+		s    nodecore.Recurring
 		h    ServiceHost
 		down int // minutes left down
 	}
@@ -124,7 +123,7 @@ func TestRecurringDayAcrossThreeNodes(t *testing.T) {
 			wg.Add(1)
 			go func() { // the nodes' passes race
 				defer wg.Done()
-				assert.NoError(t, nodecore.RecurringPass(ctx, n.s.deps, n.h.Clock.Now()), "minute %d", minute)
+				assert.NoError(t, nodecore.RecurringPass(ctx, n.s, n.h.Clock.Now()), "minute %d", minute)
 			}()
 		}
 		wg.Wait()
@@ -172,11 +171,11 @@ func TestRecurringMisfireAfterRestart(t *testing.T) {
 		clock.Advance(time.Hour + 30*time.Second) // down for an hour: it is 01:00:29
 		var wg sync.WaitGroup
 		for _, n := range []struct {
-			s *scheduler
+			s nodecore.Recurring
 			h ServiceHost
 		}{{a, ha}, {b, hb}} {
 			wg.Add(1)
-			go func() { defer wg.Done(); assert.NoError(t, nodecore.RecurringPass(ctx, n.s.deps, n.h.Clock.Now())) }()
+			go func() { defer wg.Done(); assert.NoError(t, nodecore.RecurringPass(ctx, n.s, n.h.Clock.Now())) }()
 		}
 		wg.Wait()
 		n, err := store.CountJobs(ctx, spi.ListParams{}, 100)
@@ -209,7 +208,7 @@ func TestRecurringOverlapSkip(t *testing.T) {
 	require.NoError(t, err)
 	for range 3 {
 		clock.Advance(time.Minute)
-		require.NoError(t, nodecore.RecurringPass(ctx, s.deps, h.Clock.Now()))
+		require.NoError(t, nodecore.RecurringPass(ctx, s, h.Clock.Now()))
 	}
 	n, err := store.CountJobs(ctx, spi.ListParams{}, 100)
 	require.NoError(t, err)

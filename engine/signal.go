@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -21,43 +24,20 @@ const (
 	signalSweepBatch = 1000
 )
 
-// signalSweeper is the maintenance service that times out the signal waits
-// whose deadline has passed (spi.SignalStore.ExpireSignals): each becomes
-// PENDING, its wait TIMED_OUT, and runs next. A timeout racing a delivery
-// or a cancel is resolved by the store: exactly one of them wins.
-type signalSweeper struct {
-	store    spi.SignalStore
-	interval time.Duration
-	metrics  spi.MetricsCollector
-	woke     func(ratchet.Priority)
-	events   func(Event) // nil: none
-}
-
-func (s *signalSweeper) Name() string { return "signal-sweeper" }
-
-// Run sweeps at once and then every interval, until ctx ends; a full batch
-// is followed by the next one at once.
-func (s *signalSweeper) Run(ctx context.Context, h ServiceHost) error {
-	sm, _ := s.metrics.(spi.SignalMetrics)
-	return passEvery(ctx, h, s.interval, func(now time.Time) (bool, error) {
-		rs, err := s.store.ExpireSignals(ctx, now, signalSweepBatch)
-		if err != nil {
-			return false, err
-		}
-		if len(rs) > 0 {
-			h.Logger.Debug("signal waits timed out", "jobs", len(rs))
-			for _, r := range rs {
-				if sm != nil {
-					sm.SignalTimedOut(ctx, r.JobID, r.TaskName, r.Name)
-				}
-				if s.events != nil {
-					s.events(Event{Kind: EventSignalResolved, JobID: r.JobID, Task: r.TaskName, Name: r.Name, Outcome: string(spi.SignalTimedOut), At: now})
-				}
+// signalSweeper is the signal sweeper service: nodecore.SignalSweep every
+// interval, counting and publishing each wait it timed out.
+func signalSweeper(store spi.SignalStore, interval time.Duration, metrics spi.MetricsCollector, woke func(ratchet.Priority), events func(Event)) Service {
+	sm, _ := metrics.(spi.SignalMetrics)
+	return &passService{name: "signal-sweeper", interval: interval, pass: func(ctx context.Context, log *slog.Logger) func(time.Time) (bool, error) {
+		p := nodecore.SignalSweep{Store: store, Limit: signalSweepBatch, Woke: woke, TimedOut: func(r spi.ResolvedSignal, now time.Time) {
+			log.Debug("signal wait timed out", "job_id", r.JobID, "signal", r.Name)
+			if sm != nil {
+				sm.SignalTimedOut(ctx, r.JobID, r.TaskName, r.Name)
 			}
-			s.woke(ratchet.PriorityCritical) // their priorities are not read back
-		}
-		return len(rs) == signalSweepBatch, nil
-	})
+			events(Event{Kind: EventSignalResolved, JobID: r.JobID, Task: r.TaskName, Name: r.Name, Outcome: string(spi.SignalTimedOut), At: now})
+		}}
+		return func(now time.Time) (bool, error) { return p.Pass(ctx, now) }
+	}}
 }
 
 // signalOf reads the signal wait of a job from store (for

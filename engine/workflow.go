@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -143,28 +144,13 @@ func conditionsByName(cs []ratchet.ConditionDefinition) (map[string]ratchet.Cond
 	return out, nil
 }
 
-// workflowRepairer is the maintenance service that completes releases
-// left undone (spi.WorkflowStore.RepairWorkflows): on a store whose
-// release is atomic it finds nothing; on one that releases in steps
-// (MongoDB) it is what proves that no child stays BLOCKED after a crash.
-type workflowRepairer struct {
-	store    spi.WorkflowStore
-	interval time.Duration
-}
-
-func (r *workflowRepairer) Name() string { return "workflow-repair" }
-
-// Run repairs at once and then every interval, until ctx ends; a full
-// batch is followed by the next one at once.
-func (r *workflowRepairer) Run(ctx context.Context, h ServiceHost) error {
-	return passEvery(ctx, h, r.interval, func(now time.Time) (bool, error) {
-		n, err := r.store.RepairWorkflows(ctx, now, workflowRepairBatch)
-		if err != nil {
-			return false, err
-		}
-		if n > 0 {
-			h.Logger.Warn("released workflow jobs whose parents had all finished (a release cut short)", "jobs", n)
-		}
-		return n == workflowRepairBatch, nil
-	})
+// workflowRepairer is the workflow repair service: nodecore.WorkflowRepair
+// every interval, warning of each release it made.
+func workflowRepairer(store spi.WorkflowStore, interval time.Duration) Service {
+	return &passService{name: "workflow-repair", interval: interval, pass: func(ctx context.Context, log *slog.Logger) func(time.Time) (bool, error) {
+		p := nodecore.WorkflowRepair{Store: store, Limit: workflowRepairBatch, Repaired: func(n int) {
+			log.Warn("released workflow jobs whose parents had all finished (a release cut short)", "jobs", n)
+		}}
+		return func(now time.Time) (bool, error) { return p.Pass(ctx, now) }
+	}}
 }

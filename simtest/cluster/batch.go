@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -197,27 +199,41 @@ func (w *world) endable() []*sbatch {
 	return out
 }
 
-// finishPass is one pass of a node's batch finisher.
+// finishPass is one pass of a node's batch finisher: the engine's own
+// (nodecore.BatchFinish), through a store that checks each call against the
+// model.
 func (w *world) finishPass(n *node) error {
 	if n.state != nodeUp || !n.claiming {
 		return nil
 	}
-	bs := spi.CapabilitiesOf(w.store).Batches
-	for {
-		want := w.endable()
-		want = want[:min(len(want), finishBatch)]
-		now := w.now()
-		got, err := bs.FinishBatches(w.ctx, now, finishBatch)
-		if err != nil {
-			return w.storeErr("FinishBatches", err)
-		}
-		w.checkEnded(n, want, got, now)
-		if w.failure != nil || len(got) < finishBatch {
-			break
-		}
+	p := nodecore.BatchFinish{Store: finishCheck{BatchStore: spi.CapabilitiesOf(w.store).Batches, w: w, n: n}, Limit: finishBatch}
+	if err := nodecore.Drain(w.now(), func(now time.Time) (bool, error) { return p.Pass(w.ctx, now) }); err != nil && !errors.Is(err, errCaught) {
+		return err
 	}
 	w.schedule(time.Second, w.nodeEvent(n, evBatchFinish))
 	return nil
+}
+
+// finishCheck is the batch store as a node's finisher sees it: what each
+// FinishBatches call ends is checked against the model, and applied to it.
+type finishCheck struct {
+	spi.BatchStore
+	w *world
+	n *node
+}
+
+func (c finishCheck) FinishBatches(ctx context.Context, now time.Time, limit int) ([]spi.FinishedBatch, error) {
+	want := c.w.endable()
+	want = want[:min(len(want), limit)]
+	got, err := c.BatchStore.FinishBatches(ctx, now, limit)
+	if err != nil {
+		return nil, c.w.storeErr("FinishBatches", err)
+	}
+	c.w.checkEnded(c.n, want, got, now)
+	if c.w.failure != nil {
+		return nil, errCaught
+	}
+	return got, nil
 }
 
 // checkEnded checks what one FinishBatches call ended against the model,

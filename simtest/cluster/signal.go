@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 )
@@ -187,32 +189,47 @@ func (w *world) sigList(js []*sjob) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// sweepPass is one pass of a node's signal sweeper: it times out, in
-// batches, the waits whose deadline has passed.
+// sweepPass is one pass of a node's signal sweeper: the engine's own
+// (nodecore.SignalSweep), through a store that checks each call against the
+// model.
 func (w *world) sweepPass(n *node) error {
 	if n.state != nodeUp || !n.claiming {
 		return nil
 	}
-	ss := spi.CapabilitiesOf(w.store).Signals
-	now := w.now()
-	for {
-		due := w.waitingJobs(func(j *sjob) bool { return !j.sig.deadline.IsZero() && !j.sig.deadline.After(now) })
-		slices.SortStableFunc(due, func(a, b *sjob) int { return a.sig.deadline.Compare(b.sig.deadline) })
-		want := due[:min(len(due), sweepBatch)]
-		got, err := ss.ExpireSignals(w.ctx, now, sweepBatch)
-		if err != nil {
-			return w.storeErr("ExpireSignals", err)
-		}
-		if len(got) > 0 || len(want) > 0 {
-			w.tracef(w.recoveredSig(got), []*node{n}, "%s signal sweep -> %s", n.id, w.sigList(w.recoveredSig(got)))
-		}
-		w.checkResolved(n.id+"'s signal sweep", want, got, spi.SignalTimedOut, nil, now, []*node{n})
-		if w.failure != nil || len(got) < sweepBatch {
-			break
-		}
+	p := nodecore.SignalSweep{Store: sweepCheck{SignalStore: spi.CapabilitiesOf(w.store).Signals, w: w, n: n}, Limit: sweepBatch}
+	if err := nodecore.Drain(w.now(), func(now time.Time) (bool, error) { return p.Pass(w.ctx, now) }); err != nil && !errors.Is(err, errCaught) {
+		return err
 	}
 	w.schedule(time.Second, w.nodeEvent(n, evSweep))
 	return nil
+}
+
+// sweepCheck is the signal store as a node's sweeper sees it: the waits
+// each ExpireSignals call times out (the earliest deadlines first) are
+// checked against the model, and applied to it.
+type sweepCheck struct {
+	spi.SignalStore
+	w *world
+	n *node
+}
+
+func (c sweepCheck) ExpireSignals(ctx context.Context, now time.Time, limit int) ([]spi.ResolvedSignal, error) {
+	w := c.w
+	due := w.waitingJobs(func(j *sjob) bool { return !j.sig.deadline.IsZero() && !j.sig.deadline.After(now) })
+	slices.SortStableFunc(due, func(a, b *sjob) int { return a.sig.deadline.Compare(b.sig.deadline) })
+	want := due[:min(len(due), limit)]
+	got, err := c.SignalStore.ExpireSignals(ctx, now, limit)
+	if err != nil {
+		return nil, w.storeErr("ExpireSignals", err)
+	}
+	if len(got) > 0 || len(want) > 0 {
+		w.tracef(w.recoveredSig(got), []*node{c.n}, "%s signal sweep -> %s", c.n.id, w.sigList(w.recoveredSig(got)))
+	}
+	w.checkResolved(c.n.id+"'s signal sweep", want, got, spi.SignalTimedOut, nil, now, []*node{c.n})
+	if w.failure != nil {
+		return nil, errCaught
+	}
+	return got, nil
 }
 
 func (w *world) recoveredSig(got []spi.ResolvedSignal) []*sjob {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -436,6 +437,11 @@ func (w *world) traceSuffix(jobs []*sjob, nodes []*node) []string {
 }
 
 // storeErr turns a store error into the run's error.
+// errCaught ends a pass of the engine's that the simulator runs through a
+// checking store, once a check has failed: the failure is recorded, and
+// the pass need not go on.
+var errCaught = errors.New("an invariant failed")
+
 func (w *world) storeErr(op string, err error) error {
 	return fmt.Errorf("simtest: seed %d: step %d: store %s failed: %w", w.seed, w.step, op, err)
 }
