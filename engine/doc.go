@@ -24,7 +24,7 @@
 //     exactly (DecideRetry): DoNotRetry anywhere in the error chain, then
 //     RetryPolicy.ShouldRetry, then the attempt limit, then
 //     RetryPolicy.Delay or the job's own backoff;
-//   - the completer (completer.go) batches finished jobs into one
+//   - the completer (nodecore.Completer) batches finished jobs into one
 //     CompleteJobs call per flush: while one flush runs, the next gathers;
 //   - the heartbeater (heartbeat.go) registers the node, keeps its row
 //     fresh and, where the store can tell (spi.ClaimChecker), cancels the

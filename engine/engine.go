@@ -48,7 +48,7 @@ type Engine struct {
 	pollBreaker *breaker.Breaker
 	subs        subscribers
 
-	completer *completer
+	completer *nodecore.Completer
 	executor  *executor
 	poller    *poller
 	beats     *heartbeater
@@ -195,9 +195,9 @@ func (e *Engine) wire() {
 	m := newMetricsOf(o.Client.Metrics)
 	e.wakeMetrics = m.wake
 	e.subs.dropped = droppedEvents(o.Client.Metrics, o.NodeID)
-	e.completer = newCompleter(completerDeps{store: e.store, logs: e.caps.Logs, clock: o.clock, log: e.log,
-		batch: o.CompletionBatchSize, workers: o.CompletionConcurrency, finalization: m.fin,
-		written: e.written, released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
+	e.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: e.store, Logs: e.caps.Logs, Clock: o.clock, Log: e.log,
+		Batch: o.CompletionBatchSize, Workers: o.CompletionConcurrency, Finalization: m.fin,
+		Written: e.written, Released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
 	out := outcomes{clock: o.clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
 		results: o.ResultStrategy, pipe: e.client.Pipeline(), jitter: retryJitter(o.RetryJitter, e.tasks), draw: mathrand.Float64}
 	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
@@ -222,7 +222,7 @@ func (e *Engine) wire() {
 				return jc, nil
 			}
 			rl := &runLog{ref: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, run: jc.Run, level: o.JobLogs.Level,
-				max: o.JobLogs.MaxLines, clock: o.clock, sanitize: o.ErrorSanitizer, flush: e.completer.addLogs}
+				max: o.JobLogs.MaxLines, clock: o.clock, sanitize: o.ErrorSanitizer, flush: e.completer.AddLogs}
 			if len(o.Client.Codecs) > 0 {
 				pipe, ref := e.client.Pipeline(), ratchet.JobRef(ratchet.SurfaceLog, j.ID)
 				rl.seal = func(msg string) string {
@@ -243,7 +243,7 @@ func (e *Engine) wire() {
 				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
 			}
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.add, freed: func() { e.poller.freed() },
+		}, finish: out.finish, complete: e.completer.Add, freed: func() { e.poller.freed() },
 		gaveBack: func(jobs []*spi.Job, at time.Time) {
 			e.publishAll(EventReleased, func(emit func(Event)) {
 				for _, j := range jobs {
@@ -251,7 +251,7 @@ func (e *Engine) wire() {
 				}
 			})
 		},
-		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
+		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (nodecore.Pending, bool) {
 			return out.gate(ctx, flow, jc, j, started)
 		},
 		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
@@ -282,7 +282,7 @@ func (e *Engine) wire() {
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
 		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
-		breaker: e.pollBreaker, probeEvery: o.PollInterval, adopter: e.caps.Adopter, answered: e.completer.answered,
+		breaker: e.pollBreaker, probeEvery: o.PollInterval, adopter: e.caps.Adopter, answered: e.completer.Answered,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
 		failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
@@ -414,7 +414,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.beats.register(ctx); err != nil {
 		return fmt.Errorf("ratchet engine: start: register node: %w", err)
 	}
-	e.completer.start()
+	e.completer.Start()
 	// The tickers start here, not in their goroutines: the beats and scans
 	// count from Start, however late the goroutines run (a fake clock may
 	// move on before they do).
@@ -503,7 +503,7 @@ func (e *Engine) stopOrder() []stopStep {
 			_, err := e.executor.drain(ctx, e.opts.ShutdownTimeout)
 			return err
 		},
-		nodecore.FlushCompletions: func(context.Context) error { return e.completer.stop() },
+		nodecore.FlushCompletions: func(context.Context) error { return e.completer.Stop() },
 		nodecore.StopHeartbeats:   func(context.Context) error { e.beating.stop(); e.cancel(); return nil },
 		nodecore.Deregister: func(ctx context.Context) error {
 			if err := e.store.DeregisterNode(context.WithoutCancel(ctx), e.opts.NodeID); err != nil {
@@ -563,15 +563,15 @@ func (e *Engine) publishEvent(ev Event) {
 
 // written reports a completion the store answered: its event, and for one
 // that did not apply (superseded) a metric and a warning.
-func (e *Engine) written(ctx context.Context, p pendingCompletion, applied bool) {
-	if applied && p.c.HasDependents && p.c.Outcome.Status().Terminal() {
+func (e *Engine) written(ctx context.Context, p nodecore.Pending, applied bool) {
+	if applied && p.C.HasDependents && p.C.Outcome.Status().Terminal() {
 		e.poller.poke() // the write released its dependents: they may be due now
 	}
 	if !e.subs.empty() {
-		e.subs.publish(eventOf(p.c, p.job.TaskName, applied))
+		e.subs.publish(eventOf(p.C, p.Job.TaskName, applied))
 	}
 	if !applied {
-		j := p.job
+		j := p.Job
 		e.opts.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName)
 		e.log.Warn("completion superseded: the job was recovered or released meanwhile; nothing written",
 			"job_id", j.ID, "task", j.TaskName, "claim_seq", j.ClaimSeq)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -33,13 +34,13 @@ type executorDeps struct {
 	// executor recovers its panics.
 	run func(ctx context.Context, j *spi.Job) (any, error)
 	// finish turns a body's return into the owner write that ends the job.
-	finish func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion
+	finish func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) nodecore.Pending
 	// gate, when not nil, decides before the body whether a workflow job
 	// runs: when it must not, it returns the owner write that ends it
 	// and true.
-	gate func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool)
+	gate func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (nodecore.Pending, bool)
 	// complete queues that write (the completer).
-	complete func(pendingCompletion)
+	complete func(nodecore.Pending)
 	// freed is told when a slot frees up (the poller's wakeup).
 	freed func()
 	// gaveBack, when not nil, is told the jobs a timed-out drain gave
@@ -152,11 +153,11 @@ func (x *executor) worker(run func()) {
 
 // execute runs one job's body with its JobContext and returns the owner
 // write that ends it.
-func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
+func (x *executor) execute(ctx context.Context, j *spi.Job) nodecore.Pending {
 	jc, log := x.jobContext(j)
 	start := x.clock.Now()
 	ctx = ratchet.ContextWithJob(ctx, jc)
-	var p pendingCompletion
+	var p nodecore.Pending
 	stop := false
 	if x.gate != nil && j.DependencyCount > 0 {
 		p, stop = x.gate(ctx, jc, j, start)
@@ -166,7 +167,7 @@ func (x *executor) execute(ctx context.Context, j *spi.Job) pendingCompletion {
 		p = x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
 	}
 	if log != nil {
-		p.logs = log.end()
+		p.Logs = log.end()
 	}
 	return p
 }

@@ -27,7 +27,7 @@ type outcomes struct {
 	draw   func() float64
 }
 
-func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) pendingCompletion {
+func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) nodecore.Pending {
 	now := o.clock.Now().UTC().Truncate(time.Microsecond)
 	c := nodecore.CompletionOf(j, err, o.policy, o.sanitizer, now)
 	if f := o.jitter[j.TaskName]; f > 0 && c.Outcome == spi.OutcomeRetry {
@@ -46,7 +46,7 @@ func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 		o.failed(ctx, j, err, c.Attempts)
 		jc.Logger.Warn("job failed; moved to the dead-letter queue", "err", c.LastError)
 	}
-	return pendingCompletion{c: c, job: j}
+	return nodecore.Pending{C: c, Job: j}
 }
 
 // failed reports a failed run, as a callback's too for a callback job.

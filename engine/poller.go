@@ -105,7 +105,7 @@ func newPoller(d pollerDeps) *poller {
 }
 
 // poke wakes the poller: there may be new work.
-func (p *poller) poke() { signal(p.wake) }
+func (p *poller) poke() { nodecore.Signal(p.wake) }
 
 // freed tells the poller that a slot freed up. It wakes the poller only
 // while it waits for slots: no slot free (PollIdle) or too few
@@ -121,15 +121,7 @@ func (p *poller) freed() {
 		p.poke()
 		return
 	}
-	signal(p.slots)
-}
-
-// signal leaves a wakeup on c unless one is pending already.
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
+	nodecore.Signal(p.slots)
 }
 
 // run claims and dispatches jobs until ctx ends, one PollPolicy decision

@@ -46,9 +46,9 @@ type workflowGate struct {
 // true. A dependency or a parent that cannot be read, and a condition that
 // fails, fail the run through the retry path; a condition that this node
 // has not registered fails the job.
-func (o outcomes) gate(ctx context.Context, g workflowGate, jc *ratchet.JobContext, j *spi.Job, started time.Time) (pendingCompletion, bool) {
+func (o outcomes) gate(ctx context.Context, g workflowGate, jc *ratchet.JobContext, j *spi.Job, started time.Time) (nodecore.Pending, bool) {
 	if j.DependencyCount == 0 || g.deps == nil {
-		return pendingCompletion{}, false
+		return nodecore.Pending{}, false
 	}
 	ds, err := g.deps.Dependencies(ctx, j.ID)
 	if err != nil {
@@ -61,13 +61,13 @@ func (o outcomes) gate(ctx context.Context, g workflowGate, jc *ratchet.JobConte
 		case err != nil:
 			return o.finish(ctx, jc, j, nil, err, started), true
 		case ok:
-			return pendingCompletion{}, false
+			return nodecore.Pending{}, false
 		}
 		decision, reason = spi.DecideSkip, why
 	}
 	c := nodecore.GateCompletion(j, decision, reason, o.clock.Now().UTC().Truncate(time.Microsecond))
 	jc.Logger.Info("job not run: "+reason, "status", string(c.Outcome.Status()))
-	return pendingCompletion{c: c, job: j}, true
+	return nodecore.Pending{C: c, Job: j}, true
 }
 
 // evaluate runs the conditions of ds, in order: ok when every one holds,

@@ -1,4 +1,4 @@
-package engine
+package nodecore
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -43,10 +42,10 @@ func (f *fakeCompleter) CompleteJobs(_ context.Context, cs []spi.Completion) ([]
 	return out, nil
 }
 
-func pending(seq int64) pendingCompletion {
+func pending(seq int64) Pending {
 	id := uuid.New()
-	return pendingCompletion{c: spi.Completion{ClaimRef: spi.ClaimRef{JobID: id, ClaimSeq: seq}, Outcome: spi.OutcomeSucceeded},
-		job: &spi.Job{ID: id, TaskName: "t", ClaimSeq: seq}}
+	return Pending{C: spi.Completion{ClaimRef: spi.ClaimRef{JobID: id, ClaimSeq: seq}, Outcome: spi.OutcomeSucceeded},
+		Job: &spi.Job{ID: id, TaskName: "t", ClaimSeq: seq}}
 }
 
 // TestCompleterAlone runs the completer on its narrow dependencies, no
@@ -62,26 +61,26 @@ func TestCompleterAlone(t *testing.T) {
 	applied := map[uuid.UUID]bool{}
 	released := map[spi.ClaimRef]bool{}
 	reported := make(chan struct{}, 100)
-	c := newCompleter(completerDeps{store: store, clock: clock, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		batch: 3, workers: 1,
-		written: func(_ context.Context, p pendingCompletion, ok bool) {
+	c := NewCompleter(CompleterDeps{Store: store, Clock: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Batch: 3, Workers: 1,
+		Written: func(_ context.Context, p Pending, ok bool) {
 			mu.Lock()
 			defer mu.Unlock()
-			_, dup := applied[p.job.ID]
+			_, dup := applied[p.Job.ID]
 			assert.False(t, dup, "each completion is reported once")
-			applied[p.job.ID] = ok
+			applied[p.Job.ID] = ok
 			reported <- struct{}{}
 		},
-		released: func(r spi.ClaimRef) bool { mu.Lock(); defer mu.Unlock(); return released[r] }})
+		Released: func(r spi.ClaimRef) bool { mu.Lock(); defer mu.Unlock(); return released[r] }})
 
-	var queued []pendingCompletion
+	var queued []Pending
 	for i := range 7 {
 		p := pending(int64(i % 4)) // seq 0: superseded
 		queued = append(queued, p)
-		c.add(p)
+		c.Add(p)
 	}
 	store.failures = 1
-	c.start()
+	c.Start()
 	<-store.calls // the failed write
 	require.NoError(t, clock.BlockUntilContext(context.Background(), 1), "the retry waits on the clock")
 	clock.Advance(10 * time.Millisecond)
@@ -91,7 +90,7 @@ func TestCompleterAlone(t *testing.T) {
 	mu.Lock()
 	assert.Len(t, applied, 7)
 	for _, p := range queued {
-		assert.Equal(t, p.c.ClaimSeq > 0, applied[p.job.ID], "applied as the store answered")
+		assert.Equal(t, p.C.ClaimSeq > 0, applied[p.Job.ID], "applied as the store answered")
 	}
 	mu.Unlock()
 	store.mu.Lock()
@@ -106,12 +105,12 @@ func TestCompleterAlone(t *testing.T) {
 	}
 	lost, back := pending(9), pending(10)
 	mu.Lock()
-	released[back.c.ClaimRef] = true
+	released[back.C.ClaimRef] = true
 	mu.Unlock()
-	c.add(lost)
-	c.add(back)
+	c.Add(lost)
+	c.Add(back)
 	<-store.calls // the worker took them and failed: its retry waits on the clock
-	err := c.stop()
+	err := c.Stop()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "1 completions not written", "the released claim loses nothing")
 }
@@ -119,23 +118,23 @@ func TestCompleterAlone(t *testing.T) {
 // The completer's queue hands out NextBatch's batches of what was added,
 // in order, however adds and takes interleave.
 func TestCompleterTakesBatchesInOrder(t *testing.T) {
-	c := newCompleter(completerDeps{batch: 3})
-	var model []pendingCompletion // the whole queue, as nodecore.NextBatch sees it
+	c := NewCompleter(CompleterDeps{Batch: 3})
+	var model []Pending // the whole queue, as NextBatch sees it
 	add := func(n int) {
 		for range n {
 			p := pending(1)
 			model = append(model, p)
-			c.add(p)
+			c.Add(p)
 		}
 	}
 	take := func() {
 		t.Helper()
-		var want []pendingCompletion
-		want, model = nodecore.NextBatch(model, 3)
-		got, _ := c.take()
+		var want []Pending
+		want, model = NextBatch(model, 3)
+		got, _ := c.Take()
 		require.Len(t, got, len(want))
 		for i := range want {
-			assert.Equal(t, want[i].job.ID, got[i].job.ID, "completion %d of the batch", i)
+			assert.Equal(t, want[i].Job.ID, got[i].Job.ID, "completion %d of the batch", i)
 		}
 	}
 	add(7)
@@ -160,11 +159,11 @@ func TestCompleterRetriesAtOnceWhenTheStoreAnswers(t *testing.T) {
 	store := &fakeCompleter{calls: make(chan struct{}, 100), failures: 6}
 	clock := clockwork.NewFakeClock()
 	reported := make(chan struct{}, 10)
-	c := newCompleter(completerDeps{store: store, clock: clock, log: slog.New(slog.DiscardHandler), batch: 10, workers: 1,
-		written:  func(context.Context, pendingCompletion, bool) { reported <- struct{}{} },
-		released: func(spi.ClaimRef) bool { return false }})
-	c.add(pending(1))
-	c.start()
+	c := NewCompleter(CompleterDeps{Store: store, Clock: clock, Log: slog.New(slog.DiscardHandler), Batch: 10, Workers: 1,
+		Written:  func(context.Context, Pending, bool) { reported <- struct{}{} },
+		Released: func(spi.ClaimRef) bool { return false }})
+	c.Add(pending(1))
+	c.Start()
 	ctx := context.Background()
 	backoff := 10 * time.Millisecond
 	for range 5 { // the store stays down: the backoff doubles, to 160 ms
@@ -175,11 +174,11 @@ func TestCompleterRetriesAtOnceWhenTheStoreAnswers(t *testing.T) {
 	}
 	<-store.calls // the sixth failure: the retry waits 320 ms on the clock
 	require.NoError(t, clock.BlockUntilContext(ctx, 1))
-	c.answered()
+	c.Answered()
 	<-store.calls // tried again with no clock move
 	<-reported
 	store.mu.Lock()
 	assert.Len(t, store.batches, 1)
 	store.mu.Unlock()
-	require.NoError(t, c.stop())
+	require.NoError(t, c.Stop())
 }
