@@ -26,10 +26,10 @@
 //     RetryPolicy.Delay or the job's own backoff;
 //   - the completer (nodecore.Completer) batches finished jobs into one
 //     CompleteJobs call per flush: while one flush runs, the next gathers;
-//   - the heartbeater (heartbeat.go) registers the node, keeps its row
+//   - the heartbeater (nodecore.Heartbeater) registers the node, keeps its row
 //     fresh and, where the store can tell (spi.ClaimChecker), cancels the
 //     bodies of jobs recovered away from it;
-//   - the rescuer (rescuer.go) recovers the jobs of nodes whose heartbeat
+//   - the rescuer (nodecore.Rescuer) recovers the jobs of nodes whose heartbeat
 //     went stale, charging their crash budget.
 //
 // Services (Options.Services) run beside the parts from Start to Stop: a

@@ -51,8 +51,8 @@ type Engine struct {
 	completer *nodecore.Completer
 	executor  *executor
 	poller    *poller
-	beats     *heartbeater
-	rescue    rescuer
+	beats     *nodecore.Heartbeater
+	rescue    nodecore.Rescuer
 	services  []Service
 
 	mu       sync.Mutex
@@ -255,11 +255,11 @@ func (e *Engine) wire() {
 			return out.gate(ctx, flow, jc, j, started)
 		},
 		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
-	e.beats = newHeartbeater(heartbeaterDeps{clock: o.clock, log: e.log, interval: o.HeartbeatInterval,
-		write: e.writeBeat, claims: e.caps.Claims, running: e.executor.running,
-		superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
-	e.rescue = rescuer{rescuerDeps{store: e.store, clock: o.clock, log: e.log, grace: o.OrphanGrace, maxCrash: o.MaxCrashRedeliveries,
-		recovered: func(ctx context.Context, rec []spi.RecoveredJob) {
+	e.beats = nodecore.NewHeartbeater(nodecore.HeartbeaterDeps{Clock: o.clock, Log: e.log,
+		Write: e.writeBeat, Claims: e.caps.Claims, Running: e.executor.running,
+		Superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
+	e.rescue = nodecore.Rescuer{Store: e.store, Clock: o.clock, Log: e.log, Grace: o.OrphanGrace, MaxCrash: o.MaxCrashRedeliveries,
+		Recovered: func(ctx context.Context, rec []spi.RecoveredJob) {
 			o.Client.Metrics.JobsRecovered(ctx, o.NodeID, len(rec))
 			e.publishAll(EventRecovered, func(emit func(Event)) {
 				now := o.clock.Now()
@@ -267,7 +267,7 @@ func (e *Engine) wire() {
 					emit(Event{Kind: EventRecovered, JobID: j.JobID, Task: j.TaskName, Node: j.FromNode, Outcome: string(j.NewStatus), At: now})
 				}
 			})
-		}}}
+		}}
 	strategy := o.PollStrategy
 	if strategy == nil {
 		strategy = nodecore.AdaptivePolling
@@ -281,7 +281,7 @@ func (e *Engine) wire() {
 		policy: nodecore.PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
-		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.lastBeat, beat: e.beats.beat,
+		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.LastBeat, beat: e.beats.Beat,
 		breaker: e.pollBreaker, probeEvery: o.PollInterval, adopter: e.caps.Adopter, answered: e.completer.Answered,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
@@ -408,10 +408,10 @@ func (e *Engine) Start(ctx context.Context) error {
 			return fmt.Errorf("ratchet engine: start: %w", err)
 		}
 	}
-	if _, err := e.rescue.recover(ctx, []string{e.opts.NodeID}); err != nil {
+	if _, err := e.rescue.Recover(ctx, []string{e.opts.NodeID}); err != nil {
 		return fmt.Errorf("ratchet engine: start: %w", err)
 	}
-	if err := e.beats.register(ctx); err != nil {
+	if err := e.beats.Register(ctx); err != nil {
 		return fmt.Errorf("ratchet engine: start: register node: %w", err)
 	}
 	e.completer.Start()
@@ -422,7 +422,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	// Heartbeats go on through the drain of Stop: a draining node is alive,
 	// and its jobs must not be recovered (and charged) meanwhile.
 	e.beating = newGroup(e.runCtx)
-	e.beating.goFn(func(ctx context.Context) { e.beats.run(ctx, beats) })
+	e.beating.goFn(func(ctx context.Context) { every(ctx, beats, e.beats.Tick) })
 	e.claiming = newGroup(e.runCtx)
 	if c := e.opts.Coordinator; c != nil {
 		claimCtx := e.claiming.ctx
@@ -435,7 +435,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.claiming.goFn(func(ctx context.Context) { _ = wl.ListenWakeups(ctx, e.onWakeup) })
 	}
 	e.claiming.goFn(func(ctx context.Context) { e.poller.run(ctx) })
-	e.claiming.goFn(func(ctx context.Context) { e.rescue.run(ctx, scans) })
+	e.claiming.goFn(func(ctx context.Context) {
+		every(ctx, scans, func(ctx context.Context) { _, _ = e.rescue.Recover(ctx, nil) })
+	})
 	for _, svc := range e.services {
 		h := ServiceHost{NodeID: e.opts.NodeID, Store: e.store, Client: e.client, Clock: e.opts.clock,
 			Logger: e.log.With("service", svc.Name())}

@@ -50,12 +50,6 @@ type executorDeps struct {
 	tasks *taskSlots
 }
 
-// execution is one running job as the executor holds it.
-type execution struct {
-	job    *spi.Job
-	cancel context.CancelFunc
-}
-
 // executor runs claimed jobs, each on a goroutine of its own (reused: see
 // worker), up to its slots;
 // it knows which claims it holds, and on a timed-out drain gives them back.
@@ -63,8 +57,8 @@ type executor struct {
 	executorDeps
 	base     context.Context // parent of job contexts
 	mu       sync.Mutex
-	inflight map[spi.ClaimRef]*execution // keyed by claim: a node may hold a stale and a new claim of one job
-	released map[spi.ClaimRef]bool       // claims given back by release: their completions would be superseded
+	inflight map[spi.ClaimRef]*nodecore.Run // keyed by claim: a node may hold a stale and a new claim of one job
+	released map[spi.ClaimRef]bool          // claims given back by release: their completions would be superseded
 	jobs     sync.WaitGroup
 	// idle hands an execution to a goroutine that finished its last one
 	// (see worker).
@@ -72,7 +66,7 @@ type executor struct {
 }
 
 func newExecutor(base context.Context, d executorDeps) *executor {
-	return &executor{executorDeps: d, base: base, inflight: map[spi.ClaimRef]*execution{}, released: map[spi.ClaimRef]bool{},
+	return &executor{executorDeps: d, base: base, inflight: map[spi.ClaimRef]*nodecore.Run{}, released: map[spi.ClaimRef]bool{},
 		idle: make(chan func())}
 }
 
@@ -84,10 +78,10 @@ func (x *executor) free() int {
 }
 
 // running returns the executions in progress.
-func (x *executor) running() []*execution {
+func (x *executor) running() []*nodecore.Run {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	out := make([]*execution, 0, len(x.inflight))
+	out := make([]*nodecore.Run, 0, len(x.inflight))
 	for _, r := range x.inflight {
 		out = append(out, r)
 	}
@@ -107,7 +101,7 @@ func (x *executor) dispatch(j *spi.Job) {
 	ctx, cancel := context.WithCancel(x.base)
 	ref := spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}
 	x.mu.Lock()
-	x.inflight[ref] = &execution{job: j, cancel: cancel}
+	x.inflight[ref] = &nodecore.Run{Job: j, Cancel: cancel}
 	x.mu.Unlock()
 	x.jobs.Add(1)
 	run := func() {
@@ -211,7 +205,7 @@ func (x *executor) release(ctx context.Context) error {
 	}
 	refs := make([]spi.ClaimRef, len(execs))
 	for i, r := range execs {
-		refs[i] = spi.ClaimRef{JobID: r.job.ID, ClaimSeq: r.job.ClaimSeq}
+		refs[i] = spi.ClaimRef{JobID: r.Job.ID, ClaimSeq: r.Job.ClaimSeq}
 	}
 	now := x.clock.Now().UTC().Truncate(time.Microsecond)
 	ok, err := x.store.ReleaseJobs(ctx, refs, now)
@@ -220,7 +214,7 @@ func (x *executor) release(ctx context.Context) error {
 	for i, applied := range ok {
 		if applied && err == nil {
 			x.released[refs[i]] = true
-			gave = append(gave, execs[i].job)
+			gave = append(gave, execs[i].Job)
 		}
 	}
 	x.mu.Unlock()
@@ -229,7 +223,7 @@ func (x *executor) release(ctx context.Context) error {
 		x.gaveBack(gave, now)
 	}
 	for _, r := range execs {
-		r.cancel()
+		r.Cancel()
 	}
 	if err != nil {
 		return fmt.Errorf("release %d running jobs: %w", len(refs), err)

@@ -47,7 +47,7 @@ func (e *Engine) Health(ctx context.Context) Health {
 		h.Problems = append(h.Problems, "draining: Stop has begun")
 	}
 	if state != 0 {
-		h.LastHeartbeat = e.beats.lastBeat().UTC()
+		h.LastHeartbeat = e.beats.LastBeat().UTC()
 		if age := e.opts.clock.Since(h.LastHeartbeat); h.LastHeartbeat.IsZero() || age > 2*e.opts.HeartbeatInterval {
 			h.Problems = append(h.Problems, fmt.Sprintf("heartbeat stale: last written %s ago (interval %s)", age.Round(time.Millisecond), e.opts.HeartbeatInterval))
 		}
