@@ -22,10 +22,11 @@ func passLeaseTTL(interval time.Duration) time.Duration {
 // passEvery is the loop of the maintenance services that work in passes
 // (the batch finisher, the signal sweeper, the workflow repairer, the
 // recurring scheduler): pass runs at once and then again after each wait
-// on the host's clock, with the store's time of the moment (UTC, to the
-// microsecond), until ctx ends. A wait is interval less a random tenth of
-// it at most (passWait), so that the nodes running one service do not pass
-// in step while no pass is ever later than interval. A pass that reports
+// on the host's clock, counted from the start of the pass before it, with
+// the store's time of the moment (UTC, to the microsecond), until ctx
+// ends. A wait is interval less a random tenth of it at most (passWait),
+// so that the nodes running one service do not pass in step while no pass
+// is ever later than interval. A pass that reports
 // more (a full batch: there may be more to do) runs again at once. A
 // pass's error ends the service, for the supervisor to log it and run the
 // service again after a backoff, unless ctx has ended (then it returns
@@ -36,13 +37,17 @@ func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass 
 		draw = rand.Float64
 	}
 	for {
+		// The wait starts with the pass, as a ticker's would: a test that
+		// moves a fake clock while a pass runs does not move it past a
+		// timer that does not exist yet.
+		t := h.Clock.NewTimer(passWait(interval, draw()))
 		if err := nodecore.Drain(h.Clock.Now().UTC().Truncate(time.Microsecond), pass); err != nil {
+			t.Stop()
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		t := h.Clock.NewTimer(passWait(interval, draw()))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -54,7 +54,7 @@ func (o outcomes) gate(ctx context.Context, g workflowGate, jc *ratchet.JobConte
 	if err != nil {
 		return o.finish(ctx, jc, j, nil, fmt.Errorf("ratchet: read the dependencies of job %s: %w", j.ID, err), started), true
 	}
-	decision, reason := spi.Decide(ds)
+	decision, reason := nodecore.Decide(ds)
 	if decision == spi.DecideRun {
 		ok, why, err := g.evaluate(ctx, jc, ds)
 		switch {

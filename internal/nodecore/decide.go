@@ -1,6 +1,7 @@
 package nodecore
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -69,6 +70,9 @@ func (p PollPolicy) MinClaim() int { return max(1, min(p.Slots, p.Batch)/4) }
 // Next decides the poller's next step. A claim never asks for more than the
 // free slots nor more than a batch.
 func (p PollPolicy) Next(s PollState) PollDecision {
+	if bug("skip-fresh-beat") { // planted: claims under a stale heartbeat
+		p.HeartbeatInterval = 0
+	}
 	if s.Free <= 0 {
 		return PollDecision{Action: PollIdle}
 	}
@@ -83,7 +87,11 @@ func (p PollPolicy) Next(s PollState) PollDecision {
 	if p.HeartbeatInterval > 0 && s.Now.Sub(s.LastBeat) >= 2*p.HeartbeatInterval {
 		return PollDecision{Action: PollBeat}
 	}
-	return PollDecision{Action: PollClaim, Limit: max(1, min(s.Free, p.Batch))}
+	d := PollDecision{Action: PollClaim, Limit: max(1, min(s.Free, p.Batch))}
+	if bug("claim-past-free-slots") { // planted: one job more than the free slots
+		d.Limit++
+	}
+	return d
 }
 
 // StopStep is one step of the graceful stop.
@@ -121,6 +129,9 @@ func (s StopStep) String() string {
 // flushed; heartbeats stop only after that, so that no peer recovers (and
 // charges) a draining node's jobs; the node's row goes last.
 func StopOrder() []StopStep {
+	if bug("heartbeats-before-drain") { // planted: a long drain has its jobs recovered
+		return []StopStep{StopClaiming, StopHeartbeats, DrainAndRelease, FlushCompletions, Deregister}
+	}
 	return []StopStep{StopClaiming, DrainAndRelease, FlushCompletions, StopHeartbeats, Deregister}
 }
 
@@ -132,6 +143,9 @@ func StopOrder() []StopStep {
 // the same write.
 func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
 	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0}
+	if bug("ignore-fence") { // planted: a write not fenced by its claim
+		c.ClaimSeq = 0
+	}
 	if err == nil {
 		c.Outcome = spi.OutcomeSucceeded
 		c.Attempts = j.Attempts + 1 // reported in events; not written on success
@@ -145,6 +159,26 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		c.Outcome = spi.OutcomeFailed
 	}
 	return c
+}
+
+// Decide is the gate's decision for a released workflow job from its
+// dependencies (spi.Decide): run it, skip it or cancel it, and why.
+func Decide(ds []spi.Dependency) (spi.Decision, string) {
+	if bug("run-after-failed-parent") { // planted: a plain dependency read as allowing FAILED
+		ds = slices.Clone(ds)
+		for i := range ds {
+			if ds[i].Allow&spi.SkipUnlessAllowed == 0 {
+				ds[i].Allow |= spi.AllowSucceeded | spi.AllowFailed
+			}
+		}
+	}
+	if bug("callback-as-dependency") { // planted: a callback's unmet condition cancels instead of skipping
+		ds = slices.Clone(ds)
+		for i := range ds {
+			ds[i].Allow &^= spi.SkipUnlessAllowed
+		}
+	}
+	return spi.Decide(ds)
 }
 
 // GateCompletion is the owner write of a released workflow job j (claimed

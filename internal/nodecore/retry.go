@@ -45,7 +45,11 @@ func DecideRetry(j *spi.Job, err error, policy spi.RetryPolicy, now time.Time) D
 	if ratchet.IsDoNotRetry(err) {
 		return d
 	}
-	if !policy.ShouldRetry(attempt, err) || attempt > j.MaxRetries {
+	limit := j.MaxRetries
+	if bug("retry-off-by-one") { // planted: < where <= is meant, one retry too many
+		limit++
+	}
+	if !policy.ShouldRetry(attempt, err) || attempt > limit {
 		return d
 	}
 	delay := policy.Delay(attempt)

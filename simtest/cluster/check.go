@@ -48,6 +48,10 @@ const (
 
 // sjob is the model of one job: what the store must hold for it.
 type sjob struct {
+	// abandoned: the final flush of its node's stop could not write its
+	// completion, so it stays RUNNING for orphan recovery.
+	abandoned bool
+
 	idx   int
 	id    uuid.UUID
 	label string
@@ -320,7 +324,7 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 		j.seq++
 		j.owner = n.id
 		j.claims++
-		j.claimedAt, j.claimRow, j.claimJumps = now, w.nodeRows[n.id], w.jumps
+		j.claimedAt, j.claimRow, j.claimJumps, j.abandoned = now, w.nodeRows[n.id], w.jumps, false
 		w.touch(j)
 		if j.resource != "" {
 			w.check(invPermits)
@@ -549,7 +553,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 // jobs is not a staleness recovery and is not checked.
 func (w *world) recoveredFresh(n *node, p spi.RecoverParams, j *sjob) bool {
 	window := w.sc.OrphanGrace - 2*w.sc.HeartbeatInterval
-	if window <= 0 || slices.Contains(p.Nodes, j.owner) {
+	if window <= 0 || slices.Contains(p.Nodes, j.owner) || j.abandoned {
 		return false
 	}
 	w.check(invFreshClaim)

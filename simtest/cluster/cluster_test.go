@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,6 +19,14 @@ import (
 	"github.com/ratchet-go/ratchet/simtest/internal/mutant"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
+
+// goTool is the go command that runs these tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
 
 // Sweep size: 160 seeds of 3000 main steps (about 575,000 steps and 2.2
 // million invariant checks) take 20-25 s under -race on the shared 2-core
@@ -265,6 +275,19 @@ func TestDrainLongerThanGraceChargesNothing(t *testing.T) {
 // bounded sweep by the invariant meant to catch it, and the seed that
 // catches it passes with the engine's own code.
 func TestCatchesEveryEngineBug(t *testing.T) {
+	if !cluster.BugsPlantable {
+		// A normal build compiles no bug: this test runs again in one that
+		// does.
+		_, err := cluster.Simulate(1, cluster.Scenario{EngineBug: "ignore-fence"})
+		require.ErrorContains(t, err, "-tags ratchet_bugs")
+		if testing.Short() {
+			t.Skip("the engine bugs need a build with -tags ratchet_bugs")
+		}
+		out, err := exec.Command(goTool(), "test", "-tags", "ratchet_bugs", "-count=1", "-run", "^TestCatchesEveryEngineBug$", "-v", ".").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		t.Logf("with -tags ratchet_bugs:\n%s", out)
+		return
+	}
 	bugs := cluster.EngineBugs()
 	require.GreaterOrEqual(t, len(bugs), 5)
 	for _, bug := range bugs {
@@ -273,6 +296,7 @@ func TestCatchesEveryEngineBug(t *testing.T) {
 			v := findViolation(t, sc, 80)
 			t.Logf("seed %d: %s: %s", v.Seed, v.Invariant, v.Detail)
 			assert.Equal(t, cluster.EngineBugInvariant(bug), v.Invariant)
+			assert.Contains(t, v.Reproduce, "-tags ratchet_bugs")
 			assert.Contains(t, v.Reproduce, "-engine-bug "+bug)
 			_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
 			assert.NoError(t, clean, "the same seed passes with the engine's own code")

@@ -57,8 +57,17 @@ type node struct {
 	beatFailUntil time.Time     // heartbeat writes fail until then (an outage)
 	tags          spi.TagFilter // tag affinity passed with every claim
 
-	execs   map[spi.ClaimRef]*exec // claimed and running, as the node believes
-	pending []pendingWrite         // finished, completion not yet written
+	execs map[spi.ClaimRef]*exec // claimed and running, as the node believes
+	// The engine's parts of this incarnation (newParts): the heartbeater
+	// (its beat and claim check), the rescuer and the completer, and the
+	// write the completer holds while it waits out its retry backoff.
+	hb        *nodecore.Heartbeater
+	rescuer   nodecore.Rescuer
+	completer *nodecore.Completer
+	retry     *heldWrite
+	lost      []*exec // bodies the claim check cancelled, in this tick
+
+	completeFailUntil time.Time // completion writes fail until then (an outage)
 
 	// stopClean is true while a graceful stop runs undisturbed: it began
 	// with a fresh heartbeat and no stall or clock jump happened since. Its
@@ -69,7 +78,6 @@ type node struct {
 	// parts still running, and the graceful stop's progress.
 	strategy          spi.PollDelayStrategy
 	gatherStart       time.Time
-	lastBeat          time.Time
 	claiming, beating bool
 	stopSteps         []nodecore.StopStep
 	stopAt            int
@@ -88,10 +96,30 @@ type exec struct {
 	ref  spi.ClaimRef
 }
 
-type pendingWrite struct {
-	job *sjob
-	ref spi.ClaimRef // the claim the execution held
-	c   spi.Completion
+// heldWrite is a batch of the completer's whose write failed, tried again
+// after backoff.
+type heldWrite struct {
+	batch   []nodecore.Pending
+	logs    []spi.LogAppend
+	backoff time.Duration
+}
+
+// unwritten are the completions the node holds: queued in its completer,
+// or held for a retry.
+func (n *node) unwritten() []nodecore.Pending {
+	if n.completer == nil {
+		return nil
+	}
+	out := n.completer.Queued()
+	if n.retry != nil {
+		out = append(out, n.retry.batch...)
+	}
+	return out
+}
+
+// refOf is the claim an unwritten completion ends: its job's, as claimed.
+func refOf(p nodecore.Pending) spi.ClaimRef {
+	return spi.ClaimRef{JobID: p.Job.ID, ClaimSeq: p.Job.ClaimSeq}
 }
 
 func (n *node) stalled() bool { return !n.stallUntil.IsZero() }
@@ -102,8 +130,8 @@ func (n *node) believes(ref spi.ClaimRef) bool {
 	if _, ok := n.execs[ref]; ok {
 		return true
 	}
-	for _, p := range n.pending {
-		if p.ref == ref {
+	for _, p := range n.unwritten() {
+		if refOf(p) == ref {
 			return true
 		}
 	}
@@ -111,13 +139,14 @@ func (n *node) believes(ref spi.ClaimRef) bool {
 }
 
 // beliefs lists what the node believes it owns, in a stable order.
-func (n *node) beliefs() []*exec {
-	out := make([]*exec, 0, len(n.execs)+len(n.pending))
+func (w *world) beliefs(n *node) []*exec {
+	un := n.unwritten()
+	out := make([]*exec, 0, len(n.execs)+len(un))
 	for _, x := range n.execs {
 		out = append(out, x)
 	}
-	for _, p := range n.pending {
-		out = append(out, &exec{job: p.job, ref: p.ref})
+	for _, p := range un {
+		out = append(out, &exec{job: w.byID[p.Job.ID], ref: refOf(p)})
 	}
 	slices.SortFunc(out, func(a, b *exec) int {
 		if c := bytes.Compare(a.ref.JobID[:], b.ref.JobID[:]); c != 0 {
@@ -192,27 +221,20 @@ func (w *world) startNode(n *node) error {
 	n.state = nodeUp
 	n.stallUntil = time.Time{}
 	n.execs = map[spi.ClaimRef]*exec{}
-	n.pending = nil
+	w.newParts(n)
 	n.flushQueued, n.restartQueued = false, false
-	n.beatFailUntil = time.Time{} // a new process, a new connection
+	n.beatFailUntil, n.completeFailUntil = time.Time{}, time.Time{} // a new process, a new connection
 	n.strategy = nodecore.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})
 	n.gatherStart = time.Time{}
 	n.claiming, n.beating = true, true
 	n.stopSteps, n.stopAt, n.draining = nil, 0, false
-	now := w.now()
-	p := spi.RecoverParams{Now: now, Grace: w.sc.OrphanGrace, MaxCrashRedeliveries: w.maxCrash, Nodes: []string{n.id}, LastError: recoveryMessage}
-	got, err := w.store.RecoverOrphans(w.ctx, p)
-	if err != nil {
-		return w.storeErr("RecoverOrphans", err)
+	w.tracef(nil, []*node{n}, "%s starts (incarnation %d, %d slots)", n.id, n.inc, n.slots)
+	if _, err := n.rescuer.Recover(w.ctx, []string{n.id}); err != nil {
+		return w.ioFailure(err)
 	}
-	rec := w.recoveredJobs(got)
-	w.checkRecover(n, p, got)
-	if err := w.store.Heartbeat(w.ctx, n.id, now); err != nil {
-		return w.storeErr("Heartbeat", err)
+	if err := n.hb.Register(w.ctx); err != nil {
+		return w.ioFailure(err)
 	}
-	w.nodeRows[n.id] = now
-	n.lastBeat = now
-	w.tracef(rec, []*node{n}, "%s starts (incarnation %d, %d slots), recovering %s", n.id, n.inc, n.slots, describeRecovered(w, got))
 	w.queuePoll(n, 0)
 	w.schedule(w.sc.HeartbeatInterval, w.nodeEvent(n, evHeartbeat))
 	w.schedule(w.randDur(w.sc.OrphanScanInterval/2, w.sc.OrphanScanInterval), w.nodeEvent(n, evScan))
@@ -274,7 +296,7 @@ func (w *world) poll(n *node) error {
 		return nil
 	}
 	now := w.now()
-	d := w.code.poll(n.policy, nodecore.PollState{Free: n.slots - len(n.execs), Now: now, GatherStart: n.gatherStart, LastBeat: n.lastBeat})
+	d := n.policy.Next(nodecore.PollState{Free: n.slots - len(n.execs), Now: now, GatherStart: n.gatherStart, LastBeat: n.hb.LastBeat()})
 	switch d.Action {
 	case nodecore.PollIdle:
 		n.gatherStart = time.Time{}
@@ -287,9 +309,9 @@ func (w *world) poll(n *node) error {
 		w.queuePoll(n, d.Wait)
 		return nil
 	case nodecore.PollBeat:
-		ok, err := w.beat(n, " before claiming")
-		if err != nil {
-			return err
+		ok := n.hb.Beat(w.ctx)
+		if w.ioErr != nil {
+			return w.ioFailure(w.ioErr)
 		}
 		var wait time.Duration
 		if !ok {
@@ -409,8 +431,7 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 			err = errPermanent
 		}
 	}
-	c := w.completion(x, err)
-	n.pending = append(n.pending, pendingWrite{job: x.job, ref: x.ref, c: c})
+	c := w.complete(n, x, err)
 	w.tracef([]*sjob{x.job}, []*node{n}, "%s body %s/%d -> %s", n.id, x.job.label, ref.ClaimSeq, w.describeCompletion(c))
 	if w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:before-completion")
@@ -441,11 +462,19 @@ func (w *world) freed(n *node) error {
 	return nil
 }
 
+// complete queues in the node's completer the owner write that ends x's
+// execution with err.
+func (w *world) complete(n *node, x *exec, err error) spi.Completion {
+	c := w.completion(x, err)
+	n.completer.Add(nodecore.Pending{C: c, Job: x.snap})
+	return c
+}
+
 // completion builds the owner write that ends an execution with the
 // engine's CompletionOf, and checks that it carries the execution's claim
 // and, for a failure, the FAQ's retry decision.
 func (w *world) completion(x *exec, err error) spi.Completion {
-	c := w.code.completion(x.snap, err, w.policy, sanitizer, w.now())
+	c := nodecore.CompletionOf(x.snap, err, w.policy, sanitizer, w.now())
 	w.check(invFence)
 	if c.ClaimRef != x.ref {
 		w.fail(invFence, []*sjob{x.job}, nil, "the engine's completion of %s carries claim %d of job %s; the execution holds claim %d",
@@ -471,129 +500,91 @@ func (w *world) describeCompletion(c spi.Completion) string {
 	}
 }
 
-// flush writes the node's buffered completions in the completer's fenced
-// batches.
+// flush writes the completer's batches until its queue is empty or a
+// write fails; a write that waits out its backoff goes first (retryWrite).
 func (w *world) flush(n *node) error {
 	n.flushQueued = false
-	for len(n.pending) > 0 && w.failure == nil {
-		queued := len(n.pending)
-		var batch []pendingWrite
-		batch, n.pending = w.code.batch(n.pending, n.batch)
-		if len(batch) == 0 || len(batch)+len(n.pending) != queued {
-			w.fail(invNothingLost, jobsOfWrites(batch), []*node{n}, "the completer's batching split %d queued completions into a batch of %d and %d still queued",
-				queued, len(batch), len(n.pending))
+	if n.retry != nil {
+		return nil
+	}
+	return w.writeQueued(n, false)
+}
+
+// writeQueued writes the completer's batches (Take, Attempt) until its
+// queue is empty, or a write fails: final, as at the stop's flush, it is
+// not tried again and its jobs stay RUNNING, for orphan recovery.
+func (w *world) writeQueued(n *node, final bool) error {
+	for w.failure == nil {
+		batch, logs := n.completer.Take()
+		if len(batch) == 0 && len(logs) == 0 {
 			return nil
 		}
-		if err := w.write(n, batch); err != nil {
-			return err
+		if !w.attempt(n, batch, logs, final, 0) && !final {
+			break
 		}
 	}
-	return nil
+	return w.ioFailure(w.ioErr)
 }
 
-func jobsOfWrites(ps []pendingWrite) []*sjob {
-	out := make([]*sjob, len(ps))
-	for i, p := range ps {
-		out[i] = p.job
-	}
-	return out
-}
-
-// write writes one batch of completions.
-func (w *world) write(n *node, batch []pendingWrite) error {
-	cs := make([]spi.Completion, len(batch))
-	js := make([]*sjob, len(batch))
-	for i, p := range batch {
-		cs[i], js[i] = p.c, p.job
-	}
-	applied, err := w.store.CompleteJobs(w.ctx, slices.Clone(cs))
-	if err != nil {
-		return w.storeErr("CompleteJobs", err)
-	}
-	w.report.Completions += len(cs)
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		res := "applied"
-		if i < len(applied) && !applied[i] {
-			res = "superseded"
+// attempt is one write of the completer's (Attempt); a failed one is held
+// and tried again after the completer's backoff, unless final.
+func (w *world) attempt(n *node, batch []nodecore.Pending, logs []spi.LogAppend, final bool, prev time.Duration) bool {
+	n.retry = nil
+	logs, done := n.completer.Attempt(w.ctx, batch, logs, final)
+	if !done && final {
+		for _, p := range batch {
+			if j := w.byID[p.Job.ID]; j != nil && j.seq == p.Job.ClaimSeq {
+				j.abandoned = true
+			}
 		}
-		parts[i] = fmt.Sprintf("%s/%d %s", js[i].label, c.ClaimSeq, res)
+		js := make([]*sjob, len(batch))
+		for i, p := range batch {
+			js[i] = w.byID[p.Job.ID]
+		}
+		w.tracef(js, []*node{n}, "%s stop's flush could not write %d completions: their jobs stay RUNNING, for orphan recovery", n.id, len(batch))
 	}
-	w.tracef(js, []*node{n}, "%s complete [%s]", n.id, strings.Join(parts, ", "))
-	w.checkComplete(n, cs, applied)
-	return nil
+	if done || final || w.ioErr != nil || w.failure != nil {
+		return done
+	}
+	w.report.CompleterRetries++
+	n.retry = &heldWrite{batch: batch, logs: logs, backoff: nodecore.Backoff(prev)}
+	w.schedule(n.retry.backoff, w.nodeEvent(n, evFlushRetry))
+	return false
 }
 
-// heartbeat is one tick of the heartbeater: a beat and the claim check
-// (which runs even when the beat fails, as the engine's does).
+// retryWrite tries the held write again, then what queued meanwhile.
+func (w *world) retryWrite(n *node) error {
+	h := n.retry
+	if h == nil || (n.state != nodeUp && n.state != nodeStopping) {
+		return nil
+	}
+	if !w.attempt(n, h.batch, h.logs, false, h.backoff) {
+		return w.ioFailure(w.ioErr)
+	}
+	return w.writeQueued(n, false)
+}
+
+// heartbeat is one tick of the engine's heartbeater: a beat and the claim
+// check (which runs even when the beat fails); the bodies it cancelled
+// end with the context's error, and their completions must be superseded.
 func (w *world) heartbeat(n *node) error {
 	if !n.beating || (n.state != nodeUp && n.state != nodeStopping) {
 		return nil // the stop's StopHeartbeats step ended the loop
 	}
-	if _, err := w.beat(n, ""); err != nil {
-		return err
+	n.hb.Tick(w.ctx)
+	if w.ioErr != nil || w.failure != nil {
+		return w.ioFailure(w.ioErr)
 	}
 	w.schedule(w.sc.HeartbeatInterval, w.nodeEvent(n, evHeartbeat))
-	return w.checkClaims(n)
-}
-
-// beat writes the node's heartbeat, unless an outage makes it fail.
-func (w *world) beat(n *node, why string) (bool, error) {
-	now := w.now()
-	if now.Before(n.beatFailUntil) {
-		w.tracef(nil, []*node{n}, "%s heartbeat%s fails (outage)", n.id, why)
-		return false, nil
-	}
-	if err := w.store.Heartbeat(w.ctx, n.id, now); err != nil {
-		return false, w.storeErr("Heartbeat", err)
-	}
-	w.nodeRows[n.id] = now
-	n.lastBeat = now
-	w.tracef(nil, []*node{n}, "%s heartbeat%s", n.id, why)
-	return true, nil
-}
-
-// checkClaims is the second half of the engine's heartbeat: where the
-// store implements spi.ClaimChecker, the bodies of jobs recovered from
-// under the node are cancelled; their completions must be superseded.
-func (w *world) checkClaims(n *node) error {
-	cc := spi.CapabilitiesOf(w.store).Claims
-	if cc == nil || len(n.execs) == 0 {
-		return nil
-	}
-	running := n.runningExecs()
-	refs := make([]spi.ClaimRef, len(running))
-	for i, x := range running {
-		refs[i] = x.ref
-	}
-	current, err := cc.CheckClaims(w.ctx, slices.Clone(refs))
-	if err != nil {
-		return w.storeErr("CheckClaims", err)
-	}
-	if len(current) != len(refs) {
-		w.fail(invClaimCheck, nil, []*node{n}, "CheckClaims returned %d results for %d refs", len(current), len(refs))
-		return nil
-	}
-	var lost []*exec
-	for i, x := range running {
-		w.check(invClaimCheck)
-		want := x.job.status == spi.StatusRunning && x.job.seq == x.ref.ClaimSeq
-		if current[i] != want {
-			w.fail(invClaimCheck, []*sjob{x.job}, []*node{n}, "CheckClaims says claim %d of %s is current=%v, but the job is %s with claim %d",
-				x.ref.ClaimSeq, x.job.label, current[i], x.job.status, x.job.seq)
-			return nil
-		}
-		if !current[i] {
-			lost = append(lost, x)
-		}
-	}
+	lost := n.lost
+	n.lost = nil
 	if len(lost) == 0 {
 		return nil
 	}
 	w.tracef(jobsOf(lost), []*node{n}, "%s claim check: %s were taken away; cancelling their bodies", n.id, w.refsOf(lost))
 	for _, x := range lost {
 		delete(n.execs, x.ref)
-		n.pending = append(n.pending, pendingWrite{job: x.job, ref: x.ref, c: w.completion(x, context.Canceled)})
+		w.complete(n, x, context.Canceled)
 	}
 	w.queueFlush(n)
 	return w.freed(n)
@@ -603,14 +594,9 @@ func (w *world) scan(n *node) error {
 	if n.state != nodeUp {
 		return nil
 	}
-	p := spi.RecoverParams{Now: w.now(), Grace: w.sc.OrphanGrace, MaxCrashRedeliveries: w.maxCrash, LastError: recoveryMessage}
-	got, err := w.store.RecoverOrphans(w.ctx, p)
-	if err != nil {
-		return w.storeErr("RecoverOrphans", err)
+	if _, err := n.rescuer.Recover(w.ctx, nil); err != nil {
+		return w.ioFailure(err)
 	}
-	rec := w.recoveredJobs(got)
-	w.tracef(rec, []*node{n}, "%s orphan scan -> %s", n.id, describeRecovered(w, got))
-	w.checkRecover(n, p, got)
 	w.schedule(w.sc.OrphanScanInterval, w.nodeEvent(n, evScan))
 	return nil
 }
@@ -619,13 +605,13 @@ func (w *world) scan(n *node) error {
 // stays until it goes stale.
 func (w *world) crash(n *node, kind string) error {
 	w.report.Faults[kind]++
-	held := n.beliefs()
+	held := w.beliefs(n)
 	w.tracef(jobsOf(held), []*node{n}, "FAULT %s: %s dies holding %s", kind, n.id, w.refsOf(held))
 	n.inc++
 	n.state = nodeCrashed
 	n.stallUntil = time.Time{}
 	n.execs = map[spi.ClaimRef]*exec{}
-	n.pending = nil
+	w.newParts(n) // what it held in memory is gone
 	n.flushQueued = false
 	n.restartQueued = true
 	d := w.randDur(200*time.Millisecond, 20*time.Second)
@@ -652,12 +638,12 @@ func (w *world) poisonCrash(n *node, ref spi.ClaimRef) error {
 func (w *world) stop(n *node) error {
 	n.state = nodeStopping
 	hb, ok := w.nodeRows[n.id]
-	n.stopClean = ok && w.now().Sub(hb) <= w.sc.HeartbeatInterval && !w.now().Before(n.beatFailUntil)
+	n.stopClean = ok && w.now().Sub(hb) <= w.sc.HeartbeatInterval && !w.now().Before(n.beatFailUntil) && !w.now().Before(n.completeFailUntil)
 	n.drainTimeout = w.sc.DrainTimeout
 	if n.drainTimeout <= 0 {
 		n.drainTimeout = w.randDur(500*time.Millisecond, 2*w.sc.OrphanGrace)
 	}
-	n.stopSteps, n.stopAt, n.stopKind = w.code.stopOrder(), 0, "stop:drained"
+	n.stopSteps, n.stopAt, n.stopKind = nodecore.StopOrder(), 0, "stop:drained"
 	running := n.runningExecs()
 	w.tracef(jobsOf(running), []*node{n}, "FAULT stop: %s stops %v, draining %s (timeout %s)", n.id, n.stopSteps, w.refsOf(running), n.drainTimeout)
 	return w.advanceStop(n)
@@ -679,7 +665,10 @@ func (w *world) advanceStop(n *node) error {
 				return nil // freed or drainLimit goes on
 			}
 		case nodecore.FlushCompletions:
-			if err := w.flush(n); err != nil || w.failure != nil {
+			if h := n.retry; h != nil {
+				w.attempt(n, h.batch, h.logs, true, 0)
+			}
+			if err := w.writeQueued(n, true); err != nil || w.failure != nil {
 				return err
 			}
 		case nodecore.StopHeartbeats:
@@ -718,7 +707,7 @@ func (w *world) drainLimit(n *node) error {
 	}
 	for _, x := range running {
 		delete(n.execs, x.ref)
-		n.pending = append(n.pending, pendingWrite{job: x.job, ref: x.ref, c: w.completion(x, context.Canceled)})
+		w.complete(n, x, context.Canceled)
 	}
 	n.draining, n.stopKind = false, "stop:drain-timeout"
 	n.stopAt++
@@ -762,7 +751,7 @@ func (w *world) injectFaults() error {
 			switch {
 			case len(n.execs) > 0:
 				kind = "crash:mid-execution"
-			case len(n.pending) > 0:
+			case len(n.unwritten()) > 0:
 				kind = "crash:before-completion"
 			}
 			if n.stalled() {
@@ -784,7 +773,7 @@ func (w *world) injectFaults() error {
 			w.report.Faults[kind]++
 			n.stallUntil = w.now().Add(d)
 			n.stopClean = false
-			held := n.beliefs()
+			held := w.beliefs(n)
 			w.tracef(jobsOf(held), []*node{n}, "FAULT %s: %s freezes for %s holding %s", kind, n.id, d, w.refsOf(held))
 			w.schedule(d, w.nodeEvent(n, evResume))
 		}
@@ -813,6 +802,15 @@ func (w *world) injectFaults() error {
 			n.beatFailUntil = w.now().Add(d)
 			n.stopClean = false
 			w.tracef(jobsOf(n.runningExecs()), []*node{n}, "FAULT heartbeat-outage: %s's heartbeat writes fail for %s", n.id, d)
+		}
+	}
+	if w.chance(f.CompletionOutage) {
+		if n := pick(func(n *node) bool { return alive(n) && !w.now().Before(n.completeFailUntil) }); n != nil {
+			d := w.randDur(100*time.Millisecond, 20*time.Second)
+			w.report.Faults["completion-outage"]++
+			n.completeFailUntil = w.now().Add(d)
+			n.stopClean = false
+			w.tracef(nil, []*node{n}, "FAULT completion-outage: %s's completion writes fail for %s", n.id, d)
 		}
 	}
 	return nil

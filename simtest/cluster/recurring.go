@@ -107,7 +107,7 @@ func (w *world) recurringPass(n *node) error {
 		return nil // the stop's first step ended the services
 	}
 	d := nodecore.Recurring{Store: recCapture{ScheduleStore: spi.CapabilitiesOf(w.store).Schedules, w: w, n: n}, Jobs: w.store,
-		Threshold: recurringThreshold, NewID: w.newID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Plan: w.code.plan}
+		Threshold: recurringThreshold, NewID: w.newID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := nodecore.RecurringPass(w.ctx, d, w.now()); err != nil {
 		return w.storeErr("DueSchedules", err)
 	}

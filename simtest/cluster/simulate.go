@@ -56,11 +56,15 @@ type FaultRates struct {
 	// do not use): peers recover its running jobs, and its poller must not
 	// claim under the stale row.
 	HeartbeatOutage float64
+	// CompletionOutage makes a node's completion writes fail for up to
+	// 20 s: its completer holds the batch and tries it again after its
+	// backoff (Report.CompleterRetries).
+	CompletionOutage float64
 }
 
 // DefaultFaultRates returns the fault rates used when Scenario.Faults is nil.
 func DefaultFaultRates() FaultRates {
-	return FaultRates{Crash: 0.002, CrashAtHook: 0.003, Stall: 0.002, Stop: 0.001, ClockJump: 0.0005, HeartbeatOutage: 0.001}
+	return FaultRates{Crash: 0.002, CrashAtHook: 0.003, Stall: 0.002, Stop: 0.001, ClockJump: 0.0005, HeartbeatOutage: 0.001, CompletionOutage: 0.001}
 }
 
 // Scenario configures a simulation. The zero value is a complete default
@@ -226,6 +230,9 @@ type Report struct {
 	// superseded; Released and Recovered the jobs given back by graceful
 	// stops and by orphan recovery.
 	Claims, Claimed, Completions, Superseded, Released, Recovered int
+	// CompleterRetries counts the completer's writes that failed and were
+	// held for a retry.
+	CompleterRetries int
 	// Aging is the aging probe's outcome; nil when none ran.
 	Aging *AgingResult
 	// Recurring describes the recurring schedule (expression and
@@ -298,8 +305,8 @@ func (r Report) Summary() string {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "faults: %s\n", sortedCounts(r.Faults))
-	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d), released %d, recovered %d\n",
-		r.Claims, r.Claimed, r.Completions, r.Superseded, r.Released, r.Recovered)
+	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d, completer retries %d), released %d, recovered %d\n",
+		r.Claims, r.Claimed, r.Completions, r.Superseded, r.CompleterRetries, r.Released, r.Recovered)
 	total := 0
 	for _, n := range r.Checks {
 		total += n
@@ -389,7 +396,11 @@ func (sc Scenario) reproduce(seed int64) string {
 	if steps <= 0 {
 		steps = 2000
 	}
-	args := []string{"go run ./simtest/cmd/simtest", fmt.Sprintf("-seed %d -steps %d", seed, steps)}
+	run := "go run ./simtest/cmd/simtest"
+	if sc.EngineBug != "" {
+		run = "go run -tags ratchet_bugs ./simtest/cmd/simtest"
+	}
+	args := []string{run, fmt.Sprintf("-seed %d -steps %d", seed, steps)}
 	if sc.Nodes > 0 {
 		args = append(args, fmt.Sprintf("-nodes %d", sc.Nodes))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/simtest/internal/simtime"
 )
@@ -366,7 +367,7 @@ func (w *world) dispatch(n *node, x *exec) (run bool, err error) {
 		w.fail(invWorkflowRelease, parentsOf(j), []*node{n}, "%s was released and claimed by %s, but %s", j.label, n.id, d)
 		return false, nil
 	}
-	decision, reason := w.code.decide(deps)
+	decision, reason := nodecore.Decide(deps)
 	want := modelDecision(j)
 	inv := invWorkflowOrder
 	if j.callback {
@@ -390,14 +391,14 @@ func (w *world) dispatch(n *node, x *exec) (run bool, err error) {
 		j.bodies++
 		return true, nil
 	}
-	c := w.code.gateCompletion(x.snap, decision, reason, w.now())
+	c := nodecore.GateCompletion(x.snap, decision, reason, w.now())
 	w.check(invFence)
 	if c.ClaimRef != x.ref {
 		w.fail(invFence, []*sjob{j}, []*node{n}, "the engine's gate write for %s carries claim %d; the claim is %d", j.label, c.ClaimSeq, x.ref.ClaimSeq)
 		return false, nil
 	}
 	delete(n.execs, x.ref)
-	n.pending = append(n.pending, pendingWrite{job: j, ref: x.ref, c: c})
+	n.completer.Add(nodecore.Pending{C: c, Job: x.snap})
 	w.tracef([]*sjob{j}, []*node{n}, "%s gate %s/%d: parents %s -> %s (%s)", n.id, j.label, x.ref.ClaimSeq, j.edgeList(), c.Outcome.Status(), reason)
 	w.queueFlush(n)
 	return false, nil

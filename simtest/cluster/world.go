@@ -42,6 +42,7 @@ const (
 	evScan
 	evBodyDone    // a job body returns
 	evFlush       // a node writes its buffered completions
+	evFlushRetry  // a node's completer tries a failed write again
 	evNodeCrash   // a poison job (or a scheduled fault) kills its node mid-execution
 	evResume      // a stalled node resumes
 	evRestart     // a crashed or stopped node starts again
@@ -111,6 +112,9 @@ type world struct {
 	start time.Time
 	store spi.Store
 	ctx   context.Context
+	// ioErr is a store call of an engine part that failed (not by a
+	// planted fault): the part logs it and goes on, the simulation ends.
+	ioErr error
 
 	q      eventQueue
 	seq    uint64
@@ -121,8 +125,7 @@ type world struct {
 	maxCrash int
 	policy   spi.RetryPolicy
 	nodes    []*node
-	code     engineCode // the engine's decisions the nodes step
-	jumps    int        // clock jumps so far
+	jumps    int // clock jumps so far
 	rec      *recurringModel
 
 	model
@@ -164,11 +167,11 @@ func Simulate(seed int64, sc Scenario) (Report, error) {
 		start: sc.Start,
 		ctx:   context.Background(),
 	}
-	code, err := engineFor(sc.EngineBug)
+	unplant, err := plant(sc.EngineBug)
 	if err != nil {
 		return Report{Seed: seed}, err
 	}
-	w.code = code
+	defer unplant()
 	w.hasher.h = sha256.New()
 	w.model.init()
 	w.report = Report{Seed: seed, Faults: map[string]int{}, Checks: map[string]int{}, Final: map[spi.Status]int{},
@@ -546,11 +549,13 @@ func (w *world) handle(ev *event) error {
 		return w.bodyDone(n, ev.ref)
 	case evFlush:
 		return w.flush(n)
+	case evFlushRetry:
+		return w.retryWrite(n)
 	case evNodeCrash:
 		return w.poisonCrash(n, ev.ref)
 	case evResume:
 		n.stallUntil = time.Time{}
-		w.tracef(nil, []*node{n}, "%s resumes, believing it owns %s", n.id, w.refsOf(n.beliefs()))
+		w.tracef(nil, []*node{n}, "%s resumes, believing it owns %s", n.id, w.refsOf(w.beliefs(n)))
 		return nil
 	case evRestart:
 		return w.startNode(n)

@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	trace := fs.Bool("trace", false, "print the full event trace of a single run")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once in a sweep")
 	broken := fs.String("mutant", "", "plant a deliberately broken store to show it is caught: "+strings.Join(mutant.Names(), ", "))
-	engineBug := fs.String("engine-bug", "", "plant a deliberately broken engine decision to show it is caught: "+strings.Join(cluster.EngineBugs(), ", "))
+	engineBug := fs.String("engine-bug", "", "plant a bug in the engine's own code to show it is caught (a build with -tags ratchet_bugs): "+strings.Join(cluster.EngineBugs(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,6 +56,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *engineBug != "" && cluster.EngineBugInvariant(*engineBug) == "" {
 		fmt.Fprintf(stderr, "simtest: -engine-bug: unknown engine bug %q (known: %s)\n", *engineBug, strings.Join(cluster.EngineBugs(), ", "))
+		return 2
+	}
+	if *engineBug != "" && !cluster.BugsPlantable {
+		fmt.Fprintf(stderr, "simtest: -engine-bug: the engine bugs are guards that only a build with -tags ratchet_bugs compiles: go run -tags ratchet_bugs ./simtest/cmd/simtest %s\n", strings.Join(args, " "))
 		return 2
 	}
 	switch *aging {

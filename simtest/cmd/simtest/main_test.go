@@ -2,9 +2,15 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/simtest/cluster"
 )
 
 func TestSingleRun(t *testing.T) {
@@ -49,10 +55,38 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// An engine bug is planted by a build with -tags ratchet_bugs, and its
+// sweep exits 1 naming the invariant that caught it; a normal build says
+// how to make one.
 func TestEngineBugIsCaught(t *testing.T) {
 	var out, errOut bytes.Buffer
+	if !cluster.BugsPlantable {
+		assert.Equal(t, 2, run([]string{"-seed", "1", "-engine-bug", "ignore-fence"}, &out, &errOut))
+		assert.Contains(t, errOut.String(), "go run -tags ratchet_bugs ./simtest/cmd/simtest -seed 1 -engine-bug ignore-fence")
+		if testing.Short() {
+			t.Skip("builds the command with -tags ratchet_bugs")
+		}
+		bin := filepath.Join(t.TempDir(), "simtest")
+		build, err := exec.Command(goTool(), "build", "-tags", "ratchet_bugs", "-o", bin, ".").CombinedOutput()
+		require.NoError(t, err, "%s", build)
+		cmd := exec.Command(bin, "-seeds", "1..50", "-engine-bug", "ignore-fence")
+		got, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s", got)
+		assert.Equal(t, 1, exit.ExitCode())
+		assert.Contains(t, string(got), "fence")
+		return
+	}
 	code := run([]string{"-seed", "1", "-engine-bug", "ignore-fence"}, &out, &errOut)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut.String(), `invariant "fence" violated`)
 	assert.Contains(t, errOut.String(), "-engine-bug ignore-fence")
+}
+
+// goTool is the go command that runs these tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }

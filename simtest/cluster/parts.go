@@ -1,0 +1,177 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ratchet-go/ratchet/internal/nodecore"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The engine's parts a node runs, built for each incarnation on the
+// simulator's store and fake clock: nodecore's heartbeater, rescuer and
+// completer, the engine's own code. Each reaches the store through a
+// decorator that checks every call against the model and applies it, and
+// injects the outages of the fault schedule.
+
+// errOutage is the error of a store call that an injected outage fails.
+var errOutage = errors.New("injected outage: the database does not answer")
+
+// newParts builds the node's parts for a new incarnation.
+func (w *world) newParts(n *node) {
+	quiet := slog.New(slog.DiscardHandler)
+	d := nodecore.HeartbeaterDeps{Clock: w.clock, Log: quiet,
+		Write:      func(_ context.Context, now time.Time) error { return w.writeBeat(n, now) },
+		Running:    func() []*nodecore.Run { return w.runs(n) },
+		Superseded: func(context.Context, *spi.Job) {}}
+	if cc := spi.CapabilitiesOf(w.store).Claims; cc != nil {
+		d.Claims = claimCheck{ClaimChecker: cc, w: w, n: n}
+	}
+	n.hb = nodecore.NewHeartbeater(d)
+	n.rescuer = nodecore.Rescuer{Store: recoverCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
+		Grace: w.sc.OrphanGrace, MaxCrash: w.maxCrash}
+	n.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: completeCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
+		Batch: n.batch, Written: func(context.Context, nodecore.Pending, bool) {}, Released: func(spi.ClaimRef) bool { return false }})
+	n.retry, n.lost = nil, nil
+}
+
+// ioFailure ends the simulation with err, a store call that failed of
+// itself; nil for none.
+func (w *world) ioFailure(err error) error {
+	if err == nil || errors.Is(err, errOutage) || errors.Is(err, errCaught) {
+		err = w.ioErr
+	}
+	w.ioErr = nil
+	return err
+}
+
+// runs are the node's executions as its heartbeater sees them: a body the
+// claim check cancels is noted, for the tick's end (heartbeat).
+func (w *world) runs(n *node) []*nodecore.Run {
+	xs := n.runningExecs()
+	out := make([]*nodecore.Run, len(xs))
+	for i, x := range xs {
+		out[i] = &nodecore.Run{Job: x.snap, Cancel: func() { n.lost = append(n.lost, x) }}
+	}
+	return out
+}
+
+// writeBeat is the heartbeater's write: the node's row at now, unless an
+// injected outage fails it.
+func (w *world) writeBeat(n *node, now time.Time) error {
+	if now.Before(n.beatFailUntil) {
+		w.tracef(nil, []*node{n}, "%s heartbeat fails (outage)", n.id)
+		return errOutage
+	}
+	if err := w.store.Heartbeat(w.ctx, n.id, now); err != nil {
+		w.ioErr = w.storeErr("Heartbeat", err)
+		return err
+	}
+	w.nodeRows[n.id] = now
+	w.tracef(nil, []*node{n}, "%s heartbeat", n.id)
+	return nil
+}
+
+// claimCheck is the claim checker as a node's heartbeater sees it: each
+// answer is checked against the model.
+type claimCheck struct {
+	spi.ClaimChecker
+	w *world
+	n *node
+}
+
+func (c claimCheck) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]bool, error) {
+	w, n := c.w, c.n
+	current, err := c.ClaimChecker.CheckClaims(ctx, slices.Clone(refs))
+	if err != nil {
+		w.ioErr = w.storeErr("CheckClaims", err)
+		return nil, err
+	}
+	if len(current) != len(refs) {
+		w.fail(invClaimCheck, nil, []*node{n}, "CheckClaims returned %d results for %d refs", len(current), len(refs))
+		return nil, errCaught
+	}
+	for i, r := range refs {
+		j := w.byID[r.JobID]
+		w.check(invClaimCheck)
+		if want := j != nil && j.status == spi.StatusRunning && j.seq == r.ClaimSeq; current[i] != want {
+			w.fail(invClaimCheck, []*sjob{j}, []*node{n}, "CheckClaims says claim %d of %s is current=%v, but the job is %s with claim %d",
+				r.ClaimSeq, j.label, current[i], j.status, j.seq)
+			return nil, errCaught
+		}
+	}
+	return current, nil
+}
+
+// recoverCheck is the store as a node's rescuer sees it: what each scan
+// recovers is checked against the model, and applied to it.
+type recoverCheck struct {
+	w *world
+	n *node
+}
+
+func (c recoverCheck) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.RecoveredJob, error) {
+	w, n := c.w, c.n
+	got, err := w.store.RecoverOrphans(ctx, p)
+	if err != nil {
+		w.ioErr = w.storeErr("RecoverOrphans", err)
+		return nil, err
+	}
+	what := "orphan scan"
+	if len(p.Nodes) > 0 {
+		what = "recovers its own jobs"
+	}
+	w.tracef(w.recoveredJobs(got), []*node{n}, "%s %s -> %s", n.id, what, describeRecovered(w, got))
+	w.checkRecover(n, p, got)
+	if w.failure != nil {
+		return nil, errCaught
+	}
+	return got, nil
+}
+
+// completeCheck is the store as a node's completer sees it: each write is
+// checked against the model and applied to it, unless an injected outage
+// fails it.
+type completeCheck struct {
+	w *world
+	n *node
+}
+
+func (c completeCheck) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
+	w, n := c.w, c.n
+	js := make([]*sjob, len(cs))
+	labels := make([]string, len(cs))
+	for i, x := range cs {
+		js[i] = w.byID[x.JobID]
+		labels[i] = fmt.Sprintf("%s/%d", js[i].label, x.ClaimSeq)
+	}
+	if w.now().Before(n.completeFailUntil) {
+		w.tracef(js, []*node{n}, "%s complete [%s] fails (outage)", n.id, strings.Join(labels, ", "))
+		return nil, errOutage
+	}
+	applied, err := w.store.CompleteJobs(ctx, slices.Clone(cs))
+	if err != nil {
+		w.ioErr = w.storeErr("CompleteJobs", err)
+		return nil, err
+	}
+	w.report.Completions += len(cs)
+	parts := make([]string, len(cs))
+	for i, x := range cs {
+		res := "applied"
+		if i < len(applied) && !applied[i] {
+			res = "superseded"
+		}
+		parts[i] = fmt.Sprintf("%s/%d %s", js[i].label, x.ClaimSeq, res)
+	}
+	w.tracef(js, []*node{n}, "%s complete [%s]", n.id, strings.Join(parts, ", "))
+	w.checkComplete(n, cs, applied)
+	if w.failure != nil {
+		return nil, errCaught
+	}
+	return applied, nil
+}
