@@ -79,7 +79,11 @@ type SignalSweep struct {
 
 // Pass times out at most Limit waits at now; more reports a full call.
 func (p SignalSweep) Pass(ctx context.Context, now time.Time) (more bool, err error) {
-	rs, err := p.Store.ExpireSignals(ctx, now, p.Limit)
+	at := now
+	if bug("sweep-ahead-of-time") { // planted: waits time out 5 s early
+		at = now.Add(5 * time.Second)
+	}
+	rs, err := p.Store.ExpireSignals(ctx, at, p.Limit)
 	if err != nil {
 		return false, err
 	}

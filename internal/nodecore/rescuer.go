@@ -36,11 +36,20 @@ type Rescuer struct {
 // Recover runs one scan: of the given nodes' jobs whatever their heartbeat
 // (a node's own jobs at start), or of every stale node when nodes is nil.
 func (r Rescuer) Recover(ctx context.Context, nodes []string) ([]spi.RecoveredJob, error) {
-	rec, err := r.Store.RecoverOrphans(ctx, spi.RecoverParams{
+	p := spi.RecoverParams{
 		Now: r.Clock.Now().UTC().Truncate(time.Microsecond), Grace: r.Grace,
 		MaxCrashRedeliveries: max(r.MaxCrash, 0), // the store's 0 is FailOnFirstCrash
 		Nodes:                nodes, LastError: RecoveryMessage,
-	})
+	}
+	switch {
+	case bug("rescue-ignores-grace"): // planted: live nodes' jobs taken away
+		p.Grace = 0
+	case bug("rescue-forgets-own-jobs"): // planted: a restart leaves its own jobs RUNNING
+		p.Nodes = nil
+	case bug("crash-budget-off-by-one"): // planted: one crash redelivery too many
+		p.MaxCrashRedeliveries++
+	}
+	rec, err := r.Store.RecoverOrphans(ctx, p)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.Log.Warn("orphan scan failed", "err", err)

@@ -471,11 +471,19 @@ func (w *world) checkRelease(n *node, refs []spi.ClaimRef, applied []bool, now t
 
 // checkRecover checks that an orphan scan recovered exactly the RUNNING
 // jobs of dead nodes, charging the crash budget, and applies it.
+//
+// What it expects follows from the node's configuration, not from the
+// call's parameters: the scan of a restart names the node itself, and
+// every scan uses the configured grace and crash budget.
 func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJob) {
 	w.check(invRecovery)
-	cutoff := p.Now.Add(-p.Grace)
+	var nodes []string
+	if n.starting {
+		nodes = []string{n.id}
+	}
+	cutoff := w.now().Add(-w.sc.OrphanGrace)
 	dead := func(owner string) bool {
-		if slices.Contains(p.Nodes, owner) {
+		if slices.Contains(nodes, owner) {
 			return true
 		}
 		hb, ok := w.nodeRows[owner]
@@ -499,8 +507,8 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 		ok = ok && gotJobs[i] == want[i]
 	}
 	if !ok {
-		w.fail(invRecovery, append(want, gotJobs...), []*node{n}, "orphan scan by %s (grace %s, nodes %v) recovered %s; expected %s",
-			n.id, p.Grace, p.Nodes, labels(gotJobs), labels(want))
+		w.fail(invRecovery, append(want, gotJobs...), []*node{n}, "orphan scan by %s (grace %s, nodes %v; it asked for grace %s, nodes %v) recovered %s; expected %s",
+			n.id, w.sc.OrphanGrace, nodes, p.Grace, p.Nodes, labels(gotJobs), labels(want))
 		return
 	}
 	for i, g := range got {
@@ -517,12 +525,12 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 		}
 		w.check(invCrashBudget)
 		wantStatus, wantCrash := spi.StatusFailed, j.crash
-		if j.crash < p.MaxCrashRedeliveries {
+		if j.crash < w.maxCrash {
 			wantStatus, wantCrash = spi.StatusPending, j.crash+1
 		}
 		if g.NewStatus != wantStatus || g.CrashCount != wantCrash || g.FromNode != j.owner {
-			w.fail(invCrashBudget, []*sjob{j}, []*node{n}, "recovery of %s (crash count %d, budget %d, owner %s) reported %s crash %d from %q; expected %s crash %d",
-				j.label, j.crash, p.MaxCrashRedeliveries, j.owner, g.NewStatus, g.CrashCount, g.FromNode, wantStatus, wantCrash)
+			w.fail(invCrashBudget, []*sjob{j}, []*node{n}, "recovery of %s (crash count %d, budget %d, asked %d, owner %s) reported %s crash %d from %q; expected %s crash %d",
+				j.label, j.crash, w.maxCrash, p.MaxCrashRedeliveries, j.owner, g.NewStatus, g.CrashCount, g.FromNode, wantStatus, wantCrash)
 			return
 		}
 		w.setStatus(j, wantStatus)
@@ -539,7 +547,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 		w.report.Recovered++
 	}
 	for node, hb := range w.nodeRows {
-		if slices.Contains(p.Nodes, node) || hb.Before(cutoff) {
+		if slices.Contains(nodes, node) || hb.Before(cutoff) {
 			delete(w.nodeRows, node)
 		}
 	}
@@ -751,6 +759,13 @@ func (w *world) checkOwners(j *sjob) {
 		if n.believes(spi.ClaimRef{JobID: j.id, ClaimSeq: j.seq}) && j.status == spi.StatusRunning {
 			holders = append(holders, n)
 		}
+	}
+	if owner := w.nodeByID(j.owner); owner != nil && j.status == spi.StatusRunning && !j.abandoned &&
+		(owner.state == nodeUp || owner.state == nodeStopping) && !owner.believes(spi.ClaimRef{JobID: j.id, ClaimSeq: j.seq}) {
+		w.check(invNothingLost)
+		w.fail(invNothingLost, []*sjob{j}, []*node{owner}, "%s runs %s under claim %d as the store says, but no longer knows of it: its end will never be written",
+			owner.id, j.label, j.seq)
+		return
 	}
 	switch {
 	case len(holders) > 1:

@@ -39,6 +39,23 @@ var engineBugs = map[string]string{
 	// The completer drops the last completion of a batch that leaves more
 	// queued: that job stays RUNNING under a live node that forgot it.
 	"batch-drops-last": invNothingLost,
+
+	// Bugs in the parts' I/O, their calls to the store:
+
+	// The completer forgets a batch whose write failed instead of trying
+	// it again: its jobs stay RUNNING under a node that no longer knows
+	// of them.
+	"retry-drops-batch": invNothingLost,
+	// The rescuer scans with no grace: the jobs of nodes whose heartbeat
+	// is fresh are taken away from them.
+	"rescue-ignores-grace": invRecovery,
+	// A restart's scan does not name the node: the jobs its earlier run
+	// left RUNNING stay so.
+	"rescue-forgets-own-jobs": invRecovery,
+	// The rescuer asks for one crash redelivery more than the budget.
+	"crash-budget-off-by-one": invCrashBudget,
+	// The signal sweeper times out waits 5 s before their deadline.
+	"sweep-ahead-of-time": invSignalOnce,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -68,6 +68,7 @@ type node struct {
 	lost      []*exec // bodies the claim check cancelled, in this tick
 
 	completeFailUntil time.Time // completion writes fail until then (an outage)
+	starting          bool      // while the start recovers the node's own jobs
 
 	// stopClean is true while a graceful stop runs undisturbed: it began
 	// with a fresh heartbeat and no stall or clock jump happened since. Its
@@ -229,7 +230,10 @@ func (w *world) startNode(n *node) error {
 	n.claiming, n.beating = true, true
 	n.stopSteps, n.stopAt, n.draining = nil, 0, false
 	w.tracef(nil, []*node{n}, "%s starts (incarnation %d, %d slots)", n.id, n.inc, n.slots)
-	if _, err := n.rescuer.Recover(w.ctx, []string{n.id}); err != nil {
+	n.starting = true
+	_, err := n.rescuer.Recover(w.ctx, []string{n.id})
+	n.starting = false
+	if err != nil {
 		return w.ioFailure(err)
 	}
 	if err := n.hb.Register(w.ctx); err != nil {

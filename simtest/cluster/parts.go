@@ -152,6 +152,9 @@ func (c completeCheck) CompleteJobs(ctx context.Context, cs []spi.Completion) ([
 	}
 	if w.now().Before(n.completeFailUntil) {
 		w.tracef(js, []*node{n}, "%s complete [%s] fails (outage)", n.id, strings.Join(labels, ", "))
+		for _, j := range js {
+			w.touch(j) // the step's checks see that the node still holds them
+		}
 		return nil, errOutage
 	}
 	applied, err := w.store.CompleteJobs(ctx, slices.Clone(cs))

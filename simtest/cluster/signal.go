@@ -213,12 +213,13 @@ type sweepCheck struct {
 	n *node
 }
 
-func (c sweepCheck) ExpireSignals(ctx context.Context, now time.Time, limit int) ([]spi.ResolvedSignal, error) {
+func (c sweepCheck) ExpireSignals(ctx context.Context, at time.Time, limit int) ([]spi.ResolvedSignal, error) {
 	w := c.w
+	now := w.now() // the sweep is at the node's time, whatever it asks
 	due := w.waitingJobs(func(j *sjob) bool { return !j.sig.deadline.IsZero() && !j.sig.deadline.After(now) })
 	slices.SortStableFunc(due, func(a, b *sjob) int { return a.sig.deadline.Compare(b.sig.deadline) })
 	want := due[:min(len(due), limit)]
-	got, err := c.SignalStore.ExpireSignals(ctx, now, limit)
+	got, err := c.SignalStore.ExpireSignals(ctx, at, limit)
 	if err != nil {
 		return nil, w.storeErr("ExpireSignals", err)
 	}
