@@ -44,7 +44,7 @@ func BenchmarkRunTask(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.runTask(ctx, j); err != nil {
+				if _, err := e.runner.run(ctx, j); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -61,7 +61,7 @@ func TestDisabledBreakerAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := &spi.Job{TaskName: "t", Payload: []byte("1")}
-		return testing.AllocsPerRun(200, func() { _, _ = e.runTask(context.Background(), j) })
+		return testing.AllocsPerRun(200, func() { _, _ = e.runner.run(context.Background(), j) })
 	}
 	plain := run(ratchet.NewVoidTask("t", func(context.Context, int) error { return nil }), Options{})
 	off := run(ratchet.NewVoidTask("t", func(context.Context, int) error { return nil }).ProtectedBy("svc", spi.ErrorFilter{}),

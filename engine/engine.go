@@ -48,6 +48,8 @@ type Engine struct {
 	pollBreaker *breaker.Breaker
 	subs        subscribers
 
+	runner    taskRunner   // the end of the work middleware's chain
+	signals   *pollSignals // the poller's wakeups
 	completer *nodecore.Completer
 	executor  *executor
 	poller    *poller
@@ -195,12 +197,19 @@ func (e *Engine) wire() {
 	m := newMetricsOf(o.Client.Metrics)
 	e.wakeMetrics = m.wake
 	e.subs.dropped = droppedEvents(o.Client.Metrics, o.NodeID)
+	// The parts in the order of their dependencies: what two parts share
+	// (the poller's wakeups, the claims a drain released) is made first.
+	tasks := newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)
+	e.signals = newPollSignals(tasks != nil)
+	released := &claimSet{}
 	e.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: e.store, Logs: e.caps.Logs, Clock: o.clock, Log: e.log,
 		Batch: o.CompletionBatchSize, Workers: o.CompletionConcurrency, Finalization: m.fin,
-		Written: e.written, Released: func(ref spi.ClaimRef) bool { return e.executor.wasReleased(ref) }})
+		Written: e.written, Released: released.has})
 	out := outcomes{clock: o.clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
 		results: o.ResultStrategy, pipe: e.client.Pipeline(), jitter: retryJitter(o.RetryJitter, e.tasks), draw: mathrand.Float64}
-	run := ratchet.ChainWork(e.runTask, o.WorkMiddleware...)
+	e.runner = taskRunner{tasks: e.tasks, authorization: o.Client.Authorization, pipe: e.client.Pipeline(),
+		serializer: o.Client.Serializer, protected: e.protected, resilience: e.resilience}
+	run := ratchet.ChainWork(e.runner.run, o.WorkMiddleware...)
 	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline()}
 	if e.caps.Properties != nil {
 		jobs.Properties = e.caps.Properties
@@ -243,7 +252,7 @@ func (e *Engine) wire() {
 				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
 			}
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.Add, freed: func() { e.poller.freed() },
+		}, finish: out.finish, complete: e.completer.Add, freed: e.signals.freed, released: released,
 		gaveBack: func(jobs []*spi.Job, at time.Time) {
 			e.publishAll(EventReleased, func(emit func(Event)) {
 				for _, j := range jobs {
@@ -254,7 +263,7 @@ func (e *Engine) wire() {
 		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (nodecore.Pending, bool) {
 			return out.gate(ctx, flow, jc, j, started)
 		},
-		tasks: newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)})
+		tasks: tasks})
 	e.beats = nodecore.NewHeartbeater(nodecore.HeartbeaterDeps{Clock: o.clock, Log: e.log,
 		Write: e.writeBeat, Claims: e.caps.Claims, Running: e.executor.running,
 		Superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
@@ -272,7 +281,7 @@ func (e *Engine) wire() {
 	if strategy == nil {
 		strategy = nodecore.AdaptivePolling
 	}
-	e.poller = newPoller(pollerDeps{store: e.store, clock: o.clock, log: e.log,
+	pd := pollerDeps{store: e.store, clock: o.clock, log: e.log, signals: e.signals,
 		// Only jobs of the registered tasks: in a fleet whose nodes run
 		// different task sets (a rolling deploy that adds a task), the
 		// others wait for a node that runs them.
@@ -286,11 +295,12 @@ func (e *Engine) wire() {
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
 		failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
-		claimers: claimers(o, e.caps)})
-	if e.executor.tasks != nil {
-		e.poller.limited, e.poller.admit, e.poller.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
-		e.poller.claimers = 1 // the per-task room does not count the claims in flight
+		claimers: claimers(o, e.caps)}
+	if tasks != nil {
+		pd.limited, pd.admit, pd.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
+		pd.claimers = 1 // the per-task room does not count the claims in flight
 	}
+	e.poller = newPoller(pd)
 }
 
 // claimers is how many claims the node keeps in flight at most: the
@@ -305,30 +315,42 @@ func claimers(o Options, caps spi.Capabilities) int {
 	return 1
 }
 
-// runTask runs a claimed job's task: the end of the work middleware. The
-// payload's codecs are undone first; a payload they cannot decode (a wrong
-// key, a corrupted envelope) fails the job at once, as one that does not
-// deserialize does.
-func (e *Engine) runTask(ctx context.Context, j *spi.Job) (any, error) {
-	def, ok := e.tasks[j.TaskName]
+// taskRunner runs a claimed job's task: the end of the work middleware's
+// chain.
+type taskRunner struct {
+	tasks         map[string]ratchet.Definition
+	authorization ratchet.AuthorizationPolicy
+	pipe          *ratchet.Pipeline
+	serializer    spi.PayloadSerializer
+	protected     map[string]protection
+	resilience    spi.ResilienceStrategy
+}
+
+// run runs j's task. The payload's codecs are undone first; a payload they
+// cannot decode (a wrong key, a corrupted envelope) fails the job at once,
+// as one that does not deserialize does, and so do an unknown task and
+// one the authorization policy refuses. A protected task runs through its
+// circuit breaker.
+func (r taskRunner) run(ctx context.Context, j *spi.Job) (any, error) {
+	def, ok := r.tasks[j.TaskName]
 	if !ok {
 		return nil, ratchet.DoNotRetry(&ratchet.UnknownTaskError{Name: j.TaskName})
 	}
-	if a := e.opts.Client.Authorization; a != nil {
+	if a := r.authorization; a != nil {
 		if err := a.CheckExecute(ctx, j); err != nil {
 			return nil, ratchet.DoNotRetry(fmt.Errorf("ratchet: task %q refused at dispatch: %w: %w", j.TaskName, ratchet.ErrUnauthorized, err))
 		}
 	}
-	payload, err := e.client.Pipeline().DecodeBytes(ctx, ratchet.JobRef(ratchet.SurfaceTask, j.ID), j.Payload)
+	payload, err := r.pipe.DecodeBytes(ctx, ratchet.JobRef(ratchet.SurfaceTask, j.ID), j.Payload)
 	if err != nil {
 		return nil, ratchet.DoNotRetry(&ratchet.PayloadDecodeError{Task: j.TaskName, Err: err})
 	}
-	if p, ok := e.protected[j.TaskName]; ok {
-		return e.resilience.Execute(ctx, p.service, p.filter, func(ctx context.Context) (any, error) {
-			return def.Execute(ctx, payload, e.opts.Client.Serializer)
+	if p, ok := r.protected[j.TaskName]; ok {
+		return r.resilience.Execute(ctx, p.service, p.filter, func(ctx context.Context) (any, error) {
+			return def.Execute(ctx, payload, r.serializer)
 		})
 	}
-	return def.Execute(ctx, payload, e.opts.Client.Serializer)
+	return def.Execute(ctx, payload, r.serializer)
 }
 
 func validateDefinition(t ratchet.Definition) error {
@@ -377,7 +399,7 @@ func (e *Engine) onWakeup(h spi.WakeupHint) {
 	e.poke()
 }
 
-func (e *Engine) poke() { e.poller.poke() }
+func (e *Engine) poke() { e.signals.poke() }
 
 // Start registers the node, recovers orphans (including jobs left RUNNING by
 // an earlier run under the same node id) and starts polling. ctx bounds only
@@ -567,7 +589,7 @@ func (e *Engine) publishEvent(ev Event) {
 // that did not apply (superseded) a metric and a warning.
 func (e *Engine) written(ctx context.Context, p nodecore.Pending, applied bool) {
 	if applied && p.C.HasDependents && p.C.Outcome.Status().Terminal() {
-		e.poller.poke() // the write released its dependents: they may be due now
+		e.signals.poke() // the write released its dependents: they may be due now
 	}
 	if !e.subs.empty() {
 		e.subs.publish(eventOf(p.C, p.Job.TaskName, applied))

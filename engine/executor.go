@@ -43,6 +43,9 @@ type executorDeps struct {
 	complete func(nodecore.Pending)
 	// freed is told when a slot frees up (the poller's wakeup).
 	freed func()
+	// released records the claims release gave back to PENDING, which
+	// the completer reads too.
+	released *claimSet
 	// gaveBack, when not nil, is told the jobs a timed-out drain gave
 	// back to PENDING.
 	gaveBack func(jobs []*spi.Job, at time.Time)
@@ -58,7 +61,6 @@ type executor struct {
 	base     context.Context // parent of job contexts
 	mu       sync.Mutex
 	inflight map[spi.ClaimRef]*nodecore.Run // keyed by claim: a node may hold a stale and a new claim of one job
-	released map[spi.ClaimRef]bool          // claims given back by release: their completions would be superseded
 	jobs     sync.WaitGroup
 	// idle hands an execution to a goroutine that finished its last one
 	// (see worker).
@@ -66,8 +68,10 @@ type executor struct {
 }
 
 func newExecutor(base context.Context, d executorDeps) *executor {
-	return &executor{executorDeps: d, base: base, inflight: map[spi.ClaimRef]*nodecore.Run{}, released: map[spi.ClaimRef]bool{},
-		idle: make(chan func())}
+	if d.released == nil {
+		d.released = &claimSet{}
+	}
+	return &executor{executorDeps: d, base: base, inflight: map[spi.ClaimRef]*nodecore.Run{}, idle: make(chan func())}
 }
 
 // free returns the number of free slots.
@@ -88,11 +92,26 @@ func (x *executor) running() []*nodecore.Run {
 	return out
 }
 
-// wasReleased reports whether release gave the claim back to PENDING.
-func (x *executor) wasReleased(ref spi.ClaimRef) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.released[ref]
+// claimSet is a set of claims, safe for concurrent use; the zero value is
+// empty.
+type claimSet struct {
+	mu sync.Mutex
+	m  map[spi.ClaimRef]bool
+}
+
+func (s *claimSet) add(ref spi.ClaimRef) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[spi.ClaimRef]bool{}
+	}
+	s.m[ref] = true
+}
+
+func (s *claimSet) has(ref spi.ClaimRef) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[ref]
 }
 
 // dispatch starts one claimed job on a goroutine of its own: an idle
@@ -113,9 +132,8 @@ func (x *executor) dispatch(j *spi.Job) {
 		if x.tasks != nil {
 			x.tasks.done(j.TaskName)
 		}
-		released := x.released[ref]
 		x.mu.Unlock()
-		if !released { // a released job's write would only be superseded
+		if !x.released.has(ref) { // a released job's write would only be superseded
 			x.complete(p)
 		}
 		x.freed()
@@ -210,14 +228,12 @@ func (x *executor) release(ctx context.Context) error {
 	now := x.clock.Now().UTC().Truncate(time.Microsecond)
 	ok, err := x.store.ReleaseJobs(ctx, refs, now)
 	var gave []*spi.Job
-	x.mu.Lock()
 	for i, applied := range ok {
 		if applied && err == nil {
-			x.released[refs[i]] = true
+			x.released.add(refs[i])
 			gave = append(gave, execs[i].Job)
 		}
 	}
-	x.mu.Unlock()
 	n := len(gave)
 	if x.gaveBack != nil && n > 0 {
 		x.gaveBack(gave, now)

@@ -67,6 +67,8 @@ type pollerDeps struct {
 	// answered, when not nil, is told when a claim succeeds after one
 	// failed: the store answers again (the completer retries at once).
 	answered func()
+	// signals are its wakeups; nil makes its own.
+	signals *pollSignals
 	// claimers is how many claims may be at the store at once (0 means
 	// 1). Above 1, limited must be nil: the per-task room is read before
 	// a claim and does not count the claims in flight.
@@ -100,12 +102,29 @@ func newPoller(d pollerDeps) *poller {
 	if d.rejected == nil {
 		d.rejected = func(context.Context, string, int) {}
 	}
+	if d.signals == nil {
+		d.signals = newPollSignals(d.limited != nil)
+	}
 	d.claimers = max(d.claimers, 1)
-	return &poller{pollerDeps: d, wake: make(chan struct{}, 1), slots: make(chan struct{}, 1)}
+	return &poller{pollerDeps: d, wake: d.signals.wake, slots: d.signals.slots}
+}
+
+// pollSignals are the poller's wakeups, made before the parts that send
+// them (the executor, the completer, the engine) and the poller that
+// receives them.
+type pollSignals struct {
+	wake  chan struct{} // new work (poke)
+	slots chan struct{} // a slot freed up (freed)
+	// perTask: the node has per-task limits (see freed).
+	perTask bool
+}
+
+func newPollSignals(perTask bool) *pollSignals {
+	return &pollSignals{wake: make(chan struct{}, 1), slots: make(chan struct{}, 1), perTask: perTask}
 }
 
 // poke wakes the poller: there may be new work.
-func (p *poller) poke() { nodecore.Signal(p.wake) }
+func (s *pollSignals) poke() { nodecore.Signal(s.wake) }
 
 // freed tells the poller that a slot freed up. It wakes the poller only
 // while it waits for slots: no slot free (PollIdle) or too few
@@ -116,13 +135,16 @@ func (p *poller) poke() { nodecore.Signal(p.wake) }
 // a claim that got less may have left out the tasks at their limit, which
 // a freed slot of theirs makes claimable again: there every freed slot
 // wakes the poller.
-func (p *poller) freed() {
-	if p.limited != nil {
-		p.poke()
+func (s *pollSignals) freed() {
+	if s.perTask {
+		s.poke()
 		return
 	}
-	nodecore.Signal(p.slots)
+	nodecore.Signal(s.slots)
 }
+
+// poke wakes the poller: there may be new work.
+func (p *poller) poke() { p.signals.poke() }
 
 // run claims and dispatches jobs until ctx ends, one PollPolicy decision
 // at a time. With claimers above 1, a claim runs on a goroutine of its own

@@ -202,7 +202,7 @@ func TestFreedSlotWakesOnlyForSlots(t *testing.T) {
 					<-dispatched
 				}
 			}
-			finish := func() { mu.Lock(); running--; mu.Unlock(); p.freed() }
+			finish := func() { mu.Lock(); running--; mu.Unlock(); p.signals.freed() }
 
 			assert.Equal(t, 4, next())
 			give(1) // less than asked: no backlog
