@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -114,8 +115,8 @@ func TestPollerBreakerStopsClaims(t *testing.T) {
 	b, err := pollerBreaker(o)
 	require.NoError(t, err)
 	store := &flakyClaims{down: true}
-	p := newPoller(pollerDeps{store: store, clock: clock, log: o.Client.Logger, strategy: claimAgain{}, breaker: b,
-		dispatch: func(*spi.Job) {}, claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}})
+	p := newPoller(pollerDeps{clock: clock, log: o.Client.Logger, strategy: claimAgain{},
+		claims: nodecore.ClaimerDeps{Store: store, Clock: clock, Log: o.Client.Logger, Breaker: b, Dispatch: func(*spi.Job) {}}})
 	require.True(t, p.claim(ctx, 1))
 	require.True(t, p.claim(ctx, 1))
 	assert.Equal(t, 2, store.count())
@@ -164,8 +165,8 @@ func TestPollerBreakerProbesAndClosesOnTheStoresReturn(t *testing.T) {
 	b, err := pollerBreaker(o)
 	require.NoError(t, err)
 	store := &flakyClaims{down: true}
-	p := newPoller(pollerDeps{store: store, clock: clock, log: o.Client.Logger, strategy: claimAgain{}, breaker: b, probeEvery: time.Second,
-		dispatch: func(*spi.Job) {}, claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}})
+	p := newPoller(pollerDeps{clock: clock, log: o.Client.Logger, strategy: claimAgain{},
+		claims: nodecore.ClaimerDeps{Store: store, Clock: clock, Log: o.Client.Logger, Breaker: b, ProbeEvery: time.Second, Dispatch: func(*spi.Job) {}}})
 	require.True(t, p.claim(ctx, 1))
 	require.True(t, p.claim(ctx, 1))
 	require.Equal(t, 2, store.count())

@@ -281,25 +281,28 @@ func (e *Engine) wire() {
 	if strategy == nil {
 		strategy = nodecore.AdaptivePolling
 	}
-	pd := pollerDeps{store: e.store, clock: o.clock, log: e.log, signals: e.signals,
+	claim := nodecore.ClaimerDeps{Store: e.store, Clock: o.clock, Log: e.log,
 		// Only jobs of the registered tasks: in a fleet whose nodes run
 		// different task sets (a rolling deploy that adds a task), the
 		// others wait for a node that runs them.
-		params: spi.ClaimParams{NodeID: o.NodeID, BoostInterval: o.PriorityBoostInterval, // AgingDisabled is negative: no aging in the store
+		Params: spi.ClaimParams{NodeID: o.NodeID, BoostInterval: o.PriorityBoostInterval, // AgingDisabled is negative: no aging in the store
 			Tags: o.Tags, Tasks: e.taskNames},
+		Dispatch: e.executor.dispatch, Breaker: e.pollBreaker, ProbeEvery: o.PollInterval, Adopter: e.caps.Adopter,
+		Answered: e.completer.Answered,
+		Claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
+		Failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }}
+	n := claimers(o, e.caps)
+	if tasks != nil {
+		claim.Limited, claim.Admit, claim.GiveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
+		n = 1 // the per-task room does not count the claims in flight
+	}
+	pd := pollerDeps{clock: o.clock, log: e.log, signals: e.signals, claims: claim,
 		policy: nodecore.PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
-		free: e.executor.free, dispatch: e.executor.dispatch, lastBeat: e.beats.LastBeat, beat: e.beats.Beat,
-		breaker: e.pollBreaker, probeEvery: o.PollInterval, adopter: e.caps.Adopter, answered: e.completer.Answered,
+		free: e.executor.free, lastBeat: e.beats.LastBeat, beat: e.beats.Beat,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
-		claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
-		failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) },
-		claimers: claimers(o, e.caps)}
-	if tasks != nil {
-		pd.limited, pd.admit, pd.giveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
-		pd.claimers = 1 // the per-task room does not count the claims in flight
-	}
+		claimers: n}
 	e.poller = newPoller(pd)
 }
 

@@ -81,14 +81,13 @@ func TestPollerClaimsConcurrently(t *testing.T) {
 	store := &gatedClaims{arrived: make(chan int, 4), release: make(chan int)}
 	var mu sync.Mutex
 	running := 0 // jobs dispatched and not finished, unless the test finishes them
-	p := newPoller(pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
-		params:   spi.ClaimParams{Tasks: []string{"t"}},
+	p := newPoller(pollerDeps{clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
+		claims: nodecore.ClaimerDeps{Store: store, Clock: clockwork.NewRealClock(), Log: slog.New(slog.DiscardHandler),
+			Params: spi.ClaimParams{Tasks: []string{"t"}}, Dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock() }},
 		policy:   nodecore.PollPolicy{Slots: 10, Batch: 4},
 		strategy: claimAgain{},
 		free:     func() int { mu.Lock(); defer mu.Unlock(); return 10 - running },
-		dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock() },
 		lastBeat: time.Now, beat: func(context.Context) bool { return true },
-		claimed: func(context.Context, int) {}, failed: func(context.Context, error) {},
 		claimers: 2})
 	ended := make(chan struct{})
 	go func() { p.run(ctx); close(ended) }()
@@ -176,18 +175,18 @@ func TestFreedSlotWakesOnlyForSlots(t *testing.T) {
 			var mu sync.Mutex
 			running := 0
 			dispatched := make(chan struct{}, 8)
-			d := pollerDeps{store: store, clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
-				params:   spi.ClaimParams{Tasks: []string{"t"}},
+			d := pollerDeps{clock: clockwork.NewRealClock(), log: slog.New(slog.DiscardHandler),
+				claims: nodecore.ClaimerDeps{Store: store, Clock: clockwork.NewRealClock(), Log: slog.New(slog.DiscardHandler),
+					Params:   spi.ClaimParams{Tasks: []string{"t"}},
+					Dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock(); dispatched <- struct{}{} }},
 				policy:   nodecore.PollPolicy{Slots: 4, Batch: 4},
 				strategy: waitLong{},
 				free:     func() int { mu.Lock(); defer mu.Unlock(); return 4 - running },
-				dispatch: func(*spi.Job) { mu.Lock(); running++; mu.Unlock(); dispatched <- struct{}{} },
-				lastBeat: time.Now, beat: func(context.Context) bool { return true },
-				claimed: func(context.Context, int) {}, failed: func(context.Context, error) {}}
+				lastBeat: time.Now, beat: func(context.Context) bool { return true }}
 			if limited {
-				d.limited = func(tasks []string) ([]string, int) { return tasks, 4 }
-				d.admit = func(jobs []*spi.Job) ([]*spi.Job, []*spi.Job) { return jobs, nil }
-				d.giveBack = func(context.Context, []*spi.Job) {}
+				d.claims.Limited = func(tasks []string) ([]string, int) { return tasks, 4 }
+				d.claims.Admit = func(jobs []*spi.Job) ([]*spi.Job, []*spi.Job) { return jobs, nil }
+				d.claims.GiveBack = func(context.Context, []*spi.Job) {}
 			}
 			p := newPoller(d)
 			ended := make(chan struct{})
