@@ -66,6 +66,10 @@ type node struct {
 	completer *nodecore.Completer
 	retry     *heldWrite
 	lost      []*exec // bodies the claim check cancelled, in this tick
+	claimer   *nodecore.Claimer
+	// The limit and the free slots of the claim in progress, for the
+	// check of its dispatch.
+	claimLimit, claimFree int
 
 	completeFailUntil time.Time // completion writes fail until then (an outage)
 	starting          bool      // while the start recovers the node's own jobs
@@ -332,83 +336,61 @@ func (w *world) poll(n *node) error {
 // could not be refreshed.
 var errStaleBeat = errors.New("heartbeat not refreshed")
 
-// claim claims up to limit jobs, starts their bodies and queues the next
-// poll after the strategy's delay.
+// claim is one claim of the engine's claim step (nodecore.Claimer), which
+// starts what it claimed (startJob), then queues the next poll after the
+// strategy's delay.
 func (w *world) claim(n *node, limit int) error {
-	free := n.slots - len(n.execs)
 	if w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:before-claim")
 	}
-	now := w.now()
-	if w.probe != nil && w.probe.active && n.tags.Match(nil) {
-		// only nodes that may run the probe (untagged) count for its bound
-		if err := w.floodTopUp(limit); err != nil {
-			return err
-		}
-		w.probe.claimCall(now)
+	n.claimLimit, n.claimFree = limit, n.slots-len(n.execs)
+	o := n.claimer.ClaimOnce(w.ctx, limit)
+	if err := w.ioFailure(o.Res.Err); err != nil || w.failure != nil {
+		return err
 	}
-	got, err := w.store.ClaimJobs(w.ctx, spi.ClaimParams{NodeID: n.id, Limit: limit, Now: now, BoostInterval: w.sc.BoostInterval, Tags: n.tags, Tasks: simTasks})
-	if err != nil {
-		return w.storeErr("ClaimJobs", err)
-	}
-	w.report.Claims++
-	w.report.Claimed += len(got)
-	claimed := w.checkClaim(n, limit, now, got)
-	if w.failure != nil {
-		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> %d jobs", n.id, limit, len(got))
-		return nil
-	}
-	var xs []*exec
-	for i, j := range claimed {
-		x := &exec{job: j, snap: got[i], ref: spi.ClaimRef{JobID: j.id, ClaimSeq: got[i].ClaimSeq}}
-		n.execs[x.ref] = x
-		xs = append(xs, x)
-	}
-	w.check(invSlots)
-	if len(n.execs) > n.slots {
-		w.fail(invSlots, claimed, []*node{n}, "%s runs %d bodies on %d slots: its poller claimed %d jobs with a limit of %d and %d slots free",
-			n.id, len(n.execs), n.slots, len(got), limit, free)
-		return nil
-	}
-	if len(got) > 0 {
-		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> %s", n.id, limit, w.refsOf(xs))
-	} else {
-		w.tracef(nil, []*node{n}, "%s claim limit=%d -> nothing", n.id, limit)
-	}
-	for _, x := range xs {
-		run, err := w.dispatch(n, x)
-		if err != nil || w.failure != nil {
-			return err
-		}
-		if !run {
-			continue // the gate queued its SKIPPED or CANCELLED write
-		}
-		if x.job.poison {
-			e := w.nodeEvent(n, evNodeCrash)
-			e.ref, e.why = x.ref, "poison-crash"
-			w.schedule(w.randDur(10*time.Millisecond, 200*time.Millisecond), e)
-			continue
-		}
-		e := w.nodeEvent(n, evBodyDone)
-		e.ref = x.ref
-		w.schedule(w.jobDuration(x.job), e)
-	}
-	if w.probe != nil && w.probe.active {
-		for _, j := range claimed {
-			if j == w.probe.job {
-				w.probeClaimed(now)
-			}
-		}
-	}
-	if w.phase == phaseMain && len(got) > 0 && w.chance(w.sc.Faults.CrashAtHook) {
+	if w.phase == phaseMain && o.Res.Claimed > 0 && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:after-claim")
 	}
-	wait := n.strategy.Next(spi.PollResult{Asked: limit, Claimed: len(got)})
+	wait := n.strategy.Next(o.Res)
 	if wait > 0 {
 		wait = w.randDur(wait*3/4, wait) // the claim's own latency and scheduling
 	}
 	w.queuePoll(n, wait)
 	return nil
+}
+
+// startJob is the claim step's dispatch of one claimed job: the node runs it
+// (after the workflow gate), its body ending after a drawn time, or, for a
+// poison job, crashing the node.
+func (w *world) startJob(n *node, snap *spi.Job) {
+	j := w.byID[snap.ID]
+	if w.failure != nil || j == nil {
+		return
+	}
+	x := &exec{job: j, snap: snap, ref: spi.ClaimRef{JobID: j.id, ClaimSeq: snap.ClaimSeq}}
+	n.execs[x.ref] = x
+	w.check(invSlots)
+	if len(n.execs) > n.slots {
+		w.fail(invSlots, []*sjob{j}, []*node{n}, "%s runs %d bodies on %d slots: its poller claimed with a limit of %d and %d slots free",
+			n.id, len(n.execs), n.slots, n.claimLimit, n.claimFree)
+		return
+	}
+	run, err := w.dispatch(n, x)
+	switch {
+	case err != nil:
+		w.ioErr = err
+		return
+	case !run || w.failure != nil:
+		return // the gate queued its SKIPPED or CANCELLED write
+	case j.poison:
+		e := w.nodeEvent(n, evNodeCrash)
+		e.ref, e.why = x.ref, "poison-crash"
+		w.schedule(w.randDur(10*time.Millisecond, 200*time.Millisecond), e)
+		return
+	}
+	e := w.nodeEvent(n, evBodyDone)
+	e.ref = x.ref
+	w.schedule(w.jobDuration(j), e)
 }
 
 var (

@@ -35,6 +35,9 @@ func (w *world) newParts(n *node) {
 	n.hb = nodecore.NewHeartbeater(d)
 	n.rescuer = nodecore.Rescuer{Store: recoverCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Grace: w.sc.OrphanGrace, MaxCrash: w.maxCrash}
+	n.claimer = nodecore.NewClaimer(nodecore.ClaimerDeps{Store: claimsCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
+		Params:   spi.ClaimParams{NodeID: n.id, BoostInterval: w.sc.BoostInterval, Tags: n.tags, Tasks: simTasks},
+		Dispatch: func(j *spi.Job) { w.startJob(n, j) }})
 	n.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: completeCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Batch: n.batch, Written: func(context.Context, nodecore.Pending, bool) {}, Released: func(spi.ClaimRef) bool { return false }})
 	n.retry, n.lost = nil, nil
@@ -177,4 +180,49 @@ func (c completeCheck) CompleteJobs(ctx context.Context, cs []spi.Completion) ([
 		return nil, errCaught
 	}
 	return applied, nil
+}
+
+// claimsCheck is the store as a node's claim step sees it: what each claim
+// returns is checked against the model (order, aging, tags, permits) and
+// applied to it; the aging probe's flood is topped up before.
+type claimsCheck struct {
+	w *world
+	n *node
+}
+
+func (c claimsCheck) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	w, n := c.w, c.n
+	if w.probe != nil && w.probe.active && n.tags.Match(nil) {
+		// only nodes that may run the probe (untagged) count for its bound
+		if err := w.floodTopUp(p.Limit); err != nil {
+			w.ioErr = err
+			return nil, err
+		}
+		w.probe.claimCall(p.Now)
+	}
+	got, err := w.store.ClaimJobs(ctx, p)
+	if err != nil {
+		w.ioErr = w.storeErr("ClaimJobs", err)
+		return nil, err
+	}
+	w.report.Claims++
+	w.report.Claimed += len(got)
+	claimed := w.checkClaim(n, p.Limit, p.Now, got)
+	if w.failure != nil {
+		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> %d jobs", n.id, p.Limit, len(got))
+		return nil, errCaught
+	}
+	refs := make([]string, len(got))
+	for i, g := range got {
+		refs[i] = fmt.Sprintf("%s/%d", claimed[i].label, g.ClaimSeq)
+		if w.probe != nil && w.probe.active && claimed[i] == w.probe.job {
+			w.probeClaimed(p.Now)
+		}
+	}
+	if len(got) > 0 {
+		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> [%s]", n.id, p.Limit, strings.Join(refs, " "))
+	} else {
+		w.tracef(nil, []*node{n}, "%s claim limit=%d -> nothing", n.id, p.Limit)
+	}
+	return got, nil
 }
