@@ -50,7 +50,7 @@ type executorDeps struct {
 	// back to PENDING.
 	gaveBack func(jobs []*spi.Job, at time.Time)
 	// tasks are the per-task limits; nil for none.
-	tasks *taskSlots
+	tasks *nodecore.TaskSlots
 }
 
 // executor runs claimed jobs, each on a goroutine of its own (reused: see
@@ -130,7 +130,7 @@ func (x *executor) dispatch(j *spi.Job) {
 		x.mu.Lock()
 		delete(x.inflight, ref)
 		if x.tasks != nil {
-			x.tasks.done(j.TaskName)
+			x.tasks.Done(j.TaskName)
 		}
 		x.mu.Unlock()
 		if !x.released.has(ref) { // a released job's write would only be superseded

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"time"
 
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -27,92 +27,26 @@ func (l TaskLimits) MaxConcurrency(task string, def int) int {
 	return def
 }
 
-// taskSlots keeps the per-task limits of a node: the tasks a claim may
-// take now, and the admission of each claimed job. Its methods run under
-// the executor's lock.
-type taskSlots struct {
-	limit   map[string]int // the tasks with a limit below Concurrency
-	running map[string]int // their jobs running now
-}
-
-// newTaskSlots returns the limits of tasks, nil when none is below the
-// node's concurrency (then nothing is counted).
-func newTaskSlots(t ExecutionTuning, tasks []string, concurrency int) *taskSlots {
+// newTaskSlots returns the per-task limits of tasks under t, nil when
+// none is below the node's concurrency.
+func newTaskSlots(t ExecutionTuning, tasks []string, concurrency int) *nodecore.TaskSlots {
 	if t == nil {
 		return nil
 	}
-	s := &taskSlots{limit: map[string]int{}, running: map[string]int{}}
-	for _, name := range tasks {
-		if n := t.MaxConcurrency(name, concurrency); n < concurrency {
-			s.limit[name] = max(n, 1)
-		}
-	}
-	if len(s.limit) == 0 {
-		return nil
-	}
-	return s
+	return nodecore.NewTaskSlots(tasks, concurrency, t.MaxConcurrency)
 }
 
-// claimable returns the tasks a claim may take (those below their limit)
-// and how many jobs it may take of them at most.
-func (s *taskSlots) claimable(tasks []string, free int) ([]string, int) {
-	out := make([]string, 0, len(tasks))
-	room := 0
-	for _, name := range tasks {
-		n, limited := s.limit[name]
-		switch {
-		case !limited:
-			out, room = append(out, name), free
-		case s.running[name] < n:
-			out, room = append(out, name), room+n-s.running[name]
-		}
-	}
-	return out, min(room, free)
-}
-
-// admit counts a claimed job of task, or refuses it (false) when the
-// task is at its limit.
-func (s *taskSlots) admit(task string) bool {
-	n, limited := s.limit[task]
-	if !limited {
-		return true
-	}
-	if s.running[task] >= n {
-		return false
-	}
-	s.running[task]++
-	return true
-}
-
-// done uncounts an admitted job of task.
-func (s *taskSlots) done(task string) {
-	if _, limited := s.limit[task]; limited {
-		s.running[task]--
-	}
-}
-
-// giveBack releases claimed jobs that a task's limit refused, back to
-// PENDING due now, without charging them: a claim may take more jobs of a
-// task than it has room for, when they rank first.
+// giveBack releases claimed jobs that a task's limit refused
+// (nodecore.GiveBack), and runs those it could not give back past the
+// limit.
 func (x *executor) giveBack(ctx context.Context, jobs []*spi.Job) {
-	if len(jobs) == 0 {
-		return
-	}
-	refs := make([]spi.ClaimRef, len(jobs))
-	for i, j := range jobs {
-		refs[i] = spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}
-	}
-	ok, err := x.store.ReleaseJobs(ctx, refs, x.clock.Now().UTC().Truncate(time.Microsecond))
-	for i, j := range jobs {
-		if err != nil || !ok[i] {
-			// Not given back: run it past the limit rather than leave a
-			// claimed job without a body.
-			x.log.Warn("a job over its task's limit was not given back; running it", "job_id", j.ID, "task", j.TaskName, "err", err)
-			x.mu.Lock()
-			x.tasks.running[j.TaskName]++
-			x.mu.Unlock()
-			x.dispatch(j)
-		}
+	kept, err := nodecore.GiveBack(ctx, x.store, x.clock.Now(), jobs)
+	for _, j := range kept {
+		x.log.Warn("a job over its task's limit was not given back; running it", "job_id", j.ID, "task", j.TaskName, "err", err)
+		x.mu.Lock()
+		x.tasks.Force(j.TaskName)
+		x.mu.Unlock()
+		x.dispatch(j)
 	}
 }
 
@@ -124,15 +58,7 @@ func (x *executor) admit(jobs []*spi.Job) (run, over []*spi.Job) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	run = jobs[:0:0]
-	for _, j := range jobs {
-		if x.tasks.admit(j.TaskName) {
-			run = append(run, j)
-		} else {
-			over = append(over, j)
-		}
-	}
-	return run, over
+	return x.tasks.AdmitJobs(jobs)
 }
 
 // claimable returns the tasks a claim may take now and its limit: all of
@@ -144,5 +70,5 @@ func (x *executor) claimable(tasks []string) ([]string, int) {
 	if x.tasks == nil {
 		return tasks, free
 	}
-	return x.tasks.claimable(tasks, free)
+	return x.tasks.Claimable(tasks, free)
 }

@@ -236,10 +236,10 @@ func effective(p spi.Priority, due, now time.Time, boost time.Duration) int64 {
 // must take: the due PENDING jobs the filter accepts, ordered by effective
 // priority descending, then due time, then id, skipping each job whose
 // resource is full (counting the jobs this claim takes).
-func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter) []*sjob {
+func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter, full map[string]bool) []*sjob {
 	var due []*sjob
 	for _, j := range w.pending {
-		if !j.due.After(now) && tags.Match(j.tags) {
+		if !j.due.After(now) && tags.Match(j.tags) && !full[j.task] {
 			due = append(due, j)
 		}
 	}
@@ -277,7 +277,7 @@ func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter) []*s
 // checkClaim compares a claim's result with the model and applies it.
 func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []*sjob {
 	w.check(invClaimOrder)
-	want := w.expectedClaim(limit, now, n.tags)
+	want := w.expectedClaim(limit, now, n.tags, n.fullTasks())
 	wantSet := map[uuid.UUID]bool{}
 	for _, j := range want {
 		wantSet[j.id] = true

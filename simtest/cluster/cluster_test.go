@@ -248,7 +248,7 @@ func TestScenarioOptions(t *testing.T) {
 
 // A long run exercises every invariant check.
 func TestEveryInvariantIsChecked(t *testing.T) {
-	rep, err := cluster.Simulate(4, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
+	rep, err := cluster.Simulate(2, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
 		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim",

@@ -56,6 +56,9 @@ var engineBugs = map[string]string{
 	"crash-budget-off-by-one": invCrashBudget,
 	// The signal sweeper times out waits 5 s before their deadline.
 	"sweep-ahead-of-time": invSignalOnce,
+	// The executor admits one job of a task past the task's limit on the
+	// node.
+	"task-limit-off-by-one": invSlots,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -67,6 +67,11 @@ type node struct {
 	retry     *heldWrite
 	lost      []*exec // bodies the claim check cancelled, in this tick
 	claimer   *nodecore.Claimer
+	// limits are the node's per-task limits (nil: none), tasks their
+	// counts in this incarnation.
+	limits map[string]int
+	tasks  *nodecore.TaskSlots
+	forced bool // starting a job that could not be given back, past its limit
 	// The limit and the free slots of the claim in progress, for the
 	// check of its dispatch.
 	claimLimit, claimFree int
@@ -128,6 +133,35 @@ func refOf(p nodecore.Pending) spi.ClaimRef {
 }
 
 func (n *node) stalled() bool { return !n.stallUntil.IsZero() }
+
+// fullTasks are the tasks whose jobs the node runs up to their limit: a
+// claim must not take them.
+func (n *node) fullTasks() map[string]bool {
+	var full map[string]bool
+	for task, limit := range n.limits {
+		running := 0
+		for _, x := range n.execs {
+			if x.job.task == task {
+				running++
+			}
+		}
+		if running >= limit {
+			if full == nil {
+				full = map[string]bool{}
+			}
+			full[task] = true
+		}
+	}
+	return full
+}
+
+// endExec ends an execution: its slot, and its task's, are free again.
+func (n *node) endExec(x *exec) {
+	delete(n.execs, x.ref)
+	if n.tasks != nil {
+		n.tasks.Done(x.job.task)
+	}
+}
 
 // believes reports whether the node thinks it owns ref: running it, or
 // holding its unwritten completion.
@@ -375,6 +409,18 @@ func (w *world) startJob(n *node, snap *spi.Job) {
 			n.id, len(n.execs), n.slots, n.claimLimit, n.claimFree)
 		return
 	}
+	if limit, ok := n.limits[j.task]; ok && !n.forced {
+		same := 0
+		for _, o := range n.execs {
+			if o.job.task == j.task {
+				same++
+			}
+		}
+		if same > limit {
+			w.fail(invSlots, []*sjob{j}, []*node{n}, "%s runs %d jobs of task %s, whose limit on the node is %d", n.id, same, j.task, limit)
+			return
+		}
+	}
 	run, err := w.dispatch(n, x)
 	switch {
 	case err != nil:
@@ -406,7 +452,7 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 	if x == nil {
 		return nil // released meanwhile
 	}
-	delete(n.execs, ref)
+	n.endExec(x)
 	var err error
 	if !x.job.flood && !x.job.probe {
 		switch r := w.rng.IntN(100); {
@@ -569,7 +615,7 @@ func (w *world) heartbeat(n *node) error {
 	}
 	w.tracef(jobsOf(lost), []*node{n}, "%s claim check: %s were taken away; cancelling their bodies", n.id, w.refsOf(lost))
 	for _, x := range lost {
-		delete(n.execs, x.ref)
+		n.endExec(x)
 		w.complete(n, x, context.Canceled)
 	}
 	w.queueFlush(n)
@@ -692,7 +738,7 @@ func (w *world) drainLimit(n *node) error {
 		return nil
 	}
 	for _, x := range running {
-		delete(n.execs, x.ref)
+		n.endExec(x)
 		w.complete(n, x, context.Canceled)
 	}
 	n.draining, n.stopKind = false, "stop:drain-timeout"

@@ -35,9 +35,22 @@ func (w *world) newParts(n *node) {
 	n.hb = nodecore.NewHeartbeater(d)
 	n.rescuer = nodecore.Rescuer{Store: recoverCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Grace: w.sc.OrphanGrace, MaxCrash: w.maxCrash}
-	n.claimer = nodecore.NewClaimer(nodecore.ClaimerDeps{Store: claimsCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
+	cd := nodecore.ClaimerDeps{Store: claimsCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Params:   spi.ClaimParams{NodeID: n.id, BoostInterval: w.sc.BoostInterval, Tags: n.tags, Tasks: simTasks},
-		Dispatch: func(j *spi.Job) { w.startJob(n, j) }})
+		Dispatch: func(j *spi.Job) { w.startJob(n, j) }}
+	n.tasks = nil
+	if n.limits != nil {
+		n.tasks = nodecore.NewTaskSlots(simTasks, n.slots, func(task string, def int) int {
+			if l, ok := n.limits[task]; ok {
+				return l
+			}
+			return def
+		})
+		cd.Limited = func(tasks []string) ([]string, int) { return n.tasks.Claimable(tasks, n.slots-len(n.execs)) }
+		cd.Admit = n.tasks.AdmitJobs
+		cd.GiveBack = func(ctx context.Context, over []*spi.Job) { w.giveBack(ctx, n, over) }
+	}
+	n.claimer = nodecore.NewClaimer(cd)
 	n.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: completeCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Batch: n.batch, Written: func(context.Context, nodecore.Pending, bool) {}, Released: func(spi.ClaimRef) bool { return false }})
 	n.retry, n.lost = nil, nil
@@ -225,4 +238,47 @@ func (c claimsCheck) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.J
 		w.tracef(nil, []*node{n}, "%s claim limit=%d -> nothing", n.id, p.Limit)
 	}
 	return got, nil
+}
+
+// giveBack is the executor's give-back of claimed jobs over a task's limit
+// (nodecore.GiveBack), through a store that checks each release; a job it
+// could not give back runs past the limit, as the engine's does.
+func (w *world) giveBack(ctx context.Context, n *node, over []*spi.Job) {
+	js := make([]*sjob, len(over))
+	for i, j := range over {
+		js[i] = w.byID[j.ID]
+	}
+	w.tracef(js, []*node{n}, "%s gives back %d jobs over their task's limit", n.id, len(over))
+	kept, err := nodecore.GiveBack(ctx, releaseCheck{w: w, n: n}, w.clock.Now(), over)
+	if err != nil {
+		return // the check failed, or the store did: ioErr says
+	}
+	w.report.GiveBacks += len(over) - len(kept)
+	for _, j := range kept {
+		n.tasks.Force(j.TaskName)
+		n.forced = true
+		w.startJob(n, j)
+		n.forced = false
+	}
+}
+
+// releaseCheck is the store as a node's give-back sees it: each release is
+// checked against the model and applied to it.
+type releaseCheck struct {
+	w *world
+	n *node
+}
+
+func (c releaseCheck) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.Time) ([]bool, error) {
+	w := c.w
+	applied, err := w.store.ReleaseJobs(ctx, slices.Clone(refs), now)
+	if err != nil {
+		w.ioErr = w.storeErr("ReleaseJobs", err)
+		return nil, err
+	}
+	w.checkRelease(c.n, refs, applied, now)
+	if w.failure != nil {
+		return nil, errCaught
+	}
+	return applied, nil
 }

@@ -107,6 +107,9 @@ type Scenario struct {
 	// zero means no cap. Either way submissions pause while 100 submitted
 	// jobs are not yet terminal.
 	MaxJobs int
+	// NoTaskLimits gives no node a per-task limit (by default one node in
+	// three with two slots or more limits the "work" task below them).
+	NoTaskLimits bool
 	// Faults sets the fault rates; nil means DefaultFaultRates, a pointer
 	// to a zero FaultRates injects none.
 	Faults *FaultRates
@@ -231,8 +234,12 @@ type Report struct {
 	// stops and by orphan recovery.
 	Claims, Claimed, Completions, Superseded, Released, Recovered int
 	// CompleterRetries counts the completer's writes that failed and were
-	// held for a retry.
-	CompleterRetries int
+	// held for a retry; GiveBacks the claimed jobs that a per-task limit
+	// gave back.
+	CompleterRetries, GiveBacks int
+	// TaskLimits lists the per-task limits of the nodes that have one,
+	// e.g. "n2 work<=1".
+	TaskLimits []string
 	// Aging is the aging probe's outcome; nil when none ran.
 	Aging *AgingResult
 	// Recurring describes the recurring schedule (expression and
@@ -307,6 +314,11 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "faults: %s\n", sortedCounts(r.Faults))
 	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d, completer retries %d), released %d, recovered %d\n",
 		r.Claims, r.Claimed, r.Completions, r.Superseded, r.CompleterRetries, r.Released, r.Recovered)
+	if len(r.TaskLimits) > 0 {
+		fmt.Fprintf(&b, "task limits: %s; give-backs %d\n", strings.Join(r.TaskLimits, ", "), r.GiveBacks)
+	} else {
+		b.WriteString("task limits: none\n")
+	}
 	total := 0
 	for _, n := range r.Checks {
 		total += n
@@ -420,6 +432,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.NoTags {
 		args = append(args, "-no-tags")
+	}
+	if sc.NoTaskLimits {
+		args = append(args, "-no-task-limits")
 	}
 	if sc.Permits {
 		args = append(args, "-permits")

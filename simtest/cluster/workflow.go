@@ -397,7 +397,7 @@ func (w *world) dispatch(n *node, x *exec) (run bool, err error) {
 		w.fail(invFence, []*sjob{j}, []*node{n}, "the engine's gate write for %s carries claim %d; the claim is %d", j.label, c.ClaimSeq, x.ref.ClaimSeq)
 		return false, nil
 	}
-	delete(n.execs, x.ref)
+	n.endExec(x)
 	n.completer.Add(nodecore.Pending{C: c, Job: x.snap})
 	w.tracef([]*sjob{j}, []*node{n}, "%s gate %s/%d: parents %s -> %s (%s)", n.id, j.label, x.ref.ClaimSeq, j.edgeList(), c.Outcome.Status(), reason)
 	w.queueFlush(n)

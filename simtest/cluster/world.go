@@ -249,6 +249,12 @@ func (w *world) configure() {
 		if i > 0 && !sc.NoTags {
 			nd.tags = tagFilters[w.rng.IntN(len(tagFilters))]
 		}
+		if !sc.NoTaskLimits && slots >= 2 && w.rng.IntN(3) == 0 {
+			// A per-task limit below the slots: claims take more of the
+			// task than it has room for, and give the rest back.
+			nd.limits = map[string]int{"work": 1 + w.rng.IntN(slots-1)}
+			w.report.TaskLimits = append(w.report.TaskLimits, fmt.Sprintf("%s work<=%d", nd.id, nd.limits["work"]))
+		}
 		w.nodes = append(w.nodes, nd)
 		w.report.Slots = append(w.report.Slots, slots)
 	}
