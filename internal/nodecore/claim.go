@@ -134,11 +134,20 @@ func (p *Claimer) ClaimOnce(ctx context.Context, limit int) ClaimOutcome {
 			return ClaimOutcome{Asked: limit, Gated: true, GateWait: p.untilProbe()}
 		}
 	}
-	jobs, err := p.Store.ClaimJobs(ctx, cp)
+	// The jobs of the claims whose answer was lost hold slots of this
+	// claim, which takes only the rest: adopted after it, they would run
+	// past the free slots.
+	adopted := p.adopt(ctx)
+	cp.Limit -= len(adopted)
+	var jobs []*spi.Job
+	var err error
+	if cp.Limit > 0 {
+		jobs, err = p.Store.ClaimJobs(ctx, cp)
+	}
 	if p.Breaker != nil {
 		out := spi.CallSucceeded
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case cp.Limit <= 0 || (err != nil && ctx.Err() != nil):
 			out = spi.CallNotCounted
 		case err != nil:
 			out = spi.CallFailed
@@ -153,13 +162,11 @@ func (p *Claimer) ClaimOnce(ctx context.Context, limit int) ClaimOutcome {
 		p.Log.Warn("claim failed; backing off", "err", err)
 		p.remember(cp.Now)
 		p.failing.Store(true)
-	} else {
-		if p.failing.Load() && p.failing.Swap(false) && p.Answered != nil {
-			p.Answered()
-		}
-		jobs = append(jobs, p.adopt(ctx)...)
+	} else if p.failing.Load() && p.failing.Swap(false) && p.Answered != nil {
+		p.Answered()
 	}
-	if err == nil && len(jobs) > 0 {
+	jobs = append(adopted, jobs...)
+	if len(jobs) > 0 {
 		p.Claimed(ctx, len(jobs))
 		var over []*spi.Job
 		if p.Admit != nil {
@@ -192,6 +199,9 @@ func (p *Claimer) claimTime() time.Time {
 
 // remember keeps the Now of a claim that failed, for adopt.
 func (p *Claimer) remember(now time.Time) {
+	if bug("lost-claim-forgotten") { // planted: a claim whose answer was lost is never adopted
+		return
+	}
 	if p.Adopter == nil {
 		return
 	}
@@ -227,6 +237,9 @@ func (p *Claimer) adopt(ctx context.Context) []*spi.Job {
 	}
 	if len(jobs) > 0 {
 		p.Log.Info("adopted the jobs of claims whose answer was lost", "jobs", len(jobs), "claims", len(unsure))
+	}
+	if bug("adopt-drops-jobs") { // planted: adopted jobs never run
+		return nil
 	}
 	return jobs
 }

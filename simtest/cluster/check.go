@@ -49,8 +49,10 @@ const (
 // sjob is the model of one job: what the store must hold for it.
 type sjob struct {
 	// abandoned: the final flush of its node's stop could not write its
-	// completion, so it stays RUNNING for orphan recovery.
-	abandoned bool
+	// completion, so it stays RUNNING for orphan recovery. adopting: a
+	// claim took it, but its answer was lost; its node adopts it with its
+	// next claim that succeeds.
+	abandoned, adopting bool
 
 	idx   int
 	id    uuid.UUID
@@ -324,7 +326,7 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 		j.seq++
 		j.owner = n.id
 		j.claims++
-		j.claimedAt, j.claimRow, j.claimJumps, j.abandoned = now, w.nodeRows[n.id], w.jumps, false
+		j.claimedAt, j.claimRow, j.claimJumps, j.abandoned, j.adopting = now, w.nodeRows[n.id], w.jumps, false, false
 		w.touch(j)
 		if j.resource != "" {
 			w.check(invPermits)
@@ -514,7 +516,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 	for i, g := range got {
 		j := want[i]
 		w.check(invRelease)
-		if owner := w.nodeByID(j.owner); owner != nil && owner.state == nodeStopping && owner.stopClean {
+		if owner := w.nodeByID(j.owner); owner != nil && owner.state == nodeStopping && owner.stopClean && !j.adopting {
 			w.fail(invRelease, []*sjob{j}, []*node{owner, n}, "orphan scan by %s recovered %s, charging its crash budget, while %s was draining it in a graceful stop "+
 				"(no stall, no clock jump): a graceful stop must release without charge, even when the drain times out; "+
 				"the stopping node's heartbeat is %s old, over the grace %s", n.id, j.label, owner.id, p.Now.Sub(w.nodeRows[owner.id]), p.Grace)
@@ -561,7 +563,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 // jobs is not a staleness recovery and is not checked.
 func (w *world) recoveredFresh(n *node, p spi.RecoverParams, j *sjob) bool {
 	window := w.sc.OrphanGrace - 2*w.sc.HeartbeatInterval
-	if window <= 0 || slices.Contains(p.Nodes, j.owner) || j.abandoned {
+	if window <= 0 || slices.Contains(p.Nodes, j.owner) || j.abandoned || j.adopting {
 		return false
 	}
 	w.check(invFreshClaim)
@@ -760,7 +762,7 @@ func (w *world) checkOwners(j *sjob) {
 			holders = append(holders, n)
 		}
 	}
-	if owner := w.nodeByID(j.owner); owner != nil && j.status == spi.StatusRunning && !j.abandoned &&
+	if owner := w.nodeByID(j.owner); owner != nil && j.status == spi.StatusRunning && !j.abandoned && !j.adopting &&
 		(owner.state == nodeUp || owner.state == nodeStopping) && !owner.believes(spi.ClaimRef{JobID: j.id, ClaimSeq: j.seq}) {
 		w.check(invNothingLost)
 		w.fail(invNothingLost, []*sjob{j}, []*node{owner}, "%s runs %s under claim %d as the store says, but no longer knows of it: its end will never be written",

@@ -59,6 +59,12 @@ var engineBugs = map[string]string{
 	// The executor admits one job of a task past the task's limit on the
 	// node.
 	"task-limit-off-by-one": invSlots,
+	// The claim step reads the jobs of a claim whose answer was lost and
+	// drops them: they stay RUNNING under a node that never runs them.
+	"adopt-drops-jobs": invNothingLost,
+	// The claim step forgets a claim whose answer was lost: its jobs are
+	// never adopted.
+	"lost-claim-forgotten": invNothingLost,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -77,6 +77,7 @@ type node struct {
 	claimLimit, claimFree int
 
 	completeFailUntil time.Time // completion writes fail until then (an outage)
+	claimFailUntil    time.Time // claims fail until then (an outage)
 	starting          bool      // while the start recovers the node's own jobs
 
 	// stopClean is true while a graceful stop runs undisturbed: it began
@@ -262,7 +263,7 @@ func (w *world) startNode(n *node) error {
 	n.execs = map[spi.ClaimRef]*exec{}
 	w.newParts(n)
 	n.flushQueued, n.restartQueued = false, false
-	n.beatFailUntil, n.completeFailUntil = time.Time{}, time.Time{} // a new process, a new connection
+	n.beatFailUntil, n.completeFailUntil, n.claimFailUntil = time.Time{}, time.Time{}, time.Time{} // a new process, a new connection
 	n.strategy = nodecore.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})
 	n.gatherStart = time.Time{}
 	n.claiming, n.beating = true, true
@@ -381,6 +382,12 @@ func (w *world) claim(n *node, limit int) error {
 	o := n.claimer.ClaimOnce(w.ctx, limit)
 	if err := w.ioFailure(o.Res.Err); err != nil || w.failure != nil {
 		return err
+	}
+	if o.Gated { // a gate kept the claim from the store: its wait, or a freed slot
+		if o.GateWait > 0 {
+			w.queuePoll(n, o.GateWait)
+		}
+		return nil
 	}
 	if w.phase == phaseMain && o.Res.Claimed > 0 && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:after-claim")
@@ -834,6 +841,14 @@ func (w *world) injectFaults() error {
 			n.beatFailUntil = w.now().Add(d)
 			n.stopClean = false
 			w.tracef(jobsOf(n.runningExecs()), []*node{n}, "FAULT heartbeat-outage: %s's heartbeat writes fail for %s", n.id, d)
+		}
+	}
+	if w.chance(f.ClaimOutage) {
+		if n := pick(func(n *node) bool { return alive(n) && !w.now().Before(n.claimFailUntil) }); n != nil {
+			d := w.randDur(100*time.Millisecond, 10*time.Second)
+			w.report.Faults["claim-outage"]++
+			n.claimFailUntil = w.now().Add(d)
+			w.tracef(nil, []*node{n}, "FAULT claim-outage: %s's claims fail for %s", n.id, d)
 		}
 	}
 	if w.chance(f.CompletionOutage) {

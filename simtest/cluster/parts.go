@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratchet-go/ratchet/internal/nodecore"
+	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -37,7 +38,12 @@ func (w *world) newParts(n *node) {
 		Grace: w.sc.OrphanGrace, MaxCrash: w.maxCrash}
 	cd := nodecore.ClaimerDeps{Store: claimsCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Params:   spi.ClaimParams{NodeID: n.id, BoostInterval: w.sc.BoostInterval, Tags: n.tags, Tasks: simTasks},
-		Dispatch: func(j *spi.Job) { w.startJob(n, j) }}
+		Dispatch: func(j *spi.Job) { w.startJob(n, j) }, ProbeEvery: w.sc.PollInterval}
+	// The engine's poller breaker with its default configuration.
+	cd.Breaker, _ = breaker.New(spi.CircuitBreakerConfig{}, nil)
+	if a := spi.CapabilitiesOf(w.store).Adopter; a != nil {
+		cd.Adopter = adoptCheck{ClaimAdopter: a, w: w, n: n}
+	}
 	n.tasks = nil
 	if n.limits != nil {
 		n.tasks = nodecore.NewTaskSlots(simTasks, n.slots, func(task string, def int) int {
@@ -205,6 +211,12 @@ type claimsCheck struct {
 
 func (c claimsCheck) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
 	w, n := c.w, c.n
+	outage := w.now().Before(n.claimFailUntil)
+	if outage && w.rng.IntN(2) == 0 {
+		w.report.ClaimFailures++
+		w.tracef(nil, []*node{n}, "%s claim limit=%d fails (outage)", n.id, p.Limit)
+		return nil, errOutage
+	}
 	if w.probe != nil && w.probe.active && n.tags.Match(nil) {
 		// only nodes that may run the probe (untagged) count for its bound
 		if err := w.floodTopUp(p.Limit); err != nil {
@@ -232,10 +244,61 @@ func (c claimsCheck) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.J
 			w.probeClaimed(p.Now)
 		}
 	}
+	if outage { // applied, but its answer is lost: the node adopts its jobs later
+		w.report.ClaimFailures++
+		w.report.LostAnswers++
+		for _, j := range claimed {
+			j.adopting = true
+		}
+		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> [%s], its answer lost (outage)", n.id, p.Limit, strings.Join(refs, " "))
+		return nil, errOutage
+	}
 	if len(got) > 0 {
 		w.tracef(claimed, []*node{n}, "%s claim limit=%d -> [%s]", n.id, p.Limit, strings.Join(refs, " "))
 	} else {
 		w.tracef(nil, []*node{n}, "%s claim limit=%d -> nothing", n.id, p.Limit)
+	}
+	return got, nil
+}
+
+// adoptCheck is the claim adopter as a node's claim step sees it: the jobs
+// it adopts must be exactly those of the node's claims whose answer was
+// lost and that are still RUNNING under it.
+type adoptCheck struct {
+	spi.ClaimAdopter
+	w *world
+	n *node
+}
+
+func (c adoptCheck) AdoptClaims(ctx context.Context, nodeID string, claimedAt []time.Time) ([]*spi.Job, error) {
+	w, n := c.w, c.n
+	got, err := c.ClaimAdopter.AdoptClaims(ctx, nodeID, claimedAt)
+	if err != nil {
+		w.ioErr = w.storeErr("AdoptClaims", err)
+		return nil, err
+	}
+	var want []*sjob
+	for _, j := range w.running {
+		if j.adopting && j.owner == n.id && slices.ContainsFunc(claimedAt, j.claimedAt.Equal) {
+			want = append(want, j)
+		}
+	}
+	w.check(invNothingLost)
+	gotJobs := make([]*sjob, len(got))
+	for i, g := range got {
+		gotJobs[i] = w.byID[g.ID]
+	}
+	if len(got) != len(want) || slices.ContainsFunc(gotJobs, func(j *sjob) bool { return j == nil || !slices.Contains(want, j) }) {
+		w.fail(invNothingLost, append(want, gotJobs...), []*node{n}, "%s adopted %s after its lost claims; they took %s", n.id, labels(gotJobs), labels(want))
+		return nil, errCaught
+	}
+	for _, j := range want {
+		j.adopting = false
+		w.touch(j)
+	}
+	w.report.Adopted += len(got)
+	if len(got) > 0 {
+		w.tracef(gotJobs, []*node{n}, "%s adopts %s, claimed by its claims whose answer was lost", n.id, labels(gotJobs))
 	}
 	return got, nil
 }

@@ -60,11 +60,16 @@ type FaultRates struct {
 	// 20 s: its completer holds the batch and tries it again after its
 	// backoff (Report.CompleterRetries).
 	CompletionOutage float64
+	// ClaimOutage makes a node's claims fail for up to 10 s, half of them
+	// after the store applied them (the answer lost): the poller breaker
+	// may open and probe, and the next claim that succeeds adopts the
+	// jobs of the lost ones (Report.ClaimFailures, Adopted).
+	ClaimOutage float64
 }
 
 // DefaultFaultRates returns the fault rates used when Scenario.Faults is nil.
 func DefaultFaultRates() FaultRates {
-	return FaultRates{Crash: 0.002, CrashAtHook: 0.003, Stall: 0.002, Stop: 0.001, ClockJump: 0.0005, HeartbeatOutage: 0.001, CompletionOutage: 0.001}
+	return FaultRates{Crash: 0.002, CrashAtHook: 0.003, Stall: 0.002, Stop: 0.001, ClockJump: 0.0005, HeartbeatOutage: 0.001, CompletionOutage: 0.001, ClaimOutage: 0.001}
 }
 
 // Scenario configures a simulation. The zero value is a complete default
@@ -237,6 +242,9 @@ type Report struct {
 	// held for a retry; GiveBacks the claimed jobs that a per-task limit
 	// gave back.
 	CompleterRetries, GiveBacks int
+	// ClaimFailures counts the claims an outage failed (LostAnswers of
+	// them after the store applied them), Adopted the jobs adopted after.
+	ClaimFailures, LostAnswers, Adopted int
 	// TaskLimits lists the per-task limits of the nodes that have one,
 	// e.g. "n2 work<=1".
 	TaskLimits []string
@@ -314,6 +322,7 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "faults: %s\n", sortedCounts(r.Faults))
 	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d, completer retries %d), released %d, recovered %d\n",
 		r.Claims, r.Claimed, r.Completions, r.Superseded, r.CompleterRetries, r.Released, r.Recovered)
+	fmt.Fprintf(&b, "claim outages: %d claims failed (%d answers lost), %d jobs adopted\n", r.ClaimFailures, r.LostAnswers, r.Adopted)
 	if len(r.TaskLimits) > 0 {
 		fmt.Fprintf(&b, "task limits: %s; give-backs %d\n", strings.Join(r.TaskLimits, ", "), r.GiveBacks)
 	} else {
