@@ -63,7 +63,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect
-	github.com/ratchet-go/ratchet/internal/nodecore v0.0.0-00010101000000-000000000000 // indirect
+	github.com/ratchet-go/ratchet/internal/nodecore v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect

@@ -527,6 +527,12 @@ func (e *Engine) stopOrder() []stopStep {
 	do := map[nodecore.StopStep]func(ctx context.Context) error{
 		nodecore.StopClaiming: func(context.Context) error { e.claiming.stop(); return nil },
 		nodecore.DrainAndRelease: func(ctx context.Context) error {
+			// The jobs of claims whose answer was lost never started:
+			// they go back at once, uncharged.
+			if lost := e.poller.claimer.Lost(ctx); len(lost) > 0 {
+				kept, err := nodecore.GiveBack(ctx, e.store, e.opts.clock.Now(), lost)
+				e.log.Info("gave back the jobs of claims whose answer was lost", "jobs", len(lost)-len(kept), "err", err)
+			}
 			_, err := e.executor.drain(ctx, e.opts.ShutdownTimeout)
 			return err
 		},

@@ -83,7 +83,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0 // indirect
-	github.com/ratchet-go/ratchet/internal/nodecore v0.0.0-00010101000000-000000000000 // indirect
+	github.com/ratchet-go/ratchet/internal/nodecore v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/internal/stored v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0 // indirect
 	github.com/ratchet-go/ratchet/stores/internal/sqlcore v0.1.0 // indirect

@@ -211,6 +211,12 @@ func (p *Claimer) remember(now time.Time) {
 	p.unsureMu.Unlock()
 }
 
+// Lost returns the jobs of the node's claims whose answer was lost and that
+// no claim adopted yet (still RUNNING under the node): at a stop, for the
+// node to give them back at once rather than leave them to orphan
+// recovery, which would charge a crash for jobs that never started.
+func (p *Claimer) Lost(ctx context.Context) []*spi.Job { return p.adopt(ctx) }
+
 // adopt returns the jobs of the claims that failed but were applied
 // (RUNNING under this node, claimed at their Now), once the store answers
 // again; when the store fails to tell, it tries again with the next claim.

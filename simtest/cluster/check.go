@@ -516,7 +516,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 	for i, g := range got {
 		j := want[i]
 		w.check(invRelease)
-		if owner := w.nodeByID(j.owner); owner != nil && owner.state == nodeStopping && owner.stopClean && !j.adopting {
+		if owner := w.nodeByID(j.owner); owner != nil && owner.state == nodeStopping && owner.stopClean {
 			w.fail(invRelease, []*sjob{j}, []*node{owner, n}, "orphan scan by %s recovered %s, charging its crash budget, while %s was draining it in a graceful stop "+
 				"(no stall, no clock jump): a graceful stop must release without charge, even when the drain times out; "+
 				"the stopping node's heartbeat is %s old, over the grace %s", n.id, j.label, owner.id, p.Now.Sub(w.nodeRows[owner.id]), p.Grace)

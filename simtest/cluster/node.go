@@ -696,6 +696,14 @@ func (w *world) advanceStop(n *node) error {
 		case nodecore.StopClaiming:
 			n.claiming = false
 		case nodecore.DrainAndRelease:
+			if !n.draining {
+				// The jobs of the claims whose answer was lost go back.
+				if lost := n.claimer.Lost(w.ctx); len(lost) > 0 {
+					if _, err := nodecore.GiveBack(w.ctx, releaseCheck{w: w, n: n}, w.clock.Now(), lost); err != nil {
+						return w.ioFailure(err)
+					}
+				}
+			}
 			if len(n.execs) > 0 {
 				if !n.draining {
 					n.draining = true
