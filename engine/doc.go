@@ -4,9 +4,14 @@
 //
 // The Engine is a supervisor over parts, each a type with narrow
 // dependencies (a store interface of one or two methods, the clock, a
-// logger, callbacks) and no pointer back to the Engine:
+// logger, callbacks) and no pointer back to the Engine, built in the order
+// of their dependencies (wire), with no closure bound to a part built
+// later. Most of them live in internal/nodecore, which the cluster
+// simulator runs too:
 //   - the poller (poller.go) claims up to the free capacity in one store
-//     call, in the order of effective priority with aging, waking on
+//     call (nodecore.Claimer: its gates, the claim, the adoption of the
+//     jobs of a claim whose answer was lost, the dispatch, the give-back),
+//     in the order of effective priority with aging, waking on
 //     submissions in this process (NotifyNewWork), on freed slots while it
 //     waits for slots (not after a claim that found fewer jobs than it
 //     asked for: a freed slot brings no new one), or after the delay its
@@ -21,7 +26,7 @@
 //     attempt, params, a tagged slog.Logger), recovering panics as errors,
 //     and on a timed-out drain releases what still runs;
 //   - the outcome of a body (outcome.go) follows the spec's retry path
-//     exactly (DecideRetry): DoNotRetry anywhere in the error chain, then
+//     exactly (nodecore.DecideRetry): DoNotRetry anywhere in the error chain, then
 //     RetryPolicy.ShouldRetry, then the attempt limit, then
 //     RetryPolicy.Delay or the job's own backoff;
 //   - the completer (nodecore.Completer) batches finished jobs into one
@@ -47,10 +52,11 @@
 // (joblog.go) is a third, a Singleton on the same slots, deleting the job
 // log lines older than Options.JobLogs.Retention.
 //
-// Circuit breakers (breakers.go): runTask runs a task protected by a
-// service (Task.ProtectedBy) through the engine's spi.ResilienceStrategy,
-// package breaker's by default; a refused run's *spi.CircuitOpenError
-// makes DecideRetry put the job back after the retry delay without
+// Circuit breakers (breakers.go): the task runner (taskRunner) runs a task
+// protected by a service (Task.ProtectedBy) through the engine's
+// spi.ResilienceStrategy, package breaker's by default; a refused run's
+// *spi.CircuitOpenError makes DecideRetry put the job back after the retry
+// delay without
 // charging an attempt. The poller has its own breaker (the same package's
 // Breaker around ClaimJobs): open, it waits instead of claiming.
 //
@@ -58,10 +64,11 @@
 // handlers read the engine's state, the heartbeat's age and a one-row read
 // of the store.
 //
-// Per-task limits (tuning.go): with Options.TaskTuning the executor counts
-// the running jobs of each limited task; the poller claims only the tasks
-// below their limit, the executor admits a claim's jobs up to each room
-// and the rest are given back (ReleaseJobs, not charged).
+// Per-task limits (tuning.go, nodecore.TaskSlots): with Options.TaskTuning
+// the executor counts the running jobs of each limited task; the poller
+// claims only the tasks below their limit, the executor admits a claim's
+// jobs up to each room and the rest are given back (nodecore.GiveBack:
+// ReleaseJobs, not charged).
 //
 // Job logs (joblog.go): the executor gives each run a logger whose handler
 // keeps what the body logs in a bounded per-run buffer (runLog); the
@@ -70,16 +77,18 @@
 // claim) just before the completions of the same batch.
 //
 // Start and Stop (engine.go) are the one place that orders the parts. Stop
-// runs StopOrder: stop claiming and the services, drain up to a timeout and
-// release the rest, flush the completions, stop the heartbeats, deregister.
+// runs nodecore.StopOrder: stop claiming and the services, give back the
+// jobs of claims whose answer was lost, drain up to a timeout and release
+// the rest, flush the completions, stop the heartbeats, deregister.
 //
-// The parts' decisions are exported pure functions (decide.go):
+// The parts' decisions are pure functions of internal/nodecore:
 // PollPolicy.Next (idle, gather, refresh the beat, or claim at most the
 // free slots and a batch), StopOrder, CompletionOf (the fenced owner write
-// with DecideRetry's decision) and NextBatch (the completer's batches). The
-// cluster simulator (simtest/cluster) steps these same functions on its
-// own event loop, and its mutation test plants a bug in each to show the
-// simulator catches it.
+// with DecideRetry's decision), NextBatch (the completer's batches),
+// PlanFire and Decide. The cluster simulator (simtest/cluster) runs these
+// and the parts above on its own event loop, and its mutation test plants
+// bugs in them (guards compiled only with -tags ratchet_bugs) to show the
+// simulator catches each.
 //
 // All time comes from the injected clockwork.Clock, so tests drive the
 // engine on a fake clock.
