@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/cronexpr"
@@ -48,34 +49,28 @@ const (
 	archiverLeaseTTL        = time.Minute
 )
 
-// archiver is the archiving service (run inside Singleton).
-type archiver struct {
-	store spi.JobArchiver
-	sched *cronexpr.Schedule
-	o     ArchiveOptions
-}
-
-func (a *archiver) Name() string { return "archiver" }
-
-// Run archives, and purges the archive with PurgeAfter set, at every slot
-// of the schedule until ctx ends.
-func (a *archiver) Run(ctx context.Context, h ServiceHost) error {
-	return atSlots(ctx, h, a.sched, func() error {
-		now := h.Clock.Now().UTC()
-		cutoff := now.Add(-a.o.Retention)
-		n, err := a.store.ArchiveJobs(ctx, cutoff, a.o.BatchSize)
-		if err != nil {
-			return err // the supervisor logs it and runs the service again after a backoff
+// archiver is the archiving service (run inside Singleton): at each slot
+// of sched it archives one batch of the jobs finished longer than the
+// retention ago, then, with PurgeAfter set, purges one batch of the
+// archive.
+func archiver(store spi.JobArchiver, sched *cronexpr.Schedule, o ArchiveOptions) Service {
+	return &passService{name: "archiver", slots: sched, pass: func(ctx context.Context, log *slog.Logger) func(time.Time) (bool, error) {
+		return func(now time.Time) (bool, error) {
+			cutoff := now.Add(-o.Retention)
+			n, err := store.ArchiveJobs(ctx, cutoff, o.BatchSize)
+			if err != nil {
+				return false, err // the supervisor logs it and runs the service again after a backoff
+			}
+			log.Info("archived finished jobs", "jobs", n, "finished_before", cutoff, "batch", o.BatchSize)
+			if o.PurgeAfter <= 0 {
+				return false, nil
+			}
+			cutoff = now.Add(-o.PurgeAfter)
+			if n, err = store.PurgeArchivedJobs(ctx, cutoff, o.BatchSize); err != nil {
+				return false, err
+			}
+			log.Info("purged archived jobs", "jobs", n, "finished_before", cutoff, "batch", o.BatchSize)
+			return false, nil
 		}
-		h.Logger.Info("archived finished jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
-		if a.o.PurgeAfter <= 0 {
-			return nil
-		}
-		cutoff = now.Add(-a.o.PurgeAfter)
-		if n, err = a.store.PurgeArchivedJobs(ctx, cutoff, a.o.BatchSize); err != nil {
-			return err
-		}
-		h.Logger.Info("purged archived jobs", "jobs", n, "finished_before", cutoff, "batch", a.o.BatchSize)
-		return nil
-	})
+	}}
 }

@@ -44,7 +44,7 @@ func TestArchiverMovesOldJobs(t *testing.T) {
 	recent := finish(t0.Add(-time.Hour))
 	sched, err := cronexpr.Parse("0 0 3 * * ?", "")
 	require.NoError(t, err)
-	a := &archiver{store: store, sched: sched, o: ArchiveOptions{Retention: 24 * time.Hour, BatchSize: 10}}
+	a := archiver(store, sched, ArchiveOptions{Retention: 24 * time.Hour, BatchSize: 10})
 	runCtx, cancel := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() {
@@ -121,7 +121,7 @@ func TestLogSweeperDeletesOldLines(t *testing.T) {
 	}
 	sched, err := cronexpr.Parse("0 0 3 * * ?", "")
 	require.NoError(t, err)
-	s := &logSweeper{store: store, sched: sched, retention: 30 * 24 * time.Hour, batch: 2}
+	s := logSweeper(store, sched, 30*24*time.Hour, 2)
 	runCtx, cancel := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() {
@@ -171,7 +171,7 @@ func TestArchiverPurgesArchivedJobs(t *testing.T) {
 			old := finish(t0.Add(-3 * 24 * time.Hour))
 			sched, err := cronexpr.Parse("0 0 3 * * ?", "")
 			require.NoError(t, err)
-			a := &archiver{store: store, sched: sched, o: ArchiveOptions{Retention: 24 * time.Hour, BatchSize: 10, PurgeAfter: purgeAfter}}
+			a := archiver(store, sched, ArchiveOptions{Retention: 24 * time.Hour, BatchSize: 10, PurgeAfter: purgeAfter})
 			runCtx, cancel := context.WithCancel(ctx)
 			ran := make(chan error, 1)
 			go func() {

@@ -147,12 +147,12 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 			e.log.Info("archiving is on, but the store grants no leases to run the archiver on one node at a time: not archiving", "store", fmt.Sprintf("%T", store))
 		default:
 			e.services = append(slices.Clone(e.services), Singleton(archiverLease, archiverLeaseTTL,
-				&archiver{store: e.caps.Archive, sched: sched, o: o.Archive}))
+				archiver(e.caps.Archive, sched, o.Archive)))
 		}
 	}
 	if e.caps.Logs != nil && e.caps.Leases != nil && !o.JobLogs.Disabled {
 		e.services = append(slices.Clone(e.services), Singleton(logSweeperLease, archiverLeaseTTL,
-			&logSweeper{store: e.caps.Logs, sched: sched, retention: o.JobLogs.Retention, batch: o.Archive.BatchSize}))
+			logSweeper(e.caps.Logs, sched, o.JobLogs.Retention, o.Archive.BatchSize)))
 	}
 	if e.caps.Schedules != nil && !o.NoScheduler {
 		e.services = append(slices.Clone(e.services), scheduler(nodecore.Recurring{

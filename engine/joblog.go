@@ -212,31 +212,20 @@ func (t *logTee) writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
 }
 
 // logSweeper is the log retention service (run inside Singleton): at
-// every slot it deletes the lines older than the retention.
-type logSweeper struct {
-	store     spi.JobLogStore
-	sched     *cronexpr.Schedule
-	retention time.Duration
-	batch     int
-}
-
-func (s *logSweeper) Name() string { return "log-retention" }
-
-// Run sweeps at every slot of the schedule until ctx ends.
-func (s *logSweeper) Run(ctx context.Context, h ServiceHost) error {
-	return atSlots(ctx, h, s.sched, func() error {
-		cutoff := h.Clock.Now().UTC().Add(-s.retention)
-		total := 0
-		for {
-			n, err := s.store.DeleteJobLogs(ctx, cutoff, s.batch)
+// every slot of sched it deletes the lines older than the retention, a
+// batch at a time until none is left.
+func logSweeper(store spi.JobLogStore, sched *cronexpr.Schedule, retention time.Duration, batch int) Service {
+	return &passService{name: "log-retention", slots: sched, pass: func(ctx context.Context, log *slog.Logger) func(time.Time) (bool, error) {
+		return func(now time.Time) (bool, error) {
+			cutoff := now.Add(-retention)
+			n, err := store.DeleteJobLogs(ctx, cutoff, batch)
 			if err != nil {
-				return err
+				return false, err
 			}
-			if total += n; n == 0 {
-				break
+			if n > 0 {
+				log.Info("deleted old job log lines", "lines", n, "logged_before", cutoff)
 			}
+			return n > 0, nil
 		}
-		h.Logger.Info("deleted old job log lines", "lines", total, "logged_before", cutoff)
-		return nil
-	})
+	}}
 }

@@ -57,20 +57,31 @@ func passEvery(ctx context.Context, h ServiceHost, interval time.Duration, pass 
 	}
 }
 
-// passService is a maintenance service that is its pass (nodecore's),
-// run by passEvery every interval.
+// passService is a maintenance service that is its pass: run every
+// interval (passEvery), or at each slot of a cron schedule (atSlots),
+// again at once while it reports more. Every maintenance service of the
+// engine is one.
 type passService struct {
-	name     string
+	name string
+	// interval, or slots when not nil, is when it passes.
 	interval time.Duration
+	slots    *cronexpr.Schedule
 	// pass returns the pass of one run of the service, which logs on log.
 	pass func(ctx context.Context, log *slog.Logger) func(now time.Time) (more bool, err error)
 }
 
 func (s *passService) Name() string { return s.name }
 
-// Run passes at once and then every interval, until ctx ends.
+// Run passes until ctx ends: at once and then every interval, or at each
+// slot of the schedule.
 func (s *passService) Run(ctx context.Context, h ServiceHost) error {
-	return passEvery(ctx, h, s.interval, s.pass(ctx, h.Logger))
+	pass := s.pass(ctx, h.Logger)
+	if s.slots != nil {
+		return atSlots(ctx, h, s.slots, func() error {
+			return nodecore.Drain(h.Clock.Now().UTC().Truncate(time.Microsecond), pass)
+		})
+	}
+	return passEvery(ctx, h, s.interval, pass)
 }
 
 // passWait is the wait of passEvery between passes for a uniform draw u in
