@@ -291,13 +291,15 @@ func (e *Engine) wire() {
 		Answered: e.completer.Answered,
 		Claimed:  func(ctx context.Context, n int) { o.Client.Metrics.JobsClaimed(ctx, o.NodeID, n) },
 		Failed:   func(ctx context.Context, err error) { o.Client.Metrics.ClaimTransientFailure(ctx, o.NodeID, err) }}
+	policy := nodecore.PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval}
+	claim.Fresh = func() bool { return policy.Fresh(o.clock.Now(), e.beats.LastBeat()) }
 	n := claimers(o, e.caps)
 	if tasks != nil {
 		claim.Limited, claim.Admit, claim.GiveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
 		n = 1 // the per-task room does not count the claims in flight
 	}
 	pd := pollerDeps{clock: o.clock, log: e.log, signals: e.signals, claims: claim,
-		policy: nodecore.PollPolicy{Slots: o.Concurrency, Batch: o.ClaimBatchSize, Gather: o.GatherTimeout, HeartbeatInterval: o.HeartbeatInterval},
+		policy: policy,
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
 		free: e.executor.free, lastBeat: e.beats.LastBeat, beat: e.beats.Beat,

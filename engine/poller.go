@@ -45,6 +45,7 @@ type pollerDeps struct {
 // or after its strategy's delay.
 type poller struct {
 	pollerDeps
+	loop    *nodecore.PollLoop
 	claimer *nodecore.Claimer
 	wake    chan struct{} // new work (poke)
 	slots   chan struct{} // a slot freed up (freed)
@@ -59,7 +60,8 @@ func newPoller(d pollerDeps) *poller {
 	}
 	d.claimers = max(d.claimers, 1)
 	d.claims.Rejected = d.rejected
-	return &poller{pollerDeps: d, claimer: nodecore.NewClaimer(d.claims), wake: d.signals.wake, slots: d.signals.slots}
+	return &poller{pollerDeps: d, loop: &nodecore.PollLoop{Policy: d.policy, Strategy: d.strategy, Claimers: d.claimers},
+		claimer: nodecore.NewClaimer(d.claims), wake: d.signals.wake, slots: d.signals.slots}
 }
 
 // pollSignals are the poller's wakeups, made before the parts that send
@@ -99,44 +101,41 @@ func (s *pollSignals) freed() {
 // poke wakes the poller: there may be new work.
 func (p *poller) poke() { p.signals.poke() }
 
-// run claims and dispatches jobs until ctx ends, one PollPolicy decision
-// at a time. With claimers above 1, a claim runs on a goroutine of its own
-// and the loop goes on deciding: while there is a backlog (the last claim
-// to come back got all it asked for), the next claim starts, on the slots
-// the running ones have not reserved, while they are still at the store.
-// run returns once the claims it started have dispatched what they
-// claimed.
+// run claims and dispatches jobs until ctx ends, one decision of its
+// nodecore.PollLoop at a time. With claimers above 1, a claim runs on a
+// goroutine of its own and the loop goes on deciding: while there is a
+// backlog, the next claim starts, on the slots the running ones have not
+// reserved, while they are still at the store. run returns once the claims
+// it started have dispatched what they claimed.
 func (p *poller) run(ctx context.Context) {
 	if len(p.claims.Params.Tasks) == 0 {
 		return // a node without tasks runs nothing: it only heartbeats and recovers orphans
 	}
-	// One gather: its start, for the policy, and its one timer, kept
-	// across the wakeups of freed slots (one per finishing body) instead
-	// of a timer per wakeup.
-	var gatherStart time.Time
+	// One gather's one timer, kept across the wakeups of freed slots (one
+	// per finishing body) instead of a timer per wakeup.
 	var gather clockwork.Timer
 	endGather := func() {
 		if gather != nil {
 			gather.Stop()
 			gather = nil
 		}
-		gatherStart = time.Time{}
 	}
 	defer endGather()
 	fl := inFlight{done: make(chan nodecore.ClaimOutcome, p.claimers)}
 	defer fl.claims.Wait()
 	for ctx.Err() == nil {
-		now := p.clock.Now()
-		d := p.policy.Next(nodecore.PollState{Free: p.free() - fl.reserved, Now: now, GatherStart: gatherStart, LastBeat: p.lastBeat()})
-		switch d.Action {
-		case nodecore.PollIdle:
+		st := p.loop.Next(p.clock.Now(), p.free(), p.lastBeat())
+		if st.Kind != nodecore.StepGather && st.Kind != nodecore.StepBeat {
 			endGather()
+		}
+		switch st.Kind {
+		case nodecore.StepIdle:
 			if !p.wait(ctx, 0, &fl, true) {
 				return
 			}
-		case nodecore.PollGather:
+		case nodecore.StepGather:
 			if gather == nil {
-				gatherStart, gather = now, p.clock.NewTimer(d.Wait)
+				gather = p.clock.NewTimer(st.Wait)
 			}
 			select {
 			case <-ctx.Done():
@@ -144,90 +143,58 @@ func (p *poller) run(ctx context.Context) {
 			case <-p.wake:
 			case <-p.slots:
 			case <-gather.Chan():
-			case o := <-fl.finished():
-				if !p.after(ctx, p.settle(&fl, o), &fl) {
+			case o := <-fl.finished(p.loop):
+				if !p.after(ctx, p.loop.Settle(o), &fl) {
 					return
 				}
 			}
-		case nodecore.PollBeat:
+		case nodecore.StepBeat:
 			if p.beat(ctx) {
 				continue
 			}
 			p.rejected(ctx, spi.GateStaleHeartbeat, 1)
-			if !p.wait(ctx, p.strategy.Next(spi.PollResult{Err: errStaleHeartbeat}), &fl, false) {
+			if !p.wait(ctx, p.loop.BeatFailed(), &fl, false) {
 				return
 			}
-		case nodecore.PollClaim:
-			endGather()
-			if p.claimers <= 1 {
-				if !p.claim(ctx, d.Limit) {
+		case nodecore.StepClaim:
+			if !p.claim(ctx, st.Limit) {
+				return
+			}
+		case nodecore.StepAwaitClaim:
+			// A wakeup stays pending meanwhile.
+			select {
+			case <-ctx.Done():
+				return
+			case o := <-fl.done:
+				if !p.after(ctx, p.loop.Settle(o), &fl) {
 					return
 				}
-				continue
 			}
-			if fl.n == p.claimers || (fl.n > 0 && !fl.full) {
-				// Every claimer is at the store, or one is and the last
-				// claim found less than it asked for (no backlog to
-				// share: a second claim would only compete for the same
-				// few jobs): wait for one to come back (a wakeup stays
-				// pending meanwhile).
-				select {
-				case <-ctx.Done():
-					return
-				case o := <-fl.done:
-					if !p.after(ctx, p.settle(&fl, o), &fl) {
-						return
-					}
-				}
-				continue
-			}
-			fl.n++
-			fl.reserved += d.Limit
+		case nodecore.StepStartClaim:
 			fl.claims.Add(1)
 			go func(limit int) {
 				defer fl.claims.Done()
 				fl.done <- p.claimer.ClaimOnce(ctx, limit) // buffered: never blocks
-			}(d.Limit)
+			}(st.Limit)
 		}
 	}
 }
 
-// inFlight is what the loop of run knows of the claims running on
-// goroutines of their own: how many, the slots they reserved (their
-// limits), their goroutines, and the channel of their outcomes (room for
-// one per claimer).
+// inFlight is what the loop of run keeps of the claims running on
+// goroutines of their own: their goroutines, and the channel of their
+// outcomes (room for one per claimer).
 type inFlight struct {
-	n, reserved int
-	claims      sync.WaitGroup
-	done        chan nodecore.ClaimOutcome
-	// full says that the last claim to come back got all it asked for:
-	// a backlog, which the next claims may share.
-	full bool
+	claims sync.WaitGroup
+	done   chan nodecore.ClaimOutcome
 }
 
 // finished is the channel of the claims' outcomes while some are in
 // flight, nil (never ready) otherwise.
-func (fl *inFlight) finished() <-chan nodecore.ClaimOutcome {
-	if fl.n == 0 {
+func (fl *inFlight) finished(l *nodecore.PollLoop) <-chan nodecore.ClaimOutcome {
+	if l.InFlight() == 0 {
 		return nil
 	}
 	return fl.done
-}
-
-// settle accounts for a claim that came back and returns the wait before
-// the next: a gate's, or the strategy's (0 or less: none). A claim that
-// ctx ended waits for nothing: the loop ends.
-func (p *poller) settle(fl *inFlight, o nodecore.ClaimOutcome) time.Duration {
-	fl.n--
-	fl.reserved -= o.Asked
-	fl.full = !o.Stopped && !o.Gated && o.Res.Err == nil && o.Res.Asked > 0 && o.Res.Claimed >= o.Res.Asked
-	switch {
-	case o.Stopped:
-		return 0
-	case o.Gated:
-		return o.GateWait
-	}
-	return p.strategy.Next(o.Res)
 }
 
 // wait waits for a wakeup (with forSlots, a freed slot's too), for d when
@@ -242,7 +209,7 @@ func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight, forSlo
 	}
 	var done <-chan nodecore.ClaimOutcome // nil, never ready, without claims in flight
 	if fl != nil {
-		done = fl.finished()
+		done = fl.finished(p.loop)
 	}
 	var slots chan struct{} // nil, never ready, unless waiting for slots
 	if forSlots {
@@ -255,7 +222,7 @@ func (p *poller) wait(ctx context.Context, d time.Duration, fl *inFlight, forSlo
 	case <-slots:
 	case <-tc:
 	case o := <-done:
-		return p.after(ctx, p.settle(fl, o), fl)
+		return p.after(ctx, p.loop.Settle(o), fl)
 	}
 	return true
 }
@@ -277,7 +244,7 @@ func (p *poller) claim(ctx context.Context, limit int) bool {
 	case o.Gated:
 		return p.waitWake(ctx, o.GateWait)
 	}
-	d := p.strategy.Next(o.Res)
+	d := p.loop.Waited(o)
 	return d <= 0 || p.waitWake(ctx, d)
 }
 

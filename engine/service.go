@@ -15,10 +15,6 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-// errStaleHeartbeat is the poll result of a claim skipped because the
-// node's heartbeat could not be refreshed.
-var errStaleHeartbeat = errors.New("heartbeat not refreshed")
-
 // A Service is background work the engine runs beside its own parts: the
 // maintenance services (a recurring scheduler, an archiver, log retention)
 // and any of the application's. The engine starts every service after its

@@ -58,6 +58,12 @@ type ClaimerDeps struct {
 	// Answered, when not nil, is told when a claim succeeds after one
 	// failed: the store answers again (the completer retries at once).
 	Answered func()
+	// Fresh, when not nil, reports whether the node's heartbeat is fresh
+	// enough for a claim (PollPolicy.Fresh): checked again as the claim
+	// leaves, since a claim in flight may leave long after its decision
+	// (a stall, a clock jump), and a claim under a stale row would have
+	// its jobs recovered at once.
+	Fresh func() bool
 }
 
 // Claimer is a node's claim step: its gates (the per-task limits, the
@@ -120,6 +126,10 @@ func (p *Claimer) ClaimOnce(ctx context.Context, limit int) ClaimOutcome {
 			return ClaimOutcome{Asked: limit, Gated: true} // every task at its limit: wait for a slot
 		}
 		cp.Limit = min(cp.Limit, room)
+	}
+	if p.Fresh != nil && !p.Fresh() {
+		p.Rejected(ctx, spi.GateStaleHeartbeat, 1)
+		return ClaimOutcome{Asked: limit, Gated: true, GateWait: time.Millisecond} // decide again: refresh the beat
 	}
 	var permit breaker.Permit
 	if p.Breaker != nil {

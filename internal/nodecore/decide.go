@@ -61,6 +61,16 @@ type PollDecision struct {
 	Wait time.Duration
 }
 
+// Fresh reports whether a heartbeat that last succeeded at lastBeat is
+// fresh enough at now for a claim: younger than two intervals (always
+// without a HeartbeatInterval).
+func (p PollPolicy) Fresh(now, lastBeat time.Time) bool {
+	if bug("skip-fresh-beat") { // planted: claims under a stale heartbeat
+		return true
+	}
+	return p.HeartbeatInterval <= 0 || now.Sub(lastBeat) < 2*p.HeartbeatInterval
+}
+
 // MinClaim is the fewest free slots worth a claim while the pool is busy:
 // claiming a handful of slots at a time costs a round trip each, so the
 // poller waits for a quarter of the pool (or of a batch) to free up, or for
@@ -70,9 +80,6 @@ func (p PollPolicy) MinClaim() int { return max(1, min(p.Slots, p.Batch)/4) }
 // Next decides the poller's next step. A claim never asks for more than the
 // free slots nor more than a batch.
 func (p PollPolicy) Next(s PollState) PollDecision {
-	if bug("skip-fresh-beat") { // planted: claims under a stale heartbeat
-		p.HeartbeatInterval = 0
-	}
 	if s.Free <= 0 {
 		return PollDecision{Action: PollIdle}
 	}
@@ -84,7 +91,7 @@ func (p PollPolicy) Next(s PollState) PollDecision {
 			return PollDecision{Action: PollGather, Wait: p.Gather - waited}
 		}
 	}
-	if p.HeartbeatInterval > 0 && s.Now.Sub(s.LastBeat) >= 2*p.HeartbeatInterval {
+	if !p.Fresh(s.Now, s.LastBeat) {
 		return PollDecision{Action: PollBeat}
 	}
 	d := PollDecision{Action: PollClaim, Limit: max(1, min(s.Free, p.Batch))}

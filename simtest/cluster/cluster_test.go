@@ -248,7 +248,7 @@ func TestScenarioOptions(t *testing.T) {
 
 // A long run exercises every invariant check.
 func TestEveryInvariantIsChecked(t *testing.T) {
-	rep, err := cluster.Simulate(2, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
+	rep, err := cluster.Simulate(3, cluster.Scenario{Steps: 6000, Aging: cluster.AgingOn})
 	require.NoError(t, err)
 	for _, inv := range []string{"claim-order", "single-owner", "fence", "orphan-recovery", "crash-budget", "graceful-stop",
 		"retry-path", "nothing-lost", "store-matches-model", "aging-bound", "idempotency", "admin-ops", "claim-check", "slots", "fresh-claim",
@@ -259,6 +259,18 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// The nodes run the engine's parts, with what the engine does under load
+// and faults: seed 11 has two claims in flight at once, gives back jobs
+// over a task's limit, and retries completion writes.
+func TestNodesRunTheEnginesParts(t *testing.T) {
+	rep, err := cluster.Simulate(11, cluster.Scenario{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.MaxClaimsInFlight)
+	assert.Positive(t, rep.GiveBacks)
+	assert.Positive(t, rep.CompleterRetries)
+	t.Log("\n" + rep.Summary())
+}
 
 // A drain longer than the orphan grace charges nothing: the draining node
 // keeps heartbeating, so its jobs are not recovered under it. (Before the
@@ -397,7 +409,7 @@ func TestBatchWorkload(t *testing.T) {
 // end delivered, timed out and cancelled, each once; NoSignals turns it
 // off.
 func TestSignalWorkload(t *testing.T) {
-	reps, errs := sweep(1, 10, cluster.Scenario{Steps: 3000})
+	reps, errs := sweep(1, 20, cluster.Scenario{Steps: 3000})
 	outcomes := map[spi.SignalOutcome]int{}
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)

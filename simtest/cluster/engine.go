@@ -65,6 +65,9 @@ var engineBugs = map[string]string{
 	// The claim step forgets a claim whose answer was lost: its jobs are
 	// never adopted.
 	"lost-claim-forgotten": invNothingLost,
+	// The poll loop does not reserve the slots of a claim in flight: the
+	// next claim takes them too.
+	"claims-overlap-slots": invSlots,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -50,8 +50,9 @@ type node struct {
 	state nodeState
 	slots int
 
-	policy nodecore.PollPolicy // slots, claim batch, gather timeout, heartbeat interval
-	batch  int                 // the completer's batch size
+	policy   nodecore.PollPolicy // slots, claim batch, gather timeout, heartbeat interval
+	claimers int                 // claims in flight at most
+	batch    int                 // the completer's batch size
 
 	stallUntil    time.Time     // non-zero while frozen
 	beatFailUntil time.Time     // heartbeat writes fail until then (an outage)
@@ -85,10 +86,10 @@ type node struct {
 	// jobs must then never be recovered (only released).
 	stopClean bool
 
-	// Per incarnation: the poll strategy and what the policy is told, the
+	// Per incarnation: the poll loop (nodecore.PollLoop: the policy, the
+	// strategy, the gather, the claims in flight), the
 	// parts still running, and the graceful stop's progress.
-	strategy          spi.PollDelayStrategy
-	gatherStart       time.Time
+	loop              *nodecore.PollLoop
 	claiming, beating bool
 	stopSteps         []nodecore.StopStep
 	stopAt            int
@@ -264,8 +265,8 @@ func (w *world) startNode(n *node) error {
 	w.newParts(n)
 	n.flushQueued, n.restartQueued = false, false
 	n.beatFailUntil, n.completeFailUntil, n.claimFailUntil = time.Time{}, time.Time{}, time.Time{} // a new process, a new connection
-	n.strategy = nodecore.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})
-	n.gatherStart = time.Time{}
+	n.loop = &nodecore.PollLoop{Policy: n.policy, Claimers: n.claimers,
+		Strategy: nodecore.AdaptivePolling(spi.PollConfig{MinInterval: w.sc.MinPollInterval, MaxInterval: w.sc.PollInterval})}
 	n.claiming, n.beating = true, true
 	n.stopSteps, n.stopAt, n.draining = nil, 0, false
 	w.tracef(nil, []*node{n}, "%s starts (incarnation %d, %d slots)", n.id, n.inc, n.slots)
@@ -333,66 +334,79 @@ func (w *world) jobDuration(j *sjob) time.Duration {
 	}
 }
 
-// poll is one decision of the engine's PollPolicy, carried out.
+// poll is one decision of the engine's poll loop (nodecore.PollLoop),
+// carried out.
 func (w *world) poll(n *node) error {
 	if !n.claiming || (n.state != nodeUp && n.state != nodeStopping) {
 		return nil
 	}
-	now := w.now()
-	d := n.policy.Next(nodecore.PollState{Free: n.slots - len(n.execs), Now: now, GatherStart: n.gatherStart, LastBeat: n.hb.LastBeat()})
-	switch d.Action {
-	case nodecore.PollIdle:
-		n.gatherStart = time.Time{}
-		return nil // a finishing body wakes the poller
-	case nodecore.PollGather:
-		if n.gatherStart.IsZero() {
-			n.gatherStart = now
-			w.tracef(nil, []*node{n}, "%s waits up to %s for more free slots (%d of %d free)", n.id, d.Wait, n.slots-len(n.execs), n.slots)
+	st := n.loop.Next(w.now(), n.slots-len(n.execs), n.hb.LastBeat())
+	switch st.Kind {
+	case nodecore.StepIdle, nodecore.StepAwaitClaim:
+		return nil // a finishing body, or the claim in flight, wakes the poller
+	case nodecore.StepGather:
+		if st.NewGather {
+			w.tracef(nil, []*node{n}, "%s waits up to %s for more free slots (%d of %d free)", n.id, st.Wait, n.slots-len(n.execs), n.slots)
 		}
-		w.queuePoll(n, d.Wait)
+		w.queuePoll(n, st.Wait)
 		return nil
-	case nodecore.PollBeat:
+	case nodecore.StepBeat:
 		ok := n.hb.Beat(w.ctx)
 		if w.ioErr != nil {
 			return w.ioFailure(w.ioErr)
 		}
 		var wait time.Duration
 		if !ok {
-			wait = n.strategy.Next(spi.PollResult{Err: errStaleBeat})
+			wait = n.loop.BeatFailed()
 		}
 		w.queuePoll(n, wait)
 		return nil
+	case nodecore.StepStartClaim:
+		// The claim is at the store for a while; the loop decides again
+		// meanwhile, and may start another on the slots left.
+		w.report.MaxClaimsInFlight = max(w.report.MaxClaimsInFlight, n.loop.InFlight())
+		e := w.nodeEvent(n, evClaimDone)
+		e.limit = st.Limit
+		w.schedule(w.randDur(time.Millisecond, 30*time.Millisecond), e)
+		w.queuePoll(n, 0)
+		return nil
 	}
-	n.gatherStart = time.Time{}
-	return w.claim(n, d.Limit)
+	return w.claim(n, st.Limit, false)
 }
-
-// errStaleBeat is the poll result of a claim skipped because the heartbeat
-// could not be refreshed.
-var errStaleBeat = errors.New("heartbeat not refreshed")
 
 // claim is one claim of the engine's claim step (nodecore.Claimer), which
 // starts what it claimed (startJob), then queues the next poll after the
-// strategy's delay.
-func (w *world) claim(n *node, limit int) error {
-	if w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
+// strategy's delay; inFlight: a claim the loop started in flight, which it
+// settles.
+func (w *world) claim(n *node, limit int, inFlight bool) error {
+	if !inFlight && w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:before-claim")
+	}
+	if inFlight && !n.claiming {
+		// The stop cancelled it before it reached the store.
+		n.loop.Settle(nodecore.ClaimOutcome{Asked: limit, Stopped: true})
+		return nil
 	}
 	n.claimLimit, n.claimFree = limit, n.slots-len(n.execs)
 	o := n.claimer.ClaimOnce(w.ctx, limit)
 	if err := w.ioFailure(o.Res.Err); err != nil || w.failure != nil {
 		return err
 	}
-	if o.Gated { // a gate kept the claim from the store: its wait, or a freed slot
+	var wait time.Duration
+	switch {
+	case inFlight:
+		wait = n.loop.Settle(o)
+	case o.Gated: // a gate kept the claim from the store: its wait, or a freed slot
 		if o.GateWait > 0 {
 			w.queuePoll(n, o.GateWait)
 		}
 		return nil
+	default:
+		wait = n.loop.Waited(o)
 	}
 	if w.phase == phaseMain && o.Res.Claimed > 0 && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:after-claim")
 	}
-	wait := n.strategy.Next(o.Res)
 	if wait > 0 {
 		wait = w.randDur(wait*3/4, wait) // the claim's own latency and scheduling
 	}

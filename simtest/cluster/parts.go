@@ -38,7 +38,8 @@ func (w *world) newParts(n *node) {
 		Grace: w.sc.OrphanGrace, MaxCrash: w.maxCrash}
 	cd := nodecore.ClaimerDeps{Store: claimsCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
 		Params:   spi.ClaimParams{NodeID: n.id, BoostInterval: w.sc.BoostInterval, Tags: n.tags, Tasks: simTasks},
-		Dispatch: func(j *spi.Job) { w.startJob(n, j) }, ProbeEvery: w.sc.PollInterval}
+		Dispatch: func(j *spi.Job) { w.startJob(n, j) }, ProbeEvery: w.sc.PollInterval,
+		Fresh: func() bool { return n.policy.Fresh(w.now(), n.hb.LastBeat()) }}
 	// The engine's poller breaker with its default configuration.
 	cd.Breaker, _ = breaker.New(spi.CircuitBreakerConfig{}, nil)
 	if a := spi.CapabilitiesOf(w.store).Adopter; a != nil {

@@ -245,6 +245,9 @@ type Report struct {
 	// ClaimFailures counts the claims an outage failed (LostAnswers of
 	// them after the store applied them), Adopted the jobs adopted after.
 	ClaimFailures, LostAnswers, Adopted int
+	// MaxClaimsInFlight is the most claims a node had in flight at once
+	// (its poll loop starts a second one while there is a backlog).
+	MaxClaimsInFlight int
 	// TaskLimits lists the per-task limits of the nodes that have one,
 	// e.g. "n2 work<=1".
 	TaskLimits []string
@@ -322,7 +325,8 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "faults: %s\n", sortedCounts(r.Faults))
 	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d, completer retries %d), released %d, recovered %d\n",
 		r.Claims, r.Claimed, r.Completions, r.Superseded, r.CompleterRetries, r.Released, r.Recovered)
-	fmt.Fprintf(&b, "claim outages: %d claims failed (%d answers lost), %d jobs adopted\n", r.ClaimFailures, r.LostAnswers, r.Adopted)
+	fmt.Fprintf(&b, "claims in flight: at most %d; claim outages: %d claims failed (%d answers lost), %d jobs adopted\n",
+		r.MaxClaimsInFlight, r.ClaimFailures, r.LostAnswers, r.Adopted)
 	if len(r.TaskLimits) > 0 {
 		fmt.Fprintf(&b, "task limits: %s; give-backs %d\n", strings.Join(r.TaskLimits, ", "), r.GiveBacks)
 	} else {

@@ -43,6 +43,7 @@ const (
 	evBodyDone    // a job body returns
 	evFlush       // a node writes its buffered completions
 	evFlushRetry  // a node's completer tries a failed write again
+	evClaimDone   // a node's claim in flight reaches the store
 	evNodeCrash   // a poison job (or a scheduled fault) kills its node mid-execution
 	evResume      // a stalled node resumes
 	evRestart     // a crashed or stopped node starts again
@@ -64,6 +65,8 @@ type event struct {
 	inc  int // node incarnation the event belongs to
 	ref  spi.ClaimRef
 	why  string
+	// limit is a claim in flight's (evClaimDone).
+	limit int
 }
 
 type eventQueue []*event
@@ -249,11 +252,17 @@ func (w *world) configure() {
 		if i > 0 && !sc.NoTags {
 			nd.tags = tagFilters[w.rng.IntN(len(tagFilters))]
 		}
+		nd.claimers = 1
 		if !sc.NoTaskLimits && slots >= 2 && w.rng.IntN(3) == 0 {
 			// A per-task limit below the slots: claims take more of the
 			// task than it has room for, and give the rest back.
 			nd.limits = map[string]int{"work": 1 + w.rng.IntN(slots-1)}
 			w.report.TaskLimits = append(w.report.TaskLimits, fmt.Sprintf("%s work<=%d", nd.id, nd.limits["work"]))
+		} else if w.rng.IntN(2) == 0 {
+			// Two claims in flight while there is a backlog, as on a
+			// store that serves concurrent claims (the per-task room
+			// counts no claim in flight: a node with limits has one).
+			nd.claimers = 2
 		}
 		w.nodes = append(w.nodes, nd)
 		w.report.Slots = append(w.report.Slots, slots)
@@ -557,6 +566,8 @@ func (w *world) handle(ev *event) error {
 		return w.flush(n)
 	case evFlushRetry:
 		return w.retryWrite(n)
+	case evClaimDone:
+		return w.claim(n, ev.limit, true)
 	case evNodeCrash:
 		return w.poisonCrash(n, ev.ref)
 	case evResume:
