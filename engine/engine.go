@@ -201,10 +201,10 @@ func (e *Engine) wire() {
 	// (the poller's wakeups, the claims a drain released) is made first.
 	tasks := newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)
 	e.signals = newPollSignals(tasks != nil)
-	released := &claimSet{}
+	runs := nodecore.NewRuns(o.Concurrency, tasks)
 	e.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: e.store, Logs: e.caps.Logs, Clock: o.clock, Log: e.log,
 		Batch: o.CompletionBatchSize, Workers: o.CompletionConcurrency, Finalization: m.fin,
-		Written: e.written, Released: released.has})
+		Written: e.written, Released: runs.WasReleased})
 	out := outcomes{clock: o.clock, policy: o.RetryPolicy, sanitizer: o.ErrorSanitizer, metrics: m,
 		results: o.ResultStrategy, pipe: e.client.Pipeline(), jitter: retryJitter(o.RetryJitter, e.tasks), draw: mathrand.Float64}
 	e.runner = taskRunner{tasks: e.tasks, authorization: o.Client.Authorization, pipe: e.client.Pipeline(),
@@ -224,7 +224,7 @@ func (e *Engine) wire() {
 	if e.caps.Workflows != nil {
 		flow.deps = e.caps.Workflows
 	}
-	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.clock, log: e.log, slots: o.Concurrency,
+	e.executor = newExecutor(e.runCtx, executorDeps{store: e.store, clock: o.clock, log: e.log, runs: runs,
 		jobContext: func(j *spi.Job) (*ratchet.JobContext, *runLog) {
 			jc := ratchet.NewJobContextWith(j, jobs)
 			if e.caps.Logs == nil || o.JobLogs.Disabled {
@@ -252,7 +252,7 @@ func (e *Engine) wire() {
 				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
 			}
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.Add, freed: e.signals.freed, released: released,
+		}, finish: out.finish, complete: e.completer.Add, freed: e.signals.freed,
 		gaveBack: func(jobs []*spi.Job, at time.Time) {
 			e.publishAll(EventReleased, func(emit func(Event)) {
 				for _, j := range jobs {
@@ -263,9 +263,9 @@ func (e *Engine) wire() {
 		gate: func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (nodecore.Pending, bool) {
 			return out.gate(ctx, flow, jc, j, started)
 		},
-		tasks: tasks})
+	})
 	e.beats = nodecore.NewHeartbeater(nodecore.HeartbeaterDeps{Clock: o.clock, Log: e.log,
-		Write: e.writeBeat, Claims: e.caps.Claims, Running: e.executor.running,
+		Write: e.writeBeat, Claims: e.caps.Claims, Running: runs.Running,
 		Superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
 	e.rescue = nodecore.Rescuer{Store: e.store, Clock: o.clock, Log: e.log, Grace: o.OrphanGrace, MaxCrash: o.MaxCrashRedeliveries,
 		Recovered: func(ctx context.Context, rec []spi.RecoveredJob) {
@@ -295,14 +295,14 @@ func (e *Engine) wire() {
 	claim.Fresh = func() bool { return policy.Fresh(o.clock.Now(), e.beats.LastBeat()) }
 	n := claimers(o, e.caps)
 	if tasks != nil {
-		claim.Limited, claim.Admit, claim.GiveBack = e.executor.claimable, e.executor.admit, e.executor.giveBack
+		claim.Limited, claim.Admit, claim.GiveBack = runs.Claimable, runs.Admit, e.executor.giveBack
 		n = 1 // the per-task room does not count the claims in flight
 	}
 	pd := pollerDeps{clock: o.clock, log: e.log, signals: e.signals, claims: claim,
 		policy: policy,
 		strategy: strategy(spi.PollConfig{MinInterval: o.MinPollInterval, MaxInterval: o.PollInterval,
 			Notified: o.Coordinator != nil || e.caps.Wakeups != nil}),
-		free: e.executor.free, lastBeat: e.beats.LastBeat, beat: e.beats.Beat,
+		free: runs.Free, lastBeat: e.beats.LastBeat, beat: e.beats.Beat,
 		rejected: func(ctx context.Context, gate string, n int) { m.adm.GateRejected(ctx, o.NodeID, gate, n) },
 		claimers: n}
 	e.poller = newPoller(pd)

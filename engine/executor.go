@@ -25,8 +25,9 @@ type executorDeps struct {
 	store jobReleaser
 	clock clockwork.Clock
 	log   *slog.Logger
-	// slots bounds the bodies running at once.
-	slots int
+	// runs are the executions in progress, the slots and the claims a
+	// drain released (which the completer reads too).
+	runs *nodecore.Runs
 	// jobContext builds the JobContext of a job's run, and the log that
 	// keeps what it logs (nil for none).
 	jobContext func(*spi.Job) (*ratchet.JobContext, *runLog)
@@ -43,97 +44,38 @@ type executorDeps struct {
 	complete func(nodecore.Pending)
 	// freed is told when a slot frees up (the poller's wakeup).
 	freed func()
-	// released records the claims release gave back to PENDING, which
-	// the completer reads too.
-	released *claimSet
 	// gaveBack, when not nil, is told the jobs a timed-out drain gave
 	// back to PENDING.
 	gaveBack func(jobs []*spi.Job, at time.Time)
-	// tasks are the per-task limits; nil for none.
-	tasks *nodecore.TaskSlots
 }
 
 // executor runs claimed jobs, each on a goroutine of its own (reused: see
-// worker), up to its slots;
-// it knows which claims it holds, and on a timed-out drain gives them back.
+// worker), up to its slots; its runs (nodecore.Runs) know which claims it
+// holds, and on a timed-out drain it gives them back.
 type executor struct {
 	executorDeps
-	base     context.Context // parent of job contexts
-	mu       sync.Mutex
-	inflight map[spi.ClaimRef]*nodecore.Run // keyed by claim: a node may hold a stale and a new claim of one job
-	jobs     sync.WaitGroup
+	base context.Context // parent of job contexts
+	jobs sync.WaitGroup
 	// idle hands an execution to a goroutine that finished its last one
 	// (see worker).
 	idle chan func()
 }
 
 func newExecutor(base context.Context, d executorDeps) *executor {
-	if d.released == nil {
-		d.released = &claimSet{}
-	}
-	return &executor{executorDeps: d, base: base, inflight: map[spi.ClaimRef]*nodecore.Run{}, idle: make(chan func())}
-}
-
-// free returns the number of free slots.
-func (x *executor) free() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.slots - len(x.inflight)
-}
-
-// running returns the executions in progress.
-func (x *executor) running() []*nodecore.Run {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	out := make([]*nodecore.Run, 0, len(x.inflight))
-	for _, r := range x.inflight {
-		out = append(out, r)
-	}
-	return out
-}
-
-// claimSet is a set of claims, safe for concurrent use; the zero value is
-// empty.
-type claimSet struct {
-	mu sync.Mutex
-	m  map[spi.ClaimRef]bool
-}
-
-func (s *claimSet) add(ref spi.ClaimRef) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[spi.ClaimRef]bool{}
-	}
-	s.m[ref] = true
-}
-
-func (s *claimSet) has(ref spi.ClaimRef) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[ref]
+	return &executor{executorDeps: d, base: base, idle: make(chan func())}
 }
 
 // dispatch starts one claimed job on a goroutine of its own: an idle
 // worker's, or a new one.
 func (x *executor) dispatch(j *spi.Job) {
 	ctx, cancel := context.WithCancel(x.base)
-	ref := spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}
-	x.mu.Lock()
-	x.inflight[ref] = &nodecore.Run{Job: j, Cancel: cancel}
-	x.mu.Unlock()
+	x.runs.Start(j, cancel)
 	x.jobs.Add(1)
 	run := func() {
 		defer x.jobs.Done()
 		defer cancel()
 		p := x.execute(ctx, j)
-		x.mu.Lock()
-		delete(x.inflight, ref)
-		if x.tasks != nil {
-			x.tasks.Done(j.TaskName)
-		}
-		x.mu.Unlock()
-		if !x.released.has(ref) { // a released job's write would only be superseded
+		if !x.runs.End(j) { // a released job's write would only be superseded
 			x.complete(p)
 		}
 		x.freed()
@@ -213,37 +155,18 @@ func (x *executor) drain(ctx context.Context, timeout time.Duration) (bool, erro
 }
 
 // release gives the jobs whose bodies still run back to PENDING, then
-// cancels those bodies. Releasing first matters: a cancelled body's failure
-// must reach the store only after the release has fenced it out, or it
-// would charge an attempt (or dead-letter the job).
+// cancels those bodies (nodecore.Runs.Release).
 func (x *executor) release(ctx context.Context) error {
-	execs := x.running()
-	if len(execs) == 0 {
-		return nil
-	}
-	refs := make([]spi.ClaimRef, len(execs))
-	for i, r := range execs {
-		refs[i] = spi.ClaimRef{JobID: r.Job.ID, ClaimSeq: r.Job.ClaimSeq}
-	}
-	now := x.clock.Now().UTC().Truncate(time.Microsecond)
-	ok, err := x.store.ReleaseJobs(ctx, refs, now)
-	var gave []*spi.Job
-	for i, applied := range ok {
-		if applied && err == nil {
-			x.released.add(refs[i])
-			gave = append(gave, execs[i].Job)
-		}
-	}
-	n := len(gave)
-	if x.gaveBack != nil && n > 0 {
-		x.gaveBack(gave, now)
-	}
-	for _, r := range execs {
-		r.Cancel()
+	now := x.clock.Now()
+	gave, n, err := x.runs.Release(ctx, x.store, now)
+	if x.gaveBack != nil && len(gave) > 0 {
+		x.gaveBack(gave, now.UTC().Truncate(time.Microsecond))
 	}
 	if err != nil {
-		return fmt.Errorf("release %d running jobs: %w", len(refs), err)
+		return fmt.Errorf("release %d running jobs: %w", n, err)
 	}
-	x.log.Warn("drain timed out; released running jobs", "released", n, "running", len(refs))
+	if n > 0 {
+		x.log.Warn("drain timed out; released running jobs", "released", len(gave), "running", n)
+	}
 	return nil
 }

@@ -43,32 +43,7 @@ func (x *executor) giveBack(ctx context.Context, jobs []*spi.Job) {
 	kept, err := nodecore.GiveBack(ctx, x.store, x.clock.Now(), jobs)
 	for _, j := range kept {
 		x.log.Warn("a job over its task's limit was not given back; running it", "job_id", j.ID, "task", j.TaskName, "err", err)
-		x.mu.Lock()
-		x.tasks.Force(j.TaskName)
-		x.mu.Unlock()
+		x.runs.Force(j.TaskName)
 		x.dispatch(j)
 	}
-}
-
-// admit splits claimed jobs into those that run (counted against their
-// task's limit) and those over it.
-func (x *executor) admit(jobs []*spi.Job) (run, over []*spi.Job) {
-	if x.tasks == nil {
-		return jobs, nil
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.tasks.AdmitJobs(jobs)
-}
-
-// claimable returns the tasks a claim may take now and its limit: all of
-// tasks and the free slots when no task has a limit.
-func (x *executor) claimable(tasks []string) ([]string, int) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	free := x.slots - len(x.inflight)
-	if x.tasks == nil {
-		return tasks, free
-	}
-	return x.tasks.Claimable(tasks, free)
 }

@@ -71,8 +71,8 @@ type node struct {
 	// limits are the node's per-task limits (nil: none), tasks their
 	// counts in this incarnation.
 	limits map[string]int
-	tasks  *nodecore.TaskSlots
-	forced bool // starting a job that could not be given back, past its limit
+	runs   *nodecore.Runs // the executor's accounting (newParts)
+	forced bool           // starting a job that could not be given back, past its limit
 	// The limit and the free slots of the claim in progress, for the
 	// check of its dispatch.
 	claimLimit, claimFree int
@@ -157,12 +157,12 @@ func (n *node) fullTasks() map[string]bool {
 	return full
 }
 
-// endExec ends an execution: its slot, and its task's, are free again.
-func (n *node) endExec(x *exec) {
+// endExec ends an execution: its slot, and its task's, are free again
+// (nodecore.Runs.End). It reports whether a drain released its claim: its
+// end is then not written.
+func (n *node) endExec(x *exec) (released bool) {
 	delete(n.execs, x.ref)
-	if n.tasks != nil {
-		n.tasks.Done(x.job.task)
-	}
+	return n.runs.End(x.snap)
 }
 
 // believes reports whether the node thinks it owns ref: running it, or
@@ -340,7 +340,7 @@ func (w *world) poll(n *node) error {
 	if !n.claiming || (n.state != nodeUp && n.state != nodeStopping) {
 		return nil
 	}
-	st := n.loop.Next(w.now(), n.slots-len(n.execs), n.hb.LastBeat())
+	st := n.loop.Next(w.now(), n.runs.Free(), n.hb.LastBeat())
 	switch st.Kind {
 	case nodecore.StepIdle, nodecore.StepAwaitClaim:
 		return nil // a finishing body, or the claim in flight, wakes the poller
@@ -424,6 +424,7 @@ func (w *world) startJob(n *node, snap *spi.Job) {
 	}
 	x := &exec{job: j, snap: snap, ref: spi.ClaimRef{JobID: j.id, ClaimSeq: snap.ClaimSeq}}
 	n.execs[x.ref] = x
+	n.runs.Start(snap, func() { n.lost = append(n.lost, x) }) // the claim check's or a drain's cancel
 	w.check(invSlots)
 	if len(n.execs) > n.slots {
 		w.fail(invSlots, []*sjob{j}, []*node{n}, "%s runs %d bodies on %d slots: its poller claimed with a limit of %d and %d slots free",
@@ -744,31 +745,25 @@ func (w *world) advanceStop(n *node) error {
 	return w.stopped(n)
 }
 
-// drainLimit releases what a stopping node still runs; the cancelled
-// bodies then end with the context's error, and their completions, written
-// with the stop's flush, must be superseded.
+// drainLimit is the executor's release of what a stopping node still runs
+// (nodecore.Runs.Release), through a store that checks it; the cancelled
+// bodies then end with the context's error, and the ends of those not
+// released (their claim already taken) are written, to be superseded.
 func (w *world) drainLimit(n *node) error {
 	if n.state != nodeStopping || !n.draining {
 		return nil
 	}
 	running := n.runningExecs()
-	refs := make([]spi.ClaimRef, len(running))
-	for i, x := range running {
-		refs[i] = x.ref
+	gave, _, err := n.runs.Release(w.ctx, releaseCheck{w: w, n: n}, w.clock.Now())
+	n.lost = nil // the release cancelled them: their bodies end here
+	if err != nil || w.failure != nil {
+		return w.ioFailure(err)
 	}
-	now := w.now()
-	applied, err := w.store.ReleaseJobs(w.ctx, slices.Clone(refs), now)
-	if err != nil {
-		return w.storeErr("ReleaseJobs", err)
-	}
-	w.tracef(jobsOf(running), []*node{n}, "%s drain timed out: releases %s -> %v", n.id, w.refsOf(running), applied)
-	w.checkRelease(n, refs, applied, now)
-	if w.failure != nil {
-		return nil
-	}
+	w.tracef(jobsOf(running), []*node{n}, "%s drain timed out: releases %s, %d given back", n.id, w.refsOf(running), len(gave))
 	for _, x := range running {
-		n.endExec(x)
-		w.complete(n, x, context.Canceled)
+		if !n.endExec(x) {
+			w.complete(n, x, context.Canceled)
+		}
 	}
 	n.draining, n.stopKind = false, "stop:drain-timeout"
 	n.stopAt++

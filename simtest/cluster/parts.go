@@ -28,7 +28,7 @@ func (w *world) newParts(n *node) {
 	quiet := slog.New(slog.DiscardHandler)
 	d := nodecore.HeartbeaterDeps{Clock: w.clock, Log: quiet,
 		Write:      func(_ context.Context, now time.Time) error { return w.writeBeat(n, now) },
-		Running:    func() []*nodecore.Run { return w.runs(n) },
+		Running:    func() []*nodecore.Run { return n.runs.Running() },
 		Superseded: func(context.Context, *spi.Job) {}}
 	if cc := spi.CapabilitiesOf(w.store).Claims; cc != nil {
 		d.Claims = claimCheck{ClaimChecker: cc, w: w, n: n}
@@ -45,21 +45,23 @@ func (w *world) newParts(n *node) {
 	if a := spi.CapabilitiesOf(w.store).Adopter; a != nil {
 		cd.Adopter = adoptCheck{ClaimAdopter: a, w: w, n: n}
 	}
-	n.tasks = nil
+	var tasks *nodecore.TaskSlots
 	if n.limits != nil {
-		n.tasks = nodecore.NewTaskSlots(simTasks, n.slots, func(task string, def int) int {
+		tasks = nodecore.NewTaskSlots(simTasks, n.slots, func(task string, def int) int {
 			if l, ok := n.limits[task]; ok {
 				return l
 			}
 			return def
 		})
-		cd.Limited = func(tasks []string) ([]string, int) { return n.tasks.Claimable(tasks, n.slots-len(n.execs)) }
-		cd.Admit = n.tasks.AdmitJobs
+	}
+	n.runs = nodecore.NewRuns(n.slots, tasks)
+	if n.runs.Limited() {
+		cd.Limited, cd.Admit = n.runs.Claimable, n.runs.Admit
 		cd.GiveBack = func(ctx context.Context, over []*spi.Job) { w.giveBack(ctx, n, over) }
 	}
 	n.claimer = nodecore.NewClaimer(cd)
 	n.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: completeCheck{w: w, n: n}, Clock: w.clock, Log: quiet,
-		Batch: n.batch, Written: func(context.Context, nodecore.Pending, bool) {}, Released: func(spi.ClaimRef) bool { return false }})
+		Batch: n.batch, Written: func(context.Context, nodecore.Pending, bool) {}, Released: n.runs.WasReleased})
 	n.retry, n.lost = nil, nil
 }
 
@@ -71,17 +73,6 @@ func (w *world) ioFailure(err error) error {
 	}
 	w.ioErr = nil
 	return err
-}
-
-// runs are the node's executions as its heartbeater sees them: a body the
-// claim check cancels is noted, for the tick's end (heartbeat).
-func (w *world) runs(n *node) []*nodecore.Run {
-	xs := n.runningExecs()
-	out := make([]*nodecore.Run, len(xs))
-	for i, x := range xs {
-		out[i] = &nodecore.Run{Job: x.snap, Cancel: func() { n.lost = append(n.lost, x) }}
-	}
-	return out
 }
 
 // writeBeat is the heartbeater's write: the node's row at now, unless an
@@ -319,7 +310,7 @@ func (w *world) giveBack(ctx context.Context, n *node, over []*spi.Job) {
 	}
 	w.report.GiveBacks += len(over) - len(kept)
 	for _, j := range kept {
-		n.tasks.Force(j.TaskName)
+		n.runs.Force(j.TaskName)
 		n.forced = true
 		w.startJob(n, j)
 		n.forced = false

@@ -1,0 +1,146 @@
+package nodecore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Runs are a node's executions in progress, by claim (a node may hold a
+// stale and a new claim of one job): its slots, its per-task slots, and the
+// claims a drain released. They are the executor's accounting, which the
+// engine's executor keeps around its goroutines and the cluster simulator
+// around its simulated bodies. Safe for concurrent use.
+type Runs struct {
+	slots int
+	tasks *TaskSlots // nil: no per-task limit
+
+	mu       sync.Mutex
+	inflight map[spi.ClaimRef]*Run
+	released map[spi.ClaimRef]bool
+}
+
+// NewRuns returns the runs of a node of slots slots, with the per-task
+// limits of tasks (nil for none).
+func NewRuns(slots int, tasks *TaskSlots) *Runs {
+	return &Runs{slots: slots, tasks: tasks, inflight: map[spi.ClaimRef]*Run{}, released: map[spi.ClaimRef]bool{}}
+}
+
+func refOf(j *spi.Job) spi.ClaimRef { return spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq} }
+
+// Free returns the number of free slots.
+func (r *Runs) Free() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slots - len(r.inflight)
+}
+
+// Running returns the executions in progress.
+func (r *Runs) Running() []*Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Run, 0, len(r.inflight))
+	for _, x := range r.inflight {
+		out = append(out, x)
+	}
+	return out
+}
+
+// Limited reports whether the node has per-task limits.
+func (r *Runs) Limited() bool { return r.tasks != nil }
+
+// Claimable returns the tasks a claim may take now and its limit: all of
+// tasks and the free slots when no task has a limit.
+func (r *Runs) Claimable(tasks []string) ([]string, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	free := r.slots - len(r.inflight)
+	if r.tasks == nil {
+		return tasks, free
+	}
+	return r.tasks.Claimable(tasks, free)
+}
+
+// Admit splits claimed jobs into those that run (counted against their
+// task's limit) and those over it.
+func (r *Runs) Admit(jobs []*spi.Job) (run, over []*spi.Job) {
+	if r.tasks == nil {
+		return jobs, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tasks.AdmitJobs(jobs)
+}
+
+// Force counts a job of task past its limit: one that could not be given
+// back runs anyway.
+func (r *Runs) Force(task string) {
+	if r.tasks == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tasks.Force(task)
+}
+
+// Start counts j's execution, whose body cancel stops, and returns it.
+func (r *Runs) Start(j *spi.Job, cancel context.CancelFunc) *Run {
+	x := &Run{Job: j, Cancel: cancel}
+	r.mu.Lock()
+	r.inflight[refOf(j)] = x
+	r.mu.Unlock()
+	return x
+}
+
+// End ends j's execution: its slot, and its task's, are free. It reports
+// whether a drain released its claim: then its owner write would only be
+// superseded, and is not written.
+func (r *Runs) End(j *spi.Job) (released bool) {
+	ref := refOf(j)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.inflight, ref)
+	if r.tasks != nil {
+		r.tasks.Done(j.TaskName)
+	}
+	return r.released[ref]
+}
+
+// WasReleased reports whether a drain released the claim.
+func (r *Runs) WasReleased(ref spi.ClaimRef) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.released[ref]
+}
+
+// Release gives the jobs whose bodies still run back to PENDING at now,
+// then cancels those bodies: the drain that timed out. Releasing first
+// matters: a cancelled body's failure must reach the store only after the
+// release has fenced it out, or it would charge an attempt (or dead-letter
+// the job). It returns the jobs given back, how many ran, and the store's
+// error.
+func (r *Runs) Release(ctx context.Context, store jobReleaser, now time.Time) (gave []*spi.Job, running int, err error) {
+	runs := r.Running()
+	if len(runs) == 0 {
+		return nil, 0, nil
+	}
+	refs := make([]spi.ClaimRef, len(runs))
+	for i, x := range runs {
+		refs[i] = refOf(x.Job)
+	}
+	ok, err := store.ReleaseJobs(ctx, refs, now.UTC().Truncate(time.Microsecond))
+	r.mu.Lock()
+	for i, applied := range ok {
+		if applied && err == nil {
+			r.released[refs[i]] = true
+			gave = append(gave, runs[i].Job)
+		}
+	}
+	r.mu.Unlock()
+	for _, x := range runs {
+		x.Cancel()
+	}
+	return gave, len(runs), err
+}
