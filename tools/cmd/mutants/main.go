@@ -38,9 +38,9 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// defaultFiles are the engine's parts the issue of the architecture names:
-// the poller, the executor, the completer and the heartbeats.
-const defaultFiles = "engine/poller.go,engine/executor.go,internal/nodecore/completer.go,internal/nodecore/heartbeat.go"
+// defaultFiles are the engine's parts: the poller (its loop, its claim step), the
+// executor (its runs), the completer and the heartbeats.
+const defaultFiles = "engine/poller.go,engine/executor.go,internal/nodecore/pollloop.go,internal/nodecore/claim.go,internal/nodecore/runs.go,internal/nodecore/completer.go,internal/nodecore/heartbeat.go"
 
 // mutant is one mutation and what each suite made of it.
 type mutant struct {
