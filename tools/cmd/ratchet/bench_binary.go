@@ -14,7 +14,8 @@ import (
 
 // bench --compare BIN: this binary's burn-down against another ratchet
 // binary's (a previous commit's), alternately, each run a process of its
-// own on a schema or file of its own, so that every "not slower" claim is
+// own on a schema, database or file of its own (any --store a burn-down
+// takes), so that every "not slower" claim is
 // measured the same way: the ratios of the rates (this / BIN) and of the
 // machine's CPU time per job (this / BIN: below 1 is cheaper), with their
 // medians over the pairs.
@@ -30,6 +31,11 @@ func runCompareBinary(ctx context.Context, store, db string, jobs, workers, batc
 		return code
 	}
 	cs, err := parseCompareStore(store, db)
+	if err != nil && db == "" {
+		// Any other store: each run opens a schema or database of its
+		// own, as a burn-down does.
+		cs, err = compareStore{Postgres: store}, nil
+	}
 	if err != nil {
 		return fail(2, "%v", err)
 	}

@@ -133,10 +133,11 @@ func buildRiver(ctx context.Context, dir string) (string, error) {
 }
 
 // compareStore is the database of a comparison: a PostgreSQL DSN (each run
-// on a schema of its own) or an SQLite file (each run on a new file there,
-// removed after the run).
+// on a schema of its own; for --compare BIN, any server store's) or an
+// SQLite file (each run on a new file there, removed after the run).
 type compareStore struct {
-	// Postgres is the DSN, on PostgreSQL.
+	// Postgres is the DSN, on PostgreSQL (or another server, against a
+	// binary).
 	Postgres string
 	// IsSQLite is set on SQLite, where SQLite is the database file that
 	// each run creates and removes (empty: one in the comparison's
