@@ -106,6 +106,9 @@ type exec struct {
 	job  *sjob
 	snap *spi.Job // the job as the claim returned it
 	ref  spi.ClaimRef
+	// cancelled: the claim check cancelled the body, which ends soon with
+	// the context's error, holding its slot until then.
+	cancelled bool
 }
 
 // heldWrite is a batch of the completer's whose write failed, tried again
@@ -476,7 +479,10 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 	}
 	n.endExec(x)
 	var err error
-	if !x.job.flood && !x.job.probe {
+	switch {
+	case x.cancelled:
+		err = context.Canceled
+	case !x.job.flood && !x.job.probe:
 		switch r := w.rng.IntN(100); {
 		case r < 70:
 		case r < 95:
@@ -619,8 +625,9 @@ func (w *world) retryWrite(n *node) error {
 }
 
 // heartbeat is one tick of the engine's heartbeater: a beat and the claim
-// check (which runs even when the beat fails); the bodies it cancelled
-// end with the context's error, and their completions must be superseded.
+// check (which runs even when the beat fails). The bodies it cancels end
+// soon with the context's error, holding their slots until then, as the
+// engine's do; their completions must be superseded.
 func (w *world) heartbeat(n *node) error {
 	if !n.beating || (n.state != nodeUp && n.state != nodeStopping) {
 		return nil // the stop's StopHeartbeats step ended the loop
@@ -637,11 +644,12 @@ func (w *world) heartbeat(n *node) error {
 	}
 	w.tracef(jobsOf(lost), []*node{n}, "%s claim check: %s were taken away; cancelling their bodies", n.id, w.refsOf(lost))
 	for _, x := range lost {
-		n.endExec(x)
-		w.complete(n, x, context.Canceled)
+		x.cancelled = true
+		e := w.nodeEvent(n, evBodyDone)
+		e.ref = x.ref
+		w.schedule(w.randDur(time.Millisecond, 100*time.Millisecond), e)
 	}
-	w.queueFlush(n)
-	return w.freed(n)
+	return nil
 }
 
 func (w *world) scan(n *node) error {
