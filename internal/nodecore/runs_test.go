@@ -1,0 +1,71 @@
+package nodecore
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+func job(task string) *spi.Job { return &spi.Job{ID: uuid.New(), TaskName: task, ClaimSeq: 1} }
+
+// A claim may take the tasks below their limit, up to the free slots and
+// the room the limited ones have left; ending a run gives both back.
+func TestRunsClaimable(t *testing.T) {
+	r := NewRuns(3, NewTaskSlots([]string{"a", "b"}, 3, func(task string, def int) int {
+		if task == "a" {
+			return 1
+		}
+		return def
+	}))
+	tasks, room := r.Claimable([]string{"a", "b"})
+	assert.Equal(t, []string{"a", "b"}, tasks)
+	assert.Equal(t, 3, room, "every slot free")
+
+	b := job("b")
+	r.Start(b, func() {})
+	tasks, room = r.Claimable([]string{"a", "b"})
+	assert.Equal(t, []string{"a", "b"}, tasks)
+	assert.Equal(t, 2, room, "one slot taken")
+
+	a := job("a")
+	run, over := r.Admit([]*spi.Job{a, job("a")})
+	assert.Equal(t, []*spi.Job{a}, run)
+	assert.Len(t, over, 1, "a's limit is 1")
+	r.Start(a, func() {})
+	tasks, room = r.Claimable([]string{"a", "b"})
+	assert.Equal(t, []string{"b"}, tasks, "a is at its limit")
+	assert.Equal(t, 1, room)
+	assert.Equal(t, 1, r.Free())
+
+	assert.False(t, r.End(a), "not released")
+	tasks, room = r.Claimable([]string{"a", "b"})
+	assert.Equal(t, []string{"a", "b"}, tasks)
+	assert.Equal(t, 2, room)
+}
+
+// A claim whose tasks have no room left is gated: nothing reaches the
+// store, and a freed slot (a wakeup) asks again.
+func TestClaimWithoutRoomIsGated(t *testing.T) {
+	calls := 0
+	c := NewClaimer(ClaimerDeps{Store: claimCounter{&calls}, Clock: clockwork.NewFakeClock(), Log: slog.New(slog.DiscardHandler),
+		Params:   spi.ClaimParams{NodeID: "n", Tasks: []string{"a"}},
+		Limited:  func(tasks []string) ([]string, int) { return tasks, 0 },
+		Dispatch: func(*spi.Job) {}})
+	o := c.ClaimOnce(context.Background(), 4)
+	assert.True(t, o.Gated)
+	assert.Zero(t, o.GateWait, "until a slot frees up")
+	assert.Zero(t, calls, "no claim reached the store")
+}
+
+type claimCounter struct{ n *int }
+
+func (c claimCounter) ClaimJobs(context.Context, spi.ClaimParams) ([]*spi.Job, error) {
+	*c.n++
+	return nil, nil
+}
