@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,14 +18,6 @@ import (
 	"github.com/ratchet-go/ratchet/simtest/internal/mutant"
 	"github.com/ratchet-go/ratchet/stores/memory"
 )
-
-// goTool is the go command that runs these tests.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
 
 // Sweep size: 160 seeds of 3000 main steps (about 575,000 steps and 2.2
 // million invariant checks) take 20-25 s under -race on the shared 2-core
@@ -295,7 +286,7 @@ func TestCatchesEveryEngineBug(t *testing.T) {
 		if testing.Short() {
 			t.Skip("the engine bugs need a build with -tags ratchet_bugs")
 		}
-		out, err := exec.Command(goTool(), "test", "-tags", "ratchet_bugs", "-count=1", "-run", "^TestCatchesEveryEngineBug$", "-v", ".").CombinedOutput()
+		out, err := exec.Command("go", "test", "-tags", "ratchet_bugs", "-count=1", "-run", "^TestCatchesEveryEngineBug$", "-v", ".").CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		t.Logf("with -tags ratchet_bugs:\n%s", out)
 		return

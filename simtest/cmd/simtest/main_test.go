@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +66,7 @@ func TestEngineBugIsCaught(t *testing.T) {
 			t.Skip("builds the command with -tags ratchet_bugs")
 		}
 		bin := filepath.Join(t.TempDir(), "simtest")
-		build, err := exec.Command(goTool(), "build", "-tags", "ratchet_bugs", "-o", bin, ".").CombinedOutput()
+		build, err := exec.Command("go", "build", "-tags", "ratchet_bugs", "-o", bin, ".").CombinedOutput()
 		require.NoError(t, err, "%s", build)
 		cmd := exec.Command(bin, "-seeds", "1..50", "-engine-bug", "ignore-fence")
 		got, err := cmd.CombinedOutput()
@@ -81,12 +80,4 @@ func TestEngineBugIsCaught(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut.String(), `invariant "fence" violated`)
 	assert.Contains(t, errOut.String(), "-engine-bug ignore-fence")
-}
-
-// goTool is the go command that runs these tests.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }

@@ -2,21 +2,11 @@ package sqlcore_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// goTool is the go command that runs these tests.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
 
 // A dialect is checked by the compiler: testdata/dialect, the least
 // Database there is, builds; without its Holders method (the tag
@@ -26,7 +16,7 @@ func TestADialectWithoutARequiredMethodDoesNotCompile(t *testing.T) {
 		t.Skip("builds a package twice")
 	}
 	build := func(tags string) (string, error) {
-		out, err := exec.Command(goTool(), "build", "-tags", tags, "./testdata/dialect").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", tags, "./testdata/dialect").CombinedOutput()
 		return string(out), err
 	}
 	out, err := build("")
