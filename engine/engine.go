@@ -529,11 +529,8 @@ func (e *Engine) stopOrder() []stopStep {
 	do := map[nodecore.StopStep]func(ctx context.Context) error{
 		nodecore.StopClaiming: func(context.Context) error { e.claiming.stop(); return nil },
 		nodecore.DrainAndRelease: func(ctx context.Context) error {
-			// The jobs of claims whose answer was lost never started:
-			// they go back at once, uncharged.
-			if lost := e.poller.claimer.Lost(ctx); len(lost) > 0 {
-				kept, err := nodecore.GiveBack(ctx, e.store, e.opts.clock.Now(), lost)
-				e.log.Info("gave back the jobs of claims whose answer was lost", "jobs", len(lost)-len(kept), "err", err)
+			if n, err := e.poller.claimer.GiveBackLost(ctx, e.store, e.opts.clock.Now()); n > 0 || err != nil {
+				e.log.Info("gave back the jobs of claims whose answer was lost", "jobs", n, "err", err)
 			}
 			_, err := e.executor.drain(ctx, e.opts.ShutdownTimeout)
 			return err

@@ -222,10 +222,20 @@ func (p *Claimer) remember(now time.Time) {
 }
 
 // Lost returns the jobs of the node's claims whose answer was lost and that
-// no claim adopted yet (still RUNNING under the node): at a stop, for the
-// node to give them back at once rather than leave them to orphan
-// recovery, which would charge a crash for jobs that never started.
+// no claim adopted yet (still RUNNING under the node).
 func (p *Claimer) Lost(ctx context.Context) []*spi.Job { return p.adopt(ctx) }
+
+// GiveBackLost gives the Lost jobs back to PENDING at now (GiveBack), at a
+// stop: they never started, and orphan recovery would charge each a crash.
+// It returns how many went back, and the store's error.
+func (p *Claimer) GiveBackLost(ctx context.Context, store jobReleaser, now time.Time) (int, error) {
+	lost := p.Lost(ctx)
+	if len(lost) == 0 {
+		return 0, nil
+	}
+	kept, err := GiveBack(ctx, store, now, lost)
+	return len(lost) - len(kept), err
+}
 
 // adopt returns the jobs of the claims that failed but were applied
 // (RUNNING under this node, claimed at their Now), once the store answers

@@ -721,10 +721,8 @@ func (w *world) advanceStop(n *node) error {
 		case nodecore.DrainAndRelease:
 			if !n.draining {
 				// The jobs of the claims whose answer was lost go back.
-				if lost := n.claimer.Lost(w.ctx); len(lost) > 0 {
-					if _, err := nodecore.GiveBack(w.ctx, releaseCheck{w: w, n: n}, w.clock.Now(), lost); err != nil {
-						return w.ioFailure(err)
-					}
+				if _, err := n.claimer.GiveBackLost(w.ctx, releaseCheck{w: w, n: n}, w.clock.Now()); err != nil {
+					return w.ioFailure(err)
 				}
 			}
 			if len(n.execs) > 0 {
