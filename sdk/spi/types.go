@@ -1,7 +1,6 @@
 package spi
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -405,10 +404,8 @@ type Completion struct {
 }
 
 // AlreadyApplied reports whether j, as read from a store, is in exactly the
-// state that c writes: the same claim sequence and, for a success, the
-// status, finish time (to the microsecond) and result; for a retry, the
-// status, due time, attempts and error; for a failure, the status, finish
-// time, attempts and error. It is how a store recognises a completion that
+// state that c writes: the same claim sequence and every field of
+// c.Change (Change.Holds). It is how a store recognises a completion that
 // an earlier call already applied (a batch whose commit succeeded but whose
 // answer was lost, and that the caller sends again): such a completion
 // counts as applied, not superseded.
@@ -416,20 +413,8 @@ func (c Completion) AlreadyApplied(j *Job) bool {
 	if j == nil || j.ID != c.JobID || j.ClaimSeq != c.ClaimSeq {
 		return false
 	}
-	same := func(a, b time.Time) bool {
-		return a.UTC().Truncate(time.Microsecond).Equal(b.UTC().Truncate(time.Microsecond))
-	}
-	switch c.Outcome {
-	case OutcomeSucceeded:
-		return j.Status == StatusSucceeded && same(j.FinishedAt, c.FinishedAt) && bytes.Equal(j.Result, c.Result)
-	case OutcomeRetry:
-		return j.Status == StatusPending && same(j.ScheduledAt, c.RetryAt) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	case OutcomeFailed:
-		return j.Status == StatusFailed && same(j.FinishedAt, c.FinishedAt) && j.Attempts == c.Attempts && j.LastError == c.LastError
-	case OutcomeSkipped, OutcomeCancelled:
-		return j.Status == c.Outcome.Status() && same(j.FinishedAt, c.FinishedAt) && j.LastError == c.LastError
-	}
-	return false
+	ch, err := c.Change()
+	return err == nil && ch.Holds(j)
 }
 
 // InsertResult reports what [Store.InsertJobs] did with one job.

@@ -29,12 +29,10 @@ func (s *Store) await(c *spi.Job) {
 func (s *Store) resolve(j *spi.Job, o spi.SignalOutcome, payload []byte, now time.Time) spi.ResolvedSignal {
 	delete(s.waits, j.ID)
 	j.Signal.Outcome, j.Signal.Payload, j.Signal.ResolvedAt = o, slices.Clone(payload), now
-	if o == spi.SignalCancelled {
-		j.Status, j.FinishedAt = spi.StatusCancelled, now
-		s.finished(j, now)
-	} else {
-		j.Status, j.ScheduledAt = spi.StatusPending, now
+	if spi.Woken(o, now).Apply(j); j.Status == spi.StatusPending {
 		s.enqueue(j)
+	} else {
+		s.finished(j, now)
 	}
 	return spi.ResolvedSignal{JobID: j.ID, TaskName: j.TaskName, Name: j.Signal.Name}
 }

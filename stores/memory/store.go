@@ -348,10 +348,7 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 			continue
 		}
 		s.dequeue(j.ID)
-		j.Status = spi.StatusRunning
-		j.OwnerNode = p.NodeID
-		j.ClaimSeq++
-		j.ClaimedAt = p.Now
+		spi.Claimed(p.NodeID, p.Now).Apply(j)
 		s.running[j.ID] = struct{}{}
 		if j.Resource != "" {
 			s.holders[j.Resource]++
@@ -390,9 +387,11 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	for _, c := range cs {
-		if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeCancelled {
-			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
+	changes := make([]spi.Change, len(cs))
+	for i, c := range cs {
+		var err error
+		if changes[i], err = c.Change(); err != nil {
+			return nil, fmt.Errorf("memory: complete: %w", err)
 		}
 	}
 	out := make([]bool, len(cs))
@@ -406,33 +405,7 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 			out[i] = first && c.AlreadyApplied(s.jobs[c.JobID])
 			continue
 		}
-		switch c.Outcome {
-		case spi.OutcomeSucceeded:
-			j.Status = spi.StatusSucceeded
-			j.FinishedAt = c.FinishedAt
-			j.Result = append([]byte(nil), c.Result...)
-			if c.Result == nil {
-				j.Result = nil
-			}
-			j.ResultType = c.ResultType
-		case spi.OutcomeRetry:
-			j.Status = spi.StatusPending
-			j.ScheduledAt = c.RetryAt
-			j.Attempts = c.Attempts
-			j.LastError = c.LastError
-			j.OwnerNode = ""
-		case spi.OutcomeFailed:
-			j.Status = spi.StatusFailed
-			j.FinishedAt = c.FinishedAt
-			j.Attempts = c.Attempts
-			j.LastError = c.LastError
-		case spi.OutcomeSkipped, spi.OutcomeCancelled:
-			j.Status = c.Outcome.Status()
-			j.FinishedAt = c.FinishedAt
-			j.LastError = c.LastError
-		default:
-			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
-		}
+		changes[i].Apply(j)
 		s.leaveRunning(j)
 		if j.Status == spi.StatusPending {
 			s.enqueue(j)
@@ -464,10 +437,7 @@ func (s *Store) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.Tim
 
 // toPending returns a RUNNING job to PENDING due at now, fencing its owner.
 func (s *Store) toPending(j *spi.Job, now time.Time) {
-	j.Status = spi.StatusPending
-	j.ScheduledAt = now
-	j.OwnerNode = ""
-	j.ClaimSeq++
+	spi.Released(now).Apply(j)
 	s.leaveRunning(j)
 	s.enqueue(j)
 }
@@ -492,13 +462,7 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 // retryLocked moves FAILED job j back to PENDING due at now, and its
 // dependents to waiting for it again.
 func (s *Store) retryLocked(j *spi.Job, now time.Time) {
-	j.Status = spi.StatusPending
-	j.LastError = ""
-	j.Attempts = 0
-	j.CrashCount = 0
-	j.ScheduledAt = now
-	j.FinishedAt = time.Time{}
-	j.OwnerNode = ""
+	spi.Retried(now).Apply(j)
 	s.enqueue(j)
 	s.revive(j.ID)
 }
@@ -532,8 +496,7 @@ func (s *Store) cancelLocked(j *spi.Job, now time.Time) bool {
 		return false
 	}
 	s.dequeue(j.ID)
-	j.Status = spi.StatusCancelled
-	j.FinishedAt = now
+	spi.Cancelled(now).Apply(j)
 	s.finished(j, now)
 	return true
 }
@@ -638,16 +601,10 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 	for _, id := range ids {
 		j := s.jobs[id]
 		from := j.OwnerNode
-		status, crashes := spi.CrashOutcome(j.CrashCount, p.MaxCrashRedeliveries)
-		if j.CrashCount = crashes; status == spi.StatusPending {
-			s.toPending(j, p.Now)
+		spi.Recovered(j.CrashCount, p.MaxCrashRedeliveries, p.LastError, p.Now).Apply(j)
+		if s.leaveRunning(j); j.Status == spi.StatusPending {
+			s.enqueue(j)
 		} else {
-			j.Status = spi.StatusFailed
-			j.LastError = p.LastError
-			j.FinishedAt = p.Now
-			j.OwnerNode = ""
-			j.ClaimSeq++
-			s.leaveRunning(j)
 			s.finished(j, p.Now)
 		}
 		out = append(out, spi.RecoveredJob{JobID: id, TaskName: j.TaskName, FromNode: from, NewStatus: j.Status, CrashCount: j.CrashCount})

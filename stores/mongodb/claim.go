@@ -330,10 +330,8 @@ func (c *claim) failUndecodable(ctx context.Context, raw bson.Raw, cause error) 
 		return
 	}
 	c.passed = append(c.passed, v)
-	_, _ = c.s.jobs.UpdateOne(ctx, bson.M{fID: v, fStatus: string(spi.StatusPending)}, bson.M{"$set": bson.M{
-		fStatus: string(spi.StatusFailed), fFinished: c.nowUS,
-		fLastError: corrupt("", "claim fields cannot be read: %v", cause).Error(),
-	}})
+	_, _ = c.s.jobs.UpdateOne(ctx, bson.M{fID: v, fStatus: string(spi.StatusPending)},
+		updateOf(spi.Failed(spi.StatusPending, corrupt("", "claim fields cannot be read: %v", cause).Error(), c.now), nil, nil))
 }
 
 // take claims one candidate and returns the claimed job, or nil when the
@@ -431,10 +429,7 @@ func (c *claim) takeHead(ctx context.Context, level spi.Priority) (*spi.Job, err
 
 // claimUpdate is the update that claims a job for the claiming node.
 func (c *claim) claimUpdate() bson.M {
-	return bson.M{
-		"$set": bson.M{fStatus: string(spi.StatusRunning), fOwner: c.p.NodeID, fClaimed: c.nowUS},
-		"$inc": bson.M{fClaimSeq: int64(1)},
-	}
+	return updateOf(spi.Claimed(c.p.NodeID, c.now), nil, nil)
 }
 
 // failClaimed moves a job that was just claimed with claim sequence seq but
@@ -444,7 +439,7 @@ func (c *claim) claimUpdate() bson.M {
 func (c *claim) failClaimed(ctx context.Context, id bson.Binary, seq int64, cause error) bool {
 	r, err := c.s.jobs.UpdateOne(ctx,
 		bson.M{fID: id, fStatus: string(spi.StatusRunning), fClaimSeq: seq},
-		bson.M{"$set": bson.M{fStatus: string(spi.StatusFailed), fFinished: c.nowUS, fLastError: cause.Error()}})
+		updateOf(spi.Failed(spi.StatusRunning, cause.Error(), c.now), nil, nil))
 	return err == nil && r.ModifiedCount == 1
 }
 

@@ -498,3 +498,53 @@ func parsePermitKey(k string) (uuid.UUID, int64, bool) {
 	}
 	return uuid.UUID(b), n, true
 }
+
+// fieldOf is the document field of each field a transition writes.
+var fieldOf = [...]string{
+	spi.FieldStatus: fStatus, spi.FieldScheduledAt: fScheduled, spi.FieldFinishedAt: fFinished,
+	spi.FieldClaimedAt: fClaimed, spi.FieldOwner: fOwner, spi.FieldAttempts: fAttempts,
+	spi.FieldCrashCount: fCrash, spi.FieldLastError: fLastError, spi.FieldResult: fResult,
+	spi.FieldResultType: fResultType, spi.FieldClaimSeq: fClaimSeq,
+}
+
+// updateOf is the update that applies transition ch to a job's document,
+// setting the fields of set and removing those of unset besides (either
+// may be nil). The filter, with the change's From, is the caller's.
+func updateOf(ch spi.Change, set, unset bson.M) bson.M {
+	inc := bson.M{}
+	if set == nil {
+		set = bson.M{}
+	}
+	if unset == nil {
+		unset = bson.M{}
+	}
+	for _, w := range ch.Writes {
+		f := fieldOf[w.Field]
+		switch {
+		case w.Op == spi.OpIncrement:
+			inc[f] = int64(1)
+		case w.Op == spi.OpClear:
+			unset[f] = ""
+		default:
+			switch v := w.Value.(type) {
+			case spi.Status:
+				set[f] = string(v)
+			case time.Time:
+				set[f] = timeUS(v)
+			case int:
+				set[f] = int64(v)
+			case []byte:
+				set[f] = binaryOf(v)
+			default:
+				set[f] = v
+			}
+		}
+	}
+	u := bson.M{}
+	for op, m := range map[string]bson.M{"$set": set, "$unset": unset, "$inc": inc} {
+		if len(m) > 0 {
+			u[op] = m
+		}
+	}
+	return u
+}

@@ -82,44 +82,11 @@ func (s *Store) findOneAndUpdate(ctx context.Context, filter, update bson.M, sor
 
 // completionUpdate returns the update of one completion.
 func completionUpdate(c spi.Completion) (bson.M, error) {
-	switch c.Outcome {
-	case spi.OutcomeSucceeded:
-		set := bson.M{fStatus: string(spi.StatusSucceeded), fFinished: timeUS(c.FinishedAt)}
-		unset := bson.M{}
-		if c.Result != nil {
-			set[fResult] = binaryOf(c.Result)
-		} else {
-			unset[fResult] = ""
-		}
-		if c.ResultType != "" {
-			set[fResultType] = c.ResultType
-		} else {
-			unset[fResultType] = ""
-		}
-		u := bson.M{"$set": set}
-		if len(unset) > 0 {
-			u["$unset"] = unset
-		}
-		return u, nil
-	case spi.OutcomeRetry:
-		return bson.M{
-			"$set": bson.M{
-				fStatus: string(spi.StatusPending), fScheduled: timeUS(c.RetryAt),
-				fAttempts: int64(c.Attempts), fLastError: c.LastError,
-			},
-			"$unset": bson.M{fOwner: ""},
-		}, nil
-	case spi.OutcomeFailed:
-		return bson.M{"$set": bson.M{
-			fStatus: string(spi.StatusFailed), fFinished: timeUS(c.FinishedAt),
-			fAttempts: int64(c.Attempts), fLastError: c.LastError,
-		}}, nil
-	case spi.OutcomeSkipped, spi.OutcomeCancelled:
-		return bson.M{"$set": bson.M{
-			fStatus: string(c.Outcome.Status()), fFinished: timeUS(c.FinishedAt), fLastError: c.LastError,
-		}}, nil
+	ch, err := c.Change()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("job %s: unknown outcome %d", c.JobID, c.Outcome)
+	return updateOf(ch, nil, nil), nil
 }
 
 // CompleteJobs applies a batch of fenced owner writes: for each completion
@@ -219,11 +186,7 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	if len(refs) == 0 {
 		return out, nil
 	}
-	update := bson.M{
-		"$set":   bson.M{fStatus: string(spi.StatusPending), fScheduled: timeUS(now)},
-		"$unset": bson.M{fOwner: ""},
-		"$inc":   bson.M{fClaimSeq: int64(1)},
-	}
+	update := updateOf(spi.Released(now), nil, nil)
 	err = s.fanOut(ctx, len(refs), func(ctx context.Context, i int) error {
 		ok, _, err := s.ownerWrite(ctx, refs[i], update)
 		out[i] = ok

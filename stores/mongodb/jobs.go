@@ -266,13 +266,7 @@ func (s *Store) retryFailed(ctx context.Context, id uuid.UUID, now time.Time) er
 
 // retryUpdate is the write that moves a FAILED job back to PENDING.
 func retryUpdate(now time.Time) bson.M {
-	return bson.M{
-		"$set": bson.M{
-			fStatus: string(spi.StatusPending), fAttempts: int64(0), fCrash: int64(0),
-			fScheduled: timeUS(now),
-		},
-		"$unset": bson.M{fLastError: "", fFinished: "", fOwner: ""},
-	}
+	return updateOf(spi.Retried(now), nil, nil)
 }
 
 // CancelJob moves a PENDING, BLOCKED or WAITING job to CANCELLED
@@ -300,7 +294,7 @@ var noOpenWait = bson.A{bson.M{fSig: bson.M{"$exists": false}}, bson.M{fSigOutco
 
 // cancelUpdate is the write that cancels a job without an unresolved wait.
 func cancelUpdate(now time.Time) bson.M {
-	return bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}
+	return updateOf(spi.Cancelled(now), nil, nil)
 }
 
 // cancel is CancelJob inside the store's enter.

@@ -167,7 +167,6 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 	}
 	defer done()
 	cutoff := timeUS(p.Now.Add(-p.Grace))
-	nowUS := timeUS(p.Now)
 
 	cur, err := s.nodes.Find(ctx, bson.M{})
 	if err != nil {
@@ -221,21 +220,8 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 		o := orphans[i]
 		ref := spi.ClaimRef{JobID: o.id, ClaimSeq: o.ClaimSeq}
 		rec := &spi.RecoveredJob{JobID: o.id, TaskName: o.Task, FromNode: o.Owner}
-		var update bson.M
 		rec.NewStatus, rec.CrashCount = spi.CrashOutcome(int(o.Crash), p.MaxCrashRedeliveries)
-		if rec.NewStatus == spi.StatusPending {
-			update = bson.M{
-				"$set":   bson.M{fStatus: string(spi.StatusPending), fScheduled: nowUS},
-				"$unset": bson.M{fOwner: ""},
-				"$inc":   bson.M{fClaimSeq: int64(1), fCrash: int64(1)},
-			}
-		} else {
-			update = bson.M{
-				"$set":   bson.M{fStatus: string(spi.StatusFailed), fFinished: nowUS, fLastError: p.LastError},
-				"$unset": bson.M{fOwner: ""},
-				"$inc":   bson.M{fClaimSeq: int64(1)},
-			}
-		}
+		update := updateOf(spi.Recovered(int(o.Crash), p.MaxCrashRedeliveries, p.LastError, p.Now), nil, nil)
 		// The fence includes the crash count read, which decided the
 		// outcome (it only changes together with the claim sequence).
 		f := fence(ref)

@@ -79,14 +79,11 @@ func unresolved(id bson.Binary) bson.M {
 // payload, for a delivery): PENDING due at now for a delivery or a timeout.
 // A cancel is cancelUpdate.
 func resolution(o spi.SignalOutcome, payload []byte, now time.Time) bson.M {
-	set := bson.M{
-		fStatus: string(spi.StatusPending), fScheduled: timeUS(now),
-		fSigOutcome: string(o), fSigAt: timeUS(now),
-	}
+	set := bson.M{fSigOutcome: string(o), fSigAt: timeUS(now)}
 	if payload != nil {
 		set[fSigPayload] = binaryOf(payload)
 	}
-	return bson.M{"$set": set, "$unset": bson.M{fSigWaitKey: "", fSigDue: ""}}
+	return updateOf(spi.Woken(o, now), set, bson.M{fSigWaitKey: "", fSigDue: ""})
 }
 
 // resolveOne applies the update to job ref when it still waits
@@ -241,8 +238,6 @@ func (s *Store) resolveMany(ctx context.Context, filter bson.M, sort bson.D, upd
 // cancelWaitUpdate is the update that cancels a job at now whose wait is
 // unresolved, resolving the wait CANCELLED in the same write.
 func cancelWaitUpdate(now time.Time) bson.M {
-	return bson.M{
-		"$set":   bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now), fSigOutcome: string(spi.SignalCancelled), fSigAt: timeUS(now)},
-		"$unset": bson.M{fSigWaitKey: "", fSigDue: ""},
-	}
+	return updateOf(spi.Woken(spi.SignalCancelled, now), bson.M{fSigOutcome: string(spi.SignalCancelled), fSigAt: timeUS(now)},
+		bson.M{fSigWaitKey: "", fSigDue: ""})
 }

@@ -422,7 +422,7 @@ func TestCompleteLocksThenWritesOneBlock(t *testing.T) {
 	assert.Equal(t, "COMMIT", stmts[4])
 	block := f.Log[2]
 	assert.Equal(t, 4, strings.Count(block, "UPDATE scheduler_job"), "one fenced UPDATE per current claim")
-	assert.Equal(t, 4, strings.Count(block, "AND status = 'RUNNING';"))
+	assert.Equal(t, 4, strings.Count(block, "WHERE status = 'RUNNING' AND job_id"))
 	assert.Contains(t, block, "job_result = EMPTY_BLOB()", "an empty result is EMPTY_BLOB(), not NULL")
 	assert.True(t, strings.HasSuffix(block, "END;"))
 	var blobs int

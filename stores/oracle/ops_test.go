@@ -79,9 +79,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			assert.Equal(t, []bool{true, false}, got)
 			return err
 		}), []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job",
-			"UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = :1, claim_seq = claim_seq + 1", "COMMIT"}},
+			"UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1, owner_node = NULL, claim_seq = claim_seq + 1", "COMMIT"}},
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
-			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = :1, crash_count = :2, scheduled_time = :3, finished_time = NULL, owner_node = NULL", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = :1 WHERE job_id = :2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)", "COMMIT"}},
 		{"DeliverSignal", with("SELECT j.task_name, j.priority, g.name", one([]string{"task_name", "priority", "name"}, "t", int64(2), "approve"), func() error {
@@ -141,8 +141,8 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			}, got)
 			return err
 		}), []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority",
-			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = :1,",
-			"UPDATE scheduler_job SET status = 'FAILED', last_error = :1, finished_time = :2,",
+			"UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1, owner_node = NULL, claim_seq = claim_seq + 1, crash_count = crash_count + 1",
+			"UPDATE scheduler_job SET status = 'FAILED', last_error = :1, finished_time = :2, owner_node = NULL, claim_seq = claim_seq + 1",
 			"SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)",
 			"DELETE FROM scheduler_node WHERE heartbeat_ts < :1 OR node_id IN (:2, :3)", "COMMIT"}},
 		{"CheckClaims", with("SELECT job_id, claim_seq", running, func() error {

@@ -212,7 +212,7 @@ func TestPlansUseIndexes(t *testing.T) {
 	times := slices.Repeat([]time.Time{t0}, n)
 	tasks, taskLits := []string{"other", "send-email"}, "'other', 'send-email'"
 	failCorrupt, _ := s.dialect.FailCorruptSQL(t0, "x", pgUUID(jobs[5].ID), 1)
-	failCorruptArgs := []any{t0, "x", jobs[5].ID, int64(1)}
+	failCorruptArgs := []any{"x", t0, jobs[5].ID, int64(1)}
 	get, _ := s.dialect.GetJobSQL(jobs[5].ID)
 	list, _ := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: ""}, 101)
 	listDLQ, _ := s.dialect.ListJobsSQL(spi.ListParams{After: uuid.Nil, Status: spi.StatusFailed}, 101)
@@ -267,7 +267,7 @@ func TestPlansUseIndexes(t *testing.T) {
 			strings.Join([]string{idArr, seqArr, timeArr, nullByteArr, nullTextArr}, ", "), "scheduler_job_pkey", 1},
 		{"release", release, releaseArgs, "timestamptz, " + uuids, "'" + now + "', " + uuidLits, "scheduler_job_pkey", 1},
 		{"fail corrupt", failCorrupt, failCorruptArgs,
-			"timestamptz, text, uuid, bigint", "'" + now + "', 'x', '" + jobs[5].ID.String() + "', 1", "scheduler_job_pkey", 1},
+			"text, timestamptz, uuid, bigint", "'x', '" + now + "', '" + jobs[5].ID.String() + "', 1", "scheduler_job_pkey", 1},
 		{"recover: orphans", orphans, orphansArgs, "text, timestamptz", "'gone', '" + now + "'", "idx_scheduler_job_owner", 1},
 		{"recover: requeue", requeue, requeueArgs, "timestamptz, " + uuids, "'" + now + "', " + uuidLits, "scheduler_job_pkey", 1},
 		{"recover: bury", bury, buryArgs, "text, timestamptz, " + uuids, "'crashed', '" + now + "', " + uuidLits, "scheduler_job_pkey", 1},

@@ -381,7 +381,7 @@ func TestClaimFailsCorruptRows(t *testing.T) {
 	assert.Equal(t, []uuid.UUID{good.ID}, claimIDs(got))
 	i := len(f.Log) - 2
 	assert.True(t, strings.HasPrefix(f.Log[i], "UPDATE scheduler_job SET status = 'FAILED'"), f.Log[i])
-	assert.Contains(t, f.Args[i][1].Value, "ratchet: corrupt job row")
+	assert.Contains(t, f.Args[i][0].Value, "ratchet: corrupt job row")
 	assert.Equal(t, bad.ID[:], f.Args[i][2].Value)
 	assert.Equal(t, int64(1), f.Args[i][3].Value, "fenced by the claim that took it")
 }

@@ -76,9 +76,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			got, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 1}}, t0)
 			assert.Equal(t, []bool{true, false}, got, "the first ref of a claim only")
 			return err
-		}, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WITH (UPDLOCK, ROWLOCK)", "UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = @p1, claim_seq = claim_seq + 1", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WITH (UPDLOCK, ROWLOCK)", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1", "COMMIT"}},
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
-			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = @p1, crash_count = @p2, scheduled_time = @p3, finished_time = NULL, owner_node = NULL", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = @p1 WHERE job_id = @p2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)", "COMMIT"}},
 		{"DeliverSignal", func() error {
@@ -145,8 +145,8 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			}
 			return err
 		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority",
-			"UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,",
-			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p1, finished_time = @p2,",
+			"UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1, crash_count = crash_count + 1",
+			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p1, finished_time = @p2, owner_node = NULL, claim_seq = claim_seq + 1",
 			"SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)",
 			"DELETE FROM scheduler_node WHERE heartbeat_ts < @p1 OR node_id IN (@p2, @p3)", "COMMIT"}},
 		{"CheckClaims", func() error {

@@ -213,25 +213,11 @@ func (s *Syntax) limit(q string, n int64, args []any) (string, []any) {
 
 // Completion is the template and arguments of one fenced completion: an
 // UPDATE of the job while it is RUNNING with the completion's claim
-// sequence. A success sets the finish time, result and result type; a
-// retry the due time, attempts and error, and clears the owner; a failure
-// the finish time, attempts and error.
+// sequence, writing what the completion's change writes. The outcome is
+// valid (ValidOutcomes).
 func (s *Syntax) Completion(c spi.Completion) (string, []any) {
-	var set string
-	var args []any
-	switch {
-	case c.Outcome == spi.OutcomeSucceeded && s.EmptyBlob != "" && c.Result != nil && len(c.Result) == 0:
-		set, args = "status = 'SUCCEEDED', finished_time = ?, job_result = "+s.EmptyBlob+", result_type = ?", []any{s.time(c.FinishedAt), s.text(c.ResultType)}
-	case c.Outcome == spi.OutcomeSucceeded:
-		set, args = "status = 'SUCCEEDED', finished_time = ?, job_result = ?, result_type = ?", []any{s.time(c.FinishedAt), s.blob(c.Result), s.text(c.ResultType)}
-	case c.Outcome == spi.OutcomeRetry:
-		set, args = "status = 'PENDING', scheduled_time = ?, attempts = ?, last_error = ?, owner_node = NULL", []any{s.time(c.RetryAt), int64(c.Attempts), s.long(c.LastError)}
-	case c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled:
-		set, args = "status = '"+string(c.Outcome.Status())+"', finished_time = ?, last_error = ?", []any{s.time(c.FinishedAt), s.long(c.LastError)}
-	default:
-		set, args = "status = 'FAILED', finished_time = ?, attempts = ?, last_error = ?", []any{s.time(c.FinishedAt), int64(c.Attempts), s.long(c.LastError)}
-	}
-	return "UPDATE {job} SET " + set + "\n\tWHERE job_id = ? AND claim_seq = ? AND status = 'RUNNING'", append(args, s.id(c.JobID), c.ClaimSeq)
+	ch, _ := c.Change()
+	return s.UpdateTemplate(ch, "job_id = ? AND claim_seq = ?", s.id(c.JobID), c.ClaimSeq)
 }
 
 // scanArgs is the number of arguments of one task's scans in candidates.
@@ -554,16 +540,13 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 		return jobs("j.status = 'RUNNING' AND j.owner_node = ? AND j.claimed_time IN (?)", s.nullName(node), In(Args(times, s.time)))
 	})
 	fill(&d.ClaimSQL, func(node string, now time.Time, ids []uuid.UUID) (string, []any) {
-		return s.SQL(`UPDATE {job} SET status = 'RUNNING', owner_node = ?, claim_seq = claim_seq + 1, claimed_time = ?
-	WHERE status = 'PENDING' AND job_id IN (?)`, s.nullName(node), s.time(now), s.ids(ids))
+		return s.Update(spi.Claimed(node, now), "job_id IN (?)", s.ids(ids))
 	})
 	fill(&d.FailCorruptSQL, func(now time.Time, msg string, id T, seq int64) (string, []any) {
-		q := `UPDATE {job} SET status = 'FAILED', owner_node = NULL, finished_time = ?, last_error = ?
-	WHERE job_id = ?`
 		if seq < 0 {
-			return s.SQL(q+" AND status = 'PENDING'", s.time(now), s.long(msg), id)
+			return s.Update(spi.Failed(spi.StatusPending, msg, now), "job_id = ?", id)
 		}
-		return s.SQL(q+" AND claim_seq = ? AND status = 'RUNNING'", s.time(now), s.long(msg), id, seq)
+		return s.Update(spi.Failed(spi.StatusRunning, msg, now), "job_id = ? AND claim_seq = ?", id, seq)
 	})
 	fill(&d.ExistingKeysSQL, func(keys []string) (string, []any) {
 		return s.SQL("SELECT idempotency_key, job_id FROM {job}"+s.KeyHint+" WHERE idempotency_key IN (?)"+s.KeyLock, s.names(keys))
@@ -616,12 +599,10 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 		return s.SQL("INSERT INTO {prop} (job_id, prop_key, prop_value) VALUES "+strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(props)), ", "), args...)
 	})
 	fill(&d.RetryFailedSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.SQL(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-		scheduled_time = ?, finished_time = NULL, owner_node = NULL
-	WHERE job_id = ? AND status = 'FAILED'`+returning, s.time(now), s.id(id))
+		return s.Update(spi.Retried(now), "job_id = ?"+returning, s.id(id))
 	})
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
-		return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE job_id = ? AND status IN ('PENDING', 'BLOCKED', 'WAITING')"+returning, s.time(now), s.id(id))
+		return s.Update(spi.Cancelled(now), "job_id = ?"+returning, s.id(id))
 	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
 		return s.SQL("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
@@ -633,8 +614,7 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 		return s.SQL("SELECT job_id, claim_seq FROM {job}"+s.IDHint+"\n\tWHERE status = "+running+" AND job_id IN (?)", s.ids(ids))
 	})
 	fill(&d.ReleaseSQL, func(now time.Time, ids []uuid.UUID) (string, []any) {
-		return s.SQL(`UPDATE {job} SET status = 'PENDING', owner_node = NULL, scheduled_time = ?, claim_seq = claim_seq + 1
-	WHERE status = `+running+` AND job_id IN (?)`+returning, s.time(now), s.ids(ids))
+		return s.Update(spi.Released(now), "job_id IN (?)"+returning, s.ids(ids))
 	})
 	fill(&d.DeregisterSQL, func(node string) (string, []any) {
 		return s.SQL("DELETE FROM {node} WHERE node_id = ?", s.name(node))
@@ -663,14 +643,10 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 	ORDER BY j.job_id`+s.LockOn, append(args, s.time(cutoff))...)
 	})
 	fill(&d.RequeueSQL, func(now time.Time, ids []T) (string, []any) {
-		return s.SQL(`UPDATE {job} SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = ?,
-		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = `+running+` AND job_id IN (?)`, s.time(now), In(Args(ids, nil)))
+		return s.Update(spi.Redelivered(now), "job_id IN (?)", In(Args(ids, nil)))
 	})
 	fill(&d.BurySQL, func(now time.Time, lastError string, ids []T) (string, []any) {
-		return s.SQL(`UPDATE {job} SET status = 'FAILED', last_error = ?, finished_time = ?,
-		claim_seq = claim_seq + 1, owner_node = NULL
-	WHERE status = `+running+` AND job_id IN (?)`, s.long(lastError), s.time(now), In(Args(ids, nil)))
+		return s.Update(spi.Failed(spi.StatusRunning, lastError, now), "job_id IN (?)", In(Args(ids, nil)))
 	})
 	fill(&d.DeleteNodesSQL, func(cutoff time.Time, nodes []string) (string, []any) {
 		if len(nodes) == 0 {

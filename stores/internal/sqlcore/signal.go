@@ -101,13 +101,12 @@ func (s *Syntax) readWaits(ids []uuid.UUID) (string, []any) {
 // whose wait is unresolved (and, with byName, for signal name) becomes
 // PENDING, due at now.
 func (s *Syntax) wakeJob(id uuid.UUID, name string, byName bool, now time.Time) (string, []any) {
-	cond, args := "", []any{s.time(now), s.id(id), s.id(id)}
+	cond, args := "", []any{s.id(id), s.id(id)}
 	if byName {
 		cond, args = " AND g.name = ?", append(args, s.name(name))
 	}
-	return s.SQL(`UPDATE {job} SET status = 'PENDING', scheduled_time = ?
-	WHERE job_id = ? AND status = 'WAITING'
-		AND EXISTS (SELECT 1 FROM {signal} g WHERE g.job_id = ? AND g.outcome IS NULL`+cond+`)`, args...)
+	return s.Update(spi.Woken(spi.SignalDelivered, now),
+		"job_id = ? AND EXISTS (SELECT 1 FROM {signal} g WHERE g.job_id = ? AND g.outcome IS NULL"+cond+")", args...)
 }
 
 // resolveWait records on job id's unresolved wait that it ended at now

@@ -1,2 +1,2 @@
 UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1
-	WHERE job_id = :2 AND status IN ('PENDING', 'BLOCKED', 'WAITING')
+	WHERE status IN ('PENDING', 'BLOCKED', 'WAITING') AND job_id = :2

@@ -1,2 +1,2 @@
-UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = :1, last_error = :2
-	WHERE job_id = :3 AND status = 'PENDING'
+UPDATE scheduler_job SET status = 'FAILED', last_error = :1, finished_time = :2, owner_node = NULL
+	WHERE status = 'PENDING' AND job_id = :3

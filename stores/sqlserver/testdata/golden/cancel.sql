@@ -1,2 +1,2 @@
 UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1
-	WHERE job_id = @p2 AND status IN ('PENDING', 'BLOCKED', 'WAITING')
+	WHERE status IN ('PENDING', 'BLOCKED', 'WAITING') AND job_id = @p2

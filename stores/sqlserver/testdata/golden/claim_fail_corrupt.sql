@@ -1,2 +1,2 @@
-UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
-	WHERE job_id = @p3 AND claim_seq = @p4 AND status = 'RUNNING'
+UPDATE scheduler_job SET status = 'FAILED', last_error = @p1, finished_time = @p2, owner_node = NULL, claim_seq = claim_seq + 1
+	WHERE status = 'RUNNING' AND job_id = @p3 AND claim_seq = @p4

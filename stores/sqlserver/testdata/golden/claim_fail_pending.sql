@@ -1,2 +1,2 @@
-UPDATE scheduler_job SET status = 'FAILED', owner_node = NULL, finished_time = @p1, last_error = @p2
-	WHERE job_id = @p3 AND status = 'PENDING'
+UPDATE scheduler_job SET status = 'FAILED', last_error = @p1, finished_time = @p2, owner_node = NULL
+	WHERE status = 'PENDING' AND job_id = @p3

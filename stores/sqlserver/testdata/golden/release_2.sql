@@ -1,2 +1,2 @@
-UPDATE scheduler_job SET status = 'PENDING', owner_node = NULL, scheduled_time = @p1, claim_seq = claim_seq + 1
+UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1
 	WHERE status = 'RUNNING' AND job_id IN (@p2, @p3)

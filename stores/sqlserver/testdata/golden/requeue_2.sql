@@ -1,3 +1,2 @@
-UPDATE scheduler_job SET status = 'PENDING', crash_count = crash_count + 1, scheduled_time = @p1,
-		claim_seq = claim_seq + 1, owner_node = NULL
+UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1, crash_count = crash_count + 1
 	WHERE status = 'RUNNING' AND job_id IN (@p2, @p3)
