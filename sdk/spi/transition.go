@@ -290,3 +290,35 @@ func Woken(o SignalOutcome, now time.Time) Change {
 	}
 	return Change{From: []Status{StatusWaiting}, Writes: []Write{assign(FieldStatus, StatusPending), assign(FieldScheduledAt, now)}}
 }
+
+// Aborted cancels a RUNNING job at now (its workflow or batch was
+// cancelled): CANCELLED, its claim ended (no owner, the claim sequence
+// one more) so that its body's later writes are fenced out.
+func Aborted(now time.Time) Change {
+	return Change{From: []Status{StatusRunning}, Writes: []Write{assign(FieldStatus, StatusCancelled),
+		assign(FieldFinishedAt, now), unset(FieldOwner), bump(FieldClaimSeq)}}
+}
+
+// Unblocked releases a BLOCKED job whose last parent finished at now:
+// PENDING, due at the later of its due time and now.
+func Unblocked(due, now time.Time) Change {
+	return Change{From: []Status{StatusBlocked}, Writes: []Write{assign(FieldStatus, StatusPending),
+		assign(FieldScheduledAt, laterOf(due, now))}}
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Revived makes a dependent wait again for a parent that a dead-letter
+// retry runs again: BLOCKED, with the finish time and reason of a cancel
+// or skip its dependencies caused cleared. It applies to a dependent that
+// has not run (BLOCKED, PENDING) and to one its dependencies cancelled or
+// skipped (the caller checks CancelledByDependency).
+func Revived() Change {
+	return Change{From: []Status{StatusBlocked, StatusPending, StatusCancelled, StatusSkipped},
+		Writes: []Write{assign(FieldStatus, StatusBlocked), unset(FieldFinishedAt), unset(FieldLastError)}}
+}

@@ -90,11 +90,25 @@ func TestTheTransitionsApplyOnlyFromTheirStates(t *testing.T) {
 		{spi.Woken(spi.SignalDelivered, now), []spi.Status{spi.StatusWaiting}, spi.StatusPending},
 		{spi.Woken(spi.SignalCancelled, now), []spi.Status{spi.StatusWaiting}, spi.StatusCancelled},
 		{spi.Failed(spi.StatusPending, "bad row", now), []spi.Status{spi.StatusPending}, spi.StatusFailed},
+		{spi.Aborted(now), []spi.Status{spi.StatusRunning}, spi.StatusCancelled},
+		{spi.Unblocked(now, now), []spi.Status{spi.StatusBlocked}, spi.StatusPending},
+		{spi.Revived(), []spi.Status{spi.StatusBlocked, spi.StatusPending, spi.StatusCancelled, spi.StatusSkipped}, spi.StatusBlocked},
 	} {
 		assert.ElementsMatch(t, tc.from, tc.ch.From)
 		assert.Equal(t, tc.to, tc.ch.To())
 	}
-	j := &spi.Job{Status: spi.StatusFailed, Attempts: 3, CrashCount: 2, LastError: "x", FinishedAt: now}
+	later := now.Add(time.Hour)
+	j := &spi.Job{Status: spi.StatusBlocked, ScheduledAt: later}
+	spi.Unblocked(j.ScheduledAt, now).Apply(j)
+	assert.Equal(t, later, j.ScheduledAt, "a released dependent keeps a later due time")
+	spi.Unblocked(now.Add(-time.Hour), now).Apply(j)
+	assert.Equal(t, now, j.ScheduledAt, "and is due now at the earliest")
+
+	j = &spi.Job{Status: spi.StatusRunning, OwnerNode: "n", ClaimSeq: 2}
+	spi.Aborted(now).Apply(j)
+	assert.Equal(t, &spi.Job{Status: spi.StatusCancelled, FinishedAt: now, ClaimSeq: 3}, j, "its owner's writes fenced out")
+
+	j = &spi.Job{Status: spi.StatusFailed, Attempts: 3, CrashCount: 2, LastError: "x", FinishedAt: now}
 	spi.Retried(now).Apply(j)
 	assert.Equal(t, &spi.Job{Status: spi.StatusPending, ScheduledAt: now}, j, "a dead letter's retry starts afresh")
 }

@@ -62,10 +62,7 @@ func (s *Store) finished(j *spi.Job, now time.Time) {
 // now.
 func (s *Store) release(c *spi.Job, now time.Time) {
 	c.Waiting = 0
-	c.Status = spi.StatusPending
-	if c.ScheduledAt.Before(now) {
-		c.ScheduledAt = now
-	}
+	spi.Unblocked(c.ScheduledAt, now).Apply(c)
 	s.enqueue(c)
 }
 
@@ -99,7 +96,7 @@ func (s *Store) revive(parent uuid.UUID) {
 				frontier = append(frontier, cid)
 			}
 			s.dequeue(cid)
-			c.Status, c.FinishedAt, c.LastError = spi.StatusBlocked, time.Time{}, ""
+			spi.Revived().Apply(c)
 		}
 	}
 }
@@ -183,16 +180,16 @@ func (s *Store) cancelWorkflow(id uuid.UUID, now time.Time) int {
 		}
 		switch j.Status {
 		case spi.StatusRunning:
-			j.ClaimSeq++
-			j.OwnerNode = ""
 			s.leaveRunning(j)
-		case spi.StatusPending:
-			s.dequeue(jid)
+			spi.Aborted(now).Apply(j)
 		case spi.StatusWaiting:
 			delete(s.waits, jid)
 			j.Signal.Outcome, j.Signal.ResolvedAt = spi.SignalCancelled, now
+			spi.Woken(spi.SignalCancelled, now).Apply(j)
+		default:
+			s.dequeue(jid)
+			spi.Cancelled(now).Apply(j)
 		}
-		j.Status, j.FinishedAt = spi.StatusCancelled, now
 		n++
 	}
 	// Every job of the workflow has finished: record it on their

@@ -239,7 +239,7 @@ func (s *Store) releaseIfDone(ctx context.Context, d *flowDoc, states map[uuid.U
 		return false, err
 	}
 	filter := bson.M{fID: d.ID, fStatus: string(spi.StatusBlocked)}
-	set := bson.M{fStatus: string(spi.StatusPending)}
+	set := bson.M{}
 	for _, p := range parents {
 		key := depKey(p)
 		if _, ok := d.DepStates[key]; ok {
@@ -253,10 +253,7 @@ func (s *Store) releaseIfDone(ctx context.Context, d *flowDoc, states map[uuid.U
 		filter[depPath(p)] = bson.M{"$exists": false}
 		set[depPath(p)] = string(st)
 	}
-	if due := timeUS(now); d.Scheduled < due {
-		set[fScheduled] = due
-	}
-	r, err := s.jobs.UpdateOne(ctx, filter, bson.M{"$set": set})
+	r, err := s.jobs.UpdateOne(ctx, filter, updateOf(spi.Unblocked(usTime(d.Scheduled), now), set, nil))
 	if err != nil {
 		return false, fmt.Errorf("release job %x: %w", d.ID.Data, err)
 	}
@@ -334,15 +331,12 @@ func (s *Store) revive(ctx context.Context, id uuid.UUID, kids []bson.Binary, no
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		sp := order[i]
-		unset := bson.M{fFinished: "", fLastError: ""}
+		unset := bson.M{}
 		for _, p := range sp.parents {
 			unset[depPath(p)] = ""
 		}
 		filter := bson.M{fID: sp.doc.ID, fStatus: sp.doc.Status}
-		if _, err := s.jobs.UpdateOne(ctx, filter, bson.M{
-			"$set":   bson.M{fStatus: string(spi.StatusBlocked), fRevived: timeUS(now)},
-			"$unset": unset,
-		}); err != nil {
+		if _, err := s.jobs.UpdateOne(ctx, filter, updateOf(spi.Revived(), bson.M{fRevived: timeUS(now)}, unset)); err != nil {
 			return fmt.Errorf("revive a dependent of job %s: %w", id, err)
 		}
 	}
@@ -429,16 +423,15 @@ func (s *Store) cancelFlow(ctx context.Context, id uuid.UUID, now time.Time) (in
 		}
 		d := docs[i]
 		f := bson.M{fID: d.ID, fStatus: d.Status, fClaimSeq: d.ClaimSeq}
-		update := bson.M{"$set": bson.M{fStatus: string(spi.StatusCancelled), fFinished: timeUS(now)}}
+		update := cancelUpdate(now)
 		resource, key := "", ""
-		if spi.Status(d.Status) == spi.StatusWaiting {
+		switch spi.Status(d.Status) {
+		case spi.StatusWaiting:
 			// The wait is resolved CANCELLED in the same write (signal.go).
 			f[fSigOutcome] = bson.M{"$exists": false}
 			update = cancelWaitUpdate(now)
-		}
-		if spi.Status(d.Status) == spi.StatusRunning {
-			update["$unset"] = bson.M{fOwner: ""}
-			update["$inc"] = bson.M{fClaimSeq: int64(1)}
+		case spi.StatusRunning:
+			update = updateOf(spi.Aborted(now), nil, nil)
 			if jid, err := binaryID(d.ID); err == nil {
 				resource, key = d.Resource, permitKey(jid, d.ClaimSeq)
 			}

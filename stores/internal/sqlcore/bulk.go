@@ -210,9 +210,7 @@ func (s *Syntax) revivable(ids []uuid.UUID) (string, []any) {
 // retryFailed is RetryFailedSQL for the jobs of ids, with the returning
 // clause of a dialect with Wake.
 func (s *Syntax) retryFailed(ids []uuid.UUID, now time.Time, returning string) (string, []any) {
-	return s.SQL(`UPDATE {job} SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-		scheduled_time = ?, finished_time = NULL, owner_node = NULL
-	WHERE status = 'FAILED' AND job_id IN (?)`+returning, s.time(now), s.ids(ids))
+	return s.Update(spi.Retried(now), "job_id IN (?)"+returning, s.ids(ids))
 }
 
 // lockCancellable reads and locks (id, status, dep_children) of the
@@ -224,7 +222,9 @@ func (s *Syntax) lockCancellable(ids []uuid.UUID) (string, []any) {
 
 // cancelPending cancels the PENDING jobs of ids, finished at now.
 func (s *Syntax) cancelPending(ids []uuid.UUID, now time.Time) (string, []any) {
-	return s.SQL("UPDATE {job} SET status = 'CANCELLED', finished_time = ?\n\tWHERE status = 'PENDING' AND job_id IN (?)", s.time(now), s.ids(ids))
+	ch := spi.Cancelled(now)
+	ch.From = []spi.Status{spi.StatusPending}
+	return s.Update(ch, "job_id IN (?)", s.ids(ids))
 }
 
 // bulkStatements are the bulk statements, by golden file name.

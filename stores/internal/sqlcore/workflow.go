@@ -315,32 +315,33 @@ func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time
 // it cancelled.
 func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (int, error) {
 	s := &c.cfg.D.Syntax
-	// status is assigned last: MySQL's later assignments see the earlier
-	// ones.
-	q, args := s.SQL(`UPDATE {job} SET finished_time = ?,
-		owner_node = CASE WHEN status = 'RUNNING' THEN NULL ELSE owner_node END,
-		claim_seq = CASE WHEN status = 'RUNNING' THEN claim_seq + 1 ELSE claim_seq END,
-		status = 'CANCELLED'
-	WHERE workflow_id = ? AND status IN `+blocking, s.time(now), s.id(id))
-	r, err := tx.ExecContext(ctx, q, args...)
-	if err != nil {
-		return 0, err
+	n := 0
+	for _, ch := range []spi.Change{spi.Aborted(now), spi.Cancelled(now)} {
+		q, args := s.Update(ch, "workflow_id = ?", s.id(id))
+		r, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, err
+		}
+		m, err := r.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		n += int(m)
 	}
-	m, err := r.RowsAffected()
-	if n := int(m); err != nil || n == 0 {
-		return n, err
+	if n == 0 {
+		return 0, nil
 	}
-	q, args = s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
+	q, args := s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
 	WHERE parent_status IS NULL AND parent_id IN (SELECT job_id FROM {job} WHERE workflow_id = ? AND status = 'CANCELLED')`, s.id(id))
-	if _, err = tx.ExecContext(ctx, q, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return 0, err
 	}
 	// The jobs it found WAITING: their waits end CANCELLED.
 	q, args = s.cancelFlowWaits(id, now)
-	if _, err = tx.ExecContext(ctx, q, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return 0, err
 	}
-	return int(m), nil
+	return n, nil
 }
 
 // RepairWorkflows releases up to limit BLOCKED jobs whose parents have all

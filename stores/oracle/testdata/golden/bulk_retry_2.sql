@@ -1,3 +1,2 @@
-UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-		scheduled_time = :1, finished_time = NULL, owner_node = NULL
-	WHERE status = 'FAILED' AND job_id IN (:2, :3)
+UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = :1, crash_count = :2, scheduled_time = :3, finished_time = NULL, owner_node = NULL
+	WHERE status = 'FAILED' AND job_id IN (:4, :5)

@@ -1,3 +1,2 @@
-UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = 0, crash_count = 0,
-		scheduled_time = @p1, finished_time = NULL, owner_node = NULL
-	WHERE status = 'FAILED' AND job_id IN (@p2, @p3)
+UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = @p1, crash_count = @p2, scheduled_time = @p3, finished_time = NULL, owner_node = NULL
+	WHERE status = 'FAILED' AND job_id IN (@p4, @p5)
