@@ -177,7 +177,8 @@ func TestPollStrategyIsPluggable(t *testing.T) {
 	task := ratchet.NewVoidTask("work", func(context.Context, args) error { return nil })
 	r := start(t, engine.Options{MinPollInterval: 5 * time.Millisecond, PollInterval: 50 * time.Millisecond, GatherTimeout: -1,
 		PollStrategy: func(c spi.PollConfig) spi.PollDelayStrategy { cfg, polls.min = c, c.MinInterval; return polls }}, task)
-	assert.Equal(t, spi.PollConfig{MinInterval: 5 * time.Millisecond, MaxInterval: 50 * time.Millisecond}, cfg)
+	assert.Equal(t, spi.PollConfig{MinInterval: 5 * time.Millisecond, MaxInterval: 50 * time.Millisecond, Notified: true}, cfg,
+		"the memory store's wakeups reach the poller")
 	id, err := task.Submit(context.Background(), r.client, args{})
 	require.NoError(t, err)
 	assert.Equal(t, engine.EventSucceeded, r.next(id).Kind)

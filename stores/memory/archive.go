@@ -25,7 +25,7 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var moved []uuid.UUID
 	for _, id := range s.order {
 		if len(moved) >= limit {
@@ -91,7 +91,7 @@ func (s *Store) PurgeArchivedJobs(_ context.Context, before time.Time, limit int
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var old []*spi.Job
 	for _, a := range s.archive {
 		if a.job.FinishedAt.Before(before) {
@@ -122,7 +122,7 @@ func (s *Store) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]bool, len(ids))
 	var del []uuid.UUID
 	seen := map[uuid.UUID]bool{}
@@ -147,7 +147,7 @@ func (s *Store) GetArchivedJob(_ context.Context, id uuid.UUID) (*spi.Job, error
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	a, ok := s.archive[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s (not archived)", spi.ErrNotFound, id)
@@ -160,7 +160,7 @@ func (s *Store) ListArchivedJobs(_ context.Context, p spi.ListParams) ([]*spi.Jo
 	if err := s.lock(); err != nil {
 		return nil, uuid.Nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return page(s.arcIDs, p, func(id uuid.UUID) *spi.Job { return s.archive[id].job }, func(j *spi.Job) bool {
 		v, ok := j.Properties[p.PropertyKey]
 		return p.Matches(j) && (p.PropertyKey == "" || (ok && v == p.PropertyValue))

@@ -26,7 +26,7 @@ func (s *Store) AppendAudit(_ context.Context, e spi.AuditEntry) (spi.AuditEntry
 	if err := s.lock(); err != nil {
 		return spi.AuditEntry{}, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.auditSeq++
 	e.Seq = s.auditSeq
 	s.audit = append(s.audit, e)
@@ -38,7 +38,7 @@ func (s *Store) ListAudit(_ context.Context, before int64, limit int) ([]spi.Aud
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if limit <= 0 {
 		limit = spi.DefaultAuditPage
 	}
@@ -58,7 +58,7 @@ func (s *Store) DeleteAudit(_ context.Context, before time.Time, limit int) (int
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if limit <= 0 {
 		limit = spi.DefaultAuditPage
 	}

@@ -22,7 +22,7 @@ func (s *Store) AddBatchChunk(_ context.Context, c spi.BatchChunk) (int64, error
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	b := s.batches[c.BatchID]
 	switch {
 	case c.Create != nil && b != nil:
@@ -52,7 +52,7 @@ func (s *Store) GetBatch(_ context.Context, id uuid.UUID) (*spi.Batch, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	b := s.batches[id]
 	if b == nil {
 		return nil, fmt.Errorf("memory: batch %s: %w", id, spi.ErrNotFound)
@@ -65,7 +65,7 @@ func (s *Store) CountBatch(_ context.Context, id uuid.UUID) (map[spi.Status]int,
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if s.batches[id] == nil {
 		return nil, fmt.Errorf("memory: batch %s: %w", id, spi.ErrNotFound)
 	}
@@ -83,7 +83,7 @@ func (s *Store) CancelBatch(_ context.Context, id uuid.UUID, now time.Time) (int
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	b := s.batches[id]
 	switch {
 	case b == nil:
@@ -101,7 +101,7 @@ func (s *Store) FinishBatches(_ context.Context, now time.Time, limit int) ([]sp
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	ids := make([]uuid.UUID, 0, len(s.batches))
 	for id, b := range s.batches {
 		if b.Sealed && b.Outcome == "" {

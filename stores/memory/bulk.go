@@ -39,7 +39,7 @@ func (s *Store) bulk(op string, ids []uuid.UUID, fn func(j *spi.Job) bool) ([]bo
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]bool, len(ids))
 	seen := make(map[uuid.UUID]bool, len(ids))
 	for i, id := range ids {

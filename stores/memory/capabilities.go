@@ -18,7 +18,7 @@ func (s *Store) CheckClaims(_ context.Context, refs []spi.ClaimRef) ([]bool, err
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]bool, len(refs))
 	for i, r := range refs {
 		out[i] = s.owned(r) != nil
@@ -34,7 +34,7 @@ func (s *Store) TryAcquireLease(_ context.Context, name, owner string, ttl time.
 	if err := s.lock(); err != nil {
 		return false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	l, held := s.leases[name]
 	if held && l.owner != owner && now.Before(l.expires) {
 		return false, nil
@@ -48,7 +48,7 @@ func (s *Store) ReleaseLease(_ context.Context, name, owner string) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if l, ok := s.leases[name]; ok && l.owner == owner {
 		delete(s.leases, name)
 	}
@@ -68,7 +68,7 @@ func (s *Store) GetState(_ context.Context, id uuid.UUID, ns string) (spi.Versio
 	if err := s.lock(); err != nil {
 		return spi.VersionedState{}, false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, err := s.job(id); err != nil {
 		return spi.VersionedState{}, false, err
 	}
@@ -82,7 +82,7 @@ func (s *Store) writeState(id uuid.UUID, ns string, state []byte, expected int64
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	j, err := s.job(id)
 	if err != nil {
 		return 0, err
@@ -132,7 +132,7 @@ func (s *Store) PutProperty(_ context.Context, id uuid.UUID, key, value string) 
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, err := s.job(id); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (s *Store) GetProperty(_ context.Context, id uuid.UUID, key string) (string
 	if err := s.lock(); err != nil {
 		return "", false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, err := s.job(id); err != nil {
 		return "", false, err
 	}
@@ -166,7 +166,7 @@ func (s *Store) GetPropertiesByPrefix(_ context.Context, id uuid.UUID, prefix st
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, err := s.job(id); err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (s *Store) FindJobsByProperty(_ context.Context, key, value string, limit i
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var out []uuid.UUID
 	for id, p := range s.props {
 		if v, ok := p[key]; ok && v == value {
@@ -205,7 +205,7 @@ func (s *Store) AdoptClaims(_ context.Context, node string, claimedAt []time.Tim
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var out []*spi.Job
 	for id := range s.running {
 		j := s.jobs[id]

@@ -16,7 +16,7 @@ func (s *Store) AppendJobLogs(_ context.Context, appends []spi.LogAppend) ([]boo
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]bool, len(appends))
 	for i, a := range appends {
 		j, ok := s.jobs[a.JobID]
@@ -43,7 +43,7 @@ func (s *Store) JobLogs(_ context.Context, jobID uuid.UUID, after spi.LogCursor,
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if limit <= 0 {
 		limit = 100
 	}
@@ -61,7 +61,7 @@ func (s *Store) DeleteJobLogs(_ context.Context, before time.Time, limit int) (i
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	deleted, jobs := 0, 0
 	for id, log := range s.logs {
 		if jobs >= max(limit, 1) {

@@ -24,7 +24,7 @@ func (s *Store) JobValues(_ context.Context, archived bool, after uuid.UUID, lim
 	if err := s.lock(); err != nil {
 		return nil, uuid.Nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	limit = max(limit, 1)
 	ids := s.order
 	if archived {
@@ -104,7 +104,7 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]bool, len(rs))
 	for i, r := range rs {
 		if r.Column == spi.ColumnLog {

@@ -21,7 +21,7 @@ func (s *Store) CreateSchedule(_ context.Context, r spi.ScheduleRow) (bool, erro
 	if err := s.lock(); err != nil {
 		return false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, ok := s.scheds[r.ID]; ok {
 		return false, nil
 	}
@@ -38,7 +38,7 @@ func (s *Store) UpdateSchedule(_ context.Context, r spi.ScheduleRow, expected in
 	if err := s.lock(); err != nil {
 		return false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	old, ok := s.scheds[r.ID]
 	if !ok || old.Version != expected {
 		return false, nil
@@ -54,7 +54,7 @@ func (s *Store) GetSchedule(_ context.Context, id string) (spi.ScheduleRow, bool
 	if err := s.lock(); err != nil {
 		return spi.ScheduleRow{}, false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	r, ok := s.scheds[id]
 	return cloneSchedule(r), ok, nil
 }
@@ -80,7 +80,7 @@ func (s *Store) selectSchedules(limit int, keep func(spi.ScheduleRow) bool, orde
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var out []spi.ScheduleRow
 	for _, r := range s.scheds {
 		if keep(r) {
@@ -99,7 +99,7 @@ func (s *Store) DeleteSchedule(_ context.Context, id string) (bool, error) {
 	if err := s.lock(); err != nil {
 		return false, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	_, ok := s.scheds[id]
 	delete(s.scheds, id)
 	delete(s.skips, id)
@@ -111,7 +111,7 @@ func (s *Store) ScheduleSkips(_ context.Context, id string, limit int) ([]spi.Sk
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if limit <= 0 {
 		limit = 100
 	}
@@ -128,7 +128,7 @@ func (s *Store) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []spi
 	if err := s.lock(); err != nil {
 		return false, nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	r, ok := s.scheds[f.ID]
 	if !ok || r.Version != f.Version {
 		return false, nil, nil

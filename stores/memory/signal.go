@@ -54,7 +54,7 @@ func (s *Store) DeliverSignal(_ context.Context, id uuid.UUID, name string, payl
 	if err := s.lock(); err != nil {
 		return spi.ResolvedSignal{}, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	j, ok := s.jobs[id]
 	switch {
 	case !ok:
@@ -72,7 +72,7 @@ func (s *Store) DeliverSignalByKey(_ context.Context, key, name string, payload 
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var out []spi.ResolvedSignal
 	if key == "" {
 		return out, nil
@@ -91,7 +91,7 @@ func (s *Store) ExpireSignals(_ context.Context, now time.Time, limit int) ([]sp
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	ids := s.waitingIDs(func(j *spi.Job) bool { return !j.Signal.Deadline.IsZero() && !j.Signal.Deadline.After(now) })
 	slices.SortStableFunc(ids, func(a, b uuid.UUID) int { return s.jobs[a].Signal.Deadline.Compare(s.jobs[b].Signal.Deadline) })
 	var out []spi.ResolvedSignal

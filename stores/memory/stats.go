@@ -15,7 +15,7 @@ func (s *Store) JobStats(_ context.Context, now time.Time) (spi.JobStats, error)
 	if err := s.lock(); err != nil {
 		return spi.JobStats{}, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	type key struct {
 		status spi.Status
 		task   string

@@ -50,6 +50,12 @@ type Store struct {
 	// The audit log (AuditLog), in Seq order, and the last Seq given.
 	audit    []spi.AuditEntry
 	auditSeq int64
+	// Wakeups (WakeupListener): the listeners, and the wakeup the call
+	// holding s.mu owes them.
+	listeners    map[int]func(spi.WakeupHint)
+	nextListener int
+	owed         bool
+	hint         spi.WakeupHint
 }
 
 type lease struct {
@@ -94,6 +100,8 @@ func New() *Store {
 		flows:    map[uuid.UUID][]uuid.UUID{},
 		waits:    map[uuid.UUID]struct{}{},
 		batches:  map[uuid.UUID]*spi.Batch{},
+
+		listeners: map[int]func(spi.WakeupHint){},
 	}
 }
 
@@ -140,6 +148,7 @@ func (s *Store) enqueue(j *spi.Job) {
 	}
 	e := &entry{id: j.ID, due: j.ScheduledAt, valid: true}
 	s.queued[j.ID] = e
+	s.owe(j)
 	heap.Push(&s.taskLevels(j.TaskName)[j.Priority], e)
 }
 
@@ -162,12 +171,16 @@ func (s *Store) dequeue(id uuid.UUID) {
 }
 
 // InsertJobs implements spi.Store.
-func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job, _ spi.InsertOptions) ([]spi.InsertResult, error) {
+func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
-	return s.insertLocked(jobs)
+	defer s.unlock()
+	res, err := s.insertLocked(jobs)
+	if s.owed {
+		s.hint.Source = o.Source
+	}
+	return res, err
 }
 
 // insertLocked is InsertJobs with s.mu held.
@@ -220,7 +233,7 @@ func (s *Store) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	j, ok := s.jobs[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
@@ -233,7 +246,7 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 	if err := s.lock(); err != nil {
 		return nil, uuid.Nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return page(s.order, p, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
 		func(j *spi.Job) bool { return s.listed(p, j) })
 }
@@ -265,7 +278,7 @@ func (s *Store) CountJobs(_ context.Context, p spi.ListParams, limit int) (int, 
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	n := 0
 	start := sort.Search(len(s.order), func(i int) bool { return bytes.Compare(s.order[i][:], p.After[:]) > 0 })
 	for i := start; i < len(s.order) && n < limit; i++ {
@@ -296,7 +309,7 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	// Merge the five levels of each task the node runs lazily in claim
 	// order: within a level the effective priority only grows with
 	// waiting time, so each heap's head is its best job and the best head
@@ -386,7 +399,7 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	changes := make([]spi.Change, len(cs))
 	for i, c := range cs {
 		var err error
@@ -422,7 +435,7 @@ func (s *Store) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.Tim
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]bool, len(refs))
 	for i, r := range refs {
 		j := s.owned(r)
@@ -447,7 +460,7 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	j, ok := s.jobs[id]
 	if !ok {
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
@@ -472,7 +485,7 @@ func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error 
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	j, ok := s.jobs[id]
 	if !ok {
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
@@ -506,7 +519,7 @@ func (s *Store) Heartbeat(_ context.Context, nodeID string, now time.Time) error
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.nodes[nodeID] = now
 	return nil
 }
@@ -516,7 +529,7 @@ func (s *Store) DeregisterNode(_ context.Context, nodeID string) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	delete(s.nodes, nodeID)
 	delete(s.tasks, nodeID)
 	return nil
@@ -527,7 +540,7 @@ func (s *Store) HeartbeatTasks(_ context.Context, nodeID string, tasks []string,
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.nodes[nodeID] = now
 	s.tasks[nodeID] = spi.TaskSet(tasks)
 	return nil
@@ -538,7 +551,7 @@ func (s *Store) LiveNodes(_ context.Context, since time.Time) ([]spi.NodeInfo, e
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var out []spi.NodeInfo
 	for id, hb := range s.nodes {
 		if !hb.Before(since) {
@@ -554,7 +567,7 @@ func (s *Store) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	by := map[string]*spi.TaskBacklog{}
 	for id := range s.queued {
 		j := s.jobs[id]
@@ -581,7 +594,7 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	cutoff := p.Now.Add(-p.Grace)
 	dead := func(node string) bool {
 		if slices.Contains(p.Nodes, node) {
@@ -621,7 +634,7 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 // Close implements spi.Store. The jobs are dropped.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.closed = true
 	return nil
 }

@@ -135,7 +135,7 @@ func (s *Store) Dependencies(_ context.Context, id uuid.UUID) ([]spi.Dependency,
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, ok := s.jobs[id]; !ok {
 		if _, ok := s.archive[id]; !ok {
 			return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
@@ -154,7 +154,7 @@ func (s *Store) WorkflowJobs(_ context.Context, id, after uuid.UUID, limit int) 
 	if err := s.lock(); err != nil {
 		return nil, uuid.Nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	ids := slices.Clone(s.flows[id])
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	return page(ids, spi.ListParams{After: after, Limit: limit}, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
@@ -166,7 +166,7 @@ func (s *Store) CancelWorkflow(_ context.Context, id uuid.UUID, now time.Time) (
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return s.cancelWorkflow(id, now), nil
 }
 
@@ -209,7 +209,7 @@ func (s *Store) RepairWorkflows(_ context.Context, now time.Time, limit int) (in
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	n := 0
 	for _, id := range s.order {
 		if n >= limit {

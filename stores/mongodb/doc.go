@@ -147,7 +147,7 @@
 // condition and its arguments), the states its finished parents ended in
 // (dps, keyed by the parent's id in hex) and the ids of its dependents
 // (kids). Waiting is the number of dependencies without a recorded state.
-// MongoDB has no multi-document atomic write here, so the issue's
+// MongoDB has no multi-document atomic write here, so the design's
 // "release in the same write as the parent's finish" becomes a sequence of
 // single-document writes, each repeatable, with [Store.RepairWorkflows]
 // (run by the engine's workflow repair service, every
