@@ -109,39 +109,11 @@ func (s *refStore) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
 
 // taskPasses reports whether the claim p may take a job of task.
 func (s *refStore) taskPasses(p spi.ClaimParams, task string) bool {
-	switch s.bug {
-	case bugClaimIgnoresTasks:
-		return true
-	case bugTasksFirstOnly:
-		return len(p.Tasks) == 0 || p.Tasks[0] == task
-	}
 	return p.AllowsTask(task)
 }
 
 // tagsPass reports whether a job with tags passes f.
 func (s *refStore) tagsPass(f spi.TagFilter, tags []string) bool {
-	switch s.bug {
-	case bugClaimIgnoresTags:
-		return true
-	case bugTagsDropUntagged:
-		if !f.Empty() && len(tags) == 0 {
-			return false
-		}
-	case bugTagsSubstring:
-		joined := strings.Join(tags, ",")
-		has := func(t string) bool { return strings.Contains(joined, t) }
-		for _, t := range f.All {
-			if !has(t) {
-				return false
-			}
-		}
-		for _, t := range f.None {
-			if has(t) {
-				return false
-			}
-		}
-		return len(f.Any) == 0 || slices.ContainsFunc(f.Any, has)
-	}
 	return f.Match(tags)
 }
 

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,12 +235,7 @@ func (s *refStore) decode(r *refRow) (*spi.Job, error) {
 		}
 		return nil, fmt.Errorf("%w: job %s: params: invalid JSON", spi.ErrCorruptJob, r.job.ID)
 	}
-	j := r.job.Clone()
-	if s.bug == bugLocalTimes {
-		j.ScheduledAt = j.ScheduledAt.In(time.Local)
-		j.CreatedAt = j.CreatedAt.In(time.Local)
-	}
-	return j, nil
+	return r.job.Clone(), nil
 }
 
 func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
@@ -292,9 +286,6 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if len(jobs) == 0 && s.bug == bugEmptyInsertFails {
-		return nil, errors.New("no jobs")
-	}
 	validLimit := func(j *spi.Job) error {
 		if j.Resource != "" && j.ResourceLimit < 1 && s.bug != bugInsertAcceptsBadLimit {
 			return fmt.Errorf("job %s: resource %q with limit %d", j.ID, j.Resource, j.ResourceLimit)
@@ -319,12 +310,11 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 	}
 	res := make([]spi.InsertResult, len(jobs))
-	batchKeys := map[string]uuid.UUID{}
 	for i, j := range jobs {
 		if err := validLimit(j); err != nil {
 			return nil, err
 		}
-		if j.IdempotencyKey != "" && s.bug != bugNoIdempotency {
+		if j.IdempotencyKey != "" {
 			if old, ok := s.keys[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: old, Duplicate: true}
 				if s.bug == bugDuplicateProps {
@@ -336,18 +326,6 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 			}
 		}
 		c := j.Clone()
-		if s.bug == bugKeepsCallerJobs {
-			c = j
-		}
-		if s.bug == bugDropsParams {
-			c.Params = nil
-		}
-		if s.bug == bugTruncatesTrace && len(c.TraceContext) > 255 {
-			c.TraceContext = c.TraceContext[:255]
-		}
-		if s.bug == bugTruncatesPayload && len(c.Payload) > 65535 {
-			c.Payload = c.Payload[:65535]
-		}
 		if s.bug != bugInsertDropsProps {
 			for k, v := range c.Properties {
 				s.putPropLocked(c.ID, k, v)
@@ -360,16 +338,9 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		s.rows[c.ID] = &refRow{job: c}
 		s.order = append(s.order, c.ID)
 		if c.IdempotencyKey != "" {
-			if s.bug == bugBatchKeys {
-				batchKeys[c.IdempotencyKey] = c.ID
-			} else {
-				s.keys[c.IdempotencyKey] = c.ID
-			}
+			s.keys[c.IdempotencyKey] = c.ID
 		}
 		res[i] = spi.InsertResult{ID: c.ID}
-	}
-	for k, v := range batchKeys {
-		s.keys[k] = v
 	}
 	return res, nil
 }
@@ -382,9 +353,6 @@ func (s *refStore) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
 	}
 	r, ok := s.rows[id]
 	if !ok {
-		if s.bug == bugUnknownNilNil {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
 	return s.decode(r)
@@ -396,25 +364,11 @@ func (s *refStore) hasProperty(id uuid.UUID, key, value string) bool {
 	if key == "" {
 		return true
 	}
-	if s.bug == bugListPropertyAnyKey {
-		for _, v := range s.props[id] {
-			if v == value {
-				return true
-			}
-		}
-		return false
-	}
 	v, ok := s.props[id][key]
 	return ok && v == value
 }
 
 func (s *refStore) CountJobs(ctx context.Context, p spi.ListParams, limit int) (int, error) {
-	if s.bug == bugCountIgnoresFilters {
-		p = spi.ListParams{After: p.After}
-	}
-	if s.bug == bugCountPastCap {
-		limit = 1 << 30
-	}
 	n := 0
 	for limit > 0 {
 		p.Limit = min(limit, 1000)
@@ -447,30 +401,12 @@ func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uu
 	}
 	var page []*refRow
 	more := false
-	scanned := 0
 	for _, id := range all {
 		if bytes.Compare(id[:], p.After[:]) <= 0 {
 			continue
 		}
-		if s.bug == bugListLimitBeforeFilter {
-			if scanned == limit {
-				more = true
-				break
-			}
-			scanned++
-		}
 		r := s.rows[id]
-		q := p
-		if s.bug == bugListBeforeInclusive && !q.CreatedBefore.IsZero() {
-			q.CreatedBefore = q.CreatedBefore.Add(time.Nanosecond)
-		}
-		if s.bug == bugListErrorCaseSensitive && q.ErrorContains != "" {
-			if !strings.Contains(r.job.LastError, q.ErrorContains) {
-				continue
-			}
-			q.ErrorContains = ""
-		}
-		if !q.Matches(r.job) || !s.hasProperty(id, p.PropertyKey, p.PropertyValue) {
+		if !p.Matches(r.job) || !s.hasProperty(id, p.PropertyKey, p.PropertyValue) {
 			continue
 		}
 		if len(page) == limit {
@@ -491,7 +427,7 @@ func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uu
 		out = append(out, j)
 	}
 	var next uuid.UUID
-	if (more || s.bug == bugListNextAlways) && len(page) > 0 {
+	if more && len(page) > 0 {
 		next = page[len(page)-1].job.ID
 	}
 	return out, next, nil
@@ -509,12 +445,6 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		return nil, err
 	}
 	now, b := p.Now, p.BoostInterval
-	if s.bug == bugClaimWallClock {
-		now = time.Now()
-	}
-	if s.bug == bugClaimNoAging {
-		b = 0
-	}
 	var due []*spi.Job
 	for _, r := range s.rows {
 		j := r.job
@@ -522,28 +452,19 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 			s.mu.Unlock()
 			panic("corrupt row " + j.ID.String())
 		}
-		claimable := j.Status == spi.StatusPending ||
-			(s.bug == bugClaimRunning && j.Status == spi.StatusRunning) ||
-			(s.bug == bugClaimCancelled && j.Status == spi.StatusCancelled) ||
-			(s.bug == bugClaimWaiting && j.Status == spi.StatusWaiting)
-		if r.corrupt || !claimable {
-			continue
-		}
-		if (j.ScheduledAt.After(now) && s.bug != bugClaimIgnoresDue) || (s.bug == bugClaimDueExclusive && j.ScheduledAt.Equal(now)) {
+		if r.corrupt || j.Status != spi.StatusPending || j.ScheduledAt.After(now) {
 			continue
 		}
 		due = append(due, j)
 	}
 	slices.SortFunc(due, func(x, y *spi.Job) int {
-		if s.bug != bugClaimIgnoresPriority {
-			ex := spi.EffectivePriority(x.Priority, x.ScheduledAt, now, b)
-			ey := spi.EffectivePriority(y.Priority, y.ScheduledAt, now, b)
-			if ex != ey {
-				if ex > ey {
-					return -1
-				}
-				return 1
+		ex := spi.EffectivePriority(x.Priority, x.ScheduledAt, now, b)
+		ey := spi.EffectivePriority(y.Priority, y.ScheduledAt, now, b)
+		if ex != ey {
+			if ex > ey {
+				return -1
 			}
+			return 1
 		}
 		if c := x.ScheduledAt.Compare(y.ScheduledAt); c != 0 {
 			return c
@@ -553,19 +474,6 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		}
 		return bytes.Compare(x.ID[:], y.ID[:])
 	})
-	if s.bug == bugClaimPerLevelShort {
-		// Keeps only the first Limit/5 (at least 1) due jobs of each level
-		// in (ScheduledAt, id) order before merging: wrong for crowded levels.
-		per := max(p.Limit/spi.NumPriorities, 1)
-		seen := map[spi.Priority]int{}
-		due = slices.DeleteFunc(due, func(j *spi.Job) bool {
-			seen[j.Priority]++
-			return seen[j.Priority] > per
-		})
-	}
-	if (s.bug == bugTagsHeadOfLine || s.bug == bugPermitsHeadOfLine || s.bug == bugTasksHeadOfLine) && len(due) > p.Limit {
-		due = due[:max(p.Limit, 0)]
-	}
 	held := s.held
 	if s.bug == bugPermitRace {
 		// Counts the permits, lets go of the lock until another claimer
@@ -589,12 +497,8 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		if !s.tagsPass(p.Tags, j.Tags) || !s.taskPasses(p, j.TaskName) {
 			continue
 		}
-		if j.Resource != "" && s.bug != bugClaimIgnoresPermits {
-			n := held[j.Resource]
-			if s.bug != bugPermitsPerCall {
-				n += taken[j.Resource]
-			}
-			if n >= j.ResourceLimit {
+		if j.Resource != "" {
+			if held[j.Resource]+taken[j.Resource] >= j.ResourceLimit {
 				continue
 			}
 			taken[j.Resource]++

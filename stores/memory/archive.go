@@ -161,7 +161,7 @@ func (s *Store) ListArchivedJobs(_ context.Context, p spi.ListParams) ([]*spi.Jo
 		return nil, uuid.Nil, err
 	}
 	defer s.unlock()
-	return page(s.arcIDs, p, func(id uuid.UUID) *spi.Job { return s.archive[id].job }, func(j *spi.Job) bool {
+	return s.page(s.arcIDs, p, func(id uuid.UUID) *spi.Job { return s.archive[id].job }, func(j *spi.Job) bool {
 		v, ok := j.Properties[p.PropertyKey]
 		return p.Matches(j) && (p.PropertyKey == "" || (ok && v == p.PropertyValue))
 	})

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -56,6 +57,9 @@ type Store struct {
 	nextListener int
 	owed         bool
 	hint         spi.WakeupHint
+	// The conformance kit's planted defect, in a build with the tag
+	// ratchet_bugs (bugs.go).
+	planted planted
 }
 
 type lease struct {
@@ -188,21 +192,41 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fmt.Errorf("memory: insert: %w", err)
 	}
+	if len(jobs) == 0 && s.bug("InsertJobs of no jobs fails") {
+		return nil, fmt.Errorf("memory: insert: no jobs")
+	}
 	for _, j := range jobs {
 		if _, dup := s.jobs[j.ID]; dup {
 			return nil, fmt.Errorf("memory: insert: job id %s already exists", j.ID)
 		}
 	}
 	res := make([]spi.InsertResult, len(jobs))
+	batchKeys := map[string]uuid.UUID{}
 	for i, j := range jobs {
-		if j.IdempotencyKey != "" {
+		if j.IdempotencyKey != "" && !s.bug("idempotency keys ignored") {
 			if id, ok := s.byKey[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: id, Duplicate: true}
 				continue
 			}
-			s.byKey[j.IdempotencyKey] = j.ID
+			if s.bug("duplicate keys inside one batch not seen") {
+				batchKeys[j.IdempotencyKey] = j.ID
+			} else {
+				s.byKey[j.IdempotencyKey] = j.ID
+			}
 		}
 		c := j.Clone()
+		if s.bug("insert keeps the caller's job") {
+			c = j
+		}
+		if s.bug("params are not stored") {
+			c.Params = nil
+		}
+		if s.bug("trace context cut to 255 bytes") && len(c.TraceContext) > 255 {
+			c.TraceContext = c.TraceContext[:255]
+		}
+		if s.bug("payloads cut to 64 KiB") && len(c.Payload) > 65535 {
+			c.Payload = c.Payload[:65535]
+		}
 		c.Status = spi.StatusPending
 		if len(c.Properties) > 0 {
 			s.props[c.ID], c.Properties = c.Properties, nil // kept where PutProperty keeps them
@@ -215,6 +239,7 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 		res[i] = spi.InsertResult{ID: c.ID}
 	}
+	maps.Copy(s.byKey, batchKeys)
 	return res, nil
 }
 
@@ -236,9 +261,21 @@ func (s *Store) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
 	defer s.unlock()
 	j, ok := s.jobs[id]
 	if !ok {
+		if s.bug("GetJob of an unknown id returns nil, nil") {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
-	return j.Clone(), nil
+	return s.copyOut(j), nil
+}
+
+// copyOut is the copy of j a read returns.
+func (s *Store) copyOut(j *spi.Job) *spi.Job {
+	c := j.Clone()
+	if s.bug("times come back in time.Local") {
+		c.ScheduledAt, c.CreatedAt = c.ScheduledAt.In(time.Local), c.CreatedAt.In(time.Local)
+	}
+	return c
 }
 
 // ListJobs implements spi.Store.
@@ -247,20 +284,26 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 		return nil, uuid.Nil, err
 	}
 	defer s.unlock()
-	return page(s.order, p, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
+	return s.page(s.order, p, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
 		func(j *spi.Job) bool { return s.listed(p, j) })
 }
 
 // page lists one page of the jobs of ids (sorted) that keep passes, above
 // p.After, in id order.
-func page(ids []uuid.UUID, p spi.ListParams, job func(uuid.UUID) *spi.Job, keep func(*spi.Job) bool) ([]*spi.Job, uuid.UUID, error) {
+func (s *Store) page(ids []uuid.UUID, p spi.ListParams, job func(uuid.UUID) *spi.Job, keep func(*spi.Job) bool) ([]*spi.Job, uuid.UUID, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
 	}
 	start := sort.Search(len(ids), func(i int) bool { return bytes.Compare(ids[i][:], p.After[:]) > 0 })
 	var out []*spi.Job
-	for _, id := range ids[start:] {
+	for n, id := range ids[start:] {
+		if n == limit && s.bug("ListJobs limits before filtering") {
+			if len(out) == 0 {
+				return out, uuid.Nil, nil
+			}
+			return out, out[len(out)-1].ID, nil
+		}
 		j := job(id)
 		if !keep(j) {
 			continue
@@ -269,6 +312,9 @@ func page(ids []uuid.UUID, p spi.ListParams, job func(uuid.UUID) *spi.Job, keep 
 			return out, out[len(out)-1].ID, nil
 		}
 		out = append(out, j.Clone())
+	}
+	if len(out) > 0 && s.bug("ListJobs always returns a next cursor") {
+		return out, out[len(out)-1].ID, nil
 	}
 	return out, uuid.Nil, nil
 }
@@ -279,6 +325,12 @@ func (s *Store) CountJobs(_ context.Context, p spi.ListParams, limit int) (int, 
 		return 0, err
 	}
 	defer s.unlock()
+	if s.bug("CountJobs ignores the filters") {
+		p = spi.ListParams{After: p.After}
+	}
+	if s.bug("CountJobs counts past its limit") {
+		limit = 1 << 30
+	}
 	n := 0
 	start := sort.Search(len(s.order), func(i int) bool { return bytes.Compare(s.order[i][:], p.After[:]) > 0 })
 	for i := start; i < len(s.order) && n < limit; i++ {
@@ -291,10 +343,22 @@ func (s *Store) CountJobs(_ context.Context, p spi.ListParams, limit int) (int, 
 
 // listed reports whether j passes p's filters; the caller holds s.mu.
 func (s *Store) listed(p spi.ListParams, j *spi.Job) bool {
+	if s.bug("ListJobs takes CreatedBefore inclusively") && !p.CreatedBefore.IsZero() {
+		p.CreatedBefore = p.CreatedBefore.Add(time.Nanosecond)
+	}
+	if s.bug("ListJobs matches ErrorContains with case") && p.ErrorContains != "" {
+		if !strings.Contains(j.LastError, p.ErrorContains) {
+			return false
+		}
+		p.ErrorContains = ""
+	}
 	if !p.Matches(j) {
 		return false
 	}
 	if p.PropertyKey != "" {
+		if s.bug("ListJobs matches a property value under any key") {
+			return slices.Contains(slices.Collect(maps.Values(s.props[j.ID])), p.PropertyValue)
+		}
 		v, ok := s.props[j.ID][p.PropertyKey]
 		return ok && v == p.PropertyValue
 	}
@@ -310,6 +374,14 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		return nil, err
 	}
 	defer s.unlock()
+	now, boost := p.Now, p.BoostInterval
+	if s.bug("claim uses the wall clock") {
+		now = time.Now()
+	}
+	if s.bug("claim ignores BoostInterval") {
+		boost = 0
+	}
+	s.requeueTaken()
 	// Merge the five levels of each task the node runs lazily in claim
 	// order: within a level the effective priority only grows with
 	// waiting time, so each heap's head is its best job and the best head
@@ -318,14 +390,18 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 	// back afterwards. Heaps of tasks the claim does not list are not
 	// read.
 	var heaps []*levelHeap
-	if len(p.Tasks) == 0 {
+	tasks := p.Tasks
+	if s.bug("claim honours only the first task listed") && len(tasks) > 1 {
+		tasks = tasks[:1]
+	}
+	if len(tasks) == 0 || s.bug("claim ignores ClaimParams.Tasks") || s.bug("claim applies the task filter after the limit") {
 		for _, l := range s.levels {
 			for lvl := range l {
 				heaps = append(heaps, &l[lvl])
 			}
 		}
 	} else {
-		for _, t := range p.Tasks {
+		for _, t := range tasks {
 			if l := s.levels[t]; l != nil {
 				for lvl := range l {
 					heaps = append(heaps, &l[lvl])
@@ -333,6 +409,11 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 			}
 		}
 	}
+	holders := s.holders
+	if s.bug("claim counts only permits held before the call") {
+		holders = maps.Clone(s.holders)
+	}
+	perLevel := map[*levelHeap]int{}
 	var out []*spi.Job
 	var passed []*entry
 	for len(out) < p.Limit {
@@ -342,11 +423,14 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 			for h.Len() > 0 && !(*h)[0].valid {
 				heap.Pop(h)
 			}
-			if h.Len() == 0 || (*h)[0].due.After(p.Now) {
+			if h.Len() == 0 || s.dueLater((*h)[0].due, now) || (s.bug("claim merges only Limit/5 jobs per level") && perLevel[h] >= max(p.Limit/spi.NumPriorities, 1)) {
 				continue
 			}
 			e := (*h)[0]
-			eff := spi.EffectivePriority(s.jobs[e.id].Priority, e.due, p.Now, p.BoostInterval)
+			eff := spi.EffectivePriority(s.jobs[e.id].Priority, e.due, now, boost)
+			if s.bug("claim ignores priority") {
+				eff = 0
+			}
 			if best == nil || eff > bestEff || (eff == bestEff && entryLess(e, (*best)[0])) {
 				best, bestEff = h, eff
 			}
@@ -354,25 +438,87 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		if best == nil {
 			break
 		}
+		perLevel[best]++
 		e := heap.Pop(best).(*entry)
 		j := s.jobs[e.id]
-		if !p.Tags.Match(j.Tags) || (j.Resource != "" && s.holders[j.Resource] >= j.ResourceLimit) {
+		if !s.claimable(p, j, holders) {
 			passed = append(passed, e)
+			if len(out)+len(passed) >= p.Limit && s.headOfLine() {
+				break
+			}
 			continue
 		}
 		s.dequeue(j.ID)
-		spi.Claimed(p.NodeID, p.Now).Apply(j)
-		s.running[j.ID] = struct{}{}
-		if j.Resource != "" {
+		if j.Status == spi.StatusPending && j.Resource != "" {
 			s.holders[j.Resource]++
 		}
-		out = append(out, j.Clone())
+		spi.Claimed(p.NodeID, p.Now).Apply(j)
+		s.running[j.ID] = struct{}{}
+		out = append(out, s.copyOut(j))
 	}
 	for _, e := range passed {
 		j := s.jobs[e.id]
 		heap.Push(&s.taskLevels(j.TaskName)[j.Priority], e)
 	}
 	return out, nil
+}
+
+// dueLater reports whether a job due at due waits past now.
+func (s *Store) dueLater(due, now time.Time) bool {
+	if s.bug("claim ignores due times") {
+		return false
+	}
+	return due.After(now) || (s.bug("claim needs ScheduledAt < now") && due.Equal(now))
+}
+
+// claimable reports whether the claim p may take job j, with the permits
+// of holders.
+func (s *Store) claimable(p spi.ClaimParams, j *spi.Job, holders map[string]int) bool {
+	if s.bug("claim applies the task filter after the limit") && len(p.Tasks) > 0 && !slices.Contains(p.Tasks, j.TaskName) {
+		return false
+	}
+	if !s.tagsPass(p.Tags, j.Tags) {
+		return false
+	}
+	return j.Resource == "" || holders[j.Resource] < j.ResourceLimit || s.bug("claim ignores resource permits")
+}
+
+// tagsPass reports whether tags pass the tag filter f.
+func (s *Store) tagsPass(f spi.TagFilter, tags []string) bool {
+	switch {
+	case s.bug("claim ignores the tag filter"):
+		return true
+	case s.bug("claim with a tag filter drops untagged jobs") && !f.Empty() && len(tags) == 0:
+		return false
+	case s.bug("claim matches tags as substrings of a joined list"):
+		joined := strings.Join(tags, ",")
+		has := func(t string) bool { return strings.Contains(joined, t) }
+		return !slices.ContainsFunc(f.All, func(t string) bool { return !has(t) }) &&
+			!slices.ContainsFunc(f.None, has) && (len(f.Any) == 0 || slices.ContainsFunc(f.Any, has))
+	}
+	return f.Match(tags)
+}
+
+// headOfLine reports whether a planted defect stops a claim at its limit
+// counting the jobs it passed over.
+func (s *Store) headOfLine() bool {
+	return s.bug("claim applies the tag filter after the limit") || s.bug("claim applies resource permits after the limit") ||
+		s.bug("claim applies the task filter after the limit")
+}
+
+// requeueTaken files the jobs a planted defect lets a claim take again
+// (RUNNING, CANCELLED or WAITING ones) in the claim heaps.
+func (s *Store) requeueTaken() {
+	if !s.bug("claim takes RUNNING jobs again") && !s.bug("claim takes CANCELLED jobs") && !s.bug("claim takes WAITING jobs") {
+		return
+	}
+	for _, j := range s.jobs {
+		if (j.Status == spi.StatusRunning && s.bug("claim takes RUNNING jobs again")) ||
+			(j.Status == spi.StatusCancelled && s.bug("claim takes CANCELLED jobs")) ||
+			(j.Status == spi.StatusWaiting && s.bug("claim takes WAITING jobs")) {
+			s.enqueue(j)
+		}
+	}
 }
 
 // leaveRunning updates the bookkeeping of a job leaving RUNNING.

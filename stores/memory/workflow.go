@@ -157,7 +157,7 @@ func (s *Store) WorkflowJobs(_ context.Context, id, after uuid.UUID, limit int) 
 	defer s.unlock()
 	ids := slices.Clone(s.flows[id])
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	return page(ids, spi.ListParams{After: after, Limit: limit}, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
+	return s.page(ids, spi.ListParams{After: after, Limit: limit}, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
 		func(*spi.Job) bool { return true })
 }
 

@@ -1,0 +1,10 @@
+//go:build !ratchet_bugs
+
+package memory
+
+// planted is empty in a normal build: no defect can be planted.
+type planted struct{}
+
+// bug is false in a normal build, and the compiler drops the code it
+// guards (see bugs.go).
+func (*Store) bug(string) bool { return false }

@@ -1,0 +1,91 @@
+//go:build ratchet_bugs
+
+package tck
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
+)
+
+// The reference store is becoming memory.Store with its defects planted
+// by guards in its own code (memory.Plant, compiled only with the tag
+// ratchet_bugs), instead of a store of the kit's tests: the defects below
+// moved there, the others are still the refStore's (TestSelfBrokenStoresAreCaught).
+
+// memoryBugs are the defects planted in memory.Store, each with the cases
+// that must catch it.
+var memoryBugs = []struct {
+	bug  bug
+	want []string
+}{
+	{bugKeepsCallerJobs, []string{"Insert/CallerCopyIndependent"}},
+	{bugDropsParams, []string{"Insert/RoundTrip", "List/FullJobs"}},
+	{bugTruncatesTrace, []string{"Insert/TraceContext"}},
+	{bugLocalTimes, []string{"Insert/RoundTrip", "Claim/ClaimedFields"}},
+	{bugUnknownNilNil, []string{"Insert/GetUnknown", "Idempotency/AcrossCalls"}},
+	{bugNoIdempotency, []string{"Idempotency/AcrossCalls", "Idempotency/WithinBatch", "Idempotency/KeyOfFinishedJob"}},
+	{bugBatchKeys, []string{"Idempotency/WithinBatch"}},
+	{bugTruncatesPayload, []string{"Insert/LargePayload"}},
+	{bugEmptyInsertFails, []string{"Insert/EmptyBatch"}},
+	{bugListNextAlways, []string{"List/Paging", "List/OrderByID"}},
+	{bugListLimitBeforeFilter, []string{"List/PagingWithStatus"}},
+	{bugListBeforeInclusive, []string{"List/TaskAndCreatedFilters"}},
+	{bugListErrorCaseSensitive, []string{"List/TagPriorityAndErrorFilters"}},
+	{bugListPropertyAnyKey, []string{"Properties/ListJobsByProperty"}},
+	{bugCountIgnoresFilters, []string{"Count/Filters"}},
+	{bugCountPastCap, []string{"Count/Filters"}},
+	{bugClaimIgnoresPriority, []string{"Claim/OrderByPriority", "Claim/OrderMixed", "Claim/BestNInterleaved"}},
+	{bugClaimNoAging, []string{"Claim/AgingOvertakes", "Claim/AgingTieByDueTime", "Claim/BestNOverall", "Claim/AgingOrder"}},
+	{bugClaimPerLevelShort, []string{"Claim/BestNOverall", "Claim/BestNInterleaved"}},
+	{bugClaimDueExclusive, []string{"Claim/DueTime"}},
+	{bugClaimWallClock, []string{"Claim/DueTime", "Claim/ClaimedFields"}},
+	{bugClaimRunning, []string{"Claim/NoDoubleClaim"}},
+	{bugClaimCancelled, []string{"Cancel/NeverClaimed"}},
+	{bugClaimIgnoresDue, []string{"Claim/NothingDue", "Claim/DueTime", "Claim/OnlyDueJobs"}},
+	{bugClaimIgnoresTags, []string{"Tags/All", "Tags/Any", "Tags/None", "Tags/UntaggedJobs", "Tags/Combined", "Tags/ExactTags",
+		"Tags/NoHeadOfLineBlocking", "Tags/FilterAndAging"}},
+	{bugTagsHeadOfLine, []string{"Tags/NoHeadOfLineBlocking"}},
+	{bugClaimIgnoresTasks, []string{"Tasks/OnlyListedTasks", "Tasks/NoHeadOfLineBlocking", "Tasks/OrderAcrossTasks", "Tasks/WithTagsAndPermits"}},
+	{bugTasksHeadOfLine, []string{"Tasks/NoHeadOfLineBlocking"}},
+	{bugTasksFirstOnly, []string{"Tasks/OnlyListedTasks", "Tasks/OrderAcrossTasks"}},
+	{bugTagsSubstring, []string{"Tags/ExactTags"}},
+	{bugTagsDropUntagged, []string{"Tags/None", "Tags/UntaggedJobs"}},
+	{bugClaimIgnoresPermits, []string{"Permits/LimitInOneClaim", "Permits/NoHeadOfLineBlocking", "Permits/NoHeadOfLineInOneClaim",
+		"Permits/IndependentResources", "Permits/Concurrency", "Permits/FreedBySuccess", "Permits/FreedByRecovery"}},
+	{bugPermitsHeadOfLine, []string{"Permits/NoHeadOfLineBlocking", "Permits/NoHeadOfLineInOneClaim"}},
+	{bugPermitsPerCall, []string{"Permits/LimitInOneClaim", "Permits/NoHeadOfLineInOneClaim", "Permits/IndependentResources"}},
+	{bugClaimWaiting, []string{"Signals/InsertWaiting"}},
+}
+
+// memoryHarness is the internal harness of a memory.Store with defect b.
+func memoryHarness(b bug) harness {
+	return harness{
+		open: func(tb) spi.Store {
+			s := memory.New()
+			memory.Plant(s, string(b))
+			return s
+		},
+		concurrency: DefaultConcurrency,
+	}
+}
+
+func TestSelfMemoryCatchesBugs(t *testing.T) {
+	res := runRecorded(memoryHarness(bugNone))
+	require.Empty(t, res.failedCases(), "failures of the memory store without a defect:\n%s", res.report())
+	for _, tt := range memoryBugs {
+		t.Run(strings.ReplaceAll(string(tt.bug), " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			failed := runRecorded(memoryHarness(tt.bug)).failedCases()
+			require.NotEmpty(t, failed, "Run passed a memory store with the defect %q", tt.bug)
+			for _, w := range tt.want {
+				assert.Contains(t, failed, w, "case %s must catch %q; failed cases: %v", w, tt.bug, failed)
+			}
+		})
+	}
+}
