@@ -51,12 +51,7 @@ func (s *refStore) HeartbeatTasks(ctx context.Context, nodeID string, tasks []st
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := append([]string{}, tasks...)
-	if s.bug != bugNodeTasksUnsorted {
-		slices.Sort(t)
-		t = slices.Compact(t)
-	}
-	s.nodeTasks[nodeID] = t
+	s.nodeTasks[nodeID] = spi.TaskSet(tasks)
 	return nil
 }
 
@@ -68,7 +63,7 @@ func (s *refStore) LiveNodes(_ context.Context, since time.Time) ([]spi.NodeInfo
 	}
 	var out []spi.NodeInfo
 	for id, hb := range s.nodes {
-		if hb.Before(since) || (s.bug == bugLiveNodesExclusive && hb.Equal(since)) {
+		if hb.Before(since) {
 			continue
 		}
 		out = append(out, spi.NodeInfo{ID: id, Heartbeat: hb, Tasks: slices.Clone(s.nodeTasks[id])})
@@ -86,7 +81,7 @@ func (s *refStore) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
 	by := map[string]*spi.TaskBacklog{}
 	for _, r := range s.rows {
 		j := r.job
-		if j.Status != spi.StatusPending && !(s.bug == bugPendingCountsRunning && j.Status == spi.StatusRunning) {
+		if j.Status != spi.StatusPending {
 			continue
 		}
 		b := by[j.TaskName]
@@ -95,7 +90,7 @@ func (s *refStore) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
 			by[j.TaskName] = b
 		}
 		b.Pending++
-		if later := j.ScheduledAt.After(b.Earliest); later == (s.bug == bugPendingEarliestLatest) && !j.ScheduledAt.Equal(b.Earliest) {
+		if j.ScheduledAt.Before(b.Earliest) {
 			b.Earliest = j.ScheduledAt
 		}
 	}
@@ -126,9 +121,7 @@ func (s *refStore) CheckClaims(_ context.Context, refs []spi.ClaimRef) ([]bool, 
 	out := make([]bool, len(refs))
 	for i, rf := range refs {
 		r, ok := s.rows[rf.JobID]
-		out[i] = ok &&
-			(r.job.Status == spi.StatusRunning || s.bug == bugCheckIgnoresStatus) &&
-			(r.job.ClaimSeq == rf.ClaimSeq || s.bug == bugCheckIgnoresSeq)
+		out[i] = ok && r.job.Status == spi.StatusRunning && r.job.ClaimSeq == rf.ClaimSeq
 	}
 	return out, nil
 }
@@ -142,9 +135,7 @@ func (s *refStore) AdoptClaims(_ context.Context, node string, claimedAt []time.
 	var out []*spi.Job
 	for _, r := range s.rows {
 		j := r.job
-		if r.corrupt || (j.Status != spi.StatusRunning && s.bug != bugAdoptIgnoresStatus) ||
-			(j.OwnerNode != node && s.bug != bugAdoptIgnoresNode) ||
-			(!slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) && s.bug != bugAdoptIgnoresTime) {
+		if r.corrupt || j.Status != spi.StatusRunning || j.OwnerNode != node || !slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) {
 			continue
 		}
 		out = append(out, j.Clone())

@@ -221,7 +221,7 @@ func (s *refStore) corruptJob(id uuid.UUID) {
 }
 
 func (s *refStore) check() error {
-	if s.closed && s.bug != bugUsableAfterClose {
+	if s.closed {
 		return spi.ErrClosed
 	}
 	return nil
@@ -553,11 +553,9 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if s.bug != bugCompletePartialBatch {
-		for _, c := range cs {
-			if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeCancelled {
-				return nil, fmt.Errorf("unknown outcome %d", c.Outcome)
-			}
+	for _, c := range cs {
+		if c.Outcome < spi.OutcomeSucceeded || c.Outcome > spi.OutcomeCancelled {
+			return nil, fmt.Errorf("unknown outcome %d", c.Outcome)
 		}
 	}
 	res := make([]bool, len(cs))
@@ -566,46 +564,30 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 		first := !seen[c.ClaimRef]
 		seen[c.ClaimRef] = true
 		r, ok := s.rows[c.JobID]
-		if ok && first && s.bug != bugCompleteNoReplay && c.AlreadyApplied(r.job) {
+		if ok && first && c.AlreadyApplied(r.job) {
 			res[i] = true
 			continue
 		}
 		if !ok {
-			if s.bug == bugCompleteUnknownErrors {
-				return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, c.JobID)
-			}
 			continue
 		}
 		j := r.job
-		if j.Status != spi.StatusRunning && s.bug != bugCompleteIgnoresStatus {
+		if j.Status != spi.StatusRunning || j.ClaimSeq != c.ClaimSeq {
 			continue
 		}
-		if j.ClaimSeq != c.ClaimSeq && s.bug != bugCompleteIgnoresSeq {
-			continue
-		}
-		if c.Outcome != spi.OutcomeRetry || s.bug != bugRetryKeepsPermit {
-			s.leaveRunning(j)
-		}
+		s.leaveRunning(j)
 		switch c.Outcome {
 		case spi.OutcomeSucceeded:
 			j.Status = spi.StatusSucceeded
 			j.Result = bytes.Clone(c.Result)
 			j.ResultType = c.ResultType
 			j.FinishedAt = c.FinishedAt
-			if s.bug == bugSuccessResetsAttempts {
-				j.Attempts = c.Attempts
-			}
 		case spi.OutcomeRetry:
 			j.Status = spi.StatusPending
 			j.ScheduledAt = c.RetryAt
 			j.Attempts = c.Attempts
 			j.LastError = c.LastError
-			if s.bug != bugRetryKeepsOwner {
-				j.OwnerNode = ""
-			}
-			if s.bug == bugRetrySetsFinishedAt {
-				j.FinishedAt = c.FinishedAt
-			}
+			j.OwnerNode = ""
 		case spi.OutcomeFailed:
 			j.Status = spi.StatusFailed
 			j.Attempts = c.Attempts
@@ -620,9 +602,6 @@ func (s *refStore) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool,
 		}
 		if j.Status.Terminal() {
 			s.finishedLocked(j, c.FinishedAt)
-		}
-		if s.bug == bugCompleteAdvancesSeq {
-			j.ClaimSeq++
 		}
 		res[i] = true
 	}
@@ -644,16 +623,9 @@ func (s *refStore) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.
 		j := r.job
 		s.leaveRunning(j)
 		j.Status = spi.StatusPending
-		if s.bug != bugReleaseKeepsSchedule {
-			j.ScheduledAt = now
-		}
+		j.ScheduledAt = now
 		j.OwnerNode = ""
-		if s.bug != bugReleaseKeepsSeq {
-			j.ClaimSeq++
-		}
-		if s.bug == bugReleaseChargesCrash {
-			j.CrashCount++
-		}
+		j.ClaimSeq++
 		res[i] = true
 	}
 	return res, nil
@@ -672,21 +644,16 @@ func (s *refStore) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time
 func (s *refStore) retryFailedLocked(id uuid.UUID, now time.Time) error {
 	r, ok := s.rows[id]
 	if !ok {
-		if s.bug == bugRetryFailedUnknownNil {
-			return nil
-		}
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
 	j := r.job
-	if j.Status != spi.StatusFailed && s.bug != bugRetryFailedAnyState {
+	if j.Status != spi.StatusFailed {
 		return fmt.Errorf("%w: job %s is %s, not FAILED", spi.ErrInvalidState, id, j.Status)
 	}
 	j.Status = spi.StatusPending
 	j.LastError = ""
 	j.Attempts = 0
-	if s.bug != bugRetryFailedKeepsCrash {
-		j.CrashCount = 0
-	}
+	j.CrashCount = 0
 	j.ScheduledAt = now
 	j.FinishedAt = time.Time{}
 	j.OwnerNode = ""
@@ -707,9 +674,6 @@ func (s *refStore) CancelJob(_ context.Context, id uuid.UUID, now time.Time) err
 func (s *refStore) cancelLocked(id uuid.UUID, now time.Time) error {
 	r, ok := s.rows[id]
 	if !ok {
-		if s.bug == bugCancelUnknownNil {
-			return nil
-		}
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
 	j := r.job
@@ -718,7 +682,7 @@ func (s *refStore) cancelLocked(id uuid.UUID, now time.Time) error {
 		return nil
 	}
 	blocked := j.Status == spi.StatusBlocked && s.bug != bugCancelBlockedRefused
-	if j.Status != spi.StatusPending && !blocked && !(s.bug == bugCancelAnyState && j.Status == spi.StatusRunning) {
+	if j.Status != spi.StatusPending && !blocked {
 		return fmt.Errorf("%w: job %s is %s, not PENDING", spi.ErrInvalidState, id, j.Status)
 	}
 	j.Status = spi.StatusCancelled
@@ -735,10 +699,7 @@ func (s *refStore) Heartbeat(_ context.Context, nodeID string, now time.Time) er
 	if err := s.check(); err != nil {
 		return err
 	}
-	if _, ok := s.nodes[nodeID]; ok && s.bug == bugHeartbeatNoRefresh {
-		return nil
-	}
-	if _, ok := s.nodes[nodeID]; !ok && s.bug != bugNodeTasksOutliveNode {
+	if _, ok := s.nodes[nodeID]; !ok {
 		delete(s.nodeTasks, nodeID) // a node registering afresh has recorded nothing
 	}
 	s.nodes[nodeID] = now
@@ -751,9 +712,7 @@ func (s *refStore) DeregisterNode(_ context.Context, nodeID string) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if s.bug != bugDeregisterNoop {
-		delete(s.nodes, nodeID)
-	}
+	delete(s.nodes, nodeID)
 	return nil
 }
 
@@ -766,19 +725,9 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 	cutoff := p.Now.Add(-p.Grace)
 	stale := func(node string) bool {
 		hb, ok := s.nodes[node]
-		switch {
-		case s.bug == bugRecoverAllNodes:
-			return true
-		case !ok:
-			return s.bug != bugRecoverNoRowMissed
-		case s.bug == bugRecoverGraceInclusive:
-			return !hb.After(cutoff)
-		}
-		return hb.Before(cutoff)
+		return !ok || hb.Before(cutoff)
 	}
-	forced := func(node string) bool {
-		return s.bug != bugRecoverIgnoresNodes && slices.Contains(p.Nodes, node)
-	}
+	forced := func(node string) bool { return slices.Contains(p.Nodes, node) }
 	var out []spi.RecoveredJob
 	dead := map[string]bool{}
 	all := slices.Clone(s.order)
@@ -787,7 +736,7 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 	}
 	for _, id := range all {
 		j := s.rows[id].job
-		if j.OwnerNode == "" || (j.Status != spi.StatusRunning && s.bug != bugRecoverAnyStatus) {
+		if j.OwnerNode == "" || j.Status != spi.StatusRunning {
 			continue
 		}
 		isStale := stale(j.OwnerNode)
@@ -798,10 +747,8 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 			dead[j.OwnerNode] = true
 		}
 		rj := spi.RecoveredJob{JobID: j.ID, TaskName: j.TaskName, FromNode: j.OwnerNode}
-		if s.bug != bugRecoverKeepsPermit {
-			s.leaveRunning(j)
-		}
-		if j.CrashCount < p.MaxCrashRedeliveries || s.bug == bugRecoverNoBudget {
+		s.leaveRunning(j)
+		if j.CrashCount < p.MaxCrashRedeliveries {
 			j.Status = spi.StatusPending
 			j.ScheduledAt = p.Now
 			j.CrashCount++
@@ -809,24 +756,16 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 			j.Status = spi.StatusFailed
 			j.LastError = p.LastError
 			j.FinishedAt = p.Now
-			if s.bug != bugNoReleaseOnRecovery {
-				s.finishedLocked(j, p.Now)
-			}
+			s.finishedLocked(j, p.Now)
 		}
-		if j.Status == spi.StatusPending || s.bug != bugRecoverFailKeepsOwner {
-			j.OwnerNode = ""
-		}
-		if s.bug != bugRecoverKeepsSeq {
-			j.ClaimSeq++
-		}
+		j.OwnerNode = ""
+		j.ClaimSeq++
 		rj.NewStatus, rj.CrashCount = j.Status, j.CrashCount
 		out = append(out, rj)
 	}
-	if s.bug != bugRecoverKeepsNodeRows {
-		for node, hb := range s.nodes {
-			if dead[node] || hb.Before(cutoff) || (forced(node) && s.bug != bugRecoverKeepsForcedRows) {
-				delete(s.nodes, node)
-			}
+	for node, hb := range s.nodes {
+		if dead[node] || hb.Before(cutoff) || forced(node) {
+			delete(s.nodes, node)
 		}
 	}
 	return out, nil
@@ -835,9 +774,6 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 func (s *refStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed && s.bug == bugCloseTwiceFails {
-		return errors.New("already closed")
-	}
 	s.closed = true
 	return nil
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -21,7 +22,9 @@ func (s *Store) CheckClaims(_ context.Context, refs []spi.ClaimRef) ([]bool, err
 	defer s.unlock()
 	out := make([]bool, len(refs))
 	for i, r := range refs {
-		out[i] = s.owned(r) != nil
+		j, ok := s.jobs[r.JobID]
+		out[i] = ok && (j.Status == spi.StatusRunning || s.bug("CheckClaims ignores the status")) &&
+			(j.ClaimSeq == r.ClaimSeq || s.bug("CheckClaims ignores the claim sequence"))
 	}
 	return out, nil
 }
@@ -207,9 +210,14 @@ func (s *Store) AdoptClaims(_ context.Context, node string, claimedAt []time.Tim
 	}
 	defer s.unlock()
 	var out []*spi.Job
-	for id := range s.running {
+	ids := maps.Keys(s.running)
+	if s.bug("AdoptClaims ignores the status") {
+		ids = maps.Keys(s.jobs)
+	}
+	for id := range ids {
 		j := s.jobs[id]
-		if j.OwnerNode == node && slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) {
+		if (j.OwnerNode == node || s.bug("AdoptClaims ignores the node")) &&
+			(slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) || s.bug("AdoptClaims ignores the claim time")) {
 			out = append(out, j.Clone())
 		}
 	}

@@ -138,7 +138,7 @@ func (h *levelHeap) Pop() any {
 
 func (s *Store) lock() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed && !s.bug("store works after Close") {
 		s.mu.Unlock()
 		return spi.ErrClosed
 	}
@@ -534,10 +534,28 @@ func (s *Store) leaveRunning(j *spi.Job) {
 // owned returns the job if ref is its current claim.
 func (s *Store) owned(ref spi.ClaimRef) *spi.Job {
 	j, ok := s.jobs[ref.JobID]
-	if !ok || j.Status != spi.StatusRunning || j.ClaimSeq != ref.ClaimSeq {
+	if !ok || (j.Status != spi.StatusRunning && !s.bug("CompleteJobs ignores the status")) ||
+		(j.ClaimSeq != ref.ClaimSeq && !s.bug("CompleteJobs ignores the claim sequence")) {
 		return nil
 	}
 	return j
+}
+
+// completionBugs plants the defects of a completion c applied to j, whose
+// owner was owner.
+func (s *Store) completionBugs(j *spi.Job, c spi.Completion, owner string) {
+	if c.Outcome == spi.OutcomeSucceeded && s.bug("success writes Completion.Attempts") {
+		j.Attempts = c.Attempts
+	}
+	if c.Outcome == spi.OutcomeRetry && s.bug("retry outcome keeps the owner") {
+		j.OwnerNode = owner
+	}
+	if c.Outcome == spi.OutcomeRetry && s.bug("retry outcome sets FinishedAt") {
+		j.FinishedAt = c.FinishedAt
+	}
+	if s.bug("CompleteJobs advances the claim sequence") {
+		j.ClaimSeq++
+	}
 }
 
 // CompleteJobs implements spi.Store.
@@ -547,10 +565,10 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 	}
 	defer s.unlock()
 	changes := make([]spi.Change, len(cs))
+	errs := make([]error, len(cs))
 	for i, c := range cs {
-		var err error
-		if changes[i], err = c.Change(); err != nil {
-			return nil, fmt.Errorf("memory: complete: %w", err)
+		if changes[i], errs[i] = c.Change(); errs[i] != nil && !s.bug("CompleteJobs writes the entries before an unknown outcome") {
+			return nil, fmt.Errorf("memory: complete: %w", errs[i])
 		}
 	}
 	out := make([]bool, len(cs))
@@ -560,12 +578,24 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 		seen[c.ClaimRef] = true
 		j := s.owned(c.ClaimRef)
 		if j == nil {
+			if _, ok := s.jobs[c.JobID]; !ok && s.bug("CompleteJobs fails on an unknown job") {
+				return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, c.JobID)
+			}
 			// A replay of a completion that applied already counts.
-			out[i] = first && c.AlreadyApplied(s.jobs[c.JobID])
+			out[i] = first && c.AlreadyApplied(s.jobs[c.JobID]) && !s.bug("CompleteJobs reports a replayed completion superseded")
 			continue
 		}
+		if errs[i] != nil {
+			return nil, fmt.Errorf("memory: complete: %w", errs[i])
+		}
+		owner := j.OwnerNode
 		changes[i].Apply(j)
-		s.leaveRunning(j)
+		s.completionBugs(j, c, owner)
+		if c.Outcome != spi.OutcomeRetry || !s.bug("retry outcome keeps the permit") {
+			s.leaveRunning(j)
+		} else {
+			delete(s.running, j.ID)
+		}
 		if j.Status == spi.StatusPending {
 			s.enqueue(j)
 		} else {
@@ -596,7 +626,17 @@ func (s *Store) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.Tim
 
 // toPending returns a RUNNING job to PENDING due at now, fencing its owner.
 func (s *Store) toPending(j *spi.Job, now time.Time) {
+	due, seq := j.ScheduledAt, j.ClaimSeq
 	spi.Released(now).Apply(j)
+	if s.bug("release keeps the old due time") {
+		j.ScheduledAt = due
+	}
+	if s.bug("release does not advance the claim sequence") {
+		j.ClaimSeq = seq
+	}
+	if s.bug("release charges the crash budget") {
+		j.CrashCount++
+	}
 	s.leaveRunning(j)
 	s.enqueue(j)
 }
@@ -609,12 +649,18 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 	defer s.unlock()
 	j, ok := s.jobs[id]
 	if !ok {
+		if s.bug("RetryFailedJob of an unknown id succeeds") {
+			return nil
+		}
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
-	if j.Status != spi.StatusFailed {
+	if j.Status != spi.StatusFailed && !s.bug("RetryFailedJob accepts any state") {
 		return fmt.Errorf("%w: job %s is %s, only FAILED jobs can be retried", spi.ErrInvalidState, id, j.Status)
 	}
-	s.retryLocked(j, now)
+	crashes := j.CrashCount
+	if s.retryLocked(j, now); s.bug("RetryFailedJob keeps the crash count") {
+		j.CrashCount = crashes
+	}
 	return nil
 }
 
@@ -634,7 +680,16 @@ func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error 
 	defer s.unlock()
 	j, ok := s.jobs[id]
 	if !ok {
+		if s.bug("CancelJob of an unknown id succeeds") {
+			return nil
+		}
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	if j.Status == spi.StatusRunning && s.bug("CancelJob cancels RUNNING jobs") {
+		s.leaveRunning(j)
+		spi.Aborted(now).Apply(j)
+		s.finished(j, now)
+		return nil
 	}
 	if !s.cancelLocked(j, now) {
 		return fmt.Errorf("%w: job %s is %s, only PENDING, BLOCKED and WAITING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
@@ -666,6 +721,9 @@ func (s *Store) Heartbeat(_ context.Context, nodeID string, now time.Time) error
 		return err
 	}
 	defer s.unlock()
+	if _, ok := s.nodes[nodeID]; ok && s.bug("Heartbeat does not refresh") {
+		return nil
+	}
 	s.nodes[nodeID] = now
 	return nil
 }
@@ -676,9 +734,19 @@ func (s *Store) DeregisterNode(_ context.Context, nodeID string) error {
 		return err
 	}
 	defer s.unlock()
-	delete(s.nodes, nodeID)
-	delete(s.tasks, nodeID)
+	if s.bug("DeregisterNode does nothing") {
+		return nil
+	}
+	s.dropNode(nodeID)
 	return nil
+}
+
+// dropNode forgets node's row and the tasks it recorded.
+func (s *Store) dropNode(node string) {
+	delete(s.nodes, node)
+	if !s.bug("a node's tasks outlive the node") {
+		delete(s.tasks, node)
+	}
 }
 
 // HeartbeatTasks implements spi.NodeTaskStore.
@@ -688,7 +756,9 @@ func (s *Store) HeartbeatTasks(_ context.Context, nodeID string, tasks []string,
 	}
 	defer s.unlock()
 	s.nodes[nodeID] = now
-	s.tasks[nodeID] = spi.TaskSet(tasks)
+	if s.tasks[nodeID] = spi.TaskSet(tasks); s.bug("node tasks kept as given") {
+		s.tasks[nodeID] = slices.Clone(tasks)
+	}
 	return nil
 }
 
@@ -700,7 +770,7 @@ func (s *Store) LiveNodes(_ context.Context, since time.Time) ([]spi.NodeInfo, e
 	defer s.unlock()
 	var out []spi.NodeInfo
 	for id, hb := range s.nodes {
-		if !hb.Before(since) {
+		if !hb.Before(since) && !(hb.Equal(since) && s.bug("LiveNodes leaves out a heartbeat at since")) {
 			out = append(out, spi.NodeInfo{ID: id, Heartbeat: hb, Tasks: slices.Clone(s.tasks[id])})
 		}
 	}
@@ -715,16 +785,23 @@ func (s *Store) PendingTasks(context.Context) ([]spi.TaskBacklog, error) {
 	}
 	defer s.unlock()
 	by := map[string]*spi.TaskBacklog{}
-	for id := range s.queued {
-		j := s.jobs[id]
+	count := func(j *spi.Job) {
 		b := by[j.TaskName]
 		if b == nil {
 			b = &spi.TaskBacklog{Task: j.TaskName, Earliest: j.ScheduledAt}
 			by[j.TaskName] = b
 		}
 		b.Pending++
-		if j.ScheduledAt.Before(b.Earliest) {
+		if j.ScheduledAt.Before(b.Earliest) != s.bug("PendingTasks reports the latest time") && !j.ScheduledAt.Equal(b.Earliest) {
 			b.Earliest = j.ScheduledAt
+		}
+	}
+	for id := range s.queued {
+		count(s.jobs[id])
+	}
+	if s.bug("PendingTasks counts RUNNING jobs") {
+		for id := range s.running {
+			count(s.jobs[id])
 		}
 	}
 	out := make([]spi.TaskBacklog, 0, len(by))
@@ -742,45 +819,88 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 	}
 	defer s.unlock()
 	cutoff := p.Now.Add(-p.Grace)
-	dead := func(node string) bool {
-		if slices.Contains(p.Nodes, node) {
-			return true
-		}
+	forced := func(node string) bool {
+		return slices.Contains(p.Nodes, node) && !s.bug("RecoverOrphans ignores p.Nodes")
+	}
+	stale := func(node string) bool {
 		hb, ok := s.nodes[node]
-		return !ok || hb.Before(cutoff)
+		switch {
+		case s.bug("RecoverOrphans ignores heartbeats"):
+			return true
+		case !ok:
+			return !s.bug("RecoverOrphans misses nodes without a row")
+		case s.bug("RecoverOrphans treats a heartbeat grace old as stale"):
+			return !hb.After(cutoff)
+		}
+		return hb.Before(cutoff)
 	}
 	ids := make([]uuid.UUID, 0)
 	for id := range s.running {
-		if dead(s.jobs[id].OwnerNode) {
+		if node := s.jobs[id].OwnerNode; stale(node) || forced(node) {
 			ids = append(ids, id)
+		}
+	}
+	if s.bug("RecoverOrphans recovers finished jobs") {
+		for id, j := range s.jobs {
+			if _, running := s.running[id]; !running && j.OwnerNode != "" && (stale(j.OwnerNode) || forced(j.OwnerNode)) {
+				ids = append(ids, id)
+			}
 		}
 	}
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	out := make([]spi.RecoveredJob, 0, len(ids))
+	dead := map[string]bool{}
 	for _, id := range ids {
 		j := s.jobs[id]
-		from := j.OwnerNode
-		spi.Recovered(j.CrashCount, p.MaxCrashRedeliveries, p.LastError, p.Now).Apply(j)
-		if s.leaveRunning(j); j.Status == spi.StatusPending {
+		from, seq := j.OwnerNode, j.ClaimSeq
+		dead[from] = dead[from] || stale(from)
+		budget := p.MaxCrashRedeliveries
+		if s.bug("RecoverOrphans ignores the crash budget") {
+			budget = j.CrashCount + 1
+		}
+		spi.Recovered(j.CrashCount, budget, p.LastError, p.Now).Apply(j)
+		s.recoveryBugs(j, from, seq)
+		if j.Status == spi.StatusPending {
 			s.enqueue(j)
-		} else {
+		} else if !s.bug("a crash-budget failure releases nothing") {
 			s.finished(j, p.Now)
 		}
 		out = append(out, spi.RecoveredJob{JobID: id, TaskName: j.TaskName, FromNode: from, NewStatus: j.Status, CrashCount: j.CrashCount})
 	}
+	if s.bug("RecoverOrphans keeps stale node rows") {
+		return out, nil
+	}
 	for node, hb := range s.nodes {
-		if slices.Contains(p.Nodes, node) || hb.Before(cutoff) {
-			delete(s.nodes, node)
-			delete(s.tasks, node)
+		if dead[node] || hb.Before(cutoff) || (forced(node) && !s.bug("RecoverOrphans keeps the rows of p.Nodes")) {
+			s.dropNode(node)
 		}
 	}
 	return out, nil
+}
+
+// recoveryBugs plants the defects of the recovery of job j, whose owner
+// was from and claim sequence seq, and ends the claim's bookkeeping.
+func (s *Store) recoveryBugs(j *spi.Job, from string, seq int64) {
+	if j.Status == spi.StatusFailed && s.bug("RecoverOrphans keeps the owner of a job it fails") {
+		j.OwnerNode = from
+	}
+	if s.bug("RecoverOrphans does not advance the claim sequence") {
+		j.ClaimSeq = seq
+	}
+	if s.bug("RecoverOrphans keeps the permit") {
+		delete(s.running, j.ID)
+	} else {
+		s.leaveRunning(j)
+	}
 }
 
 // Close implements spi.Store. The jobs are dropped.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.unlock()
+	if s.closed && s.bug("second Close fails") {
+		return fmt.Errorf("memory: already closed")
+	}
 	s.closed = true
 	return nil
 }
