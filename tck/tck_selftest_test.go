@@ -160,7 +160,6 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugInsertAcceptsBadLimit, []string{"Permits/InvalidLimit", "Permits/InvalidLimitInBatch"}},
 		{bugInsertPartialBatch, []string{"Permits/InvalidLimitInBatch"}},
 
-
 		{bugLeaseNeverExpires, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary", "Lease/Takeover"}},
 		{bugLeaseExpiryExclusive, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary"}},
 		{bugLeaseRenewKeepsExpiry, []string{"Lease/RenewalExtends"}},
