@@ -105,6 +105,18 @@ var memoryBugs = []struct {
 	{bugCloseTwiceFails, []string{"Close/Twice"}},
 	{bugUsableAfterClose, []string{"Close/UseAfterClose"}},
 	{bugNoReleaseOnRecovery, []string{"Workflows/ReleaseOnEveryFinish"}},
+	{bugLeaseNeverExpires, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary", "Lease/Takeover"}},
+	{bugLeaseExpiryExclusive, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary"}},
+	{bugLeaseRenewKeepsExpiry, []string{"Lease/RenewalExtends"}},
+	{bugLeaseReleaseAnyOwner, []string{"Lease/Release", "Lease/Takeover"}},
+	{bugStateIgnoresVersion, []string{"State/FencedInitAndUpdate", "State/Unfenced"}},
+	{bugStateFenceIgnoresSeq, []string{"State/FencedStaleSeq"}},
+	{bugStateFenceIgnoresStatus, []string{"State/FencedNotRunning"}},
+	{bugStateCompactsJSON, []string{"State/JSONRoundTrip"}},
+	{bugPropertyOverwrite, []string{"Properties/WriteOnce"}},
+	{bugInsertDropsProps, []string{"Properties/WrittenWithTheJob"}},
+	{bugDuplicateProps, []string{"Properties/WrittenWithTheJob"}},
+	{bugPrefixLike, []string{"Properties/Prefix"}},
 }
 
 // memoryHarness is the internal harness of a memory.Store with defect b.

@@ -3,11 +3,9 @@ package tck
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -153,13 +151,7 @@ func (s *refStore) TryAcquireLease(_ context.Context, name, owner string, ttl ti
 	}
 	l, held := s.leases[name]
 	free := !held || l.owner == owner
-	switch s.bug {
-	case bugLeaseNeverExpires:
-	case bugLeaseExpiryExclusive:
-		free = free || now.After(l.expires)
-	default:
-		free = free || !now.Before(l.expires)
-	}
+	free = free || !now.Before(l.expires)
 	if !free {
 		return false, nil
 	}
@@ -173,11 +165,7 @@ func (s *refStore) TryAcquireLease(_ context.Context, name, owner string, ttl ti
 		runtime.Gosched()
 		s.mu.Lock()
 	}
-	exp := now.Add(ttl)
-	if held && l.owner == owner && s.bug == bugLeaseRenewKeepsExpiry {
-		exp = l.expires
-	}
-	s.leases[name] = refLease{owner: owner, expires: exp}
+	s.leases[name] = refLease{owner: owner, expires: now.Add(ttl)}
 	return true, nil
 }
 
@@ -187,7 +175,7 @@ func (s *refStore) ReleaseLease(_ context.Context, name, owner string) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if l, ok := s.leases[name]; ok && (l.owner == owner || s.bug == bugLeaseReleaseAnyOwner) {
+	if l, ok := s.leases[name]; ok && l.owner == owner {
 		delete(s.leases, name)
 	}
 	return nil
@@ -228,9 +216,7 @@ func (s *refStore) writeState(id uuid.UUID, ns string, state []byte, expected in
 		return 0, err
 	}
 	if fenced {
-		owner := (j.Status == spi.StatusRunning || s.bug == bugStateFenceIgnoresStatus) &&
-			(j.ClaimSeq == claimSeq || s.bug == bugStateFenceIgnoresSeq)
-		if !owner {
+		if j.Status != spi.StatusRunning || j.ClaimSeq != claimSeq {
 			return spi.StateSuperseded, nil
 		}
 	}
@@ -242,19 +228,12 @@ func (s *refStore) writeState(id uuid.UUID, ns string, state []byte, expected in
 			return spi.StateVersionConflict, nil
 		}
 	} else {
-		if !exists || (cur.Version != expected && s.bug != bugStateIgnoresVersion) {
+		if !exists || cur.Version != expected {
 			return spi.StateVersionConflict, nil
 		}
 		next = cur.Version + 1
 	}
-	data := bytes.Clone(state)
-	if s.bug == bugStateCompactsJSON {
-		var b bytes.Buffer
-		if json.Compact(&b, state) == nil {
-			data = b.Bytes()
-		}
-	}
-	s.states[k] = spi.VersionedState{JSON: data, Version: next}
+	s.states[k] = spi.VersionedState{JSON: bytes.Clone(state), Version: next}
 	return spi.StateUpdated, nil
 }
 
@@ -288,7 +267,7 @@ func (s *refStore) PutProperty(_ context.Context, id uuid.UUID, key, value strin
 		p = map[string]string{}
 		s.props[id] = p
 	}
-	if old, ok := p[key]; ok && old != value && s.bug != bugPropertyOverwrite {
+	if old, ok := p[key]; ok && old != value {
 		return fmt.Errorf("%w: job %s property %q", spi.ErrPropertyExists, id, key)
 	}
 	p[key] = value
@@ -308,24 +287,6 @@ func (s *refStore) GetProperty(_ context.Context, id uuid.UUID, key string) (str
 	return v, ok, nil
 }
 
-// likePrefix matches like SQL's key LIKE prefix || '%' without escaping,
-// with SQLite's ASCII case folding.
-func likePrefix(key, prefix string) bool {
-	var b strings.Builder
-	b.WriteString("(?is)^")
-	for _, r := range prefix {
-		switch r {
-		case '%':
-			b.WriteString(".*")
-		case '_':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	return regexp.MustCompile(b.String()).MatchString(key)
-}
-
 func (s *refStore) GetPropertiesByPrefix(_ context.Context, id uuid.UUID, prefix string) (map[string]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -337,7 +298,7 @@ func (s *refStore) GetPropertiesByPrefix(_ context.Context, id uuid.UUID, prefix
 	}
 	out := map[string]string{}
 	for k, v := range s.props[id] {
-		if strings.HasPrefix(k, prefix) || (s.bug == bugPrefixLike && likePrefix(k, prefix)) {
+		if strings.HasPrefix(k, prefix) {
 			out[k] = v
 		}
 	}

@@ -317,19 +317,12 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		if j.IdempotencyKey != "" {
 			if old, ok := s.keys[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: old, Duplicate: true}
-				if s.bug == bugDuplicateProps {
-					for k, v := range j.Properties {
-						s.putPropLocked(old, k, v)
-					}
-				}
 				continue
 			}
 		}
 		c := j.Clone()
-		if s.bug != bugInsertDropsProps {
-			for k, v := range c.Properties {
-				s.putPropLocked(c.ID, k, v)
-			}
+		for k, v := range c.Properties {
+			s.putPropLocked(c.ID, k, v)
 		}
 		c.Properties = nil
 		c.Status = spi.StatusPending

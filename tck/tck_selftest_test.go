@@ -160,21 +160,8 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugInsertAcceptsBadLimit, []string{"Permits/InvalidLimit", "Permits/InvalidLimitInBatch"}},
 		{bugInsertPartialBatch, []string{"Permits/InvalidLimitInBatch"}},
 
-		{bugLeaseNeverExpires, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary", "Lease/Takeover"}},
-		{bugLeaseExpiryExclusive, []string{"Lease/RenewalExtends", "Lease/ExpiryBoundary"}},
-		{bugLeaseRenewKeepsExpiry, []string{"Lease/RenewalExtends"}},
-		{bugLeaseReleaseAnyOwner, []string{"Lease/Release", "Lease/Takeover"}},
 		{bugLeaseRace, []string{"Lease/Concurrency"}},
 
-		{bugStateIgnoresVersion, []string{"State/FencedInitAndUpdate", "State/Unfenced"}},
-		{bugStateFenceIgnoresSeq, []string{"State/FencedStaleSeq"}},
-		{bugStateFenceIgnoresStatus, []string{"State/FencedNotRunning"}},
-		{bugStateCompactsJSON, []string{"State/JSONRoundTrip"}},
-
-		{bugPropertyOverwrite, []string{"Properties/WriteOnce"}},
-		{bugInsertDropsProps, []string{"Properties/WrittenWithTheJob"}},
-		{bugDuplicateProps, []string{"Properties/WrittenWithTheJob"}},
-		{bugPrefixLike, []string{"Properties/Prefix"}},
 		{bugFindUnsorted, []string{"Properties/FindJobs"}},
 
 		{bugWakeupNoSource, []string{"Wakeup/Source"}},

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,10 +41,15 @@ func (s *Store) TryAcquireLease(_ context.Context, name, owner string, ttl time.
 	}
 	defer s.unlock()
 	l, held := s.leases[name]
-	if held && l.owner != owner && now.Before(l.expires) {
+	live := now.Before(l.expires) || s.bug("a lease never expires") || (s.bug("a lease is held through now = expiry") && now.Equal(l.expires))
+	if held && l.owner != owner && live {
 		return false, nil
 	}
-	s.leases[name] = lease{owner: owner, expires: now.Add(ttl)}
+	exp := now.Add(ttl)
+	if held && l.owner == owner && s.bug("a lease renewal keeps the old expiry") {
+		exp = l.expires
+	}
+	s.leases[name] = lease{owner: owner, expires: exp}
 	return true, nil
 }
 
@@ -52,7 +59,7 @@ func (s *Store) ReleaseLease(_ context.Context, name, owner string) error {
 		return err
 	}
 	defer s.unlock()
-	if l, ok := s.leases[name]; ok && l.owner == owner {
+	if l, ok := s.leases[name]; ok && (l.owner == owner || s.bug("ReleaseLease frees another owner's lease")) {
 		delete(s.leases, name)
 	}
 	return nil
@@ -90,20 +97,28 @@ func (s *Store) writeState(id uuid.UUID, ns string, state []byte, expected int64
 	if err != nil {
 		return 0, err
 	}
-	if fence >= 0 && (j.Status != spi.StatusRunning || j.ClaimSeq != fence) {
+	if fence >= 0 && ((j.Status != spi.StatusRunning && !s.bug("fenced state write ignores the status")) ||
+		(j.ClaimSeq != fence && !s.bug("fenced state write ignores the claim sequence"))) {
 		return spi.StateSuperseded, nil
 	}
 	k := stateKey{id, ns}
 	cur, exists := s.states[k]
 	switch {
-	case init && exists, !init && !exists, !init && cur.Version != expected:
+	case init && exists, !init && !exists, !init && cur.Version != expected && !s.bug("state update ignores the expected version"):
 		return spi.StateVersionConflict, nil
 	}
 	next := int64(0)
 	if !init {
 		next = cur.Version + 1
 	}
-	s.states[k] = spi.VersionedState{JSON: append([]byte(nil), state...), Version: next}
+	data := append([]byte(nil), state...)
+	if s.bug("state JSON is compacted") {
+		var b bytes.Buffer
+		if json.Compact(&b, state) == nil {
+			data = b.Bytes()
+		}
+	}
+	s.states[k] = spi.VersionedState{JSON: data, Version: next}
 	return spi.StateUpdated, nil
 }
 
@@ -144,7 +159,7 @@ func (s *Store) PutProperty(_ context.Context, id uuid.UUID, key, value string) 
 		p = map[string]string{}
 		s.props[id] = p
 	}
-	if old, ok := p[key]; ok && old != value {
+	if old, ok := p[key]; ok && old != value && !s.bug("properties are not write-once") {
 		return fmt.Errorf("%w: job %s property %q", spi.ErrPropertyExists, id, key)
 	}
 	p[key] = value
@@ -175,7 +190,7 @@ func (s *Store) GetPropertiesByPrefix(_ context.Context, id uuid.UUID, prefix st
 	}
 	out := map[string]string{}
 	for k, v := range s.props[id] {
-		if strings.HasPrefix(k, prefix) {
+		if strings.HasPrefix(k, prefix) || (s.bug("property prefix matched with LIKE") && likePrefix(k, prefix)) {
 			out[k] = v
 		}
 	}

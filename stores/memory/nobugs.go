@@ -8,3 +8,6 @@ type planted struct{}
 // bug is false in a normal build, and the compiler drops the code it
 // guards (see bugs.go).
 func (*Store) bug(string) bool { return false }
+
+// likePrefix is a planted defect's (bugs.go).
+func likePrefix(string, string) bool { return false }

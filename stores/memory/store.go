@@ -206,6 +206,9 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		if j.IdempotencyKey != "" && !s.bug("idempotency keys ignored") {
 			if id, ok := s.byKey[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: id, Duplicate: true}
+				if s.bug("a duplicate's properties land on the job holding its key") && len(j.Properties) > 0 {
+					s.props[id] = maps.Clone(j.Properties)
+				}
 				continue
 			}
 			if s.bug("duplicate keys inside one batch not seen") {
@@ -229,7 +232,10 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		}
 		c.Status = spi.StatusPending
 		if len(c.Properties) > 0 {
-			s.props[c.ID], c.Properties = c.Properties, nil // kept where PutProperty keeps them
+			if !s.bug("InsertJobs drops the properties") {
+				s.props[c.ID] = c.Properties // kept where PutProperty keeps them
+			}
+			c.Properties = nil
 		}
 		s.jobs[c.ID] = c
 		s.insertOrder(c.ID)
