@@ -376,7 +376,7 @@ func (s *refStore) UpdateSchedule(_ context.Context, r spi.ScheduleRow, expected
 		return false, err
 	}
 	old, ok := s.scheds[r.ID]
-	if !ok || (old.Version != expected && s.bug != bugUpdateIgnoresVersion) {
+	if !ok || old.Version != expected {
 		return false, nil
 	}
 	old.TaskName, old.Definition, old.Paused, old.NextFireAt, old.UpdatedAt = r.TaskName, slices.Clone(r.Definition), r.Paused, r.NextFireAt, r.UpdatedAt
@@ -443,11 +443,7 @@ func (s *refStore) DueSchedules(_ context.Context, now time.Time, limit int) ([]
 	}
 	var out []spi.ScheduleRow
 	for _, r := range s.scheds {
-		due := !r.NextFireAt.After(now)
-		if s.bug == bugDueExclusive {
-			due = r.NextFireAt.Before(now)
-		}
-		if due && (!r.Paused || s.bug == bugDueIncludesPaused) {
+		if !r.NextFireAt.After(now) && !r.Paused {
 			out = append(out, r)
 		}
 	}
@@ -471,18 +467,7 @@ func (s *refStore) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []
 		return false, nil, nil
 	}
 	jobs := f.Jobs
-	if s.bug == bugFireWritesDuplicate {
-		jobs = cloneJobs(jobs)
-		for _, j := range jobs {
-			j.IdempotencyKey = ""
-		}
-	}
-	if s.bug == bugFireNotAtomic {
-		if _, err := s.insertLocked(jobs); err != nil {
-			return false, nil, err
-		}
-	}
-	if r.Version != f.Version && s.bug != bugFireIgnoresVersion {
+	if r.Version != f.Version {
 		return false, nil, nil
 	}
 	for _, j := range jobs {
@@ -490,15 +475,12 @@ func (s *refStore) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []
 			return false, nil, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
 		}
 	}
-	var res []spi.InsertResult
-	if s.bug != bugFireNotAtomic {
-		var err error
-		if res, err = s.insertLocked(jobs); err != nil {
-			return false, nil, err
-		}
+	res, err := s.insertLocked(jobs)
+	if err != nil {
+		return false, nil, err
 	}
 	r.NextFireAt, r.Skipped, r.UpdatedAt = f.NextFireAt, r.Skipped+f.Skipped, f.Now
-	if f.Skipped > 0 && s.bug != bugSkipsNotRecorded {
+	if f.Skipped > 0 {
 		s.skips[f.ID] = append(s.skips[f.ID], spi.SkipRecord{From: f.SkippedFrom.UTC(), To: f.SkippedTo.UTC(), Slots: f.Skipped, At: f.Now.UTC()})
 	}
 	if len(f.Jobs) > 0 {
@@ -518,8 +500,7 @@ func (s *refStore) ArchiveJobs(_ context.Context, before time.Time, limit int) (
 	var ids []uuid.UUID
 	for id, r := range s.rows {
 		j := r.job
-		old := j.FinishedAt.Before(before) || s.bug == bugArchiveIgnoresAge
-		if (j.Status.Terminal() || s.bug == bugArchiveRunning) && old && !s.liveDependentsLocked(id) && !s.inOpenBatchLocked(j) {
+		if j.Status.Terminal() && j.FinishedAt.Before(before) && !s.liveDependentsLocked(id) && !s.inOpenBatchLocked(j) {
 			ids = append(ids, id)
 		}
 	}
@@ -527,13 +508,10 @@ func (s *refStore) ArchiveJobs(_ context.Context, before time.Time, limit int) (
 	ids = ids[:min(len(ids), limit)]
 	for _, id := range ids {
 		j := s.rows[id].job.Clone()
-		if p := s.props[id]; len(p) > 0 && s.bug != bugArchiveDropsProps {
+		if p := s.props[id]; len(p) > 0 {
 			j.Properties = maps.Clone(p)
 		}
 		s.archived[id] = j
-		if s.bug == bugArchiveKeepsLive {
-			continue
-		}
 		delete(s.deps, id)
 		delete(s.rows, id)
 		delete(s.props, id)
@@ -598,7 +576,7 @@ func (s *refStore) PurgeArchivedJobs(_ context.Context, before time.Time, limit 
 	}
 	var old []*spi.Job
 	for _, j := range s.archived {
-		if j.FinishedAt.Before(before) || s.bug == bugPurgeIgnoresAge {
+		if j.FinishedAt.Before(before) {
 			old = append(old, j)
 		}
 	}
@@ -613,15 +591,6 @@ func (s *refStore) PurgeArchivedJobs(_ context.Context, before time.Time, limit 
 		delete(s.archived, j.ID)
 		delete(s.logs, j.ID)
 	}
-	if s.bug == bugPurgeLive {
-		for id, r := range s.rows {
-			if r.job.Status.Terminal() && r.job.FinishedAt.Before(before) {
-				delete(s.rows, id)
-				delete(s.props, id)
-				s.order = slices.DeleteFunc(s.order, func(o uuid.UUID) bool { return o == id })
-			}
-		}
-	}
 	return len(old), nil
 }
 
@@ -634,7 +603,7 @@ func (s *refStore) AppendJobLogs(_ context.Context, as []spi.LogAppend) ([]bool,
 	out := make([]bool, len(as))
 	for i, a := range as {
 		r, ok := s.rows[a.JobID]
-		if !ok || (r.job.ClaimSeq != a.ClaimSeq && s.bug != bugLogUnfenced) {
+		if !ok || r.job.ClaimSeq != a.ClaimSeq {
 			continue
 		}
 		out[i] = true
@@ -645,19 +614,17 @@ func (s *refStore) AppendJobLogs(_ context.Context, as []spi.LogAppend) ([]bool,
 		for _, l := range a.Lines {
 			have, dup := 0, false
 			for _, o := range s.logs[a.JobID] {
-				if o.ClaimSeq == a.ClaimSeq || s.bug != bugLogPerRunBound {
-					have++
-				}
+				have++
 				dup = dup || (o.ClaimSeq == a.ClaimSeq && o.Line == l.Line)
 			}
-			if dup && s.bug != bugLogResendTwice {
+			if dup {
 				continue
 			}
-			if have > limit && s.bug != bugLogUnbounded {
+			if have > limit {
 				break
 			}
 			l.ClaimSeq, l.Time = a.ClaimSeq, l.Time.UTC().Truncate(time.Microsecond)
-			if have == limit && s.bug != bugLogUnbounded {
+			if have == limit {
 				l.Level, l.Message = "WARN", "log truncated"
 			}
 			s.logs[a.JobID] = append(s.logs[a.JobID], l)
@@ -691,7 +658,7 @@ func (s *refStore) DeleteJobLogs(_ context.Context, before time.Time, limit int)
 	n, jobs := 0, 0
 	for _, id := range ids {
 		kept := slices.DeleteFunc(slices.Clone(s.logs[id]), func(l spi.LogLine) bool {
-			return l.Time.Before(before) || s.bug == bugLogDeleteIgnores
+			return l.Time.Before(before)
 		})
 		if len(kept) == len(s.logs[id]) {
 			continue

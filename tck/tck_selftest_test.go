@@ -166,19 +166,6 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 
 		{bugWakeupNoSource, []string{"Wakeup/Source"}},
 
-		{bugArchiveRunning, []string{"Archive/NotFinishedStays"}},
-		{bugArchiveIgnoresAge, []string{"Archive/MovesFinishedJobs"}},
-		{bugArchiveDropsProps, []string{"Archive/MovesFinishedJobs"}},
-		{bugArchiveKeepsLive, []string{"Archive/MovesFinishedJobs"}},
-		{bugPurgeIgnoresAge, []string{"Archive/Purge"}},
-		{bugPurgeLive, []string{"Archive/Purge"}},
-		{bugSkipsNotRecorded, []string{"Schedules/FireAdvances"}},
-		{bugLogUnfenced, []string{"JobLogs/FencedByTheClaim"}},
-		{bugLogResendTwice, []string{"JobLogs/ResentAppendWritesOnce"}},
-		{bugLogUnbounded, []string{"JobLogs/BoundedWithAMarker"}},
-		{bugLogPerRunBound, []string{"JobLogs/BoundedWithAMarker"}},
-		{bugLogDeleteIgnores, []string{"JobLogs/RetentionDeletesOldLines"}},
-
 		{bugReleaseFirstParent, []string{"Workflows/ReleaseOnLastParent", "Workflows/RetryRevives"}},
 		{bugReleaseKeepsDue, []string{"Workflows/ReleaseOnLastParent"}},
 		{bugNoReleaseOnCancel, []string{"Workflows/ReleaseOnEveryFinish", "Workflows/CancelBlocked"}},
@@ -216,13 +203,6 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugAuditIgnoresBefore, []string{"Audit/ListNewestFirst", "Audit/ListDefaultLimit"}},
 		{bugAuditDeleteIgnoreLimit, []string{"Audit/DeleteByAge"}},
 		{bugAuditSkipsValidate, []string{"Audit/RefusesInvalid"}},
-
-		{bugFireIgnoresVersion, []string{"Schedules/FireAdvances"}},
-		{bugFireNotAtomic, []string{"Schedules/FireAdvances", "Schedules/FireInvalidJob"}},
-		{bugUpdateIgnoresVersion, []string{"Schedules/UpdateCompareAndSet"}},
-		{bugDueIncludesPaused, []string{"Schedules/Due"}},
-		{bugDueExclusive, []string{"Schedules/Due"}},
-		{bugFireWritesDuplicate, []string{"Schedules/SlotFiresOnce", "Schedules/ConcurrentFirers"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(string(tt.bug), " ", "_"), func(t *testing.T) {

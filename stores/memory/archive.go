@@ -31,13 +31,15 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 		if len(moved) >= limit {
 			break
 		}
-		if j := s.jobs[id]; j.FinishedAt.Before(before) && s.leavable(j) {
+		j := s.jobs[id]
+		if (j.FinishedAt.Before(before) || s.bug("ArchiveJobs ignores the cutoff")) &&
+			(s.leavable(j) || (s.bug("ArchiveJobs archives jobs that are not finished") && !j.Status.Terminal())) {
 			moved = append(moved, id)
 		}
 	}
 	for _, id := range moved {
 		a := archived{job: s.jobs[id].Clone(), states: map[string]spi.VersionedState{}}
-		if p := s.props[id]; len(p) > 0 {
+		if p := s.props[id]; len(p) > 0 && !s.bug("ArchiveJobs loses the properties") {
 			a.job.Properties = p
 		}
 		for k, v := range s.states {
@@ -48,7 +50,9 @@ func (s *Store) ArchiveJobs(_ context.Context, before time.Time, limit int) (int
 		s.archive[id] = a
 	}
 	if len(moved) > 0 {
-		s.removeLive(moved)
+		if !s.bug("ArchiveJobs copies without removing the live job") {
+			s.removeLive(moved)
+		}
 		s.arcIDs = append(s.arcIDs, moved...)
 		slices.SortFunc(s.arcIDs, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	}
@@ -94,7 +98,7 @@ func (s *Store) PurgeArchivedJobs(_ context.Context, before time.Time, limit int
 	defer s.unlock()
 	var old []*spi.Job
 	for _, a := range s.archive {
-		if a.job.FinishedAt.Before(before) {
+		if a.job.FinishedAt.Before(before) || s.bug("PurgeArchivedJobs ignores the cutoff") {
 			old = append(old, a.job)
 		}
 	}
@@ -112,6 +116,15 @@ func (s *Store) PurgeArchivedJobs(_ context.Context, before time.Time, limit int
 		gone[j.ID] = true
 	}
 	s.arcIDs = slices.DeleteFunc(s.arcIDs, func(id uuid.UUID) bool { return gone[id] })
+	if s.bug("PurgeArchivedJobs deletes live jobs") {
+		var live []uuid.UUID
+		for id, j := range s.jobs {
+			if j.Status.Terminal() && j.FinishedAt.Before(before) {
+				live = append(live, id)
+			}
+		}
+		s.removeLive(live)
+	}
 	return len(old), nil
 }
 

@@ -5,6 +5,9 @@ package memory
 import (
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // Plant makes s behave as the planted defect name of the conformance
@@ -40,4 +43,42 @@ func likePrefix(key, prefix string) bool {
 		}
 	}
 	return regexp.MustCompile(b.String()).MatchString(key)
+}
+
+// logBugs reports whether a planted defect of the job log's bound or
+// resend check is on: appendLogBugs then writes an append.
+func (s *Store) logBugs() bool {
+	return s.bug("AppendJobLogs writes a resent append's lines again") || s.bug("AppendJobLogs keeps every line") ||
+		s.bug("AppendJobLogs bounds each execution, not the job")
+}
+
+// appendLogBugs is log with the lines of a written as the planted defect
+// writes them.
+func appendLogBugs(s *Store, log []spi.LogLine, a spi.LogAppend) []spi.LogLine {
+	limit := a.MaxLines
+	if limit <= 0 {
+		limit = spi.DefaultMaxLogLines
+	}
+	unbounded := s.bug("AppendJobLogs keeps every line")
+	for _, l := range a.Lines {
+		have, dup := 0, false
+		for _, o := range log {
+			if o.ClaimSeq == a.ClaimSeq || !s.bug("AppendJobLogs bounds each execution, not the job") {
+				have++
+			}
+			dup = dup || (o.ClaimSeq == a.ClaimSeq && o.Line == l.Line)
+		}
+		if dup && !s.bug("AppendJobLogs writes a resent append's lines again") {
+			continue
+		}
+		if have > limit && !unbounded {
+			break
+		}
+		l.ClaimSeq, l.Time = a.ClaimSeq, l.Time.UTC().Truncate(time.Microsecond)
+		if have == limit && !unbounded {
+			l.Level, l.Message = "WARN", "log truncated"
+		}
+		log = append(log, l)
+	}
+	return log
 }

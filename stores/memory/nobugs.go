@@ -2,6 +2,8 @@
 
 package memory
 
+import "github.com/ratchet-go/ratchet/sdk/spi"
+
 // planted is empty in a normal build: no defect can be planted.
 type planted struct{}
 
@@ -11,3 +13,9 @@ func (*Store) bug(string) bool { return false }
 
 // likePrefix is a planted defect's (bugs.go).
 func likePrefix(string, string) bool { return false }
+
+// logBugs is false: see bugs.go.
+func (*Store) logBugs() bool { return false }
+
+// appendLogBugs is a planted defect's (bugs.go).
+func appendLogBugs(_ *Store, log []spi.LogLine, _ spi.LogAppend) []spi.LogLine { return log }

@@ -40,7 +40,7 @@ func (s *Store) UpdateSchedule(_ context.Context, r spi.ScheduleRow, expected in
 	}
 	defer s.unlock()
 	old, ok := s.scheds[r.ID]
-	if !ok || old.Version != expected {
+	if !ok || (old.Version != expected && !s.bug("UpdateSchedule ignores the expected version")) {
 		return false, nil
 	}
 	old.TaskName, old.Definition, old.Paused, old.NextFireAt, old.UpdatedAt = r.TaskName, bytes.Clone(r.Definition), r.Paused, r.NextFireAt, r.UpdatedAt
@@ -67,7 +67,10 @@ func (s *Store) ListSchedules(_ context.Context, after string, limit int) ([]spi
 
 // DueSchedules implements spi.ScheduleStore.
 func (s *Store) DueSchedules(_ context.Context, now time.Time, limit int) ([]spi.ScheduleRow, error) {
-	return s.selectSchedules(limit, func(r spi.ScheduleRow) bool { return !r.Paused && !r.NextFireAt.After(now) },
+	return s.selectSchedules(limit, func(r spi.ScheduleRow) bool {
+		due := !r.NextFireAt.After(now) && !(s.bug("DueSchedules excludes a schedule due exactly now") && r.NextFireAt.Equal(now))
+		return due && (!r.Paused || s.bug("DueSchedules includes paused schedules"))
+	},
 		func(a, b spi.ScheduleRow) int {
 			if c := a.NextFireAt.Compare(b.NextFireAt); c != 0 {
 				return c
@@ -130,18 +133,35 @@ func (s *Store) FireSchedule(_ context.Context, f spi.ScheduleFire) (bool, []spi
 	}
 	defer s.unlock()
 	r, ok := s.scheds[f.ID]
-	if !ok || r.Version != f.Version {
+	if !ok {
 		return false, nil, nil
 	}
-	if err := spi.ValidateJobs(f.Jobs); err != nil { // before anything is written
+	jobs := f.Jobs
+	if s.bug("FireSchedule writes a second job for a slot's key") {
+		jobs = make([]*spi.Job, len(f.Jobs))
+		for i, j := range f.Jobs {
+			jobs[i] = j.Clone()
+			jobs[i].IdempotencyKey = ""
+		}
+	}
+	if s.bug("FireSchedule inserts the jobs before it checks the version") {
+		s.writeLocked(jobs) // unchecked
+	}
+	if r.Version != f.Version && !s.bug("FireSchedule ignores the version") {
+		return false, nil, nil
+	}
+	if err := spi.ValidateJobs(jobs); err != nil { // before anything is written
 		return false, nil, fmt.Errorf("memory: fire schedule %q: %w", f.ID, err)
 	}
-	res, err := s.insertLocked(f.Jobs)
-	if err != nil {
-		return false, nil, fmt.Errorf("memory: fire schedule %q: %w", f.ID, err)
+	var res []spi.InsertResult
+	if !s.bug("FireSchedule inserts the jobs before it checks the version") {
+		var err error
+		if res, err = s.insertLocked(jobs); err != nil {
+			return false, nil, fmt.Errorf("memory: fire schedule %q: %w", f.ID, err)
+		}
 	}
 	r.NextFireAt, r.Skipped, r.UpdatedAt = f.NextFireAt, r.Skipped+f.Skipped, f.Now
-	if rec, ok := f.SkipRecord(); ok {
+	if rec, ok := f.SkipRecord(); ok && !s.bug("FireSchedule counts skipped slots without recording them") {
 		recs := append(s.skips[f.ID], rec)
 		s.skips[f.ID] = recs[max(0, len(recs)-spi.MaxSkipRecords):]
 	}

@@ -200,6 +200,11 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 			return nil, fmt.Errorf("memory: insert: job id %s already exists", j.ID)
 		}
 	}
+	return s.writeLocked(jobs), nil
+}
+
+// writeLocked writes the valid new jobs, with s.mu held.
+func (s *Store) writeLocked(jobs []*spi.Job) []spi.InsertResult {
 	res := make([]spi.InsertResult, len(jobs))
 	batchKeys := map[string]uuid.UUID{}
 	for i, j := range jobs {
@@ -246,7 +251,7 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		res[i] = spi.InsertResult{ID: c.ID}
 	}
 	maps.Copy(s.byKey, batchKeys)
-	return res, nil
+	return res
 }
 
 func (s *Store) insertOrder(id uuid.UUID) {
