@@ -135,6 +135,16 @@ var memoryBugs = []struct {
 	{bugLogResendTwice, []string{"JobLogs/ResentAppendWritesOnce"}},
 	{bugLogUnbounded, []string{"JobLogs/BoundedWithAMarker"}},
 	{bugLogPerRunBound, []string{"JobLogs/BoundedWithAMarker"}},
+	{bugReleaseFirstParent, []string{"Workflows/ReleaseOnLastParent", "Workflows/RetryRevives"}},
+	{bugReleaseKeepsDue, []string{"Workflows/ReleaseOnLastParent"}},
+	{bugNoReleaseOnCancel, []string{"Workflows/ReleaseOnEveryFinish", "Workflows/CancelBlocked"}},
+	{bugCancelBlockedRefused, []string{"Workflows/CancelBlocked"}},
+	{bugRetryNoRevive, []string{"Workflows/RetryRevives"}},
+	{bugReviveManualCancel, []string{"Workflows/RetryRevives"}},
+	{bugCancelFlowKeepsSeq, []string{"Workflows/CancelWorkflow"}},
+	{bugArchiveParents, []string{"Workflows/ArchiveKeepsParents"}},
+	{bugNoParentStatus, []string{"Workflows/ReleaseOnLastParent", "Workflows/ReleaseOnEveryFinish", "Workflows/Repair"}},
+	{bugCancelWaitingRefused, []string{"Signals/CancelWaiting"}},
 }
 
 // memoryHarness is the internal harness of a memory.Store with defect b.

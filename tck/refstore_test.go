@@ -670,19 +670,16 @@ func (s *refStore) cancelLocked(id uuid.UUID, now time.Time) error {
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
 	j := r.job
-	if j.Status == spi.StatusWaiting && s.bug != bugCancelWaitingRefused {
+	if j.Status == spi.StatusWaiting {
 		s.resolveLocked(j, spi.SignalCancelled, nil, now)
 		return nil
 	}
-	blocked := j.Status == spi.StatusBlocked && s.bug != bugCancelBlockedRefused
-	if j.Status != spi.StatusPending && !blocked {
+	if j.Status != spi.StatusPending && j.Status != spi.StatusBlocked {
 		return fmt.Errorf("%w: job %s is %s, not PENDING", spi.ErrInvalidState, id, j.Status)
 	}
 	j.Status = spi.StatusCancelled
 	j.FinishedAt = now
-	if s.bug != bugNoReleaseOnCancel {
-		s.finishedLocked(j, now)
-	}
+	s.finishedLocked(j, now)
 	return nil
 }
 

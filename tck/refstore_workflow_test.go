@@ -68,15 +68,13 @@ func (s *refStore) finishedLocked(j *spi.Job, now time.Time) {
 		c := r.job
 		for i, d := range s.deps[cid] {
 			if d.ParentID == j.ID && d.ParentStatus == "" {
-				if s.bug != bugNoParentStatus {
-					s.deps[cid][i].ParentStatus = j.Status
-				}
+				s.deps[cid][i].ParentStatus = j.Status
 				c.Waiting--
 			}
 		}
-		if c.Status == spi.StatusBlocked && (c.Waiting == 0 || s.bug == bugReleaseFirstParent) {
+		if c.Status == spi.StatusBlocked && c.Waiting == 0 {
 			c.Status = spi.StatusPending
-			if c.ScheduledAt.Before(now) && s.bug != bugReleaseKeepsDue {
+			if c.ScheduledAt.Before(now) {
 				c.ScheduledAt = now
 			}
 		}
@@ -86,12 +84,9 @@ func (s *refStore) finishedLocked(j *spi.Job, now time.Time) {
 // reviveLocked makes the dependents that parent's failure cancelled or
 // skipped, and theirs, wait for it again.
 func (s *refStore) reviveLocked(parent uuid.UUID) {
-	if s.bug == bugRetryNoRevive {
-		return
-	}
 	for _, cid := range s.childrenLocked(parent) {
 		c := s.rows[cid].job
-		byDep := spi.CancelledByDependency(c.LastError) || s.bug == bugReviveManualCancel
+		byDep := spi.CancelledByDependency(c.LastError)
 		done := c.Status == spi.StatusCancelled || c.Status == spi.StatusSkipped
 		if !(c.Status == spi.StatusBlocked || c.Status == spi.StatusPending || (done && byDep)) {
 			continue
@@ -113,7 +108,7 @@ func (s *refStore) reviveLocked(parent uuid.UUID) {
 func (s *refStore) liveDependentsLocked(id uuid.UUID) bool {
 	for _, cid := range s.childrenLocked(id) {
 		if r := s.rows[cid]; r != nil && !r.job.Status.Terminal() {
-			return s.bug != bugArchiveParents
+			return true
 		}
 	}
 	return false
@@ -176,9 +171,7 @@ func (s *refStore) cancelWorkflowLocked(id uuid.UUID, now time.Time) int {
 		}
 		if j.Status == spi.StatusRunning {
 			s.leaveRunning(j)
-			if s.bug != bugCancelFlowKeepsSeq {
-				j.ClaimSeq++
-			}
+			j.ClaimSeq++
 			j.OwnerNode = ""
 		}
 		if j.Status == spi.StatusWaiting {

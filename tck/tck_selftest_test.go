@@ -166,23 +166,13 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 
 		{bugWakeupNoSource, []string{"Wakeup/Source"}},
 
-		{bugReleaseFirstParent, []string{"Workflows/ReleaseOnLastParent", "Workflows/RetryRevives"}},
-		{bugReleaseKeepsDue, []string{"Workflows/ReleaseOnLastParent"}},
-		{bugNoReleaseOnCancel, []string{"Workflows/ReleaseOnEveryFinish", "Workflows/CancelBlocked"}},
-		{bugCancelBlockedRefused, []string{"Workflows/CancelBlocked"}},
-		{bugRetryNoRevive, []string{"Workflows/RetryRevives"}},
-		{bugReviveManualCancel, []string{"Workflows/RetryRevives"}},
-		{bugCancelFlowKeepsSeq, []string{"Workflows/CancelWorkflow"}},
-		{bugArchiveParents, []string{"Workflows/ArchiveKeepsParents"}},
 		{bugWorkflowUnchecked, []string{"Workflows/RejectsBadBatches"}},
-		{bugNoParentStatus, []string{"Workflows/ReleaseOnLastParent", "Workflows/ReleaseOnEveryFinish", "Workflows/Repair"}},
 
 		{bugDeliverIgnoresName, []string{"Signals/Deliver"}},
 		{bugExpireIgnoresDue, []string{"Signals/Expire"}},
 		{bugKeyIgnoresLimit, []string{"Signals/DeliverByKey"}},
 		{bugDeliverNotAtomic, []string{"Signals/DeliverVersusTimeout"}},
 		{bugSignalUnchecked, []string{"Signals/RejectsBad"}},
-		{bugCancelWaitingRefused, []string{"Signals/CancelWaiting"}},
 
 		{bugChunkIgnoresOffset, []string{"Batches/CreateAndChunks"}},
 		{bugFinishUnsealed, []string{"Batches/FinishSucceeded"}},

@@ -48,11 +48,13 @@ func (s *Store) finished(j *spi.Job, now time.Time) {
 		deps := s.deps[cid]
 		for i := range deps {
 			if deps[i].ParentID == j.ID && deps[i].ParentStatus == "" {
-				deps[i].ParentStatus = j.Status
+				if !s.bug("dependencies do not record the parent's state") {
+					deps[i].ParentStatus = j.Status
+				}
 				c.Waiting--
 			}
 		}
-		if c.Status == spi.StatusBlocked && c.Waiting <= 0 {
+		if c.Status == spi.StatusBlocked && (c.Waiting <= 0 || s.bug("a child is released by its first parent")) {
 			s.release(c, now)
 		}
 	}
@@ -62,7 +64,10 @@ func (s *Store) finished(j *spi.Job, now time.Time) {
 // now.
 func (s *Store) release(c *spi.Job, now time.Time) {
 	c.Waiting = 0
-	spi.Unblocked(c.ScheduledAt, now).Apply(c)
+	due := c.ScheduledAt
+	if spi.Unblocked(due, now).Apply(c); s.bug("a released child keeps its old due time") {
+		c.ScheduledAt = due
+	}
 	s.enqueue(c)
 }
 
@@ -71,6 +76,9 @@ func (s *Store) release(c *spi.Job, now time.Time) {
 // its dependencies cancelled or skipped, waits BLOCKED for parent again,
 // and so on down the workflow.
 func (s *Store) revive(parent uuid.UUID) {
+	if s.bug("RetryFailedJob revives nothing") {
+		return
+	}
 	frontier := []uuid.UUID{parent}
 	for len(frontier) > 0 {
 		p := frontier[0]
@@ -81,7 +89,8 @@ func (s *Store) revive(parent uuid.UUID) {
 				continue
 			}
 			again := c.Status == spi.StatusBlocked || c.Status == spi.StatusPending ||
-				((c.Status == spi.StatusCancelled || c.Status == spi.StatusSkipped) && spi.CancelledByDependency(c.LastError))
+				((c.Status == spi.StatusCancelled || c.Status == spi.StatusSkipped) &&
+					(spi.CancelledByDependency(c.LastError) || s.bug("RetryFailedJob revives jobs cancelled by hand")))
 			if !again {
 				continue
 			}
@@ -106,7 +115,7 @@ func (s *Store) revive(parent uuid.UUID) {
 func (s *Store) hasLiveDependents(j *spi.Job) bool {
 	for _, cid := range s.children[j.ID] {
 		if c := s.jobs[cid]; c != nil && !c.Status.Terminal() {
-			return true
+			return !s.bug("ArchiveJobs archives parents of unfinished children")
 		}
 	}
 	return false
@@ -181,7 +190,10 @@ func (s *Store) cancelWorkflow(id uuid.UUID, now time.Time) int {
 		switch j.Status {
 		case spi.StatusRunning:
 			s.leaveRunning(j)
-			spi.Aborted(now).Apply(j)
+			seq := j.ClaimSeq
+			if spi.Aborted(now).Apply(j); s.bug("CancelWorkflow keeps the claim sequence of RUNNING jobs") {
+				j.ClaimSeq = seq
+			}
 		case spi.StatusWaiting:
 			delete(s.waits, jid)
 			j.Signal.Outcome, j.Signal.ResolvedAt = spi.SignalCancelled, now
