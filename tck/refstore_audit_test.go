@@ -31,7 +31,7 @@ type refAudit struct {
 
 // AppendAudit implements spi.AuditLog.
 func (s *refStore) AppendAudit(_ context.Context, e spi.AuditEntry) (spi.AuditEntry, error) {
-	if err := e.Validate(); err != nil && s.bug != bugAuditSkipsValidate {
+	if err := e.Validate(); err != nil {
 		return spi.AuditEntry{}, fmt.Errorf("ref: append audit entry: %w", err)
 	}
 	s.mu.Lock()
@@ -60,12 +60,10 @@ func (s *refStore) ListAudit(_ context.Context, before int64, limit int) ([]spi.
 		limit = spi.DefaultAuditPage
 	}
 	es := slices.Clone(s.audit.entries)
-	if s.bug != bugAuditOldestFirst {
-		slices.Reverse(es)
-	}
+	slices.Reverse(es)
 	out := []spi.AuditEntry{}
 	for _, e := range es {
-		if (before <= 0 || e.Seq < before || s.bug == bugAuditIgnoresBefore) && len(out) < limit {
+		if (before <= 0 || e.Seq < before) && len(out) < limit {
 			out = append(out, e)
 		}
 	}
@@ -89,9 +87,7 @@ func (s *refStore) DeleteAudit(_ context.Context, before time.Time, limit int) (
 		}
 	}
 	slices.SortFunc(old, func(a, b spi.AuditEntry) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Seq, b.Seq)) })
-	if s.bug != bugAuditDeleteIgnoreLimit {
-		old = old[:min(limit, len(old))]
-	}
+	old = old[:min(limit, len(old))]
 	gone := map[int64]bool{}
 	for _, e := range old {
 		gone[e.Seq] = true

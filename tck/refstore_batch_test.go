@@ -30,7 +30,7 @@ const (
 // ended.
 func (s *refStore) inOpenBatchLocked(j *spi.Job) bool {
 	b := s.batches[j.WorkflowID]
-	return b != nil && b.Outcome == "" && s.bug != bugArchiveOpenBatch
+	return b != nil && b.Outcome == ""
 }
 
 // batchChildrenLocked returns the live children of batch id.
@@ -68,7 +68,7 @@ func (s *refStore) AddBatchChunk(_ context.Context, c spi.BatchChunk) (int64, er
 		return 0, fmt.Errorf("%w: batch %s", spi.ErrNotFound, c.BatchID)
 	case b != nil && (b.Sealed || b.Outcome != ""):
 		return 0, fmt.Errorf("%w: batch %s is sealed", spi.ErrInvalidState, c.BatchID)
-	case b != nil && c.Offset != b.Persisted && s.bug != bugChunkIgnoresOffset:
+	case b != nil && c.Offset != b.Persisted:
 		return 0, fmt.Errorf("batch %s: %w", c.BatchID, spi.ErrBatchOffset)
 	}
 	if _, err := s.insertLocked(c.Children); err != nil {
@@ -128,9 +128,6 @@ func (s *refStore) CancelBatch(_ context.Context, id uuid.UUID, now time.Time) (
 	case b.Outcome == "":
 		b.Outcome, b.FinishedAt, b.Sealed = spi.BatchCancelled, now, true
 	}
-	if s.bug == bugCancelBatchKeepsChildren {
-		return 0, nil
-	}
 	return s.cancelWorkflowLocked(id, now), nil
 }
 
@@ -142,7 +139,7 @@ func (s *refStore) FinishBatches(_ context.Context, now time.Time, limit int) ([
 	}
 	var open []*spi.Batch
 	for _, b := range s.batches {
-		if (b.Sealed || s.bug == bugFinishUnsealed) && b.Outcome == "" {
+		if b.Sealed && b.Outcome == "" {
 			open = append(open, b)
 		}
 	}
@@ -155,7 +152,7 @@ func (s *refStore) FinishBatches(_ context.Context, now time.Time, limit int) ([
 		done, ok := true, true
 		for _, j := range s.batchChildrenLocked(b.ID) {
 			done = done && j.Status.Terminal()
-			ok = ok && (j.Status == spi.StatusSucceeded || s.bug == bugFinishIgnoresFailure)
+			ok = ok && j.Status == spi.StatusSucceeded
 		}
 		if !done {
 			continue

@@ -26,33 +26,20 @@ const (
 // RetryFailedJobs implements spi.BulkManager.
 func (s *refStore) RetryFailedJobs(_ context.Context, ids []uuid.UUID, now time.Time) ([]bool, error) {
 	return s.bulk(ids, func(id uuid.UUID) error {
-		crash := 0
-		if r, ok := s.rows[id]; ok {
-			crash = r.job.CrashCount
-		}
-		err := s.retryFailedLocked(id, now)
-		if r, ok := s.rows[id]; ok && err == nil && s.bug == bugBulkRetryKeepsCrash {
-			r.job.CrashCount = crash
-		}
-		return err
+		return s.retryFailedLocked(id, now)
 	})
 }
 
 // CancelJobs implements spi.BulkManager.
 func (s *refStore) CancelJobs(_ context.Context, ids []uuid.UUID, now time.Time) ([]bool, error) {
 	return s.bulk(ids, func(id uuid.UUID) error {
-		r, ok := s.rows[id]
-		if ok && s.bug == bugBulkCancelNoRelease && r.job.Status == spi.StatusBlocked {
-			r.job.Status, r.job.FinishedAt = spi.StatusCancelled, now
-			return nil
-		}
 		return s.cancelLocked(id, now)
 	})
 }
 
 // bulk runs fn, under the lock, on each of ids in order.
 func (s *refStore) bulk(ids []uuid.UUID, fn func(uuid.UUID) error) ([]bool, error) {
-	if len(ids) > spi.MaxBulkIDs && s.bug != bugBulkNoLimit {
+	if len(ids) > spi.MaxBulkIDs {
 		return nil, fmt.Errorf("refstore: %d ids, at most %d a call", len(ids), spi.MaxBulkIDs)
 	}
 	s.mu.Lock()
@@ -71,7 +58,7 @@ func (s *refStore) bulk(ids []uuid.UUID, fn func(uuid.UUID) error) ([]bool, erro
 		case err == nil:
 			out[i] = true
 		case errors.Is(err, spi.ErrInvalidState):
-			out[i] = s.bug == bugBulkAnswersTrue
+			out[i] = false
 		case errors.Is(err, spi.ErrNotFound):
 		default:
 			return nil, err

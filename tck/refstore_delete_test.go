@@ -35,8 +35,7 @@ func (s *refStore) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error
 			continue
 		}
 		j := r.job
-		if !j.Status.Terminal() && s.bug != bugDeleteRunning ||
-			s.liveDependentsLocked(id) && s.bug != bugDeleteParents || s.inOpenBatchLocked(j) {
+		if !j.Status.Terminal() || s.liveDependentsLocked(id) || s.inOpenBatchLocked(j) {
 			continue
 		}
 		out[i], gone[id] = true, true
@@ -44,7 +43,7 @@ func (s *refStore) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error
 		delete(s.rows, id)
 		delete(s.props, id)
 		delete(s.logs, id)
-		if k := j.IdempotencyKey; k != "" && s.keys[k] == id && s.bug != bugDeleteKeepsKey {
+		if k := j.IdempotencyKey; k != "" && s.keys[k] == id {
 			delete(s.keys, k)
 		}
 		for k := range s.states {

@@ -31,9 +31,6 @@ func (s *refStore) JobValues(_ context.Context, archived bool, after uuid.UUID, 
 	}
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	limit = max(limit, 1)
-	if s.bug == bugValuesPastLimit {
-		limit++
-	}
 	var out []spi.StoredValue
 	n, last := 0, uuid.Nil
 	for _, id := range ids {
@@ -56,7 +53,7 @@ func (s *refStore) JobValues(_ context.Context, archived bool, after uuid.UUID, 
 		if len(j.Result) > 0 {
 			out = append(out, spi.StoredValue{JobID: id, Column: spi.ColumnResult, Archived: archived, Value: bytes.Clone(j.Result)})
 		}
-		if s.bug != bugValuesWithoutState && !archived {
+		if !archived {
 			var nss []string
 			for k := range s.states {
 				if k.id == id {
@@ -96,7 +93,7 @@ func (s *refStore) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]bool, len(rs))
-	same := func(have, read []byte) bool { return s.bug == bugRewriteBlind || bytes.Equal(have, read) }
+	same := bytes.Equal
 	for i, r := range rs {
 		if r.Column == spi.ColumnLog {
 			for k, l := range s.logs[r.JobID] {

@@ -83,7 +83,7 @@ func (s *refStore) waitsFor(j *spi.Job, name string) error {
 	switch {
 	case j.Status != spi.StatusWaiting:
 		return fmt.Errorf("%w: job %s is %s, not WAITING", spi.ErrInvalidState, j.ID, j.Status)
-	case j.Signal.Name != name && s.bug != bugDeliverIgnoresName:
+	case j.Signal.Name != name:
 		return fmt.Errorf("%w: job %s waits for %q, not %q", spi.ErrInvalidState, j.ID, j.Signal.Name, name)
 	}
 	return nil
@@ -130,9 +130,6 @@ func (s *refStore) DeliverSignalByKey(_ context.Context, key, name string, paylo
 	if key == "" {
 		return nil, nil
 	}
-	if s.bug == bugKeyIgnoresLimit {
-		limit = 1 << 30
-	}
 	var out []spi.ResolvedSignal
 	for _, j := range s.waitingLocked(func(j *spi.Job) bool { return j.Signal.Key == key && j.Signal.Name == name }) {
 		if len(out) >= limit {
@@ -151,7 +148,7 @@ func (s *refStore) ExpireSignals(_ context.Context, now time.Time, limit int) ([
 	}
 	due := s.waitingLocked(func(j *spi.Job) bool {
 		d := j.Signal.Deadline
-		return s.bug == bugExpireIgnoresDue || (!d.IsZero() && !d.After(now))
+		return !d.IsZero() && !d.After(now)
 	})
 	slices.SortStableFunc(due, func(a, b *spi.Job) int { return a.Signal.Deadline.Compare(b.Signal.Deadline) })
 	var out []spi.ResolvedSignal

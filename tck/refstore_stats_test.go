@@ -24,12 +24,8 @@ func (s *refStore) JobStats(_ context.Context, now time.Time) (spi.JobStats, err
 	for _, id := range s.order {
 		j := s.rows[id].job
 		k := spi.JobCount{Status: j.Status, Task: j.TaskName, Priority: j.Priority}
-		if s.bug == bugStatsMergesPriority {
-			k.Priority = spi.PriorityNormal
-		}
 		counts[k]++
-		due := j.Status == spi.StatusPending || s.bug == bugStatsOldestRunning
-		if due && !j.ScheduledAt.After(now) && (st.OldestDue.IsZero() || j.ScheduledAt.Before(st.OldestDue)) {
+		if j.Status == spi.StatusPending && !j.ScheduledAt.After(now) && (st.OldestDue.IsZero() || j.ScheduledAt.Before(st.OldestDue)) {
 			st.OldestDue = j.ScheduledAt
 		}
 	}

@@ -147,10 +147,6 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		{bugListInsertionOrder, []string{"List/OrderByID", "List/Paging"}},
 		{bugClaimIDDesc, []string{"Claim/OrderByID"}},
 		{bugDoubleClaim, []string{"ClaimConcurrency/ExclusiveClaims"}},
-		{bugBulkRetryKeepsCrash, []string{"Bulk/RetryOnlyFailed"}},
-		{bugBulkCancelNoRelease, []string{"Bulk/CancelBlocked"}},
-		{bugBulkAnswersTrue, []string{"Bulk/RetryOnlyFailed", "Bulk/CancelOnlyCancellable"}},
-		{bugBulkNoLimit, []string{"Bulk/BatchLimit"}},
 		{bugCorruptPlainError, []string{"Corrupt/GetJob", "Corrupt/ListJobs"}},
 		{bugListSkipsCorrupt, []string{"Corrupt/ListJobs"}},
 		{bugClaimPanicsOnCorrupt, []string{"Corrupt/ClaimNoPanic"}},
@@ -168,31 +164,11 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 
 		{bugWorkflowUnchecked, []string{"Workflows/RejectsBadBatches"}},
 
-		{bugDeliverIgnoresName, []string{"Signals/Deliver"}},
-		{bugExpireIgnoresDue, []string{"Signals/Expire"}},
-		{bugKeyIgnoresLimit, []string{"Signals/DeliverByKey"}},
 		{bugDeliverNotAtomic, []string{"Signals/DeliverVersusTimeout"}},
 		{bugSignalUnchecked, []string{"Signals/RejectsBad"}},
 
-		{bugChunkIgnoresOffset, []string{"Batches/CreateAndChunks"}},
-		{bugFinishUnsealed, []string{"Batches/FinishSucceeded"}},
 		{bugFinishNotAtomic, []string{"Batches/FinishOnceConcurrently"}},
-		{bugFinishIgnoresFailure, []string{"Batches/FinishFailed", "Batches/FinishOnceConcurrently"}},
-		{bugCancelBatchKeepsChildren, []string{"Batches/Cancel"}},
-		{bugArchiveOpenBatch, []string{"Batches/ArchiveKeepsOpenBatches"}},
-		{bugRewriteBlind, []string{"Rewrite/CompareAndSet"}},
-		{bugValuesWithoutState, []string{"Rewrite/PagesEveryValue"}},
-		{bugValuesPastLimit, []string{"Rewrite/PagesEveryValue"}},
 		{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
-		{bugStatsMergesPriority, []string{"Stats/CountsByStatusTaskPriority"}},
-		{bugDeleteRunning, []string{"Delete/DeletesFinishedOnly"}},
-		{bugDeleteParents, []string{"Delete/KeepsParentsOfUnfinished"}},
-		{bugDeleteKeepsKey, []string{"Delete/DeletesFinishedOnly"}},
-		{bugStatsOldestRunning, []string{"Stats/OldestDue"}},
-		{bugAuditOldestFirst, []string{"Audit/ListNewestFirst", "Audit/AppendAssignsSeq", "Audit/ConcurrentAppends"}},
-		{bugAuditIgnoresBefore, []string{"Audit/ListNewestFirst", "Audit/ListDefaultLimit"}},
-		{bugAuditDeleteIgnoreLimit, []string{"Audit/DeleteByAge"}},
-		{bugAuditSkipsValidate, []string{"Audit/RefusesInvalid"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(string(tt.bug), " ", "_"), func(t *testing.T) {

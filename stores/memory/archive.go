@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -140,7 +141,7 @@ func (s *Store) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error) {
 	var del []uuid.UUID
 	seen := map[uuid.UUID]bool{}
 	for i, id := range ids {
-		if j, ok := s.jobs[id]; ok && (seen[id] || s.leavable(j)) {
+		if j, ok := s.jobs[id]; ok && (seen[id] || s.deletable(j)) {
 			out[i] = true
 			if !seen[id] {
 				del = append(del, id)
@@ -148,11 +149,20 @@ func (s *Store) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error) {
 			seen[id] = true
 		}
 	}
-	s.removeLive(del)
+	keys := maps.Clone(s.byKey)
+	if s.removeLive(del); s.bug("DeleteJobs keeps the idempotency key") {
+		s.byKey = keys
+	}
 	for _, id := range del {
 		delete(s.logs, id)
 	}
 	return out, nil
+}
+
+// deletable reports whether DeleteJobs may delete j: as leavable.
+func (s *Store) deletable(j *spi.Job) bool {
+	return (j.Status.Terminal() || s.bug("DeleteJobs deletes unfinished jobs")) &&
+		(!s.hasLiveDependents(j) || s.bug("DeleteJobs deletes a parent whose dependents have not finished")) && !s.inOpenBatch(j)
 }
 
 // GetArchivedJob implements spi.JobArchiver.

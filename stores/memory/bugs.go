@@ -3,6 +3,7 @@
 package memory
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"time"
@@ -81,4 +82,28 @@ func appendLogBugs(s *Store, log []spi.LogLine, a spi.LogAppend) []spi.LogLine {
 		log = append(log, l)
 	}
 	return log
+}
+
+// rewriteBlind writes the rewrites of rs to the live jobs' payloads,
+// results and states without comparing what they hold with what was read.
+func (s *Store) rewriteBlind(rs []spi.ValueRewrite, out []bool) {
+	for i, r := range rs {
+		j := s.jobs[r.JobID]
+		if j == nil || r.Archived {
+			continue
+		}
+		switch out[i] = true; r.Column {
+		case spi.ColumnPayload:
+			j.Payload = bytes.Clone(r.New)
+		case spi.ColumnResult:
+			j.Result = bytes.Clone(r.New)
+		case spi.ColumnState:
+			k := stateKey{r.JobID, r.Namespace}
+			v := s.states[k]
+			v.JSON = bytes.Clone(r.New)
+			s.states[k] = v
+		default:
+			out[i] = false
+		}
+	}
 }

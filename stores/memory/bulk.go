@@ -17,9 +17,12 @@ var _ spi.BulkManager = (*Store)(nil)
 func (s *Store) RetryFailedJobs(_ context.Context, ids []uuid.UUID, now time.Time) ([]bool, error) {
 	return s.bulk("retry", ids, func(j *spi.Job) bool {
 		if j.Status != spi.StatusFailed {
-			return false
+			return s.bug("RetryFailedJobs and CancelJobs answer true for every known job")
 		}
-		s.retryLocked(j, now)
+		crashes := j.CrashCount
+		if s.retryLocked(j, now); s.bug("RetryFailedJobs keeps the crash count") {
+			j.CrashCount = crashes
+		}
 		return true
 	})
 }
@@ -27,13 +30,19 @@ func (s *Store) RetryFailedJobs(_ context.Context, ids []uuid.UUID, now time.Tim
 // CancelJobs implements spi.BulkManager: CancelJob for each of ids, in
 // their order, under one lock.
 func (s *Store) CancelJobs(_ context.Context, ids []uuid.UUID, now time.Time) ([]bool, error) {
-	return s.bulk("cancel", ids, func(j *spi.Job) bool { return s.cancelLocked(j, now) })
+	return s.bulk("cancel", ids, func(j *spi.Job) bool {
+		if j.Status == spi.StatusBlocked && s.bug("CancelJobs does not release the dependents") {
+			spi.Cancelled(now).Apply(j)
+			return true
+		}
+		return s.cancelLocked(j, now) || s.bug("RetryFailedJobs and CancelJobs answer true for every known job")
+	})
 }
 
 // bulk applies fn, under the lock, to each live job of ids in order: true
 // where fn changed it; an id named again answers as it first did.
 func (s *Store) bulk(op string, ids []uuid.UUID, fn func(j *spi.Job) bool) ([]bool, error) {
-	if len(ids) > spi.MaxBulkIDs {
+	if len(ids) > spi.MaxBulkIDs && !s.bug("RetryFailedJobs and CancelJobs take more than spi.MaxBulkIDs ids") {
 		return nil, fmt.Errorf("memory: %s %d jobs: at most %d ids a call", op, len(ids), spi.MaxBulkIDs)
 	}
 	if err := s.lock(); err != nil {

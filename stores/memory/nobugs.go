@@ -19,3 +19,6 @@ func (*Store) logBugs() bool { return false }
 
 // appendLogBugs is a planted defect's (bugs.go).
 func appendLogBugs(_ *Store, log []spi.LogLine, _ spi.LogAppend) []spi.LogLine { return log }
+
+// rewriteBlind is a planted defect's (bugs.go).
+func (*Store) rewriteBlind([]spi.ValueRewrite, []bool) {}

@@ -25,14 +25,16 @@ func (s *Store) JobValues(_ context.Context, archived bool, after uuid.UUID, lim
 		return nil, uuid.Nil, err
 	}
 	defer s.unlock()
-	limit = max(limit, 1)
+	if limit = max(limit, 1); s.bug("JobValues returns one job more than its limit") {
+		limit++
+	}
 	ids := s.order
 	if archived {
 		ids = s.arcIDs
 	}
 	start := sort.Search(len(ids), func(i int) bool { return bytes.Compare(ids[i][:], after[:]) > 0 })
 	var nss map[uuid.UUID][]string
-	if !archived {
+	if !archived && !s.bug("JobValues leaves out the states") {
 		nss = map[uuid.UUID][]string{}
 		for k := range s.states {
 			nss[k.id] = append(nss[k.id], k.ns)
@@ -106,6 +108,10 @@ func (s *Store) RewriteValues(_ context.Context, rs []spi.ValueRewrite) ([]bool,
 	}
 	defer s.unlock()
 	out := make([]bool, len(rs))
+	if s.bug("RewriteValues writes without comparing") {
+		s.rewriteBlind(rs, out)
+		return out, nil
+	}
 	for i, r := range rs {
 		if r.Column == spi.ColumnLog {
 			for k, l := range s.logs[r.JobID] {

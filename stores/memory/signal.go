@@ -61,7 +61,7 @@ func (s *Store) DeliverSignal(_ context.Context, id uuid.UUID, name string, payl
 		return spi.ResolvedSignal{}, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	case j.Status != spi.StatusWaiting:
 		return spi.ResolvedSignal{}, fmt.Errorf("%w: job %s is %s, not WAITING for a signal", spi.ErrInvalidState, id, j.Status)
-	case j.Signal.Name != name:
+	case j.Signal.Name != name && !s.bug("DeliverSignal ignores the signal name"):
 		return spi.ResolvedSignal{}, fmt.Errorf("%w: job %s waits for signal %q, not %q", spi.ErrInvalidState, id, j.Signal.Name, name)
 	}
 	return s.resolve(j, spi.SignalDelivered, payload, now), nil
@@ -76,6 +76,9 @@ func (s *Store) DeliverSignalByKey(_ context.Context, key, name string, payload 
 	var out []spi.ResolvedSignal
 	if key == "" {
 		return out, nil
+	}
+	if s.bug("DeliverSignalByKey ignores the limit") {
+		limit = 1 << 30
 	}
 	for _, id := range s.waitingIDs(func(j *spi.Job) bool { return j.Signal.Key == key && j.Signal.Name == name }) {
 		if len(out) >= limit {
@@ -92,7 +95,9 @@ func (s *Store) ExpireSignals(_ context.Context, now time.Time, limit int) ([]sp
 		return nil, err
 	}
 	defer s.unlock()
-	ids := s.waitingIDs(func(j *spi.Job) bool { return !j.Signal.Deadline.IsZero() && !j.Signal.Deadline.After(now) })
+	ids := s.waitingIDs(func(j *spi.Job) bool {
+		return (!j.Signal.Deadline.IsZero() && !j.Signal.Deadline.After(now)) || s.bug("ExpireSignals ignores the deadline")
+	})
 	slices.SortStableFunc(ids, func(a, b uuid.UUID) int { return s.jobs[a].Signal.Deadline.Compare(s.jobs[b].Signal.Deadline) })
 	var out []spi.ResolvedSignal
 	for _, id := range ids {

@@ -24,8 +24,13 @@ func (s *Store) JobStats(_ context.Context, now time.Time) (spi.JobStats, error)
 	counts := map[key]int64{}
 	var st spi.JobStats
 	for _, j := range s.jobs {
-		counts[key{j.Status, j.TaskName, j.Priority}]++
-		if j.Status == spi.StatusPending && !j.ScheduledAt.After(now) && (st.OldestDue.IsZero() || j.ScheduledAt.Before(st.OldestDue)) {
+		k := key{j.Status, j.TaskName, j.Priority}
+		if s.bug("JobStats groups by status and task only") {
+			k.p = spi.PriorityNormal
+		}
+		counts[k]++
+		due := j.Status == spi.StatusPending || s.bug("JobStats takes the oldest due time of any status")
+		if due && !j.ScheduledAt.After(now) && (st.OldestDue.IsZero() || j.ScheduledAt.Before(st.OldestDue)) {
 			st.OldestDue = j.ScheduledAt
 		}
 	}
