@@ -169,6 +169,16 @@ var memoryBugs = []struct {
 	{bugRewriteBlind, []string{"Rewrite/CompareAndSet"}},
 	{bugValuesWithoutState, []string{"Rewrite/PagesEveryValue"}},
 	{bugValuesPastLimit, []string{"Rewrite/PagesEveryValue"}},
+	{bugListInsertionOrder, []string{"List/OrderByID", "List/Paging"}},
+	{bugRecoverUnordered, []string{"Recovery/ReportOrder"}},
+	{bugFindUnsorted, []string{"Properties/FindJobs"}},
+	{bugWakeupNoSource, []string{"Wakeup/Source"}},
+	{bugInsertAcceptsBadLimit, []string{"Permits/InvalidLimit", "Permits/InvalidLimitInBatch"}},
+	{bugInsertPartialBatch, []string{"Permits/InvalidLimitInBatch"}},
+	{bugWorkflowUnchecked, []string{"Workflows/RejectsBadBatches"}},
+	{bugSignalUnchecked, []string{"Signals/RejectsBad"}},
+	{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
+	{bugClaimIDDesc, []string{"Claim/OrderByID"}},
 }
 
 // memoryHarness is the internal harness of a memory.Store with defect b.

@@ -45,14 +45,12 @@ func (s *refStore) batchChildrenLocked(id uuid.UUID) []*spi.Job {
 }
 
 func (s *refStore) AddBatchChunk(_ context.Context, c spi.BatchChunk) (int64, error) {
-	if s.bug != bugChunkUnchecked {
-		if err := spi.ValidateBatchChunk(c); err != nil {
-			return 0, err
-		}
-		for _, j := range c.Children {
-			if !j.Priority.Valid() {
-				return 0, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
-			}
+	if err := spi.ValidateBatchChunk(c); err != nil {
+		return 0, err
+	}
+	for _, j := range c.Children {
+		if !j.Priority.Valid() {
+			return 0, fmt.Errorf("job %s: priority %d out of range", j.ID, j.Priority)
 		}
 	}
 	s.mu.Lock()

@@ -312,9 +312,7 @@ func (s *refStore) FindJobsByProperty(_ context.Context, key, value string, limi
 		return nil, err
 	}
 	all := slices.Clone(s.order)
-	if s.bug != bugFindUnsorted {
-		sortUUIDs(all)
-	}
+	sortUUIDs(all)
 	var out []uuid.UUID
 	for _, id := range all {
 		if len(out) >= limit {

@@ -30,7 +30,7 @@ const (
 	bugUnknownNilNil          bug = "GetJob of an unknown id returns nil, nil"
 	bugNoIdempotency          bug = "idempotency keys ignored"
 	bugBatchKeys              bug = "duplicate keys inside one batch not seen"
-	bugListInsertionOrder     bug = "ListJobs in insertion order"
+	bugListInsertionOrder     bug = "ListJobs lists a page in descending id order"
 	bugListErrorCaseSensitive bug = "ListJobs matches ErrorContains with case"
 	bugListNextAlways         bug = "ListJobs always returns a next cursor"
 	bugListLimitBeforeFilter  bug = "ListJobs limits before filtering"
@@ -83,7 +83,7 @@ const (
 	bugClaimPanicsOnCorrupt   bug = "claim panics on a corrupt row"
 	bugRetryFailedUnknownNil  bug = "RetryFailedJob of an unknown id succeeds"
 
-	bugRecoverUnordered       bug = "RecoverOrphans reports in insertion order"
+	bugRecoverUnordered       bug = "RecoverOrphans reports in descending id order"
 	bugRecoverKeepsForcedRows bug = "RecoverOrphans keeps the rows of p.Nodes"
 	bugRecoverFailKeepsOwner  bug = "RecoverOrphans keeps the owner of a job it fails"
 
@@ -130,7 +130,7 @@ const (
 	bugInsertDropsProps  bug = "InsertJobs drops the properties"
 	bugDuplicateProps    bug = "a duplicate's properties land on the job holding its key"
 	bugPrefixLike        bug = "property prefix matched with LIKE"
-	bugFindUnsorted      bug = "FindJobsByProperty in insertion order"
+	bugFindUnsorted      bug = "FindJobsByProperty lists ids in descending order"
 
 	bugWakeupNoSource bug = "wakeups carry no source"
 
@@ -260,9 +260,6 @@ func (s *refStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.Insert
 	res, err := s.insertLocked(jobs)
 	var fns []func(spi.WakeupHint)
 	hint := spi.WakeupHint{Priority: spi.PriorityLowest, Source: o.Source}
-	if s.bug == bugWakeupNoSource {
-		hint.Source = ""
-	}
 	written := false
 	for i, r := range res {
 		if !r.Duplicate {
@@ -287,16 +284,14 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 		return nil, err
 	}
 	validLimit := func(j *spi.Job) error {
-		if j.Resource != "" && j.ResourceLimit < 1 && s.bug != bugInsertAcceptsBadLimit {
+		if j.Resource != "" && j.ResourceLimit < 1 {
 			return fmt.Errorf("job %s: resource %q with limit %d", j.ID, j.Resource, j.ResourceLimit)
 		}
 		return nil
 	}
-	if s.bug != bugInsertPartialBatch {
-		for _, j := range jobs {
-			if err := validLimit(j); err != nil {
-				return nil, err
-			}
+	for _, j := range jobs {
+		if err := validLimit(j); err != nil {
+			return nil, err
 		}
 	}
 	for _, j := range jobs {
@@ -304,7 +299,7 @@ func (s *refStore) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 			return nil, err
 		}
 	}
-	if spi.WorkflowBatch(jobs) && s.bug != bugWorkflowUnchecked {
+	if spi.WorkflowBatch(jobs) {
 		if err := spi.ValidateWorkflowBatch(jobs); err != nil {
 			return nil, err
 		}
@@ -389,9 +384,7 @@ func (s *refStore) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uu
 		limit = 100
 	}
 	all := slices.Clone(s.order)
-	if s.bug != bugListInsertionOrder {
-		sortUUIDs(all)
-	}
+	sortUUIDs(all)
 	var page []*refRow
 	more := false
 	for _, id := range all {
@@ -461,9 +454,6 @@ func (s *refStore) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, 
 		}
 		if c := x.ScheduledAt.Compare(y.ScheduledAt); c != 0 {
 			return c
-		}
-		if s.bug == bugClaimIDDesc {
-			return bytes.Compare(y.ID[:], x.ID[:])
 		}
 		return bytes.Compare(x.ID[:], y.ID[:])
 	})
@@ -721,9 +711,7 @@ func (s *refStore) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi
 	var out []spi.RecoveredJob
 	dead := map[string]bool{}
 	all := slices.Clone(s.order)
-	if s.bug != bugRecoverUnordered {
-		sortUUIDs(all)
-	}
+	sortUUIDs(all)
 	for _, id := range all {
 		j := s.rows[id].job
 		if j.OwnerNode == "" || j.Status != spi.StatusRunning {

@@ -144,31 +144,18 @@ func TestSelfBrokenStoresAreCaught(t *testing.T) {
 		bug  bug
 		want []string
 	}{
-		{bugListInsertionOrder, []string{"List/OrderByID", "List/Paging"}},
-		{bugClaimIDDesc, []string{"Claim/OrderByID"}},
 		{bugDoubleClaim, []string{"ClaimConcurrency/ExclusiveClaims"}},
 		{bugCorruptPlainError, []string{"Corrupt/GetJob", "Corrupt/ListJobs"}},
 		{bugListSkipsCorrupt, []string{"Corrupt/ListJobs"}},
 		{bugClaimPanicsOnCorrupt, []string{"Corrupt/ClaimNoPanic"}},
-		{bugRecoverUnordered, []string{"Recovery/ReportOrder"}},
 
 		{bugPermitRace, []string{"Permits/Concurrency"}},
-		{bugInsertAcceptsBadLimit, []string{"Permits/InvalidLimit", "Permits/InvalidLimitInBatch"}},
-		{bugInsertPartialBatch, []string{"Permits/InvalidLimitInBatch"}},
 
 		{bugLeaseRace, []string{"Lease/Concurrency"}},
 
-		{bugFindUnsorted, []string{"Properties/FindJobs"}},
-
-		{bugWakeupNoSource, []string{"Wakeup/Source"}},
-
-		{bugWorkflowUnchecked, []string{"Workflows/RejectsBadBatches"}},
-
 		{bugDeliverNotAtomic, []string{"Signals/DeliverVersusTimeout"}},
-		{bugSignalUnchecked, []string{"Signals/RejectsBad"}},
 
 		{bugFinishNotAtomic, []string{"Batches/FinishOnceConcurrently"}},
-		{bugChunkUnchecked, []string{"Batches/RejectsBad"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(string(tt.bug), " ", "_"), func(t *testing.T) {

@@ -4,7 +4,9 @@ package memory
 
 import (
 	"bytes"
+	"container/heap"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,4 +108,41 @@ func (s *Store) rewriteBlind(rs []spi.ValueRewrite, out []bool) {
 			out[i] = false
 		}
 	}
+}
+
+// insertBugs inserts jobs as a planted defect of the insert's checks
+// does, if one is planted.
+func (s *Store) insertBugs(jobs []*spi.Job) (res []spi.InsertResult, planted bool, err error) {
+	switch {
+	case s.bug("InsertJobs accepts a resource limit below 1"), s.bug("InsertJobs writes bad signal waits"),
+		s.bug("InsertJobs writes workflows without checking them"):
+		return s.writeLocked(jobs), true, nil
+	case s.bug("InsertJobs writes the jobs before an invalid one"):
+		for _, j := range jobs {
+			if err := spi.ValidateJobs([]*spi.Job{j}); err != nil {
+				return nil, true, err
+			}
+			res = append(res, s.writeLocked([]*spi.Job{j})...)
+		}
+		return res, true, nil
+	}
+	return nil, false, nil
+}
+
+// lastOfTies takes e, the head just popped from h, back with the jobs due
+// at the same time, and pops the one of the highest id instead.
+func lastOfTies(h *levelHeap, e *entry) *entry {
+	ties := []*entry{e}
+	for h.Len() > 0 && (*h)[0].due.Equal(e.due) {
+		if t := heap.Pop(h).(*entry); t.valid {
+			ties = append(ties, t)
+		}
+	}
+	last := slices.MaxFunc(ties, func(a, b *entry) int { return bytes.Compare(a.id[:], b.id[:]) })
+	for _, t := range ties {
+		if t != last {
+			heap.Push(h, t)
+		}
+	}
+	return last
 }

@@ -211,6 +211,9 @@ func (s *Store) FindJobsByProperty(_ context.Context, key, value string, limit i
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].String() < out[b].String() })
+	if s.bug("FindJobsByProperty lists ids in descending order") {
+		slices.Reverse(out)
+	}
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}

@@ -22,3 +22,9 @@ func appendLogBugs(_ *Store, log []spi.LogLine, _ spi.LogAppend) []spi.LogLine {
 
 // rewriteBlind is a planted defect's (bugs.go).
 func (*Store) rewriteBlind([]spi.ValueRewrite, []bool) {}
+
+// insertBugs plants nothing in a normal build (bugs.go).
+func (*Store) insertBugs([]*spi.Job) ([]spi.InsertResult, bool, error) { return nil, false, nil }
+
+// lastOfTies is a planted defect's (bugs.go).
+func lastOfTies(_ *levelHeap, e *entry) *entry { return e }

@@ -181,7 +181,7 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job, o spi.InsertOptio
 	}
 	defer s.unlock()
 	res, err := s.insertLocked(jobs)
-	if s.owed {
+	if s.owed && !s.bug("wakeups carry no source") {
 		s.hint.Source = o.Source
 	}
 	return res, err
@@ -189,6 +189,9 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job, o spi.InsertOptio
 
 // insertLocked is InsertJobs with s.mu held.
 func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
+	if res, planted, err := s.insertBugs(jobs); planted {
+		return res, err
+	}
 	if err := spi.ValidateJobs(jobs); err != nil {
 		return nil, fmt.Errorf("memory: insert: %w", err)
 	}
@@ -295,8 +298,12 @@ func (s *Store) ListJobs(_ context.Context, p spi.ListParams) ([]*spi.Job, uuid.
 		return nil, uuid.Nil, err
 	}
 	defer s.unlock()
-	return s.page(s.order, p, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
+	out, next, err := s.page(s.order, p, func(id uuid.UUID) *spi.Job { return s.jobs[id] },
 		func(j *spi.Job) bool { return s.listed(p, j) })
+	if s.bug("ListJobs lists a page in descending id order") {
+		slices.Reverse(out)
+	}
+	return out, next, err
 }
 
 // page lists one page of the jobs of ids (sorted) that keep passes, above
@@ -451,6 +458,9 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		}
 		perLevel[best]++
 		e := heap.Pop(best).(*entry)
+		if s.bug("claim breaks ties by id descending") {
+			e = lastOfTies(best, e)
+		}
 		j := s.jobs[e.id]
 		if !s.claimable(p, j, holders) {
 			passed = append(passed, e)
@@ -860,6 +870,9 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 		}
 	}
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	if s.bug("RecoverOrphans reports in descending id order") {
+		slices.Reverse(ids)
+	}
 	out := make([]spi.RecoveredJob, 0, len(ids))
 	dead := map[string]bool{}
 	for _, id := range ids {
