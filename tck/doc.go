@@ -218,9 +218,10 @@
 //
 // # The kit's own tests
 //
-// The kit is tested like a store would be: its tests run it against a small
-// reference store, which must pass, and against dozens of variants of that
-// store, each with one deliberate defect (a completion that ignores the claim
+// The kit is tested like a store would be: its tests run it against its
+// reference store, memory.Store, which must pass, and against 161 variants
+// of that store (guards in the memory store's code that only a build with
+// the tag ratchet_bugs compiles), each with one deliberate defect (a completion that ignores the claim
 // sequence, a claim that ignores priority or aging, a claim that is not
 // atomic, a recovery that ignores the crash budget, a claim that ignores the
 // tag filter or the permits or applies them after the limit, permits kept

@@ -132,6 +132,9 @@ func (s *Store) FinishBatches(_ context.Context, now time.Time, limit int) ([]sp
 			continue
 		}
 		b := s.batches[id]
+		if s.bug("FinishBatches checks and ends in two steps") {
+			s.pause()
+		}
 		fb := spi.FinishedBatch{ID: id, Name: b.Name, Outcome: spi.BatchOutcomeOf(ok)}
 		if cb := b.Callback(fb.Outcome); cb != nil {
 			cb = spi.BatchCallbackJob(cb, now)

@@ -4,11 +4,19 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
+	"errors"
+	"fmt"
+	"maps"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -24,8 +32,147 @@ func Plant(s *Store, name string) {
 	s.planted.name = name
 }
 
-// planted is the defect Plant turned on.
-type planted struct{ name string }
+// planted is the defect Plant turned on, with what the kit's harness
+// does to the store besides.
+type planted struct {
+	name     string
+	corrupt  map[uuid.UUID]bool // Corrupt's rows
+	broken   atomic.Bool        // the next ClaimJobs or CompleteJobs fails (BreakConnections)
+	inflight atomic.Int32       // ClaimJobs calls in progress
+	leasing  atomic.Int32       // TryAcquireLease calls in progress
+	meet     chan struct{}      // where two claimers of a non-atomic claim meet
+}
+
+// Corrupt makes job id a row s cannot decode: reads of it fail with an
+// error wrapping spi.ErrCorruptJob, and claims pass it over (the kit's
+// corrupted-row cases).
+func Corrupt(s *Store, id uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.planted.corrupt == nil {
+		s.planted.corrupt = map[uuid.UUID]bool{}
+	}
+	s.planted.corrupt[id] = true
+}
+
+// BreakConnections makes the next ClaimJobs or CompleteJobs of s fail as
+// a lost connection does (the kit's fault cases).
+func BreakConnections(s *Store) { s.planted.broken.Store(true) }
+
+// lostConnection reports, once, the failure BreakConnections asked for.
+func (s *Store) lostConnection() error {
+	if s.planted.broken.Swap(false) {
+		return errors.New("memory: connection lost")
+	}
+	return nil
+}
+
+// decodeErr is the error of reading job id: nil unless Corrupt damaged it.
+func (s *Store) decodeErr(id uuid.UUID) error {
+	if !s.planted.corrupt[id] {
+		return nil
+	}
+	if s.bug("corrupt rows give an error without ErrCorruptJob") {
+		return errors.New("invalid character in params")
+	}
+	return fmt.Errorf("%w: job %s: params: invalid JSON", spi.ErrCorruptJob, id)
+}
+
+// enterClaim counts a claim in progress until the returned func runs.
+func (s *Store) enterClaim() func() {
+	s.planted.inflight.Add(1)
+	return func() { s.planted.inflight.Add(-1) }
+}
+
+// awaitPeer lets go of s.mu until another call of count has come in (if
+// one does within a thousand yields), then takes it again: what the
+// caller read before is stale by then.
+func (s *Store) awaitPeer(count *atomic.Int32) {
+	s.mu.Unlock()
+	for i := 0; i < 1000 && count.Load() < 2; i++ {
+		runtime.Gosched()
+	}
+	runtime.Gosched()
+	s.mu.Lock()
+}
+
+// claimRace is a claim that checks the permits before it lets go of s.mu
+// and claims after (claim counts permits outside its critical section):
+// the permits two such claims see free, both take. It returns the
+// permits counted.
+func (s *Store) claimRace() map[string]int {
+	held := maps.Clone(s.holders)
+	s.awaitPeer(&s.planted.inflight)
+	return held
+}
+
+// leaseRace lets go of s.mu between a lease's check and its write.
+func (s *Store) leaseRace() { s.awaitPeer(&s.planted.leasing) }
+
+// claimSplit is a claim that selects the jobs, lets go of s.mu to meet
+// another claimer that has selected too, and then claims what it selected
+// whatever happened meanwhile (claim is not atomic).
+func (s *Store) claimSplit(p spi.ClaimParams) []*spi.Job {
+	var due []*spi.Job
+	for id := range s.queued {
+		if j := s.jobs[id]; !j.ScheduledAt.After(p.Now) {
+			due = append(due, j)
+		}
+	}
+	slices.SortFunc(due, func(a, b *spi.Job) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.ScheduledAt.Compare(b.ScheduledAt), bytes.Compare(a.ID[:], b.ID[:]))
+	})
+	due = due[:min(len(due), p.Limit)]
+	if s.planted.meet == nil {
+		s.planted.meet = make(chan struct{})
+	}
+	meet := s.planted.meet
+	for i := 0; i < 1000 && s.planted.inflight.Load() <= 1; i++ {
+		s.mu.Unlock()
+		runtime.Gosched()
+		s.mu.Lock()
+	}
+	if s.planted.inflight.Load() > 1 {
+		s.mu.Unlock()
+		select {
+		case meet <- struct{}{}:
+		case <-meet:
+		case <-time.After(250 * time.Millisecond):
+		}
+		s.mu.Lock()
+	}
+	out := make([]*spi.Job, 0, len(due))
+	for _, j := range due {
+		s.dequeue(j.ID)
+		spi.Claimed(p.NodeID, p.Now).Apply(j)
+		s.running[j.ID] = struct{}{}
+		out = append(out, j.Clone())
+	}
+	return out
+}
+
+// awaitResolution lets go of s.mu until job j leaves WAITING (another
+// call resolved it) or 20 ms passed, then takes it again.
+func (s *Store) awaitResolution(j *spi.Job) {
+	s.mu.Unlock()
+	for deadline := time.Now().Add(20 * time.Millisecond); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Microsecond) // another goroutine's write, not a clock: nothing to wait on
+		s.mu.Lock()
+		done := j.Status != spi.StatusWaiting
+		s.mu.Unlock()
+		if done {
+			break
+		}
+	}
+	s.mu.Lock()
+}
+
+// pause lets go of s.mu for a moment while another call runs.
+func (s *Store) pause() {
+	s.mu.Unlock()
+	time.Sleep(2 * time.Millisecond) // another finisher's turn, not a clock
+	s.mu.Lock()
+}
 
 // bug reports whether the planted defect is name; s.mu is held.
 func (s *Store) bug(name string) bool { return s.planted.name == name }
@@ -145,4 +292,10 @@ func lastOfTies(h *levelHeap, e *entry) *entry {
 		}
 	}
 	return last
+}
+
+// enterLease counts a lease call in progress until the returned func runs.
+func (s *Store) enterLease() func() {
+	s.planted.leasing.Add(1)
+	return func() { s.planted.leasing.Add(-1) }
 }

@@ -40,10 +40,16 @@ func (s *Store) TryAcquireLease(_ context.Context, name, owner string, ttl time.
 		return false, err
 	}
 	defer s.unlock()
+	if s.bug("TryAcquireLease checks and writes in two steps") {
+		defer s.enterLease()()
+	}
 	l, held := s.leases[name]
 	live := now.Before(l.expires) || s.bug("a lease never expires") || (s.bug("a lease is held through now = expiry") && now.Equal(l.expires))
 	if held && l.owner != owner && live {
 		return false, nil
+	}
+	if s.bug("TryAcquireLease checks and writes in two steps") {
+		s.leaseRace()
 	}
 	exp := now.Add(ttl)
 	if held && l.owner == owner && s.bug("a lease renewal keeps the old expiry") {
@@ -234,7 +240,7 @@ func (s *Store) AdoptClaims(_ context.Context, node string, claimedAt []time.Tim
 	}
 	for id := range ids {
 		j := s.jobs[id]
-		if (j.OwnerNode == node || s.bug("AdoptClaims ignores the node")) &&
+		if s.decodeErr(id) == nil && (j.OwnerNode == node || s.bug("AdoptClaims ignores the node")) &&
 			(slices.ContainsFunc(claimedAt, j.ClaimedAt.Equal) || s.bug("AdoptClaims ignores the claim time")) {
 			out = append(out, j.Clone())
 		}

@@ -10,5 +10,12 @@
 //
 // Capabilities: every spi.Store operation, and the audit log
 // (spi.AuditLog). Transactional submit is not offered (there is no
-// transaction to join).
+// transaction to join). Wakeups (spi.WakeupListener) reach the engines
+// that share the store in the process.
+//
+// It is also the conformance kit's reference store: a build with the tag
+// ratchet_bugs compiles the guards (s.bug(name)) through which the kit's
+// self-test plants each of its defects (Plant), damaged rows (Corrupt)
+// and lost connections (BreakConnections); a normal build compiles none
+// of them (nobugs.go).
 package memory

@@ -6,12 +6,10 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
 	github.com/ratchet-go/ratchet/tck v0.1.0
+	github.com/stretchr/testify v1.12.1
 )
 
-require (
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-)
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 replace github.com/ratchet-go/ratchet/sdk => ../../sdk
 

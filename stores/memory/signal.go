@@ -64,6 +64,9 @@ func (s *Store) DeliverSignal(_ context.Context, id uuid.UUID, name string, payl
 	case j.Signal.Name != name && !s.bug("DeliverSignal ignores the signal name"):
 		return spi.ResolvedSignal{}, fmt.Errorf("%w: job %s waits for signal %q, not %q", spi.ErrInvalidState, id, j.Signal.Name, name)
 	}
+	if s.bug("DeliverSignal checks and writes in two steps") {
+		s.awaitResolution(j)
+	}
 	return s.resolve(j, spi.SignalDelivered, payload, now), nil
 }
 

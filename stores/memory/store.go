@@ -280,6 +280,9 @@ func (s *Store) GetJob(_ context.Context, id uuid.UUID) (*spi.Job, error) {
 		}
 		return nil, fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
+	if err := s.decodeErr(id); err != nil {
+		return nil, err
+	}
 	return s.copyOut(j), nil
 }
 
@@ -325,6 +328,12 @@ func (s *Store) page(ids []uuid.UUID, p spi.ListParams, job func(uuid.UUID) *spi
 		j := job(id)
 		if !keep(j) {
 			continue
+		}
+		if err := s.decodeErr(id); err != nil {
+			if s.bug("ListJobs skips corrupt rows") {
+				continue
+			}
+			return nil, uuid.Nil, err
 		}
 		if len(out) == limit {
 			return out, out[len(out)-1].ID, nil
@@ -385,13 +394,20 @@ func (s *Store) listed(p spi.ListParams, j *spi.Job) bool {
 
 // ClaimJobs implements spi.Store.
 func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
+	if err := s.lostConnection(); err != nil {
+		return nil, err
+	}
 	if p.Limit <= 0 {
 		return nil, nil
 	}
+	defer s.enterClaim()()
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.unlock()
+	if s.bug("claim is not atomic") {
+		return s.claimSplit(p), nil
+	}
 	now, boost := p.Now, p.BoostInterval
 	if s.bug("claim uses the wall clock") {
 		now = time.Now()
@@ -431,6 +447,9 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 	if s.bug("claim counts only permits held before the call") {
 		holders = maps.Clone(s.holders)
 	}
+	if s.bug("claim counts permits outside its critical section") {
+		holders = s.claimRace()
+	}
 	perLevel := map[*levelHeap]int{}
 	var out []*spi.Job
 	var passed []*entry
@@ -460,6 +479,13 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		e := heap.Pop(best).(*entry)
 		if s.bug("claim breaks ties by id descending") {
 			e = lastOfTies(best, e)
+		}
+		if s.decodeErr(e.id) != nil { // passed over: it cannot be read
+			if s.bug("claim panics on a corrupt row") {
+				panic("memory: corrupt row " + e.id.String())
+			}
+			passed = append(passed, e)
+			continue
 		}
 		j := s.jobs[e.id]
 		if !s.claimable(p, j, holders) {
@@ -581,6 +607,9 @@ func (s *Store) completionBugs(j *spi.Job, c spi.Completion, owner string) {
 
 // CompleteJobs implements spi.Store.
 func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, error) {
+	if err := s.lostConnection(); err != nil {
+		return nil, err
+	}
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
