@@ -43,8 +43,7 @@ type Op uint8
 
 // The ways a transition writes a field.
 const (
-	// OpSet writes Value: a Status, a time.Time, a string, an int or a
-	// []byte, by the field.
+	// OpSet writes the Write's value of the field's type.
 	OpSet Op = iota
 	// OpClear writes the field's zero value: NULL in SQL, an absent field
 	// in a document.
@@ -53,11 +52,19 @@ const (
 	OpIncrement
 )
 
-// Write is one field a transition writes.
+// Write is one field a transition writes. The value of an OpSet is in
+// the member of the field's type: Time for the times, Int for the
+// attempts and the crash count, Bytes for the result, Text for the
+// status, the owner, the last error and the result type. (Typed members,
+// not an interface, so that building a change allocates no boxes: it is
+// on the path of every claim and completion.)
 type Write struct {
 	Field Field
 	Op    Op
-	Value any
+	Time  time.Time
+	Int   int
+	Bytes []byte
+	Text  string
 }
 
 // Change is one transition of one job: the states it applies in (empty:
@@ -73,7 +80,7 @@ type Change struct {
 func (c Change) To() Status {
 	for _, w := range c.Writes {
 		if w.Field == FieldStatus {
-			return w.Value.(Status)
+			return Status(w.Text)
 		}
 	}
 	return ""
@@ -87,8 +94,7 @@ func (c Change) Applies(s Status) bool {
 // Apply writes the change to j, whatever its state.
 func (c Change) Apply(j *Job) {
 	for _, w := range c.Writes {
-		switch w.Op {
-		case OpIncrement:
+		if w.Op == OpIncrement {
 			switch w.Field {
 			case FieldAttempts:
 				j.Attempts++
@@ -98,38 +104,33 @@ func (c Change) Apply(j *Job) {
 				j.ClaimSeq++
 			}
 			continue
-		case OpClear:
-			w.Value = nil
+		}
+		if w.Op == OpClear {
+			w = Write{Field: w.Field}
 		}
 		switch w.Field {
 		case FieldStatus:
-			j.Status = w.Value.(Status)
+			j.Status = Status(w.Text)
 		case FieldScheduledAt:
-			j.ScheduledAt = timeOf(w.Value)
+			j.ScheduledAt = w.Time
 		case FieldFinishedAt:
-			j.FinishedAt = timeOf(w.Value)
+			j.FinishedAt = w.Time
 		case FieldClaimedAt:
-			j.ClaimedAt = timeOf(w.Value)
+			j.ClaimedAt = w.Time
 		case FieldOwner:
-			j.OwnerNode, _ = w.Value.(string)
+			j.OwnerNode = w.Text
 		case FieldAttempts:
-			j.Attempts, _ = w.Value.(int)
+			j.Attempts = w.Int
 		case FieldCrashCount:
-			j.CrashCount, _ = w.Value.(int)
+			j.CrashCount = w.Int
 		case FieldLastError:
-			j.LastError, _ = w.Value.(string)
+			j.LastError = w.Text
 		case FieldResult:
-			b, _ := w.Value.([]byte)
-			j.Result = bytes.Clone(b)
+			j.Result = bytes.Clone(w.Bytes)
 		case FieldResultType:
-			j.ResultType, _ = w.Value.(string)
+			j.ResultType = w.Text
 		}
 	}
-}
-
-func timeOf(v any) time.Time {
-	t, _ := v.(time.Time)
-	return t
 }
 
 // Holds reports whether j shows every field the change sets or clears, as
@@ -176,9 +177,12 @@ func (c Change) Holds(j *Job) bool {
 	return true
 }
 
-func assign(f Field, v any) Write { return Write{Field: f, Op: OpSet, Value: v} }
-func unset(f Field) Write         { return Write{Field: f, Op: OpClear} }
-func bump(f Field) Write          { return Write{Field: f, Op: OpIncrement} }
+func setTime(f Field, t time.Time) Write { return Write{Field: f, Time: t} }
+func setInt(f Field, n int) Write        { return Write{Field: f, Int: n} }
+func setText(f Field, v string) Write    { return Write{Field: f, Text: v} }
+func setStatus(st Status) Write          { return Write{Field: FieldStatus, Text: string(st)} }
+func unset(f Field) Write                { return Write{Field: f, Op: OpClear} }
+func bump(f Field) Write                 { return Write{Field: f, Op: OpIncrement} }
 
 // Change is what the completion writes to its RUNNING job: a success its
 // finish time, result and result type; a retry the due time, attempts and
@@ -190,23 +194,23 @@ func (c Completion) Change() (Change, error) {
 	ch := Change{From: []Status{StatusRunning}}
 	switch c.Outcome {
 	case OutcomeSucceeded:
-		res := assign(FieldResult, c.Result)
+		res := Write{Field: FieldResult, Bytes: c.Result}
 		if c.Result == nil {
 			res = unset(FieldResult)
 		}
-		rtype := assign(FieldResultType, c.ResultType)
+		rtype := setText(FieldResultType, c.ResultType)
 		if c.ResultType == "" {
 			rtype = unset(FieldResultType)
 		}
-		ch.Writes = []Write{assign(FieldStatus, StatusSucceeded), assign(FieldFinishedAt, c.FinishedAt), res, rtype}
+		ch.Writes = []Write{setStatus(StatusSucceeded), setTime(FieldFinishedAt, c.FinishedAt), res, rtype}
 	case OutcomeRetry:
-		ch.Writes = []Write{assign(FieldStatus, StatusPending), assign(FieldScheduledAt, c.RetryAt),
-			assign(FieldAttempts, c.Attempts), errorWrite(c.LastError), unset(FieldOwner)}
+		ch.Writes = []Write{setStatus(StatusPending), setTime(FieldScheduledAt, c.RetryAt),
+			setInt(FieldAttempts, c.Attempts), errorWrite(c.LastError), unset(FieldOwner)}
 	case OutcomeFailed:
-		ch.Writes = []Write{assign(FieldStatus, StatusFailed), assign(FieldFinishedAt, c.FinishedAt),
-			assign(FieldAttempts, c.Attempts), errorWrite(c.LastError)}
+		ch.Writes = []Write{setStatus(StatusFailed), setTime(FieldFinishedAt, c.FinishedAt),
+			setInt(FieldAttempts, c.Attempts), errorWrite(c.LastError)}
 	case OutcomeSkipped, OutcomeCancelled:
-		ch.Writes = []Write{assign(FieldStatus, c.Outcome.Status()), assign(FieldFinishedAt, c.FinishedAt), errorWrite(c.LastError)}
+		ch.Writes = []Write{setStatus(c.Outcome.Status()), setTime(FieldFinishedAt, c.FinishedAt), errorWrite(c.LastError)}
 	default:
 		return Change{}, fmt.Errorf("job %s: unknown outcome %d", c.JobID, c.Outcome)
 	}
@@ -218,22 +222,22 @@ func errorWrite(msg string) Write {
 	if msg == "" {
 		return unset(FieldLastError)
 	}
-	return assign(FieldLastError, msg)
+	return setText(FieldLastError, msg)
 }
 
 // Claimed is a claim of a PENDING job by node at now: RUNNING, owned, its
 // claim sequence one more (the new claim's fence).
 func Claimed(node string, now time.Time) Change {
-	return Change{From: []Status{StatusPending}, Writes: []Write{assign(FieldStatus, StatusRunning),
-		assign(FieldOwner, node), bump(FieldClaimSeq), assign(FieldClaimedAt, now)}}
+	return Change{From: []Status{StatusPending}, Writes: []Write{setStatus(StatusRunning),
+		setText(FieldOwner, node), bump(FieldClaimSeq), setTime(FieldClaimedAt, now)}}
 }
 
 // Released gives a RUNNING job back: PENDING due at now, no owner, its
 // claim sequence one more (fencing the claim it ends), no attempt or crash
 // charged.
 func Released(now time.Time) Change {
-	return Change{From: []Status{StatusRunning}, Writes: []Write{assign(FieldStatus, StatusPending),
-		assign(FieldScheduledAt, now), unset(FieldOwner), bump(FieldClaimSeq)}}
+	return Change{From: []Status{StatusRunning}, Writes: []Write{setStatus(StatusPending),
+		setTime(FieldScheduledAt, now), unset(FieldOwner), bump(FieldClaimSeq)}}
 }
 
 // Recovered is the recovery of a RUNNING job whose node died, having been
@@ -259,8 +263,8 @@ func Redelivered(now time.Time) Change {
 // owner, the claim sequence one more) when it is RUNNING: a recovery past
 // its crash budget, a row the store cannot decode.
 func Failed(from Status, msg string, now time.Time) Change {
-	ch := Change{From: []Status{from}, Writes: []Write{assign(FieldStatus, StatusFailed),
-		errorWrite(msg), assign(FieldFinishedAt, now), unset(FieldOwner)}}
+	ch := Change{From: []Status{from}, Writes: []Write{setStatus(StatusFailed),
+		errorWrite(msg), setTime(FieldFinishedAt, now), unset(FieldOwner)}}
 	if from == StatusRunning {
 		ch.Writes = append(ch.Writes, bump(FieldClaimSeq))
 	}
@@ -270,8 +274,8 @@ func Failed(from Status, msg string, now time.Time) Change {
 // Retried is the retry of a FAILED job (a dead letter): PENDING due at
 // now, its attempts, crash count, error and finish time reset.
 func Retried(now time.Time) Change {
-	return Change{From: []Status{StatusFailed}, Writes: []Write{assign(FieldStatus, StatusPending),
-		unset(FieldLastError), assign(FieldAttempts, 0), assign(FieldCrashCount, 0), assign(FieldScheduledAt, now),
+	return Change{From: []Status{StatusFailed}, Writes: []Write{setStatus(StatusPending),
+		unset(FieldLastError), setInt(FieldAttempts, 0), setInt(FieldCrashCount, 0), setTime(FieldScheduledAt, now),
 		unset(FieldFinishedAt), unset(FieldOwner)}}
 }
 
@@ -279,31 +283,31 @@ func Retried(now time.Time) Change {
 // or WAITING (whose wait the store resolves CANCELLED in the same write).
 func Cancelled(now time.Time) Change {
 	return Change{From: []Status{StatusPending, StatusBlocked, StatusWaiting},
-		Writes: []Write{assign(FieldStatus, StatusCancelled), assign(FieldFinishedAt, now)}}
+		Writes: []Write{setStatus(StatusCancelled), setTime(FieldFinishedAt, now)}}
 }
 
 // Woken ends the wait of a WAITING job at now: PENDING due at now for a
 // delivered or timed-out signal, CANCELLED for a cancelled one.
 func Woken(o SignalOutcome, now time.Time) Change {
 	if o == SignalCancelled {
-		return Change{From: []Status{StatusWaiting}, Writes: []Write{assign(FieldStatus, StatusCancelled), assign(FieldFinishedAt, now)}}
+		return Change{From: []Status{StatusWaiting}, Writes: []Write{setStatus(StatusCancelled), setTime(FieldFinishedAt, now)}}
 	}
-	return Change{From: []Status{StatusWaiting}, Writes: []Write{assign(FieldStatus, StatusPending), assign(FieldScheduledAt, now)}}
+	return Change{From: []Status{StatusWaiting}, Writes: []Write{setStatus(StatusPending), setTime(FieldScheduledAt, now)}}
 }
 
 // Aborted cancels a RUNNING job at now (its workflow or batch was
 // cancelled): CANCELLED, its claim ended (no owner, the claim sequence
 // one more) so that its body's later writes are fenced out.
 func Aborted(now time.Time) Change {
-	return Change{From: []Status{StatusRunning}, Writes: []Write{assign(FieldStatus, StatusCancelled),
-		assign(FieldFinishedAt, now), unset(FieldOwner), bump(FieldClaimSeq)}}
+	return Change{From: []Status{StatusRunning}, Writes: []Write{setStatus(StatusCancelled),
+		setTime(FieldFinishedAt, now), unset(FieldOwner), bump(FieldClaimSeq)}}
 }
 
 // Unblocked releases a BLOCKED job whose last parent finished at now:
 // PENDING, due at the later of its due time and now.
 func Unblocked(due, now time.Time) Change {
-	return Change{From: []Status{StatusBlocked}, Writes: []Write{assign(FieldStatus, StatusPending),
-		assign(FieldScheduledAt, laterOf(due, now))}}
+	return Change{From: []Status{StatusBlocked}, Writes: []Write{setStatus(StatusPending),
+		setTime(FieldScheduledAt, laterOf(due, now))}}
 }
 
 func laterOf(a, b time.Time) time.Time {
@@ -320,5 +324,5 @@ func laterOf(a, b time.Time) time.Time {
 // skipped (the caller checks CancelledByDependency).
 func Revived() Change {
 	return Change{From: []Status{StatusBlocked, StatusPending, StatusCancelled, StatusSkipped},
-		Writes: []Write{assign(FieldStatus, StatusBlocked), unset(FieldFinishedAt), unset(FieldLastError)}}
+		Writes: []Write{setStatus(StatusBlocked), unset(FieldFinishedAt), unset(FieldLastError)}}
 }

@@ -450,7 +450,8 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 	if s.bug("claim counts permits outside its critical section") {
 		holders = s.claimRace()
 	}
-	perLevel := map[*levelHeap]int{}
+	claimed := spi.Claimed(p.NodeID, p.Now)
+	var perLevel map[*levelHeap]int // the jobs taken from each level, for a planted defect
 	var out []*spi.Job
 	var passed []*entry
 	for len(out) < p.Limit {
@@ -475,7 +476,12 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		if best == nil {
 			break
 		}
-		perLevel[best]++
+		if s.bug("claim merges only Limit/5 jobs per level") {
+			if perLevel == nil {
+				perLevel = map[*levelHeap]int{}
+			}
+			perLevel[best]++
+		}
 		e := heap.Pop(best).(*entry)
 		if s.bug("claim breaks ties by id descending") {
 			e = lastOfTies(best, e)
@@ -499,7 +505,7 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		if j.Status == spi.StatusPending && j.Resource != "" {
 			s.holders[j.Resource]++
 		}
-		spi.Claimed(p.NodeID, p.Now).Apply(j)
+		claimed.Apply(j)
 		s.running[j.ID] = struct{}{}
 		out = append(out, s.copyOut(j))
 	}

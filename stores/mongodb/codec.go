@@ -526,17 +526,15 @@ func updateOf(ch spi.Change, set, unset bson.M) bson.M {
 		case w.Op == spi.OpClear:
 			unset[f] = ""
 		default:
-			switch v := w.Value.(type) {
-			case spi.Status:
-				set[f] = string(v)
-			case time.Time:
-				set[f] = timeUS(v)
-			case int:
-				set[f] = int64(v)
-			case []byte:
-				set[f] = binaryOf(v)
-			default:
-				set[f] = v
+			switch w.Field {
+			case spi.FieldScheduledAt, spi.FieldFinishedAt, spi.FieldClaimedAt:
+				set[f] = timeUS(w.Time)
+			case spi.FieldAttempts, spi.FieldCrashCount:
+				set[f] = int64(w.Int)
+			case spi.FieldResult:
+				set[f] = binaryOf(w.Bytes)
+			default: // the status, the owner, the last error, the result type
+				set[f] = w.Text
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package sqlcore
 
 import (
 	"strings"
-	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -37,14 +36,14 @@ func (s *Syntax) UpdateTemplate(ch spi.Change, where string, args ...any) (strin
 		col := columnOf[w.Field]
 		q.WriteString(col)
 		q.WriteString(" = ")
-		switch b, _ := w.Value.([]byte); {
+		switch {
 		case w.Op == spi.OpIncrement:
 			q.WriteString(col + " + 1")
 		case w.Op == spi.OpClear:
 			q.WriteString("NULL")
 		case w.Field == spi.FieldStatus:
-			q.WriteString("'" + string(w.Value.(spi.Status)) + "'")
-		case w.Field == spi.FieldResult && s.EmptyBlob != "" && b != nil && len(b) == 0:
+			q.WriteString("'" + w.Text + "'")
+		case w.Field == spi.FieldResult && s.EmptyBlob != "" && w.Bytes != nil && len(w.Bytes) == 0:
 			q.WriteString(s.EmptyBlob)
 		default:
 			q.WriteByte('?')
@@ -84,17 +83,15 @@ func (s *Syntax) status(st spi.Status) string {
 func (s *Syntax) value(w spi.Write) any {
 	switch w.Field {
 	case spi.FieldScheduledAt, spi.FieldFinishedAt, spi.FieldClaimedAt:
-		return s.time(w.Value.(time.Time))
+		return s.time(w.Time)
 	case spi.FieldOwner:
-		return s.nullName(w.Value.(string))
+		return s.nullName(w.Text)
 	case spi.FieldAttempts, spi.FieldCrashCount:
-		return int64(w.Value.(int))
+		return int64(w.Int)
 	case spi.FieldLastError:
-		return s.long(w.Value.(string))
+		return s.long(w.Text)
 	case spi.FieldResult:
-		return s.blob(w.Value.([]byte))
-	case spi.FieldResultType:
-		return s.text(w.Value.(string))
+		return s.blob(w.Bytes)
 	}
-	return w.Value
+	return s.text(w.Text) // the result type
 }
