@@ -209,7 +209,7 @@ func (s *Store) insertLocked(jobs []*spi.Job) ([]spi.InsertResult, error) {
 // writeLocked writes the valid new jobs, with s.mu held.
 func (s *Store) writeLocked(jobs []*spi.Job) []spi.InsertResult {
 	res := make([]spi.InsertResult, len(jobs))
-	batchKeys := map[string]uuid.UUID{}
+	var batchKeys map[string]uuid.UUID // keys a planted defect hides until the batch is written
 	for i, j := range jobs {
 		if j.IdempotencyKey != "" && !s.bug("idempotency keys ignored") {
 			if id, ok := s.byKey[j.IdempotencyKey]; ok {
@@ -220,6 +220,9 @@ func (s *Store) writeLocked(jobs []*spi.Job) []spi.InsertResult {
 				continue
 			}
 			if s.bug("duplicate keys inside one batch not seen") {
+				if batchKeys == nil {
+					batchKeys = map[string]uuid.UUID{}
+				}
 				batchKeys[j.IdempotencyKey] = j.ID
 			} else {
 				s.byKey[j.IdempotencyKey] = j.ID
@@ -621,10 +624,14 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 	}
 	defer s.unlock()
 	changes := make([]spi.Change, len(cs))
-	errs := make([]error, len(cs))
+	bad := len(cs) // the first entry of an unknown outcome, written up to with a planted defect
 	for i, c := range cs {
-		if changes[i], errs[i] = c.Change(); errs[i] != nil && !s.bug("CompleteJobs writes the entries before an unknown outcome") {
-			return nil, fmt.Errorf("memory: complete: %w", errs[i])
+		var err error
+		if changes[i], err = c.Change(); err != nil {
+			if !s.bug("CompleteJobs writes the entries before an unknown outcome") {
+				return nil, fmt.Errorf("memory: complete: %w", err)
+			}
+			bad = min(bad, i)
 		}
 	}
 	out := make([]bool, len(cs))
@@ -641,8 +648,8 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 			out[i] = first && c.AlreadyApplied(s.jobs[c.JobID]) && !s.bug("CompleteJobs reports a replayed completion superseded")
 			continue
 		}
-		if errs[i] != nil {
-			return nil, fmt.Errorf("memory: complete: %w", errs[i])
+		if i == bad {
+			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
 		}
 		owner := j.OwnerNode
 		changes[i].Apply(j)
