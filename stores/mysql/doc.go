@@ -65,6 +65,18 @@
 // release or an insert recognises its own write. [Store.InsertJobsTx] runs
 // in the application's transaction and retries nothing.
 //
+// # Galera
+//
+// A DSN may list several servers (mysql://user@db1:3306,db2:3306/db, or
+// tcp(db1:3306,db2:3306) in the driver's form): a new connection goes to
+// the server the last one reached, and to the next that answers when that
+// one does not, so a fleet on one DSN writes through one node of a
+// MariaDB Galera cluster and moves on when it is lost. Galera reports a
+// certification conflict with another node's commit as a deadlock (1213)
+// and a node out of quorum as 1047; both are transient. GET_LOCK is local
+// to a Galera node, so on a node with wsrep_on the migrator also takes a
+// row of the table ratchet_migration_lock, which every node sees.
+//
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for *sql.Tx
 // (begun on [Store.DB]), [spi.ClaimChecker], [spi.LeaseStore],
 // [spi.JobStateStore], [spi.JobPropertyStore] and

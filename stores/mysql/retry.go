@@ -21,6 +21,7 @@ const (
 	errServerGone        = 2006 // CR_SERVER_GONE_ERROR
 	errServerLost        = 2013 // CR_SERVER_LOST
 	errClientInteraction = 4031 // MySQL 8: disconnected for inactivity
+	errNotReady          = 1047 // ER_UNKNOWN_COM_ERROR: a Galera node out of the primary component ("WSREP has not yet prepared node for application use")
 )
 
 // maxAttempts bounds how often a transaction is tried when it fails with a
@@ -34,11 +35,12 @@ var (
 // serverError reads the number of a server error in err's chain.
 var serverError sqlcore.ServerError[uint16] = gosqldriver.ServerError
 
-// transient are the server errors retryable accepts: a deadlock, a lock
-// wait timeout, and those that end the session (KILL, shutdown, server
-// gone).
+// transient are the server errors retryable accepts: a deadlock (which is
+// also how Galera reports a certification conflict with another node's
+// commit), a lock wait timeout, a Galera node not ready, and those that end
+// the session (KILL, shutdown, server gone).
 var transient = map[uint16]bool{errDeadlock: true, errLockWaitTimeout: true, errServerShutdown: true, errConnectionKilled: true,
-	errQueryInterrupted: true, errServerGone: true, errServerLost: true, errClientInteraction: true}
+	errQueryInterrupted: true, errServerGone: true, errServerLost: true, errClientInteraction: true, errNotReady: true}
 
 // retryable reports whether err is transient, so that the transaction that
 // failed with it can run again from the start: a deadlock (1213), a lock

@@ -131,6 +131,17 @@ func migrate(ctx context.Context, db *sql.DB, migs []ddl.Migration) ([]int, erro
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
+	// GET_LOCK is local to a node of a Galera cluster: there the lock is
+	// also a row that every node sees.
+	if on, err := galera(ctx, conn); err != nil {
+		return nil, fmt.Errorf("mysql: migrate database %q: %w", name, err)
+	} else if on {
+		release, err := clusterLock(ctx, conn, lockName(name), migrationLockTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("mysql: migrate database %q: take the cluster's migration lock: %w", name, err)
+		}
+		defer release()
+	}
 	return schemaOf(name).Migrate(ctx, migs, func(ctx context.Context, fn func(sqlcore.DBTX) error) error { return fn(conn) }, nil)
 }
 

@@ -211,9 +211,33 @@ func newDB(cfg *gosqldriver.Config, wrap func(driver.Connector) driver.Connector
 	return db, nil
 }
 
-// parseDSN reads a go-sql-driver DSN or a mysql:// URL. Its errors never
-// quote the DSN, which may hold a password.
+// parseDSN reads a go-sql-driver DSN or a mysql:// URL, either of which may
+// name several servers (see withHosts). Its errors never quote the DSN,
+// which may hold a password.
 func parseDSN(dsn string) (*gosqldriver.Config, error) {
+	// A list of addresses is parsed neither by net/url nor by the driver
+	// (which brackets it as one host): the rest of the DSN is parsed with
+	// one server in its place, and the list taken as written.
+	list := addressList(dsn)
+	one := dsn
+	if list != "" {
+		one = strings.Replace(dsn, list, "127.0.0.1", 1)
+	}
+	cfg, err := parseOneDSN(one)
+	if err != nil {
+		return nil, err
+	}
+	if list != "" {
+		cfg.Addr = list
+	}
+	if err := withHosts(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// parseOneDSN is parseDSN before the address list is read.
+func parseOneDSN(dsn string) (*gosqldriver.Config, error) {
 	if !strings.HasPrefix(dsn, "mysql://") {
 		cfg, err := gosqldriver.ParseDSN(dsn)
 		if err != nil {
