@@ -38,12 +38,20 @@ func (sc Scenario) validateFaults() error {
 		if len(net) > 0 {
 			return fmt.Errorf("chaos: network faults (%s) make no sense on SQLite: they go through a TCP proxy between a node and a database server, and an SQLite store is a file that each worker opens itself; enable kill, stop, term or skew", strings.Join(net, ", "))
 		}
-		if slices.Contains(sc.Faults, FaultRestartDB) {
-			return fmt.Errorf("chaos: restart-db makes no sense on SQLite: there is no database server to restart")
+		for _, k := range sc.Faults {
+			if k.isDB() {
+				return fmt.Errorf("chaos: %s makes no sense on SQLite: there is no database server to restart, fail over or lose", k)
+			}
 		}
 	}
 	if slices.Contains(sc.Faults, FaultRestartDB) && len(sc.RestartDB) == 0 {
 		return fmt.Errorf("chaos: fault kind restart-db needs the command that restarts the database and returns once it is up again (Scenario.RestartDB, ratchet chaos --db-restart)")
+	}
+	if slices.Contains(sc.Faults, FaultFailover) && len(sc.Failover) == 0 {
+		return fmt.Errorf("chaos: fault kind failover needs the command that fails the database over to its standby and returns once the new primary accepts writes (Scenario.Failover, ratchet chaos --db-failover, or --private-db postgres-standby)")
+	}
+	if slices.Contains(sc.Faults, FaultDBNodeLoss) && (len(sc.DBNodeLoss) == 0 || len(sc.DBNodeRejoin) == 0) {
+		return fmt.Errorf("chaos: fault kind db-node-loss needs the commands that kill one server of the database's cluster and bring it back (Scenario.DBNodeLoss and DBNodeRejoin, ratchet chaos --db-node-loss and --db-node-rejoin, or --private-db galera)")
 	}
 	if sc.MaxSkew < 0 || sc.MaxSkew > MaxSkewLimit {
 		return fmt.Errorf("chaos: max skew %s out of range: above 0 and at most %s, half of what the nodes' timings tolerate between two clocks (3s grace - 1s heartbeat interval)", sc.MaxSkew, MaxSkewLimit)
@@ -51,22 +59,22 @@ func (sc Scenario) validateFaults() error {
 	return nil
 }
 
-// restartDBTimeout bounds a run of Scenario.RestartDB.
-const restartDBTimeout = 2 * time.Minute
+// dbCommandTimeout bounds a run of a database fault's command.
+const dbCommandTimeout = 2 * time.Minute
 
-// restartDB runs the scenario's restart command and returns what it
+// runDBCommand runs a database fault's command and returns what it
 // printed when it failed.
-func (h *harness) restartDB(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, restartDBTimeout)
+func runDBCommand(ctx context.Context, command []string) error {
+	ctx, cancel := context.WithTimeout(ctx, dbCommandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, h.sc.RestartDB[0], h.sc.RestartDB[1:]...)
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if len(msg) > 300 {
 			msg = msg[len(msg)-300:]
 		}
-		return fmt.Errorf("%s: %w: %s", strings.Join(h.sc.RestartDB, " "), err, msg)
+		return fmt.Errorf("%s: %w: %s", strings.Join(command, " "), err, msg)
 	}
 	return nil
 }
@@ -117,17 +125,36 @@ func (g *gatedStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.Inse
 	return g.Store.InsertJobs(ctx, jobs, o)
 }
 
-// faultDB injects a restart-db: it runs the restart command while holding
-// the gate, then waits until the store answers again.
+// faultDB injects a database fault: it runs the fault's command while
+// holding the gate (for a lost node, the loss, the fault's duration and the
+// rejoin), then waits until the store answers again.
 func (h *harness) faultDB(ctx context.Context, f Fault) {
 	inj := Injection{At: Duration(time.Since(h.began).Round(time.Millisecond)), Kind: f.Kind}
 	began := time.Now()
 	h.dbGate.Lock()
-	err := h.restartDB(ctx)
+	var err error
+	switch f.Kind {
+	case FaultRestartDB:
+		err = runDBCommand(ctx, h.sc.RestartDB)
+	case FaultFailover:
+		err = runDBCommand(ctx, h.sc.Failover)
+	case FaultDBNodeLoss:
+		if err = runDBCommand(ctx, h.sc.DBNodeLoss); err == nil {
+			inj.from = time.Now()
+			select {
+			case <-time.After(time.Duration(f.For)):
+			case <-ctx.Done():
+			}
+			err = runDBCommand(ctx, h.sc.DBNodeRejoin)
+		}
+	}
 	if err != nil {
-		inj.Note = "skipped: the restart command failed: " + err.Error()
+		inj.Note = "skipped: the command failed: " + err.Error()
 	} else if err := h.awaitDB(ctx, 30*time.Second); err != nil {
 		inj.Note = err.Error()
+	}
+	if inj.from.IsZero() {
+		inj.from = time.Now()
 	}
 	h.dbGate.Unlock()
 	inj.For = Duration(time.Since(began).Round(time.Millisecond))

@@ -31,9 +31,11 @@
 //     and, through a TCP proxy on 127.0.0.1 between each node and the
 //     database, added latency ([FaultLatency]), reset connections
 //     ([FaultReset]) and a black hole ([FaultBlackhole]), not on SQLite;
-//     a node's clock stepped ahead or behind ([FaultSkew]); and, given a
-//     command that does it, the database restarted under every node
-//     ([FaultRestartDB], never a default); one fault at a
+//     a node's clock stepped ahead or behind ([FaultSkew]); and, given
+//     the commands that do it, the database restarted under every node
+//     ([FaultRestartDB]), failed over to its standby ([FaultFailover]) or
+//     one server of its cluster lost and brought back
+//     ([FaultDBNodeLoss]), never defaults; one fault at a
 //     time, so that with two workers or more one node is always up, each
 //     lasting at most 10 s, every enabled kind in the first round (a
 //     duration without room for them is refused);
@@ -134,6 +136,17 @@
 // recover live nodes' jobs afterwards: the fences keep that safe, and the
 // crash budget pays for it. On SQLite the network faults and restart-db
 // are refused: no server stands between the nodes and the file.
+//
+// A failover needs Scenario.Failover, a command that fails the database
+// over to its standby and returns once the new primary accepts writes,
+// with a DSN that reaches whichever server is the primary (PostgreSQL: a
+// multi-host URL with target_session_attrs=read-write); the loss of a
+// server of a multi-primary cluster (Galera) needs Scenario.DBNodeLoss
+// and DBNodeRejoin, and Scenario.SpreadHosts spreads the workers over a
+// DSN's list of servers. The report gives, for each database fault, how
+// long after it each node started a job again (Injection.Resumed).
+// ratchet chaos --private-db builds such clusters from the machine's
+// packages and runs these commands itself.
 //
 // A database restart needs Scenario.RestartDB (ratchet chaos
 // --db-restart), a command that restarts the database and returns once it

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/chaos"
 	"github.com/ratchet-go/ratchet/internal/dbtest"
+	"github.com/ratchet-go/ratchet/internal/dbtest/privatedb"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/stores/postgres"
 )
@@ -46,7 +47,18 @@ const (
 // workerBin is the worker command, built once by TestMain.
 var workerBin string
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == privateDBArg {
+		if err := privatedb.Main(context.Background(), os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	code := runTests(m)
+	stopGalera()
+	os.Exit(code)
+}
 
 func runTests(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "ratchet-chaos-")

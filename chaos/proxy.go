@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,5 +157,19 @@ func dsnVia(dsn, addr string) string {
 		return dsn
 	}
 	u.Host = addr
+	return u.String()
+}
+
+// turnHosts turns the server list of a URL DSN (scheme://user@h1,h2,h3/db)
+// by k places: h2,h3,h1 for k = 1. A DSN of one server is returned as it
+// is.
+func turnHosts(dsn string, k int) string {
+	u, err := url.Parse(dsn)
+	if err != nil || !strings.Contains(u.Host, ",") {
+		return dsn
+	}
+	hosts := strings.Split(u.Host, ",")
+	k %= len(hosts)
+	u.Host = strings.Join(append(hosts[k:], hosts[:k]...), ",")
 	return u.String()
 }

@@ -51,3 +51,19 @@ func TestBlackHoleEndsOnceWhicheverComesFirst(t *testing.T) {
 	px.close() // ends the hole and the connection
 	end()      // must not close the hole a second time
 }
+
+func TestTurnHosts(t *testing.T) {
+	dsn := "mysql://root@127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/test"
+	for k, want := range map[int]string{
+		0: dsn,
+		1: "mysql://root@127.0.0.1:2,127.0.0.1:3,127.0.0.1:1/test",
+		3: dsn,
+	} {
+		if got := turnHosts(dsn, k); got != want {
+			t.Errorf("turnHosts(%d) = %s, want %s", k, got, want)
+		}
+	}
+	if got := turnHosts("mysql://root@127.0.0.1:1/test", 1); got != "mysql://root@127.0.0.1:1/test" {
+		t.Errorf("one server turned: %s", got)
+	}
+}

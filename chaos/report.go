@@ -166,11 +166,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, inj := range r.Timeline {
 		node := inj.Node
 		if node == "" {
-			node = "database" // a restart-db
+			node = "database" // a database fault
 		}
 		line := fmt.Sprintf("  %9s  %-10s  %-8s for %s", "+"+inj.At.String(), inj.Kind, node, inj.For)
 		if inj.Note != "" {
 			line += "  (" + inj.Note + ")"
+		}
+		if len(inj.Resumed) > 0 {
+			var nodes []string
+			for _, n := range slices.Sorted(maps.Keys(inj.Resumed)) {
+				nodes = append(nodes, fmt.Sprintf("%s %s", n, inj.Resumed[n]))
+			}
+			line += "; first execution after it took effect: " + strings.Join(nodes, ", ")
 		}
 		p("%s", line)
 	}
@@ -225,6 +232,22 @@ var finalStatus = map[string]ratchet.Status{
 // budget (the engine's recovery message).
 const crashBudgetError = "crash budget exhausted"
 
+// resumedAfter is, for each node, the time from t to the first execution
+// it started after t.
+func resumedAfter(t time.Time, runs []Execution) map[string]Duration {
+	out := map[string]Duration{}
+	for _, r := range runs {
+		if !r.StartedAt.After(t) {
+			continue
+		}
+		d := Duration(r.StartedAt.Sub(t).Round(time.Millisecond))
+		if old, ok := out[r.Node]; !ok || d < old {
+			out[r.Node] = d
+		}
+	}
+	return out
+}
+
 // check reads the database and the ledger and builds the report.
 func (h *harness) check(ctx context.Context) (*Report, error) {
 	sc := h.sc
@@ -264,9 +287,12 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	for _, k := range sc.Faults {
 		rep.Injected[k] = 0
 	}
-	for _, inj := range timeline {
+	for i, inj := range timeline {
 		if !strings.HasPrefix(inj.Note, "skipped") {
 			rep.Injected[inj.Kind]++
+		}
+		if inj.Kind.isDB() {
+			timeline[i].Resumed = resumedAfter(inj.from, runs)
 		}
 	}
 	add := func(inv, detail string, ids []uuid.UUID) {

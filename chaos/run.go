@@ -434,12 +434,22 @@ type Injection struct {
 	Note string `json:"note,omitempty"`
 	// Skew is the offset a skew gave the node's clock.
 	Skew Duration `json:"skew,omitempty"`
+	// Resumed is, for a database fault, how long after it took effect each
+	// node started its first execution (by the ledger, on the database's
+	// clock); a node that started none after it is missing. A restart or
+	// a failover takes effect when the database answers again (For +
+	// Resumed bounds the time from the fault to a node's first execution
+	// after it), a lost node when it is killed (the cluster goes on
+	// without it).
+	Resumed map[string]Duration `json:"resumed,omitempty"`
+
+	from time.Time // when a database fault took effect
 }
 
 // fault injects f and returns when the node is back (restarted or
 // resumed).
 func (h *harness) fault(ctx context.Context, f Fault) {
-	if f.Kind == FaultRestartDB {
+	if f.Kind.isDB() {
 		h.faultDB(ctx, f)
 		return
 	}
@@ -761,6 +771,11 @@ func (s *slot) logPath() string {
 func (s *slot) start() (*proc, error) {
 	sc := s.h.sc
 	dsn := sc.DSN
+	if sc.SpreadHosts {
+		var i int
+		_, _ = fmt.Sscanf(s.node, "node-%d", &i)
+		dsn = turnHosts(dsn, i-1)
+	}
 	if p := s.h.proxies[s.node]; p != nil {
 		dsn = dsnVia(dsn, p.Addr())
 	}

@@ -48,6 +48,21 @@ const (
 	// connections at once and must reconnect. It needs that command, so
 	// it is never a default and "all" does not name it.
 	FaultRestartDB FaultKind = "restart-db"
+	// FaultFailover runs Scenario.Failover, the command that fails the
+	// database over to its standby (for PostgreSQL: stop the primary as a
+	// crash would, promote the standby) and returns once the new primary
+	// accepts writes; the DSN must reach whichever server is the primary
+	// (a multi-host DSN with target_session_attrs=read-write). Every node
+	// loses its connections and must find the new primary. It needs that
+	// command, so it is never a default and "all" does not name it.
+	FaultFailover FaultKind = "failover"
+	// FaultDBNodeLoss runs Scenario.DBNodeLoss, the command that kills one
+	// server of a multi-primary database cluster (a Galera node) and
+	// returns at once, then, after the fault's duration,
+	// Scenario.DBNodeRejoin, which brings it back and returns once it has
+	// rejoined. The nodes connected to the lost server must reconnect to
+	// another. It needs both commands, so it is never a default.
+	FaultDBNodeLoss FaultKind = "db-node-loss"
 )
 
 // The network faults go through a TCP proxy on 127.0.0.1 that the harness
@@ -58,12 +73,19 @@ const (
 var DefaultFaults = []FaultKind{FaultKill, FaultStop, FaultTerm}
 
 // AllFaults are the fault kinds that "all" names: the process faults, the
-// network faults and clock skew. FaultRestartDB, which needs
-// Scenario.RestartDB, is named on its own.
+// network faults and clock skew. The database faults (FaultRestartDB,
+// FaultFailover, FaultDBNodeLoss), which need commands of the scenario,
+// are named on their own.
 var AllFaults = []FaultKind{FaultKill, FaultStop, FaultTerm, FaultLatency, FaultReset, FaultBlackhole, FaultSkew}
 
 // knownFaults are every fault kind this version injects.
-var knownFaults = append(slices.Clone(AllFaults), FaultRestartDB)
+var knownFaults = append(slices.Clone(AllFaults), FaultRestartDB, FaultFailover, FaultDBNodeLoss)
+
+// isDB reports whether k is a fault of the database, which hits every node
+// at once.
+func (k FaultKind) isDB() bool {
+	return k == FaultRestartDB || k == FaultFailover || k == FaultDBNodeLoss
+}
 
 // isNet reports whether k goes through the proxy.
 func (k FaultKind) isNet() bool {
@@ -89,7 +111,7 @@ func ParseFaults(s string) ([]FaultKind, error) {
 		if k == "all" {
 			kinds = AllFaults
 		} else if !slices.Contains(knownFaults, k) {
-			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term, latency, reset, blackhole, skew, restart-db)", part)
+			return nil, fmt.Errorf("chaos: unknown fault kind %q (known: kill, stop, term, latency, reset, blackhole, skew, restart-db, failover, db-node-loss)", part)
 		}
 		for _, k := range kinds {
 			if !slices.Contains(out, k) {
@@ -190,6 +212,24 @@ type Scenario struct {
 	// database and returns once it is up again, e.g. pg_ctlcluster 15 main
 	// restart; FaultRestartDB runs it, and needs it. Not on SQLite.
 	RestartDB []string
+	// Failover is the command that fails the database over to its standby
+	// and returns once the new primary accepts writes (and, to fail over
+	// again, once a new standby follows it); FaultFailover runs it, and
+	// needs it. The DSN must reach whichever server is the primary. Not
+	// on SQLite.
+	Failover []string
+	// DBNodeLoss is the command that kills one server of the database's
+	// cluster and returns at once, and DBNodeRejoin the one that brings it
+	// back and returns once it has rejoined; FaultDBNodeLoss runs them,
+	// and needs both. Not on SQLite.
+	DBNodeLoss, DBNodeRejoin []string
+	// SpreadHosts, for a DSN that lists several servers
+	// (mysql://user@host1:port,host2:port,host3:port/db), gives worker i the
+	// list turned by i places, so that the workers write through different
+	// servers of a multi-primary cluster (Galera's multi-writer layout),
+	// each moving to the next when its server is lost. Without it every
+	// worker writes through the first server that answers (single-writer).
+	SpreadHosts bool
 	// MaxSkew bounds the offset of a FaultSkew: each is a seeded offset of
 	// MaxSkew/2 to MaxSkew, ahead or behind. Zero means DefaultMaxSkew
 	// (500 ms); at most MaxSkewLimit (1 s).
@@ -468,6 +508,11 @@ func newPlan(sc Scenario) Plan {
 			busy = 500 * time.Millisecond
 		case FaultRestartDB:
 			busy = 5 * time.Second // the restart and the reconnections
+		case FaultFailover:
+			busy = 8 * time.Second // the promotion, a new standby and the reconnections
+		case FaultDBNodeLoss:
+			d = between(2*time.Second, 5*time.Second)
+			busy = d + 15*time.Second // the cluster's timeout, then the rejoin
 		}
 		var latency, skew time.Duration
 		if kind == FaultLatency {
@@ -483,7 +528,7 @@ func newPlan(sc Scenario) Plan {
 			break
 		}
 		node := NodeName(1 + rng.IntN(sc.Workers))
-		if kind == FaultRestartDB {
+		if kind.isDB() {
 			node = "" // every node's database
 		}
 		p.Faults = append(p.Faults, Fault{At: Duration(at), Kind: kind, Node: node, For: Duration(d), Latency: Duration(latency), Skew: Duration(skew)})

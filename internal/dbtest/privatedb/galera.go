@@ -1,0 +1,399 @@
+package privatedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// GaleraOptions says what StartGalera builds.
+type GaleraOptions struct {
+	// Dir is the cluster's folder, created when missing; it must not hold
+	// a cluster already. Empty is a new temporary folder.
+	Dir string
+}
+
+// Galera is a private three-node MariaDB Galera cluster. Its zero value is
+// not usable: StartGalera or OpenGalera returns one.
+type Galera struct {
+	Dir      string `json:"dir"`
+	Server   string `json:"server"`   // mariadbd
+	Provider string `json:"provider"` // libgalera_smm.so
+	Ports    []int  `json:"ports"`    // the nodes' client ports
+	// Group are each node's group communication, incremental transfer
+	// and snapshot transfer ports.
+	Group [][3]int `json:"group"`
+	PIDs  []int    `json:"pids"` // the nodes' processes; 0 when down
+
+	run runner
+}
+
+// galeraNodes is the size of the cluster: the smallest that keeps a quorum
+// after losing a node.
+const galeraNodes = 3
+
+// galeraSynced bounds the wait for a node to join and sync.
+const galeraSynced = 3 * time.Minute
+
+// StartGalera creates and starts a three-node Galera cluster: node 0
+// bootstraps it and the others join by snapshot transfer (rsync). It wraps
+// ErrMissing when MariaDB's server, the galera-4 provider or rsync is
+// missing. A database test exists, and root@% without a password.
+func StartGalera(ctx context.Context, opts GaleraOptions) (*Galera, error) {
+	server, err := findBin("mariadbd", "/usr/sbin/mariadbd")
+	if err != nil {
+		return nil, err
+	}
+	provider, err := findBin("libgalera_smm.so", "/usr/lib/*/libgalera_smm.so")
+	if err != nil {
+		if provider, err = findBin("libgalera_smm.so", "/usr/lib/galera/libgalera_smm.so"); err != nil {
+			return nil, fmt.Errorf("%w (apt-get install galera-4)", err)
+		}
+	}
+	if _, err := findBin("rsync", "/usr/bin/rsync"); err != nil {
+		return nil, err
+	}
+	if _, err := findBin("mariadb-install-db", "/usr/bin/mariadb-install-db"); err != nil {
+		return nil, err
+	}
+	run, err := runnerFor("mysql")
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(galeraNodes * 4)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := clusterDir(opts.Dir, "ratchet-galera-", run)
+	if err != nil {
+		return nil, err
+	}
+	g := &Galera{Dir: dir, Server: server, Provider: provider, Ports: ports[:galeraNodes], PIDs: make([]int, galeraNodes), run: run}
+	for i := range galeraNodes {
+		g.Group = append(g.Group, [3]int{ports[galeraNodes+3*i], ports[galeraNodes+3*i+1], ports[galeraNodes+3*i+2]})
+	}
+	for i := range galeraNodes {
+		if err := run.own(g.data(i), 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(g.conf(i), []byte(g.config(i)), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if err := run.run(ctx, "mariadb-install-db", "--no-defaults", "--datadir="+g.data(0),
+		"--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
+		return nil, fmt.Errorf("privatedb: %w", err)
+	}
+	if err := g.start(ctx, 0, "--wsrep-new-cluster"); err != nil {
+		return nil, err
+	}
+	if err := g.exec(ctx, 0, "CREATE USER IF NOT EXISTS 'root'@'%'", "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION",
+		"CREATE DATABASE IF NOT EXISTS test"); err != nil {
+		return nil, err
+	}
+	for i := 1; i < galeraNodes; i++ {
+		if err := g.start(ctx, i); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// OpenGalera returns the cluster that StartGalera made in dir, as its last
+// step left it.
+func OpenGalera(dir string) (*Galera, error) {
+	g := &Galera{}
+	if err := load(dir, g); err != nil {
+		return nil, err
+	}
+	run, err := runnerFor("mysql")
+	if err != nil {
+		return nil, err
+	}
+	g.run = run
+	return g, nil
+}
+
+// DSN is the mysql:// URL of database db on every node, in order: the
+// MySQL store connects to the first that answers and stays on it until it
+// fails (one writer at a time).
+func (g *Galera) DSN(db string) string {
+	hosts := make([]string, len(g.Ports))
+	for i, p := range g.Ports {
+		hosts[i] = fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	return fmt.Sprintf("mysql://root@%s/%s", strings.Join(hosts, ","), db)
+}
+
+// NodeAddr is node i's client address, host:port.
+func (g *Galera) NodeAddr(i int) string { return fmt.Sprintf("127.0.0.1:%d", g.Ports[i]) }
+
+// Kill kills node i with SIGKILL and returns once it has exited.
+func (g *Galera) Kill(i int) error {
+	pid := g.PIDs[i]
+	if pid == 0 {
+		return fmt.Errorf("privatedb: galera node %d is not running", i)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	awaitExit(pid, 10*time.Second)
+	g.PIDs[i] = 0
+	return save(g.Dir, g)
+}
+
+// Busiest is the running node with the most client connections
+// (Threads_connected): the one a single-writer fleet writes through.
+func (g *Galera) Busiest(ctx context.Context) (int, error) {
+	best, most := -1, -1
+	for i, pid := range g.PIDs {
+		if pid == 0 {
+			continue
+		}
+		v, err := g.status(ctx, i, "Threads_connected")
+		if err != nil {
+			continue
+		}
+		var n int
+		_, _ = fmt.Sscan(v, &n)
+		if n > most {
+			best, most = i, n
+		}
+	}
+	if best < 0 {
+		return 0, errors.New("privatedb: no galera node answers")
+	}
+	return best, nil
+}
+
+// Down is the first node that is not running, or -1.
+func (g *Galera) Down() int {
+	for i, pid := range g.PIDs {
+		if pid == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// Conflicts sums, over the running nodes, the transactions aborted by a
+// conflict with another node's (wsrep_local_cert_failures and
+// wsrep_local_bf_aborts): the price of writing through several nodes.
+func (g *Galera) Conflicts(ctx context.Context) (int64, error) {
+	var sum int64
+	for i, pid := range g.PIDs {
+		if pid == 0 {
+			continue
+		}
+		for _, name := range []string{"wsrep_local_cert_failures", "wsrep_local_bf_aborts"} {
+			v, err := g.status(ctx, i, name)
+			if err != nil {
+				return 0, err
+			}
+			var n int64
+			_, _ = fmt.Sscan(v, &n)
+			sum += n
+		}
+	}
+	return sum, nil
+}
+
+// Rejoin starts node i again after a kill: it recovers the node's last
+// committed position (mariadbd --wsrep-recover) so that it rejoins by
+// incremental transfer, and returns once the node is synced.
+func (g *Galera) Rejoin(ctx context.Context, i int) error {
+	if g.PIDs[i] != 0 {
+		return fmt.Errorf("privatedb: galera node %d is running", i)
+	}
+	var extra []string
+	log := filepath.Join(g.Dir, fmt.Sprintf("n%d-recover.log", i))
+	_ = os.Remove(log)
+	err := g.run.run(ctx, g.Server, "--defaults-file="+g.conf(i), "--wsrep-recover", "--log-error="+log)
+	if err == nil {
+		b, _ := os.ReadFile(log)
+		if m := recovered.FindAllStringSubmatch(string(b), -1); len(m) > 0 {
+			if pos := m[len(m)-1][1]; !strings.HasSuffix(pos, ":-1") {
+				extra = append(extra, "--wsrep-start-position="+pos)
+			}
+		}
+	}
+	return g.start(ctx, i, extra...)
+}
+
+// recovered finds the position that --wsrep-recover logs.
+var recovered = regexp.MustCompile(`Recovered position: (\S+)`)
+
+// Stop stops every node (the last started first) and removes the folder.
+func (g *Galera) Stop(ctx context.Context) error {
+	for i := len(g.PIDs) - 1; i >= 0; i-- {
+		if pid := g.PIDs[i]; pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			if !awaitExit(pid, 30*time.Second) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				awaitExit(pid, 10*time.Second)
+			}
+		}
+	}
+	return os.RemoveAll(g.Dir)
+}
+
+// start starts node i in a session of its own (it outlives the calling
+// process) and waits until it is synced with the cluster.
+func (g *Galera) start(ctx context.Context, i int, extra ...string) error {
+	out, err := os.OpenFile(filepath.Join(g.Dir, fmt.Sprintf("n%d.out", i)), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd := g.run.command(context.Background(), g.Server, append([]string{"--defaults-file=" + g.conf(i)}, extra...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("privatedb: start galera node %d: %w", i, err)
+	}
+	g.PIDs[i] = cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if err := save(g.Dir, g); err != nil {
+		return err
+	}
+	deadline := time.After(galeraSynced)
+	for {
+		select {
+		case err := <-exited:
+			g.PIDs[i] = 0
+			_ = save(g.Dir, g)
+			return fmt.Errorf("privatedb: galera node %d exited while starting (%v); its log ends:\n%s", i, err, g.logTail(i))
+		case <-deadline:
+			return fmt.Errorf("privatedb: galera node %d not synced after %s; its log ends:\n%s", i, galeraSynced, g.logTail(i))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+		if state, _ := g.status(ctx, i, "wsrep_local_state_comment"); state == "Synced" {
+			return nil
+		}
+	}
+}
+
+// status reads a global status variable of node i over its socket.
+func (g *Galera) status(ctx context.Context, i int, name string) (string, error) {
+	db, err := g.open(i)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var k, v string
+	err = db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&k, &v)
+	return v, err
+}
+
+// exec runs statements on node i over its socket.
+func (g *Galera) exec(ctx context.Context, i int, stmts ...string) error {
+	db, err := g.open(i)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("privatedb: galera node %d: %s: %w", i, s, err)
+		}
+	}
+	return nil
+}
+
+// open is a pool of one connection to node i over its socket, as root.
+func (g *Galera) open(i int) (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.Timeout = "root", "unix", g.socket(i), 2*time.Second
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// config is node i's my.cnf.
+func (g *Galera) config(i int) string {
+	var peers []string
+	for _, gr := range g.Group {
+		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", gr[0]))
+	}
+	gr := g.Group[i]
+	return fmt.Sprintf(`[mysqld]
+datadir=%s
+socket=%s
+pid-file=%s
+log-error=%s
+port=%d
+bind-address=127.0.0.1
+skip-name-resolve
+performance_schema=OFF
+innodb_buffer_pool_size=64M
+innodb_log_file_size=48M
+innodb_flush_log_at_trx_commit=2
+max_connections=300
+binlog_format=ROW
+default_storage_engine=InnoDB
+innodb_autoinc_lock_mode=2
+wsrep_on=ON
+wsrep_provider=%s
+wsrep_cluster_name=ratchet_private
+wsrep_cluster_address=gcomm://%s
+wsrep_node_name=n%d
+wsrep_node_address=127.0.0.1:%d
+wsrep_node_incoming_address=127.0.0.1:%d
+wsrep_provider_options="gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M"
+wsrep_sst_method=rsync
+wsrep_sst_receive_address=127.0.0.1:%d
+wsrep_slave_threads=2
+`, g.data(i), g.socket(i), filepath.Join(g.Dir, fmt.Sprintf("n%d.pid", i)), g.log(i), g.Ports[i],
+		g.Provider, strings.Join(peers, ","), i, gr[0], g.Ports[i], gr[0], gr[1], gr[2])
+}
+
+func (g *Galera) data(i int) string   { return filepath.Join(g.Dir, fmt.Sprintf("n%d", i)) }
+func (g *Galera) conf(i int) string   { return filepath.Join(g.Dir, fmt.Sprintf("n%d.cnf", i)) }
+func (g *Galera) socket(i int) string { return filepath.Join(g.Dir, fmt.Sprintf("n%d.sock", i)) }
+func (g *Galera) log(i int) string    { return filepath.Join(g.Dir, fmt.Sprintf("n%d.err", i)) }
+
+// logTail is the end of node i's error log.
+func (g *Galera) logTail(i int) string {
+	b, _ := os.ReadFile(g.log(i))
+	return tail(b, 2000)
+}
+
+// awaitExit waits until the process pid is gone, for at most d, and tells
+// whether it is.
+func awaitExit(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		// A child of this process stays a zombie until reaped; its
+		// state in /proc says so.
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && zombie(string(b)) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// zombie reports whether a /proc/PID/stat line is a zombie's.
+func zombie(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	return i >= 0 && strings.HasPrefix(stat[i+1:], " Z")
+}
