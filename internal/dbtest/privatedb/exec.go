@@ -156,13 +156,27 @@ func save(dir string, v any) error {
 	return os.WriteFile(filepath.Join(dir, stateFile), b, 0o644)
 }
 
-// load reads the state of the cluster in dir into v.
-func load(dir string, v any) error {
+// load reads the state of the cluster in dir into v, and returns the
+// runner of its servers' user.
+func load(dir, user string, v any) (runner, error) {
 	b, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
-		return fmt.Errorf("privatedb: no cluster in %s: %w", dir, err)
+		return runner{}, fmt.Errorf("privatedb: no cluster in %s: %w", dir, err)
 	}
-	return json.Unmarshal(b, v)
+	if err := json.Unmarshal(b, v); err != nil {
+		return runner{}, fmt.Errorf("privatedb: the state of the cluster in %s: %w", dir, err)
+	}
+	return runnerFor(user)
+}
+
+// hostList is the servers of ports on 127.0.0.1, comma-separated, as a
+// multi-host DSN lists them.
+func hostList(ports []int) string {
+	hosts := make([]string, len(ports))
+	for i, port := range ports {
+		hosts[i] = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	return strings.Join(hosts, ",")
 }
 
 // tail is the end of a command's output, at most n bytes.

@@ -81,57 +81,58 @@ func StartGalera(ctx context.Context, opts GaleraOptions) (*Galera, error) {
 	for i := range galeraNodes {
 		g.Group = append(g.Group, [3]int{ports[galeraNodes+3*i], ports[galeraNodes+3*i+1], ports[galeraNodes+3*i+2]})
 	}
+	if err := g.build(ctx); err != nil {
+		_ = g.Stop(context.Background())
+		return nil, err
+	}
+	return g, nil
+}
+
+// build creates the nodes' folders and starts the nodes: node 0 as the
+// new cluster, the others joining it.
+func (g *Galera) build(ctx context.Context) error {
+	run := g.run
 	for i := range galeraNodes {
 		if err := run.own(g.data(i), 0o700); err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.WriteFile(g.conf(i), []byte(g.config(i)), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := run.run(ctx, "mariadb-install-db", "--no-defaults", "--datadir="+g.data(0),
 		"--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
-		return nil, fmt.Errorf("privatedb: %w", err)
+		return fmt.Errorf("privatedb: %w", err)
 	}
 	if err := g.start(ctx, 0, "--wsrep-new-cluster"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := g.exec(ctx, 0, "CREATE USER IF NOT EXISTS 'root'@'%'", "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION",
 		"CREATE DATABASE IF NOT EXISTS test"); err != nil {
-		return nil, err
+		return err
 	}
 	for i := 1; i < galeraNodes; i++ {
 		if err := g.start(ctx, i); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return g, nil
+	return nil
 }
 
 // OpenGalera returns the cluster that StartGalera made in dir, as its last
 // step left it.
 func OpenGalera(dir string) (*Galera, error) {
 	g := &Galera{}
-	if err := load(dir, g); err != nil {
-		return nil, err
-	}
-	run, err := runnerFor("mysql")
-	if err != nil {
-		return nil, err
-	}
+	run, err := load(dir, "mysql", g)
 	g.run = run
-	return g, nil
+	return g, err
 }
 
 // DSN is the mysql:// URL of database db on every node, in order: the
 // MySQL store connects to the first that answers and stays on it until it
 // fails (one writer at a time).
 func (g *Galera) DSN(db string) string {
-	hosts := make([]string, len(g.Ports))
-	for i, p := range g.Ports {
-		hosts[i] = fmt.Sprintf("127.0.0.1:%d", p)
-	}
-	return fmt.Sprintf("mysql://root@%s/%s", strings.Join(hosts, ","), db)
+	return fmt.Sprintf("mysql://root@%s/%s", hostList(g.Ports), db)
 }
 
 // NodeAddr is node i's client address, host:port.

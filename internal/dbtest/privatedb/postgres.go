@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ratchet-go/ratchet/internal/tcpproxy"
 )
 
 // PGOptions says what StartPostgres builds.
@@ -24,6 +28,14 @@ type PGOptions struct {
 	// Async leaves the replication asynchronous; by default a commit waits
 	// until the standby has it (synchronous_standby_names = '*').
 	Async bool
+	// ReplicationDelay, when positive, has the standby stream from the
+	// primary through a proxy of this process that delivers every chunk
+	// that long after it was sent (a slow network between the two): an
+	// asynchronous standby then trails the primary by at least that, and
+	// a failover loses what the primary committed in that window. The
+	// proxy lives as long as this process and the PG value: a cluster
+	// reopened with OpenPostgres streams directly.
+	ReplicationDelay time.Duration
 }
 
 // PG is a private PostgreSQL server, or a primary and its standby. Its
@@ -35,7 +47,9 @@ type PG struct {
 	Primary int    `json:"primary"` // the index in Ports of the primary
 	Sync    bool   `json:"sync"`    // synchronous replication (a pair only)
 
-	run runner
+	run   runner
+	delay time.Duration   // PGOptions.ReplicationDelay
+	proxy *tcpproxy.Proxy // the standby's way to the primary, with a delay
 }
 
 // FailoverTimes are how long a failover took, in its steps.
@@ -74,60 +88,60 @@ func StartPostgres(ctx context.Context, opts PGOptions) (*PG, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PG{Dir: dir, Bin: filepath.Dir(initdb), Ports: ports, Sync: opts.Standby && !opts.Async, run: run}
-	data := p.data(0)
-	if err := run.own(data, 0o700); err != nil {
+	p := &PG{Dir: dir, Bin: filepath.Dir(initdb), Ports: ports, Sync: opts.Standby && !opts.Async, run: run, delay: opts.ReplicationDelay}
+	if err := p.build(ctx, initdb, opts.Standby); err != nil {
+		_ = p.Stop(context.Background())
 		return nil, err
 	}
+	return p, nil
+}
+
+// build makes and starts the primary and, with standby, its standby.
+func (p *PG) build(ctx context.Context, initdb string, standby bool) error {
+	run := p.run
+	data := p.data(0)
+	if err := run.own(data, 0o700); err != nil {
+		return err
+	}
 	if err := run.run(ctx, initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"); err != nil {
-		return nil, fmt.Errorf("privatedb: %w", err)
+		return fmt.Errorf("privatedb: %w", err)
 	}
 	conf := "\n# privatedb\nwal_level = replica\nmax_wal_senders = 10\nwal_keep_size = '128MB'\nhot_standby = on\nshared_buffers = 32MB\nmax_connections = 200\nfsync = off\n"
 	if err := appendFile(filepath.Join(data, "postgresql.conf"), conf); err != nil {
-		return nil, err
+		return err
 	}
 	if err := save(p.Dir, p); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.start(ctx, 0); err != nil {
-		return nil, err
+		return err
 	}
-	if opts.Standby {
+	if standby {
 		if err := p.addStandby(ctx); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // OpenPostgres returns the cluster that StartPostgres made in dir, as its
 // last step left it.
 func OpenPostgres(dir string) (*PG, error) {
 	p := &PG{}
-	if err := load(dir, p); err != nil {
-		return nil, err
-	}
-	run, err := runnerFor("postgres")
-	if err != nil {
-		return nil, err
-	}
+	run, err := load(dir, "postgres", p)
 	p.run = run
-	return p, nil
+	return p, err
 }
 
 // DSN is the URL of database db ("postgres" always exists) on the
 // cluster: for a pair, both hosts with target_session_attrs=read-write, so
 // that a client reaches whichever server is the primary.
 func (p *PG) DSN(db string) string {
-	hosts := make([]string, len(p.Ports))
-	for i, port := range p.Ports {
-		hosts[i] = fmt.Sprintf("127.0.0.1:%d", port)
-	}
 	q := "sslmode=disable&connect_timeout=5"
 	if len(p.Ports) > 1 {
 		q += "&target_session_attrs=read-write"
 	}
-	return fmt.Sprintf("postgres://postgres@%s/%s?%s", strings.Join(hosts, ","), db, q)
+	return fmt.Sprintf("postgres://postgres@%s/%s?%s", hostList(p.Ports), db, q)
 }
 
 // PrimaryPort is the port of the server that is the primary now.
@@ -174,6 +188,9 @@ func (p *PG) Failover(ctx context.Context) (FailoverTimes, error) {
 
 // Stop stops every server of the cluster and removes its folder.
 func (p *PG) Stop(ctx context.Context) error {
+	if p.proxy != nil {
+		defer p.proxy.Close()
+	}
 	var errs []error
 	for i := range p.Ports {
 		if _, err := os.Stat(filepath.Join(p.data(i), "postmaster.pid")); err == nil {
@@ -198,7 +215,8 @@ func (p *PG) addStandby(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("privatedb: %w", err)
 	}
-	// The standby never inherits the primary's synchronous setting.
+	// The standby never inherits the primary's synchronous setting; with
+	// a delay it streams through a delaying proxy.
 	auto := filepath.Join(data, "postgresql.auto.conf")
 	if b, err := os.ReadFile(auto); err == nil {
 		var keep []string
@@ -207,7 +225,19 @@ func (p *PG) addStandby(ctx context.Context) error {
 				keep = append(keep, line)
 			}
 		}
-		if err := os.WriteFile(auto, []byte(strings.Join(keep, "\n")), 0o600); err != nil {
+		text := strings.Join(keep, "\n")
+		if p.delay > 0 {
+			if p.proxy != nil {
+				p.proxy.Close()
+			}
+			p.proxy, err = tcpproxy.Start(fmt.Sprintf("127.0.0.1:%d", p.PrimaryPort()), tcpproxy.Options{Serve: delayLine(p.delay)})
+			if err != nil {
+				return err
+			}
+			_, port, _ := strings.Cut(p.proxy.Addr(), ":")
+			text = conninfoPort.ReplaceAllString(text, "port="+port)
+		}
+		if err := os.WriteFile(auto, []byte(text), 0o600); err != nil {
 			return err
 		}
 	}
@@ -295,6 +325,57 @@ func (p *PG) ctl(ctx context.Context, i int, action string, extra ...string) err
 		return fmt.Errorf("privatedb: %w\nthe server's log ends:\n%s", err, tail(b, 1500))
 	}
 	return nil
+}
+
+// conninfoPort is the port of primary_conninfo, which pg_basebackup -R
+// writes.
+var conninfoPort = regexp.MustCompile(`port=\d+`)
+
+// delayLine carries a connection's bytes both ways, each chunk delivered
+// d after it was read, without holding back the chunks behind it.
+func delayLine(d time.Duration) func(client, server net.Conn) {
+	type chunk struct {
+		at   time.Time
+		data []byte
+	}
+	pipe := func(dst, src net.Conn, done chan<- struct{}) {
+		defer func() { done <- struct{}{} }()
+		q := make(chan chunk, 4096)
+		go func() {
+			defer close(q)
+			for {
+				buf := make([]byte, 32<<10)
+				n, err := src.Read(buf)
+				if n > 0 {
+					q <- chunk{time.Now().Add(d), buf[:n]}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		for c := range q {
+			if wait := time.Until(c.at); wait > 0 {
+				<-time.After(wait)
+			}
+			if _, err := dst.Write(c.data); err != nil {
+				_ = src.Close()
+				for range q {
+				}
+				return
+			}
+		}
+		_ = dst.Close()
+	}
+	return func(client, server net.Conn) {
+		done := make(chan struct{}, 2)
+		go pipe(server, client, done)
+		go pipe(client, server, done)
+		<-done
+		_ = client.Close()
+		_ = server.Close()
+		<-done
+	}
 }
 
 // appendFile appends text to the file at path.

@@ -57,3 +57,52 @@ func TestPostgresFailsOverTwice(t *testing.T) {
 	}
 	assert.Equal(t, 3, exec(`INSERT INTO probe DEFAULT VALUES`))
 }
+
+// TestAsynchronousStandbyBehindASlowLinkLosesTheLastCommits: a row
+// committed on the primary less than the link's delay before its crash
+// is not on the promoted standby; one committed long before is.
+func TestAsynchronousStandbyBehindASlowLinkLosesTheLastCommits(t *testing.T) {
+	ctx := context.Background()
+	const delay = 500 * time.Millisecond
+	pg, err := privatedb.StartPostgres(ctx, privatedb.PGOptions{Standby: true, Async: true, ReplicationDelay: delay})
+	skipMissing(t, err)
+	t.Cleanup(func() { assert.NoError(t, pg.Stop(context.Background())) })
+	exec := func(sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+		require.NoError(t, err)
+		defer func() { _ = conn.Close(ctx) }()
+		_, err = conn.Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	exec(`CREATE TABLE probe (id int PRIMARY KEY)`)
+	exec(`INSERT INTO probe VALUES (1)`)
+	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	require.NoError(t, err)
+	// Wait until the standby has replayed the first row: then only the
+	// second one is in flight on the slow link.
+	require.Eventually(t, func() bool {
+		var lag int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE replay_lsn = pg_current_wal_lsn()`).Scan(&lag)
+		return err == nil && lag == 1
+	}, 30*time.Second, 50*time.Millisecond)
+	_, err = conn.Exec(ctx, `INSERT INTO probe VALUES (2)`)
+	require.NoError(t, err)
+	_ = conn.Close(ctx)
+	_, err = pg.Failover(ctx)
+	require.NoError(t, err)
+
+	conn, err = pgx.Connect(ctx, pg.DSN("postgres"))
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(ctx) }()
+	var ids []int
+	rows, err := conn.Query(ctx, `SELECT id FROM probe ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []int{1}, ids, "the row committed within the link's delay of the crash is lost")
+}
