@@ -112,17 +112,35 @@ var listOne = ratchet.ListOptions{Limit: 1}
 // database going down.
 type gatedStore struct {
 	spi.Store
-	gate *sync.RWMutex
+	gate  *sync.RWMutex
+	retry time.Duration // how long a failed insert is tried again
 }
 
 // Capabilities forwards the inner store's.
 func (g *gatedStore) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(g.Store) }
 
-// InsertJobs inserts while no database restart is in progress.
+// InsertJobs inserts while no database fault is in progress. With retry,
+// a failed insert is tried again every 500 ms for that long: a cluster
+// may refuse commits for a moment after a fault has ended (a Galera node
+// rejoining), and the run is about the nodes, not the harness's own
+// submissions. A failed attempt that did commit leaves a job the harness
+// does not know of, which the checks read from the database like any
+// other.
 func (g *gatedStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
-	g.gate.RLock()
-	defer g.gate.RUnlock()
-	return g.Store.InsertJobs(ctx, jobs, o)
+	deadline := time.Now().Add(g.retry)
+	for {
+		g.gate.RLock()
+		res, err := g.Store.InsertJobs(ctx, jobs, o)
+		g.gate.RUnlock()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // faultDB injects a database fault: it runs the fault's command while

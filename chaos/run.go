@@ -159,7 +159,11 @@ func (h *harness) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chaos: open the store: %w", err)
 	}
-	store.Store = &gatedStore{Store: store.Store, gate: &h.dbGate}
+	gated := &gatedStore{Store: store.Store, gate: &h.dbGate}
+	if slices.ContainsFunc(sc.Faults, FaultKind.isDB) {
+		gated.retry = 30 * time.Second
+	}
+	store.Store = gated
 	h.store, h.ledger = store, store.Ledger
 	if err := h.ledger.Prepare(ctx); err != nil {
 		return err

@@ -22,6 +22,7 @@ const (
 	errServerLost        = 2013 // CR_SERVER_LOST
 	errClientInteraction = 4031 // MySQL 8: disconnected for inactivity
 	errNotReady          = 1047 // ER_UNKNOWN_COM_ERROR: a Galera node out of the primary component ("WSREP has not yet prepared node for application use")
+	errDuringCommit      = 1180 // ER_ERROR_DURING_COMMIT: under Galera, a commit during a change of the cluster's membership ("Not connected to Primary Component")
 )
 
 // maxAttempts bounds how often a transaction is tried when it fails with a
@@ -37,10 +38,13 @@ var serverError sqlcore.ServerError[uint16] = gosqldriver.ServerError
 
 // transient are the server errors retryable accepts: a deadlock (which is
 // also how Galera reports a certification conflict with another node's
-// commit), a lock wait timeout, a Galera node not ready, and those that end
-// the session (KILL, shutdown, server gone).
+// commit), a lock wait timeout, a Galera node not ready or a commit that met
+// a change of the cluster's membership, and those that end the session
+// (KILL, shutdown, server gone). Galera rolls back a transaction whose
+// COMMIT it refuses.
 var transient = map[uint16]bool{errDeadlock: true, errLockWaitTimeout: true, errServerShutdown: true, errConnectionKilled: true,
-	errQueryInterrupted: true, errServerGone: true, errServerLost: true, errClientInteraction: true, errNotReady: true}
+	errQueryInterrupted: true, errServerGone: true, errServerLost: true, errClientInteraction: true, errNotReady: true,
+	errDuringCommit: true}
 
 // retryable reports whether err is transient, so that the transaction that
 // failed with it can run again from the start: a deadlock (1213), a lock

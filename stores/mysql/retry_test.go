@@ -34,6 +34,8 @@ func TestClassifier(t *testing.T) {
 		{"deadlock", &mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock"}, true, false},
 		{"lock wait timeout", &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}, true, false},
 		{"wrapped deadlock", fmt.Errorf("claim: %w", &mysql.MySQLError{Number: 1213}), true, false},
+		{"galera node not ready", &mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, true, false},
+		{"galera commit without a primary component", &mysql.MySQLError{Number: 1180, Message: "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)"}, true, false},
 		{"connection killed", &mysql.MySQLError{Number: 1927, Message: "Connection was killed"}, true, true},
 		{"query interrupted", &mysql.MySQLError{Number: 1317}, true, true},
 		{"server shutdown", &mysql.MySQLError{Number: 1053}, true, true},
@@ -69,7 +71,7 @@ func TestClassifier(t *testing.T) {
 // the transient errors but a deadlock and a lock wait timeout.
 func connectionLost(err error) bool {
 	code, _, _ := serverError(err)
-	return retryable(err) && code != errDeadlock && code != errLockWaitTimeout
+	return retryable(err) && code != errDeadlock && code != errLockWaitTimeout && code != errNotReady && code != errDuringCommit
 }
 
 // quietDriverLog silences go-sql-driver's log of broken connections, which

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +33,6 @@ type Galera struct {
 	// Group are each node's group communication, incremental transfer
 	// and snapshot transfer ports.
 	Group [][3]int `json:"group"`
-	PIDs  []int    `json:"pids"` // the nodes' processes; 0 when down
 
 	run runner
 }
@@ -77,9 +77,12 @@ func StartGalera(ctx context.Context, opts GaleraOptions) (*Galera, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Galera{Dir: dir, Server: server, Provider: provider, Ports: ports[:galeraNodes], PIDs: make([]int, galeraNodes), run: run}
+	g := &Galera{Dir: dir, Server: server, Provider: provider, Ports: ports[:galeraNodes], run: run}
 	for i := range galeraNodes {
 		g.Group = append(g.Group, [3]int{ports[galeraNodes+3*i], ports[galeraNodes+3*i+1], ports[galeraNodes+3*i+2]})
+	}
+	if err := save(g.Dir, g); err != nil {
+		return nil, err
 	}
 	if err := g.build(ctx); err != nil {
 		_ = g.Stop(context.Background())
@@ -140,23 +143,24 @@ func (g *Galera) NodeAddr(i int) string { return fmt.Sprintf("127.0.0.1:%d", g.P
 
 // Kill kills node i with SIGKILL and returns once it has exited.
 func (g *Galera) Kill(i int) error {
-	pid := g.PIDs[i]
+	pid := g.pids()[i]
 	if pid == 0 {
 		return fmt.Errorf("privatedb: galera node %d is not running", i)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	awaitExit(pid, 10*time.Second)
-	g.PIDs[i] = 0
-	return save(g.Dir, g)
+	if !awaitExit(pid, 10*time.Second) {
+		return fmt.Errorf("privatedb: galera node %d (pid %d) still runs 10s after SIGKILL", i, pid)
+	}
+	return nil
 }
 
 // Busiest is the running node with the most client connections
 // (Threads_connected): the one a single-writer fleet writes through.
 func (g *Galera) Busiest(ctx context.Context) (int, error) {
 	best, most := -1, -1
-	for i, pid := range g.PIDs {
+	for i, pid := range g.pids() {
 		if pid == 0 {
 			continue
 		}
@@ -178,7 +182,7 @@ func (g *Galera) Busiest(ctx context.Context) (int, error) {
 
 // Down is the first node that is not running, or -1.
 func (g *Galera) Down() int {
-	for i, pid := range g.PIDs {
+	for i, pid := range g.pids() {
 		if pid == 0 {
 			return i
 		}
@@ -191,7 +195,7 @@ func (g *Galera) Down() int {
 // wsrep_local_bf_aborts): the price of writing through several nodes.
 func (g *Galera) Conflicts(ctx context.Context) (int64, error) {
 	var sum int64
-	for i, pid := range g.PIDs {
+	for i, pid := range g.pids() {
 		if pid == 0 {
 			continue
 		}
@@ -212,7 +216,7 @@ func (g *Galera) Conflicts(ctx context.Context) (int64, error) {
 // committed position (mariadbd --wsrep-recover) so that it rejoins by
 // incremental transfer, and returns once the node is synced.
 func (g *Galera) Rejoin(ctx context.Context, i int) error {
-	if g.PIDs[i] != 0 {
+	if g.pids()[i] != 0 {
 		return fmt.Errorf("privatedb: galera node %d is running", i)
 	}
 	var extra []string
@@ -230,13 +234,39 @@ func (g *Galera) Rejoin(ctx context.Context, i int) error {
 	return g.start(ctx, i, extra...)
 }
 
+// pids are the processes of the nodes that run now (0 for a node that
+// does not), found by their command lines: whichever process started them
+// (this one, or a step run as a command), and never another cluster's.
+func (g *Galera) pids() []int {
+	out := make([]int, len(g.Ports))
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		for i := range g.Ports {
+			if slices.Contains(args, "--defaults-file="+g.conf(i)) && !slices.Contains(args, "--wsrep-recover") {
+				var pid int
+				_, _ = fmt.Sscanf(filepath.Base(filepath.Dir(f)), "%d", &pid)
+				if !exited(pid) {
+					out[i] = pid
+				}
+			}
+		}
+	}
+	return out
+}
+
 // recovered finds the position that --wsrep-recover logs.
 var recovered = regexp.MustCompile(`Recovered position: (\S+)`)
 
-// Stop stops every node (the last started first) and removes the folder.
+// Stop stops every node (the last one first) and removes the folder.
 func (g *Galera) Stop(ctx context.Context) error {
-	for i := len(g.PIDs) - 1; i >= 0; i-- {
-		if pid := g.PIDs[i]; pid != 0 {
+	pids := g.pids()
+	for i := len(pids) - 1; i >= 0; i-- {
+		if pid := pids[i]; pid != 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			if !awaitExit(pid, 30*time.Second) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -261,18 +291,12 @@ func (g *Galera) start(ctx context.Context, i int, extra ...string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("privatedb: start galera node %d: %w", i, err)
 	}
-	g.PIDs[i] = cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	if err := save(g.Dir, g); err != nil {
-		return err
-	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
 	deadline := time.After(galeraSynced)
 	for {
 		select {
-		case err := <-exited:
-			g.PIDs[i] = 0
-			_ = save(g.Dir, g)
+		case err := <-ended:
 			return fmt.Errorf("privatedb: galera node %d exited while starting (%v); its log ends:\n%s", i, err, g.logTail(i))
 		case <-deadline:
 			return fmt.Errorf("privatedb: galera node %d not synced after %s; its log ends:\n%s", i, galeraSynced, g.logTail(i))
@@ -288,6 +312,8 @@ func (g *Galera) start(ctx context.Context, i int, extra ...string) error {
 
 // status reads a global status variable of node i over its socket.
 func (g *Galera) status(ctx context.Context, i int, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	db, err := g.open(i)
 	if err != nil {
 		return "", err
@@ -326,7 +352,8 @@ func (g *Galera) open(i int) (*sql.DB, error) {
 	return db, nil
 }
 
-// config is node i's my.cnf.
+// config is node i's my.cnf. The cluster's name carries its first group
+// port, so that a node of another private cluster never joins it.
 func (g *Galera) config(i int) string {
 	var peers []string
 	for _, gr := range g.Group {
@@ -351,7 +378,7 @@ default_storage_engine=InnoDB
 innodb_autoinc_lock_mode=2
 wsrep_on=ON
 wsrep_provider=%s
-wsrep_cluster_name=ratchet_private
+wsrep_cluster_name=ratchet_%d
 wsrep_cluster_address=gcomm://%s
 wsrep_node_name=n%d
 wsrep_node_address=127.0.0.1:%d
@@ -361,7 +388,7 @@ wsrep_sst_method=rsync
 wsrep_sst_receive_address=127.0.0.1:%d
 wsrep_slave_threads=2
 `, g.data(i), g.socket(i), filepath.Join(g.Dir, fmt.Sprintf("n%d.pid", i)), g.log(i), g.Ports[i],
-		g.Provider, strings.Join(peers, ","), i, gr[0], g.Ports[i], gr[0], gr[1], gr[2])
+		g.Provider, g.Group[0][0], strings.Join(peers, ","), i, gr[0], g.Ports[i], gr[0], gr[1], gr[2])
 }
 
 func (g *Galera) data(i int) string   { return filepath.Join(g.Dir, fmt.Sprintf("n%d", i)) }
@@ -378,23 +405,30 @@ func (g *Galera) logTail(i int) string {
 // awaitExit waits until the process pid is gone, for at most d, and tells
 // whether it is.
 func awaitExit(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return true
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(d)
+	for !exited(pid) {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return false
 		}
-		// A child of this process stays a zombie until reaped; its
-		// state in /proc says so.
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && zombie(string(b)) {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return false
+	return true
 }
 
-// zombie reports whether a /proc/PID/stat line is a zombie's.
-func zombie(stat string) bool {
+// exited reports whether the process pid is gone or a zombie (a child of
+// this process stays one until it is reaped).
+func exited(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	stat := string(b)
 	i := strings.LastIndexByte(stat, ')')
 	return i >= 0 && strings.HasPrefix(stat[i+1:], " Z")
 }
