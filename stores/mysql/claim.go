@@ -10,7 +10,10 @@ import (
 )
 
 // lockResources locks the rows of resources in scheduler_resource, in name
-// order (creating the missing ones), and then counts each resource's
+// order (creating the missing ones), by writing them (claims + 1: a write
+// that changed nothing would leave no row event, and on a Galera cluster,
+// where row locks are local to a node, two claims through two nodes would
+// not conflict at commit), and then counts each resource's
 // RUNNING holders (countHoldersSQL). The count is a
 // statement of its own, run once the locks are granted: under READ
 // COMMITTED it sees every claim that held a lock before, so claimers of a
@@ -27,7 +30,7 @@ const countHoldersSQL = "SELECT resource_name, COUNT(*) FROM {job} WHERE resourc
 func (d database) Holders(ctx context.Context, tx *sql.Tx, sorted []string) (map[string]int64, error) {
 	s := &d.syntax
 	q, args := s.SQL("INSERT INTO {resource} (resource_name) VALUES "+strings.Repeat("(?), ", len(sorted)-1)+"(?)"+`
-	ON DUPLICATE KEY UPDATE resource_name = resource_name`, binArgs(sorted)...)
+	ON DUPLICATE KEY UPDATE claims = claims + 1`, binArgs(sorted)...)
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return nil, fmt.Errorf("lock resources: %w", err)
 	}

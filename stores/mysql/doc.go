@@ -47,7 +47,8 @@
 // (hundreds to thousands of pages per level under load; cross-node
 // enqueue-to-start p50 on MariaDB at 1,000 jobs/s 3.9–4.4 ms against
 // 4.5–5.3 ms without, burn-down work about +10 %). Permits lock each resource's
-// row in scheduler_resource (in name order), then count its holders.
+// row in scheduler_resource (in name order) by writing it (its claims
+// counter, so that Galera certifies it), then count its holders.
 // MySQL has no partial indexes: since migration 13 the claim index is
 // keyed by the virtual column claim_task (the task of a PENDING job, NULL
 // otherwise) and the holders' index by resource_status (the status of a

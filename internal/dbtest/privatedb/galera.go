@@ -190,11 +190,13 @@ func (g *Galera) Down() int {
 	return -1
 }
 
-// Conflicts sums, over the running nodes, the transactions aborted by a
-// conflict with another node's (wsrep_local_cert_failures and
-// wsrep_local_bf_aborts): the price of writing through several nodes.
-func (g *Galera) Conflicts(ctx context.Context) (int64, error) {
-	var sum int64
+// Conflicts are, for each node, the transactions aborted by a conflict
+// with another node's (wsrep_local_cert_failures and
+// wsrep_local_bf_aborts) since the node started, 0 for a node that is
+// down: the price of writing through several nodes. ConflictsBetween
+// counts those of an interval.
+func (g *Galera) Conflicts(ctx context.Context) ([]int64, error) {
+	out := make([]int64, len(g.Ports))
 	for i, pid := range g.pids() {
 		if pid == 0 {
 			continue
@@ -202,14 +204,29 @@ func (g *Galera) Conflicts(ctx context.Context) (int64, error) {
 		for _, name := range []string{"wsrep_local_cert_failures", "wsrep_local_bf_aborts"} {
 			v, err := g.status(ctx, i, name)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			var n int64
 			_, _ = fmt.Sscan(v, &n)
-			sum += n
+			out[i] += n
 		}
 	}
-	return sum, nil
+	return out, nil
+}
+
+// ConflictsBetween is the number of conflicts between two readings of
+// Conflicts: a node whose count went down was restarted in between, and
+// counts from zero (what it counted before its loss is not known).
+func ConflictsBetween(before, after []int64) int64 {
+	var n int64
+	for i := range after {
+		if i < len(before) && after[i] >= before[i] {
+			n += after[i] - before[i]
+		} else {
+			n += after[i]
+		}
+	}
+	return n
 }
 
 // Rejoin starts node i again after a kill: it recovers the node's last
