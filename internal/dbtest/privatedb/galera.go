@@ -370,7 +370,10 @@ func (g *Galera) open(i int) (*sql.DB, error) {
 }
 
 // config is node i's my.cnf. The cluster's name carries its first group
-// port, so that a node of another private cluster never joins it.
+// port, so that a node of another private cluster never joins it. A node
+// silent for 30 s (not Galera's 15) is declared inactive: on a loaded
+// test machine a live node can stall that long, and the cluster would lose
+// its quorum; a killed node is still suspected after 5 s.
 func (g *Galera) config(i int) string {
 	var peers []string
 	for _, gr := range g.Group {
@@ -400,7 +403,7 @@ wsrep_cluster_address=gcomm://%s
 wsrep_node_name=n%d
 wsrep_node_address=127.0.0.1:%d
 wsrep_node_incoming_address=127.0.0.1:%d
-wsrep_provider_options="gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M"
+wsrep_provider_options="gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M;evs.inactive_timeout=PT30S"
 wsrep_sst_method=rsync
 wsrep_sst_receive_address=127.0.0.1:%d
 wsrep_slave_threads=2
