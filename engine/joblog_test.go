@@ -44,7 +44,13 @@ func logOf(t *testing.T, r *rig, id [16]byte) []string {
 // groups, the engine's own retry line, secrets masked, and lines below the
 // level left out.
 func TestJobLogsKeepWhatTheBodyLogs(t *testing.T) {
+	// The second run waits until the test has seen the first one's retry
+	// event (see TestJobStateResumesAcrossRuns).
+	proceed := make(chan struct{})
 	task := ratchet.NewVoidTask("logged", func(ctx context.Context, n int) error {
+		if jc, _ := ratchet.JobFromContext(ctx); jc.Run > 1 {
+			<-proceed
+		}
 		jc, _ := ratchet.JobFromContext(ctx)
 		jc.Logger.Debug("not kept at the default level")
 		jc.Logger.Info("charging", "amount", n, "card", "4242 4242")
@@ -60,6 +66,7 @@ func TestJobLogsKeepWhatTheBodyLogs(t *testing.T) {
 	id, err := task.Submit(context.Background(), r.client, 7)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventRetrying, r.next(id).Kind)
+	close(proceed)
 	r.advanceTo(r.clock.Now())
 	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
 

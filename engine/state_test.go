@@ -29,6 +29,11 @@ type progress struct {
 func TestJobStateResumesAcrossRuns(t *testing.T) {
 	ctx := context.Background()
 	seen := make(chan string, 4)
+	// The second run waits until the test has seen the first one's retry
+	// event: the completer's flush workers emit each batch's events after
+	// its write, so a fast second run's "succeeded" could otherwise come
+	// out of another worker first.
+	proceed := make(chan struct{})
 	task := ratchet.NewVoidTask("resumable", func(ctx context.Context, _ int) error {
 		jc, _ := ratchet.JobFromContext(ctx)
 		var p progress
@@ -43,6 +48,7 @@ func TestJobStateResumesAcrossRuns(t *testing.T) {
 			seen <- "started"
 			return errors.New("fail after step 1")
 		}
+		<-proceed
 		if err := jc.UpdateState(ctx, "progress", progress{Step: 2}, version+5); !errors.Is(err, ratchet.ErrStateConflict) {
 			seen <- fmt.Sprint("no conflict: ", err)
 		}
@@ -60,6 +66,7 @@ func TestJobStateResumesAcrossRuns(t *testing.T) {
 	id, err := task.Submit(ctx, r.client, 1)
 	require.NoError(t, err)
 	require.Equal(t, engine.EventRetrying, r.next(id).Kind)
+	close(proceed)
 	r.advanceTo(r.clock.Now()) // the retry is written: wake the poller, whose wait is on the fake clock
 	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
 	assert.Equal(t, "started", <-seen)
