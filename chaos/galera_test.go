@@ -126,18 +126,22 @@ func TestGaleraNodeLossLong(t *testing.T) {
 	}
 	g := privateGalera(t)
 	for _, spread := range []bool{false, true} {
-		for seed := uint64(1); seed <= 5; seed++ {
-			before, err := g.Conflicts(context.Background())
-			require.NoError(t, err)
-			rep := chaos.RunT(t, galeraScenario(g, seed, spread, 40*time.Second))
-			after, err := g.Conflicts(context.Background())
-			require.NoError(t, err)
-			require.Positive(t, rep.Injected[chaos.FaultDBNodeLoss])
-			assert.Zero(t, rep.Lost, "spread %v seed %d", spread, seed)
-			assert.Zero(t, rep.DoubleFinalized, "spread %v seed %d", spread, seed)
-			n := privatedb.ConflictsBetween(before, after)
-			t.Logf("galera spread=%v seed %d: %d executions, %d conflicts (%.1f per 1,000 executions)",
-				spread, seed, rep.Executions, n, float64(n)*1000/float64(max(rep.Executions, 1)))
-		}
+		layout := map[bool]string{false: "single-writer", true: "multi-writer"}[spread]
+		t.Run(layout, func(t *testing.T) {
+			for seed := uint64(1); seed <= 5; seed++ {
+				require.NoError(t, g.Ready(context.Background()), "the cluster before %s seed %d", layout, seed)
+				before, err := g.Conflicts(context.Background())
+				require.NoError(t, err)
+				rep := chaos.RunT(t, galeraScenario(g, seed, spread, 40*time.Second))
+				after, err := g.Conflicts(context.Background())
+				require.NoError(t, err)
+				require.Positive(t, rep.Injected[chaos.FaultDBNodeLoss])
+				assert.Zero(t, rep.Lost, "%s seed %d", layout, seed)
+				assert.Zero(t, rep.DoubleFinalized, "%s seed %d", layout, seed)
+				n := privatedb.ConflictsBetween(before, after)
+				t.Logf("galera %s seed %d: %d executions, %d conflicts (%.1f per 1,000 executions)",
+					layout, seed, rep.Executions, n, float64(n)*1000/float64(max(rep.Executions, 1)))
+			}
+		})
 	}
 }

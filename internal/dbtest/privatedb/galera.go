@@ -237,18 +237,87 @@ func (g *Galera) Rejoin(ctx context.Context, i int) error {
 		return fmt.Errorf("privatedb: galera node %d is running", i)
 	}
 	var extra []string
+	if pos := g.recoverPosition(ctx, i); pos != "" {
+		extra = append(extra, "--wsrep-start-position="+pos)
+	}
+	return g.start(ctx, i, extra...)
+}
+
+// galeraRecover bounds mariadbd --wsrep-recover.
+const galeraRecover = time.Minute
+
+// recoverPosition runs mariadbd --wsrep-recover on node i and returns the
+// position it logs, "" when it logs none. The recovery does not always
+// exit once it has logged the position (seen with MariaDB 10.11: it went
+// on listening and grew to 23 GB in 7 minutes): it runs without
+// networking, and is killed as soon as the position is in its log, or
+// after galeraRecover.
+func (g *Galera) recoverPosition(ctx context.Context, i int) string {
 	log := filepath.Join(g.Dir, fmt.Sprintf("n%d-recover.log", i))
 	_ = os.Remove(log)
-	err := g.run.run(ctx, g.Server, "--defaults-file="+g.conf(i), "--wsrep-recover", "--log-error="+log)
-	if err == nil {
+	ctx, cancel := context.WithTimeout(ctx, galeraRecover)
+	defer cancel()
+	cmd := g.run.command(ctx, g.Server, "--defaults-file="+g.conf(i), "--wsrep-recover", "--skip-networking", "--log-error="+log)
+	if err := cmd.Start(); err != nil {
+		return ""
+	}
+	ended := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(ended) }()
+	position := func() string {
 		b, _ := os.ReadFile(log)
 		if m := recovered.FindAllStringSubmatch(string(b), -1); len(m) > 0 {
 			if pos := m[len(m)-1][1]; !strings.HasSuffix(pos, ":-1") {
-				extra = append(extra, "--wsrep-start-position="+pos)
+				return pos
+			}
+		}
+		return ""
+	}
+	for {
+		select {
+		case <-ended:
+			return position()
+		case <-ctx.Done():
+			<-ended // CommandContext killed it
+			return position()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if pos := position(); pos != "" {
+			cancel()
+			<-ended
+			return pos
+		}
+	}
+}
+
+// Ready rejoins every node that is down and waits until every node is
+// synced and ready for clients (wsrep_ready ON): the state a run starts
+// from, whatever the last one left.
+func (g *Galera) Ready(ctx context.Context) error {
+	for i, pid := range g.pids() {
+		if pid == 0 {
+			if err := g.Rejoin(ctx, i); err != nil {
+				return err
 			}
 		}
 	}
-	return g.start(ctx, i, extra...)
+	deadline := time.After(galeraSynced)
+	for i := range g.Ports {
+		for {
+			state, _ := g.status(ctx, i, "wsrep_local_state_comment")
+			ready, _ := g.status(ctx, i, "wsrep_ready")
+			if state == "Synced" && ready == "ON" {
+				break
+			}
+			select {
+			case <-deadline:
+				return fmt.Errorf("privatedb: galera node %d not ready after %s (state %q, wsrep_ready %q)", i, galeraSynced, state, ready)
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // pids are the processes of the nodes that run now (0 for a node that
