@@ -75,7 +75,7 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		d.Result = string(det.Result)
 	}
 	d.CanRetry = j.Status == spi.StatusFailed
-	d.CanCancel = j.Status == spi.StatusPending || j.Status == spi.StatusBlocked || j.Status == spi.StatusWaiting
+	d.CanCancel = !j.Status.Terminal()
 	d.CanDelete = j.Status.Terminal()
 	d.Timeline = timeline(j)
 	if err := h.jobLogs(r.Context(), r.URL.Query(), d); err != nil {

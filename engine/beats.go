@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/ratchet-go/ratchet/internal/nodecore"
 )
 
 // every runs fn at each tick of t until ctx ends, and then stops t: the
@@ -19,6 +21,24 @@ func every(ctx context.Context, t clockwork.Ticker, fn func(context.Context)) {
 			return
 		case <-t.Chan():
 			fn(ctx)
+		}
+	}
+}
+
+// beatLoop runs the heartbeater's Tick at each tick of t, and its claim
+// check alone at each signal of check (a wakeup saying that claims were
+// taken away), until ctx ends; then it stops t. One goroutine runs both,
+// so a beat's check and a wakeup's never overlap.
+func beatLoop(ctx context.Context, t clockwork.Ticker, check <-chan struct{}, h *nodecore.Heartbeater) {
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.Chan():
+			h.Tick(ctx)
+		case <-check:
+			h.Check(ctx)
 		}
 	}
 }

@@ -54,8 +54,10 @@ type Engine struct {
 	executor  *executor
 	poller    *poller
 	beats     *nodecore.Heartbeater
-	rescue    nodecore.Rescuer
-	services  []Service
+	// checkClaims asks the heartbeat loop for a claim check now.
+	checkClaims chan struct{}
+	rescue      nodecore.Rescuer
+	services    []Service
 
 	mu       sync.Mutex
 	state    int                // 0 new, 1 running, 2 stopped
@@ -252,7 +254,12 @@ func (e *Engine) wire() {
 				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
 			}
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.Add, freed: e.signals.freed,
+		}, finish: out.finish, complete: e.completer.Add, freed: e.signals.freed, timeout: o.RunTimeout,
+		overran: func(j *spi.Job, by time.Duration) {
+			if m, ok := o.Client.Metrics.(spi.TimeoutMetrics); ok {
+				m.RunOverran(context.Background(), j.ID, j.TaskName, by)
+			}
+		},
 		gaveBack: func(jobs []*spi.Job, at time.Time) {
 			e.publishAll(EventReleased, func(emit func(Event)) {
 				for _, j := range jobs {
@@ -264,6 +271,7 @@ func (e *Engine) wire() {
 			return out.gate(ctx, flow, jc, j, started)
 		},
 	})
+	e.checkClaims = make(chan struct{}, 1)
 	e.beats = nodecore.NewHeartbeater(nodecore.HeartbeaterDeps{Clock: o.clock, Log: e.log,
 		Write: e.writeBeat, Claims: e.caps.Claims, Running: runs.Running,
 		Superseded: func(ctx context.Context, j *spi.Job) { o.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName) }})
@@ -395,8 +403,17 @@ func (e *Engine) NotifyNewWork(p ratchet.Priority) {
 	}
 }
 
-// onWakeup handles a wakeup from the cluster, ignoring the node's own.
+// onWakeup handles a wakeup from the cluster, ignoring the node's own
+// new work. A wakeup that says claims were taken away starts the claim
+// check at once (one pending at most).
 func (e *Engine) onWakeup(h spi.WakeupHint) {
+	if h.CheckClaims {
+		select {
+		case e.checkClaims <- struct{}{}:
+		default:
+		}
+		return
+	}
 	if h.Source != "" && h.Source == e.opts.NodeID {
 		return
 	}
@@ -449,7 +466,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	// Heartbeats go on through the drain of Stop: a draining node is alive,
 	// and its jobs must not be recovered (and charged) meanwhile.
 	e.beating = newGroup(e.runCtx)
-	e.beating.goFn(func(ctx context.Context) { every(ctx, beats, e.beats.Tick) })
+	e.beating.goFn(func(ctx context.Context) { beatLoop(ctx, beats, e.checkClaims, e.beats) })
 	e.claiming = newGroup(e.runCtx)
 	if c := e.opts.Coordinator; c != nil {
 		claimCtx := e.claiming.ctx
@@ -570,8 +587,15 @@ func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratche
 
 // clientNotifier is what the engine's client tells of its writes: new work
 // (Engine.NotifyNewWork) and the signal waits it resolved. It implements
-// ratchet.SignalNotifier without adding to the engine's API.
+// ratchet.SignalNotifier and ratchet.ClaimsNotifier without adding to the
+// engine's API.
 type clientNotifier struct{ *Engine }
+
+// ClaimsChanged runs the node's claim check at once: its client cancelled
+// jobs, which may be running here.
+func (n clientNotifier) ClaimsChanged(context.Context) {
+	n.onWakeup(spi.WakeupHint{CheckClaims: true})
+}
 
 // SignalsDelivered publishes a signal-resolved event for each wait the
 // engine's client resolved.

@@ -75,6 +75,8 @@ var envSettings = []envSetting{
 		apply: func(o *Options, v int64) { o.PollInterval = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS", doc: "drain timeout of Stop (s)", min: 1,
 		apply: func(o *Options, v int64) { o.ShutdownTimeout = time.Duration(v) * time.Second }},
+	{name: "RATCHET_WORKER_RUN_TIMEOUT_MS", doc: "run timeout of a job that names none (ms); 0 for none", min: 0,
+		apply: func(o *Options, v int64) { o.RunTimeout = time.Duration(v) * time.Millisecond }},
 	{name: "RATCHET_WORKER_TASK_LIMITS", doc: "jobs of a task run at once on a node (task=n, comma-separated)", applyStr: func(o *Options, v string) error {
 		limits := TaskLimits{}
 		for _, kv := range strings.Split(v, ",") {
@@ -226,6 +228,7 @@ func FromEnv(base Options) (Options, error) {
 // RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES (0 is AgingDisabled),
 // RATCHET_PAYLOAD_MAX_PAYLOAD_KB, RATCHET_WORKER_CONCURRENCY,
 // RATCHET_WORKER_POLL_INTERVAL_MS, RATCHET_WORKER_SHUTDOWN_TIMEOUT_SECONDS,
+// RATCHET_WORKER_RUN_TIMEOUT_MS (Options.RunTimeout),
 // RATCHET_WORKER_TASK_LIMITS (task=n,task=n: Options.TaskTuning),
 // the archive's RATCHET_JOB_ARCHIVE_ENABLED (true or false),
 // RATCHET_JOB_RETENTION_DAYS, RATCHET_JOB_ARCHIVE_RETENTION_DAYS,

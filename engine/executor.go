@@ -47,6 +47,12 @@ type executorDeps struct {
 	// gaveBack, when not nil, is told the jobs a timed-out drain gave
 	// back to PENDING.
 	gaveBack func(jobs []*spi.Job, at time.Time)
+	// timeout is the node's run timeout (0: none), for a job that names
+	// none (nodecore.Timeout).
+	timeout time.Duration
+	// overran, when not nil, is told of a body that returned after its
+	// run's timeout, how long after.
+	overran func(j *spi.Job, by time.Duration)
 }
 
 // executor runs claimed jobs, each on a goroutine of its own (reused: see
@@ -68,15 +74,19 @@ func newExecutor(base context.Context, d executorDeps) *executor {
 // dispatch starts one claimed job on a goroutine of its own: an idle
 // worker's, or a new one.
 func (x *executor) dispatch(j *spi.Job) {
-	ctx, cancel := context.WithCancel(x.base)
-	x.runs.Start(j, cancel)
+	ctx, cancel := context.WithCancelCause(x.base)
+	x.runs.Start(j, func() { cancel(context.Canceled) })
 	x.jobs.Add(1)
 	run := func() {
 		defer x.jobs.Done()
-		defer cancel()
-		p := x.execute(ctx, j)
-		if !x.runs.End(j) { // a released job's write would only be superseded
+		defer cancel(context.Canceled)
+		p, deadline := x.execute(ctx, cancel, j)
+		owed, expired := x.runs.End(j) // a released or timed-out job's write is not owed
+		if owed {
 			x.complete(p)
+		}
+		if by := x.clock.Since(deadline); expired && by > overrunGrace && x.overran != nil {
+			x.overran(j, by)
 		}
 		x.freed()
 	}
@@ -106,10 +116,21 @@ func (x *executor) worker(run func()) {
 }
 
 // execute runs one job's body with its JobContext and returns the owner
-// write that ends it.
-func (x *executor) execute(ctx context.Context, j *spi.Job) nodecore.Pending {
+// write that ends it, and its run's deadline (zero for none). Past the
+// deadline (on the executor's clock) the run expires: cancel ends the
+// body's context with ErrTimeout, and the timeout's owner write is made
+// at once, the body going on until it returns (see expire).
+func (x *executor) execute(ctx context.Context, cancel context.CancelCauseFunc, j *spi.Job) (nodecore.Pending, time.Time) {
 	jc, log := x.jobContext(j)
 	start := x.clock.Now()
+	var deadline time.Time
+	if d, final := nodecore.Timeout(j, x.timeout); d > 0 {
+		deadline = start.Add(d)
+		ctx = deadlineCtx{ctx, deadline}
+		timed := ctx
+		t := x.clock.AfterFunc(d, func() { x.expire(timed, cancel, jc, j, start, d, final) })
+		defer t.Stop()
+	}
 	ctx = ratchet.ContextWithJob(ctx, jc)
 	var p nodecore.Pending
 	stop := false
@@ -118,13 +139,50 @@ func (x *executor) execute(ctx context.Context, j *spi.Job) nodecore.Pending {
 	}
 	if !stop {
 		res, err := x.runSafely(ctx, j)
+		if !deadline.IsZero() && x.runs.Expired(j) {
+			return p, deadline // finished at its timeout (expire): the return is not reported
+		}
 		p = x.finish(context.WithoutCancel(ctx), jc, j, res, err, start)
 	}
 	if log != nil {
 		p.Logs = log.end()
 	}
-	return p
+	return p, deadline
 }
+
+// expire ends a run whose body is still going at its timeout d: a failure
+// wrapping ErrTimeout (final: not retried), written now, and the body's
+// context cancelled with ErrTimeout. The body keeps its slot until it
+// returns; its return is not written (nodecore.Runs.End).
+func (x *executor) expire(ctx context.Context, cancel context.CancelCauseFunc, jc *ratchet.JobContext, j *spi.Job, start time.Time, d time.Duration, final bool) {
+	if !x.runs.Expire(j) {
+		return // it returned meanwhile, or a drain released it
+	}
+	cancel(ratchet.ErrTimeout)
+	err := fmt.Errorf("%w after %s", ratchet.ErrTimeout, d)
+	if final {
+		err = ratchet.DoNotRetry(err)
+	}
+	x.log.Warn("run timed out; its failure is written now, and the body's return will change nothing",
+		"job_id", j.ID, "task", j.TaskName, "timeout", d)
+	x.complete(x.finish(context.WithoutCancel(ctx), jc, j, nil, err, start))
+}
+
+// overrunGrace is how long after its run's timeout a body may return
+// before it counts as an overrun (spi.TimeoutMetrics): one that returns
+// when its context ends does not.
+const overrunGrace = 100 * time.Millisecond
+
+// deadlineCtx is a body's context with its run's deadline, which
+// Deadline reports; the executor's clock, not the context's timer, ends it
+// (through expire).
+type deadlineCtx struct {
+	context.Context
+	at time.Time
+}
+
+// Deadline returns the run's deadline.
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
 
 // runSafely runs a body, turning a panic into a *ratchet.PanicError.
 func (x *executor) runSafely(ctx context.Context, j *spi.Job) (res any, err error) {

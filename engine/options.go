@@ -109,6 +109,11 @@ type Options struct {
 	CompletionConcurrency int
 	// ShutdownTimeout bounds the drain of Stop; default 30 s.
 	ShutdownTimeout time.Duration
+	// RunTimeout bounds each run of a job that names no timeout of its
+	// own or of its task (ratchet.WithTimeout): past it, the run fails
+	// with an error wrapping ratchet.ErrTimeout. Zero (the default) means
+	// none.
+	RunTimeout time.Duration
 	// PriorityBoostInterval is the aging interval: a job's effective
 	// priority rises by one per interval waited since it was due. Zero means
 	// the default, 15 minutes; AgingDisabled (any negative value) turns
@@ -261,7 +266,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"Client.MaxPayloadBytes", int64(o.Client.MaxPayloadBytes)},
 		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
 		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)}, {"SignalSweepInterval", int64(o.SignalSweepInterval)},
-		{"BatchFinishInterval", int64(o.BatchFinishInterval)},
+		{"BatchFinishInterval", int64(o.BatchFinishInterval)}, {"RunTimeout", int64(o.RunTimeout)},
 	} {
 		if c.v < 0 {
 			return o, fmt.Errorf("%w: engine option %s is negative (%d)", ratchet.ErrInvalidArgument, c.name, c.v)

@@ -304,6 +304,9 @@ func (c *Client) CancelBatch(ctx context.Context, id uuid.UUID) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("ratchet: cancel batch %s: %w", id, err)
 	}
+	if n > 0 {
+		c.claimsChanged(ctx)
+	}
 	return n, nil
 }
 

@@ -22,7 +22,7 @@ const (
 	// Client.RetryJob does: bulkBatch jobs per store call on a store with
 	// spi.BulkManager, else one job per call.
 	BulkRetry BulkAction = iota + 1
-	// BulkCancel cancels PENDING, BLOCKED and WAITING jobs, as
+	// BulkCancel cancels PENDING, BLOCKED, WAITING and RUNNING jobs, as
 	// Client.CancelJob does: bulkBatch jobs per store call on a store
 	// with spi.BulkManager, else one job per call.
 	BulkCancel
@@ -198,6 +198,9 @@ func (c *Client) cancelBatch(ctx context.Context, bm spi.BulkManager, ids []uuid
 	out, err := bm.CancelJobs(ctx, ids, c.now())
 	if err != nil {
 		return nil, err
+	}
+	if slices.Contains(out, true) {
+		c.claimsChanged(ctx)
 	}
 	told := map[uuid.UUID]bool{}
 	for i, j := range waiting {

@@ -29,6 +29,16 @@ type SignalNotifier interface {
 	SignalsDelivered(ctx context.Context, rs []spi.ResolvedSignal)
 }
 
+// ClaimsNotifier is a WorkNotifier that is also told when a client's
+// cancel may have taken claims of RUNNING jobs away (CancelJob, the bulk
+// cancel, CancelWorkflow, CancelBatch), so that it can check its running
+// claims at once and stop the bodies of the cancelled jobs without
+// waiting for its next heartbeat. The engine implements it.
+type ClaimsNotifier interface {
+	WorkNotifier
+	ClaimsChanged(ctx context.Context)
+}
+
 // ClientOptions configure a Client. The zero value is ready to use.
 type ClientOptions struct {
 	// Clock is the time source; nil means the system clock.
@@ -619,11 +629,20 @@ func (c *Client) RetryJob(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// CancelJob cancels a PENDING job, a BLOCKED workflow job (its dependents
-// then follow their cancel policy, as for a parent that was cancelled), or
-// a job WAITING for a signal (its wait ends CANCELLED). A job in any other
-// state gives an error wrapping ErrInvalidState; to stop a RUNNING
-// workflow job, use CancelWorkflow.
+// CancelJob cancels a job that has not finished: a PENDING job, a BLOCKED
+// workflow job, a job WAITING for a signal (its wait ends CANCELLED), or a
+// RUNNING job. Its dependents then follow their cancel policy, as for a
+// parent that was cancelled. A finished job gives an error wrapping
+// ErrInvalidState.
+//
+// A RUNNING job is CANCELLED at once, in one write that ends its claim:
+// the completion its body writes later is superseded and changes nothing,
+// and its permit is free. The body's context is cancelled on its node
+// within about a second where the store carries wakeups (PostgreSQL's
+// LISTEN, engines sharing a memory store) or the engine runs in this
+// client's process, and otherwise at the node's next heartbeat
+// (HeartbeatInterval, 10 s by default). A body that ignores its context
+// keeps its slot until it returns.
 func (c *Client) CancelJob(ctx context.Context, id uuid.UUID) error {
 	sm := c.signalMetrics
 	var waiting *spi.Job
@@ -635,10 +654,19 @@ func (c *Client) CancelJob(ctx context.Context, id uuid.UUID) error {
 	if err := c.store.CancelJob(ctx, id, c.now()); err != nil {
 		return err
 	}
+	c.claimsChanged(ctx)
 	if waiting != nil {
 		sm.SignalCancelled(ctx, id, waiting.TaskName, waiting.Signal.Name)
 	}
 	return nil
+}
+
+// claimsChanged tells a notifier that checks claims that a cancel may have
+// ended some.
+func (c *Client) claimsChanged(ctx context.Context) {
+	if n, ok := c.notifier.(ClaimsNotifier); ok {
+		n.ClaimsChanged(ctx)
+	}
 }
 
 func (c *Client) now() time.Time { return c.clock.Now().UTC().Truncate(time.Microsecond) }

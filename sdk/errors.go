@@ -24,6 +24,11 @@ var (
 	ErrStateConflict = errors.New("ratchet: job state changed meanwhile")
 	// ErrUnsupported reports a feature the store does not have.
 	ErrUnsupported = errors.New("ratchet: not supported by the store")
+	// ErrTimeout is wrapped by the error of a run that went past its run
+	// timeout (WithTimeout, engine.Options.RunTimeout): the run ended as a
+	// failure, retried like any other unless the timeout is final, and the
+	// body's context ended with it as its cause.
+	ErrTimeout = errors.New("ratchet: run timed out")
 )
 
 // PayloadTooLargeError reports a serialized payload over the configured

@@ -70,6 +70,25 @@ func ExampleNewTask() {
 	// SUCCEEDED billed acme 1200 cents
 }
 
+// Waiting for a result: Wait blocks until the job has finished, on
+// whichever node it ran, and decodes its result.
+func ExampleTask_Wait() {
+	ctx := context.Background()
+	store := memory.New()
+	eng, _ := node(store, engine.Options{}, bill)
+	defer eng.Stop(ctx)
+	client, _ := ratchet.NewClient(store, ratchet.ClientOptions{}) // a process that only submits
+
+	id, err := bill.Submit(ctx, client, Invoice{Customer: "acme", Cents: 990})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := bill.Wait(ctx, client, id)
+	fmt.Println(res, err)
+	// Output:
+	// billed acme 990 cents <nil>
+}
+
 // Reading and managing jobs: list the dead-letter queue, retry a job out
 // of it, cancel a job that waits.
 func ExampleClient_ListJobs() {

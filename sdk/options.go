@@ -123,6 +123,30 @@ func WithParam(key, value string) SubmitOption {
 	}
 }
 
+// WithTimeout bounds each run of the job to d: past it, the run ends as a
+// failure whose error wraps ErrTimeout (retried like any failure, see
+// WithTimeoutNotRetried), written at once, and the body's context ends
+// with ErrTimeout as its cause. A body that ignores its context keeps its
+// slot until it returns, but what it returns then changes nothing. Given
+// to NewTask, it is the task's default; given to Submit, it overrides it;
+// either overrides the node's engine.Options.RunTimeout. 0 means no
+// timeout; a negative d is an error.
+func WithTimeout(d time.Duration) SubmitOption {
+	return func(c *submitConfig) {
+		if d < 0 {
+			c.errs = append(c.errs, invalidArg("negative timeout %s", d))
+			return
+		}
+		WithParam(spi.TimeoutParam, d.String())(c)
+	}
+}
+
+// WithTimeoutNotRetried makes a run that goes past its timeout fail for
+// good (the dead-letter queue) instead of being retried.
+func WithTimeoutNotRetried() SubmitOption {
+	return WithParam(spi.TimeoutFinalParam, "1")
+}
+
 // WithProperty gives the job a write-once, indexed property, written in the
 // same atomic step as the job itself: Client.ListJobs and CountJobs filter
 // by it, and the job body reads it with JobContext.Property. The key is 1

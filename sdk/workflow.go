@@ -650,5 +650,8 @@ func (c *Client) CancelWorkflow(ctx context.Context, id uuid.UUID) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("ratchet: cancel workflow %s: %w", id, err)
 	}
+	if n > 0 {
+		c.claimsChanged(ctx)
+	}
 	return n, nil
 }

@@ -98,9 +98,7 @@ func cancelCases() []testCase {
 			require.NoError(t, f.s.CancelJob(f.ctx, later.ID, at(time.Second)))
 			assert.Empty(t, f.claim("node-a", 10, at(100*time.Hour), boost), "a CANCELLED job must never be claimed")
 		}},
-		{"NotPending", func(t tb, f *fixture) {
-			running := f.insertOne()
-			f.claimOne(running.ID, "node-a", at(time.Second))
+		{"Finished", func(t tb, f *fixture) {
 			done := f.insertOne(withDue(at(time.Minute)))
 			cd := f.claimOne(done.ID, "node-a", at(time.Minute))
 			require.Equal(t, []bool{true}, f.complete(succeeded(cd, at(2*time.Minute), nil, "")))
@@ -109,7 +107,7 @@ func cancelCases() []testCase {
 			require.Equal(t, []bool{true}, f.complete(failed(cx, at(time.Hour), 1, "x")))
 			cancelled := f.insertOne(withDue(at(2 * time.Hour)))
 			require.NoError(t, f.s.CancelJob(f.ctx, cancelled.ID, at(time.Second)))
-			for name, j := range map[string]*spi.Job{"RUNNING": running, "SUCCEEDED": done, "FAILED": dead, "CANCELLED": cancelled} {
+			for name, j := range map[string]*spi.Job{"SUCCEEDED": done, "FAILED": dead, "CANCELLED": cancelled} {
 				before := f.get(j.ID)
 				err := f.s.CancelJob(f.ctx, j.ID, at(3*time.Hour))
 				assert.ErrorIs(t, err, spi.ErrInvalidState, "CancelJob of a %s job", name)

@@ -106,8 +106,10 @@ func bulkCases() []testCase {
 			now := at(3*time.Hour + 5*time.Microsecond)
 			got := f.bulkCancel(b, now, mix["RUNNING"].ID, mix["PENDING"].ID, unknown, mix["SUCCEEDED"].ID, mix["FAILED"].ID,
 				mix["CANCELLED"].ID, due.ID, due.ID)
-			assert.Equal(t, []bool{false, true, false, false, false, false, true, true}, got,
-				"only the PENDING jobs are cancelled; an unknown id is false; an id named twice answers as it first did")
+			assert.Equal(t, []bool{true, true, false, false, false, false, true, true}, got,
+				"only the PENDING and RUNNING jobs are cancelled; an unknown id is false; an id named twice answers as it first did")
+			assertJob(t, abortedByHand(befores["RUNNING"], now), f.get(mix["RUNNING"].ID), "a RUNNING job after CancelJobs, as after CancelJob")
+			delete(befores, "RUNNING")
 			for _, j := range []*spi.Job{mix["PENDING"], due} {
 				want := j.Clone()
 				want.Status = spi.StatusCancelled
@@ -122,6 +124,7 @@ func bulkCases() []testCase {
 			assert.True(t, f.get(due.ID).FinishedAt.Equal(now), "nor the finish time")
 			assert.Empty(t, f.claim("node-b", 10, at(100*time.Hour), boost), "a cancelled job is never claimed")
 		}},
+		cancelRunningBulkCase(),
 		{"CancelBlocked", func(t tb, f *fixture) {
 			b := f.bulkManager()
 			ws := f.workflows()

@@ -64,6 +64,21 @@ func (f *fixture) awaitWakeup(hints <-chan spi.WakeupHint, done <-chan error, so
 	}
 }
 
+// listen runs ListenWakeups on wl until ctx ends: the wakeups come on
+// hints (up to 1,024 held), its return on done.
+func listen(ctx context.Context, wl spi.WakeupListener) (hints <-chan spi.WakeupHint, done <-chan error) {
+	h, d := make(chan spi.WakeupHint, 1024), make(chan error, 1)
+	go func() {
+		d <- wl.ListenWakeups(ctx, func(w spi.WakeupHint) {
+			select {
+			case h <- w:
+			default:
+			}
+		})
+	}()
+	return h, d
+}
+
 func wakeupCases() []testCase {
 	return []testCase{
 		{"Source", func(t tb, f *fixture) {
@@ -77,18 +92,9 @@ func wakeupCases() []testCase {
 			} else {
 				t.Logf("Harness.Reopen is nil: listening on the store that inserts")
 			}
-			hints := make(chan spi.WakeupHint, 1024)
 			ctx, cancel := context.WithCancel(f.ctx)
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				done <- wl.ListenWakeups(ctx, func(h spi.WakeupHint) {
-					select {
-					case hints <- h:
-					default:
-					}
-				})
-			}()
+			hints, done := listen(ctx, wl)
 			f.awaitWakeup(hints, done, "node-a")
 			f.awaitWakeup(hints, done, "node-b", "node-a")
 			cancel()
@@ -99,5 +105,6 @@ func wakeupCases() []testCase {
 				t.Errorf("ListenWakeups did not return within 10 s after its context ended")
 			}
 		}},
+		checkClaimsWakeupCase(),
 	}
 }

@@ -109,6 +109,7 @@ func (f *fixture) waiting(j *spi.Job) (spi.Status, int) {
 
 func workflowCases() []testCase {
 	return []testCase{
+		cancelRunningParentCase(),
 		{"InsertBlocked", func(t tb, f *fixture) {
 			ws := f.workflows()
 			w := f.newFlow()

@@ -219,7 +219,7 @@
 // # The kit's own tests
 //
 // The kit is tested like a store would be: its tests run it against its
-// reference store, memory.Store, which must pass, and against 161 variants
+// reference store, memory.Store, which must pass, and against 165 variants
 // of that store (guards in the memory store's code that only a build with
 // the tag ratchet_bugs compiles), each with one deliberate defect (a completion that ignores the claim
 // sequence, a claim that ignores priority or aging, a claim that is not

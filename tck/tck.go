@@ -141,6 +141,8 @@ func groups() []group {
 		{"Release", releaseCases()},
 		{"RetryFailed", retryFailedCases()},
 		{"Cancel", cancelCases()},
+		{"CancelRunning", cancelRunningCases()},
+		{"RunTimeout", runTimeoutCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
 		{"Tasks", taskCases()},

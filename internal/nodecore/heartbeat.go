@@ -16,6 +16,9 @@ import (
 type Run struct {
 	Job    *spi.Job
 	Cancel context.CancelFunc
+	// expired: the run went past its timeout and its owner write was
+	// made then (Runs.Expire); guarded by its Runs' lock.
+	expired bool
 }
 
 // HeartbeaterDeps are the heartbeater's dependencies.
@@ -80,6 +83,14 @@ func (h *Heartbeater) LastBeat() time.Time { return time.Unix(0, h.last.Load()) 
 // check runs even when the beat failed.
 func (h *Heartbeater) Tick(ctx context.Context) {
 	h.Beat(ctx)
+	h.Check(ctx)
+}
+
+// Check is the claim check alone: the bodies of the jobs whose claims are
+// no longer current (recovered, or cancelled while running) are cancelled.
+// The engine runs it at each beat, and at once when a wakeup says claims
+// were taken away (spi.WakeupHint.CheckClaims).
+func (h *Heartbeater) Check(ctx context.Context) {
 	if h.Claims == nil {
 		return
 	}
@@ -99,10 +110,10 @@ func (h *Heartbeater) Tick(ctx context.Context) {
 		return
 	}
 	for i, ok := range current {
-		if !ok {
+		if !ok && !bug("claim-check-keeps-body") { // planted: a cancelled job's body runs on
 			x := runs[i]
 			h.Superseded(ctx, x.Job)
-			h.Log.Warn("claim superseded while running: the job was recovered by another node; cancelling its body",
+			h.Log.Warn("claim superseded while running: the job was cancelled, or recovered by another node; cancelling its body",
 				"job_id", x.Job.ID, "task", x.Job.TaskName, "claim_seq", x.Job.ClaimSeq)
 			x.Cancel()
 		}

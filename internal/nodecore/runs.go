@@ -95,17 +95,59 @@ func (r *Runs) Start(j *spi.Job, cancel context.CancelFunc) *Run {
 }
 
 // End ends j's execution: its slot, and its task's, are free. It reports
-// whether a drain released its claim: then its owner write would only be
-// superseded, and is not written.
-func (r *Runs) End(j *spi.Job) (released bool) {
+// whether the owner write of the body's return is owed: not when a drain
+// released the claim (the write would only be superseded), nor when the
+// run expired (its timeout's write was made then; overran is true).
+func (r *Runs) End(j *spi.Job) (owed, overran bool) {
 	ref := refOf(j)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	x := r.inflight[ref]
 	delete(r.inflight, ref)
 	if r.tasks != nil {
 		r.tasks.Done(j.TaskName)
 	}
-	return r.released[ref]
+	overran = x != nil && x.expired
+	if bug("timeout-late-write") { // planted: a body's late return is written after its timeout's
+		return !r.released[ref], overran
+	}
+	return !r.released[ref] && !overran, overran
+}
+
+// Expire ends j's run at its timeout while its body goes on: when the
+// body still runs and no drain released the claim, it marks the run
+// expired and reports true. The caller then cancels the body and makes
+// the timeout's owner write at once; the body's own return writes nothing
+// (End), and its slot stays taken until it returns.
+func (r *Runs) Expire(j *spi.Job) bool {
+	ref := refOf(j)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x := r.inflight[ref]
+	if x == nil || x.expired || r.released[ref] {
+		return false
+	}
+	x.expired = true
+	return true
+}
+
+// Expired reports whether j's run expired (Expire): its owner write was
+// made at the timeout, and the body's return is not to be finished.
+func (r *Runs) Expired(j *spi.Job) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x := r.inflight[refOf(j)]
+	return x != nil && x.expired
+}
+
+// Timeout is the run timeout of job j: its own (spi.RunTimeout), else the
+// node's, 0 for none; final says a run past it fails for good.
+func Timeout(j *spi.Job, node time.Duration) (d time.Duration, final bool) {
+	d, final, ok := spi.RunTimeout(j)
+	if !ok {
+		d = max(node, 0)
+	}
+	return d, final
 }
 
 // WasReleased reports whether a drain released the claim.

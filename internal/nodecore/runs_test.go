@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
@@ -43,10 +44,36 @@ func TestRunsClaimable(t *testing.T) {
 	assert.Equal(t, 1, room)
 	assert.Equal(t, 1, r.Free())
 
-	assert.False(t, r.End(a), "not released")
+	owed, overran := r.End(a)
+	assert.True(t, owed, "not released: its end is written")
+	assert.False(t, overran)
 	tasks, room = r.Claimable([]string{"a", "b"})
 	assert.Equal(t, []string{"a", "b"}, tasks)
 	assert.Equal(t, 2, room)
+}
+
+// A run that expired at its timeout: its owner write was made then, so
+// the body's return is not owed, and its slot frees only when the body
+// returns.
+func TestRunsExpire(t *testing.T) {
+	r := NewRuns(1, nil)
+	a := &spi.Job{ID: uuid.New(), TaskName: "a", ClaimSeq: 1}
+	assert.False(t, r.Expire(a), "not running: nothing expires")
+	r.Start(a, func() {})
+	assert.True(t, r.Expire(a), "the run expires once")
+	assert.False(t, r.Expire(a), "only once")
+	assert.True(t, r.Expired(a))
+	assert.Zero(t, r.Free(), "the body keeps its slot")
+	owed, overran := r.End(a)
+	assert.False(t, owed, "its return is not written")
+	assert.True(t, overran)
+	assert.Equal(t, 1, r.Free())
+
+	d, final := Timeout(&spi.Job{Params: map[string]string{spi.TimeoutFinalParam: "1"}}, time.Second)
+	assert.Equal(t, time.Second, d, "the node's timeout for a job that names none")
+	assert.True(t, final, "a job may make the node's timeout final")
+	d, _ = Timeout(&spi.Job{Params: map[string]string{spi.TimeoutParam: "0s"}}, time.Second)
+	assert.Zero(t, d, "a job's 0 overrides the node's")
 }
 
 // A claim whose tasks have no room left is gated: nothing reaches the

@@ -25,6 +25,7 @@ type Collector struct {
 	storeOps                               *prometheus.HistogramVec
 	finalizations, gates, wakeups          *prometheus.CounterVec
 	callbacksFailed, eventsDropped         *prometheus.CounterVec
+	overruns                               *prometheus.CounterVec
 
 	reg prometheus.Registerer // where ObserveJobs registers the job gauges
 
@@ -109,12 +110,13 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		wakeups:         counter("wakeups_total", "Poller wakeups: local (work submitted in the process), published (sent to the cluster), received (from another node), by node and kind.", "node", "kind"),
 		callbacksFailed: counter("callbacks_failed_total", "Failed runs of callback jobs (OnSuccess, OnFailure, a batch's callback), by task.", "task"),
 		eventsDropped:   counter("events_dropped_total", "Events an engine dropped for a subscriber that fell behind, by node and kind.", "node", "kind"),
+		overruns:        counter("run_overruns_total", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task.", "task"),
 		reg:             reg,
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
 		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps,
-		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped} {
+		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped, c.overruns} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -261,6 +263,11 @@ func (c *Collector) ClusterWakeupPublished(_ context.Context, node string, _ spi
 // not a label: it would multiply the series by the fleet's size).
 func (c *Collector) ClusterWakeupReceived(_ context.Context, node, _ string) {
 	c.wakeups.WithLabelValues(node, "received").Inc()
+}
+
+// RunOverran counts a body that returned after its run's timeout.
+func (c *Collector) RunOverran(_ context.Context, _ uuid.UUID, task string, _ time.Duration) {
+	c.overruns.WithLabelValues(task).Inc()
 }
 
 // CallbackFailed counts a failed run of a callback job.

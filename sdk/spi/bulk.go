@@ -34,8 +34,10 @@ type BulkManager interface {
 	// dependents its failure cancelled or skipped wait for it again.
 	RetryFailedJobs(ctx context.Context, ids []uuid.UUID, now time.Time) ([]bool, error)
 	// CancelJobs is CancelJob for each of ids, in their order: each
-	// PENDING, BLOCKED or WAITING job becomes CANCELLED, finished at now;
-	// the wait of a WAITING job ends CANCELLED, and its dependents follow
-	// their cancel policy, as when a parent is cancelled.
+	// PENDING, BLOCKED, WAITING or RUNNING job becomes CANCELLED, finished
+	// at now; the wait of a WAITING job ends CANCELLED, the claim of a
+	// RUNNING one ends (its claim sequence one more, no owner), and its
+	// dependents follow their cancel policy, as when a parent is
+	// cancelled.
 	CancelJobs(ctx context.Context, ids []uuid.UUID, now time.Time) ([]bool, error)
 }

@@ -12,7 +12,7 @@ import (
 // OpenTelemetry one side by side, or an application's own counters beside
 // an adapter. Each optional callback (SignalMetrics, EncryptionMetrics,
 // FinalizationMetrics, AdmissionMetrics, WakeupMetrics, CallbackMetrics,
-// EventMetrics) reaches those of ms that implement it; the result
+// EventMetrics, TimeoutMetrics) reaches those of ms that implement it; the result
 // implements StoreMetrics only when one of ms does, so that the engine
 // times its store only for a collector that listens. Of one collector Fanout returns
 // that collector, of none NoOpMetrics.
@@ -45,6 +45,9 @@ func Fanout(ms ...MetricsCollector) MetricsCollector {
 		if x, ok := m.(EventMetrics); ok {
 			f.ev = append(f.ev, x)
 		}
+		if x, ok := m.(TimeoutMetrics); ok {
+			f.timeouts = append(f.timeouts, x)
+		}
 		if x, ok := m.(StoreMetrics); ok {
 			timed = append(timed, x)
 		}
@@ -61,14 +64,15 @@ func Fanout(ms ...MetricsCollector) MetricsCollector {
 }
 
 type fanout struct {
-	all     []MetricsCollector
-	signals []SignalMetrics
-	crypto  []EncryptionMetrics
-	fin     []FinalizationMetrics
-	adm     []AdmissionMetrics
-	wake    []WakeupMetrics
-	cb      []CallbackMetrics
-	ev      []EventMetrics
+	all      []MetricsCollector
+	signals  []SignalMetrics
+	crypto   []EncryptionMetrics
+	fin      []FinalizationMetrics
+	adm      []AdmissionMetrics
+	wake     []WakeupMetrics
+	cb       []CallbackMetrics
+	ev       []EventMetrics
+	timeouts []TimeoutMetrics
 }
 
 // timedFanout is a fanout with collectors that time store operations.
@@ -218,6 +222,12 @@ func (f *fanout) ClusterWakeupReceived(ctx context.Context, node, source string)
 func (f *fanout) CallbackFailed(ctx context.Context, id uuid.UUID, task string, err error, attempt int) {
 	for _, m := range f.cb {
 		m.CallbackFailed(ctx, id, task, err, attempt)
+	}
+}
+
+func (f *fanout) RunOverran(ctx context.Context, id uuid.UUID, task string, by time.Duration) {
+	for _, m := range f.timeouts {
+		m.RunOverran(ctx, id, task, by)
 	}
 }
 

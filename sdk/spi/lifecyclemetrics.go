@@ -2,6 +2,7 @@ package spi
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -118,3 +119,16 @@ type EventMetrics interface {
 
 // EventsDropped does nothing.
 func (NoOpMetrics) EventsDropped(context.Context, string, string) {}
+
+// TimeoutMetrics is implemented by a MetricsCollector that also counts the
+// bodies that went on past their run's timeout (ratchet.WithTimeout): the
+// run failed at the timeout, but the body ignored its context and kept its
+// slot. NoOpMetrics implements it.
+type TimeoutMetrics interface {
+	// RunOverran reports a body of job id that returned by after its
+	// run's timeout.
+	RunOverran(ctx context.Context, id uuid.UUID, task string, by time.Duration)
+}
+
+// RunOverran does nothing.
+func (NoOpMetrics) RunOverran(context.Context, uuid.UUID, string, time.Duration) {}

@@ -75,8 +75,14 @@ type Store interface {
 	// ErrInvalidState.
 	RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time) error
 
-	// CancelJob moves a PENDING job to CANCELLED. Wraps ErrNotFound, or
-	// ErrInvalidState for a job in any other state.
+	// CancelJob moves a job that has not finished to CANCELLED, finished
+	// at now: a PENDING, BLOCKED or WAITING one ([Cancelled]; the wait of a
+	// WAITING one ends CANCELLED) or a RUNNING one ([Aborted]: its claim
+	// ends, so the owner's completion is superseded, and its permit is
+	// free). The dependents follow their cancel policy. A store that
+	// publishes wakeups tells the nodes, after a RUNNING job's cancel
+	// commits, to check their claims ([WakeupHint.CheckClaims]). Wraps
+	// ErrNotFound, or ErrInvalidState for a finished job.
 	CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error
 
 	// Heartbeat registers nodeID or refreshes its heartbeat to now.
@@ -290,12 +296,19 @@ type JobPropertyStore interface {
 	FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error)
 }
 
-// WakeupHint tells a node that new work exists somewhere in the cluster.
+// WakeupHint tells a node that new work exists somewhere in the cluster,
+// or, with CheckClaims, that claims of RUNNING jobs were taken away.
 type WakeupHint struct {
 	Priority Priority
 	// Source is the node id of the publisher, so that a node can ignore its
 	// own wakeups; empty when unknown.
 	Source string
+	// CheckClaims says that RUNNING jobs were cancelled (CancelJob,
+	// CancelJobs, CancelWorkflow): a node checks its running claims at
+	// once ([ClaimChecker]) and cancels the bodies of the jobs it no
+	// longer owns, instead of waiting for its next heartbeat. It carries
+	// no priority, and no node ignores it as its own.
+	CheckClaims bool
 }
 
 // ClusterCoordinator carries best-effort new-work wakeups between nodes, so

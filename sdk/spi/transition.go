@@ -295,8 +295,8 @@ func Woken(o SignalOutcome, now time.Time) Change {
 	return Change{From: []Status{StatusWaiting}, Writes: []Write{setStatus(StatusPending), setTime(FieldScheduledAt, now)}}
 }
 
-// Aborted cancels a RUNNING job at now (its workflow or batch was
-// cancelled): CANCELLED, its claim ended (no owner, the claim sequence
+// Aborted cancels a RUNNING job at now (CancelJob, or its workflow or
+// batch was cancelled): CANCELLED, its claim ended (no owner, the claim sequence
 // one more) so that its body's later writes are fenced out.
 func Aborted(now time.Time) Change {
 	return Change{From: []Status{StatusRunning}, Writes: []Write{setStatus(StatusCancelled),

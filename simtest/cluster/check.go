@@ -19,22 +19,28 @@ import (
 // The invariants, as named in violations and in Report.Checks. Each maps to
 // one of the invariants of docs/architecture.md:
 const (
-	invClaimOrder   = "claim-order"     // 5: effective priority desc, due asc, id asc, exactly
-	invSingleOwner  = "single-owner"    // 1: a claim takes a PENDING job and advances claim_seq; one current owner
-	invFence        = "fence"           // 2: an owner write applies iff its claim is current
-	invRecovery     = "orphan-recovery" // 3: exactly the dead nodes' jobs, budget-charged
-	invCrashBudget  = "crash-budget"    // 3: crash_count <= budget; poison jobs fail after exactly budget+1 crashes
-	invRelease      = "graceful-stop"   // 4: release charges nothing
-	invRetryPath    = "retry-path"      // 6: the engine's decision equals the FAQ's path
-	invNothingLost  = "nothing-lost"    // 8: every job in exactly one known state; terminal after healing
-	invStoreModel   = "store-matches-model"
-	invAging        = "aging-bound"
-	invIdempotency  = "idempotency"
-	invAdminOps     = "admin-ops"
-	invPermits      = "permits"     // a resource never has more RUNNING jobs than its limit
-	invClaimCheck   = "claim-check" // ClaimChecker reports a claim current iff it is
-	invSlots        = "slots"       // a node never runs more bodies than it has slots
-	invFreshClaim   = "fresh-claim" // a job is never recovered within grace − 2·heartbeat of its claim (no clock jump)
+	invClaimOrder  = "claim-order"     // 5: effective priority desc, due asc, id asc, exactly
+	invSingleOwner = "single-owner"    // 1: a claim takes a PENDING job and advances claim_seq; one current owner
+	invFence       = "fence"           // 2: an owner write applies iff its claim is current
+	invRecovery    = "orphan-recovery" // 3: exactly the dead nodes' jobs, budget-charged
+	invCrashBudget = "crash-budget"    // 3: crash_count <= budget; poison jobs fail after exactly budget+1 crashes
+	invRelease     = "graceful-stop"   // 4: release charges nothing
+	invRetryPath   = "retry-path"      // 6: the engine's decision equals the FAQ's path
+	invNothingLost = "nothing-lost"    // 8: every job in exactly one known state; terminal after healing
+	invStoreModel  = "store-matches-model"
+	invAging       = "aging-bound"
+	invIdempotency = "idempotency"
+	invAdminOps    = "admin-ops"
+	invPermits     = "permits"     // a resource never has more RUNNING jobs than its limit
+	invClaimCheck  = "claim-check" // ClaimChecker reports a claim current iff it is
+	invSlots       = "slots"       // a node never runs more bodies than it has slots
+	invFreshClaim  = "fresh-claim" // a job is never recovered within grace − 2·heartbeat of its claim (no clock jump)
+	// A job cancelled while RUNNING has its body cancelled by the first
+	// claim check of its node that succeeds after the cancel.
+	invCancelRunning = "cancel-running"
+	// A run past its timeout fails then (its failure written while its
+	// body goes on), and the body's later return writes nothing.
+	invTimeout      = "timeout"
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -101,6 +107,9 @@ type sjob struct {
 	// it.
 	successes, bodies int
 	handCancelled     bool
+	// abortedSeq is the claim a cancel by hand ended while the job was
+	// RUNNING (0: none).
+	abortedSeq int64
 	// gated counts the claims since the last DLQ retry that the gate
 	// ended (SKIPPED or CANCELLED) without a body.
 	gated int
@@ -639,7 +648,7 @@ func (w *world) describeRetry(retry bool, at time.Time, attempt int) string {
 // checkAdmin checks a cancel or DLQ retry against the model and applies it.
 func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 	w.check(invAdminOps)
-	allowed := j.status == spi.StatusPending || j.status == spi.StatusBlocked || j.status == spi.StatusWaiting
+	allowed := j.status == spi.StatusPending || j.status == spi.StatusBlocked || j.status == spi.StatusWaiting || j.status == spi.StatusRunning
 	if op == "retry" {
 		allowed = j.status == spi.StatusFailed
 	}
@@ -658,8 +667,11 @@ func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 		return
 	}
 	if op == "cancel" {
-		w.setStatus(j, spi.StatusCancelled)
-		j.finishedAt, j.handCancelled = now, true
+		if j.status == spi.StatusRunning {
+			j.abortedSeq = j.seq
+			w.wakeChecks()
+		}
+		w.cancelledByHand([]*sjob{j}, now)
 		w.flowFinished(j, now)
 		return
 	}

@@ -249,6 +249,25 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 	t.Log("\n" + rep.Summary())
 }
 
+// A job is cancelled while its body runs on a live node only now and then
+// (most RUNNING jobs the workload picks belong to a node that died), and
+// a run outlives its timeout only now and then: ten seeds check
+// cancel-running and timeout many times.
+func TestJobControlIsChecked(t *testing.T) {
+	checks := map[string]int{}
+	for seed := int64(1); seed <= 10; seed++ {
+		rep, err := cluster.Simulate(seed, cluster.Scenario{Steps: 3000})
+		require.NoError(t, err)
+		for _, inv := range []string{"cancel-running", "timeout"} {
+			checks[inv] += rep.Checks[inv]
+		}
+	}
+	for inv, n := range checks {
+		assert.Greater(t, n, 5, "%s checks over seeds 1..10", inv)
+	}
+	t.Logf("over seeds 1..10: %v", checks)
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // The nodes run the engine's parts, with what the engine does under load

@@ -68,6 +68,12 @@ var engineBugs = map[string]string{
 	// The poll loop does not reserve the slots of a claim in flight: the
 	// next claim takes them too.
 	"claims-overlap-slots": invSlots,
+	// The claim check finds a claim taken away (a job cancelled while
+	// running) but leaves its body running.
+	"claim-check-keeps-body": invCancelRunning,
+	// The executor writes a body's return after its run timed out (its
+	// timeout's failure already written).
+	"timeout-late-write": invTimeout,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

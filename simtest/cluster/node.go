@@ -66,7 +66,8 @@ type node struct {
 	rescuer   nodecore.Rescuer
 	completer *nodecore.Completer
 	retry     *heldWrite
-	lost      []*exec // bodies the claim check cancelled, in this tick
+	lost      []*exec        // bodies the claim check cancelled, in this tick
+	stale     []spi.ClaimRef // the claims the last claim check found no longer current
 	claimer   *nodecore.Claimer
 	// limits are the node's per-task limits (nil: none), tasks their
 	// counts in this incarnation.
@@ -109,6 +110,9 @@ type exec struct {
 	// cancelled: the claim check cancelled the body, which ends soon with
 	// the context's error, holding its slot until then.
 	cancelled bool
+	// expired: the run went past its timeout; its failure was written
+	// then, and the body's return writes nothing.
+	expired bool
 }
 
 // heldWrite is a batch of the completer's whose write failed, tried again
@@ -161,11 +165,12 @@ func (n *node) fullTasks() map[string]bool {
 }
 
 // endExec ends an execution: its slot, and its task's, are free again
-// (nodecore.Runs.End). It reports whether a drain released its claim: its
-// end is then not written.
-func (n *node) endExec(x *exec) (released bool) {
+// (nodecore.Runs.End). It reports whether its end is to be written: not
+// when a drain released its claim, nor after its run expired.
+func (n *node) endExec(x *exec) (owed bool) {
 	delete(n.execs, x.ref)
-	return n.runs.End(x.snap)
+	owed, _ = n.runs.End(x.snap)
+	return owed
 }
 
 // believes reports whether the node thinks it owns ref: running it, or
@@ -462,6 +467,37 @@ func (w *world) startJob(n *node, snap *spi.Job) {
 	e := w.nodeEvent(n, evBodyDone)
 	e.ref = x.ref
 	w.schedule(w.jobDuration(j), e)
+	if d, _ := nodecore.Timeout(snap, 0); d > 0 {
+		t := w.nodeEvent(n, evTimeout)
+		t.ref = x.ref
+		w.schedule(d, t)
+	}
+}
+
+// expire is a run's timeout on the engine's clock (nodecore.Runs.Expire):
+// a body still going fails now with ErrTimeout, its slot held until it
+// returns, and its return writes nothing (timeout).
+func (w *world) expire(n *node, ref spi.ClaimRef) error {
+	x := n.execs[ref]
+	if x == nil {
+		return nil // it returned, or a drain released it
+	}
+	w.check(invTimeout)
+	if !n.runs.Expire(x.snap) {
+		w.fail(invTimeout, []*sjob{x.job}, []*node{n}, "the run of %s under claim %d passed its timeout with its body going, but Runs.Expire refused it",
+			x.job.label, ref.ClaimSeq)
+		return nil
+	}
+	x.expired = true
+	d, final := nodecore.Timeout(x.snap, 0)
+	err := fmt.Errorf("%w after %s", ratchet.ErrTimeout, d)
+	if final {
+		err = ratchet.DoNotRetry(err)
+	}
+	c := w.complete(n, x, err)
+	w.tracef([]*sjob{x.job}, []*node{n}, "%s run %s/%d timed out after %s -> %s; the body goes on", n.id, x.job.label, ref.ClaimSeq, d, w.describeCompletion(c))
+	w.queueFlush(n)
+	return nil
 }
 
 var (
@@ -477,7 +513,16 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 	if x == nil {
 		return nil // released meanwhile
 	}
-	n.endExec(x)
+	if owed := n.endExec(x); x.expired {
+		w.check(invTimeout)
+		if owed {
+			w.fail(invTimeout, []*sjob{x.job}, []*node{n}, "the body of %s returned after its run timed out (its failure already written), and Runs.End says its return is still owed",
+				x.job.label)
+			return nil
+		}
+		w.tracef([]*sjob{x.job}, []*node{n}, "%s body %s/%d returns after its timeout: nothing written, its slot free", n.id, x.job.label, ref.ClaimSeq)
+		return w.freed(n)
+	}
 	var err error
 	switch {
 	case x.cancelled:
@@ -632,15 +677,40 @@ func (w *world) heartbeat(n *node) error {
 	if !n.beating || (n.state != nodeUp && n.state != nodeStopping) {
 		return nil // the stop's StopHeartbeats step ended the loop
 	}
+	n.stale = n.stale[:0]
 	n.hb.Tick(w.ctx)
 	if w.ioErr != nil || w.failure != nil {
 		return w.ioFailure(w.ioErr)
 	}
 	w.schedule(w.sc.HeartbeatInterval, w.nodeEvent(n, evHeartbeat))
+	w.cancelLost(n)
+	return nil
+}
+
+// wakeCheck is the claim check alone, which a wakeup saying that claims
+// were taken away (a cancel of RUNNING jobs) starts at once on the
+// engine's heartbeat loop.
+func (w *world) wakeCheck(n *node) error {
+	if !n.beating || (n.state != nodeUp && n.state != nodeStopping) {
+		return nil
+	}
+	n.stale = n.stale[:0]
+	n.hb.Check(w.ctx)
+	if w.ioErr != nil || w.failure != nil {
+		return w.ioFailure(w.ioErr)
+	}
+	w.cancelLost(n)
+	return nil
+}
+
+// cancelLost checks what the claim check just did (cancel-running), and
+// ends soon the bodies it cancelled, with the context's error.
+func (w *world) cancelLost(n *node) {
 	lost := n.lost
 	n.lost = nil
+	w.checkCancelled(n, lost)
 	if len(lost) == 0 {
-		return nil
+		return
 	}
 	w.tracef(jobsOf(lost), []*node{n}, "%s claim check: %s were taken away; cancelling their bodies", n.id, w.refsOf(lost))
 	for _, x := range lost {
@@ -649,7 +719,6 @@ func (w *world) heartbeat(n *node) error {
 		e.ref = x.ref
 		w.schedule(w.randDur(time.Millisecond, 100*time.Millisecond), e)
 	}
-	return nil
 }
 
 func (w *world) scan(n *node) error {
@@ -767,7 +836,7 @@ func (w *world) drainLimit(n *node) error {
 	}
 	w.tracef(jobsOf(running), []*node{n}, "%s drain timed out: releases %s, %d given back", n.id, w.refsOf(running), len(gave))
 	for _, x := range running {
-		if !n.endExec(x) {
+		if n.endExec(x) {
 			w.complete(n, x, context.Canceled)
 		}
 	}

@@ -110,8 +110,12 @@ func (c claimCheck) CheckClaims(ctx context.Context, refs []spi.ClaimRef) ([]boo
 		w.fail(invClaimCheck, nil, []*node{n}, "CheckClaims returned %d results for %d refs", len(current), len(refs))
 		return nil, errCaught
 	}
+	n.stale = n.stale[:0]
 	for i, r := range refs {
 		j := w.byID[r.JobID]
+		if !current[i] {
+			n.stale = append(n.stale, r)
+		}
 		w.check(invClaimCheck)
 		if want := j != nil && j.status == spi.StatusRunning && j.seq == r.ClaimSeq; current[i] != want {
 			w.fail(invClaimCheck, []*sjob{j}, []*node{n}, "CheckClaims says claim %d of %s is current=%v, but the job is %s with claim %d",

@@ -497,6 +497,36 @@ func (w *world) cancelledByHand(jobs []*sjob, now time.Time) {
 	}
 }
 
+// wakeChecks delivers the wakeup of a cancel of RUNNING jobs: most nodes
+// run their claim check within 200 ms; the others lost the wakeup and
+// find out at their next heartbeat.
+func (w *world) wakeChecks() {
+	for _, n := range w.nodes {
+		if w.chance(0.8) {
+			w.schedule(w.randDur(time.Millisecond, 200*time.Millisecond), w.nodeEvent(n, evClaimCheck))
+		}
+	}
+}
+
+// checkCancelled is the check of cancel-running after a claim check of n
+// that found the claims n.stale no longer current and cancelled the
+// bodies lost: the body of a job cancelled by hand while RUNNING under
+// its claim is among them.
+func (w *world) checkCancelled(n *node, lost []*exec) {
+	for _, r := range n.stale {
+		j := w.byID[r.JobID]
+		if j == nil || j.abortedSeq != r.ClaimSeq {
+			continue
+		}
+		w.check(invCancelRunning)
+		if !slices.ContainsFunc(lost, func(x *exec) bool { return x.ref == r }) {
+			w.fail(invCancelRunning, []*sjob{j}, []*node{n}, "%s's claim check found claim %d of %s cancelled, but left its body running",
+				n.id, r.ClaimSeq, j.label)
+			return
+		}
+	}
+}
+
 // checkCallbacks is the final check of callback-once.
 func (w *world) checkCallbacks() {
 	for _, j := range w.jobs {

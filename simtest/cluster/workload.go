@@ -29,6 +29,8 @@ type jobSpec struct {
 	poison     bool
 	flood      bool
 	probe      bool
+	// timeout is the job's run timeout (spi.TimeoutParam); 0 for none.
+	timeout time.Duration
 }
 
 // randomSpec draws an ordinary job: any priority, due now or up to a
@@ -64,6 +66,9 @@ func (w *world) randomSpec() jobSpec {
 			s.key = fmt.Sprintf("key-%d", len(w.keyList)+1)
 		}
 	}
+	if !s.poison && w.chance(0.15) {
+		s.timeout = w.randDur(300*time.Millisecond, 3*time.Second)
+	}
 	return s
 }
 
@@ -79,6 +84,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			Status: spi.StatusPending, Priority: s.prio, ScheduledAt: now.Add(s.delay), CreatedAt: now,
 			MaxRetries: s.maxRetries, Backoff: s.backoff, BackoffParam: s.param, IdempotencyKey: s.key,
 			Tags: slices.Clone(s.tags), Resource: s.resource, ResourceLimit: s.limit,
+		}
+		if s.timeout > 0 {
+			jobs[i].Params = map[string]string{spi.TimeoutParam: s.timeout.String()}
 		}
 	}
 	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
@@ -127,6 +135,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			desc += " due " + simtime.Offset(j.due.Sub(w.start))
 		}
 		desc += fmt.Sprintf(" retries=%d %s", s.maxRetries, s.backoff)
+		if s.timeout > 0 {
+			desc += " timeout " + s.timeout.String()
+		}
 		if len(s.tags) > 0 {
 			desc += fmt.Sprintf(" tags=%s", strings.Join(s.tags, ","))
 		}
@@ -193,9 +204,8 @@ func (w *world) ordinaryJobs() int {
 	return n
 }
 
-// adminTick cancels a PENDING or BLOCKED job, DLQ-retries a FAILED one,
-// tries to cancel a RUNNING one (which must be refused), or cancels a
-// workflow.
+// adminTick cancels a PENDING, BLOCKED or RUNNING job, DLQ-retries a
+// FAILED one, or cancels a workflow.
 func (w *world) adminTick() error {
 	if w.phase != phaseMain {
 		return nil
@@ -257,7 +267,11 @@ func (w *world) adminTick() error {
 			j = failed[w.rng.IntN(len(failed))]
 		}
 	case r < 10:
-		if len(w.running) > 0 {
+		// A job whose body runs, most of the time: its cancel is one
+		// the claim check must act on (cancel-running).
+		if live := w.executing(); len(live) > 0 && w.rng.IntN(8) != 0 {
+			j = live[w.rng.IntN(len(live))]
+		} else if len(w.running) > 0 {
 			j = w.running[w.rng.IntN(len(w.running))]
 		}
 	}
@@ -277,6 +291,24 @@ func (w *world) adminTick() error {
 	w.tracef([]*sjob{j}, nil, "client %s %s (%s) -> %s", op, j.label, j.status, res)
 	w.checkAdmin(op, j, err, now)
 	return nil
+}
+
+// executing returns the jobs whose bodies run on a node that is up and
+// not stalled, in job order.
+func (w *world) executing() []*sjob {
+	var out []*sjob
+	for _, n := range w.nodes {
+		if n.state != nodeUp || n.stalled() {
+			continue
+		}
+		for _, x := range n.execs {
+			if !x.cancelled && x.job.status == spi.StatusRunning && x.job.seq == x.ref.ClaimSeq {
+				out = append(out, x.job)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *sjob) int { return a.idx - b.idx })
+	return slices.Compact(out)
 }
 
 // probe is the aging probe: a LOWEST job submitted while nothing else is

@@ -55,6 +55,8 @@ const (
 	evHealSignal  // the client delivers to every job still waiting (heal phase)
 	evBatchFinish // a node's batch finisher ends the batches whose children all finished
 	evHealBatch   // the client seals every batch still open to chunks (heal phase)
+	evClaimCheck  // a cancel's wakeup starts a node's claim check at once
+	evTimeout     // a run reaches its timeout
 )
 
 type event struct {
@@ -584,6 +586,10 @@ func (w *world) handle(ev *event) error {
 		return w.sweepPass(n)
 	case evBatchFinish:
 		return w.finishPass(n)
+	case evClaimCheck:
+		return w.wakeCheck(n)
+	case evTimeout:
+		return w.expire(n, ev.ref)
 	}
 	return nil
 }

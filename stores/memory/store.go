@@ -52,10 +52,12 @@ type Store struct {
 	audit    []spi.AuditEntry
 	auditSeq int64
 	// Wakeups (WakeupListener): the listeners, and the wakeup the call
-	// holding s.mu owes them.
+	// holding s.mu owes them; checkOwed: a claim check it owes them (it
+	// cancelled RUNNING jobs).
 	listeners    map[int]func(spi.WakeupHint)
 	nextListener int
 	owed         bool
+	checkOwed    bool
 	hint         spi.WakeupHint
 	// The conformance kit's planted defect, in a build with the tag
 	// ratchet_bugs (bugs.go).
@@ -510,7 +512,11 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		}
 		claimed.Apply(j)
 		s.running[j.ID] = struct{}{}
-		out = append(out, s.copyOut(j))
+		c := s.copyOut(j)
+		if s.bug("claims return no params") {
+			c.Params = nil
+		}
+		out = append(out, c)
 	}
 	for _, e := range passed {
 		j := s.jobs[e.id]
@@ -748,35 +754,47 @@ func (s *Store) CancelJob(_ context.Context, id uuid.UUID, now time.Time) error 
 		}
 		return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
 	}
-	if j.Status == spi.StatusRunning && s.bug("CancelJob cancels RUNNING jobs") {
-		s.leaveRunning(j)
-		spi.Aborted(now).Apply(j)
-		s.finished(j, now)
-		return nil
-	}
 	if !s.cancelLocked(j, now) {
-		return fmt.Errorf("%w: job %s is %s, only PENDING, BLOCKED and WAITING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
+		return fmt.Errorf("%w: job %s is %s, only PENDING, BLOCKED, WAITING and RUNNING jobs can be cancelled", spi.ErrInvalidState, id, j.Status)
 	}
 	return nil
 }
 
-// cancelLocked cancels j when it is PENDING, BLOCKED or WAITING (its wait
-// then ends CANCELLED), with its dependents' cancel policies, and reports
-// whether it did.
+// cancelLocked cancels j when it is PENDING, BLOCKED, WAITING (its wait
+// then ends CANCELLED) or RUNNING (abortLocked), with its dependents'
+// cancel policies, and reports whether it did.
 func (s *Store) cancelLocked(j *spi.Job, now time.Time) bool {
 	switch {
 	case j.Status == spi.StatusWaiting && !s.bug("CancelJob refuses WAITING jobs"):
 		s.resolve(j, spi.SignalCancelled, nil, now)
 		return true
+	case j.Status == spi.StatusRunning && !s.bug("CancelJob refuses RUNNING jobs"):
+		s.abortLocked(j, now)
 	case j.Status == spi.StatusPending, j.Status == spi.StatusBlocked && !s.bug("CancelJob refuses BLOCKED jobs"):
+		s.dequeue(j.ID)
+		spi.Cancelled(now).Apply(j)
 	default:
 		return false
 	}
-	s.dequeue(j.ID)
-	if spi.Cancelled(now).Apply(j); !s.bug("CancelJob releases nothing") {
+	if !s.bug("CancelJob releases nothing") {
 		s.finished(j, now)
 	}
 	return true
+}
+
+// abortLocked cancels RUNNING job j at now (spi.Aborted): its claim ends,
+// its permit is free, and the call owes the listeners a claim check.
+func (s *Store) abortLocked(j *spi.Job, now time.Time) {
+	if !s.bug("cancelling a RUNNING job keeps its permit") {
+		s.leaveRunning(j)
+	}
+	seq := j.ClaimSeq
+	if spi.Aborted(now).Apply(j); s.bug("cancelling a RUNNING job keeps its claim sequence") {
+		j.ClaimSeq = seq
+	}
+	if len(s.listeners) > 0 && !s.bug("cancelling a RUNNING job sends no claim check") {
+		s.checkOwed = true
+	}
 }
 
 // Heartbeat implements spi.Store.

@@ -14,7 +14,8 @@ var _ spi.WakeupListener = (*Store)(nil)
 // hears of the jobs that become PENDING through another (an insert names
 // its spi.InsertOptions.Source; a release, a recovery, a retry, a signal
 // or a finished parent names none), one wakeup per store call, with the
-// highest priority among them. fn runs after the call's write, in the
+// highest priority among them; and, after a call that cancelled RUNNING
+// jobs, a wakeup with CheckClaims. fn runs after the call's write, in the
 // caller's goroutine, and must not block.
 func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.WakeupHint)) error {
 	if err := s.lock(); err != nil {
@@ -46,15 +47,23 @@ func (s *Store) owe(j *spi.Job) {
 // unlock releases s.mu, then tells the listeners of what the call made
 // PENDING.
 func (s *Store) unlock() {
-	if !s.owed {
+	if !s.owed && !s.checkOwed {
 		s.mu.Unlock()
 		return
 	}
-	h := s.hint
-	s.owed, s.hint = false, spi.WakeupHint{}
+	var hints []spi.WakeupHint
+	if s.owed {
+		hints = append(hints, s.hint)
+	}
+	if s.checkOwed {
+		hints = append(hints, spi.WakeupHint{CheckClaims: true})
+	}
+	s.owed, s.checkOwed, s.hint = false, false, spi.WakeupHint{}
 	fns := slices.Collect(maps.Values(s.listeners))
 	s.mu.Unlock()
-	for _, fn := range fns {
-		fn(h)
+	for _, h := range hints {
+		for _, fn := range fns {
+			fn(h)
+		}
 	}
 }

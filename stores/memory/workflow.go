@@ -189,9 +189,8 @@ func (s *Store) cancelWorkflow(id uuid.UUID, now time.Time) int {
 		}
 		switch j.Status {
 		case spi.StatusRunning:
-			s.leaveRunning(j)
 			seq := j.ClaimSeq
-			if spi.Aborted(now).Apply(j); s.bug("CancelWorkflow keeps the claim sequence of RUNNING jobs") {
+			if s.abortLocked(j, now); s.bug("CancelWorkflow keeps the claim sequence of RUNNING jobs") {
 				j.ClaimSeq = seq
 			}
 		case spi.StatusWaiting:

@@ -77,8 +77,8 @@ func (s *Store) RetryFailedJobs(ctx context.Context, ids []uuid.UUID, now time.T
 	return bulkOut(ids, changed), nil
 }
 
-// CancelJobs implements [spi.BulkManager]. It reads the PENDING, BLOCKED
-// and WAITING jobs among ids with one find; the PENDING ones without
+// CancelJobs implements [spi.BulkManager]. It reads the PENDING, BLOCKED,
+// WAITING and RUNNING jobs among ids with one find; the PENDING ones without
 // dependents or an unresolved wait are cancelled by one updateMany guarded
 // by the status (nothing else changes them, and they change nothing else),
 // the others each as CancelJob does, in the callers' order (cancelling a
@@ -95,7 +95,7 @@ func (s *Store) CancelJobs(ctx context.Context, ids []uuid.UUID, now time.Time) 
 	}
 	defer done()
 	docs, err := s.bulkFind(ctx, ids,
-		bson.M{fStatus: bson.M{"$in": bson.A{string(spi.StatusPending), string(spi.StatusBlocked), string(spi.StatusWaiting)}}},
+		bson.M{fStatus: bson.M{"$in": bson.A{string(spi.StatusPending), string(spi.StatusBlocked), string(spi.StatusWaiting), string(spi.StatusRunning)}}},
 		bson.M{fID: 1, fStatus: 1, fKids: 1, fSig: 1})
 	if err != nil {
 		return nil, fail("cancel jobs", err)

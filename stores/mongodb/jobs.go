@@ -269,11 +269,13 @@ func retryUpdate(now time.Time) bson.M {
 	return updateOf(spi.Retried(now), nil, nil)
 }
 
-// CancelJob moves a PENDING, BLOCKED or WAITING job to CANCELLED
+// CancelJob moves a PENDING, BLOCKED, WAITING or RUNNING job to CANCELLED
 // (FinishedAt = now), then records that on its dependents and releases
 // those it was the last parent of (see workflow.go). A WAITING job's wait is
-// resolved CANCELLED in the same write (see signal.go). Wraps
-// spi.ErrNotFound, or spi.ErrInvalidState for a job in any other state.
+// resolved CANCELLED in the same write (see signal.go); a RUNNING job's
+// claim ends in a write fenced by its claim sequence, and its permit is
+// given back (abort). Wraps spi.ErrNotFound, or spi.ErrInvalidState for a
+// finished job.
 //
 // The cancel is one conditional write, of the plain form (a job without an
 // unresolved wait) or of the waiting form; the plain form is tried first,
@@ -321,7 +323,10 @@ func (s *Store) cancel(ctx context.Context, id uuid.UUID, now time.Time) error {
 		}
 	}
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return s.stateError(ctx, "cancel job", id, "only PENDING, BLOCKED and WAITING jobs can be cancelled")
+		raw, err = s.abort(ctx, v, now)
+	}
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return s.stateError(ctx, "cancel job", id, "only PENDING, BLOCKED, WAITING and RUNNING jobs can be cancelled")
 	}
 	if err != nil {
 		return fail("cancel job", err)
@@ -332,6 +337,32 @@ func (s *Store) cancel(ctx context.Context, id uuid.UUID, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// abort cancels job v if it is RUNNING (spi.Aborted: its claim ends) and
+// gives its permit back, as CancelWorkflow does: a write fenced by the
+// claim sequence it read. It returns the job as read (its dependents), or
+// mongo.ErrNoDocuments when the job is not RUNNING.
+func (s *Store) abort(ctx context.Context, v bson.Binary, now time.Time) (bson.Raw, error) {
+	var d flowDoc
+	raw, err := s.jobs.FindOne(ctx, bson.M{fID: v, fStatus: string(spi.StatusRunning)},
+		options.FindOne().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1})).Raw()
+	if err != nil {
+		return nil, err
+	}
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	jid, err := binaryID(v)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.fencedWrite(ctx, bson.M{fID: v, fStatus: string(spi.StatusRunning), fClaimSeq: d.ClaimSeq},
+		updateOf(spi.Aborted(now), nil, nil), d.Resource, permitKey(jid, d.ClaimSeq))
+	if err == nil && !ok {
+		err = mongo.ErrNoDocuments // it finished or was released meanwhile
+	}
+	return raw, err
 }
 
 // stateError explains why a conditional update of job id matched nothing:

@@ -157,3 +157,11 @@ func (s *Store) writeCompletions(ctx context.Context, cs []spi.Completion, idx [
 func (s *Store) wake(ctx context.Context, p int32) {
 	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(min(max(p, 0), 4))))
 }
+
+// claimsChanged publishes, on the wakeup channel, that a cancel took
+// claims of RUNNING jobs away (payload claimsPayload): the listening
+// nodes check their claims at once. Best effort, as a wakeup: a node that
+// misses it finds out at its next heartbeat.
+func (s *Store) claimsChanged(ctx context.Context) {
+	_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, claimsPayload)
+}

@@ -76,8 +76,10 @@
 // Besides [spi.Store] a [Store] implements [spi.TxInserter] for pgx.Tx
 // (ratchet.InTx; the wakeup is delivered only on commit),
 // [spi.WakeupListener] (pg_notify on [Store.WakeupChannel] in the writing
-// transaction, naming the priority and the source node; ListenWakeups holds
-// a LISTEN connection and reconnects with backoff), [spi.ClaimChecker],
+// transaction, naming the priority and the source node, and the payload
+// "claims" after a cancel of RUNNING jobs commits, which ListenWakeups
+// delivers with CheckClaims; ListenWakeups holds a LISTEN connection and
+// reconnects with backoff), [spi.ClaimChecker],
 // [spi.LeaseStore], [spi.JobStateStore] (each write one statement, the job
 // row locked FOR SHARE), [spi.JobPropertyStore] and [spi.NodeTaskStore].
 //

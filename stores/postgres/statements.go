@@ -235,8 +235,8 @@ func (d database) PropertiesByPrefixSQL(id uuid.UUID, prefix string) (string, []
 // run through database/sql on the store's pool (the one-statement claim,
 // completions, inserts and state writes use pgx directly): the portable
 // statements in its syntax, and its own where they differ. wake publishes
-// a wakeup.
-func (st statements) dialect(schema string, wake func(context.Context, int32)) sqlcore.Dialect[pgtype.UUID] {
+// a wakeup; claims the notice that claims were taken away.
+func (st statements) dialect(schema string, wake func(context.Context, int32), claims func(context.Context)) sqlcore.Dialect[pgtype.UUID] {
 	arg := func(q string, args ...any) (string, []any) { return q, args }
 	ids := func(ids []uuid.UUID) []pgtype.UUID { return sqlcore.Conv(ids, pgUUID) }
 	return sqlcore.Compile[pgtype.UUID](database{st, schema}, sqlcore.Dialect[pgtype.UUID]{
@@ -251,8 +251,9 @@ func (st statements) dialect(schema string, wake func(context.Context, int32)) s
 		ClaimSQL: func(node string, now time.Time, in []uuid.UUID) (string, []any) {
 			return arg(st.claimIDs, ids(in), nullText(node), now)
 		},
-		ClaimReturns: true,
-		Wake:         func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		ClaimReturns:  true,
+		Wake:          func(ctx context.Context, prio int) { wake(ctx, int32(prio)) },
+		ClaimsChanged: claims,
 	})
 }
 

@@ -194,7 +194,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 		pingTimeout:  defaultListenPingTimeout,
 	}
 	s.db = stdlib.OpenDBFromPool(pool)
-	s.dialect = s.sql.dialect(schema, s.wake)
+	s.dialect = s.sql.dialect(schema, s.wake, s.claimsChanged)
 	s.dialect.WriteState = s.writeState
 	s.core = sqlcore.New(sqlcore.Config[pgtype.UUID]{Gate: &s.gate, DB: s.db, Fail: fail, D: s.dialect,
 		SchemaNote: schemaOf(schema).Note(ctx, s.db, ddl.Latest(Dialect))})

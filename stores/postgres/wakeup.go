@@ -32,8 +32,9 @@ const (
 // by any store on the same database and schema, in any process: one per
 // committed insert (and release, DLQ retry or recovery that made jobs due),
 // with the highest priority it wrote and, as its Source, the
-// [spi.InsertOptions.Source] of the insert (none for the others). It implements
-// [spi.WakeupListener].
+// [spi.InsertOptions.Source] of the insert (none for the others); and one
+// with CheckClaims after each committed cancel of RUNNING jobs. It
+// implements [spi.WakeupListener].
 //
 // It holds a dedicated connection (outside the pool) running LISTEN, and
 // pings the server after 30 s without a notification. When that connection
@@ -136,9 +137,18 @@ func sourceSuffix(src string) string {
 	return "|" + src
 }
 
-// parseHint reads a wakeup's payload, "PRIORITY" or "PRIORITY|SOURCE";
-// a priority that does not parse (from another publisher) counts as NORMAL.
+// claimsPayload is the payload of the notice that claims of RUNNING jobs
+// were taken away (spi.WakeupHint.CheckClaims). A listener of an earlier
+// version reads it as a wakeup of NORMAL priority: one poll more.
+const claimsPayload = "claims"
+
+// parseHint reads a wakeup's payload, "PRIORITY" or "PRIORITY|SOURCE", or
+// claimsPayload; a priority that does not parse (from another publisher)
+// counts as NORMAL.
 func parseHint(payload string) spi.WakeupHint {
+	if payload == claimsPayload {
+		return spi.WakeupHint{CheckClaims: true}
+	}
 	prio, source, _ := strings.Cut(payload, "|")
 	h := spi.WakeupHint{Priority: spi.PriorityNormal, Source: source}
 	if v, err := strconv.Atoi(prio); err == nil && spi.Priority(v).Valid() {

@@ -62,10 +62,11 @@ func TestCancelJob(t *testing.T) {
 	assert.Contains(t, err.Error(), "CANCELLED")
 
 	r := claimedJob(t, s)
-	err = s.CancelJob(ctx, r.ID, now)
-	require.ErrorIs(t, err, spi.ErrInvalidState)
-	assert.Contains(t, err.Error(), "RUNNING")
-	assert.Equal(t, spi.StatusRunning, get(t, s, r.ID).Status)
+	require.NoError(t, s.CancelJob(ctx, r.ID, now), "a RUNNING job is cancelled too")
+	got = get(t, s, r.ID)
+	assert.Equal(t, spi.StatusCancelled, got.Status)
+	assert.Equal(t, r.ClaimSeq+1, got.ClaimSeq, "its claim ends")
+	assert.Empty(t, got.OwnerNode)
 
 	id := newID()
 	err = s.CancelJob(ctx, id, now)

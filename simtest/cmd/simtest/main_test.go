@@ -31,11 +31,11 @@ func TestSweep(t *testing.T) {
 
 func TestSweepReportsViolationsWithSeeds(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run([]string{"-seeds", "1..16", "-steps", "3000", "-mutant", "fence"}, &out, &errOut)
+	code := run([]string{"-seeds", "1..40", "-steps", "3000", "-mutant", "fence"}, &out, &errOut)
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, `FAIL seed (\d+): simtest: seed (\d+): invariant "fence" violated`, out.String())
 	assert.Contains(t, out.String(), "reproduce: go run ./simtest/cmd/simtest -seed ")
-	assert.Regexp(t, `swept seeds 1\.\.16: 16 runs, .* [1-9]\d* failed`, out.String())
+	assert.Regexp(t, `swept seeds 1\.\.40: 40 runs, .* [1-9]\d* failed`, out.String())
 }
 
 func TestSingleRunViolationExitsNonZero(t *testing.T) {

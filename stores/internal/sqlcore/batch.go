@@ -267,7 +267,7 @@ func (c Core[T]) CountBatch(ctx context.Context, id uuid.UUID) (map[spi.Status]i
 // implements [spi.BatchStore].
 func (c Core[T]) CancelBatch(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
 	s := &c.cfg.D.Syntax
-	n := 0
+	n, aborted := 0, false
 	err := c.do("cancel batch "+id.String(), func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			q, args := s.cancelBatch(id, now)
@@ -286,10 +286,13 @@ func (c Core[T]) CancelBatch(ctx context.Context, id uuid.UUID, now time.Time) (
 					return fmt.Errorf("batch %s: %w: it ended %s", id, spi.ErrInvalidState, r.outcome)
 				}
 			}
-			n, err = c.cancelFlow(ctx, tx, id, now)
+			n, aborted, err = c.cancelFlow(ctx, tx, id, now)
 			return err
 		})
 	})
+	if err == nil {
+		c.afterCancel(ctx, cancelled{aborted: aborted})
+	}
 	return n, err
 }
 

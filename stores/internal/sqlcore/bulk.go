@@ -94,9 +94,10 @@ func (c Core[T]) RetryFailedJobs(ctx context.Context, ids []uuid.UUID, now time.
 	return answers(ids, done), nil
 }
 
-// CancelJobs cancels the PENDING, BLOCKED and WAITING jobs of ids as
-// CancelJob does (CANCELLED, finished at now; a WAITING job's wait ends
-// CANCELLED; the dependents follow their cancel policy), in one
+// CancelJobs cancels the PENDING, BLOCKED, WAITING and RUNNING jobs of
+// ids as CancelJob does (CANCELLED, finished at now; a WAITING job's wait
+// ends CANCELLED; a RUNNING job's claim ends; the dependents follow their
+// cancel policy), in one
 // transaction, and returns for each id whether it cancelled it. The
 // PENDING jobs without dependents of a chunk are one UPDATE (nothing else
 // changes them, and they change nothing else); the others take
@@ -109,11 +110,11 @@ func (c Core[T]) CancelJobs(ctx context.Context, ids []uuid.UUID, now time.Time)
 	}
 	s, d := &c.cfg.D.Syntax, &c.cfg.D
 	done := map[uuid.UUID]bool{}
-	released := false
+	var all cancelled
 	err := c.do("cancel jobs", func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
 			clear(done)
-			released = false
+			all = cancelled{}
 			_, err := InChunks(distinct(ids), d.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
 				type cand struct {
 					id     uuid.UUID
@@ -160,11 +161,12 @@ func (c Core[T]) CancelJobs(ctx context.Context, ids []uuid.UUID, now time.Time)
 					if !complex[id] {
 						continue
 					}
-					ok, rel, err := c.cancelOne(ctx, tx, id, now)
+					res, err := c.cancelOne(ctx, tx, id, now)
 					if err != nil {
 						return nil, err
 					}
-					done[id], released = ok, released || rel
+					done[id] = res.ok
+					all.released, all.aborted = all.released || res.released, all.aborted || res.aborted
 				}
 				return nil, nil
 			})
@@ -174,26 +176,49 @@ func (c Core[T]) CancelJobs(ctx context.Context, ids []uuid.UUID, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	if released && d.Wake != nil {
-		d.Wake(ctx, int(spi.PriorityNormal))
-	}
+	c.afterCancel(ctx, all)
 	return answers(ids, done), nil
 }
 
-// cancelOne runs CancelJob's statements for job id in tx: whether it
-// cancelled the job, and whether that released a dependent.
-func (c Core[T]) cancelOne(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (ok, released bool, err error) {
+// cancelled is what cancelling one job did: whether it cancelled it,
+// whether it ended a RUNNING job's claim, and whether that released a
+// dependent.
+type cancelled struct{ ok, aborted, released bool }
+
+// cancelOne runs CancelJob's statements for job id in tx.
+func (c Core[T]) cancelOne(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (cancelled, error) {
+	var res cancelled
 	q, args := c.cfg.D.CancelSQL(id, now)
 	n, _, err := c.write(ctx, tx, q, args)
+	if err == nil && n == 0 {
+		q, args = c.cfg.D.AbortSQL(id, now)
+		n, _, err = c.write(ctx, tx, q, args)
+		res.aborted = n > 0
+	}
 	if err != nil || n == 0 {
-		return false, false, err
+		return cancelled{}, err
 	}
-	q, args = c.cfg.D.Syntax.cancelWait(id, now)
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return false, false, err
+	if !res.aborted {
+		// Only a job that was WAITING has an unresolved wait.
+		q, args = c.cfg.D.Syntax.cancelWait(id, now)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return cancelled{}, err
+		}
 	}
-	released, err = c.finishWithDependents(ctx, tx, []uuid.UUID{id}, spi.StatusCancelled, now)
-	return err == nil, released, err
+	res.released, err = c.finishWithDependents(ctx, tx, []uuid.UUID{id}, spi.StatusCancelled, now)
+	res.ok = err == nil
+	return res, err
+}
+
+// afterCancel tells, once a cancel committed, the pollers of the jobs it
+// released and the nodes of the claims it ended.
+func (c Core[T]) afterCancel(ctx context.Context, res cancelled) {
+	if res.released && c.cfg.D.Wake != nil {
+		c.cfg.D.Wake(ctx, int(spi.PriorityNormal))
+	}
+	if res.aborted && c.cfg.D.ClaimsChanged != nil {
+		c.cfg.D.ClaimsChanged(ctx)
+	}
 }
 
 // lockFailed reads and locks the FAILED jobs among ids.
@@ -214,10 +239,10 @@ func (s *Syntax) retryFailed(ids []uuid.UUID, now time.Time, returning string) (
 }
 
 // lockCancellable reads and locks (id, status, dep_children) of the
-// PENDING, BLOCKED and WAITING jobs among ids.
+// PENDING, BLOCKED, WAITING and RUNNING jobs among ids.
 func (s *Syntax) lockCancellable(ids []uuid.UUID) (string, []any) {
 	return s.SQL("SELECT job_id, status, dep_children FROM {job}"+s.LockHint+
-		" WHERE status IN ('PENDING', 'BLOCKED', 'WAITING') AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
+		" WHERE status IN ('PENDING', 'BLOCKED', 'WAITING', 'RUNNING') AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
 }
 
 // cancelPending cancels the PENDING jobs of ids, finished at now.

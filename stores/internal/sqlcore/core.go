@@ -145,10 +145,12 @@ type Dialect[T any] struct {
 
 	// RetryFailedSQL moves job id from FAILED to PENDING due at now
 	// (error cleared, attempts and crash count zero, finish time and
-	// owner cleared); CancelSQL from PENDING to CANCELLED, finished at
-	// now; StatusSQL reads its status.
-	RetryFailedSQL, CancelSQL func(id uuid.UUID, now time.Time) (string, []any)
-	StatusSQL                 func(id uuid.UUID) (string, []any)
+	// owner cleared); CancelSQL from PENDING, BLOCKED or WAITING to
+	// CANCELLED, finished at now (spi.Cancelled); AbortSQL from RUNNING to
+	// CANCELLED, its claim ended (spi.Aborted); StatusSQL reads its
+	// status.
+	RetryFailedSQL, CancelSQL, AbortSQL func(id uuid.UUID, now time.Time) (string, []any)
+	StatusSQL                           func(id uuid.UUID) (string, []any)
 
 	// GetStateSQL reads the namespace's (state_json, version) LEFT JOINed
 	// to the job: no row means no job, a NULL version no state.
@@ -197,6 +199,11 @@ type Dialect[T any] struct {
 	// ReleaseSQL, RetryFailedSQL and CancelSQL then return the priority of
 	// each job they changed.
 	Wake func(ctx context.Context, prio int)
+	// ClaimsChanged, when not nil, tells the nodes that claims of RUNNING
+	// jobs were taken away by a cancel that committed, so that they check
+	// their running claims at once (spi.WakeupHint.CheckClaims):
+	// PostgreSQL's NOTIFY.
+	ClaimsChanged func(ctx context.Context)
 
 	// HeartbeatSQL registers nodeID or refreshes its heartbeat to now (an
 	// upsert that leaves its tasks alone; nil: an update, and an insert

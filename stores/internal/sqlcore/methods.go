@@ -105,25 +105,25 @@ func (c Core[T]) RetryFailedJob(ctx context.Context, id uuid.UUID, now time.Time
 }
 
 // CancelJob moves a PENDING, BLOCKED or WAITING job to CANCELLED with its
-// finish time at now, resolving the wait of a WAITING one CANCELLED and
-// releasing its dependents in the same transaction. It wraps
-// spi.ErrNotFound for an unknown id and spi.ErrInvalidState, naming the
-// actual status, for a job in any other state. It implements [spi.Store].
+// finish time at now, resolving the wait of a WAITING one CANCELLED, or a
+// RUNNING one with its claim ended (spi.Aborted), and releases its
+// dependents in the same transaction. It wraps spi.ErrNotFound for an
+// unknown id and spi.ErrInvalidState, naming the actual status, for a
+// finished job. It implements [spi.Store].
 func (c Core[T]) CancelJob(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return c.transition(ctx, "cancel job", c.cfg.D.CancelSQL, id, now, "PENDING, BLOCKED and WAITING", "cancelled", func(tx *sql.Tx) error {
-		// Only a job that was WAITING has an unresolved wait.
-		q, args := c.cfg.D.Syntax.cancelWait(id, now)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return err
-		}
-		if released, err := c.finishWithDependents(ctx, tx, []uuid.UUID{id}, spi.StatusCancelled, now); err != nil || !released {
-			return err
-		}
-		if c.cfg.D.Wake != nil {
-			c.cfg.D.Wake(ctx, int(spi.PriorityNormal))
-		}
-		return nil
+	var res cancelled
+	err := c.do("cancel job", func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
+			if res, err = c.cancelOne(ctx, tx, id, now); err != nil || res.ok {
+				return err
+			}
+			return c.stateError(ctx, tx, id, "PENDING, BLOCKED, WAITING and RUNNING", "cancelled")
+		})
 	})
+	if err == nil {
+		c.afterCancel(ctx, res)
+	}
+	return err
 }
 
 // transition runs one guarded UPDATE in a transaction, then after in the
@@ -142,22 +142,36 @@ func (c Core[T]) transition(ctx context.Context, op string, update func(uuid.UUI
 			if n > 0 {
 				return after(tx)
 			}
-			var st string
-			q, args = c.cfg.D.StatusSQL(id)
-			err = tx.QueryRowContext(ctx, q, args...).Scan(&st)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
-			}
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, from, verb)
+			return c.stateError(ctx, tx, id, from, verb)
 		})
 	})
 	if err == nil && prio >= 0 && from == "FAILED" {
 		c.cfg.D.Wake(ctx, prio)
 	}
 	return err
+}
+
+// stateError reads job id's status in tx to say why a transition from
+// the states from changed nothing: an error wrapping spi.ErrNotFound or
+// spi.ErrInvalidState.
+func (c Core[T]) stateError(ctx context.Context, tx *sql.Tx, id uuid.UUID, from, verb string) error {
+	st, err := c.statusIn(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: job %s is %s, only %s jobs can be %s", spi.ErrInvalidState, id, st, from, verb)
+}
+
+// statusIn reads job id's status in tx; an unknown id wraps
+// spi.ErrNotFound.
+func (c Core[T]) statusIn(ctx context.Context, tx *sql.Tx, id uuid.UUID) (string, error) {
+	var st string
+	q, args := c.cfg.D.StatusSQL(id)
+	err := tx.QueryRowContext(ctx, q, args...).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("%w: %s", spi.ErrNotFound, id)
+	}
+	return st, err
 }
 
 // InsertJobs writes new PENDING jobs in one transaction. A job whose

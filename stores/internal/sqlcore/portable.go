@@ -604,6 +604,9 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 	fill(&d.CancelSQL, func(id uuid.UUID, now time.Time) (string, []any) {
 		return s.Update(spi.Cancelled(now), "job_id = ?"+returning, s.id(id))
 	})
+	fill(&d.AbortSQL, func(id uuid.UUID, now time.Time) (string, []any) {
+		return s.Update(spi.Aborted(now), "job_id = ?"+returning, s.id(id))
+	})
 	fill(&d.StatusSQL, func(id uuid.UUID) (string, []any) {
 		return s.SQL("SELECT status FROM {job} WHERE job_id = ?", s.id(id))
 	})

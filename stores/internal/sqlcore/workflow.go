@@ -243,16 +243,11 @@ func (c Core[T]) Dependencies(ctx context.Context, id uuid.UUID) ([]spi.Dependen
 	var out []spi.Dependency
 	err := c.do("read the dependencies of job "+id.String(), func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) error {
-			var st string
-			q, args := c.cfg.D.StatusSQL(id)
-			err := tx.QueryRowContext(ctx, q, args...).Scan(&st)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: %s", spi.ErrNotFound, id)
-			}
+			_, err := c.statusIn(ctx, tx, id)
 			if err != nil {
 				return err
 			}
-			q, args = s.SQL("SELECT parent_id, allow_mask, cond_name, cond_args, parent_status FROM {dep} WHERE child_id = ? ORDER BY position", s.id(id))
+			q, args := s.SQL("SELECT parent_id, allow_mask, cond_name, cond_args, parent_status FROM {dep} WHERE child_id = ? ORDER BY position", s.id(id))
 			out, err = queryRows(ctx, tx, q, args, func(rows *sql.Rows) (spi.Dependency, error) {
 				var dep spi.Dependency
 				var raw T
@@ -301,47 +296,50 @@ func (c Core[T]) WorkflowJobs(ctx context.Context, id, after uuid.UUID, limit in
 // and their owner cleared, WAITING ones with their waits resolved
 // CANCELLED, and records the cancellations on the dependencies. It implements [spi.WorkflowStore].
 func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
-	n := 0
+	n, aborted := 0, false
 	err := c.do("cancel workflow "+id.String(), func() error {
 		return c.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
-			n, err = c.cancelFlow(ctx, tx, id, now)
+			n, aborted, err = c.cancelFlow(ctx, tx, id, now)
 			return err
 		})
 	})
+	if err == nil {
+		c.afterCancel(ctx, cancelled{aborted: aborted})
+	}
 	return n, err
 }
 
 // cancelFlow is CancelWorkflow's writes in tx; it returns how many jobs
-// it cancelled.
-func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (int, error) {
+// it cancelled, and whether RUNNING ones were among them.
+func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (n int, aborted bool, err error) {
 	s := &c.cfg.D.Syntax
-	n := 0
-	for _, ch := range []spi.Change{spi.Aborted(now), spi.Cancelled(now)} {
+	for i, ch := range []spi.Change{spi.Aborted(now), spi.Cancelled(now)} {
 		q, args := s.Update(ch, "workflow_id = ?", s.id(id))
 		r, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		m, err := r.RowsAffected()
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		n += int(m)
+		aborted = aborted || (i == 0 && m > 0)
 	}
 	if n == 0 {
-		return 0, nil
+		return 0, false, nil
 	}
 	q, args := s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
 	WHERE parent_status IS NULL AND parent_id IN (SELECT job_id FROM {job} WHERE workflow_id = ? AND status = 'CANCELLED')`, s.id(id))
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	// The jobs it found WAITING: their waits end CANCELLED.
 	q, args = s.cancelFlowWaits(id, now)
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return n, nil
+	return n, aborted, nil
 }
 
 // RepairWorkflows releases up to limit BLOCKED jobs whose parents have all

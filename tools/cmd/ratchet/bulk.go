@@ -191,7 +191,7 @@ type skipped struct {
 // applies are the statuses each action changes.
 var applies = map[ratchet.BulkAction][]spi.Status{
 	ratchet.BulkRetry:  {spi.StatusFailed},
-	ratchet.BulkCancel: {spi.StatusPending, spi.StatusBlocked, spi.StatusWaiting},
+	ratchet.BulkCancel: {spi.StatusPending, spi.StatusBlocked, spi.StatusWaiting, spi.StatusRunning},
 	ratchet.BulkDelete: {spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped},
 }
 

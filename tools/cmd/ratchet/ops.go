@@ -297,7 +297,7 @@ func jobsCommands(leaf leafFunc) *cobra.Command {
 		leaf("list", "a page of jobs (filters: --status --task --tag --priority --error --created-from --created-before --since --until --property; --after for the next page; --wide for every column)", noArgs, jobsList("jobs list", "")),
 		leaf("show ID", "one job: its masked arguments and result, its attempts and crash count, its log", cobra.ExactArgs(1), jobsShow),
 		leaf("retry [ID...]", "move FAILED jobs back to PENDING: the ids given, or every job the filters match (shown first; asks, or --yes; --dry-run: only show)", cobra.ArbitraryArgs, jobsBulk("jobs retry", ratchet.BulkRetry, "")),
-		leaf("cancel [ID...]", "cancel PENDING, BLOCKED or WAITING jobs: the ids given, or every job the filters match (shown first; asks, or --yes; --dry-run: only show)", cobra.ArbitraryArgs, jobsBulk("jobs cancel", ratchet.BulkCancel, "")),
+		leaf("cancel [ID...]", "cancel PENDING, BLOCKED, WAITING or RUNNING jobs (a running body's context is cancelled on its node): the ids given, or every job the filters match (shown first; asks, or --yes; --dry-run: only show)", cobra.ArbitraryArgs, jobsBulk("jobs cancel", ratchet.BulkCancel, "")),
 		leaf("delete [ID...]", "delete finished jobs for good (not parents of unfinished jobs, nor children of open batches): ids, or filters (asks, or --yes)", cobra.ArbitraryArgs, jobsBulk("jobs delete", ratchet.BulkDelete, "")),
 		leaf("submit TASK", "submit a job of TASK with the JSON of --args (through the payload limit and the codecs)", cobra.ExactArgs(1), jobsSubmit),
 		leaf("logs ID", "the job's log; --follow prints the lines as they come, until the job has finished", cobra.ExactArgs(1), jobsLogs))

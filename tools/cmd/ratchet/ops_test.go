@@ -196,7 +196,7 @@ func TestBulkRetryAndCancelByFilter(t *testing.T) {
 	code, out, _ = cli(t, "jobs", "cancel", "--store", store, pending[1].String(), unknown.String())
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "0 changed, 2 skipped", "a job that moved on is skipped, not an error")
-	assert.Contains(t, out, "skipped "+pending[1].String()+": it is CANCELLED; cancel applies to PENDING, BLOCKED, WAITING jobs", "with its real reason")
+	assert.Contains(t, out, "skipped "+pending[1].String()+": it is CANCELLED; cancel applies to PENDING, BLOCKED, WAITING, RUNNING jobs", "with its real reason")
 	assert.Contains(t, out, "skipped "+unknown.String()+": no such job")
 	assert.NotContains(t, out, "someone else")
 

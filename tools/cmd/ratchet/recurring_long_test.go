@@ -50,6 +50,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(envNodeStore); spec != "" {
 		os.Exit(recurringNode(spec))
 	}
+	if spec := os.Getenv(envCancelStore); spec != "" {
+		os.Exit(cancelNode(spec))
+	}
 	if spec := os.Getenv(envStreamStore); spec != "" {
 		os.Exit(streamNode(spec))
 	}
@@ -64,21 +67,29 @@ func TestMain(m *testing.M) {
 
 // recurringNode runs one engine with the schedule until SIGTERM.
 func recurringNode(spec string) int {
-	ctx := context.Background()
-	st, err := storeflag.Open(ctx, spec, os.Getenv(envNodeDB), os.Getenv(envNodeSchema), true)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "node:", err)
-		return 1
-	}
-	defer st.Close()
-	eng, err := engine.New(st.Store, engine.Options{
-		Client:             ratchet.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		NodeID:             os.Getenv(envNodeID),
+	return runNode(spec, true, engine.Options{
 		HeartbeatInterval:  time.Second,
 		OrphanGrace:        5 * time.Second,
 		OrphanScanInterval: 2 * time.Second,
 		Schedules:          []ratchet.Recurring{longTick.Recurring(longSchedule, "@every 1s", 1)},
 	}, longTick)
+}
+
+// runNode is a child process's node over the store the parent names
+// (spec, and the database and schema of the environment), with its id
+// from the environment and no log, until SIGTERM; then it stops within
+// 5 s. It returns the process's exit status.
+func runNode(spec string, create bool, o engine.Options, tasks ...ratchet.Definition) int {
+	ctx := context.Background()
+	st, err := storeflag.Open(ctx, spec, os.Getenv(envNodeDB), os.Getenv(envNodeSchema), create)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "node:", err)
+		return 1
+	}
+	defer st.Close()
+	o.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.NodeID = os.Getenv(envNodeID)
+	eng, err := engine.New(st.Store, o, tasks...)
 	if err == nil {
 		err = eng.Start(ctx)
 	}
@@ -89,7 +100,9 @@ func recurringNode(spec string) int {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM)
 	<-stop
-	if err := eng.Stop(ctx); err != nil {
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := eng.Stop(stopCtx); err != nil {
 		fmt.Fprintln(os.Stderr, "node: stop:", err)
 		return 1
 	}

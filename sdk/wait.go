@@ -1,0 +1,69 @@
+package ratchet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The intervals at which WaitJob reads a job again: from waitFirst,
+// doubling up to waitMax.
+const (
+	waitFirst = 10 * time.Millisecond
+	waitMax   = time.Second
+)
+
+// WaitJob waits until job id has finished (SUCCEEDED, FAILED, CANCELLED or
+// SKIPPED) and returns it as it ended; it returns ctx's error when ctx
+// ends first, and an error wrapping ErrNotFound for an unknown job. A
+// FAILED job has ended its retries (the dead-letter queue): WaitJob
+// returns it, even though a manual retry may run it again later.
+//
+// It reads the job at once, then again at intervals that double from
+// 10 ms up to 1 s, in real time: it returns within about a second of the
+// job's end, whichever node ran it. (No store publishes finished jobs
+// yet: a store's wakeups tell of new work only.) Task.Wait decodes the
+// result.
+func (c *Client) WaitJob(ctx context.Context, id uuid.UUID) (*Job, error) {
+	wait := waitFirst
+	for {
+		j, err := c.GetJob(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("ratchet: wait for job %s: %w", id, err)
+		}
+		if j.Status.Terminal() {
+			return j, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("ratchet: wait for job %s (%s): %w", id, j.Status, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, waitMax)
+	}
+}
+
+// Wait waits until job id of this task has finished (Client.WaitJob) and
+// returns its result. A job that did not succeed gives an error wrapping
+// ErrInvalidState that names its status and its last error.
+func (t *Task[A, R]) Wait(ctx context.Context, c *Client, id uuid.UUID) (R, error) {
+	var r R
+	if c == nil {
+		return r, invalidArg("nil client")
+	}
+	j, err := c.WaitJob(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	if j.Status != StatusSucceeded && j.LastError != "" {
+		return r, fmt.Errorf("%w: job %s ended %s: %s", ErrInvalidState, j.ID, j.Status, j.LastError)
+	}
+	if t.name == j.TaskName && j.Status == StatusSucceeded && len(j.Result) == 0 {
+		return r, nil // a Void task's success, or a result the task returned as nothing
+	}
+	return t.Result(c, j)
+}
