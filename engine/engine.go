@@ -592,9 +592,13 @@ func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratche
 type clientNotifier struct{ *Engine }
 
 // ClaimsChanged runs the node's claim check at once: its client cancelled
-// jobs, which may be running here.
-func (n clientNotifier) ClaimsChanged(context.Context) {
+// jobs, which may be running here; and, through a coordinator that
+// carries the notice (spi.ClaimsPublisher), on every other node.
+func (n clientNotifier) ClaimsChanged(ctx context.Context) {
 	n.onWakeup(spi.WakeupHint{CheckClaims: true})
+	if p, ok := n.opts.Coordinator.(spi.ClaimsPublisher); ok {
+		p.NotifyClaimsChanged(ctx, n.opts.NodeID)
+	}
 }
 
 // SignalsDelivered publishes a signal-resolved event for each wait the

@@ -123,6 +123,13 @@ func (c *Coordinator) NotifyNewWork(_ context.Context, p spi.Priority, source st
 	c.hub.Notify(p, source)
 }
 
+// NotifyClaimsChanged publishes that a cancel took claims of RUNNING jobs
+// away: every node's listener hears a wakeup with CheckClaims and checks
+// its running claims at once. It implements [spi.ClaimsPublisher].
+func (c *Coordinator) NotifyClaimsChanged(_ context.Context, source string) {
+	c.hub.NotifyClaims(source)
+}
+
 // RegisterWakeupListener adds a listener, called from a goroutine of its
 // own for every wakeup received, the node's own included (the engine
 // ignores those by Source).

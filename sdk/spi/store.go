@@ -311,6 +311,14 @@ type WakeupHint struct {
 	CheckClaims bool
 }
 
+// ClaimsPublisher is implemented by a ClusterCoordinator that also carries
+// the notice that a cancel took claims of RUNNING jobs away
+// (WakeupHint.CheckClaims), so that the node running such a job cancels
+// its body at once rather than at its next heartbeat.
+type ClaimsPublisher interface {
+	NotifyClaimsChanged(ctx context.Context, source string)
+}
+
 // ClusterCoordinator carries best-effort new-work wakeups between nodes, so
 // that a submission on one node wakes idle pollers on the others at once.
 // Polling remains the fallback, so a lost wakeup only delays work.

@@ -93,6 +93,16 @@ func (h *Hub) Notify(p spi.Priority, source string) {
 	h.out.put(spi.WakeupHint{Priority: p, Source: source})
 }
 
+// NotifyClaims queues, as Notify does, the notice that a cancel took
+// claims of RUNNING jobs away (spi.WakeupHint.CheckClaims): notices that
+// wait coalesce into one.
+func (h *Hub) NotifyClaims(source string) {
+	if h.ctx.Err() != nil {
+		return
+	}
+	h.out.put(spi.WakeupHint{Source: source, CheckClaims: true})
+}
+
 // Register adds a listener. Each listener has a goroutine of its own that
 // calls it with the wakeups received; while it is busy, its wakeups
 // coalesce (see MaxPendingSources), so a slow or blocked listener delays
@@ -233,11 +243,13 @@ func (h *Hub) result(err error) {
 	}
 }
 
-// mailbox holds wakeups for one consumer, coalesced by source.
+// mailbox holds wakeups for one consumer, coalesced by source, and a
+// claims notice (claims: its source), coalesced into one.
 type mailbox struct {
 	mu      sync.Mutex
 	pending map[string]spi.Priority
 	order   []string
+	claims  *string
 	ready   chan struct{} // holds a token while pending is not empty
 }
 
@@ -249,6 +261,14 @@ func newMailbox() *mailbox {
 // never blocks.
 func (m *mailbox) put(w spi.WakeupHint) {
 	m.mu.Lock()
+	if w.CheckClaims {
+		if m.claims == nil {
+			m.claims = &w.Source
+		}
+		m.mu.Unlock()
+		m.signal()
+		return
+	}
 	if p, ok := m.pending[w.Source]; ok {
 		m.pending[w.Source] = max(p, w.Priority)
 		m.mu.Unlock()
@@ -261,6 +281,11 @@ func (m *mailbox) put(w spi.WakeupHint) {
 	m.pending[w.Source] = w.Priority
 	m.order = append(m.order, w.Source)
 	m.mu.Unlock()
+	m.signal()
+}
+
+// signal marks the mailbox ready.
+func (m *mailbox) signal() {
 	select {
 	case m.ready <- struct{}{}:
 	default:
@@ -277,9 +302,13 @@ func (m *mailbox) take(ctx context.Context) ([]spi.WakeupHint, bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	hints := make([]spi.WakeupHint, len(m.order))
-	for i, s := range m.order {
-		hints[i] = spi.WakeupHint{Priority: m.pending[s], Source: s}
+	hints := make([]spi.WakeupHint, 0, len(m.order)+1)
+	if m.claims != nil {
+		hints = append(hints, spi.WakeupHint{Source: *m.claims, CheckClaims: true})
+		m.claims = nil
+	}
+	for _, s := range m.order {
+		hints = append(hints, spi.WakeupHint{Priority: m.pending[s], Source: s})
 	}
 	clear(m.pending)
 	m.order = m.order[:0]
@@ -290,16 +319,25 @@ func (m *mailbox) take(ctx context.Context) ([]spi.WakeupHint, bool) {
 var ErrMalformed = errors.New("ratchet: malformed wakeup")
 
 // Encode renders a wakeup as its priority digit, a colon and the source
-// node id ("2:node-a"): a few bytes per message.
+// node id ("2:node-a"), and a claims notice as "c:" and the source: a few
+// bytes per message. (A decoder of an earlier version drops a claims
+// notice as malformed.)
 func Encode(w spi.WakeupHint) []byte {
 	p := min(max(w.Priority, spi.PriorityLowest), spi.PriorityCritical)
 	b := make([]byte, 0, 2+len(w.Source))
-	b = append(b, byte('0'+p), ':')
+	if w.CheckClaims {
+		b = append(b, 'c', ':')
+	} else {
+		b = append(b, byte('0'+p), ':')
+	}
 	return append(b, w.Source...)
 }
 
 // Decode parses a message written by Encode.
 func Decode(msg []byte) (spi.WakeupHint, error) {
+	if len(msg) >= 2 && msg[0] == 'c' && msg[1] == ':' {
+		return spi.WakeupHint{Source: string(msg[2:]), CheckClaims: true}, nil
+	}
 	if len(msg) < 2 || msg[1] != ':' || msg[0] < '0' || msg[0] > byte('0'+spi.PriorityCritical) {
 		return spi.WakeupHint{}, fmt.Errorf("%w: %.40q", ErrMalformed, msg)
 	}

@@ -18,6 +18,7 @@ func TestEncodeDecode(t *testing.T) {
 		{Priority: spi.PriorityLowest, Source: ""},
 		{Priority: spi.PriorityCritical, Source: "node-a"},
 		{Priority: spi.PriorityNormal, Source: "a:b c/ü"},
+		{Source: "node-a", CheckClaims: true},
 	} {
 		got, err := Decode(Encode(w))
 		require.NoError(t, err)
@@ -45,6 +46,13 @@ func TestMailboxCoalescesBySource(t *testing.T) {
 	}
 	got, _ = m.take(context.Background())
 	assert.Len(t, got, MaxPendingSources, "the rest are dropped, never waited for")
+
+	// Claims notices coalesce into one, first in the batch.
+	m.put(spi.WakeupHint{Priority: 1, Source: "a"})
+	m.put(spi.WakeupHint{Source: "x", CheckClaims: true})
+	m.put(spi.WakeupHint{Source: "y", CheckClaims: true})
+	got, _ = m.take(context.Background())
+	assert.Equal(t, []spi.WakeupHint{{Source: "x", CheckClaims: true}, {Priority: 1, Source: "a"}}, got)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -45,6 +45,7 @@ const wait = 10 * time.Second
 func Run(t *testing.T, h Harness) {
 	Reachable(t, h.Name, h.Addr)
 	t.Run("SeeEachOther", func(t *testing.T) { seeEachOther(t, h) })
+	t.Run("ClaimsNotice", func(t *testing.T) { claimsNotice(t, h) })
 	t.Run("ClustersApart", func(t *testing.T) { clustersApart(t, h) })
 	t.Run("CloseTwice", func(t *testing.T) { closeTwice(t, h) })
 	t.Run("BlockedListener", func(t *testing.T) { blockedListener(t, h) })
@@ -118,6 +119,19 @@ func seeEachOther(t *testing.T, h Harness) {
 
 	b.NotifyNewWork(ctx, spi.PriorityLowest, "node-b")
 	assert.Equal(t, spi.WakeupHint{Priority: spi.PriorityLowest, Source: "node-b"}, ra.from(t, "node-b"))
+}
+
+// claimsNotice: a cancel's notice (spi.ClaimsPublisher) reaches the other
+// node as a wakeup with CheckClaims.
+func claimsNotice(t *testing.T, h Harness) {
+	cluster := Cluster(t)
+	a, _ := open(t, h, h.Addr, cluster, nil)
+	b, _ := open(t, h, h.Addr, cluster, nil)
+	rb := listen(b)
+	p, ok := a.(spi.ClaimsPublisher)
+	require.True(t, ok, "the coordinator carries claims notices (spi.ClaimsPublisher)")
+	p.NotifyClaimsChanged(context.Background(), "node-a")
+	assert.Equal(t, spi.WakeupHint{Source: "node-a", CheckClaims: true}, rb.from(t, "node-a"))
 }
 
 func clustersApart(t *testing.T, h Harness) {
