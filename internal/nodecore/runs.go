@@ -1,7 +1,10 @@
 package nodecore
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,7 +40,10 @@ func (r *Runs) Free() int {
 	return r.slots - len(r.inflight)
 }
 
-// Running returns the executions in progress.
+// Running returns the executions in progress, in the order of their
+// claims (job id, then claim sequence): the claim check and a drain's
+// release act on them in an order that does not depend on a map's, so
+// that the cluster simulator's runs of one seed are the same.
 func (r *Runs) Running() []*Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -45,6 +51,12 @@ func (r *Runs) Running() []*Run {
 	for _, x := range r.inflight {
 		out = append(out, x)
 	}
+	slices.SortFunc(out, func(a, b *Run) int {
+		if c := bytes.Compare(a.Job.ID[:], b.Job.ID[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Job.ClaimSeq, b.Job.ClaimSeq)
+	})
 	return out
 }
 

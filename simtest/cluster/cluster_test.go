@@ -96,7 +96,9 @@ func TestSameSeedSameTrace(t *testing.T) {
 		{Steps: 3000, KeepTrace: true},
 		{Steps: 3000, KeepTrace: true, Aging: cluster.AgingOn},
 	} {
-		for _, seed := range []int64{1, 42, 9001} {
+		// Seed 3 once differed from run to run: the order of a map (the
+		// running claims, the adopted jobs) reached the trace.
+		for _, seed := range []int64{1, 3, 7, 11, 42, 9001} {
 			a, errA := cluster.Simulate(seed, sc)
 			b, errB := cluster.Simulate(seed, sc)
 			require.NoError(t, errA)

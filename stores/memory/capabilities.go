@@ -245,5 +245,8 @@ func (s *Store) AdoptClaims(_ context.Context, node string, claimedAt []time.Tim
 			out = append(out, j.Clone())
 		}
 	}
+	// In id order, as the SQL stores read them: not a map's order, so
+	// that a simulator's run of one seed is always the same.
+	slices.SortFunc(out, func(a, b *spi.Job) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	return out, nil
 }
