@@ -43,13 +43,17 @@ func (r *Runs) Free() int {
 // Running returns the executions in progress, in the order of their
 // claims (job id, then claim sequence): the claim check and a drain's
 // release act on them in an order that does not depend on a map's, so
-// that the cluster simulator's runs of one seed are the same.
+// that the cluster simulator's runs of one seed are the same. A run that
+// expired is left out: its owner write is made and its body cancelled,
+// so a claim check would only report it superseded at every beat.
 func (r *Runs) Running() []*Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*Run, 0, len(r.inflight))
 	for _, x := range r.inflight {
-		out = append(out, x)
+		if !x.expired {
+			out = append(out, x)
+		}
 	}
 	slices.SortFunc(out, func(a, b *Run) int {
 		if c := bytes.Compare(a.Job.ID[:], b.Job.ID[:]); c != 0 {

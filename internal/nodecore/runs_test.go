@@ -64,6 +64,7 @@ func TestRunsExpire(t *testing.T) {
 	assert.False(t, r.Expire(a), "only once")
 	assert.True(t, r.Expired(a))
 	assert.Zero(t, r.Free(), "the body keeps its slot")
+	assert.Empty(t, r.Running(), "no claim check or release acts on it again")
 	owed, overran := r.End(a)
 	assert.False(t, owed, "its return is not written")
 	assert.True(t, overran)
