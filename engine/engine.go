@@ -466,7 +466,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	// Heartbeats go on through the drain of Stop: a draining node is alive,
 	// and its jobs must not be recovered (and charged) meanwhile.
 	e.beating = newGroup(e.runCtx)
-	e.beating.goFn(func(ctx context.Context) { beatLoop(ctx, beats, e.checkClaims, e.beats) })
+	e.beating.goFn(func(ctx context.Context) { every(ctx, beats, e.beats.Tick, e.checkClaims, e.beats.Check) })
 	e.claiming = newGroup(e.runCtx)
 	if c := e.opts.Coordinator; c != nil {
 		claimCtx := e.claiming.ctx
@@ -480,7 +480,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.claiming.goFn(func(ctx context.Context) { e.poller.run(ctx) })
 	e.claiming.goFn(func(ctx context.Context) {
-		every(ctx, scans, func(ctx context.Context) { _, _ = e.rescue.Recover(ctx, nil) })
+		every(ctx, scans, func(ctx context.Context) { _, _ = e.rescue.Recover(ctx, nil) }, nil, nil)
 	})
 	for _, svc := range e.services {
 		h := ServiceHost{NodeID: e.opts.NodeID, Store: e.store, Client: e.client, Clock: e.opts.clock,

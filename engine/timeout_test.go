@@ -8,14 +8,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
-	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
 // overruns counts spi.TimeoutMetrics' overruns.
@@ -25,42 +23,6 @@ type overruns struct {
 }
 
 func (o *overruns) RunOverran(context.Context, uuid.UUID, string, time.Duration) { o.n.Add(1) }
-
-// timeoutRig is an engine of one slot on a fake clock, with task.
-func timeoutRig(t *testing.T, o engine.Options, tasks ...ratchet.Definition) (*engine.Engine, *clockwork.FakeClock, *overruns, <-chan engine.Event) {
-	t.Helper()
-	clock := clockwork.NewFakeClockAt(t0)
-	m := &overruns{}
-	o.NodeID, o.Concurrency = "n1", 1
-	o.Client = ratchet.ClientOptions{Clock: clock, Logger: quiet, Metrics: m}
-	eng, err := engine.New(memory.New(), o, tasks...)
-	require.NoError(t, err)
-	events, unsub := eng.Subscribe(100)
-	require.NoError(t, eng.Start(context.Background()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Stop(ctx)
-		unsub()
-	})
-	return eng, clock, m, events
-}
-
-// nextOf waits for the next event of job id.
-func nextOf(t *testing.T, events <-chan engine.Event, id uuid.UUID) engine.Event {
-	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev := <-events:
-			if ev.JobID == id && ev.Kind != engine.EventStarted {
-				return ev
-			}
-		case <-timeout:
-			t.Fatalf("no event for job %s within 10 s", id)
-		}
-	}
-}
 
 // A body that waits on its context: at its 200 ms timeout the run fails
 // (retried) with an error wrapping ErrTimeout, the body's context ends
@@ -75,32 +37,32 @@ func TestRunTimeoutEndsARunThatWaitsOnItsContext(t *testing.T) {
 		causes <- context.Cause(ctx)
 		return ctx.Err()
 	}, ratchet.WithTimeout(200*time.Millisecond), ratchet.WithBackoff(ratchet.BackoffFixed, time.Hour))
-	eng, clock, m, events := timeoutRig(t, engine.Options{}, task)
+	m := &overruns{}
+	r := start(t, engine.Options{Concurrency: 1, Client: ratchet.ClientOptions{Metrics: m}}, task)
 	ctx := context.Background()
-	id, err := task.Submit(ctx, eng.Client(), 1)
+	id, err := task.Submit(ctx, r.client, 1)
 	require.NoError(t, err)
-	eng.NotifyNewWork(ratchet.PriorityNormal)
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
 	deadline := <-started
 	assert.Equal(t, t0.Add(200*time.Millisecond), deadline, "the body's context carries the run's deadline")
 
-	clock.Advance(200 * time.Millisecond)
-	ev := nextOf(t, events, id)
+	r.clock.Advance(200 * time.Millisecond)
+	ev := r.next(id)
 	assert.Equal(t, engine.EventRetrying, ev.Kind)
 	assert.Contains(t, ev.Error, "ratchet: run timed out after 200ms")
 	assert.ErrorIs(t, <-causes, ratchet.ErrTimeout, "the body's context ends with ErrTimeout")
-	j, err := eng.Client().GetJob(ctx, id)
-	require.NoError(t, err)
+	j := r.job(id)
 	assert.Equal(t, spi.StatusPending, j.Status)
 	assert.Equal(t, 1, j.Attempts)
 	assert.Contains(t, j.LastError, "run timed out after 200ms")
 
 	// The one slot is free: the next job starts.
-	next, err := task.Submit(ctx, eng.Client(), 2, ratchet.WithTimeout(0))
+	next, err := task.Submit(ctx, r.client, 2, ratchet.WithTimeout(0))
 	require.NoError(t, err)
-	eng.NotifyNewWork(ratchet.PriorityNormal)
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
 	<-started
 	assert.Zero(t, m.n.Load(), "no overrun: the body returned at its timeout")
-	require.NoError(t, eng.Client().CancelJob(ctx, next))
+	require.NoError(t, r.client.CancelJob(ctx, next))
 }
 
 // A body that ignores its context: its run fails at the timeout all the
@@ -118,38 +80,37 @@ func TestRunTimeoutOfABodyThatIgnoresItsContext(t *testing.T) {
 		}
 		return nil
 	})
-	eng, clock, m, events := timeoutRig(t, engine.Options{RunTimeout: 200 * time.Millisecond}, task)
+	m := &overruns{}
+	r := start(t, engine.Options{Concurrency: 1, RunTimeout: 200 * time.Millisecond, Client: ratchet.ClientOptions{Metrics: m}}, task)
 	ctx := context.Background()
-	id, err := task.Submit(ctx, eng.Client(), 1, ratchet.WithTimeoutNotRetried())
+	id, err := task.Submit(ctx, r.client, 1, ratchet.WithTimeoutNotRetried())
 	require.NoError(t, err)
-	eng.NotifyNewWork(ratchet.PriorityNormal)
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
 	require.Equal(t, 1, <-started)
 
-	clock.Advance(200 * time.Millisecond)
-	ev := nextOf(t, events, id)
+	r.clock.Advance(200 * time.Millisecond)
+	ev := r.next(id)
 	assert.Equal(t, engine.EventFailed, ev.Kind, "a final timeout is not retried")
 	assert.Contains(t, ev.Error, "run timed out after 200ms")
-	timedOut, err := eng.Client().GetJob(ctx, id)
-	require.NoError(t, err)
+	timedOut := r.job(id)
 	assert.Equal(t, spi.StatusFailed, timedOut.Status)
 
 	// The slot is still taken: a new job does not start.
-	second, err := task.Submit(ctx, eng.Client(), 2)
+	second, err := task.Submit(ctx, r.client, 2)
 	require.NoError(t, err)
-	eng.NotifyNewWork(ratchet.PriorityNormal)
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
 	select {
 	case n := <-started:
 		t.Fatalf("job %d started while the overrunning body held the only slot", n)
 	default:
 	}
 
-	clock.Advance(1800 * time.Millisecond)
+	r.clock.Advance(1800 * time.Millisecond)
 	close(release)
 	<-returned
 	require.Equal(t, 2, <-started, "the slot frees when the body returns")
-	assert.Equal(t, engine.EventSucceeded, nextOf(t, events, second).Kind)
-	j, err := eng.Client().GetJob(ctx, id)
-	require.NoError(t, err)
+	assert.Equal(t, engine.EventSucceeded, r.next(second).Kind)
+	j := r.job(id)
 	assert.Equal(t, timedOut.Status, j.Status, "the late return changed nothing")
 	assert.Equal(t, timedOut.Attempts, j.Attempts)
 	assert.Equal(t, timedOut.LastError, j.LastError)

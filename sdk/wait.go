@@ -62,8 +62,5 @@ func (t *Task[A, R]) Wait(ctx context.Context, c *Client, id uuid.UUID) (R, erro
 	if j.Status != StatusSucceeded && j.LastError != "" {
 		return r, fmt.Errorf("%w: job %s ended %s: %s", ErrInvalidState, j.ID, j.Status, j.LastError)
 	}
-	if t.name == j.TaskName && j.Status == StatusSucceeded && len(j.Result) == 0 {
-		return r, nil // a Void task's success, or a result the task returned as nothing
-	}
 	return t.Result(c, j)
 }

@@ -301,7 +301,7 @@ func (w *world) executing() []*sjob {
 		if n.state != nodeUp || n.stalled() {
 			continue
 		}
-		for _, x := range n.execs {
+		for _, x := range n.runningExecs() {
 			if !x.cancelled && x.job.status == spi.StatusRunning && x.job.seq == x.ref.ClaimSeq {
 				out = append(out, x.job)
 			}
