@@ -83,7 +83,9 @@
 // Execution is at least once and finalization exactly once: the ledger's
 // chaos_run table may hold several executions of one job (a killed or
 // frozen node's, then another's), while its job row ends in exactly one
-// terminal state written by exactly one claim.
+// terminal state written by exactly one claim. Each execution's start is
+// recorded once: its row carries a token, so a write whose reply a
+// database fault lost is found, not written again, when it is retried.
 //
 // # The workers
 //

@@ -59,7 +59,8 @@ func (l *Ledger) Prepare(ctx context.Context) error {
 			crash_count integer     NOT NULL,
 			started_at  timestamptz NOT NULL,
 			ended_at    timestamptz,
-			outcome     text
+			outcome     text,
+			token       uuid        NOT NULL UNIQUE
 		)`); err != nil {
 			return fmt.Errorf("chaos: create %s: %w", RunTable, err)
 		}
@@ -84,7 +85,8 @@ func (l *Ledger) Prepare(ctx context.Context) error {
 		crash_count INT          NOT NULL,
 		started_at  DATETIME(6)  NOT NULL,
 		ended_at    DATETIME(6)  NULL,
-		outcome     VARCHAR(32)  NULL
+		outcome     VARCHAR(32)  NULL,
+		token       BINARY(16)   NOT NULL UNIQUE
 	)`); err != nil {
 		return fmt.Errorf("chaos: create %s: %w", RunTable, err)
 	}
@@ -100,26 +102,85 @@ func (l *Ledger) Prepare(ctx context.Context) error {
 	return nil
 }
 
+// startRetry bounds how long start keeps trying to record a start through
+// a database fault (the harness's own submissions retry as long).
+const startRetry = 30 * time.Second
+
 // start records the start of an execution of job and returns its run id;
-// the claim sequence is read from the job row.
+// the claim sequence is read from the job row. The row carries a token of
+// its own, so that a write whose reply was lost (the database node died
+// as it committed) is found rather than written twice: a start recorded
+// once per execution is what the crash-budget and overlap checks count.
+// It retries for up to startRetry while ctx lasts.
 func (l *Ledger) start(ctx context.Context, jc *ratchet.JobContext, node string) (int64, error) {
+	return recordOnce(ctx, startRetry,
+		func(token uuid.UUID) (int64, error) { return l.insertRun(ctx, jc, node, token) },
+		func(token uuid.UUID) (int64, bool, error) { return l.runOf(ctx, token) })
+}
+
+// recordOnce writes a row through insert under a fresh token, and after a
+// failed write looks for the token (the write may have committed with its
+// reply lost) before writing again, 100 ms later, until retry has passed
+// or ctx is done.
+func recordOnce(ctx context.Context, retry time.Duration,
+	insert func(token uuid.UUID) (int64, error), find func(token uuid.UUID) (int64, bool, error)) (int64, error) {
+	token := uuid.New()
+	give := time.Now().Add(retry)
+	for {
+		id, err := insert(token)
+		if err == nil {
+			return id, nil
+		}
+		if id, found, ferr := find(token); ferr == nil && found {
+			return id, nil
+		}
+		if ctx.Err() != nil || time.Now().After(give) {
+			return 0, err
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// insertRun writes the chaos_run row of a start.
+func (l *Ledger) insertRun(ctx context.Context, jc *ratchet.JobContext, node string, token uuid.UUID) (int64, error) {
 	var run int64
 	if l.lite {
-		return l.startSQLite(ctx, jc, node)
+		return l.startSQLite(ctx, jc, node, token)
 	}
 	if l.pg != nil {
-		err := l.pg.QueryRow(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at)
-			VALUES ($1, $2, $3, (SELECT claim_seq FROM `+l.job+` WHERE job_id = $1), $4, $5, clock_timestamp())
-			RETURNING run_id`, jc.ID, node, jc.TaskName, jc.Run, jc.CrashCount).Scan(&run)
+		err := l.pg.QueryRow(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at, token)
+			VALUES ($1, $2, $3, (SELECT claim_seq FROM `+l.job+` WHERE job_id = $1), $4, $5, clock_timestamp(), $6)
+			RETURNING run_id`, jc.ID, node, jc.TaskName, jc.Run, jc.CrashCount, token).Scan(&run)
 		return run, err
 	}
-	res, err := l.db.ExecContext(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at)
-		VALUES (?, ?, ?, (SELECT claim_seq FROM `+l.job+` WHERE job_id = ?), ?, ?, NOW(6))`,
-		jc.ID[:], node, jc.TaskName, jc.ID[:], jc.Run, jc.CrashCount)
+	res, err := l.db.ExecContext(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at, token)
+		VALUES (?, ?, ?, (SELECT claim_seq FROM `+l.job+` WHERE job_id = ?), ?, ?, NOW(6), ?)`,
+		jc.ID[:], node, jc.TaskName, jc.ID[:], jc.Run, jc.CrashCount, token[:])
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// runOf returns the run id of the row written with token, if there is one.
+func (l *Ledger) runOf(ctx context.Context, token uuid.UUID) (run int64, found bool, err error) {
+	switch {
+	case l.pg != nil:
+		err = l.pg.QueryRow(ctx, `SELECT run_id FROM `+l.run+` WHERE token = $1`, token).Scan(&run)
+	case l.lite:
+		err = l.db.QueryRowContext(ctx, `SELECT run_id FROM `+l.run+` WHERE token = ?`, token.String()).Scan(&run)
+	default:
+		err = l.db.QueryRowContext(ctx, `SELECT run_id FROM `+l.run+` WHERE token = ?`, token[:]).Scan(&run)
+	}
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return run, err == nil, err
 }
 
 // end records the end of run with outcome.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 )
 
@@ -30,7 +32,8 @@ func (l *Ledger) prepareSQLite(ctx context.Context) error {
 		crash_count INTEGER  NOT NULL,
 		started_at  DATETIME NOT NULL,
 		ended_at    DATETIME,
-		outcome     TEXT
+		outcome     TEXT,
+		token       TEXT     NOT NULL UNIQUE
 	)`); err != nil {
 		return fmt.Errorf("chaos: create %s: %w", RunTable, err)
 	}
@@ -47,11 +50,11 @@ func (l *Ledger) prepareSQLite(ctx context.Context) error {
 }
 
 // startSQLite is start on SQLite.
-func (l *Ledger) startSQLite(ctx context.Context, jc *ratchet.JobContext, node string) (int64, error) {
+func (l *Ledger) startSQLite(ctx context.Context, jc *ratchet.JobContext, node string, token uuid.UUID) (int64, error) {
 	var run int64
-	err := l.db.QueryRowContext(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at)
-		VALUES (?, ?, ?, (SELECT claim_seq FROM `+l.job+` WHERE job_id = ?), ?, ?, ?) RETURNING run_id`,
-		jc.ID.String(), node, jc.TaskName, jc.ID.String(), jc.Run, jc.CrashCount, time.Now().UTC()).Scan(&run)
+	err := l.db.QueryRowContext(ctx, `INSERT INTO `+l.run+` (job_id, node, task, claim_seq, attempt, crash_count, started_at, token)
+		VALUES (?, ?, ?, (SELECT claim_seq FROM `+l.job+` WHERE job_id = ?), ?, ?, ?, ?) RETURNING run_id`,
+		jc.ID.String(), node, jc.TaskName, jc.ID.String(), jc.Run, jc.CrashCount, time.Now().UTC(), token.String()).Scan(&run)
 	return run, err
 }
 

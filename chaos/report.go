@@ -413,7 +413,8 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 		add(InvCrashBudget, fmt.Sprintf("%d jobs failed by the crash budget before %d claims", len(early), budget+1), early)
 	}
 	if len(poisonOver) > 0 {
-		add(InvCrashBudget, fmt.Sprintf("%d poison jobs ran more than %d times", len(poisonOver), budget+1), poisonOver)
+		add(InvCrashBudget, fmt.Sprintf("%d poison jobs ran more than %d times (%s)", len(poisonOver), budget+1,
+			describeRuns(runsOf[poisonOver[0]])), poisonOver)
 	}
 	if len(poisonNot) > 0 {
 		add(InvCrashBudget, fmt.Sprintf("%d poison jobs ended otherwise than failed by the crash budget", len(poisonNot)), poisonNot)
@@ -504,4 +505,18 @@ func peakRuns(runs []Execution) (int, []uuid.UUID) {
 		}
 	}
 	return peak, at
+}
+
+// describeRuns lists runs as "node attempt/crashes@claim outcome", for a
+// violation's detail.
+func describeRuns(runs []Execution) string {
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		outcome := r.Outcome
+		if outcome == "" {
+			outcome = "no end"
+		}
+		parts[i] = fmt.Sprintf("%s attempt %d crashes %d claim %d %s", r.Node, r.Attempt, r.CrashCount, r.ClaimSeq, outcome)
+	}
+	return strings.Join(parts, "; ")
 }
