@@ -123,8 +123,9 @@ func (x *executor) worker(run func()) {
 func (x *executor) execute(ctx context.Context, cancel context.CancelCauseFunc, j *spi.Job) (nodecore.Pending, time.Time) {
 	jc, log := x.jobContext(j)
 	start := x.clock.Now()
+	expired := nodecore.Expired(j, start) // its start-by deadline passed: it fails unrun
 	var deadline time.Time
-	if d, final := nodecore.Timeout(j, x.timeout); d > 0 {
+	if d, final := nodecore.Timeout(j, x.timeout); d > 0 && expired == nil {
 		deadline = start.Add(d)
 		ctx = deadlineCtx{ctx, deadline}
 		timed := ctx
@@ -134,7 +135,9 @@ func (x *executor) execute(ctx context.Context, cancel context.CancelCauseFunc, 
 	ctx = ratchet.ContextWithJob(ctx, jc)
 	var p nodecore.Pending
 	stop := false
-	if x.gate != nil && j.DependencyCount > 0 {
+	if expired != nil {
+		p, stop = x.finish(context.WithoutCancel(ctx), jc, j, nil, expired, start), true
+	} else if x.gate != nil && j.DependencyCount > 0 {
 		p, stop = x.gate(ctx, jc, j, start)
 	}
 	if !stop {

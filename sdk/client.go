@@ -319,6 +319,10 @@ func (c *Client) config(defaults, opts []SubmitOption) (*submitConfig, error) {
 	for _, o := range opts {
 		o(cfg)
 	}
+	if due := cfg.due(c.now()); !cfg.startBy.IsZero() && cfg.startBy.Before(due) {
+		cfg.errs = append(cfg.errs, invalidArg("WithStartBy(%s) is before the job is due (%s): it could never start",
+			cfg.startBy.Format(time.RFC3339Nano), due.Format(time.RFC3339Nano)))
+	}
 	if len(cfg.properties) > 0 && spi.CapabilitiesOf(c.store).Properties == nil {
 		cfg.errs = append(cfg.errs, fmt.Errorf("WithProperty: %w: store %T keeps no job properties", ErrUnsupported, c.store))
 	}

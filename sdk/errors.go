@@ -29,6 +29,10 @@ var (
 	// failure, retried like any other unless the timeout is final, and the
 	// body's context ended with it as its cause.
 	ErrTimeout = errors.New("ratchet: run timed out")
+	// ErrExpired is wrapped by the error of a job that was not started by
+	// its start-by deadline (WithStartBy): it ended FAILED, not retried,
+	// without its body running.
+	ErrExpired = errors.New("ratchet: start-by deadline passed")
 )
 
 // PayloadTooLargeError reports a serialized payload over the configured

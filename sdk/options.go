@@ -29,6 +29,7 @@ type submitConfig struct {
 	signal         string
 	signalKey      string
 	signalTimeout  time.Duration
+	startBy        time.Time
 	errs           []error
 }
 
@@ -138,6 +139,24 @@ func WithTimeout(d time.Duration) SubmitOption {
 			return
 		}
 		WithParam(spi.TimeoutParam, d.String())(c)
+	}
+}
+
+// WithStartBy makes t the job's start-by deadline: a run that has not
+// started by t (on the claiming node's clock) never starts. The job ends
+// FAILED with an error wrapping ErrExpired, not retried, and its body does
+// not run; its workflow dependents follow that failure. It holds for every
+// run, a retry's and a crash redelivery's as the first. The node decides
+// when it claims the job: a job that no node claims stays PENDING past t
+// until one does. A zero t, or a t before the job is due, is an error.
+func WithStartBy(t time.Time) SubmitOption {
+	return func(c *submitConfig) {
+		if t.IsZero() {
+			c.errs = append(c.errs, invalidArg("zero time for WithStartBy"))
+			return
+		}
+		c.startBy = t.UTC()
+		WithParam(spi.StartByParam, c.startBy.Format(time.RFC3339Nano))(c)
 	}
 }
 

@@ -212,7 +212,7 @@ var plantedBugs = []struct {
 	{"cancelling a RUNNING job keeps its claim sequence", []string{"CancelRunning/Cancelled", "CancelRunning/OwnerSuperseded"}},
 	{"cancelling a RUNNING job keeps its permit", []string{"CancelRunning/FreedByCancelJob", "Bulk/CancelRunning"}},
 	{"cancelling a RUNNING job sends no claim check", []string{"Wakeup/CheckClaims"}},
-	{"claims return no params", []string{"RunTimeout/ParamsReachTheClaim"}},
+	{"claims return no params", []string{"RunTimeout/ParamsReachTheClaim", "StartBy/ParamsReachTheClaim"}},
 	{"CancelJob of an unknown id succeeds", []string{"Cancel/Unknown"}},
 	{"CompleteJobs fails on an unknown job", []string{"Fencing/CompleteUnknownJob"}},
 	{"CompleteJobs reports a replayed completion superseded", []string{"Fencing/CompleteReplayed"}},

@@ -143,6 +143,7 @@ func groups() []group {
 		{"Cancel", cancelCases()},
 		{"CancelRunning", cancelRunningCases()},
 		{"RunTimeout", runTimeoutCases()},
+		{"StartBy", startByCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
 		{"Tasks", taskCases()},

@@ -27,3 +27,22 @@ func RunTimeout(j *Job) (d time.Duration, final, ok bool) {
 	}
 	return d, final, true
 }
+
+// StartByParam holds a job's start-by deadline (ratchet.WithStartBy), a
+// UTC time in RFC 3339 with nanoseconds: a run that would start after it
+// does not start, and the job ends FAILED.
+const StartByParam = "ratchet.start_by"
+
+// StartBy is the start-by deadline job j names in its params, and whether
+// it names one (a value that does not parse names none).
+func StartBy(j *Job) (time.Time, bool) {
+	v, found := j.Params[StartByParam]
+	if !found {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t, true
+}

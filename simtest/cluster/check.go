@@ -40,7 +40,10 @@ const (
 	invCancelRunning = "cancel-running"
 	// A run past its timeout fails then (its failure written while its
 	// body goes on), and the body's later return writes nothing.
-	invTimeout      = "timeout"
+	invTimeout = "timeout"
+	// A job claimed after its start-by deadline never runs: the claim's
+	// node fails it with ErrExpired, not retried, in place of its body.
+	invStartBy      = "start-by"
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -67,8 +70,10 @@ type sjob struct {
 
 	poison, flood, probe bool
 
-	prio       spi.Priority
-	due        time.Time
+	prio spi.Priority
+	due  time.Time
+	// startBy is the start-by deadline (spi.StartByParam); zero for none.
+	startBy    time.Time
 	maxRetries int
 	backoff    spi.BackoffKind
 	param      time.Duration

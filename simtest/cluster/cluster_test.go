@@ -200,7 +200,7 @@ func TestCatchesLooseCrashBudget(t *testing.T) {
 // only on a drained queue, and workflows take longer to drain.)
 func TestAgingProbe(t *testing.T) {
 	const boost = 5 * time.Second
-	reps, errs := sweep(1, 20, cluster.Scenario{Steps: 3000, Aging: cluster.AgingOn, BoostInterval: boost, NoTaskLimits: true})
+	reps, errs := sweep(1, 40, cluster.Scenario{Steps: 3000, Aging: cluster.AgingOn, BoostInterval: boost, NoTaskLimits: true})
 	ran := 0
 	for i, err := range errs {
 		require.NoError(t, err, "seed %d", i+1)
@@ -214,7 +214,9 @@ func TestAgingProbe(t *testing.T) {
 		assert.Equal(t, 5*boost+time.Duration(a.TotalSlots+2)*a.MaxClaimGap, a.Bound)
 		assert.Positive(t, a.FloodJobs)
 	}
-	assert.GreaterOrEqual(t, ran, 10, "most seeds run the probe")
+	// About half the seeds drain their queue in time for the probe (19 of
+	// these 40, 28 of seeds 1..60 when start-by deadlines came in).
+	assert.GreaterOrEqual(t, ran, 14, "many seeds run the probe")
 }
 
 func TestScenarioOptions(t *testing.T) {

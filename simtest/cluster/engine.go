@@ -74,6 +74,8 @@ var engineBugs = map[string]string{
 	// The executor writes a body's return after its run timed out (its
 	// timeout's failure already written).
 	"timeout-late-write": invTimeout,
+	// The executor runs a job claimed after its start-by deadline.
+	"start-by-ignored": invStartBy,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -451,6 +451,10 @@ func (w *world) startJob(n *node, snap *spi.Job) {
 			return
 		}
 	}
+	if expired, err := w.expireUnstarted(n, x); err != nil || expired {
+		w.ioErr = err
+		return
+	}
 	run, err := w.dispatch(n, x)
 	switch {
 	case err != nil:
@@ -472,6 +476,31 @@ func (w *world) startJob(n *node, snap *spi.Job) {
 		t.ref = x.ref
 		w.schedule(d, t)
 	}
+}
+
+// expireUnstarted is the claim's start-by decision (nodecore.Expired),
+// checked against the job's deadline: a job claimed past it fails with
+// ErrExpired in place of its body, and its slot frees. It reports whether
+// the job expired (or the check failed).
+func (w *world) expireUnstarted(n *node, x *exec) (bool, error) {
+	j, now := x.job, w.now()
+	expired := nodecore.Expired(x.snap, now)
+	if !j.startBy.IsZero() {
+		w.check(invStartBy)
+		if late := now.After(j.startBy); late != (expired != nil) || (late && !errors.Is(expired, ratchet.ErrExpired)) {
+			w.fail(invStartBy, []*sjob{j}, []*node{n}, "%s claimed %s/%d at %s, its start-by deadline %s: the engine's decision is %v",
+				n.id, j.label, x.ref.ClaimSeq, simtime.Offset(now.Sub(w.start)), simtime.Offset(j.startBy.Sub(w.start)), expired)
+			return true, nil
+		}
+	}
+	if expired == nil {
+		return false, nil
+	}
+	n.endExec(x)
+	c := w.complete(n, x, expired)
+	w.tracef([]*sjob{j}, []*node{n}, "%s claim %s/%d past its start-by deadline -> %s", n.id, j.label, x.ref.ClaimSeq, w.describeCompletion(c))
+	w.queueFlush(n)
+	return true, w.freed(n)
 }
 
 // expire is a run's timeout on the engine's clock (nodecore.Runs.Expire):

@@ -61,7 +61,8 @@ type FaultRates struct {
 	// backoff (Report.CompleterRetries).
 	CompletionOutage float64
 	// ClaimOutage makes a node's claims fail for up to 10 s, half of them
-	// after the store applied them (the answer lost): the poller breaker
+	// after the store applied them (the answer lost; only on a store with
+	// spi.ClaimAdopter, which nodes adopt such claims through): the poller breaker
 	// may open and probe, and the next claim that succeeds adopts the
 	// jobs of the lost ones (Report.ClaimFailures, Adopted).
 	ClaimOutage float64

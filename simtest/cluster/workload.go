@@ -31,6 +31,9 @@ type jobSpec struct {
 	probe      bool
 	// timeout is the job's run timeout (spi.TimeoutParam); 0 for none.
 	timeout time.Duration
+	// startBy is how long after it is due the job may still start
+	// (spi.StartByParam); 0 for no deadline.
+	startBy time.Duration
 }
 
 // randomSpec draws an ordinary job: any priority, due now or up to a
@@ -69,6 +72,9 @@ func (w *world) randomSpec() jobSpec {
 	if !s.poison && w.chance(0.15) {
 		s.timeout = w.randDur(300*time.Millisecond, 3*time.Second)
 	}
+	if !s.poison && w.chance(0.1) {
+		s.startBy = w.randDur(time.Millisecond, 5*time.Second)
+	}
 	return s
 }
 
@@ -87,6 +93,12 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 		}
 		if s.timeout > 0 {
 			jobs[i].Params = map[string]string{spi.TimeoutParam: s.timeout.String()}
+		}
+		if s.startBy > 0 {
+			if jobs[i].Params == nil {
+				jobs[i].Params = map[string]string{}
+			}
+			jobs[i].Params[spi.StartByParam] = jobs[i].ScheduledAt.Add(s.startBy).UTC().Format(time.RFC3339Nano)
 		}
 	}
 	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
@@ -119,6 +131,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			prio: s.prio, due: jobs[i].ScheduledAt, maxRetries: s.maxRetries, backoff: s.backoff, param: s.param,
 			idemKey: s.key, tags: s.tags, resource: s.resource, limit: s.limit, pendPos: -1, runPos: -1,
 		}
+		if s.startBy > 0 {
+			j.startBy = j.due.Add(s.startBy)
+		}
 		j.label = fmt.Sprintf("j%d", j.idx+1)
 		w.jobs = append(w.jobs, j)
 		w.byID[j.id] = j
@@ -137,6 +152,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 		desc += fmt.Sprintf(" retries=%d %s", s.maxRetries, s.backoff)
 		if s.timeout > 0 {
 			desc += " timeout " + s.timeout.String()
+		}
+		if s.startBy > 0 {
+			desc += " start-by " + simtime.Offset(j.startBy.Sub(w.start))
 		}
 		if len(s.tags) > 0 {
 			desc += fmt.Sprintf(" tags=%s", strings.Join(s.tags, ","))
