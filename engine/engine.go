@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/internal/nodecore"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/breaker"
@@ -47,6 +49,8 @@ type Engine struct {
 	// pollBreaker stops the claims while the store keeps failing them.
 	pollBreaker *breaker.Breaker
 	subs        subscribers
+	// waiters are the client's WaitJob calls watching this node's writes.
+	waiters waiters
 
 	runner    taskRunner   // the end of the work middleware's chain
 	signals   *pollSignals // the poller's wakeups
@@ -587,9 +591,14 @@ func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratche
 
 // clientNotifier is what the engine's client tells of its writes: new work
 // (Engine.NotifyNewWork) and the signal waits it resolved. It implements
-// ratchet.SignalNotifier and ratchet.ClaimsNotifier without adding to the
-// engine's API.
+// ratchet.SignalNotifier, ratchet.ClaimsNotifier and
+// ratchet.FinishNotifier without adding to the engine's API.
 type clientNotifier struct{ *Engine }
+
+// WatchFinished watches for a write of this node that finishes job id.
+func (n clientNotifier) WatchFinished(id uuid.UUID) (<-chan struct{}, func()) {
+	return n.waiters.watch(id)
+}
 
 // ClaimsChanged runs the node's claim check at once: its client cancelled
 // jobs, which may be running here; and, through a coordinator that
@@ -624,8 +633,11 @@ func (e *Engine) publishEvent(ev Event) {
 // written reports a completion the store answered: its event, and for one
 // that did not apply (superseded) a metric and a warning.
 func (e *Engine) written(ctx context.Context, p nodecore.Pending, applied bool) {
-	if applied && p.C.HasDependents && p.C.Outcome.Status().Terminal() {
-		e.signals.poke() // the write released its dependents: they may be due now
+	if applied && p.C.Outcome.Status().Terminal() {
+		if p.C.HasDependents {
+			e.signals.poke() // the write released its dependents: they may be due now
+		}
+		e.waiters.finished(p.Job.ID)
 	}
 	if !e.subs.empty() {
 		e.subs.publish(eventOf(p.C, p.Job.TaskName, applied))

@@ -39,6 +39,19 @@ type ClaimsNotifier interface {
 	ClaimsChanged(ctx context.Context)
 }
 
+// FinishNotifier is a WorkNotifier that also tells of the jobs its process
+// finished: the engine's client has one. WaitJob watches through it, so a
+// job that a node of the waiter's own process finishes wakes the waiter
+// at once; reading the job at intervals still finds the ones other
+// processes finish.
+type FinishNotifier interface {
+	WorkNotifier
+	// WatchFinished returns a channel closed once the process has written
+	// a finished state (SUCCEEDED, FAILED, CANCELLED or SKIPPED) of job id
+	// after the call, and a function that ends the watch.
+	WatchFinished(id uuid.UUID) (<-chan struct{}, func())
+}
+
 // ClientOptions configure a Client. The zero value is ready to use.
 type ClientOptions struct {
 	// Clock is the time source; nil means the system clock.
@@ -319,9 +332,11 @@ func (c *Client) config(defaults, opts []SubmitOption) (*submitConfig, error) {
 	for _, o := range opts {
 		o(cfg)
 	}
-	if due := cfg.due(c.now()); !cfg.startBy.IsZero() && cfg.startBy.Before(due) {
-		cfg.errs = append(cfg.errs, invalidArg("WithStartBy(%s) is before the job is due (%s): it could never start",
-			cfg.startBy.Format(time.RFC3339Nano), due.Format(time.RFC3339Nano)))
+	if !cfg.startBy.IsZero() {
+		if due := cfg.due(c.now()); cfg.startBy.Before(due) {
+			cfg.errs = append(cfg.errs, invalidArg("WithStartBy(%s) is before the job is due (%s): it could never start",
+				cfg.startBy.Format(time.RFC3339Nano), due.Format(time.RFC3339Nano)))
+		}
 	}
 	if len(cfg.properties) > 0 && spi.CapabilitiesOf(c.store).Properties == nil {
 		cfg.errs = append(cfg.errs, fmt.Errorf("WithProperty: %w: store %T keeps no job properties", ErrUnsupported, c.store))
