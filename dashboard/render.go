@@ -49,6 +49,24 @@ func parseTemplates(prefix string) (*templates, error) {
 		"add":    func(a, b int) int { return a + b },
 		"status": func() []spi.Status { return statuses },
 		"prios":  func() []string { return priorities },
+		"runTimeout": func(j *spi.Job) string {
+			d, final, ok := spi.RunTimeout(j)
+			switch {
+			case !ok:
+				return ""
+			case d == 0:
+				return "none"
+			case final:
+				return d.String() + ", not retried"
+			}
+			return d.String()
+		},
+		"startBy": func(j *spi.Job) string {
+			if by, ok := spi.StartBy(j); ok {
+				return stamp(by)
+			}
+			return ""
+		},
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -236,6 +237,7 @@ func TestJobDetail(t *testing.T) {
 	st, body, _ := e.do(nil, "GET", "/jobs/"+id.String(), nil, bearer(opToken))
 	require.Equal(t, http.StatusOK, st)
 	body = html.UnescapeString(body)
+	assert.NotContains(t, body, "Run timeout", "no job controls: no rows")
 	assert.Contains(t, body, "a@example.com")
 	assert.NotContains(t, body, "hunter2")
 	assert.Contains(t, body, ratchet.MaskedValue)
@@ -255,6 +257,15 @@ func TestJobDetail(t *testing.T) {
 	assert.Equal(t, "signup", api.Job.Task)
 	assert.Equal(t, ratchet.MaskedValue, api.Arguments["password"])
 	assert.True(t, api.Masked)
+
+	// The job controls it names get rows of their own.
+	timed, err := e.c.SubmitRaw(e.ctx, "quote", []byte(`{}`), ratchet.WithTimeout(1500*time.Millisecond),
+		ratchet.WithStartBy(time.Date(2099, 1, 2, 3, 4, 5, 0, time.UTC)))
+	require.NoError(t, err)
+	st, body, _ = e.do(nil, "GET", "/jobs/"+timed.String(), nil, bearer(opToken))
+	require.Equal(t, http.StatusOK, st)
+	assert.Regexp(t, `<th>Run timeout</th><td>1.5s</td>`, body)
+	assert.Regexp(t, `<th>Start by</th><td class="mono">2099-01-02 03:04:05`, body)
 
 	// Unknown and malformed ids.
 	st, body, _ = e.do(nil, "GET", "/jobs/"+uuid.New().String(), nil, bearer(opToken))

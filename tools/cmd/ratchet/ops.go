@@ -446,6 +446,19 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	row("due", stamp(j.ScheduledAt))
 	row("claimed", stamp(j.ClaimedAt))
 	row("finished", stamp(j.FinishedAt))
+	if by, ok := spi.StartBy(j); ok {
+		row("start by", stamp(by))
+	}
+	if d, final, ok := spi.RunTimeout(j); ok {
+		switch {
+		case d == 0:
+			row("run timeout", "none")
+		case final:
+			row("run timeout", d.String()+", not retried")
+		default:
+			row("run timeout", d.String())
+		}
+	}
 	if j.OwnerNode != "" {
 		row("node", j.OwnerNode)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -56,7 +57,12 @@ func opsStore(t *testing.T) (db string, failed, pending []uuid.UUID) {
 	}
 	report := ratchet.NewVoidTask("report.build", func(context.Context, int) error { return nil })
 	for i := range 3 {
-		id, err := report.Submit(ctx, eng.Client(), i)
+		var opts []ratchet.SubmitOption
+		if i == 2 { // the job controls jobs show names
+			opts = []ratchet.SubmitOption{ratchet.WithTimeout(2 * time.Second), ratchet.WithTimeoutNotRetried(),
+				ratchet.WithStartBy(time.Date(2099, 1, 2, 3, 4, 5, 0, time.UTC))}
+		}
+		id, err := report.Submit(ctx, eng.Client(), i, opts...)
 		require.NoError(t, err)
 		pending = append(pending, id)
 	}
@@ -124,6 +130,12 @@ func TestJobsListShowAndFilters(t *testing.T) {
 	assert.NotContains(t, out, "key-0", "a param of a sensitive name is masked")
 	assert.Contains(t, out, "acme", "the other params are shown")
 	assert.Contains(t, out, "crash count")
+	assert.NotContains(t, out, "run timeout", "no timeout of its own: no row")
+
+	code, out, errOut = cli(t, "jobs", "show", "--store", store, pending[2].String())
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `run timeout +2s, not retried`, out)
+	assert.Regexp(t, `start by +2099-01-02T03:04:05Z`, out)
 
 	code, out, _ = cli(t, "jobs", "list", "--store", store, "--error", "MAILBOX", "--priority", "normal,high", "--json")
 	require.Equal(t, 0, code)
