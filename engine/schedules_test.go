@@ -94,6 +94,7 @@ func TestScheduleRegistration(t *testing.T) {
 		{task.Recurring("bad", "0 0 1 * * 8", "x"), `day-of-week field "8"`},
 		{task.Recurring("bad", "0 9 * * *", "x", ratchet.InZone("Mars/Olympus")), "unknown time zone"},
 		{task.Recurring("bad", "@hourly", "x", ratchet.WithJobOptions(ratchet.WithDelay(time.Minute))), "WithDelay"},
+		{task.Recurring("bad", "@hourly", "x", ratchet.WithJobOptions(ratchet.WithStartBy(t0.Add(time.Hour)))), "give WithStartWithin a window"},
 		{task.Recurring("bad", "@hourly", "x", ratchet.OnMisfire(ratchet.MisfireCatchUp, 0)), "catch-up limit"},
 		{task.Recurring("", "@hourly", "x"), "empty id"},
 	} {

@@ -58,6 +58,45 @@ func TestStartByBehindABacklog(t *testing.T) {
 	assert.Equal(t, int32(1), ran.Load())
 }
 
+// A start-within window as a task's default: each run must start within
+// a second of the job being due. One due now behind a 5 s backlog never
+// runs; one due 10 s later and claimed then runs.
+func TestStartWithinAsATaskDefault(t *testing.T) {
+	release, busyNow := make(chan struct{}), make(chan struct{})
+	backlog := ratchet.NewVoidTask("backlog", func(ctx context.Context, _ int) error {
+		close(busyNow)
+		<-release
+		return nil
+	})
+	var ran atomic.Int32
+	quote := ratchet.NewVoidTask("quote", func(context.Context, int) error {
+		ran.Add(1)
+		return nil
+	}, ratchet.WithStartWithin(time.Second))
+	r := start(t, engine.Options{Concurrency: 1}, backlog, quote)
+	ctx := context.Background()
+	busy, err := backlog.Submit(ctx, r.client, 1)
+	require.NoError(t, err)
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
+	<-busyNow
+	stale, err := quote.Submit(ctx, r.client, 1)
+	require.NoError(t, err)
+	later, err := quote.Submit(ctx, r.client, 2, ratchet.WithDelay(5*time.Second))
+	require.NoError(t, err)
+
+	r.clock.Advance(5 * time.Second)
+	close(release)
+	require.Equal(t, engine.EventSucceeded, r.next(busy).Kind)
+	ev := r.next(stale)
+	require.Equal(t, engine.EventFailed, ev.Kind)
+	assert.Contains(t, ev.Error, "ratchet: start-by deadline passed: not started by 2030-01-01T00:00:01Z")
+	require.Equal(t, engine.EventSucceeded, r.next(later).Kind, "due at 5 s and claimed then: within its window")
+	assert.Equal(t, int32(1), ran.Load())
+
+	_, err = quote.Submit(ctx, r.client, 3, ratchet.WithStartWithin(0))
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument)
+}
+
 // A start-by deadline that could never be met is refused at submission,
 // with nothing written.
 func TestStartByRefusedWhenUnreachable(t *testing.T) {

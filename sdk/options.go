@@ -160,6 +160,23 @@ func WithStartBy(t time.Time) SubmitOption {
 	}
 }
 
+// WithStartWithin gives each run of the job d after the job is due to
+// start: a run that has not started by then never starts, and the job
+// ends FAILED with ErrExpired, as with WithStartBy (both given, the
+// earlier time holds). The window opens again each time the job is due
+// again: a retry's, a release's or a crash redelivery's due time. Unlike
+// WithStartBy it suits a task's default (NewTask) and recurring
+// schedules. d must be positive.
+func WithStartWithin(d time.Duration) SubmitOption {
+	return func(c *submitConfig) {
+		if d <= 0 {
+			c.errs = append(c.errs, invalidArg("start-within window %s is not positive", d))
+			return
+		}
+		WithParam(spi.StartWithinParam, d.String())(c)
+	}
+}
+
 // WithTimeoutNotRetried makes a run that goes past its timeout fail for
 // good (the dead-letter queue) instead of being retried.
 func WithTimeoutNotRetried() SubmitOption {

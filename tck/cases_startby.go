@@ -25,6 +25,20 @@ func startByCases() []testCase {
 			require.True(t, ok, "the claimed job carries its start-by deadline: the node decides from it")
 			assert.True(t, got.Equal(by), "the deadline %s comes back as %s", by, got)
 		}},
+		{"WindowReachesTheClaim", func(t tb, f *fixture) {
+			// A start-within window counts from the due time the claimed
+			// job carries; with a deadline too, the earlier time holds.
+			params := map[string]string{spi.StartWithinParam: "3s"}
+			j := f.insertOne(withParams(params))
+			c := f.claimOne(j.ID, "node-a", at(time.Second))
+			got, ok := spi.StartBy(c)
+			require.True(t, ok, "the claimed job carries its window")
+			assert.True(t, got.Equal(c.ScheduledAt.Add(3*time.Second)), "due %s + 3s, got %s", c.ScheduledAt, got)
+			both := map[string]string{spi.StartWithinParam: "1h", spi.StartByParam: at(2 * time.Second).Format(time.RFC3339Nano)}
+			k := f.insertOne(withParams(both))
+			got, _ = spi.StartBy(f.claimOne(k.ID, "node-a", at(time.Second)))
+			assert.True(t, got.Equal(at(2*time.Second)), "the earlier of deadline and window: %s", got)
+		}},
 		{"ExpiredEndsFailed", func(t tb, f *fixture) {
 			// Claimed past its deadline with three retries left: the
 			// node's expiry write ends it FAILED, not PENDING again.

@@ -28,21 +28,33 @@ func RunTimeout(j *Job) (d time.Duration, final, ok bool) {
 	return d, final, true
 }
 
-// StartByParam holds a job's start-by deadline (ratchet.WithStartBy), a
-// UTC time in RFC 3339 with nanoseconds: a run that would start after it
+// The params of a start-by deadline: StartByParam holds a job's deadline
+// (ratchet.WithStartBy), a UTC time in RFC 3339 with nanoseconds, and
+// StartWithinParam a Go duration (ratchet.WithStartWithin): how long after
+// it is due a run may still start. A run that would start after either
 // does not start, and the job ends FAILED.
-const StartByParam = "ratchet.start_by"
+const (
+	StartByParam     = "ratchet.start_by"
+	StartWithinParam = "ratchet.start_within"
+)
 
-// StartBy is the start-by deadline job j names in its params, and whether
-// it names one (a value that does not parse names none).
+// StartBy is the time by which a run of job j must start: its start-by
+// deadline, or the time it is due (ScheduledAt) plus its start-within
+// window, whichever is earlier; and whether it names either (a value that
+// does not parse names nothing).
 func StartBy(j *Job) (time.Time, bool) {
-	v, found := j.Params[StartByParam]
-	if !found {
-		return time.Time{}, false
+	var by time.Time
+	if v, found := j.Params[StartByParam]; found {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			by = t
+		}
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, false
+	if v, found := j.Params[StartWithinParam]; found {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			if t := j.ScheduledAt.Add(d); by.IsZero() || t.Before(by) {
+				by = t
+			}
+		}
 	}
-	return t, true
+	return by, !by.IsZero()
 }

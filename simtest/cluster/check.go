@@ -72,15 +72,17 @@ type sjob struct {
 
 	prio spi.Priority
 	due  time.Time
-	// startBy is the start-by deadline (spi.StartByParam); zero for none.
-	startBy    time.Time
-	maxRetries int
-	backoff    spi.BackoffKind
-	param      time.Duration
-	idemKey    string
-	tags       []string
-	resource   string
-	limit      int
+	// startBy is the start-by deadline (spi.StartByParam), startWithin the
+	// window after each due time (spi.StartWithinParam); zero for none.
+	startBy     time.Time
+	startWithin time.Duration
+	maxRetries  int
+	backoff     spi.BackoffKind
+	param       time.Duration
+	idemKey     string
+	tags        []string
+	resource    string
+	limit       int
 
 	status spi.Status
 	seq    int64

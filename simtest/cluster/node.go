@@ -485,11 +485,11 @@ func (w *world) startJob(n *node, snap *spi.Job) {
 func (w *world) expireUnstarted(n *node, x *exec) (bool, error) {
 	j, now := x.job, w.now()
 	expired := nodecore.Expired(x.snap, now)
-	if !j.startBy.IsZero() {
+	if by := j.deadline(); !by.IsZero() {
 		w.check(invStartBy)
-		if late := now.After(j.startBy); late != (expired != nil) || (late && !errors.Is(expired, ratchet.ErrExpired)) {
+		if late := now.After(by); late != (expired != nil) || (late && !errors.Is(expired, ratchet.ErrExpired)) {
 			w.fail(invStartBy, []*sjob{j}, []*node{n}, "%s claimed %s/%d at %s, its start-by deadline %s: the engine's decision is %v",
-				n.id, j.label, x.ref.ClaimSeq, simtime.Offset(now.Sub(w.start)), simtime.Offset(j.startBy.Sub(w.start)), expired)
+				n.id, j.label, x.ref.ClaimSeq, simtime.Offset(now.Sub(w.start)), simtime.Offset(by.Sub(w.start)), expired)
 			return true, nil
 		}
 	}
@@ -501,6 +501,15 @@ func (w *world) expireUnstarted(n *node, x *exec) (bool, error) {
 	w.tracef([]*sjob{j}, []*node{n}, "%s claim %s/%d past its start-by deadline -> %s", n.id, j.label, x.ref.ClaimSeq, w.describeCompletion(c))
 	w.queueFlush(n)
 	return true, w.freed(n)
+}
+
+// deadline is the time by which a run of j must start in the model: its
+// start-by deadline, or its due time plus its window; zero for none.
+func (j *sjob) deadline() time.Time {
+	if j.startWithin > 0 {
+		return j.due.Add(j.startWithin)
+	}
+	return j.startBy
 }
 
 // expire is a run's timeout on the engine's clock (nodecore.Runs.Expire):

@@ -31,9 +31,12 @@ type jobSpec struct {
 	probe      bool
 	// timeout is the job's run timeout (spi.TimeoutParam); 0 for none.
 	timeout time.Duration
-	// startBy is how long after it is due the job may still start
-	// (spi.StartByParam); 0 for no deadline.
+	// startBy is how long after it is due the job may still start; 0 for
+	// no deadline. within gives it as a window (spi.StartWithinParam),
+	// which reopens each time the job is due again, rather than as a
+	// deadline fixed at the submission (spi.StartByParam).
 	startBy time.Duration
+	within  bool
 }
 
 // randomSpec draws an ordinary job: any priority, due now or up to a
@@ -73,7 +76,7 @@ func (w *world) randomSpec() jobSpec {
 		s.timeout = w.randDur(300*time.Millisecond, 3*time.Second)
 	}
 	if !s.poison && w.chance(0.1) {
-		s.startBy = w.randDur(time.Millisecond, 5*time.Second)
+		s.startBy, s.within = w.randDur(time.Millisecond, 5*time.Second), w.chance(0.5)
 	}
 	return s
 }
@@ -98,7 +101,11 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			if jobs[i].Params == nil {
 				jobs[i].Params = map[string]string{}
 			}
-			jobs[i].Params[spi.StartByParam] = jobs[i].ScheduledAt.Add(s.startBy).UTC().Format(time.RFC3339Nano)
+			if s.within {
+				jobs[i].Params[spi.StartWithinParam] = s.startBy.String()
+			} else {
+				jobs[i].Params[spi.StartByParam] = jobs[i].ScheduledAt.Add(s.startBy).UTC().Format(time.RFC3339Nano)
+			}
 		}
 	}
 	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
@@ -131,7 +138,10 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			prio: s.prio, due: jobs[i].ScheduledAt, maxRetries: s.maxRetries, backoff: s.backoff, param: s.param,
 			idemKey: s.key, tags: s.tags, resource: s.resource, limit: s.limit, pendPos: -1, runPos: -1,
 		}
-		if s.startBy > 0 {
+		switch {
+		case s.startBy > 0 && s.within:
+			j.startWithin = s.startBy
+		case s.startBy > 0:
 			j.startBy = j.due.Add(s.startBy)
 		}
 		j.label = fmt.Sprintf("j%d", j.idx+1)
@@ -153,7 +163,10 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 		if s.timeout > 0 {
 			desc += " timeout " + s.timeout.String()
 		}
-		if s.startBy > 0 {
+		switch {
+		case j.startWithin > 0:
+			desc += " start-within " + j.startWithin.String()
+		case s.startBy > 0:
 			desc += " start-by " + simtime.Offset(j.startBy.Sub(w.start))
 		}
 		if len(s.tags) > 0 {
