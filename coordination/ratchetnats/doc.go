@@ -28,6 +28,11 @@
 // wakeups pile up: they are lost, and the pollers find that work by
 // polling.
 //
+// A process that exits right after its write (the ratchet command's
+// cancel) publishes with PublishWakeup instead: at once, returning the
+// server's answer, where NotifyNewWork and NotifyClaimsChanged queue the
+// wakeup and Close drops what is still queued.
+//
 // # Dependencies
 //
 // github.com/nats-io/nats.go: the NATS client that the NATS maintainers

@@ -50,6 +50,8 @@ type Coordinator struct {
 	subject string
 	hub     *hub.Hub
 	log     *slog.Logger
+	// publishTimeout bounds PublishWakeup's flush.
+	publishTimeout time.Duration
 
 	closeOnce sync.Once
 	closeErr  error
@@ -137,7 +139,10 @@ func subjectOf(cluster string) (string, error) {
 }
 
 func start(ctx context.Context, nc *natsgo.Conn, owns bool, subject string, log *slog.Logger, opts Options) (*Coordinator, error) {
-	c := &Coordinator{conn: nc, owns: owns, subject: subject, log: log}
+	c := &Coordinator{conn: nc, owns: owns, subject: subject, log: log, publishTimeout: opts.PublishTimeout}
+	if c.publishTimeout <= 0 {
+		c.publishTimeout = hub.DefaultPublishTimeout
+	}
 	c.hub = hub.New(func(_ context.Context, msg []byte) error {
 		// A core publish only buffers (flushed at once by nats.go's
 		// flusher): it never waits for the server.
@@ -188,6 +193,25 @@ func (c *Coordinator) NotifyNewWork(_ context.Context, p spi.Priority, source st
 // its running claims at once. It implements [spi.ClaimsPublisher].
 func (c *Coordinator) NotifyClaimsChanged(_ context.Context, source string) {
 	c.hub.NotifyClaims(source)
+}
+
+// PublishWakeup publishes w at once and returns when the server has
+// taken it (a flush), or the error (within Options.PublishTimeout): for a
+// process that exits right after, such as the ratchet command's cancel,
+// where NotifyClaimsChanged would queue the notice and Close drop it.
+func (c *Coordinator) PublishWakeup(ctx context.Context, w spi.WakeupHint) error {
+	if err := c.hub.PublishNow(ctx, w); err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.publishTimeout)
+		defer cancel()
+	}
+	if err := c.conn.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("ratchet nats coordinator: flush: %w", err)
+	}
+	return nil
 }
 
 // RegisterWakeupListener adds a listener, called from a goroutine of its

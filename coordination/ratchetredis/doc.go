@@ -26,6 +26,11 @@
 // every 3 s and redials after an error); wakeups published meanwhile are
 // lost, and the pollers find that work by polling.
 //
+// A process that exits right after its write (the ratchet command's
+// cancel) publishes with PublishWakeup instead: at once, returning the
+// server's answer, where NotifyNewWork and NotifyClaimsChanged queue the
+// wakeup and Close drops what is still queued.
+//
 // # Dependencies
 //
 // github.com/redis/go-redis/v9: the Redis client that Redis itself

@@ -4,9 +4,12 @@ import (
 	"context"
 	"log"
 
+	"github.com/google/uuid"
+
 	"github.com/ratchet-go/ratchet/coordination/ratchetredis"
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
@@ -44,5 +47,37 @@ func Example() {
 
 	if _, err := send.Submit(ctx, eng.Client(), email{To: "ada@example.com"}); err != nil {
 		log.Fatal(err)
+	}
+}
+
+// A short-lived process (a script, a command line) that cancels a running
+// job tells the fleet at once, before it exits: the job's node stops its
+// body without waiting for its next heartbeat.
+func ExampleCoordinator_PublishWakeup() {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, "jobs.db", sqlite.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	coord, err := ratchetredis.New(ctx, "redis://127.0.0.1:6379", ratchetredis.Options{Cluster: "mail"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer coord.Close()
+
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := uuid.Parse("0190b7b4-3c1e-7000-8000-000000000001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.CancelJob(ctx, id); err != nil {
+		log.Fatal(err)
+	}
+	if err := coord.PublishWakeup(ctx, spi.WakeupHint{Source: "cleanup-script", CheckClaims: true}); err != nil {
+		log.Print(err) // the nodes learn at their next heartbeat
 	}
 }

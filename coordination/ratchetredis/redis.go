@@ -130,6 +130,14 @@ func (c *Coordinator) NotifyClaimsChanged(_ context.Context, source string) {
 	c.hub.NotifyClaims(source)
 }
 
+// PublishWakeup publishes w at once and returns when Redis has taken it,
+// or the error (within Options.PublishTimeout): for a process that exits
+// right after, such as the ratchet command's cancel, where
+// NotifyClaimsChanged would queue the notice and Close drop it.
+func (c *Coordinator) PublishWakeup(ctx context.Context, w spi.WakeupHint) error {
+	return c.hub.PublishNow(ctx, w)
+}
+
 // RegisterWakeupListener adds a listener, called from a goroutine of its
 // own for every wakeup received, the node's own included (the engine
 // ignores those by Source).

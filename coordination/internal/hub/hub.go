@@ -60,8 +60,9 @@ type Hub struct {
 	subChanged chan struct{} // closed and replaced at each
 }
 
-// New returns a hub that publishes with publish (called from one goroutine
-// at a time, with a context bounded by the publish timeout) and starts its
+// New returns a hub that publishes with publish (called with a context
+// bounded by the publish timeout, from the publisher's goroutine and from
+// PublishNow's callers: it must be safe for concurrent use) and starts its
 // publisher.
 func New(publish func(ctx context.Context, msg []byte) error, opts Options) *Hub {
 	if opts.PublishTimeout <= 0 {
@@ -101,6 +102,23 @@ func (h *Hub) NotifyClaims(source string) {
 		return
 	}
 	h.out.put(spi.WakeupHint{Source: source, CheckClaims: true})
+}
+
+// PublishNow publishes w at once and returns the transport's answer,
+// within the publish timeout: for a process that must know its wakeup
+// left before it exits (a command line's cancel), where Notify would
+// queue it and Close drop it. It neither waits for nor coalesces with the
+// queued wakeups, and it fails after Close.
+func (h *Hub) PublishNow(ctx context.Context, w spi.WakeupHint) error {
+	if h.ctx.Err() != nil {
+		return fmt.Errorf("ratchet %s coordinator: closed", h.opts.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.opts.PublishTimeout)
+	defer cancel()
+	if err := h.publish(ctx, Encode(w)); err != nil {
+		return fmt.Errorf("ratchet %s coordinator: publish: %w", h.opts.Name, err)
+	}
+	return nil
 }
 
 // Register adds a listener. Each listener has a goroutine of its own that

@@ -20,8 +20,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/term"
 
-	"github.com/ratchet-go/ratchet/coordination/ratchetnats"
-	"github.com/ratchet-go/ratchet/coordination/ratchetredis"
 	"github.com/ratchet-go/ratchet/metrics/ratchetprom"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 	ratchetotel "github.com/ratchet-go/ratchet/tracing/ratchetotel"
@@ -133,22 +131,15 @@ func benchCoordinator(cfg *bench.Config, url string) (string, error) {
 	_, _ = rand.Read(b[:])
 	cluster := "bench-" + hex.EncodeToString(b[:])
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	switch scheme, _, _ := strings.Cut(url, "://"); scheme {
-	case "none":
+	if url == "none" {
 		return "no coordinator (polling alone)", nil
-	case "redis", "rediss", "unix":
-		cfg.Coordinator = func(ctx context.Context) (spi.ClusterCoordinator, error) {
-			return ratchetredis.New(ctx, url, ratchetredis.Options{Cluster: cluster, Logger: logger})
-		}
-		return "a Redis coordinator each", nil
-	case "nats", "tls":
-		cfg.Coordinator = func(ctx context.Context) (spi.ClusterCoordinator, error) {
-			return ratchetnats.New(ctx, url, ratchetnats.Options{Cluster: cluster, Logger: logger})
-		}
-		return "a NATS coordinator each", nil
-	default:
+	}
+	open, kind, err := coordinatorOpener(url, cluster, logger)
+	if err != nil {
 		return "", fmt.Errorf("%q: want redis://host:port, nats://host:port or none", url)
 	}
+	cfg.Coordinator = open
+	return "a " + kind + " coordinator each", nil
 }
 
 // installAdapters puts the adapters named in list (comma-separated) on

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,10 +33,15 @@ import (
 // CANCELLED, end every body's context in time, let no late completion
 // change a status, and leave the slots free for the next 100.
 
-// The child process: a node running cancelBlock, 50 slots.
+// The child process: a node running cancelBlock, 50 slots; with
+// envCancelCoordinator (a URL) and envCancelCluster, a node with that
+// cluster coordinator and a 10 s heartbeat, so that only the coordinator's
+// notice can stop a body within a second.
 const (
-	envCancelStore = "RATCHET_TEST_CANCEL_STORE"
-	cancelSlots    = 50
+	envCancelStore       = "RATCHET_TEST_CANCEL_STORE"
+	envCancelCoordinator = "RATCHET_TEST_CANCEL_COORDINATOR"
+	envCancelCluster     = "RATCHET_TEST_CANCEL_CLUSTER"
+	cancelSlots          = 50
 )
 
 // cancelBlock's body prints "start ID" when it starts and "end ID NANOS"
@@ -50,7 +56,20 @@ var cancelBlock = ratchet.NewVoidTask("cancel.block", func(ctx context.Context, 
 
 // cancelNode runs a node until SIGTERM.
 func cancelNode(spec string) int {
-	return runNode(spec, false, engine.Options{Concurrency: cancelSlots, HeartbeatInterval: time.Second}, cancelBlock)
+	o := engine.Options{Concurrency: cancelSlots, HeartbeatInterval: time.Second}
+	if url := os.Getenv(envCancelCoordinator); url != "" {
+		open, _, err := coordinatorOpener(url, os.Getenv(envCancelCluster), slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		if err == nil {
+			o.Coordinator, err = open(context.Background())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "node: coordinator:", err)
+			return 1
+		}
+		defer o.Coordinator.Close()
+		o.HeartbeatInterval = 10 * time.Second
+	}
+	return runNode(spec, false, o, cancelBlock)
 }
 
 // bodies collects what the nodes' bodies print.
@@ -112,16 +131,25 @@ func TestCancelRunningAcrossProcesses(t *testing.T) {
 	t.Run("PostgreSQL", func(t *testing.T) {
 		dsn, schema := dbtest.Postgres(t)
 		// LISTEN/NOTIFY: every body's context ends within 1 s.
-		cancelAcrossProcesses(t, dsn, schema, "", time.Second)
+		cancelAcrossProcesses(t, dsn, schema, "", "", time.Second)
 	})
 	t.Run("SQLite", func(t *testing.T) {
 		// No wakeups: within one heartbeat (1 s here), plus the beat's
 		// own claim check.
-		cancelAcrossProcesses(t, "sqlite", "", filepath.Join(t.TempDir(), "cancel.db"), 2*time.Second)
+		cancelAcrossProcesses(t, "sqlite", "", filepath.Join(t.TempDir(), "cancel.db"), "", 2*time.Second)
+	})
+	t.Run("SQLite/Redis", func(t *testing.T) {
+		// The nodes and the command share a Redis coordinator (the nodes
+		// beat every 10 s): the command's notice stops every body within
+		// 1 s.
+		cancelAcrossProcesses(t, "sqlite", "", filepath.Join(t.TempDir(), "cancel.db"), dbtest.Redis(t), time.Second)
 	})
 }
 
-func cancelAcrossProcesses(t *testing.T, spec, schema, db string, bound time.Duration) {
+// cancelAcrossProcesses runs the acceptance on the store spec (schema or
+// db), the nodes and the command sharing the cluster coordinator at
+// coordinator when it is not empty.
+func cancelAcrossProcesses(t *testing.T, spec, schema, db, coordinator string, bound time.Duration) {
 	const jobs = 2 * cancelSlots
 	ctx := context.Background()
 	st, err := storeflag.Open(ctx, spec, db, schema, true)
@@ -131,11 +159,12 @@ func cancelAcrossProcesses(t *testing.T, spec, schema, db string, bound time.Dur
 	require.NoError(t, err)
 
 	b := &bodies{started: map[uuid.UUID]int{}, ended: map[uuid.UUID]time.Time{}, changed: make(chan struct{}, 1)}
+	cluster := "cancel-" + uuid.NewString()[:8]
 	var procs []*exec.Cmd
 	for i := range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envCancelStore+"="+spec, envNodeSchema+"="+schema, envNodeDB+"="+db,
-			fmt.Sprintf("%s=node-%d", envNodeID, i+1))
+			fmt.Sprintf("%s=node-%d", envNodeID, i+1), envCancelCoordinator+"="+coordinator, envCancelCluster+"="+cluster)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
@@ -176,6 +205,9 @@ func cancelAcrossProcesses(t *testing.T, spec, schema, db string, bound time.Dur
 		}
 		if db != "" {
 			args = append(args, "--db", db)
+		}
+		if coordinator != "" {
+			args = append(args, "--coordinator", coordinator, "--cluster", cluster)
 		}
 		code, out, errOut := cli(t, args...)
 		done := time.Now()

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -48,6 +49,9 @@ type opsFlags struct {
 	after              string
 	archived           bool
 	wide               bool
+	// coordinator and cluster name the fleet's cluster coordinator, told
+	// of the command's writes at once (cliNotifier).
+	coordinator, cluster string
 }
 
 func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
@@ -56,6 +60,8 @@ func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
 	f.fs.StringVar(&f.schema, "schema", postgres.DefaultSchema, "PostgreSQL schema")
 	f.fs.StringVar(&f.db, "db", "", "SQLite database file for --store sqlite")
 	f.fs.BoolVar(&f.json, "json", false, "write JSON instead of a table")
+	f.fs.StringVar(&f.coordinator, "coordinator", "", "the fleet's cluster coordinator (redis://host:port or nats://host:port): told at once of cancels of RUNNING jobs, retries and submissions, so that nodes act on them without waiting for their next heartbeat or poll")
+	f.fs.StringVar(&f.cluster, "cluster", "default", "the coordinator's cluster name (the nodes' ratchetredis/ratchetnats Options.Cluster)")
 	if filters {
 		f.fs.StringVar(&f.status, "status", "", "only jobs in this state (PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED, SKIPPED, WAITING)")
 		f.fs.StringVar(&f.task, "task", "", "only jobs of this task")
@@ -185,8 +191,10 @@ func (f *opsFlags) filtered() bool {
 }
 
 // open opens the store and a client on it that masks payloads and, when
-// RATCHET_ENCRYPTION_KEYS is set, opens sealed values with those keys.
-func (f *opsFlags) open(ctx context.Context) (*storeflag.Opened, *ratchet.Client, error) {
+// RATCHET_ENCRYPTION_KEYS is set, opens sealed values with those keys;
+// with --coordinator, the client tells the fleet of its writes through it
+// (warnings to stderr). Closing the store closes the coordinator too.
+func (f *opsFlags) open(ctx context.Context, stderr io.Writer) (*storeflag.Opened, *ratchet.Client, error) {
 	if f.store == "" {
 		return nil, nil, errors.New("--store is required")
 	}
@@ -202,8 +210,31 @@ func (f *opsFlags) open(ctx context.Context) (*storeflag.Opened, *ratchet.Client
 		}
 		opts.Codecs = []ratchet.PayloadCodec{codec}
 	}
+	var coord spi.ClusterCoordinator
+	if f.coordinator != "" {
+		open, _, err := coordinatorOpener(f.coordinator, f.cluster, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		if err != nil {
+			return nil, nil, fmt.Errorf("--coordinator: %w", err)
+		}
+		if coord, err = open(ctx); err != nil {
+			return nil, nil, fmt.Errorf("--coordinator: %w", err)
+		}
+		pub, ok := coord.(wakeupPublisher)
+		if !ok {
+			_ = coord.Close()
+			return nil, nil, fmt.Errorf("--coordinator: %T cannot publish at once", coord)
+		}
+		opts.Notifier = cliNotifier{pub: pub, stderr: stderr}
+	}
 	st, err := storeflag.Open(ctx, f.store, f.db, f.schema, false)
+	if err == nil && coord != nil {
+		closeStore := st.Close
+		st.Close = func() error { return errors.Join(closeStore(), coord.Close()) }
+	}
 	if err != nil {
+		if coord != nil {
+			_ = coord.Close()
+		}
 		return nil, nil, storeflag.OpenError(f.store, err)
 	}
 	c, err := ratchet.NewClient(st.Store, opts)
@@ -227,7 +258,7 @@ func opsCommand(name string, f *opsFlags, fn opsFunc) action {
 }
 
 func opsRun(ctx context.Context, name string, f *opsFlags, args []string, stdout, stderr io.Writer, fn opsFunc) int {
-	st, c, err := f.open(ctx)
+	st, c, err := f.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet %s: %v\n", name, err)
 		return 1

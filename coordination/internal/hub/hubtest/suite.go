@@ -46,6 +46,7 @@ func Run(t *testing.T, h Harness) {
 	Reachable(t, h.Name, h.Addr)
 	t.Run("SeeEachOther", func(t *testing.T) { seeEachOther(t, h) })
 	t.Run("ClaimsNotice", func(t *testing.T) { claimsNotice(t, h) })
+	t.Run("PublishBeforeClose", func(t *testing.T) { publishBeforeClose(t, h) })
 	t.Run("ClustersApart", func(t *testing.T) { clustersApart(t, h) })
 	t.Run("CloseTwice", func(t *testing.T) { closeTwice(t, h) })
 	t.Run("BlockedListener", func(t *testing.T) { blockedListener(t, h) })
@@ -132,6 +133,26 @@ func claimsNotice(t *testing.T, h Harness) {
 	require.True(t, ok, "the coordinator carries claims notices (spi.ClaimsPublisher)")
 	p.NotifyClaimsChanged(context.Background(), "node-a")
 	assert.Equal(t, spi.WakeupHint{Source: "node-a", CheckClaims: true}, rb.from(t, "node-a"))
+}
+
+// publishBeforeClose: a wakeup published at once (PublishWakeup, what the
+// ratchet command's cancel does just before it exits) reaches the other
+// coordinator though its publisher closes right after; after Close it
+// fails.
+func publishBeforeClose(t *testing.T, h Harness) {
+	cluster := Cluster(t)
+	a, _ := open(t, h, h.Addr, cluster, nil)
+	b, _ := open(t, h, h.Addr, cluster, nil)
+	rb := listen(b)
+	p, ok := a.(interface {
+		PublishWakeup(context.Context, spi.WakeupHint) error
+	})
+	require.True(t, ok, "the coordinator publishes at once (PublishWakeup)")
+	w := spi.WakeupHint{Source: "ratchet-cli", CheckClaims: true}
+	require.NoError(t, p.PublishWakeup(context.Background(), w))
+	require.NoError(t, a.Close())
+	assert.Equal(t, w, rb.from(t, "ratchet-cli"))
+	assert.Error(t, p.PublishWakeup(context.Background(), w), "closed")
 }
 
 func clustersApart(t *testing.T, h Harness) {
