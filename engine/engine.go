@@ -51,6 +51,8 @@ type Engine struct {
 	subs        subscribers
 	// waiters are the client's WaitJob calls watching this node's writes.
 	waiters waiters
+	// order keeps each job's events in order on this node.
+	order eventOrder
 
 	runner    taskRunner   // the end of the work middleware's chain
 	signals   *pollSignals // the poller's wakeups
@@ -258,7 +260,14 @@ func (e *Engine) wire() {
 				e.subs.publish(Event{Kind: EventStarted, JobID: j.ID, Task: j.TaskName, Run: j.Attempts + 1, At: o.clock.Now()})
 			}
 			return run(ctx, j)
-		}, finish: out.finish, complete: e.completer.Add, freed: e.signals.freed, timeout: o.RunTimeout,
+		}, finish: out.finish, freed: e.signals.freed, timeout: o.RunTimeout,
+		complete: func(p nodecore.Pending) {
+			if p.C.Outcome == spi.OutcomeRetry && !e.subs.empty() {
+				e.order.hold(p.Job.ID) // due again at once, maybe: released once written reports it
+			}
+			e.completer.Add(p)
+		},
+		await: e.order.wait,
 		overran: func(j *spi.Job, by time.Duration) {
 			if m, ok := o.Client.Metrics.(spi.TimeoutMetrics); ok {
 				m.RunOverran(context.Background(), j.ID, j.TaskName, by)
@@ -642,6 +651,7 @@ func (e *Engine) written(ctx context.Context, p nodecore.Pending, applied bool) 
 	if !e.subs.empty() {
 		e.subs.publish(eventOf(p.C, p.Job.TaskName, applied))
 	}
+	e.order.release(p.Job.ID)
 	if !applied {
 		j := p.Job
 		e.opts.Client.Metrics.WriteSuperseded(ctx, j.ID, j.TaskName)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/ratchet-go/ratchet/internal/nodecore"
@@ -42,6 +43,9 @@ type executorDeps struct {
 	gate func(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, started time.Time) (nodecore.Pending, bool)
 	// complete queues that write (the completer).
 	complete func(nodecore.Pending)
+	// await, when not nil, returns once the events of the job's earlier
+	// runs are published (eventOrder), before a run of it starts.
+	await func(ctx context.Context, id uuid.UUID)
 	// freed is told when a slot frees up (the poller's wakeup).
 	freed func()
 	// gaveBack, when not nil, is told the jobs a timed-out drain gave
@@ -121,6 +125,9 @@ func (x *executor) worker(run func()) {
 // body's context with ErrTimeout, and the timeout's owner write is made
 // at once, the body going on until it returns (see expire).
 func (x *executor) execute(ctx context.Context, cancel context.CancelCauseFunc, j *spi.Job) (nodecore.Pending, time.Time) {
+	if x.await != nil {
+		x.await(ctx, j.ID)
+	}
 	jc, log := x.jobContext(j)
 	start := x.clock.Now()
 	expired := nodecore.Expired(j, start) // its start-by deadline passed: it fails unrun
