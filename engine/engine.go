@@ -273,6 +273,11 @@ func (e *Engine) wire() {
 				m.RunOverran(context.Background(), j.ID, j.TaskName, by)
 			}
 		},
+		expired: func(j *spi.Job) {
+			if m, ok := o.Client.Metrics.(spi.StartByMetrics); ok {
+				m.JobExpired(context.Background(), j.ID, j.TaskName)
+			}
+		},
 		gaveBack: func(jobs []*spi.Job, at time.Time) {
 			e.publishAll(EventReleased, func(emit func(Event)) {
 				for _, j := range jobs {

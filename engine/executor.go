@@ -57,6 +57,9 @@ type executorDeps struct {
 	// overran, when not nil, is told of a body that returned after its
 	// run's timeout, how long after.
 	overran func(j *spi.Job, by time.Duration)
+	// expired, when not nil, is told of a job claimed past its start-by
+	// deadline, failed without running.
+	expired func(j *spi.Job)
 }
 
 // executor runs claimed jobs, each on a goroutine of its own (reused: see
@@ -144,6 +147,9 @@ func (x *executor) execute(ctx context.Context, cancel context.CancelCauseFunc, 
 	stop := false
 	if expired != nil {
 		p, stop = x.finish(context.WithoutCancel(ctx), jc, j, nil, expired, start), true
+		if x.expired != nil {
+			x.expired(j)
+		}
 	} else if x.gate != nil && j.DependencyCount > 0 {
 		p, stop = x.gate(ctx, jc, j, start)
 	}

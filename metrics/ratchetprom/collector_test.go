@@ -219,3 +219,32 @@ func TestObserveJobs(t *testing.T) {
 	assert.Contains(t, page, "ratchet_job_stats_up 0")
 	assert.NotContains(t, page, "ratchet_jobs{", "no job gauges from a store that failed the read")
 }
+
+// A job claimed past its start-by deadline is counted as expired, once,
+// and as a failure of its task.
+func TestExpiredJobsThroughTheEngine(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := ratchetprom.New(reg)
+	require.NoError(t, err)
+	clock := clockwork.NewFakeClock()
+	remind := ratchet.NewVoidTask("meeting.remind", func(context.Context, int) error { return nil })
+	eng, err := engine.New(memory.New(), engine.Options{NodeID: "n1",
+		Client: ratchet.ClientOptions{Metrics: c, Clock: clock, Logger: slog.New(slog.DiscardHandler)}}, remind)
+	require.NoError(t, err)
+	_, err = remind.Submit(ctx, eng.Client(), 1, ratchet.WithStartBy(clock.Now().Add(time.Second)))
+	require.NoError(t, err)
+	clock.Advance(2 * time.Second)
+	events, unsubscribe := eng.Subscribe(10)
+	defer unsubscribe()
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(ctx)
+	assert.Equal(t, engine.EventFailed, (<-events).Kind)
+	page := scrape(t, reg)
+	for _, want := range []string{
+		`ratchet_jobs_expired_total{task="meeting.remind"} 1`,
+		`ratchet_jobs_failed_total{task="meeting.remind"} 1`,
+	} {
+		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
+	}
+}

@@ -48,6 +48,9 @@ func Fanout(ms ...MetricsCollector) MetricsCollector {
 		if x, ok := m.(TimeoutMetrics); ok {
 			f.timeouts = append(f.timeouts, x)
 		}
+		if x, ok := m.(StartByMetrics); ok {
+			f.startBy = append(f.startBy, x)
+		}
 		if x, ok := m.(StoreMetrics); ok {
 			timed = append(timed, x)
 		}
@@ -73,6 +76,7 @@ type fanout struct {
 	cb       []CallbackMetrics
 	ev       []EventMetrics
 	timeouts []TimeoutMetrics
+	startBy  []StartByMetrics
 }
 
 // timedFanout is a fanout with collectors that time store operations.
@@ -228,6 +232,12 @@ func (f *fanout) CallbackFailed(ctx context.Context, id uuid.UUID, task string, 
 func (f *fanout) RunOverran(ctx context.Context, id uuid.UUID, task string, by time.Duration) {
 	for _, m := range f.timeouts {
 		m.RunOverran(ctx, id, task, by)
+	}
+}
+
+func (f *fanout) JobExpired(ctx context.Context, id uuid.UUID, task string) {
+	for _, m := range f.startBy {
+		m.JobExpired(ctx, id, task)
 	}
 }
 

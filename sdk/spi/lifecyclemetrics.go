@@ -132,3 +132,14 @@ type TimeoutMetrics interface {
 
 // RunOverran does nothing.
 func (NoOpMetrics) RunOverran(context.Context, uuid.UUID, string, time.Duration) {}
+
+// StartByMetrics is implemented by a MetricsCollector that also counts
+// the jobs a node claimed past their start-by deadline (ratchet.WithStartBy,
+// WithStartWithin) and failed without running. NoOpMetrics implements it.
+type StartByMetrics interface {
+	// JobExpired reports job id, of task, failed unrun at its claim.
+	JobExpired(ctx context.Context, id uuid.UUID, task string)
+}
+
+// JobExpired does nothing.
+func (NoOpMetrics) JobExpired(context.Context, uuid.UUID, string) {}
