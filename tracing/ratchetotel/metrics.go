@@ -33,6 +33,7 @@ type Metrics struct {
 	finalization, gateRejected, wakeups metric.Int64Counter
 	eventsDropped                       metric.Int64Counter
 	callbacksFailed                     metric.Int64Counter
+	runOverruns, jobsExpired            metric.Int64Counter
 
 	// The attribute options of the hot paths, built once per key.
 	tasks   cache[string, *taskOpts]
@@ -133,6 +134,8 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 		eventsDropped:   counter("ratchet.events.dropped", "{event}", "Events an engine dropped for a subscriber that fell behind, by node and kind."),
 		wakeups:         counter("ratchet.wakeups", "{wakeup}", "Wakeups of a node's poller: local, published to the cluster, received from it."),
 		callbacksFailed: counter("ratchet.callbacks.failed", "{job}", "Failed runs of callback jobs, by task."),
+		runOverruns:     counter("ratchet.run.overruns", "{job}", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task."),
+		jobsExpired:     counter("ratchet.jobs.expired", "{job}", "Jobs claimed past their start-by deadline and failed without running, by task."),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -369,6 +372,18 @@ func (m *Metrics) ClusterWakeupReceived(ctx context.Context, node, _ string) {
 // (ratchet.callbacks.failed).
 func (m *Metrics) CallbackFailed(ctx context.Context, _ uuid.UUID, task string, _ error, _ int) {
 	m.callbacksFailed.Add(ctx, 1, m.task(task).task...)
+}
+
+// RunOverran counts a body that returned after its run's timeout
+// (ratchet.run.overruns): it implements spi.TimeoutMetrics.
+func (m *Metrics) RunOverran(ctx context.Context, _ uuid.UUID, task string, _ time.Duration) {
+	m.runOverruns.Add(ctx, 1, m.task(task).task...)
+}
+
+// JobExpired counts a job failed unrun past its start-by deadline
+// (ratchet.jobs.expired): it implements spi.StartByMetrics.
+func (m *Metrics) JobExpired(ctx context.Context, _ uuid.UUID, task string) {
+	m.jobsExpired.Add(ctx, 1, m.task(task).task...)
 }
 
 // defaultStatsTimeout bounds a JobStats read when ObserveJobs is given 0.

@@ -181,6 +181,9 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 	m.ClusterWakeupPublished(ctx, "n2", spi.PriorityCritical)
 	m.ClusterWakeupReceived(ctx, "n2", "n3")
 	m.CallbackFailed(ctx, uuid.New(), "on.failure", errors.New("boom"), 1)
+	m.RunOverran(ctx, uuid.New(), "quote", 2*time.Second)
+	m.JobExpired(ctx, uuid.New(), "remind")
+	m.JobExpired(ctx, uuid.New(), "remind")
 	m.JobStarted(ctx, uuid.New(), "odd", spi.Priority(9)) // outside the cached levels
 
 	c := collect(t, reader)
@@ -195,10 +198,12 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 		"ratchet.encryption.version_skew",
 		"ratchet.events.dropped",
 		"ratchet.gate.rejected",
+		"ratchet.jobs.expired",
 		"ratchet.jobs.failed",
 		"ratchet.jobs.recovered",
 		"ratchet.jobs.started",
 		"ratchet.poller_breaker.state",
+		"ratchet.run.overruns",
 		"ratchet.signal.resolved",
 		"ratchet.signal.waits",
 		"ratchet.success_finalization",
@@ -262,6 +267,8 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 	c.expect(t, 1, "ratchet.wakeups", node("n2"), attribute.String("ratchet.wakeup", "published"), attribute.Int("ratchet.priority", 4))
 	c.expect(t, 1, "ratchet.wakeups", node("n2"), attribute.String("ratchet.wakeup", "received"))
 	c.expect(t, 1, "ratchet.callbacks.failed", task("on.failure"))
+	c.expect(t, 1, "ratchet.run.overruns", task("quote"))
+	c.expect(t, 2, "ratchet.jobs.expired", task("remind"))
 
 	for name, unit := range map[string]string{
 		"db.client.operation.duration":       "s",
