@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -39,28 +40,17 @@ func parseTemplates(prefix string) (*templates, error) {
 			}
 			return b.String()
 		},
-		"stamp":  stamp,
-		"clip":   clip,
-		"dur":    dur,
-		"chip":   func(s spi.Status) string { return "st-" + string(s) },
-		"lower":  strings.ToLower,
-		"q":      url.QueryEscape,
-		"join":   strings.Join,
-		"add":    func(a, b int) int { return a + b },
-		"status": func() []spi.Status { return statuses },
-		"prios":  func() []string { return priorities },
-		"runTimeout": func(j *spi.Job) string {
-			d, final, ok := spi.RunTimeout(j)
-			switch {
-			case !ok:
-				return ""
-			case d == 0:
-				return "none"
-			case final:
-				return d.String() + ", not retried"
-			}
-			return d.String()
-		},
+		"stamp":      stamp,
+		"clip":       clip,
+		"dur":        dur,
+		"chip":       func(s spi.Status) string { return "st-" + string(s) },
+		"lower":      strings.ToLower,
+		"q":          url.QueryEscape,
+		"join":       strings.Join,
+		"add":        func(a, b int) int { return a + b },
+		"status":     func() []spi.Status { return statuses },
+		"prios":      func() []string { return priorities },
+		"runTimeout": jobjson.RunTimeout,
 		"startBy": func(j *spi.Job) string {
 			if by, ok := spi.StartBy(j); ok {
 				return stamp(by)

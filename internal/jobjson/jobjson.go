@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // Job is a job as the operator tools write it in JSON (the ratchet
@@ -88,4 +89,20 @@ func LogsOf(ls []ratchet.LogLine) []LogLine {
 		out = append(out, LogLine{Run: l.Run, ClaimSeq: l.ClaimSeq, Line: l.Line, Time: l.Time, Level: l.Level, Message: l.Message})
 	}
 	return out
+}
+
+// RunTimeout describes the run timeout job j names in its params
+// (ratchet.WithTimeout) for an operator's view of the job: "2s", "2s, not
+// retried", "none" (WithTimeout(0)); "" when it names none.
+func RunTimeout(j *ratchet.Job) string {
+	d, final, ok := spi.RunTimeout(j)
+	switch {
+	case !ok:
+		return ""
+	case d == 0:
+		return "none"
+	case final:
+		return d.String() + ", not retried"
+	}
+	return d.String()
 }

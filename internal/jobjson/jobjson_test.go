@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/internal/jobjson"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 func TestJobSummaryJSON(t *testing.T) {
@@ -29,4 +30,20 @@ func TestJobSummaryJSON(t *testing.T) {
 	b, err = json.Marshal(jobjson.PageOf(ratchet.JobPage{}))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jobs":[]}`, string(b), "an empty page lists no jobs (not null) and no cursor")
+}
+
+// RunTimeout describes each form the timeout params take.
+func TestRunTimeout(t *testing.T) {
+	for _, c := range []struct {
+		params map[string]string
+		want   string
+	}{
+		{nil, ""},
+		{map[string]string{spi.TimeoutParam: "soon"}, ""},
+		{map[string]string{spi.TimeoutParam: "0s"}, "none"},
+		{map[string]string{spi.TimeoutParam: "1.5s"}, "1.5s"},
+		{map[string]string{spi.TimeoutParam: "2s", spi.TimeoutFinalParam: "1"}, "2s, not retried"},
+	} {
+		assert.Equal(t, c.want, jobjson.RunTimeout(&ratchet.Job{Params: c.params}), "%v", c.params)
+	}
 }

@@ -480,15 +480,8 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	if by, ok := spi.StartBy(j); ok {
 		row("start by", stamp(by))
 	}
-	if d, final, ok := spi.RunTimeout(j); ok {
-		switch {
-		case d == 0:
-			row("run timeout", "none")
-		case final:
-			row("run timeout", d.String()+", not retried")
-		default:
-			row("run timeout", d.String())
-		}
+	if t := jobjson.RunTimeout(j); t != "" {
+		row("run timeout", t)
 	}
 	if j.OwnerNode != "" {
 		row("node", j.OwnerNode)
