@@ -51,6 +51,7 @@ func parseTemplates(prefix string) (*templates, error) {
 		"status":     func() []spi.Status { return statuses },
 		"prios":      func() []string { return priorities },
 		"runTimeout": jobjson.RunTimeout,
+		"maxSnoozes": spi.MaxSnoozes,
 		"startBy": func(j *spi.Job) string {
 			if by, ok := spi.StartBy(j); ok {
 				return stamp(by)

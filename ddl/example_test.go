@@ -32,6 +32,7 @@ func ExampleMigrations() {
 	// 0012_audit.sql
 	// 0013_partial_indexes.sql
 	// 0014_archive_purge.sql
-	// latest: 14
+	// 0015_snoozes.sql
+	// latest: 15
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

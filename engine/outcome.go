@@ -39,6 +39,11 @@ func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 			c.Result, c.ResultType = o.result(ctx, jc, j, res)
 		}
 		o.metrics.JobCompleted(ctx, j.ID, j.TaskName, o.clock.Since(started))
+	case spi.OutcomeSnoozed:
+		if m, ok := o.metrics.MetricsCollector.(spi.SnoozeMetrics); ok {
+			m.JobSnoozed(ctx, j.ID, j.TaskName, c.RetryAt.Sub(now))
+		}
+		jc.Logger.Info("job snoozed", "until", c.RetryAt, "snoozes", c.Snoozes)
 	case spi.OutcomeRetry:
 		o.failed(ctx, j, err, c.Attempts)
 		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", c.RetryAt)

@@ -3,6 +3,7 @@ package ratchet
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -33,6 +34,10 @@ var (
 	// its start-by deadline (WithStartBy): it ended FAILED, not retried,
 	// without its body running.
 	ErrExpired = errors.New("ratchet: start-by deadline passed")
+	// ErrTooManySnoozes is wrapped by the error of a job that asked to
+	// snooze (Snooze) more times than it may (WithMaxSnoozes): it ended
+	// FAILED, not retried.
+	ErrTooManySnoozes = errors.New("ratchet: snoozed too many times")
 )
 
 // PayloadTooLargeError reports a serialized payload over the configured
@@ -86,6 +91,41 @@ func DoNotRetry(err error) error {
 func IsDoNotRetry(err error) bool {
 	var d *DoNotRetryError
 	return errors.As(err, &d)
+}
+
+// SnoozeError is what a body returns to run again later without spending
+// an attempt: the job goes back to PENDING, due after Delay, its attempt
+// count and last error unchanged and its snooze count one more. Create
+// one with Snooze. A job that has snoozed as many times as it may
+// (WithMaxSnoozes) fails instead, for good, with an error wrapping
+// ErrTooManySnoozes.
+type SnoozeError struct {
+	Delay time.Duration
+}
+
+// Error describes the snooze.
+func (e *SnoozeError) Error() string { return fmt.Sprintf("ratchet: snoozed for %s", e.Delay) }
+
+// Snooze returns the error a body returns to have its job run again after
+// d, as if it had not run: no attempt is spent (River's JobSnooze, Oban's
+// {:snooze, n}). The slot frees at once. A d of zero or less makes the
+// job due at once. It is found anywhere in an error chain, so a task may
+// wrap it; a job's middleware sees it as the body's error.
+//
+// A snooze counts toward the job's bound, WithMaxSnoozes (100 unless
+// set): the run that would snooze past it fails the job instead.
+func Snooze(d time.Duration) error {
+	return &SnoozeError{Delay: max(d, 0)}
+}
+
+// SnoozeOf returns the delay of the SnoozeError anywhere in err's chain,
+// and whether there is one.
+func SnoozeOf(err error) (time.Duration, bool) {
+	var s *SnoozeError
+	if errors.As(err, &s) {
+		return max(s.Delay, 0), true
+	}
+	return 0, false
 }
 
 // PayloadDecodeError reports a stored payload that the codecs cannot open

@@ -21,8 +21,11 @@ type JobContext struct {
 	// where Job.Attempts counts the failed executions so far. The first
 	// execution is run 1, the first retry run 2. A crash redelivery repeats
 	// the run number (crashes are counted in CrashCount, not as attempts).
-	Run         int
-	CrashCount  int
+	Run        int
+	CrashCount int
+	// Snoozes is how many earlier runs of the job snoozed (Snooze): they
+	// count in neither Run nor CrashCount.
+	Snoozes     int
 	Priority    Priority
 	ScheduledAt time.Time
 	// WorkflowID is the workflow or batch the job belongs to (a batch's
@@ -229,7 +232,7 @@ func newJobContext(j *Job, logger *slog.Logger, loggers JobLoggerFactory) *JobCo
 		}
 	}
 	return &JobContext{
-		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount,
+		ID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Snoozes: j.Snoozes,
 		Priority: j.Priority, ScheduledAt: j.ScheduledAt, WorkflowID: j.WorkflowID,
 		Logger: loggers.JobLogger(JobLoggerContext{JobID: j.ID, TaskName: j.TaskName, Run: run, CrashCount: j.CrashCount, Base: logger}),
 		params: p, key: j.IdempotencyKey,

@@ -1,6 +1,7 @@
 package ratchet
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -174,6 +175,22 @@ func WithStartWithin(d time.Duration) SubmitOption {
 			return
 		}
 		WithParam(spi.StartWithinParam, d.String())(c)
+	}
+}
+
+// WithMaxSnoozes bounds how many times the job may snooze (a body
+// returning Snooze): the run that would snooze the (n+1)th time fails the
+// job instead, for good, with an error wrapping ErrTooManySnoozes. Given
+// to NewTask, it is the task's default; given to Submit, it overrides it.
+// Without it a job may snooze 100 times (spi.DefaultMaxSnoozes). 0 makes
+// every snooze fail; a negative n is an error.
+func WithMaxSnoozes(n int) SubmitOption {
+	return func(c *submitConfig) {
+		if n < 0 {
+			c.errs = append(c.errs, invalidArg("negative snooze bound %d", n))
+			return
+		}
+		WithParam(spi.MaxSnoozesParam, strconv.Itoa(n))(c)
 	}
 }
 

@@ -887,6 +887,9 @@ func (e *Env) onComplete(cs []spi.Completion, applied []bool, err error) {
 		case c.Outcome == spi.OutcomeRetry:
 			ev.Kind = EventRetrying
 			ev.Detail = fmt.Sprintf("%s; retry at %s", c.LastError, e.offset(c.RetryAt))
+		case c.Outcome == spi.OutcomeSnoozed:
+			ev.Kind = EventSnoozed
+			ev.Detail = fmt.Sprintf("snooze %d; due at %s", c.Snoozes, e.offset(c.RetryAt))
 		default:
 			ev.Kind = EventFailed
 		}
@@ -1135,6 +1138,7 @@ const (
 	EventStarted        EventKind = "started"
 	EventSucceeded      EventKind = "succeeded"
 	EventRetrying       EventKind = "retrying"
+	EventSnoozed        EventKind = "snoozed"
 	EventFailed         EventKind = "failed"
 	EventSuperseded     EventKind = "superseded"
 	EventReleased       EventKind = "released"

@@ -124,13 +124,14 @@ func cancelCases() []testCase {
 
 // retriedByHand is j as a manual retry out of the dead-letter queue leaves it
 // (RetryFailedJob, RetryFailedJobs): PENDING, due at now, its error,
-// attempts, crash count, finish time and owner cleared.
+// attempts, crash count, snooze count, finish time and owner cleared.
 func retriedByHand(j *spi.Job, now time.Time) *spi.Job {
 	want := j.Clone()
 	want.Status = spi.StatusPending
 	want.LastError = ""
 	want.Attempts = 0
 	want.CrashCount = 0
+	want.Snoozes = 0
 	want.ScheduledAt = now
 	want.FinishedAt = time.Time{}
 	want.OwnerNode = ""

@@ -115,8 +115,13 @@
 //     claim sequence (only claims, releases and recoveries advance it).
 //   - Release: PENDING due at now, attempts and crash count unchanged, no
 //     owner, claim sequence advanced so the old owner is fenced out.
-//   - RetryFailed: the exact reset (PENDING, no error, attempts and crash
-//     count zero, due at now, no finish time, no owner), ErrInvalidState for
+//   - Snooze: a snooze leaves the job PENDING at RetryAt with its snooze
+//     count written and its attempts and error as they were, no owner;
+//     the claim carries the count; a replay counts as applied; a batch
+//     mixing snoozes with other outcomes writes each its own; a
+//     dead-letter retry resets the count.
+//   - RetryFailed: the exact reset (PENDING, no error, attempts, crash
+//     and snooze counts zero, due at now, no finish time, no owner), ErrInvalidState for
 //     a job that is not FAILED (unchanged), ErrNotFound for an unknown id.
 //   - Cancel: PENDING becomes CANCELLED and is never claimed; any other state
 //     wraps spi.ErrInvalidState (unchanged); unknown ids spi.ErrNotFound.

@@ -202,6 +202,8 @@ var plantedBugs = []struct {
 	{"CompleteJobs advances the claim sequence", []string{"Complete/Retry", "Complete/Succeeded"}},
 	{"retry outcome sets FinishedAt", []string{"Complete/Retry"}},
 	{"retry outcome keeps the owner", []string{"Complete/Retry"}},
+	{"snooze outcome keeps the snooze count", []string{"Snooze/KeepsAttempts", "Snooze/MixedBatch", "Snooze/ResetByRetryFailed"}},
+	{"RetryFailedJob keeps the snooze count", []string{"Snooze/ResetByRetryFailed"}},
 	{"success writes Completion.Attempts", []string{"Complete/SucceededAfterRetry"}},
 	{"release charges the crash budget", []string{"Release/Release", "Release/ReleaseKeepsCrashCount"}},
 	{"release does not advance the claim sequence", []string{"Release/Release"}},

@@ -144,6 +144,7 @@ func groups() []group {
 		{"CancelRunning", cancelRunningCases()},
 		{"RunTimeout", runTimeoutCases()},
 		{"StartBy", startByCases()},
+		{"Snooze", snoozeCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
 		{"Tasks", taskCases()},

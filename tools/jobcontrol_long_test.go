@@ -71,10 +71,11 @@ func nextEvent(t *testing.T, events <-chan engine.Event, id uuid.UUID, kinds ...
 // other slot after its 100 ms backoff, its slot stays held until it
 // returns, the overrun is counted once, and its return changes nothing. A
 // job whose deadline is 1 s away, behind a 5 s backlog, ends FAILED with
-// ErrExpired and never runs.
+// ErrExpired and never runs. A body that snoozes twice runs again after
+// each snooze and ends with no attempt spent.
 func TestJobControlRealTimeLong(t *testing.T) {
 	if os.Getenv("RATCHET_TEST_LONG") != "1" {
-		t.Skip("opt-in: RATCHET_TEST_LONG=1 (real-time timeouts and deadlines, about 8 s)")
+		t.Skip("opt-in: RATCHET_TEST_LONG=1 (real-time timeouts, deadlines and snoozes, about 9 s)")
 	}
 	ctx := context.Background()
 
@@ -169,5 +170,41 @@ func TestJobControlRealTimeLong(t *testing.T) {
 		assert.Equal(t, spi.StatusFailed, j.Status)
 		assert.Zero(t, ran.Load(), "it never ran")
 		t.Logf("expired: %s", j.LastError)
+	})
+
+	t.Run("snooze", func(t *testing.T) {
+		// A body that snoozes 300 ms twice, on a task with no retries,
+		// then succeeds: each run starts no earlier than 300 ms after the
+		// one before, the slot runs another job meanwhile, and the job
+		// ends with no attempt spent and two snoozes.
+		starts := make(chan time.Time, 3)
+		poll := ratchet.NewVoidTask("poll", func(ctx context.Context, _ int) error {
+			starts <- time.Now()
+			if jc, _ := ratchet.JobFromContext(ctx); jc.Snoozes < 2 {
+				return ratchet.Snooze(300 * time.Millisecond)
+			}
+			return nil
+		}, ratchet.WithMaxRetries(0))
+		other := ratchet.NewVoidTask("other", func(context.Context, int) error { return nil })
+		eng, events := jobControlNode(t, 1, nil, poll, other)
+		id, err := poll.Submit(ctx, eng.Client(), 1)
+		require.NoError(t, err)
+		nextEvent(t, events, id, engine.EventSnoozed)
+		between, err := other.Submit(ctx, eng.Client(), 1)
+		require.NoError(t, err)
+		nextEvent(t, events, between, engine.EventSucceeded)
+		nextEvent(t, events, id, engine.EventSucceeded)
+		close(starts)
+		var at []time.Time
+		for s := range starts {
+			at = append(at, s)
+		}
+		require.Len(t, at, 3)
+		j, err := eng.Client().GetJob(ctx, id)
+		require.NoError(t, err)
+		t.Logf("runs started at +0, +%s, +%s; attempts %d, snoozes %d", at[1].Sub(at[0]), at[2].Sub(at[0]), j.Attempts, j.Snoozes)
+		assert.GreaterOrEqual(t, at[1].Sub(at[0]), 300*time.Millisecond)
+		assert.GreaterOrEqual(t, at[2].Sub(at[1]), 300*time.Millisecond)
+		assert.Equal(t, [3]any{spi.StatusSucceeded, 0, 2}, [3]any{j.Status, j.Attempts, j.Snoozes})
 	})
 }

@@ -21,6 +21,7 @@ type Job struct {
 	Attempts    int               `json:"attempts"`
 	MaxRetries  int               `json:"max_retries"`
 	CrashCount  int               `json:"crash_count"`
+	Snoozes     int               `json:"snoozes,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	ScheduledAt time.Time         `json:"scheduled_at"`
 	ClaimedAt   *time.Time        `json:"claimed_at,omitempty"`
@@ -36,7 +37,7 @@ type Job struct {
 // Of returns j as JSON.
 func Of(j *ratchet.Job) Job {
 	s := Job{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority.String(), Attempts: j.Attempts,
-		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
+		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, Snoozes: j.Snoozes, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
 		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params, Properties: j.Properties}
 	if !j.ClaimedAt.IsZero() {
 		t := j.ClaimedAt

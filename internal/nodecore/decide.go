@@ -1,9 +1,11 @@
 package nodecore
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -144,10 +146,10 @@ func StopOrder() []StopStep {
 
 // CompletionOf is the owner write that ends the execution of j, claimed
 // under j.ClaimSeq (the fence), whose body returned err at now: success, a
-// retry at the time DecideRetry gives, or the dead-letter queue, with the
-// error sanitized. The caller adds a success's result. A job with
-// dependents (in a workflow) says so, so that the store releases them in
-// the same write.
+// snooze (Snoozed), a retry at the time DecideRetry gives, or the
+// dead-letter queue, with the error sanitized. The caller adds a
+// success's result. A job with dependents (in a workflow) says so, so
+// that the store releases them in the same write.
 func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
 	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0}
 	if bug("ignore-fence") { // planted: a write not fenced by its claim
@@ -158,6 +160,11 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		c.Attempts = j.Attempts + 1 // reported in events; not written on success
 		return c
 	}
+	if delay, ok := ratchet.SnoozeOf(err); ok {
+		if err = Snoozed(&c, j, delay, now); err == nil {
+			return c
+		}
+	}
 	d := DecideRetry(j, err, policy, now)
 	c.Attempts, c.LastError = d.Attempt, s.Sanitize(err)
 	if d.Retry {
@@ -166,6 +173,24 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		c.Outcome = spi.OutcomeFailed
 	}
 	return c
+}
+
+// Snoozed makes c the snooze of j's run for delay at now: PENDING again,
+// due at now+delay, its snooze count one more, its attempts and last error
+// as they were (c.Attempts is the run's number, for the events). It
+// returns nil, or, when j has snoozed as many times as it may
+// (spi.MaxSnoozes), leaves c alone and returns the final failure that
+// takes the snooze's place, wrapping ratchet.ErrTooManySnoozes.
+func Snoozed(c *spi.Completion, j *spi.Job, delay time.Duration, now time.Time) error {
+	if limit := spi.MaxSnoozes(j); j.Snoozes >= limit {
+		return ratchet.DoNotRetry(fmt.Errorf("%w: the job snoozed %d times, its bound (ratchet.WithMaxSnoozes: %d); "+
+			"raise the bound, or fail the run instead of snoozing", ratchet.ErrTooManySnoozes, j.Snoozes, limit))
+	}
+	c.Outcome, c.RetryAt, c.Snoozes, c.Attempts = spi.OutcomeSnoozed, now.Add(delay), j.Snoozes+1, j.Attempts+1
+	if bug("snooze-spends-attempt") { // planted: a snooze charged as a failed attempt
+		c.Outcome = spi.OutcomeRetry
+	}
+	return nil
 }
 
 // Decide is the gate's decision for a released workflow job from its

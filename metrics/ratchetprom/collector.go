@@ -26,7 +26,7 @@ type Collector struct {
 	finalizations, gates, wakeups          *prometheus.CounterVec
 	callbacksFailed, eventsDropped         *prometheus.CounterVec
 	overruns                               *prometheus.CounterVec
-	expired                                *prometheus.CounterVec
+	expired, snoozed                       *prometheus.CounterVec
 
 	reg prometheus.Registerer // where ObserveJobs registers the job gauges
 
@@ -113,12 +113,13 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		eventsDropped:   counter("events_dropped_total", "Events an engine dropped for a subscriber that fell behind, by node and kind.", "node", "kind"),
 		overruns:        counter("run_overruns_total", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task.", "task"),
 		expired:         counter("jobs_expired_total", "Jobs claimed past their start-by deadline and failed without running, by task.", "task"),
+		snoozed:         counter("jobs_snoozed_total", "Runs that ended in a snooze (back to PENDING, no attempt spent), by task.", "task"),
 		reg:             reg,
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
 		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps,
-		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped, c.overruns, c.expired} {
+		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped, c.overruns, c.expired, c.snoozed} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -275,6 +276,11 @@ func (c *Collector) RunOverran(_ context.Context, _ uuid.UUID, task string, _ ti
 // JobExpired counts a job failed unrun past its start-by deadline.
 func (c *Collector) JobExpired(_ context.Context, _ uuid.UUID, task string) {
 	c.expired.WithLabelValues(task).Inc()
+}
+
+// JobSnoozed counts a run that ended in a snooze.
+func (c *Collector) JobSnoozed(_ context.Context, _ uuid.UUID, task string, _ time.Duration) {
+	c.snoozed.WithLabelValues(task).Inc()
 }
 
 // CallbackFailed counts a failed run of a callback job.

@@ -23,6 +23,7 @@
 //   - success_finalizations_total{task,kind} (retried, minimal, stuck),
 //     gate_rejections_total{node,gate}, wakeups_total{node,kind} (local,
 //     published, received), callbacks_failed_total{task}, run_overruns_total{task}, jobs_expired_total{task},
+//     jobs_snoozed_total{task},
 //     events_dropped_total{node,kind} (spi.EventMetrics);
 //   - store_operation_duration_seconds{op,store,outcome}: the Collector
 //     implements spi.StoreMetrics, so the engine times its store's calls.

@@ -51,6 +51,9 @@ func Fanout(ms ...MetricsCollector) MetricsCollector {
 		if x, ok := m.(StartByMetrics); ok {
 			f.startBy = append(f.startBy, x)
 		}
+		if x, ok := m.(SnoozeMetrics); ok {
+			f.snoozes = append(f.snoozes, x)
+		}
 		if x, ok := m.(StoreMetrics); ok {
 			timed = append(timed, x)
 		}
@@ -77,6 +80,7 @@ type fanout struct {
 	ev       []EventMetrics
 	timeouts []TimeoutMetrics
 	startBy  []StartByMetrics
+	snoozes  []SnoozeMetrics
 }
 
 // timedFanout is a fanout with collectors that time store operations.
@@ -238,6 +242,12 @@ func (f *fanout) RunOverran(ctx context.Context, id uuid.UUID, task string, by t
 func (f *fanout) JobExpired(ctx context.Context, id uuid.UUID, task string) {
 	for _, m := range f.startBy {
 		m.JobExpired(ctx, id, task)
+	}
+}
+
+func (f *fanout) JobSnoozed(ctx context.Context, id uuid.UUID, task string, d time.Duration) {
+	for _, m := range f.snoozes {
+		m.JobSnoozed(ctx, id, task, d)
 	}
 }
 

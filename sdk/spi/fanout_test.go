@@ -15,7 +15,7 @@ import (
 // recorder counts the callbacks it hears, the optional ones included.
 type recorder struct {
 	spi.NoOpMetrics
-	started, wakeups, callbacks, dropped int
+	started, wakeups, callbacks, dropped, snoozed int
 }
 
 func (r *recorder) JobStarted(context.Context, uuid.UUID, string, spi.Priority) { r.started++ }
@@ -24,6 +24,9 @@ func (r *recorder) CallbackFailed(context.Context, uuid.UUID, string, error, int
 	r.callbacks++
 }
 func (r *recorder) EventsDropped(context.Context, string, string) { r.dropped++ }
+func (r *recorder) JobSnoozed(context.Context, uuid.UUID, string, time.Duration) {
+	r.snoozed++
+}
 
 // timer also times store operations.
 type timer struct {
@@ -54,6 +57,7 @@ func TestFanout(t *testing.T) {
 	f.(spi.WakeupMetrics).LocalWakeup(ctx, "n1")
 	f.(spi.CallbackMetrics).CallbackFailed(ctx, uuid.New(), "t", errors.New("x"), 1)
 	f.(spi.EventMetrics).EventsDropped(ctx, "n1", "started")
+	f.(spi.SnoozeMetrics).JobSnoozed(ctx, uuid.New(), "t", time.Second)
 	sm, timed := f.(spi.StoreMetrics)
 	assert.True(t, timed, "a fanout with a timing collector times")
 	sm.StoreOperation(ctx, "ClaimJobs", "memory", "ok", time.Millisecond)
@@ -61,6 +65,7 @@ func TestFanout(t *testing.T) {
 	assert.Equal(t, []int{1, 1}, []int{a.wakeups, b.wakeups}, "those that implement an optional callback hear it")
 	assert.Equal(t, []int{1, 1}, []int{a.callbacks, b.callbacks})
 	assert.Equal(t, []int{1, 1}, []int{a.dropped, b.dropped})
+	assert.Equal(t, []int{1, 1}, []int{a.snoozed, b.snoozed})
 	assert.Equal(t, 1, b.ops)
 
 	_, timed = spi.Fanout(a, c).(spi.StoreMetrics)

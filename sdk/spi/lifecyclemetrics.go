@@ -143,3 +143,14 @@ type StartByMetrics interface {
 
 // JobExpired does nothing.
 func (NoOpMetrics) JobExpired(context.Context, uuid.UUID, string) {}
+
+// SnoozeMetrics is implemented by a MetricsCollector that also counts the
+// runs that ended in a snooze (ratchet.Snooze): the job went back to
+// PENDING without spending an attempt. NoOpMetrics implements it.
+type SnoozeMetrics interface {
+	// JobSnoozed reports a run of job id, of task, that snoozed for d.
+	JobSnoozed(ctx context.Context, id uuid.UUID, task string, d time.Duration)
+}
+
+// JobSnoozed does nothing.
+func (NoOpMetrics) JobSnoozed(context.Context, uuid.UUID, string, time.Duration) {}

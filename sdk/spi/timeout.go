@@ -1,6 +1,9 @@
 package spi
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // The params of a run timeout (ratchet.WithTimeout): TimeoutParam holds a
 // Go duration ("0s": none, overriding the task's and the node's), and
@@ -57,4 +60,23 @@ func StartBy(j *Job) (time.Time, bool) {
 		}
 	}
 	return by, !by.IsZero()
+}
+
+// MaxSnoozesParam holds how many times a job may snooze
+// (ratchet.WithMaxSnoozes), a decimal count; DefaultMaxSnoozes holds
+// without it.
+const (
+	MaxSnoozesParam   = "ratchet.max_snoozes"
+	DefaultMaxSnoozes = 100
+)
+
+// MaxSnoozes is how many times job j may snooze: its MaxSnoozesParam, or
+// DefaultMaxSnoozes when it names none (or a value that does not parse).
+func MaxSnoozes(j *Job) int {
+	if v, found := j.Params[MaxSnoozesParam]; found {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return n
+		}
+	}
+	return DefaultMaxSnoozes
 }

@@ -36,6 +36,7 @@ const (
 	FieldResult
 	FieldResultType
 	FieldClaimSeq
+	FieldSnoozes
 )
 
 // Op is how a transition writes a field.
@@ -102,6 +103,8 @@ func (c Change) Apply(j *Job) {
 				j.CrashCount++
 			case FieldClaimSeq:
 				j.ClaimSeq++
+			case FieldSnoozes:
+				j.Snoozes++
 			}
 			continue
 		}
@@ -123,6 +126,8 @@ func (c Change) Apply(j *Job) {
 			j.Attempts = w.Int
 		case FieldCrashCount:
 			j.CrashCount = w.Int
+		case FieldSnoozes:
+			j.Snoozes = w.Int
 		case FieldLastError:
 			j.LastError = w.Text
 		case FieldResult:
@@ -163,6 +168,8 @@ func (c Change) Holds(j *Job) bool {
 			ok = j.Attempts == probe.Attempts
 		case FieldCrashCount:
 			ok = j.CrashCount == probe.CrashCount
+		case FieldSnoozes:
+			ok = j.Snoozes == probe.Snoozes
 		case FieldLastError:
 			ok = j.LastError == probe.LastError
 		case FieldResult:
@@ -186,8 +193,10 @@ func bump(f Field) Write                 { return Write{Field: f, Op: OpIncremen
 
 // Change is what the completion writes to its RUNNING job: a success its
 // finish time, result and result type; a retry the due time, attempts and
-// error, and no owner; a failure the finish time, attempts and error; a
-// skip or a cancel the finish time and the reason. A completion leaves the
+// error, and no owner; a snooze the due time and snooze count, and no
+// owner (attempts and error as they were); a failure the finish time,
+// attempts and error; a skip or a cancel the finish time and the reason.
+// A completion leaves the
 // claim sequence as it is (the claim's own fence). It fails for an
 // unknown outcome.
 func (c Completion) Change() (Change, error) {
@@ -209,6 +218,9 @@ func (c Completion) Change() (Change, error) {
 	case OutcomeFailed:
 		ch.Writes = []Write{setStatus(StatusFailed), setTime(FieldFinishedAt, c.FinishedAt),
 			setInt(FieldAttempts, c.Attempts), errorWrite(c.LastError)}
+	case OutcomeSnoozed:
+		ch.Writes = []Write{setStatus(StatusPending), setTime(FieldScheduledAt, c.RetryAt),
+			setInt(FieldSnoozes, c.Snoozes), unset(FieldOwner)}
 	case OutcomeSkipped, OutcomeCancelled:
 		ch.Writes = []Write{setStatus(c.Outcome.Status()), setTime(FieldFinishedAt, c.FinishedAt), errorWrite(c.LastError)}
 	default:
@@ -272,10 +284,11 @@ func Failed(from Status, msg string, now time.Time) Change {
 }
 
 // Retried is the retry of a FAILED job (a dead letter): PENDING due at
-// now, its attempts, crash count, error and finish time reset.
+// now, its attempts, crash count, snooze count, error and finish time
+// reset.
 func Retried(now time.Time) Change {
 	return Change{From: []Status{StatusFailed}, Writes: []Write{setStatus(StatusPending),
-		unset(FieldLastError), setInt(FieldAttempts, 0), setInt(FieldCrashCount, 0), setTime(FieldScheduledAt, now),
+		unset(FieldLastError), setInt(FieldAttempts, 0), setInt(FieldCrashCount, 0), setInt(FieldSnoozes, 0), setTime(FieldScheduledAt, now),
 		unset(FieldFinishedAt), unset(FieldOwner)}}
 }
 

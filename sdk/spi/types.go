@@ -173,6 +173,7 @@ type Job struct {
 	Backoff        BackoffKind
 	BackoffParam   time.Duration
 	CrashCount     int   // orphan recoveries charged to the crash budget
+	Snoozes        int   // runs that ended in a snooze (OutcomeSnoozed), which spend no attempt
 	ClaimSeq       int64 // advanced by every claim, release and recovery
 	OwnerNode      string
 	ClaimedAt      time.Time // zero unless claimed at least once
@@ -368,6 +369,11 @@ const (
 	// (a WorkflowStore).
 	OutcomeSkipped
 	OutcomeCancelled
+	// OutcomeSnoozed puts the job back to PENDING at RetryAt without
+	// spending an attempt: the body asked to run again later
+	// (ratchet.Snooze). Snoozes is the job's new snooze count; its
+	// attempts and last error stay as they are.
+	OutcomeSnoozed
 )
 
 // Status is the state a completion of outcome o leaves its job in.
@@ -375,7 +381,7 @@ func (o Outcome) Status() Status {
 	switch o {
 	case OutcomeSucceeded:
 		return StatusSucceeded
-	case OutcomeRetry:
+	case OutcomeRetry, OutcomeSnoozed:
 		return StatusPending
 	case OutcomeFailed:
 		return StatusFailed
@@ -392,8 +398,9 @@ type Completion struct {
 	ClaimRef
 	Outcome    Outcome
 	FinishedAt time.Time // the time of the write
-	RetryAt    time.Time // OutcomeRetry only
+	RetryAt    time.Time // OutcomeRetry and OutcomeSnoozed
 	Attempts   int       // OutcomeRetry and OutcomeFailed: the new attempt count
+	Snoozes    int       // OutcomeSnoozed: the new snooze count
 	LastError  string    // OutcomeRetry and OutcomeFailed
 	Result     []byte    // OutcomeSucceeded only; nil for none
 	ResultType string

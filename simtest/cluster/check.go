@@ -43,7 +43,11 @@ const (
 	invTimeout = "timeout"
 	// A job claimed after its start-by deadline never runs: the claim's
 	// node fails it with ErrExpired, not retried, in place of its body.
-	invStartBy      = "start-by"
+	invStartBy = "start-by"
+	// A body that snoozes puts its job back to PENDING due after the
+	// snooze, its snooze count one more and its attempts unchanged; past
+	// the job's bound (spi.MaxSnoozes) it fails for good instead.
+	invSnooze       = "snooze"
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -93,8 +97,12 @@ type sjob struct {
 	claimJumps          int
 	attempts            int
 	crash               int
-	lastErr             string
-	finishedAt          time.Time
+	// snoozes is the job's snooze count; snoozePlan how many times its
+	// body snoozes before it ends otherwise, maxSnoozes its bound (0:
+	// spi.DefaultMaxSnoozes).
+	snoozes, snoozePlan, maxSnoozes int
+	lastErr                         string
+	finishedAt                      time.Time
 
 	// since the last DLQ retry: claims, recoveries and releases
 	claims, recoveries, releases int
@@ -332,8 +340,9 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 			w.fail(invSingleOwner, []*sjob{j}, []*node{n}, "claim of %s by %s returned claim_seq %d; the previous was %d", j.label, n.id, g.ClaimSeq, j.seq)
 		case g.Status != spi.StatusRunning || g.OwnerNode != n.id:
 			w.fail(invSingleOwner, []*sjob{j}, []*node{n}, "claim of %s by %s returned status %s owner %q", j.label, n.id, g.Status, g.OwnerNode)
-		case g.Attempts != j.attempts || g.CrashCount != j.crash:
-			w.fail(invStoreModel, []*sjob{j}, []*node{n}, "claim of %s returned attempts %d crash %d; expected %d and %d", j.label, g.Attempts, g.CrashCount, j.attempts, j.crash)
+		case g.Attempts != j.attempts || g.CrashCount != j.crash || g.Snoozes != j.snoozes:
+			w.fail(invStoreModel, []*sjob{j}, []*node{n}, "claim of %s returned attempts %d crash %d snoozes %d; expected %d, %d and %d",
+				j.label, g.Attempts, g.CrashCount, g.Snoozes, j.attempts, j.crash, j.snoozes)
 		}
 		if w.failure != nil {
 			return nil
@@ -439,6 +448,9 @@ func (w *world) checkComplete(n *node, cs []spi.Completion, applied []bool) {
 		case spi.OutcomeRetry:
 			w.setStatus(j, spi.StatusPending)
 			j.due, j.attempts, j.lastErr, j.owner = c.RetryAt, c.Attempts, c.LastError, ""
+		case spi.OutcomeSnoozed:
+			w.setStatus(j, spi.StatusPending)
+			j.due, j.snoozes, j.owner = c.RetryAt, c.Snoozes, ""
 		case spi.OutcomeFailed:
 			w.setStatus(j, spi.StatusFailed)
 			j.finishedAt, j.attempts, j.lastErr = c.FinishedAt, c.Attempts, c.LastError
@@ -645,6 +657,30 @@ func (w *world) checkRetryPath(j *sjob, snap *spi.Job, err error, c spi.Completi
 	}
 }
 
+// checkSnooze checks the engine's completion c of a run of j (claimed as
+// snap) whose body snoozed for d: a snooze due at d from now, its count one
+// more and no attempt spent; past the job's bound, a final failure
+// wrapping ErrTooManySnoozes that spends the attempt.
+func (w *world) checkSnooze(j *sjob, snap *spi.Job, d time.Duration, c spi.Completion) {
+	w.check(invSnooze)
+	limit := spi.DefaultMaxSnoozes
+	if j.maxSnoozes > 0 {
+		limit = j.maxSnoozes
+	}
+	var want string
+	switch {
+	case snap.Snoozes >= limit:
+		if c.Outcome != spi.OutcomeFailed || c.Attempts != snap.Attempts+1 || !strings.Contains(c.LastError, ratchet.ErrTooManySnoozes.Error()) {
+			want = fmt.Sprintf("a final failure (snoozed %d times, bound %d), attempt %d", snap.Snoozes, limit, snap.Attempts+1)
+		}
+	case c.Outcome != spi.OutcomeSnoozed || c.Snoozes != snap.Snoozes+1 || !c.RetryAt.Equal(c.FinishedAt.Add(d)):
+		want = fmt.Sprintf("snooze %d, due at %s, attempts still %d", snap.Snoozes+1, simtime.Offset(c.FinishedAt.Add(d).Sub(w.start)), snap.Attempts)
+	}
+	if want != "" {
+		w.fail(invSnooze, []*sjob{j}, nil, "the body of %s snoozed for %s: the engine decided %s; expected %s", j.label, d, w.describeCompletion(c), want)
+	}
+}
+
 func (w *world) describeRetry(retry bool, at time.Time, attempt int) string {
 	if !retry {
 		return fmt.Sprintf("attempt %d, to the DLQ", attempt)
@@ -683,7 +719,7 @@ func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 		return
 	}
 	w.setStatus(j, spi.StatusPending)
-	j.lastErr, j.attempts, j.crash, j.due, j.finishedAt, j.owner = "", 0, 0, now, time.Time{}, ""
+	j.lastErr, j.attempts, j.crash, j.snoozes, j.due, j.finishedAt, j.owner = "", 0, 0, 0, now, time.Time{}, ""
 	j.claims, j.recoveries, j.releases, j.gated = 0, 0, 0, 0
 	w.reviveFlow(j)
 }
@@ -710,6 +746,9 @@ func (w *world) compareJob(j *sjob, g *spi.Job) string {
 	}
 	if g.CrashCount != j.crash {
 		add("crash_count", g.CrashCount, j.crash)
+	}
+	if g.Snoozes != j.snoozes {
+		add("snoozes", g.Snoozes, j.snoozes)
 	}
 	if j.status == spi.StatusPending && !g.ScheduledAt.Equal(j.due) {
 		add("scheduled", simtime.Offset(g.ScheduledAt.Sub(w.start)), simtime.Offset(j.due.Sub(w.start)))

@@ -76,6 +76,8 @@ var engineBugs = map[string]string{
 	"timeout-late-write": invTimeout,
 	// The executor runs a job claimed after its start-by deadline.
 	"start-by-ignored": invStartBy,
+	// A snooze is written as a failed attempt's retry.
+	"snooze-spends-attempt": invSnooze,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -565,6 +565,10 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 	switch {
 	case x.cancelled:
 		err = context.Canceled
+	case x.job.snoozes < x.job.snoozePlan:
+		// A snoozing body asks to run again later, up to its plan; a
+		// plan past the job's bound fails it.
+		err = ratchet.Snooze(w.randDur(0, 3*time.Second))
 	case !x.job.flood && !x.job.probe:
 		switch r := w.rng.IntN(100); {
 		case r < 70:
@@ -628,6 +632,10 @@ func (w *world) completion(x *exec, err error) spi.Completion {
 		c.ResultType = "simtest.result"
 		return c
 	}
+	if d, ok := ratchet.SnoozeOf(err); ok {
+		w.checkSnooze(x.job, x.snap, d, c)
+		return c
+	}
 	w.checkRetryPath(x.job, x.snap, err, c)
 	return c
 }
@@ -638,6 +646,8 @@ func (w *world) describeCompletion(c spi.Completion) string {
 		return "success"
 	case spi.OutcomeRetry:
 		return fmt.Sprintf("error %q, attempt %d, retry at %s", c.LastError, c.Attempts, simtime.Offset(c.RetryAt.Sub(w.start)))
+	case spi.OutcomeSnoozed:
+		return fmt.Sprintf("snooze %d, due at %s", c.Snoozes, simtime.Offset(c.RetryAt.Sub(w.start)))
 	default:
 		return fmt.Sprintf("error %q, attempt %d, to the DLQ", c.LastError, c.Attempts)
 	}

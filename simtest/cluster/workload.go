@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type jobSpec struct {
 	// deadline fixed at the submission (spi.StartByParam).
 	startBy time.Duration
 	within  bool
+	// snoozes is how many times the body snoozes before it ends
+	// otherwise, maxSnoozes the job's bound (spi.MaxSnoozesParam; 0 for
+	// the default).
+	snoozes, maxSnoozes int
 }
 
 // randomSpec draws an ordinary job: any priority, due now or up to a
@@ -78,6 +83,12 @@ func (w *world) randomSpec() jobSpec {
 	if !s.poison && w.chance(0.1) {
 		s.startBy, s.within = w.randDur(time.Millisecond, 5*time.Second), w.chance(0.5)
 	}
+	if !s.poison && w.chance(0.08) {
+		s.snoozes = 1 + w.rng.IntN(4)
+		if w.chance(0.5) {
+			s.maxSnoozes = 1 + w.rng.IntN(4) // below the plan now and then: the job fails at its bound
+		}
+	}
 	return s
 }
 
@@ -96,6 +107,12 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 		}
 		if s.timeout > 0 {
 			jobs[i].Params = map[string]string{spi.TimeoutParam: s.timeout.String()}
+		}
+		if s.maxSnoozes > 0 {
+			if jobs[i].Params == nil {
+				jobs[i].Params = map[string]string{}
+			}
+			jobs[i].Params[spi.MaxSnoozesParam] = strconv.Itoa(s.maxSnoozes)
 		}
 		if s.startBy > 0 {
 			if jobs[i].Params == nil {
@@ -137,6 +154,7 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			idx: len(w.jobs), id: jobs[i].ID, task: s.task, poison: s.poison, flood: s.flood, probe: s.probe,
 			prio: s.prio, due: jobs[i].ScheduledAt, maxRetries: s.maxRetries, backoff: s.backoff, param: s.param,
 			idemKey: s.key, tags: s.tags, resource: s.resource, limit: s.limit, pendPos: -1, runPos: -1,
+			snoozePlan: s.snoozes, maxSnoozes: s.maxSnoozes,
 		}
 		switch {
 		case s.startBy > 0 && s.within:
@@ -168,6 +186,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			desc += " start-within " + j.startWithin.String()
 		case s.startBy > 0:
 			desc += " start-by " + simtime.Offset(j.startBy.Sub(w.start))
+		}
+		if s.snoozes > 0 {
+			desc += fmt.Sprintf(" snoozes=%d/%d", s.snoozes, s.maxSnoozes)
 		}
 		if len(s.tags) > 0 {
 			desc += fmt.Sprintf(" tags=%s", strings.Join(s.tags, ","))

@@ -615,6 +615,9 @@ func (s *Store) completionBugs(j *spi.Job, c spi.Completion, owner string) {
 	if c.Outcome == spi.OutcomeRetry && s.bug("retry outcome sets FinishedAt") {
 		j.FinishedAt = c.FinishedAt
 	}
+	if c.Outcome == spi.OutcomeSnoozed && s.bug("snooze outcome keeps the snooze count") {
+		j.Snoozes--
+	}
 	if s.bug("CompleteJobs advances the claim sequence") {
 		j.ClaimSeq++
 	}
@@ -726,9 +729,12 @@ func (s *Store) RetryFailedJob(_ context.Context, id uuid.UUID, now time.Time) e
 	if j.Status != spi.StatusFailed && !s.bug("RetryFailedJob accepts any state") {
 		return fmt.Errorf("%w: job %s is %s, only FAILED jobs can be retried", spi.ErrInvalidState, id, j.Status)
 	}
-	crashes := j.CrashCount
+	crashes, snoozes := j.CrashCount, j.Snoozes
 	if s.retryLocked(j, now); s.bug("RetryFailedJob keeps the crash count") {
 		j.CrashCount = crashes
+	}
+	if s.bug("RetryFailedJob keeps the snooze count") {
+		j.Snoozes = snoozes
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ const (
 	fBackoffUS   = "backoff_param_us"
 	fClaimSeq    = "claim_seq"
 	fCrash       = "crash_count"
+	fSnoozes     = "snoozes"
 	fOwner       = "owner_node"
 	fClaimed     = "claimed_time"
 	fFinished    = "finished_time"
@@ -155,6 +156,7 @@ type jobDoc struct {
 	BackoffUS     int64             `bson:"backoff_param_us"`
 	ClaimSeq      int64             `bson:"claim_seq"`
 	Crash         int64             `bson:"crash_count"`
+	Snoozes       int64             `bson:"snoozes,omitempty"`
 	Owner         string            `bson:"owner_node,omitempty"`
 	Claimed       *int64            `bson:"claimed_time,omitempty"`
 	Finished      *int64            `bson:"finished_time,omitempty"`
@@ -273,6 +275,7 @@ func encodeJob(j *spi.Job) *jobDoc {
 		BackoffUS:   j.BackoffParam.Microseconds(),
 		ClaimSeq:    j.ClaimSeq,
 		Crash:       int64(j.CrashCount),
+		Snoozes:     int64(j.Snoozes),
 		Owner:       j.OwnerNode,
 		Claimed:     optTimeUS(j.ClaimedAt),
 		Finished:    optTimeUS(j.FinishedAt),
@@ -394,6 +397,7 @@ func decodeJob(raw bson.Raw) (*spi.Job, error) {
 		Backoff:        spi.BackoffKind(d.Backoff),
 		BackoffParam:   time.Duration(d.BackoffUS) * time.Microsecond,
 		CrashCount:     int(d.Crash),
+		Snoozes:        int(d.Snoozes),
 		ClaimSeq:       d.ClaimSeq,
 		OwnerNode:      d.Owner,
 		LastError:      d.LastError,
@@ -504,7 +508,7 @@ var fieldOf = [...]string{
 	spi.FieldStatus: fStatus, spi.FieldScheduledAt: fScheduled, spi.FieldFinishedAt: fFinished,
 	spi.FieldClaimedAt: fClaimed, spi.FieldOwner: fOwner, spi.FieldAttempts: fAttempts,
 	spi.FieldCrashCount: fCrash, spi.FieldLastError: fLastError, spi.FieldResult: fResult,
-	spi.FieldResultType: fResultType, spi.FieldClaimSeq: fClaimSeq,
+	spi.FieldResultType: fResultType, spi.FieldClaimSeq: fClaimSeq, spi.FieldSnoozes: fSnoozes,
 }
 
 // updateOf is the update that applies transition ch to a job's document,
@@ -529,7 +533,7 @@ func updateOf(ch spi.Change, set, unset bson.M) bson.M {
 			switch w.Field {
 			case spi.FieldScheduledAt, spi.FieldFinishedAt, spi.FieldClaimedAt:
 				set[f] = timeUS(w.Time)
-			case spi.FieldAttempts, spi.FieldCrashCount:
+			case spi.FieldAttempts, spi.FieldCrashCount, spi.FieldSnoozes:
 				set[f] = int64(w.Int)
 			case spi.FieldResult:
 				set[f] = binaryOf(w.Bytes)

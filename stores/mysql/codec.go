@@ -18,7 +18,7 @@ const jobColumnsTemplate = `j.job_id, j.task_name, j.payload, j.payload IS NULL,
 	j.scheduled_time, j.created_time, j.attempts, j.max_retries, j.backoff_kind, j.backoff_param_us,
 	j.claim_seq, j.crash_count, j.owner_node, j.claimed_time, j.finished_time, j.last_error,
 	j.job_result, j.job_result IS NULL, j.result_type, j.idempotency_key, j.params,
-	j.resource_name, j.resource_limit, j.workflow_id, j.dep_count, j.dep_waiting, j.dep_children, j.trace_context,
+	j.resource_name, j.resource_limit, j.workflow_id, j.dep_count, j.dep_waiting, j.dep_children, j.trace_context, j.snoozes,
 	(SELECT GROUP_CONCAT(HEX(t.tag) ORDER BY t.tag SEPARATOR ',') FROM {tag} t WHERE t.job_id = j.job_id)`
 
 // IDText names a stored id in messages.

@@ -113,7 +113,7 @@ func jobRow(j *spi.Job) []driver.Value {
 		j.ScheduledAt.UTC(), nt(j.CreatedAt), int64(j.Attempts), int64(j.MaxRetries), ns(string(j.Backoff)), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), ns(j.OwnerNode), nt(j.ClaimedAt), nt(j.FinishedAt), ns(j.LastError),
 		result, isNull(j.Result), ns(j.ResultType), ns(j.IdempotencyKey), params, ns(j.Resource), int64(j.ResourceLimit),
-		wf, int64(j.DependencyCount), int64(j.Waiting), int64(j.Dependents), trace, tags,
+		wf, int64(j.DependencyCount), int64(j.Waiting), int64(j.Dependents), trace, int64(j.Snoozes), tags,
 	}
 }
 

@@ -70,7 +70,7 @@ func (s *Store) newRowReader() *rowReader {
 		&v.times[0], &v.times[1], &r.Attempts, &r.MaxRetries, &v.backoff, &r.BackoffParamUS,
 		&r.ClaimSeq, &r.CrashCount, &v.owner, &v.times[2], &v.times[3], &v.lastErr,
 		&r.Result, &v.resultNull, &v.rtype, &v.idem, &v.params, &v.res, &r.ResourceLimit,
-		&v.workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &v.tags}
+		&v.workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &r.Snoozes, &v.tags}
 	return v
 }
 

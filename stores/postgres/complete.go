@@ -21,7 +21,8 @@ import (
 // claim appears more than once in the batch, only its first completion can
 // apply, as if they ran one after the other. SUCCEEDED sets the finish time,
 // result and result type; RETRY puts the job back to PENDING at RetryAt with
-// the new attempt count and last error and the owner cleared; FAILED sets
+// the new attempt count and last error and the owner cleared (a SNOOZED,
+// rare, takes the core's path with its batch); FAILED sets
 // the attempt count, last error and finish time. The claim sequence does not
 // change. An unknown outcome fails the whole batch before anything is
 // written.
@@ -34,9 +35,10 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	if err := sqlcore.ValidOutcomes(cs); err != nil {
 		return nil, fail("complete jobs", err)
 	}
-	if slices.ContainsFunc(cs, sqlcore.FlowCompletion) {
+	if slices.ContainsFunc(cs, sqlcore.OneByOne) {
 		// A workflow's completion releases its dependents in the same
-		// transaction: the core's path.
+		// transaction, and a snooze writes a column the batched
+		// statements do not: the core's path.
 		return s.core.CompleteJobs(ctx, cs)
 	}
 	out := make([]bool, len(cs))

@@ -20,7 +20,7 @@ const jobColumns = `job_id, task_name, payload, payload IS NULL, status, priorit
 	scheduled_time, created_time, attempts, max_retries, backoff_kind, backoff_param_us,
 	claim_seq, crash_count, owner_node, claimed_time, finished_time, last_error,
 	job_result, job_result IS NULL, result_type, idempotency_key, params,
-	resource_name, resource_limit, workflow_id, dep_count, dep_waiting, dep_children, trace_context,
+	resource_name, resource_limit, workflow_id, dep_count, dep_waiting, dep_children, trace_context, snoozes,
 	CASE WHEN EXISTS (SELECT 1 FROM scheduler_job_tag) THEN
 		(SELECT json_group_array(t.tag ORDER BY t.rowid) FROM scheduler_job_tag t WHERE t.job_id = scheduler_job.job_id) END`
 

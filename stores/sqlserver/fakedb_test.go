@@ -124,7 +124,7 @@ func jobRow(j *spi.Job) []driver.Value {
 		j.ScheduledAt.UTC(), nt(j.CreatedAt), int64(j.Attempts), int64(j.MaxRetries), string(j.Backoff), j.BackoffParam.Microseconds(),
 		j.ClaimSeq, int64(j.CrashCount), nb(j.OwnerNode), nt(j.ClaimedAt), nt(j.FinishedAt), ns(j.LastError),
 		result, isNull(j.Result), ns(j.ResultType), nb(j.IdempotencyKey), params, nb(j.Resource), int64(j.ResourceLimit),
-		wf, int64(j.DependencyCount), int64(j.Waiting), int64(j.Dependents), trace, tags,
+		wf, int64(j.DependencyCount), int64(j.Waiting), int64(j.Dependents), trace, int64(j.Snoozes), tags,
 	}
 }
 

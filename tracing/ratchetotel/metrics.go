@@ -34,6 +34,7 @@ type Metrics struct {
 	eventsDropped                       metric.Int64Counter
 	callbacksFailed                     metric.Int64Counter
 	runOverruns, jobsExpired            metric.Int64Counter
+	jobsSnoozed                         metric.Int64Counter
 
 	// The attribute options of the hot paths, built once per key.
 	tasks   cache[string, *taskOpts]
@@ -136,6 +137,7 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 		callbacksFailed: counter("ratchet.callbacks.failed", "{job}", "Failed runs of callback jobs, by task."),
 		runOverruns:     counter("ratchet.run.overruns", "{job}", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task."),
 		jobsExpired:     counter("ratchet.jobs.expired", "{job}", "Jobs claimed past their start-by deadline and failed without running, by task."),
+		jobsSnoozed:     counter("ratchet.jobs.snoozed", "{run}", "Runs that ended in a snooze (back to PENDING, no attempt spent), by task."),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -384,6 +386,12 @@ func (m *Metrics) RunOverran(ctx context.Context, _ uuid.UUID, task string, _ ti
 // (ratchet.jobs.expired): it implements spi.StartByMetrics.
 func (m *Metrics) JobExpired(ctx context.Context, _ uuid.UUID, task string) {
 	m.jobsExpired.Add(ctx, 1, m.task(task).task...)
+}
+
+// JobSnoozed counts a run that ended in a snooze (ratchet.jobs.snoozed):
+// it implements spi.SnoozeMetrics.
+func (m *Metrics) JobSnoozed(ctx context.Context, _ uuid.UUID, task string, _ time.Duration) {
+	m.jobsSnoozed.Add(ctx, 1, m.task(task).task...)
 }
 
 // defaultStatsTimeout bounds a JobStats read when ObserveJobs is given 0.

@@ -11,7 +11,7 @@ var columnOf = [...]string{
 	spi.FieldStatus: "status", spi.FieldScheduledAt: "scheduled_time", spi.FieldFinishedAt: "finished_time",
 	spi.FieldClaimedAt: "claimed_time", spi.FieldOwner: "owner_node", spi.FieldAttempts: "attempts",
 	spi.FieldCrashCount: "crash_count", spi.FieldLastError: "last_error", spi.FieldResult: "job_result",
-	spi.FieldResultType: "result_type", spi.FieldClaimSeq: "claim_seq",
+	spi.FieldResultType: "result_type", spi.FieldClaimSeq: "claim_seq", spi.FieldSnoozes: "snoozes",
 }
 
 // Update is the UPDATE of the job rows in one of the states ch applies in
@@ -86,7 +86,7 @@ func (s *Syntax) value(w spi.Write) any {
 		return s.time(w.Time)
 	case spi.FieldOwner:
 		return s.nullName(w.Text)
-	case spi.FieldAttempts, spi.FieldCrashCount:
+	case spi.FieldAttempts, spi.FieldCrashCount, spi.FieldSnoozes:
 		return int64(w.Int)
 	case spi.FieldLastError:
 		return s.long(w.Text)

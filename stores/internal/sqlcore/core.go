@@ -899,7 +899,7 @@ func (d Dialect[T]) Decode(rows Scanner) (job *spi.Job, raw T, seq int64, err er
 		&scheduled, &created, &r.Attempts, &r.MaxRetries, &backoff, &r.BackoffParamUS,
 		&r.ClaimSeq, &r.CrashCount, &owner, &claimed, &fini, &lastErr,
 		&r.Result, &resultNull, &rtype, &idem, &r.Params, &res, &r.ResourceLimit,
-		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &tags)
+		&workflow, &r.DepCount, &r.DepWaiting, &r.DepChildren, &r.TraceContext, &r.Snoozes, &tags)
 	r.Task, r.Backoff, r.OwnerNode, r.LastError = task.String, backoff.String, owner.String, lastErr.String
 	r.ResultType, r.IdempotencyKey, r.Resource = rtype.String, idem.String, res.String
 	r.Payload, r.Result = Blob(r.Payload, payloadNull != 0), Blob(r.Result, resultNull != 0)

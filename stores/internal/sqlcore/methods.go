@@ -241,9 +241,11 @@ func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res [
 // When one claim appears more than once in the batch, only its first
 // completion can apply. SUCCEEDED sets the finish time, result and result
 // type; RETRY puts the job back to PENDING at RetryAt with the new attempt
-// count and last error and the owner cleared; FAILED sets the attempt
-// count, last error and finish time. The claim sequence does not change.
-// An unknown outcome fails the whole batch before anything is written.
+// count and last error and the owner cleared; SNOOZED puts it back to
+// PENDING at RetryAt with the new snooze count and the owner cleared;
+// FAILED sets the attempt count, last error and finish time. The claim
+// sequence does not change. An unknown outcome fails the whole batch
+// before anything is written.
 //
 // A retryable error runs the transaction again. A completion whose job
 // already shows exactly what it writes (the batch of an earlier run whose
@@ -251,8 +253,8 @@ func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res [
 // applied (see Recognize), so a completion is neither lost nor reported
 // superseded because of the retry. It implements [spi.Store].
 //
-// Workflow completions (a job with dependents, a skip, a cancel) are
-// written one by one in the same transaction, and those that finish a job
+// Workflow completions (a job with dependents, a skip, a cancel) and
+// snoozes (OneByOne) are written one by one in the same transaction, and those that finish a job
 // with dependents release them (see finish): the dialect's batched write
 // stays the path of every other job.
 func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
@@ -264,10 +266,10 @@ func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool,
 		}
 		pos := FirstOfEach(Refs(cs))
 		plain, flow := pos, []int(nil)
-		if slices.ContainsFunc(cs, FlowCompletion) {
+		if slices.ContainsFunc(cs, OneByOne) {
 			plain = nil
 			for _, i := range pos {
-				if FlowCompletion(cs[i]) {
+				if OneByOne(cs[i]) {
 					flow = append(flow, i)
 				} else {
 					plain = append(plain, i)

@@ -28,7 +28,7 @@ type Row struct {
 	// Scheduled, Created, Claimed and Finished are UTC; zero for NULL.
 	Scheduled, Created, Claimed, Finished time.Time
 
-	Attempts, MaxRetries, BackoffParamUS, ClaimSeq, CrashCount int64
+	Attempts, MaxRetries, BackoffParamUS, ClaimSeq, CrashCount, Snoozes int64
 
 	OwnerNode, LastError, ResultType, IdempotencyKey, Resource string
 	ResourceLimit                                              int64
@@ -77,6 +77,7 @@ func (r *Row) Job() (*spi.Job, error) {
 		Backoff:        spi.BackoffKind(r.Backoff),
 		BackoffParam:   time.Duration(r.BackoffParamUS) * time.Microsecond,
 		CrashCount:     int(r.CrashCount),
+		Snoozes:        int(r.Snoozes),
 		ClaimSeq:       r.ClaimSeq,
 		OwnerNode:      r.OwnerNode,
 		ClaimedAt:      r.Claimed,
@@ -129,7 +130,7 @@ var jobColumnNames = []string{
 	"scheduled_time", "created_time", "attempts", "max_retries", "backoff_kind", "backoff_param_us",
 	"claim_seq", "crash_count", "owner_node", "claimed_time", "finished_time", "last_error",
 	"job_result", "result_null", "result_type", "idempotency_key", "params", "resource_name", "resource_limit",
-	"workflow_id", "dep_count", "dep_waiting", "dep_children", "trace_context", "tags",
+	"workflow_id", "dep_count", "dep_waiting", "dep_children", "trace_context", "snoozes", "tags",
 }
 
 // NumJobColumns is the number of columns of JobColumns.

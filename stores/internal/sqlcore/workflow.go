@@ -35,12 +35,15 @@ type finished struct {
 	status spi.Status
 }
 
-// FlowCompletion reports whether completion c takes the workflow path of
-// Core.CompleteJobs (a store with its own batched completion, such as
-// PostgreSQL's, hands such batches to it): it has dependents to release, or an outcome only a
-// workflow job has.
-func FlowCompletion(c spi.Completion) bool {
-	return c.HasDependents || c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled
+// OneByOne reports whether completion c takes the path of Core.CompleteJobs
+// that writes each completion alone from its spi.Change (a store with its
+// own batched completion, such as PostgreSQL's, hands such batches to it):
+// it has dependents to release, an outcome only a workflow job has, or it
+// is a snooze. The dialects' batched statements write the outcomes of
+// every run (success, retry, failure) and nothing else.
+func OneByOne(c spi.Completion) bool {
+	return c.HasDependents || c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled ||
+		c.Outcome == spi.OutcomeSnoozed
 }
 
 // Statement is one SQL statement with its arguments, bound as the

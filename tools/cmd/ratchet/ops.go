@@ -473,6 +473,9 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	row("priority", j.Priority.String())
 	row("attempts", fmt.Sprintf("%d failed of at most %d runs", j.Attempts, j.MaxRetries+1))
 	row("crash count", fmt.Sprint(j.CrashCount))
+	if j.Snoozes > 0 {
+		row("snoozes", fmt.Sprintf("%d of at most %d", j.Snoozes, spi.MaxSnoozes(j)))
+	}
 	row("created", stamp(j.CreatedAt))
 	row("due", stamp(j.ScheduledAt))
 	row("claimed", stamp(j.ClaimedAt))
