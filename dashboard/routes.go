@@ -38,6 +38,8 @@ func (h *Handler) routes() {
 	act("/recurring/pause", h.schedulePause)
 	act("/recurring/resume", h.scheduleResume)
 	act("/recurring/trigger", h.scheduleTrigger)
+	act("/tasks/pause", h.taskPause)
+	act("/tasks/resume", h.taskResume)
 	a.HandleFunc("POST /logout", h.logout)
 	a.HandleFunc("/logout", h.methodNotAllowed)
 

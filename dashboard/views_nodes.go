@@ -1,9 +1,11 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,9 @@ type backlogRow struct {
 	N          int64
 	Earliest   time.Time
 	Unrunnable bool
+	// Paused is when the task was paused (ratchet.Client.PauseTask);
+	// zero when it runs.
+	Paused time.Time
 }
 
 // nodesData is the nodes view's data.
@@ -32,6 +37,11 @@ type nodesData struct {
 	LiveWithin time.Duration
 	Nodes      []nodeRow
 	Backlog    []backlogRow
+	// CanPause says that the store pauses tasks (spi.TaskPauser); Paused
+	// are the paused tasks that have no pending job (the others are
+	// flagged in Backlog).
+	CanPause bool
+	Paused   []ratchet.PausedTask
 }
 
 // nodes serves GET /nodes: the live nodes and the pending backlog per
@@ -72,8 +82,41 @@ func (h *Handler) nodes(w http.ResponseWriter, r *http.Request) {
 	for _, u := range unrunnable {
 		flag[u.Task] = true
 	}
-	for _, b := range backlog {
-		d.Backlog = append(d.Backlog, backlogRow{Task: b.Task, N: b.Pending, Earliest: b.Earliest, Unrunnable: flag[b.Task]})
+	paused := map[string]time.Time{}
+	if spi.CapabilitiesOf(h.c.Store()).Pauser != nil {
+		d.CanPause = true
+		ps, err := h.c.PausedTasks(r.Context())
+		if err != nil {
+			h.storeFailed(w, r, "nodes", p, fmt.Errorf("read the paused tasks: %w", err))
+			return
+		}
+		for _, t := range ps {
+			paused[t.Task] = t.Since
+		}
+		d.Paused = ps
 	}
+	for _, b := range backlog {
+		d.Backlog = append(d.Backlog, backlogRow{Task: b.Task, N: b.Pending, Earliest: b.Earliest, Unrunnable: flag[b.Task], Paused: paused[b.Task]})
+		delete(paused, b.Task)
+	}
+	d.Paused = slices.DeleteFunc(d.Paused, func(t ratchet.PausedTask) bool { _, idle := paused[t.Task]; return !idle })
 	h.renderPage(w, r, http.StatusOK, "nodes", p)
+}
+
+// taskPause serves POST /tasks/pause: it pauses the task of the form's
+// field task fleet-wide (ratchet.Client.PauseTask).
+func (h *Handler) taskPause(w http.ResponseWriter, r *http.Request, p *principal) {
+	h.taskAction(w, r, p, "task.pause", "paused", h.c.PauseTask)
+}
+
+// taskResume serves POST /tasks/resume.
+func (h *Handler) taskResume(w http.ResponseWriter, r *http.Request, p *principal) {
+	h.taskAction(w, r, p, "task.resume", "resumed", h.c.ResumeTask)
+}
+
+// taskAction runs a task's pause or resume, records it and redirects to
+// the nodes page with a notice.
+func (h *Handler) taskAction(w http.ResponseWriter, r *http.Request, p *principal, action, done string, fn func(context.Context, string) error) {
+	h.namedAction(w, r, p, namedTarget{field: "task", kind: "task", title: "Nodes", nav: "nodes", back: "/nodes"}, action,
+		func(ctx context.Context, task string) (string, error) { return done, fn(ctx, task) })
 }

@@ -57,29 +57,43 @@ func (h *Handler) scheduleTrigger(w http.ResponseWriter, r *http.Request, p *pri
 // scheduleAction runs one schedule's action, records it and redirects to
 // the schedules with a notice.
 func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, p *principal, action string, fn func(context.Context, string) (string, error)) {
-	id := r.PostFormValue("id")
-	if id == "" {
-		h.errorPage(w, r, http.StatusBadRequest, "no schedule id (form field id)")
+	h.namedAction(w, r, p, namedTarget{field: "id", kind: "schedule", title: "Recurring", nav: "recurring", back: "/recurring"}, action, fn)
+}
+
+// namedTarget is what an action on a named thing (a schedule, a task)
+// acts on: the form field that names it, what it is, and the page it
+// belongs to and returns to.
+type namedTarget struct {
+	field, kind, title, nav, back string
+}
+
+// namedAction runs action on the thing the form's field names, records it
+// in the audit log and redirects to its page with a notice; fn returns
+// what it did, for the record and the notice.
+func (h *Handler) namedAction(w http.ResponseWriter, r *http.Request, p *principal, t namedTarget, action string, fn func(context.Context, string) (string, error)) {
+	name := r.PostFormValue(t.field)
+	if name == "" {
+		h.errorPage(w, r, http.StatusBadRequest, fmt.Sprintf("no %s (form field %s)", t.kind, t.field))
 		return
 	}
-	done, err := fn(r.Context(), id)
+	done, err := fn(r.Context(), name)
 	detail, count := done, 1
 	if err != nil {
 		detail, count = "failed: "+err.Error(), 0
 	}
-	aerr := h.audit(r.Context(), p.Name, action, id, count, detail)
+	aerr := h.audit(r.Context(), p.Name, action, name, count, detail)
 	if err != nil {
 		st := statusOf(err)
 		if st == http.StatusServiceUnavailable {
-			h.storeFailed(w, r, "error", &page{Title: "Recurring", Nav: "recurring"}, err)
+			h.storeFailed(w, r, "error", &page{Title: t.title, Nav: t.nav}, err)
 			return
 		}
-		h.errorPage(w, r, st, fmt.Sprintf("%s of schedule %q: %v", action, id, err))
+		h.errorPage(w, r, st, fmt.Sprintf("%s of %s %q: %v", action, t.kind, name, err))
 		return
 	}
-	notice := fmt.Sprintf("schedule %s %s", id, done)
+	notice := fmt.Sprintf("%s %s %s", t.kind, name, done)
 	if aerr != nil {
 		notice += "; but " + aerr.Error()
 	}
-	http.Redirect(w, r, h.prefix+"/recurring?"+h.noticeQuery(notice), http.StatusSeeOther)
+	http.Redirect(w, r, h.prefix+t.back+"?"+h.noticeQuery(notice), http.StatusSeeOther)
 }

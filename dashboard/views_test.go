@@ -368,3 +368,52 @@ func TestUnreachableStore(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.Contains(t, rec.Body.String(), "store unreachable")
 }
+
+// The nodes page pauses and resumes a task: the backlog row says since
+// when, the button posts with the CSRF token, the audit log records it, a
+// paused task without jobs is listed on its own, and a viewer sees no
+// button and is refused.
+func TestTaskPauseResume(t *testing.T) {
+	e := newEnv(t)
+	e.failedJobs("send", 1)
+	_, err := e.c.SubmitRaw(e.ctx, "report", []byte(`{}`))
+	require.NoError(t, err)
+	c, csrf := e.login(opToken)
+
+	st, body, _ := e.do(c, "GET", "/nodes", nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	assert.Contains(t, body, `action="/ops/tasks/pause"`)
+	st, _, hdr := e.do(c, "POST", "/tasks/pause", url.Values{"csrf": {csrf}, "task": {"report"}}, nil)
+	require.Equal(t, http.StatusSeeOther, st)
+	assert.True(t, strings.HasPrefix(hdr.Get("Location"), "/ops/nodes?notice="))
+	paused, err := e.c.PausedTasks(e.ctx)
+	require.NoError(t, err)
+	require.Len(t, paused, 1)
+	assert.Equal(t, "report", paused[0].Task)
+	_, body, _ = e.do(c, "GET", "/nodes", nil, nil)
+	assert.Contains(t, body, "paused since")
+	assert.Contains(t, body, `action="/ops/tasks/resume"`)
+
+	st, _, _ = e.do(c, "POST", "/tasks/pause", url.Values{"csrf": {csrf}, "task": {"idle"}}, nil)
+	require.Equal(t, http.StatusSeeOther, st)
+	_, body, _ = e.do(c, "GET", "/nodes", nil, nil)
+	assert.Contains(t, body, "Paused tasks without pending jobs")
+
+	vc, vcsrf := e.login(viewerToken)
+	_, body, _ = e.do(vc, "GET", "/nodes", nil, nil)
+	assert.NotContains(t, body, "/tasks/resume", "a viewer sees no button")
+	st, _, _ = e.do(vc, "POST", "/tasks/resume", url.Values{"csrf": {vcsrf}, "task": {"report"}}, nil)
+	assert.Equal(t, http.StatusForbidden, st)
+
+	st, _, _ = e.do(c, "POST", "/tasks/resume", url.Values{"csrf": {csrf}, "task": {"report"}}, nil)
+	require.Equal(t, http.StatusSeeOther, st)
+	paused, err = e.c.PausedTasks(e.ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"idle"}, []string{paused[0].Task})
+	es, err := e.store.ListAudit(e.ctx, 0, 10)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(es), 3)
+	assert.Equal(t, [3]string{"task.resume", "task.pause", "task.pause"}, [3]string{es[0].Action, es[1].Action, es[2].Action})
+	st, _, _ = e.do(c, "POST", "/tasks/pause", url.Values{"csrf": {csrf}}, nil)
+	assert.Equal(t, http.StatusBadRequest, st, "no task")
+}

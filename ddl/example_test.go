@@ -33,6 +33,7 @@ func ExampleMigrations() {
 	// 0013_partial_indexes.sql
 	// 0014_archive_purge.sql
 	// 0015_snoozes.sql
-	// latest: 15
+	// 0016_task_pause.sql
+	// latest: 16
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

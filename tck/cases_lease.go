@@ -80,6 +80,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Audit
 	case *spi.BulkManager:
 		v = caps.Bulk
+	case *spi.TaskPauser:
+		v = caps.Pauser
 	}
 	c, ok := v.(C)
 	return c, ok

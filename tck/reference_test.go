@@ -77,6 +77,7 @@ var capabilityGroups = map[string]string{
 	"Delete":     "spi.JobDeleter",
 	"Audit":      "spi.AuditLog",
 	"Bulk":       "spi.BulkManager",
+	"PauseTask":  "spi.TaskPauser",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -204,6 +205,7 @@ var plantedBugs = []struct {
 	{"retry outcome keeps the owner", []string{"Complete/Retry"}},
 	{"snooze outcome keeps the snooze count", []string{"Snooze/KeepsAttempts", "Snooze/MixedBatch", "Snooze/ResetByRetryFailed"}},
 	{"RetryFailedJob keeps the snooze count", []string{"Snooze/ResetByRetryFailed"}},
+	{"claim takes the jobs of paused tasks", []string{"PauseTask/PausedNotClaimed", "PauseTask/RunningRunsOn"}},
 	{"success writes Completion.Attempts", []string{"Complete/SucceededAfterRetry"}},
 	{"release charges the crash budget", []string{"Release/Release", "Release/ReleaseKeepsCrashCount"}},
 	{"release does not advance the claim sequence", []string{"Release/Release"}},

@@ -145,6 +145,7 @@ func groups() []group {
 		{"RunTimeout", runTimeoutCases()},
 		{"StartBy", startByCases()},
 		{"Snooze", snoozeCases()},
+		{"PauseTask", pauseCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
 		{"Tasks", taskCases()},

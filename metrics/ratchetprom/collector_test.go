@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,7 @@ func TestObserveJobs(t *testing.T) {
 	}
 	_, err = ok.Submit(ctx, client, 1, ratchet.WithPriority(spi.PriorityHigh), ratchet.WithDelay(time.Hour))
 	require.NoError(t, err)
+	require.NoError(t, client.PauseTask(ctx, "email.send"))
 	require.NoError(t, c.ObserveJobs(store, func() time.Time { return now }, 0))
 	page := scrape(t, reg)
 	for _, want := range []string{
@@ -207,6 +209,7 @@ func TestObserveJobs(t *testing.T) {
 		`ratchet_jobs_estimated 0`,
 		`ratchet_oldest_due_job_age_seconds 90`,
 		`ratchet_job_stats_up 1`,
+		`ratchet_task_paused{since="` + strconv.FormatInt(now.Add(-90*time.Second).Unix(), 10) + `",task="email.send"} 1`,
 	} {
 		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
 	}

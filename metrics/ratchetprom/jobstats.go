@@ -2,6 +2,7 @@ package ratchetprom
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +28,12 @@ func (c *Collector) ObserveJobs(r spi.StatsReader, now func() time.Time, timeout
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName("ratchet", "", name), help, labels, nil)
 	}
-	return c.reg.Register(&jobStats{r: r, now: now, timeout: timeout,
+	var pauser spi.TaskPauser
+	if s, ok := r.(spi.Store); ok {
+		pauser = spi.CapabilitiesOf(s).Pauser
+	}
+	return c.reg.Register(&jobStats{r: r, pauser: pauser, now: now, timeout: timeout,
+		paused:    desc("task_paused", "1 for each task paused fleet-wide (Client.PauseTask), with the Unix time it was paused as since.", "task", "since"),
 		jobs:      desc("jobs", "Live (not archived) jobs, by status, task and priority.", "status", "task", "priority"),
 		estimated: desc("jobs_estimated", "1 when ratchet_jobs are the store's estimates of a large table, 0 when counted."),
 		oldest:    desc("oldest_due_job_age_seconds", "How long the oldest due PENDING job has been due; 0 when none is."),
@@ -38,6 +44,8 @@ func (c *Collector) ObserveJobs(r spi.StatsReader, now func() time.Time, timeout
 // jobStats is the prometheus.Collector of ObserveJobs.
 type jobStats struct {
 	r                           spi.StatsReader
+	pauser                      spi.TaskPauser // nil: a store that cannot pause
+	paused                      *prometheus.Desc
 	now                         func() time.Time
 	timeout                     time.Duration
 	jobs, estimated, oldest, up *prometheus.Desc
@@ -48,6 +56,7 @@ func (s *jobStats) Describe(ch chan<- *prometheus.Desc) {
 	ch <- s.estimated
 	ch <- s.oldest
 	ch <- s.up
+	ch <- s.paused
 }
 
 func (s *jobStats) Collect(ch chan<- prometheus.Metric) {
@@ -55,6 +64,10 @@ func (s *jobStats) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	now := s.now()
 	st, err := s.r.JobStats(ctx, now.UTC())
+	var paused []spi.PausedTask
+	if err == nil && s.pauser != nil {
+		paused, err = s.pauser.PausedTasks(ctx)
+	}
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(s.up, prometheus.GaugeValue, 0)
 		return
@@ -69,4 +82,7 @@ func (s *jobStats) Collect(ch chan<- prometheus.Metric) {
 		age = max(0, now.Sub(st.OldestDue).Seconds())
 	}
 	ch <- prometheus.MustNewConstMetric(s.oldest, prometheus.GaugeValue, age)
+	for _, p := range paused {
+		ch <- prometheus.MustNewConstMetric(s.paused, prometheus.GaugeValue, 1, p.Task, strconv.FormatInt(p.Since.Unix(), 10))
+	}
 }

@@ -49,6 +49,8 @@ type Capabilities struct {
 	Bulk BulkManager
 	// ConcurrentClaims says whether concurrent claims pay off.
 	ConcurrentClaims ConcurrentClaimer
+	// Pauser pauses and resumes tasks fleet-wide.
+	Pauser TaskPauser
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -89,5 +91,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Audit, _ = s.(AuditLog)
 	c.Bulk, _ = s.(BulkManager)
 	c.ConcurrentClaims, _ = s.(ConcurrentClaimer)
+	c.Pauser, _ = s.(TaskPauser)
 	return c
 }

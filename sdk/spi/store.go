@@ -332,3 +332,29 @@ type ClusterCoordinator interface {
 	// Close releases the transport; calling it twice is harmless.
 	Close() error
 }
+
+// TaskPauser is implemented by stores that pause tasks fleet-wide and
+// durably. No claim statement that starts after PauseTask returns takes a
+// job of a paused task: the claim reads the paused tasks in the statement
+// that picks its candidates, by the database's own order of commits, so a
+// node's clock plays no part. Submissions of a paused task are still
+// written; its jobs wait PENDING, and its RUNNING jobs run on, until
+// ResumeTask. The pause survives restarts of every node: it is a row of
+// the store's.
+type TaskPauser interface {
+	// PauseTask pauses task from now on and reports whether it was
+	// running (false: it was paused already, since the time first
+	// recorded, which stays).
+	PauseTask(ctx context.Context, task string, now time.Time) (bool, error)
+	// ResumeTask resumes task and reports whether it was paused.
+	ResumeTask(ctx context.Context, task string) (bool, error)
+	// PausedTasks returns the paused tasks, ordered by name.
+	PausedTasks(ctx context.Context) ([]PausedTask, error)
+}
+
+// PausedTask is one task that [TaskPauser.PauseTask] paused.
+type PausedTask struct {
+	Task string
+	// Since is when it was paused.
+	Since time.Time
+}

@@ -47,7 +47,10 @@ const (
 	// A body that snoozes puts its job back to PENDING due after the
 	// snooze, its snooze count one more and its attempts unchanged; past
 	// the job's bound (spi.MaxSnoozes) it fails for good instead.
-	invSnooze       = "snooze"
+	invSnooze = "snooze"
+	// A claim made after a task's pause returned takes none of its jobs;
+	// resumed, they are claimed again.
+	invPause        = "pause"
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -179,6 +182,8 @@ type model struct {
 	waits int
 	// batches are the batches submitted.
 	batches []*sbatch
+	// paused are the tasks the workload paused (spi.TaskPauser).
+	paused map[string]bool
 }
 
 func (m *model) init() {
@@ -186,6 +191,7 @@ func (m *model) init() {
 	m.keys = map[string]*sjob{}
 	m.nodeRows = map[string]time.Time{}
 	m.holders = map[string]int{}
+	m.paused = map[string]bool{}
 }
 
 // setStatus moves a job between states, keeping the pending and running
@@ -265,7 +271,7 @@ func effective(p spi.Priority, due, now time.Time, boost time.Duration) int64 {
 func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter, full map[string]bool) []*sjob {
 	var due []*sjob
 	for _, j := range w.pending {
-		if !j.due.After(now) && tags.Match(j.tags) && !full[j.task] {
+		if !j.due.After(now) && tags.Match(j.tags) && !full[j.task] && !w.paused[j.task] {
 			due = append(due, j)
 		}
 	}
@@ -302,6 +308,15 @@ func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter, full
 
 // checkClaim compares a claim's result with the model and applies it.
 func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []*sjob {
+	if len(w.paused) > 0 {
+		w.check(invPause)
+		for _, g := range got {
+			if j := w.byID[g.ID]; j != nil && w.paused[j.task] {
+				w.fail(invPause, []*sjob{j}, []*node{n}, "%s claimed %s of task %s, paused before the claim", n.id, j.label, j.task)
+				return nil
+			}
+		}
+	}
 	w.check(invClaimOrder)
 	want := w.expectedClaim(limit, now, n.tags, n.fullTasks())
 	wantSet := map[uuid.UUID]bool{}

@@ -262,7 +262,7 @@ func TestJobControlIsChecked(t *testing.T) {
 	for seed := int64(1); seed <= 10; seed++ {
 		rep, err := cluster.Simulate(seed, cluster.Scenario{Steps: 3000})
 		require.NoError(t, err)
-		for _, inv := range []string{"cancel-running", "timeout"} {
+		for _, inv := range []string{"cancel-running", "timeout", "snooze", "pause"} {
 			checks[inv] += rep.Checks[inv]
 		}
 	}
@@ -458,4 +458,14 @@ func TestRecurringWorkload(t *testing.T) {
 	rep, err := cluster.Simulate(3, cluster.Scenario{Steps: 2000, NoRecurring: true})
 	require.NoError(t, err)
 	assert.Empty(t, rep.Recurring, "NoRecurring turns it off")
+}
+
+// A store that ignores pauses (its claims go on taking a paused task's
+// jobs) is caught by pause.
+func TestCatchesPauseIgnored(t *testing.T) {
+	v := findViolation(t, cluster.Scenario{Steps: 2000, WrapStore: mutant.Wrappers["pause-ignored"]}, 40)
+	t.Logf("seed %d: %s", v.Seed, v.Detail)
+	assert.Equal(t, "pause", v.Invariant)
+	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
+	assert.NoError(t, clean, "the same seed passes on the correct store")
 }

@@ -256,6 +256,39 @@ func (w *world) ordinaryJobs() int {
 	return n
 }
 
+// pausable are the tasks the workload pauses and resumes.
+var pausable = []string{"work", "poison"}
+
+// togglePause pauses a task of the workload that runs, or resumes one
+// that is paused (spi.TaskPauser): the model's claims leave the paused
+// tasks' jobs alone from then on (pause).
+func (w *world) togglePause(now time.Time) error {
+	p := spi.CapabilitiesOf(w.store).Pauser
+	if p == nil {
+		return nil
+	}
+	task := pausable[w.rng.IntN(len(pausable))]
+	if w.paused[task] {
+		return w.resumeTask(p, task)
+	}
+	if _, err := p.PauseTask(w.ctx, task, now); err != nil {
+		return w.storeErr("PauseTask", err)
+	}
+	w.paused[task] = true
+	w.tracef(nil, nil, "client pause task %s", task)
+	return nil
+}
+
+// resumeTask resumes task in the store and the model.
+func (w *world) resumeTask(p spi.TaskPauser, task string) error {
+	if _, err := p.ResumeTask(w.ctx, task); err != nil {
+		return w.storeErr("ResumeTask", err)
+	}
+	delete(w.paused, task)
+	w.tracef(nil, nil, "client resume task %s", task)
+	return nil // the nodes find the jobs at their next poll
+}
+
 // adminTick cancels a PENDING, BLOCKED or RUNNING job, DLQ-retries a
 // FAILED one, or cancels a workflow.
 func (w *world) adminTick() error {
@@ -267,6 +300,10 @@ func (w *world) adminTick() error {
 		return nil
 	}
 	now := w.now()
+	if w.probe == nil && w.chance(0.15) {
+		// (Not with the aging probe, which waits for a drained queue.)
+		return w.togglePause(now)
+	}
 	var j *sjob
 	op := "cancel"
 	ops := 10

@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -601,6 +603,11 @@ func (w *world) enterHeal() {
 	w.healAt = w.now()
 	w.report.MainSteps = w.step
 	w.tracef(nil, nil, "heal: no more faults or submissions; every node comes back")
+	for _, task := range slices.Sorted(maps.Keys(w.paused)) {
+		if err := w.resumeTask(spi.CapabilitiesOf(w.store).Pauser, task); err != nil {
+			w.ioErr = err
+		}
+	}
 	for _, n := range w.nodes {
 		switch {
 		case n.stalled():

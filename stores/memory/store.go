@@ -48,6 +48,8 @@ type Store struct {
 	waits map[uuid.UUID]struct{}
 	// Batches (BatchStore); their children are in flows.
 	batches map[uuid.UUID]*spi.Batch
+	// The paused tasks (TaskPauser), with when each was paused.
+	paused map[string]time.Time
 	// The audit log (AuditLog), in Seq order, and the last Seq given.
 	audit    []spi.AuditEntry
 	auditSeq int64
@@ -106,6 +108,7 @@ func New() *Store {
 		flows:    map[uuid.UUID][]uuid.UUID{},
 		waits:    map[uuid.UUID]struct{}{},
 		batches:  map[uuid.UUID]*spi.Batch{},
+		paused:   map[string]time.Time{},
 
 		listeners: map[int]func(spi.WakeupHint){},
 	}
@@ -434,14 +437,17 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		tasks = tasks[:1]
 	}
 	if len(tasks) == 0 || s.bug("claim ignores ClaimParams.Tasks") || s.bug("claim applies the task filter after the limit") {
-		for _, l := range s.levels {
+		for t, l := range s.levels {
+			if s.isPaused(t) {
+				continue
+			}
 			for lvl := range l {
 				heaps = append(heaps, &l[lvl])
 			}
 		}
 	} else {
 		for _, t := range tasks {
-			if l := s.levels[t]; l != nil {
+			if l := s.levels[t]; l != nil && !s.isPaused(t) {
 				for lvl := range l {
 					heaps = append(heaps, &l[lvl])
 				}

@@ -93,6 +93,12 @@ func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, e
 			return nil, nil
 		}
 	}
+	if tasks, err = s.unpaused(ctx, tasks); err != nil {
+		return nil, fail("claim jobs", err)
+	}
+	if len(tasks) == 0 {
+		return nil, nil
+	}
 	c := claim{s: s, p: p, now: now, nowUS: nowUS, full: map[string]int64{}, tasks: tasks, tagFilter: tagQuery(p.Tags)}
 	if err := c.loadFullHints(ctx); err != nil {
 		return nil, fail("claim jobs", err)

@@ -58,6 +58,7 @@ const (
 	flowsName   = "workflows"
 	batchesName = "batches"
 	auditName   = "audit"
+	pausesName  = "pauses"
 )
 
 // Options configure [Open] and [New]. The zero value is ready to use.
@@ -119,6 +120,7 @@ type Store struct {
 	skips    *mongo.Collection
 	audit    *mongo.Collection // the audit log (see audit.go)
 	meta     *mongo.Collection // the schema version, the audit log's counter
+	pauses   *mongo.Collection // the paused tasks (see pause.go)
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -246,6 +248,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		skips:    db.Collection(p + skipsName),
 		audit:    db.Collection(p + auditName),
 		meta:     db.Collection(p + metaName),
+		pauses:   db.Collection(p + pausesName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx, opts.CheckOnly); err != nil {

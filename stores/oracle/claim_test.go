@@ -184,7 +184,7 @@ func TestClaimStatementsAndOrder(t *testing.T) {
 	stmts := f.Statements()
 	require.Len(t, stmts, 6, "%q", stmts)
 	assert.Equal(t, "BEGIN", stmts[0])
-	assert.Contains(t, f.Log[1], "FETCH FIRST :3 ROWS ONLY")
+	assert.Contains(t, f.Log[1], "FETCH FIRST :4 ROWS ONLY")
 	assert.NotContains(t, f.Log[1], "FOR UPDATE", "Oracle refuses a row limit with FOR UPDATE")
 	assert.True(t, strings.HasSuffix(f.Log[2], "AND status = 'PENDING' FOR UPDATE SKIP LOCKED"))
 	assert.Equal(t, []any{low.ID[:], crit.ID[:], norm.ID[:]}, values(f.Args[2]), "the best three are locked, in claim order")
@@ -321,9 +321,10 @@ func TestClaimWithTagsBindsThemPerLevel(t *testing.T) {
 		Tags: spi.TagFilter{All: []string{"gpu", "eu", "gpu"}, Any: []string{"a%"}, None: []string{"x'y"}}})
 	require.NoError(t, err)
 	args := values(f.Args[1])
-	require.Len(t, args, 5*7)
-	assert.Equal(t, []any{"send-email", go_ora.TimeStamp(t0), "gpu", "eu", "a%", "x'y", int64(5)}, args[:7], "the task, now, All (without repeats), Any, None, the limit")
-	assert.Contains(t, f.Log[1], "IN (:3, :4)) = 2", "All's count of its distinct tags")
+	require.Len(t, args, 5*8)
+	assert.Equal(t, []any{"send-email", go_ora.TimeStamp(t0), "send-email", "gpu", "eu", "a%", "x'y", int64(5)}, args[:8],
+		"the task, now, the task (the paused tasks' probe), All (without repeats), Any, None, the limit")
+	assert.Contains(t, f.Log[1], "IN (:4, :5)) = 2", "All's count of its distinct tags")
 	assert.NotContains(t, f.Log[1], "gpu", "tags are never spliced into the text")
 }
 

@@ -87,6 +87,7 @@ func buildStatements(schema string) statements {
 		"{dep}", qualify(schema, "scheduler_job_dep"),
 		"{signal}", qualify(schema, "scheduler_job_signal"),
 		"{batch}", qualify(schema, "scheduler_batch"),
+		"{pause}", qualify(schema, "scheduler_task_pause"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)
@@ -298,6 +299,8 @@ const (
 // the claim does not list are never read. Inside that scan, jobs whose
 // resource is full (as many RUNNING holders as their limit, counted through
 // idx_scheduler_job_resource) and jobs failing the tag filter of shape
+// (and every job of a paused task: a probe of scheduler_task_pause by the
+// task's name, evaluated once per scan before it reads an index entry)
 // (EXISTS / NOT EXISTS / a COUNT on the tag table's primary key, the lists
 // passed as text arrays from $first+tasks on, in the order All, Any, None)
 // are passed over, so they never block the jobs behind them.
@@ -345,6 +348,7 @@ func claimLevels(shape, first, tasks int, cols string) string {
 			SELECT y.* FROM (VALUES %s) AS t (name) CROSS JOIN LATERAL (
 				SELECT %s FROM {job} x
 				WHERE x.status = 'PENDING' AND x.task_name = t.name AND x.priority = %d AND x.scheduled_time <= $1
+					AND NOT EXISTS (SELECT 1 FROM {pause} p WHERE p.task_name = t.name)
 					AND (x.resource_name IS NULL OR (SELECT count(*) FROM {job} r
 						WHERE r.resource_name = x.resource_name AND r.status = 'RUNNING') < x.resource_limit)%s
 				ORDER BY x.scheduled_time, x.job_id

@@ -340,12 +340,13 @@ func TestClaimWithTagsPassesThemAsParameters(t *testing.T) {
 	require.Len(t, f.Args, 3) // BEGIN, candidates, COMMIT
 	args := f.Args[1]
 	var vals []any
-	for _, a := range args[3:7] {
+	assert.Equal(t, "send-email", args[3].Value, "the task, for the probe of the paused tasks")
+	for _, a := range args[4:8] {
 		vals = append(vals, a.Value)
 	}
 	assert.Equal(t, []any{[]byte("gpu"), []byte("eu"), []byte("a%"), []byte("x'y")}, vals, "All deduplicated (in the order given), then Any, then None")
-	assert.Contains(t, f.Log[1], "IN (@p4, @p5)) = 2", "All's count of its distinct tags")
-	assert.Len(t, args, 5*7)
+	assert.Contains(t, f.Log[1], "IN (@p5, @p6)) = 2", "All's count of its distinct tags")
+	assert.Len(t, args, 5*8)
 	assert.NotContains(t, f.Log[1], "gpu", "tags are never spliced into the text")
 }
 

@@ -147,14 +147,15 @@ func TestStatementShapes(t *testing.T) {
 		assert.Contains(t, q, "x.priority = "+strconv.Itoa(lvl))
 	}
 	assert.Less(t, strings.Index(q, "x.priority = 4"), strings.Index(q, "x.priority = 0"))
-	assert.Equal(t, 15, maxParam(q), "per level: the limit, the task and now")
+	assert.Equal(t, 20, maxParam(q), "per level: the limit, the task, now and the task again (the paused tasks' probe)")
+	assert.Equal(t, 5, strings.Count(q, "NOT EXISTS (SELECT 1 FROM scheduler_task_pause p WHERE p.task_name = @p"), "each level passes over a paused task")
 
 	// Tag lists are parameters, tested as counts on the tag table's key.
 	q, _ = dialect.CandidatesSQL([]string{"t"}, spi.TagFilter{All: []string{"a", "b", "a"}, Any: []string{"c", "d", "e"}, None: []string{"f"}}, t0, 10)
-	assert.Contains(t, q, "t.tag IN (@p4, @p5)) = 2")
-	assert.Contains(t, q, "AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p6, @p7, @p8)) > 0")
-	assert.Contains(t, q, "AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p9)) = 0")
-	assert.Equal(t, 5*9, maxParam(q))
+	assert.Contains(t, q, "t.tag IN (@p5, @p6)) = 2")
+	assert.Contains(t, q, "AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p7, @p8, @p9)) > 0")
+	assert.Contains(t, q, "AND (SELECT COUNT(*) FROM scheduler_job_tag t WHERE t.job_id = x.job_id AND t.tag IN (@p10)) = 0")
+	assert.Equal(t, 5*10, maxParam(q))
 
 	// Permits: one lock per resource, then the count.
 	q = permitsSQL(3)

@@ -217,6 +217,30 @@ func cloneBatch(jobs []*spi.Job) ([]*spi.Job, map[uuid.UUID]*spi.Job) {
 	return cp, byID
 }
 
+// PauseIgnored records pauses but never passes them to the store: the
+// claims go on taking the jobs of paused tasks.
+type PauseIgnored struct{ spi.Store }
+
+// PauseTask implements spi.TaskPauser, wrongly.
+func (PauseIgnored) PauseTask(context.Context, string, time.Time) (bool, error) { return true, nil }
+
+// ResumeTask implements spi.TaskPauser.
+func (m PauseIgnored) ResumeTask(ctx context.Context, task string) (bool, error) {
+	return spi.CapabilitiesOf(m.Store).Pauser.ResumeTask(ctx, task)
+}
+
+// PausedTasks implements spi.TaskPauser.
+func (m PauseIgnored) PausedTasks(ctx context.Context) ([]spi.PausedTask, error) {
+	return spi.CapabilitiesOf(m.Store).Pauser.PausedTasks(ctx)
+}
+
+// Capabilities forwards the inner store's, with its own pauses.
+func (m PauseIgnored) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(m.Store)
+	c.Pauser = m
+	return c
+}
+
 // Wrappers maps each mutant's name to its wrapper.
 var Wrappers = map[string]func(spi.Store) spi.Store{
 	"fence":   func(s spi.Store) spi.Store { return BrokenFence{s} },
@@ -229,6 +253,7 @@ var Wrappers = map[string]func(spi.Store) spi.Store{
 	"late-release":  func(s spi.Store) spi.Store { return LateRelease{s} },
 	"early-timeout": func(s spi.Store) spi.Store { return EarlyTimeout{s} },
 	"batch-twice":   func(s spi.Store) spi.Store { return BatchTwice{s, new([]spi.FinishedBatch)} },
+	"pause-ignored": func(s spi.Store) spi.Store { return PauseIgnored{s} },
 }
 
 // Names lists the mutants, sorted.

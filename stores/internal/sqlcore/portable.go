@@ -158,7 +158,7 @@ var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
 	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal", "batch": "batch",
-	"audit": "audit"}
+	"audit": "audit", "pause": "task_pause"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.
@@ -226,7 +226,7 @@ func (s *Syntax) scanArgs(tags spi.TagFilter) int {
 	if s.ScanGuard {
 		guard = 2
 	}
-	return spi.NumPriorities * (3 + guard + len(UniqueTags(tags.All)) + len(tags.Any) + len(tags.None))
+	return spi.NumPriorities * (4 + guard + len(UniqueTags(tags.All)) + len(tags.Any) + len(tags.None))
 }
 
 // candidates is the portable CandidatesSQL: for each task and priority
@@ -236,7 +236,9 @@ func (s *Syntax) scanArgs(tags spi.TagFilter) int {
 // not list are never read. Inside each scan, jobs of a full resource (as
 // many RUNNING holders as their limit, counted through the holders'
 // index) and jobs failing the tag filter are passed over, so they never
-// block the jobs behind them. The tag tests are counts on the tag table's
+// block the jobs behind them. A paused task's scans take nothing (notPaused:
+// the pause is read in this statement, so no claim that starts after
+// PauseTask returned takes its jobs). The tag tests are counts on the tag table's
 // primary key, evaluated for the rows the scan visits only: MySQL and
 // MariaDB may turn an EXISTS into a semi-join that first collects every
 // job carrying the tags, a read as large as the backlog.
@@ -264,8 +266,8 @@ func (s *Syntax) candidates(tasks []string, tags spi.TagFilter, now time.Time, l
 			if i > 0 || lvl < spi.NumPriorities-1 {
 				q.WriteString("\nUNION ALL\n")
 			}
-			level := " AND x.priority = " + strconv.Itoa(lvl) + " AND x.scheduled_time <= ?"
-			largs := []any{s.text(task), s.time(now)}
+			level := " AND x.priority = " + strconv.Itoa(lvl) + " AND x.scheduled_time <= ?" + notPaused
+			largs := []any{s.text(task), s.time(now), s.text(task)}
 			if s.ScanGuard {
 				level += "\n\t\tAND (SELECT MAX(y.scheduled_time) FROM {job} y" + s.ScanHint + " WHERE " + claimKey(s.ClaimTask).of("y.", "?") +
 					" AND y.priority = " + strconv.Itoa(lvl) + " AND y.scheduled_time <= ?) IS NOT NULL"

@@ -28,6 +28,7 @@ var readCommands = [][]string{
 	{"nodes"},
 	{"dlq", "list"},
 	{"recurring", "list"},
+	{"task", "paused"},
 }
 
 // runRead runs command with the store flags and returns its exit status
@@ -182,6 +183,8 @@ func TestReadCommandsCreateNoMySQLDatabase(t *testing.T) {
 	var latest int
 	require.NoError(t, db.QueryRow("SELECT MAX(version) FROM "+older+".ratchet_schema_version").Scan(&latest))
 	_, err = db.Exec("DELETE FROM "+older+".ratchet_schema_version WHERE version = ?", latest)
+	require.NoError(t, err)
+	_, err = db.Exec("DROP TABLE " + older + ".scheduler_task_pause") // what the latest migration created
 	require.NoError(t, err)
 	for _, c := range readCommands {
 		code, stderr := runRead(t, c, "--store", u.String())

@@ -124,6 +124,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		dlqCommands(leaf),
 		leaf("stats", "the jobs by status, task and priority, and how long the oldest due job has waited", noArgs, statsCommand),
 		leaf("nodes", "the live nodes: heartbeat age and the tasks each runs", noArgs, nodesCommand),
+		taskCommands(leaf),
 		recurringCommands(leaf),
 		signalCommands(leaf),
 		workflowCommands(leaf),

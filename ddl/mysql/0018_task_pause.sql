@@ -1,0 +1,18 @@
+-- Ratchet for Go: MySQL / MariaDB schema, version 18: paused tasks.
+--
+-- ratchet:compatible
+--
+-- scheduler_task_pause holds the tasks paused fleet-wide
+-- (spi.TaskPauser, Client.PauseTask), one row each with the time it was
+-- paused. Every claim reads it in the statement that picks its
+-- candidates and passes over the jobs of the tasks it names; ResumeTask
+-- deletes the row. The table is read by primary key, once per task and
+-- priority level of a claim: empty, it costs an index probe. Same conventions as 0001_init.sql.
+
+CREATE TABLE scheduler_task_pause (
+    task_name   VARCHAR(255) NOT NULL,
+    paused_time DATETIME(6)  NOT NULL,
+    PRIMARY KEY (task_name)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+INSERT INTO ratchet_schema_version (version, applied_at, compatible) VALUES (18, UTC_TIMESTAMP(6), 1);

@@ -1,0 +1,19 @@
+-- Ratchet for Go: Oracle schema, version 15: paused tasks.
+--
+-- ratchet:compatible
+--
+-- scheduler_task_pause holds the tasks paused fleet-wide
+-- (spi.TaskPauser, Client.PauseTask), one row each with the time it was
+-- paused. Every claim reads it in the statement that picks its
+-- candidates and passes over the jobs of the tasks it names; ResumeTask
+-- deletes the row. The table is read by primary key, once per task and
+-- priority level of a claim: empty, it costs an index probe. Same conventions as 0001_init.sql: idempotent statements.
+CREATE TABLE IF NOT EXISTS scheduler_task_pause (
+    task_name   VARCHAR2(255 CHAR) NOT NULL,
+    paused_time TIMESTAMP(6)       NOT NULL,
+    CONSTRAINT pk_scheduler_task_pause PRIMARY KEY (task_name)
+);
+
+INSERT INTO ratchet_schema_version (version, applied_at, compatible)
+    SELECT 15, SYS_EXTRACT_UTC(SYSTIMESTAMP), 1 FROM DUAL
+    WHERE NOT EXISTS (SELECT 1 FROM ratchet_schema_version WHERE version = 15);

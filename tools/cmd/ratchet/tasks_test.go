@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratchet-go/ratchet/stores/sqlite"
+)
+
+// task pause, resume and paused, with their audit entries.
+func TestTaskPauseResume(t *testing.T) {
+	db, _, _ := opsStore(t)
+	store := "sqlite:" + db
+
+	code, out, errOut := cli(t, "task", "paused", "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "no task is paused")
+
+	code, out, errOut = cli(t, "task", "pause", "--store", store, "report.build")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "task report.build paused\n", out)
+	code, out, _ = cli(t, "task", "paused", "--store", store)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "TASK")
+	assert.Contains(t, out, "report.build")
+	code, out, _ = cli(t, "task", "paused", "--store", store, "--json")
+	require.Equal(t, 0, code)
+	var paused []struct {
+		Task  string `json:"task"`
+		Since string `json:"since"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &paused))
+	require.Len(t, paused, 1)
+	assert.Equal(t, "report.build", paused[0].Task)
+	assert.NotEmpty(t, paused[0].Since)
+
+	code, out, errOut = cli(t, "task", "resume", "--store", store, "report.build", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.JSONEq(t, `{"task": "report.build", "state": "resumed"}`, out)
+	code, out, _ = cli(t, "task", "paused", "--store", store, "--json")
+	require.Equal(t, 0, code)
+	assert.JSONEq(t, `[]`, out)
+
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	require.NoError(t, err)
+	entries, err := s.ListAudit(context.Background(), 0, 2)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Len(t, entries, 2)
+	assert.Equal(t, [2]string{"task.resume", "task.pause"}, [2]string{entries[0].Action, entries[1].Action}, "both are in the audit log")
+	assert.Equal(t, "report.build", entries[1].Target)
+
+	code, _, errOut = cli(t, "task", "pause", "--store", store)
+	assert.Equal(t, 2, code, "a task name is needed")
+	assert.Contains(t, errOut, "accepts 1 arg")
+}
