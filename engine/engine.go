@@ -218,7 +218,7 @@ func (e *Engine) wire() {
 	e.runner = taskRunner{tasks: e.tasks, authorization: o.Client.Authorization, pipe: e.client.Pipeline(),
 		serializer: o.Client.Serializer, protected: e.protected, resilience: e.resilience}
 	run := ratchet.ChainWork(e.runner.run, o.WorkMiddleware...)
-	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline()}
+	jobs := ratchet.JobContextOptions{Logger: e.log, Loggers: o.JobLoggers, State: e.caps.State, Pipeline: e.client.Pipeline(), Clock: o.clock}
 	if e.caps.Properties != nil {
 		jobs.Properties = e.caps.Properties
 	}

@@ -29,6 +29,9 @@ type outcomes struct {
 
 func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job, res any, err error, started time.Time) nodecore.Pending {
 	now := o.clock.Now().UTC().Truncate(time.Microsecond)
+	if jc != nil {
+		err = jc.Returned(err)
+	}
 	c := nodecore.CompletionOf(j, err, o.policy, o.sanitizer, now)
 	if f := o.jitter[j.TaskName]; f > 0 && c.Outcome == spi.OutcomeRetry {
 		c = nodecore.Jittered(c, now, f, o.draw())

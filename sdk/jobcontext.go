@@ -54,6 +54,10 @@ type JobContext struct {
 	loadSignal func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error)
 	// key is the job's idempotency key: a recurring job's names its slot.
 	key string
+	// clock is the engine's (Sleep's time); steps the run's view of its
+	// durable steps (see steps.go).
+	clock Clock
+	steps steps
 }
 
 // PropertyReader reads job properties: spi.JobPropertyStore's read side.
@@ -83,6 +87,9 @@ type JobContextOptions struct {
 	// Signal reads a job's signal wait (the engine reads it from the store);
 	// nil where the store keeps no signals.
 	Signal func(ctx context.Context, jobID uuid.UUID) (*spi.SignalWait, error)
+	// Clock is the engine's clock, which Sleep reads; nil means the
+	// system clock.
+	Clock Clock
 }
 
 // NewJobContextWith builds the JobContext of j's next run, as NewJobContext
@@ -91,11 +98,19 @@ func NewJobContextWith(j *Job, o JobContextOptions) *JobContext {
 	jc := newJobContext(j, o.Logger, o.Loggers)
 	jc.claimSeq, jc.state, jc.props, jc.pipe = j.ClaimSeq, o.State, o.Properties, o.Pipeline
 	jc.deps, jc.loadDeps = j.DependencyCount, o.Parents
-	jc.loadSignal = o.Signal
+	jc.loadSignal, jc.clock = o.Signal, o.Clock
 	if jc.pipe == nil {
 		jc.pipe, _ = NewPipeline(nil, 0)
 	}
 	return jc
+}
+
+// now is the time on the run's clock.
+func (j *JobContext) now() time.Time {
+	if j.clock == nil {
+		return time.Now()
+	}
+	return j.clock.Now()
 }
 
 // Property returns the job's property key (WithProperty); found is false
