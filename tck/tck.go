@@ -146,6 +146,7 @@ func groups() []group {
 		{"StartBy", startByCases()},
 		{"Snooze", snoozeCases()},
 		{"PauseTask", pauseCases()},
+		{"DurableSteps", durableStepCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},
 		{"Tasks", taskCases()},
