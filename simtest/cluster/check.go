@@ -50,7 +50,12 @@ const (
 	invSnooze = "snooze"
 	// A claim made after a task's pause returned takes none of its jobs;
 	// resumed, they are claimed again.
-	invPause        = "pause"
+	invPause = "pause"
+	// A run's durable step (a write of the job's step log fenced by its
+	// claim, ratchet.RunStep) is recorded iff its claim is current: a run
+	// that lost it (its node stalled past the grace, its job cancelled)
+	// records nothing.
+	invStepFence    = "step-fence"
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -105,7 +110,11 @@ type sjob struct {
 	// spi.DefaultMaxSnoozes).
 	snoozes, snoozePlan, maxSnoozes int
 	lastErr                         string
-	finishedAt                      time.Time
+	// stepper: the job's body records a durable step at each run's end;
+	// stepsDone is how many its log holds.
+	stepper    bool
+	stepsDone  int
+	finishedAt time.Time
 
 	// since the last DLQ retry: claims, recoveries and releases
 	claims, recoveries, releases int

@@ -469,3 +469,15 @@ func TestCatchesPauseIgnored(t *testing.T) {
 	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000})
 	assert.NoError(t, clean, "the same seed passes on the correct store")
 }
+
+// A store whose fenced state writes ignore the claim (so a run that lost
+// its claim records its durable steps) is caught by step-fence; stalls
+// past the grace and heartbeat outages make such zombie runs common.
+func TestCatchesStepsWithoutFence(t *testing.T) {
+	faults := &cluster.FaultRates{Stall: 0.05, HeartbeatOutage: 0.05}
+	v := findViolation(t, cluster.Scenario{Steps: 2000, Faults: faults, WrapStore: mutant.Wrappers["step-fence"]}, 100)
+	t.Logf("seed %d: %s", v.Seed, v.Detail)
+	assert.Equal(t, "step-fence", v.Invariant)
+	_, clean := cluster.Simulate(v.Seed, cluster.Scenario{Steps: 2000, Faults: faults})
+	assert.NoError(t, clean, "the same seed passes on the correct store")
+}

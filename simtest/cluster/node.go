@@ -561,6 +561,11 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 		w.tracef([]*sjob{x.job}, []*node{n}, "%s body %s/%d returns after its timeout: nothing written, its slot free", n.id, x.job.label, ref.ClaimSeq)
 		return w.freed(n)
 	}
+	if x.job.stepper && !x.cancelled {
+		if err := w.recordStep(n, x); err != nil || w.failure != nil {
+			return err
+		}
+	}
 	var err error
 	switch {
 	case x.cancelled:
@@ -585,6 +590,47 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 	}
 	w.queueFlush(n)
 	return w.freed(n)
+}
+
+// stepsNamespace is the job-state namespace of the durable steps
+// (ratchet.StepsNamespace).
+const stepsNamespace = "ratchet.steps"
+
+// recordStep is a durable step's record at the end of x's body: one write
+// of the job's step log fenced by x's claim, which must apply iff the
+// claim is current (step-fence).
+func (w *world) recordStep(n *node, x *exec) error {
+	ss := spi.CapabilitiesOf(w.store).State
+	if ss == nil {
+		return nil
+	}
+	j := x.job
+	current := j.status == spi.StatusRunning && j.seq == x.ref.ClaimSeq
+	data := []byte(fmt.Sprintf(`{"steps":%d}`, j.stepsDone+1))
+	var r spi.StateWriteResult
+	var err error
+	if j.stepsDone == 0 {
+		r, err = ss.InitState(w.ctx, j.id, stepsNamespace, data, x.ref.ClaimSeq)
+	} else {
+		r, err = ss.UpdateState(w.ctx, j.id, stepsNamespace, data, int64(j.stepsDone-1), x.ref.ClaimSeq)
+	}
+	if err != nil {
+		return w.storeErr("step write", err)
+	}
+	w.check(invStepFence)
+	switch {
+	case current && r != spi.StateUpdated:
+		w.fail(invStepFence, []*sjob{j}, []*node{n}, "the run of %s under its current claim %d could not record step %d: %s", j.label, x.ref.ClaimSeq, j.stepsDone+1, r)
+	case !current && r != spi.StateSuperseded:
+		w.fail(invStepFence, []*sjob{j}, []*node{n}, "a run of %s under claim %d, no longer current (the job is %s under claim %d), wrote its step log: %s",
+			j.label, x.ref.ClaimSeq, j.status, j.seq, r)
+	case r == spi.StateUpdated:
+		j.stepsDone++
+		w.tracef([]*sjob{j}, []*node{n}, "%s run %s/%d records step %d", n.id, j.label, x.ref.ClaimSeq, j.stepsDone)
+	default:
+		w.tracef([]*sjob{j}, []*node{n}, "%s run %s/%d, superseded, records nothing", n.id, j.label, x.ref.ClaimSeq)
+	}
+	return nil
 }
 
 // queueFlush has the completer write what is pending soon.

@@ -42,6 +42,8 @@ type jobSpec struct {
 	// otherwise, maxSnoozes the job's bound (spi.MaxSnoozesParam; 0 for
 	// the default).
 	snoozes, maxSnoozes int
+	// steps: the body records a durable step at the end of each run.
+	steps bool
 }
 
 // randomSpec draws an ordinary job: any priority, due now or up to a
@@ -83,6 +85,7 @@ func (w *world) randomSpec() jobSpec {
 	if !s.poison && w.chance(0.1) {
 		s.startBy, s.within = w.randDur(time.Millisecond, 5*time.Second), w.chance(0.5)
 	}
+	s.steps = !s.poison && w.chance(0.8)
 	if !s.poison && w.chance(0.08) {
 		s.snoozes = 1 + w.rng.IntN(4)
 		if w.chance(0.5) {
@@ -154,7 +157,7 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			idx: len(w.jobs), id: jobs[i].ID, task: s.task, poison: s.poison, flood: s.flood, probe: s.probe,
 			prio: s.prio, due: jobs[i].ScheduledAt, maxRetries: s.maxRetries, backoff: s.backoff, param: s.param,
 			idemKey: s.key, tags: s.tags, resource: s.resource, limit: s.limit, pendPos: -1, runPos: -1,
-			snoozePlan: s.snoozes, maxSnoozes: s.maxSnoozes,
+			snoozePlan: s.snoozes, maxSnoozes: s.maxSnoozes, stepper: s.steps,
 		}
 		switch {
 		case s.startBy > 0 && s.within:

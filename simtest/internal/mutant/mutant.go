@@ -241,6 +241,53 @@ func (m PauseIgnored) Capabilities() spi.Capabilities {
 	return c
 }
 
+// StateUnfenced writes job state whatever the claim it names: the fenced
+// writes take the job's current claim sequence, so a run that lost its
+// claim records its durable steps anyway.
+type StateUnfenced struct{ spi.Store }
+
+func (m StateUnfenced) state() spi.JobStateStore { return spi.CapabilitiesOf(m.Store).State }
+
+// current is the claim sequence of job id now.
+func (m StateUnfenced) current(ctx context.Context, id uuid.UUID, seq int64) int64 {
+	if j, err := m.GetJob(ctx, id); err == nil {
+		return j.ClaimSeq
+	}
+	return seq
+}
+
+// GetState implements spi.JobStateStore.
+func (m StateUnfenced) GetState(ctx context.Context, id uuid.UUID, ns string) (spi.VersionedState, bool, error) {
+	return m.state().GetState(ctx, id, ns)
+}
+
+// InitState implements spi.JobStateStore, wrongly.
+func (m StateUnfenced) InitState(ctx context.Context, id uuid.UUID, ns string, state []byte, seq int64) (spi.StateWriteResult, error) {
+	return m.state().InitState(ctx, id, ns, state, m.current(ctx, id, seq))
+}
+
+// UpdateState implements spi.JobStateStore, wrongly.
+func (m StateUnfenced) UpdateState(ctx context.Context, id uuid.UUID, ns string, state []byte, version, seq int64) (spi.StateWriteResult, error) {
+	return m.state().UpdateState(ctx, id, ns, state, version, m.current(ctx, id, seq))
+}
+
+// InitStateUnfenced implements spi.JobStateStore.
+func (m StateUnfenced) InitStateUnfenced(ctx context.Context, id uuid.UUID, ns string, state []byte) (spi.StateWriteResult, error) {
+	return m.state().InitStateUnfenced(ctx, id, ns, state)
+}
+
+// UpdateStateUnfenced implements spi.JobStateStore.
+func (m StateUnfenced) UpdateStateUnfenced(ctx context.Context, id uuid.UUID, ns string, state []byte, version int64) (spi.StateWriteResult, error) {
+	return m.state().UpdateStateUnfenced(ctx, id, ns, state, version)
+}
+
+// Capabilities forwards the inner store's, with its own job state.
+func (m StateUnfenced) Capabilities() spi.Capabilities {
+	c := spi.CapabilitiesOf(m.Store)
+	c.State = m
+	return c
+}
+
 // Wrappers maps each mutant's name to its wrapper.
 var Wrappers = map[string]func(spi.Store) spi.Store{
 	"fence":   func(s spi.Store) spi.Store { return BrokenFence{s} },
@@ -254,6 +301,7 @@ var Wrappers = map[string]func(spi.Store) spi.Store{
 	"early-timeout": func(s spi.Store) spi.Store { return EarlyTimeout{s} },
 	"batch-twice":   func(s spi.Store) spi.Store { return BatchTwice{s, new([]spi.FinishedBatch)} },
 	"pause-ignored": func(s spi.Store) spi.Store { return PauseIgnored{s} },
+	"step-fence":    func(s spi.Store) spi.Store { return StateUnfenced{s} },
 }
 
 // Names lists the mutants, sorted.
