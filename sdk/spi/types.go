@@ -399,7 +399,7 @@ type Completion struct {
 	Outcome    Outcome
 	FinishedAt time.Time // the time of the write
 	RetryAt    time.Time // OutcomeRetry and OutcomeSnoozed
-	Attempts   int       // OutcomeRetry and OutcomeFailed: the new attempt count
+	Attempts   int       // OutcomeRetry and OutcomeFailed: the new attempt count (a success's or a snooze's: the run's number, not written)
 	Snoozes    int       // OutcomeSnoozed: the new snooze count
 	LastError  string    // OutcomeRetry and OutcomeFailed
 	Result     []byte    // OutcomeSucceeded only; nil for none
