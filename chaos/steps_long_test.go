@@ -32,7 +32,7 @@ import (
 // repeated effects as the crashes charged to it.
 func TestDurableStepsUnderKillsLong(t *testing.T) {
 	if os.Getenv("RATCHET_TEST_LONG") != "1" {
-		t.Skip("opt-in: RATCHET_TEST_LONG=1 (worker processes killed with SIGKILL on PostgreSQL, about 40 s)")
+		t.Skip("opt-in: RATCHET_TEST_LONG=1 (worker processes killed with SIGKILL on PostgreSQL, about 60 s)")
 	}
 	bin := filepath.Join(t.TempDir(), "stepsworker")
 	out, err := exec.Command(goTool(), "build", "-o", bin, "./testdata/stepsworker").CombinedOutput()
@@ -51,14 +51,14 @@ func TestDurableStepsUnderKillsLong(t *testing.T) {
 			if d := time.Until(began.Add(window * time.Duration(i) / jobs)); d > 0 {
 				time.Sleep(d) // spread over the window, on the real clock the workers run on
 			}
-			if _, err := five.Submit(ctx, c, job{Millis: 20 + rng.IntN(80)}); err != nil {
+			if _, err := five.Submit(ctx, c, job{Millis: 100 + rng.IntN(200)}); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	dsn, schema := dbtest.Postgres(t)
-	rep := chaos.RunT(t, chaos.Scenario{DSN: dsn, Schema: schema, Worker: []string{bin}, Seed: 7, Duration: 30 * time.Second,
+	rep := chaos.RunT(t, chaos.Scenario{DSN: dsn, Schema: schema, Worker: []string{bin}, Seed: 7, Duration: 45 * time.Second,
 		Faults: []chaos.FaultKind{chaos.FaultKill}, Workload: chaos.Workload{NoProbes: true}, Submit: submit})
 	assert.Zero(t, rep.Lost)
 
@@ -83,7 +83,7 @@ func TestDurableStepsUnderKillsLong(t *testing.T) {
 	rows, err := conn.Query(context.Background(), fmt.Sprintf(`SELECT job_id::text, status, crash_count FROM %s.scheduler_job WHERE task_name = 'steps.five'`,
 		pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
-	var n, crashed, repeats, crashes int
+	var n, crashed, repeats, crashes, effectsN int
 	for rows.Next() {
 		var id, status string
 		var crash int
@@ -95,6 +95,7 @@ func TestDurableStepsUnderKillsLong(t *testing.T) {
 			k := ran[id][fmt.Sprint(step)]
 			assert.GreaterOrEqual(t, k, 1, "job %s step %d ran", id, step)
 			again += max(k-1, 0)
+			effectsN += k
 		}
 		assert.LessOrEqual(t, again, crash, "job %s repeated %d step effects with %d crashes: only the step in flight at a kill may run again", id, again, crash)
 		if crash > 0 {
@@ -105,6 +106,6 @@ func TestDurableStepsUnderKillsLong(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	assert.Equal(t, jobs, n)
-	t.Logf("%d jobs of five steps, %d kills in the run; %d jobs whose runs were killed (%d crashes charged); %d step effects repeated",
-		n, rep.Injected[chaos.FaultKill], crashed, crashes, repeats)
+	t.Logf("%d jobs of five steps, %d kills in the run; %d jobs whose runs were killed (%d crashes charged); %d step effects for %d steps, %d repeated",
+		n, rep.Injected[chaos.FaultKill], crashed, crashes, effectsN, 5*n, repeats)
 }
