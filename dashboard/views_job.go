@@ -36,6 +36,9 @@ type jobData struct {
 	LogsNext  string // the next page of the log
 	Timeline  []event
 	Parents   []ratchet.Parent
+	// Steps are the job's recorded durable steps, on one line
+	// (jobjson.Steps); empty for none.
+	Steps     string
 	CanRetry  bool
 	CanCancel bool
 	CanDelete bool
@@ -81,6 +84,14 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 	if err := h.jobLogs(r.Context(), r.URL.Query(), d); err != nil {
 		h.storeFailed(w, r, "job", p, err)
 		return
+	}
+	switch steps, err := h.c.JobSteps(r.Context(), id); {
+	case errors.Is(err, ratchet.ErrUnsupported):
+	case err != nil:
+		h.storeFailed(w, r, "job", p, err)
+		return
+	default:
+		d.Steps = jobjson.Steps(steps)
 	}
 	if j.DependencyCount > 0 {
 		ps, err := h.c.Parents(r.Context(), id)

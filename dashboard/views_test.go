@@ -417,3 +417,17 @@ func TestTaskPauseResume(t *testing.T) {
 	st, _, _ = e.do(c, "POST", "/tasks/pause", url.Values{"csrf": {csrf}}, nil)
 	assert.Equal(t, http.StatusBadRequest, st, "no task")
 }
+
+// A job's page lists its recorded durable steps, without their results.
+func TestJobPageDurableSteps(t *testing.T) {
+	e := newEnv(t)
+	id, err := e.c.SubmitRaw(e.ctx, "flow", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = e.store.InitStateUnfenced(e.ctx, id, "ratchet.steps", []byte(`{"steps":[{"kind":"step","name":"charge","result":"\"secret\""},{"kind":"step","name":"mail"}]}`))
+	require.NoError(t, err)
+	c, _ := e.login(opToken)
+	st, body, _ := e.do(c, "GET", "/jobs/"+id.String(), nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	assert.Contains(t, body, "<th>Durable steps</th><td>charge, mail</td>")
+	assert.NotContains(t, body, "secret")
+}

@@ -70,6 +70,10 @@ func TestDurableStepsAndSleep(t *testing.T) {
 	got, err := flow.Result(r.client, j)
 	require.NoError(t, err)
 	assert.Equal(t, "rcpt-o-1", got, "the recorded result of the first run's step")
+	steps, err := r.client.JobSteps(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, []ratchet.StepInfo{{Kind: "step", Name: "charge"}, {Kind: "sleep", Wake: t0.Add(time.Hour)}, {Kind: "step", Name: "mail"}}, steps,
+		"what an operator sees: the steps in order, without their results")
 }
 
 // A step that fails is not recorded, and its retry runs it again; the

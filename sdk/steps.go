@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // StepsNamespace is the job-state namespace (JobContext.State) where a
@@ -272,4 +276,43 @@ func (j *JobContext) Returned(err error) error {
 		return err
 	}
 	return DoNotRetry(fmt.Errorf("ratchet: the body of job %s returned %v after ratchet.Sleep asked it to return its error (%v); return Sleep's error as it is", j.ID, err, s))
+}
+
+// StepInfo is one recorded durable step of a job, as Client.JobSteps
+// reports it: what an operator needs to see how far the job got, without
+// the step's result (which may hold what masking would hide).
+type StepInfo struct {
+	// Kind is "step" (RunStep), "sleep" (Sleep) or "version"
+	// (StepVersion).
+	Kind string `json:"kind"`
+	// Name is a step's or a version marker's name; empty for a sleep.
+	Name string `json:"name,omitempty"`
+	// Wake is a sleep's wake-up time.
+	Wake time.Time `json:"wake,omitzero"`
+	// Version is a version marker's version.
+	Version int `json:"version,omitempty"`
+}
+
+// JobSteps returns the durable steps job id recorded (RunStep, Sleep,
+// StepVersion), in order, without their results; none for a job that
+// recorded none. A store without job state gives an error wrapping
+// ErrUnsupported.
+func (c *Client) JobSteps(ctx context.Context, id uuid.UUID) ([]StepInfo, error) {
+	st := spi.CapabilitiesOf(c.store).State
+	if st == nil {
+		return nil, fmt.Errorf("ratchet: steps of job %s: %w: store %T keeps no job state", id, ErrUnsupported, c.store)
+	}
+	vs, ok, err := st.GetState(ctx, id, StepsNamespace)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var l stepLog
+	if err := c.pipe.Decode(ctx, JobRef(SurfaceState, id), vs.JSON, &l); err != nil {
+		return nil, fmt.Errorf("ratchet: steps of job %s: %w", id, err)
+	}
+	out := make([]StepInfo, len(l.Steps))
+	for i, r := range l.Steps {
+		out[i] = StepInfo{Kind: r.Kind, Name: r.Name, Wake: r.Wake, Version: r.Version}
+	}
+	return out, nil
 }

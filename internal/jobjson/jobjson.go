@@ -1,6 +1,8 @@
 package jobjson
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -106,4 +108,22 @@ func RunTimeout(j *ratchet.Job) string {
 		return d.String() + ", not retried"
 	}
 	return d.String()
+}
+
+// Steps describes a job's recorded durable steps (ratchet.Client.JobSteps)
+// on one line for an operator's view: "charge, sleep until
+// 2026-01-03T09:00:00Z, welcome-mail"; "" for none.
+func Steps(steps []ratchet.StepInfo) string {
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		switch s.Kind {
+		case "sleep":
+			parts[i] = "sleep until " + s.Wake.UTC().Format(time.RFC3339)
+		case "version":
+			parts[i] = fmt.Sprintf("version %d of %s", s.Version, s.Name)
+		default:
+			parts[i] = s.Name
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -47,3 +47,15 @@ func TestRunTimeout(t *testing.T) {
 		assert.Equal(t, c.want, jobjson.RunTimeout(&ratchet.Job{Params: c.params}), "%v", c.params)
 	}
 }
+
+func TestSteps(t *testing.T) {
+	wake := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	got := jobjson.Steps([]ratchet.StepInfo{{Kind: "version", Name: "audit", Version: 2}, {Kind: "step", Name: "charge"},
+		{Kind: "sleep", Wake: wake}, {Kind: "step", Name: "mail"}})
+	if want := "version 2 of audit, charge, sleep until 2026-01-03T09:00:00Z, mail"; got != want {
+		t.Errorf("Steps = %q, want %q", got, want)
+	}
+	if got := jobjson.Steps(nil); got != "" {
+		t.Errorf("Steps(nil) = %q", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/internal/jobjson"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -23,6 +24,8 @@ type jobView struct {
 	Result    json.RawMessage   `json:"result,omitempty"`
 	Masked    bool              `json:"masked"`
 	Logs      []jobjson.LogLine `json:"logs"`
+	// Steps are the job's recorded durable steps, without their results.
+	Steps []ratchet.StepInfo `json:"steps,omitempty"`
 }
 
 // statsView is `stats --json`.

@@ -461,8 +461,12 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	if err != nil {
 		return err
 	}
+	steps, err := c.JobSteps(ctx, id)
+	if err != nil && !errors.Is(err, ratchet.ErrUnsupported) {
+		return err
+	}
 	if asJSON {
-		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs)})
+		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs), steps})
 	}
 	j := d.Job
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -485,6 +489,9 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	}
 	if t := jobjson.RunTimeout(j); t != "" {
 		row("run timeout", t)
+	}
+	if len(steps) > 0 {
+		row("durable steps", jobjson.Steps(steps))
 	}
 	if j.OwnerNode != "" {
 		row("node", j.OwnerNode)

@@ -58,3 +58,25 @@ func TestTaskPauseResume(t *testing.T) {
 	assert.Equal(t, 2, code, "a task name is needed")
 	assert.Contains(t, errOut, "accepts 1 arg")
 }
+
+// jobs show lists a job's recorded durable steps, without their results.
+func TestJobsShowDurableSteps(t *testing.T) {
+	db, _, pending := opsStore(t)
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	require.NoError(t, err)
+	log := `{"steps":[{"kind":"step","name":"charge","result":"\"secret\""},{"kind":"sleep","name":"","wake":"2030-01-02T03:04:05Z"}]}`
+	_, err = s.InitStateUnfenced(context.Background(), pending[0], "ratchet.steps", []byte(log))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	code, out, errOut := cli(t, "jobs", "show", "--store", "sqlite:"+db, pending[0].String())
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "durable steps")
+	assert.Contains(t, out, "charge, sleep until 2030-01-02T03:04:05Z")
+	assert.NotContains(t, out, "secret", "no step's result")
+	code, out, _ = cli(t, "jobs", "show", "--store", "sqlite:"+db, pending[0].String(), "--json")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"steps": [`)
+	assert.Contains(t, out, `"name": "charge"`)
+	assert.NotContains(t, out, "secret")
+}
