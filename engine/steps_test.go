@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -193,4 +194,17 @@ func TestZombieRunRecordsNothing(t *testing.T) {
 		require.NoError(t, step(cc, name))
 	}
 	assert.Equal(t, map[string]int{"one": 1, "two": 2, "three": 1}, ran, "the current run replays one, and runs two and three")
+}
+
+// JobSteps of a job that recorded none, and of an unknown one: none.
+func TestJobStepsOfNone(t *testing.T) {
+	r := start(t, engine.Options{})
+	id, err := r.client.SubmitRaw(context.Background(), "plain", []byte(`1`))
+	require.NoError(t, err)
+	steps, err := r.client.JobSteps(context.Background(), id)
+	require.NoError(t, err)
+	assert.Empty(t, steps)
+	steps, err = r.client.JobSteps(context.Background(), uuid.New())
+	require.NoError(t, err, "an archived or unknown job shows no steps")
+	assert.Empty(t, steps)
 }

@@ -295,7 +295,8 @@ type StepInfo struct {
 
 // JobSteps returns the durable steps job id recorded (RunStep, Sleep,
 // StepVersion), in order, without their results; none for a job that
-// recorded none. A store without job state gives an error wrapping
+// recorded none, and for one that is archived or unknown (its state is
+// not read there). A store without job state gives an error wrapping
 // ErrUnsupported.
 func (c *Client) JobSteps(ctx context.Context, id uuid.UUID) ([]StepInfo, error) {
 	st := spi.CapabilitiesOf(c.store).State
@@ -303,6 +304,9 @@ func (c *Client) JobSteps(ctx context.Context, id uuid.UUID) ([]StepInfo, error)
 		return nil, fmt.Errorf("ratchet: steps of job %s: %w: store %T keeps no job state", id, ErrUnsupported, c.store)
 	}
 	vs, ok, err := st.GetState(ctx, id, StepsNamespace)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil // archived, or no such job: GetJob says which
+	}
 	if err != nil || !ok {
 		return nil, err
 	}
