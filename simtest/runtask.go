@@ -47,7 +47,18 @@ type RunTaskOptions struct {
 	// Serializer encodes the args as a submission would and decodes them
 	// as the engine does; nil means JSON.
 	Serializer spi.PayloadSerializer
+	// Clock is the time a durable ratchet.Sleep reads; nil means
+	// ScheduledAt. Keep State across calls, and move Clock past a sleep's
+	// end, to run a durable body's next run: its recorded steps
+	// (ratchet.RunStep) return their results without running again.
+	Clock ratchet.Clock
 }
+
+// fixedClock is a clock that stays at one time.
+type fixedClock time.Time
+
+// Now returns the clock's time.
+func (c fixedClock) Now() time.Time { return time.Time(c) }
 
 // RunTask runs one task body with args, as the engine would run it but with
 // no engine, store or clock: the args go through the serializer (so
@@ -100,7 +111,11 @@ func RunTask[A, R any](ctx context.Context, task *ratchet.Task[A, R], args A, op
 		return res, fmt.Errorf("simtest: run task %q: %w", task.Name(), err)
 	}
 	defer st.keep(ctx, opts.State)
-	jc := ratchet.NewJobContextWith(job, ratchet.JobContextOptions{Logger: opts.Logger, State: st, Properties: st.store, Pipeline: pipe})
+	clock := opts.Clock
+	if clock == nil {
+		clock = fixedClock(job.ScheduledAt)
+	}
+	jc := ratchet.NewJobContextWith(job, ratchet.JobContextOptions{Logger: opts.Logger, State: st, Properties: st.store, Pipeline: pipe, Clock: clock})
 	ctx = ratchet.ContextWithJob(context.WithValue(ctx, envKey{}, instantSleep{}), jc)
 	defer func() {
 		if r := recover(); r != nil {

@@ -135,3 +135,36 @@ func TestRunTaskStateAndProperties(t *testing.T) {
 	_, err = simtest.RunTask(context.Background(), task, 1, simtest.RunTaskOptions{Properties: map[string]string{"": "x"}})
 	assert.ErrorContains(t, err, "empty key")
 }
+
+// A durable body in two runs: the first runs the charge step and sleeps;
+// the second, with the state kept and the clock past the sleep, gets the
+// charge's recorded receipt without charging again.
+func TestRunTaskDurableSteps(t *testing.T) {
+	charges := 0
+	task := ratchet.NewTask("onboard", func(ctx context.Context, user string) (string, error) {
+		receipt, err := ratchet.RunStep(ctx, "charge", func(context.Context) (string, error) {
+			charges++
+			return "rcpt-" + user, nil
+		})
+		if err != nil {
+			return "", err
+		}
+		if err := ratchet.Sleep(ctx, time.Hour); err != nil {
+			return "", err
+		}
+		return receipt, nil
+	})
+	state := map[string][]byte{}
+	_, err := simtest.RunTask(context.Background(), task, "ada", simtest.RunTaskOptions{State: state})
+	var sleep *ratchet.SleepError
+	require.ErrorAs(t, err, &sleep, "the first run sleeps")
+	assert.Equal(t, simtest.DefaultStart.Add(time.Hour), sleep.Until)
+	got, err := simtest.RunTask(context.Background(), task, "ada", simtest.RunTaskOptions{State: state, Clock: fixedAt(simtest.DefaultStart.Add(time.Hour))})
+	require.NoError(t, err)
+	assert.Equal(t, "rcpt-ada", got)
+	assert.Equal(t, 1, charges, "the recorded step did not run again")
+}
+
+type fixedAt time.Time
+
+func (c fixedAt) Now() time.Time { return time.Time(c) }
