@@ -262,7 +262,7 @@ func (e *Engine) wire() {
 			return run(ctx, j)
 		}, finish: out.finish, freed: e.signals.freed, timeout: o.RunTimeout,
 		complete: func(p nodecore.Pending) {
-			if (p.C.Outcome == spi.OutcomeRetry || p.C.Outcome == spi.OutcomeSnoozed) && !e.subs.empty() {
+			if p.C.Outcome.Status() == spi.StatusPending && !e.subs.empty() {
 				e.order.hold(p.Job.ID) // due again at once, maybe: released once written reports it
 			}
 			e.completer.Add(p)

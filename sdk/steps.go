@@ -42,8 +42,7 @@ type stepRecord struct {
 // first step, and appended to by fenced writes.
 type steps struct {
 	loaded  bool
-	found   bool // the log exists in the store (version is its version)
-	version int64
+	version int64 // the stored log's version; a log is stored once it holds a record
 	log     stepLog
 	next    int   // the position the run's next step takes
 	lost    error // a write was superseded: this run no longer owns the job
@@ -57,19 +56,20 @@ func (j *JobContext) loadSteps(ctx context.Context) error {
 		return nil
 	}
 	var l stepLog
-	version, found, err := j.State(ctx, StepsNamespace, &l)
+	version, _, err := j.State(ctx, StepsNamespace, &l)
 	if err != nil {
 		return err
 	}
-	j.steps = steps{loaded: true, found: found, version: version, log: l}
+	j.steps = steps{loaded: true, version: version, log: l}
 	return nil
 }
 
 // record appends rec to the log with one write fenced by the run's claim.
 func (j *JobContext) record(ctx context.Context, rec stepRecord) error {
-	next := stepLog{Steps: append(j.steps.log.Steps[:len(j.steps.log.Steps):len(j.steps.log.Steps)], rec)}
+	n := len(j.steps.log.Steps)
+	next := stepLog{Steps: append(j.steps.log.Steps[:n:n], rec)}
 	var err error
-	if j.steps.found {
+	if n > 0 {
 		err = j.UpdateState(ctx, StepsNamespace, next, j.steps.version)
 	} else {
 		err = j.InitState(ctx, StepsNamespace, next)
@@ -80,10 +80,10 @@ func (j *JobContext) record(ctx context.Context, rec stepRecord) error {
 		}
 		return err
 	}
-	if j.steps.found {
+	if n > 0 {
 		j.steps.version++
 	}
-	j.steps.found, j.steps.log = true, next
+	j.steps.log = next
 	return nil
 }
 

@@ -34,7 +34,7 @@ func (s *Store) ResumeTask(_ context.Context, task string) (bool, error) {
 		return false, nil
 	}
 	delete(s.paused, task)
-	s.owe(&spi.Job{Priority: spi.PriorityCritical})
+	s.oweAt(spi.PriorityCritical)
 	return true, nil
 }
 

@@ -34,12 +34,15 @@ func (s *Store) ListenWakeups(ctx context.Context, fn func(spi.WakeupHint)) erro
 
 // owe records, with s.mu held, that job j became PENDING: the call owes
 // its listeners a wakeup.
-func (s *Store) owe(j *spi.Job) {
+func (s *Store) owe(j *spi.Job) { s.oweAt(j.Priority) }
+
+// oweAt records, with s.mu held, that jobs of priority p became PENDING.
+func (s *Store) oweAt(p spi.Priority) {
 	if len(s.listeners) == 0 {
 		return
 	}
-	if !s.owed || j.Priority > s.hint.Priority {
-		s.hint.Priority = j.Priority
+	if !s.owed || p > s.hint.Priority {
+		s.hint.Priority = p
 	}
 	s.owed = true
 }
