@@ -3,14 +3,12 @@
 package chaos_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,19 +61,13 @@ func TestDurableStepsUnderKillsLong(t *testing.T) {
 	assert.Zero(t, rep.Lost)
 
 	// The effects, per job and step.
-	f, err := os.Open(effects)
-	require.NoError(t, err)
-	defer f.Close()
-	ran := map[string]map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		id, step, _ := strings.Cut(sc.Text(), " ")
-		if ran[id] == nil {
-			ran[id] = map[string]int{}
+	ran := map[string]map[int]int{}
+	for id, es := range readEffects(t, effects) {
+		ran[id.String()] = map[int]int{}
+		for _, e := range es {
+			ran[id.String()][e.step]++
 		}
-		ran[id][step]++
 	}
-	require.NoError(t, sc.Err())
 
 	conn, err := pgx.Connect(context.Background(), dsn)
 	require.NoError(t, err)
@@ -92,7 +84,7 @@ func TestDurableStepsUnderKillsLong(t *testing.T) {
 		assert.Equal(t, "SUCCEEDED", status, "job %s", id)
 		again := 0
 		for step := 1; step <= 5; step++ {
-			k := ran[id][fmt.Sprint(step)]
+			k := ran[id][step]
 			assert.GreaterOrEqual(t, k, 1, "job %s step %d ran", id, step)
 			again += max(k-1, 0)
 			effectsN += k

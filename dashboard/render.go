@@ -41,6 +41,7 @@ func parseTemplates(prefix string) (*templates, error) {
 			return b.String()
 		},
 		"stamp":      stamp,
+		"took":       took,
 		"clip":       clip,
 		"dur":        dur,
 		"chip":       func(s spi.Status) string { return "st-" + string(s) },
@@ -205,6 +206,15 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// took is how long a run that started at start took until end, for
+// people; "-" for a run still going.
+func took(start, end time.Time) string {
+	if start.IsZero() || end.IsZero() {
+		return "-"
+	}
+	return dur(end.Sub(start))
 }
 
 // dur formats a duration for people.

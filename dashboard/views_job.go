@@ -38,10 +38,14 @@ type jobData struct {
 	Parents   []ratchet.Parent
 	// Steps are the job's recorded durable steps, on one line
 	// (jobjson.Steps); empty for none.
-	Steps     string
-	CanRetry  bool
-	CanCancel bool
-	CanDelete bool
+	Steps string
+	// Attempts are the records of the job's runs (Client.Attempts),
+	// oldest first; AttemptsNote says why there are none.
+	Attempts     []ratchet.Attempt
+	AttemptsNote string
+	CanRetry     bool
+	CanCancel    bool
+	CanDelete    bool
 }
 
 // jobID reads the {id} of a path, or a 400 error naming it.
@@ -92,6 +96,15 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		d.Steps = jobjson.Steps(steps)
+	}
+	switch as, err := h.c.Attempts(r.Context(), id); {
+	case errors.Is(err, ratchet.ErrUnsupported):
+		d.AttemptsNote = "this store keeps no attempt records"
+	case err != nil:
+		h.storeFailed(w, r, "job", p, err)
+		return
+	default:
+		d.Attempts = as
 	}
 	if j.DependencyCount > 0 {
 		ps, err := h.c.Parents(r.Context(), id)

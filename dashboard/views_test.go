@@ -431,3 +431,38 @@ func TestJobPageDurableSteps(t *testing.T) {
 	assert.Contains(t, body, "<th>Durable steps</th><td>charge, mail</td>")
 	assert.NotContains(t, body, "secret")
 }
+
+// A job's page lists the record of every run: a failed run from the
+// store's records, the success from the job's row.
+func TestJobPageAttempts(t *testing.T) {
+	e := newEnv(t)
+	id, err := e.c.SubmitRaw(e.ctx, "flow", []byte(`{}`), ratchet.WithMaxRetries(2))
+	require.NoError(t, err)
+	c, _ := e.login(opToken)
+	_, body, _ := e.do(c, "GET", "/jobs/"+id.String(), nil, nil)
+	assert.Contains(t, body, "not run yet")
+
+	now := time.Now()
+	run := func(outcome spi.Outcome, errMsg string) {
+		t.Helper()
+		jobs, err := e.store.ClaimJobs(e.ctx, spi.ClaimParams{NodeID: "node-7", Limit: 1, Now: now})
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		j := jobs[0]
+		cmp := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, Outcome: outcome, FinishedAt: now.Add(250 * time.Millisecond),
+			RetryAt: now, Attempts: j.Attempts + 1, LastError: errMsg, Node: j.OwnerNode, StartedAt: j.ClaimedAt, Attempt: spi.AttemptFailed}
+		if outcome == spi.OutcomeSucceeded {
+			cmp.Attempt = spi.AttemptSucceeded
+		}
+		res, err := e.store.CompleteJobs(e.ctx, []spi.Completion{cmp})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true}, res)
+	}
+	run(spi.OutcomeRetry, "upstream 503")
+	run(spi.OutcomeSucceeded, "")
+	st, body, _ := e.do(c, "GET", "/jobs/"+id.String(), nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	assert.Contains(t, body, `<td class="num">1</td><td class="mono">node-7</td>`)
+	assert.Contains(t, body, `<td>250ms</td><td>failed</td><td class="err">upstream 503</td>`)
+	assert.Contains(t, body, `<td>250ms</td><td>succeeded</td>`)
+}

@@ -34,6 +34,7 @@ func ExampleMigrations() {
 	// 0014_archive_purge.sql
 	// 0015_snoozes.sql
 	// 0016_task_pause.sql
-	// latest: 16
+	// 0017_attempts.sql
+	// latest: 17
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

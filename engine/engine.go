@@ -187,6 +187,13 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		}
 		e.services = append(slices.Clone(e.services), sweep)
 	}
+	if e.caps.StartBy != nil {
+		sweep := startBySweeper(e.caps.StartBy, o.StartBySweepInterval, o.ErrorSanitizer, o.Client.Metrics, e.publishEvent, e.waiters.finished)
+		if e.caps.Leases != nil {
+			sweep = Singleton(startBySweepLease, passLeaseTTL(o.StartBySweepInterval), sweep)
+		}
+		e.services = append(slices.Clone(e.services), sweep)
+	}
 	if e.caps.Batches != nil {
 		finish := batchFinisher(e.caps.Batches, o.BatchFinishInterval, e.NotifyNewWork, e.publishEvent)
 		if e.caps.Leases != nil {

@@ -139,6 +139,9 @@ var envSettings = []envSetting{
 	// Signals.
 	{name: "RATCHET_SIGNAL_SWEEP_INTERVAL_MS", doc: "time between passes of the signal sweeper, which times out signal waits (ms)", min: 1,
 		apply: func(o *Options, v int64) { o.SignalSweepInterval = time.Duration(v) * time.Millisecond }},
+	// Start-by deadlines.
+	{name: "RATCHET_START_BY_SWEEP_INTERVAL_MS", doc: "time between passes of the start-by sweeper, which fails the jobs no node started by their deadline (ms)", min: 1,
+		apply: func(o *Options, v int64) { o.StartBySweepInterval = time.Duration(v) * time.Millisecond }},
 	// Batches.
 	{name: "RATCHET_BATCH_FINISH_INTERVAL_MS", doc: "time between passes of the batch finisher, which ends finished batches and submits their callbacks (ms)", min: 1,
 		apply: func(o *Options, v int64) { o.BatchFinishInterval = time.Duration(v) * time.Millisecond }},

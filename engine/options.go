@@ -213,6 +213,14 @@ type Options struct {
 	// deadline. Default DefaultSignalSweepInterval (1 s); it runs on one
 	// node at a time where the store keeps signals and grants leases.
 	SignalSweepInterval time.Duration
+	// StartBySweepInterval is the time between passes of the start-by
+	// sweeper, which fails with ErrExpired the PENDING jobs that no node
+	// claimed by their start-by deadline (ratchet.WithStartBy,
+	// ratchet.WithStartWithin): such a job ends at most this long after
+	// its deadline, whether or not a node runs its task. Default 1 s; it
+	// runs on one node at a time
+	// where the store has a spi.StartBySweeper and grants leases.
+	StartBySweepInterval time.Duration
 	// BatchFinishInterval is the time between passes of the batch
 	// finisher, which ends the sealed batches whose children have all
 	// finished and submits their callbacks: a batch ends at most this long
@@ -266,6 +274,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"OrphanScanInterval", int64(o.OrphanScanInterval)}, {"Client.MaxPayloadBytes", int64(o.Client.MaxPayloadBytes)},
 		{"ScheduleInterval", int64(o.ScheduleInterval)}, {"MisfireThreshold", int64(o.MisfireThreshold)},
 		{"WorkflowRepairInterval", int64(o.WorkflowRepairInterval)}, {"SignalSweepInterval", int64(o.SignalSweepInterval)},
+		{"StartBySweepInterval", int64(o.StartBySweepInterval)},
 		{"BatchFinishInterval", int64(o.BatchFinishInterval)}, {"RunTimeout", int64(o.RunTimeout)},
 	} {
 		if c.v < 0 {
@@ -306,6 +315,7 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
 	defd(&o.WorkflowRepairInterval, DefaultWorkflowRepairInterval)
 	defd(&o.SignalSweepInterval, DefaultSignalSweepInterval)
+	defd(&o.StartBySweepInterval, defaultStartBySweepInterval)
 	defd(&o.BatchFinishInterval, DefaultBatchFinishInterval)
 	defd(&o.Archive.Retention, DefaultArchiveRetention)
 	def(&o.Archive.BatchSize, DefaultArchiveBatchSize)

@@ -17,7 +17,8 @@ import (
 // A job with a start-by deadline 1 s away, behind a backlog that holds
 // the only slot for 5 s, never runs: claimed at 5 s, it ends FAILED with
 // ErrExpired, one attempt charged and its three retries unspent. A job
-// claimed before its deadline runs.
+// claimed before its deadline runs. (The sweeper, which would fail the job
+// at its deadline, passes once an hour here: the claim decides.)
 func TestStartByBehindABacklog(t *testing.T) {
 	release, busyNow := make(chan struct{}), make(chan struct{})
 	var ran atomic.Int32
@@ -30,7 +31,7 @@ func TestStartByBehindABacklog(t *testing.T) {
 		ran.Add(1)
 		return nil
 	}, ratchet.WithMaxRetries(3))
-	r := start(t, engine.Options{Concurrency: 1}, backlog, remind)
+	r := start(t, engine.Options{Concurrency: 1, StartBySweepInterval: time.Hour}, backlog, remind)
 	ctx := context.Background()
 
 	busy, err := backlog.Submit(ctx, r.client, 1)
@@ -117,4 +118,42 @@ func TestStartByRefusedWhenUnreachable(t *testing.T) {
 	n, _, err := r.client.CountJobs(ctx, ratchet.ListOptions{}, 100)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "only the valid submission was written")
+}
+
+// A job that no node claims (its task paused) fails at its start-by
+// deadline, by the sweeper: FAILED with ErrExpired, no attempt spent, its
+// body never run, and WaitJob returns it.
+func TestStartBySweep(t *testing.T) {
+	var ran atomic.Int32
+	remind := ratchet.NewVoidTask("remind", func(ctx context.Context, _ int) error {
+		ran.Add(1)
+		return nil
+	}, ratchet.WithMaxRetries(3))
+	r := start(t, engine.Options{StartBySweepInterval: 100 * time.Millisecond}, remind)
+	ctx := context.Background()
+	require.NoError(t, r.client.PauseTask(ctx, "remind"))
+	id, err := remind.Submit(ctx, r.client, 1, ratchet.WithStartBy(t0.Add(time.Second)))
+	require.NoError(t, err)
+	by, _, err := r.store.GetProperty(ctx, id, spi.StartByProperty)
+	require.NoError(t, err)
+	assert.Equal(t, spi.FormatStartBy(t0.Add(time.Second)), by, "the deadline the sweeper reads")
+
+	done := make(chan *ratchet.Job, 1)
+	go func() {
+		j, _ := r.client.WaitJob(ctx, id)
+		done <- j
+	}()
+	for range 12 {
+		r.clock.Advance(100 * time.Millisecond)
+	}
+	ev := r.next(id)
+	require.Equal(t, engine.EventFailed, ev.Kind)
+	assert.Contains(t, ev.Error, "ratchet: start-by deadline passed: not started by 2030-01-01T00:00:01Z (found unstarted at 2030-01-01T00:00:01.")
+	j := <-done
+	require.NotNil(t, j, "WaitJob returns the expired job")
+	assert.Equal(t, spi.StatusFailed, j.Status)
+	assert.Zero(t, j.Attempts, "no run, no attempt")
+	require.NoError(t, r.client.ResumeTask(ctx, "remind"))
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
+	assert.Zero(t, ran.Load(), "the body never ran")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -265,6 +266,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		payloads[i] = b
 	}
 	base := template(task, cfg, now, cfg.due(now))
+	c.markStartBy(&base)
 	if base.Signal, err = c.signalWait(cfg, now); err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
@@ -342,6 +344,20 @@ func (c *Client) config(defaults, opts []SubmitOption) (*submitConfig, error) {
 		cfg.errs = append(cfg.errs, fmt.Errorf("WithProperty: %w: store %T keeps no job properties", ErrUnsupported, c.store))
 	}
 	return cfg, errors.Join(cfg.errs...)
+}
+
+// markStartBy gives j, when it has a start-by deadline and the store a
+// start-by sweeper, the property that the sweeper reads
+// (spi.StartByProperty): the deadline of its first run.
+func (c *Client) markStartBy(j *spi.Job) {
+	by, ok := spi.StartBy(j)
+	if !ok || spi.CapabilitiesOf(c.store).StartBy == nil {
+		return
+	}
+	props := make(map[string]string, len(j.Properties)+1)
+	maps.Copy(props, j.Properties)
+	props[spi.StartByProperty] = spi.FormatStartBy(by)
+	j.Properties = props
 }
 
 // due is when a job submitted at now with cfg is due.

@@ -523,6 +523,7 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 		return nil, err
 	}
 	base := template(call.task, cfg, now, cfg.due(now))
+	c.markStartBy(&base)
 	j := base.Clone()
 	j.ID = id
 	j.Payload = payload

@@ -82,6 +82,10 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Bulk
 	case *spi.TaskPauser:
 		v = caps.Pauser
+	case *spi.AttemptStore:
+		v = caps.Attempts
+	case *spi.StartBySweeper:
+		v = caps.StartBy
 	}
 	c, ok := v.(C)
 	return c, ok

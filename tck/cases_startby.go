@@ -55,3 +55,105 @@ func startByCases() []testCase {
 		}},
 	}
 }
+
+// The cases of the start-by sweeper (spi.StartBySweeper): its read finds
+// the PENDING jobs past the deadline their property names, in pages that
+// read each once; its expiry ends such a job FAILED, unrun, fenced by the
+// claim sequence read.
+func startBySweepCases() []testCase {
+	return []testCase{
+		{"Unclaimed", func(t tb, f *fixture) {
+			// The sweeper's read finds a PENDING job past the deadline of
+			// its property, and its expiry ends it FAILED, unrun, once.
+			sw := capability[spi.StartBySweeper](f, "spi.StartBySweeper")
+			by := at(2 * time.Second)
+			j := f.insertOne(withDeadline(by), withMaxRetries(3))
+			other := f.insertOne()
+			got, next := f.unstarted(sw, by, spi.StartByCursor{}, 10)
+			assert.Empty(t, got, "not before its deadline")
+			assert.Equal(t, spi.StartByCursor{}, next)
+			got, _ = f.unstarted(sw, by.Add(time.Microsecond), spi.StartByCursor{}, 10)
+			require.Equal(t, []string{j.ID.String()}, idStrings(got), "past its deadline: the job, whole; not the job without one")
+			assert.Equal(t, j.Params, got[0].Params, "read whole: its params decide its deadline")
+			now := at(3 * time.Second)
+			msg := "do not retry: ratchet: start-by deadline passed: not started by " + by.UTC().Format(time.RFC3339Nano)
+			res, err := sw.ExpireJobs(f.ctx, []spi.Expiry{{ClaimRef: ref(got[0]), LastError: msg}}, now)
+			require.NoError(t, err)
+			assert.Equal(t, []bool{true}, res)
+			g := f.get(j.ID)
+			assert.Equal(t, [4]any{spi.StatusFailed, msg, 0, true}, [4]any{g.Status, g.LastError, g.Attempts, g.FinishedAt.Equal(now)},
+				"FAILED with its error, finished at now, no attempt spent")
+			res, err = sw.ExpireJobs(f.ctx, []spi.Expiry{{ClaimRef: ref(got[0]), LastError: msg}}, now)
+			require.NoError(t, err)
+			assert.Equal(t, []bool{false}, res, "a FAILED job is not expired twice")
+			got, _ = f.unstarted(sw, at(time.Hour), spi.StartByCursor{}, 10)
+			assert.Empty(t, got, "a failed job is no candidate")
+			assert.Equal(t, []string{other.ID.String()}, idStrings(f.claim("node-a", 10, at(time.Hour), 0)), "the expired job is never claimed")
+		}},
+		{"OnlyPending", func(t tb, f *fixture) {
+			// A RUNNING job past its deadline is its node's to decide, and
+			// an expiry under a claim sequence no longer current (the job
+			// was claimed and released since the read) applies nowhere.
+			sw := capability[spi.StartBySweeper](f, "spi.StartBySweeper")
+			j := f.insertOne(withDeadline(at(time.Second)))
+			read, _ := f.unstarted(sw, at(time.Minute), spi.StartByCursor{}, 10)
+			require.Len(t, read, 1)
+			c := f.claimOne(j.ID, "node-a", at(30*time.Second))
+			got, _ := f.unstarted(sw, at(time.Minute), spi.StartByCursor{}, 10)
+			assert.Empty(t, got, "a RUNNING job is no candidate")
+			require.Equal(t, []bool{true}, f.release(at(40*time.Second), ref(c)))
+			res, err := sw.ExpireJobs(f.ctx, []spi.Expiry{{ClaimRef: ref(read[0]), LastError: "expired"}}, at(time.Minute))
+			require.NoError(t, err)
+			assert.Equal(t, []bool{false}, res, "the expiry of a stale read is fenced out")
+			assert.Equal(t, spi.StatusPending, f.get(j.ID).Status)
+		}},
+		{"InPages", func(t tb, f *fixture) {
+			// Pages of 2 read 5 candidates once each, then end.
+			sw := capability[spi.StartBySweeper](f, "spi.StartBySweeper")
+			want := map[string]bool{}
+			for k := range 5 {
+				want[f.insertOne(withDeadline(at(time.Duration(k%3)*time.Second))).ID.String()] = true
+			}
+			seen := map[string]bool{}
+			var cur spi.StartByCursor
+			for range 5 {
+				page, next := f.unstarted(sw, at(time.Minute), cur, 2)
+				for _, j := range page {
+					assert.False(t, seen[j.ID.String()], "job %s read twice", j.ID)
+					seen[j.ID.String()] = true
+				}
+				if next == (spi.StartByCursor{}) {
+					break
+				}
+				cur = next
+			}
+			assert.Equal(t, want, seen, "every candidate once")
+		}},
+	}
+}
+
+// withDeadline gives a job the start-by deadline by, in its params and in
+// the property the sweeper reads (as the client writes both).
+func withDeadline(by time.Time) jobOpt {
+	return func(j *spi.Job) {
+		j.Params = map[string]string{spi.StartByParam: by.UTC().Format(time.RFC3339Nano)}
+		j.Properties = map[string]string{spi.StartByProperty: spi.FormatStartBy(by)}
+	}
+}
+
+// unstarted reads a page of the sweeper's candidates.
+func (f *fixture) unstarted(sw spi.StartBySweeper, before time.Time, after spi.StartByCursor, limit int) ([]*spi.Job, spi.StartByCursor) {
+	f.t.Helper()
+	jobs, next, err := sw.UnstartedJobs(f.ctx, before, after, limit)
+	require.NoError(f.t, err, "UnstartedJobs")
+	return jobs, next
+}
+
+// idStrings is the ids of jobs as text.
+func idStrings(jobs []*spi.Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID.String()
+	}
+	return out
+}

@@ -78,6 +78,8 @@ var capabilityGroups = map[string]string{
 	"Audit":        "spi.AuditLog",
 	"Bulk":         "spi.BulkManager",
 	"PauseTask":    "spi.TaskPauser",
+	"Attempts":     "spi.AttemptStore",
+	"StartBySweep": "spi.StartBySweeper",
 	"DurableSteps": "spi.JobStateStore",
 }
 
@@ -206,6 +208,9 @@ var plantedBugs = []struct {
 	{"retry outcome keeps the owner", []string{"Complete/Retry"}},
 	{"snooze outcome keeps the snooze count", []string{"Snooze/KeepsAttempts", "Snooze/MixedBatch", "Snooze/ResetByRetryFailed"}},
 	{"RetryFailedJob keeps the snooze count", []string{"Snooze/ResetByRetryFailed"}},
+	{"ExpireJobs ignores the claim sequence", []string{"StartBySweep/OnlyPending"}},
+	{"runs write no attempt record", []string{"Attempts/EveryRun", "Attempts/CancelledRunning", "Attempts/MixedBatch", "Attempts/LastKept"}},
+	{"attempt records are never pruned", []string{"Attempts/LastKept"}},
 	{"claim takes the jobs of paused tasks", []string{"PauseTask/PausedNotClaimed", "PauseTask/RunningRunsOn"}},
 	{"success writes Completion.Attempts", []string{"Complete/SucceededAfterRetry"}},
 	{"release charges the crash budget", []string{"Release/Release", "Release/ReleaseKeepsCrashCount"}},

@@ -146,6 +146,8 @@ func groups() []group {
 		{"StartBy", startByCases()},
 		{"Snooze", snoozeCases()},
 		{"PauseTask", pauseCases()},
+		{"StartBySweep", startBySweepCases()},
+		{"Attempts", attemptCases()},
 		{"DurableSteps", durableStepCases()},
 		{"Recovery", recoveryCases()},
 		{"Tags", tagCases()},

@@ -1,6 +1,7 @@
 package jobjson
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -90,6 +91,40 @@ func LogsOf(ls []ratchet.LogLine) []LogLine {
 	out := make([]LogLine, 0, len(ls))
 	for _, l := range ls {
 		out = append(out, LogLine{Run: l.Run, ClaimSeq: l.ClaimSeq, Line: l.Line, Time: l.Time, Level: l.Level, Message: l.Message})
+	}
+	return out
+}
+
+// Attempt is the record of one run of a job in JSON: Outcome "running"
+// for a run still going (no finish, no duration).
+type Attempt struct {
+	ClaimSeq int64      `json:"claim_seq"`
+	Node     string     `json:"node,omitempty"`
+	Started  *time.Time `json:"started,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Duration *float64   `json:"duration_seconds,omitempty"`
+	Outcome  string     `json:"outcome"`
+	Error    string     `json:"error,omitempty"`
+}
+
+// AttemptsOf returns as as JSON (an empty list, never null).
+func AttemptsOf(as []ratchet.Attempt) []Attempt {
+	out := make([]Attempt, 0, len(as))
+	for _, a := range as {
+		v := Attempt{ClaimSeq: a.ClaimSeq, Node: a.Node, Outcome: cmp.Or(string(a.Outcome), "running"), Error: a.Error}
+		if !a.StartedAt.IsZero() {
+			t := a.StartedAt.UTC()
+			v.Started = &t
+		}
+		if !a.FinishedAt.IsZero() {
+			t := a.FinishedAt.UTC()
+			v.Finished = &t
+			if v.Started != nil {
+				d := t.Sub(*v.Started).Seconds()
+				v.Duration = &d
+			}
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package nodecore
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -151,7 +152,8 @@ func StopOrder() []StopStep {
 // success's result. A job with dependents (in a workflow) says so, so
 // that the store releases them in the same write.
 func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSanitizer, now time.Time) spi.Completion {
-	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0}
+	c := spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: j.ClaimSeq}, FinishedAt: now, HasDependents: j.Dependents > 0,
+		Attempt: AttemptOutcomeOf(err), Node: j.OwnerNode, StartedAt: j.ClaimedAt}
 	if bug("ignore-fence") { // planted: a write not fenced by its claim
 		c.ClaimSeq = 0
 	}
@@ -164,6 +166,7 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		if err = Snoozed(&c, j, delay, now); err == nil {
 			return c
 		}
+		c.Attempt = spi.AttemptFailed // past its bound: a failure, not a snooze
 	}
 	d := DecideRetry(j, err, policy, now)
 	c.Attempts, c.LastError = d.Attempt, s.Sanitize(err)
@@ -173,6 +176,27 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		c.Outcome = spi.OutcomeFailed
 	}
 	return c
+}
+
+// AttemptOutcomeOf names how a run whose body returned err ended, for its
+// attempt record: succeeded, snoozed, timed out (ratchet.ErrTimeout),
+// expired (ratchet.ErrExpired: the node wrote it in place of the body) or
+// failed.
+func AttemptOutcomeOf(err error) spi.AttemptOutcome {
+	switch _, snoozed := ratchet.SnoozeOf(err); {
+	case err == nil:
+		return spi.AttemptSucceeded
+	case snoozed:
+		return spi.AttemptSnoozed
+	case errors.Is(err, ratchet.ErrExpired):
+		return spi.AttemptExpired
+	case errors.Is(err, ratchet.ErrTimeout):
+		if bug("timeout-recorded-as-failure") { // planted: a timed-out run's record says failed
+			return spi.AttemptFailed
+		}
+		return spi.AttemptTimedOut
+	}
+	return spi.AttemptFailed
 }
 
 // Snoozed makes c the snooze of j's run for delay at now: PENDING again,

@@ -2,6 +2,7 @@ package nodecore
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,9 +64,11 @@ func TestNextBatch(t *testing.T) {
 
 func TestCompletionOf(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	j := &spi.Job{ID: uuid.New(), ClaimSeq: 7, Attempts: 1, MaxRetries: 2, Backoff: spi.BackoffFixed, BackoffParam: time.Second}
+	j := &spi.Job{ID: uuid.New(), ClaimSeq: 7, Attempts: 1, MaxRetries: 2, Backoff: spi.BackoffFixed, BackoffParam: time.Second,
+		OwnerNode: "node-a", ClaimedAt: now.Add(-time.Minute)}
 	c := CompletionOf(j, nil, DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now)
-	assert.Equal(t, spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: 7}, FinishedAt: now, Outcome: spi.OutcomeSucceeded, Attempts: 2}, c)
+	assert.Equal(t, spi.Completion{ClaimRef: spi.ClaimRef{JobID: j.ID, ClaimSeq: 7}, FinishedAt: now, Outcome: spi.OutcomeSucceeded, Attempts: 2,
+		Attempt: spi.AttemptSucceeded, Node: "node-a", StartedAt: now.Add(-time.Minute)}, c, "the run's record: its node and start")
 
 	c = CompletionOf(j, errors.New("boom"), DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, now)
 	assert.Equal(t, spi.OutcomeRetry, c.Outcome)
@@ -78,6 +81,26 @@ func TestCompletionOf(t *testing.T) {
 	assert.Equal(t, spi.OutcomeFailed, c.Outcome)
 	assert.Equal(t, 3, c.Attempts)
 	assert.Contains(t, c.LastError, "boom")
+}
+
+// Each way a run ends names its attempt record's outcome.
+func TestAttemptOutcomeOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want spi.AttemptOutcome
+	}{
+		{nil, spi.AttemptSucceeded},
+		{errors.New("boom"), spi.AttemptFailed},
+		{ratchet.DoNotRetry(errors.New("bad input")), spi.AttemptFailed},
+		{ratchet.Snooze(time.Second), spi.AttemptSnoozed},
+		{fmt.Errorf("%w after 2s", ratchet.ErrTimeout), spi.AttemptTimedOut},
+		{ratchet.DoNotRetry(fmt.Errorf("%w: not started by then", ratchet.ErrExpired)), spi.AttemptExpired},
+	} {
+		assert.Equal(t, c.want, AttemptOutcomeOf(c.err), "%v", c.err)
+	}
+	j := &spi.Job{ID: uuid.New(), ClaimSeq: 1, Snoozes: 1, Params: map[string]string{spi.MaxSnoozesParam: "1"}}
+	c := CompletionOf(j, ratchet.Snooze(time.Second), DefaultRetryPolicy{}, ratchet.DefaultSanitizer{}, time.Now())
+	assert.Equal(t, spi.AttemptFailed, c.Attempt, "a snooze past its bound is a failure")
 }
 
 func TestCompletionOfCarriesDependents(t *testing.T) {

@@ -112,7 +112,7 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		callbacksFailed: counter("callbacks_failed_total", "Failed runs of callback jobs (OnSuccess, OnFailure, a batch's callback), by task.", "task"),
 		eventsDropped:   counter("events_dropped_total", "Events an engine dropped for a subscriber that fell behind, by node and kind.", "node", "kind"),
 		overruns:        counter("run_overruns_total", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task.", "task"),
-		expired:         counter("jobs_expired_total", "Jobs claimed past their start-by deadline and failed without running, by task.", "task"),
+		expired:         counter("jobs_expired_total", "Jobs failed without running past their start-by deadline (at a claim or by the start-by sweeper), by task.", "task"),
 		snoozed:         counter("jobs_snoozed_total", "Runs that ended in a snooze (back to PENDING, no attempt spent), by task.", "task"),
 		reg:             reg,
 	}

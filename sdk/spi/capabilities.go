@@ -51,6 +51,11 @@ type Capabilities struct {
 	ConcurrentClaims ConcurrentClaimer
 	// Pauser pauses and resumes tasks fleet-wide.
 	Pauser TaskPauser
+	// Attempts keeps a record of every run of a job.
+	Attempts AttemptStore
+	// StartBy finds and fails the jobs no node started by their start-by
+	// deadline.
+	StartBy StartBySweeper
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -92,5 +97,7 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Bulk, _ = s.(BulkManager)
 	c.ConcurrentClaims, _ = s.(ConcurrentClaimer)
 	c.Pauser, _ = s.(TaskPauser)
+	c.Attempts, _ = s.(AttemptStore)
+	c.StartBy, _ = s.(StartBySweeper)
 	return c
 }

@@ -137,7 +137,8 @@ func (NoOpMetrics) RunOverran(context.Context, uuid.UUID, string, time.Duration)
 // the jobs a node claimed past their start-by deadline (ratchet.WithStartBy,
 // WithStartWithin) and failed without running. NoOpMetrics implements it.
 type StartByMetrics interface {
-	// JobExpired reports job id, of task, failed unrun at its claim.
+	// JobExpired reports job id, of task, failed unrun past its start-by
+	// deadline: at its claim, or by the start-by sweeper.
 	JobExpired(ctx context.Context, id uuid.UUID, task string)
 }
 

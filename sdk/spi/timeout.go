@@ -1,8 +1,11 @@
 package spi
 
 import (
+	"context"
 	"strconv"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The params of a run timeout (ratchet.WithTimeout): TimeoutParam holds a
@@ -79,4 +82,50 @@ func MaxSnoozes(j *Job) int {
 		}
 	}
 	return DefaultMaxSnoozes
+}
+
+// StartByProperty is the job property that holds, from its submission, the
+// start-by deadline of a job's first run (StartBy of the job as inserted),
+// written by FormatStartBy so that its text sorts as its time: a store with
+// a StartBySweeper finds the jobs past it by a range read of its property
+// index, without reading every PENDING job.
+const StartByProperty = "ratchet.start_by"
+
+// FormatStartBy writes t as StartByProperty holds it: UTC, to the
+// microsecond, always 27 characters.
+func FormatStartBy(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// StartByCursor is where a page of StartBySweeper.UnstartedJobs starts:
+// after the job whose StartByProperty is Value and id ID (the zero
+// cursor: from the first).
+type StartByCursor struct {
+	Value string
+	ID    uuid.UUID
+}
+
+// Expiry is the failure of a PENDING job that was not started by its
+// start-by deadline: the job, as read under the claim sequence it still
+// has, and the error it ends with.
+type Expiry struct {
+	ClaimRef
+	LastError string
+}
+
+// StartBySweeper is implemented by stores that can find and fail the
+// PENDING jobs past their start-by deadline that no node claims (the
+// engine's start-by sweeper; a claim decides for the jobs it takes).
+type StartBySweeper interface {
+	// UnstartedJobs returns up to limit PENDING jobs whose
+	// StartByProperty is before before, after the cursor, and the cursor
+	// of the next page (the zero cursor when there is none). The order is
+	// the store's and stays the same from page to page: by the property,
+	// then id, or by id alone (MongoDB, whose cursor then carries the id
+	// only). Each job is read whole (its params and due time decide its
+	// deadline, StartBy).
+	UnstartedJobs(ctx context.Context, before time.Time, after StartByCursor, limit int) ([]*Job, StartByCursor, error)
+	// ExpireJobs fails at now each job of es that is still PENDING under
+	// its claim sequence (Failed from PENDING: FAILED with its LastError,
+	// finished at now, its attempts unchanged; its dependents released
+	// as after any failure), and reports, per entry, whether it applied.
+	ExpireJobs(ctx context.Context, es []Expiry, now time.Time) ([]bool, error)
 }

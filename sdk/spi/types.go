@@ -408,6 +408,13 @@ type Completion struct {
 	// when it was claimed): a finishing completion then records its status
 	// on their dependencies and releases them in the same write.
 	HasDependents bool
+	// Attempt is how the run ended, for its attempt record (empty: the
+	// completion ends no run, as a workflow job's skip); Node and
+	// StartedAt are the run's node and claim time. A store with an
+	// AttemptStore writes the completion's Record with its change.
+	Attempt   AttemptOutcome
+	Node      string
+	StartedAt time.Time
 }
 
 // AlreadyApplied reports whether j, as read from a store, is in exactly the

@@ -55,7 +55,12 @@ const (
 	// claim, ratchet.RunStep) is recorded iff its claim is current: a run
 	// that lost it (its node stalled past the grace, its job cancelled)
 	// records nothing.
-	invStepFence    = "step-fence"
+	invStepFence = "step-fence"
+	// Every run but a success leaves an attempt record, written with the
+	// transition that ends it, naming how it ended (the body's return, a
+	// timeout, an expiry, a release, a crash, a cancel); a job keeps its
+	// last spi.AttemptsKept claims' records.
+	invAttempts     = "attempts"
 	recoveryMessage = "crash budget exhausted: the job's node died while running it"
 )
 
@@ -88,13 +93,16 @@ type sjob struct {
 	// window after each due time (spi.StartWithinParam); zero for none.
 	startBy     time.Time
 	startWithin time.Duration
-	maxRetries  int
-	backoff     spi.BackoffKind
-	param       time.Duration
-	idemKey     string
-	tags        []string
-	resource    string
-	limit       int
+	// firstBy is the deadline of the first run, which the start-by
+	// sweeper reads (spi.StartByProperty); zero for none.
+	firstBy    time.Time
+	maxRetries int
+	backoff    spi.BackoffKind
+	param      time.Duration
+	idemKey    string
+	tags       []string
+	resource   string
+	limit      int
 
 	status spi.Status
 	seq    int64
@@ -115,6 +123,10 @@ type sjob struct {
 	stepper    bool
 	stepsDone  int
 	finishedAt time.Time
+
+	// records are the attempt records the store must hold (claim and
+	// outcome), oldest first.
+	records []spi.Attempt
 
 	// since the last DLQ retry: claims, recoveries and releases
 	claims, recoveries, releases int
@@ -193,6 +205,9 @@ type model struct {
 	batches []*sbatch
 	// paused are the tasks the workload paused (spi.TaskPauser).
 	paused map[string]bool
+	// runEnds is how each execution's completion must say its run ended
+	// (the attempt record's outcome), by its claim, until it is written.
+	runEnds map[spi.ClaimRef]spi.AttemptOutcome
 }
 
 func (m *model) init() {
@@ -201,6 +216,17 @@ func (m *model) init() {
 	m.nodeRows = map[string]time.Time{}
 	m.holders = map[string]int{}
 	m.paused = map[string]bool{}
+	m.runEnds = map[spi.ClaimRef]spi.AttemptOutcome{}
+}
+
+// recordRun adds to the model the attempt record of j's run under claim
+// seq, ended with outcome, keeping the records of the job's last
+// spi.AttemptsKept claims.
+func (m *model) recordRun(j *sjob, seq int64, outcome spi.AttemptOutcome) {
+	j.records = append(j.records, spi.Attempt{JobID: j.id, ClaimSeq: seq, Outcome: outcome})
+	for len(j.records) > 0 && j.records[0].ClaimSeq <= seq-spi.AttemptsKept {
+		j.records = j.records[1:]
+	}
 }
 
 // setStatus moves a job between states, keeping the pending and running
@@ -453,9 +479,14 @@ func (w *world) checkComplete(n *node, cs []spi.Completion, applied []bool) {
 			return
 		}
 		w.touch(j)
+		end := w.runEnds[c.ClaimRef]
+		delete(w.runEnds, c.ClaimRef)
 		if !applied[i] {
 			w.report.Superseded++
 			continue
+		}
+		if end != "" && end != spi.AttemptSucceeded {
+			w.recordRun(j, c.ClaimSeq, end)
 		}
 		switch c.Outcome {
 		case spi.OutcomeSucceeded:
@@ -514,6 +545,7 @@ func (w *world) checkRelease(n *node, refs []spi.ClaimRef, applied []bool, now t
 		}
 		w.touch(j)
 		if applied[i] {
+			w.recordRun(j, j.seq, spi.AttemptReleased)
 			w.setStatus(j, spi.StatusPending)
 			j.due, j.owner = now, ""
 			j.seq++
@@ -587,6 +619,7 @@ func (w *world) checkRecover(n *node, p spi.RecoverParams, got []spi.RecoveredJo
 				j.label, j.crash, w.maxCrash, p.MaxCrashRedeliveries, j.owner, g.NewStatus, g.CrashCount, g.FromNode, wantStatus, wantCrash)
 			return
 		}
+		w.recordRun(j, j.seq, spi.AttemptCrashed)
 		w.setStatus(j, wantStatus)
 		j.crash, j.owner = wantCrash, ""
 		j.seq++
@@ -885,6 +918,9 @@ func (w *world) checkAll() error {
 				w.fail(releaseInvariant(j, g), parentsOf(j), nil, "%s", w.releaseDetail(j, g, d))
 				return nil
 			}
+			if err := w.checkAttempts(j); err != nil || w.failure != nil {
+				return err
+			}
 			seen++
 		}
 		if next == uuid.Nil {
@@ -894,6 +930,32 @@ func (w *world) checkAll() error {
 	}
 	if seen != len(w.jobs) {
 		w.fail(invNothingLost, nil, nil, "the store lists %d jobs; %d were submitted", seen, len(w.jobs))
+	}
+	return nil
+}
+
+// checkAttempts compares the attempt records the store holds for j
+// (spi.AttemptStore) with the model's: the same claims, each with the
+// outcome its run ended with.
+func (w *world) checkAttempts(j *sjob) error {
+	as := spi.CapabilitiesOf(w.store).Attempts
+	if as == nil {
+		return nil
+	}
+	got, err := as.JobAttempts(w.ctx, j.id)
+	if err != nil {
+		return w.storeErr("JobAttempts", err)
+	}
+	w.check(invAttempts)
+	line := func(rs []spi.Attempt) string {
+		parts := make([]string, len(rs))
+		for i, r := range rs {
+			parts[i] = fmt.Sprintf("%d:%s", r.ClaimSeq, r.Outcome)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	if g, want := line(got), line(j.records); g != want {
+		w.fail(invAttempts, []*sjob{j}, nil, "the attempt records of %s are %s (claim:outcome); expected %s", j.label, g, want)
 	}
 	return nil
 }

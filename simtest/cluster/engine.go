@@ -78,6 +78,10 @@ var engineBugs = map[string]string{
 	"start-by-ignored": invStartBy,
 	// A snooze is written as a failed attempt's retry.
 	"snooze-spends-attempt": invSnooze,
+	// The start-by sweeper fails jobs 2 s before their deadline.
+	"start-by-sweep-early": invStartBy,
+	// A run past its timeout is recorded as a plain failure.
+	"timeout-recorded-as-failure": invAttempts,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

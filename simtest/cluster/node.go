@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -497,7 +498,7 @@ func (w *world) expireUnstarted(n *node, x *exec) (bool, error) {
 		return false, nil
 	}
 	n.endExec(x)
-	c := w.complete(n, x, expired)
+	c := w.complete(n, x, expired, spi.AttemptExpired)
 	w.tracef([]*sjob{j}, []*node{n}, "%s claim %s/%d past its start-by deadline -> %s", n.id, j.label, x.ref.ClaimSeq, w.describeCompletion(c))
 	w.queueFlush(n)
 	return true, w.freed(n)
@@ -532,7 +533,7 @@ func (w *world) expire(n *node, ref spi.ClaimRef) error {
 	if final {
 		err = ratchet.DoNotRetry(err)
 	}
-	c := w.complete(n, x, err)
+	c := w.complete(n, x, err, spi.AttemptTimedOut)
 	w.tracef([]*sjob{x.job}, []*node{n}, "%s run %s/%d timed out after %s -> %s; the body goes on", n.id, x.job.label, ref.ClaimSeq, d, w.describeCompletion(c))
 	w.queueFlush(n)
 	return nil
@@ -567,23 +568,27 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 		}
 	}
 	var err error
+	end := spi.AttemptSucceeded
 	switch {
 	case x.cancelled:
-		err = context.Canceled
+		err, end = context.Canceled, spi.AttemptFailed
 	case x.job.snoozes < x.job.snoozePlan:
 		// A snoozing body asks to run again later, up to its plan; a
 		// plan past the job's bound fails it.
-		err = ratchet.Snooze(w.randDur(0, 3*time.Second))
+		err, end = ratchet.Snooze(w.randDur(0, 3*time.Second)), spi.AttemptSnoozed
+		if x.snap.Snoozes >= cmp.Or(x.job.maxSnoozes, spi.DefaultMaxSnoozes) {
+			end = spi.AttemptFailed
+		}
 	case !x.job.flood && !x.job.probe:
 		switch r := w.rng.IntN(100); {
 		case r < 70:
 		case r < 95:
-			err = errTransient
+			err, end = errTransient, spi.AttemptFailed
 		default:
-			err = errPermanent
+			err, end = errPermanent, spi.AttemptFailed
 		}
 	}
-	c := w.complete(n, x, err)
+	c := w.complete(n, x, err, end)
 	w.tracef([]*sjob{x.job}, []*node{n}, "%s body %s/%d -> %s", n.id, x.job.label, ref.ClaimSeq, w.describeCompletion(c))
 	if w.phase == phaseMain && w.chance(w.sc.Faults.CrashAtHook) {
 		return w.crash(n, "crash:before-completion")
@@ -656,9 +661,16 @@ func (w *world) freed(n *node) error {
 }
 
 // complete queues in the node's completer the owner write that ends x's
-// execution with err.
-func (w *world) complete(n *node, x *exec, err error) spi.Completion {
+// execution with err, which the model says ended the run as end (the
+// outcome of its attempt record).
+func (w *world) complete(n *node, x *exec, err error, end spi.AttemptOutcome) spi.Completion {
 	c := w.completion(x, err)
+	w.check(invAttempts)
+	if c.Attempt != end || c.Node != n.id || !c.StartedAt.Equal(x.snap.ClaimedAt) {
+		w.fail(invAttempts, []*sjob{x.job}, []*node{n}, "the engine's completion of %s's run under claim %d names it %q on %q from %s; expected %q on %q from %s",
+			x.job.label, x.ref.ClaimSeq, c.Attempt, c.Node, simtime.Offset(c.StartedAt.Sub(w.start)), end, n.id, simtime.Offset(x.snap.ClaimedAt.Sub(w.start)))
+	}
+	w.runEnds[x.ref] = end
 	n.completer.Add(nodecore.Pending{C: c, Job: x.snap})
 	return c
 }
@@ -931,7 +943,7 @@ func (w *world) drainLimit(n *node) error {
 	w.tracef(jobsOf(running), []*node{n}, "%s drain timed out: releases %s, %d given back", n.id, w.refsOf(running), len(gave))
 	for _, x := range running {
 		if n.endExec(x) {
-			w.complete(n, x, context.Canceled)
+			w.complete(n, x, context.Canceled, spi.AttemptFailed)
 		}
 	}
 	n.draining, n.stopKind = false, "stop:drain-timeout"

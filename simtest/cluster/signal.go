@@ -200,6 +200,9 @@ func (w *world) sweepPass(n *node) error {
 	if err := nodecore.Drain(w.now(), func(now time.Time) (bool, error) { return p.Pass(w.ctx, now) }); err != nil && !errors.Is(err, errCaught) {
 		return err
 	}
+	if err := w.startBySweep(n); err != nil || w.failure != nil {
+		return err
+	}
 	w.schedule(time.Second, w.nodeEvent(n, evSweep))
 	return nil
 }

@@ -237,8 +237,9 @@ type Report struct {
 	// Claims counts claim calls, Claimed the jobs they returned;
 	// Completions the owner writes sent, Superseded those reported
 	// superseded; Released and Recovered the jobs given back by graceful
-	// stops and by orphan recovery.
-	Claims, Claimed, Completions, Superseded, Released, Recovered int
+	// stops and by orphan recovery; Swept the jobs the start-by sweeper
+	// failed unstarted.
+	Claims, Claimed, Completions, Superseded, Released, Recovered, Swept int
 	// CompleterRetries counts the completer's writes that failed and were
 	// held for a retry; GiveBacks the claimed jobs that a per-task limit
 	// gave back.
@@ -324,8 +325,8 @@ func (r Report) Summary() string {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "faults: %s\n", sortedCounts(r.Faults))
-	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d, completer retries %d), released %d, recovered %d\n",
-		r.Claims, r.Claimed, r.Completions, r.Superseded, r.CompleterRetries, r.Released, r.Recovered)
+	fmt.Fprintf(&b, "operations: claims %d (jobs %d), completions %d (superseded %d, completer retries %d), released %d, recovered %d, swept unstarted %d\n",
+		r.Claims, r.Claimed, r.Completions, r.Superseded, r.CompleterRetries, r.Released, r.Recovered, r.Swept)
 	fmt.Fprintf(&b, "claims in flight: at most %d; claim outages: %d claims failed (%d answers lost), %d jobs adopted\n",
 		r.MaxClaimsInFlight, r.ClaimFailures, r.LostAnswers, r.Adopted)
 	if len(r.TaskLimits) > 0 {

@@ -488,6 +488,7 @@ func (w *world) adminCancelFlow(now time.Time) {
 func (w *world) cancelledByHand(jobs []*sjob, now time.Time) {
 	for _, j := range jobs {
 		if j.status == spi.StatusRunning {
+			w.recordRun(j, j.seq, spi.AttemptCancelled)
 			j.seq++
 			j.owner = ""
 		}

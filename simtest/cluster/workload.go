@@ -126,6 +126,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			} else {
 				jobs[i].Params[spi.StartByParam] = jobs[i].ScheduledAt.Add(s.startBy).UTC().Format(time.RFC3339Nano)
 			}
+			// What the client writes for the start-by sweeper: the first
+			// run's deadline.
+			jobs[i].Properties = map[string]string{spi.StartByProperty: spi.FormatStartBy(jobs[i].ScheduledAt.Add(s.startBy))}
 		}
 	}
 	res, err := w.store.InsertJobs(w.ctx, jobs, spi.InsertOptions{})
@@ -164,6 +167,9 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			j.startWithin = s.startBy
 		case s.startBy > 0:
 			j.startBy = j.due.Add(s.startBy)
+		}
+		if s.startBy > 0 {
+			j.firstBy = j.due.Add(s.startBy)
 		}
 		j.label = fmt.Sprintf("j%d", j.idx+1)
 		w.jobs = append(w.jobs, j)

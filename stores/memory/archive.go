@@ -114,6 +114,7 @@ func (s *Store) PurgeArchivedJobs(_ context.Context, before time.Time, limit int
 	for _, j := range old {
 		delete(s.archive, j.ID)
 		delete(s.logs, j.ID)
+		delete(s.attempts, j.ID)
 		gone[j.ID] = true
 	}
 	s.arcIDs = slices.DeleteFunc(s.arcIDs, func(id uuid.UUID) bool { return gone[id] })
@@ -155,6 +156,7 @@ func (s *Store) DeleteJobs(_ context.Context, ids []uuid.UUID) ([]bool, error) {
 	}
 	for _, id := range del {
 		delete(s.logs, id)
+		delete(s.attempts, id)
 	}
 	return out, nil
 }

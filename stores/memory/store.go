@@ -39,6 +39,8 @@ type Store struct {
 	archive map[uuid.UUID]archived      // archived jobs (JobArchiver)
 	arcIDs  []uuid.UUID                 // their ids, sorted
 	logs    map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
+	// attempts holds the attempt records (AttemptStore), in claim order.
+	attempts map[uuid.UUID][]spi.Attempt
 	// Workflows (WorkflowStore): each child's dependencies, each parent's
 	// children, each workflow's live jobs.
 	deps     map[uuid.UUID][]spi.Dependency
@@ -102,6 +104,8 @@ func New() *Store {
 		skips:   map[string][]spi.SkipRecord{},
 		archive: map[uuid.UUID]archived{},
 		logs:    map[uuid.UUID][]spi.LogLine{},
+
+		attempts: map[uuid.UUID][]spi.Attempt{},
 
 		deps:     map[uuid.UUID][]spi.Dependency{},
 		children: map[uuid.UUID][]uuid.UUID{},
@@ -667,6 +671,9 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 			return nil, fmt.Errorf("memory: complete job %s: unknown outcome %d", c.JobID, c.Outcome)
 		}
 		owner := j.OwnerNode
+		if a, ok := c.Record(); ok {
+			s.record(a)
+		}
 		changes[i].Apply(j)
 		s.completionBugs(j, c, owner)
 		if c.Outcome != spi.OutcomeRetry || !s.bug("retry outcome keeps the permit") {
@@ -696,6 +703,7 @@ func (s *Store) ReleaseJobs(_ context.Context, refs []spi.ClaimRef, now time.Tim
 		if j == nil {
 			continue
 		}
+		s.recordRun(j, spi.AttemptReleased, now)
 		s.toPending(j, now)
 		out[i] = true
 	}
@@ -797,6 +805,7 @@ func (s *Store) cancelLocked(j *spi.Job, now time.Time) bool {
 // abortLocked cancels RUNNING job j at now (spi.Aborted): its claim ends,
 // its permit is free, and the call owes the listeners a claim check.
 func (s *Store) abortLocked(j *spi.Job, now time.Time) {
+	s.recordRun(j, spi.AttemptCancelled, now)
 	if !s.bug("cancelling a RUNNING job keeps its permit") {
 		s.leaveRunning(j)
 	}
@@ -955,6 +964,7 @@ func (s *Store) RecoverOrphans(_ context.Context, p spi.RecoverParams) ([]spi.Re
 		if s.bug("RecoverOrphans ignores the crash budget") {
 			budget = j.CrashCount + 1
 		}
+		s.recordRun(j, spi.AttemptCrashed, p.Now)
 		spi.Recovered(j.CrashCount, budget, p.LastError, p.Now).Apply(j)
 		s.recoveryBugs(j, from, seq)
 		if j.Status == spi.StatusPending {

@@ -251,6 +251,9 @@ func (s *Store) PurgeArchivedJobs(ctx context.Context, before time.Time, limit i
 	if _, err := s.logs.DeleteMany(ctx, bson.M{"job": bson.M{"$in": ids}}); err != nil {
 		return 0, fail("purge archived jobs", err)
 	}
+	if _, err := s.attempts.DeleteMany(ctx, bson.M{"job": bson.M{"$in": ids}}); err != nil {
+		return 0, fail("purge archived jobs", err)
+	}
 	r, err := s.archive.DeleteMany(ctx, bson.M{fID: bson.M{"$in": ids}})
 	if err != nil {
 		return 0, fail("purge archived jobs", err)

@@ -22,14 +22,15 @@ func fence(ref spi.ClaimRef) bson.M {
 
 // resourceProjection is what an owner write reads back: the resource whose
 // permit the job leaves, and the dependents that its end may release.
-var resourceProjection = bson.M{fResource: 1, fKids: 1}
+var resourceProjection = bson.M{fResource: 1, fKids: 1, fOwner: 1, fClaimed: 1}
 
 // ownerWrite applies one fenced update and, when it applied, frees the
 // permit of the claim it ended. It reports whether it applied.
-func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M) (bool, []bson.Binary, error) {
+func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M, rec *spi.Attempt) (bool, []bson.Binary, error) {
 	var d struct {
 		Resource string        `bson:"resource_name"`
 		Kids     []bson.Binary `bson:"kids"`
+		Run      runDoc        `bson:",inline"`
 	}
 	raw, err := s.findOneAndUpdate(ctx, fence(ref), update, nil, false, resourceProjection)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -48,6 +49,11 @@ func (s *Store) ownerWrite(ctx context.Context, ref spi.ClaimRef, update bson.M)
 		// A failure here leaves the hold behind for RecoverOrphans to
 		// reclaim; the job's own write has applied.
 		_ = s.releasePermit(context.WithoutCancel(ctx), d.Resource, permitKey(ref.JobID, ref.ClaimSeq))
+	}
+	if rec != nil {
+		if err := s.record(context.WithoutCancel(ctx), d.Run.fill(*rec)); err != nil {
+			return true, d.Kids, err
+		}
 	}
 	return true, d.Kids, nil
 }
@@ -116,7 +122,11 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return out, nil
 	}
 	err = s.fanOut(ctx, len(cs), func(ctx context.Context, i int) error {
-		ok, kids, err := s.ownerWrite(ctx, cs[i].ClaimRef, updates[i])
+		var rec *spi.Attempt
+		if a, ok := cs[i].Record(); ok {
+			rec = &a
+		}
+		ok, kids, err := s.ownerWrite(ctx, cs[i].ClaimRef, updates[i], rec)
 		out[i] = ok
 		if err != nil {
 			return fmt.Errorf("job %s: %w", cs[i].JobID, err)
@@ -188,7 +198,8 @@ func (s *Store) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.T
 	}
 	update := updateOf(spi.Released(now), nil, nil)
 	err = s.fanOut(ctx, len(refs), func(ctx context.Context, i int) error {
-		ok, _, err := s.ownerWrite(ctx, refs[i], update)
+		rec := spi.Attempt{JobID: refs[i].JobID, ClaimSeq: refs[i].ClaimSeq, FinishedAt: now, Outcome: spi.AttemptReleased}
+		ok, _, err := s.ownerWrite(ctx, refs[i], update, &rec)
 		out[i] = ok
 		if err != nil {
 			return fmt.Errorf("job %s: %w", refs[i].JobID, err)

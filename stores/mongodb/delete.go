@@ -60,6 +60,9 @@ func (s *Store) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error)
 		if _, err := s.logs.DeleteMany(ctx, bson.M{"job": id}); err != nil {
 			return nil, fail("delete jobs", err)
 		}
+		if _, err := s.attempts.DeleteMany(ctx, bson.M{"job": id}); err != nil {
+			return nil, fail("delete jobs", err)
+		}
 		gone[rawID(d)] = true
 	}
 	for i, id := range ids {

@@ -346,7 +346,7 @@ func (s *Store) cancel(ctx context.Context, id uuid.UUID, now time.Time) error {
 func (s *Store) abort(ctx context.Context, v bson.Binary, now time.Time) (bson.Raw, error) {
 	var d flowDoc
 	raw, err := s.jobs.FindOne(ctx, bson.M{fID: v, fStatus: string(spi.StatusRunning)},
-		options.FindOne().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1})).Raw()
+		options.FindOne().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1, fOwner: 1, fClaimed: 1})).Raw()
 	if err != nil {
 		return nil, err
 	}
@@ -361,6 +361,9 @@ func (s *Store) abort(ctx context.Context, v bson.Binary, now time.Time) (bson.R
 		updateOf(spi.Aborted(now), nil, nil), d.Resource, permitKey(jid, d.ClaimSeq))
 	if err == nil && !ok {
 		err = mongo.ErrNoDocuments // it finished or was released meanwhile
+	}
+	if err == nil {
+		err = s.recordRun(context.WithoutCancel(ctx), jid, d.ClaimSeq, d.Run, spi.AttemptCancelled, now)
 	}
 	return raw, err
 }

@@ -145,6 +145,7 @@ type runningDoc struct {
 	Crash    int64         `bson:"crash_count"`
 	Resource string        `bson:"resource_name"`
 	Kids     []bson.Binary `bson:"kids"`
+	Claimed  int64         `bson:"claimed_time"`
 }
 
 // RecoverOrphans handles RUNNING jobs whose owner has no node document, a
@@ -187,7 +188,7 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 	}
 
 	cur, err = s.jobs.Find(ctx, bson.M{fStatus: string(spi.StatusRunning)}, options.Find().
-		SetProjection(bson.M{fID: 1, fTask: 1, fOwner: 1, fClaimSeq: 1, fCrash: 1, fResource: 1, fKids: 1}))
+		SetProjection(bson.M{fID: 1, fTask: 1, fOwner: 1, fClaimSeq: 1, fCrash: 1, fResource: 1, fKids: 1, fClaimed: 1}))
 	if err != nil {
 		return nil, fail("recover orphans", fmt.Errorf("read running jobs: %w", err))
 	}
@@ -231,6 +232,9 @@ func (s *Store) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi.
 			return fmt.Errorf("job %s: %w", o.id, err)
 		}
 		if ok {
+			if err := s.recordRun(context.WithoutCancel(ctx), o.id, o.ClaimSeq, runDoc{Owner: o.Owner, Claimed: o.Claimed}, spi.AttemptCrashed, p.Now); err != nil {
+				return fmt.Errorf("job %s: %w", o.id, err)
+			}
 			results[i] = rec
 			if rec.NewStatus == spi.StatusFailed && len(o.Kids) > 0 {
 				if _, err := s.releaseKids(ctx, o.id, spi.StatusFailed, o.Kids, p.Now); err != nil {

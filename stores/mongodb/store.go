@@ -46,19 +46,20 @@ const codeNotImplemented = 238
 
 // The collection names, after the prefix.
 const (
-	jobsName    = "jobs"
-	nodesName   = "nodes"
-	leasesName  = "leases"
-	permitsName = "permits"
-	schedsName  = "schedules"
-	archiveName = "archive"
-	logsName    = "logs"
-	skipsName   = "skips"
-	metaName    = "meta"
-	flowsName   = "workflows"
-	batchesName = "batches"
-	auditName   = "audit"
-	pausesName  = "pauses"
+	jobsName     = "jobs"
+	nodesName    = "nodes"
+	leasesName   = "leases"
+	permitsName  = "permits"
+	schedsName   = "schedules"
+	archiveName  = "archive"
+	logsName     = "logs"
+	skipsName    = "skips"
+	metaName     = "meta"
+	flowsName    = "workflows"
+	batchesName  = "batches"
+	auditName    = "audit"
+	pausesName   = "pauses"
+	attemptsName = "attempts"
 )
 
 // Options configure [Open] and [New]. The zero value is ready to use.
@@ -121,6 +122,7 @@ type Store struct {
 	audit    *mongo.Collection // the audit log (see audit.go)
 	meta     *mongo.Collection // the schema version, the audit log's counter
 	pauses   *mongo.Collection // the paused tasks (see pause.go)
+	attempts *mongo.Collection // the attempt records (see attempt.go)
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -249,6 +251,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		audit:    db.Collection(p + auditName),
 		meta:     db.Collection(p + metaName),
 		pauses:   db.Collection(p + pausesName),
+		attempts: db.Collection(p + attemptsName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx, opts.CheckOnly); err != nil {
@@ -342,6 +345,11 @@ func (s *Store) setup(ctx context.Context, checkOnly bool) error {
 	for _, ix := range logIndexes() {
 		if _, err := s.logs.Indexes().CreateOne(ctx, ix); err != nil {
 			return fail("open", fmt.Errorf("create an index of %s: %w", s.logs.Name(), err))
+		}
+	}
+	for _, ix := range attemptIndexes() {
+		if _, err := s.attempts.Indexes().CreateOne(ctx, ix); err != nil {
+			return fail("open", fmt.Errorf("create an index of %s: %w", s.attempts.Name(), err))
 		}
 	}
 	for _, ix := range auditIndexes() {

@@ -81,6 +81,7 @@ type flowDoc struct {
 	DepStates map[string]string `bson:"dps"`
 	Kids      []bson.Binary     `bson:"kids"`
 	Revived   *int64            `bson:"revived"`
+	Run       runDoc            `bson:",inline"`
 }
 
 // parents returns the ids of d's parents, in insert order.
@@ -408,7 +409,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time)
 func (s *Store) cancelFlow(ctx context.Context, id uuid.UUID, now time.Time) (int, error) {
 	cur, err := s.jobs.Find(ctx, bson.M{fWorkflow: idValue(id), fStaged: bson.M{"$exists": false},
 		fStatus: bson.M{"$in": bson.A{string(spi.StatusBlocked), string(spi.StatusPending), string(spi.StatusRunning), string(spi.StatusWaiting)}}},
-		options.Find().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1}))
+		options.Find().SetProjection(bson.M{fStatus: 1, fClaimSeq: 1, fResource: 1, fKids: 1, fOwner: 1, fClaimed: 1}))
 	if err != nil {
 		return 0, err
 	}
@@ -438,6 +439,9 @@ func (s *Store) cancelFlow(ctx context.Context, id uuid.UUID, now time.Time) (in
 		}
 		ok, err := s.fencedWrite(ctx, f, update, resource, key)
 		cancelled[i] = ok
+		if jid, idErr := binaryID(d.ID); err == nil && ok && idErr == nil && spi.Status(d.Status) == spi.StatusRunning {
+			err = s.recordRun(context.WithoutCancel(ctx), jid, d.ClaimSeq, d.Run, spi.AttemptCancelled, now)
+		}
 		return err
 	})
 	if err != nil {

@@ -78,7 +78,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			got, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 2}}, t0)
 			assert.Equal(t, []bool{true, false}, got)
 			return err
-		}), []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job",
+		}), []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job", "SELECT claim_seq, job_id, owner_node, claimed_time FROM scheduler_job",
 			"UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1, owner_node = NULL, claim_seq = claim_seq + 1", "COMMIT"}},
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = :1, crash_count = :2, snoozes = :3, scheduled_time = :4, finished_time = NULL, owner_node = NULL", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
@@ -140,7 +140,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 				{JobID: uuid.Max, TaskName: "u", FromNode: "node-b", NewStatus: spi.StatusFailed, CrashCount: 3},
 			}, got)
 			return err
-		}), []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority",
+		}), []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority", "SELECT claim_seq, job_id, owner_node, claimed_time FROM scheduler_job",
 			"UPDATE scheduler_job SET status = 'PENDING', scheduled_time = :1, owner_node = NULL, claim_seq = claim_seq + 1, crash_count = crash_count + 1",
 			"UPDATE scheduler_job SET status = 'FAILED', last_error = :1, finished_time = :2, owner_node = NULL, claim_seq = claim_seq + 1",
 			"SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)",

@@ -35,10 +35,11 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	if err := sqlcore.ValidOutcomes(cs); err != nil {
 		return nil, fail("complete jobs", err)
 	}
-	if slices.ContainsFunc(cs, sqlcore.OneByOne) {
+	if slices.ContainsFunc(cs, sqlcore.OneByOne) || slices.ContainsFunc(cs, recorded) {
 		// A workflow's completion releases its dependents in the same
-		// transaction, and a snooze writes a column the batched
-		// statements do not: the core's path.
+		// transaction, a snooze writes a column the batched statements
+		// do not, and a run's attempt record is written in the
+		// completion's transaction: the core's path.
 		return s.core.CompleteJobs(ctx, cs)
 	}
 	out := make([]bool, len(cs))
@@ -58,6 +59,13 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 		return nil, fail("complete jobs", err)
 	}
 	return out, nil
+}
+
+// recorded reports whether c writes an attempt record (every run's
+// completion but a success's).
+func recorded(c spi.Completion) bool {
+	_, ok := c.Record()
+	return ok
 }
 
 // writeCompletions writes the completions cs[i] for i in idx (each claim

@@ -76,7 +76,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			got, err := s.ReleaseJobs(ctx, []spi.ClaimRef{{JobID: j.ID, ClaimSeq: 1}, {JobID: j.ID, ClaimSeq: 1}}, t0)
 			assert.Equal(t, []bool{true, false}, got, "the first ref of a claim only")
 			return err
-		}, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WITH (UPDLOCK, ROWLOCK)", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1", "COMMIT"}},
+		}, []string{"BEGIN", "SELECT job_id, claim_seq FROM scheduler_job WITH (UPDLOCK, ROWLOCK)", "SELECT claim_seq, job_id, owner_node, claimed_time FROM scheduler_job WITH (UPDLOCK, ROWLOCK)", "UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1", "COMMIT"}},
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = @p1, crash_count = @p2, snoozes = @p3, scheduled_time = @p4, finished_time = NULL, owner_node = NULL", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
@@ -144,7 +144,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 				assert.Equal(t, want, got)
 			}
 			return err
-		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority",
+		}, []string{"BEGIN", "SELECT j.job_id, j.task_name, j.owner_node, j.crash_count, j.priority", "SELECT claim_seq, job_id, owner_node, claimed_time FROM scheduler_job WITH (UPDLOCK, ROWLOCK)",
 			"UPDATE scheduler_job SET status = 'PENDING', scheduled_time = @p1, owner_node = NULL, claim_seq = claim_seq + 1, crash_count = crash_count + 1",
 			"UPDATE scheduler_job SET status = 'FAILED', last_error = @p1, finished_time = @p2, owner_node = NULL, claim_seq = claim_seq + 1",
 			"SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)",

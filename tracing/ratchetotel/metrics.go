@@ -136,7 +136,7 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 		wakeups:         counter("ratchet.wakeups", "{wakeup}", "Wakeups of a node's poller: local, published to the cluster, received from it."),
 		callbacksFailed: counter("ratchet.callbacks.failed", "{job}", "Failed runs of callback jobs, by task."),
 		runOverruns:     counter("ratchet.run.overruns", "{job}", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task."),
-		jobsExpired:     counter("ratchet.jobs.expired", "{job}", "Jobs claimed past their start-by deadline and failed without running, by task."),
+		jobsExpired:     counter("ratchet.jobs.expired", "{job}", "Jobs failed without running past their start-by deadline (at a claim or by the start-by sweeper), by task."),
 		jobsSnoozed:     counter("ratchet.jobs.snoozed", "{run}", "Runs that ended in a snooze (back to PENDING, no attempt spent), by task."),
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -2,7 +2,8 @@
 // steps test: one task of five durable steps (ratchet.RunStep), each of
 // which appends its side effect ("JOB STEP" and a newline) to the file
 // named by $STEPS_EFFECTS_FILE before its result is recorded, so that a
-// step that ran again shows twice.
+// step that ran again shows twice. A line is "JOB STEP PID CRASH": the
+// process and the job's crash count name the execution that ran it.
 package main
 
 import (
@@ -28,7 +29,7 @@ func effect(ctx context.Context, step int) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%s %d\n", jc.ID, step)
+	_, err = fmt.Fprintf(f, "%s %d %d %d\n", jc.ID, step, os.Getpid(), jc.CrashCount)
 	return errorsJoin(err, f.Close())
 }
 

@@ -141,6 +141,7 @@ var purgeDeletes = []string{
 	"DELETE FROM {archive_prop} WHERE job_id IN (?)",
 	"DELETE FROM {archive_state} WHERE job_id IN (?)",
 	"DELETE FROM {log} WHERE job_id IN (?)",
+	"DELETE FROM {attempt} WHERE job_id IN (?)",
 	"DELETE FROM {archive} WHERE job_id IN (?)",
 }
 
@@ -233,7 +234,7 @@ func (c Core[T]) DeleteJobs(ctx context.Context, ids []uuid.UUID) ([]bool, error
 				if err != nil || len(cands) == 0 {
 					return nil, err
 				}
-				locked, err := c.leave(ctx, tx, cands, []string{"DELETE FROM {log} WHERE job_id IN (?)"})
+				locked, err := c.leave(ctx, tx, cands, []string{"DELETE FROM {log} WHERE job_id IN (?)", "DELETE FROM {attempt} WHERE job_id IN (?)"})
 				if err != nil {
 					return nil, err
 				}

@@ -191,6 +191,9 @@ func (c Core[T]) cancelOne(ctx context.Context, tx *sql.Tx, id uuid.UUID, now ti
 	q, args := c.cfg.D.CancelSQL(id, now)
 	n, _, err := c.write(ctx, tx, q, args)
 	if err == nil && n == 0 {
+		err = c.recordRuns(ctx, tx, []uuid.UUID{id}, spi.AttemptCancelled, now)
+	}
+	if err == nil && n == 0 {
 		q, args = c.cfg.D.AbortSQL(id, now)
 		n, _, err = c.write(ctx, tx, q, args)
 		res.aborted = n > 0

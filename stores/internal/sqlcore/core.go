@@ -536,6 +536,9 @@ func (c Core[T]) ReleaseJobs(ctx context.Context, refs []spi.ClaimRef, now time.
 			for k, i := range apply {
 				ids[k] = refs[i].JobID
 			}
+			if err := c.recordRuns(ctx, tx, ids, spi.AttemptReleased, now); err != nil {
+				return err
+			}
 			if _, err := InChunks(ids, c.cfg.D.chunk(), func(chunk []uuid.UUID) ([]struct{}, error) {
 				q, args := c.cfg.D.ReleaseSQL(now, chunk)
 				_, p, err := c.write(ctx, tx, q, args)
@@ -774,6 +777,15 @@ func (c Core[T]) RecoverOrphans(ctx context.Context, p spi.RecoverParams) ([]spi
 				})
 			}
 			if err != nil {
+				return err
+			}
+			var runs []uuid.UUID
+			for _, o := range found {
+				if id, err := c.cfg.D.ParseID(o.id); err == nil {
+					runs = append(runs, id)
+				}
+			}
+			if err := c.recordRuns(ctx, tx, runs, spi.AttemptCrashed, p.Now); err != nil {
 				return err
 			}
 			var requeue, bury []T

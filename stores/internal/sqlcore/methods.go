@@ -293,6 +293,9 @@ func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool,
 					return err
 				}
 			}
+			if err := c.completionAttempts(ctx, tx, cs, pos, out); err != nil {
+				return err
+			}
 			if err := Recognize(cs, pos, out, func(ids []uuid.UUID) ([]*spi.Job, error) { return c.cfg.D.LoadJobs(ctx, tx, ids) }); err != nil {
 				return err
 			}

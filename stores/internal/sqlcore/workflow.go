@@ -1,6 +1,7 @@
 package sqlcore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -316,6 +317,14 @@ func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time
 // it cancelled, and whether RUNNING ones were among them.
 func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (n int, aborted bool, err error) {
 	s := &c.cfg.D.Syntax
+	q, args := s.SQL("SELECT job_id FROM {job} WHERE workflow_id = ? AND status = "+cmp.Or(s.Running, "'RUNNING'"), s.id(id))
+	runs, err := c.readIDs(ctx, tx, q, args)
+	if err == nil {
+		err = c.recordRuns(ctx, tx, runs, spi.AttemptCancelled, now)
+	}
+	if err != nil {
+		return 0, false, err
+	}
 	for i, ch := range []spi.Change{spi.Aborted(now), spi.Cancelled(now)} {
 		q, args := s.Update(ch, "workflow_id = ?", s.id(id))
 		r, err := tx.ExecContext(ctx, q, args...)
@@ -332,7 +341,7 @@ func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now t
 	if n == 0 {
 		return 0, false, nil
 	}
-	q, args := s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
+	q, args = s.SQL(`UPDATE {dep} SET parent_status = 'CANCELLED'
 	WHERE parent_status IS NULL AND parent_id IN (SELECT job_id FROM {job} WHERE workflow_id = ? AND status = 'CANCELLED')`, s.id(id))
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return 0, false, err

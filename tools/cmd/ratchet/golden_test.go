@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of TestGoldenO
 var (
 	uuidRE     = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	timeRE     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
-	ageRE      = regexp.MustCompile(`(due |"oldest_due_age_seconds": |"heartbeat_age_seconds": )[0-9.]+(ms|s|m|h)*`)
+	ageRE      = regexp.MustCompile(`(due |took |"oldest_due_age_seconds": |"heartbeat_age_seconds": |"duration_seconds": )[0-9.]+(ms|s|m|h)*`)
 	tmpRE      = regexp.MustCompile(`/tmp/[^\s"]*`)
 	goRE       = regexp.MustCompile(`go1\.[0-9.]+`)
 	paddingRE  = regexp.MustCompile(` {2,}`)

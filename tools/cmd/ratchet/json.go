@@ -24,6 +24,8 @@ type jobView struct {
 	Result    json.RawMessage   `json:"result,omitempty"`
 	Masked    bool              `json:"masked"`
 	Logs      []jobjson.LogLine `json:"logs"`
+	// Attempts are the records of the job's runs (Client.Attempts).
+	Attempts []jobjson.Attempt `json:"attempts"`
 	// Steps are the job's recorded durable steps, without their results.
 	Steps []ratchet.StepInfo `json:"steps,omitempty"`
 }

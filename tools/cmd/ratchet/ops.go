@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -465,8 +466,12 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	if err != nil && !errors.Is(err, ratchet.ErrUnsupported) {
 		return err
 	}
+	attempts, err := c.Attempts(ctx, id)
+	if err != nil && !errors.Is(err, ratchet.ErrUnsupported) {
+		return err
+	}
 	if asJSON {
-		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs), steps})
+		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs), jobjson.AttemptsOf(attempts), steps})
 	}
 	j := d.Job
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -522,6 +527,24 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(attempts) > 0 {
+		fmt.Fprintln(stdout, "\nattempts:")
+		aw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, a := range jobjson.AttemptsOf(attempts) {
+			took := ""
+			if a.Duration != nil {
+				took = "took " + time.Duration(*a.Duration*float64(time.Second)).Round(time.Millisecond).String()
+			}
+			started := "-"
+			if a.Started != nil {
+				started = a.Started.Format(time.RFC3339Nano)
+			}
+			fmt.Fprintf(aw, "  claim %d\t%s\t%s\t%s\t%s\t%s\n", a.ClaimSeq, cmp.Or(a.Node, "-"), started, took, a.Outcome, a.Error)
+		}
+		if err := aw.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(logs) > 0 {
 		fmt.Fprintln(stdout, "\nlog:")
