@@ -45,11 +45,12 @@ func TestLookupEnv(t *testing.T) {
 	assert.Equal(t, 256*1024, o.Client.MaxPayloadBytes)
 
 	o, _, err = engine.LookupEnv(engine.Options{}, []string{"RATCHET_NODE_MAX_CRASH_REDELIVERIES=5", "RATCHET_STORE_PRIORITY_BOOST_INTERVAL_MINUTES=30",
-		"RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS=20", "RATCHET_SIGNAL_SWEEP_INTERVAL_MS=250",
+		"RATCHET_WORKFLOW_REPAIR_INTERVAL_SECONDS=20", "RATCHET_SIGNAL_SWEEP_INTERVAL_MS=250", "RATCHET_START_BY_SWEEP_INTERVAL_MS=300",
 		"RATCHET_BATCH_FINISH_INTERVAL_MS=40"})
 	require.NoError(t, err)
 	assert.Equal(t, 20*time.Second, o.WorkflowRepairInterval)
 	assert.Equal(t, 250*time.Millisecond, o.SignalSweepInterval)
+	assert.Equal(t, 300*time.Millisecond, o.StartBySweepInterval)
 	assert.Equal(t, 40*time.Millisecond, o.BatchFinishInterval)
 	assert.Equal(t, 5, o.MaxCrashRedeliveries)
 	assert.Equal(t, 30*time.Minute, o.PriorityBoostInterval)
