@@ -145,16 +145,19 @@ func ExampleNewWorkflow() {
 		log.Fatal(err)
 	}
 	for range 3 {
-		ev := <-events
-		fmt.Println(ev.Task, ev.Kind)
+		<-events // the three completions
 	}
 	st, _ := client.Workflow(ctx, id)
+	for i, j := range st.Jobs { // in submission order: parents first
+		// Each step started once its parent had finished.
+		fmt.Println(j.TaskName, j.Status, i == 0 || !j.ClaimedAt.Before(st.Jobs[i-1].FinishedAt))
+	}
 	res, _ := ship.Result(client, st.Job(shipped))
 	fmt.Println(st.Done, st.Counts, res)
 	// Output:
-	// reserve succeeded
-	// charge succeeded
-	// ship succeeded
+	// reserve SUCCEEDED true
+	// charge SUCCEEDED true
+	// ship SUCCEEDED true
 	// true map[SUCCEEDED:3] ship A-17
 }
 
