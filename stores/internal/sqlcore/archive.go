@@ -66,7 +66,8 @@ var archiveCopies = []string{
 }
 
 // leaveDeletes take jobs out of the live tables (the job last); a
-// deletion also drops their log lines, which the archive keeps.
+// deletion also drops their log lines and attempt records, which the
+// archive keeps.
 var leaveDeletes = []string{
 	"DELETE FROM {tag} WHERE job_id IN (?)",
 	"DELETE FROM {prop} WHERE job_id IN (?)",
@@ -79,7 +80,8 @@ var leaveDeletes = []string{
 // leave locks those of ids (candidates of the archive's kind) that are
 // still finished, runs first on them, and takes them out of the live
 // tables, in tx; it returns the ids it took. An archive move copies them
-// first (archiveCopies), a deletion drops their log lines.
+// first (archiveCopies), a deletion drops their log lines and attempt
+// records.
 func (c Core[T]) leave(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, first []string) ([]uuid.UUID, error) {
 	s := &c.cfg.D.Syntax
 	q, args := s.SQL("SELECT job_id FROM {job}"+s.LockHint+" WHERE status IN "+terminal+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(ids))
@@ -99,8 +101,9 @@ func (c Core[T]) leave(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, first [
 
 // PurgeArchivedJobs deletes for good up to limit archived jobs finished
 // before before, oldest finish first, with their archived tags,
-// properties and state and their log lines (the live log table keeps the
-// lines of archived jobs), in one transaction. It implements
+// properties and state, their log lines and their attempt records (the
+// live log and attempt tables keep those of archived jobs), in one
+// transaction. It implements
 // [spi.JobArchiver].
 func (c Core[T]) PurgeArchivedJobs(ctx context.Context, before time.Time, limit int) (int, error) {
 	s := &c.cfg.D.Syntax
@@ -135,7 +138,7 @@ func (c Core[T]) PurgeArchivedJobs(ctx context.Context, before time.Time, limit 
 }
 
 // purgeDeletes delete archived jobs for good (the job last), with their
-// log lines.
+// log lines and attempt records.
 var purgeDeletes = []string{
 	"DELETE FROM {archive_tag} WHERE job_id IN (?)",
 	"DELETE FROM {archive_prop} WHERE job_id IN (?)",
@@ -217,7 +220,8 @@ func (c Core[T]) ListArchivedJobs(ctx context.Context, p spi.ListParams) ([]*spi
 }
 
 // DeleteJobs deletes those of ids that are finished, with their tags,
-// properties, state, log lines, dependency and signal rows, in one
+// properties, state, log lines, attempt records, dependency and signal
+// rows, in one
 // transaction: the same candidates as the archive's (a parent whose
 // dependents have not all finished stays, and so does a child of an open
 // batch), locked first, so that a DLQ retry meanwhile either comes first
