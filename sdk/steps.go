@@ -74,6 +74,14 @@ func (j *JobContext) record(ctx context.Context, rec stepRecord) error {
 	} else {
 		err = j.InitState(ctx, StepsNamespace, next)
 	}
+	if errors.Is(err, ErrSuperseded) && bug("step-recorded-past-its-claim") { // planted: a run that lost its claim records anyway
+		err = j.writeState(ctx, StepsNamespace, next, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+			if n > 0 {
+				return st.UpdateStateUnfenced(ctx, j.ID, StepsNamespace, b, j.steps.version)
+			}
+			return st.InitStateUnfenced(ctx, j.ID, StepsNamespace, b)
+		})
+	}
 	if err != nil {
 		if errors.Is(err, ErrSuperseded) {
 			j.steps.lost = err

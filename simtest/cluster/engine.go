@@ -80,6 +80,9 @@ var engineBugs = map[string]string{
 	"snooze-spends-attempt": invSnooze,
 	// The start-by sweeper fails jobs 2 s before their deadline.
 	"start-by-sweep-early": invStartBy,
+	// A run that lost its claim records its durable step anyway (an
+	// unfenced write after the fenced one was superseded).
+	"step-recorded-past-its-claim": invStepFence,
 	// A run past its timeout is recorded as a plain failure.
 	"timeout-recorded-as-failure": invAttempts,
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -597,13 +598,11 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 	return w.freed(n)
 }
 
-// stepsNamespace is the job-state namespace of the durable steps
-// (ratchet.StepsNamespace).
-const stepsNamespace = "ratchet.steps"
-
-// recordStep is a durable step's record at the end of x's body: one write
-// of the job's step log fenced by x's claim, which must apply iff the
-// claim is current (step-fence).
+// recordStep is a durable step at the end of x's body, through the SDK's
+// own ratchet.RunStep: the run passes the steps its job's log holds (each
+// returns its recorded result without running) and runs and records one
+// more, with one write of the log fenced by x's claim, which must apply
+// iff the claim is current (step-fence).
 func (w *world) recordStep(n *node, x *exec) error {
 	ss := spi.CapabilitiesOf(w.store).State
 	if ss == nil {
@@ -611,25 +610,30 @@ func (w *world) recordStep(n *node, x *exec) error {
 	}
 	j := x.job
 	current := j.status == spi.StatusRunning && j.seq == x.ref.ClaimSeq
-	data := []byte(fmt.Sprintf(`{"steps":%d}`, j.stepsDone+1))
-	var r spi.StateWriteResult
+	jc := ratchet.NewJobContextWith(x.snap, ratchet.JobContextOptions{State: ss, Logger: slog.New(slog.DiscardHandler)})
+	ctx := ratchet.ContextWithJob(w.ctx, jc)
+	ran := 0
 	var err error
-	if j.stepsDone == 0 {
-		r, err = ss.InitState(w.ctx, j.id, stepsNamespace, data, x.ref.ClaimSeq)
-	} else {
-		r, err = ss.UpdateState(w.ctx, j.id, stepsNamespace, data, int64(j.stepsDone-1), x.ref.ClaimSeq)
+	for k := 1; k <= j.stepsDone+1 && err == nil; k++ {
+		_, err = ratchet.RunStep(ctx, fmt.Sprintf("step-%d", k), func(context.Context) (int, error) {
+			ran++
+			return k, nil
+		})
 	}
-	if err != nil {
+	recorded := err == nil
+	if err != nil && !errors.Is(err, ratchet.ErrSuperseded) {
 		return w.storeErr("step write", err)
 	}
 	w.check(invStepFence)
 	switch {
-	case current && r != spi.StateUpdated:
-		w.fail(invStepFence, []*sjob{j}, []*node{n}, "the run of %s under its current claim %d could not record step %d: %s", j.label, x.ref.ClaimSeq, j.stepsDone+1, r)
-	case !current && r != spi.StateSuperseded:
-		w.fail(invStepFence, []*sjob{j}, []*node{n}, "a run of %s under claim %d, no longer current (the job is %s under claim %d), wrote its step log: %s",
-			j.label, x.ref.ClaimSeq, j.status, j.seq, r)
-	case r == spi.StateUpdated:
+	case ran != 1 && recorded:
+		w.fail(invStepFence, []*sjob{j}, []*node{n}, "the run of %s under claim %d ran %d step fns for its log of %d steps; expected one, the new step's", j.label, x.ref.ClaimSeq, ran, j.stepsDone)
+	case current && !recorded:
+		w.fail(invStepFence, []*sjob{j}, []*node{n}, "the run of %s under its current claim %d could not record step %d: %v", j.label, x.ref.ClaimSeq, j.stepsDone+1, err)
+	case !current && recorded:
+		w.fail(invStepFence, []*sjob{j}, []*node{n}, "a run of %s under claim %d, no longer current (the job is %s under claim %d), recorded step %d",
+			j.label, x.ref.ClaimSeq, j.status, j.seq, j.stepsDone+1)
+	case recorded:
 		j.stepsDone++
 		w.tracef([]*sjob{j}, []*node{n}, "%s run %s/%d records step %d", n.id, j.label, x.ref.ClaimSeq, j.stepsDone)
 	default:
