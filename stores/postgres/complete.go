@@ -35,11 +35,10 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	if err := sqlcore.ValidOutcomes(cs); err != nil {
 		return nil, fail("complete jobs", err)
 	}
-	if slices.ContainsFunc(cs, sqlcore.OneByOne) || slices.ContainsFunc(cs, recorded) {
+	if slices.ContainsFunc(cs, sqlcore.OneByOne) {
 		// A workflow's completion releases its dependents in the same
-		// transaction, a snooze writes a column the batched statements
-		// do not, and a run's attempt record is written in the
-		// completion's transaction: the core's path.
+		// transaction, and a snooze writes a column the batched
+		// statements do not: the core's path.
 		return s.core.CompleteJobs(ctx, cs)
 	}
 	out := make([]bool, len(cs))
@@ -61,11 +60,22 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 	return out, nil
 }
 
-// recorded reports whether c writes an attempt record (every run's
-// completion but a success's).
-func recorded(c spi.Completion) bool {
-	_, ok := c.Record()
-	return ok
+// recordArrays are the arrays of completeRecorded for the completions
+// cs[i], i in idx: each one's attempt outcome (NULL for none), node and
+// start; nil when none of them writes a record.
+func recordArrays(cs []spi.Completion, idx []int) []any {
+	if !slices.ContainsFunc(idx, func(i int) bool { _, ok := cs[i].Record(); return ok }) {
+		return nil
+	}
+	outcomes := make([]pgtype.Text, len(idx))
+	nodes := make([]pgtype.Text, len(idx))
+	starts := make([]pgtype.Timestamptz, len(idx))
+	for k, i := range idx {
+		if a, ok := cs[i].Record(); ok {
+			outcomes[k], nodes[k], starts[k] = nullText(string(a.Outcome)), nullText(a.Node), nullTime(a.StartedAt)
+		}
+	}
+	return []any{pgtype.FlatArray[pgtype.Text](outcomes), pgtype.FlatArray[pgtype.Text](nodes), pgtype.FlatArray[pgtype.Timestamptz](starts)}
 }
 
 // writeCompletions writes the completions cs[i] for i in idx (each claim
@@ -131,6 +141,10 @@ func (s *Store) writeCompletions(ctx context.Context, cs []spi.Completion, idx [
 		args = []any{pgtype.FlatArray[pgtype.UUID](ids), seqs, statuses, pgtype.FlatArray[pgtype.Timestamptz](finished),
 			pgtype.FlatArray[pgtype.Timestamptz](retryAt), attempts, pgtype.FlatArray[pgtype.Text](lastErr),
 			pgtype.FlatArray[[]byte](results), pgtype.FlatArray[pgtype.Text](resultType)}
+		if recs := recordArrays(cs, idx); recs != nil {
+			stmt = s.sql.completeRecorded
+			args = append(args, recs...)
+		}
 	}
 	rows, finish, err := s.queryPinned(ctx, customPlan, stmt, args...)
 	if err != nil {

@@ -124,6 +124,33 @@ func BenchmarkInsertOne(b *testing.B) {
 // BenchmarkClaimComplete measures one claim of 100 and one completion batch
 // per 100 jobs from a backlog; ns/op is per job.
 func BenchmarkClaimComplete(b *testing.B) {
+	claimComplete(b, func(j *spi.Job) spi.Completion {
+		return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: t0}
+	})
+}
+
+// BenchmarkClaimFail is BenchmarkClaimComplete with every run failing for
+// good: "recorded" with its attempt record (the core's transactional path
+// and one INSERT a job), "unrecorded" without (the batched statement),
+// for the cost of the records on a failure-heavy load.
+func BenchmarkClaimFail(b *testing.B) {
+	for _, rec := range []bool{true, false} {
+		name := map[bool]string{true: "recorded", false: "unrecorded"}[rec]
+		b.Run(name, func(b *testing.B) {
+			claimComplete(b, func(j *spi.Job) spi.Completion {
+				c := spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeFailed, FinishedAt: t0, Attempts: 1, LastError: "upstream 503"}
+				if rec {
+					c.Attempt, c.Node, c.StartedAt = spi.AttemptFailed, j.OwnerNode, j.ClaimedAt
+				}
+				return c
+			})
+		})
+	}
+}
+
+// claimComplete claims from a backlog of b.N jobs 100 at a time and
+// completes each batch with the completions outcome makes.
+func claimComplete(b *testing.B, outcome func(*spi.Job) spi.Completion) {
 	ctx := context.Background()
 	s := openStore(b)
 	const n = 100
@@ -147,7 +174,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 		}
 		cs := make([]spi.Completion, len(got))
 		for i, j := range got {
-			cs[i] = spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeSucceeded, FinishedAt: t0}
+			cs[i] = outcome(j)
 		}
 		if _, err := s.CompleteJobs(ctx, cs); err != nil {
 			b.Fatal(err)

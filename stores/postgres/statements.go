@@ -22,17 +22,17 @@ import (
 // (QueryExecModeCacheStatement, the default), so the hot statements are
 // parsed and planned once.
 type statements struct {
-	claims                      *sync.Map // claimKey -> the claim statements, built on first use
-	replace                     *strings.Replacer
-	lockResources, countHolders string
-	claimIDs, pendingTasks      string
-	jobTable                    string // the job table, qualified (JobStats)
-	complete, completeSucceeded string
-	insert                      [16]string // indexed by insKeyed | insTags | insNotify | insProps
-	existingKeys, notify        string
-	initState, updateState      string
-	propertiesByPrefix          string
-	archive                     string
+	claims                                        *sync.Map // claimKey -> the claim statements, built on first use
+	replace                                       *strings.Replacer
+	lockResources, countHolders                   string
+	claimIDs, pendingTasks                        string
+	jobTable                                      string // the job table, qualified (JobStats)
+	complete, completeSucceeded, completeRecorded string
+	insert                                        [16]string // indexed by insKeyed | insTags | insNotify | insProps
+	existingKeys, notify                          string
+	initState, updateState                        string
+	propertiesByPrefix                            string
+	archive                                       string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -88,6 +88,7 @@ func buildStatements(schema string) statements {
 		"{signal}", qualify(schema, "scheduler_job_signal"),
 		"{batch}", qualify(schema, "scheduler_batch"),
 		"{pause}", qualify(schema, "scheduler_task_pause"),
+		"{attempt}", qualify(schema, "scheduler_job_attempt"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)
@@ -132,6 +133,37 @@ func buildStatements(schema string) statements {
 			AS u (id, seq, st, fin, retry_at, attempts, err, res, rtype, k)
 		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
 		RETURNING u.k`)
+	// complete for a batch that holds runs to record (spi.Completion.Record:
+	// every outcome but a success), in the same statement: the applied
+	// rows' records are inserted from the update's output (a
+	// data-modifying CTE, so the records commit with the completions), and
+	// a record of a claim past spi.AttemptsKept deletes the job's records
+	// it outdates. $10 outcomes (NULL: no record), $11 nodes, $12 starts.
+	s.completeRecorded = r.Replace(`WITH done AS (
+		UPDATE {job} j SET
+			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
+				u.st,
+				CASE WHEN u.st = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN j.attempts ELSE u.attempts END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN j.last_error ELSE u.err END,
+				CASE WHEN u.st = 'PENDING' THEN NULL ELSE j.owner_node END,
+				CASE WHEN u.st = 'PENDING' THEN j.finished_time ELSE u.fin END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
+		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+				$6::integer[], $7::text[], $8::bytea[], $9::text[], $10::text[], $11::text[], $12::timestamptz[]) WITH ORDINALITY
+			AS u (id, seq, st, fin, retry_at, attempts, err, res, rtype, aout, anode, astart, k)
+		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
+		RETURNING u.k, u.id, u.seq, u.fin, u.err, u.aout, u.anode, u.astart
+	), rec AS (
+		INSERT INTO {attempt} (job_id, claim_seq, node_id, started_time, finished_time, outcome, error_text)
+		SELECT id, seq, anode, astart, fin, aout, err FROM done WHERE aout IS NOT NULL
+		RETURNING job_id, claim_seq
+	), pruned AS (
+		DELETE FROM {attempt} a USING rec
+		WHERE rec.claim_seq > ` + strconv.Itoa(spi.AttemptsKept) + ` AND a.job_id = rec.job_id AND a.claim_seq <= rec.claim_seq - ` + strconv.Itoa(spi.AttemptsKept) + `
+	)
+	SELECT k FROM done`)
 	// complete for a batch of successes alone, the usual batch: four
 	// arrays fewer to send and no outcome to test per row. $1 ids, $2
 	// claim sequences, $3 finish times, $4 results, $5 result types.
