@@ -64,16 +64,20 @@ func (s *Store) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, 
 // cs[i], i in idx: each one's attempt outcome (NULL for none), node and
 // start; nil when none of them writes a record.
 func recordArrays(cs []spi.Completion, idx []int) []any {
-	if !slices.ContainsFunc(idx, func(i int) bool { _, ok := cs[i].Record(); return ok }) {
-		return nil
-	}
-	outcomes := make([]pgtype.Text, len(idx))
-	nodes := make([]pgtype.Text, len(idx))
-	starts := make([]pgtype.Timestamptz, len(idx))
+	var outcomes, nodes []pgtype.Text
+	var starts []pgtype.Timestamptz
 	for k, i := range idx {
-		if a, ok := cs[i].Record(); ok {
-			outcomes[k], nodes[k], starts[k] = nullText(string(a.Outcome)), nullText(a.Node), nullTime(a.StartedAt)
+		a, ok := cs[i].Record()
+		if !ok {
+			continue
 		}
+		if outcomes == nil {
+			outcomes, nodes, starts = make([]pgtype.Text, len(idx)), make([]pgtype.Text, len(idx)), make([]pgtype.Timestamptz, len(idx))
+		}
+		outcomes[k], nodes[k], starts[k] = nullText(string(a.Outcome)), nullText(a.Node), nullTime(a.StartedAt)
+	}
+	if outcomes == nil {
+		return nil
 	}
 	return []any{pgtype.FlatArray[pgtype.Text](outcomes), pgtype.FlatArray[pgtype.Text](nodes), pgtype.FlatArray[pgtype.Timestamptz](starts)}
 }

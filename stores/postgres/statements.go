@@ -118,20 +118,7 @@ func buildStatements(schema string) statements {
 	// primary key, worked jobs/s were 4 to 12 % higher. Looked up by
 	// position in the arrays instead (job_id = ANY($1), then
 	// array_position), each row searched the id array: quadratic.
-	s.complete = r.Replace(`UPDATE {job} j SET
-			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
-				u.st,
-				CASE WHEN u.st = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN j.attempts ELSE u.attempts END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN j.last_error ELSE u.err END,
-				CASE WHEN u.st = 'PENDING' THEN NULL ELSE j.owner_node END,
-				CASE WHEN u.st = 'PENDING' THEN j.finished_time ELSE u.fin END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
-		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
-				$6::integer[], $7::text[], $8::bytea[], $9::text[]) WITH ORDINALITY
-			AS u (id, seq, st, fin, retry_at, attempts, err, res, rtype, k)
-		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
+	s.complete = r.Replace(completeUpdate("", "") + `
 		RETURNING u.k`)
 	// complete for a batch that holds runs to record (spi.Completion.Record:
 	// every outcome but a success), in the same statement: the applied
@@ -139,21 +126,9 @@ func buildStatements(schema string) statements {
 	// data-modifying CTE, so the records commit with the completions), and
 	// a record of a claim past spi.AttemptsKept deletes the job's records
 	// it outdates. $10 outcomes (NULL: no record), $11 nodes, $12 starts.
+	kept := strconv.Itoa(spi.AttemptsKept)
 	s.completeRecorded = r.Replace(`WITH done AS (
-		UPDATE {job} j SET
-			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
-				u.st,
-				CASE WHEN u.st = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN j.attempts ELSE u.attempts END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN j.last_error ELSE u.err END,
-				CASE WHEN u.st = 'PENDING' THEN NULL ELSE j.owner_node END,
-				CASE WHEN u.st = 'PENDING' THEN j.finished_time ELSE u.fin END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
-				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
-		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
-				$6::integer[], $7::text[], $8::bytea[], $9::text[], $10::text[], $11::text[], $12::timestamptz[]) WITH ORDINALITY
-			AS u (id, seq, st, fin, retry_at, attempts, err, res, rtype, aout, anode, astart, k)
-		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence + `
+		` + completeUpdate(", $10::text[], $11::text[], $12::timestamptz[]", ", aout, anode, astart") + `
 		RETURNING u.k, u.id, u.seq, u.fin, u.err, u.aout, u.anode, u.astart
 	), rec AS (
 		INSERT INTO {attempt} (job_id, claim_seq, node_id, started_time, finished_time, outcome, error_text)
@@ -161,7 +136,7 @@ func buildStatements(schema string) statements {
 		RETURNING job_id, claim_seq
 	), pruned AS (
 		DELETE FROM {attempt} a USING rec
-		WHERE rec.claim_seq > ` + strconv.Itoa(spi.AttemptsKept) + ` AND a.job_id = rec.job_id AND a.claim_seq <= rec.claim_seq - ` + strconv.Itoa(spi.AttemptsKept) + `
+		WHERE rec.claim_seq > ` + kept + ` AND a.job_id = rec.job_id AND a.claim_seq <= rec.claim_seq - ` + kept + `
 	)
 	SELECT k FROM done`)
 	// complete for a batch of successes alone, the usual batch: four
@@ -564,4 +539,26 @@ func jobCountsSQL(ctx context.Context, db sqlcore.Querier, table string, exactPa
 	return `SELECT status, task_name, priority, round(count(*) * ` + scale + `)::bigint, 1
 		FROM ` + table + ` TABLESAMPLE SYSTEM (` + pct + `) REPEATABLE (1)
 		GROUP BY status, task_name, priority`, nil
+}
+
+// completeUpdate is the UPDATE of complete (and of completeRecorded, which
+// adds the arrays moreArrays, named moreNames, after the nine of every
+// outcome), before its RETURNING: each completion's writes by outcome,
+// joined with the table by primary key and fenced by claim sequence and
+// status.
+func completeUpdate(moreArrays, moreNames string) string {
+	return `UPDATE {job} j SET
+			(status, scheduled_time, attempts, last_error, owner_node, finished_time, job_result, result_type) = (
+				u.st,
+				CASE WHEN u.st = 'PENDING' THEN u.retry_at ELSE j.scheduled_time END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN j.attempts ELSE u.attempts END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN j.last_error ELSE u.err END,
+				CASE WHEN u.st = 'PENDING' THEN NULL ELSE j.owner_node END,
+				CASE WHEN u.st = 'PENDING' THEN j.finished_time ELSE u.fin END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN u.res ELSE j.job_result END,
+				CASE WHEN u.st = 'SUCCEEDED' THEN u.rtype ELSE j.result_type END)
+		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+				$6::integer[], $7::text[], $8::bytea[], $9::text[]` + moreArrays + `) WITH ORDINALITY
+			AS u (id, seq, st, fin, retry_at, attempts, err, res, rtype` + moreNames + `, k)
+		WHERE j.job_id = u.id AND j.claim_seq = u.seq AND j.status = ` + runningFence
 }

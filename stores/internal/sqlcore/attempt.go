@@ -1,7 +1,6 @@
 package sqlcore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -90,7 +89,7 @@ func (c Core[T]) recordRuns(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, ou
 	s := &c.cfg.D.Syntax
 	as, err := InChunks(ids, c.cfg.D.chunk(), func(chunk []uuid.UUID) ([]spi.Attempt, error) {
 		q, args := s.SQL("SELECT claim_seq, job_id, owner_node, claimed_time FROM {job}"+s.IDHint+s.LockHint+
-			"\n\tWHERE status = "+cmp.Or(s.Running, "'RUNNING'")+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(chunk))
+			"\n\tWHERE status = "+s.running()+" AND job_id IN (?) ORDER BY job_id"+s.LockOn, s.ids(chunk))
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, err

@@ -316,6 +316,10 @@ func (b *Binds) List(vs []any) string {
 
 func (s *Syntax) id(id uuid.UUID) any { return encode(s.ID, id) }
 
+// running is the status RUNNING as the reads and writes by id test it
+// (Running, or the literal).
+func (s *Syntax) running() string { return cmp.Or(s.Running, "'RUNNING'") }
+
 func (s *Syntax) time(t time.Time) any {
 	if s.Time != nil {
 		return s.Time(t)
@@ -473,7 +477,7 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 		panic(fmt.Sprintf("sqlcore: %s: Syntax().JobColumns is empty", db.Name()))
 	}
 	d.Syntax, d.database = s, db
-	running := cmp.Or(s.Running, "'RUNNING'")
+	running := s.running()
 	// With Wake, the writes that make jobs PENDING return their priorities.
 	returning := ""
 	if d.Wake != nil {

@@ -1,7 +1,6 @@
 package sqlcore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -317,7 +316,7 @@ func (c Core[T]) CancelWorkflow(ctx context.Context, id uuid.UUID, now time.Time
 // it cancelled, and whether RUNNING ones were among them.
 func (c Core[T]) cancelFlow(ctx context.Context, tx *sql.Tx, id uuid.UUID, now time.Time) (n int, aborted bool, err error) {
 	s := &c.cfg.D.Syntax
-	q, args := s.SQL("SELECT job_id FROM {job} WHERE workflow_id = ? AND status = "+cmp.Or(s.Running, "'RUNNING'"), s.id(id))
+	q, args := s.SQL("SELECT job_id FROM {job} WHERE workflow_id = ? AND status = "+s.running(), s.id(id))
 	runs, err := c.readIDs(ctx, tx, q, args)
 	if err == nil {
 		err = c.recordRuns(ctx, tx, runs, spi.AttemptCancelled, now)
