@@ -23,6 +23,7 @@ const (
 	EventSucceeded  EventKind = "succeeded"  // finalized as SUCCEEDED
 	EventRetrying   EventKind = "retrying"   // failed, back to PENDING for a retry
 	EventSnoozed    EventKind = "snoozed"    // the body snoozed (ratchet.Snooze): back to PENDING, due at RetryAt, no attempt spent
+	EventWaiting    EventKind = "waiting"    // the body waits for a signal (ratchet.WaitSignal): WAITING, Name: the signal, no attempt spent
 	EventFailed     EventKind = "failed"     // finalized as FAILED (the DLQ)
 	EventSuperseded EventKind = "superseded" // the write lost its fence; nothing changed
 	EventRecovered  EventKind = "recovered"  // a crashed node's run, taken back by this node's orphan scan (Node: the node it ran on)
@@ -50,7 +51,7 @@ type Event struct {
 	Error   string    // sanitized error for retrying and failed
 	RetryAt time.Time // retrying and snoozed: when the job is due again
 	At      time.Time
-	// Name is the signal (signal-resolved), the batch's name
+	// Name is the signal (signal-resolved, waiting), the batch's name
 	// (batch-finished) or the schedule's id (schedule-fired, -skipped).
 	Name string
 	// Outcome is how a signal wait (DELIVERED, TIMED_OUT) or a batch
@@ -66,12 +67,12 @@ type Event struct {
 // CompletionKinds are the kinds of the completions an engine writes (a
 // run's outcome or a workflow job's end without a run): what Subscribe
 // delivers.
-var CompletionKinds = []EventKind{EventSucceeded, EventRetrying, EventSnoozed, EventFailed, EventSuperseded, EventSkipped, EventCancelled}
+var CompletionKinds = []EventKind{EventSucceeded, EventRetrying, EventSnoozed, EventWaiting, EventFailed, EventSuperseded, EventSkipped, EventCancelled}
 
 // allKinds are the kinds an engine publishes, each the bit of its index.
 var allKinds = []EventKind{EventSucceeded, EventRetrying, EventFailed, EventSuperseded, EventRecovered, EventReleased,
 	EventSkipped, EventCancelled, EventSubmitted, EventStarted, EventSignalResolved,
-	EventBatchFinished, EventScheduleFired, EventScheduleSkipped, EventSnoozed}
+	EventBatchFinished, EventScheduleFired, EventScheduleSkipped, EventSnoozed, EventWaiting}
 
 // kindMask is the set of kinds of ks as bits (every kind for none).
 func kindMask(ks []EventKind) uint32 {
@@ -259,6 +260,8 @@ func eventOf(c spi.Completion, task string, applied bool) Event {
 		ev.Kind, ev.RetryAt = EventRetrying, c.RetryAt
 	case c.Outcome == spi.OutcomeSnoozed:
 		ev.Kind, ev.RetryAt = EventSnoozed, c.RetryAt
+	case c.Outcome == spi.OutcomeWaiting:
+		ev.Kind, ev.Name = EventWaiting, c.Signal.Name
 	case c.Outcome == spi.OutcomeSkipped:
 		ev.Kind = EventSkipped
 	case c.Outcome == spi.OutcomeCancelled:

@@ -131,3 +131,54 @@ func Example_signalTimeout() {
 	// A-19: TIMED_OUT, no decision
 	// late signal refused: true
 }
+
+// A body that waits for a signal in the middle of its run: it reserves
+// stock once, waits for the warehouse's confirmation without holding a
+// slot, and resumes where it stopped; the reservation is not made again.
+func ExampleWaitSignal() {
+	ctx := context.Background()
+	reserved := 0
+	done := make(chan string, 1)
+	ship := ratchet.NewVoidTask("order.ship", func(ctx context.Context, order string) error {
+		if _, err := ratchet.RunStep(ctx, "reserve", func(context.Context) (int, error) {
+			reserved++
+			return reserved, nil
+		}); err != nil {
+			return err
+		}
+		sig, err := ratchet.WaitSignal(ctx, "packed", time.Hour, ratchet.WaitKey(order))
+		if err != nil {
+			return err // the job waits: return the error as it is
+		}
+		var crate string
+		if err := sig.Decode(ctx, &crate); err != nil {
+			return err
+		}
+		done <- fmt.Sprintf("%s %s in %s, reserved %d time(s)", order, sig.Outcome, crate, reserved)
+		return nil
+	})
+	eng := startSignalNode(engine.Options{}, ship)
+	defer eng.Stop(ctx)
+	client := eng.Client()
+
+	waiting, unsubscribe := eng.SubscribeWith(engine.SubscribeOptions{Kinds: []engine.EventKind{engine.EventWaiting}})
+	defer unsubscribe()
+
+	id, err := ship.Submit(ctx, client, "A-18")
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-waiting // the run returned the wait: the job is WAITING, its slot free
+	j, err := client.GetJob(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(j.Status, j.Signal.Name, j.Signal.Key, "attempts", j.Attempts)
+	if _, err := client.SignalByKey(ctx, "A-18", "packed", "crate-4"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-done)
+	// Output:
+	// WAITING packed A-18 attempts 0
+	// A-18 DELIVERED in crate-4, reserved 1 time(s)
+}

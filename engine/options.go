@@ -204,7 +204,7 @@ type Options struct {
 	// repair service (spi.WorkflowStore.RepairWorkflows: it releases
 	// BLOCKED jobs whose parents have all finished, a release that a
 	// store with release in steps, such as MongoDB, left undone by a
-	// crash); default DefaultWorkflowRepairInterval (1 min). It runs on one
+	// crash); default defaultWorkflowRepairInterval (1 min). It runs on one
 	// node at a time where the store keeps workflows and grants leases.
 	WorkflowRepairInterval time.Duration
 	// SignalSweepInterval is the time between passes of the signal
@@ -313,7 +313,7 @@ func (o Options) withDefaults() (Options, error) {
 	defd(&o.OrphanScanInterval, DefaultOrphanScanInterval)
 	defd(&o.ScheduleInterval, DefaultScheduleInterval)
 	defd(&o.MisfireThreshold, DefaultMisfireThreshold)
-	defd(&o.WorkflowRepairInterval, DefaultWorkflowRepairInterval)
+	defd(&o.WorkflowRepairInterval, defaultWorkflowRepairInterval)
 	defd(&o.SignalSweepInterval, DefaultSignalSweepInterval)
 	defd(&o.StartBySweepInterval, defaultStartBySweepInterval)
 	defd(&o.BatchFinishInterval, DefaultBatchFinishInterval)

@@ -47,6 +47,11 @@ func (o outcomes) finish(ctx context.Context, jc *ratchet.JobContext, j *spi.Job
 			m.JobSnoozed(ctx, j.ID, j.TaskName, c.RetryAt.Sub(now))
 		}
 		jc.Logger.Info("job snoozed", "until", c.RetryAt, "snoozes", c.Snoozes)
+	case spi.OutcomeWaiting:
+		if m, ok := o.metrics.MetricsCollector.(spi.SignalMetrics); ok {
+			m.SignalWaiting(ctx, j.ID, j.TaskName, c.Signal.Name)
+		}
+		jc.Logger.Info("job waiting for a signal", "signal", c.Signal.Name, "key", c.Signal.Key, "deadline", c.Signal.Deadline)
 	case spi.OutcomeRetry:
 		o.failed(ctx, j, err, c.Attempts)
 		jc.Logger.Info("job failed; retrying", "err", c.LastError, "retry_at", c.RetryAt)

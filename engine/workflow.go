@@ -15,9 +15,9 @@ import (
 )
 
 const (
-	// DefaultWorkflowRepairInterval is the time between passes of the
+	// defaultWorkflowRepairInterval is the time between passes of the
 	// workflow repair service.
-	DefaultWorkflowRepairInterval = time.Minute
+	defaultWorkflowRepairInterval = time.Minute
 	// workflowRepairLease is the lease of the repair service; its batch is
 	// how many jobs one call releases at most.
 	workflowRepairLease = "ratchet-workflow-repair"

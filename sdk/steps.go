@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,13 +30,23 @@ type stepLog struct {
 }
 
 // stepRecord is one recorded step: a Step's result, a Sleep's wake-up
-// time, or a StepVersion's version.
+// time, a StepVersion's version, or a WaitSignal's wait and how it ended.
 type stepRecord struct {
-	Kind    string          `json:"kind"` // "step", "sleep" or "version"
-	Name    string          `json:"name"`
+	Kind    string          `json:"kind"` // "step", "sleep", "version" or "wait"
+	Name    string          `json:"name"` // a wait's: the signal's
 	Result  json.RawMessage `json:"result,omitempty"`
 	Wake    time.Time       `json:"wake,omitzero"`
 	Version int             `json:"version,omitempty"`
+	// A wait's key and deadline; the job's snooze count when the wait was
+	// recorded (its run made the job WAITING when a later run finds the
+	// count above it); and, once a run read how it ended, the outcome,
+	// when, and the delivered payload (as the pipeline encoded it).
+	Key      string    `json:"key,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	Snoozes  int       `json:"snoozes,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
+	At       time.Time `json:"at,omitzero"`
+	Payload  []byte    `json:"payload,omitempty"`
 }
 
 // steps is a run's view of its job's step log: read once, at the run's
@@ -46,9 +57,9 @@ type steps struct {
 	log     stepLog
 	next    int   // the position the run's next step takes
 	lost    error // a write was superseded: this run no longer owns the job
-	// sleeping is the sentinel a Sleep returned, which the body must
-	// return (Returned checks it).
-	sleeping error
+	// parked is the sentinel a Sleep or a WaitSignal returned, which the
+	// body must return (Returned checks it).
+	parked error
 }
 
 func (j *JobContext) loadSteps(ctx context.Context) error {
@@ -67,7 +78,21 @@ func (j *JobContext) loadSteps(ctx context.Context) error {
 // record appends rec to the log with one write fenced by the run's claim.
 func (j *JobContext) record(ctx context.Context, rec stepRecord) error {
 	n := len(j.steps.log.Steps)
-	next := stepLog{Steps: append(j.steps.log.Steps[:n:n], rec)}
+	return j.writeLog(ctx, stepLog{Steps: append(j.steps.log.Steps[:n:n], rec)})
+}
+
+// settle replaces the record at position i with rec (a wait, once a run
+// read how it ended), with one write fenced by the run's claim.
+func (j *JobContext) settle(ctx context.Context, i int, rec stepRecord) error {
+	steps := slices.Clone(j.steps.log.Steps)
+	steps[i] = rec
+	return j.writeLog(ctx, stepLog{Steps: steps})
+}
+
+// writeLog stores next in place of the run's log, with one write fenced
+// by the run's claim.
+func (j *JobContext) writeLog(ctx context.Context, next stepLog) error {
+	n := len(j.steps.log.Steps) // a log is stored once it holds a record
 	var err error
 	if n > 0 {
 		err = j.UpdateState(ctx, StepsNamespace, next, j.steps.version)
@@ -232,8 +257,135 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 	e := &SleepError{Until: rec.Wake, snooze: &SnoozeError{Delay: rec.Wake.Sub(now)}}
-	j.steps.sleeping = e
+	j.steps.parked = e
 	return e
+}
+
+// WaitError is the error WaitSignal returns for the body to return: the
+// job waits, WAITING, for the signal Name (under Key, when not empty)
+// until Deadline (zero: for ever), and its next run passes the
+// WaitSignal with how the wait ended.
+type WaitError struct {
+	Name, Key string
+	Deadline  time.Time
+}
+
+// Error describes the wait.
+func (e *WaitError) Error() string {
+	if e.Deadline.IsZero() {
+		return fmt.Sprintf("ratchet: waiting for signal %q", e.Name)
+	}
+	return fmt.Sprintf("ratchet: waiting for signal %q until %s", e.Name, e.Deadline.UTC().Format(time.RFC3339Nano))
+}
+
+// WaitOption configures a WaitSignal.
+type WaitOption func(*waitConfig)
+
+type waitConfig struct{ key string }
+
+// WaitKey gives the wait the key by which Client.SignalByKey finds the
+// job (an order number, a user id), as WithSignalKey does for a job
+// submitted waiting. At most 255 bytes.
+func WaitKey(key string) WaitOption { return func(c *waitConfig) { c.key = key } }
+
+// WaitSignal waits durably for the signal name, at most timeout (zero
+// waits for ever), from inside a job's body. The first run that reaches
+// it records the wait and returns a *WaitError, which the body must
+// return at once: the job then becomes WAITING, its slot free and no
+// attempt spent (it counts as a snooze, toward WithMaxSnoozes), until
+// Client.Signal (or Client.SignalByKey, with WaitKey) delivers the
+// signal, the timeout passes (the engine's signal sweeper), or the job
+// is cancelled. The body then runs again from the top: its recorded
+// steps return their results without running again, and this WaitSignal
+// returns how the wait ended, SignalDelivered with the payload or
+// SignalTimedOut, as every later run of the job will. A body that
+// returns anything else after WaitSignal asked it to return its error
+// fails for good, saying so.
+//
+// A signal sent before the job is WAITING (while the run that reached
+// WaitSignal is still returning) is refused with ErrInvalidState, as
+// for any job not waiting: signals are not kept for a job that will wait
+// later. The sender retries, or the job waits for a later one (a
+// timeout bounds it). WaitSignal needs a store that keeps signals and
+// job state; outside a job's body it fails with ErrUnsupported. The
+// payload is kept in the job's step log (through the payload pipeline,
+// whose size limit applies to the whole log).
+func WaitSignal(ctx context.Context, name string, timeout time.Duration, opts ...WaitOption) (*SignalResult, error) {
+	var cfg waitConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	j, ok := JobFromContext(ctx)
+	switch {
+	case name == "":
+		return nil, invalidArg("WaitSignal with an empty signal name")
+	case len(name) > spi.MaxSignalNameBytes || len(cfg.key) > spi.MaxSignalKeyBytes:
+		return nil, invalidArg("WaitSignal(%.40q): the signal name and key are at most %d bytes", name, spi.MaxSignalNameBytes)
+	case timeout < 0:
+		return nil, invalidArg("WaitSignal(%q) with a negative timeout %s", name, timeout)
+	case !ok:
+		return nil, fmt.Errorf("ratchet: WaitSignal(%q) outside a job's body: %w: only a running job can wait for a signal", name, ErrUnsupported)
+	case j.loadSignal == nil:
+		return nil, fmt.Errorf("ratchet: WaitSignal(%q) in job %s: %w: the store keeps no signals", name, j.ID, ErrUnsupported)
+	}
+	if err := j.begin(ctx); err != nil {
+		return nil, err
+	}
+	rec, err := j.position("wait", name)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		w := stepRecord{Kind: "wait", Name: name, Key: cfg.key, Snoozes: j.Snoozes}
+		if timeout > 0 {
+			w.Deadline = j.now().Add(timeout).UTC().Truncate(time.Microsecond)
+		}
+		if err := j.record(ctx, w); err != nil {
+			return nil, fmt.Errorf("ratchet: wait for signal %q: %w", name, err)
+		}
+		return nil, j.park(&w)
+	}
+	if rec.Outcome == "" {
+		if j.Snoozes <= rec.Snoozes && !bug("wait-resumed-before-it-began") {
+			// The run that recorded the wait ended before the job became
+			// WAITING (it crashed, or was released): wait now.
+			return nil, j.park(rec)
+		}
+		sw, err := j.loadSignal(ctx, j.ID)
+		if err != nil {
+			return nil, fmt.Errorf("ratchet: wait for signal %q: %w", name, err)
+		}
+		if sw == nil || sw.Name != name || sw.Outcome == "" {
+			return nil, fmt.Errorf("%w: job %s recorded a wait for signal %q, and its wait is %s", ErrInvalidState, j.ID, name, describeWait(sw))
+		}
+		done := *rec
+		done.Outcome, done.At, done.Payload = string(sw.Outcome), sw.ResolvedAt, sw.Payload
+		if err := j.settle(ctx, j.steps.next, done); err != nil {
+			return nil, fmt.Errorf("ratchet: wait for signal %q: %w", name, err)
+		}
+		rec = &j.steps.log.Steps[j.steps.next]
+	}
+	j.steps.next++
+	return &SignalResult{Name: rec.Name, Key: rec.Key, Outcome: SignalOutcome(rec.Outcome), At: rec.At,
+		payload: rec.Payload, pipe: j.pipe, job: j.ID}, nil
+}
+
+// park returns the WaitError of the wait rec, which the body must return.
+func (j *JobContext) park(rec *stepRecord) error {
+	e := &WaitError{Name: rec.Name, Key: rec.Key, Deadline: rec.Deadline}
+	j.steps.parked = e
+	return e
+}
+
+// describeWait names a job's wait for an error.
+func describeWait(w *spi.SignalWait) string {
+	switch {
+	case w == nil:
+		return "none"
+	case w.Outcome == "":
+		return fmt.Sprintf("for signal %q, unresolved", w.Name)
+	}
+	return fmt.Sprintf("for signal %q, %s", w.Name, w.Outcome)
 }
 
 // StepVersion marks a change of a job's step code, as Temporal's
@@ -271,38 +423,50 @@ func StepVersion(ctx context.Context, change string, minVersion, maxVersion int)
 }
 
 // Returned is what the engine records for a run whose body returned err:
-// err itself, or, when a Sleep asked the body to return its error and the
-// body returned something else, a final failure that says so (the sleep
-// would otherwise be lost).
+// err itself, or, when a Sleep or a WaitSignal asked the body to return
+// its error and the body returned something else, a final failure that
+// says so (the sleep or the wait would otherwise be lost).
 func (j *JobContext) Returned(err error) error {
-	s := j.steps.sleeping
-	if s == nil {
+	var sleep *SleepError
+	var wait *WaitError
+	switch s := j.steps.parked; s.(type) {
+	case nil:
 		return err
+	case *SleepError:
+		if errors.As(err, &sleep) {
+			return err
+		}
+		return DoNotRetry(fmt.Errorf("ratchet: the body of job %s returned %v after ratchet.Sleep asked it to return its error (%v); return Sleep's error as it is", j.ID, err, s))
+	default:
+		if errors.As(err, &wait) {
+			return err
+		}
+		return DoNotRetry(fmt.Errorf("ratchet: the body of job %s returned %v after ratchet.WaitSignal asked it to return its error (%v); return WaitSignal's error as it is", j.ID, err, s))
 	}
-	var got *SleepError
-	if errors.As(err, &got) {
-		return err
-	}
-	return DoNotRetry(fmt.Errorf("ratchet: the body of job %s returned %v after ratchet.Sleep asked it to return its error (%v); return Sleep's error as it is", j.ID, err, s))
 }
 
 // StepInfo is one recorded durable step of a job, as Client.JobSteps
 // reports it: what an operator needs to see how far the job got, without
 // the step's result (which may hold what masking would hide).
 type StepInfo struct {
-	// Kind is "step" (RunStep), "sleep" (Sleep) or "version"
-	// (StepVersion).
+	// Kind is "step" (RunStep), "sleep" (Sleep), "version"
+	// (StepVersion) or "wait" (WaitSignal).
 	Kind string `json:"kind"`
-	// Name is a step's or a version marker's name; empty for a sleep.
+	// Name is a step's or a version marker's name, a wait's signal;
+	// empty for a sleep.
 	Name string `json:"name,omitempty"`
 	// Wake is a sleep's wake-up time.
 	Wake time.Time `json:"wake,omitzero"`
 	// Version is a version marker's version.
 	Version int `json:"version,omitempty"`
+	// Deadline is a wait's deadline (zero: none); Outcome how it ended,
+	// once a run of the job read it (empty before).
+	Deadline time.Time `json:"deadline,omitzero"`
+	Outcome  string    `json:"outcome,omitempty"`
 }
 
 // JobSteps returns the durable steps job id recorded (RunStep, Sleep,
-// StepVersion), in order, without their results; none for a job that
+// StepVersion, WaitSignal), in order, without their results; none for a job that
 // recorded none, and for one that is archived or unknown (its state is
 // not read there). A store without job state gives an error wrapping
 // ErrUnsupported.
@@ -324,7 +488,7 @@ func (c *Client) JobSteps(ctx context.Context, id uuid.UUID) ([]StepInfo, error)
 	}
 	out := make([]StepInfo, len(l.Steps))
 	for i, r := range l.Steps {
-		out[i] = StepInfo{Kind: r.Kind, Name: r.Name, Wake: r.Wake, Version: r.Version}
+		out[i] = StepInfo{Kind: r.Kind, Name: r.Name, Wake: r.Wake, Version: r.Version, Deadline: r.Deadline, Outcome: r.Outcome}
 	}
 	return out, nil
 }

@@ -27,6 +27,14 @@ func withSignal(name, key string, deadline time.Time) jobOpt {
 	return func(j *spi.Job) { j.Signal = &spi.SignalWait{Name: name, Key: key, Deadline: deadline} }
 }
 
+// waited returns the waiting completion of claimed job j at now
+// (ratchet.WaitSignal): WAITING for w, with snoozes as its new snooze
+// count.
+func waited(j *spi.Job, now time.Time, w *spi.SignalWait, snoozes int) spi.Completion {
+	return spi.Completion{ClaimRef: ref(j), Outcome: spi.OutcomeWaiting, FinishedAt: now, Snoozes: snoozes,
+		Attempts: j.Attempts + 1, Signal: w, HasDependents: j.Dependents > 0}
+}
+
 // anySignal leaves the signal wait out of a job comparison (assertWait
 // compares it, times by instant).
 var anySignal mask = func(j *spi.Job) { j.Signal = nil }
@@ -305,6 +313,63 @@ func signalCases() []testCase {
 			f.assertResolved(root2, spi.SignalCancelled, nil, now, "a WAITING job of a cancelled workflow")
 			_, err = ss.DeliverSignal(f.ctx, root2.ID, "tck.approve", nil, now.Add(time.Minute))
 			assert.ErrorIs(t, err, spi.ErrInvalidState, "DeliverSignal to a job of a cancelled workflow")
+		}},
+		{"WaitFromRunning", func(t tb, f *fixture) {
+			// A running job's body starts a wait (ratchet.WaitSignal): its
+			// completion makes the job WAITING, the new wait in place of
+			// the one it was submitted with, its snooze count one more and
+			// its attempts as they were; the wait then ends as any wait.
+			ss := f.signals()
+			j := f.insertOne(withSignal("tck.first", "", time.Time{}))
+			_, err := ss.DeliverSignal(f.ctx, j.ID, "tck.first", []byte(`1`), at(time.Second))
+			require.NoError(t, err, "DeliverSignal to the job's first wait")
+			c := f.claimOne(j.ID, "node-a", at(2*time.Second))
+			w := &spi.Job{ID: j.ID, Signal: &spi.SignalWait{Name: "tck.second", Key: "order-9", Deadline: at(time.Hour + 5*time.Microsecond)}}
+			require.Equal(t, []bool{true}, f.complete(waited(c, at(3*time.Second), w.Signal, 1)), "the waiting completion applies")
+			want := c.Clone()
+			want.Status, want.OwnerNode, want.Snoozes = spi.StatusWaiting, "", 1
+			got := f.get(j.ID)
+			assertJob(t, want, got, "job after a waiting completion: WAITING, no owner, one snooze more, attempts as they were", anySignal)
+			assertWait(t, w, got, "", nil, time.Time{}, "the wait the run started replaces the resolved one it was submitted with")
+			assert.Equal(t, []bool{true}, f.complete(waited(c, at(3*time.Second), w.Signal, 1)), "a replayed waiting completion counts as applied")
+			assertWait(t, w, f.get(j.ID), "", nil, time.Time{}, "the replay writes nothing")
+			assert.Empty(t, f.claim("node-b", 10, at(1000*time.Hour), 0), "a job waiting from a run is never claimed")
+
+			rs := f.deliverByKey(ss, "order-9", "tck.second", []byte(`"paid"`), at(4*time.Second), 10)
+			assert.Equal(t, []spi.ResolvedSignal{{JobID: j.ID, TaskName: j.TaskName, Name: "tck.second"}}, rs, "DeliverSignalByKey finds the wait a run started by its key")
+			got = f.get(j.ID)
+			assert.Equal(t, [2]any{spi.StatusPending, 0}, [2]any{got.Status, got.Attempts}, "delivered: PENDING, no attempt spent")
+			assertInstant(t, at(4*time.Second), got.ScheduledAt, "delivered: due at the delivery")
+			assertWait(t, w, got, spi.SignalDelivered, []byte(`"paid"`), at(4*time.Second), "the delivery resolves the wait the run started")
+
+			c2 := f.claimOne(j.ID, "node-b", at(5*time.Second))
+			w3 := &spi.Job{ID: j.ID, Signal: &spi.SignalWait{Name: "tck.third", Deadline: at(6 * time.Second)}}
+			require.Equal(t, []bool{true}, f.complete(waited(c2, at(5*time.Second), w3.Signal, 2)), "a second wait from a later run")
+			zombie := &spi.SignalWait{Name: "tck.zombie"}
+			assert.Equal(t, []bool{false}, f.complete(waited(c, at(5*time.Second), zombie, 9)), "a superseded run's wait does not apply")
+			assertWait(t, w3, f.get(j.ID), "", nil, time.Time{}, "a superseded wait writes nothing")
+			assert.Equal(t, []spi.ResolvedSignal{{JobID: j.ID, TaskName: j.TaskName, Name: "tck.third"}}, f.expire(ss, at(6*time.Second), 10), "the wait times out at its deadline")
+			got = f.get(j.ID)
+			assert.Equal(t, [2]any{spi.StatusPending, 2}, [2]any{got.Status, got.Snoozes}, "timed out: PENDING, both waits counted as snoozes")
+			assertWait(t, w3, got, spi.SignalTimedOut, nil, at(6*time.Second), "the timeout resolves the second wait")
+
+			ws, ok := pick[spi.WorkflowStore](f.s)
+			if !ok {
+				return
+			}
+			// A workflow job with dependents that waits from its run does
+			// not finish: its child stays BLOCKED until it does.
+			fl := f.newFlow()
+			root := fl.add(nil)
+			kid := fl.after(root)
+			fl.insert()
+			rc := f.claimOne(root.ID, "node-a", at(time.Second))
+			rw := waited(rc, at(2*time.Second), &spi.SignalWait{Name: "tck.approve"}, 1)
+			require.Equal(t, []bool{true}, f.complete(rw), "a workflow root with dependents waits from its run")
+			f.assertStillWaiting(&spi.Job{ID: root.ID, Signal: rw.Signal}, "the root waits")
+			st, _ := f.waiting(kid)
+			assert.Equal(t, spi.StatusBlocked, st, "a parent that waits has not finished: its child stays BLOCKED")
+			assert.Empty(t, f.parentStates(ws, kid)[0], "the parent's state is not recorded on its child")
 		}},
 		{"DeliverVersusTimeout", func(t tb, f *fixture) {
 			// Deliveries (by id and by key), timeouts and cancels race on

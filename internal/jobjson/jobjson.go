@@ -156,9 +156,24 @@ func Steps(steps []ratchet.StepInfo) string {
 			parts[i] = "sleep until " + s.Wake.UTC().Format(time.RFC3339)
 		case "version":
 			parts[i] = fmt.Sprintf("version %d of %s", s.Version, s.Name)
+		case "wait":
+			parts[i] = waitStep(s)
 		default:
 			parts[i] = s.Name
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// waitStep describes a WaitSignal's record: the signal, and how the wait
+// ended or until when it waits.
+func waitStep(s ratchet.StepInfo) string {
+	out := fmt.Sprintf("wait for signal %q", s.Name)
+	switch {
+	case s.Outcome != "":
+		return out + " (" + s.Outcome + ")"
+	case !s.Deadline.IsZero():
+		return out + " until " + s.Deadline.UTC().Format(time.RFC3339)
+	}
+	return out
 }

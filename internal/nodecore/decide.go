@@ -162,7 +162,13 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 		c.Attempts = j.Attempts + 1 // reported in events; not written on success
 		return c
 	}
-	if delay, ok := ratchet.SnoozeOf(err); ok {
+	var wait *ratchet.WaitError
+	if errors.As(err, &wait) {
+		if err = Waited(&c, j, wait); err == nil {
+			return c
+		}
+		c.Attempt = spi.AttemptFailed // past its bound: a failure, not a wait
+	} else if delay, ok := ratchet.SnoozeOf(err); ok {
 		if err = Snoozed(&c, j, delay, now); err == nil {
 			return c
 		}
@@ -183,9 +189,12 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 // expired (ratchet.ErrExpired: the node wrote it in place of the body) or
 // failed.
 func AttemptOutcomeOf(err error) spi.AttemptOutcome {
+	var wait *ratchet.WaitError
 	switch _, snoozed := ratchet.SnoozeOf(err); {
 	case err == nil:
 		return spi.AttemptSucceeded
+	case errors.As(err, &wait):
+		return spi.AttemptWaiting
 	case snoozed:
 		return spi.AttemptSnoozed
 	case errors.Is(err, ratchet.ErrExpired):
@@ -206,13 +215,37 @@ func AttemptOutcomeOf(err error) spi.AttemptOutcome {
 // (spi.MaxSnoozes), leaves c alone and returns the final failure that
 // takes the snooze's place, wrapping ratchet.ErrTooManySnoozes.
 func Snoozed(c *spi.Completion, j *spi.Job, delay time.Duration, now time.Time) error {
-	if limit := spi.MaxSnoozes(j); j.Snoozes >= limit {
-		return ratchet.DoNotRetry(fmt.Errorf("%w: the job snoozed %d times, its bound (ratchet.WithMaxSnoozes: %d); "+
-			"raise the bound, or fail the run instead of snoozing", ratchet.ErrTooManySnoozes, j.Snoozes, limit))
+	if err := snoozeBound(j); err != nil {
+		return err
 	}
 	c.Outcome, c.RetryAt, c.Snoozes, c.Attempts = spi.OutcomeSnoozed, now.Add(delay), j.Snoozes+1, j.Attempts+1
 	if bug("snooze-spends-attempt") { // planted: a snooze charged as a failed attempt
 		c.Outcome = spi.OutcomeRetry
+	}
+	return nil
+}
+
+// Waited makes c the wait of j's run for the signal of w
+// (ratchet.WaitSignal): WAITING for it, its snooze count one more, its
+// attempts and last error as they were. Past the snooze bound it leaves c
+// alone and returns the final failure that takes the wait's place, as
+// Snoozed does.
+func Waited(c *spi.Completion, j *spi.Job, w *ratchet.WaitError) error {
+	if err := snoozeBound(j); err != nil {
+		return err
+	}
+	c.Outcome, c.Snoozes, c.Attempts = spi.OutcomeWaiting, j.Snoozes+1, j.Attempts+1
+	c.Signal = &spi.SignalWait{Name: w.Name, Key: w.Key, Deadline: w.Deadline}
+	return nil
+}
+
+// snoozeBound is the final failure of a run of j that would snooze or
+// wait past the job's bound (spi.MaxSnoozes), wrapping
+// ratchet.ErrTooManySnoozes; nil within it.
+func snoozeBound(j *spi.Job) error {
+	if limit := spi.MaxSnoozes(j); j.Snoozes >= limit {
+		return ratchet.DoNotRetry(fmt.Errorf("%w: the job snoozed %d times, its bound (ratchet.WithMaxSnoozes: %d); "+
+			"raise the bound, or fail the run instead of snoozing", ratchet.ErrTooManySnoozes, j.Snoozes, limit))
 	}
 	return nil
 }

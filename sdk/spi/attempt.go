@@ -22,6 +22,9 @@ const (
 	AttemptTimedOut AttemptOutcome = "timed-out"
 	// AttemptSnoozed: the body snoozed (ratchet.Snooze, ratchet.Sleep).
 	AttemptSnoozed AttemptOutcome = "snoozed"
+	// AttemptWaiting: the body waits for a signal (ratchet.WaitSignal);
+	// the job is WAITING.
+	AttemptWaiting AttemptOutcome = "waiting"
 	// AttemptCancelled: the job was cancelled while the run went on.
 	AttemptCancelled AttemptOutcome = "cancelled"
 	// AttemptCrashed: the run's node died; orphan recovery took the job
@@ -54,7 +57,7 @@ type Attempt struct {
 	// Outcome is how it ended; empty for a run still going.
 	Outcome AttemptOutcome
 	// Error is the run's sanitized error (the job's LastError then);
-	// empty for a success, a snooze, a release or a cancel.
+	// empty for a success, a snooze, a wait, a release or a cancel.
 	Error string
 }
 

@@ -122,6 +122,11 @@ type ResolvedSignal struct {
 //     once resolved) for a job inserted with one; ClaimJobs need not (the
 //     engine reads it with GetJob when a body asks for it), so that claims
 //     cost nothing more.
+//   - CompleteJobs applies OutcomeWaiting (ratchet.WaitSignal: a RUNNING
+//     job starts a wait): the job becomes WAITING and Completion.Signal,
+//     unresolved, replaces the wait it had (one per job), in the same
+//     atomic write as the fenced status change; a superseded completion
+//     writes neither.
 //   - ArchiveJobs may drop the wait of the jobs it archives.
 //
 // Every resolution (delivery, timeout, cancel) is one atomic write that

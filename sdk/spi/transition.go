@@ -221,6 +221,11 @@ func (c Completion) Change() (Change, error) {
 	case OutcomeSnoozed:
 		ch.Writes = []Write{setStatus(StatusPending), setTime(FieldScheduledAt, c.RetryAt),
 			setInt(FieldSnoozes, c.Snoozes), unset(FieldOwner)}
+	case OutcomeWaiting:
+		if c.Signal == nil || c.Signal.Name == "" {
+			return Change{}, fmt.Errorf("job %s: a waiting outcome without the signal it waits for", c.JobID)
+		}
+		ch.Writes = []Write{setStatus(StatusWaiting), setInt(FieldSnoozes, c.Snoozes), unset(FieldOwner)}
 	case OutcomeSkipped, OutcomeCancelled:
 		ch.Writes = []Write{setStatus(c.Outcome.Status()), setTime(FieldFinishedAt, c.FinishedAt), errorWrite(c.LastError)}
 	default:

@@ -173,7 +173,7 @@ type Job struct {
 	Backoff        BackoffKind
 	BackoffParam   time.Duration
 	CrashCount     int   // orphan recoveries charged to the crash budget
-	Snoozes        int   // runs that ended in a snooze (OutcomeSnoozed), which spend no attempt
+	Snoozes        int   // runs that ended in a snooze or a wait (OutcomeSnoozed, OutcomeWaiting), which spend no attempt
 	ClaimSeq       int64 // advanced by every claim, release and recovery
 	OwnerNode      string
 	ClaimedAt      time.Time // zero unless claimed at least once
@@ -374,6 +374,13 @@ const (
 	// (ratchet.Snooze). Snoozes is the job's new snooze count; its
 	// attempts and last error stay as they are.
 	OutcomeSnoozed
+	// OutcomeWaiting makes the job WAITING for Signal (ratchet.WaitSignal):
+	// the wait replaces any the job had, unresolved, and a delivery, its
+	// deadline or a cancel ends it as for a job submitted waiting
+	// (SignalStore). Like a snooze it spends no attempt: Snoozes is the
+	// job's new snooze count, its attempts and last error stay as they
+	// are. Only a store with a SignalStore accepts it.
+	OutcomeWaiting
 )
 
 // Status is the state a completion of outcome o leaves its job in.
@@ -389,6 +396,8 @@ func (o Outcome) Status() Status {
 		return StatusSkipped
 	case OutcomeCancelled:
 		return StatusCancelled
+	case OutcomeWaiting:
+		return StatusWaiting
 	}
 	return ""
 }
@@ -397,12 +406,13 @@ func (o Outcome) Status() Status {
 type Completion struct {
 	ClaimRef
 	Outcome    Outcome
-	FinishedAt time.Time // the time of the write
-	RetryAt    time.Time // OutcomeRetry and OutcomeSnoozed
-	Attempts   int       // OutcomeRetry and OutcomeFailed: the new attempt count (a success's or a snooze's: the run's number, not written)
-	Snoozes    int       // OutcomeSnoozed: the new snooze count
-	LastError  string    // OutcomeRetry and OutcomeFailed
-	Result     []byte    // OutcomeSucceeded only; nil for none
+	FinishedAt time.Time   // the time of the write
+	RetryAt    time.Time   // OutcomeRetry and OutcomeSnoozed
+	Attempts   int         // OutcomeRetry and OutcomeFailed: the new attempt count (a success's or a snooze's: the run's number, not written)
+	Snoozes    int         // OutcomeSnoozed and OutcomeWaiting: the new snooze count
+	Signal     *SignalWait // OutcomeWaiting: the wait (Name, Key, Deadline)
+	LastError  string      // OutcomeRetry and OutcomeFailed
+	Result     []byte      // OutcomeSucceeded only; nil for none
 	ResultType string
 	// HasDependents says that the job has dependents (Job.Dependents > 0
 	// when it was claimed): a finishing completion then records its status

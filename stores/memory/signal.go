@@ -24,6 +24,16 @@ func (s *Store) await(c *spi.Job) {
 	s.waits[c.ID] = struct{}{}
 }
 
+// rewait gives job j, which a waiting completion just made WAITING, the
+// wait w unresolved in place of the one it had (ratchet.WaitSignal).
+func (s *Store) rewait(j *spi.Job, w *spi.SignalWait) {
+	if s.bug("a waiting completion keeps the old wait") && j.Signal != nil {
+		w = j.Signal
+	}
+	j.Signal = &spi.SignalWait{Name: w.Name, Key: w.Key, Deadline: w.Deadline}
+	s.waits[j.ID] = struct{}{}
+}
+
 // resolve ends the wait of WAITING job j at now with outcome o: PENDING
 // (queued) for a delivery or a timeout, CANCELLED for a cancel.
 func (s *Store) resolve(j *spi.Job, o spi.SignalOutcome, payload []byte, now time.Time) spi.ResolvedSignal {

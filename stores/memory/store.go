@@ -681,9 +681,12 @@ func (s *Store) CompleteJobs(_ context.Context, cs []spi.Completion) ([]bool, er
 		} else {
 			delete(s.running, j.ID)
 		}
-		if j.Status == spi.StatusPending {
+		switch j.Status {
+		case spi.StatusPending:
 			s.enqueue(j)
-		} else {
+		case spi.StatusWaiting:
+			s.rewait(j, c.Signal)
+		default:
 			s.finished(j, c.FinishedAt)
 		}
 		out[i] = true

@@ -92,6 +92,9 @@ func completionUpdate(c spi.Completion) (bson.M, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Outcome == spi.OutcomeWaiting { // the wait the body started replaces the job's, unresolved
+		return updateOf(ch, bson.M{fSig: encodeSignal(c.Signal)}, nil), nil
+	}
 	return updateOf(ch, nil, nil), nil
 }
 

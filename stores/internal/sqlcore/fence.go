@@ -74,7 +74,7 @@ func Refs(cs []spi.Completion) []spi.ClaimRef {
 func ValidOutcomes(cs []spi.Completion) error {
 	for _, c := range cs {
 		switch c.Outcome {
-		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed, spi.OutcomeSkipped, spi.OutcomeCancelled, spi.OutcomeSnoozed:
+		case spi.OutcomeSucceeded, spi.OutcomeRetry, spi.OutcomeFailed, spi.OutcomeSkipped, spi.OutcomeCancelled, spi.OutcomeSnoozed, spi.OutcomeWaiting:
 		default:
 			return &OutcomeError{JobID: c.JobID, Outcome: c.Outcome}
 		}

@@ -253,8 +253,10 @@ func (c Core[T]) insert(ctx context.Context, tx *sql.Tx, jobs []*spi.Job) (res [
 // applied (see Recognize), so a completion is neither lost nor reported
 // superseded because of the retry. It implements [spi.Store].
 //
-// Workflow completions (a job with dependents, a skip, a cancel) and
-// snoozes (OneByOne) are written one by one in the same transaction, and those that finish a job
+// Workflow completions (a job with dependents, a skip, a cancel), snoozes
+// and waits (OneByOne) are written one by one in the same transaction; a
+// wait that applied replaces the job's signal row (rewait), and those
+// that finish a job
 // with dependents release them (see finish): the dialect's batched write
 // stays the path of every other job.
 func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool, error) {
@@ -291,6 +293,11 @@ func (c Core[T]) CompleteJobs(ctx context.Context, cs []spi.Completion) ([]bool,
 				var err error
 				if out[i], err = applied(tx.ExecContext(ctx, q, args...)); err != nil {
 					return err
+				}
+				if out[i] && cs[i].Outcome == spi.OutcomeWaiting {
+					if err := c.cfg.D.rewait(ctx, tx, cs[i].JobID, cs[i].Signal); err != nil {
+						return err
+					}
 				}
 			}
 			if err := c.completionAttempts(ctx, tx, cs, pos, out); err != nil {

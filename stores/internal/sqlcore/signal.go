@@ -79,6 +79,22 @@ func (d Dialect[T]) await(ctx context.Context, q DBTX, jobs []*spi.Job) error {
 	return nil
 }
 
+// rewait replaces the signal row of job id, which a waiting completion
+// (spi.OutcomeWaiting) just made WAITING, with w unresolved: the wait a
+// RUNNING job's body started (ratchet.WaitSignal). It runs in the
+// completion's transaction, after the fenced update that applied.
+func (d Dialect[T]) rewait(ctx context.Context, q DBTX, id uuid.UUID, w *spi.SignalWait) error {
+	s := &d.Syntax
+	drop, dropArgs := s.dropWaits([]uuid.UUID{id})
+	ins, insArgs := s.insertWaits([]*spi.Job{{ID: id, Signal: w}})
+	for _, st := range []Statement{{drop, dropArgs}, {ins, insArgs}} {
+		if _, err := q.ExecContext(ctx, st.SQL, st.Args...); err != nil {
+			return fmt.Errorf("write the signal wait of job %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
 // insertWaits inserts the unresolved waits of jobs.
 func (s *Syntax) insertWaits(jobs []*spi.Job) (string, []any) {
 	args := make([]any, 0, 4*len(jobs))

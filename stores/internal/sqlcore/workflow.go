@@ -39,11 +39,11 @@ type finished struct {
 // that writes each completion alone from its spi.Change (a store with its
 // own batched completion, such as PostgreSQL's, hands such batches to it):
 // it has dependents to release, an outcome only a workflow job has, or it
-// is a snooze. The dialects' batched statements write the outcomes of
-// every run (success, retry, failure) and nothing else.
+// is a snooze or a wait. The dialects' batched statements write the
+// outcomes of every run (success, retry, failure) and nothing else.
 func OneByOne(c spi.Completion) bool {
 	return c.HasDependents || c.Outcome == spi.OutcomeSkipped || c.Outcome == spi.OutcomeCancelled ||
-		c.Outcome == spi.OutcomeSnoozed
+		c.Outcome == spi.OutcomeSnoozed || c.Outcome == spi.OutcomeWaiting
 }
 
 // Statement is one SQL statement with its arguments, bound as the
