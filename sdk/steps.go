@@ -348,7 +348,18 @@ func WaitSignal(ctx context.Context, name string, timeout time.Duration, opts ..
 	if rec.Outcome == "" {
 		if j.Snoozes <= rec.Snoozes && !bug("wait-resumed-before-it-began") {
 			// The run that recorded the wait ended before the job became
-			// WAITING (it crashed, or was released): wait now.
+			// WAITING (it crashed, or was released): wait now. A count
+			// below the record's was reset by a dead-letter retry: the
+			// record takes the job's count, so that the run after this
+			// wait knows it waited.
+			if rec.Snoozes != j.Snoozes {
+				again := *rec
+				again.Snoozes = j.Snoozes
+				if err := j.settle(ctx, j.steps.next, again); err != nil {
+					return nil, fmt.Errorf("ratchet: wait for signal %q: %w", name, err)
+				}
+				rec = &j.steps.log.Steps[j.steps.next]
+			}
 			return nil, j.park(rec)
 		}
 		sw, err := j.loadSignal(ctx, j.ID)

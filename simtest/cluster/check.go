@@ -120,9 +120,16 @@ type sjob struct {
 	lastErr                         string
 	// stepper: the job's body records a durable step at each run's end;
 	// stepsDone is how many its log holds.
-	stepper    bool
-	stepsDone  int
-	finishedAt time.Time
+	stepper   bool
+	stepsDone int
+	// waitPlan is how many waits in a row the body makes (waitsignal.go),
+	// under waitKey, each at most waitTimeout; waitLog the waits its step
+	// log holds.
+	waitPlan    int
+	waitKey     string
+	waitTimeout time.Duration
+	waitLog     []*swait
+	finishedAt  time.Time
 
 	// records are the attempt records the store must hold (claim and
 	// outcome), oldest first.
@@ -506,6 +513,8 @@ func (w *world) checkComplete(n *node, cs []spi.Completion, applied []bool) {
 		case spi.OutcomeSnoozed:
 			w.setStatus(j, spi.StatusPending)
 			j.due, j.snoozes, j.owner = c.RetryAt, c.Snoozes, ""
+		case spi.OutcomeWaiting:
+			w.applyWait(j, c)
 		case spi.OutcomeFailed:
 			w.setStatus(j, spi.StatusFailed)
 			j.finishedAt, j.attempts, j.lastErr = c.FinishedAt, c.Attempts, c.LastError

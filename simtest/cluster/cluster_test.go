@@ -255,30 +255,30 @@ func TestEveryInvariantIsChecked(t *testing.T) {
 
 // A job is cancelled while its body runs on a live node only now and then
 // (most RUNNING jobs the workload picks belong to a node that died), and
-// a run outlives its timeout only now and then: ten seeds check
-// cancel-running and timeout many times.
+// a run outlives its timeout only now and then: fifteen seeds check
+// cancel-running, timeout and the waits inside bodies many times.
 func TestJobControlIsChecked(t *testing.T) {
 	checks := map[string]int{}
-	for seed := int64(1); seed <= 10; seed++ {
+	for seed := int64(1); seed <= 15; seed++ {
 		rep, err := cluster.Simulate(seed, cluster.Scenario{Steps: 3000})
 		require.NoError(t, err)
-		for _, inv := range []string{"cancel-running", "timeout", "snooze", "pause"} {
+		for _, inv := range []string{"cancel-running", "timeout", "snooze", "pause", "wait-resume"} {
 			checks[inv] += rep.Checks[inv]
 		}
 	}
 	for inv, n := range checks {
-		assert.Greater(t, n, 5, "%s checks over seeds 1..10", inv)
+		assert.Greater(t, n, 5, "%s checks over seeds 1..15", inv)
 	}
-	t.Logf("over seeds 1..10: %v", checks)
+	t.Logf("over seeds 1..15: %v", checks)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // The nodes run the engine's parts, with what the engine does under load
-// and faults: seed 11 has two claims in flight at once, gives back jobs
+// and faults: seed 4 has two claims in flight at once, gives back jobs
 // over a task's limit, and retries completion writes.
 func TestNodesRunTheEnginesParts(t *testing.T) {
-	rep, err := cluster.Simulate(11, cluster.Scenario{})
+	rep, err := cluster.Simulate(4, cluster.Scenario{})
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.MaxClaimsInFlight)
 	assert.Positive(t, rep.GiveBacks)

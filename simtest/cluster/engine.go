@@ -83,6 +83,9 @@ var engineBugs = map[string]string{
 	// A run that lost its claim records its durable step anyway (an
 	// unfenced write after the fenced one was superseded).
 	"step-recorded-past-its-claim": invStepFence,
+	// A run that recorded a wait and died before its job waited takes an
+	// older, resolved wait of the job's as its answer (or finds none).
+	"wait-resumed-before-it-began": invWaitResume,
 	// A run past its timeout is recorded as a plain failure.
 	"timeout-recorded-as-failure": invAttempts,
 }

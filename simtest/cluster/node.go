@@ -568,9 +568,19 @@ func (w *world) bodyDone(n *node, ref spi.ClaimRef) error {
 			return err
 		}
 	}
+	var waitErr error
+	var waitEnd spi.AttemptOutcome
+	if x.job.waitPlan > 0 && !x.cancelled {
+		var err error
+		if waitErr, waitEnd, err = w.bodyWaits(n, x); err != nil || w.failure != nil {
+			return err
+		}
+	}
 	var err error
 	end := spi.AttemptSucceeded
 	switch {
+	case waitErr != nil:
+		err, end = waitErr, waitEnd
 	case x.cancelled:
 		err, end = context.Canceled, spi.AttemptFailed
 	case x.job.snoozes < x.job.snoozePlan:
@@ -694,6 +704,11 @@ func (w *world) completion(x *exec, err error) spi.Completion {
 		c.ResultType = "simtest.result"
 		return c
 	}
+	var we *ratchet.WaitError
+	if errors.As(err, &we) {
+		w.checkWait(x.job, x.snap, we, c)
+		return c
+	}
 	if d, ok := ratchet.SnoozeOf(err); ok {
 		w.checkSnooze(x.job, x.snap, d, c)
 		return c
@@ -710,6 +725,8 @@ func (w *world) describeCompletion(c spi.Completion) string {
 		return fmt.Sprintf("error %q, attempt %d, retry at %s", c.LastError, c.Attempts, simtime.Offset(c.RetryAt.Sub(w.start)))
 	case spi.OutcomeSnoozed:
 		return fmt.Sprintf("snooze %d, due at %s", c.Snoozes, simtime.Offset(c.RetryAt.Sub(w.start)))
+	case spi.OutcomeWaiting:
+		return fmt.Sprintf("wait %d for %q key %q until %s", c.Snoozes, c.Signal.Name, c.Signal.Key, describeDeadline(w, c.Signal.Deadline))
 	default:
 		return fmt.Sprintf("error %q, attempt %d, to the DLQ", c.LastError, c.Attempts)
 	}

@@ -137,6 +137,7 @@ func (w *world) resolveModel(j *sjob, o spi.SignalOutcome, payload []byte, now t
 	}
 	w.setStatus(j, spi.StatusPending)
 	j.due = now
+	w.wokenWait(j, o, now)
 }
 
 // waitingJobs returns the WAITING jobs that keep, in id order.

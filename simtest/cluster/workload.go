@@ -44,6 +44,12 @@ type jobSpec struct {
 	snoozes, maxSnoozes int
 	// steps: the body records a durable step at the end of each run.
 	steps bool
+	// waits is how many times in a row the body waits for the signal
+	// (ratchet.WaitSignal, see waitsignal.go), under waitKey, each at most
+	// waitTimeout (0: for ever).
+	waits       int
+	waitKey     string
+	waitTimeout time.Duration
 }
 
 // randomSpec draws an ordinary job: any priority, due now or up to a
@@ -92,6 +98,7 @@ func (w *world) randomSpec() jobSpec {
 			s.maxSnoozes = 1 + w.rng.IntN(4) // below the plan now and then: the job fails at its bound
 		}
 	}
+	w.drawWaiter(&s)
 	return s
 }
 
@@ -161,6 +168,7 @@ func (w *world) submit(specs []jobSpec) ([]*sjob, error) {
 			prio: s.prio, due: jobs[i].ScheduledAt, maxRetries: s.maxRetries, backoff: s.backoff, param: s.param,
 			idemKey: s.key, tags: s.tags, resource: s.resource, limit: s.limit, pendPos: -1, runPos: -1,
 			snoozePlan: s.snoozes, maxSnoozes: s.maxSnoozes, stepper: s.steps,
+			waitPlan: s.waits, waitKey: s.waitKey, waitTimeout: s.waitTimeout,
 		}
 		switch {
 		case s.startBy > 0 && s.within:
