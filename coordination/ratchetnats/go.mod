@@ -14,6 +14,7 @@ replace (
 )
 
 require (
+	github.com/google/uuid v1.6.0
 	github.com/nats-io/nats.go v1.56.0
 	github.com/ratchet-go/ratchet/coordination/internal/hub v0.1.0
 	github.com/ratchet-go/ratchet/engine v0.1.0
@@ -23,7 +24,6 @@ require (
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	natsgo "github.com/nats-io/nats.go"
 
 	"github.com/ratchet-go/ratchet/coordination/internal/hub"
@@ -57,7 +58,10 @@ type Coordinator struct {
 	closeErr  error
 }
 
-var _ spi.ClusterCoordinator = (*Coordinator)(nil)
+var (
+	_ spi.ClusterCoordinator = (*Coordinator)(nil)
+	_ spi.FinishPublisher    = (*Coordinator)(nil)
+)
 
 // New connects to the NATS server(s) at url (nats://host:port, several
 // comma-separated; see nats.Connect) and subscribes to the cluster's
@@ -193,6 +197,19 @@ func (c *Coordinator) NotifyNewWork(_ context.Context, p spi.Priority, source st
 // its running claims at once. It implements [spi.ClaimsPublisher].
 func (c *Coordinator) NotifyClaimsChanged(_ context.Context, source string) {
 	c.hub.NotifyClaims(source)
+}
+
+// NotifyWatching publishes, without waiting, that a process waits for the
+// end of the jobs of ids (Client.WaitJob): the nodes that finish one of
+// them publish its end. It implements [spi.FinishPublisher].
+func (c *Coordinator) NotifyWatching(_ context.Context, ids []uuid.UUID, source string) {
+	c.hub.NotifyWatching(ids, source)
+}
+
+// NotifyFinished publishes, without waiting, that a node finished the
+// watched jobs of ids. It implements [spi.FinishPublisher].
+func (c *Coordinator) NotifyFinished(_ context.Context, ids []uuid.UUID, source string) {
+	c.hub.NotifyFinished(ids, source)
 }
 
 // PublishWakeup publishes w at once and returns when the server has

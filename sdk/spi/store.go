@@ -2,6 +2,8 @@ package spi
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -296,8 +298,9 @@ type JobPropertyStore interface {
 	FindJobsByProperty(ctx context.Context, key, value string, limit int) ([]uuid.UUID, error)
 }
 
-// WakeupHint tells a node that new work exists somewhere in the cluster,
-// or, with CheckClaims, that claims of RUNNING jobs were taken away.
+// WakeupHint tells a node that new work exists somewhere in the cluster;
+// or, with CheckClaims, that claims of RUNNING jobs were taken away; or,
+// with Watching or Finished, carries a notice of Client.WaitJob's.
 type WakeupHint struct {
 	Priority Priority
 	// Source is the node id of the publisher, so that a node can ignore its
@@ -309,6 +312,81 @@ type WakeupHint struct {
 	// longer owns, instead of waiting for its next heartbeat. It carries
 	// no priority, and no node ignores it as its own.
 	CheckClaims bool
+	// Watching names jobs whose end a process waits for (Client.WaitJob),
+	// Finished jobs that a node finished while another process watched
+	// them: the notices of a FinishPublisher. A hint carries one of the
+	// two, or neither, and then no priority.
+	Watching, Finished []uuid.UUID
+}
+
+// FinishPublisher is implemented by a ClusterCoordinator that also carries
+// the notices that let Client.WaitJob return as soon as another process
+// finishes the job: a waiting process announces the jobs it watches
+// (NotifyWatching, again while it waits: a node forgets a watch after
+// WatchTTL), and a node that finishes a watched job publishes its end
+// (NotifyFinished). Both are best effort: a lost notice leaves the waiter
+// to its polling. A publisher sends at most MaxNoticeIDs ids in one
+// message, splitting longer lists.
+type FinishPublisher interface {
+	NotifyWatching(ctx context.Context, ids []uuid.UUID, source string)
+	NotifyFinished(ctx context.Context, ids []uuid.UUID, source string)
+}
+
+// WatchTTL is how long a node keeps a watch that a process announced
+// (WakeupHint.Watching); a waiting process announces its watches again
+// every third of it.
+const WatchTTL = 30 * time.Second
+
+// MaxNoticeIDs is the most job ids one watching or finished notice
+// carries: 150 ids in EncodeJobIDs's form take 5,549 bytes, which leaves
+// room for the source in a PostgreSQL notification's 8,000.
+const MaxNoticeIDs = 150
+
+// EncodeJobIDs renders ids as a notice's payload carries them: their
+// canonical text, joined by commas.
+func EncodeJobIDs(ids []uuid.UUID) string {
+	b := make([]byte, 0, 37*len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, id.String()...)
+	}
+	return string(b)
+}
+
+// DecodeJobIDs parses EncodeJobIDs's form; it fails on anything else.
+func DecodeJobIDs(s string) ([]uuid.UUID, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > MaxNoticeIDs {
+		return nil, fmt.Errorf("a notice of %d job ids, over the limit of %d", len(parts), MaxNoticeIDs)
+	}
+	ids := make([]uuid.UUID, len(parts))
+	for i, p := range parts {
+		id, err := uuid.Parse(p)
+		if err != nil || len(p) != 36 {
+			return nil, fmt.Errorf("a notice's job id %.40q is not a canonical UUID", p)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// NoticeChunks splits ids into the lists of at most MaxNoticeIDs that a
+// publisher sends one notice each.
+func NoticeChunks(ids []uuid.UUID) [][]uuid.UUID {
+	var out [][]uuid.UUID
+	for len(ids) > MaxNoticeIDs {
+		out = append(out, ids[:MaxNoticeIDs:MaxNoticeIDs])
+		ids = ids[MaxNoticeIDs:]
+	}
+	if len(ids) > 0 {
+		out = append(out, ids)
+	}
+	return out
 }
 
 // ClaimsPublisher is implemented by a ClusterCoordinator that also carries

@@ -3,14 +3,18 @@ package postgres
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // Coordinator is an spi.ClusterCoordinator over PostgreSQL LISTEN/NOTIFY on
 // the store's wakeup channel: NotifyNewWork publishes a wakeup naming its
-// source node, and the listeners receive every wakeup of the schema — those
+// source node (NotifyWatching and NotifyFinished, Client.WaitJob's
+// notices, too), and the listeners receive every wakeup of the schema — those
 // of other coordinators and those the store publishes itself when inserts
 // (including transactional ones) commit. Engines ignore their own by Source.
 // Create it with Store.Coordinator; Close it before the store.
@@ -25,7 +29,10 @@ type Coordinator struct {
 	done      chan struct{}
 }
 
-var _ spi.ClusterCoordinator = (*Coordinator)(nil)
+var (
+	_ spi.ClusterCoordinator = (*Coordinator)(nil)
+	_ spi.FinishPublisher    = (*Coordinator)(nil)
+)
 
 // Coordinator returns a new coordinator on the store's wakeup channel.
 func (s *Store) Coordinator() *Coordinator {
@@ -41,6 +48,29 @@ func (c *Coordinator) NotifyNewWork(ctx context.Context, p spi.Priority, source 
 		payload += "|" + source
 	}
 	_, _ = c.s.pool.Exec(ctx, c.s.sql.notify, c.s.channel, payload)
+}
+
+// NotifyWatching publishes that a process waits for the end of the jobs
+// of ids (Client.WaitJob), in notifications of at most spi.MaxNoticeIDs
+// ids; errors are dropped (the waiter polls). It implements
+// [spi.FinishPublisher].
+func (c *Coordinator) NotifyWatching(ctx context.Context, ids []uuid.UUID, source string) {
+	c.notice(ctx, watchingPrefix, ids, source)
+}
+
+// NotifyFinished publishes that a node finished the watched jobs of ids.
+// It implements [spi.FinishPublisher].
+func (c *Coordinator) NotifyFinished(ctx context.Context, ids []uuid.UUID, source string) {
+	c.notice(ctx, finishedPrefix, ids, source)
+}
+
+// notice publishes the notices of kind (watchingPrefix, finishedPrefix)
+// for ids: "w:ID,ID;SOURCE".
+func (c *Coordinator) notice(ctx context.Context, kind string, ids []uuid.UUID, source string) {
+	src := strings.TrimPrefix(sourceSuffix(source), "|")
+	for _, chunk := range spi.NoticeChunks(ids) {
+		_, _ = c.s.pool.Exec(ctx, c.s.sql.notify, c.s.channel, kind+spi.EncodeJobIDs(chunk)+";"+src)
+	}
 }
 
 // RegisterWakeupListener adds a listener. The first one starts the LISTEN

@@ -142,12 +142,32 @@ func sourceSuffix(src string) string {
 // version reads it as a wakeup of NORMAL priority: one poll more.
 const claimsPayload = "claims"
 
+// The prefixes of Client.WaitJob's notices (spi.FinishPublisher):
+// "w:ID,ID;SOURCE" announces watched jobs, "f:ID,ID;SOURCE" finished ones.
+// A listener of an earlier version reads them as wakeups of NORMAL
+// priority: one poll more.
+const (
+	watchingPrefix = "w:"
+	finishedPrefix = "f:"
+)
+
 // parseHint reads a wakeup's payload, "PRIORITY" or "PRIORITY|SOURCE", or
-// claimsPayload; a priority that does not parse (from another publisher)
-// counts as NORMAL.
+// claimsPayload, or a notice of WaitJob's; a priority that does not parse
+// (from another publisher), and a notice that does not, count as NORMAL.
 func parseHint(payload string) spi.WakeupHint {
 	if payload == claimsPayload {
 		return spi.WakeupHint{CheckClaims: true}
+	}
+	if kind := payload[:min(2, len(payload))]; kind == watchingPrefix || kind == finishedPrefix {
+		list, source, _ := strings.Cut(payload[2:], ";")
+		ids, err := spi.DecodeJobIDs(list)
+		switch {
+		case err != nil || len(ids) == 0:
+			return spi.WakeupHint{Priority: spi.PriorityNormal}
+		case kind == watchingPrefix:
+			return spi.WakeupHint{Source: source, Watching: ids}
+		}
+		return spi.WakeupHint{Source: source, Finished: ids}
 	}
 	prio, source, _ := strings.Cut(payload, "|")
 	h := spi.WakeupHint{Priority: spi.PriorityNormal, Source: source}

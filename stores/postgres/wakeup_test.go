@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -216,6 +217,10 @@ func TestParseHint(t *testing.T) {
 		"0": {Priority: 0}, "4": {Priority: 4}, "3|node-a": {Priority: 3, Source: "node-a"},
 		"": {Priority: spi.PriorityNormal}, "9": {Priority: spi.PriorityNormal}, "x|n": {Priority: spi.PriorityNormal, Source: "n"},
 		"-1": {Priority: spi.PriorityNormal},
+		"w:00000000-0000-0000-0000-000000000001;node-a": {Source: "node-a", Watching: []uuid.UUID{uuid.MustParse("00000000-0000-0000-0000-000000000001")}},
+		"f:00000000-0000-0000-0000-000000000001,00000000-0000-0000-0000-000000000002;": {Finished: []uuid.UUID{
+			uuid.MustParse("00000000-0000-0000-0000-000000000001"), uuid.MustParse("00000000-0000-0000-0000-000000000002")}},
+		"f:not-an-id;node-a": {Priority: spi.PriorityNormal}, "w:": {Priority: spi.PriorityNormal},
 	} {
 		assert.Equal(t, want, parseHint(payload), "payload %q", payload)
 	}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -102,6 +105,32 @@ func (h *Hub) NotifyClaims(source string) {
 		return
 	}
 	h.out.put(spi.WakeupHint{Source: source, CheckClaims: true})
+}
+
+// NotifyWatching queues, as Notify does, the notice that a process waits
+// for the end of the jobs of ids (spi.FinishPublisher), in notices of at
+// most spi.MaxNoticeIDs ids. Notices are not coalesced; past
+// MaxPendingNotices waiting for the publisher the newest are dropped (the
+// waiter polls).
+func (h *Hub) NotifyWatching(ids []uuid.UUID, source string) {
+	for _, chunk := range spi.NoticeChunks(ids) {
+		h.notice(spi.WakeupHint{Source: source, Watching: chunk})
+	}
+}
+
+// NotifyFinished queues the notice that a node finished the watched jobs
+// of ids, as NotifyWatching does.
+func (h *Hub) NotifyFinished(ids []uuid.UUID, source string) {
+	for _, chunk := range spi.NoticeChunks(ids) {
+		h.notice(spi.WakeupHint{Source: source, Finished: chunk})
+	}
+}
+
+func (h *Hub) notice(w spi.WakeupHint) {
+	if h.ctx.Err() != nil {
+		return
+	}
+	h.out.put(w)
 }
 
 // PublishNow publishes w at once and returns the transport's answer,
@@ -261,13 +290,20 @@ func (h *Hub) result(err error) {
 	}
 }
 
-// mailbox holds wakeups for one consumer, coalesced by source, and a
-// claims notice (claims: its source), coalesced into one.
+// MaxPendingNotices bounds the WaitJob notices (spi.FinishPublisher) that
+// wait for one listener or for the publisher; the newest beyond are
+// dropped.
+const MaxPendingNotices = 256
+
+// mailbox holds wakeups for one consumer, coalesced by source, a claims
+// notice (claims: its source), coalesced into one, and WaitJob's notices,
+// in arrival order.
 type mailbox struct {
 	mu      sync.Mutex
 	pending map[string]spi.Priority
 	order   []string
 	claims  *string
+	notices []spi.WakeupHint
 	ready   chan struct{} // holds a token while pending is not empty
 }
 
@@ -279,6 +315,14 @@ func newMailbox() *mailbox {
 // never blocks.
 func (m *mailbox) put(w spi.WakeupHint) {
 	m.mu.Lock()
+	if len(w.Watching) > 0 || len(w.Finished) > 0 {
+		if len(m.notices) < MaxPendingNotices {
+			m.notices = append(m.notices, w)
+		}
+		m.mu.Unlock()
+		m.signal()
+		return
+	}
 	if w.CheckClaims {
 		if m.claims == nil {
 			m.claims = &w.Source
@@ -320,11 +364,13 @@ func (m *mailbox) take(ctx context.Context) ([]spi.WakeupHint, bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	hints := make([]spi.WakeupHint, 0, len(m.order)+1)
+	hints := make([]spi.WakeupHint, 0, len(m.order)+1+len(m.notices))
 	if m.claims != nil {
 		hints = append(hints, spi.WakeupHint{Source: *m.claims, CheckClaims: true})
 		m.claims = nil
 	}
+	hints = append(hints, m.notices...)
+	m.notices = nil
 	for _, s := range m.order {
 		hints = append(hints, spi.WakeupHint{Priority: m.pending[s], Source: s})
 	}
@@ -337,10 +383,18 @@ func (m *mailbox) take(ctx context.Context) ([]spi.WakeupHint, bool) {
 var ErrMalformed = errors.New("ratchet: malformed wakeup")
 
 // Encode renders a wakeup as its priority digit, a colon and the source
-// node id ("2:node-a"), and a claims notice as "c:" and the source: a few
-// bytes per message. (A decoder of an earlier version drops a claims
-// notice as malformed.)
+// node id ("2:node-a"), a claims notice as "c:" and the source: a few
+// bytes per message; and WaitJob's notices as "w:" (watching) or "f:"
+// (finished), the ids (spi.EncodeJobIDs), ";" and the source. (A decoder
+// of an earlier version drops a claims notice or a WaitJob notice as
+// malformed.)
 func Encode(w spi.WakeupHint) []byte {
+	switch {
+	case len(w.Watching) > 0:
+		return []byte("w:" + spi.EncodeJobIDs(w.Watching) + ";" + w.Source)
+	case len(w.Finished) > 0:
+		return []byte("f:" + spi.EncodeJobIDs(w.Finished) + ";" + w.Source)
+	}
 	p := min(max(w.Priority, spi.PriorityLowest), spi.PriorityCritical)
 	b := make([]byte, 0, 2+len(w.Source))
 	if w.CheckClaims {
@@ -353,6 +407,17 @@ func Encode(w spi.WakeupHint) []byte {
 
 // Decode parses a message written by Encode.
 func Decode(msg []byte) (spi.WakeupHint, error) {
+	if len(msg) >= 2 && (msg[0] == 'w' || msg[0] == 'f') && msg[1] == ':' {
+		list, source, _ := strings.Cut(string(msg[2:]), ";")
+		ids, err := spi.DecodeJobIDs(list)
+		if err != nil || len(ids) == 0 {
+			return spi.WakeupHint{}, fmt.Errorf("%w: %.40q", ErrMalformed, msg)
+		}
+		if msg[0] == 'w' {
+			return spi.WakeupHint{Source: source, Watching: ids}, nil
+		}
+		return spi.WakeupHint{Source: source, Finished: ids}, nil
+	}
 	if len(msg) >= 2 && msg[0] == 'c' && msg[1] == ':' {
 		return spi.WakeupHint{Source: string(msg[2:]), CheckClaims: true}, nil
 	}

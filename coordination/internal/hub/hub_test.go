@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,13 +20,15 @@ func TestEncodeDecode(t *testing.T) {
 		{Priority: spi.PriorityCritical, Source: "node-a"},
 		{Priority: spi.PriorityNormal, Source: "a:b c/ü"},
 		{Source: "node-a", CheckClaims: true},
+		{Source: "client-a;b", Watching: []uuid.UUID{uuid.New(), uuid.New()}},
+		{Finished: []uuid.UUID{uuid.New()}},
 	} {
 		got, err := Decode(Encode(w))
 		require.NoError(t, err)
 		assert.Equal(t, w, got)
 	}
 	assert.Equal(t, "4:n", string(Encode(spi.WakeupHint{Priority: 9, Source: "n"})), "clamped")
-	for _, bad := range []string{"", "2", "5:n", "x:n", "2-n"} {
+	for _, bad := range []string{"", "2", "5:n", "x:n", "2-n", "w:", "f:;n", "w:1234;n", "f:" + uuid.NewString() + ",x;n"} {
 		_, err := Decode([]byte(bad))
 		assert.ErrorIs(t, err, ErrMalformed, "%q", bad)
 	}
@@ -122,4 +125,24 @@ func TestListenersGetWakeupsAndCloseIsIdempotent(t *testing.T) {
 	h.Close()
 	h.Close()
 	h.Notify(spi.PriorityNormal, "n") // no-op after Close
+}
+
+// WaitJob's notices are kept in order and not coalesced, up to
+// MaxPendingNotices; a wakeup of the same source still coalesces.
+func TestMailboxKeepsNotices(t *testing.T) {
+	m := newMailbox()
+	a, b := []uuid.UUID{uuid.New()}, []uuid.UUID{uuid.New()}
+	m.put(spi.WakeupHint{Source: "x", Watching: a})
+	m.put(spi.WakeupHint{Priority: 1, Source: "x"})
+	m.put(spi.WakeupHint{Source: "x", Watching: a})
+	m.put(spi.WakeupHint{Source: "y", Finished: b})
+	got, ok := m.take(context.Background())
+	require.True(t, ok)
+	assert.Equal(t, []spi.WakeupHint{{Source: "x", Watching: a}, {Source: "x", Watching: a}, {Source: "y", Finished: b},
+		{Priority: 1, Source: "x"}}, got)
+	for range MaxPendingNotices + 5 {
+		m.put(spi.WakeupHint{Finished: b})
+	}
+	got, _ = m.take(context.Background())
+	assert.Len(t, got, MaxPendingNotices, "the newest past the bound are dropped")
 }

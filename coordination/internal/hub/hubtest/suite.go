@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,6 +47,7 @@ func Run(t *testing.T, h Harness) {
 	Reachable(t, h.Name, h.Addr)
 	t.Run("SeeEachOther", func(t *testing.T) { seeEachOther(t, h) })
 	t.Run("ClaimsNotice", func(t *testing.T) { claimsNotice(t, h) })
+	t.Run("WaitJobNotices", func(t *testing.T) { waitJobNotices(t, h) })
 	t.Run("PublishBeforeClose", func(t *testing.T) { publishBeforeClose(t, h) })
 	t.Run("ClustersApart", func(t *testing.T) { clustersApart(t, h) })
 	t.Run("CloseTwice", func(t *testing.T) { closeTwice(t, h) })
@@ -133,6 +135,27 @@ func claimsNotice(t *testing.T, h Harness) {
 	require.True(t, ok, "the coordinator carries claims notices (spi.ClaimsPublisher)")
 	p.NotifyClaimsChanged(context.Background(), "node-a")
 	assert.Equal(t, spi.WakeupHint{Source: "node-a", CheckClaims: true}, rb.from(t, "node-a"))
+}
+
+// waitJobNotices: WaitJob's notices (spi.FinishPublisher) reach the other
+// node, a long list in chunks of spi.MaxNoticeIDs ids.
+func waitJobNotices(t *testing.T, h Harness) {
+	cluster := Cluster(t)
+	a, _ := open(t, h, h.Addr, cluster, nil)
+	b, _ := open(t, h, h.Addr, cluster, nil)
+	rb := listen(b)
+	p, ok := a.(spi.FinishPublisher)
+	require.True(t, ok, "the coordinator carries WaitJob's notices (spi.FinishPublisher)")
+	ids := make([]uuid.UUID, spi.MaxNoticeIDs+1)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	p.NotifyWatching(context.Background(), ids, "client-a")
+	first, second := rb.from(t, "client-a"), rb.from(t, "client-a")
+	assert.Equal(t, spi.WakeupHint{Source: "client-a", Watching: ids[:spi.MaxNoticeIDs]}, first)
+	assert.Equal(t, spi.WakeupHint{Source: "client-a", Watching: ids[spi.MaxNoticeIDs:]}, second)
+	p.NotifyFinished(context.Background(), ids[:1], "node-a")
+	assert.Equal(t, spi.WakeupHint{Source: "node-a", Finished: ids[:1]}, rb.from(t, "node-a"))
 }
 
 // publishBeforeClose: a wakeup published at once (PublishWakeup, what the
