@@ -188,7 +188,7 @@ func New(store spi.Store, opts Options, tasks ...ratchet.Definition) (*Engine, e
 		e.services = append(slices.Clone(e.services), sweep)
 	}
 	if e.caps.StartBy != nil {
-		sweep := startBySweeper(e.caps.StartBy, o.StartBySweepInterval, o.ErrorSanitizer, o.Client.Metrics, e.publishEvent, e.waiters.finished)
+		sweep := startBySweeper(e.caps.StartBy, o.StartBySweepInterval, o.ErrorSanitizer, o.Client.Metrics, e.publishEvent, e.finished)
 		if e.caps.Leases != nil {
 			sweep = Singleton(startBySweepLease, passLeaseTTL(o.StartBySweepInterval), sweep)
 		}
@@ -432,6 +432,17 @@ func (e *Engine) NotifyNewWork(p ratchet.Priority) {
 // new work. A wakeup that says claims were taken away starts the claim
 // check at once (one pending at most).
 func (e *Engine) onWakeup(h spi.WakeupHint) {
+	switch {
+	case len(h.Watching) > 0: // another process waits for these jobs' ends
+		if h.Source != e.opts.NodeID {
+			now := e.opts.clock.Now()
+			e.waiters.watchRemote(h.Watching, now, now.Add(spi.WatchTTL))
+		}
+		return
+	case len(h.Finished) > 0: // another node finished jobs watched here
+		e.waiters.wake(h.Finished)
+		return
+	}
 	if h.CheckClaims {
 		select {
 		case e.checkClaims <- struct{}{}:
@@ -616,9 +627,74 @@ func (e *Engine) submitted(ctx context.Context, jobs []*ratchet.Job, next ratche
 // ratchet.FinishNotifier without adding to the engine's API.
 type clientNotifier struct{ *Engine }
 
-// WatchFinished watches for a write of this node that finishes job id.
+// WatchFinished watches for a write of this node that finishes job id,
+// and, through a publisher of WaitJob's notices (the coordinator, or the
+// store's own wakeup channel: spi.FinishPublisher), for the end another
+// node publishes: it announces the watch at once and again every third
+// of spi.WatchTTL (on the engine's clock) until stopped.
 func (n clientNotifier) WatchFinished(id uuid.UUID) (<-chan struct{}, func()) {
-	return n.waiters.watch(id)
+	ch, stop := n.waiters.watch(id)
+	pub := n.finishPublisher()
+	if pub == nil {
+		return ch, stop
+	}
+	e := n.Engine
+	announce := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		pub.NotifyWatching(ctx, []uuid.UUID{id}, e.opts.NodeID)
+	}
+	announce()
+	ticker := e.opts.clock.NewTicker(spi.WatchTTL / 3)
+	done := make(chan struct{})
+	go func() {
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				return
+			case <-ticker.Chan():
+				announce()
+			}
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(done); stop() }) }
+}
+
+// finishPublisher is what carries WaitJob's notices between processes:
+// the coordinator when it does (spi.FinishPublisher), else the store when
+// it publishes and hears them on its own wakeup channel; nil for none.
+func (e *Engine) finishPublisher() spi.FinishPublisher {
+	if c := e.opts.Coordinator; c != nil {
+		p, _ := c.(spi.FinishPublisher)
+		return p
+	}
+	if e.caps.Wakeups == nil {
+		return nil
+	}
+	return e.caps.Finish
+}
+
+// finished wakes the WaitJob calls that watch job id, which this node
+// just finished: this process's, and, by a notice (finishPublisher), the
+// ones another process announced.
+func (e *Engine) finished(id uuid.UUID) {
+	if e.waiters.n.Load() == 0 { // the hot path: nobody waits
+		return
+	}
+	if !e.waiters.finished(id, e.opts.clock.Now()) {
+		return
+	}
+	if pub := e.finishPublisher(); pub != nil {
+		go func() { // off the completer's path; best effort (the waiter polls)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			pub.NotifyFinished(ctx, []uuid.UUID{id}, e.opts.NodeID)
+		}()
+	}
 }
 
 // ClaimsChanged runs the node's claim check at once: its client cancelled
@@ -658,7 +734,7 @@ func (e *Engine) written(ctx context.Context, p nodecore.Pending, applied bool) 
 		if p.C.HasDependents {
 			e.signals.poke() // the write released its dependents: they may be due now
 		}
-		e.waiters.finished(p.Job.ID)
+		e.finished(p.Job.ID)
 	}
 	if !e.subs.empty() {
 		e.subs.publish(eventOf(p.C, p.Job.TaskName, applied))

@@ -3,22 +3,28 @@ package engine
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 )
 
-// waiters are the WaitJob calls of this process's clients that watch the
-// jobs this node finishes (ratchet.FinishNotifier). The completions the
-// node writes close their channels; with no watch registered, the write
-// path reads one atomic counter.
+// waiters are the WaitJob calls that watch for the end of jobs this node
+// may finish (ratchet.FinishNotifier): those of this process's clients,
+// whose channels the node's completions close, and those that other
+// processes announced (spi.FinishPublisher), whose ends the node
+// publishes. With no watch of either kind, the write path reads one
+// atomic counter.
 type waiters struct {
-	n  atomic.Int32 // watches registered
+	n  atomic.Int32 // local watches registered, plus remote ones kept
 	mu sync.Mutex
 	by map[uuid.UUID][]chan struct{}
+	// remote holds the watches other processes announced, until when
+	// each is kept (spi.WatchTTL after its last announcement).
+	remote map[uuid.UUID]time.Time
 }
 
 // watch registers a watch of job id: the channel closes when finished(id)
-// is called; stop ends the watch.
+// or wake(id) is called; stop ends the watch.
 func (w *waiters) watch(id uuid.UUID) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	w.mu.Lock()
@@ -48,14 +54,61 @@ func (w *waiters) watch(id uuid.UUID) (<-chan struct{}, func()) {
 	}
 }
 
-// finished wakes the watches of job id, which a write of this node just
-// finished; they stay registered until stopped.
-func (w *waiters) finished(id uuid.UUID) {
+// watchRemote keeps the watches of ids that another process announced
+// until until, and forgets the ones whose time passed by now.
+func (w *waiters) watchRemote(ids []uuid.UUID, now, until time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.remote == nil {
+		w.remote = map[uuid.UUID]time.Time{}
+	}
+	for id, t := range w.remote {
+		if now.After(t) {
+			delete(w.remote, id)
+			w.n.Add(-1)
+		}
+	}
+	for _, id := range ids {
+		if _, ok := w.remote[id]; !ok {
+			w.n.Add(1)
+		}
+		w.remote[id] = until
+	}
+}
+
+// finished wakes the local watches of job id, which a write of this node
+// just finished at now (they stay registered until stopped), and reports
+// whether another process watches it: the node then publishes the end,
+// and forgets that watch.
+func (w *waiters) finished(id uuid.UUID, now time.Time) (remote bool) {
+	if w.n.Load() == 0 {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closeLocked(id)
+	if t, ok := w.remote[id]; ok {
+		delete(w.remote, id)
+		w.n.Add(-1)
+		return !now.After(t)
+	}
+	return false
+}
+
+// wake wakes the local watches of the jobs of ids, which another node
+// reported finished.
+func (w *waiters) wake(ids []uuid.UUID) {
 	if w.n.Load() == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for _, id := range ids {
+		w.closeLocked(id)
+	}
+}
+
+func (w *waiters) closeLocked(id uuid.UUID) {
 	for _, c := range w.by[id] {
 		select {
 		case <-c:

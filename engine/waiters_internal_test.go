@@ -48,3 +48,34 @@ func TestWaitersWakeOnTheNodesFinishingWrite(t *testing.T) {
 	stop()
 	assert.Equal(t, int32(1), e.waiters.n.Load(), "the stopped watch is forgotten, once")
 }
+
+// Watches other processes announced: a node that finishes such a job
+// reports it (to publish the end) once, and forgets it; a watch past its
+// time is not reported, and is dropped at the next announcement. A
+// finished notice wakes the local watches of its jobs.
+func TestWaitersKeepRemoteWatches(t *testing.T) {
+	var w waiters
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, b, c := uuid.New(), uuid.New(), uuid.New()
+	w.watchRemote([]uuid.UUID{a, b}, t0, t0.Add(time.Minute))
+	w.watchRemote([]uuid.UUID{a}, t0, t0.Add(time.Minute)) // announced again
+	assert.Equal(t, int32(2), w.n.Load())
+	assert.True(t, w.finished(a, t0.Add(time.Second)), "a watched job's end is published")
+	assert.False(t, w.finished(a, t0.Add(time.Second)), "once")
+	assert.False(t, w.finished(c, t0), "an unwatched job's end is not")
+	assert.False(t, w.finished(b, t0.Add(2*time.Minute)), "nor one whose watch lapsed")
+	w.watchRemote([]uuid.UUID{c}, t0, t0.Add(time.Minute))
+	w.watchRemote(nil, t0.Add(2*time.Minute), t0.Add(3*time.Minute))
+	assert.Equal(t, int32(0), w.n.Load(), "lapsed watches are dropped")
+
+	ch, stop := w.watch(a)
+	defer stop()
+	w.wake([]uuid.UUID{c})
+	select {
+	case <-ch:
+		t.Fatal("another job's notice woke the watch")
+	default:
+	}
+	w.wake([]uuid.UUID{c, a})
+	<-ch
+}

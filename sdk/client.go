@@ -43,8 +43,9 @@ type ClaimsNotifier interface {
 // FinishNotifier is a WorkNotifier that also tells of the jobs its process
 // finished: the engine's client has one. WaitJob watches through it, so a
 // job that a node of the waiter's own process finishes wakes the waiter
-// at once; reading the job at intervals still finds the ones other
-// processes finish.
+// at once, as does one that another process's node finishes where the
+// engine's coordinator or store carries WaitJob's notices
+// (spi.FinishPublisher); reading the job at intervals finds the rest.
 type FinishNotifier interface {
 	WorkNotifier
 	// WatchFinished returns a channel closed once the process has written

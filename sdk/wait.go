@@ -22,12 +22,14 @@ const (
 // returns it, even though a manual retry may run it again later.
 //
 // A job that a node of this client's own engine finishes wakes it at once
-// (FinishNotifier). Otherwise it learns of the end by reading the job: at
-// once, then at intervals that double from 10 ms up to 1 s, on the
-// client's clock when that clock has timers (a clockwork clock), in real
-// time otherwise; so it returns within about a second of the end of a job
-// that another process finished. (No store publishes finished jobs yet: a
-// store's wakeups tell of new work only.) Task.Wait decodes the result.
+// (FinishNotifier); so does one that another process's node finishes,
+// where the engine's coordinator or store carries WaitJob's notices
+// (spi.FinishPublisher: the engine announces the watch, the finishing
+// node publishes the end). Otherwise it learns of the end by reading the
+// job: at once, then at intervals that double from 10 ms up to 1 s, on
+// the client's clock when that clock has timers (a clockwork clock), in
+// real time otherwise; so it returns within about a second of the end of
+// a job in any case. Task.Wait decodes the result.
 func (c *Client) WaitJob(ctx context.Context, id uuid.UUID) (*Job, error) {
 	var woken <-chan struct{}
 	if n, ok := c.notifier.(FinishNotifier); ok {

@@ -26,6 +26,13 @@
 // every 3 s and redials after an error); wakeups published meanwhile are
 // lost, and the pollers find that work by polling.
 //
+// It also carries the notices of Client.WaitJob (spi.FinishPublisher): a
+// waiting engine announces the jobs it watches ("w:" and their ids), and
+// the node that finishes one publishes its end ("f:"), so that WaitJob
+// returns at once in another process. Notices are not coalesced; past
+// 256 waiting for the publisher, the newest are dropped (the waiter then
+// polls).
+//
 // A process that exits right after its write (the ratchet command's
 // cancel) publishes with PublishWakeup instead: at once, returning the
 // server's answer, where NotifyNewWork and NotifyClaimsChanged queue the

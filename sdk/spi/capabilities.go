@@ -56,6 +56,10 @@ type Capabilities struct {
 	// StartBy finds and fails the jobs no node started by their start-by
 	// deadline.
 	StartBy StartBySweeper
+	// Finish carries Client.WaitJob's notices between processes over the
+	// store's own wakeup channel (FinishPublisher), where no coordinator
+	// does: a store whose Wakeups hear them.
+	Finish FinishPublisher
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -99,5 +103,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Pauser, _ = s.(TaskPauser)
 	c.Attempts, _ = s.(AttemptStore)
 	c.StartBy, _ = s.(StartBySweeper)
+	c.Finish, _ = s.(FinishPublisher)
 	return c
 }

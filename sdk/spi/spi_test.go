@@ -5,7 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
@@ -80,4 +82,29 @@ func TestAuditEntryClipped(t *testing.T) {
 	assert.Len(t, e.Detail, spi.MaxAuditDetail-1, "an odd cut drops the half rune")
 	assert.True(t, utf8.ValidString(e.Target) && utf8.ValidString(e.Detail))
 	assert.NoError(t, e.Validate())
+}
+
+// WaitJob's notices carry job ids as EncodeJobIDs writes them, in chunks
+// of MaxNoticeIDs that fit a PostgreSQL notification with its source.
+func TestNoticeIDs(t *testing.T) {
+	ids := make([]uuid.UUID, 2*spi.MaxNoticeIDs+1)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	chunks := spi.NoticeChunks(ids)
+	require.Len(t, chunks, 3)
+	assert.Equal(t, [3]int{spi.MaxNoticeIDs, spi.MaxNoticeIDs, 1}, [3]int{len(chunks[0]), len(chunks[1]), len(chunks[2])})
+	text := spi.EncodeJobIDs(chunks[0])
+	assert.Less(t, len(text)+1+1000, 8000, "a full chunk and the longest source fit a notification")
+	back, err := spi.DecodeJobIDs(text)
+	require.NoError(t, err)
+	assert.Equal(t, chunks[0], back)
+	none, err := spi.DecodeJobIDs("")
+	assert.NoError(t, err)
+	assert.Empty(t, none)
+	for _, bad := range []string{"x", ids[0].String() + ",", strings.ToUpper(ids[0].String())[:35], spi.EncodeJobIDs(ids[:spi.MaxNoticeIDs+1])} {
+		_, err := spi.DecodeJobIDs(bad)
+		assert.Error(t, err, "%.60q", bad)
+	}
+	assert.Empty(t, spi.NoticeChunks(nil))
 }

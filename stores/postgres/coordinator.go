@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -55,22 +54,13 @@ func (c *Coordinator) NotifyNewWork(ctx context.Context, p spi.Priority, source 
 // ids; errors are dropped (the waiter polls). It implements
 // [spi.FinishPublisher].
 func (c *Coordinator) NotifyWatching(ctx context.Context, ids []uuid.UUID, source string) {
-	c.notice(ctx, watchingPrefix, ids, source)
+	c.s.NotifyWatching(ctx, ids, source)
 }
 
 // NotifyFinished publishes that a node finished the watched jobs of ids.
 // It implements [spi.FinishPublisher].
 func (c *Coordinator) NotifyFinished(ctx context.Context, ids []uuid.UUID, source string) {
-	c.notice(ctx, finishedPrefix, ids, source)
-}
-
-// notice publishes the notices of kind (watchingPrefix, finishedPrefix)
-// for ids: "w:ID,ID;SOURCE".
-func (c *Coordinator) notice(ctx context.Context, kind string, ids []uuid.UUID, source string) {
-	src := strings.TrimPrefix(sourceSuffix(source), "|")
-	for _, chunk := range spi.NoticeChunks(ids) {
-		_, _ = c.s.pool.Exec(ctx, c.s.sql.notify, c.s.channel, kind+spi.EncodeJobIDs(chunk)+";"+src)
-	}
+	c.s.NotifyFinished(ctx, ids, source)
 }
 
 // RegisterWakeupListener adds a listener. The first one starts the LISTEN

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -141,6 +142,33 @@ func sourceSuffix(src string) string {
 // were taken away (spi.WakeupHint.CheckClaims). A listener of an earlier
 // version reads it as a wakeup of NORMAL priority: one poll more.
 const claimsPayload = "claims"
+
+var _ spi.FinishPublisher = (*Store)(nil)
+
+// NotifyWatching publishes on the store's wakeup channel that a process
+// waits for the end of the jobs of ids (Client.WaitJob), in notifications
+// of at most spi.MaxNoticeIDs ids; errors are dropped (the waiter polls).
+// Every listener of the channel hears it (ListenWakeups, Coordinator), so
+// an engine on this store needs no coordinator for it. It implements
+// [spi.FinishPublisher].
+func (s *Store) NotifyWatching(ctx context.Context, ids []uuid.UUID, source string) {
+	s.notice(ctx, watchingPrefix, ids, source)
+}
+
+// NotifyFinished publishes that a node finished the watched jobs of ids,
+// as NotifyWatching does. It implements [spi.FinishPublisher].
+func (s *Store) NotifyFinished(ctx context.Context, ids []uuid.UUID, source string) {
+	s.notice(ctx, finishedPrefix, ids, source)
+}
+
+// notice publishes the notices of kind (watchingPrefix, finishedPrefix)
+// for ids: "w:ID,ID;SOURCE".
+func (s *Store) notice(ctx context.Context, kind string, ids []uuid.UUID, source string) {
+	src := strings.TrimPrefix(sourceSuffix(source), "|")
+	for _, chunk := range spi.NoticeChunks(ids) {
+		_, _ = s.pool.Exec(ctx, s.sql.notify, s.channel, kind+spi.EncodeJobIDs(chunk)+";"+src)
+	}
+}
 
 // The prefixes of Client.WaitJob's notices (spi.FinishPublisher):
 // "w:ID,ID;SOURCE" announces watched jobs, "f:ID,ID;SOURCE" finished ones.

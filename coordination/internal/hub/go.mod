@@ -14,6 +14,7 @@ replace (
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/jonboulle/clockwork v0.5.0
 	github.com/ratchet-go/ratchet/engine v0.1.0
 	github.com/ratchet-go/ratchet/internal/tcpproxy v0.1.0
 	github.com/ratchet-go/ratchet/sdk v0.1.0
@@ -23,7 +24,6 @@ require (
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/ratchet-go/ratchet/ddl v0.1.0 // indirect

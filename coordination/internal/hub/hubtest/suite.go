@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -55,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Outage", func(t *testing.T) { outage(t, h) })
 	t.Run("UnreachableAtStart", func(t *testing.T) { unreachableAtStart(t, h) })
 	t.Run("TwoEngines", func(t *testing.T) { twoEngines(t, h) })
+	t.Run("WaitJobAcrossEngines", func(t *testing.T) { waitJobAcrossEngines(t, h) })
 }
 
 // Cluster returns a fresh cluster name, so that runs sharing a server
@@ -483,4 +486,88 @@ func twoEngines(t *testing.T, h Harness) {
 		}
 	}
 	assert.Contains(t, received.from(), "client", "the worker heard no wakeup from the client node")
+}
+
+// hearing is a coordinator that also hands each wakeup its listener got
+// to heard, after the listener handled it.
+type hearing struct {
+	spi.ClusterCoordinator
+	heard chan spi.WakeupHint
+}
+
+func (c hearing) RegisterWakeupListener(fn func(spi.WakeupHint)) {
+	c.ClusterCoordinator.RegisterWakeupListener(func(w spi.WakeupHint) {
+		fn(w)
+		select {
+		case c.heard <- w:
+		default:
+		}
+	})
+}
+
+func (c hearing) NotifyWatching(ctx context.Context, ids []uuid.UUID, source string) {
+	c.ClusterCoordinator.(spi.FinishPublisher).NotifyWatching(ctx, ids, source)
+}
+
+func (c hearing) NotifyFinished(ctx context.Context, ids []uuid.UUID, source string) {
+	c.ClusterCoordinator.(spi.FinishPublisher).NotifyFinished(ctx, ids, source)
+}
+
+// waitJobAcrossEngines: WaitJob on one engine's client returns when
+// another engine finishes the job, woken by the coordinator's notices
+// (spi.FinishPublisher). The waiter runs on a fake clock that never
+// moves, so its polling never reads the job again: only the notice can
+// wake it.
+func waitJobAcrossEngines(t *testing.T, h Harness) {
+	ctx := context.Background()
+	cluster := Cluster(t)
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	release := make(chan struct{})
+	double := ratchet.NewTask("double", func(_ context.Context, n int) (int, error) {
+		<-release
+		return 2 * n, nil
+	})
+	start := func(node string, c spi.ClusterCoordinator, clock ratchet.Clock, tasks ...ratchet.Definition) *engine.Engine {
+		s, err := sqlite.Open(ctx, path, sqlite.Options{Create: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		eng, err := engine.New(s, engine.Options{Client: ratchet.ClientOptions{Logger: quiet, Clock: clock}, NodeID: node, Coordinator: c}, tasks...)
+		require.NoError(t, err)
+		require.NoError(t, eng.Start(ctx))
+		t.Cleanup(func() { _ = eng.Stop(context.Background()) })
+		return eng
+	}
+	workerCoord, _ := open(t, h, h.Addr, cluster, nil)
+	heard := make(chan spi.WakeupHint, 100)
+	start("worker", hearing{workerCoord, heard}, nil, double)
+	waiterCoord, _ := open(t, h, h.Addr, cluster, nil)
+	waiter := start("waiter", waiterCoord, clockwork.NewFakeClock())
+
+	id, err := double.Submit(ctx, waiter.Client(), 21)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	var got int
+	go func() {
+		var err error
+		got, err = double.Wait(ctx, waiter.Client(), id)
+		done <- err
+	}()
+	deadline := time.After(wait)
+	for watched := false; !watched; {
+		select {
+		case w := <-heard:
+			watched = slices.Contains(w.Watching, id) // the worker's node now knows of the watch
+		case <-deadline:
+			t.Fatalf("the worker heard no watch of job %s within %s", id, wait)
+		}
+	}
+	close(release)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+		assert.Equal(t, 42, got)
+	case <-time.After(wait):
+		t.Fatalf("WaitJob was not woken within %s by the other engine's end of the job", wait)
+	}
 }
