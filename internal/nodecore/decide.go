@@ -189,11 +189,11 @@ func CompletionOf(j *spi.Job, err error, policy spi.RetryPolicy, s spi.ErrorSani
 // expired (ratchet.ErrExpired: the node wrote it in place of the body) or
 // failed.
 func AttemptOutcomeOf(err error) spi.AttemptOutcome {
-	var wait *ratchet.WaitError
-	switch _, snoozed := ratchet.SnoozeOf(err); {
-	case err == nil:
+	if err == nil {
 		return spi.AttemptSucceeded
-	case errors.As(err, &wait):
+	}
+	switch _, snoozed := ratchet.SnoozeOf(err); {
+	case waiting(err):
 		return spi.AttemptWaiting
 	case snoozed:
 		return spi.AttemptSnoozed
@@ -206,6 +206,13 @@ func AttemptOutcomeOf(err error) spi.AttemptOutcome {
 		return spi.AttemptTimedOut
 	}
 	return spi.AttemptFailed
+}
+
+// waiting reports whether err holds a ratchet.WaitError: the body waits
+// for a signal (ratchet.WaitSignal).
+func waiting(err error) bool {
+	var wait *ratchet.WaitError
+	return errors.As(err, &wait)
 }
 
 // Snoozed makes c the snooze of j's run for delay at now: PENDING again,
