@@ -99,13 +99,19 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 				st.Current++
 				continue
 			}
-			b := Binding{Surface: surfaceOf(v.Column), JobID: v.JobID}
+			b := Binding{Surface: surfaceOf(v), JobID: v.JobID}
 			if v.Column == spi.ColumnSignal && v.SignalKey != "" {
 				// A delivery by key sealed it for the key; it is sealed
 				// again for the job, which opens either.
 				b.Scope = ratchet.SignalScope(v.Namespace, v.SignalKey)
 			}
 			plain, err := c.s.openOrPlain(ctx, b, stored)
+			if err != nil && b.Surface == string(ratchet.SurfaceSteps) {
+				// A step log sealed before it had a surface of its own
+				// (bound to the job's state) opens so, and is sealed
+				// again for its surface.
+				plain, err = c.s.openOrPlain(ctx, Binding{Surface: string(ratchet.SurfaceState), JobID: v.JobID}, stored)
+			}
 			if err != nil {
 				st.Unreadable++
 				if bad == nil {
@@ -165,10 +171,16 @@ func (c *Codec) Reencrypt(ctx context.Context, rw spi.ValueRewriter, o Reencrypt
 	}
 }
 
-// surfaceOf is the stored surface of a rewriter's column, as the pipeline
-// binds it (ratchet.Surface.Stored).
-func surfaceOf(c spi.ValueColumn) string {
-	switch c {
+// surfaceOf is the stored surface of a rewriter's value, as the pipeline
+// binds it (ratchet.Surface.Stored): its column's, the step log's for the
+// state namespace of durable steps.
+func surfaceOf(v spi.StoredValue) string {
+	switch v.Column {
+	case spi.ColumnState:
+		if v.Namespace == ratchet.StepsNamespace {
+			return string(ratchet.SurfaceSteps)
+		}
+		return string(ratchet.SurfaceState)
 	case spi.ColumnPayload:
 		return "task"
 	case spi.ColumnResult:
@@ -176,7 +188,7 @@ func surfaceOf(c spi.ValueColumn) string {
 	case spi.ColumnCondition:
 		return string(ratchet.SurfaceBranch)
 	}
-	return string(c) // state, log, signal
+	return string(v.Column) // log, signal
 }
 
 // openOrPlain opens an envelope, and returns a value that is no envelope

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratchet-go/ratchet/encryption"
 	"github.com/ratchet-go/ratchet/internal/stored"
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -163,4 +164,35 @@ func TestReencrypt(t *testing.T) {
 	require.ErrorIs(t, err, encryption.ErrIntegrity, "a full pass reports the tampered value again")
 	assert.Zero(t, again.Rewritten, "a second full pass has nothing left to do")
 	assert.Equal(t, 1, again.Unreadable)
+}
+
+// A step log is sealed for its own surface ("steps"): a rotation opens one
+// sealed before that surface existed (for the job's state) and seals it
+// again for "steps"; another namespace of the job's state stays "state".
+func TestReencryptStepLogs(t *testing.T) {
+	keys := map[string][]byte{"k1": secret(1), "k2": secret(2)}
+	old := codec(t, "k1", encryption.Options{}, keys)
+	next := codec(t, "k2", encryption.Options{}, keys)
+	id := uuid.Must(uuid.NewV7())
+	seal := func(surface, s string) []byte {
+		b, err := old.Seal(ctx, encryption.Binding{Surface: surface, JobID: id}, []byte(s))
+		require.NoError(t, err)
+		return b
+	}
+	r := &rows{vals: []spi.StoredValue{
+		{JobID: id, Column: spi.ColumnState, Namespace: ratchet.StepsNamespace, Value: seal("state", `{"steps":[]}`)},
+		{JobID: id, Column: spi.ColumnState, Namespace: "progress", Value: seal("state", `{"n":1}`)},
+	}}
+	st, err := next.Reencrypt(ctx, r, encryption.ReencryptOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Rewritten)
+	open := func(v spi.StoredValue, surface string) string {
+		b, err := next.Open(ctx, encryption.Binding{Surface: surface, JobID: id}, v.Value)
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	}
+	assert.Equal(t, `{"steps":[]}`, open(r.vals[0], "steps"), "the step log, sealed again for its surface")
+	assert.Equal(t, `{"n":1}`, open(r.vals[1], "state"))
 }

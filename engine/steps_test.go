@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync/atomic"
@@ -207,4 +208,57 @@ func TestJobStepsOfNone(t *testing.T) {
 	steps, err = r.client.JobSteps(context.Background(), uuid.New())
 	require.NoError(t, err, "an archived or unknown job shows no steps")
 	assert.Empty(t, steps)
+}
+
+// surfaceTag is a codec that binds a value to its surface as encryption
+// does: it prefixes the surface, and a decode under another fails.
+type surfaceTag struct{}
+
+func (surfaceTag) Encode(_ context.Context, ref ratchet.PayloadRef, b []byte) ([]byte, error) {
+	return append([]byte(string(ref.Surface)+"|"), b...), nil
+}
+
+func (surfaceTag) Decode(_ context.Context, ref ratchet.PayloadRef, b []byte) ([]byte, error) {
+	tag := []byte(string(ref.Surface) + "|")
+	if !bytes.HasPrefix(b, tag) {
+		return nil, errors.New("bound to another surface")
+	}
+	return b[len(tag):], nil
+}
+
+// The step log goes through the payload pipeline as a surface of its own
+// (ratchet.SurfaceSteps); a log written before that surface existed, bound
+// to the job's state, still replays.
+func TestStepLogHasItsOwnSurface(t *testing.T) {
+	var ran atomic.Int32
+	task := ratchet.NewVoidTask("surfaced", func(ctx context.Context, _ int) error {
+		_, err := ratchet.RunStep(ctx, "one", func(context.Context) (int, error) { ran.Add(1); return 1, nil })
+		return err
+	}, ratchet.WithMaxRetries(0))
+	r := start(t, engine.Options{Client: ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{surfaceTag{}}}}, task)
+	ctx := context.Background()
+	id, err := task.Submit(ctx, r.client, 1)
+	require.NoError(t, err)
+	r.eng.NotifyNewWork(ratchet.PriorityNormal)
+	require.Equal(t, engine.EventSucceeded, r.next(id).Kind)
+	vs, ok, err := r.store.GetState(ctx, id, ratchet.StepsNamespace)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.True(t, bytes.HasPrefix(vs.JSON, []byte("steps|")), "stored as %q", vs.JSON)
+	steps, err := r.client.JobSteps(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, []ratchet.StepInfo{{Kind: "step", Name: "one"}}, steps)
+
+	// A log written bound to the job's state, as before the surface
+	// existed: the job's runs replay it, and JobSteps reads it.
+	old, err := task.Submit(ctx, r.client, 2, ratchet.WithDelay(time.Hour)) // not run before its log is written
+	require.NoError(t, err)
+	_, err = r.store.InitStateUnfenced(ctx, old, ratchet.StepsNamespace, []byte(`state|{"steps":[{"kind":"step","name":"one","result":1}]}`))
+	require.NoError(t, err)
+	r.advanceTo(r.clock.Now().Add(time.Hour))
+	require.Equal(t, engine.EventSucceeded, r.next(old).Kind)
+	assert.Equal(t, int32(1), ran.Load(), "the recorded step did not run again")
+	steps, err = r.client.JobSteps(ctx, old)
+	require.NoError(t, err)
+	assert.Equal(t, []ratchet.StepInfo{{Kind: "step", Name: "one"}}, steps)
 }

@@ -165,7 +165,7 @@ func (j *JobContext) State(ctx context.Context, namespace string, v any) (versio
 // with ErrStateConflict when state exists, and with ErrSuperseded when this
 // run no longer owns the job (stop then).
 func (j *JobContext) InitState(ctx context.Context, namespace string, v any) error {
-	return j.writeState(ctx, namespace, v, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+	return j.writeState(ctx, SurfaceState, namespace, v, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
 		return st.InitState(ctx, j.ID, namespace, b, j.claimSeq)
 	})
 }
@@ -175,12 +175,14 @@ func (j *JobContext) InitState(ctx context.Context, namespace string, v any) err
 // ErrStateConflict when the version moved on (read it again and retry), and
 // with ErrSuperseded when this run no longer owns the job (stop then).
 func (j *JobContext) UpdateState(ctx context.Context, namespace string, v any, expectedVersion int64) error {
-	return j.writeState(ctx, namespace, v, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+	return j.writeState(ctx, SurfaceState, namespace, v, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
 		return st.UpdateState(ctx, j.ID, namespace, b, expectedVersion, j.claimSeq)
 	})
 }
 
-func (j *JobContext) writeState(ctx context.Context, namespace string, v any,
+// writeState encodes v as a value of surface (SurfaceState, or the step
+// log's SurfaceSteps) and writes it to namespace with write.
+func (j *JobContext) writeState(ctx context.Context, surface Surface, namespace string, v any,
 	write func(spi.JobStateStore, []byte) (spi.StateWriteResult, error)) error {
 	st, err := j.stateStore()
 	if err != nil {
@@ -189,7 +191,7 @@ func (j *JobContext) writeState(ctx context.Context, namespace string, v any,
 	if namespace == "" {
 		return invalidArg("job state with an empty namespace")
 	}
-	b, err := j.pipe.Encode(ctx, JobRef(SurfaceState, j.ID), j.TaskName, v)
+	b, err := j.pipe.Encode(ctx, JobRef(surface, j.ID), j.TaskName, v)
 	if err != nil {
 		return err
 	}

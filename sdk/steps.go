@@ -17,6 +17,24 @@ import (
 // job's durable steps, sleeps and version markers are recorded.
 const StepsNamespace = "ratchet.steps"
 
+// SurfaceSteps is a job's durable step log (RunStep, Sleep, StepVersion,
+// WaitSignal), as the payload pipeline sees it: its size limit applies to
+// the whole log, and a codec that binds a value to its place (encryption)
+// binds the log to its job and this surface. A log written before the
+// surface existed, bound to SurfaceState, still opens; its next write
+// binds it to SurfaceSteps.
+const SurfaceSteps Surface = "steps"
+
+// decodeSteps decodes job id's step log b into l, bound to SurfaceSteps
+// or, for a log written before that surface existed, to SurfaceState.
+func decodeSteps(ctx context.Context, pipe *Pipeline, id uuid.UUID, b []byte, l *stepLog) error {
+	err := pipe.Decode(ctx, JobRef(SurfaceSteps, id), b, l)
+	if err != nil && pipe.Decode(ctx, JobRef(SurfaceState, id), b, l) == nil {
+		return nil
+	}
+	return err
+}
+
 // ErrStepMismatch is wrapped by the error of a RunStep, Sleep or
 // StepVersion that reaches a recorded position under another name: the
 // job's step code changed while it was in flight. Guard such a change
@@ -66,12 +84,21 @@ func (j *JobContext) loadSteps(ctx context.Context) error {
 	if j.steps.loaded {
 		return nil
 	}
-	var l stepLog
-	version, _, err := j.State(ctx, StepsNamespace, &l)
+	st, err := j.stateStore()
 	if err != nil {
 		return err
 	}
-	j.steps = steps{loaded: true, version: version, log: l}
+	vs, ok, err := st.GetState(ctx, j.ID, StepsNamespace)
+	if err != nil {
+		return err
+	}
+	var l stepLog
+	if ok {
+		if err := decodeSteps(ctx, j.pipe, j.ID, vs.JSON, &l); err != nil {
+			return fmt.Errorf("ratchet: the step log of job %s: %w", j.ID, err)
+		}
+	}
+	j.steps = steps{loaded: true, version: vs.Version, log: l}
 	return nil
 }
 
@@ -93,14 +120,14 @@ func (j *JobContext) settle(ctx context.Context, i int, rec stepRecord) error {
 // by the run's claim.
 func (j *JobContext) writeLog(ctx context.Context, next stepLog) error {
 	n := len(j.steps.log.Steps) // a log is stored once it holds a record
-	var err error
-	if n > 0 {
-		err = j.UpdateState(ctx, StepsNamespace, next, j.steps.version)
-	} else {
-		err = j.InitState(ctx, StepsNamespace, next)
-	}
+	err := j.writeState(ctx, SurfaceSteps, StepsNamespace, next, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+		if n > 0 {
+			return st.UpdateState(ctx, j.ID, StepsNamespace, b, j.steps.version, j.claimSeq)
+		}
+		return st.InitState(ctx, j.ID, StepsNamespace, b, j.claimSeq)
+	})
 	if errors.Is(err, ErrSuperseded) && bug("step-recorded-past-its-claim") { // planted: a run that lost its claim records anyway
-		err = j.writeState(ctx, StepsNamespace, next, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
+		err = j.writeState(ctx, SurfaceSteps, StepsNamespace, next, func(st spi.JobStateStore, b []byte) (spi.StateWriteResult, error) {
 			if n > 0 {
 				return st.UpdateStateUnfenced(ctx, j.ID, StepsNamespace, b, j.steps.version)
 			}
@@ -494,7 +521,7 @@ func (c *Client) JobSteps(ctx context.Context, id uuid.UUID) ([]StepInfo, error)
 		return nil, err
 	}
 	var l stepLog
-	if err := c.pipe.Decode(ctx, JobRef(SurfaceState, id), vs.JSON, &l); err != nil {
+	if err := decodeSteps(ctx, c.pipe, id, vs.JSON, &l); err != nil {
 		return nil, fmt.Errorf("ratchet: steps of job %s: %w", id, err)
 	}
 	out := make([]StepInfo, len(l.Steps))
