@@ -19,8 +19,11 @@ type waiters struct {
 	mu sync.Mutex
 	by map[uuid.UUID][]chan struct{}
 	// remote holds the watches other processes announced, until when
-	// each is kept (spi.WatchTTL after its last announcement).
+	// each is kept (spi.WatchTTL after its last announcement); the lapsed
+	// ones are dropped at the next announcement, or by the first write
+	// after prune.
 	remote map[uuid.UUID]time.Time
+	prune  time.Time
 }
 
 // watch registers a watch of job id: the channel closes when finished(id)
@@ -62,11 +65,9 @@ func (w *waiters) watchRemote(ids []uuid.UUID, now, until time.Time) {
 	if w.remote == nil {
 		w.remote = map[uuid.UUID]time.Time{}
 	}
-	for id, t := range w.remote {
-		if now.After(t) {
-			delete(w.remote, id)
-			w.n.Add(-1)
-		}
+	w.pruneLocked(now)
+	if w.prune.IsZero() {
+		w.prune = until
 	}
 	for _, id := range ids {
 		if _, ok := w.remote[id]; !ok {
@@ -87,6 +88,9 @@ func (w *waiters) finished(id uuid.UUID, now time.Time) (remote bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closeLocked(id)
+	if !w.prune.IsZero() && now.After(w.prune) {
+		w.pruneLocked(now)
+	}
 	if t, ok := w.remote[id]; ok {
 		delete(w.remote, id)
 		w.n.Add(-1)
@@ -114,6 +118,21 @@ func (w *waiters) closeLocked(id uuid.UUID) {
 		case <-c:
 		default:
 			close(c)
+		}
+	}
+}
+
+// pruneLocked drops the remote watches lapsed by now, and sets when to
+// look again: at the earliest time one left lapses (zero for none).
+func (w *waiters) pruneLocked(now time.Time) {
+	w.prune = time.Time{}
+	for id, t := range w.remote {
+		switch {
+		case now.After(t):
+			delete(w.remote, id)
+			w.n.Add(-1)
+		case w.prune.IsZero() || t.Before(w.prune):
+			w.prune = t
 		}
 	}
 }

@@ -79,3 +79,19 @@ func TestWaitersKeepRemoteWatches(t *testing.T) {
 	w.wake([]uuid.UUID{c, a})
 	<-ch
 }
+
+// A remote watch of a job another node finished lapses: the first write
+// after its time drops it, so that the write path is back to one atomic
+// read.
+func TestRemoteWatchesLapse(t *testing.T) {
+	var w waiters
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	w.watchRemote([]uuid.UUID{uuid.New()}, t0, t0.Add(time.Minute))
+	w.watchRemote([]uuid.UUID{uuid.New()}, t0.Add(time.Second), t0.Add(2*time.Minute))
+	assert.False(t, w.finished(uuid.New(), t0.Add(30*time.Second)))
+	assert.Equal(t, int32(2), w.n.Load(), "none lapsed yet")
+	assert.False(t, w.finished(uuid.New(), t0.Add(90*time.Second)))
+	assert.Equal(t, int32(1), w.n.Load(), "the first lapsed")
+	assert.False(t, w.finished(uuid.New(), t0.Add(3*time.Minute)))
+	assert.Equal(t, int32(0), w.n.Load(), "both lapsed")
+}
