@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/ratchet-go/ratchet/engine"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
 )
 
 // approvalTask is a body of two steps around a wait for the signal
@@ -175,4 +177,64 @@ func TestWaitSignalAfterACrashWaitsAgain(t *testing.T) {
 	var got string
 	require.NoError(t, sig.Decode(ctx, &got))
 	assert.Equal(t, "second", got, "the answer to the wait the job began")
+}
+
+// refusing is a memory store that reports each DeliverSignal it refused.
+type refusing struct {
+	*memory.Store
+	refused chan struct{}
+}
+
+func (s refusing) DeliverSignal(ctx context.Context, id uuid.UUID, name string, payload []byte, now time.Time) (spi.ResolvedSignal, error) {
+	r, err := s.Store.DeliverSignal(ctx, id, name, payload, now)
+	if errors.Is(err, spi.ErrInvalidState) {
+		s.refused <- struct{}{}
+	}
+	return r, err
+}
+
+// A signal sent while the run that reached WaitSignal is still returning
+// (the job RUNNING, its wait recorded, the write that makes it WAITING on
+// its way) is delivered once the job waits; a signal to a RUNNING job
+// that is not about to wait for it is refused at once.
+func TestSignalToAJobAboutToWait(t *testing.T) {
+	r := start(t, engine.Options{}) // no tasks: the test plays the node by hand
+	ctx := context.Background()
+	store := refusing{Store: r.store, refused: make(chan struct{}, 10)}
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: quiet})
+	require.NoError(t, err)
+	id, err := client.SubmitRaw(ctx, "by.hand", []byte(`1`))
+	require.NoError(t, err)
+	js, err := r.store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "node-a", Limit: 1, Now: r.clock.Now(), Tasks: []string{"by.hand"}})
+	require.NoError(t, err)
+	require.Len(t, js, 1)
+	signalOf := func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
+		j, err := r.store.GetJob(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return j.Signal, nil
+	}
+	jc := ratchet.NewJobContextWith(js[0], ratchet.JobContextOptions{State: r.store, Signal: signalOf, Pipeline: client.Pipeline()})
+	runCtx := ratchet.ContextWithJob(ctx, jc)
+
+	err = client.Signal(ctx, id, "approve", "early")
+	require.ErrorIs(t, err, ratchet.ErrInvalidState, "the job does not wait for it (yet)")
+	<-store.refused
+	_, err = ratchet.WaitSignal(runCtx, "approve", 0)
+	var wait *ratchet.WaitError
+	require.ErrorAs(t, err, &wait, "the run records the wait")
+
+	done := make(chan error, 1)
+	go func() { done <- client.Signal(ctx, id, "approve", "yes") }()
+	<-store.refused // refused while RUNNING: Signal now waits for the job to wait
+	applied, err := r.store.CompleteJobs(ctx, []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: id, ClaimSeq: js[0].ClaimSeq},
+		Outcome: spi.OutcomeWaiting, FinishedAt: r.clock.Now(), Snoozes: 1, Signal: &spi.SignalWait{Name: "approve"}}})
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, applied)
+	require.NoError(t, <-done, "delivered once the job waited")
+	j := r.job(id)
+	assert.Equal(t, spi.StatusPending, j.Status)
+	require.NotNil(t, j.Signal)
+	assert.Equal(t, ratchet.SignalDelivered, j.Signal.Outcome)
 }

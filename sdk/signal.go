@@ -2,6 +2,7 @@ package ratchet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 // waits for another name, or its wait was resolved already) is refused
 // with ErrInvalidState and nothing is written; a signal is not kept for a
 // job that will wait later. Send it once the job exists: a job submitted
-// with AwaitSignal waits from its submission.
+// with AwaitSignal waits from its submission. (One exception: Signal to a
+// RUNNING job whose body has just reached WaitSignal for that name waits
+// until the job waits, then delivers.)
 
 // Job states.
 const (
@@ -125,7 +128,10 @@ func (c *Client) encodeSignal(ctx context.Context, ref PayloadRef, name string, 
 
 // Signal delivers the signal name with payload (any value the serializer
 // encodes; nil for none) to job id: a job WAITING for name becomes PENDING
-// and runs next, its wait DELIVERED. A job that is not waiting for name
+// and runs next, its wait DELIVERED. A RUNNING job whose body has just
+// reached ratchet.WaitSignal for name (its run is returning, and the
+// write that makes it WAITING is on its way) is delivered to once it
+// waits: Signal reads it at intervals for up to 30 s meanwhile. A job that is not waiting for name
 // gives an error wrapping ErrInvalidState, an unknown one ErrNotFound, an
 // oversize payload a *PayloadTooLargeError; then nothing is written.
 func (c *Client) Signal(ctx context.Context, id uuid.UUID, name string, payload any) error {
@@ -138,11 +144,73 @@ func (c *Client) Signal(ctx context.Context, id uuid.UUID, name string, payload 
 		return err
 	}
 	r, err := s.DeliverSignal(ctx, id, name, b, c.now())
+	if errors.Is(err, ErrInvalidState) && c.aboutToWait(ctx, id, name) {
+		r, err = c.deliverOnceWaiting(ctx, s, id, name, b)
+	}
 	if err != nil {
 		return fmt.Errorf("ratchet: signal %q to job %s: %w", name, id, err)
 	}
 	c.delivered(ctx, []spi.ResolvedSignal{r})
 	return nil
+}
+
+// signalSettle bounds how long Signal waits for a RUNNING job that is
+// about to wait for the signal (its run reached WaitSignal and is
+// returning) to become WAITING.
+const signalSettle = 30 * time.Second
+
+// aboutToWait reports whether job id is RUNNING and its run recorded a
+// wait for the signal name that it has not waited yet (ratchet.WaitSignal
+// returned, the completion that makes it WAITING is on its way).
+func (c *Client) aboutToWait(ctx context.Context, id uuid.UUID, name string) bool {
+	st := spi.CapabilitiesOf(c.store).State
+	if st == nil {
+		return false
+	}
+	j, err := c.store.GetJob(ctx, id)
+	if err != nil || j.Status != StatusRunning {
+		return false
+	}
+	vs, ok, err := st.GetState(ctx, id, StepsNamespace)
+	if err != nil || !ok {
+		return false
+	}
+	var l stepLog
+	if decodeSteps(ctx, c.pipe, id, vs.JSON, &l) != nil || len(l.Steps) == 0 {
+		return false
+	}
+	last := l.Steps[len(l.Steps)-1]
+	return last.Kind == "wait" && last.Name == name && last.Outcome == ""
+}
+
+// deliverOnceWaiting delivers the signal to job id once it is WAITING: it
+// reads the job at intervals that double from 10 ms up to 1 s (on the
+// client's clock, as WaitJob does) for up to signalSettle, and gives up
+// with an error wrapping ErrInvalidState when the job ends otherwise.
+func (c *Client) deliverOnceWaiting(ctx context.Context, s spi.SignalStore, id uuid.UUID, name string, payload []byte) (spi.ResolvedSignal, error) {
+	wait, waited := waitFirst, time.Duration(0)
+	for waited < signalSettle {
+		tick, stop := c.after(wait)
+		select {
+		case <-ctx.Done():
+			stop()
+			return spi.ResolvedSignal{}, ctx.Err()
+		case <-tick:
+		}
+		stop()
+		waited += wait
+		wait = min(2*wait, waitMax)
+		j, err := c.store.GetJob(ctx, id)
+		switch {
+		case err != nil:
+			return spi.ResolvedSignal{}, err
+		case j.Status == StatusWaiting:
+			return s.DeliverSignal(ctx, id, name, payload, c.now())
+		case j.Status != StatusRunning:
+			return spi.ResolvedSignal{}, fmt.Errorf("%w: job %s is %s, not WAITING for a signal", ErrInvalidState, id, j.Status)
+		}
+	}
+	return spi.ResolvedSignal{}, fmt.Errorf("%w: job %s was about to wait for signal %q and is still RUNNING after %s", ErrInvalidState, id, name, signalSettle)
 }
 
 // SignalByKey delivers the signal name with payload, as Signal does, to

@@ -329,11 +329,13 @@ func WaitKey(key string) WaitOption { return func(c *waitConfig) { c.key = key }
 // returns anything else after WaitSignal asked it to return its error
 // fails for good, saying so.
 //
-// A signal sent before the job is WAITING (while the run that reached
-// WaitSignal is still returning) is refused with ErrInvalidState, as
-// for any job not waiting: signals are not kept for a job that will wait
-// later. The sender retries, or the job waits for a later one (a
-// timeout bounds it). WaitSignal needs a store that keeps signals and
+// A signal sent by Client.Signal while the run that reached WaitSignal is
+// still returning (the job RUNNING, the wait recorded) is delivered once
+// the job waits: Signal reads the job until then, for up to 30 s. One
+// sent earlier, before the run reached WaitSignal, is refused with
+// ErrInvalidState, as for any job not waiting: signals are not kept for a
+// job that will wait later; nor does SignalByKey find a job before it
+// waits. WaitSignal needs a store that keeps signals and
 // job state; outside a job's body it fails with ErrUnsupported. The
 // payload is kept in the job's step log (through the payload pipeline,
 // whose size limit applies to the whole log).
