@@ -8,6 +8,9 @@
 // its subscription receives (Deliver); the hub does the rest. Package
 // hubtest holds the tests every transport runs against its real server.
 //
-// Dependencies: the standard library and the sdk (spi) only; hubtest adds
-// testify, the engine and the SQLite store for its two-engine test.
+// Dependencies: the standard library, the sdk (spi) and google/uuid (the
+// job ids of WaitJob's notices, the type spi already uses); hubtest adds
+// testify, the engine and the SQLite store for its two-engine tests, and
+// clockwork (the engines' own clock library) for a waiter whose clock
+// never moves.
 package hub
