@@ -52,6 +52,7 @@ func parseTemplates(prefix string) (*templates, error) {
 		"status":     func() []spi.Status { return statuses },
 		"prios":      func() []string { return priorities },
 		"runTimeout": jobjson.RunTimeout,
+		"signalWait": jobjson.Signal,
 		"maxSnoozes": spi.MaxSnoozes,
 		"startBy": func(j *spi.Job) string {
 			if by, ok := spi.StartBy(j); ok {

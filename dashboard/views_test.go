@@ -267,6 +267,13 @@ func TestJobDetail(t *testing.T) {
 	assert.Regexp(t, `<th>Run timeout</th><td>1.5s</td>`, body)
 	assert.Regexp(t, `<th>Start by</th><td class="mono">2099-01-02 03:04:05`, body)
 
+	// A WAITING job's page says what it waits for.
+	waiting, err := e.c.SubmitRaw(e.ctx, "quote", []byte(`{}`), ratchet.AwaitSignal("approve", 0), ratchet.WithSignalKey("order-9"))
+	require.NoError(t, err)
+	st, body, _ = e.do(nil, "GET", "/jobs/"+waiting.String(), nil, bearer(opToken))
+	require.Equal(t, http.StatusOK, st)
+	assert.Contains(t, body, `<th>Signal</th><td>&#34;approve&#34; key &#34;order-9&#34;, waiting</td>`)
+
 	// Unknown and malformed ids.
 	st, body, _ = e.do(nil, "GET", "/jobs/"+uuid.New().String(), nil, bearer(opToken))
 	assert.Equal(t, http.StatusNotFound, st)

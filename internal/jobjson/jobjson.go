@@ -35,13 +35,64 @@ type Job struct {
 	WorkflowID  *uuid.UUID        `json:"workflow_id,omitempty"`
 	Params      map[string]string `json:"params,omitempty"`
 	Properties  map[string]string `json:"properties,omitempty"`
+	Signal      *SignalWait       `json:"signal,omitempty"`
+}
+
+// SignalWait is a job's wait for a signal in JSON (AwaitSignal, or
+// WaitSignal from its body): what it waits for and, once ended, how;
+// whether the delivery carried a payload, not the payload (masking does
+// not read it).
+type SignalWait struct {
+	Name       string     `json:"name"`
+	Key        string     `json:"key,omitempty"`
+	Deadline   *time.Time `json:"deadline,omitempty"`
+	Outcome    string     `json:"outcome,omitempty"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+	Payload    bool       `json:"payload,omitempty"`
+}
+
+// signalOf returns w as JSON, nil for none.
+func signalOf(w *spi.SignalWait) *SignalWait {
+	if w == nil {
+		return nil
+	}
+	s := &SignalWait{Name: w.Name, Key: w.Key, Outcome: string(w.Outcome), Payload: w.Payload != nil}
+	if !w.Deadline.IsZero() {
+		t := w.Deadline
+		s.Deadline = &t
+	}
+	if !w.ResolvedAt.IsZero() {
+		t := w.ResolvedAt
+		s.ResolvedAt = &t
+	}
+	return s
+}
+
+// Signal describes a job's wait for a signal on one line for an
+// operator's view: `"approve" key "order-9", until 2026-01-03T09:00:00Z`
+// while it waits, `"approve": DELIVERED at ...` once ended; "" for none.
+func Signal(w *spi.SignalWait) string {
+	if w == nil {
+		return ""
+	}
+	out := fmt.Sprintf("%q", w.Name)
+	if w.Key != "" {
+		out += fmt.Sprintf(" key %q", w.Key)
+	}
+	if w.Outcome != "" {
+		return out + ": " + string(w.Outcome) + " at " + w.ResolvedAt.UTC().Format(time.RFC3339)
+	}
+	if !w.Deadline.IsZero() {
+		return out + ", waiting until " + w.Deadline.UTC().Format(time.RFC3339)
+	}
+	return out + ", waiting"
 }
 
 // Of returns j as JSON.
 func Of(j *ratchet.Job) Job {
 	s := Job{ID: j.ID, Task: j.TaskName, Status: j.Status, Priority: j.Priority.String(), Attempts: j.Attempts,
 		MaxRetries: j.MaxRetries, CrashCount: j.CrashCount, Snoozes: j.Snoozes, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
-		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params, Properties: j.Properties}
+		OwnerNode: j.OwnerNode, LastError: j.LastError, Tags: j.Tags, Params: j.Params, Properties: j.Properties, Signal: signalOf(j.Signal)}
 	if !j.ClaimedAt.IsZero() {
 		t := j.ClaimedAt
 		s.ClaimedAt = &t

@@ -59,3 +59,14 @@ func TestSteps(t *testing.T) {
 		t.Errorf("Steps(nil) = %q", got)
 	}
 }
+
+func TestSignal(t *testing.T) {
+	at := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	assert.Equal(t, "", jobjson.Signal(nil))
+	assert.Equal(t, `"approve", waiting`, jobjson.Signal(&spi.SignalWait{Name: "approve"}))
+	assert.Equal(t, `"approve" key "order-9", waiting until 2026-01-03T09:00:00Z`, jobjson.Signal(&spi.SignalWait{Name: "approve", Key: "order-9", Deadline: at}))
+	assert.Equal(t, `"approve": DELIVERED at 2026-01-03T09:00:00Z`, jobjson.Signal(&spi.SignalWait{Name: "approve", Outcome: spi.SignalDelivered, ResolvedAt: at, Deadline: at.Add(time.Hour)}))
+	j := jobjson.Of(&ratchet.Job{Signal: &spi.SignalWait{Name: "approve", Outcome: spi.SignalDelivered, ResolvedAt: at, Payload: []byte(`1`)}})
+	assert.Equal(t, &jobjson.SignalWait{Name: "approve", Outcome: "DELIVERED", ResolvedAt: &at, Payload: true}, j.Signal)
+	assert.Nil(t, jobjson.Of(&ratchet.Job{}).Signal)
+}

@@ -495,6 +495,9 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	if t := jobjson.RunTimeout(j); t != "" {
 		row("run timeout", t)
 	}
+	if w := jobjson.Signal(j.Signal); w != "" {
+		row("signal", w)
+	}
 	if len(steps) > 0 {
 		row("durable steps", jobjson.Steps(steps))
 	}

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/stores/sqlite"
 )
 
@@ -79,4 +82,26 @@ func TestJobsShowDurableSteps(t *testing.T) {
 	assert.Contains(t, out, `"steps": [`)
 	assert.Contains(t, out, `"name": "charge"`)
 	assert.NotContains(t, out, "secret")
+}
+
+// jobs show tells what a WAITING job waits for (its signal, key and
+// deadline), and --json carries it as the schema describes.
+func TestJobsShowSignalWait(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "signal.db")
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, db, sqlite.Options{Create: true})
+	require.NoError(t, err)
+	c, err := ratchet.NewClient(s, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	id, err := c.SubmitRaw(ctx, "order.approve", []byte(`1`), ratchet.AwaitSignal("approve", time.Hour), ratchet.WithSignalKey("order-9"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	code, out, errOut := cli(t, "jobs", "show", "--store", "sqlite:"+db, id.String())
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `signal\s+"approve" key "order-9", waiting until 20\d\d-`, out)
+	code, out, errOut = cli(t, "jobs", "show", "--store", "sqlite:"+db, id.String(), "--json")
+	require.Equal(t, 0, code, errOut)
+	validateJSON(t, "job_show", out)
+	assert.Contains(t, out, `"key": "order-9"`)
 }
