@@ -137,20 +137,7 @@ func TestWaitSignalAfterACrashWaitsAgain(t *testing.T) {
 	id, err := r.client.SubmitRaw(ctx, "by.hand", []byte(`1`), ratchet.AwaitSignal("approve", 0))
 	require.NoError(t, err)
 	require.NoError(t, r.client.Signal(ctx, id, "approve", "first"))
-	signalOf := func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
-		j, err := r.store.GetJob(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return j.Signal, nil
-	}
-	run := func(node string) (*spi.Job, context.Context) {
-		js, err := r.store.ClaimJobs(ctx, spi.ClaimParams{NodeID: node, Limit: 1, Now: r.clock.Now(), Tasks: []string{"by.hand"}})
-		require.NoError(t, err)
-		require.Len(t, js, 1)
-		jc := ratchet.NewJobContextWith(js[0], ratchet.JobContextOptions{State: r.store, Signal: signalOf, Pipeline: r.client.Pipeline()})
-		return js[0], ratchet.ContextWithJob(ctx, jc)
-	}
+	run := func(node string) (*spi.Job, context.Context) { return runByHand(t, r, node, r.client) }
 	var wait *ratchet.WaitError
 
 	_, first := run("node-a")
@@ -205,18 +192,7 @@ func TestSignalToAJobAboutToWait(t *testing.T) {
 	require.NoError(t, err)
 	id, err := client.SubmitRaw(ctx, "by.hand", []byte(`1`))
 	require.NoError(t, err)
-	js, err := r.store.ClaimJobs(ctx, spi.ClaimParams{NodeID: "node-a", Limit: 1, Now: r.clock.Now(), Tasks: []string{"by.hand"}})
-	require.NoError(t, err)
-	require.Len(t, js, 1)
-	signalOf := func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
-		j, err := r.store.GetJob(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return j.Signal, nil
-	}
-	jc := ratchet.NewJobContextWith(js[0], ratchet.JobContextOptions{State: r.store, Signal: signalOf, Pipeline: client.Pipeline()})
-	runCtx := ratchet.ContextWithJob(ctx, jc)
+	claimed, runCtx := runByHand(t, r, "node-a", client)
 
 	err = client.Signal(ctx, id, "approve", "early")
 	require.ErrorIs(t, err, ratchet.ErrInvalidState, "the job does not wait for it (yet)")
@@ -228,7 +204,7 @@ func TestSignalToAJobAboutToWait(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- client.Signal(ctx, id, "approve", "yes") }()
 	<-store.refused // refused while RUNNING: Signal now waits for the job to wait
-	applied, err := r.store.CompleteJobs(ctx, []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: id, ClaimSeq: js[0].ClaimSeq},
+	applied, err := r.store.CompleteJobs(ctx, []spi.Completion{{ClaimRef: spi.ClaimRef{JobID: id, ClaimSeq: claimed.ClaimSeq},
 		Outcome: spi.OutcomeWaiting, FinishedAt: r.clock.Now(), Snoozes: 1, Signal: &spi.SignalWait{Name: "approve"}}})
 	require.NoError(t, err)
 	require.Equal(t, []bool{true}, applied)
@@ -237,4 +213,24 @@ func TestSignalToAJobAboutToWait(t *testing.T) {
 	assert.Equal(t, spi.StatusPending, j.Status)
 	require.NotNil(t, j.Signal)
 	assert.Equal(t, ratchet.SignalDelivered, j.Signal.Outcome)
+}
+
+// runByHand claims the one due job of task "by.hand" for node, playing
+// the node, and returns it with a run context as the engine would build
+// it (job state, the signal wait read from the store, client's pipeline).
+func runByHand(t *testing.T, r *rig, node string, client *ratchet.Client) (*spi.Job, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	js, err := r.store.ClaimJobs(ctx, spi.ClaimParams{NodeID: node, Limit: 1, Now: r.clock.Now(), Tasks: []string{"by.hand"}})
+	require.NoError(t, err)
+	require.Len(t, js, 1)
+	signalOf := func(ctx context.Context, id uuid.UUID) (*spi.SignalWait, error) {
+		j, err := r.store.GetJob(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return j.Signal, nil
+	}
+	jc := ratchet.NewJobContextWith(js[0], ratchet.JobContextOptions{State: r.store, Signal: signalOf, Pipeline: client.Pipeline()})
+	return js[0], ratchet.ContextWithJob(ctx, jc)
 }

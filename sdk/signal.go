@@ -163,23 +163,15 @@ const signalSettle = 30 * time.Second
 // wait for the signal name that it has not waited yet (ratchet.WaitSignal
 // returned, the completion that makes it WAITING is on its way).
 func (c *Client) aboutToWait(ctx context.Context, id uuid.UUID, name string) bool {
-	st := spi.CapabilitiesOf(c.store).State
-	if st == nil {
-		return false
-	}
 	j, err := c.store.GetJob(ctx, id)
 	if err != nil || j.Status != StatusRunning {
 		return false
 	}
-	vs, ok, err := st.GetState(ctx, id, StepsNamespace)
-	if err != nil || !ok {
+	steps, err := c.JobSteps(ctx, id)
+	if err != nil || len(steps) == 0 {
 		return false
 	}
-	var l stepLog
-	if decodeSteps(ctx, c.pipe, id, vs.JSON, &l) != nil || len(l.Steps) == 0 {
-		return false
-	}
-	last := l.Steps[len(l.Steps)-1]
+	last := steps[len(steps)-1]
 	return last.Kind == "wait" && last.Name == name && last.Outcome == ""
 }
 
