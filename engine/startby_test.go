@@ -49,7 +49,11 @@ func TestStartByBehindABacklog(t *testing.T) {
 	assert.Contains(t, ev.Error, "ratchet: start-by deadline passed: not started by 2030-01-01T00:00:01Z")
 	j := r.job(late)
 	assert.Equal(t, spi.StatusFailed, j.Status)
-	assert.Equal(t, 1, j.Attempts, "not retried, whatever retries are left")
+	// Decided by the claim (its run's attempt charged), or, when the
+	// sweeper's first pass (at its start, on a goroutine) comes after the
+	// clock's jump, by the sweeper (none charged): either way not retried,
+	// whatever retries are left.
+	assert.LessOrEqual(t, j.Attempts, 1, "not retried, whatever retries are left")
 	assert.Zero(t, ran.Load(), "the body never ran")
 
 	inTime, err := remind.Submit(ctx, r.client, 2, ratchet.WithStartBy(t0.Add(time.Minute)))
