@@ -242,6 +242,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if err == nil && cfg.afterCommit != nil && cfg.tx == nil {
 		err = invalidArg("WithAfterCommit needs InTx")
 	}
+	if err == nil {
+		err = c.checkUnique(cfg)
+	}
 	if err == nil && len(cfg.callbacks) > 0 {
 		switch {
 		case cfg.idempotencyKey != "":
@@ -258,8 +261,15 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	}
 	now := c.now()
 	jobIDs := make([]uuid.UUID, len(payloads))
+	var uniques []*spi.Unique
+	if cfg.unique != nil {
+		uniques = make([]*spi.Unique, len(payloads))
+	}
 	for i, p := range payloads { // payloads is the caller's own slice, built for this call
 		jobIDs[i] = c.ids.next(now)
+		if uniques != nil {
+			uniques[i] = cfg.unique.uniqueFor(task, p, now)
+		}
 		b, err := c.pipe.EncodeBytes(ctx, JobRef(SurfaceTask, jobIDs[i]), task, p)
 		if err != nil {
 			return nil, err
@@ -284,6 +294,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		j.Payload = p
 		if i == 0 {
 			j.IdempotencyKey = cfg.idempotencyKey
+		}
+		if uniques != nil {
+			j.Unique = uniques[i]
 		}
 		if err := c.authorize(ctx, SurfaceTask, j, ""); err != nil {
 			return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)

@@ -22,6 +22,7 @@ type submitConfig struct {
 	params         map[string]string
 	properties     map[string]string
 	idempotencyKey string
+	unique         *UniqueOpts
 	resource       string
 	resourceLimit  int
 	tx             any

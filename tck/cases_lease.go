@@ -86,6 +86,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Attempts
 	case *spi.StartBySweeper:
 		v = caps.StartBy
+	case *spi.UniqueStore:
+		v = caps.Unique
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -81,6 +81,7 @@ var capabilityGroups = map[string]string{
 	"Attempts":     "spi.AttemptStore",
 	"StartBySweep": "spi.StartBySweeper",
 	"DurableSteps": "spi.JobStateStore",
+	"Unique":       "spi.UniqueStore",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -338,6 +339,9 @@ var plantedBugs = []struct {
 	{"TryAcquireLease checks and writes in two steps", []string{"Lease/Concurrency"}},
 	{"DeliverSignal checks and writes in two steps", []string{"Signals/DeliverVersusTimeout"}},
 	{"FinishBatches checks and ends in two steps", []string{"Batches/FinishOnceConcurrently"}},
+	{"unique keys ignored", []string{"Unique/DuplicateAnswersHolder", "Unique/WithinBatch"}},
+	{"a unique key is held in every state", []string{"Unique/StatesLetGo", "Unique/FinishedLetsGo"}},
+	{"a uniqueness checked by a read", []string{"Unique/OneKeyRace"}},
 }
 
 func TestRefCatchesEveryBug(t *testing.T) {

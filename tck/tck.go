@@ -132,6 +132,7 @@ func groups() []group {
 	return []group{
 		{"Insert", insertCases()},
 		{"Idempotency", idempotencyCases()},
+		{"Unique", uniqueCases()},
 		{"List", listCases()},
 		{"Count", counterCases()},
 		{"Claim", claimCases()},

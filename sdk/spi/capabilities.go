@@ -60,6 +60,8 @@ type Capabilities struct {
 	// store's own wakeup channel (FinishPublisher), where no coordinator
 	// does: a store whose Wakeups hear them.
 	Finish FinishPublisher
+	// Unique honours Job.Unique on insert.
+	Unique UniqueStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -104,5 +106,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Attempts, _ = s.(AttemptStore)
 	c.StartBy, _ = s.(StartBySweeper)
 	c.Finish, _ = s.(FinishPublisher)
+	c.Unique, _ = s.(UniqueStore)
 	return c
 }

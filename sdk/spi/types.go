@@ -218,6 +218,11 @@ type Job struct {
 	// InsertJobs writes the job WAITING, and reads fill the outcome once
 	// the wait is resolved. Nil for a job that awaits none.
 	Signal *SignalWait
+
+	// Unique, when set, makes the insert write the job only when no job
+	// holding its key is in one of its states (a UniqueStore); inserts
+	// read it, reads leave it nil.
+	Unique *Unique
 }
 
 // Clone returns a deep copy of j.
@@ -251,6 +256,9 @@ func (j *Job) CloneInto(dst *Job) {
 		}
 	}
 	dst.Signal = j.Signal.clone()
+	if j.Unique != nil {
+		dst.Unique = &Unique{Key: j.Unique.Key, States: slices.Clone(j.Unique.States)}
+	}
 	if j.Dependencies != nil {
 		dst.Dependencies = make([]Dependency, len(j.Dependencies))
 		for i, d := range j.Dependencies {
@@ -552,6 +560,9 @@ func ValidateJobs(jobs []*Job) error {
 			}
 		}
 		if err := validateSignal(j); err != nil {
+			return err
+		}
+		if err := validateUnique(j); err != nil {
 			return err
 		}
 	}

@@ -81,6 +81,7 @@ func (s *Store) removeLive(ids []uuid.UUID) {
 		if j.IdempotencyKey != "" && s.byKey[j.IdempotencyKey] == id {
 			delete(s.byKey, j.IdempotencyKey)
 		}
+		s.releaseUnique(id)
 		gone[id] = true
 	}
 	for k := range s.states {

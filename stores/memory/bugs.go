@@ -40,6 +40,7 @@ type planted struct {
 	broken   atomic.Bool        // the next ClaimJobs or CompleteJobs fails (BreakConnections)
 	inflight atomic.Int32       // ClaimJobs calls in progress
 	leasing  atomic.Int32       // TryAcquireLease calls in progress
+	uniquing atomic.Int32       // InsertJobs calls of unique jobs in progress
 	meet     chan struct{}      // where two claimers of a non-atomic claim meet
 }
 
@@ -299,3 +300,19 @@ func (s *Store) enterLease() func() {
 	s.planted.leasing.Add(1)
 	return func() { s.planted.leasing.Add(-1) }
 }
+
+// enterUnique counts an insert of unique jobs in progress until the
+// returned func runs.
+func (s *Store) enterUnique(jobs []*spi.Job) func() {
+	for _, j := range jobs {
+		if j != nil && j.Unique != nil {
+			s.planted.uniquing.Add(1)
+			return func() { s.planted.uniquing.Add(-1) }
+		}
+	}
+	return func() {}
+}
+
+// uniqueRace lets go of s.mu between the read of a unique key's holder
+// and the write of the new one.
+func (s *Store) uniqueRace() { s.awaitPeer(&s.planted.uniquing) }

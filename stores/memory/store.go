@@ -20,25 +20,29 @@ import (
 // Store is the in-memory spi.Store. Create it with New; the zero value is not
 // usable.
 type Store struct {
-	mu      sync.Mutex
-	closed  bool
-	jobs    map[uuid.UUID]*spi.Job
-	order   []uuid.UUID // all ids, sorted
-	byKey   map[string]uuid.UUID
-	queued  map[uuid.UUID]*entry                     // current heap entry of each PENDING job
-	levels  map[string]*[spi.NumPriorities]levelHeap // per task name: a claim reads only its tasks' heaps
-	running map[uuid.UUID]struct{}
-	holders map[string]int // RUNNING jobs per resource
-	nodes   map[string]time.Time
-	tasks   map[string][]string // the tasks each node recorded with its heartbeat
-	leases  map[string]lease
-	states  map[stateKey]spi.VersionedState
-	props   map[uuid.UUID]map[string]string
-	scheds  map[string]spi.ScheduleRow
-	skips   map[string][]spi.SkipRecord // per schedule, in fire order
-	archive map[uuid.UUID]archived      // archived jobs (JobArchiver)
-	arcIDs  []uuid.UUID                 // their ids, sorted
-	logs    map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
+	mu     sync.Mutex
+	closed bool
+	jobs   map[uuid.UUID]*spi.Job
+	order  []uuid.UUID // all ids, sorted
+	byKey  map[string]uuid.UUID
+	// uniques maps each unique key to its holder, and uniqueOf each
+	// holder to its key (unique.go).
+	uniques  map[string]uuid.UUID
+	uniqueOf map[uuid.UUID]string
+	queued   map[uuid.UUID]*entry                     // current heap entry of each PENDING job
+	levels   map[string]*[spi.NumPriorities]levelHeap // per task name: a claim reads only its tasks' heaps
+	running  map[uuid.UUID]struct{}
+	holders  map[string]int // RUNNING jobs per resource
+	nodes    map[string]time.Time
+	tasks    map[string][]string // the tasks each node recorded with its heartbeat
+	leases   map[string]lease
+	states   map[stateKey]spi.VersionedState
+	props    map[uuid.UUID]map[string]string
+	scheds   map[string]spi.ScheduleRow
+	skips    map[string][]spi.SkipRecord // per schedule, in fire order
+	archive  map[uuid.UUID]archived      // archived jobs (JobArchiver)
+	arcIDs   []uuid.UUID                 // their ids, sorted
+	logs     map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
 	// attempts holds the attempt records (AttemptStore), in claim order.
 	attempts map[uuid.UUID][]spi.Attempt
 	// Workflows (WorkflowStore): each child's dependencies, each parent's
@@ -89,9 +93,13 @@ var (
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		levels:  map[string]*[spi.NumPriorities]levelHeap{},
-		jobs:    map[uuid.UUID]*spi.Job{},
-		byKey:   map[string]uuid.UUID{},
+		levels: map[string]*[spi.NumPriorities]levelHeap{},
+		jobs:   map[uuid.UUID]*spi.Job{},
+		byKey:  map[string]uuid.UUID{},
+
+		uniques:  map[string]uuid.UUID{},
+		uniqueOf: map[uuid.UUID]string{},
+
 		queued:  map[uuid.UUID]*entry{},
 		running: map[uuid.UUID]struct{}{},
 		holders: map[string]int{},
@@ -189,6 +197,7 @@ func (s *Store) InsertJobs(_ context.Context, jobs []*spi.Job, o spi.InsertOptio
 		return nil, err
 	}
 	defer s.unlock()
+	defer s.enterUnique(jobs)()
 	res, err := s.insertLocked(jobs)
 	if s.owed && !s.bug("wakeups carry no source") {
 		s.hint.Source = o.Source
@@ -220,6 +229,10 @@ func (s *Store) writeLocked(jobs []*spi.Job) []spi.InsertResult {
 	res := make([]spi.InsertResult, len(jobs))
 	var batchKeys map[string]uuid.UUID // keys a planted defect hides until the batch is written
 	for i, j := range jobs {
+		if id, dup := s.admitUnique(j); dup {
+			res[i] = spi.InsertResult{ID: id, Duplicate: true}
+			continue
+		}
 		if j.IdempotencyKey != "" && !s.bug("idempotency keys ignored") {
 			if id, ok := s.byKey[j.IdempotencyKey]; ok {
 				res[i] = spi.InsertResult{ID: id, Duplicate: true}
@@ -238,6 +251,7 @@ func (s *Store) writeLocked(jobs []*spi.Job) []spi.InsertResult {
 			}
 		}
 		c := j.Clone()
+		c.Unique = nil // reads leave it nil: the key lives in s.uniques
 		if s.bug("insert keeps the caller's job") {
 			c = j
 		}

@@ -64,6 +64,10 @@ func dialectOf(db string) sqlcore.Dialect[[]byte] {
 		// the latest committed row, and no claim, completion, release or
 		// recovery can change the job until the write commits.
 		FenceOn: " LOCK IN SHARE MODE",
+		// A unique key's row is made with an upsert that locks it
+		// exclusively at once: INSERT IGNORE would take a shared lock,
+		// and two inserts of the key upgrading theirs would deadlock.
+		UniqueReserve: "INSERT INTO {unique} (unique_key) VALUES (?) ON DUPLICATE KEY UPDATE unique_key = unique_key",
 		// A batch child's status is read through the virtual column of
 		// idx_scheduler_job_workflow_status (migration 10).
 		BatchStatus: "batch_status",

@@ -120,6 +120,11 @@ var syntax = sqlcore.Syntax{
 	// completion or recovery changes it, and no other state write of the
 	// job runs, until the commit.
 	FenceOn: " FOR UPDATE",
+	// A unique key's row is made by a MERGE; two of a new key at once
+	// may still meet the primary key, which the insert takes as the row
+	// being there (IsDuplicate).
+	UniqueReserve: "MERGE INTO {unique} u USING (SELECT ? AS unique_key FROM dual) s ON (u.unique_key = s.unique_key) " +
+		"WHEN NOT MATCHED THEN INSERT (unique_key) VALUES (s.unique_key)",
 	// An INSERT returns no rows: its identity comes back through an
 	// output bind (RETURNING ... INTO).
 	NewKey: sqlcore.KeyInto,

@@ -35,7 +35,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOpt
 		return nil, fail("insert jobs", err)
 	case len(jobs) == 0:
 		return []spi.InsertResult{}, nil
-	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs):
+	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !uniqueBatch(jobs):
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)
@@ -183,8 +183,17 @@ func (p *insertPlan) useCopy() bool { return len(p.keyless) >= CopyThreshold }
 func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.InsertResult, error) {
 	res := make([]spi.InsertResult, len(p.jobs))
 	var inserted map[uuid.UUID]bool // ids of keyed jobs the statement wrote
-	var err error
-	if p.useCopy() {
+	dups, err := s.admitUnique(ctx, q, p.jobs)
+	if err != nil {
+		return nil, err
+	}
+	if len(dups) > 0 { // a unique job carries no idempotency key: its index is in keyless
+		p.keyless = slices.DeleteFunc(p.keyless, func(i int) bool { _, dup := dups[i]; return dup })
+	}
+	switch {
+	case len(p.keyed)+len(p.keyless) == 0:
+		// Every job is a duplicate of a unique key's holder.
+	case p.useCopy():
 		if len(p.keyed) > 0 {
 			if inserted, err = s.insertRows(ctx, q, p, p.keyed, true, false, ""); err != nil {
 				return nil, err
@@ -205,9 +214,14 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 		if _, err := q.Exec(ctx, s.sql.notify, s.channel, strconv.Itoa(int(maxPrio))+p.suffix); err != nil {
 			return nil, fmt.Errorf("publish wakeup: %w", err)
 		}
-	} else {
+	default:
 		all := append(append(make([]int, 0, len(p.keyed)+len(p.keyless)), p.keyed...), p.keyless...)
 		if inserted, err = s.insertRows(ctx, q, p, all, len(p.keyed) > 0, true, p.suffix); err != nil {
+			return nil, err
+		}
+	}
+	if uniqueBatch(p.jobs) {
+		if err := s.holdUnique(ctx, q, p.jobs, p.keyless); err != nil {
 			return nil, err
 		}
 	}
@@ -225,6 +239,8 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 		switch {
 		case p.dupOf[i] >= 0:
 			// Filled below, once the first job of the key is resolved.
+		case dups[i] != uuid.Nil:
+			res[i] = spi.InsertResult{ID: dups[i], Duplicate: true}
 		case j.IdempotencyKey != "" && !inserted[j.ID]:
 			res[i] = spi.InsertResult{ID: existing[j.IdempotencyKey], Duplicate: true}
 		default:

@@ -33,6 +33,8 @@ type statements struct {
 	initState, updateState                        string
 	propertiesByPrefix                            string
 	archive                                       string
+	uniqueReserve, uniqueStatus, uniqueHold       string // unique.go
+	uniqueHolder                                  string
 }
 
 // insertColumns are the columns an insert writes, in the order of the
@@ -89,6 +91,7 @@ func buildStatements(schema string) statements {
 		"{batch}", qualify(schema, "scheduler_batch"),
 		"{pause}", qualify(schema, "scheduler_task_pause"),
 		"{attempt}", qualify(schema, "scheduler_job_attempt"),
+		"{unique}", qualify(schema, "scheduler_job_unique"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)
@@ -153,6 +156,7 @@ func buildStatements(schema string) statements {
 	}
 	s.existingKeys = r.Replace(`SELECT idempotency_key, job_id FROM {job} WHERE idempotency_key = ANY($1::text[])`)
 	s.notify = `SELECT pg_notify($1, $2)`
+	s.uniqueStatements(r)
 	// The state writes lock the job row FOR SHARE: the fence is read from
 	// the latest committed version of the row (READ COMMITTED re-reads a
 	// row it waited for), and no claim, completion, release or recovery

@@ -112,6 +112,18 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 		return nil, err
 	}
 	res, fresh := Dedupe(jobs, existing)
+	dups, err := d.admitUnique(ctx, q, jobs)
+	if err != nil {
+		return nil, err
+	}
+	if len(dups) > 0 {
+		dupIDs := make(map[uuid.UUID]bool, len(dups))
+		for i, h := range dups {
+			res[i] = spi.InsertResult{ID: h, Duplicate: true}
+			dupIDs[jobs[i].ID] = true
+		}
+		fresh = slices.DeleteFunc(fresh, func(j *spi.Job) bool { return dupIDs[j.ID] })
+	}
 	if len(written) > 0 {
 		for i, j := range jobs {
 			if written[j.ID] {
@@ -160,6 +172,9 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 		if err := d.AfterInsert(ctx, q, fresh); err != nil {
 			return nil, err
 		}
+	}
+	if err := d.holdUnique(ctx, q, fresh); err != nil {
+		return nil, err
 	}
 	if _, err := InChunks(tags, max(tagsPer, 1), func(chunk []JobTag) ([]struct{}, error) {
 		query, args := d.InsertTagsSQL(chunk)

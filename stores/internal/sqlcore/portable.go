@@ -64,6 +64,10 @@ type Syntax struct {
 	// committed after the transaction began (SQL Server's UPDLOCK,
 	// HOLDLOCK; MySQL's LOCK IN SHARE MODE).
 	StatusHint, KeyHint, KeyLock string
+	// UniqueReserve is the statement that makes sure the row of the unique
+	// key ? exists in {unique}, doing nothing when it does (see
+	// admitUnique); empty means INSERT ... ON CONFLICT DO NOTHING.
+	UniqueReserve string
 	// EmptyNull says that the database stores the empty string as NULL
 	// (Oracle): a property value "" is then found as NULL.
 	EmptyNull bool
@@ -158,7 +162,7 @@ var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
 	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal", "batch": "batch",
-	"audit": "audit", "pause": "task_pause", "attempt": "job_attempt"}
+	"audit": "audit", "pause": "task_pause", "attempt": "job_attempt", "unique": "job_unique"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.

@@ -1,0 +1,26 @@
+-- Ratchet for Go: MySQL / MariaDB schema, version 20: unique jobs.
+--
+-- ratchet:compatible
+--
+-- scheduler_job_unique holds the unique keys of jobs (spi.UniqueStore,
+-- ratchet.WithUnique): one row per key, naming the job that holds it.
+-- An insert of a unique job makes sure its key's row exists, locks it,
+-- reads the holder's status, and either answers the holder (a
+-- duplicate) or writes the job and names it here, all in the insert's
+-- transaction: two inserts of a key take turns on the row. The foreign
+-- key deletes a key with its holder (a delete, a purge, an archive
+-- move), and job_id is NULL only inside the transaction that made the
+-- row. Jobs without a unique key never touch the table; the index on
+-- job_id is what a delete of any job probes for its key.
+-- Same conventions as 0001_init.sql.
+
+CREATE TABLE scheduler_job_unique (
+    unique_key VARBINARY(255) NOT NULL,
+    job_id     BINARY(16)     NULL,
+    PRIMARY KEY (unique_key),
+    KEY idx_scheduler_job_unique_job (job_id),
+    CONSTRAINT fk_scheduler_job_unique_job FOREIGN KEY (job_id)
+        REFERENCES scheduler_job (job_id) ON DELETE CASCADE
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+INSERT INTO ratchet_schema_version (version, applied_at, compatible) VALUES (20, UTC_TIMESTAMP(6), 1);

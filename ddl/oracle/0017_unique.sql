@@ -1,0 +1,30 @@
+-- Ratchet for Go: Oracle schema, version 17: unique jobs.
+--
+-- ratchet:compatible
+--
+-- scheduler_job_unique holds the unique keys of jobs (spi.UniqueStore,
+-- ratchet.WithUnique): one row per key, naming the job that holds it.
+-- An insert of a unique job makes sure its key's row exists, locks it,
+-- reads the holder's status, and either answers the holder (a
+-- duplicate) or writes the job and names it here, all in the insert's
+-- transaction: two inserts of a key take turns on the row. The foreign
+-- key deletes a key with its holder (a delete, a purge, an archive
+-- move), and job_id is NULL only inside the transaction that made the
+-- row. Jobs without a unique key never touch the table; the index on
+-- job_id is what a delete of any job probes for its key.
+-- Same conventions as 0001_init.sql.
+
+CREATE TABLE IF NOT EXISTS scheduler_job_unique (
+    unique_key VARCHAR2(255 CHAR) NOT NULL,
+    job_id     RAW(16),
+    CONSTRAINT pk_scheduler_job_unique PRIMARY KEY (unique_key),
+    CONSTRAINT fk_scheduler_job_unique_job FOREIGN KEY (job_id)
+        REFERENCES scheduler_job (job_id) ON DELETE CASCADE
+);
+
+CREATE INDEX IF NOT EXISTS idx_scheduler_job_unique_job
+    ON scheduler_job_unique (job_id);
+
+INSERT INTO ratchet_schema_version (version, applied_at, compatible)
+    SELECT 17, SYS_EXTRACT_UTC(SYSTIMESTAMP), 1 FROM DUAL
+    WHERE NOT EXISTS (SELECT 1 FROM ratchet_schema_version WHERE version = 17);

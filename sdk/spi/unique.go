@@ -1,0 +1,100 @@
+package spi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+)
+
+// Unique is a job's uniqueness (a UniqueStore): the insert writes the job
+// only when no job that holds Key is in one of States. Otherwise the
+// insert writes nothing and answers the holder's id with Duplicate. A job
+// written so becomes Key's holder, whatever the state of the job that held
+// it before. Reads leave Job.Unique nil (UniqueStore.UniqueHolder reads a
+// key's holder).
+type Unique struct {
+	// Key is the uniqueness key, 1 to MaxUniqueKeyBytes bytes: the client
+	// derives it from the task and, as its options say, the arguments and
+	// the period (ratchet.WithUnique).
+	Key string
+	// States are the states in which the holder makes a new job a
+	// duplicate; at least one.
+	States []Status
+}
+
+// MaxUniqueKeyBytes is the longest Unique.Key that every store keeps.
+const MaxUniqueKeyBytes = 255
+
+// Holds reports whether a holder in state s makes a new job with u a
+// duplicate.
+func (u *Unique) Holds(s Status) bool { return slices.Contains(u.States, s) }
+
+// UniqueStore is implemented by a store whose InsertJobs (and
+// InsertJobsTx) honour Job.Unique in the database: the key's row is locked
+// for the rest of the insert's transaction, so that two inserts of one key
+// at once, from any processes or transactions, take turns, and the second
+// sees the first's job once it commits. A store without it cannot take
+// unique jobs, and the client refuses them with an error.
+type UniqueStore interface {
+	// UniqueHolder returns the job that holds key, whatever its state, or
+	// the zero id when none does (a deleted or archived holder lets go
+	// of its key).
+	UniqueHolder(ctx context.Context, key string) (uuid.UUID, error)
+}
+
+// validateUnique checks the uniqueness a job is inserted with.
+func validateUnique(j *Job) error {
+	u := j.Unique
+	switch {
+	case u == nil:
+		return nil
+	case u.Key == "":
+		return fmt.Errorf("job %s: empty unique key", j.ID)
+	case len(u.Key) > MaxUniqueKeyBytes:
+		return fmt.Errorf("job %s: unique key of %d bytes, over the limit of %d", j.ID, len(u.Key), MaxUniqueKeyBytes)
+	case len(u.States) == 0:
+		return fmt.Errorf("job %s: unique key %q names no states", j.ID, u.Key)
+	case j.IdempotencyKey != "":
+		return fmt.Errorf("job %s has both a unique key and an idempotency key; give one", j.ID)
+	case len(j.Dependencies) > 0 || j.Dependents > 0 || j.WorkflowID != uuid.Nil:
+		return fmt.Errorf("job %s is part of a workflow and has a unique key; workflow jobs cannot", j.ID)
+	}
+	for _, s := range u.States {
+		if !s.Valid() {
+			return fmt.Errorf("job %s: unique key %q names state %q, which is not a job state", j.ID, u.Key, s)
+		}
+	}
+	return nil
+}
+
+// UniqueOrder returns the indexes of the jobs of a batch that carry a
+// unique key, the first job of each key only, in the order of their keys:
+// the order in which an insert locks the keys' rows, the same in every
+// insert, so that two inserts of the same keys cannot deadlock. dupOf maps
+// the index of each later job of a key to the index of the first.
+func UniqueOrder(jobs []*Job) (first []int, dupOf map[int]int) {
+	var seen map[string]int
+	for i, j := range jobs {
+		if j.Unique == nil {
+			continue
+		}
+		if seen == nil {
+			seen, dupOf = map[string]int{}, map[int]int{}
+		}
+		if f, ok := seen[j.Unique.Key]; ok {
+			dupOf[i] = f
+			continue
+		}
+		seen[j.Unique.Key] = i
+		first = append(first, i)
+	}
+	slices.SortFunc(first, func(a, b int) int {
+		if jobs[a].Unique.Key < jobs[b].Unique.Key {
+			return -1
+		}
+		return 1
+	})
+	return first, dupOf
+}

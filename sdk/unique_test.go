@@ -1,0 +1,82 @@
+package ratchet_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+	"github.com/ratchet-go/ratchet/stores/memory"
+)
+
+// The key covers the task always, the arguments with ByArgs and the
+// period with ByPeriod; each job of a SubmitMany gets its own.
+func TestUniqueKeys(t *testing.T) {
+	var last []*spi.Job
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 12, 7, 10, 59, 0, 0, time.UTC))
+	c, err := ratchet.NewClient(uniqueDiscard{discardStore{last: &last}}, ratchet.ClientOptions{Clock: clock})
+	require.NoError(t, err)
+	ctx := context.Background()
+	key := func(task *ratchet.Task[Invoice, string], in Invoice, o ratchet.UniqueOpts) string {
+		_, err := task.Submit(ctx, c, in, ratchet.WithUnique(o))
+		require.NoError(t, err)
+		require.NotNil(t, last[0].Unique)
+		return last[0].Unique.Key
+	}
+	other := ratchet.NewTask("invoice.other", func(context.Context, Invoice) (string, error) { return "", nil })
+	acme, globex := Invoice{Customer: "acme"}, Invoice{Customer: "globex"}
+	byTask := key(bill, acme, ratchet.UniqueOpts{})
+	assert.Equal(t, byTask, key(bill, globex, ratchet.UniqueOpts{}), "arguments are ignored without ByArgs")
+	assert.NotEqual(t, byTask, key(other, acme, ratchet.UniqueOpts{}), "the task is always covered")
+	assert.NotEqual(t, key(bill, acme, ratchet.UniqueOpts{ByArgs: true}), key(bill, globex, ratchet.UniqueOpts{ByArgs: true}))
+	hourly := ratchet.UniqueOpts{ByPeriod: time.Hour}
+	h10 := key(bill, acme, hourly)
+	clock.Advance(30 * time.Second)
+	assert.Equal(t, h10, key(bill, acme, hourly), "10:59:30 is in the hour of 10:59")
+	clock.Advance(time.Minute)
+	assert.NotEqual(t, h10, key(bill, acme, hourly), "11:00:30 is in the next hour")
+	assert.Equal(t, ratchet.DefaultUniqueStates, last[0].Unique.States, "the default states")
+
+	_, err = bill.SubmitMany(ctx, c, []Invoice{acme, globex, acme}, ratchet.WithUnique(ratchet.UniqueOpts{ByArgs: true}))
+	require.NoError(t, err)
+	require.Len(t, last, 3)
+	assert.NotEqual(t, last[0].Unique.Key, last[1].Unique.Key)
+	assert.Equal(t, last[0].Unique.Key, last[2].Unique.Key)
+}
+
+// uniqueDiscard is a discardStore that keeps unique keys, as far as the
+// client can tell.
+type uniqueDiscard struct{ discardStore }
+
+func (uniqueDiscard) UniqueHolder(context.Context, string) (uuid.UUID, error) { return uuid.Nil, nil }
+
+// A unique submission that cannot be one fails before anything is written.
+func TestUniqueRefused(t *testing.T) {
+	ctx := context.Background()
+	mem, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{})
+	require.NoError(t, err)
+	u := ratchet.WithUnique(ratchet.UniqueOpts{})
+	_, err = bill.Submit(ctx, mem, Invoice{}, u, ratchet.WithIdempotencyKey("k"))
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "with an idempotency key")
+	_, err = bill.Submit(ctx, mem, Invoice{}, ratchet.WithUnique(ratchet.UniqueOpts{ByState: []ratchet.Status{"DONE"}}))
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "an unknown state")
+	assert.ErrorContains(t, err, `"DONE"`)
+	_, err = bill.Submit(ctx, mem, Invoice{}, ratchet.WithUnique(ratchet.UniqueOpts{ByPeriod: -time.Second}))
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "a negative period")
+	wf := ratchet.NewWorkflow()
+	wf.Add(bill.With(Invoice{}, u))
+	_, err = mem.SubmitWorkflow(ctx, wf)
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "a workflow step")
+
+	plain, err := ratchet.NewClient(discardStore{}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = bill.Submit(ctx, plain, Invoice{}, u)
+	assert.ErrorIs(t, err, ratchet.ErrUnsupported, "a store without unique keys")
+	assert.ErrorContains(t, err, "keeps no unique keys")
+}
