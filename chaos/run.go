@@ -128,6 +128,7 @@ type harness struct {
 	schedules []*scheduleRun
 	edges     []wfEdge
 	user      int
+	uniques   uniqueRun // unique.go
 }
 
 func (h *harness) cleanup() {

@@ -173,6 +173,7 @@ func TestRunPlantedDefect(t *testing.T) {
 		{"mysql", chaos.PlantDoubleFinalize, []string{chaos.InvFinalizedOnce}},
 		{"postgres", chaos.PlantSkipSlot, []string{chaos.InvRecurringSlots}},
 		{"mysql", chaos.PlantRunFailedChildren, []string{chaos.InvWorkflowOrder}},
+		{"postgres", chaos.PlantUnique, []string{chaos.InvUnique}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {

@@ -252,12 +252,13 @@ func (h *harness) submitWorkflows(ctx context.Context) error {
 func (h *harness) submitAll(ctx context.Context) error {
 	phaseCtx, cancel := context.WithDeadline(ctx, h.began.Add(h.sc.Duration))
 	defer cancel()
-	errs := make(chan error, 3)
+	errs := make(chan error, 4)
 	go func() { errs <- h.submit(ctx) }()
 	go func() { errs <- h.submitWorkflows(ctx) }()
 	go func() { errs <- h.submitUser(phaseCtx, ctx) }()
+	go func() { errs <- h.submitUnique(phaseCtx) }()
 	var all []error
-	for range 3 {
+	for range 4 {
 		if err := <-errs; err != nil {
 			all = append(all, err)
 		}

@@ -90,7 +90,7 @@ func (o *UniqueOpts) uniqueFor(task string, args []byte, now time.Time) *spi.Uni
 		h.Write([]byte("-"))
 	}
 	h.Write([]byte{0})
-	if o.ByPeriod > 0 {
+	if o.ByPeriod > 0 && !bug("unique-key-ignores-period") {
 		binary.BigEndian.PutUint64(n[:], uint64(o.ByPeriod))
 		h.Write(n[:])
 		binary.BigEndian.PutUint64(n[:], uint64(now.UnixNano()-now.UnixNano()%int64(o.ByPeriod)))

@@ -88,6 +88,9 @@ var engineBugs = map[string]string{
 	"wait-resumed-before-it-began": invWaitResume,
 	// A run past its timeout is recorded as a plain failure.
 	"timeout-recorded-as-failure": invAttempts,
+	// The client derives a unique key without the period (ByPeriod): a
+	// submission of a later period joins a job of an earlier one.
+	"unique-key-ignores-period": invUnique,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

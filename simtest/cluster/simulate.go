@@ -164,6 +164,11 @@ type Scenario struct {
 	// every node's finisher pass or cancelled, and checked by batch-once
 	// (see batch.go).
 	NoBatches bool
+	// NoUnique turns off the unique workload: by default, on a store that
+	// keeps unique keys (spi.UniqueStore), about one ordinary arrival in
+	// six is a unique submission through the SDK's client, checked by
+	// unique (see unique.go).
+	NoUnique bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool
 	// TraceTail is how many trace events a violation shows; default 25.
@@ -468,6 +473,9 @@ func (sc Scenario) reproduce(seed int64) string {
 	}
 	if sc.NoBatches {
 		args = append(args, "-no-batches")
+	}
+	if sc.NoUnique {
+		args = append(args, "-no-unique")
 	}
 	switch sc.Aging {
 	case AgingOn:

@@ -256,6 +256,9 @@ func (w *world) submitTick() error {
 	if w.batchesOn() && w.rng.IntN(10) == 0 {
 		return w.submitBatch()
 	}
+	if w.uniqueTick() {
+		return w.submitUnique()
+	}
 	k := 1 + w.rng.IntN(4)
 	specs := make([]jobSpec, k)
 	for i := range specs {

@@ -137,6 +137,7 @@ type world struct {
 
 	model
 	probe *probe
+	uq    *uniqueModel // unique.go; nil until the first unique arrival
 
 	// id generation
 	lastMs int64
