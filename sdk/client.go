@@ -245,6 +245,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if err == nil {
 		err = c.checkUnique(cfg)
 	}
+	if err == nil {
+		err = c.checkDebounce(cfg, len(payloads))
+	}
 	if err == nil && len(cfg.callbacks) > 0 {
 		switch {
 		case cfg.idempotencyKey != "":
@@ -276,7 +279,12 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 		payloads[i] = b
 	}
-	base := template(task, cfg, now, cfg.due(now))
+	due := cfg.due(now)
+	var debounced *spi.Unique
+	if cfg.debounce != nil {
+		debounced, due = cfg.debounce.uniqueFor(task, now)
+	}
+	base := template(task, cfg, now, due)
 	c.markStartBy(&base)
 	if base.Signal, err = c.signalWait(cfg, now); err != nil {
 		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
@@ -297,6 +305,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 		if uniques != nil {
 			j.Unique = uniques[i]
+		}
+		if debounced != nil {
+			j.Unique = debounced
 		}
 		if err := c.authorize(ctx, SurfaceTask, j, ""); err != nil {
 			return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)

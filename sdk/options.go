@@ -23,6 +23,7 @@ type submitConfig struct {
 	properties     map[string]string
 	idempotencyKey string
 	unique         *UniqueOpts
+	debounce       *debounce
 	resource       string
 	resourceLimit  int
 	tx             any

@@ -124,6 +124,9 @@ func (p *Pipeline) Serializer() spi.PayloadSerializer { return p.ser }
 // MaxPayloadBytes returns the payload limit in bytes.
 func (p *Pipeline) MaxPayloadBytes() int { return p.limit }
 
+// hasCodecs reports whether the pipeline has codecs.
+func (p *Pipeline) hasCodecs() bool { return len(p.codecs) > 0 }
+
 // Encode serializes v and passes it on as EncodeBytes does. task names the
 // task in errors.
 func (p *Pipeline) Encode(ctx context.Context, ref PayloadRef, task string, v any) ([]byte, error) {

@@ -223,8 +223,8 @@ func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinitio
 		job.errs = append(job.errs, invalidArg("WithDelay and WithRunAt do not apply to a schedule's jobs: each slot is its job's due time"))
 	case job.idempotencyKey != "":
 		job.errs = append(job.errs, invalidArg("WithIdempotencyKey does not apply to a schedule's jobs: each slot's key is its own"))
-	case job.unique != nil:
-		job.errs = append(job.errs, invalidArg("WithUnique does not apply to a schedule's jobs: each slot's idempotency key already makes it one job"))
+	case job.unique != nil || job.debounce != nil:
+		job.errs = append(job.errs, invalidArg("WithUnique and WithDebounce do not apply to a schedule's jobs: each slot's idempotency key already makes it one job"))
 	case !job.startBy.IsZero():
 		job.errs = append(job.errs, invalidArg("WithStartBy does not apply to a schedule's jobs: one fixed time would expire every later slot; give WithStartWithin a window after each slot"))
 	case job.tx != nil || job.afterCommit != nil:

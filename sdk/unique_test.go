@@ -80,3 +80,64 @@ func TestUniqueRefused(t *testing.T) {
 	assert.ErrorIs(t, err, ratchet.ErrUnsupported, "a store without unique keys")
 	assert.ErrorContains(t, err, "keeps no unique keys")
 }
+
+// A debounced submission that cannot be one fails before anything is
+// written.
+func TestDebounceRefused(t *testing.T) {
+	ctx := context.Background()
+	mem, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{})
+	require.NoError(t, err)
+	d := ratchet.WithDebounce("k", time.Minute)
+	for name, opts := range map[string][]ratchet.SubmitOption{
+		"an empty key":       {ratchet.WithDebounce("", time.Minute)},
+		"no window":          {ratchet.WithDebounce("k", 0)},
+		"leading, last args": {ratchet.WithDebounce("k", time.Minute, ratchet.DebounceLeading(), ratchet.DebounceLastArgs())},
+		"and unique":         {d, ratchet.WithUnique(ratchet.UniqueOpts{})},
+		"and a key":          {d, ratchet.WithIdempotencyKey("k")},
+		"and a delay":        {d, ratchet.WithDelay(time.Second)},
+	} {
+		_, err = bill.Submit(ctx, mem, Invoice{}, opts...)
+		assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, name)
+	}
+	_, err = bill.SubmitMany(ctx, mem, []Invoice{{}, {}}, d)
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "many at once")
+	sealed, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{identityCodec{}}})
+	require.NoError(t, err)
+	_, err = bill.Submit(ctx, sealed, Invoice{}, ratchet.WithDebounce("k", time.Minute, ratchet.DebounceLastArgs()))
+	assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, "last args with codecs")
+	plain, err := ratchet.NewClient(discardStore{}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = bill.Submit(ctx, plain, Invoice{}, d)
+	assert.ErrorIs(t, err, ratchet.ErrUnsupported, "a store without unique keys")
+}
+
+// A trailing debounce is due at the window's end, a leading one at once;
+// both carry the window's end.
+func TestDebounceJobs(t *testing.T) {
+	var last []*spi.Job
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	c, err := ratchet.NewClient(uniqueDiscard{discardStore{last: &last}}, ratchet.ClientOptions{Clock: clockwork.NewFakeClockAt(now)})
+	require.NoError(t, err)
+	_, err = bill.Submit(context.Background(), c, Invoice{}, ratchet.WithDebounce("k", time.Minute))
+	require.NoError(t, err)
+	assert.True(t, last[0].ScheduledAt.Equal(now.Add(time.Minute)), "trailing: due at the window's end")
+	assert.Equal(t, []spi.Status{spi.StatusPending}, last[0].Unique.States)
+	assert.True(t, last[0].Unique.Until.Equal(now.Add(time.Minute)))
+	trailing := last[0].Unique.Key
+	_, err = bill.Submit(context.Background(), c, Invoice{}, ratchet.WithDebounce("k", time.Minute, ratchet.DebounceLeading()))
+	require.NoError(t, err)
+	assert.True(t, last[0].ScheduledAt.Equal(now), "leading: due at once")
+	assert.Len(t, last[0].Unique.States, 8, "leading: held in every state")
+	assert.Equal(t, trailing, last[0].Unique.Key, "the key is the task's and the debounce key's")
+}
+
+// identityCodec is a codec that changes nothing.
+type identityCodec struct{}
+
+func (identityCodec) Encode(_ context.Context, _ ratchet.PayloadRef, b []byte) ([]byte, error) {
+	return b, nil
+}
+
+func (identityCodec) Decode(_ context.Context, _ ratchet.PayloadRef, b []byte) ([]byte, error) {
+	return b, nil
+}

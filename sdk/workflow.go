@@ -484,7 +484,7 @@ func (cfg *submitConfig) submissionOnly() error {
 // empty reports whether no option was set.
 func (cfg *submitConfig) empty() bool {
 	return cfg.delay == 0 && cfg.at.IsZero() && cfg.maxRetries == nil && cfg.backoff == "" && cfg.priority == nil &&
-		len(cfg.tags) == 0 && len(cfg.params) == 0 && len(cfg.properties) == 0 && cfg.idempotencyKey == "" && cfg.unique == nil &&
+		len(cfg.tags) == 0 && len(cfg.params) == 0 && len(cfg.properties) == 0 && cfg.idempotencyKey == "" && cfg.unique == nil && cfg.debounce == nil &&
 		cfg.resource == "" && cfg.tx == nil && cfg.afterCommit == nil && len(cfg.callbacks) == 0
 }
 
@@ -507,8 +507,8 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 		return nil, invalidArg("InTx and WithAfterCommit go to SubmitWorkflow, not to a step")
 	case cfg.idempotencyKey != "":
 		return nil, invalidArg("a workflow step cannot carry an idempotency key")
-	case cfg.unique != nil:
-		return nil, invalidArg("a workflow step, batch child or callback cannot be unique (WithUnique)")
+	case cfg.unique != nil || cfg.debounce != nil:
+		return nil, invalidArg("a workflow step, batch child or callback cannot be unique or debounced (WithUnique, WithDebounce)")
 	case len(cfg.callbacks) > 0:
 		return nil, invalidArg("OnSuccess and OnFailure options go to Submit; in a workflow use Step.OnSuccess and Step.OnFailure")
 	case cfg.signal != "" || cfg.signalKey != "":

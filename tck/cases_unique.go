@@ -159,3 +159,64 @@ func uniqueCases() []testCase {
 		}},
 	}
 }
+
+// withDebounce gives a job the debounce key k: trailing (held while the
+// holder is PENDING) or, with leading, in every state, until until, and
+// with replace handing its payload to the holder.
+func withDebounce(k string, until time.Time, leading, replace bool) jobOpt {
+	return func(j *spi.Job) {
+		states := []spi.Status{spi.StatusPending}
+		if leading {
+			states = []spi.Status{spi.StatusPending, spi.StatusRunning, spi.StatusWaiting, spi.StatusBlocked,
+				spi.StatusSucceeded, spi.StatusFailed, spi.StatusCancelled, spi.StatusSkipped}
+		}
+		j.Unique = &spi.Unique{Key: k, States: states, Until: until, Replace: replace}
+	}
+}
+
+// The cases of debounced jobs: a unique key with a window (spi.Unique's
+// Until) and, optionally, the last arguments (Replace).
+func debounceCases() []testCase {
+	return []testCase{
+		{"JoinsWithinWindow", func(t tb, f *fixture) {
+			// A window of 10 s from the first job's creation: the jobs
+			// created in it join; the first created at its end opens the
+			// next.
+			capability[spi.UniqueStore](f, "spi.UniqueStore")
+			w := 10 * time.Second
+			a := f.insertOne(withCreated(at(0)), withDue(at(w)), withDebounce("d", at(w), false, false))
+			b := f.newJob(withCreated(at(5*time.Second)), withDue(at(5*time.Second+w)), withDebounce("d", at(5*time.Second+w), false, false))
+			assert.Equal(t, []spi.InsertResult{{ID: a.ID, Duplicate: true}}, f.insertRes(b), "created within the window: joins")
+			c := f.newJob(withCreated(at(w)), withDue(at(2*w)), withDebounce("d", at(2*w), false, false))
+			assert.Equal(t, []spi.InsertResult{{ID: c.ID}}, f.insertRes(c), "created at the window's end: a job of its own")
+			d := f.newJob(withCreated(at(w+time.Second)), withDue(at(2*w+time.Second)), withDebounce("d", at(2*w+time.Second), false, false))
+			assert.Equal(t, []spi.InsertResult{{ID: c.ID, Duplicate: true}}, f.insertRes(d), "and the next joins it, in its window")
+			assert.True(t, f.get(c.ID).ScheduledAt.Equal(at(2*w)), "the joined job stays due at its window's end")
+		}},
+		{"LastArguments", func(t tb, f *fixture) {
+			capability[spi.UniqueStore](f, "spi.UniqueStore")
+			until := at(time.Minute)
+			a := f.insertOne(withCreated(at(0)), withDue(until), withPayload([]byte(`{"n":1}`)), withDebounce("d", until, false, true))
+			b := f.newJob(withCreated(at(time.Second)), withDue(until), withPayload([]byte(`{"n":2}`)), withDebounce("d", until, false, true))
+			assert.Equal(t, []spi.InsertResult{{ID: a.ID, Duplicate: true}}, f.insertRes(b))
+			assert.JSONEq(t, `{"n":2}`, string(f.get(a.ID).Payload), "the holder runs with the last arguments")
+			c := f.newJob(withCreated(at(2*time.Second)), withDue(until), withPayload([]byte(`{"n":3}`)), withDebounce("d", until, false, false))
+			assert.Equal(t, []spi.InsertResult{{ID: a.ID, Duplicate: true}}, f.insertRes(c))
+			assert.JSONEq(t, `{"n":2}`, string(f.get(a.ID).Payload), "a duplicate without Replace leaves the payload")
+			f.claimOne(a.ID, "node-a", until)
+			d := f.newJob(withCreated(at(3*time.Second)), withDue(until), withPayload([]byte(`{"n":4}`)), withDebounce("d", until, false, true))
+			assert.Equal(t, []spi.InsertResult{{ID: d.ID}}, f.insertRes(d), "a trailing window ends when its job runs")
+			assert.JSONEq(t, `{"n":2}`, string(f.get(a.ID).Payload), "and a RUNNING job's payload is not replaced")
+		}},
+		{"LeadingHoldsInEveryState", func(t tb, f *fixture) {
+			capability[spi.UniqueStore](f, "spi.UniqueStore")
+			until := at(time.Minute)
+			a := f.insertOne(withCreated(at(0)), withDue(at(0)), withDebounce("d", until, true, false))
+			f.finish(a, at(time.Second), spi.OutcomeSucceeded)
+			b := f.newJob(withCreated(at(30*time.Second)), withDebounce("d", at(90*time.Second), true, false))
+			assert.Equal(t, []spi.InsertResult{{ID: a.ID, Duplicate: true}}, f.insertRes(b), "a finished job holds its leading window")
+			c := f.newJob(withCreated(until), withDebounce("d", at(2*time.Minute), true, false))
+			assert.Equal(t, []spi.InsertResult{{ID: c.ID}}, f.insertRes(c), "the next window's first job")
+		}},
+	}
+}

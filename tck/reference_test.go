@@ -82,6 +82,7 @@ var capabilityGroups = map[string]string{
 	"StartBySweep": "spi.StartBySweeper",
 	"DurableSteps": "spi.JobStateStore",
 	"Unique":       "spi.UniqueStore",
+	"Debounce":     "spi.UniqueStore",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -342,6 +343,8 @@ var plantedBugs = []struct {
 	{"unique keys ignored", []string{"Unique/DuplicateAnswersHolder", "Unique/WithinBatch"}},
 	{"a unique key is held in every state", []string{"Unique/StatesLetGo", "Unique/FinishedLetsGo"}},
 	{"a uniqueness checked by a read", []string{"Unique/OneKeyRace"}},
+	{"a debounce window never closes", []string{"Debounce/JoinsWithinWindow", "Debounce/LeadingHoldsInEveryState"}},
+	{"a debounce keeps the first arguments", []string{"Debounce/LastArguments"}},
 }
 
 func TestRefCatchesEveryBug(t *testing.T) {

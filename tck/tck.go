@@ -133,6 +133,7 @@ func groups() []group {
 		{"Insert", insertCases()},
 		{"Idempotency", idempotencyCases()},
 		{"Unique", uniqueCases()},
+		{"Debounce", debounceCases()},
 		{"List", listCases()},
 		{"Count", counterCases()},
 		{"Claim", claimCases()},

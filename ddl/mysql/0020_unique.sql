@@ -1,4 +1,4 @@
--- Ratchet for Go: MySQL / MariaDB schema, version 20: unique jobs.
+-- Ratchet for Go: MySQL / MariaDB schema, version 20: unique and debounced jobs.
 --
 -- ratchet:compatible
 --
@@ -10,13 +10,17 @@
 -- transaction: two inserts of a key take turns on the row. The foreign
 -- key deletes a key with its holder (a delete, a purge, an archive
 -- move), and job_id is NULL only inside the transaction that made the
--- row. Jobs without a unique key never touch the table; the index on
--- job_id is what a delete of any job probes for its key.
+-- row. until_time is the end of a debounce's window
+-- (ratchet.WithDebounce), NULL for a plain unique key: the holder holds
+-- the key only for jobs created before it. Jobs without a unique or
+-- debounce key never touch the table; the index on job_id is what a
+-- delete of any job probes for its key.
 -- Same conventions as 0001_init.sql.
 
 CREATE TABLE scheduler_job_unique (
     unique_key VARBINARY(255) NOT NULL,
     job_id     BINARY(16)     NULL,
+    until_time DATETIME(6)    NULL,
     PRIMARY KEY (unique_key),
     KEY idx_scheduler_job_unique_job (job_id),
     CONSTRAINT fk_scheduler_job_unique_job FOREIGN KEY (job_id)

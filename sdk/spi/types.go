@@ -257,7 +257,9 @@ func (j *Job) CloneInto(dst *Job) {
 	}
 	dst.Signal = j.Signal.clone()
 	if j.Unique != nil {
-		dst.Unique = &Unique{Key: j.Unique.Key, States: slices.Clone(j.Unique.States)}
+		u := *j.Unique
+		u.States = slices.Clone(u.States)
+		dst.Unique = &u
 	}
 	if j.Dependencies != nil {
 		dst.Dependencies = make([]Dependency, len(j.Dependencies))

@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 )
 
 // Unique is a job's uniqueness (a UniqueStore): the insert writes the job
-// only when no job that holds Key is in one of States. Otherwise the
-// insert writes nothing and answers the holder's id with Duplicate. A job
-// written so becomes Key's holder, whatever the state of the job that held
-// it before. Reads leave Job.Unique nil (UniqueStore.UniqueHolder reads a
-// key's holder).
+// only when no job holds Key (see Holds). Otherwise the insert writes
+// nothing and answers the holder's id with Duplicate. A job written so
+// becomes Key's holder, whatever the state of the job that held it before,
+// and its Until becomes the key's. Reads leave Job.Unique nil
+// (UniqueStore.UniqueHolder reads a key's holder).
+//
+// A debounce (ratchet.WithDebounce) is a uniqueness with a window: Until
+// ends it, and Replace hands a duplicate's payload to the holder.
 type Unique struct {
 	// Key is the uniqueness key, 1 to MaxUniqueKeyBytes bytes: the client
 	// derives it from the task and, as its options say, the arguments and
@@ -22,14 +26,25 @@ type Unique struct {
 	// States are the states in which the holder makes a new job a
 	// duplicate; at least one.
 	States []Status
+	// Until, when not zero, is the end of the window that the job opens
+	// when it is written: the key's holder holds it only for new jobs
+	// created (Job.CreatedAt) before the holder's Until.
+	Until time.Time
+	// Replace makes a duplicate write its payload over its holder's, when
+	// the holder is PENDING, in the insert's transaction: the holder then
+	// runs with the last arguments.
+	Replace bool
 }
 
 // MaxUniqueKeyBytes is the longest Unique.Key that every store keeps.
 const MaxUniqueKeyBytes = 255
 
-// Holds reports whether a holder in state s makes a new job with u a
+// Holds reports whether the key's holder, in state s and with the window's
+// end until (zero: none), makes j, a new job with j.Unique == u, a
 // duplicate.
-func (u *Unique) Holds(s Status) bool { return slices.Contains(u.States, s) }
+func (u *Unique) Holds(j *Job, s Status, until time.Time) bool {
+	return slices.Contains(u.States, s) && (until.IsZero() || j.CreatedAt.Before(until))
+}
 
 // UniqueStore is implemented by a store whose InsertJobs (and
 // InsertJobsTx) honour Job.Unique in the database: the key's row is locked

@@ -27,7 +27,7 @@ type Store struct {
 	byKey  map[string]uuid.UUID
 	// uniques maps each unique key to its holder, and uniqueOf each
 	// holder to its key (unique.go).
-	uniques  map[string]uuid.UUID
+	uniques  map[string]uniqueHold
 	uniqueOf map[uuid.UUID]string
 	queued   map[uuid.UUID]*entry                     // current heap entry of each PENDING job
 	levels   map[string]*[spi.NumPriorities]levelHeap // per task name: a claim reads only its tasks' heaps
@@ -97,7 +97,7 @@ func New() *Store {
 		jobs:   map[uuid.UUID]*spi.Job{},
 		byKey:  map[string]uuid.UUID{},
 
-		uniques:  map[string]uuid.UUID{},
+		uniques:  map[string]uniqueHold{},
 		uniqueOf: map[uuid.UUID]string{},
 
 		queued:  map[uuid.UUID]*entry{},

@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -9,6 +11,13 @@ import (
 )
 
 var _ spi.UniqueStore = (*Store)(nil)
+
+// uniqueHold is a unique key's holder and the end of its window (zero for
+// none).
+type uniqueHold struct {
+	id    uuid.UUID
+	until time.Time
+}
 
 // admitUnique decides a new job's unique key, with s.mu held: when the
 // key's holder is in one of the job's unique states, it returns the
@@ -19,17 +28,24 @@ func (s *Store) admitUnique(j *spi.Job) (holder uuid.UUID, dup bool) {
 		return uuid.Nil, false
 	}
 	if h, ok := s.uniques[u.Key]; ok {
-		if hj := s.jobs[h]; hj != nil && (u.Holds(hj.Status) || s.bug("a unique key is held in every state")) {
-			return h, true
+		until := h.until
+		if s.bug("a debounce window never closes") {
+			until = time.Time{}
+		}
+		if hj := s.jobs[h.id]; hj != nil && (u.Holds(j, hj.Status, until) || s.bug("a unique key is held in every state")) {
+			if u.Replace && hj.Status == spi.StatusPending && !s.bug("a debounce keeps the first arguments") {
+				hj.Payload = slices.Clone(j.Payload)
+			}
+			return h.id, true
 		}
 	}
 	if s.bug("a uniqueness checked by a read") {
 		s.uniqueRace()
 	}
 	if old, ok := s.uniques[u.Key]; ok {
-		delete(s.uniqueOf, old)
+		delete(s.uniqueOf, old.id)
 	}
-	s.uniques[u.Key], s.uniqueOf[j.ID] = j.ID, u.Key
+	s.uniques[u.Key], s.uniqueOf[j.ID] = uniqueHold{j.ID, u.Until}, u.Key
 	return uuid.Nil, false
 }
 
@@ -38,7 +54,7 @@ func (s *Store) admitUnique(j *spi.Job) (holder uuid.UUID, dup bool) {
 func (s *Store) releaseUnique(id uuid.UUID) {
 	if k, ok := s.uniqueOf[id]; ok {
 		delete(s.uniqueOf, id)
-		if s.uniques[k] == id {
+		if s.uniques[k].id == id {
 			delete(s.uniques, k)
 		}
 	}
@@ -50,5 +66,5 @@ func (s *Store) UniqueHolder(_ context.Context, key string) (uuid.UUID, error) {
 		return uuid.Nil, err
 	}
 	defer s.unlock()
-	return s.uniques[key], nil
+	return s.uniques[key].id, nil
 }

@@ -34,7 +34,7 @@ type statements struct {
 	propertiesByPrefix                            string
 	archive                                       string
 	uniqueReserve, uniqueStatus, uniqueHold       string // unique.go
-	uniqueHolder                                  string
+	uniqueHolder, uniqueReplace                   string
 }
 
 // insertColumns are the columns an insert writes, in the order of the

@@ -27,11 +27,13 @@ func (s *statements) uniqueStatements(r *strings.Replacer) {
 	// snapshot fails the transaction with a serialization error instead.
 	s.uniqueReserve = r.Replace(`INSERT INTO {unique} AS u (unique_key) VALUES ($1)
 		ON CONFLICT (unique_key) DO UPDATE SET unique_key = EXCLUDED.unique_key
-		RETURNING job_id`)
+		RETURNING job_id, until_time`)
 	// A statement of its own, so that READ COMMITTED reads the holder's
 	// row as committed now (the row lock above waited for its insert).
 	s.uniqueStatus = r.Replace(`SELECT status FROM {job} WHERE job_id = $1`)
-	s.uniqueHold = r.Replace(`UPDATE {unique} SET job_id = $1 WHERE unique_key = $2`)
+	s.uniqueHold = r.Replace(`UPDATE {unique} SET job_id = $1, until_time = $3 WHERE unique_key = $2`)
+	// A debounce's duplicate with the last arguments (spi.Unique.Replace).
+	s.uniqueReplace = r.Replace(`UPDATE {job} SET payload = $2 WHERE job_id = $1 AND status = 'PENDING'`)
 	s.uniqueHolder = r.Replace(`SELECT job_id FROM {unique} WHERE unique_key = $1`)
 }
 
@@ -57,7 +59,8 @@ func (s *Store) admitUnique(ctx context.Context, q dbtx, jobs []*spi.Job) (map[i
 	for _, i := range first {
 		j := jobs[i]
 		var h pgtype.UUID
-		if err := q.QueryRow(ctx, s.sql.uniqueReserve, j.Unique.Key).Scan(&h); err != nil {
+		var until pgtype.Timestamptz
+		if err := q.QueryRow(ctx, s.sql.uniqueReserve, j.Unique.Key).Scan(&h, &until); err != nil {
 			return nil, fmt.Errorf("reserve unique key %q: %w", j.Unique.Key, err)
 		}
 		if !h.Valid || uuid.UUID(h.Bytes) == j.ID {
@@ -68,8 +71,13 @@ func (s *Store) admitUnique(ctx context.Context, q dbtx, jobs []*spi.Job) (map[i
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
 			return nil, fmt.Errorf("read the holder %s of unique key %q: %w", uuid.UUID(h.Bytes), j.Unique.Key, err)
-		case j.Unique.Holds(spi.Status(status)):
+		case j.Unique.Holds(j, spi.Status(status), until.Time):
 			out[i] = uuid.UUID(h.Bytes)
+			if j.Unique.Replace {
+				if _, err := q.Exec(ctx, s.sql.uniqueReplace, h, j.Payload); err != nil {
+					return nil, fmt.Errorf("replace the payload of %s, holder of key %q: %w", uuid.UUID(h.Bytes), j.Unique.Key, err)
+				}
+			}
 		}
 	}
 	for i, f := range dupOf {
@@ -90,7 +98,8 @@ func (s *Store) holdUnique(ctx context.Context, q dbtx, jobs []*spi.Job, idx []i
 		if j.Unique == nil {
 			continue
 		}
-		if _, err := q.Exec(ctx, s.sql.uniqueHold, pgUUID(j.ID), j.Unique.Key); err != nil {
+		until := pgtype.Timestamptz{Time: j.Unique.Until, Valid: !j.Unique.Until.IsZero()}
+		if _, err := q.Exec(ctx, s.sql.uniqueHold, pgUUID(j.ID), j.Unique.Key, until); err != nil {
 			return fmt.Errorf("hold unique key %q: %w", j.Unique.Key, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -26,8 +27,11 @@ import (
 //     fence's lock (Syntax.FenceHint, FenceOn), so that it sees what the
 //     holder's insert committed (MySQL's repeatable read would otherwise
 //     see its own snapshot);
-//  4. a holder in one of the job's unique states makes the job a
-//     duplicate; otherwise, once the job is written, the row names it.
+//  4. a holder in one of the job's unique states, within the window the
+//     row's until_time ends (a debounce's), makes the job a duplicate
+//     (and, with spi.Unique.Replace, gives the holder its payload);
+//     otherwise, once the job is written, the row names it, with its
+//     window's end.
 //
 // The database, not a read, decides: two inserts of a key at once take
 // turns at step 2, and the second sees the first's job.
@@ -44,7 +48,7 @@ func (d Dialect[T]) admitUnique(ctx context.Context, q DBTX, jobs []*spi.Job) (m
 	out := map[int]uuid.UUID{}
 	for _, i := range first {
 		j := jobs[i]
-		h, err := d.uniqueHolder(ctx, q, j.Unique.Key, true)
+		h, until, err := d.uniqueHolder(ctx, q, j.Unique.Key, true)
 		if err != nil {
 			return nil, err
 		}
@@ -57,8 +61,14 @@ func (d Dialect[T]) admitUnique(ctx context.Context, q DBTX, jobs []*spi.Job) (m
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return nil, fmt.Errorf("read the holder %s of unique key %q: %w", h, j.Unique.Key, err)
-		case j.Unique.Holds(spi.Status(status)):
+		case j.Unique.Holds(j, spi.Status(status), until):
 			out[i] = h
+			if j.Unique.Replace {
+				query, args := s.SQL("UPDATE {job} SET payload = ? WHERE job_id = ? AND status = 'PENDING'", s.blob(j.Payload), s.id(h))
+				if _, err := q.ExecContext(ctx, query, args...); err != nil {
+					return nil, fmt.Errorf("replace the payload of %s, holder of key %q: %w", h, j.Unique.Key, err)
+				}
+			}
 		}
 	}
 	for i, f := range dupOf {
@@ -71,11 +81,12 @@ func (d Dialect[T]) admitUnique(ctx context.Context, q DBTX, jobs []*spi.Job) (m
 	return out, nil
 }
 
-// uniqueHolder reads the job that holds key (the zero id for none). With
-// lock, it first makes sure the key's row exists, and locks it.
-func (d Dialect[T]) uniqueHolder(ctx context.Context, q DBTX, key string, lock bool) (uuid.UUID, error) {
+// uniqueHolder reads the job that holds key (the zero id for none) and
+// the end of its window (zero for none). With lock, it first makes sure
+// the key's row exists, and locks it.
+func (d Dialect[T]) uniqueHolder(ctx context.Context, q DBTX, key string, lock bool) (uuid.UUID, time.Time, error) {
 	s := &d.Syntax
-	read := "SELECT job_id FROM {unique} WHERE unique_key = ?"
+	read := "SELECT job_id, until_time FROM {unique} WHERE unique_key = ?"
 	if lock {
 		reserve := s.UniqueReserve
 		if reserve == "" {
@@ -83,21 +94,27 @@ func (d Dialect[T]) uniqueHolder(ctx context.Context, q DBTX, key string, lock b
 		}
 		query, args := s.SQL(reserve, s.name(key))
 		if _, err := q.ExecContext(ctx, query, args...); err != nil && (d.IsDuplicate == nil || !d.IsDuplicate(err)) {
-			return uuid.Nil, fmt.Errorf("reserve unique key %q: %w", key, err)
+			return uuid.Nil, time.Time{}, fmt.Errorf("reserve unique key %q: %w", key, err)
 		}
-		read = "SELECT job_id FROM {unique}" + s.LockHint + " WHERE unique_key = ?" + s.LockOn
+		read = "SELECT job_id, until_time FROM {unique}" + s.LockHint + " WHERE unique_key = ?" + s.LockOn
 	}
 	query, args := s.SQL(read, s.name(key))
 	var raw sql.Null[T]
-	switch err := q.QueryRowContext(ctx, query, args...).Scan(&raw); {
+	var rawUntil any
+	switch err := q.QueryRowContext(ctx, query, args...).Scan(&raw, &rawUntil); {
 	case errors.Is(err, sql.ErrNoRows):
-		return uuid.Nil, nil
+		return uuid.Nil, time.Time{}, nil
 	case err != nil:
-		return uuid.Nil, fmt.Errorf("read unique key %q: %w", key, err)
+		return uuid.Nil, time.Time{}, fmt.Errorf("read unique key %q: %w", key, err)
 	case !raw.Valid:
-		return uuid.Nil, nil
+		return uuid.Nil, time.Time{}, nil
 	}
-	return d.ParseID(raw.V)
+	until, err := d.timeOf(rawUntil)
+	if err != nil {
+		return uuid.Nil, time.Time{}, fmt.Errorf("unique key %q: the window's end: %w", key, err)
+	}
+	id, err := d.ParseID(raw.V)
+	return id, until, err
 }
 
 // holdUnique makes the written jobs the holders of their unique keys, in
@@ -108,7 +125,7 @@ func (d Dialect[T]) holdUnique(ctx context.Context, q DBTX, written []*spi.Job) 
 		if j.Unique == nil {
 			continue
 		}
-		query, args := s.SQL("UPDATE {unique} SET job_id = ? WHERE unique_key = ?", s.id(j.ID), s.name(j.Unique.Key))
+		query, args := s.SQL("UPDATE {unique} SET job_id = ?, until_time = ? WHERE unique_key = ?", s.id(j.ID), s.time(j.Unique.Until), s.name(j.Unique.Key))
 		if _, err := q.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("hold unique key %q: %w", j.Unique.Key, err)
 		}
@@ -120,7 +137,7 @@ func (d Dialect[T]) holdUnique(ctx context.Context, q DBTX, written []*spi.Job) 
 func (c Core[T]) UniqueHolder(ctx context.Context, key string) (uuid.UUID, error) {
 	var h uuid.UUID
 	err := c.do("read unique key", func() (err error) {
-		h, err = c.cfg.D.uniqueHolder(ctx, c.cfg.DB, key, false)
+		h, _, err = c.cfg.D.uniqueHolder(ctx, c.cfg.DB, key, false)
 		return err
 	})
 	return h, err
