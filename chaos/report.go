@@ -446,6 +446,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	rep.Edges = len(edges) + len(apps)
 	rep.Violations = append(rep.Violations, checkWorkflows(append(edges, apps...), jobs, runsOf)...)
 	rep.Violations = append(rep.Violations, checkUnique(&h.uniques, jobs)...)
+	rep.Violations = append(rep.Violations, checkDebounced(&h.debounces, jobs)...)
 
 	// Coverage of the enabled fault kinds.
 	for _, k := range sc.Faults {

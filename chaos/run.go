@@ -128,7 +128,8 @@ type harness struct {
 	schedules []*scheduleRun
 	edges     []wfEdge
 	user      int
-	uniques   uniqueRun // unique.go
+	uniques   uniqueRun   // unique.go
+	debounces debounceRun // unique.go
 }
 
 func (h *harness) cleanup() {

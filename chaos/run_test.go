@@ -174,6 +174,7 @@ func TestRunPlantedDefect(t *testing.T) {
 		{"postgres", chaos.PlantSkipSlot, []string{chaos.InvRecurringSlots}},
 		{"mysql", chaos.PlantRunFailedChildren, []string{chaos.InvWorkflowOrder}},
 		{"postgres", chaos.PlantUnique, []string{chaos.InvUnique}},
+		{"mysql", chaos.PlantDebounce, []string{chaos.InvDebounce}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {

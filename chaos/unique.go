@@ -155,3 +155,110 @@ func (s stripUnique) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.Inse
 	}
 	return s.Store.InsertJobs(ctx, jobs, o)
 }
+
+// The debounce probes: where the store keeps unique keys, the harness
+// also submits, all through the fault phase, sleep jobs debounced with a
+// leading window of debounceWindow over debounceKeys keys, two at once
+// every debounceEvery.
+const (
+	// InvDebounce: of the jobs the debounce probes' submissions returned,
+	// two of one key were created at least the window apart (a
+	// submission joins the job of an open window, whatever its state),
+	// and every submission returned a job of its key.
+	InvDebounce = "debounce"
+	// PlantDebounce strips the debounce from the debounce probes' jobs on
+	// their way to the store: every submission writes a job of its own
+	// (debounce).
+	PlantDebounce = "debounce"
+
+	debounceKeys   = 4
+	debounceWindow = time.Second
+	debounceEvery  = 250 * time.Millisecond
+)
+
+// submitDebounced runs the debounce probes until ctx (the fault phase)
+// ends.
+func (h *harness) submitDebounced(ctx context.Context) error {
+	if spi.CapabilitiesOf(h.store.Store).Unique == nil {
+		return nil
+	}
+	store := h.store.Store
+	if h.sc.Plant == PlantDebounce {
+		store = stripUnique{store}
+	}
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	tasks := NewTasks(nil)
+	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), 0x6465_626f))
+	ticker := time.NewTicker(debounceEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+		k := rng.IntN(debounceKeys)
+		opt := ratchet.WithDebounce(fmt.Sprint("chaos-probe-", k), debounceWindow, ratchet.DebounceLeading())
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id, err := tasks.Sleep.Submit(ctx, client, SleepArgs{Millis: 1}, opt)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				h.debounces.mu.Lock()
+				h.debounces.ids[k] = append(h.debounces.ids[k], id)
+				h.debounces.n++
+				h.debounces.mu.Unlock()
+				h.mu.Lock()
+				h.submitted[id] = SleepTask
+				h.mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil && ctx.Err() == nil {
+				return fmt.Errorf("chaos: a debounce probe's submission: %w", err)
+			}
+		}
+	}
+}
+
+// debounceRun is what the debounce probes submitted: per key, the ids the
+// submissions returned.
+type debounceRun struct {
+	mu  sync.Mutex
+	ids [debounceKeys][]uuid.UUID
+	n   int
+}
+
+// checkDebounced checks the debounce probes against the jobs at the end.
+func checkDebounced(d *debounceRun, jobs map[uuid.UUID]*ratchet.Job) []Violation {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Violation
+	for k, ids := range d.ids {
+		var mine []*ratchet.Job
+		for _, id := range ids {
+			if j := jobs[id]; j != nil && !slices.Contains(mine, j) {
+				mine = append(mine, j)
+			}
+		}
+		slices.SortFunc(mine, func(a, b *ratchet.Job) int { return a.CreatedAt.Compare(b.CreatedAt) })
+		for i := 1; i < len(mine); i++ {
+			if gap := mine[i].CreatedAt.Sub(mine[i-1].CreatedAt); gap < debounceWindow {
+				out = append(out, Violation{Invariant: InvDebounce, Jobs: []uuid.UUID{mine[i-1].ID, mine[i].ID},
+					Detail: fmt.Sprintf("two jobs of debounce key %d were created %s apart, within the window of %s (%d submissions of the key)", k, gap, debounceWindow, len(ids))})
+				break
+			}
+		}
+	}
+	return out
+}

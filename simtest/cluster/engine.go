@@ -91,6 +91,9 @@ var engineBugs = map[string]string{
 	// The client derives a unique key without the period (ByPeriod): a
 	// submission of a later period joins a job of an earlier one.
 	"unique-key-ignores-period": invUnique,
+	// The client writes a debounce's window twice as long as asked: a
+	// submission after the window joins the job of the one before.
+	"debounce-window-doubled": invDebounce,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -166,8 +166,8 @@ type Scenario struct {
 	NoBatches bool
 	// NoUnique turns off the unique workload: by default, on a store that
 	// keeps unique keys (spi.UniqueStore), about one ordinary arrival in
-	// six is a unique submission through the SDK's client, checked by
-	// unique (see unique.go).
+	// four is a unique or a debounced submission through the SDK's
+	// client, checked by unique and debounce (see unique.go, debounce.go).
 	NoUnique bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool

@@ -16,7 +16,7 @@ import (
 )
 
 // Unique submissions (ratchet.WithUnique). Where the store keeps unique
-// keys, about one arrival in six is a unique submission of task "work",
+// keys, about one arrival in four is a unique or debounced submission of task "work",
 // made through the SDK's own client (its options, checks and key
 // derivation) over the world's store, with one of three arguments and one
 // of the presets below. The draws come from a stream of their own, so that
@@ -53,6 +53,9 @@ type uniqueModel struct {
 	client  *ratchet.Client
 	holders map[ukey]*sjob
 	next    uuid.UUID // the id the client's next insert gives its job
+	// debounced holds each debounce key's holder and the end of its
+	// window (debounce.go).
+	debounced map[int]dwindow
 }
 
 // uniqueOn reports whether the unique workload runs: on a store that keeps
@@ -67,33 +70,64 @@ func (w *world) uniqueTick() bool {
 		return false
 	}
 	if w.uq == nil {
-		w.uq = &uniqueModel{rng: rand.New(rand.NewPCG(uint64(w.seed), 0x756e_6971_7565_6b65)), holders: map[ukey]*sjob{}}
+		w.uq = &uniqueModel{rng: rand.New(rand.NewPCG(uint64(w.seed), 0x756e_6971_7565_6b65)), holders: map[ukey]*sjob{}, debounced: map[int]dwindow{}}
 	}
-	return w.uq.rng.IntN(6) == 0
+	return w.uq.rng.IntN(4) == 0
+}
+
+// uniqueClient returns the workload's client, made on first use.
+func (w *world) uniqueClient() (*ratchet.Client, error) {
+	u := w.uq
+	if u.client != nil {
+		return u.client, nil
+	}
+	c, err := ratchet.NewClient(w.store, ratchet.ClientOptions{
+		Clock:  simClock{w},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// The simulation's ids are its own (deterministic, in its clock's
+		// order): the client's job takes the next one.
+		InsertMiddleware: []ratchet.InsertMiddleware{func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
+			for _, j := range jobs {
+				j.ID = w.newID()
+				u.next = j.ID
+			}
+			return next(ctx, jobs)
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("simtest: unique workload's client: %w", err)
+	}
+	u.client = c
+	return c, nil
+}
+
+// addSubmitted adds to the model the job the client just wrote, due at
+// due, and returns it.
+func (w *world) addSubmitted(id uuid.UUID, due time.Time) *sjob {
+	j := &sjob{
+		idx: len(w.jobs), id: id, task: "work", prio: ratchet.PriorityNormal, due: due,
+		maxRetries: ratchet.DefaultMaxRetries, backoff: ratchet.DefaultBackoff, param: ratchet.DefaultBackoffBase,
+		pendPos: -1, runPos: -1,
+	}
+	j.label = fmt.Sprintf("j%d", j.idx+1)
+	w.jobs = append(w.jobs, j)
+	w.byID[id] = j
+	w.nonTerminal++
+	w.setStatus(j, spi.StatusPending)
+	w.touch(j)
+	return j
 }
 
 // submitUnique makes one unique submission through the SDK's client and
 // checks what it returns against the model.
 func (w *world) submitUnique() error {
 	u := w.uq
-	if u.client == nil {
-		c, err := ratchet.NewClient(w.store, ratchet.ClientOptions{
-			Clock:  simClock{w},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			// The simulation's ids are its own (deterministic, in its
-			// clock's order): the client's job takes the next one.
-			InsertMiddleware: []ratchet.InsertMiddleware{func(ctx context.Context, jobs []*ratchet.Job, next ratchet.InsertFunc) ([]spi.InsertResult, error) {
-				for _, j := range jobs {
-					j.ID = w.newID()
-					u.next = j.ID
-				}
-				return next(ctx, jobs)
-			}},
-		})
-		if err != nil {
-			return fmt.Errorf("simtest: unique workload's client: %w", err)
-		}
-		u.client = c
+	client, err := w.uniqueClient()
+	if err != nil {
+		return err
+	}
+	if u.rng.IntN(2) == 0 {
+		return w.submitDebounced(client)
 	}
 	preset := u.rng.IntN(len(uniquePresets))
 	o := uniquePresets[preset]
@@ -112,7 +146,7 @@ func (w *world) submitUnique() error {
 	}
 	holder := u.holders[k]
 	dup := holder != nil && slices.Contains(states, holder.status)
-	id, err := u.client.SubmitRaw(w.ctx, "work", fmt.Appendf(nil, `{"u":%d}`, args), ratchet.WithUnique(o))
+	id, err := client.SubmitRaw(w.ctx, "work", fmt.Appendf(nil, `{"u":%d}`, args), ratchet.WithUnique(o))
 	if err != nil {
 		return w.storeErr("InsertJobs (a unique submission)", err)
 	}
@@ -138,17 +172,7 @@ func (w *world) submitUnique() error {
 		w.fail(invUnique, was, nil, "a unique submission (%s) whose key is %s returned id %s: no new job was written", desc, what, id)
 		return nil
 	}
-	j := &sjob{
-		idx: len(w.jobs), id: id, task: "work", prio: ratchet.PriorityNormal, due: now,
-		maxRetries: ratchet.DefaultMaxRetries, backoff: ratchet.DefaultBackoff, param: ratchet.DefaultBackoffBase,
-		pendPos: -1, runPos: -1,
-	}
-	j.label = fmt.Sprintf("j%d", j.idx+1)
-	w.jobs = append(w.jobs, j)
-	w.byID[id] = j
-	w.nonTerminal++
-	w.setStatus(j, spi.StatusPending)
-	w.touch(j)
+	j := w.addSubmitted(id, now)
 	u.holders[k] = j
 	w.tracef([]*sjob{j}, nil, "client submit unique %s: %s(work) holds the key", desc, j.label)
 	return nil
