@@ -36,6 +36,8 @@ type jobData struct {
 	LogsNext  string // the next page of the log
 	Timeline  []event
 	Parents   []ratchet.Parent
+	// Waiting says why the job, not finished, is not running.
+	Waiting *ratchet.Waiting
 	// Steps are the job's recorded durable steps, on one line
 	// (jobjson.Steps); empty for none.
 	Steps string
@@ -77,7 +79,7 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j := det.Job
-	d.Job, d.Arguments, d.Masked = j, string(det.Arguments), det.Masked
+	d.Job, d.Arguments, d.Masked, d.Waiting = j, string(det.Arguments), det.Masked, det.Waiting
 	if det.Result != nil {
 		d.Result = string(det.Result)
 	}

@@ -243,6 +243,7 @@ func TestJobDetail(t *testing.T) {
 	assert.Contains(t, body, ratchet.MaskedValue)
 	assert.Contains(t, body, "(masked)")
 	assert.Contains(t, body, "PENDING")
+	assert.Contains(t, body, "<th>Waiting</th><td><strong>ready</strong>: due; waits for a node of task signup with a free slot</td>", "why it waits")
 	assert.Contains(t, body, "/cancel")
 	assert.NotContains(t, body, "/retry\"")
 
@@ -273,6 +274,7 @@ func TestJobDetail(t *testing.T) {
 	st, body, _ = e.do(nil, "GET", "/jobs/"+waiting.String(), nil, bearer(opToken))
 	require.Equal(t, http.StatusOK, st)
 	assert.Contains(t, body, `<th>Signal</th><td>&#34;approve&#34; key &#34;order-9&#34;, waiting</td>`)
+	assert.Contains(t, body, `<strong>signal</strong>: waits for signal &#34;approve&#34; with key &#34;order-9&#34;`)
 
 	// Unknown and malformed ids.
 	st, body, _ = e.do(nil, "GET", "/jobs/"+uuid.New().String(), nil, bearer(opToken))

@@ -147,6 +147,9 @@ type JobDetail struct {
 	Arguments, Result json.RawMessage
 	// Masked says whether masking was applied.
 	Masked bool
+	// Waiting says why the job, not finished, is not running; nil when it
+	// runs or has finished.
+	Waiting *Waiting
 }
 
 // TraceContextField is the field name a MaskingPolicy is asked about for a
@@ -217,5 +220,8 @@ func (c *Client) JobDetail(ctx context.Context, id uuid.UUID) (*JobDetail, error
 	d.Arguments, d.Result = args, res
 	j.Payload, j.Result = nil, nil
 	d.Job = j
+	if d.Waiting, err = c.waiting(ctx, j); err != nil {
+		return nil, fmt.Errorf("ratchet: job detail %s: why it waits: %w", id, err)
+	}
 	return d, nil
 }

@@ -28,6 +28,8 @@ type jobView struct {
 	Attempts []jobjson.Attempt `json:"attempts"`
 	// Steps are the job's recorded durable steps, without their results.
 	Steps []ratchet.StepInfo `json:"steps,omitempty"`
+	// Waiting says why the job, not finished, is not running.
+	Waiting *ratchet.Waiting `json:"waiting,omitempty"`
 }
 
 // statsView is `stats --json`.

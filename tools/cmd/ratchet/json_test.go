@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,6 +39,7 @@ func TestJSONOutputsMatchTheSchema(t *testing.T) {
 		{"page", []string{"jobs", "list"}},
 		{"page", []string{"dlq", "list", "--limit", "1"}},
 		{"job_show", []string{"jobs", "show", failed[0].String()}},
+		{"job_show", []string{"jobs", "show", pending[0].String()}}, // with why it waits
 		{"bulk", []string{"jobs", "retry", "--status", "FAILED", "--dry-run"}},
 		{"bulk", []string{"jobs", "cancel", pending[0].String(), failed[1].String()}},
 		{"bulk", []string{"dlq", "retry", failed[2].String()}},
@@ -56,6 +58,12 @@ func TestJSONOutputsMatchTheSchema(t *testing.T) {
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
 		validateJSON(t, tc.def, out)
 	}
+	code, out, errOut := cli(t, "jobs", "show", pending[len(pending)-1].String(), "--json", "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"waiting": {`, "a PENDING job says why it waits")
+	code, out, errOut = cli(t, "jobs", "show", failed[0].String(), "--store", store)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "waiting", "a finished job waits for nothing")
 }
 
 // The schema refuses what the outputs must not be: a planted bug in an

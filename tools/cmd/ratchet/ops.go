@@ -471,7 +471,7 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 		return err
 	}
 	if asJSON {
-		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs), jobjson.AttemptsOf(attempts), steps})
+		return writeJSON(stdout, jobView{jobjson.Of(d.Job), d.Arguments, d.Result, d.Masked, jobjson.LogsOf(logs), jobjson.AttemptsOf(attempts), steps, d.Waiting})
 	}
 	j := d.Job
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -479,6 +479,9 @@ func showJob(ctx context.Context, c *ratchet.Client, id uuid.UUID, asJSON bool, 
 	row("id", j.ID.String())
 	row("task", j.TaskName)
 	row("status", string(j.Status))
+	if w := d.Waiting; w != nil {
+		row("waiting", string(w.Kind)+": "+w.Detail)
+	}
 	row("priority", j.Priority.String())
 	row("attempts", fmt.Sprintf("%d failed of at most %d runs", j.Attempts, j.MaxRetries+1))
 	row("crash count", fmt.Sprint(j.CrashCount))

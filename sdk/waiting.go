@@ -1,0 +1,91 @@
+package ratchet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// Waiting says why a job that has not finished is not running: a Kind to
+// filter on and a sentence for people. JobDetail gives it, and the CLI's
+// `jobs show` and the dashboard's job page show it.
+type Waiting struct {
+	Kind WaitKind `json:"kind"`
+	// Detail says it for people: the task paused and since when, the
+	// time the job is due, the dependencies or the signal it waits for.
+	Detail string `json:"detail"`
+	// Since is when the wait began, where it is known (the pause); zero
+	// otherwise.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// WaitKind names why a job waits.
+type WaitKind string
+
+// The reasons a job that has not finished is not running.
+const (
+	// WaitingPaused: PENDING, and its task is paused (Client.PauseTask).
+	WaitingPaused WaitKind = "paused"
+	// WaitingScheduled: PENDING, and not due yet.
+	WaitingScheduled WaitKind = "scheduled"
+	// WaitingReady: PENDING and due; it waits for a node to claim it (a
+	// node that runs its task, has a free slot and, for a job of a
+	// resource, a free permit).
+	WaitingReady WaitKind = "ready"
+	// WaitingDependencies: BLOCKED until its parents in a workflow finish.
+	WaitingDependencies WaitKind = "dependencies"
+	// WaitingSignal: WAITING for a signal.
+	WaitingSignal WaitKind = "signal"
+)
+
+// waitingOf says why j waits, at now; nil when it runs or has finished.
+// paused is the time j's task was paused (zero: not paused).
+func waitingOf(j *Job, now, paused time.Time) *Waiting {
+	switch j.Status {
+	case StatusPending:
+		switch {
+		case !paused.IsZero():
+			return &Waiting{Kind: WaitingPaused, Since: paused, Detail: fmt.Sprintf("task %s is paused (since %s): no node claims its jobs until it is resumed", j.TaskName, paused.Format(time.RFC3339))}
+		case j.ScheduledAt.After(now):
+			return &Waiting{Kind: WaitingScheduled, Detail: fmt.Sprintf("due in %s (at %s)", j.ScheduledAt.Sub(now).Round(time.Second), j.ScheduledAt.Format(time.RFC3339))}
+		case j.Resource != "":
+			return &Waiting{Kind: WaitingReady, Detail: fmt.Sprintf("due; waits for a node of task %s with a free slot and a free permit of %s (at most %d running)", j.TaskName, j.Resource, j.ResourceLimit)}
+		}
+		return &Waiting{Kind: WaitingReady, Detail: fmt.Sprintf("due; waits for a node of task %s with a free slot", j.TaskName)}
+	case StatusBlocked:
+		return &Waiting{Kind: WaitingDependencies, Detail: fmt.Sprintf("%d of its %d dependencies have not finished", j.Waiting, j.DependencyCount)}
+	case spi.StatusWaiting:
+		d := "a signal"
+		if w := j.Signal; w != nil {
+			d = fmt.Sprintf("signal %q", w.Name)
+			if w.Key != "" {
+				d += fmt.Sprintf(" with key %q", w.Key)
+			}
+			if !w.Deadline.IsZero() {
+				d += ", until " + w.Deadline.Format(time.RFC3339)
+			}
+		}
+		return &Waiting{Kind: WaitingSignal, Detail: "waits for " + d}
+	}
+	return nil
+}
+
+// waiting says why j waits (JobDetail): it reads whether j's task is
+// paused when the store pauses tasks.
+func (c *Client) waiting(ctx context.Context, j *Job) (*Waiting, error) {
+	var paused time.Time
+	if p := spi.CapabilitiesOf(c.store).Pauser; p != nil && j.Status == StatusPending {
+		tasks, err := p.PausedTasks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tasks {
+			if t.Task == j.TaskName {
+				paused = t.Since
+			}
+		}
+	}
+	return waitingOf(j, c.now(), paused), nil
+}
