@@ -117,8 +117,11 @@ type Client struct {
 	// signalMetrics is the Metrics' signal callbacks; nil when it has
 	// none (or is NoOpMetrics), so that nothing is read for them.
 	signalMetrics spi.SignalMetrics
-	auth          AuthorizationPolicy
-	mask          MaskingPolicy // nil: JobDetail does not mask
+	// joinMetrics counts the submissions that joined an earlier job;
+	// nil when the Metrics do not.
+	joinMetrics spi.JoinMetrics
+	auth        AuthorizationPolicy
+	mask        MaskingPolicy // nil: JobDetail does not mask
 }
 
 // NewClient returns a client over store.
@@ -155,6 +158,11 @@ func NewClient(store spi.Store, opts ClientOptions) (*Client, error) {
 	if sm, ok := opts.Metrics.(spi.SignalMetrics); ok {
 		if _, noop := opts.Metrics.(spi.NoOpMetrics); !noop {
 			c.signalMetrics = sm
+		}
+	}
+	if am, ok := opts.Metrics.(spi.JoinMetrics); ok {
+		if _, noop := opts.Metrics.(spi.NoOpMetrics); !noop {
+			c.joinMetrics = am
 		}
 	}
 	if len(opts.Tasks) > 0 {
@@ -436,6 +444,9 @@ func (c *Client) insert(ctx context.Context, cfg *submitConfig, what string, job
 	sm := c.signalMetrics
 	for i, r := range res {
 		ids[i] = r.ID
+		if r.Duplicate && c.joinMetrics != nil {
+			c.joinMetrics.SubmissionJoined(ctx, jobs[i].TaskName, spi.JoinReason(jobs[i]))
+		}
 		if !r.Duplicate {
 			wrote = true
 			top = max(top, jobs[i].Priority)

@@ -141,3 +141,30 @@ func (identityCodec) Encode(_ context.Context, _ ratchet.PayloadRef, b []byte) (
 func (identityCodec) Decode(_ context.Context, _ ratchet.PayloadRef, b []byte) ([]byte, error) {
 	return b, nil
 }
+
+// joinCounter counts the submissions that joined an earlier job.
+type joinCounter struct {
+	spi.NoOpMetrics
+	joined map[string]int
+}
+
+func (m *joinCounter) SubmissionJoined(_ context.Context, task, reason string) {
+	m.joined[task+"/"+reason]++
+}
+
+// The metrics count each submission that joined an earlier job, by why.
+func TestJoinedSubmissionsAreCounted(t *testing.T) {
+	ctx := context.Background()
+	m := &joinCounter{joined: map[string]int{}}
+	c, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{Metrics: m})
+	require.NoError(t, err)
+	for range 3 {
+		_, err = bill.Submit(ctx, c, Invoice{}, ratchet.WithUnique(ratchet.UniqueOpts{}))
+		require.NoError(t, err)
+		_, err = bill.Submit(ctx, c, Invoice{}, ratchet.WithDebounce("k", time.Hour))
+		require.NoError(t, err)
+		_, err = bill.Submit(ctx, c, Invoice{}, ratchet.WithIdempotencyKey("k"))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, map[string]int{"invoice.bill/unique": 2, "invoice.bill/debounce": 2, "invoice.bill/idempotency": 2}, m.joined)
+}

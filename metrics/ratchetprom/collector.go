@@ -27,6 +27,7 @@ type Collector struct {
 	callbacksFailed, eventsDropped         *prometheus.CounterVec
 	overruns                               *prometheus.CounterVec
 	expired, snoozed                       *prometheus.CounterVec
+	joined                                 *prometheus.CounterVec
 
 	reg prometheus.Registerer // where ObserveJobs registers the job gauges
 
@@ -67,6 +68,7 @@ var (
 	_ spi.StoreMetrics        = (*Collector)(nil)
 	_ spi.FinalizationMetrics = (*Collector)(nil)
 	_ spi.AdmissionMetrics    = (*Collector)(nil)
+	_ spi.JoinMetrics         = (*Collector)(nil)
 	_ spi.WakeupMetrics       = (*Collector)(nil)
 	_ spi.CallbackMetrics     = (*Collector)(nil)
 	_ spi.EventMetrics        = (*Collector)(nil)
@@ -114,12 +116,13 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		overruns:        counter("run_overruns_total", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task.", "task"),
 		expired:         counter("jobs_expired_total", "Jobs failed without running past their start-by deadline (at a claim or by the start-by sweeper), by task.", "task"),
 		snoozed:         counter("jobs_snoozed_total", "Runs that ended in a snooze (back to PENDING, no attempt spent), by task.", "task"),
+		joined:          counter("submissions_joined_total", "Submissions that wrote no job and joined an earlier one, by task and reason (idempotency, unique, debounce).", "task", "reason"),
 		reg:             reg,
 	}
 	var errs []error
 	for _, m := range []prometheus.Collector{c.started, c.succeeded, c.failed, c.superseded, c.claimed, c.claimFailures,
 		c.recovered, c.duration, c.breaker, c.poller, c.signalWaits, c.signalsResolved, c.integrity, c.versionSkew, c.storeOps,
-		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped, c.overruns, c.expired, c.snoozed} {
+		c.finalizations, c.gates, c.wakeups, c.callbacksFailed, c.eventsDropped, c.overruns, c.expired, c.snoozed, c.joined} {
 		errs = append(errs, reg.Register(m))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -281,6 +284,12 @@ func (c *Collector) JobExpired(_ context.Context, _ uuid.UUID, task string) {
 // JobSnoozed counts a run that ended in a snooze.
 func (c *Collector) JobSnoozed(_ context.Context, _ uuid.UUID, task string, _ time.Duration) {
 	c.snoozed.WithLabelValues(task).Inc()
+}
+
+// SubmissionJoined counts a submission that joined an earlier job: it
+// implements spi.JoinMetrics.
+func (c *Collector) SubmissionJoined(_ context.Context, task, reason string) {
+	c.joined.WithLabelValues(task, reason).Inc()
 }
 
 // CallbackFailed counts a failed run of a callback job.

@@ -251,3 +251,20 @@ func TestExpiredJobsThroughTheEngine(t *testing.T) {
 		assert.True(t, strings.Contains(page, want), "the page shows %s:\n%s", want, page)
 	}
 }
+
+// A submission that joins an earlier job is counted by its reason.
+func TestJoinedSubmissions(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := ratchetprom.New(reg)
+	require.NoError(t, err)
+	client, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{Metrics: c, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	sync := ratchet.NewVoidTask("acct.sync", func(context.Context, int) error { return nil })
+	for range 3 {
+		_, err = sync.Submit(ctx, client, 7, ratchet.WithUnique(ratchet.UniqueOpts{ByArgs: true}))
+		require.NoError(t, err)
+	}
+	page := scrape(t, reg)
+	assert.Contains(t, page, `ratchet_submissions_joined_total{reason="unique",task="acct.sync"} 2`)
+}

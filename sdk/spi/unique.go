@@ -113,3 +113,34 @@ func UniqueOrder(jobs []*Job) (first []int, dupOf map[int]int) {
 	})
 	return first, dupOf
 }
+
+// The reasons a submission joined an earlier job (JoinMetrics).
+const (
+	JoinedIdempotency = "idempotency" // its idempotency key existed
+	JoinedUnique      = "unique"      // its unique key was held (ratchet.WithUnique)
+	JoinedDebounce    = "debounce"    // its debounce window was open (ratchet.WithDebounce)
+)
+
+// JoinMetrics is implemented by a MetricsCollector that also counts
+// the submissions that wrote no job of their own and joined an earlier
+// one: the client reports each, with its task and the reason
+// (JoinedIdempotency, JoinedUnique, JoinedDebounce). NoOpMetrics
+// implements it.
+type JoinMetrics interface {
+	SubmissionJoined(ctx context.Context, task, reason string)
+}
+
+// SubmissionJoined does nothing.
+func (NoOpMetrics) SubmissionJoined(context.Context, string, string) {}
+
+// JoinReason is why j, a job an insert answered as a duplicate, joined an
+// earlier job.
+func JoinReason(j *Job) string {
+	switch {
+	case j.Unique != nil && j.Unique.Until.IsZero():
+		return JoinedUnique
+	case j.Unique != nil:
+		return JoinedDebounce
+	}
+	return JoinedIdempotency
+}

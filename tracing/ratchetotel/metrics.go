@@ -35,6 +35,7 @@ type Metrics struct {
 	callbacksFailed                     metric.Int64Counter
 	runOverruns, jobsExpired            metric.Int64Counter
 	jobsSnoozed                         metric.Int64Counter
+	joined                              metric.Int64Counter
 
 	// The attribute options of the hot paths, built once per key.
 	tasks   cache[string, *taskOpts]
@@ -49,6 +50,7 @@ var (
 	_ spi.StoreMetrics        = (*Metrics)(nil)
 	_ spi.FinalizationMetrics = (*Metrics)(nil)
 	_ spi.AdmissionMetrics    = (*Metrics)(nil)
+	_ spi.JoinMetrics         = (*Metrics)(nil)
 	_ spi.WakeupMetrics       = (*Metrics)(nil)
 	_ spi.CallbackMetrics     = (*Metrics)(nil)
 	_ spi.EventMetrics        = (*Metrics)(nil)
@@ -63,6 +65,7 @@ const (
 	keyBreakerState = attribute.Key("ratchet.breaker.state")
 	keySignalName   = attribute.Key("ratchet.signal.name")
 	keySignalOut    = attribute.Key("ratchet.signal.outcome")
+	keyJoinReason   = attribute.Key("ratchet.join.reason")
 	keySurface      = attribute.Key("ratchet.encryption.surface")
 	keyVerFound     = attribute.Key("ratchet.encryption.version.found")
 	keyVerSupported = attribute.Key("ratchet.encryption.version.supported")
@@ -138,6 +141,7 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 		runOverruns:     counter("ratchet.run.overruns", "{job}", "Bodies that returned after their run's timeout (the run had failed at the timeout; the body kept its slot), by task."),
 		jobsExpired:     counter("ratchet.jobs.expired", "{job}", "Jobs failed without running past their start-by deadline (at a claim or by the start-by sweeper), by task."),
 		jobsSnoozed:     counter("ratchet.jobs.snoozed", "{run}", "Runs that ended in a snooze (back to PENDING, no attempt spent), by task."),
+		joined:          counter("ratchet.submissions.joined", "{submission}", "Submissions that wrote no job and joined an earlier one, by task and reason (idempotency, unique, debounce)."),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -392,6 +396,12 @@ func (m *Metrics) JobExpired(ctx context.Context, _ uuid.UUID, task string) {
 // it implements spi.SnoozeMetrics.
 func (m *Metrics) JobSnoozed(ctx context.Context, _ uuid.UUID, task string, _ time.Duration) {
 	m.jobsSnoozed.Add(ctx, 1, m.task(task).task...)
+}
+
+// SubmissionJoined counts a submission that joined an earlier job
+// (ratchet.submissions.joined): it implements spi.JoinMetrics.
+func (m *Metrics) SubmissionJoined(ctx context.Context, task, reason string) {
+	m.joined.Add(ctx, 1, metric.WithAttributes(keyTask.String(task), keyJoinReason.String(reason)))
 }
 
 // defaultStatsTimeout bounds a JobStats read when ObserveJobs is given 0.

@@ -184,6 +184,7 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 	m.RunOverran(ctx, uuid.New(), "quote", 2*time.Second)
 	m.JobExpired(ctx, uuid.New(), "remind")
 	m.JobExpired(ctx, uuid.New(), "remind")
+	m.SubmissionJoined(ctx, "sync", spi.JoinedDebounce)
 	m.JobStarted(ctx, uuid.New(), "odd", spi.Priority(9)) // outside the cached levels
 
 	c := collect(t, reader)
@@ -206,10 +207,13 @@ func TestMetricsRecordEveryCallback(t *testing.T) {
 		"ratchet.run.overruns",
 		"ratchet.signal.resolved",
 		"ratchet.signal.waits",
+		"ratchet.submissions.joined",
 		"ratchet.success_finalization",
 		"ratchet.wakeups",
 		"ratchet.writes.superseded",
 	}, c.names())
+
+	c.expect(t, 1, "ratchet.submissions.joined", task("sync"), attribute.String("ratchet.join.reason", "debounce"))
 
 	// The engine's run.
 	c.expect(t, 1, "ratchet.jobs.started", task("email.send"), attribute.Int("ratchet.priority", 2))
