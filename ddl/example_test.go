@@ -35,7 +35,7 @@ func ExampleMigrations() {
 	// 0015_snoozes.sql
 	// 0016_task_pause.sql
 	// 0017_attempts.sql
-	// 0018_unique.sql
+	// 0018_admission.sql
 	// latest: 18
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

@@ -256,6 +256,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if err == nil {
 		err = c.checkDebounce(cfg, len(payloads))
 	}
+	if err == nil {
+		err = c.checkRate(cfg)
+	}
 	if err == nil && len(cfg.callbacks) > 0 {
 		switch {
 		case cfg.idempotencyKey != "":

@@ -279,6 +279,14 @@ func WithResource(name string, limit int) SubmitOption {
 			c.errs = append(c.errs, invalidArg("resource %q needs a name and a limit of at least 1 (got %d)", name, limit))
 			return
 		}
+		if spi.IsRateResource(name) {
+			c.errs = append(c.errs, invalidArg("resource %q: names starting %q are WithRateLimit's", name, "ratchet.rate:"))
+			return
+		}
+		if spi.IsRateResource(c.resource) {
+			c.errs = append(c.errs, invalidArg("WithResource(%q) and WithRateLimit: a job holds one resource, a permit or a rate limit", name))
+			return
+		}
 		c.resource, c.resourceLimit = name, limit
 	}
 }

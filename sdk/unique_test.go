@@ -168,3 +168,26 @@ func TestJoinedSubmissionsAreCounted(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"invoice.bill/unique": 2, "invoice.bill/debounce": 2, "invoice.bill/idempotency": 2}, m.joined)
 }
+
+// A rate limit that cannot be one fails before anything is written.
+func TestRateLimitRefused(t *testing.T) {
+	ctx := context.Background()
+	mem, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{})
+	require.NoError(t, err)
+	for name, opts := range map[string][]ratchet.SubmitOption{
+		"an empty key":      {ratchet.WithRateLimit("", 1, time.Second)},
+		"no starts":         {ratchet.WithRateLimit("k", 0, time.Second)},
+		"a period too long": {ratchet.WithRateLimit("k", 1, 48*time.Hour)},
+		"a nanosecond":      {ratchet.WithRateLimit("k", 1, time.Millisecond+time.Nanosecond)},
+		"and a permit":      {ratchet.WithResource("pdf", 2), ratchet.WithRateLimit("k", 1, time.Second)},
+		"a permit after":    {ratchet.WithRateLimit("k", 1, time.Second), ratchet.WithResource("pdf", 2)},
+		"a reserved name":   {ratchet.WithResource("ratchet.rate:1000000:k", 2)},
+	} {
+		_, err = bill.Submit(ctx, mem, Invoice{}, opts...)
+		assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, name)
+	}
+	plain, err := ratchet.NewClient(discardStore{}, ratchet.ClientOptions{})
+	require.NoError(t, err)
+	_, err = bill.Submit(ctx, plain, Invoice{}, ratchet.WithRateLimit("k", 1, time.Second))
+	assert.ErrorIs(t, err, ratchet.ErrUnsupported, "a store without rate limits")
+}

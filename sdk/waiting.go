@@ -34,6 +34,9 @@ const (
 	// node that runs its task, has a free slot and, for a job of a
 	// resource, a free permit).
 	WaitingReady WaitKind = "ready"
+	// WaitingRateLimited: PENDING and due, and its rate limit's window is
+	// full (WithRateLimit).
+	WaitingRateLimited WaitKind = "rate-limited"
 	// WaitingDependencies: BLOCKED until its parents in a workflow finish.
 	WaitingDependencies WaitKind = "dependencies"
 	// WaitingSignal: WAITING for a signal.
@@ -42,7 +45,7 @@ const (
 
 // waitingOf says why j waits, at now; nil when it runs or has finished.
 // paused is the time j's task was paused (zero: not paused).
-func waitingOf(j *Job, now, paused time.Time) *Waiting {
+func waitingOf(j *Job, now, paused time.Time, rate *spi.RateWindow) *Waiting {
 	switch j.Status {
 	case StatusPending:
 		switch {
@@ -50,6 +53,10 @@ func waitingOf(j *Job, now, paused time.Time) *Waiting {
 			return &Waiting{Kind: WaitingPaused, Since: paused, Detail: fmt.Sprintf("task %s is paused (since %s): no node claims its jobs until it is resumed", j.TaskName, paused.Format(time.RFC3339))}
 		case j.ScheduledAt.After(now):
 			return &Waiting{Kind: WaitingScheduled, Detail: fmt.Sprintf("due in %s (at %s)", j.ScheduledAt.Sub(now).Round(time.Second), j.ScheduledAt.Format(time.RFC3339))}
+		case rate != nil && rate.Starts >= int64(j.ResourceLimit):
+			return &Waiting{Kind: WaitingRateLimited, Detail: fmt.Sprintf("rate limit %q: %d of at most %d starts in the last %s; it starts once the window has room", rate.Key, rate.Starts, j.ResourceLimit, rate.Period)}
+		case rate != nil:
+			return &Waiting{Kind: WaitingReady, Detail: fmt.Sprintf("due; waits for a node of task %s with a free slot (rate limit %q: %d of at most %d starts in the last %s)", j.TaskName, rate.Key, rate.Starts, j.ResourceLimit, rate.Period)}
 		case j.Resource != "":
 			return &Waiting{Kind: WaitingReady, Detail: fmt.Sprintf("due; waits for a node of task %s with a free slot and a free permit of %s (at most %d running)", j.TaskName, j.Resource, j.ResourceLimit)}
 		}
@@ -87,5 +94,15 @@ func (c *Client) waiting(ctx context.Context, j *Job) (*Waiting, error) {
 			}
 		}
 	}
-	return waitingOf(j, c.now(), paused), nil
+	var rate *spi.RateWindow
+	if rs := spi.CapabilitiesOf(c.store).Rates; rs != nil && j.Status == StatusPending && spi.IsRateResource(j.Resource) {
+		ws, err := rs.RateStarts(ctx, []string{j.Resource})
+		if err != nil {
+			return nil, err
+		}
+		if len(ws) == 1 {
+			rate = &ws[0]
+		}
+	}
+	return waitingOf(j, c.now(), paused, rate), nil
 }

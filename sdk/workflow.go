@@ -514,6 +514,9 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 	case cfg.signal != "" || cfg.signalKey != "":
 		return nil, invalidArg("AwaitSignal goes to Submit: a workflow step or callback cannot wait for a signal")
 	}
+	if err := c.checkRate(cfg); err != nil {
+		return nil, err
+	}
 	id := c.ids.next(now)
 	var payload []byte
 	if call.isRaw {

@@ -88,6 +88,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.StartBy
 	case *spi.UniqueStore:
 		v = caps.Unique
+	case *spi.RateLimitStore:
+		v = caps.Rates
 	}
 	c, ok := v.(C)
 	return c, ok

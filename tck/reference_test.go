@@ -83,6 +83,7 @@ var capabilityGroups = map[string]string{
 	"DurableSteps": "spi.JobStateStore",
 	"Unique":       "spi.UniqueStore",
 	"Debounce":     "spi.UniqueStore",
+	"RateLimit":    "spi.RateLimitStore",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -345,6 +346,9 @@ var plantedBugs = []struct {
 	{"a uniqueness checked by a read", []string{"Unique/OneKeyRace"}},
 	{"a debounce window never closes", []string{"Debounce/JoinsWithinWindow", "Debounce/LeadingHoldsInEveryState"}},
 	{"a debounce keeps the first arguments", []string{"Debounce/LastArguments"}},
+	{"claim ignores rate limits", []string{"RateLimit/HoldsBackPastTheLimit", "RateLimit/WindowSlides"}},
+	{"a rate limit's starts are not recorded", []string{"RateLimit/HoldsBackPastTheLimit", "RateLimit/WindowSlides"}},
+	{"a rate limit counted per node", []string{"RateLimit/HoldsBackPastTheLimit"}},
 }
 
 func TestRefCatchesEveryBug(t *testing.T) {

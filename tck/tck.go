@@ -156,6 +156,7 @@ func groups() []group {
 		{"Tasks", taskCases()},
 		{"NodeTasks", nodeTaskCases()},
 		{"Permits", permitCases()},
+		{"RateLimit", rateLimitCases()},
 		{"ClaimCheck", claimCheckCases()},
 		{"Adopt", adoptCases()},
 		{"Lease", leaseCases()},

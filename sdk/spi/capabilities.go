@@ -62,6 +62,8 @@ type Capabilities struct {
 	Finish FinishPublisher
 	// Unique honours Job.Unique on insert.
 	Unique UniqueStore
+	// Rates honours rate limits (RateResource) in claims.
+	Rates RateLimitStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -107,5 +109,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.StartBy, _ = s.(StartBySweeper)
 	c.Finish, _ = s.(FinishPublisher)
 	c.Unique, _ = s.(UniqueStore)
+	c.Rates, _ = s.(RateLimitStore)
 	return c
 }

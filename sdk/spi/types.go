@@ -567,6 +567,9 @@ func ValidateJobs(jobs []*Job) error {
 		if err := validateUnique(j); err != nil {
 			return err
 		}
+		if err := validateRate(j); err != nil {
+			return err
+		}
 	}
 	if WorkflowBatch(jobs) {
 		return ValidateWorkflowBatch(jobs)

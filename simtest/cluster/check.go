@@ -118,6 +118,9 @@ type sjob struct {
 	// spi.DefaultMaxSnoozes).
 	snoozes, snoozePlan, maxSnoozes int
 	lastErr                         string
+	// ratePeriod is the period of the job's rate limit (its resource and
+	// limit are the limit's); 0 for none (ratelimit.go).
+	ratePeriod time.Duration
 	// stepper: the job's body records a durable step at each run's end;
 	// stepsDone is how many its log holds.
 	stepper   bool
@@ -203,6 +206,9 @@ type model struct {
 	nonTerminal int
 	// holders counts the RUNNING jobs of each resource.
 	holders map[string]int
+	// rates holds the starts (claim times) of each rate limit's resource
+	// within its period (ratelimit.go).
+	rates map[string][]time.Time
 	// flows are the workflows submitted; blocked counts the BLOCKED jobs.
 	flows   []*sflow
 	blocked int
@@ -222,6 +228,7 @@ func (m *model) init() {
 	m.keys = map[string]*sjob{}
 	m.nodeRows = map[string]time.Time{}
 	m.holders = map[string]int{}
+	m.rates = map[string][]time.Time{}
 	m.paused = map[string]bool{}
 	m.runEnds = map[spi.ClaimRef]spi.AttemptOutcome{}
 }
@@ -341,6 +348,9 @@ func (w *world) expectedClaim(limit int, now time.Time, tags spi.TagFilter, full
 			if w.holders[j.resource]+taking[j.resource] >= j.limit {
 				continue // held back by a full resource: skipped, not waited for
 			}
+			if j.ratePeriod > 0 && len(w.window(j.resource, j.ratePeriod, now))+taking[j.resource] >= j.limit {
+				continue // held back by a full rate window: skipped, not waited for
+			}
 			taking[j.resource]++
 		}
 		out = append(out, j)
@@ -358,6 +368,9 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 				return nil
 			}
 		}
+	}
+	if !w.checkRates(n, now, got) {
+		return nil
 	}
 	w.check(invClaimOrder)
 	want := w.expectedClaim(limit, now, n.tags, n.fullTasks())
@@ -410,6 +423,9 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 		j.claims++
 		j.claimedAt, j.claimRow, j.claimJumps, j.abandoned, j.adopting = now, w.nodeRows[n.id], w.jumps, false, false
 		w.touch(j)
+		if j.ratePeriod > 0 {
+			w.rates[j.resource] = append(w.rates[j.resource], now)
+		}
 		if j.resource != "" {
 			w.check(invPermits)
 			if w.holders[j.resource] > j.limit {

@@ -94,6 +94,9 @@ var engineBugs = map[string]string{
 	// The client writes a debounce's window twice as long as asked: a
 	// submission after the window joins the job of the one before.
 	"debounce-window-doubled": invDebounce,
+	// The client writes a rate limit's period halved: a key starts twice
+	// as many jobs in a period as it may.
+	"rate-limit-period-halved": invRateLimit,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -167,7 +167,9 @@ type Scenario struct {
 	// NoUnique turns off the unique workload: by default, on a store that
 	// keeps unique keys (spi.UniqueStore), about one ordinary arrival in
 	// four is a unique or a debounced submission through the SDK's
-	// client, checked by unique and debounce (see unique.go, debounce.go).
+	// client, checked by unique and debounce (see unique.go, debounce.go),
+	// and about one in seven is rate-limited jobs, checked by rate-limit
+	// (ratelimit.go).
 	NoUnique bool
 	// KeepTrace keeps the full event trace in the Report.
 	KeepTrace bool

@@ -259,6 +259,9 @@ func (w *world) submitTick() error {
 	if w.uniqueTick() {
 		return w.submitUnique()
 	}
+	if w.rateTick() {
+		return w.submitRated()
+	}
 	k := 1 + w.rng.IntN(4)
 	specs := make([]jobSpec, k)
 	for i := range specs {

@@ -138,6 +138,7 @@ type world struct {
 	model
 	probe *probe
 	uq    *uniqueModel // unique.go; nil until the first unique arrival
+	rq    *rateModel   // ratelimit.go; nil until the first draw
 
 	// id generation
 	lastMs int64

@@ -33,16 +33,20 @@ type Store struct {
 	levels   map[string]*[spi.NumPriorities]levelHeap // per task name: a claim reads only its tasks' heaps
 	running  map[uuid.UUID]struct{}
 	holders  map[string]int // RUNNING jobs per resource
-	nodes    map[string]time.Time
-	tasks    map[string][]string // the tasks each node recorded with its heartbeat
-	leases   map[string]lease
-	states   map[stateKey]spi.VersionedState
-	props    map[uuid.UUID]map[string]string
-	scheds   map[string]spi.ScheduleRow
-	skips    map[string][]spi.SkipRecord // per schedule, in fire order
-	archive  map[uuid.UUID]archived      // archived jobs (JobArchiver)
-	arcIDs   []uuid.UUID                 // their ids, sorted
-	logs     map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
+	// rates holds the starts (claim times) of each rate limit's resource
+	// within its period, oldest first (ratelimit.go).
+	rates   map[string][]time.Time
+	rateNow time.Time // the latest claim time that started a rate-limited job
+	nodes   map[string]time.Time
+	tasks   map[string][]string // the tasks each node recorded with its heartbeat
+	leases  map[string]lease
+	states  map[stateKey]spi.VersionedState
+	props   map[uuid.UUID]map[string]string
+	scheds  map[string]spi.ScheduleRow
+	skips   map[string][]spi.SkipRecord // per schedule, in fire order
+	archive map[uuid.UUID]archived      // archived jobs (JobArchiver)
+	arcIDs  []uuid.UUID                 // their ids, sorted
+	logs    map[uuid.UUID][]spi.LogLine // job logs (JobLogStore), in (claim, line) order
 	// attempts holds the attempt records (AttemptStore), in claim order.
 	attempts map[uuid.UUID][]spi.Attempt
 	// Workflows (WorkflowStore): each child's dependencies, each parent's
@@ -103,6 +107,7 @@ func New() *Store {
 		queued:  map[uuid.UUID]*entry{},
 		running: map[uuid.UUID]struct{}{},
 		holders: map[string]int{},
+		rates:   map[string][]time.Time{},
 		nodes:   map[string]time.Time{},
 		tasks:   map[string][]string{},
 		leases:  map[string]lease{},
@@ -533,6 +538,7 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		s.dequeue(j.ID)
 		if j.Status == spi.StatusPending && j.Resource != "" {
 			s.holders[j.Resource]++
+			s.started(p, j)
 		}
 		claimed.Apply(j)
 		s.running[j.ID] = struct{}{}
@@ -564,6 +570,9 @@ func (s *Store) claimable(p spi.ClaimParams, j *spi.Job, holders map[string]int)
 		return false
 	}
 	if !s.tagsPass(p.Tags, j.Tags) {
+		return false
+	}
+	if j.Resource != "" && spi.IsRateResource(j.Resource) && !s.rateFree(p, j) {
 		return false
 	}
 	return j.Resource == "" || holders[j.Resource] < j.ResourceLimit || s.bug("claim ignores resource permits")

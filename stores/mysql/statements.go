@@ -68,6 +68,8 @@ func dialectOf(db string) sqlcore.Dialect[[]byte] {
 		// exclusively at once: INSERT IGNORE would take a shared lock,
 		// and two inserts of the key upgrading theirs would deadlock.
 		UniqueReserve: "INSERT INTO {unique} (unique_key) VALUES (?) ON DUPLICATE KEY UPDATE unique_key = unique_key",
+		Now:           "SELECT UTC_TIMESTAMP(6)",
+		RateRecord:    "INSERT INTO {rate} (resource_name, started_time, starts) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE starts = starts + VALUES(starts)",
 		// A batch child's status is read through the virtual column of
 		// idx_scheduler_job_workflow_status (migration 10).
 		BatchStatus: "batch_status",

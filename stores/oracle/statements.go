@@ -120,6 +120,7 @@ var syntax = sqlcore.Syntax{
 	// completion or recovery changes it, and no other state write of the
 	// job runs, until the commit.
 	FenceOn: " FOR UPDATE",
+	Now:     "SELECT SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM DUAL",
 	// A unique key's row is made by a MERGE; two of a new key at once
 	// may still meet the primary key, which the insert takes as the row
 	// being there (IsDuplicate).

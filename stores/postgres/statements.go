@@ -92,6 +92,7 @@ func buildStatements(schema string) statements {
 		"{pause}", qualify(schema, "scheduler_task_pause"),
 		"{attempt}", qualify(schema, "scheduler_job_attempt"),
 		"{unique}", qualify(schema, "scheduler_job_unique"),
+		"{rate}", qualify(schema, "scheduler_rate_start"),
 	)
 	s := statements{claims: &sync.Map{}, replace: r}
 	s.archive = r.Replace(archiveSQL)
@@ -204,6 +205,9 @@ func (d database) Syntax() sqlcore.Syntax {
 		ID:         func(id uuid.UUID) any { return pgUUID(id) },
 		Limit:      " LIMIT ?",
 		OnConflict: true,
+		// clock_timestamp, not now(): the transaction's start may be
+		// older than the rate limit's lock it waited for.
+		Now: "SELECT clock_timestamp()",
 		// The recovery and the releases lock their rows against claims
 		// and completions, not against inserts of rows referring to them.
 		LockOn:  " FOR NO KEY UPDATE",

@@ -124,3 +124,16 @@ func (s *Store) UniqueHolder(ctx context.Context, key string) (uuid.UUID, error)
 	}
 	return uuid.UUID(h.Bytes), nil
 }
+
+var _ spi.RateLimitStore = (*Store)(nil)
+
+// RateStarts implements spi.RateLimitStore (the claim of rate-limited jobs
+// is the core's: see ClaimJobs).
+func (s *Store) RateStarts(ctx context.Context, resources []string) ([]spi.RateWindow, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.core.RateStarts(ctx, resources)
+}

@@ -152,6 +152,7 @@ var syntax = sqlcore.Syntax{
 	// The fence of a state write holds a shared lock on the job's row to
 	// the end of the transaction.
 	FenceHint: " WITH (REPEATABLEREAD, ROWLOCK)",
+	Now:       "SELECT SYSUTCDATETIME()",
 	// A unique key's row is made by a MERGE that holds its range lock, so
 	// that two inserts of a new key take turns instead of one failing.
 	UniqueReserve: "MERGE {unique} WITH (HOLDLOCK) AS u USING (SELECT ? AS unique_key) AS s ON u.unique_key = s.unique_key " +

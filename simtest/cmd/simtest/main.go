@@ -41,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	noWorkflows := fs.Bool("no-workflows", false, "no workflows (by default about one arrival in five is a small workflow)")
 	noSignals := fs.Bool("no-signals", false, "no jobs waiting for signals (by default about one arrival in eight)")
 	noBatches := fs.Bool("no-batches", false, "no batches (by default about one arrival in ten is a batch)")
-	noUnique := fs.Bool("no-unique", false, "no unique or debounced submissions (by default about one ordinary arrival in four is one)")
+	noUnique := fs.Bool("no-unique", false, "no unique, debounced or rate-limited submissions (by default about one ordinary arrival in four is unique or debounced, one in seven rate-limited)")
 	noTaskLimits := fs.Bool("no-task-limits", false, "no per-task limits (by default one node in three with two slots or more limits a task)")
 	trace := fs.Bool("trace", false, "print the full event trace of a single run")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "seeds run at once in a sweep")

@@ -64,6 +64,14 @@ type Syntax struct {
 	// committed after the transaction began (SQL Server's UPDLOCK,
 	// HOLDLOCK; MySQL's LOCK IN SHARE MODE).
 	StatusHint, KeyHint, KeyLock string
+	// Now is the query of the database's clock, as UTC (rate limits);
+	// empty means the process's clock (SQLite, whose writers share the
+	// host's).
+	Now string
+	// RateRecord adds a claim's starts to a rate limit's log (resource,
+	// time, starts); empty means an INSERT, ON CONFLICT adding to the row
+	// where the database has it.
+	RateRecord string
 	// UniqueReserve is the statement that makes sure the row of the unique
 	// key ? exists in {unique}, doing nothing when it does (see
 	// admitUnique); empty means INSERT ... ON CONFLICT DO NOTHING.
@@ -162,7 +170,7 @@ var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
 	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal", "batch": "batch",
-	"audit": "audit", "pause": "task_pause", "attempt": "job_attempt", "unique": "job_unique"}
+	"audit": "audit", "pause": "task_pause", "attempt": "job_attempt", "unique": "job_unique", "rate": "rate_start"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.

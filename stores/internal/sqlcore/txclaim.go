@@ -77,8 +77,15 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	}
 	Rank(cands, now, p.BoostInterval)
 	var held map[string]int64
+	var rateNow time.Time // the database's time of the rate limits' count; zero when none
 	if resources := Resources(cands, p.Limit); resources != nil {
 		if held, err = d.Holders(ctx, tx, resources); err != nil {
+			return nil, err
+		}
+		if held == nil {
+			held = map[string]int64{}
+		}
+		if rateNow, err = d.countRates(ctx, tx, resources, held); err != nil {
 			return nil, err
 		}
 	}
@@ -89,6 +96,9 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 		ids = IDs(Admit(cands, p.Limit, held))
 	}
 	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	if err := d.recordRates(ctx, tx, cands, ids, rateNow); err != nil {
 		return nil, err
 	}
 	if d.Chosen != nil {

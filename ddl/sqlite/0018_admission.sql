@@ -1,4 +1,4 @@
--- Ratchet for Go: SQLite schema, version 18: unique and debounced jobs.
+-- Ratchet for Go: SQLite schema, version 18: admission control (unique and debounced jobs, rate limits).
 --
 -- ratchet:compatible
 --
@@ -15,6 +15,15 @@
 -- the key only for jobs created before it. Jobs without a unique or
 -- debounce key never touch the table; the index on job_id is what a
 -- delete of any job probes for its key.
+-- scheduler_rate_start is the log of the starts of each rate limit
+-- (ratchet.WithRateLimit, spi.RateLimitStore): per rate resource (the
+-- job's resource_name, which names the key and the period), one row per
+-- claim that started its jobs, with the database's time and how many. A
+-- claim of such jobs holds the resource's lock (as for a permit), reads
+-- the database's time, deletes the rows that left the period, sums the
+-- others, admits jobs while the sum is below the limit, and adds its row:
+-- never more starts than the limit in any window of the period, whoever
+-- claims. Jobs without a rate limit never touch it.
 -- Same conventions as 0001_init.sql.
 
 CREATE TABLE scheduler_job_unique (
@@ -25,6 +34,13 @@ CREATE TABLE scheduler_job_unique (
 
 CREATE INDEX idx_scheduler_job_unique_job
     ON scheduler_job_unique (job_id);
+
+CREATE TABLE scheduler_rate_start (
+    resource_name TEXT    NOT NULL,
+    started_time  INTEGER NOT NULL,
+    starts        INTEGER NOT NULL,
+    PRIMARY KEY (resource_name, started_time)
+);
 
 INSERT INTO ratchet_schema_version (version, applied_at, compatible)
 VALUES (18, CAST(strftime('%s', 'now') AS INTEGER) * 1000000, 1);

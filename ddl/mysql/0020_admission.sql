@@ -1,4 +1,4 @@
--- Ratchet for Go: MySQL / MariaDB schema, version 20: unique and debounced jobs.
+-- Ratchet for Go: MySQL / MariaDB schema, version 20: admission control (unique and debounced jobs, rate limits).
 --
 -- ratchet:compatible
 --
@@ -15,6 +15,15 @@
 -- the key only for jobs created before it. Jobs without a unique or
 -- debounce key never touch the table; the index on job_id is what a
 -- delete of any job probes for its key.
+-- scheduler_rate_start is the log of the starts of each rate limit
+-- (ratchet.WithRateLimit, spi.RateLimitStore): per rate resource (the
+-- job's resource_name, which names the key and the period), one row per
+-- claim that started its jobs, with the database's time and how many. A
+-- claim of such jobs holds the resource's lock (as for a permit), reads
+-- the database's time, deletes the rows that left the period, sums the
+-- others, admits jobs while the sum is below the limit, and adds its row:
+-- never more starts than the limit in any window of the period, whoever
+-- claims. Jobs without a rate limit never touch it.
 -- Same conventions as 0001_init.sql.
 
 CREATE TABLE scheduler_job_unique (
@@ -25,6 +34,13 @@ CREATE TABLE scheduler_job_unique (
     KEY idx_scheduler_job_unique_job (job_id),
     CONSTRAINT fk_scheduler_job_unique_job FOREIGN KEY (job_id)
         REFERENCES scheduler_job (job_id) ON DELETE CASCADE
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+CREATE TABLE scheduler_rate_start (
+    resource_name VARBINARY(255) NOT NULL,
+    started_time  DATETIME(6)    NOT NULL,
+    starts        INT            NOT NULL,
+    PRIMARY KEY (resource_name, started_time)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 INSERT INTO ratchet_schema_version (version, applied_at, compatible) VALUES (20, UTC_TIMESTAMP(6), 1);
