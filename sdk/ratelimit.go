@@ -34,10 +34,11 @@ func WithRateLimit(key string, n int, period time.Duration) SubmitOption {
 		case c.resource != "" && !spi.IsRateResource(c.resource):
 			c.errs = append(c.errs, invalidArg("WithRateLimit(%q) and WithResource(%q): a job holds one resource, a permit or a rate limit", key, c.resource))
 		default:
+			p := period
 			if bug("rate-limit-period-halved") {
-				period /= 2
+				p /= 2
 			}
-			c.resource, c.resourceLimit = spi.RateResource(key, period), n
+			c.resource, c.resourceLimit = spi.RateResource(key, p), n
 		}
 	}
 }

@@ -55,20 +55,29 @@ var DefaultUniqueStates = []Status{StatusPending, StatusRunning, StatusWaiting, 
 // a workflow step, a batch child, a callback or a schedule's job cannot be
 // unique, and a unique job carries no idempotency key.
 func WithUnique(o UniqueOpts) SubmitOption {
-	return func(c *submitConfig) {
-		if o.ByPeriod < 0 {
-			c.errs = append(c.errs, invalidArg("WithUnique: negative ByPeriod %s", o.ByPeriod))
-			return
-		}
+	// The option is checked and copied once, here: the returned func runs
+	// for every submission, from any goroutine, and changes nothing it
+	// shares.
+	var err error
+	switch {
+	case o.ByPeriod < 0:
+		err = invalidArg("WithUnique: negative ByPeriod %s", o.ByPeriod)
+	default:
 		for _, s := range o.ByState {
 			if !s.Valid() {
-				c.errs = append(c.errs, invalidArg("WithUnique: ByState names %q, which is not a job state", s))
-				return
+				err = invalidArg("WithUnique: ByState names %q, which is not a job state", s)
+				break
 			}
 		}
-		o.ByState = slices.Clone(o.ByState)
-		if len(o.ByState) == 0 {
-			o.ByState = slices.Clone(DefaultUniqueStates)
+	}
+	o.ByState = slices.Clone(o.ByState)
+	if len(o.ByState) == 0 {
+		o.ByState = slices.Clone(DefaultUniqueStates)
+	}
+	return func(c *submitConfig) {
+		if err != nil {
+			c.errs = append(c.errs, err)
+			return
 		}
 		c.unique = &o
 	}

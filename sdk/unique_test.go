@@ -2,6 +2,7 @@ package ratchet_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +191,26 @@ func TestRateLimitRefused(t *testing.T) {
 	require.NoError(t, err)
 	_, err = bill.Submit(ctx, plain, Invoice{}, ratchet.WithRateLimit("k", 1, time.Second))
 	assert.ErrorIs(t, err, ratchet.ErrUnsupported, "a store without rate limits")
+}
+
+// One option value serves submissions from many goroutines at once (the
+// race detector checks that none changes what the others read).
+func TestAdmissionOptionsAreShared(t *testing.T) {
+	ctx := context.Background()
+	c, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{})
+	require.NoError(t, err)
+	opts := []ratchet.SubmitOption{ratchet.WithUnique(ratchet.UniqueOpts{ByArgs: true}), ratchet.WithRateLimit("k", 5, time.Second)}
+	deb := ratchet.WithDebounce("d", time.Minute, ratchet.DebounceLastArgs())
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := bill.Submit(ctx, c, Invoice{Cents: g % 2}, opts...)
+			assert.NoError(t, err)
+			_, err = bill.Submit(ctx, c, Invoice{Cents: g}, deb)
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
 }
