@@ -152,6 +152,14 @@ func TestAdaptivePolling(t *testing.T) {
 	assert.Equal(t, 70*time.Millisecond, next(5, 3, nil), "notified: capped")
 	assert.Equal(t, time.Duration(0), next(5, 5, nil), "a full claim claims again at once")
 	assert.Equal(t, 10*time.Millisecond, next(5, 1, nil), "and resets the wait")
+
+	// A rate limit that held jobs back has room sooner than the wait: the
+	// claim comes then, no sooner than the shortest wait.
+	room := func(d time.Duration) time.Duration { return s.Next(spi.PollResult{Asked: 5, Room: d}) }
+	assert.Equal(t, 20*time.Millisecond, next(5, 0, nil))
+	assert.Equal(t, 25*time.Millisecond, room(25*time.Millisecond), "room in 25 ms, before the 40 ms wait")
+	assert.Equal(t, 10*time.Millisecond, room(time.Millisecond), "no sooner than the shortest wait")
+	assert.Equal(t, 70*time.Millisecond, room(time.Hour), "a later room: the wait")
 }
 
 // recordingPolls is a poll strategy that records what it is told and

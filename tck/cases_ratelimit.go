@@ -47,8 +47,11 @@ func rateLimitCases() []testCase {
 			for _, j := range got {
 				require.Equal(t, []bool{true}, f.complete(succeeded(j, at(2*time.Second), nil, "")))
 			}
-			assert.Empty(t, f.claimWith(spi.ClaimParams{NodeID: "node-b", Limit: 10, Now: at(3 * time.Second)}),
+			var held spi.ClaimHeld
+			assert.Empty(t, f.claimWith(spi.ClaimParams{NodeID: "node-b", Limit: 10, Now: at(3 * time.Second), Held: &held}),
 				"another node within the period: the window is full, though none of its jobs runs")
+			assert.Equal(t, 2, held.Jobs, "the claim reports the two jobs it held back (ClaimParams.Held)")
+			assert.True(t, held.Room > 0 && held.Room <= time.Hour, "and when the window has room: in %s", held.Room)
 			ws, err := rs.RateStarts(f.ctx, []string{spi.RateResource("api", time.Hour), spi.RateResource("idle", time.Minute)})
 			require.NoError(t, err)
 			require.Len(t, ws, 2)

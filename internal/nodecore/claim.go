@@ -151,8 +151,13 @@ func (p *Claimer) ClaimOnce(ctx context.Context, limit int) ClaimOutcome {
 	cp.Limit -= len(adopted)
 	var jobs []*spi.Job
 	var err error
+	var held spi.ClaimHeld
+	cp.Held = &held
 	if cp.Limit > 0 {
 		jobs, err = p.Store.ClaimJobs(ctx, cp)
+	}
+	if held.Jobs > 0 && err == nil {
+		p.Rejected(ctx, spi.GateRateLimit, held.Jobs)
 	}
 	if p.Breaker != nil {
 		out := spi.CallSucceeded
@@ -190,7 +195,7 @@ func (p *Claimer) ClaimOnce(ctx context.Context, limit int) ClaimOutcome {
 			p.GiveBack(ctx, over)
 		}
 	}
-	return ClaimOutcome{Asked: limit, Res: spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err}}
+	return ClaimOutcome{Asked: limit, Res: spi.PollResult{Asked: limit, Claimed: len(jobs), Err: err, Room: held.Room}}
 }
 
 // claimTime returns the Now of a claim: the clock's time to the

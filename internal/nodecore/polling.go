@@ -29,6 +29,16 @@ type adaptivePoll struct {
 }
 
 func (a *adaptivePoll) Next(r spi.PollResult) time.Duration {
+	d := a.next(r)
+	if r.Room > 0 && r.Room < d {
+		// A rate limit's window has room sooner: claim then (no sooner
+		// than MinInterval).
+		return max(r.Room, a.cfg.MinInterval)
+	}
+	return d
+}
+
+func (a *adaptivePoll) next(r spi.PollResult) time.Duration {
 	switch {
 	case r.Err != nil:
 		a.delay = a.cfg.MaxInterval

@@ -53,6 +53,9 @@ const (
 	// GateStaleHeartbeat: a claim not made because the node's heartbeat is
 	// stale (its claims could be recovered from under it).
 	GateStaleHeartbeat = "stale-heartbeat"
+	// GateRateLimit: due jobs a claim passed over because their rate
+	// limit's window was full (ClaimHeld).
+	GateRateLimit = "rate-limit"
 )
 
 // AdmissionMetrics is implemented by a MetricsCollector that also counts

@@ -93,6 +93,10 @@ type PollResult struct {
 	Asked, Claimed int
 	// Err is the claim's error, nil when it succeeded.
 	Err error
+	// Room, when not zero, is how long until a rate limit that held back
+	// due jobs of the claim has room again (ClaimHeld.Room): the next
+	// claim need not come later.
+	Room time.Duration
 }
 
 // PollDelayStrategy decides how long a poller waits before its next claim

@@ -303,6 +303,35 @@ type ClaimParams struct {
 	// claimer lists costs its claims nothing. Empty claims jobs of any task
 	// (tools and tests); the engine always lists its tasks.
 	Tasks []string
+	// Held, when not nil, is where a store that keeps rate limits reports
+	// what the claim held back for them (RateLimitStore): the engine waits
+	// for the window to have room instead of polling blindly, and counts
+	// the held-back jobs (GateRateLimit). A store may leave it alone.
+	Held *ClaimHeld
+}
+
+// ClaimHeld is what a claim held back for rate limits (ClaimParams.Held).
+type ClaimHeld struct {
+	// Jobs is how many due jobs of full rate windows the claim passed
+	// over (of the candidates it read).
+	Jobs int
+	// Room is how long after the claim, by the database's clock, one of
+	// those windows has room again (at least a microsecond); zero when
+	// none was full.
+	Room time.Duration
+}
+
+// Hold records in h (when not nil) n jobs held back by a window that has
+// room again after room.
+func (h *ClaimHeld) Hold(n int, room time.Duration) {
+	if h == nil || n <= 0 {
+		return
+	}
+	room = max(room, time.Microsecond)
+	h.Jobs += n
+	if h.Room == 0 || room < h.Room {
+		h.Room = room
+	}
 }
 
 // TaskSet returns tasks sorted and without repeats, never nil: the form

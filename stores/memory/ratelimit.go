@@ -45,6 +45,18 @@ func (s *Store) rateFree(p spi.ClaimParams, j *spi.Job) bool {
 	return len(s.window(s.rateLog(p, j), period, p.Now)) < j.ResourceLimit
 }
 
+// heldBack reports to p.Held j, a job the claim p passed over, when its
+// rate limit's window is full.
+func (s *Store) heldBack(p spi.ClaimParams, j *spi.Job) {
+	_, period, ok := spi.RateOf(j.Resource)
+	if !ok || p.Held == nil {
+		return
+	}
+	if w := s.window(s.rateLog(p, j), period, p.Now); len(w) >= j.ResourceLimit {
+		p.Held.Hold(1, w[0].Add(period).Sub(p.Now))
+	}
+}
+
 // started records the start of j by the claim p, when its resource is a
 // rate limit's.
 func (s *Store) started(p spi.ClaimParams, j *spi.Job) {

@@ -551,6 +551,7 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 	for _, e := range passed {
 		j := s.jobs[e.id]
 		heap.Push(&s.taskLevels(j.TaskName)[j.Priority], e)
+		s.heldBack(p, j)
 	}
 	return out, nil
 }

@@ -41,12 +41,19 @@ func (d Dialect[T]) dbNow(ctx context.Context, q Querier) (time.Time, error) {
 	return t.UTC().Truncate(time.Microsecond), nil
 }
 
+// rateCount is the database's time of a claim's count of its rate limits
+// (zero when none), and the oldest start left in each one's window.
+type rateCount struct {
+	now    time.Time
+	oldest map[string]time.Time
+}
+
 // countRates sets held, for each rate resource among resources (locked
 // by Holders), to the larger of its RUNNING holders and its starts in the
-// period before the database's time, which it returns (zero when none is
-// a rate).
-func (d Dialect[T]) countRates(ctx context.Context, tx *sql.Tx, resources []string, held map[string]int64) (time.Time, error) {
+// period before the database's time.
+func (d Dialect[T]) countRates(ctx context.Context, tx *sql.Tx, resources []string, held map[string]int64) (rateCount, error) {
 	var now time.Time
+	oldest := map[string]time.Time{}
 	s := &d.Syntax
 	for _, r := range resources {
 		_, period, ok := spi.RateOf(r)
@@ -56,25 +63,56 @@ func (d Dialect[T]) countRates(ctx context.Context, tx *sql.Tx, resources []stri
 		if now.IsZero() {
 			var err error
 			if now, err = d.dbNow(ctx, tx); err != nil {
-				return time.Time{}, err
+				return rateCount{}, err
 			}
 		}
 		q, args := s.SQL("DELETE FROM {rate} WHERE resource_name = ? AND started_time <= ?", s.name(r), s.time(now.Add(-period)))
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return time.Time{}, fmt.Errorf("prune the starts of %s: %w", r, err)
+			return rateCount{}, fmt.Errorf("prune the starts of %s: %w", r, err)
 		}
-		q, args = s.SQL("SELECT COALESCE(SUM(starts), 0) FROM {rate} WHERE resource_name = ?", s.name(r))
+		q, args = s.SQL("SELECT COALESCE(SUM(starts), 0), MIN(started_time) FROM {rate} WHERE resource_name = ?", s.name(r))
 		var n int64
-		if err := tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-			return time.Time{}, fmt.Errorf("count the starts of %s: %w", r, err)
+		var first any
+		if err := tx.QueryRowContext(ctx, q, args...).Scan(&n, &first); err != nil {
+			return rateCount{}, fmt.Errorf("count the starts of %s: %w", r, err)
 		}
 		held[r] = max(held[r], n)
+		if t, err := d.timeOf(first); err == nil && !t.IsZero() {
+			oldest[r] = t
+		}
 	}
-	return now, nil
+	return rateCount{now: now, oldest: oldest}, nil
 }
 
-// recordRates adds, at now, the starts of the admitted candidates (ids)
-// to the logs of their rate resources.
+// heldBack reports to p.Held the rate-limited candidates the claim passed
+// over because their window was full (held, after the admission), and
+// when the first of those windows has room again.
+func (rc rateCount) heldBack(p spi.ClaimParams, cands []Candidate, ids []uuid.UUID, held map[string]int64) {
+	if rc.now.IsZero() || p.Held == nil {
+		return
+	}
+	admitted := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		admitted[id] = true
+	}
+	passed := map[string]int{}
+	for _, c := range cands {
+		if !admitted[c.ID] && spi.IsRateResource(c.Resource) && held[c.Resource] >= c.Limit {
+			passed[c.Resource]++
+		}
+	}
+	for r, n := range passed {
+		_, period, _ := spi.RateOf(r)
+		first, ok := rc.oldest[r]
+		if !ok {
+			first = rc.now // the window's starts are this claim's
+		}
+		p.Held.Hold(n, first.Add(period).Sub(rc.now))
+	}
+}
+
+// recordRates adds, at now (the count's time), the starts of the
+// admitted candidates (ids) to the logs of their rate resources.
 func (d Dialect[T]) recordRates(ctx context.Context, tx *sql.Tx, cands []Candidate, ids []uuid.UUID, now time.Time) error {
 	if now.IsZero() {
 		return nil

@@ -17,6 +17,9 @@ import (
 // dead-letter queue with the problem as its last error and left out. It
 // records in *tried the ids it moved (for Adopting).
 func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, now time.Time, tried *[]uuid.UUID) ([]*spi.Job, error) {
+	if p.Held != nil {
+		*p.Held = spi.ClaimHeld{} // this run's, not an earlier run's of a retried transaction
+	}
 	tasks, err := ClaimTasksSQL(ctx, tx, p, d.PendingTasksSQL)
 	if err != nil || len(tasks) == 0 {
 		return nil, err
@@ -77,7 +80,7 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	}
 	Rank(cands, now, p.BoostInterval)
 	var held map[string]int64
-	var rateNow time.Time // the database's time of the rate limits' count; zero when none
+	var rates rateCount // the count of the candidates' rate limits
 	if resources := Resources(cands, p.Limit); resources != nil {
 		if held, err = d.Holders(ctx, tx, resources); err != nil {
 			return nil, err
@@ -85,7 +88,7 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 		if held == nil {
 			held = map[string]int64{}
 		}
-		if rateNow, err = d.countRates(ctx, tx, resources, held); err != nil {
+		if rates, err = d.countRates(ctx, tx, resources, held); err != nil {
 			return nil, err
 		}
 	}
@@ -95,10 +98,14 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	} else {
 		ids = IDs(Admit(cands, p.Limit, held))
 	}
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	if err := d.recordRates(ctx, tx, cands, ids, rateNow); err != nil {
+	rates.heldBack(p, cands, ids, held)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if err := d.recordRates(ctx, tx, cands, ids, rates.now); err != nil {
 		return nil, err
 	}
 	if d.Chosen != nil {
