@@ -128,8 +128,8 @@ type harness struct {
 	schedules []*scheduleRun
 	edges     []wfEdge
 	user      int
-	uniques   uniqueRun   // unique.go
-	debounces debounceRun // unique.go
+	// The admission probes' submissions (unique.go).
+	uniques, debounces probeRun
 }
 
 func (h *harness) cleanup() {

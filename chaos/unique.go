@@ -38,21 +38,34 @@ const (
 	uniqueMillisFirst = 3 // the sleep of key k is uniqueMillisFirst+k ms
 )
 
-// uniqueRun is what the unique probes submitted: per key, the ids the
-// submissions returned, in order.
-type uniqueRun struct {
+// probeRun is what one kind of admission probe submitted: per key, the
+// ids its submissions returned, in order.
+type probeRun struct {
 	mu  sync.Mutex
-	ids [uniqueKeys][]uuid.UUID
-	n   int
+	ids map[int][]uuid.UUID
 }
 
-// submitUnique runs the unique probes until ctx (the fault phase) ends.
-func (h *harness) submitUnique(ctx context.Context) error {
+// probe is one kind of admission probe.
+type probe struct {
+	name  string
+	plant string // the plant that strips its admission on the way to the store
+	every time.Duration
+	keys  int // each submission's key is drawn from 0..keys-1
+	at    int // submissions at once
+	seed  uint64
+	opt   func(key int) ratchet.SubmitOption
+	run   *probeRun
+}
+
+// submitProbes runs p until ctx (the fault phase) ends, on a store that
+// keeps unique keys: every p.every, p.at submissions at once, each of a
+// sleep job under the option of its key.
+func (h *harness) submitProbes(ctx context.Context, p probe) error {
 	if spi.CapabilitiesOf(h.store.Store).Unique == nil {
 		return nil
 	}
 	store := h.store.Store
-	if h.sc.Plant == PlantUnique {
+	if h.sc.Plant == p.plant {
 		store = stripUnique{store}
 	}
 	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
@@ -60,9 +73,8 @@ func (h *harness) submitUnique(ctx context.Context) error {
 		return err
 	}
 	tasks := NewTasks(nil)
-	once := ratchet.WithUnique(ratchet.UniqueOpts{ByArgs: true})
-	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), 0x756e_6971))
-	ticker := time.NewTicker(uniqueEvery)
+	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), p.seed))
+	ticker := time.NewTicker(p.every)
 	defer ticker.Stop()
 	for {
 		select {
@@ -70,25 +82,27 @@ func (h *harness) submitUnique(ctx context.Context) error {
 			return nil
 		case <-ticker.C:
 		}
-		var keys [uniqueSubmitters]int
+		keys := make([]int, p.at)
 		for i := range keys {
-			keys[i] = rng.IntN(uniqueKeys)
+			keys[i] = rng.IntN(p.keys)
 		}
 		var wg sync.WaitGroup
-		errs := make([]error, uniqueSubmitters)
+		errs := make([]error, len(keys))
 		for i, k := range keys {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				id, err := tasks.Sleep.Submit(ctx, client, SleepArgs{Millis: uniqueMillisFirst + k}, once)
+				id, err := tasks.Sleep.Submit(ctx, client, SleepArgs{Millis: uniqueMillisFirst + k}, p.opt(k))
 				if err != nil {
 					errs[i] = err
 					return
 				}
-				h.uniques.mu.Lock()
-				h.uniques.ids[k] = append(h.uniques.ids[k], id)
-				h.uniques.n++
-				h.uniques.mu.Unlock()
+				p.run.mu.Lock()
+				if p.run.ids == nil {
+					p.run.ids = map[int][]uuid.UUID{}
+				}
+				p.run.ids[k] = append(p.run.ids[k], id)
+				p.run.mu.Unlock()
 				h.mu.Lock()
 				h.submitted[id] = SleepTask
 				h.mu.Unlock()
@@ -97,18 +111,26 @@ func (h *harness) submitUnique(ctx context.Context) error {
 		wg.Wait()
 		for _, err := range errs {
 			if err != nil && ctx.Err() == nil {
-				return fmt.Errorf("chaos: a unique probe's submission: %w", err)
+				return fmt.Errorf("chaos: a %s probe's submission: %w", p.name, err)
 			}
 		}
 	}
 }
 
+// submitUnique runs the unique probes until ctx (the fault phase) ends.
+func (h *harness) submitUnique(ctx context.Context) error {
+	once := ratchet.WithUnique(ratchet.UniqueOpts{ByArgs: true})
+	return h.submitProbes(ctx, probe{name: "unique", plant: PlantUnique, every: uniqueEvery, keys: uniqueKeys, at: uniqueSubmitters,
+		seed: 0x756e_6971, opt: func(int) ratchet.SubmitOption { return once }, run: &h.uniques})
+}
+
 // checkUnique checks the unique probes against the jobs at the end.
-func checkUnique(u *uniqueRun, jobs map[uuid.UUID]*ratchet.Job) []Violation {
+func checkUnique(u *probeRun, jobs map[uuid.UUID]*ratchet.Job) []Violation {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var out []Violation
-	for k, ids := range u.ids {
+	for k := range uniqueKeys {
+		ids := u.ids[k]
 		var order []uuid.UUID // the key's jobs, in the order submissions first returned them
 		for _, id := range ids {
 			if !slices.Contains(order, id) {
@@ -179,72 +201,19 @@ const (
 // submitDebounced runs the debounce probes until ctx (the fault phase)
 // ends.
 func (h *harness) submitDebounced(ctx context.Context) error {
-	if spi.CapabilitiesOf(h.store.Store).Unique == nil {
-		return nil
-	}
-	store := h.store.Store
-	if h.sc.Plant == PlantDebounce {
-		store = stripUnique{store}
-	}
-	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return err
-	}
-	tasks := NewTasks(nil)
-	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), 0x6465_626f))
-	ticker := time.NewTicker(debounceEvery)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
-		k := rng.IntN(debounceKeys)
-		opt := ratchet.WithDebounce(fmt.Sprint("chaos-probe-", k), debounceWindow, ratchet.DebounceLeading())
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for i := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				id, err := tasks.Sleep.Submit(ctx, client, SleepArgs{Millis: 1}, opt)
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				h.debounces.mu.Lock()
-				h.debounces.ids[k] = append(h.debounces.ids[k], id)
-				h.debounces.n++
-				h.debounces.mu.Unlock()
-				h.mu.Lock()
-				h.submitted[id] = SleepTask
-				h.mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil && ctx.Err() == nil {
-				return fmt.Errorf("chaos: a debounce probe's submission: %w", err)
-			}
-		}
-	}
-}
-
-// debounceRun is what the debounce probes submitted: per key, the ids the
-// submissions returned.
-type debounceRun struct {
-	mu  sync.Mutex
-	ids [debounceKeys][]uuid.UUID
-	n   int
+	return h.submitProbes(ctx, probe{name: "debounce", plant: PlantDebounce, every: debounceEvery, keys: debounceKeys, at: 2,
+		seed: 0x6465_626f, run: &h.debounces, opt: func(k int) ratchet.SubmitOption {
+			return ratchet.WithDebounce(fmt.Sprint("chaos-probe-", k), debounceWindow, ratchet.DebounceLeading())
+		}})
 }
 
 // checkDebounced checks the debounce probes against the jobs at the end.
-func checkDebounced(d *debounceRun, jobs map[uuid.UUID]*ratchet.Job) []Violation {
+func checkDebounced(d *probeRun, jobs map[uuid.UUID]*ratchet.Job) []Violation {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []Violation
-	for k, ids := range d.ids {
+	for k := range debounceKeys {
+		ids := d.ids[k]
 		var mine []*ratchet.Job
 		for _, id := range ids {
 			if j := jobs[id]; j != nil && !slices.Contains(mine, j) {

@@ -12,48 +12,53 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
+// raceInserts inserts each of jobs in an InsertJobs of its own, all at
+// once, spread over the store's handles (two when Harness.Reopen gives
+// one), and returns each one's result, failing the case on an error.
+func (f *fixture) raceInserts(t tb, jobs []*spi.Job) []spi.InsertResult {
+	handles := f.handles()
+	res := make([]spi.InsertResult, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w, j := range jobs {
+		s := handles[w%len(handles)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			r, err := s.InsertJobs(f.ctx, []*spi.Job{j}, spi.InsertOptions{})
+			if err == nil && len(r) != 1 {
+				err = fmt.Errorf("%d results for 1 job", len(r))
+			}
+			errs[w] = err
+			if err == nil {
+				res[w] = r[0]
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for w, err := range errs {
+		require.NoError(t, err, "writer %d", w)
+	}
+	return res
+}
+
 // keyRaceCase is the Idempotency case of writers racing on one key.
 func keyRaceCase() testCase {
 	return testCase{"OneKeyRace", func(t tb, f *fixture) {
-		// Writers (on two handles when Harness.Reopen gives one) race
-		// to insert one idempotency key: one job is written and every
-		// writer gets its id.
-		handles := []spi.Store{f.s}
-		if o := f.reopen(); o != nil {
-			handles = append(handles, o)
-		}
+		// Writers race to insert one idempotency key: one job is written
+		// and every writer gets its id.
 		const writers = 8
 		for round := range 3 {
 			jobs := make([]*spi.Job, writers)
 			for w := range jobs {
-				jobs[w] = f.newJob()
-				jobs[w].IdempotencyKey = fmt.Sprint("race-", round)
+				jobs[w] = f.newJob(withKey(fmt.Sprint("race-", round)))
 			}
-			res := make([]spi.InsertResult, writers)
-			errs := make([]error, writers)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for w := range writers {
-				s := handles[w%len(handles)]
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					r, err := s.InsertJobs(f.ctx, []*spi.Job{jobs[w]}, spi.InsertOptions{})
-					if err == nil && len(r) != 1 {
-						err = fmt.Errorf("%d results for 1 job", len(r))
-					}
-					errs[w] = err
-					if err == nil {
-						res[w] = r[0]
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
+			res := f.raceInserts(t, jobs)
 			winners := 0
 			for w := range writers {
-				require.NoError(t, errs[w], "round %d, writer %d", round, w)
 				if !res[w].Duplicate {
 					winners++
 				}

@@ -2,7 +2,6 @@ package tck
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -112,7 +111,6 @@ func uniqueCases() []testCase {
 			// to insert one unique key: one job is written, and every
 			// writer gets its id.
 			us := capability[spi.UniqueStore](f, "spi.UniqueStore")
-			handles := f.handles()
 			const writers = 8
 			for round := range 4 {
 				key := fmt.Sprint("race-", round)
@@ -120,31 +118,9 @@ func uniqueCases() []testCase {
 				for w := range jobs {
 					jobs[w] = f.newJob(withUnique(key, unheld...))
 				}
-				res := make([]spi.InsertResult, writers)
-				errs := make([]error, writers)
-				var wg sync.WaitGroup
-				start := make(chan struct{})
-				for w := range writers {
-					s := handles[w%len(handles)]
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						<-start
-						r, err := s.InsertJobs(f.ctx, []*spi.Job{jobs[w]}, spi.InsertOptions{})
-						if err == nil && len(r) != 1 {
-							err = fmt.Errorf("%d results for 1 job", len(r))
-						}
-						errs[w] = err
-						if err == nil {
-							res[w] = r[0]
-						}
-					}()
-				}
-				close(start)
-				wg.Wait()
+				res := f.raceInserts(t, jobs)
 				winners := 0
 				for w := range writers {
-					require.NoError(t, errs[w], "round %d, writer %d", round, w)
 					if !res[w].Duplicate {
 						winners++
 					}

@@ -43,15 +43,9 @@ type debounceRig struct {
 // transaction of its own for odd n when the store joins one.
 func (r *debounceRig) submit(ctx context.Context, n, k int, w time.Duration) (uuid.UUID, error) {
 	opt := ratchet.WithDebounce(fmt.Sprint("doc-", k), w)
-	if r.inTx == nil || n%2 == 0 {
-		return debounceTask.Submit(ctx, r.client, k, opt)
-	}
-	var id uuid.UUID
-	err := r.inTx(ctx, func(tx any) (err error) {
-		id, err = debounceTask.Submit(ctx, r.client, k, opt, ratchet.InTx(tx))
-		return err
+	return submitHalfInTx(ctx, r.inTx, n, func(opts ...ratchet.SubmitOption) (uuid.UUID, error) {
+		return debounceTask.Submit(ctx, r.client, k, append(opts, opt)...)
 	})
-	return id, err
 }
 
 // checkDebounced checks that the submissions made exactly one job per key

@@ -65,12 +65,21 @@ func (r *uniqueRig) submit(ctx context.Context, n int) (uuid.UUID, error) {
 	pair := n % uniquePairs
 	c := r.clients[pair/(uniquePairs/2)]
 	args := pair % (uniquePairs / 2)
-	if r.inTx == nil || n%2 == 0 {
-		return uniqueTask.Submit(ctx, c, args, uniqueOpt)
+	return submitHalfInTx(ctx, r.inTx, n, func(opts ...ratchet.SubmitOption) (uuid.UUID, error) {
+		return uniqueTask.Submit(ctx, c, args, append(opts, uniqueOpt)...)
+	})
+}
+
+// submitHalfInTx makes submission n with submit: inside a transaction of
+// its own (inTx) for odd n when the store joins one, else alone.
+func submitHalfInTx(ctx context.Context, inTx func(ctx context.Context, fn func(tx any) error) error, n int,
+	submit func(opts ...ratchet.SubmitOption) (uuid.UUID, error)) (uuid.UUID, error) {
+	if inTx == nil || n%2 == 0 {
+		return submit()
 	}
 	var id uuid.UUID
-	err := r.inTx(ctx, func(tx any) (err error) {
-		id, err = uniqueTask.Submit(ctx, c, args, uniqueOpt, ratchet.InTx(tx))
+	err := inTx(ctx, func(tx any) (err error) {
+		id, err = submit(ratchet.InTx(tx))
 		return err
 	})
 	return id, err
