@@ -316,8 +316,8 @@ type ClaimHeld struct {
 	// over (of the candidates it read).
 	Jobs int
 	// Room is how long after the claim, by the database's clock, one of
-	// those windows has room again (at least a microsecond); zero when
-	// none was full.
+	// those windows has room again, rounded up to the millisecond; zero
+	// when none was full.
 	Room time.Duration
 }
 
@@ -327,7 +327,8 @@ func (h *ClaimHeld) Hold(n int, room time.Duration) {
 	if h == nil || n <= 0 {
 		return
 	}
-	room = max(room, time.Microsecond)
+	// Whole milliseconds, rounded up: a wait no finer than the pollers'.
+	room = max(room, time.Microsecond).Truncate(time.Millisecond) + time.Millisecond
 	h.Jobs += n
 	if h.Room == 0 || room < h.Room {
 		h.Room = room

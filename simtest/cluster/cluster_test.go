@@ -290,10 +290,10 @@ func TestJobControlIsChecked(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // The nodes run the engine's parts, with what the engine does under load
-// and faults: seed 11 has two claims in flight at once, gives back jobs
+// and faults: seed 4 has two claims in flight at once, gives back jobs
 // over a task's limit, and retries completion writes.
 func TestNodesRunTheEnginesParts(t *testing.T) {
-	rep, err := cluster.Simulate(11, cluster.Scenario{})
+	rep, err := cluster.Simulate(4, cluster.Scenario{})
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.MaxClaimsInFlight)
 	assert.Positive(t, rep.GiveBacks)

@@ -49,7 +49,7 @@ func (w *world) submitDebounced(client *ratchet.Client) error {
 	case 2:
 		opts = append(opts, ratchet.DebounceLeading())
 	}
-	now := w.now()
+	now := w.now().Truncate(time.Microsecond) // the client's clock, as it stamps a job
 	h, open := u.debounced[key]
 	joins := open && now.Before(h.until) && (mode == 2 || h.job.status == spi.StatusPending)
 	payload := fmt.Appendf(nil, `{"d":%d}`, arg)

@@ -86,7 +86,7 @@ func (w *world) submitRated() error {
 	}
 	r := rateLimits[w.rq.rng.IntN(len(rateLimits))]
 	k := 1 + w.rq.rng.IntN(3)
-	now := w.now()
+	now := w.now().Truncate(time.Microsecond) // the client's clock, as it stamps a job
 	var desc string
 	for range k {
 		id, err := client.SubmitRaw(w.ctx, "work", []byte(`{"rate":true}`), ratchet.WithRateLimit(r.key, r.n, r.period))

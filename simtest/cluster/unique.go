@@ -132,7 +132,7 @@ func (w *world) submitUnique() error {
 	preset := u.rng.IntN(len(uniquePresets))
 	o := uniquePresets[preset]
 	args := u.rng.IntN(3)
-	now := w.now()
+	now := w.now().Truncate(time.Microsecond) // the client's clock, as it stamps a job
 	k := ukey{args: -1, period: o.ByPeriod}
 	if o.ByArgs {
 		k.args = args
