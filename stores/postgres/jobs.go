@@ -35,7 +35,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOpt
 		return nil, fail("insert jobs", err)
 	case len(jobs) == 0:
 		return []spi.InsertResult{}, nil
-	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !uniqueBatch(jobs):
+	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !p.unique:
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)
@@ -136,6 +136,7 @@ type insertPlan struct {
 	keyless []int // indexes of the jobs without a key
 	params  []pgtype.Text
 	suffix  string // of the wakeup's payload: see sourceSuffix
+	unique  bool   // a job carries a unique key (unique.go)
 }
 
 // planInsert validates a batch (spi.ValidateJobs) and plans its insert
@@ -156,6 +157,7 @@ func planInsert(jobs []*spi.Job, o spi.InsertOptions) (*insertPlan, error) {
 			}
 			p.params[i] = pgtype.Text{String: b, Valid: true}
 		}
+		p.unique = p.unique || j.Unique != nil
 		k := j.IdempotencyKey
 		if k == "" {
 			p.keyless = append(p.keyless, i)
@@ -183,9 +185,12 @@ func (p *insertPlan) useCopy() bool { return len(p.keyless) >= CopyThreshold }
 func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.InsertResult, error) {
 	res := make([]spi.InsertResult, len(p.jobs))
 	var inserted map[uuid.UUID]bool // ids of keyed jobs the statement wrote
-	dups, err := s.admitUnique(ctx, q, p.jobs)
-	if err != nil {
-		return nil, err
+	var dups map[int]uuid.UUID
+	var err error
+	if p.unique {
+		if dups, err = s.admitUnique(ctx, q, p.jobs); err != nil {
+			return nil, err
+		}
 	}
 	if len(dups) > 0 { // a unique job carries no idempotency key: its index is in keyless
 		p.keyless = slices.DeleteFunc(p.keyless, func(i int) bool { _, dup := dups[i]; return dup })
@@ -220,7 +225,7 @@ func (s *Store) insert(ctx context.Context, q dbtx, p *insertPlan) ([]spi.Insert
 			return nil, err
 		}
 	}
-	if uniqueBatch(p.jobs) {
+	if p.unique {
 		if err := s.holdUnique(ctx, q, p.jobs, p.keyless); err != nil {
 			return nil, err
 		}

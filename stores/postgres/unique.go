@@ -37,16 +37,6 @@ func (s *statements) uniqueStatements(r *strings.Replacer) {
 	s.uniqueHolder = r.Replace(`SELECT job_id FROM {unique} WHERE unique_key = $1`)
 }
 
-// uniqueBatch reports whether any job of jobs carries a unique key.
-func uniqueBatch(jobs []*spi.Job) bool {
-	for _, j := range jobs {
-		if j.Unique != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // admitUnique decides the unique keys of jobs (spi.UniqueOrder) through q,
 // a transaction, and returns the holder of each job that is a duplicate,
 // by index, the later jobs of a key in the batch included.

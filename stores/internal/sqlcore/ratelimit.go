@@ -84,16 +84,25 @@ func (d Dialect[T]) countRates(ctx context.Context, tx *sql.Tx, resources []stri
 	return rateCount{now: now, oldest: oldest}, nil
 }
 
+// admitted returns the set of ids, the candidates a claim admitted, when
+// it counted rate limits (nil otherwise: nothing needs it).
+func (rc rateCount) admitted(ids []uuid.UUID) map[uuid.UUID]bool {
+	if rc.now.IsZero() {
+		return nil
+	}
+	set := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
+}
+
 // heldBack reports to p.Held the rate-limited candidates the claim passed
 // over because their window was full (held, after the admission), and
 // when the first of those windows has room again.
-func (rc rateCount) heldBack(p spi.ClaimParams, cands []Candidate, ids []uuid.UUID, held map[string]int64) {
+func (rc rateCount) heldBack(p spi.ClaimParams, cands []Candidate, admitted map[uuid.UUID]bool, held map[string]int64) {
 	if rc.now.IsZero() || p.Held == nil {
 		return
-	}
-	admitted := make(map[uuid.UUID]bool, len(ids))
-	for _, id := range ids {
-		admitted[id] = true
 	}
 	passed := map[string]int{}
 	for _, c := range cands {
@@ -112,14 +121,10 @@ func (rc rateCount) heldBack(p spi.ClaimParams, cands []Candidate, ids []uuid.UU
 }
 
 // recordRates adds, at now (the count's time), the starts of the
-// admitted candidates (ids) to the logs of their rate resources.
-func (d Dialect[T]) recordRates(ctx context.Context, tx *sql.Tx, cands []Candidate, ids []uuid.UUID, now time.Time) error {
+// admitted candidates to the logs of their rate resources.
+func (d Dialect[T]) recordRates(ctx context.Context, tx *sql.Tx, cands []Candidate, admitted map[uuid.UUID]bool, now time.Time) error {
 	if now.IsZero() {
 		return nil
-	}
-	admitted := make(map[uuid.UUID]bool, len(ids))
-	for _, id := range ids {
-		admitted[id] = true
 	}
 	starts := map[string]int64{}
 	var order []string

@@ -101,11 +101,12 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	if err != nil {
 		return nil, err
 	}
-	rates.heldBack(p, cands, ids, held)
+	admitted := rates.admitted(ids)
+	rates.heldBack(p, cands, admitted, held)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	if err := d.recordRates(ctx, tx, cands, ids, rates.now); err != nil {
+	if err := d.recordRates(ctx, tx, cands, admitted, rates.now); err != nil {
 		return nil, err
 	}
 	if d.Chosen != nil {
