@@ -259,6 +259,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if err == nil {
 		err = c.checkRate(cfg)
 	}
+	if err == nil {
+		err = c.checkSequence(cfg)
+	}
 	if err == nil && len(cfg.callbacks) > 0 {
 		switch {
 		case cfg.idempotencyKey != "":
@@ -279,10 +282,17 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	if cfg.unique != nil {
 		uniques = make([]*spi.Unique, len(payloads))
 	}
+	var sequences []*spi.Sequence
+	if cfg.sequence != nil {
+		sequences = make([]*spi.Sequence, len(payloads))
+	}
 	for i, p := range payloads { // payloads is the caller's own slice, built for this call
 		jobIDs[i] = c.ids.next(now)
 		if uniques != nil {
 			uniques[i] = cfg.unique.uniqueFor(task, p, now)
+		}
+		if sequences != nil {
+			sequences[i] = cfg.sequence.spiSequence(p)
 		}
 		b, err := c.pipe.EncodeBytes(ctx, JobRef(SurfaceTask, jobIDs[i]), task, p)
 		if err != nil {
@@ -319,6 +329,9 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 		if debounced != nil {
 			j.Unique = debounced
+		}
+		if sequences != nil {
+			j.Sequence = sequences[i]
 		}
 		if err := c.authorize(ctx, SurfaceTask, j, ""); err != nil {
 			return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)

@@ -24,6 +24,7 @@ type submitConfig struct {
 	idempotencyKey string
 	unique         *UniqueOpts
 	debounce       *debounce
+	sequence       *sequence
 	resource       string
 	resourceLimit  int
 	tx             any

@@ -225,6 +225,8 @@ func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinitio
 		job.errs = append(job.errs, invalidArg("WithIdempotencyKey does not apply to a schedule's jobs: each slot's key is its own"))
 	case spi.IsRateResource(job.resource) && spi.CapabilitiesOf(c.store).Rates == nil:
 		job.errs = append(job.errs, fmt.Errorf("WithRateLimit: %w: store %T keeps no rate limits", ErrUnsupported, c.store))
+	case job.sequence != nil:
+		job.errs = append(job.errs, invalidArg("WithSequenceKey does not apply to a schedule's jobs"))
 	case job.unique != nil || job.debounce != nil:
 		job.errs = append(job.errs, invalidArg("WithUnique and WithDebounce do not apply to a schedule's jobs: each slot's idempotency key already makes it one job"))
 	case !job.startBy.IsZero():

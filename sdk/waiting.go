@@ -39,6 +39,10 @@ const (
 	WaitingRateLimited WaitKind = "rate-limited"
 	// WaitingDependencies: BLOCKED until its parents in a workflow finish.
 	WaitingDependencies WaitKind = "dependencies"
+	// WaitingSequence: BLOCKED until the job before it in its sequence
+	// finishes (WithSequenceKey), or, held, until that failed job is
+	// retried.
+	WaitingSequence WaitKind = "sequence"
 	// WaitingSignal: WAITING for a signal.
 	WaitingSignal WaitKind = "signal"
 )
@@ -104,5 +108,30 @@ func (c *Client) waiting(ctx context.Context, j *Job) (*Waiting, error) {
 			rate = &ws[0]
 		}
 	}
+	if w := spi.CapabilitiesOf(c.store).Workflows; w != nil && j.Status == StatusBlocked {
+		ds, err := w.Dependencies(ctx, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		if wt := sequenceWaiting(ds); wt != nil {
+			return wt, nil
+		}
+	}
 	return waitingOf(j, c.now(), paused, rate), nil
+}
+
+// sequenceWaiting says why a BLOCKED job with dependencies ds waits on its
+// sequence's link; nil when it has none that has not finished.
+func sequenceWaiting(ds []spi.Dependency) *Waiting {
+	for _, d := range ds {
+		if d.Allow&spi.AllowSequence == 0 || d.ParentStatus != "" {
+			continue
+		}
+		detail := fmt.Sprintf("waits for job %s, the one before it in its sequence, to finish", d.ParentID)
+		if d.Allow&spi.HoldOnFailure != 0 {
+			detail += " (a failure of it holds the sequence until it is retried; cancel this job to take it out of the sequence)"
+		}
+		return &Waiting{Kind: WaitingSequence, Detail: detail}
+	}
+	return nil
 }

@@ -484,7 +484,7 @@ func (cfg *submitConfig) submissionOnly() error {
 // empty reports whether no option was set.
 func (cfg *submitConfig) empty() bool {
 	return cfg.delay == 0 && cfg.at.IsZero() && cfg.maxRetries == nil && cfg.backoff == "" && cfg.priority == nil &&
-		len(cfg.tags) == 0 && len(cfg.params) == 0 && len(cfg.properties) == 0 && cfg.idempotencyKey == "" && cfg.unique == nil && cfg.debounce == nil &&
+		len(cfg.tags) == 0 && len(cfg.params) == 0 && len(cfg.properties) == 0 && cfg.idempotencyKey == "" && cfg.unique == nil && cfg.debounce == nil && cfg.sequence == nil &&
 		cfg.resource == "" && cfg.tx == nil && cfg.afterCommit == nil && len(cfg.callbacks) == 0
 }
 
@@ -509,6 +509,8 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 		return nil, invalidArg("a workflow step cannot carry an idempotency key")
 	case cfg.unique != nil || cfg.debounce != nil:
 		return nil, invalidArg("a workflow step, batch child or callback cannot be unique or debounced (WithUnique, WithDebounce)")
+	case cfg.sequence != nil:
+		return nil, invalidArg("a workflow step, batch child or callback cannot be in a sequence (WithSequenceKey): its workflow orders it")
 	case len(cfg.callbacks) > 0:
 		return nil, invalidArg("OnSuccess and OnFailure options go to Submit; in a workflow use Step.OnSuccess and Step.OnFailure")
 	case cfg.signal != "" || cfg.signalKey != "":

@@ -90,6 +90,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Unique
 	case *spi.RateLimitStore:
 		v = caps.Rates
+	case *spi.SequenceStore:
+		v = caps.Sequences
 	}
 	c, ok := v.(C)
 	return c, ok

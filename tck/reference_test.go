@@ -84,6 +84,7 @@ var capabilityGroups = map[string]string{
 	"Unique":       "spi.UniqueStore",
 	"Debounce":     "spi.UniqueStore",
 	"RateLimit":    "spi.RateLimitStore",
+	"Sequence":     "spi.SequenceStore",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -349,6 +350,9 @@ var plantedBugs = []struct {
 	{"claim ignores rate limits", []string{"RateLimit/HoldsBackPastTheLimit", "RateLimit/WindowSlides"}},
 	{"a rate limit's starts are not recorded", []string{"RateLimit/HoldsBackPastTheLimit", "RateLimit/WindowSlides"}},
 	{"a rate limit counted per node", []string{"RateLimit/HoldsBackPastTheLimit"}},
+	{"a sequence lets a later job pass a running one", []string{"Sequence/JoinsBehindARunningJob"}},
+	{"a sequence ignores its hold on failure", []string{"Sequence/FailureHolds"}},
+	{"a cancelled job of a sequence releases its successor", []string{"Sequence/CancelHandsOver"}},
 }
 
 func TestRefCatchesEveryBug(t *testing.T) {

@@ -134,6 +134,7 @@ func groups() []group {
 		{"Idempotency", idempotencyCases()},
 		{"Unique", uniqueCases()},
 		{"Debounce", debounceCases()},
+		{"Sequence", sequenceCases()},
 		{"List", listCases()},
 		{"Count", counterCases()},
 		{"Claim", claimCases()},

@@ -169,6 +169,8 @@ func ValidateBatchChunk(c BatchChunk) error {
 			return fmt.Errorf("batch %s: child %s carries an idempotency key; batch children cannot", c.BatchID, j.ID)
 		case j.Unique != nil:
 			return fmt.Errorf("batch %s: child %s has a unique key; batch children cannot", c.BatchID, j.ID)
+		case j.Sequence != nil:
+			return fmt.Errorf("batch %s: child %s has a sequence key; batch children cannot", c.BatchID, j.ID)
 		}
 	}
 	return nil

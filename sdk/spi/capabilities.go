@@ -64,6 +64,8 @@ type Capabilities struct {
 	Unique UniqueStore
 	// Rates honours rate limits (RateResource) in claims.
 	Rates RateLimitStore
+	// Sequences honours Job.Sequence on insert.
+	Sequences SequenceStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -110,5 +112,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Finish, _ = s.(FinishPublisher)
 	c.Unique, _ = s.(UniqueStore)
 	c.Rates, _ = s.(RateLimitStore)
+	c.Sequences, _ = s.(SequenceStore)
 	return c
 }

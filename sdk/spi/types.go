@@ -223,6 +223,11 @@ type Job struct {
 	// holding its key is in one of its states (a UniqueStore); inserts
 	// read it, reads leave it nil.
 	Unique *Unique
+
+	// Sequence, when set, puts the job in a FIFO sequence (a
+	// SequenceStore): the insert links it to the sequence's last job;
+	// inserts read it, reads leave it nil.
+	Sequence *Sequence
 }
 
 // Clone returns a deep copy of j.
@@ -260,6 +265,10 @@ func (j *Job) CloneInto(dst *Job) {
 		u := *j.Unique
 		u.States = slices.Clone(u.States)
 		dst.Unique = &u
+	}
+	if j.Sequence != nil {
+		q := *j.Sequence
+		dst.Sequence = &q
 	}
 	if j.Dependencies != nil {
 		dst.Dependencies = make([]Dependency, len(j.Dependencies))
@@ -598,6 +607,9 @@ func ValidateJobs(jobs []*Job) error {
 			return err
 		}
 		if err := validateRate(j); err != nil {
+			return err
+		}
+		if err := validateSequence(j); err != nil {
 			return err
 		}
 	}

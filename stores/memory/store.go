@@ -279,6 +279,9 @@ func (s *Store) writeLocked(jobs []*spi.Job) []spi.InsertResult {
 		s.jobs[c.ID] = c
 		s.insertOrder(c.ID)
 		s.link(c)
+		q := c.Sequence
+		c.Sequence = nil // reads leave it nil: the tail lives in s.uniques
+		s.sequence(c, q)
 		if s.await(c); c.Status == spi.StatusPending {
 			s.enqueue(c)
 		}
@@ -818,6 +821,7 @@ func (s *Store) cancelLocked(j *spi.Job, now time.Time) bool {
 	case j.Status == spi.StatusRunning && !s.bug("CancelJob refuses RUNNING jobs"):
 		s.abortLocked(j, now)
 	case j.Status == spi.StatusPending, j.Status == spi.StatusBlocked && !s.bug("CancelJob refuses BLOCKED jobs"):
+		s.leaveSequence(j, now)
 		s.dequeue(j.ID)
 		spi.Cancelled(now).Apply(j)
 	default:

@@ -48,6 +48,9 @@ func (s *Store) finished(j *spi.Job, now time.Time) {
 		deps := s.deps[cid]
 		for i := range deps {
 			if deps[i].ParentID == j.ID && deps[i].ParentStatus == "" {
+				if deps[i].Allow.Holds(j.Status) && !s.bug("a sequence ignores its hold on failure") {
+					continue
+				}
 				if !s.bug("dependencies do not record the parent's state") {
 					deps[i].ParentStatus = j.Status
 				}

@@ -83,7 +83,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = :1, crash_count = :2, snoozes = :3, scheduled_time = :4, finished_time = NULL, owner_node = NULL", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
-			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = :1 WHERE job_id = :2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = :1", "SELECT parent_id FROM scheduler_job_dep WHERE child_id = :1 AND parent_status IS NULL AND allow_mask >= :2", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = :1 WHERE job_id = :2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (:1)", "COMMIT"}},
 		{"DeliverSignal", with("SELECT j.task_name, j.priority, g.name", one([]string{"task_name", "priority", "name"}, "t", int64(2), "approve"), func() error {
 			r, err := s.DeliverSignal(ctx, j.ID, "approve", []byte(`{}`), t0)
 			assert.Equal(t, spi.ResolvedSignal{JobID: j.ID, TaskName: "t", Name: "approve"}, r)

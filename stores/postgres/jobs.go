@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,7 +36,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOpt
 		return nil, fail("insert jobs", err)
 	case len(jobs) == 0:
 		return []spi.InsertResult{}, nil
-	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !p.unique:
+	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !p.unique && !p.sequence:
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)
@@ -95,7 +96,8 @@ func (s *Store) InsertJobsTx(ctx context.Context, txAny any, jobs []*spi.Job, o 
 }
 
 // link writes the workflow columns and dependencies of a batch just
-// inserted through q (see sqlcore.Dialect.LinkStatements), then makes the
+// inserted through q (see sqlcore.Dialect.LinkStatements), links its
+// sequenced jobs (sqlcore.Dialect.LinkSequences), then makes the
 // jobs it wrote (res: not duplicates) that await a signal WAITING, with
 // their waits (see sqlcore.Dialect.AwaitStatements).
 func (s *Store) link(ctx context.Context, q dbtx, jobs []*spi.Job, res []spi.InsertResult) error {
@@ -103,6 +105,11 @@ func (s *Store) link(ctx context.Context, q dbtx, jobs []*spi.Job, res []spi.Ins
 		if _, err := q.Exec(ctx, st.SQL, st.Args...); err != nil {
 			return fmt.Errorf("link the jobs of a workflow: %w", err)
 		}
+	}
+	// A sequenced job carries no idempotency or unique key: every one
+	// was written.
+	if err := s.dialect.LinkSequences(ctx, pgRowTx{q}, jobs); err != nil {
+		return err
 	}
 	if !sqlcore.SignalBatch(jobs) {
 		return nil
@@ -130,13 +137,14 @@ const CopyThreshold = 256
 // without a key, and the later jobs of a key, which are duplicates of the
 // first.
 type insertPlan struct {
-	jobs    []*spi.Job
-	dupOf   []int // index of the first job with the same key, or -1
-	keyed   []int // indexes of the first job of each key
-	keyless []int // indexes of the jobs without a key
-	params  []pgtype.Text
-	suffix  string // of the wakeup's payload: see sourceSuffix
-	unique  bool   // a job carries a unique key (unique.go)
+	jobs     []*spi.Job
+	dupOf    []int // index of the first job with the same key, or -1
+	keyed    []int // indexes of the first job of each key
+	keyless  []int // indexes of the jobs without a key
+	params   []pgtype.Text
+	suffix   string // of the wakeup's payload: see sourceSuffix
+	unique   bool   // a job carries a unique key (unique.go)
+	sequence bool   // a job carries a sequence key (link)
 }
 
 // planInsert validates a batch (spi.ValidateJobs) and plans its insert
@@ -158,6 +166,7 @@ func planInsert(jobs []*spi.Job, o spi.InsertOptions) (*insertPlan, error) {
 			p.params[i] = pgtype.Text{String: b, Valid: true}
 		}
 		p.unique = p.unique || j.Unique != nil
+		p.sequence = p.sequence || j.Sequence != nil
 		k := j.IdempotencyKey
 		if k == "" {
 			p.keyless = append(p.keyless, i)
@@ -505,4 +514,20 @@ func (a *insertArrays) args() []any {
 	return []any{a.ids, a.tasks, a.payloads, a.prios, a.due, a.created, a.attempts, a.maxRetries,
 		a.backoff, a.backoffUS, a.seq, a.crash, a.owner, a.claimed, a.finished, a.lastErr,
 		a.result, a.resultType, a.idem, a.params, a.resource, a.resourceLimit, a.trace}
+}
+
+// pgRowTx adapts a pgx transaction to sqlcore.RowTx.
+type pgRowTx struct{ q dbtx }
+
+func (t pgRowTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.q.Exec(ctx, query, args...)
+	return err
+}
+
+func (t pgRowTx) Scan(ctx context.Context, query string, args []any, dest ...any) error {
+	err := t.q.QueryRow(ctx, query, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sql.ErrNoRows
+	}
+	return err
 }

@@ -80,7 +80,7 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 		{"RetryFailedJob", func() error { return s.RetryFailedJob(ctx, j.ID, t0) },
 			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'PENDING', last_error = NULL, attempts = @p1, crash_count = @p2, snoozes = @p3, scheduled_time = @p4, finished_time = NULL, owner_node = NULL", "SELECT d.child_id, c.status, c.last_error FROM scheduler_job_dep d JOIN scheduler_job c ON c.job_id = d.child_id", "COMMIT"}},
 		{"CancelJob", func() error { return s.CancelJob(ctx, j.ID, t0) },
-			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = @p1 WHERE job_id = @p2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)", "COMMIT"}},
+			[]string{"BEGIN", "UPDATE scheduler_job SET status = 'CANCELLED', finished_time = @p1", "SELECT parent_id FROM scheduler_job_dep WHERE child_id = @p1 AND parent_status IS NULL AND allow_mask >= @p2", "UPDATE scheduler_job_signal SET outcome = 'CANCELLED', resolved_at = @p1 WHERE job_id = @p2 AND outcome IS NULL", "SELECT job_id FROM scheduler_job WHERE dep_children > 0 AND job_id IN (@p1)", "COMMIT"}},
 		{"DeliverSignal", func() error {
 			answer["SELECT j.task_name, j.priority, g.name"] = one([]string{"task_name", "priority", "name"}, "t", int64(2), []byte("approve"))
 			defer delete(answer, "SELECT j.task_name, j.priority, g.name")

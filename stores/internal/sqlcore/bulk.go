@@ -201,7 +201,12 @@ func (c Core[T]) cancelOne(ctx context.Context, tx *sql.Tx, id uuid.UUID, now ti
 	if err != nil || n == 0 {
 		return cancelled{}, err
 	}
+	handed := false
 	if !res.aborted {
+		// A job that waited on its sequence's link leaves the sequence.
+		if handed, err = c.cfg.D.leaveSequence(ctx, tx, id, now); err != nil {
+			return cancelled{}, err
+		}
 		// Only a job that was WAITING has an unresolved wait.
 		q, args = c.cfg.D.Syntax.cancelWait(id, now)
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
@@ -209,6 +214,7 @@ func (c Core[T]) cancelOne(ctx context.Context, tx *sql.Tx, id uuid.UUID, now ti
 		}
 	}
 	res.released, err = c.finishWithDependents(ctx, tx, []uuid.UUID{id}, spi.StatusCancelled, now)
+	res.released = res.released || handed
 	res.ok = err == nil
 	return res, err
 }

@@ -200,6 +200,9 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 			return nil, err
 		}
 	}
+	if err := d.LinkSequences(ctx, SQLRowTx(q), fresh); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

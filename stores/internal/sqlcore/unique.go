@@ -142,3 +142,9 @@ func (c Core[T]) UniqueHolder(ctx context.Context, key string) (uuid.UUID, error
 	})
 	return h, err
 }
+
+// SequenceTail implements [spi.SequenceStore]: a sequence's tail lives in
+// the row of its key in {unique} (sequence.go).
+func (c Core[T]) SequenceTail(ctx context.Context, key string) (uuid.UUID, error) {
+	return c.UniqueHolder(ctx, key)
+}

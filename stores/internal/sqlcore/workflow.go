@@ -124,13 +124,19 @@ func (d Dialect[T]) finish(ctx context.Context, tx *sql.Tx, parents []finished, 
 	s := &d.Syntax
 	changed := false
 	for _, p := range parents {
+		// A failure leaves the links that hold on it waiting
+		// (spi.HoldOnFailure, the highest Allow bit).
+		held, heldArgs := "", []any(nil)
+		if p.status == spi.StatusFailed {
+			held, heldArgs = " AND allow_mask < ?", []any{int64(spi.HoldOnFailure)}
+		}
 		// The status and due time read dep_waiting before it changes
 		// (MySQL assigns in order, the others all at once).
 		q, args := s.SQL(`UPDATE {job} SET status = CASE WHEN dep_waiting <= 1 THEN 'PENDING' ELSE status END,
 		scheduled_time = CASE WHEN dep_waiting <= 1 AND scheduled_time < ? THEN ? ELSE scheduled_time END,
 		dep_waiting = dep_waiting - 1
-	WHERE status = 'BLOCKED' AND job_id IN (SELECT child_id FROM {dep} WHERE parent_id = ? AND parent_status IS NULL)`,
-			s.time(now), s.time(now), s.id(p.id))
+	WHERE status = 'BLOCKED' AND job_id IN (SELECT child_id FROM {dep} WHERE parent_id = ? AND parent_status IS NULL`+held+`)`,
+			append([]any{s.time(now), s.time(now), s.id(p.id)}, heldArgs...)...)
 		r, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return changed, fmt.Errorf("release the dependents of job %s: %w", p.id, err)
@@ -138,7 +144,7 @@ func (d Dialect[T]) finish(ctx context.Context, tx *sql.Tx, parents []finished, 
 		if n, _ := r.RowsAffected(); n > 0 {
 			changed = true
 		}
-		q, args = s.SQL("UPDATE {dep} SET parent_status = ? WHERE parent_id = ? AND parent_status IS NULL", string(p.status), s.id(p.id))
+		q, args = s.SQL("UPDATE {dep} SET parent_status = ? WHERE parent_id = ? AND parent_status IS NULL"+held, append([]any{string(p.status), s.id(p.id)}, heldArgs...)...)
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return changed, fmt.Errorf("record the state of job %s on its dependents: %w", p.id, err)
 		}
