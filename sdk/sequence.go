@@ -86,7 +86,7 @@ func (c *Client) checkSequence(cfg *submitConfig) error {
 		return invalidArg("a job with OnSuccess or OnFailure callbacks cannot be in a sequence (WithSequenceKey)")
 	case cfg.signal != "" || cfg.signalKey != "":
 		return invalidArg("AwaitSignal and WithSequenceKey: a sequenced job cannot wait for a signal from its submission")
-	case spi.CapabilitiesOf(c.store).Sequences == nil:
+	case spi.CapabilitiesOf(c.store).Sequences == nil || spi.CapabilitiesOf(c.store).Workflows == nil:
 		return fmt.Errorf("WithSequenceKey: %w: store %T keeps no sequences", ErrUnsupported, c.store)
 	}
 	return nil

@@ -166,6 +166,11 @@ type sjob struct {
 	sig *ssig
 	// batch is the batch the job is a child of; nil for none.
 	batch *sbatch
+	// seqKey is the sequence the job was submitted to; empty for none.
+	// retried marks a job of one that a DLQ retry ran again: the jobs
+	// after it may have started already (continuing on its failure).
+	seqKey  string
+	retried bool
 }
 
 func (j *sjob) String() string {
@@ -792,6 +797,9 @@ func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 		return
 	}
 	if op == "cancel" {
+		if j.status == spi.StatusBlocked {
+			w.leaveSequence(j, now)
+		}
 		if j.status == spi.StatusRunning {
 			j.abortedSeq = j.seq
 			w.wakeChecks()
@@ -801,6 +809,7 @@ func (w *world) checkAdmin(op string, j *sjob, err error, now time.Time) {
 		return
 	}
 	w.setStatus(j, spi.StatusPending)
+	j.retried = j.seqKey != ""
 	j.lastErr, j.attempts, j.crash, j.snoozes, j.due, j.finishedAt, j.owner = "", 0, 0, 0, now, time.Time{}, ""
 	j.claims, j.recoveries, j.releases, j.gated = 0, 0, 0, 0
 	w.reviveFlow(j)

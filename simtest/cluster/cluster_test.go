@@ -229,9 +229,11 @@ func TestAgingProbe(t *testing.T) {
 		assert.Equal(t, 5*boost+time.Duration(a.TotalSlots+2)*a.MaxClaimGap, a.Bound)
 		assert.Positive(t, a.FloodJobs)
 	}
-	// About half the seeds drain their queue in time for the probe (19 of
-	// these 40, 28 of seeds 1..60 when start-by deadlines came in).
-	assert.GreaterOrEqual(t, ran, 14, "many seeds run the probe")
+	// About a third of the seeds drain their queue in time for the probe
+	// (19 of these 40, 28 of seeds 1..60 when start-by deadlines came in;
+	// 13 of these 40 with sequences, whose jobs held by a failure wait
+	// for the heal phase's operator).
+	assert.GreaterOrEqual(t, ran, 12, "many seeds run the probe")
 }
 
 func TestScenarioOptions(t *testing.T) {

@@ -97,6 +97,10 @@ var engineBugs = map[string]string{
 	// The client writes a rate limit's period halved: a key starts twice
 	// as many jobs in a period as it may.
 	"rate-limit-period-halved": invRateLimit,
+	// The client derives a sequence's key from the job's arguments too:
+	// jobs of one sequence with other arguments do not wait on each
+	// other.
+	"sequence-key-by-args": invSequence,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -228,7 +228,7 @@ func (w *world) submitFlow(fjs []flowJob) error {
 func (w *world) flowFinished(j *sjob, now time.Time) {
 	for _, k := range j.kids {
 		for _, e := range k.deps {
-			if e.parent == j && e.recorded == "" {
+			if e.parent == j && e.recorded == "" && !e.allow.Holds(j.status) {
 				e.recorded = j.status
 			}
 		}
@@ -355,7 +355,7 @@ func parentsOf(j *sjob) []*sjob {
 func (w *world) dispatch(n *node, x *exec) (run bool, err error) {
 	j := x.job
 	if x.snap.DependencyCount == 0 && len(j.deps) == 0 {
-		return true, nil
+		return w.checkSequenceStart(n, j), nil
 	}
 	ws := spi.CapabilitiesOf(w.store).Workflows
 	deps, err := ws.Dependencies(w.ctx, j.id)
@@ -380,6 +380,9 @@ func (w *world) dispatch(n *node, x *exec) (run bool, err error) {
 		return false, nil
 	}
 	if decision == spi.DecideRun {
+		if !w.checkSequenceStart(n, j) {
+			return false, nil
+		}
 		w.check(invWorkflowOrder)
 		for _, e := range j.deps {
 			if !e.recorded.Terminal() || !allowsModel(e.allow, e.recorded) {

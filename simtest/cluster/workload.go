@@ -262,6 +262,9 @@ func (w *world) submitTick() error {
 	if w.rateTick() {
 		return w.submitRated()
 	}
+	if w.sequenceTick() {
+		return w.submitSequenced()
+	}
 	k := 1 + w.rng.IntN(4)
 	specs := make([]jobSpec, k)
 	for i := range specs {

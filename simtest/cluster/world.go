@@ -139,6 +139,7 @@ type world struct {
 	probe *probe
 	uq    *uniqueModel // unique.go; nil until the first unique arrival
 	rq    *rateModel   // ratelimit.go; nil until the first draw
+	sq    *seqModel    // sequence.go; nil until the first draw
 
 	// id generation
 	lastMs int64
@@ -489,6 +490,9 @@ func (w *world) run() error {
 			if err := w.pauseRecurring(); err != nil {
 				return err
 			}
+		}
+		if w.phase == phaseHeal {
+			w.releaseHeld()
 		}
 		if w.phase == phaseHeal && w.nonTerminal == 0 && w.unendedBatches() == 0 {
 			break
