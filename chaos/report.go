@@ -447,6 +447,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	rep.Violations = append(rep.Violations, checkWorkflows(append(edges, apps...), jobs, runsOf)...)
 	rep.Violations = append(rep.Violations, checkUnique(&h.uniques, jobs)...)
 	rep.Violations = append(rep.Violations, checkDebounced(&h.debounces, jobs)...)
+	rep.Violations = append(rep.Violations, checkSequences(&h.sequences, jobs, runsOf)...)
 
 	// Coverage of the enabled fault kinds.
 	for _, k := range sc.Faults {

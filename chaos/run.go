@@ -129,7 +129,7 @@ type harness struct {
 	edges     []wfEdge
 	user      int
 	// The admission probes' submissions (unique.go).
-	uniques, debounces probeRun
+	uniques, debounces, sequences probeRun
 }
 
 func (h *harness) cleanup() {

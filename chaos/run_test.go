@@ -175,6 +175,7 @@ func TestRunPlantedDefect(t *testing.T) {
 		{"mysql", chaos.PlantRunFailedChildren, []string{chaos.InvWorkflowOrder}},
 		{"postgres", chaos.PlantUnique, []string{chaos.InvUnique}},
 		{"mysql", chaos.PlantDebounce, []string{chaos.InvDebounce}},
+		{"postgres", chaos.PlantSequence, []string{chaos.InvSequence}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {

@@ -252,14 +252,15 @@ func (h *harness) submitWorkflows(ctx context.Context) error {
 func (h *harness) submitAll(ctx context.Context) error {
 	phaseCtx, cancel := context.WithDeadline(ctx, h.began.Add(h.sc.Duration))
 	defer cancel()
-	errs := make(chan error, 5)
+	errs := make(chan error, 6)
 	go func() { errs <- h.submit(ctx) }()
 	go func() { errs <- h.submitWorkflows(ctx) }()
 	go func() { errs <- h.submitUser(phaseCtx, ctx) }()
 	go func() { errs <- h.submitUnique(phaseCtx) }()
 	go func() { errs <- h.submitDebounced(phaseCtx) }()
+	go func() { errs <- h.submitSequences(phaseCtx) }()
 	var all []error
-	for range 5 {
+	for range 6 {
 		if err := <-errs; err != nil {
 			all = append(all, err)
 		}

@@ -1,0 +1,152 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+
+	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
+)
+
+// The sequence probes: where the store keeps sequences
+// (spi.SequenceStore), the harness submits, all through the fault phase,
+// every sequenceEvery, sequenceBurst sleep jobs of sequenceMillis in one
+// SubmitMany into one of sequenceKeys sequences (continuing on failure,
+// so that a job the crash budget fails does not hold its sequence past
+// the quiet phase). Without the sequence, a burst's jobs would run at
+// once on the workers' free slots.
+const (
+	// InvSequence: no execution of a sequence probe's job started (by
+	// the database's clock, in the ledger) before an execution of the job
+	// submitted to its key before it, nor before the execution that
+	// finalized that job ended.
+	InvSequence = "sequence"
+	// PlantSequence strips the sequence from the sequence probes' jobs on
+	// their way to the store, which keeps its capability: a burst's jobs
+	// run at once (sequence).
+	PlantSequence = "sequence"
+
+	sequenceKeys   = 4
+	sequenceBurst  = 4
+	sequenceEvery  = 300 * time.Millisecond
+	sequenceMillis = 25
+)
+
+// submitSequences runs the sequence probes until ctx (the fault phase)
+// ends.
+func (h *harness) submitSequences(ctx context.Context) error {
+	if spi.CapabilitiesOf(h.store.Store).Sequences == nil {
+		return nil
+	}
+	store := h.store.Store
+	if h.sc.Plant == PlantSequence {
+		store = stripSequence{store}
+	}
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	tasks := NewTasks(nil)
+	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), 0x7365_7175))
+	args := make([]SleepArgs, sequenceBurst)
+	for i := range args {
+		args[i] = SleepArgs{Millis: sequenceMillis}
+	}
+	ticker := time.NewTicker(sequenceEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+		k := rng.IntN(sequenceKeys)
+		ids, err := tasks.Sleep.SubmitMany(ctx, client, args,
+			ratchet.WithSequenceKey(fmt.Sprint("chaos-probe-", k), ratchet.SequenceContinueOnFailure()))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("chaos: a sequence probe's submission: %w", err)
+		}
+		h.sequences.mu.Lock()
+		if h.sequences.ids == nil {
+			h.sequences.ids = map[int][]uuid.UUID{}
+		}
+		h.sequences.ids[k] = append(h.sequences.ids[k], ids...)
+		h.sequences.mu.Unlock()
+		h.mu.Lock()
+		for _, id := range ids {
+			h.submitted[id] = SleepTask
+		}
+		h.mu.Unlock()
+	}
+}
+
+// checkSequences checks the sequence probes' executions in the ledger:
+// each job's runs start after every run of the job before it in its
+// sequence started, and after the run that finalized that job ended.
+func checkSequences(q *probeRun, jobs map[uuid.UUID]*ratchet.Job, runsOf map[uuid.UUID][]Execution) []Violation {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []Violation
+	for k := range sequenceKeys {
+		ids := q.ids[k]
+		for i := 1; i < len(ids); i++ {
+			a, b := ids[i-1], ids[i]
+			if jobs[a] == nil || jobs[b] == nil {
+				continue // no-job-lost reports it
+			}
+			end := time.Time{}
+			if f := final(jobs[a], runsOf[a]); f != nil {
+				end = f.EndedAt
+			}
+			if v := passed(k, a, b, end, runsOf); v != nil {
+				out = append(out, *v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// passed reports a run of b, the job after a in sequence k, that started
+// before a run of a started or before end (the end of a's finalizing run;
+// zero for none); nil when none did.
+func passed(k int, a, b uuid.UUID, end time.Time, runsOf map[uuid.UUID][]Execution) *Violation {
+	for _, rb := range runsOf[b] {
+		if rb.StartedAt.Before(end) {
+			return &Violation{Invariant: InvSequence, Jobs: []uuid.UUID{a, b},
+				Detail: fmt.Sprintf("%s started at %s on %s, before %s, the job before it in sequence %d, finished (its finalizing run ended at %s)",
+					b, stamp(rb.StartedAt), rb.Node, a, k, stamp(end))}
+		}
+		for _, ra := range runsOf[a] {
+			if rb.StartedAt.Before(ra.StartedAt) {
+				return &Violation{Invariant: InvSequence, Jobs: []uuid.UUID{a, b},
+					Detail: fmt.Sprintf("%s started at %s on %s, before a run of %s, the job before it in sequence %d, started at %s on %s",
+						b, stamp(rb.StartedAt), rb.Node, a, k, stamp(ra.StartedAt), ra.Node)}
+			}
+		}
+	}
+	return nil
+}
+
+// stripSequence is the store of PlantSequence: it keeps its capabilities,
+// and drops the jobs' sequences on insert.
+type stripSequence struct{ spi.Store }
+
+// Capabilities forwards the inner store's.
+func (s stripSequence) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(s.Store) }
+
+// InsertJobs inserts jobs without their sequences.
+func (s stripSequence) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
+	for _, j := range jobs {
+		j.Sequence = nil
+	}
+	return s.Store.InsertJobs(ctx, jobs, o)
+}
