@@ -188,6 +188,9 @@ func appEdges(ctx context.Context, ws spi.WorkflowStore, probe []wfEdge, jobs ma
 			return nil, fmt.Errorf("chaos: read the dependencies of %s: %w", id, err)
 		}
 		for _, d := range deps {
+			if d.Allow&spi.AllowSequence != 0 {
+				continue // a sequence's link: the sequence probes' (sequence checks them)
+			}
 			out = append(out, wfEdge{Parent: d.ParentID, Child: id, allow: d.Allow, cond: d.Condition != "", app: true})
 		}
 	}

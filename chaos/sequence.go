@@ -40,7 +40,7 @@ const (
 // submitSequences runs the sequence probes until ctx (the fault phase)
 // ends.
 func (h *harness) submitSequences(ctx context.Context) error {
-	if spi.CapabilitiesOf(h.store.Store).Sequences == nil {
+	if h.sc.Workload.NoProbes || spi.CapabilitiesOf(h.store.Store).Sequences == nil {
 		return nil
 	}
 	store := h.store.Store

@@ -58,10 +58,10 @@ type probe struct {
 }
 
 // submitProbes runs p until ctx (the fault phase) ends, on a store that
-// keeps unique keys: every p.every, p.at submissions at once, each of a
+// keeps unique keys (unless Workload.NoProbes): every p.every, p.at submissions at once, each of a
 // sleep job under the option of its key.
 func (h *harness) submitProbes(ctx context.Context, p probe) error {
-	if spi.CapabilitiesOf(h.store.Store).Unique == nil {
+	if h.sc.Workload.NoProbes || spi.CapabilitiesOf(h.store.Store).Unique == nil {
 		return nil
 	}
 	store := h.store.Store
