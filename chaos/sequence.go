@@ -45,7 +45,7 @@ func (h *harness) submitSequences(ctx context.Context) error {
 	}
 	store := h.store.Store
 	if h.sc.Plant == PlantSequence {
-		store = stripSequence{store}
+		store = stripped{store, func(j *spi.Job) { j.Sequence = nil }}
 	}
 	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -134,19 +134,4 @@ func passed(k int, a, b uuid.UUID, end time.Time, runsOf map[uuid.UUID][]Executi
 		}
 	}
 	return nil
-}
-
-// stripSequence is the store of PlantSequence: it keeps its capabilities,
-// and drops the jobs' sequences on insert.
-type stripSequence struct{ spi.Store }
-
-// Capabilities forwards the inner store's.
-func (s stripSequence) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(s.Store) }
-
-// InsertJobs inserts jobs without their sequences.
-func (s stripSequence) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
-	for _, j := range jobs {
-		j.Sequence = nil
-	}
-	return s.Store.InsertJobs(ctx, jobs, o)
 }

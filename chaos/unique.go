@@ -66,7 +66,7 @@ func (h *harness) submitProbes(ctx context.Context, p probe) error {
 	}
 	store := h.store.Store
 	if h.sc.Plant == p.plant {
-		store = stripUnique{store}
+		store = stripped{store, func(j *spi.Job) { j.Unique = nil }}
 	}
 	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -163,17 +163,21 @@ func checkUnique(u *probeRun, jobs map[uuid.UUID]*ratchet.Job) []Violation {
 	return out
 }
 
-// stripUnique is the store of PlantUnique: it keeps its capabilities,
-// and drops the jobs' uniqueness on insert.
-type stripUnique struct{ spi.Store }
+// stripped is the store of a probe's plant: it keeps the inner store's
+// capabilities, and strip takes the admission option off each job on
+// insert.
+type stripped struct {
+	spi.Store
+	strip func(*spi.Job)
+}
 
 // Capabilities forwards the inner store's.
-func (s stripUnique) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(s.Store) }
+func (s stripped) Capabilities() spi.Capabilities { return spi.CapabilitiesOf(s.Store) }
 
-// InsertJobs inserts jobs without their uniqueness.
-func (s stripUnique) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
+// InsertJobs inserts jobs stripped.
+func (s stripped) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
 	for _, j := range jobs {
-		j.Unique = nil
+		s.strip(j)
 	}
 	return s.Store.InsertJobs(ctx, jobs, o)
 }
