@@ -196,6 +196,25 @@ func (l *Ledger) end(ctx context.Context, run int64, outcome string) error {
 	return err
 }
 
+// Now reads the database's time (the process's on SQLite, whose writers
+// share its host), the clock of the ledger's rows.
+func (l *Ledger) Now(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	var err error
+	switch {
+	case l.lite:
+		return time.Now().UTC(), nil
+	case l.pg != nil:
+		err = l.pg.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&t)
+	default:
+		err = l.db.QueryRowContext(ctx, "SELECT NOW(6)").Scan(&t)
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("chaos: read the database's time: %w", err)
+	}
+	return t.UTC(), nil
+}
+
 // RecordFinal writes one chaos_final row.
 func (l *Ledger) RecordFinal(ctx context.Context, f Final) error {
 	var err error

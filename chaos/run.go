@@ -130,6 +130,7 @@ type harness struct {
 	user      int
 	// The admission probes' submissions (unique.go).
 	uniques, debounces, sequences probeRun
+	rates                         rateRun
 }
 
 func (h *harness) cleanup() {

@@ -176,6 +176,7 @@ func TestRunPlantedDefect(t *testing.T) {
 		{"postgres", chaos.PlantUnique, []string{chaos.InvUnique}},
 		{"mysql", chaos.PlantDebounce, []string{chaos.InvDebounce}},
 		{"postgres", chaos.PlantSequence, []string{chaos.InvSequence}},
+		{"mysql", chaos.PlantRateLimit, []string{chaos.InvRateLimit}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {

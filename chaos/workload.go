@@ -252,15 +252,16 @@ func (h *harness) submitWorkflows(ctx context.Context) error {
 func (h *harness) submitAll(ctx context.Context) error {
 	phaseCtx, cancel := context.WithDeadline(ctx, h.began.Add(h.sc.Duration))
 	defer cancel()
-	errs := make(chan error, 6)
+	errs := make(chan error, 7)
 	go func() { errs <- h.submit(ctx) }()
 	go func() { errs <- h.submitWorkflows(ctx) }()
 	go func() { errs <- h.submitUser(phaseCtx, ctx) }()
 	go func() { errs <- h.submitUnique(phaseCtx) }()
 	go func() { errs <- h.submitDebounced(phaseCtx) }()
 	go func() { errs <- h.submitSequences(phaseCtx) }()
+	go func() { errs <- h.submitRated(phaseCtx) }()
 	var all []error
-	for range 6 {
+	for range 7 {
 		if err := <-errs; err != nil {
 			all = append(all, err)
 		}

@@ -92,8 +92,8 @@ func sequenceCases() []testCase {
 			assert.Equal(t, spi.StatusPending, f.get(d.ID).Status, "behind a finished tail a job runs at once")
 		}},
 		{"FailureHolds", func(t tb, f *fixture) {
-			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			capability[spi.SequenceStore](f, "spi.SequenceStore")
+			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			a := f.insertOne(inSequence("s", false))
 			b := f.insertOne(inSequence("s", false))
 			c := f.insertOne(inSequence("s", true))
@@ -126,8 +126,8 @@ func sequenceCases() []testCase {
 			// Cancelling a waiting job takes it out: the next one waits
 			// for the one before it, and so does a job inserted after a
 			// cancelled tail.
-			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			capability[spi.SequenceStore](f, "spi.SequenceStore")
+			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			a := f.insertOne(inSequence("k", false))
 			b := f.insertOne(inSequence("k", false))
 			c := f.insertOne(inSequence("k", false))
@@ -154,8 +154,8 @@ func sequenceCases() []testCase {
 			assert.Equal(t, spi.StatusPending, f.get(z.ID).Status, "a continuing job behind a failed one runs")
 		}},
 		{"BatchOrder", func(t tb, f *fixture) {
-			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			ss := capability[spi.SequenceStore](f, "spi.SequenceStore")
+			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			x1, y1 := f.newJob(inSequence("x", false)), f.newJob(inSequence("y", false))
 			x2, y2 := f.newJob(inSequence("x", false)), f.newJob(inSequence("y", false))
 			plain := f.newJob()
@@ -174,8 +174,8 @@ func sequenceCases() []testCase {
 			// Writers (on two handles when Harness.Reopen gives one) race
 			// to insert jobs of one key: they form one line, each job
 			// waiting on another, none on the same one.
-			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			ss := capability[spi.SequenceStore](f, "spi.SequenceStore")
+			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
 			const writers = 8
 			for round := range 3 {
 				key := fmt.Sprint("race-", round)
