@@ -33,7 +33,7 @@ const (
 
 	sequenceKeys   = 4
 	sequenceBurst  = 4
-	sequenceEvery  = 300 * time.Millisecond
+	sequenceEvery  = time.Second
 	sequenceMillis = 25
 )
 
