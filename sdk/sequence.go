@@ -41,12 +41,16 @@ func SequenceContinueOnFailure() SequenceOption {
 // died runs again before the next one starts. A SubmitMany of several
 // jobs puts them in the sequence in the order given.
 //
+// With WithIdempotencyKey, a duplicate submission joins nothing: it
+// returns the job of the key, in the place of the sequence it took then
+// (a sender's retries of one event are applied once, in order).
+//
 // Cancelling a waiting job takes it out of its sequence: the job after it
-// then waits for the one before it. A sequenced job carries no
-// idempotency or unique key, is not debounced, has no callbacks and
-// awaits no signal from its submission; a workflow step, a batch child or
-// a schedule's job cannot have one. The store must keep sequences
-// (spi.SequenceStore; not MongoDB).
+// then waits for the one before it. A sequenced job carries no unique
+// key, is not debounced, has no callbacks and awaits no signal from its
+// submission; a workflow step, a batch child or a schedule's job cannot
+// have one. The store must keep sequences (spi.SequenceStore; not
+// MongoDB).
 func WithSequenceKey(key string, opts ...SequenceOption) SubmitOption {
 	return func(c *submitConfig) {
 		if key == "" || len(key) > MaxSequenceKeyBytes {
@@ -80,8 +84,6 @@ func (c *Client) checkSequence(cfg *submitConfig) error {
 		return nil
 	case cfg.unique != nil || cfg.debounce != nil:
 		return invalidArg("WithSequenceKey goes with neither WithUnique nor WithDebounce: a sequence orders every job submitted")
-	case cfg.idempotencyKey != "":
-		return invalidArg("WithSequenceKey and WithIdempotencyKey: a sequenced job carries no idempotency key")
 	case len(cfg.callbacks) > 0:
 		return invalidArg("a job with OnSuccess or OnFailure callbacks cannot be in a sequence (WithSequenceKey)")
 	case cfg.signal != "" || cfg.signalKey != "":

@@ -55,7 +55,6 @@ func TestSequenceRefused(t *testing.T) {
 		"empty key":   {ratchet.WithSequenceKey("")},
 		"long key":    {ratchet.WithSequenceKey(strings.Repeat("k", ratchet.MaxSequenceKeyBytes+1))},
 		"unique":      {seq, ratchet.WithUnique(ratchet.UniqueOpts{})},
-		"idempotency": {seq, ratchet.WithIdempotencyKey("x")},
 		"signal":      {seq, ratchet.AwaitSignal("go", time.Minute)},
 	} {
 		_, err := bill.Submit(ctx, c, Invoice{}, opts...)

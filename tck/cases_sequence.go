@@ -170,6 +170,20 @@ func sequenceCases() []testCase {
 			assert.Equal(t, x3.ID, f.tail(ss, "x"))
 			assert.Equal(t, 0, f.get(plain.ID).Dependents, "a job of no sequence is untouched")
 		}},
+		{"IdempotentJoinsOnce", func(t tb, f *fixture) {
+			// A duplicate of an idempotency key writes nothing and takes
+			// no place in the sequence.
+			ss := capability[spi.SequenceStore](f, "spi.SequenceStore")
+			ws := capability[spi.WorkflowStore](f, "spi.WorkflowStore")
+			a := f.insertOne(inSequence("events", false), withKey("evt-1"))
+			b := f.insertOne(inSequence("events", false), withKey("evt-2"))
+			again := f.newJob(inSequence("events", false), withKey("evt-1"))
+			assert.Equal(t, []spi.InsertResult{{ID: a.ID, Duplicate: true}}, f.insertRes(again), "a sender's retry answers the first job")
+			assert.Equal(t, b.ID, f.tail(ss, "events"), "and is not the tail")
+			c := f.insertOne(inSequence("events", false), withKey("evt-3"))
+			assert.Equal(t, []uuid.UUID{b.ID}, f.waitsOn(ws, c), "the next job waits on the last one written")
+			assert.Len(t, f.listAll(""), 3, "three jobs written")
+		}},
 		{"InsertRace", func(t tb, f *fixture) {
 			// Writers (on two handles when Harness.Reopen gives one) race
 			// to insert jobs of one key: they form one line, each job

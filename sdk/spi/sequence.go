@@ -77,7 +77,8 @@ const SequenceKeyPrefix = "s1:"
 
 // SequenceStore is implemented by a store that keeps FIFO sequences
 // (Job.Sequence) in its WorkflowStore: InsertJobs (and InsertJobsTx)
-// link each new job of a key to the key's tail as Sequence says, taking
+// link each new job of a key (not a duplicate of an idempotency key: it
+// writes nothing) to the key's tail as Sequence says, taking
 // turns with the other inserts of the key and with the tail's own writes
 // (the tail's row lock), so that no finish slips between the read of the
 // tail's state and the link. Each job of a sequence counts one dependent
@@ -107,8 +108,6 @@ func validateSequence(j *Job) error {
 		return fmt.Errorf("job %s: sequence key of %d bytes, over the limit of %d", j.ID, len(q.Key), MaxUniqueKeyBytes)
 	case j.Unique != nil:
 		return fmt.Errorf("job %s has both a sequence key and a unique key; give one", j.ID)
-	case j.IdempotencyKey != "":
-		return fmt.Errorf("job %s has both a sequence key and an idempotency key; give one", j.ID)
 	case len(j.Dependencies) > 0 || j.Dependents > 0 || j.WorkflowID != uuid.Nil:
 		return fmt.Errorf("job %s is part of a workflow or a batch and has a sequence key; such jobs cannot", j.ID)
 	case j.Signal != nil:

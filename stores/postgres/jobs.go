@@ -106,17 +106,15 @@ func (s *Store) link(ctx context.Context, q dbtx, jobs []*spi.Job, res []spi.Ins
 			return fmt.Errorf("link the jobs of a workflow: %w", err)
 		}
 	}
-	// A sequenced job carries no idempotency or unique key: every one
-	// was written.
-	if err := s.dialect.LinkSequences(ctx, pgRowTx{q}, jobs); err != nil {
+	if err := s.dialect.LinkSequences(ctx, pgRowTx{q}, written(jobs, res)); err != nil {
 		return err
 	}
 	if !sqlcore.SignalBatch(jobs) {
 		return nil
 	}
 	var fresh []*spi.Job
-	for i, j := range jobs {
-		if j.Signal != nil && !res[i].Duplicate {
+	for _, j := range written(jobs, res) {
+		if j.Signal != nil {
 			fresh = append(fresh, j)
 		}
 	}
@@ -530,4 +528,16 @@ func (t pgRowTx) Scan(ctx context.Context, query string, args []any, dest ...any
 		return sql.ErrNoRows
 	}
 	return err
+}
+
+// written returns the jobs of a batch that its insert wrote (res: not
+// duplicates).
+func written(jobs []*spi.Job, res []spi.InsertResult) []*spi.Job {
+	out := make([]*spi.Job, 0, len(jobs))
+	for i, j := range jobs {
+		if !res[i].Duplicate {
+			out = append(out, j)
+		}
+	}
+	return out
 }
