@@ -52,10 +52,10 @@ func TestSequenceRefused(t *testing.T) {
 	ctx := context.Background()
 	seq := ratchet.WithSequenceKey("k")
 	for name, opts := range map[string][]ratchet.SubmitOption{
-		"empty key":   {ratchet.WithSequenceKey("")},
-		"long key":    {ratchet.WithSequenceKey(strings.Repeat("k", ratchet.MaxSequenceKeyBytes+1))},
-		"unique":      {seq, ratchet.WithUnique(ratchet.UniqueOpts{})},
-		"signal":      {seq, ratchet.AwaitSignal("go", time.Minute)},
+		"empty key": {ratchet.WithSequenceKey("")},
+		"long key":  {ratchet.WithSequenceKey(strings.Repeat("k", ratchet.MaxSequenceKeyBytes+1))},
+		"unique":    {seq, ratchet.WithUnique(ratchet.UniqueOpts{})},
+		"signal":    {seq, ratchet.AwaitSignal("go", time.Minute)},
 	} {
 		_, err := bill.Submit(ctx, c, Invoice{}, opts...)
 		assert.ErrorIs(t, err, ratchet.ErrInvalidArgument, name)
