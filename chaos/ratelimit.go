@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -58,19 +57,12 @@ type rateRun struct {
 // submitRated runs the rate-limit probes until ctx (the fault phase)
 // ends.
 func (h *harness) submitRated(ctx context.Context) error {
-	if h.sc.Workload.NoProbes || spi.CapabilitiesOf(h.store.Store).Rates == nil {
-		return nil
-	}
-	store := h.store.Store
-	if h.sc.Plant == PlantRateLimit {
-		store = stripped{store, func(j *spi.Job) {
-			if spi.IsRateResource(j.Resource) {
-				j.Resource, j.ResourceLimit = "", 0
-			}
-		}}
-	}
-	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
+	client, err := h.probeClient(spi.CapabilitiesOf(h.store.Store).Rates != nil, PlantRateLimit, func(j *spi.Job) {
+		if spi.IsRateResource(j.Resource) {
+			j.Resource, j.ResourceLimit = "", 0
+		}
+	})
+	if client == nil || err != nil {
 		return err
 	}
 	tasks := NewTasks(nil)
@@ -79,35 +71,21 @@ func (h *harness) submitRated(ctx context.Context) error {
 		args[i] = SleepArgs{Millis: 5}
 	}
 	limit := ratchet.WithRateLimit(rateProbeKey, rateProbeN, rateProbePeriod)
-	ticker := time.NewTicker(rateProbeEvery)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
+	return everyTick(ctx, rateProbeEvery, "rate-limit", func() error {
 		at, err := h.ledger.Now(ctx)
-		if err == nil {
-			var ids []uuid.UUID
-			if ids, err = tasks.Sleep.SubmitMany(ctx, client, args, limit); err == nil {
-				h.rates.mu.Lock()
-				h.rates.bursts = append(h.rates.bursts, rateBurst{at, ids})
-				h.rates.mu.Unlock()
-				h.mu.Lock()
-				for _, id := range ids {
-					h.submitted[id] = SleepTask
-				}
-				h.mu.Unlock()
-			}
-		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("chaos: a rate-limit probe's submission: %w", err)
+			return err
 		}
-	}
+		ids, err := tasks.Sleep.SubmitMany(ctx, client, args, limit)
+		if err != nil {
+			return err
+		}
+		h.rates.mu.Lock()
+		h.rates.bursts = append(h.rates.bursts, rateBurst{at, ids})
+		h.rates.mu.Unlock()
+		h.noteSubmitted(ids...)
+		return nil
+	})
 }
 
 // rateStart is one run of a rate-limit probe's job: its claim came after

@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -39,15 +38,8 @@ const (
 // submitSequences runs the sequence probes until ctx (the fault phase)
 // ends.
 func (h *harness) submitSequences(ctx context.Context) error {
-	if h.sc.Workload.NoProbes || spi.CapabilitiesOf(h.store.Store).Sequences == nil {
-		return nil
-	}
-	store := h.store.Store
-	if h.sc.Plant == PlantSequence {
-		store = stripped{store, func(j *spi.Job) { j.Sequence = nil }}
-	}
-	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
+	client, err := h.probeClient(spi.CapabilitiesOf(h.store.Store).Sequences != nil, PlantSequence, func(j *spi.Job) { j.Sequence = nil })
+	if client == nil || err != nil {
 		return err
 	}
 	tasks := NewTasks(nil)
@@ -56,35 +48,16 @@ func (h *harness) submitSequences(ctx context.Context) error {
 	for i := range args {
 		args[i] = SleepArgs{Millis: sequenceMillis}
 	}
-	ticker := time.NewTicker(sequenceEvery)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
+	return everyTick(ctx, sequenceEvery, "sequence", func() error {
 		k := rng.IntN(sequenceKeys)
 		ids, err := tasks.Sleep.SubmitMany(ctx, client, args,
 			ratchet.WithSequenceKey(fmt.Sprint("chaos-probe-", k), ratchet.SequenceContinueOnFailure()))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("chaos: a sequence probe's submission: %w", err)
+		if err == nil {
+			h.sequences.add(k, ids...)
+			h.noteSubmitted(ids...)
 		}
-		h.sequences.mu.Lock()
-		if h.sequences.ids == nil {
-			h.sequences.ids = map[int][]uuid.UUID{}
-		}
-		h.sequences.ids[k] = append(h.sequences.ids[k], ids...)
-		h.sequences.mu.Unlock()
-		h.mu.Lock()
-		for _, id := range ids {
-			h.submitted[id] = SleepTask
-		}
-		h.mu.Unlock()
-	}
+		return err
+	})
 }
 
 // checkSequences checks the sequence probes' executions in the ledger:

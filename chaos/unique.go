@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -57,24 +58,25 @@ type probe struct {
 	run   *probeRun
 }
 
-// submitProbes runs p until ctx (the fault phase) ends, on a store that
-// keeps unique keys (unless Workload.NoProbes): every p.every, p.at submissions at once, each of a
-// sleep job under the option of its key.
-func (h *harness) submitProbes(ctx context.Context, p probe) error {
-	if h.sc.Workload.NoProbes || spi.CapabilitiesOf(h.store.Store).Unique == nil {
-		return nil
+// probeClient returns the client of one kind of admission probe, whose
+// store has the capability (has): over a store that takes the option off
+// each job with strip when the run plants plant. Nil when the run submits
+// no probes or the store lacks the capability.
+func (h *harness) probeClient(has bool, plant string, strip func(*spi.Job)) (*ratchet.Client, error) {
+	if h.sc.Workload.NoProbes || !has {
+		return nil, nil
 	}
 	store := h.store.Store
-	if h.sc.Plant == p.plant {
-		store = stripped{store, func(j *spi.Job) { j.Unique = nil }}
+	if h.sc.Plant == plant {
+		store = stripped{store, strip}
 	}
-	client, err := ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return err
-	}
-	tasks := NewTasks(nil)
-	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), p.seed))
-	ticker := time.NewTicker(p.every)
+	return ratchet.NewClient(store, ratchet.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+}
+
+// everyTick runs submit every period until ctx (the fault phase) ends; an
+// error of submit ends it, named as a probe of kind's, unless ctx ended.
+func everyTick(ctx context.Context, period time.Duration, kind string, submit func() error) error {
+	ticker := time.NewTicker(period)
 	defer ticker.Stop()
 	for {
 		select {
@@ -82,6 +84,45 @@ func (h *harness) submitProbes(ctx context.Context, p probe) error {
 			return nil
 		case <-ticker.C:
 		}
+		if err := submit(); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("chaos: a %s probe's submission: %w", kind, err)
+		}
+	}
+}
+
+// noteSubmitted records ids as sleep jobs the harness submitted.
+func (h *harness) noteSubmitted(ids ...uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		h.submitted[id] = SleepTask
+	}
+}
+
+// add records ids, submitted under key k.
+func (r *probeRun) add(k int, ids ...uuid.UUID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids == nil {
+		r.ids = map[int][]uuid.UUID{}
+	}
+	r.ids[k] = append(r.ids[k], ids...)
+}
+
+// submitProbes runs p until ctx (the fault phase) ends, on a store that
+// keeps unique keys (unless Workload.NoProbes): every p.every, p.at
+// submissions at once, each of a sleep job under the option of its key.
+func (h *harness) submitProbes(ctx context.Context, p probe) error {
+	client, err := h.probeClient(spi.CapabilitiesOf(h.store.Store).Unique != nil, p.plant, func(j *spi.Job) { j.Unique = nil })
+	if client == nil || err != nil {
+		return err
+	}
+	tasks := NewTasks(nil)
+	rng := rand.New(rand.NewPCG(uint64(h.sc.Seed), p.seed))
+	return everyTick(ctx, p.every, p.name, func() error {
 		keys := make([]int, p.at)
 		for i := range keys {
 			keys[i] = rng.IntN(p.keys)
@@ -97,24 +138,13 @@ func (h *harness) submitProbes(ctx context.Context, p probe) error {
 					errs[i] = err
 					return
 				}
-				p.run.mu.Lock()
-				if p.run.ids == nil {
-					p.run.ids = map[int][]uuid.UUID{}
-				}
-				p.run.ids[k] = append(p.run.ids[k], id)
-				p.run.mu.Unlock()
-				h.mu.Lock()
-				h.submitted[id] = SleepTask
-				h.mu.Unlock()
+				p.run.add(k, id)
+				h.noteSubmitted(id)
 			}()
 		}
 		wg.Wait()
-		for _, err := range errs {
-			if err != nil && ctx.Err() == nil {
-				return fmt.Errorf("chaos: a %s probe's submission: %w", p.name, err)
-			}
-		}
-	}
+		return errors.Join(errs...)
+	})
 }
 
 // submitUnique runs the unique probes until ctx (the fault phase) ends.
