@@ -21,10 +21,7 @@ func (s *Store) sequence(c *spi.Job, q *spi.Sequence) {
 	}
 	c.Dependents = 1
 	tail := s.sequenceTail(q.Key)
-	if old, ok := s.uniques[q.Key]; ok {
-		delete(s.uniqueOf, old.id)
-	}
-	s.uniques[q.Key], s.uniqueOf[c.ID] = uniqueHold{id: c.ID}, q.Key
+	s.hold(q.Key, c.ID, time.Time{})
 	if tail == nil {
 		return
 	}

@@ -42,11 +42,17 @@ func (s *Store) admitUnique(j *spi.Job) (holder uuid.UUID, dup bool) {
 	if s.bug("a uniqueness checked by a read") {
 		s.uniqueRace()
 	}
-	if old, ok := s.uniques[u.Key]; ok {
+	s.hold(u.Key, j.ID, u.Until)
+	return uuid.Nil, false
+}
+
+// hold makes job id the holder of key (a unique key, or a sequence's
+// tail), with the end of its window until, with s.mu held.
+func (s *Store) hold(key string, id uuid.UUID, until time.Time) {
+	if old, ok := s.uniques[key]; ok {
 		delete(s.uniqueOf, old.id)
 	}
-	s.uniques[u.Key], s.uniqueOf[j.ID] = uniqueHold{j.ID, u.Until}, u.Key
-	return uuid.Nil, false
+	s.uniques[key], s.uniqueOf[id] = uniqueHold{id, until}, key
 }
 
 // releaseUnique lets the deleted or archived job id go of its unique key,
