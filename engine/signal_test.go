@@ -189,7 +189,7 @@ func TestSignalTimeoutAndCancel(t *testing.T) {
 	})
 	eng, err := engine.New(spy, engine.Options{Client: ratchet.ClientOptions{Clock: clock, Logger: quiet, Metrics: metrics}, NodeID: "n1", SignalSweepInterval: 5 * time.Second}, task)
 	require.NoError(t, err)
-	events, unsub := eng.Subscribe(100)
+	events, unsub := eng.SubscribeWith(engine.SubscribeOptions{Buffer: 100, Kinds: append([]engine.EventKind{engine.EventSignalResolved}, engine.CompletionKinds...)})
 	defer unsub()
 	require.NoError(t, eng.Start(context.Background()))
 	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
@@ -223,8 +223,15 @@ func TestSignalTimeoutAndCancel(t *testing.T) {
 	assert.Equal(t, ratchet.StatusWaiting, wj.Status, "not before its deadline")
 	clock.Advance(5 * time.Second)
 	assert.Equal(t, t0.Add(10*time.Second), pass())
+	// The job is claimable once the sweep committed, so it may succeed
+	// before the sweeper has told the metrics: wait for both.
+	succeeded, resolved := false, false
 	for ev := range events {
-		if ev.JobID == timed && ev.Kind == engine.EventSucceeded {
+		if ev.JobID == timed {
+			succeeded = succeeded || ev.Kind == engine.EventSucceeded
+			resolved = resolved || ev.Kind == engine.EventSignalResolved
+		}
+		if succeeded && resolved {
 			break
 		}
 	}
