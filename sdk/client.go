@@ -292,7 +292,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 			uniques[i] = cfg.unique.uniqueFor(task, p, now)
 		}
 		if sequences != nil {
-			sequences[i] = cfg.sequence.spiSequence(p)
+			sequences[i] = cfg.sequence.spiSequence(jobIDs[i], p)
 		}
 		b, err := c.pipe.EncodeBytes(ctx, JobRef(SurfaceTask, jobIDs[i]), task, p)
 		if err != nil {

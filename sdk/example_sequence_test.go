@@ -48,3 +48,43 @@ func ExampleWithSequenceKey() {
 	// BLOCKED sequence
 	// [created paid shipped]
 }
+
+// A tenant that submitted six reports does not hold up one that submitted
+// two: the claims take the tenants' keys in turn.
+func ExampleWithFairnessKey() {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var ran []string
+	report := ratchet.NewVoidTask("report.build", func(ctx context.Context, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, name)
+		return nil
+	})
+	store := memory.New()
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := report.SubmitMany(ctx, client, []string{"a1", "a2", "a3", "a4", "a5", "a6"}, ratchet.WithFairnessKey("tenant-a")); err != nil {
+		log.Fatal(err)
+	}
+	ids, err := report.SubmitMany(ctx, client, []string{"b1", "b2"}, ratchet.WithFairnessKey("tenant-b"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, _ := client.JobDetail(ctx, ids[1])
+	fmt.Println(d.Job.Status, d.Waiting.Kind)
+
+	eng, _ := node(store, engine.Options{Concurrency: 1}, report)
+	defer eng.Stop(ctx)
+	if _, err := client.WaitJob(ctx, ids[1]); err != nil {
+		log.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(ran[:4])
+	// Output:
+	// BLOCKED fair-turn
+	// [a1 b1 a2 b2]
+}

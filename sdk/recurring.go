@@ -226,7 +226,7 @@ func (c *Client) definition(ctx context.Context, r Recurring) (ScheduleDefinitio
 	case spi.IsRateResource(job.resource) && spi.CapabilitiesOf(c.store).Rates == nil:
 		job.errs = append(job.errs, fmt.Errorf("WithRateLimit: %w: store %T keeps no rate limits", ErrUnsupported, c.store))
 	case job.sequence != nil:
-		job.errs = append(job.errs, invalidArg("WithSequenceKey does not apply to a schedule's jobs"))
+		job.errs = append(job.errs, invalidArg("%s does not apply to a schedule's jobs", job.sequence.option()))
 	case job.unique != nil || job.debounce != nil:
 		job.errs = append(job.errs, invalidArg("WithUnique and WithDebounce do not apply to a schedule's jobs: each slot's idempotency key already makes it one job"))
 	case !job.startBy.IsZero():

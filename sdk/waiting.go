@@ -43,6 +43,10 @@ const (
 	// finishes (WithSequenceKey), or, held, until that failed job is
 	// retried.
 	WaitingSequence WaitKind = "sequence"
+	// WaitingFairTurn: BLOCKED until the job before it of its fairness
+	// key is claimed (WithFairnessKey): its key's place in the line is
+	// taken.
+	WaitingFairTurn WaitKind = "fair-turn"
 	// WaitingSignal: WAITING for a signal.
 	WaitingSignal WaitKind = "signal"
 )
@@ -126,6 +130,9 @@ func sequenceWaiting(ds []spi.Dependency) *Waiting {
 	for _, d := range ds {
 		if d.Allow&spi.AllowSequence == 0 || d.ParentStatus != "" {
 			continue
+		}
+		if d.Allow&spi.AllowTurn != 0 {
+			return &Waiting{Kind: WaitingFairTurn, Detail: fmt.Sprintf("waits for its fair turn: job %s, the one before it of its fairness key, holds the key's place in the line until a node claims it", d.ParentID)}
 		}
 		detail := fmt.Sprintf("waits for job %s, the one before it in its sequence, to finish", d.ParentID)
 		if d.Allow&spi.HoldOnFailure != 0 {

@@ -510,7 +510,7 @@ func (c *Client) stepJob(ctx context.Context, call Call, s Surface, wf []SubmitO
 	case cfg.unique != nil || cfg.debounce != nil:
 		return nil, invalidArg("a workflow step, batch child or callback cannot be unique or debounced (WithUnique, WithDebounce)")
 	case cfg.sequence != nil:
-		return nil, invalidArg("a workflow step, batch child or callback cannot be in a sequence (WithSequenceKey): its workflow orders it")
+		return nil, invalidArg("a workflow step, batch child or callback cannot have %s: its workflow orders it", cfg.sequence.option())
 	case len(cfg.callbacks) > 0:
 		return nil, invalidArg("OnSuccess and OnFailure options go to Submit; in a workflow use Step.OnSuccess and Step.OnFailure")
 	case cfg.signal != "" || cfg.signalKey != "":

@@ -92,6 +92,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Rates
 	case *spi.SequenceStore:
 		v = caps.Sequences
+	case *spi.FairShareStore:
+		v = caps.FairShare
 	}
 	c, ok := v.(C)
 	return c, ok

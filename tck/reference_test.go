@@ -85,6 +85,7 @@ var capabilityGroups = map[string]string{
 	"Debounce":     "spi.UniqueStore",
 	"RateLimit":    "spi.RateLimitStore",
 	"Sequence":     "spi.SequenceStore",
+	"FairShare":    "spi.FairShareStore",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -353,6 +354,8 @@ var plantedBugs = []struct {
 	{"a sequence lets a later job pass a running one", []string{"Sequence/JoinsBehindARunningJob"}},
 	{"a sequence ignores its hold on failure", []string{"Sequence/FailureHolds"}},
 	{"a cancelled job of a sequence releases its successor", []string{"Sequence/CancelHandsOver"}},
+	{"a fairness key puts all its jobs in the line", []string{"FairShare/TakesKeysInTurn"}},
+	{"a claim passes no fair turns", []string{"FairShare/TakesKeysInTurn", "FairShare/PassesAtClaim"}},
 }
 
 func TestRefCatchesEveryBug(t *testing.T) {

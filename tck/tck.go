@@ -135,6 +135,7 @@ func groups() []group {
 		{"Unique", uniqueCases()},
 		{"Debounce", debounceCases()},
 		{"Sequence", sequenceCases()},
+		{"FairShare", fairShareCases()},
 		{"List", listCases()},
 		{"Count", counterCases()},
 		{"Claim", claimCases()},

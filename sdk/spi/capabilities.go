@@ -66,6 +66,9 @@ type Capabilities struct {
 	Rates RateLimitStore
 	// Sequences honours Job.Sequence on insert.
 	Sequences SequenceStore
+	// FairShare passes the turns of fairness keys (Sequence.Fair) in
+	// claims, when its FairTurns says so.
+	FairShare FairShareStore
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -113,5 +116,6 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Unique, _ = s.(UniqueStore)
 	c.Rates, _ = s.(RateLimitStore)
 	c.Sequences, _ = s.(SequenceStore)
+	c.FairShare, _ = s.(FairShareStore)
 	return c
 }

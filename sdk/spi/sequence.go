@@ -31,6 +31,17 @@ type Sequence struct {
 	// until the predecessor is retried and finishes otherwise; without it
 	// the job runs after its predecessor however that ended.
 	Hold bool
+	// Fair makes the key a fairness key's lane (ratchet.WithFairnessKey,
+	// a FairShareStore): a job waits only while its predecessor is in the
+	// line of due jobs (PENDING or BLOCKED), and its link, of Allow
+	// TurnAllow, passes when the predecessor leaves the line: when a claim
+	// takes it, in the claim's transaction or in a write right after it,
+	// or when it finishes without running. The job let go by a claim at
+	// now becomes PENDING, due at the later of its due time and now: it
+	// joins the back of the line, so the keys of a task and priority take
+	// the line's places in turn. Its key begins with FairKeyPrefix, and
+	// Hold is false.
+	Fair bool
 }
 
 // The Allow bits of a sequence's link (SequenceAllow). A store writes
@@ -40,13 +51,44 @@ const (
 	// while it waits hands its successor to its own predecessor (see
 	// SequenceStore), so that no later job passes an earlier one.
 	AllowSequence Allow = 1 << 5
+	// AllowTurn marks the link of a fairness key's lane (Sequence.Fair,
+	// with AllowSequence): a claim of its parent lets the child go. A
+	// store tells it by AllowTurn <= allow_mask < HoldOnFailure.
+	AllowTurn Allow = 1 << 6
 	// HoldOnFailure leaves the dependency waiting when its parent ends
 	// FAILED: the finish records nothing on it, and the parent's retry
 	// (RetryFailedJob) and next finish release the child. It is the
 	// highest Allow bit: a store tells a held link by allow_mask >=
 	// HoldOnFailure.
-	HoldOnFailure Allow = 1 << 6
+	HoldOnFailure Allow = 1 << 7
 )
+
+// TurnAllow is the Allow of a fairness key's link: any end of the parent
+// lets the child run, and so does its claim.
+const TurnAllow = allowBits | AllowSequence | AllowTurn
+
+// TurnPassed is the ParentStatus a store records on a fairness key's link
+// that a claim of its parent passed (the parent RUNNING).
+const TurnPassed = StatusRunning
+
+// Links reports whether a new job of q waits for the key's tail in state
+// tail: for a sequence, while the tail has not finished, and after its
+// failure with Hold (SequenceLinks); for a fairness key, while the tail
+// is in the line (PENDING or BLOCKED).
+func (q *Sequence) Links(tail Status) bool {
+	if q.Fair {
+		return tail == StatusPending || tail == StatusBlocked
+	}
+	return SequenceLinks(tail, q.Hold)
+}
+
+// Allow is the Allow of q's link: TurnAllow or SequenceAllow(Hold).
+func (q *Sequence) Allow() Allow {
+	if q.Fair {
+		return TurnAllow
+	}
+	return SequenceAllow(q.Hold)
+}
 
 // SequenceAllow is the Allow of a sequence's link: any end of the parent
 // lets the child run, except, with hold, a failure, which holds it.
@@ -71,9 +113,27 @@ func SequenceLinks(tail Status, hold bool) bool {
 	return !tail.Terminal() || (hold && tail == StatusFailed)
 }
 
-// SequenceKeyPrefix begins every Sequence.Key, so that a sequence's row
-// in the unique keys' table never meets a unique key's.
-const SequenceKeyPrefix = "s1:"
+// SequenceKeyPrefix begins every Sequence.Key of a sequence, and
+// FairKeyPrefix every one of a fairness key's lane, so that their rows in
+// the unique keys' table never meet a unique key's or each other's.
+const (
+	SequenceKeyPrefix = "s1:"
+	FairKeyPrefix     = "f1:"
+)
+
+// FairShareStore is implemented by a SequenceStore whose claims pass the
+// turns of fairness keys (Sequence.Fair): every claim that moves a job to
+// RUNNING lets the job's BLOCKED successor of a fairness key go, PENDING
+// and due at the later of its due time and the claim's now, and records
+// TurnPassed on their link, in the claim's transaction or in a write of
+// its own right after it (until that write, the successor waits on its
+// predecessor's finish, which releases it as any link).
+type FairShareStore interface {
+	SequenceStore
+	// FairTurns reports whether the claims pass turns; a store that
+	// wraps another says what the wrapped store does.
+	FairTurns() bool
+}
 
 // SequenceStore is implemented by a store that keeps FIFO sequences
 // (Job.Sequence) in its WorkflowStore: InsertJobs (and InsertJobsTx)
@@ -102,7 +162,11 @@ func validateSequence(j *Job) error {
 	switch {
 	case q == nil:
 		return nil
-	case !strings.HasPrefix(q.Key, SequenceKeyPrefix) || len(q.Key) == len(SequenceKeyPrefix):
+	case q.Fair && q.Hold:
+		return fmt.Errorf("job %s: a fairness key's job does not hold on failure", j.ID)
+	case q.Fair && (!strings.HasPrefix(q.Key, FairKeyPrefix) || len(q.Key) == len(FairKeyPrefix)):
+		return fmt.Errorf("job %s: fairness key %q does not begin with %q and a name", j.ID, q.Key, FairKeyPrefix)
+	case !q.Fair && (!strings.HasPrefix(q.Key, SequenceKeyPrefix) || len(q.Key) == len(SequenceKeyPrefix)):
 		return fmt.Errorf("job %s: sequence key %q does not begin with %q and a name", j.ID, q.Key, SequenceKeyPrefix)
 	case len(q.Key) > MaxUniqueKeyBytes:
 		return fmt.Errorf("job %s: sequence key of %d bytes, over the limit of %d", j.ID, len(q.Key), MaxUniqueKeyBytes)

@@ -96,12 +96,14 @@ const (
 // dependency that decided, for the job's last error. Conditions are the
 // caller's to evaluate, after DecideRun. A dependency whose parent has not
 // finished (no ParentStatus) cancels the job: the store released it too
-// early, which Decide reports rather than run it.
+// early, which Decide reports rather than run it. A fairness key's link
+// passed by its parent's claim (TurnPassed) lets it run.
 func Decide(deps []Dependency) (d Decision, reason string) {
 	d = DecideRun
 	for _, dep := range deps {
 		st := dep.ParentStatus
 		switch {
+		case st == TurnPassed && dep.Allow&AllowTurn != 0: // a fair turn passed by its parent's claim
 		case st == "" || !st.Terminal():
 			return DecideCancel, fmt.Sprintf("%s%s had not finished (%q) when the job was released", DependencyCancelPrefix, dep.ParentID, st)
 		case dep.Allow.Allows(st):

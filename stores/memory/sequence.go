@@ -9,7 +9,7 @@ import (
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
-var _ spi.SequenceStore = (*Store)(nil)
+var _ spi.FairShareStore = (*Store)(nil)
 
 // sequence links a new job c of sequence q to the key's tail, with s.mu
 // held, as the SQL stores do (spi.Sequence): c waits BLOCKED on the tail
@@ -25,14 +25,14 @@ func (s *Store) sequence(c *spi.Job, q *spi.Sequence) {
 	if tail == nil {
 		return
 	}
-	links := spi.SequenceLinks(tail.Status, q.Hold)
+	links := q.Links(tail.Status)
 	if s.bug("a sequence lets a later job pass a running one") && tail.Status == spi.StatusRunning {
 		links = false
 	}
-	if !links {
+	if !links || (q.Fair && s.bug("a fairness key puts all its jobs in the line")) {
 		return
 	}
-	s.deps[c.ID] = []spi.Dependency{{ParentID: tail.ID, Allow: spi.SequenceAllow(q.Hold)}}
+	s.deps[c.ID] = []spi.Dependency{{ParentID: tail.ID, Allow: q.Allow()}}
 	s.children[tail.ID] = append(s.children[tail.ID], c.ID)
 	c.DependencyCount, c.Waiting, c.Status = 1, 1, spi.StatusBlocked
 }
@@ -96,6 +96,24 @@ func (s *Store) leaveSequence(c *spi.Job, now time.Time) {
 		s.finished(p, now)
 	}
 }
+
+// passTurns lets go the successors of the fairness keys' jobs of claimed,
+// just claimed at now, with s.mu held (spi.FairShareStore): each link of
+// Allow TurnAllow on one of them records TurnPassed, and its child is
+// released when that was its last link.
+func (s *Store) passTurns(claimed []*spi.Job, now time.Time) {
+	if s.bug("a claim passes no fair turns") {
+		return
+	}
+	for _, j := range claimed {
+		if j.Dependents > 0 {
+			s.resolveLinks(j, spi.TurnPassed, now)
+		}
+	}
+}
+
+// FairTurns implements spi.FairShareStore: claims pass turns.
+func (s *Store) FairTurns() bool { return true }
 
 // SequenceTail implements spi.SequenceStore.
 func (s *Store) SequenceTail(_ context.Context, key string) (uuid.UUID, error) {

@@ -556,6 +556,8 @@ func (s *Store) ClaimJobs(_ context.Context, p spi.ClaimParams) ([]*spi.Job, err
 		heap.Push(&s.taskLevels(j.TaskName)[j.Priority], e)
 		s.heldBack(p, j)
 	}
+	// After the loop, so that no successor let go joins this claim.
+	s.passTurns(out, now)
 	return out, nil
 }
 

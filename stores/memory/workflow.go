@@ -39,7 +39,12 @@ func (s *Store) link(c *spi.Job) {
 // finished records that j reached a terminal state at now on the
 // dependencies of its dependents, and releases those that waited for it
 // last.
-func (s *Store) finished(j *spi.Job, now time.Time) {
+func (s *Store) finished(j *spi.Job, now time.Time) { s.resolveLinks(j, j.Status, now) }
+
+// resolveLinks records st on the dependencies on j that st resolves (a
+// terminal state: those it does not hold; spi.TurnPassed: the fairness
+// keys' links), and releases the dependents that waited for j last.
+func (s *Store) resolveLinks(j *spi.Job, st spi.Status, now time.Time) {
 	for _, cid := range s.children[j.ID] {
 		c := s.jobs[cid]
 		if c == nil {
@@ -48,11 +53,14 @@ func (s *Store) finished(j *spi.Job, now time.Time) {
 		deps := s.deps[cid]
 		for i := range deps {
 			if deps[i].ParentID == j.ID && deps[i].ParentStatus == "" {
-				if deps[i].Allow.Holds(j.Status) && !s.bug("a sequence ignores its hold on failure") {
+				if st == spi.TurnPassed && deps[i].Allow != spi.TurnAllow {
+					continue
+				}
+				if deps[i].Allow.Holds(st) && !s.bug("a sequence ignores its hold on failure") {
 					continue
 				}
 				if !s.bug("dependencies do not record the parent's state") {
-					deps[i].ParentStatus = j.Status
+					deps[i].ParentStatus = st
 				}
 				c.Waiting--
 			}

@@ -96,6 +96,10 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 		// node, and orphan recovery brings them back to a later claim.
 		_ = s.dialect.FailCorrupt(ctx, s.db, now, bad)
 	}
+	// The fair turns of the claimed jobs pass in a write of their own. The
+	// jobs are claimed already and must reach the caller: if it fails,
+	// each turn passes at its job's finish instead, as any link does.
+	_ = s.core.PassTurns(ctx, got, now)
 	// The statements return the rows in no particular order: sort them as
 	// they were picked.
 	sqlcore.SortClaimed(got, now, p.BoostInterval)

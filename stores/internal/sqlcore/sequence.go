@@ -75,9 +75,9 @@ func (d Dialect[T]) LinkSequences(ctx context.Context, q RowTx, written []*spi.J
 		for ; n < len(order) && written[order[n]].Sequence.Key == key; n++ {
 			j := written[order[n]]
 			set := "dep_children = 1"
-			if tail != uuid.Nil && spi.SequenceLinks(status, j.Sequence.Hold) {
+			if tail != uuid.Nil && j.Sequence.Links(status) {
 				query, args := s.SQL("INSERT INTO {dep} (child_id, parent_id, position, allow_mask, cond_name, cond_args) VALUES (?, ?, 0, ?, ?, ?)",
-					s.id(j.ID), s.id(tail), int64(spi.SequenceAllow(j.Sequence.Hold)), s.nullName(""), s.blob(nil))
+					s.id(j.ID), s.id(tail), int64(j.Sequence.Allow()), s.nullName(""), s.blob(nil))
 				if err := q.Exec(ctx, query, args...); err != nil {
 					return fmt.Errorf("link job %s to %s in sequence %q: %w", j.ID, tail, key, err)
 				}
@@ -200,4 +200,37 @@ func (d Dialect[T]) leaveSequence(ctx context.Context, tx *sql.Tx, id uuid.UUID,
 		return false, nil
 	}
 	return d.finish(ctx, tx, []finished{{before, status}}, now)
+}
+
+// PassTurns lets go, in tx, the successors of the fairness keys' jobs of
+// claimed, just claimed at now (spi.FairShareStore): the links of Allow
+// TurnAllow on them record TurnPassed, and each child whose last link
+// that was becomes PENDING, due at the later of its due time and now. It
+// reads nothing when no job of claimed has dependents.
+func (d Dialect[T]) PassTurns(ctx context.Context, tx DBTX, claimed []*spi.Job, now time.Time) error {
+	var parents []uuid.UUID
+	for _, j := range claimed {
+		if j.Dependents > 0 {
+			parents = append(parents, j.ID)
+		}
+	}
+	s := &d.Syntax
+	_, err := InChunks(parents, d.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
+		turn := []any{int64(spi.AllowTurn), int64(spi.HoldOnFailure)}
+		q, args := s.SQL(`UPDATE {job} SET status = CASE WHEN dep_waiting <= 1 THEN 'PENDING' ELSE status END,
+		scheduled_time = CASE WHEN dep_waiting <= 1 AND scheduled_time < ? THEN ? ELSE scheduled_time END,
+		dep_waiting = dep_waiting - 1
+	WHERE status = 'BLOCKED' AND job_id IN (SELECT child_id FROM {dep} WHERE parent_id IN (?) AND parent_status IS NULL AND allow_mask >= ? AND allow_mask < ?)`,
+			append([]any{s.time(now), s.time(now), s.ids(ids)}, turn...)...)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return nil, fmt.Errorf("pass the fair turns of %d claimed jobs: %w", len(ids), err)
+		}
+		q, args = s.SQL("UPDATE {dep} SET parent_status = ? WHERE parent_id IN (?) AND parent_status IS NULL AND allow_mask >= ? AND allow_mask < ?",
+			append([]any{string(spi.TurnPassed), s.ids(ids)}, turn...)...)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return nil, fmt.Errorf("record the fair turns of %d claimed jobs: %w", len(ids), err)
+		}
+		return nil, nil
+	})
+	return err
 }

@@ -3,6 +3,7 @@ package sqlcore
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -124,6 +125,9 @@ func (d Dialect[T]) Claim(ctx context.Context, tx *sql.Tx, p spi.ClaimParams, no
 	if err != nil {
 		return nil, err
 	}
+	if err := d.PassTurns(ctx, tx, got, now); err != nil {
+		return nil, err
+	}
 	return got, d.FailCorrupt(ctx, tx, now, bad)
 }
 
@@ -214,3 +218,20 @@ func (c Core[T]) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, 
 	SortClaimed(out, p.Now, p.BoostInterval)
 	return out, nil
 }
+
+// PassTurns runs Dialect.PassTurns in a transaction of its own, for a
+// store whose claim is a statement of its own (PostgreSQL's): until it
+// commits, a successor waits on its predecessor's finish, which releases
+// it as any link. It writes nothing when no job of claimed has
+// dependents.
+func (c Core[T]) PassTurns(ctx context.Context, claimed []*spi.Job, now time.Time) error {
+	if !slices.ContainsFunc(claimed, func(j *spi.Job) bool { return j.Dependents > 0 }) {
+		return nil
+	}
+	return c.do("pass fair turns", func() error {
+		return c.inTx(ctx, nil, func(tx *sql.Tx) error { return c.cfg.D.PassTurns(ctx, tx, claimed, now) })
+	})
+}
+
+// FairTurns implements [spi.FairShareStore]: the claims pass turns.
+func (c Core[T]) FairTurns() bool { return true }
