@@ -62,10 +62,17 @@ func (t sqlRowTx) Scan(ctx context.Context, query string, args []any, dest ...an
 const maxSequenceWalk = 1000
 
 // LinkSequences links the jobs of written, just inserted as PENDING in
-// the transaction q, that carry a sequence key (steps 1 to 4).
+// the transaction q, that carry a sequence or fairness key (steps 1 to
+// 4): it reads and locks key after key, then writes the links of the
+// whole batch in a few multi-row statements.
 func (d Dialect[T]) LinkSequences(ctx context.Context, q RowTx, written []*spi.Job) error {
 	order := spi.SequenceOrder(written)
+	if len(order) == 0 {
+		return nil
+	}
 	s := &d.Syntax
+	var deps []depRow
+	var blocked, free []uuid.UUID
 	for n := 0; n < len(order); {
 		key := written[order[n]].Sequence.Key
 		tail, status, err := d.sequenceTail(ctx, q, key)
@@ -74,27 +81,34 @@ func (d Dialect[T]) LinkSequences(ctx context.Context, q RowTx, written []*spi.J
 		}
 		for ; n < len(order) && written[order[n]].Sequence.Key == key; n++ {
 			j := written[order[n]]
-			set := "dep_children = 1"
 			if tail != uuid.Nil && j.Sequence.Links(status) {
-				query, args := s.SQL("INSERT INTO {dep} (child_id, parent_id, position, allow_mask, cond_name, cond_args) VALUES (?, ?, 0, ?, ?, ?)",
-					s.id(j.ID), s.id(tail), int64(j.Sequence.Allow()), s.nullName(""), s.blob(nil))
-				if err := q.Exec(ctx, query, args...); err != nil {
-					return fmt.Errorf("link job %s to %s in sequence %q: %w", j.ID, tail, key, err)
-				}
-				set = "status = 'BLOCKED', dep_count = 1, dep_waiting = 1, dep_children = 1"
-				status = spi.StatusBlocked
+				deps = append(deps, depRow{child: j.ID, dep: spi.Dependency{ParentID: tail, Allow: j.Sequence.Allow()}})
+				blocked, status = append(blocked, j.ID), spi.StatusBlocked
 			} else {
-				status = spi.StatusPending
-			}
-			query, args := s.SQL("UPDATE {job} SET "+set+" WHERE job_id = ?", s.id(j.ID))
-			if err := q.Exec(ctx, query, args...); err != nil {
-				return fmt.Errorf("link job %s in sequence %q: %w", j.ID, key, err)
+				free, status = append(free, j.ID), spi.StatusPending
 			}
 			tail = j.ID
 		}
 		query, args := s.SQL("UPDATE {unique} SET job_id = ?, until_time = NULL WHERE unique_key = ?", s.id(tail), s.name(key))
 		if err := q.Exec(ctx, query, args...); err != nil {
 			return fmt.Errorf("make job %s the tail of sequence %q: %w", tail, key, err)
+		}
+	}
+	// Every job of a key counts its successor, present or to come.
+	for _, w := range []struct {
+		ids []uuid.UUID
+		set string
+	}{{blocked, "status = 'BLOCKED', dep_count = 1, dep_waiting = 1, dep_children = 1"}, {free, "dep_children = 1"}} {
+		if _, err := InChunks(w.ids, d.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
+			query, args := s.SQL("UPDATE {job} SET "+w.set+" WHERE job_id IN (?)", s.ids(ids))
+			return nil, q.Exec(ctx, query, args...)
+		}); err != nil {
+			return fmt.Errorf("link %d jobs of sequences: %w", len(w.ids), err)
+		}
+	}
+	for _, st := range d.depInserts(deps) {
+		if err := q.Exec(ctx, st.SQL, st.Args...); err != nil {
+			return fmt.Errorf("link %d jobs of sequences: %w", len(deps), err)
 		}
 	}
 	return nil

@@ -60,11 +60,6 @@ type Statement struct {
 // does not run through Core (PostgreSQL's) runs them itself.
 func (d Dialect[T]) LinkStatements(jobs []*spi.Job) []Statement {
 	s := &d.Syntax
-	type depRow struct {
-		child uuid.UUID
-		pos   int
-		dep   spi.Dependency
-	}
 	var out []Statement
 	var deps []depRow
 	for _, j := range jobs {
@@ -86,6 +81,20 @@ func (d Dialect[T]) LinkStatements(jobs []*spi.Job) []Statement {
 			deps = append(deps, depRow{j.ID, i, dep})
 		}
 	}
+	return append(out, d.depInserts(deps)...)
+}
+
+// depRow is a dependency to write: the child's, at its position.
+type depRow struct {
+	child uuid.UUID
+	pos   int
+	dep   spi.Dependency
+}
+
+// depInserts are the multi-row inserts of deps.
+func (d Dialect[T]) depInserts(deps []depRow) []Statement {
+	s := &d.Syntax
+	var out []Statement
 	per := 300
 	if s.MaxArgs > 0 {
 		per = max(1, min(per, s.MaxArgs/6))
