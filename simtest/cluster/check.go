@@ -166,6 +166,9 @@ type sjob struct {
 	sig *ssig
 	// batch is the batch the job is a child of; nil for none.
 	batch *sbatch
+	// fairKey is the fairness key the job was submitted with; empty for
+	// none.
+	fairKey string
 	// seqKey is the sequence the job was submitted to; empty for none.
 	// retried marks a job of one that a DLQ retry ran again: the jobs
 	// after it may have started already (continuing on its failure).
@@ -440,6 +443,7 @@ func (w *world) checkClaim(n *node, limit int, now time.Time, got []*spi.Job) []
 			}
 		}
 	}
+	w.passTurns(claimed, now)
 	return claimed
 }
 

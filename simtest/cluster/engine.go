@@ -101,6 +101,7 @@ var engineBugs = map[string]string{
 	// jobs of one sequence with other arguments do not wait on each
 	// other.
 	"sequence-key-by-args": invSequence,
+	"fair-key-by-args":     invFairShare,
 }
 
 // EngineBugs names the engine bugs that Scenario.EngineBug plants, sorted:

@@ -32,6 +32,6 @@ func ExampleEngineBugs() {
 	fmt.Println(cluster.EngineBugs())
 	fmt.Println("ignore-fence is caught by", cluster.EngineBugInvariant("ignore-fence"))
 	// Output:
-	// [adopt-drops-jobs batch-drops-last callback-as-dependency claim-check-keeps-body claim-past-free-slots claims-overlap-slots crash-budget-off-by-one debounce-window-doubled heartbeats-before-drain ignore-fence lost-claim-forgotten misfire-uncounted rate-limit-period-halved rescue-forgets-own-jobs rescue-ignores-grace retry-drops-batch retry-off-by-one run-after-failed-parent sequence-key-by-args skip-fresh-beat snooze-spends-attempt start-by-ignored start-by-sweep-early step-recorded-past-its-claim sweep-ahead-of-time task-limit-off-by-one timeout-late-write timeout-recorded-as-failure unique-key-ignores-period wait-resumed-before-it-began]
+	// [adopt-drops-jobs batch-drops-last callback-as-dependency claim-check-keeps-body claim-past-free-slots claims-overlap-slots crash-budget-off-by-one debounce-window-doubled fair-key-by-args heartbeats-before-drain ignore-fence lost-claim-forgotten misfire-uncounted rate-limit-period-halved rescue-forgets-own-jobs rescue-ignores-grace retry-drops-batch retry-off-by-one run-after-failed-parent sequence-key-by-args skip-fresh-beat snooze-spends-attempt start-by-ignored start-by-sweep-early step-recorded-past-its-claim sweep-ahead-of-time task-limit-off-by-one timeout-late-write timeout-recorded-as-failure unique-key-ignores-period wait-resumed-before-it-began]
 	// ignore-fence is caught by fence
 }

@@ -33,6 +33,26 @@ const invSequence = "sequence"
 // sequenceKeys are the sequences of the workload.
 var sequenceKeys = []string{"acct-0", "acct-1", "acct-2"}
 
+// Fair-share submissions (ratchet.WithFairnessKey), one in three of the
+// sequenced arrivals: one to four jobs of task "work" into one of two
+// fairness keys. The model links each job as the contract says
+// (spi.Sequence.Fair): to the key's last job (walking back over cancels)
+// when that job is in the line (PENDING or BLOCKED); a claim that takes a
+// job passes its turn (records TurnPassed on its successor's link, which
+// is then released, due at the later of its due time and the claim's
+// now), after the claim's jobs are chosen.
+//
+// The invariant, fair-share: a submission's job is BLOCKED in the store
+// exactly when the model links it, and a key never has more than one job
+// in the line that has not run yet (PENDING, never claimed).
+const invFairShare = "fair-share"
+
+// fairKeys are the fairness keys of the workload, kept in seqModel.jobs
+// under fairPrefix + the key.
+var fairKeys = []string{"tenant-0", "tenant-1"}
+
+const fairPrefix = "fair:"
+
 // seqModel is the sequence workload's state.
 type seqModel struct {
 	rng  *rand.Rand
@@ -63,6 +83,9 @@ func (w *world) submitSequenced() error {
 		return err
 	}
 	q := w.sq
+	if q.rng.IntN(3) == 0 {
+		return w.submitFair(client)
+	}
 	key := sequenceKeys[q.rng.IntN(len(sequenceKeys))]
 	k := 1 + q.rng.IntN(3)
 	cont := q.rng.IntN(3) == 0
@@ -104,6 +127,87 @@ func (w *world) submitSequenced() error {
 		}
 	}
 	return nil
+}
+
+// submitFair submits one to four jobs of one fairness key through client,
+// one at a time, links them in the model, and checks each one's state in
+// the store.
+func (w *world) submitFair(client *ratchet.Client) error {
+	q := w.sq
+	key := fairKeys[q.rng.IntN(len(fairKeys))]
+	for range 1 + q.rng.IntN(4) {
+		now := w.now().Truncate(time.Microsecond)
+		q.n++
+		id, err := client.SubmitRaw(w.ctx, "work", fmt.Appendf(nil, `{"q":%d}`, q.n), ratchet.WithFairnessKey(key))
+		if err != nil {
+			return w.storeErr("InsertJobs (a fair-share submission)", err)
+		}
+		j := w.addSubmitted(id, now)
+		j.fairKey = key
+		tail := w.sequenceTail(fairPrefix + key)
+		q.jobs[fairPrefix+key] = append(q.jobs[fairPrefix+key], j)
+		desc := fmt.Sprintf("client submit %s(work) with fairness key %s", j.label, key)
+		if tail != nil && (&spi.Sequence{Fair: true}).Links(tail.status) {
+			j.deps = []*sedge{{parent: tail, allow: spi.TurnAllow}}
+			tail.kids = append(tail.kids, j)
+			w.setStatus(j, spi.StatusBlocked)
+			desc += " behind " + tail.label
+		}
+		w.tracef([]*sjob{j}, nil, "%s", desc)
+		g, err := w.store.GetJob(w.ctx, id)
+		if err != nil {
+			return w.storeErr("GetJob (a fair-share job)", err)
+		}
+		w.check(invFairShare)
+		if (g.Status == spi.StatusBlocked) != (j.status == spi.StatusBlocked) {
+			w.fail(invFairShare, parentsOf(j), nil, "%s, submitted with fairness key %s, is %s in the store; the key's jobs before it (%s) make it %s",
+				j.label, key, g.Status, labels(q.jobs[fairPrefix+key]), j.status)
+			return nil
+		}
+		w.checkFairLine(key)
+	}
+	return nil
+}
+
+// passTurns applies to the model the claim of the jobs of claimed at now:
+// each one's successor of a fairness key is let go (spi.FairShareStore).
+func (w *world) passTurns(claimed []*sjob, now time.Time) {
+	for _, j := range claimed {
+		if j.fairKey == "" {
+			continue
+		}
+		for _, k := range j.kids {
+			for _, e := range k.deps {
+				if e.parent == j && e.recorded == "" && e.allow == spi.TurnAllow {
+					e.recorded = spi.TurnPassed
+				}
+			}
+			w.touch(k)
+			if k.status == spi.StatusBlocked && k.waiting() == 0 {
+				w.setStatus(k, spi.StatusPending)
+				if k.due.Before(now) {
+					k.due = now
+				}
+			}
+		}
+		w.checkFairLine(j.fairKey)
+	}
+}
+
+// checkFairLine checks that fairness key has at most one job in the line
+// that has not run yet (PENDING and never claimed) in the model, which
+// the submissions and the claims check against the store.
+func (w *world) checkFairLine(key string) {
+	w.check(invFairShare)
+	var fresh []*sjob
+	for _, j := range w.sq.jobs[fairPrefix+key] {
+		if j.status == spi.StatusPending && j.seq == 0 {
+			fresh = append(fresh, j)
+		}
+	}
+	if len(fresh) > 1 {
+		w.fail(invFairShare, fresh, nil, "fairness key %s has %d jobs in the line that have not run (%s); it holds one place", key, len(fresh), labels(fresh))
+	}
 }
 
 // sequenceTail is the job the next job of sequence key waits on: its last

@@ -302,6 +302,11 @@ func modelDecision(j *sjob) spi.Decision {
 			allowed = e.allow&spi.AllowCancelled != 0
 		case spi.StatusSkipped:
 			allowed = e.allow&spi.AllowSkipped != 0
+		case spi.TurnPassed: // a fairness key's link, passed by its parent's claim
+			if e.allow != spi.TurnAllow {
+				return spi.DecideCancel
+			}
+			allowed = true
 		default:
 			return spi.DecideCancel // not finished: never released
 		}
@@ -385,6 +390,9 @@ func (w *world) dispatch(n *node, x *exec) (run bool, err error) {
 		}
 		w.check(invWorkflowOrder)
 		for _, e := range j.deps {
+			if e.recorded == spi.TurnPassed && e.allow == spi.TurnAllow {
+				continue // a fair turn: its parent was claimed
+			}
 			if !e.recorded.Terminal() || !allowsModel(e.allow, e.recorded) {
 				w.fail(invWorkflowOrder, parentsOf(j), []*node{n}, "%s starts on %s while its parent %s is %s, which its edge does not allow",
 					j.label, n.id, e.parent.label, e.parent.status)

@@ -228,21 +228,12 @@ func (d Dialect[T]) PassTurns(ctx context.Context, tx DBTX, claimed []*spi.Job, 
 			parents = append(parents, j.ID)
 		}
 	}
-	s := &d.Syntax
-	_, err := InChunks(parents, d.chunk(), func(ids []uuid.UUID) ([]struct{}, error) {
-		turn := []any{int64(spi.AllowTurn), int64(spi.HoldOnFailure)}
-		q, args := s.SQL(`UPDATE {job} SET status = CASE WHEN dep_waiting <= 1 THEN 'PENDING' ELSE status END,
-		scheduled_time = CASE WHEN dep_waiting <= 1 AND scheduled_time < ? THEN ? ELSE scheduled_time END,
-		dep_waiting = dep_waiting - 1
-	WHERE status = 'BLOCKED' AND job_id IN (SELECT child_id FROM {dep} WHERE parent_id IN (?) AND parent_status IS NULL AND allow_mask >= ? AND allow_mask < ?)`,
-			append([]any{s.time(now), s.time(now), s.ids(ids)}, turn...)...)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+	turn := " AND allow_mask >= ? AND allow_mask < ?"
+	turnArgs := []any{int64(spi.AllowTurn), int64(spi.HoldOnFailure)}
+	_, err := InChunks(parents, d.chunk()/2, func(ids []uuid.UUID) ([]struct{}, error) {
+		_, err := d.resolveLinks(ctx, tx, ids, spi.TurnPassed, turn, turnArgs, now)
+		if err != nil {
 			return nil, fmt.Errorf("pass the fair turns of %d claimed jobs: %w", len(ids), err)
-		}
-		q, args = s.SQL("UPDATE {dep} SET parent_status = ? WHERE parent_id IN (?) AND parent_status IS NULL AND allow_mask >= ? AND allow_mask < ?",
-			append([]any{string(spi.TurnPassed), s.ids(ids)}, turn...)...)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return nil, fmt.Errorf("record the fair turns of %d claimed jobs: %w", len(ids), err)
 		}
 		return nil, nil
 	})

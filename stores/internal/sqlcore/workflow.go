@@ -130,7 +130,6 @@ func (d Dialect[T]) link(ctx context.Context, q DBTX, jobs []*spi.Job) error {
 // reports whether it changed a child. Finishing a parent twice changes
 // nothing the second time (its dependencies already carry a state).
 func (d Dialect[T]) finish(ctx context.Context, tx *sql.Tx, parents []finished, now time.Time) (bool, error) {
-	s := &d.Syntax
 	changed := false
 	for _, p := range parents {
 		// A failure leaves the links that hold on it waiting
@@ -139,26 +138,60 @@ func (d Dialect[T]) finish(ctx context.Context, tx *sql.Tx, parents []finished, 
 		if p.status == spi.StatusFailed {
 			held, heldArgs = " AND allow_mask < ?", []any{int64(spi.HoldOnFailure)}
 		}
-		// The status and due time read dep_waiting before it changes
-		// (MySQL assigns in order, the others all at once).
-		q, args := s.SQL(`UPDATE {job} SET status = CASE WHEN dep_waiting <= 1 THEN 'PENDING' ELSE status END,
-		scheduled_time = CASE WHEN dep_waiting <= 1 AND scheduled_time < ? THEN ? ELSE scheduled_time END,
-		dep_waiting = dep_waiting - 1
-	WHERE status = 'BLOCKED' AND job_id IN (SELECT child_id FROM {dep} WHERE parent_id = ? AND parent_status IS NULL`+held+`)`,
-			append([]any{s.time(now), s.time(now), s.id(p.id)}, heldArgs...)...)
-		r, err := tx.ExecContext(ctx, q, args...)
+		n, err := d.resolveLinks(ctx, tx, []uuid.UUID{p.id}, p.status, held, heldArgs, now)
 		if err != nil {
 			return changed, fmt.Errorf("release the dependents of job %s: %w", p.id, err)
 		}
-		if n, _ := r.RowsAffected(); n > 0 {
-			changed = true
-		}
-		q, args = s.SQL("UPDATE {dep} SET parent_status = ? WHERE parent_id = ? AND parent_status IS NULL"+held, append([]any{string(p.status), s.id(p.id)}, heldArgs...)...)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return changed, fmt.Errorf("record the state of job %s on its dependents: %w", p.id, err)
-		}
+		changed = changed || n > 0
 	}
 	return changed, nil
+}
+
+// resolveLinks records status on the unrecorded links from parents that
+// match the condition filter (with its arguments), in q: it reads the
+// children of those links (through the parents' index), makes each of
+// them that is BLOCKED count one dependency less, releases those for which
+// it was the last (PENDING, due at the later of their due time and now),
+// and records status on those links only, so that a link moved to a
+// parent meanwhile (a sequence's handover) stays waiting. A child must
+// have one such link at most among parents. It returns how many children
+// it released or counted down.
+func (d Dialect[T]) resolveLinks(ctx context.Context, q DBTX, parents []uuid.UUID, status spi.Status, filter string, filterArgs []any, now time.Time) (int64, error) {
+	s := &d.Syntax
+	query, args := s.SQL("SELECT child_id FROM {dep} WHERE parent_id IN (?) AND parent_status IS NULL"+filter, append([]any{s.ids(parents)}, filterArgs...)...)
+	kids, err := queryRows(ctx, q, query, args, func(rows *sql.Rows) (uuid.UUID, error) {
+		var raw T
+		if err := rows.Scan(&raw); err != nil {
+			return uuid.Nil, err
+		}
+		return d.ParseID(raw)
+	})
+	if err != nil || len(kids) == 0 {
+		return 0, err
+	}
+	var changed int64
+	// The links' update names the parents and a chunk of children.
+	_, err = InChunks(kids, max(1, d.chunk()-len(parents)), func(ids []uuid.UUID) ([]struct{}, error) {
+		// The status and due time read dep_waiting before it changes
+		// (MySQL assigns in order, the others all at once).
+		query, args := s.SQL(`UPDATE {job} SET status = CASE WHEN dep_waiting <= 1 THEN 'PENDING' ELSE status END,
+		scheduled_time = CASE WHEN dep_waiting <= 1 AND scheduled_time < ? THEN ? ELSE scheduled_time END,
+		dep_waiting = dep_waiting - 1
+	WHERE status = 'BLOCKED' AND job_id IN (?)`, s.time(now), s.time(now), s.ids(ids))
+		r, err := q.ExecContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		n, _ := r.RowsAffected()
+		changed += n
+		query, args = s.SQL("UPDATE {dep} SET parent_status = ? WHERE parent_id IN (?) AND child_id IN (?) AND parent_status IS NULL"+filter,
+			append([]any{string(status), s.ids(parents), s.ids(ids)}, filterArgs...)...)
+		if _, err := q.ExecContext(ctx, query, args...); err != nil {
+			return nil, fmt.Errorf("record the state %s on the links: %w", status, err)
+		}
+		return nil, nil
+	})
+	return changed, err
 }
 
 // finishWithDependents is finish for the jobs of ids, all in state st,
