@@ -449,6 +449,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	rep.Violations = append(rep.Violations, checkDebounced(&h.debounces, jobs)...)
 	rep.Violations = append(rep.Violations, checkSequences(&h.sequences, jobs, runsOf)...)
 	rep.Violations = append(rep.Violations, checkRated(&h.rates, runsOf)...)
+	rep.Violations = append(rep.Violations, checkFair(&h.fairs, jobs, runsOf)...)
 
 	// Coverage of the enabled fault kinds.
 	for _, k := range sc.Faults {

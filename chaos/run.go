@@ -129,8 +129,8 @@ type harness struct {
 	edges     []wfEdge
 	user      int
 	// The admission probes' submissions (unique.go).
-	uniques, debounces, sequences probeRun
-	rates                         rateRun
+	uniques, debounces, sequences, fairs probeRun
+	rates                                rateRun
 }
 
 func (h *harness) cleanup() {

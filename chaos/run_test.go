@@ -177,6 +177,7 @@ func TestRunPlantedDefect(t *testing.T) {
 		{"mysql", chaos.PlantDebounce, []string{chaos.InvDebounce}},
 		{"postgres", chaos.PlantSequence, []string{chaos.InvSequence}},
 		{"mysql", chaos.PlantRateLimit, []string{chaos.InvRateLimit}},
+		{"postgres", chaos.PlantFairShare, []string{chaos.InvFairShare}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.db+"/"+tc.plant, func(t *testing.T) {

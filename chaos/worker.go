@@ -38,7 +38,7 @@ const (
 )
 
 // Plants are the planted defects a worker accepts.
-var Plants = []string{PlantLoseCompletion, PlantDoubleFinalize, PlantSkipSlot, PlantRunFailedChildren, PlantUnique, PlantDebounce, PlantSequence, PlantRateLimit}
+var Plants = []string{PlantLoseCompletion, PlantDoubleFinalize, PlantSkipSlot, PlantRunFailedChildren, PlantUnique, PlantDebounce, PlantSequence, PlantRateLimit, PlantFairShare}
 
 // WorkerMain is the main function of a chaos worker: it runs RunWorker with
 // the process's arguments, stops gracefully on SIGTERM or SIGINT, and exits

@@ -252,7 +252,7 @@ func (h *harness) submitWorkflows(ctx context.Context) error {
 func (h *harness) submitAll(ctx context.Context) error {
 	phaseCtx, cancel := context.WithDeadline(ctx, h.began.Add(h.sc.Duration))
 	defer cancel()
-	errs := make(chan error, 7)
+	errs := make(chan error, 8)
 	go func() { errs <- h.submit(ctx) }()
 	go func() { errs <- h.submitWorkflows(ctx) }()
 	go func() { errs <- h.submitUser(phaseCtx, ctx) }()
@@ -260,8 +260,9 @@ func (h *harness) submitAll(ctx context.Context) error {
 	go func() { errs <- h.submitDebounced(phaseCtx) }()
 	go func() { errs <- h.submitSequences(phaseCtx) }()
 	go func() { errs <- h.submitRated(phaseCtx) }()
+	go func() { errs <- h.submitFair(phaseCtx) }()
 	var all []error
-	for range 7 {
+	for range 8 {
 		if err := <-errs; err != nil {
 			all = append(all, err)
 		}
