@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -64,20 +62,7 @@ func TestFairShareLong(t *testing.T) {
 	t.Logf("%d jobs of one key submitted in %s (%.0f/s); %d jobs in the line", big, inserted.Round(time.Millisecond), float64(big)/inserted.Seconds(), pending)
 
 	start = time.Now()
-	var nodes []*exec.Cmd
-	for n := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFairShareChild$")
-		cmd.Env = append(os.Environ(), fairChildEnv+"="+strings.Join([]string{dsn, schema, fmt.Sprint("node-", n)}, "\x1f"))
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		nodes = append(nodes, cmd)
-	}
-	defer func() {
-		for _, cmd := range nodes {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
+	stop := nodeProcesses(t, 3, "TestFairShareChild", fairChildEnv, dsn, schema)
 	smallIDs := make([]uuid.UUID, 0, len(small))
 	for id := range small {
 		smallIDs = append(smallIDs, id)
@@ -95,11 +80,7 @@ func TestFairShareLong(t *testing.T) {
 		<-tick.C
 	}
 	took := time.Since(start)
-	for _, cmd := range nodes {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	nodes = nil
+	stop()
 
 	// From the rows: the last small-key finish, and the big key's claims
 	// up to it.
@@ -134,16 +115,5 @@ func TestFairShareLong(t *testing.T) {
 // TestFairShareChild is one node process of TestFairShareLong; it skips
 // when run on its own.
 func TestFairShareChild(t *testing.T) {
-	env := os.Getenv(fairChildEnv)
-	if env == "" {
-		t.Skip("a node process of TestFairShareLong")
-	}
-	f := strings.Split(env, "\x1f")
-	s, err := postgres.Open(t.Context(), f[0], postgres.Options{Schema: f[1]})
-	require.NoError(t, err)
-	defer s.Close()
-	eng, err := engine.New(s, engine.Options{NodeID: f[2], Concurrency: 100, Client: ratchet.ClientOptions{Logger: quiet}}, fairLongTask)
-	require.NoError(t, err)
-	require.NoError(t, eng.Start(t.Context()))
-	<-t.Context().Done() // until the parent kills the process
+	serveNode(t, fairChildEnv, "TestFairShareLong", engine.Options{Concurrency: 100}, fairLongTask)
 }

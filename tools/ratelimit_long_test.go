@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,20 +57,7 @@ func TestRateLimitThreeNodesLong(t *testing.T) {
 		_, err := rateTask.SubmitMany(ctx, c, chunk, ratchet.WithRateLimit("api", rate, time.Second))
 		require.NoError(t, err)
 	}
-	var cmds []*exec.Cmd
-	for i := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestRateLimitChild$")
-		cmd.Env = append(os.Environ(), rateChildEnv+"="+strings.Join([]string{dsn, schema, fmt.Sprint("node-", i)}, "\x1f"))
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		cmds = append(cmds, cmd)
-	}
-	defer func() {
-		for _, cmd := range cmds {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
+	nodeProcesses(t, 3, "TestRateLimitChild", rateChildEnv, dsn, schema)
 	// Read the log until every job succeeded.
 	starts := map[time.Time]int64{}
 	table := fmt.Sprintf("%q.scheduler_rate_start", schema)
@@ -127,16 +112,5 @@ func TestRateLimitThreeNodesLong(t *testing.T) {
 // TestRateLimitChild is one node process of TestRateLimitThreeNodesLong;
 // it skips when run on its own.
 func TestRateLimitChild(t *testing.T) {
-	env := os.Getenv(rateChildEnv)
-	if env == "" {
-		t.Skip("a node process of TestRateLimitThreeNodesLong")
-	}
-	f := strings.Split(env, "\x1f")
-	s, err := postgres.Open(t.Context(), f[0], postgres.Options{Schema: f[1]})
-	require.NoError(t, err)
-	defer s.Close()
-	eng, err := engine.New(s, engine.Options{NodeID: f[2], Concurrency: 200, Client: ratchet.ClientOptions{Logger: quiet}}, rateTask)
-	require.NoError(t, err)
-	require.NoError(t, eng.Start(t.Context()))
-	<-t.Context().Done() // until the parent kills the process
+	serveNode(t, rateChildEnv, "TestRateLimitThreeNodesLong", engine.Options{Concurrency: 200}, rateTask)
 }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,11 +65,7 @@ func TestSequencesWithKillsLong(t *testing.T) {
 	gen := 0
 	spawn := func() *exec.Cmd {
 		gen++
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSequenceChild$")
-		cmd.Env = append(os.Environ(), seqChildEnv+"="+strings.Join([]string{dsn, schema, fmt.Sprint("node-", gen)}, "\x1f"))
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		return cmd
+		return nodeProcess(t, "TestSequenceChild", seqChildEnv, dsn, schema, fmt.Sprint("node-", gen))
 	}
 	nodes := []*exec.Cmd{spawn(), spawn(), spawn()}
 	defer func() {
@@ -160,17 +155,6 @@ func TestSequencesWithKillsLong(t *testing.T) {
 // TestSequenceChild is one node process of TestSequencesWithKillsLong; it
 // skips when run on its own.
 func TestSequenceChild(t *testing.T) {
-	env := os.Getenv(seqChildEnv)
-	if env == "" {
-		t.Skip("a node process of TestSequencesWithKillsLong")
-	}
-	f := strings.Split(env, "\x1f")
-	s, err := postgres.Open(t.Context(), f[0], postgres.Options{Schema: f[1]})
-	require.NoError(t, err)
-	defer s.Close()
-	eng, err := engine.New(s, engine.Options{NodeID: f[2], Concurrency: 100, HeartbeatInterval: 200 * time.Millisecond,
-		OrphanGrace: time.Second, OrphanScanInterval: 500 * time.Millisecond, Client: ratchet.ClientOptions{Logger: quiet}}, seqLongTask)
-	require.NoError(t, err)
-	require.NoError(t, eng.Start(t.Context()))
-	<-t.Context().Done() // until the parent kills the process
+	serveNode(t, seqChildEnv, "TestSequencesWithKillsLong", engine.Options{Concurrency: 100, HeartbeatInterval: 200 * time.Millisecond,
+		OrphanGrace: time.Second, OrphanScanInterval: 500 * time.Millisecond}, seqLongTask)
 }
