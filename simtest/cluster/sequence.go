@@ -173,24 +173,10 @@ func (w *world) submitFair(client *ratchet.Client) error {
 // each one's successor of a fairness key is let go (spi.FairShareStore).
 func (w *world) passTurns(claimed []*sjob, now time.Time) {
 	for _, j := range claimed {
-		if j.fairKey == "" {
-			continue
+		if j.fairKey != "" {
+			w.resolveEdges(j, spi.TurnPassed, now)
+			w.checkFairLine(j.fairKey)
 		}
-		for _, k := range j.kids {
-			for _, e := range k.deps {
-				if e.parent == j && e.recorded == "" && e.allow == spi.TurnAllow {
-					e.recorded = spi.TurnPassed
-				}
-			}
-			w.touch(k)
-			if k.status == spi.StatusBlocked && k.waiting() == 0 {
-				w.setStatus(k, spi.StatusPending)
-				if k.due.Before(now) {
-					k.due = now
-				}
-			}
-		}
-		w.checkFairLine(j.fairKey)
 	}
 }
 

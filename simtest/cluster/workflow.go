@@ -225,12 +225,18 @@ func (w *world) submitFlow(fjs []flowJob) error {
 // the dependents whose last edge that was (BLOCKED → PENDING, due at the
 // later of their due time and now). Every dependent is checked after the
 // step, released or not.
-func (w *world) flowFinished(j *sjob, now time.Time) {
+func (w *world) flowFinished(j *sjob, now time.Time) { w.resolveEdges(j, j.status, now) }
+
+// resolveEdges records st on the unrecorded edges from j that st resolves
+// (a terminal state: those it does not hold; spi.TurnPassed: the fairness
+// keys' links) and releases the dependents whose last edge that was.
+func (w *world) resolveEdges(j *sjob, st spi.Status, now time.Time) {
 	for _, k := range j.kids {
 		for _, e := range k.deps {
-			if e.parent == j && e.recorded == "" && !e.allow.Holds(j.status) {
-				e.recorded = j.status
+			if e.parent != j || e.recorded != "" || (st == spi.TurnPassed && e.allow != spi.TurnAllow) || e.allow.Holds(st) {
+				continue
 			}
+			e.recorded = st
 		}
 		w.touch(k)
 		if k.status == spi.StatusBlocked && k.waiting() == 0 {
