@@ -214,3 +214,83 @@ func (d confirmData) Verb() string {
 	}
 	return strings.ToUpper(d.Action[:1]) + d.Action[1:]
 }
+
+// maxSelected is how many jobs one selection's action takes (a page of
+// the jobs view is at most maxPage).
+const maxSelected = maxPage
+
+// selectedPost serves POST /bulk/selected: the action (retry, cancel or
+// delete) on the jobs selected in a list (the form's id values), applied
+// at once (Client.Bulk skips the jobs it does not apply to), recorded in
+// the audit log, and back to the list with the counts.
+func (h *Handler) selectedPost(w http.ResponseWriter, r *http.Request, p *principal) {
+	action, err := bulkActionNamed(r.PostFormValue("action"))
+	if err != nil {
+		h.errorPage(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	vals := r.PostForm["id"]
+	if len(vals) == 0 {
+		h.errorPage(w, r, http.StatusBadRequest, "no job selected: tick the rows to act on, then choose the action")
+		return
+	}
+	if len(vals) > maxSelected {
+		h.errorPage(w, r, http.StatusBadRequest, fmt.Sprintf("%d jobs selected: at most %d at once; use the filter-wide action for more", len(vals), maxSelected))
+		return
+	}
+	ids := make([]uuid.UUID, 0, len(vals))
+	for _, v := range vals {
+		id, err := uuid.Parse(v)
+		if err != nil {
+			h.errorPage(w, r, http.StatusBadRequest, fmt.Sprintf("selected id %q is not a job id: %v", v, err))
+			return
+		}
+		ids = append(ids, id)
+	}
+	res, err := h.c.Bulk(r.Context(), action, ids, ratchet.BulkOptions{})
+	detail := fmt.Sprintf("%d selected, %d changed, %d skipped", len(ids), res.Changed, res.Skipped)
+	if err != nil {
+		detail += ": " + err.Error()
+	}
+	aerr := h.audit(r.Context(), p.Name, "jobs.selected."+action.String(), fmt.Sprintf("%d selected jobs", len(ids)), res.Changed, detail)
+	if err != nil {
+		h.storeFailed(w, r, "error", &page{Title: "Selected jobs", Nav: "jobs"}, fmt.Errorf("%s of %d selected jobs: %w", action, len(ids), err))
+		return
+	}
+	notice := fmt.Sprintf("%s: %d of %d selected jobs changed", action, res.Changed, len(ids))
+	if res.Skipped > 0 {
+		notice += fmt.Sprintf(", %d skipped (their state had moved on, or the action does not apply to it)", res.Skipped)
+	}
+	if aerr != nil {
+		notice += "; but " + aerr.Error()
+	}
+	back := r.PostFormValue("back")
+	if !h.localURL(back) {
+		back = h.prefix + "/jobs"
+	}
+	back = stripNotice(back)
+	sep := "?"
+	if strings.Contains(back, "?") {
+		sep = "&"
+	}
+	http.Redirect(w, r, back+sep+h.noticeQuery(notice), http.StatusSeeOther)
+}
+
+// stripNotice removes a notice from a local URL's query, so that the next
+// one replaces it.
+func stripNotice(u string) string {
+	path, query, ok := strings.Cut(u, "?")
+	if !ok {
+		return u
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return path
+	}
+	q.Del("notice")
+	q.Del("ns")
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}

@@ -100,7 +100,7 @@ func TestNodesView(t *testing.T) {
 	require.Positive(t, i)
 	backlog := body[i:]
 	assert.Regexp(t, `(?s)legacy</a></td><td class="num">1</td>.*no live node runs this task`, backlog)
-	assert.Regexp(t, `mail</a></td><td class="num">2</td><td class="mono">[^<]*</td><td></td>`, backlog)
+	assert.Regexp(t, `mail</a></td><td class="num">2</td><td class="mono"><time [^>]*>[^<]*</time></td><td></td>`, backlog)
 
 	// A node that recorded no tasks runs any.
 	require.NoError(t, e.store.Heartbeat(e.ctx, "node-old", now))

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -40,11 +41,23 @@ func parseTemplates(prefix string) (*templates, error) {
 			}
 			return b.String()
 		},
-		"stamp":      stamp,
+		"stamp": stamp,
+		"when":  when,
+		"since": since,
+		"at": func(t time.Time) template.HTML { // a time shown absolute, in the browser's zone (a log line's)
+			return template.HTML(strings.Replace(string(when(t)), "<time ", "<time data-abs ", 1))
+		},
+		"short":      short,
+		"waited":     waited,
+		"ran":        ran,
+		"scheduled":  func(j *spi.Job, now time.Time) bool { return j.Status == spi.StatusPending && j.ScheduledAt.After(now) },
+		"pretty":     pretty,
+		"firstLine":  firstLine,
+		"moreLines":  moreLines,
 		"took":       took,
 		"clip":       clip,
 		"dur":        dur,
-		"chip":       func(s spi.Status) string { return "st-" + string(s) },
+		"chip":       func(s any) string { return "st-" + fmt.Sprint(s) },
 		"lower":      strings.ToLower,
 		"q":          url.QueryEscape,
 		"join":       strings.Join,
@@ -95,8 +108,12 @@ type page struct {
 	Notice  string
 	Error   string // a problem with the request (a filter that does not parse)
 	Refresh int    // seconds; a meta refresh while an operation runs
-	Now     time.Time
-	Data    any
+	// Live marks a page that refreshes its live regions by itself
+	// (app.js fetches the page again and swaps its elements marked
+	// data-live), with the interval menu and the pause toggle.
+	Live bool
+	Now  time.Time
+	Data any
 }
 
 // render renders view name with status.
@@ -207,6 +224,88 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// when is a time for a page: a <time> element whose text is the UTC
+// stamp (what a page without script shows) and whose datetime app.js
+// rewrites into the browser's zone, relative to now, with the absolute
+// local and UTC times on hover; "-" for none.
+func when(t time.Time) template.HTML {
+	if t.IsZero() {
+		return "-"
+	}
+	u := t.UTC()
+	return template.HTML(`<time datetime="` + u.Format(time.RFC3339Nano) + `" title="` + stamp(u) + `">` + stamp(u) + `</time>`)
+}
+
+// since is the ticking time elapsed from t: a span that app.js updates
+// every second, its text the elapsed time at render (now - t).
+func since(t, now time.Time) template.HTML {
+	if t.IsZero() {
+		return "-"
+	}
+	return template.HTML(`<span class="ticking" data-since="` + t.UTC().Format(time.RFC3339Nano) + `">` + template.HTMLEscapeString(dur(now.Sub(t))) + `</span>`)
+}
+
+// waited is how long job j waited for its run: from due to its last
+// claim; for a PENDING job due already, the wait so far, ticking; "-"
+// for a job scheduled later or never claimed.
+func waited(j *spi.Job, now time.Time) template.HTML {
+	switch {
+	case j.Status == spi.StatusPending && !j.ScheduledAt.After(now):
+		return since(j.ScheduledAt, now)
+	case j.ClaimedAt.IsZero() || j.ScheduledAt.IsZero() || j.ClaimedAt.Before(j.ScheduledAt):
+		return "-"
+	}
+	return template.HTML(template.HTMLEscapeString(dur(j.ClaimedAt.Sub(j.ScheduledAt))))
+}
+
+// ran is how long job j's last run took: ticking while it runs; "-" for
+// a job that has not run.
+func ran(j *spi.Job, now time.Time) template.HTML {
+	switch {
+	case j.Status == spi.StatusRunning:
+		return since(j.ClaimedAt, now)
+	case j.ClaimedAt.IsZero() || j.FinishedAt.IsZero() || j.FinishedAt.Before(j.ClaimedAt):
+		return "-"
+	}
+	return template.HTML(template.HTMLEscapeString(took(j.ClaimedAt, j.FinishedAt)))
+}
+
+// short is the last 8 hexadecimal digits of an id, for a table (the full
+// id is in the link's title and the copy button): a job id's first digits
+// are its creation time, shared by the jobs of one batch, its last ones
+// random.
+func short(id fmt.Stringer) string {
+	s := id.String()
+	if len(s) > 8 {
+		return s[len(s)-8:]
+	}
+	return s
+}
+
+// pretty indents a JSON document for reading; anything else (a masked
+// or encrypted payload, text) is returned as it is.
+func pretty(s string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return b.String()
+}
+
+// firstLine is an error's first line (the message of an error with a
+// stack trace below it).
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// moreLines is what follows an error's first line (a panic's stack
+// trace), empty for a one-line error.
+func moreLines(s string) string {
+	_, rest, _ := strings.Cut(s, "\n")
+	return strings.TrimRight(rest, "\n")
 }
 
 // took is how long a run that started at start took until end, for

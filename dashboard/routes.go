@@ -35,6 +35,7 @@ func (h *Handler) routes() {
 		act("/api/jobs/{id}/"+verb, h.apiJobAction(verb))
 	}
 	act("/bulk", h.bulkPost)
+	act("/bulk/selected", h.selectedPost)
 	act("/recurring/pause", h.schedulePause)
 	act("/recurring/resume", h.scheduleResume)
 	act("/recurring/trigger", h.scheduleTrigger)

@@ -68,7 +68,7 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := &jobData{}
-	p := &page{Title: "Job " + id.String(), Nav: "jobs", Data: d}
+	p := &page{Title: "Job " + id.String(), Nav: "jobs", Data: d, Live: true}
 	det, err := h.c.JobDetail(r.Context(), id)
 	if err != nil {
 		if errors.Is(err, ratchet.ErrNotFound) {

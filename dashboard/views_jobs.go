@@ -2,8 +2,12 @@ package dashboard
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -20,6 +24,71 @@ type jobsData struct {
 	Jobs    []*ratchet.Job
 	Next    string // the next page's URL, empty on the last
 	First   bool   // the first page (no cursor)
+	// Count is how many jobs the filters match, counted up to countCap
+	// (Capped past it); CountErr says why it is missing.
+	Count    int
+	Capped   bool
+	CountErr string
+	// Tabs are the states with their live counts (the store's stats, of
+	// the task filtered on); nil on a store without stats.
+	Tabs []statusTab
+	// Tasks are the task names the search box suggests.
+	Tasks []string
+	// Search is the search box's text.
+	Search string
+	// Back is this page's URL, where a selection's action returns.
+	Back string
+}
+
+// CountText is the result count as people read it.
+func (d *jobsData) CountText() string {
+	if d.Capped {
+		return fmt.Sprintf("%d+", countCap)
+	}
+	return fmt.Sprint(d.Count)
+}
+
+// statusTab is one state tab of the jobs view.
+type statusTab struct {
+	Label string // the state, or "all"
+	N     int64
+	Href  string
+	On    bool
+}
+
+// tabsOf builds the state tabs of path with filters f from the store's
+// stats (the counts of f's task when it has one): "all" and one per
+// state.
+func (h *Handler) tabsOf(ctx context.Context, path string, f filters) ([]statusTab, []string, error) {
+	st, err := h.stats(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	by, total := map[spi.Status]int64{}, int64(0)
+	seen := map[string]bool{}
+	var tasks []string
+	for _, c := range st.Counts {
+		if !seen[c.Task] {
+			seen[c.Task] = true
+			tasks = append(tasks, c.Task)
+		}
+		if f.Task != "" && c.Task != f.Task {
+			continue
+		}
+		by[c.Status] += c.N
+		total += c.N
+	}
+	sort.Strings(tasks)
+	href := func(status string) string {
+		g := f
+		g.Status = status
+		return h.prefix + path + "?" + g.Query()
+	}
+	tabs := []statusTab{{Label: "all", N: total, Href: href(""), On: f.Status == ""}}
+	for _, s := range statuses {
+		tabs = append(tabs, statusTab{Label: string(s), N: by[s], Href: href(string(s)), On: strings.EqualFold(f.Status, string(s))})
+	}
+	return tabs, tasks, nil
 }
 
 // listPage reads the page a query asks for.
@@ -48,12 +117,29 @@ func (h *Handler) dlq(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) jobsView(w http.ResponseWriter, r *http.Request, path string, f filters) {
 	q := r.URL.Query()
-	d := &jobsData{Path: path, DLQ: path == "/dlq", Filters: f, First: q.Get("after") == ""}
+	d := &jobsData{Path: path, DLQ: path == "/dlq", Filters: f, First: q.Get("after") == "", Search: q.Get("q"), Back: stripNotice(h.prefix + r.URL.RequestURI())}
 	title := "Jobs"
 	if d.DLQ {
 		title = "Dead-letter queue"
 	}
-	p := &page{Title: title, Nav: path[1:], Data: d}
+	p := &page{Title: title, Nav: path[1:], Data: d, Live: true}
+	if d.Search != "" {
+		to, g, err := h.search(d.Search, f)
+		switch {
+		case err != nil:
+			p.Error = err.Error()
+			h.renderPage(w, r, http.StatusBadRequest, "jobs", p)
+			return
+		case to != "":
+			http.Redirect(w, r, to, http.StatusSeeOther)
+			return
+		}
+		if d.DLQ {
+			g.Status = ""
+		}
+		http.Redirect(w, r, h.prefix+path+"?"+g.Query(), http.StatusSeeOther)
+		return
+	}
 	pg, err := h.listPage(r.Context(), q, f)
 	if err != nil {
 		if isBadRequest(err) {
@@ -75,6 +161,21 @@ func (h *Handler) jobsView(w http.ResponseWriter, r *http.Request, path string, 
 		}
 		nq.Set("after", pg.Next.String())
 		d.Next = h.prefix + path + "?" + nq.Encode()
+	}
+	if o, err := f.listOptions(); err == nil {
+		if d.Count, d.Capped, err = h.c.CountJobs(r.Context(), o, countCap); err != nil {
+			d.CountErr = err.Error()
+		}
+	}
+	if !d.DLQ {
+		switch tabs, tasks, err := h.tabsOf(r.Context(), path, f); {
+		case errors.Is(err, errors.ErrUnsupported):
+		case err != nil:
+			h.storeFailed(w, r, "jobs", p, err)
+			return
+		default:
+			d.Tabs, d.Tasks = tabs, tasks
+		}
 	}
 	h.renderPage(w, r, http.StatusOK, "jobs", p)
 }

@@ -39,7 +39,7 @@ type auditData struct {
 // keyset on Seq (before).
 func (h *Handler) auditView(w http.ResponseWriter, r *http.Request) {
 	d := &auditData{}
-	p := &page{Title: "Audit log", Nav: "audit", Data: d}
+	p := &page{Title: "Audit log", Nav: "audit", Data: d, Live: true}
 	al := spi.CapabilitiesOf(h.c.Store()).Audit
 	if al == nil {
 		h.renderPage(w, r, http.StatusOK, "audit", p)

@@ -48,7 +48,7 @@ type nodesData struct {
 // task, the tasks no live node runs flagged (Client.UnrunnableTasks).
 func (h *Handler) nodes(w http.ResponseWriter, r *http.Request) {
 	d := &nodesData{LiveWithin: h.o.LiveWithin}
-	p := &page{Title: "Nodes", Data: d}
+	p := &page{Title: "Nodes", Data: d, Live: true}
 	nt := spi.CapabilitiesOf(h.c.Store()).Nodes
 	if nt == nil {
 		h.renderPage(w, r, http.StatusOK, "nodes", p)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	ratchet "github.com/ratchet-go/ratchet/sdk"
 	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
@@ -49,6 +50,10 @@ type overviewData struct {
 	TaskBars   template.HTML
 	Samples    int
 	SampleErr  string
+	// Unrunnable are the tasks with PENDING jobs that no live node runs
+	// (Client.UnrunnableTasks); nil on a store that records no nodes'
+	// tasks.
+	Unrunnable []ratchet.TaskBacklog
 }
 
 // overviewOf reads the stats and the sampler's ring.
@@ -92,6 +97,13 @@ func (h *Handler) overviewOf(ctx context.Context) (*overviewData, []sample, erro
 	if !st.OldestDue.IsZero() {
 		d.Wait = h.now().Sub(st.OldestDue)
 	}
+	switch un, err := h.c.UnrunnableTasks(ctx, h.o.LiveWithin); {
+	case errors.Is(err, errors.ErrUnsupported) || errors.Is(err, ratchet.ErrUnsupported):
+	case err != nil:
+		return d, nil, err
+	default:
+		d.Unrunnable = un
+	}
 	ring, serr := h.sampler.snapshot()
 	if serr != nil {
 		d.SampleErr = serr.Error()
@@ -104,7 +116,7 @@ func (h *Handler) overviewOf(ctx context.Context) (*overviewData, []sample, erro
 // wait, jobs by task.
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	d, ring, err := h.overviewOf(r.Context())
-	p := &page{Title: "Overview", Data: d}
+	p := &page{Title: "Overview", Data: d, Live: true}
 	if err != nil {
 		h.storeFailed(w, r, "overview", p, err)
 		return

@@ -18,7 +18,7 @@ type recurringData struct {
 // recurring serves GET /recurring: the schedules.
 func (h *Handler) recurring(w http.ResponseWriter, r *http.Request) {
 	d := &recurringData{Supported: true}
-	p := &page{Title: "Recurring", Data: d}
+	p := &page{Title: "Recurring", Data: d, Live: true}
 	ss, err := h.c.ListSchedules(r.Context())
 	switch {
 	case errors.Is(err, ratchet.ErrUnsupported):

@@ -472,6 +472,6 @@ func TestJobPageAttempts(t *testing.T) {
 	st, body, _ := e.do(c, "GET", "/jobs/"+id.String(), nil, nil)
 	require.Equal(t, http.StatusOK, st)
 	assert.Contains(t, body, `<td class="num">1</td><td class="mono">node-7</td>`)
-	assert.Contains(t, body, `<td>250ms</td><td>failed</td><td class="err">upstream 503</td>`)
-	assert.Contains(t, body, `<td>250ms</td><td>succeeded</td>`)
+	assert.Contains(t, body, "<td>250ms</td><td><span class=\"chip out-failed\">failed</span></td>\n<td class=\"err\"><pre>upstream 503</pre></td>")
+	assert.Contains(t, body, `<td>250ms</td><td><span class="chip out-succeeded">succeeded</span></td>`)
 }
