@@ -158,3 +158,15 @@ func TestSanitizerAsTheSpecSays(t *testing.T) {
 	}
 	assert.Len(t, s.Sanitize(errors.New(strings.Repeat("x", 5000))), 2000)
 }
+
+// A panic's stored error carries the frames where it happened, below its
+// message, without the runtime's and the recovering code's frames.
+func TestSanitizeKeepsAPanicsFrames(t *testing.T) {
+	stack := "goroutine 7 [running]:\nruntime/debug.Stack()\n\t/go/src/runtime/debug/stack.go:26 +0x5e\n" +
+		"example.com/engine.runSafely.func1()\n\t/src/engine/executor.go:207 +0x7a\n" +
+		"panic({0x9e1c40?, 0xc0001a2b40?})\n\t/go/src/runtime/panic.go:787 +0x132\n" +
+		"example.com/app.charge(...)\n\t/src/app/charge.go:12 +0x44 password=hunter2\n"
+	got := ratchet.DefaultSanitizer{}.Sanitize(&ratchet.PanicError{Value: "nil map", Stack: stack})
+	assert.Equal(t, "*ratchet.PanicError: task panicked: nil map\nexample.com/app.charge(...)\n\t/src/app/charge.go:12 +0x44 password=***", got)
+	assert.Equal(t, "*ratchet.PanicError: task panicked: x", ratchet.DefaultSanitizer{}.Sanitize(&ratchet.PanicError{Value: "x"}))
+}

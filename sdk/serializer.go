@@ -52,6 +52,12 @@ func (s DefaultSanitizer) Sanitize(err error) string {
 	if name := ErrorTypeName(err); name != "" && !strings.HasPrefix(msg, name) {
 		msg = name + ": " + msg
 	}
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		if frames := panicFrames(pe.Stack); frames != "" {
+			msg += "\n" + frames
+		}
+	}
 	msg = secretPattern.ReplaceAllString(msg, "$1$2***")
 	msg = awsKeyPattern.ReplaceAllString(msg, "***")
 	msg = emailPattern.ReplaceAllString(msg, "***@***")
@@ -60,6 +66,25 @@ func (s DefaultSanitizer) Sanitize(err error) string {
 		limit = DefaultMaxErrorLength
 	}
 	return stored.Truncate(msg, limit)
+}
+
+// panicFrames is the part of a panicking goroutine's stack
+// (runtime/debug.Stack, as PanicError.Stack holds it) that says where the
+// panic happened: the frames below the runtime's panic call, the
+// panicking function first. A stack without that call is returned
+// trimmed; an empty one gives "".
+//
+// DefaultSanitizer stores it below a panic's message, so that the run's
+// record and the job's last error carry the trace (within MaxLength).
+func panicFrames(stack string) string {
+	lines := strings.Split(strings.TrimSpace(stack), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") {
+			lines = lines[min(i+2, len(lines)):] // the call and its file line
+			break
+		}
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // ErrorTypeName is the type of the first error in err's chain (outermost

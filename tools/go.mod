@@ -129,6 +129,7 @@ require (
 	github.com/ratchet-go/ratchet/ddl v0.1.0
 	github.com/ratchet-go/ratchet/internal/dbtest v0.1.0
 	github.com/ratchet-go/ratchet/stores/mongodb v0.1.0
+	github.com/ratchet-go/ratchet/stores/mongodb/ferrettest v0.1.0
 	github.com/ratchet-go/ratchet/stores/mysql v0.1.0
 	github.com/ratchet-go/ratchet/stores/oracle v0.1.0
 	github.com/ratchet-go/ratchet/stores/postgres v0.1.0
