@@ -15,7 +15,7 @@ import (
 // filterKeys are the job filters' query parameters, in the order their
 // text (a bulk operation's target) lists them: the ratchet command's
 // filters.
-var filterKeys = []string{"status", "task", "tag", "priority", "error", "created_from", "created_before", "property", "archived"}
+var filterKeys = []string{"status", "task", "tag", "priority", "error", "created_from", "created_before", "property", "due", "archived"}
 
 // defaultPage is the jobs view's page size; maxPage the largest asked.
 const (
@@ -33,6 +33,7 @@ type filters struct {
 	CreatedFrom   string
 	CreatedBefore string
 	Property      string
+	Due           string // "now", "later" or empty (ratchet.JobFilter.Due)
 	Archived      bool
 }
 
@@ -50,7 +51,7 @@ func (f filters) Has(p string) bool {
 func filtersOf(q url.Values) filters {
 	f := filters{Status: strings.TrimSpace(q.Get("status")), Task: strings.TrimSpace(q.Get("task")), Tag: strings.TrimSpace(q.Get("tag")),
 		Error: q.Get("error"), CreatedFrom: strings.TrimSpace(q.Get("created_from")),
-		CreatedBefore: strings.TrimSpace(q.Get("created_before")), Property: strings.TrimSpace(q.Get("property")),
+		CreatedBefore: strings.TrimSpace(q.Get("created_before")), Property: strings.TrimSpace(q.Get("property")), Due: strings.TrimSpace(q.Get("due")),
 		Archived: q.Get("archived") != "" && q.Get("archived") != "0" && q.Get("archived") != "false"}
 	for _, v := range q["priority"] {
 		for _, p := range strings.Split(v, ",") {
@@ -80,6 +81,7 @@ func (f filters) values() url.Values {
 	set("created_from", f.CreatedFrom)
 	set("created_before", f.CreatedBefore)
 	set("property", f.Property)
+	set("due", f.Due)
 	if f.Archived {
 		q.Set("archived", "1")
 	}
@@ -110,7 +112,7 @@ func (f filters) any() bool {
 // ratchet command's filters are the same).
 func (f filters) listOptions() (ratchet.ListOptions, error) {
 	return ratchet.JobFilter{Status: f.Status, Task: f.Task, Tag: f.Tag, Priorities: f.Priorities, ErrorContains: f.Error,
-		CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore, Property: f.Property, Archived: f.Archived}.ListOptions()
+		CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore, Property: f.Property, Due: f.Due, Archived: f.Archived}.ListOptions()
 }
 
 // pageOf reads the keyset cursor and the page size.

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,4 +140,40 @@ func TestLiveRefreshIsThePage(t *testing.T) {
 	assert.Contains(t, body, "(masked)")
 	assert.NotContains(t, body, "secret", "the live refresh masks the arguments and params as the page does")
 	assert.NotContains(t, body, "4242")
+}
+
+// PENDING splits into the jobs due now and those scheduled later: two
+// tabs with their counts, each listing its own.
+func TestJobsPendingSplit(t *testing.T) {
+	e := newEnv(t)
+	var now, later []string
+	for range 2 {
+		id, err := e.c.SubmitRaw(e.ctx, "mail", []byte(`{}`))
+		require.NoError(t, err)
+		now = append(now, id.String())
+	}
+	for range 3 {
+		id, err := e.c.SubmitRaw(e.ctx, "mail", []byte(`{}`), ratchet.WithDelay(time.Hour))
+		require.NoError(t, err)
+		later = append(later, id.String())
+	}
+	st, body, _ := e.do(nil, "GET", "/jobs", nil, bearer(viewerToken))
+	require.Equal(t, http.StatusOK, st)
+	assert.Contains(t, body, `<a href="/ops/jobs?due=now&amp;status=PENDING"><span class="sub">due now</span> <span class="count">2</span></a>`)
+	assert.Contains(t, body, `<a href="/ops/jobs?due=later&amp;status=PENDING"><span class="sub">scheduled</span> <span class="count">3</span></a>`)
+	assert.Contains(t, body, `<span class="chip st-scheduled">scheduled</span>`)
+
+	_, body, _ = e.do(nil, "GET", "/jobs?status=PENDING&due=later", nil, bearer(viewerToken))
+	assert.Contains(t, body, "<strong>3</strong> jobs match")
+	for _, id := range later {
+		assert.Contains(t, body, id)
+	}
+	for _, id := range now {
+		assert.NotContains(t, body, id)
+	}
+	_, body, _ = e.do(nil, "GET", "/jobs?status=PENDING&due=now", nil, bearer(viewerToken))
+	assert.Contains(t, body, "<strong>2</strong> jobs match")
+	st, body, _ = e.do(nil, "GET", "/jobs?due=soon", nil, bearer(viewerToken))
+	assert.Equal(t, http.StatusBadRequest, st)
+	assert.Contains(t, body, `due &#34;soon&#34;: want &#34;now&#34; (due now) or &#34;later&#34; (scheduled later)`)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // searchKeys are the search box's typed filters, as the hint lists them.
-var searchKeys = []string{"id:", "task:", "tag:", "priority:", "status:", "error:", "property:"}
+var searchKeys = []string{"id:", "task:", "tag:", "priority:", "status:", "due:", "error:", "property:"}
 
 // search reads the jobs view's search box: typed filters ("task:email.send
 // tag:vip priority:HIGH,CRITICAL status:FAILED error:\"connection refused\"
@@ -53,6 +53,8 @@ func (h *Handler) search(text string, cur filters) (string, filters, error) {
 			}
 		case "status":
 			f.Status = strings.ToUpper(val)
+		case "due":
+			f.Due = strings.ToLower(val)
 		case "error":
 			words = append(words, val)
 		case "property":

@@ -86,7 +86,29 @@ func (h *Handler) tabsOf(ctx context.Context, path string, f filters) ([]statusT
 	}
 	tabs := []statusTab{{Label: "all", N: total, Href: href(""), On: f.Status == ""}}
 	for _, s := range statuses {
-		tabs = append(tabs, statusTab{Label: string(s), N: by[s], Href: href(string(s)), On: strings.EqualFold(f.Status, string(s))})
+		tabs = append(tabs, statusTab{Label: string(s), N: by[s], Href: href(string(s)), On: strings.EqualFold(f.Status, string(s)) && f.Due == ""})
+		if s != spi.StatusPending || by[s] == 0 {
+			continue
+		}
+		// PENDING splits into the jobs due now and those scheduled later:
+		// one count (capped) of the later ones.
+		g := f
+		g.Status, g.Due = string(spi.StatusPending), string(ratchet.DueLater)
+		o, err := g.listOptions()
+		if err != nil {
+			continue
+		}
+		later, _, err := h.c.CountJobs(ctx, o, countCap)
+		if err != nil {
+			return nil, nil, err
+		}
+		split := func(label string, n int64, due ratchet.DueFilter) statusTab {
+			g := f
+			g.Status, g.Due = string(spi.StatusPending), string(due)
+			return statusTab{Label: label, N: n, Href: h.prefix + path + "?" + g.Query(),
+				On: strings.EqualFold(f.Status, string(spi.StatusPending)) && f.Due == string(due)}
+		}
+		tabs = append(tabs, split("due now", max(by[s]-int64(later), 0), ratchet.DueNow), split("scheduled", int64(later), ratchet.DueLater))
 	}
 	return tabs, tasks, nil
 }

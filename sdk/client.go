@@ -573,11 +573,28 @@ type ListOptions struct {
 	// it, ignoring case (with CreatedFrom and CreatedBefore: "timeout" in
 	// the last hour).
 	ErrorContains string
+	// Due, when set, lists only jobs due now (DueNow: scheduled at or
+	// before the client's clock at the call) or only jobs scheduled
+	// later (DueLater); with Status PENDING it splits the waiting jobs
+	// from those that wait for their time.
+	Due DueFilter
 	// IncludeArchived lists the archived jobs too, merged in id order
 	// (stores with an archive, spi.JobArchiver; elsewhere it changes
 	// nothing). CountJobs counts live jobs only.
 	IncludeArchived bool
 }
+
+// DueFilter selects jobs by their scheduled time against the client's
+// clock (ListOptions.Due). Its zero value selects every job.
+type DueFilter string
+
+// The due filters.
+const (
+	// DueNow: jobs scheduled at or before now.
+	DueNow DueFilter = "now"
+	// DueLater: jobs scheduled after now.
+	DueLater DueFilter = "later"
+)
 
 // JobPage is one page of a listing. Next is the cursor of the following
 // page, or the zero UUID when this page is the last.
@@ -670,6 +687,15 @@ func (c *Client) listParams(o ListOptions) (spi.ListParams, error) {
 		TaskName: o.Task, CreatedFrom: o.CreatedFrom, CreatedBefore: o.CreatedBefore,
 		PropertyKey: o.PropertyKey, PropertyValue: o.PropertyValue, WorkflowID: o.WorkflowID,
 		Tag: o.Tag, Priorities: o.Priorities, ErrorContains: o.ErrorContains}
+	switch o.Due {
+	case "":
+	case DueNow:
+		p.DueBy = c.now()
+	case DueLater:
+		p.DueAfter = c.now()
+	default:
+		return p, invalidArg("unknown due filter %q: want %q or %q", o.Due, DueNow, DueLater)
+	}
 	for _, pr := range o.Priorities {
 		if !pr.Valid() {
 			return p, invalidArg("unknown priority %d", int(pr))

@@ -25,6 +25,9 @@ type JobFilter struct {
 	CreatedFrom, CreatedBefore string
 	// Property is KEY=VALUE.
 	Property string
+	// Due is "now" (due now) or "later" (scheduled later), in any case;
+	// empty for either (ListOptions.Due).
+	Due string
 	// Archived lists the archived jobs too.
 	Archived bool
 }
@@ -33,7 +36,7 @@ type JobFilter struct {
 // ErrInvalidArgument.
 type FilterError struct {
 	// Field names the filter: status, priority, created_from,
-	// created_before or property.
+	// created_before, property or due.
 	Field string
 	// Value is the text given.
 	Value string
@@ -76,6 +79,12 @@ func (f JobFilter) ListOptions() (ListOptions, error) {
 	}
 	if o.CreatedBefore, err = filterTime(f.CreatedBefore); err != nil {
 		return o, &FilterError{"created_before", f.CreatedBefore, err.Error()}
+	}
+	switch d := DueFilter(strings.ToLower(strings.TrimSpace(f.Due))); d {
+	case "", DueNow, DueLater:
+		o.Due = d
+	default:
+		return o, &FilterError{"due", f.Due, `want "now" (due now) or "later" (scheduled later)`}
 	}
 	if p := strings.TrimSpace(f.Property); p != "" {
 		k, v, ok := strings.Cut(p, "=")

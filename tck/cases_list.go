@@ -211,6 +211,28 @@ func listCases() []testCase {
 			got, _ = f.list(spi.ListParams{TaskName: "tck.b", Status: spi.StatusFailed})
 			assert.Empty(t, got, "ListJobs(TaskName, Status FAILED) of pending jobs")
 		}},
+		{"DueFilters", func(t tb, f *fixture) {
+			// Four jobs due a minute apart: DueBy is inclusive, DueAfter
+			// exclusive, and they combine with the status and the count.
+			var jobs []*spi.Job
+			for i := range 4 {
+				jobs = append(jobs, f.newJob(withDue(base.Add(time.Duration(i)*time.Minute))))
+			}
+			f.insert(shuffled(jobs)...)
+			got, _ := f.list(spi.ListParams{DueBy: base.Add(time.Minute)})
+			assert.Equal(t, ids(jobs[:2]), ids(got), "ListJobs(DueBy +1m) includes the job due at +1m")
+			got, _ = f.list(spi.ListParams{DueAfter: base.Add(time.Minute), Status: spi.StatusPending})
+			assert.Equal(t, ids(jobs[2:]), ids(got), "ListJobs(DueAfter +1m) excludes the job due at +1m")
+			got, _ = f.list(spi.ListParams{DueAfter: base, DueBy: base.Add(2 * time.Minute)})
+			assert.Equal(t, ids(jobs[1:3]), ids(got), "ListJobs(DueAfter +0, DueBy +2m)")
+			got, _ = f.list(spi.ListParams{DueBy: base.Add(3 * time.Minute), Status: spi.StatusFailed})
+			assert.Empty(t, got, "ListJobs(DueBy, Status FAILED) of pending jobs")
+			if counter, ok := pick[spi.JobCounter](f.s); ok {
+				n, err := counter.CountJobs(f.ctx, spi.ListParams{Status: spi.StatusPending, DueAfter: base.Add(30 * time.Second)}, 100)
+				require.NoError(t, err)
+				assert.Equal(t, 3, n, "CountJobs(DueAfter +30s)")
+			}
+		}},
 		{"TagPriorityAndErrorFilters", func(t tb, f *fixture) {
 			// The first two fail, with errors that differ in case and carry
 			// the LIKE wildcards as text (each inserted, claimed and failed

@@ -182,6 +182,7 @@ var plantedBugs = []struct {
 	{"ListJobs limits before filtering", []string{"List/PagingWithStatus"}},
 	{"ListJobs takes CreatedBefore inclusively", []string{"List/TaskAndCreatedFilters"}},
 	{"ListJobs matches ErrorContains with case", []string{"List/TagPriorityAndErrorFilters"}},
+	{"ListJobs takes DueBy exclusively", []string{"List/DueFilters"}},
 	{"ListJobs matches a property value under any key", []string{"Properties/ListJobsByProperty"}},
 	{"CountJobs ignores the filters", []string{"Count/Filters"}},
 	{"CountJobs counts past its limit", []string{"Count/Filters"}},

@@ -526,6 +526,11 @@ type ListParams struct {
 	// it, ignoring case (ASCII letters at least: how a database folds
 	// other letters is its collation's).
 	ErrorContains string
+	// DueBy, when not zero, lists only jobs scheduled at or before it;
+	// DueAfter, when not zero, only jobs scheduled after it. With Status
+	// PENDING and the time of the question, they split the PENDING jobs
+	// into those due now and those scheduled later.
+	DueBy, DueAfter time.Time
 }
 
 // ContainsFold reports whether s contains substr ignoring case, as
@@ -546,7 +551,9 @@ func (p ListParams) Matches(j *Job) bool {
 		!p.CreatedBefore.IsZero() && !j.CreatedAt.Before(p.CreatedBefore),
 		p.Tag != "" && !slices.Contains(j.Tags, p.Tag),
 		len(p.Priorities) > 0 && !slices.Contains(p.Priorities, j.Priority),
-		p.ErrorContains != "" && !ContainsFold(j.LastError, p.ErrorContains):
+		p.ErrorContains != "" && !ContainsFold(j.LastError, p.ErrorContains),
+		!p.DueBy.IsZero() && j.ScheduledAt.After(p.DueBy),
+		!p.DueAfter.IsZero() && !j.ScheduledAt.After(p.DueAfter):
 		return false
 	}
 	return true

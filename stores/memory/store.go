@@ -407,6 +407,9 @@ func (s *Store) listed(p spi.ListParams, j *spi.Job) bool {
 	if s.bug("ListJobs takes CreatedBefore inclusively") && !p.CreatedBefore.IsZero() {
 		p.CreatedBefore = p.CreatedBefore.Add(time.Nanosecond)
 	}
+	if s.bug("ListJobs takes DueBy exclusively") && !p.DueBy.IsZero() {
+		p.DueBy = p.DueBy.Add(-time.Nanosecond)
+	}
 	if s.bug("ListJobs matches ErrorContains with case") && p.ErrorContains != "" {
 		if !strings.Contains(j.LastError, p.ErrorContains) {
 			return false

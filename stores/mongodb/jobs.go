@@ -406,6 +406,16 @@ func listFilter(p spi.ListParams) bson.M {
 	if len(created) > 0 {
 		filter[fCreated] = created
 	}
+	due := bson.M{}
+	if !p.DueBy.IsZero() {
+		due["$lte"] = timeUS(p.DueBy)
+	}
+	if !p.DueAfter.IsZero() {
+		due["$gt"] = timeUS(p.DueAfter)
+	}
+	if len(due) > 0 {
+		filter[fScheduled] = due
+	}
 	if p.PropertyKey != "" {
 		filter[fPropEntries] = propEntry(p.PropertyKey, p.PropertyValue)
 	}

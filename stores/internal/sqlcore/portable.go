@@ -364,6 +364,8 @@ func (s *Syntax) listed(p spi.ListParams) (from, where string, args []any) {
 	and(p.WorkflowID != uuid.Nil, "j.workflow_id = ?", s.id(p.WorkflowID))
 	and(!p.CreatedFrom.IsZero(), "j.created_time >= ?", s.time(p.CreatedFrom))
 	and(!p.CreatedBefore.IsZero(), "j.created_time < ?", s.time(p.CreatedBefore))
+	and(!p.DueBy.IsZero(), "j.scheduled_time <= ?", s.time(p.DueBy))
+	and(!p.DueAfter.IsZero(), "j.scheduled_time > ?", s.time(p.DueAfter))
 	if p.PropertyKey != "" {
 		cond, pargs := s.property(p.PropertyKey, p.PropertyValue)
 		where, args = where+" AND EXISTS (SELECT 1 FROM {prop} p WHERE p.job_id = j.job_id AND "+cond+")", append(args, pargs...)

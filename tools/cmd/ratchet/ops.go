@@ -44,7 +44,7 @@ type opsFlags struct {
 	createdFrom, until string
 	since, before      string
 	property           string
-	tag, priority      string
+	tag, priority, due string
 	errorText          string
 	limit              int
 	after              string
@@ -72,6 +72,7 @@ func newOpsFlags(fs *flag.FlagSet, filters bool) *opsFlags {
 		f.fs.StringVar(&f.before, "until", "", "only jobs created more than this long before now (90m, 2h, 7d): --created-before relative")
 		f.fs.StringVar(&f.property, "property", "", "only jobs with this property, KEY=VALUE")
 		f.fs.StringVar(&f.tag, "tag", "", "only jobs carrying this tag")
+		f.fs.StringVar(&f.due, "due", "", "only jobs due now (now) or scheduled later (later): with --status PENDING, what waits for a node or for its time")
 		f.fs.StringVar(&f.priority, "priority", "", "only jobs of these priorities, comma-separated (LOWEST, LOW, NORMAL, HIGH, CRITICAL)")
 		f.fs.StringVar(&f.errorText, "error", "", "only jobs whose last error contains this text, ignoring case (with --created-from/--created-before: within a time range)")
 		f.fs.IntVar(&f.limit, "limit", 50, "jobs per page (list)")
@@ -95,7 +96,7 @@ func (f *opsFlags) listOptions() (ratchet.ListOptions, error) {
 		return ratchet.ListOptions{}, err
 	}
 	jf := ratchet.JobFilter{Status: f.status, Task: f.task, Tag: f.tag, ErrorContains: f.errorText,
-		CreatedFrom: from, CreatedBefore: before, Property: f.property, Archived: f.archived}
+		CreatedFrom: from, CreatedBefore: before, Property: f.property, Archived: f.archived, Due: f.due}
 	if f.priority != "" {
 		jf.Priorities = []string{f.priority}
 	}
