@@ -205,6 +205,9 @@ func (h *Handler) jobsView(w http.ResponseWriter, r *http.Request, path string, 
 // apiJobs serves GET /api/jobs: a page and the next cursor.
 func (h *Handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 	pg, err := h.listPage(r.Context(), r.URL.Query(), filtersOf(r.URL.Query()))
+	if err == nil {
+		err = h.c.MaskJobs(r.Context(), pg.Jobs)
+	}
 	if err != nil {
 		h.apiError(w, r, 0, err)
 		return

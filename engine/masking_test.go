@@ -60,6 +60,18 @@ func TestJobDetailMasksSensitiveFields(t *testing.T) {
 	assert.False(t, d.Masked)
 	assert.Contains(t, string(d.Arguments), "hunter2", "masking off: the detail is the decoded arguments")
 
+	// A listing's page masks its params as the detail does (the job's
+	// property included); masking off changes nothing.
+	page, err := r.client.ListJobs(ctx, ratchet.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page.Jobs, 1)
+	require.NoError(t, r.client.MaskJobs(ctx, page.Jobs))
+	assert.Equal(t, map[string]string{"tenant": "acme", "api_key": "***", "iban": "***"}, page.Jobs[0].Params)
+	page, err = plain.ListJobs(ctx, ratchet.ListOptions{})
+	require.NoError(t, err)
+	require.NoError(t, plain.MaskJobs(ctx, page.Jobs))
+	assert.Equal(t, "k-123", page.Jobs[0].Params["api_key"])
+
 	wrong, err := ratchet.NewClient(r.store, ratchet.ClientOptions{Codecs: []ratchet.PayloadCodec{&envelope{tag: "X:", key: 1}}, MaskPayloads: true})
 	require.NoError(t, err)
 	_, err = wrong.JobDetail(ctx, id)

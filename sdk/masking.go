@@ -177,6 +177,49 @@ func maskParams(params map[string]string, mc MaskingContext, p MaskingPolicy) ma
 	return out
 }
 
+// maskJob masks j's params and trace context in place, as the client's
+// masking policy says, and returns the masking context it used (with the
+// job's properties, read when j carries none).
+func (c *Client) maskJob(ctx context.Context, j *Job) (MaskingContext, error) {
+	mc := MaskingContext{JobID: j.ID, Properties: j.Properties}
+	if mc.Properties == nil {
+		if ps := spi.CapabilitiesOf(c.store).Properties; ps != nil {
+			// Not found: an archived job, whose properties GetJob read
+			// with it (none, since they are nil).
+			var err error
+			if mc.Properties, err = ps.GetPropertiesByPrefix(ctx, j.ID, ""); err != nil && !errors.Is(err, ErrNotFound) {
+				return mc, fmt.Errorf("properties: %w", err)
+			}
+		}
+	}
+	j.Params = maskParams(j.Params, mc, c.mask)
+	if len(j.TraceContext) > 0 && c.mask.IsSensitiveField(TraceContextField, mc) {
+		j.TraceContext = nil
+	}
+	return mc, nil
+}
+
+// MaskJobs masks, in place, what a listing shows of jobs (ListJobs'
+// page: params and trace context; a listing carries no arguments or
+// results) as JobDetail masks one job, when the client masks
+// (ClientOptions.MaskPayloads); otherwise it changes nothing. A job with
+// neither params nor a trace context costs nothing; the others may cost
+// a read of their properties (a per-job masking decision).
+func (c *Client) MaskJobs(ctx context.Context, jobs []*Job) error {
+	if c.mask == nil {
+		return nil
+	}
+	for _, j := range jobs {
+		if len(j.Params) == 0 && len(j.TraceContext) == 0 {
+			continue
+		}
+		if _, err := c.maskJob(ctx, j); err != nil {
+			return fmt.Errorf("ratchet: mask job %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
 // JobDetail returns job id with its arguments and result decoded, masked
 // as the client's masking says (ClientOptions.MaskPayloads). A job whose
 // values do not decode (a wrong key, a tampered value) is an error that
@@ -198,23 +241,13 @@ func (c *Client) JobDetail(ctx context.Context, id uuid.UUID) (*JobDetail, error
 		}
 	}
 	if c.mask != nil {
-		mc := MaskingContext{JobID: j.ID, Properties: j.Properties}
-		if mc.Properties == nil {
-			if ps := spi.CapabilitiesOf(c.store).Properties; ps != nil {
-				// Not found: an archived job, whose properties GetJob
-				// read with it (none, since they are nil).
-				if mc.Properties, err = ps.GetPropertiesByPrefix(ctx, j.ID, ""); err != nil && !errors.Is(err, ErrNotFound) {
-					return nil, fmt.Errorf("ratchet: job detail %s: properties: %w", id, err)
-				}
-			}
+		mc, err := c.maskJob(ctx, j)
+		if err != nil {
+			return nil, fmt.Errorf("ratchet: job detail %s: %w", id, err)
 		}
 		args = MaskJSON(args, mc, c.mask)
 		if res != nil {
 			res = MaskJSON(res, mc, c.mask)
-		}
-		j.Params = maskParams(j.Params, mc, c.mask)
-		if len(j.TraceContext) > 0 && c.mask.IsSensitiveField(TraceContextField, mc) {
-			j.TraceContext = nil
 		}
 	}
 	d.Arguments, d.Result = args, res

@@ -405,6 +405,9 @@ func listJobs(ctx context.Context, c *ratchet.Client, f *opsFlags, stdout io.Wri
 		return usageError(err.Error())
 	}
 	page, err := c.ListJobs(ctx, o)
+	if err == nil {
+		err = c.MaskJobs(ctx, page.Jobs) // as jobs show masks
+	}
 	if err != nil {
 		return err
 	}
