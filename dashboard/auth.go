@@ -10,10 +10,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // cookieName is the session cookie's name.
@@ -24,6 +27,7 @@ const (
 	viaCookie = "cookie"
 	viaBearer = "bearer"
 	viaBasic  = "basic"
+	viaHook   = "hook" // Options.Authenticate
 )
 
 // principal is who makes a request.
@@ -128,16 +132,30 @@ func (h *Handler) byToken(token string) *Credential {
 	return found
 }
 
-// byPassword returns the credential of name and password.
+// byPassword returns the credential of name and password. It takes the
+// same time whether name exists or not, and whichever way its password is
+// stored: when some credential has a PasswordHash, exactly one bcrypt
+// comparison runs, against the dummy hash when name has no hash.
 func (h *Handler) byPassword(name, password string) *Credential {
 	var found *Credential
 	for i := range h.o.Credentials {
 		cr := &h.o.Credentials[i]
-		if cr.Password != "" && secretEqual(cr.Name, name) && secretEqual(cr.Password, password) && found == nil {
+		if (cr.Password != "" || cr.PasswordHash != "") && secretEqual(cr.Name, name) && found == nil {
 			found = cr
 		}
 	}
-	if password == "" {
+	ok := false
+	if h.dummyHash != nil {
+		hash := h.dummyHash
+		if found != nil && found.PasswordHash != "" {
+			hash = []byte(found.PasswordHash)
+		}
+		ok = bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && found != nil && found.PasswordHash != ""
+	}
+	if found != nil && found.Password != "" {
+		ok = secretEqual(found.Password, password)
+	}
+	if !ok || password == "" {
 		return nil
 	}
 	return found
@@ -146,24 +164,48 @@ func (h *Handler) byPassword(name, password string) *Credential {
 // errBadCredential is a credential that was given and is wrong.
 var errBadCredential = errors.New("wrong token or password")
 
-// authenticate finds the request's principal: an Authorization header
-// (Bearer or Basic) first, then the session cookie. It returns nil and
-// no error when the request carries no credential, nil and
-// errBadCredential when it carries a wrong one (also in Insecure mode: a
-// credential given is checked).
+// hookError is Options.Authenticate's refusal.
+type hookError struct{ err error }
+
+func (e *hookError) Error() string { return e.err.Error() }
+func (e *hookError) Unwrap() error { return e.err }
+
+// authenticate finds the request's principal: Options.Authenticate's user
+// first, then an Authorization header (Bearer or Basic; left to the hook
+// when there are no Credentials), then the session cookie. It returns nil and no error when the request carries no
+// credential; nil and errBadCredential when it carries a wrong one (also
+// in Insecure mode: a credential given is checked), a *throttledError
+// when its sign-in is throttled, a *hookError when the hook refuses it.
 func (h *Handler) authenticate(r *http.Request) (*principal, error) {
-	if a := r.Header.Get("Authorization"); a != "" {
-		if tok, ok := strings.CutPrefix(a, "Bearer "); ok {
-			if cr := h.byToken(strings.TrimSpace(tok)); cr != nil {
-				return &principal{Name: cr.Name, Role: cr.Role, via: viaBearer}, nil
+	if h.o.Authenticate != nil {
+		u, err := h.o.Authenticate(r)
+		switch {
+		case err != nil:
+			return nil, &hookError{err}
+		case u.Name != "":
+			if u.Role == 0 {
+				u.Role = RoleViewer
 			}
-			return nil, errBadCredential
+			if u.Role != RoleViewer && u.Role != RoleOperator {
+				return nil, fmt.Errorf("Authenticate gave user %q the unknown role %d: return RoleViewer or RoleOperator", u.Name, int(u.Role))
+			}
+			return &principal{Name: u.Name, Role: u.Role, via: viaHook}, nil
+		}
+	}
+	if a := r.Header.Get("Authorization"); a != "" && (len(h.o.Credentials) > 0 || h.o.Authenticate == nil) {
+		if tok, ok := strings.CutPrefix(a, "Bearer "); ok {
+			cr, err := h.signIn(r, wayBearer, "", func() *Credential { return h.byToken(strings.TrimSpace(tok)) })
+			if err != nil {
+				return nil, err
+			}
+			return &principal{Name: cr.Name, Role: cr.Role, via: viaBearer}, nil
 		}
 		if name, pw, ok := r.BasicAuth(); ok {
-			if cr := h.byPassword(name, pw); cr != nil {
-				return &principal{Name: cr.Name, Role: cr.Role, via: viaBasic}, nil
+			cr, err := h.signIn(r, wayBasic, name, func() *Credential { return h.byPassword(name, pw) })
+			if err != nil {
+				return nil, err
 			}
-			return nil, errBadCredential
+			return &principal{Name: cr.Name, Role: cr.Role, via: viaBasic}, nil
 		}
 		return nil, errBadCredential
 	}
@@ -196,37 +238,26 @@ func (h *Handler) cookiePath() string {
 }
 
 // guard authenticates every request but the login page and the assets.
-// A request with no credential or a wrong one gets 401: JSON for the API,
-// the login page for the rest. In Insecure mode a request without a
-// credential is an operator named "anonymous" with a session of its own
-// (so that CSRF tokens still apply to browsers).
+// A request with no credential or a wrong one gets 401, a throttled one
+// 429: JSON for the API, the login page for the rest. In Insecure mode a
+// request without a credential is an operator named "anonymous" with a
+// session of its own (so that CSRF tokens still apply to browsers).
 func (h *Handler) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := h.authenticate(r)
 		if p == nil && err == nil && h.o.Insecure {
 			p, err = h.setSessionCookie(w, r, "anonymous", RoleOperator)
-			if err != nil {
-				h.serverError(w, r, err)
-				return
-			}
 		}
-		if p == nil {
-			msg := ""
-			if err != nil {
-				msg = err.Error()
-			}
-			if isAPI(r) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="ratchet"`)
-				if msg == "" {
-					msg = "no credential: send Authorization: Bearer <token>, or basic authentication"
-				}
-				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized: " + msg})
-				return
-			}
-			h.loginPage(w, r, http.StatusUnauthorized, msg)
-			return
+		var he *hookError
+		var te *throttledError
+		switch {
+		case p != nil:
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		case err == nil, errors.As(err, &he), errors.As(err, &te), errors.Is(err, errBadCredential):
+			h.refuseSignIn(w, r, err)
+		default:
+			h.serverError(w, r, err)
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }
 
@@ -257,4 +288,48 @@ func (v *revocations) has(id string) bool {
 	defer v.mu.Unlock()
 	_, ok := v.ids[id]
 	return ok
+}
+
+// checkHash checks a PasswordHash: empty, or a bcrypt hash.
+func checkHash(hash string) error {
+	if hash == "" {
+		return nil
+	}
+	if !strings.HasPrefix(hash, "$2a$") && !strings.HasPrefix(hash, "$2b$") && !strings.HasPrefix(hash, "$2y$") {
+		return errors.New("it does not start with $2a$, $2b$ or $2y$")
+	}
+	if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+		return err
+	}
+	if len(hash) != 60 {
+		return fmt.Errorf("it is %d characters long, not 60", len(hash))
+	}
+	if i := strings.IndexFunc(hash[7:], func(c rune) bool {
+		return !strings.ContainsRune("./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", c)
+	}); i >= 0 {
+		return fmt.Errorf("its salt and hash hold %q, not bcrypt's base64", hash[7+i])
+	}
+	return nil
+}
+
+// dummyHash returns, when some credential has a PasswordHash, a bcrypt
+// hash of a random password at the highest of their costs: what a name
+// without a hash is compared with, so that a sign-in takes as long whether
+// its name exists or not. Nil when no credential has a hash.
+func dummyHash(creds []Credential) ([]byte, error) {
+	cost := 0
+	for _, cr := range creds {
+		if cr.PasswordHash != "" {
+			c, _ := bcrypt.Cost([]byte(cr.PasswordHash)) // checked by validate
+			cost = max(cost, c)
+		}
+	}
+	if cost == 0 {
+		return nil, nil
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), cost)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: the dummy password hash: %w", err)
+	}
+	return h, nil
 }

@@ -3,10 +3,12 @@ package dashboard_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,7 +51,12 @@ func TestNewRefuses(t *testing.T) {
 }
 
 func TestUnauthenticated(t *testing.T) {
-	e := newEnv(t)
+	// Every request from an address of its own: more than 5 wrong
+	// sign-ins, none throttled (TestThrottle tests the throttle).
+	var n atomic.Int64
+	e := newEnv(t, func(o *dashboard.Options) {
+		o.ClientAddr = func(*http.Request) string { return fmt.Sprint("10.0.0.", n.Add(1)) }
+	})
 	ids := e.failedJobs("send", 1)
 
 	// A page: 401 with the login form as its body.

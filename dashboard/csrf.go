@@ -25,9 +25,16 @@ func (h *Handler) csrfToken(p *principal) string {
 // csrfOK reports whether r carries the CSRF token of its session. A
 // request authenticated by an Authorization header needs none: an API
 // client is not a browser, and a browser does not add the header to a
-// forged request.
+// forged request. A user of Options.Authenticate, whose credential may be
+// the application's cookie, has no session of the dashboard's: its
+// request must pass http.CrossOriginProtection (a browser's cross-origin
+// POST, told by Sec-Fetch-Site or Origin, is refused).
 func (h *Handler) csrfOK(r *http.Request, p *principal) bool {
-	if p.via != viaCookie {
+	switch p.via {
+	case viaHook:
+		return h.crossOrigin.Check(r) == nil
+	case viaCookie:
+	default:
 		return true
 	}
 	got := r.Header.Get(csrfHeader)

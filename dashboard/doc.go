@@ -18,7 +18,7 @@
 //	defer h.Close()
 //
 // Authentication is on by default: New refuses Options with no
-// Credentials unless Insecure is set.
+// Credentials unless an Authenticate hook or Insecure is set.
 //
 // # Signing in
 //
@@ -31,6 +31,24 @@
 // authentication (name and password). A request with no credential, or a
 // wrong one, gets 401 and nothing is done: JSON for the API, the login
 // form for a page.
+//
+// Options.Authenticate mounts the dashboard behind the application's own
+// sign-in: the hook maps each request to a User (a name and a role), is
+// asked before the Credentials, and refuses with an error (401, its text
+// shown). Its users' actions pass http.CrossOriginProtection instead of
+// carrying a CSRF token.
+//
+// Failed sign-ins (the form, basic authentication, bearer tokens,
+// /login?token=) are throttled per client address (Options.ClientAddr)
+// and per name: after 5 in a row, every attempt, even a right one, gets
+// 429 Too Many Requests with Retry-After for a window of 1 s, doubled at
+// each further failure up to 5 minutes; a success forgets them. Each
+// failure, and the first refusal of each lockout, is written to the audit
+// log (actions "signin.failed" and "signin.throttled", the name tried or
+// "unknown" as the actor, the address as the target, the way as the
+// detail; never the secret). A Credential's password may be stored as a
+// bcrypt PasswordHash, compared in the same time whether the name exists
+// or not.
 //
 // GET {prefix}/login?token=<token> signs in with that token and redirects
 // to the overview: the clickable URL `ratchet dev` prints. It puts the
@@ -77,8 +95,10 @@
 // renders its frame, with a banner "store unreachable: ..." and status
 // 503.
 //
-// Dependencies: the SDK only (and, in its tests, the memory and SQLite
-// stores). Its browser test, in a real headless Chromium driven by
+// Dependencies: the SDK, and golang.org/x/crypto for bcrypt (the
+// standard library has no password hash; x/crypto is the Go team's own
+// module, and its bcrypt reads the hashes htpasswd -B makes). In its
+// tests, the memory and SQLite stores. Its browser test, in a real headless Chromium driven by
 // chromedp over a running node, is the ratchet command's
 // (tools/cmd/ratchet/dashboard_browser_test.go).
 package dashboard

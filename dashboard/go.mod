@@ -9,6 +9,7 @@ require (
 	github.com/ratchet-go/ratchet/stores/memory v0.1.0
 	github.com/ratchet-go/ratchet/stores/sqlite v0.1.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/crypto v0.58.0
 )
 
 require (

@@ -39,6 +39,12 @@ type Handler struct {
 	sampler *sampler
 	ops     *operations
 	revoked *revocations
+	// throttle counts failed sign-ins; crossOrigin guards the actions of
+	// Authenticate's users; dummyHash, when some credential has a
+	// PasswordHash, is what a name without one is compared with.
+	throttle    *throttle
+	crossOrigin *http.CrossOriginProtection
+	dummyHash   []byte
 
 	ctx       context.Context // ends at Close: the background work's context
 	cancel    context.CancelFunc
@@ -65,10 +71,11 @@ func (h *Handler) goBackground(fn func()) bool {
 }
 
 // New returns the dashboard over c. It refuses Options with no Credentials
-// unless Insecure is set, credentials that share a token or a name, a
-// credential with neither a token nor a password (or a password without a
-// name), and a SessionKey shorter than MinSessionKey bytes; each error
-// names the problem. It starts the stats sampler, which takes its first
+// unless Authenticate or Insecure is set (and both of these), credentials
+// that share a token or a name, a credential with neither a token nor a
+// password (or a password without a name, or both a Password and a
+// PasswordHash), a malformed PasswordHash, and a SessionKey shorter than
+// MinSessionKey bytes; each error names the problem. It starts the stats sampler, which takes its first
 // sample at once: call Close to stop it.
 func New(c *ratchet.Client, o Options) (*Handler, error) {
 	if c == nil {
@@ -81,7 +88,11 @@ func New(c *ratchet.Client, o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: templates: %w", err)
 	}
-	h := &Handler{c: c, o: o, prefix: o.Prefix, log: o.Logger, tmpl: tm, revoked: newRevocations()}
+	h := &Handler{c: c, o: o, prefix: o.Prefix, log: o.Logger, tmpl: tm, revoked: newRevocations(),
+		throttle: newThrottle(), crossOrigin: http.NewCrossOriginProtection()}
+	if h.dummyHash, err = dummyHash(o.Credentials); err != nil {
+		return nil, err
+	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.ops = newOperations()
 	h.sampler = newSampler(h.stats, o.Now, o.SampleEvery, sampleRing)
@@ -92,8 +103,11 @@ func New(c *ratchet.Client, o Options) (*Handler, error) {
 
 // validate checks o and fills its defaults.
 func validate(o *Options) error {
-	if len(o.Credentials) == 0 && !o.Insecure {
-		return errors.New("dashboard: no Credentials: authentication is on by default; give at least one credential, or set Insecure for a dashboard on a developer's loopback only")
+	if len(o.Credentials) == 0 && !o.Insecure && o.Authenticate == nil {
+		return errors.New("dashboard: no Credentials: authentication is on by default; give at least one credential or an Authenticate hook, or set Insecure for a dashboard on a developer's loopback only")
+	}
+	if o.Insecure && o.Authenticate != nil {
+		return errors.New("dashboard: both Insecure and Authenticate are set: Insecure lets everyone in, so drop it to sign in through Authenticate")
 	}
 	o.Prefix = strings.TrimSuffix(o.Prefix, "/")
 	if o.Prefix != "" && !strings.HasPrefix(o.Prefix, "/") {
@@ -102,8 +116,10 @@ func validate(o *Options) error {
 	tokens, names := map[string]bool{}, map[string]bool{}
 	for i, cr := range o.Credentials {
 		switch {
-		case cr.Token == "" && cr.Password == "":
+		case cr.Token == "" && cr.Password == "" && cr.PasswordHash == "":
 			return fmt.Errorf("dashboard: credential %d (%q) has neither a token nor a password", i+1, cr.Name)
+		case cr.Password != "" && cr.PasswordHash != "":
+			return fmt.Errorf("dashboard: credential %q has both a Password and a PasswordHash: give one", cr.Name)
 		case cr.Name == "":
 			return fmt.Errorf("dashboard: credential %d has no name (the actor the audit log records)", i+1)
 		case names[cr.Name]:
@@ -112,6 +128,9 @@ func validate(o *Options) error {
 			return fmt.Errorf("dashboard: credential %q has the same token as another", cr.Name)
 		case cr.Role != 0 && cr.Role != RoleViewer && cr.Role != RoleOperator:
 			return fmt.Errorf("dashboard: credential %q has an unknown role %d", cr.Name, int(cr.Role))
+		}
+		if err := checkHash(cr.PasswordHash); err != nil {
+			return fmt.Errorf("dashboard: credential %q has a malformed PasswordHash: %w; give a bcrypt hash (\"$2a$...\", \"$2b$...\" or \"$2y$...\", e.g. from htpasswd -nbB or bcrypt.GenerateFromPassword)", cr.Name, err)
 		}
 		names[cr.Name] = true
 		if cr.Token != "" {

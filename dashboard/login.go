@@ -10,6 +10,7 @@ import (
 type loginData struct {
 	Error     string
 	Next      string
+	Form      bool // there are Credentials to sign in with
 	Passwords bool // some credential has a password
 }
 
@@ -21,8 +22,9 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 		next = h.prefix + r.URL.RequestURI()
 	}
 	d := loginData{Error: msg, Next: next}
+	d.Form = len(h.o.Credentials) > 0 || h.o.Authenticate == nil
 	for _, cr := range h.o.Credentials {
-		d.Passwords = d.Passwords || cr.Password != ""
+		d.Passwords = d.Passwords || cr.Password != "" || cr.PasswordHash != ""
 	}
 	h.render(w, r, status, "login", "Sign in", d)
 }
@@ -37,9 +39,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.loginPage(w, r, http.StatusOK, "")
 		return
 	}
-	cr := h.byToken(tok)
-	if cr == nil {
-		h.loginPage(w, r, http.StatusUnauthorized, errBadCredential.Error())
+	cr, err := h.signIn(r, wayToken, "", func() *Credential { return h.byToken(tok) })
+	if err != nil {
+		h.refuseSignIn(w, r, err)
 		return
 	}
 	if _, err := h.setSessionCookie(w, r, cr.Name, cr.Role); err != nil {
@@ -49,17 +51,19 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, h.prefix+"/", http.StatusSeeOther)
 }
 
-// loginPost serves POST /login: a token, or a name and a password.
+// loginPost serves POST /login: a token, or a name and a password
+// (throttled as every sign-in).
 func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
 	var cr *Credential
+	var err error
 	if tok := r.PostFormValue("token"); tok != "" {
-		cr = h.byToken(tok)
+		cr, err = h.signIn(r, wayForm, "", func() *Credential { return h.byToken(tok) })
 	} else {
-		cr = h.byPassword(r.PostFormValue("name"), r.PostFormValue("password"))
+		name, pw := r.PostFormValue("name"), r.PostFormValue("password")
+		cr, err = h.signIn(r, wayForm, name, func() *Credential { return h.byPassword(name, pw) })
 	}
-	if cr == nil {
-		h.o.Logger.Warn("dashboard: a failed sign-in", "remote", r.RemoteAddr)
-		h.loginPage(w, r, http.StatusUnauthorized, errBadCredential.Error())
+	if err != nil {
+		h.refuseSignIn(w, r, err)
 		return
 	}
 	if _, err := h.setSessionCookie(w, r, cr.Name, cr.Role); err != nil {
