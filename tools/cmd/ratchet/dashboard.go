@@ -37,7 +37,7 @@ func dashboardCommand(fs *flag.FlagSet) action {
 	prefix := f.fs.String("prefix", "", `path to serve under, e.g. "/ops" (default: the root)`)
 	token := f.fs.String("token", os.Getenv(envDashboardToken), "the operator's token (default $"+envDashboardToken+"; a random one, printed, when neither is set)")
 	viewer := f.fs.String("viewer-token", os.Getenv(envDashboardViewerToken), "a read-only token (default $"+envDashboardViewerToken+")")
-	user := f.fs.String("user", "", "an operator signing in with a name and password, NAME:PASSWORD (basic auth or the login form)")
+	user := f.fs.String("user", "", "an operator signing in with a name and password, NAME:PASSWORD (basic auth or the login form); a PASSWORD starting with $2a$, $2b$ or $2y$ is its bcrypt hash (htpasswd -nbB NAME PASSWORD)")
 	insecure := f.fs.Bool("insecure", false, "serve without authentication, everyone an operator (a loopback address only)")
 	return opsCommand("dashboard", f, func(ctx context.Context, st *storeflag.Opened, c *ratchet.Client, _ []string, stdout, _ io.Writer) error {
 		o := dashboard.Options{Prefix: strings.TrimSuffix(*prefix, "/"), Insecure: *insecure}
@@ -57,7 +57,11 @@ func dashboardCommand(fs *flag.FlagSet) action {
 				if !ok || name == "" || pass == "" {
 					return usageError("--user wants NAME:PASSWORD")
 				}
-				o.Credentials = append(o.Credentials, dashboard.Credential{Name: name, Password: pass, Role: dashboard.RoleOperator})
+				cr := dashboard.Credential{Name: name, Password: pass, Role: dashboard.RoleOperator}
+				if isBcrypt(pass) { // the hash, not the password: stored nowhere in clear
+					cr.Password, cr.PasswordHash = "", pass
+				}
+				o.Credentials = append(o.Credentials, cr)
 			}
 		} else if host, _, err := net.SplitHostPort(*addr); err != nil || !isLoopback(host) {
 			return usageError("--insecure serves only on a loopback address (127.0.0.1:PORT or [::1]:PORT)")
@@ -74,6 +78,11 @@ func dashboardCommand(fs *flag.FlagSet) action {
 			}
 		})
 	})
+}
+
+// isBcrypt reports whether a --user password is a bcrypt hash.
+func isBcrypt(s string) bool {
+	return strings.HasPrefix(s, "$2a$") || strings.HasPrefix(s, "$2b$") || strings.HasPrefix(s, "$2y$")
 }
 
 // devCommand is `ratchet dev`: a node running the demo's tasks and the

@@ -232,6 +232,7 @@ func TestDashboardCommand(t *testing.T) {
 	}{
 		{[]string{"dashboard", "--store", "sqlite:" + db, "--insecure", "--addr", "0.0.0.0:0"}, 2, "loopback"},
 		{[]string{"dashboard", "--store", "sqlite:" + db, "--user", "nopassword"}, 2, "NAME:PASSWORD"},
+		{[]string{"dashboard", "--store", "sqlite:" + db, "--user", "ann:$2a$10$not-a-hash"}, 1, `credential "ann" has a malformed PasswordHash`},
 		{[]string{"dashboard", "--store", "postgres://nobody@127.0.0.1:1/x?connect_timeout=2"}, 1, "127.0.0.1"},
 		{[]string{"dashboard"}, 1, "--store is required"},
 	} {
@@ -239,6 +240,40 @@ func TestDashboardCommand(t *testing.T) {
 		assert.Equal(t, tc.code, run(context.Background(), tc.args, &o, &e), "%v: %s", tc.args, e.String())
 		assert.Contains(t, e.String(), tc.want, "%v", tc.args)
 	}
+}
+
+// ratchet dashboard --user NAME:HASH: a bcrypt hash in place of the
+// password signs in with the password it hashes, not with itself.
+func TestDashboardCommandHashedUser(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	var migOut, migErr bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"migrate", "--store", "sqlite:" + db}, &migOut, &migErr), migErr.String())
+	const hash = "$2a$04$lIst6rCaHq7InBcNXMn44.KVHMfhsgQP3qKYeind/gjHA3QAFT5zm" // "correct horse", bcrypt.MinCost
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := newLines()
+	var errOut lockedBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"dashboard", "--store", "sqlite:" + db, "--addr", "127.0.0.1:0", "--user", "ann:" + hash}, out.w, &errOut)
+		_ = out.w.Close()
+	}()
+	line := out.await(t, "ratchet dashboard: ")
+	base := strings.TrimSuffix(line[strings.LastIndex(line, " http://")+1:], "/")
+	status := func(pw string) int {
+		req, err := http.NewRequest("GET", base+"/api/overview", nil)
+		require.NoError(t, err)
+		req.SetBasicAuth("ann", pw)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, status("correct horse"))
+	assert.Equal(t, http.StatusUnauthorized, status(hash), "the hash is not the password")
+	cancel()
+	assert.Equal(t, 0, <-code, errOut.String())
 }
 
 // The acceptance run: the built binary, on an empty data directory,
