@@ -3,10 +3,13 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/ratchet-go/ratchet/dashboard"
 	ratchet "github.com/ratchet-go/ratchet/sdk"
@@ -65,4 +68,64 @@ func Example() {
 	// 200 OK
 	// pending: 3
 	// by task: send-email 3
+}
+
+// Mount the dashboard behind the application's own sign-in: the
+// Authenticate hook maps the application's session (here a cookie) to a
+// user and a role, and refuses a request it does not accept.
+func Example_authenticate() {
+	client, err := ratchet.NewClient(memory.New(), ratchet.ClientOptions{MaskPayloads: true})
+	if err != nil {
+		panic(err)
+	}
+	sessions := map[string]dashboard.User{ // the application's sessions
+		"s-1": {Name: "olga@example.com", Role: dashboard.RoleOperator},
+		"s-2": {Name: "viv@example.com", Role: dashboard.RoleViewer},
+	}
+	h, err := dashboard.New(client, dashboard.Options{
+		Prefix: "/ops",
+		Authenticate: func(r *http.Request) (dashboard.User, error) {
+			c, err := r.Cookie("app_session")
+			if err != nil {
+				return dashboard.User{}, errors.New("not signed in: sign in at /signin first")
+			}
+			u, ok := sessions[c.Value]
+			if !ok {
+				return dashboard.User{}, errors.New("your session has ended: sign in at /signin again")
+			}
+			return u, nil
+		},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer h.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/ops/", h)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	get := func(method, path, session string) {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		if session != "" {
+			req.AddCookie(&http.Cookie{Name: "app_session", Value: session})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var out struct{ Error string }
+		_ = json.Unmarshal(body, &out)
+		fmt.Println(strings.TrimSpace(strings.Join([]string{method, path, session + ":", resp.Status, out.Error}, " ")))
+	}
+	get("GET", "/ops/api/overview", "s-2")
+	get("POST", "/ops/api/jobs/bulk", "s-2")
+	get("GET", "/ops/api/overview", "")
+	// Output:
+	// GET /ops/api/overview s-2: 200 OK
+	// POST /ops/api/jobs/bulk s-2: 403 Forbidden forbidden: read-only: viv@example.com may not take actions
+	// GET /ops/api/overview : 401 Unauthorized unauthorized: not signed in: sign in at /signin first
 }
