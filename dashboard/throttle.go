@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -65,9 +66,14 @@ func window(fails int) time.Duration {
 	return throttleBase << n
 }
 
-// locked returns how long the keys' attempts are still refused (the
-// longest), and whether this refusal is the first of a key's lockout.
-func (t *throttle) locked(now time.Time, keys ...string) (wait time.Duration, first bool) {
+// attempt starts a sign-in attempt of the keys. While a key is locked
+// out it refuses: it returns how long the longest lockout lasts, and
+// whether this refusal is the first of a key's lockout. Else it counts the
+// attempt as a failure of each key before the credential is checked (so
+// that attempts in parallel cannot pass more than throttleAfter checks;
+// succeed forgets the count), locks a key out at its throttleAfter-th,
+// and returns the first key's failures in a row.
+func (t *throttle) attempt(now time.Time, keys ...string) (wait time.Duration, first bool, fails int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, k := range keys {
@@ -80,15 +86,9 @@ func (t *throttle) locked(now time.Time, keys ...string) (wait time.Duration, fi
 			s.warned, first = true, true
 		}
 	}
-	return wait, first
-}
-
-// fail counts a failure of each key and returns the count of the first
-// (the address).
-func (t *throttle) fail(now time.Time, keys ...string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := 0
+	if wait > 0 {
+		return wait, first, 0
+	}
 	for i, k := range keys {
 		s := t.m[k]
 		switch {
@@ -105,10 +105,10 @@ func (t *throttle) fail(now time.Time, keys ...string) int {
 			s.until, s.warned = now.Add(w), false
 		}
 		if i == 0 {
-			out = s.fails
+			fails = s.fails
 		}
 	}
-	return out
+	return 0, false, fails
 }
 
 // succeed forgets the keys' failures.
@@ -191,15 +191,16 @@ func (h *Handler) clientAddr(r *http.Request) string {
 func (h *Handler) signIn(r *http.Request, way, name string, check func() *Credential) (*Credential, error) {
 	now := h.now()
 	addr := h.clientAddr(r)
-	keys := []string{"addr " + addr}
+	keys := []string{throttleKey("addr", addr)}
 	if name != "" {
-		keys = append(keys, "name "+name)
+		keys = append(keys, throttleKey("name", name))
 	}
 	actor := name
 	if actor == "" {
 		actor = "unknown"
 	}
-	if wait, first := h.throttle.locked(now, keys...); wait > 0 {
+	wait, first, fails := h.throttle.attempt(now, keys...)
+	if wait > 0 {
 		if first {
 			_ = h.audit(context.WithoutCancel(r.Context()), actor, "signin.throttled", addr, 0,
 				fmt.Sprintf("%s: refused for %d s after failed sign-ins", way, retryAfter(wait)))
@@ -208,12 +209,19 @@ func (h *Handler) signIn(r *http.Request, way, name string, check func() *Creden
 	}
 	cr := check()
 	if cr == nil {
-		fails := h.throttle.fail(now, keys...)
 		_ = h.audit(context.WithoutCancel(r.Context()), actor, "signin.failed", addr, fails, way)
 		return nil, errBadCredential
 	}
-	h.throttle.succeed(append(keys, "name "+cr.Name)...)
+	h.throttle.succeed(append(keys, throttleKey("name", cr.Name))...)
 	return cr, nil
+}
+
+// throttleKey is the throttle's key of an address or a name: a hash, so
+// that a long name tried (a header's worth) costs the throttle no more
+// than a short one.
+func throttleKey(kind, v string) string {
+	sum := sha256.Sum256([]byte(kind + "\x00" + v))
+	return string(sum[:16])
 }
 
 // refuseSignIn answers a request refused for err: 429 with Retry-After

@@ -23,11 +23,11 @@ func TestThrottleBounded(t *testing.T) {
 	th := newThrottle()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for range throttleAfter {
-		th.fail(t0, "addr victim-guesser")
+		th.attempt(t0, "addr victim-guesser")
 	}
 	now := t0.Add(throttleForget / 2)
 	for i := range 2 * throttleEntries {
-		th.fail(now.Add(time.Duration(i)*time.Millisecond), fmt.Sprint("addr flood-", i))
+		th.attempt(now.Add(time.Duration(i)*time.Millisecond), fmt.Sprint("addr flood-", i))
 	}
 	assert.LessOrEqual(t, len(th.m), throttleEntries)
 	_, ok := th.m["addr victim-guesser"]
@@ -36,20 +36,23 @@ func TestThrottleBounded(t *testing.T) {
 	// Stale entries go first.
 	th = newThrottle()
 	for i := range throttleEntries {
-		th.fail(t0, fmt.Sprint("addr old-", i))
+		th.attempt(t0, fmt.Sprint("addr old-", i))
 	}
 	later := t0.Add(throttleForget + time.Minute)
-	for range throttleAfter {
-		th.fail(later, "addr guesser")
+	for i := range throttleAfter {
+		wait, _, fails := th.attempt(later, "addr guesser")
+		assert.Zero(t, wait)
+		assert.Equal(t, i+1, fails)
 	}
 	assert.Len(t, th.m, 1, "every stale entry forgotten at once")
-	wait, first := th.locked(later, "addr guesser")
+	wait, first, _ := th.attempt(later, "addr guesser")
 	assert.Equal(t, time.Second, wait)
 	assert.True(t, first)
-	_, first = th.locked(later, "addr guesser")
+	_, first, _ = th.attempt(later, "addr guesser")
 	assert.False(t, first, "only the first refusal of a lockout")
+	assert.Equal(t, throttleAfter, th.m["addr guesser"].fails, "a refusal is no failure")
 
 	// Failures long ago are no longer in a row.
-	th.fail(later.Add(throttleForget+time.Minute), "addr guesser")
-	assert.Equal(t, 1, th.m["addr guesser"].fails)
+	_, _, fails := th.attempt(later.Add(throttleForget+time.Minute), "addr guesser")
+	assert.Equal(t, 1, fails)
 }

@@ -255,3 +255,35 @@ func TestPasswordHash(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "both a Password and a PasswordHash")
 }
+
+// Guesses sent in parallel pass no more checks than guesses in a row.
+func TestThrottleParallel(t *testing.T) {
+	e, _ := throttledEnv(t)
+	codes := make(chan int, 50)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			req, err := http.NewRequest("GET", e.url("/api/overview"), nil)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			req.SetBasicAuth("bob", "wrong-guess")
+			req.Header.Set("X-Client", "203.0.113.50")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	n := map[int]int{}
+	for c := range codes {
+		n[c]++
+	}
+	assert.Equal(t, map[int]int{http.StatusUnauthorized: 5, http.StatusTooManyRequests: 45}, n)
+}
