@@ -172,10 +172,11 @@ func (e *hookError) Unwrap() error { return e.err }
 
 // authenticate finds the request's principal: Options.Authenticate's user
 // first, then an Authorization header (Bearer or Basic; left to the hook
-// when there are no Credentials), then the session cookie. It returns nil and no error when the request carries no
-// credential; nil and errBadCredential when it carries a wrong one (also
-// in Insecure mode: a credential given is checked), a *throttledError
-// when its sign-in is throttled, a *hookError when the hook refuses it.
+// when there are no Credentials), then the session cookie. It returns nil
+// and no error when the request carries no credential; nil and
+// errBadCredential when it carries a wrong one (also in Insecure mode: a
+// credential given is checked), a *throttledError when its sign-in is
+// throttled, a *hookError when the hook refuses it.
 func (h *Handler) authenticate(r *http.Request) (*principal, error) {
 	if h.o.Authenticate != nil {
 		u, err := h.o.Authenticate(r)
