@@ -54,18 +54,23 @@ func with(hs ...map[string]string) map[string]string {
 func TestAuthenticateHook(t *testing.T) {
 	e := newEnv(t, func(o *dashboard.Options) { o.Credentials, o.Authenticate = nil, appAuth })
 	failed := e.failedJobs("send", 2)
-	secret, err := e.c.SubmitRaw(e.ctx, "signup", []byte(`{"email":"a@example.com","password":"hunter2"}`))
+	secret, err := e.c.SubmitRaw(e.ctx, "signup", []byte(`{"email":"a@example.com","password":"hunter2"}`), ratchet.WithParam("api_token", "tok-s3cr3t"))
 	require.NoError(t, err)
 
-	// A viewer reads every view and the API, and never the masked values.
+	// A viewer reads every view and the API, and never the masked values:
+	// neither in the pages nor in their live refreshes (the page asked
+	// again with X-Ratchet-Live, as app.js does).
 	for _, p := range []string{"/", "/jobs", "/dlq", "/jobs/" + secret.String(), "/jobs/" + failed[0].String(), "/nodes", "/audit",
 		"/api/overview", "/api/jobs", "/api/jobs/" + secret.String()} {
-		st, body, _ := e.do(nil, "GET", p, nil, app("viv"))
-		require.Equal(t, http.StatusOK, st, p)
-		body = html.UnescapeString(body)
-		assert.NotContains(t, body, "hunter2", p)
-		if p == "/jobs/"+secret.String() || p == "/api/jobs/"+secret.String() {
-			assert.Contains(t, body, ratchet.MaskedValue, p)
+		for _, live := range []map[string]string{nil, {"X-Ratchet-Live": "1"}} {
+			st, body, _ := e.do(nil, "GET", p, nil, with(app("viv"), live))
+			require.Equal(t, http.StatusOK, st, p)
+			body = html.UnescapeString(body)
+			assert.NotContains(t, body, "hunter2", p)
+			assert.NotContains(t, body, "tok-s3cr3t", p)
+			if p == "/jobs/"+secret.String() || p == "/api/jobs/"+secret.String() {
+				assert.Contains(t, body, ratchet.MaskedValue, p)
+			}
 		}
 	}
 	st, body, _ := e.do(nil, "GET", "/jobs/"+failed[0].String(), nil, app("viv"))
