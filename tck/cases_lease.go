@@ -94,6 +94,10 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Sequences
 	case *spi.FairShareStore:
 		v = caps.FairShare
+	case *spi.WorkflowLister:
+		v = caps.WorkflowList
+	case *spi.BatchLister:
+		v = caps.BatchList
 	}
 	c, ok := v.(C)
 	return c, ok

@@ -86,6 +86,8 @@ var capabilityGroups = map[string]string{
 	"RateLimit":    "spi.RateLimitStore",
 	"Sequence":     "spi.SequenceStore",
 	"FairShare":    "spi.FairShareStore",
+	"WorkflowList": "spi.WorkflowLister",
+	"BatchList":    "spi.BatchLister",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -310,6 +312,9 @@ var plantedBugs = []struct {
 	{"FinishBatches ends every batch SUCCEEDED", []string{"Batches/FinishFailed", "Batches/FinishOnceConcurrently"}},
 	{"CancelBatch leaves the children running", []string{"Batches/Cancel"}},
 	{"ArchiveJobs archives the children of open batches", []string{"Batches/ArchiveKeepsOpenBatches"}},
+	{"ListWorkflows lists the batches too", []string{"WorkflowList/NewestFirst"}},
+	{"ListWorkflows and ListBatches list oldest first", []string{"WorkflowList/NewestFirst", "WorkflowList/Paging", "BatchList/NewestFirstAndPaging"}},
+	{"ListBatches counts the children as they were at creation", []string{"BatchList/ProgressMoves"}},
 	{"RetryFailedJobs keeps the crash count", []string{"Bulk/RetryOnlyFailed"}},
 	{"CancelJobs does not release the dependents", []string{"Bulk/CancelBlocked"}},
 	{"RetryFailedJobs and CancelJobs answer true for every known job", []string{"Bulk/RetryOnlyFailed", "Bulk/CancelOnlyCancellable"}},

@@ -170,6 +170,8 @@ func groups() []group {
 		{"Workflows", workflowCases()},
 		{"Signals", signalCases()},
 		{"Batches", batchCases()},
+		{"WorkflowList", workflowListCases()},
+		{"BatchList", batchListCases()},
 		{"Rewrite", rewriteCases()},
 		{"Stats", statsCases()},
 		{"Delete", deleteCases()},

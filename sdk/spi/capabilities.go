@@ -69,6 +69,10 @@ type Capabilities struct {
 	// FairShare passes the turns of fairness keys (Sequence.Fair) in
 	// claims, when its FairTurns says so.
 	FairShare FairShareStore
+	// WorkflowList lists the workflows, newest first, with their progress.
+	WorkflowList WorkflowLister
+	// BatchList lists the batches, newest first, with their progress.
+	BatchList BatchLister
 }
 
 // CapabilityReporter is implemented by stores that say which capabilities
@@ -117,5 +121,7 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Rates, _ = s.(RateLimitStore)
 	c.Sequences, _ = s.(SequenceStore)
 	c.FairShare, _ = s.(FairShareStore)
+	c.WorkflowList, _ = s.(WorkflowLister)
+	c.BatchList, _ = s.(BatchLister)
 	return c
 }
