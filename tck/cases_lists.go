@@ -95,7 +95,7 @@ func workflowListCases() []testCase {
 			var ids []uuid.UUID // oldest first
 			for range 5 {
 				w := f.newFlow()
-				w.add(nil)
+				w.after(w.add(nil))
 				w.insert()
 				ids = append(ids, w.id)
 			}
@@ -155,7 +155,7 @@ func batchListCases() []testCase {
 				made = append(made, b)
 			}
 			w := f.newFlow() // a workflow is not a batch
-			w.add(nil)
+			w.after(w.add(nil))
 			w.insert()
 
 			got, next := f.listBatches(bl, spi.SummaryParams{Limit: 2})

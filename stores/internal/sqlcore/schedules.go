@@ -372,6 +372,9 @@ func (s *Syntax) Statements() map[string]string {
 	for name, q := range s.batchStatements() {
 		m[name] = q
 	}
+	for name, q := range s.listStatements() {
+		m[name] = q
+	}
 	for name, q := range s.rewriteStatements() {
 		m[name] = q
 	}
