@@ -3,6 +3,7 @@ package sqlcore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,8 +17,8 @@ import (
 // workflow_id below the last one found) per workflow, so that a batch of
 // a million children costs one probe, not a walk over its children; the
 // batches among them are dropped (ListBatches lists them). The page's
-// roots, tasks and counts then take three reads through the same index
-// and the primary key, whatever the size of the table.
+// roots and counts then take two reads through the same index, whatever
+// the size of the table.
 
 // ListWorkflows returns a page of workflows, newest first. It implements
 // [spi.WorkflowLister].
@@ -58,15 +59,16 @@ func (c Core[T]) workflowIDs(ctx context.Context, before uuid.UUID, n int) ([]uu
 		var cand []uuid.UUID
 		for len(cand) < n-len(ids) {
 			q, args := s.lastWorkflow(before)
-			var raw sql.Null[T]
-			if err := c.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&raw); err != nil {
-				return nil, err
-			}
-			if !raw.Valid {
+			var raw T
+			err := c.cfg.DB.QueryRowContext(ctx, q, args...).Scan(&raw)
+			if errors.Is(err, sql.ErrNoRows) {
 				done = true
 				break
 			}
-			id, err := c.cfg.D.ParseID(raw.V)
+			if err != nil {
+				return nil, err
+			}
+			id, err := c.cfg.D.ParseID(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -76,7 +78,7 @@ func (c Core[T]) workflowIDs(ctx context.Context, before uuid.UUID, n int) ([]uu
 			break
 		}
 		q, args := s.batchesAmong(cand)
-		batches, err := queryAll(ctx, c, "list workflows", q, args, func(rows *sql.Rows) (uuid.UUID, error) {
+		batches, err := queryRows(ctx, c.cfg.DB, q, args, func(rows *sql.Rows) (uuid.UUID, error) {
 			var raw T
 			if err := rows.Scan(&raw); err != nil {
 				return uuid.Nil, err
@@ -108,35 +110,13 @@ func containsID(ids []uuid.UUID, id uuid.UUID) bool {
 // workflow whose jobs went meanwhile is left out.
 func (c Core[T]) summarize(ctx context.Context, ids []uuid.UUID) ([]spi.WorkflowSummary, error) {
 	s := &c.cfg.D.Syntax
-	type pair struct{ flow, job uuid.UUID }
-	q, args := s.workflowRoots(ids)
-	roots, err := queryAll(ctx, c, "list workflows", q, args, func(rows *sql.Rows) (pair, error) {
-		var f, j T
-		if err := rows.Scan(&f, &j); err != nil {
-			return pair{}, err
-		}
-		flow, err := c.cfg.D.ParseID(f)
-		if err != nil {
-			return pair{}, err
-		}
-		job, err := c.cfg.D.ParseID(j)
-		return pair{flow, job}, err
-	})
-	if err != nil || len(roots) == 0 {
-		return nil, err
-	}
 	type head struct {
-		id      uuid.UUID
+		flow    uuid.UUID
 		task    string
 		created time.Time
 	}
-	rootOf := make(map[uuid.UUID]uuid.UUID, len(roots))
-	jobs := make([]uuid.UUID, len(roots))
-	for i, r := range roots {
-		rootOf[r.flow], jobs[i] = r.job, r.job
-	}
-	q, args = s.jobHeads(jobs)
-	heads, err := queryAll(ctx, c, "list workflows", q, args, func(rows *sql.Rows) (head, error) {
+	q, args := s.workflowRoots(ids)
+	heads, err := queryRows(ctx, c.cfg.DB, q, args, func(rows *sql.Rows) (head, error) {
 		var (
 			raw     T
 			h       head
@@ -146,17 +126,17 @@ func (c Core[T]) summarize(ctx context.Context, ids []uuid.UUID) ([]spi.Workflow
 			return h, err
 		}
 		var err error
-		if h.id, err = c.cfg.D.ParseID(raw); err == nil {
+		if h.flow, err = c.cfg.D.ParseID(raw); err == nil {
 			h.created, err = c.cfg.D.timeOf(created)
 		}
 		return h, err
 	})
-	if err != nil {
+	if err != nil || len(heads) == 0 {
 		return nil, err
 	}
 	headOf := make(map[uuid.UUID]head, len(heads))
 	for _, h := range heads {
-		headOf[h.id] = h
+		headOf[h.flow] = h
 	}
 	counts, err := c.flowCounts(ctx, ids)
 	if err != nil {
@@ -164,7 +144,7 @@ func (c Core[T]) summarize(ctx context.Context, ids []uuid.UUID) ([]spi.Workflow
 	}
 	out := make([]spi.WorkflowSummary, 0, len(ids))
 	for _, id := range ids {
-		h, ok := headOf[rootOf[id]]
+		h, ok := headOf[id]
 		if !ok || len(counts[id]) == 0 {
 			continue
 		}
@@ -182,7 +162,7 @@ func (c Core[T]) flowCounts(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID
 		n      int
 	}
 	q, args := c.cfg.D.Syntax.flowCounts(ids)
-	rows, err := queryAll(ctx, c, "count workflows", q, args, func(rows *sql.Rows) (count, error) {
+	rows, err := queryRows(ctx, c.cfg.DB, q, args, func(rows *sql.Rows) (count, error) {
 		var (
 			raw T
 			st  string
@@ -249,10 +229,10 @@ func (c Core[T]) ListBatches(ctx context.Context, p spi.SummaryParams) ([]spi.Ba
 	return out, next, nil
 }
 
-// lastWorkflow reads the greatest workflow id below before (NULL for
+// lastWorkflow reads the greatest workflow id below before (no row for
 // none): one probe of the workflow index.
 func (s *Syntax) lastWorkflow(before uuid.UUID) (string, []any) {
-	return s.SQL("SELECT MAX(workflow_id) FROM {job} WHERE workflow_id < ?", s.id(before))
+	return s.limited("SELECT workflow_id FROM {job} WHERE workflow_id < ? ORDER BY workflow_id DESC", 1, s.id(before))
 }
 
 // batchesAmong reads the ids of ids that are batches.
@@ -260,15 +240,13 @@ func (s *Syntax) batchesAmong(ids []uuid.UUID) (string, []any) {
 	return s.SQL("SELECT batch_id FROM {batch} WHERE batch_id IN (?)", s.ids(ids))
 }
 
-// workflowRoots reads (workflow_id, the least job_id) of each workflow
-// of ids.
+// workflowRoots reads (workflow_id, task_name, created_time) of the first
+// job (the least id) of each workflow of ids: every job of them is read
+// through the workflow index, each with one probe of the same index for
+// a job before it (no MIN: PostgreSQL has none for uuid).
 func (s *Syntax) workflowRoots(ids []uuid.UUID) (string, []any) {
-	return s.SQL("SELECT workflow_id, MIN(job_id) FROM {job} WHERE workflow_id IN (?) GROUP BY workflow_id", s.ids(ids))
-}
-
-// jobHeads reads (job_id, task_name, created_time) of the jobs of ids.
-func (s *Syntax) jobHeads(ids []uuid.UUID) (string, []any) {
-	return s.SQL("SELECT job_id, task_name, created_time FROM {job} WHERE job_id IN (?)", s.ids(ids))
+	return s.SQL(`SELECT j.workflow_id, j.task_name, j.created_time FROM {job} j WHERE j.workflow_id IN (?)
+	AND NOT EXISTS (SELECT 1 FROM {job} k WHERE k.workflow_id = j.workflow_id AND k.job_id < j.job_id)`, s.ids(ids))
 }
 
 // flowCounts reads (workflow_id, status, count) of the live jobs of the
@@ -291,7 +269,6 @@ func (s *Syntax) listStatements() map[string]string {
 		"workflow_last":      text(s.lastWorkflow(uuid.Nil)),
 		"workflow_batches_2": text(s.batchesAmong(two)),
 		"workflow_roots_2":   text(s.workflowRoots(two)),
-		"workflow_heads_2":   text(s.jobHeads(two)),
 		"workflow_counts_2":  text(s.flowCounts(two)),
 		"batch_list":         text(s.listBatches(uuid.Nil, 10)),
 	}
