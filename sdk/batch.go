@@ -280,13 +280,21 @@ func (c *Client) Batch(ctx context.Context, id uuid.UUID) (*BatchStatus, error) 
 	if err != nil {
 		return nil, fmt.Errorf("ratchet: batch %s: %w", id, err)
 	}
+	return batchStatus(b, counts), nil
+}
+
+// batchStatus is the status of batch b whose live children counts are.
+func batchStatus(b *spi.Batch, counts map[Status]int) *BatchStatus {
+	if counts == nil {
+		counts = map[Status]int{}
+	}
 	st := &BatchStatus{ID: b.ID, Name: b.Name, CreatedAt: b.CreatedAt, Persisted: b.Persisted, Sealed: b.Sealed,
 		Counts: counts, Archived: b.Persisted, Outcome: b.Outcome, FinishedAt: b.FinishedAt, CallbackID: b.CallbackID}
 	for _, n := range counts {
 		st.Archived -= int64(n)
 	}
 	st.Archived = max(st.Archived, 0)
-	return st, nil
+	return st
 }
 
 // CancelBatch cancels open batch id: it ends CANCELLED (sealed, so that a
