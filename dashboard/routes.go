@@ -27,7 +27,10 @@ func (h *Handler) routes() {
 	page("/operations/{id}", h.operation)
 	page("/nodes", h.nodes)
 	page("/recurring", h.recurring)
+	page("/workflows", h.workflows)
 	page("/workflows/{id}", h.workflow)
+	page("/batches", h.batches)
+	page("/batches/{id}", h.batch)
 	page("/breakers", h.breakers)
 	page("/audit", h.auditView)
 	for verb := range jobActions {
@@ -36,6 +39,7 @@ func (h *Handler) routes() {
 	}
 	act("/bulk", h.bulkPost)
 	act("/bulk/selected", h.selectedPost)
+	act("/batches/{id}/cancel", h.batchCancel)
 	act("/recurring/pause", h.schedulePause)
 	act("/recurring/resume", h.scheduleResume)
 	act("/recurring/trigger", h.scheduleTrigger)
@@ -49,6 +53,8 @@ func (h *Handler) routes() {
 	a.HandleFunc("GET /api/jobs/{id}", h.apiJob)
 	a.HandleFunc("POST /api/jobs/bulk", h.action(h.apiBulk))
 	a.HandleFunc("GET /api/operations/{id}", h.apiOperation)
+	a.HandleFunc("GET /api/workflows", h.apiWorkflows)
+	a.HandleFunc("GET /api/batches", h.apiBatches)
 	a.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such API route: " + r.Method + " " + r.URL.Path})
 	})

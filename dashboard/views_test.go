@@ -350,7 +350,7 @@ func TestUnreachableStore(t *testing.T) {
 	require.NoError(t, st.Close())
 
 	for _, path := range []string{"/", "/jobs", "/dlq", "/jobs/" + uuid.New().String(), "/nodes", "/recurring",
-		"/workflows/" + uuid.New().String(), "/bulk/confirm?action=retry&status=FAILED"} {
+		"/workflows/" + uuid.New().String(), "/workflows", "/batches", "/batches/" + uuid.New().String(), "/bulk/confirm?action=retry&status=FAILED"} {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", prefix+path, nil)
 		req.Header.Set("Authorization", "Bearer "+opToken)
