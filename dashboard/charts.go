@@ -25,7 +25,7 @@ type (
 		Href  string
 	}
 	graphNode struct{ ID, Label, Sub, Class, Href string }
-	graphEdge struct{ From, To string }
+	graphEdge struct{ From, To, Label, Class string }
 )
 
 // Chart sizes.
@@ -65,7 +65,7 @@ func graph(title string, nodes []graphNode, edges []graphEdge) (template.HTML, e
 	}
 	es := make([]svg.Edge, len(edges))
 	for i, e := range edges {
-		es[i] = svg.Edge{From: e.From, To: e.To}
+		es[i] = svg.Edge{From: e.From, To: e.To, Label: e.Label, Class: e.Class}
 	}
 	return svg.Graph(title, ns, es)
 }

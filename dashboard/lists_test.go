@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -183,4 +184,37 @@ func TestBatchesListPageAndCancel(t *testing.T) {
 	assert.EqualValues(t, 4, pg.Items[0].Persisted)
 	assert.Equal(t, map[string]int{"SUCCEEDED": 2}, pg.Items[1].Counts)
 	assert.Nil(t, pg.Next)
+}
+
+func TestWorkflowGraphLabelsAndConditions(t *testing.T) {
+	e := newEnv(t)
+	step := ratchet.NewTask("demo.step", func(context.Context, int) (int, error) { return 0, nil })
+	notify := ratchet.NewVoidTask("notify", func(context.Context, string) error { return nil })
+	big := ratchet.NewCondition("big", func(context.Context, int, int) (bool, error) { return true, nil })
+	w := ratchet.NewWorkflow()
+	first := w.Add(step.With(1))
+	second := w.Add(step.With(2)).After(first)
+	w.Add(step.With(3)).AfterWith(first, ratchet.RunIfFailed())
+	w.Add(step.With(4)).AfterWith(second, ratchet.RunIfFailed(), ratchet.RunIfCancelled())
+	w.Add(step.With(5)).AfterWith(second, ratchet.When(big.With(10)))
+	first.OnFailure(notify.With("ops"))
+	id, err := e.c.SubmitWorkflow(e.ctx, w)
+	require.NoError(t, err)
+
+	st, body, _ := e.do(nil, "GET", "/workflows/"+id.String(), nil, bearer(viewerToken))
+	require.Equal(t, http.StatusOK, st, body)
+	for i := 1; i <= 5; i++ {
+		assert.Contains(t, body, fmt.Sprintf(">demo.step #%d<", i), "steps of one task are numbered")
+	}
+	assert.Contains(t, body, ">notify<", "a task of one step is not numbered")
+	assert.Equal(t, 1, strings.Count(body, `class="edge on-success"`), "the plain dependency")
+	assert.Equal(t, 1, strings.Count(body, `class="edge on-failure"`), "the OnFailure callback")
+	assert.Equal(t, 1, strings.Count(body, `class="edge on-states"`), "RunIfFailed: on success or failure")
+	assert.Contains(t, body, ">on succeeded/failed<")
+	assert.Equal(t, 1, strings.Count(body, `class="edge always"`), "RunIfFailed and RunIfCancelled: any end")
+	assert.Equal(t, 1, strings.Count(body, `class="edge on-success conditional"`), "a condition")
+	assert.Contains(t, body, ">if big<")
+	assert.Equal(t, 1, strings.Count(body, ">on failure<"))
+	assert.Contains(t, body, ">always<")
+	assert.Contains(t, body, `class="legend muted"`, "the legend")
 }

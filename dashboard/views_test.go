@@ -329,7 +329,7 @@ func TestWorkflowGraph(t *testing.T) {
 	for _, s := range []string{"fetch", "resize", "publish", "BLOCKED", "PENDING", "/ops/jobs/" + a.ID().String(), `<svg`} {
 		assert.Contains(t, body, s)
 	}
-	assert.Equal(t, 4, strings.Count(body, `class="edge"`), "an edge per dependency")
+	assert.Equal(t, 4, strings.Count(body, `class="edge on-success"`), "an edge per dependency, each on success")
 	// The job detail links to its workflow and lists its parents.
 	st, body, _ = e.do(nil, "GET", "/jobs/"+b.ID().String(), nil, bearer(opToken))
 	require.Equal(t, http.StatusOK, st)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -21,7 +22,8 @@ type workflowData struct {
 }
 
 // workflow serves GET /workflows/{id}: the graph of the workflow's jobs
-// and their dependencies, the counts by status, a link to each job.
+// and their dependencies (each edge drawn in the style of what it lets
+// through, see edgeStyle), the counts by status, a link to each job.
 //
 // The edges come from the store's dependency rows
 // (spi.WorkflowStore.Dependencies), read only for the jobs that have
@@ -53,8 +55,9 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 	store := spi.CapabilitiesOf(h.c.Store()).Workflows
 	var nodes []graphNode
 	var edges []graphEdge
-	for _, j := range ws.Jobs {
-		nodes = append(nodes, graphNode{ID: j.ID.String(), Label: j.TaskName, Sub: string(j.Status) + " · …" + j.ID.String()[28:],
+	labels := stepLabels(ws.Jobs)
+	for i, j := range ws.Jobs {
+		nodes = append(nodes, graphNode{ID: j.ID.String(), Label: labels[i], Sub: string(j.Status) + " · …" + j.ID.String()[28:],
 			Class: "st-" + string(j.Status), Href: h.prefix + "/jobs/" + j.ID.String()})
 		if j.DependencyCount == 0 || store == nil {
 			continue
@@ -68,7 +71,8 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, dep := range deps {
-			edges = append(edges, graphEdge{From: dep.ParentID.String(), To: j.ID.String()})
+			label, class := edgeStyle(dep)
+			edges = append(edges, graphEdge{From: dep.ParentID.String(), To: j.ID.String(), Label: label, Class: class})
 		}
 	}
 	if d.Graph, err = graph("Workflow "+id.String(), nodes, edges); err != nil {
@@ -76,4 +80,63 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 		p.Error = "the graph could not be drawn: " + err.Error()
 	}
 	h.renderPage(w, r, http.StatusOK, "workflow", p)
+}
+
+// stepLabels are the labels of a workflow's jobs in the graph, in their
+// order. A workflow's steps have no names of their own: a step is labelled
+// by its task, numbered (#1, #2, ... in submission order) when several
+// steps run the same task, so that they can be told apart.
+func stepLabels(jobs []*ratchet.Job) []string {
+	n := map[string]int{}
+	for _, j := range jobs {
+		n[j.TaskName]++
+	}
+	seen := map[string]int{}
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.TaskName
+		if n[j.TaskName] > 1 {
+			seen[j.TaskName]++
+			out[i] = fmt.Sprintf("%s #%d", j.TaskName, seen[j.TaskName])
+		}
+	}
+	return out
+}
+
+// edgeStyle is the label and CSS class of a dependency's edge, from what
+// it lets through (its Allow) and its condition: no label for the usual
+// "on success", "on failure", "always" (any end), or the list of the
+// states it allows; "if <condition>" added for a condition. The classes
+// (on-success, on-failure, always, on-states; conditional) are the
+// legend's.
+func edgeStyle(d spi.Dependency) (label, class string) {
+	const ends = spi.AllowSucceeded | spi.AllowFailed | spi.AllowCancelled | spi.AllowSkipped
+	a := d.Allow & ends
+	if a == 0 {
+		a = spi.AllowSucceeded
+	}
+	switch {
+	case a == spi.AllowSucceeded:
+		class = "on-success"
+	case a == spi.AllowFailed:
+		label, class = "on failure", "on-failure"
+	case a&(spi.AllowSucceeded|spi.AllowFailed|spi.AllowCancelled) == spi.AllowSucceeded|spi.AllowFailed|spi.AllowCancelled:
+		label, class = "always", "always"
+	default:
+		var names []string
+		for _, s := range []struct {
+			bit  spi.Allow
+			name string
+		}{{spi.AllowSucceeded, "succeeded"}, {spi.AllowFailed, "failed"}, {spi.AllowCancelled, "cancelled"}, {spi.AllowSkipped, "skipped"}} {
+			if a&s.bit != 0 {
+				names = append(names, s.name)
+			}
+		}
+		label, class = "on "+strings.Join(names, "/"), "on-states"
+	}
+	if d.Condition != "" {
+		label = strings.TrimSpace(label + " if " + d.Condition)
+		class += " conditional"
+	}
+	return label, class
 }

@@ -14,8 +14,9 @@ import (
 type Node struct{ ID, Label, Sub, Class, Href string }
 
 // Edge is an edge of a Graph, from the node of ID From to the node of ID
-// To.
-type Edge struct{ From, To string }
+// To: Class is its CSS class besides "edge" (e.g. "on-failure"), Label an
+// optional text drawn at its middle (e.g. the edge's condition).
+type Edge struct{ From, To, Label, Class string }
 
 // ErrGraph is the error of a graph that cannot be drawn: a node's ID
 // twice, an edge naming an unknown node, or a cycle. Graph's errors wrap
@@ -206,7 +207,7 @@ func cycleError(nodes []Node, succ [][]int, indeg []int) error {
 // longest path from the roots; the order inside a layer comes from
 // barycenter passes that cut crossings), draws each node as a box with
 // its Label and Sub, a link when Href is set, and each edge as a curve
-// with an arrowhead. The picture is as wide as the widest layer (the page
+// with an arrowhead and its Label at its middle. The picture is as wide as the widest layer (the page
 // scrolls). No nodes draw a frame that says "no data yet". A node's ID
 // twice, an edge naming an unknown node, or a cycle is an error wrapping
 // ErrGraph that names the nodes involved.
@@ -250,10 +251,22 @@ func Graph(title string, nodes []Node, edges []Edge) (template.HTML, error) {
 		x1, y1 := fx+nodeW/2, fy+nodeH
 		x2, y2 := tx+nodeW/2, ty-6 // the arrowhead's base
 		my := (y1 + y2) / 2
-		fmt.Fprintf(&b, `<path class="edge" d="M%s %s C%s %s %s %s %s %s"/>`,
+		fmt.Fprintf(&b, `<path class="%s" d="M%s %s C%s %s %s %s %s %s"/>`, classes("edge", e.Class),
 			num(x1), num(y1), num(x1), num(my), num(x2), num(my), num(x2), num(y2))
-		fmt.Fprintf(&b, `<path class="arrow" d="M%s %s L%s %s L%s %s Z"/>`,
+		fmt.Fprintf(&b, `<path class="%s" d="M%s %s L%s %s L%s %s Z"/>`, classes("arrow", e.Class),
 			num(x2-4), num(y2), num(x2+4), num(y2), num(x2), num(ty))
+	}
+	// The labels after every edge, so that no edge crosses one.
+	labelled := make(map[Edge]bool, len(edges))
+	for _, e := range edges {
+		if e.Label == "" || labelled[e] {
+			continue
+		}
+		labelled[e] = true
+		fx, fy := corner(at[e.From])
+		tx, ty := corner(at[e.To])
+		fmt.Fprintf(&b, `<text class="%s" x="%s" y="%s" text-anchor="middle" dominant-baseline="middle">%s</text>`,
+			classes("edge-label", e.Class), num((fx+tx)/2+nodeW/2), num((fy+nodeH+ty-6)/2), esc(truncate(e.Label, nodeChars)))
 	}
 	for _, n := range nodes {
 		x, y := corner(at[n.ID])

@@ -203,7 +203,7 @@ func TestLayout(t *testing.T) {
 		return out
 	}
 	t.Run("chain", func(t *testing.T) {
-		at, _, err := layout(n("c", "b", "a"), []Edge{{"a", "b"}, {"b", "c"}})
+		at, _, err := layout(n("c", "b", "a"), []Edge{{From: "a", To: "b"}, {From: "b", To: "c"}})
 		require.NoError(t, err)
 		assert.Equal(t, 0, at["a"].layer)
 		assert.Equal(t, 1, at["b"].layer)
@@ -211,7 +211,7 @@ func TestLayout(t *testing.T) {
 	})
 	t.Run("diamond and a long edge", func(t *testing.T) {
 		// a → b, a → c, b → d, c → d, a → d: d is on the longest path's layer.
-		at, layers, err := layout(n("a", "b", "c", "d"), []Edge{{"a", "b"}, {"a", "c"}, {"b", "d"}, {"c", "d"}, {"a", "d"}, {"a", "b"}})
+		at, layers, err := layout(n("a", "b", "c", "d"), []Edge{{From: "a", To: "b"}, {From: "a", To: "c"}, {From: "b", To: "d"}, {From: "c", To: "d"}, {From: "a", To: "d"}, {From: "a", To: "b"}})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]int{"a": 0, "b": 1, "c": 1, "d": 2},
 			map[string]int{"a": at["a"].layer, "b": at["b"].layer, "c": at["c"].layer, "d": at["d"].layer})
@@ -219,7 +219,7 @@ func TestLayout(t *testing.T) {
 	})
 	t.Run("barycenter uncrosses", func(t *testing.T) {
 		// a1 → b2 and a2 → b1, given in crossing order.
-		at, _, err := layout(n("a1", "a2", "b1", "b2"), []Edge{{"a1", "b2"}, {"a2", "b1"}})
+		at, _, err := layout(n("a1", "a2", "b1", "b2"), []Edge{{From: "a1", To: "b2"}, {From: "a2", To: "b1"}})
 		require.NoError(t, err)
 		assert.Equal(t, at["a1"].pos < at["a2"].pos, at["b2"].pos < at["b1"].pos, "no crossing: %v", at)
 	})
@@ -231,7 +231,7 @@ func TestGraph(t *testing.T) {
 		{ID: "b", Label: "b", Sub: "RUNNING", Class: "st-RUNNING"},
 		{ID: "c", Label: "c", Class: "st-PENDING", Href: "javascript:alert(1)"},
 	}
-	out, err := Graph("wf", nodes, []Edge{{"a", "b"}, {"b", "c"}})
+	out, err := Graph("wf", nodes, []Edge{{From: "a", To: "b"}, {From: "b", To: "c"}})
 	require.NoError(t, err)
 	starts := wellFormed(t, out)
 	assert.Equal(t, []string{"/ops/jobs/0b7c"}, attrs(starts, "href"))
@@ -275,11 +275,11 @@ func TestGraphErrors(t *testing.T) {
 		edges []Edge
 		want  []string
 	}{
-		{name: "unknown to", nodes: nodes, edges: []Edge{{"a", "zz"}}, want: []string{`"a"`, `unknown node "zz"`}},
-		{name: "unknown from", nodes: nodes, edges: []Edge{{"yy", "a"}}, want: []string{`unknown node "yy"`}},
-		{name: "unknown both", nodes: nodes, edges: []Edge{{"yy", "zz"}}, want: []string{`"yy"`, `"zz"`}},
-		{name: "self loop", nodes: nodes, edges: []Edge{{"a", "b"}, {"c", "c"}}, want: []string{`cycle "c" → "c"`}},
-		{name: "cycle", nodes: nodes, edges: []Edge{{"d", "a"}, {"a", "b"}, {"b", "c"}, {"c", "a"}}, want: []string{`"a" → "b"`, `"b" → "c"`, `"c" → "a"`}},
+		{name: "unknown to", nodes: nodes, edges: []Edge{{From: "a", To: "zz"}}, want: []string{`"a"`, `unknown node "zz"`}},
+		{name: "unknown from", nodes: nodes, edges: []Edge{{From: "yy", To: "a"}}, want: []string{`unknown node "yy"`}},
+		{name: "unknown both", nodes: nodes, edges: []Edge{{From: "yy", To: "zz"}}, want: []string{`"yy"`, `"zz"`}},
+		{name: "self loop", nodes: nodes, edges: []Edge{{From: "a", To: "b"}, {From: "c", To: "c"}}, want: []string{`cycle "c" → "c"`}},
+		{name: "cycle", nodes: nodes, edges: []Edge{{From: "d", To: "a"}, {From: "a", To: "b"}, {From: "b", To: "c"}, {From: "c", To: "a"}}, want: []string{`"a" → "b"`, `"b" → "c"`, `"c" → "a"`}},
 		{name: "duplicate", nodes: append(nodes, Node{ID: "b"}), want: []string{`node "b" is given twice`}},
 	}
 	for _, tt := range tests {
@@ -313,7 +313,7 @@ func TestGraph500(t *testing.T) {
 		for i := range 50 {
 			nodes = append(nodes, Node{ID: id(l, i), Label: id(l, i), Sub: "PENDING", Class: "st-PENDING", Href: "/ops/jobs/" + id(l, i)})
 			if l > 0 {
-				edges = append(edges, Edge{id(l-1, (i*7)%50), id(l, i)}, Edge{id(l-1, (i*13+5)%50), id(l, i)})
+				edges = append(edges, Edge{From: id(l-1, (i*7)%50), To: id(l, i)}, Edge{From: id(l-1, (i*13+5)%50), To: id(l, i)})
 			}
 		}
 	}
@@ -326,3 +326,18 @@ func TestGraph500(t *testing.T) {
 }
 
 func nanV() float64 { var z float64; return z / z }
+
+func TestGraphEdgeLabels(t *testing.T) {
+	nodes := []Node{{ID: "a", Label: "a"}, {ID: "b", Label: "b"}, {ID: "c", Label: "c"}}
+	out, err := Graph("wf", nodes, []Edge{{From: "a", To: "b"}, {From: "a", To: "c", Label: "on failure", Class: "on-failure"}})
+	require.NoError(t, err)
+	starts := wellFormed(t, out)
+	assert.Contains(t, attrs(starts, "class"), "edge on-failure", "the edge carries its class")
+	assert.Contains(t, attrs(starts, "class"), "arrow on-failure", "so does its arrowhead")
+	assert.Contains(t, attrs(starts, "class"), "edge-label on-failure", "and its label")
+	assert.Contains(t, text(t, out), "on failure")
+	assert.Equal(t, 1, strings.Count(string(out), "edge-label"), "an edge without a label draws none")
+	again, err := Graph("wf", nodes, []Edge{{From: "a", To: "b"}, {From: "a", To: "c", Label: "on failure", Class: "on-failure"}})
+	require.NoError(t, err)
+	assert.Equal(t, out, again, "the same graph draws the same picture")
+}
