@@ -116,6 +116,17 @@ func workflowListCases() []testCase {
 			got, _ := f.listWorkflows(wl, spi.SummaryParams{Before: ids[2]})
 			assert.Equal(t, []uuid.UUID{ids[1], ids[0]}, workflowIDs(got), "only the workflows below the cursor")
 		}},
+		{"SingleStep", func(t tb, f *fixture) {
+			wl := capability[spi.WorkflowLister](f, "spi.WorkflowLister")
+			w := f.newFlow() // one step: no edge, but a workflow id
+			only := w.add(nil, withTask("tck.wf.only"))
+			w.insert()
+			assert.Equal(t, w.id, f.get(only.ID).WorkflowID, "the job of a workflow of one step reads back with its workflow id")
+			got, _ := f.listWorkflows(wl, spi.SummaryParams{})
+			require.Equal(t, []uuid.UUID{w.id}, workflowIDs(got), "a workflow of one step is listed")
+			assert.Equal(t, "tck.wf.only", got[0].RootTask)
+			assert.Equal(t, map[spi.Status]int{spi.StatusPending: 1}, counts(got[0].Counts))
+		}},
 		{"ProgressMoves", func(t tb, f *fixture) {
 			wl := capability[spi.WorkflowLister](f, "spi.WorkflowLister")
 			f.workflows()

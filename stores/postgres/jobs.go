@@ -36,7 +36,7 @@ func (s *Store) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOpt
 		return nil, fail("insert jobs", err)
 	case len(jobs) == 0:
 		return []spi.InsertResult{}, nil
-	case !p.useCopy() && !spi.WorkflowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !p.unique && !p.sequence:
+	case !p.useCopy() && !sqlcore.FlowBatch(jobs) && !sqlcore.SignalBatch(jobs) && !p.unique && !p.sequence:
 		res, err := s.insert(ctx, s.pool, p)
 		if err != nil {
 			return nil, fail("insert jobs", err)

@@ -190,7 +190,7 @@ func (d Dialect[T]) Insert(ctx context.Context, q DBTX, jobs []*spi.Job, recheck
 	}); err != nil {
 		return nil, err
 	}
-	if spi.WorkflowBatch(fresh) {
+	if FlowBatch(fresh) {
 		if err := d.link(ctx, q, fresh); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,14 @@ func OneByOne(c spi.Completion) bool {
 type Statement struct {
 	SQL  string
 	Args []any
+}
+
+// FlowBatch reports whether a job of jobs belongs to a workflow or has a
+// workflow edge: LinkStatements has something to write for it. A
+// workflow of one step has no edge, but its job has a workflow id, which
+// the plain insert does not write.
+func FlowBatch(jobs []*spi.Job) bool {
+	return spi.WorkflowBatch(jobs) || slices.ContainsFunc(jobs, func(j *spi.Job) bool { return j != nil && j.WorkflowID != uuid.Nil })
 }
 
 // LinkStatements are the statements that write the workflow columns and
