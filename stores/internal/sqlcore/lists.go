@@ -216,8 +216,9 @@ func (c Core[T]) ListBatches(ctx context.Context, p spi.SummaryParams) ([]spi.Ba
 	}
 	var counts map[uuid.UUID]map[spi.Status]int
 	err = c.do("list batches", func() error {
-		counts, err = c.flowCounts(ctx, ids)
-		return err
+		var ferr error
+		counts, ferr = c.flowCounts(ctx, ids)
+		return ferr
 	})
 	if err != nil {
 		return nil, uuid.Nil, err
