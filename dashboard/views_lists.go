@@ -93,9 +93,6 @@ func summaryOptions(q url.Values) (ratchet.SummaryOptions, error) {
 	return o, nil
 }
 
-// short is the first block of an id, for tables.
-func short(id uuid.UUID) string { return id.String()[:8] }
-
 // workflows serves GET /workflows: the workflows, newest first, with
 // their progress.
 func (h *Handler) workflows(w http.ResponseWriter, r *http.Request) {
