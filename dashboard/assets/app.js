@@ -248,6 +248,7 @@
       });
       tick();
       selectionChanged();
+      document.dispatchEvent(new Event("ratchet:swapped"));
     }
 
     if (menu) {
@@ -274,4 +275,38 @@
   selectionChanged();
   window.setInterval(tick, 1000);
   window.setInterval(function () { localize(document); }, 30000);
+})();
+
+// On narrow screens the navigation collapses behind its Menu button
+// (style.css hides the links of a collapsible nav until it is open).
+(function () {
+  var nav = document.querySelector("nav.side");
+  var toggle = nav && nav.querySelector(".menu-toggle");
+  if (!toggle) {
+    return;
+  }
+  nav.classList.add("collapsible");
+  toggle.addEventListener("click", function () {
+    var open = nav.classList.toggle("open");
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  });
+})();
+
+// A table wider than the page scrolls inside itself (style.css): it takes
+// the keyboard focus then, so that it can be scrolled with the arrow keys.
+(function () {
+  function mark() {
+    var tables = document.querySelectorAll("table.grid");
+    for (var i = 0; i < tables.length; i++) {
+      var t = tables[i];
+      if (t.scrollWidth > t.clientWidth) {
+        t.setAttribute("tabindex", "0");
+      } else {
+        t.removeAttribute("tabindex");
+      }
+    }
+  }
+  mark();
+  window.addEventListener("resize", mark);
+  document.addEventListener("ratchet:swapped", mark); // a live refresh's new tables
 })();
