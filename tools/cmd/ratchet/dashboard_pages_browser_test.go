@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
@@ -75,12 +76,13 @@ const axeRun = `axe.run(document, %s).then(r => r.violations.map(v => ({
 // with long errors (one of 300 characters without a space), a failed
 // workflow of several steps, a batch, a paused schedule, an audit entry
 // and dead letters. On every page: the document does not scroll sideways,
-// axe-core finds no serious or critical accessibility violation (and, in
-// the dark theme, no text of too little contrast), and no script error or
-// CSP violation shows in the console. Each page's full-page screenshots
-// are saved as <page>-<width>.png and <page>-<width>-dark.png in the
-// artifact directory (go test -artifacts) and in
-// RATCHET_TEST_SCREENSHOT_DIR when that is set.
+// its tables (which scroll inside themselves) are still tables in the
+// accessibility tree, axe-core finds no serious or critical accessibility
+// violation (and, in the dark theme, no text of too little contrast), and
+// no script error or CSP violation shows in the console. Each page's
+// full-page screenshots are saved as <page>-<width>.png and
+// <page>-<width>-dark.png in the artifact directory (go test -artifacts)
+// and in RATCHET_TEST_SCREENSHOT_DIR when that is set.
 func TestDashboardPagesInBrowser(t *testing.T) {
 	exe := chromiumPath(t)
 	axeJS, err := os.ReadFile(axePath(t))
@@ -279,6 +281,17 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 					t.Logf("elements past the right edge: %s", strings.Join(wide, "; "))
 				}
 
+				// The tables that scroll inside themselves (display: block)
+				// are still tables to a screen reader, headers and all.
+				grids, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("table").length`))
+				require.NoError(t, err)
+				ax, err := chromedp.Run(bctx, axTables())
+				require.NoError(t, err)
+				assert.Equal(t, grids, ax[0], "the page's tables in the accessibility tree")
+				if grids > 0 {
+					assert.Positive(t, ax[1], "column headers in the accessibility tree")
+				}
+
 				_, err = chromedp.Run(bctx, chromedp.Evaluate[bool](string(axeJS)+"\n;true"))
 				require.NoError(t, err, "loading axe-core into the page")
 				axeCheck(t, bctx, `{resultTypes: ['violations']}`)
@@ -345,5 +358,29 @@ func screenshot(t *testing.T, ctx context.Context, dirs []string, name string) {
 		path := filepath.Join(d, name)
 		require.NoError(t, os.WriteFile(path, png, 0o644))
 		t.Logf("screenshot: %s", path)
+	}
+}
+
+// axTables counts the nodes of role table and columnheader in the page's
+// accessibility tree.
+func axTables() chromedp.Action[[2]int] {
+	return func(ctx context.Context, t *chromedp.Target) ([2]int, error) {
+		tree, err := cdp.Call(ctx, t, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			return [2]int{}, err
+		}
+		var n [2]int
+		for _, node := range tree.Nodes {
+			if node.Ignored || node.Role == nil {
+				continue
+			}
+			switch strings.Trim(string(node.Role.Value), `"`) {
+			case "table":
+				n[0]++
+			case "columnheader":
+				n[1]++
+			}
+		}
+		return n, nil
 	}
 }
