@@ -55,7 +55,7 @@ func TestWorkflowsList(t *testing.T) {
 	st, body, _ := e.do(nil, "GET", "/workflows", nil, bearer(viewerToken))
 	require.Equal(t, http.StatusOK, st, body)
 	assert.Equal(t, []string{ids[2].String(), ids[1].String(), ids[0].String()}, regexpAll(body, `href="/ops/workflows/([0-9a-f-]{36})"`), "newest first")
-	assert.Contains(t, body, `class="on" href="/ops/workflows">Workflows<`, "the nav highlights Workflows")
+	assert.Contains(t, body, `class="on" aria-current="page" href="/ops/workflows">Workflows<`, "the nav highlights Workflows")
 	assert.Contains(t, body, "1/2 finished", "a workflow whose first step succeeded")
 	assert.Contains(t, body, "1 failed or cancelled", "the workflow whose first step failed (its second is released, for the engine to cancel)")
 	assert.Contains(t, body, ">fetch<", "the first step's task")
@@ -74,8 +74,8 @@ func TestWorkflowsList(t *testing.T) {
 
 	// A workflow's page highlights Workflows too, not Jobs.
 	_, body, _ = e.do(nil, "GET", "/workflows/"+ids[0].String(), nil, bearer(viewerToken))
-	assert.Contains(t, body, `class="on" href="/ops/workflows">Workflows<`)
-	assert.NotContains(t, body, `class="on" href="/ops/jobs">`)
+	assert.Contains(t, body, `class="on" aria-current="page" href="/ops/workflows">Workflows<`)
+	assert.NotContains(t, body, `class="on" aria-current="page" href="/ops/jobs">`)
 
 	st, body, _ = e.do(nil, "GET", "/api/workflows?limit=2", nil, bearer(viewerToken))
 	require.Equal(t, http.StatusOK, st, body)
@@ -116,7 +116,7 @@ func TestBatchesListPageAndCancel(t *testing.T) {
 	st, body, _ := e.do(nil, "GET", "/batches", nil, bearer(viewerToken))
 	require.Equal(t, http.StatusOK, st, body)
 	assert.Equal(t, []string{open.String(), done.String()}, regexpAll(body, `href="/ops/batches/([0-9a-f-]{36})"`), "newest first")
-	assert.Contains(t, body, `class="on" href="/ops/batches">Batches<`)
+	assert.Contains(t, body, `class="on" aria-current="page" href="/ops/batches">Batches<`)
 	assert.Contains(t, body, "0/4 finished")
 	assert.Contains(t, body, "2/2 finished")
 

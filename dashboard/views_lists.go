@@ -97,7 +97,7 @@ func summaryOptions(q url.Values) (ratchet.SummaryOptions, error) {
 // their progress.
 func (h *Handler) workflows(w http.ResponseWriter, r *http.Request) {
 	d := &workflowsData{}
-	p := &page{Title: "Workflows", Nav: "workflows", Data: d}
+	p := &page{Title: "Workflows", Nav: "workflows", Data: d, Live: true}
 	o, err := summaryOptions(r.URL.Query())
 	if err != nil {
 		h.errorPage(w, r, http.StatusBadRequest, err.Error())
@@ -147,7 +147,7 @@ func batchRowOf(b *ratchet.BatchStatus) batchRow {
 // progress.
 func (h *Handler) batches(w http.ResponseWriter, r *http.Request) {
 	d := &batchesData{}
-	p := &page{Title: "Batches", Nav: "batches", Data: d}
+	p := &page{Title: "Batches", Nav: "batches", Data: d, Live: true}
 	o, err := summaryOptions(r.URL.Query())
 	if err != nil {
 		h.errorPage(w, r, http.StatusBadRequest, err.Error())
@@ -194,7 +194,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := &batchData{}
-	p := &page{Title: "Batch " + id.String(), Nav: "batches", Data: d}
+	p := &page{Title: "Batch " + id.String(), Nav: "batches", Data: d, Live: true}
 	if s := r.URL.Query().Get("status"); s != "" {
 		d.Status = spi.Status(s)
 		if !d.Status.Valid() {

@@ -36,7 +36,7 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := &workflowData{ID: id}
-	p := &page{Title: "Workflow " + id.String(), Nav: "workflows", Data: d}
+	p := &page{Title: "Workflow " + id.String(), Nav: "workflows", Data: d, Live: true}
 	ws, err := h.c.Workflow(r.Context(), id)
 	if err != nil {
 		if errors.Is(err, ratchet.ErrNotFound) {
