@@ -113,32 +113,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	defer srv.Close()
 	base := srv.URL + "/ops"
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	bctx, cancelT := context.WithTimeout(bctx, 2*time.Minute)
-	defer cancelT()
+	bctx := browser(t, exe, 1400, 1000, 2*time.Minute)
 	// No script error and no Content-Security-Policy violation on the way
 	// (the first page answers 401 with the login form, by design).
-	var mu sync.Mutex
-	var problems []string
-	require.NoError(t, chromedp.Listen(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *cdpruntime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
-		case *cdplog.EventEntryAdded:
-			if ev.Entry.Level == cdplog.EntryLevelError && !strings.Contains(ev.Entry.Text, "401 (Unauthorized)") {
-				problems = append(problems, "console: "+ev.Entry.Text)
-			}
-		}
-	}))
+	problems := watchProblems(t, bctx)
 
 	// Sign in (the first page answers 401 with the login form), then
 	// filter the dead-letter queue to one task.
@@ -203,9 +181,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, body, "SUCCEEDED")
 	require.NotEmpty(t, png)
-	mu.Lock()
-	assert.Empty(t, problems, strings.Join(problems, "\n"))
-	mu.Unlock()
+	seen := problems.take()
+	assert.Empty(t, seen, strings.Join(seen, "\n"))
 	dirs := []string{t.ArtifactDir()}
 	if d := os.Getenv("RATCHET_TEST_SCREENSHOT_DIR"); d != "" {
 		dirs = append(dirs, d)
@@ -239,4 +216,57 @@ func awaitEvents(t *testing.T, events <-chan engine.Event, kind engine.EventKind
 			t.Fatalf("%d of %d %v events within a minute", seen, n, kind)
 		}
 	}
+}
+
+// browser starts a headless Chromium with a window of width×height and
+// returns a tab's context, which ends after timeout or with the test.
+func browser(t *testing.T, exe string, width, height int, timeout time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	bctx, cancelT := context.WithTimeout(bctx, timeout)
+	t.Cleanup(cancelT)
+	return bctx
+}
+
+// pageProblems are a tab's script exceptions and console errors (a
+// Content-Security-Policy violation is one), but for the 401 that the
+// sign-in page answers by design.
+type pageProblems struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// watchProblems records the problems of the tab bctx.
+func watchProblems(t *testing.T, bctx context.Context) *pageProblems {
+	t.Helper()
+	p := &pageProblems{}
+	require.NoError(t, chromedp.Listen(bctx, func(ev any) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch ev := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			p.list = append(p.list, "exception: "+ev.ExceptionDetails.Text)
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.EntryLevelError && !strings.Contains(ev.Entry.Text, "401 (Unauthorized)") {
+				p.list = append(p.list, "console: "+ev.Entry.Text)
+			}
+		}
+	}))
+	return p
+}
+
+// take returns the problems recorded since the last take.
+func (p *pageProblems) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.list
+	p.list = nil
+	return out
 }

@@ -70,7 +70,7 @@ func TestDashboardOverviewIsLiveInBrowser(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	bctx := browser(t, exe, 1280, 900)
+	bctx := browser(t, exe, 1280, 900, 2*time.Minute)
 	count := func(status string) int {
 		t.Helper()
 		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`[data-count="`+status+`"]`)))
@@ -94,21 +94,4 @@ func TestDashboardOverviewIsLiveInBrowser(t *testing.T) {
 	require.NoError(t, err, "the overview's SUCCEEDED count did not reach %d within 5 s of the jobs finishing", n)
 	t.Logf("the overview showed the %d finished jobs %v after they finished", n, time.Since(finished).Round(10*time.Millisecond))
 	require.Equal(t, 0, count("RUNNING"))
-}
-
-// browser starts a headless Chromium of a window of width×height and
-// returns a tab's context; the browser ends with the test.
-func browser(t *testing.T, exe string, width, height int) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, height))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	bctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	bctx, cancelT := context.WithTimeout(bctx, 2*time.Minute)
-	t.Cleanup(cancelT)
-	return bctx
 }

@@ -12,15 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
-	cdplog "github.com/chromedp/cdproto/log"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -190,31 +187,8 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 	_ = resp.Body.Close()
 	require.Less(t, resp.StatusCode, 400, "pausing a task through the dashboard")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	bctx, cancelT := context.WithTimeout(bctx, 3*time.Minute)
-	defer cancelT()
-	var mu sync.Mutex
-	var problems []string
-	require.NoError(t, chromedp.Listen(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *cdpruntime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
-		case *cdplog.EventEntryAdded:
-			// The login page answers 401, and the pages not built yet 404.
-			if ev.Entry.Level == cdplog.EntryLevelError && !strings.Contains(ev.Entry.Text, "401 (Unauthorized)") &&
-				!strings.Contains(ev.Entry.Text, "404 (Not Found)") {
-				problems = append(problems, "console: "+ev.Entry.Text)
-			}
-		}
-	}))
+	bctx := browser(t, exe, 1280, 900, 3*time.Minute)
+	problems := watchProblems(t, bctx)
 
 	dirs := []string{t.ArtifactDir()}
 	if d := os.Getenv("RATCHET_TEST_SCREENSHOT_DIR"); d != "" {
@@ -258,9 +232,7 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 				title, err := chromedp.Run(bctx, chromedp.Title())
 				require.NoError(t, err)
 				require.False(t, strings.HasPrefix(title, "Not Found"), "%s answers 404", p.path)
-				mu.Lock()
-				problems = problems[:0]
-				mu.Unlock()
+				problems.take()
 
 				widths, err := chromedp.Run(bctx, chromedp.Evaluate[[2]int](
 					`[document.documentElement.scrollWidth, window.innerWidth]`))
@@ -311,9 +283,8 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 					require.NoError(t, err)
 					assert.Equal(t, "true", expanded)
 				}
-				mu.Lock()
-				assert.Empty(t, problems, strings.Join(problems, "\n"))
-				mu.Unlock()
+				seen := problems.take()
+				assert.Empty(t, seen, strings.Join(seen, "\n"))
 			})
 		}
 	}
