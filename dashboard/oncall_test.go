@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -176,4 +177,31 @@ func TestJobsPendingSplit(t *testing.T) {
 	st, body, _ = e.do(nil, "GET", "/jobs?due=soon", nil, bearer(viewerToken))
 	assert.Equal(t, http.StatusBadRequest, st)
 	assert.Contains(t, body, `due &#34;soon&#34;: want &#34;now&#34; (due now) or &#34;later&#34; (scheduled later)`)
+}
+
+// The overview flags the tasks whose pending jobs no live node runs, in
+// the page and in its JSON.
+func TestOverviewFlagsUnrunnableTasks(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.c.SubmitRaw(e.ctx, "legacy.export", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = e.c.SubmitRaw(e.ctx, "mail", []byte(`{}`))
+	require.NoError(t, err)
+	require.NoError(t, e.store.HeartbeatTasks(e.ctx, "node-a", []string{"mail"}, time.Now()))
+	st, body, _ := e.do(nil, "GET", "/", nil, bearer(viewerToken))
+	require.Equal(t, http.StatusOK, st)
+	assert.Contains(t, body, `No live node runs task <a href="/ops/jobs?status=PENDING&amp;task=legacy.export">legacy.export</a>: its 1 pending jobs wait`)
+	assert.NotContains(t, body, "No live node runs task <a href=\"/ops/jobs?status=PENDING&amp;task=mail\"")
+	st, body, _ = e.do(nil, "GET", "/api/overview", nil, bearer(viewerToken))
+	require.Equal(t, http.StatusOK, st)
+	var out struct {
+		Unrunnable []struct {
+			Task    string `json:"task"`
+			Pending int64  `json:"pending"`
+		} `json:"unrunnable"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	require.Len(t, out.Unrunnable, 1)
+	assert.Equal(t, "legacy.export", out.Unrunnable[0].Task)
+	assert.Equal(t, int64(1), out.Unrunnable[0].Pending)
 }

@@ -142,6 +142,14 @@ func ratePoints(rs []rate) []chartPoint {
 	return out
 }
 
+// unrunnableView is a task no live node runs, as GET /api/overview
+// lists it.
+type unrunnableView struct {
+	Task     string    `json:"task"`
+	Pending  int64     `json:"pending"`
+	Earliest time.Time `json:"earliest_due"`
+}
+
 // apiOverview serves GET /api/overview.
 func (h *Handler) apiOverview(w http.ResponseWriter, r *http.Request) {
 	d, ring, err := h.overviewOf(r.Context())
@@ -160,9 +168,14 @@ func (h *Handler) apiOverview(w http.ResponseWriter, r *http.Request) {
 		OldestDue   *time.Time           `json:"oldest_due,omitempty"`
 		OldestDueS  float64              `json:"oldest_due_age_seconds,omitempty"`
 		ByTask      []taskCount          `json:"by_task"`
+		Unrunnable  []unrunnableView     `json:"unrunnable"`
 		Samples     []sampleView         `json:"samples"`
 		SampleError string               `json:"sample_error,omitempty"`
-	}{Counts: map[spi.Status]int64{}, Total: d.Total, Estimated: d.Estimated, ByTask: d.ByTask, Samples: []sampleView{}, SampleError: d.SampleErr}
+	}{Counts: map[spi.Status]int64{}, Total: d.Total, Estimated: d.Estimated, ByTask: d.ByTask, Unrunnable: []unrunnableView{},
+		Samples: []sampleView{}, SampleError: d.SampleErr}
+	for _, u := range d.Unrunnable {
+		out.Unrunnable = append(out.Unrunnable, unrunnableView{Task: u.Task, Pending: u.Pending, Earliest: u.Earliest})
+	}
 	for _, c := range d.Counts {
 		out.Counts[c.Status] = c.N
 	}
