@@ -144,8 +144,13 @@ func (c *Client) Signal(ctx context.Context, id uuid.UUID, name string, payload 
 		return err
 	}
 	r, err := s.DeliverSignal(ctx, id, name, b, c.now())
-	if errors.Is(err, ErrInvalidState) && c.aboutToWait(ctx, id, name) {
-		r, err = c.deliverOnceWaiting(ctx, s, id, name, b)
+	if errors.Is(err, ErrInvalidState) {
+		switch c.aboutToWait(ctx, id, name) {
+		case waitingNow: // it became WAITING since the refusal
+			r, err = s.DeliverSignal(ctx, id, name, b, c.now())
+		case waitingSoon:
+			r, err = c.deliverOnceWaiting(ctx, s, id, name, b)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("ratchet: signal %q to job %s: %w", name, id, err)
@@ -159,20 +164,38 @@ func (c *Client) Signal(ctx context.Context, id uuid.UUID, name string, payload 
 // returning) to become WAITING.
 const signalSettle = 30 * time.Second
 
-// aboutToWait reports whether job id is RUNNING and its run recorded a
-// wait for the signal name that it has not waited yet (ratchet.WaitSignal
-// returned, the completion that makes it WAITING is on its way).
-func (c *Client) aboutToWait(ctx context.Context, id uuid.UUID, name string) bool {
+// What a job whose store refused a signal is doing (aboutToWait).
+type signalWaitState int
+
+const (
+	notWaiting  signalWaitState = iota
+	waitingNow                  // WAITING: the write that made it so landed after the refusal
+	waitingSoon                 // RUNNING, its run returning from WaitSignal
+)
+
+// aboutToWait reads job id, whose store refused the signal name: it is
+// waitingSoon when RUNNING and its run recorded a wait for name that it
+// has not waited yet (ratchet.WaitSignal returned, the completion that
+// makes it WAITING is on its way), waitingNow when WAITING (that
+// completion landed between the refusal and this read).
+func (c *Client) aboutToWait(ctx context.Context, id uuid.UUID, name string) signalWaitState {
 	j, err := c.store.GetJob(ctx, id)
-	if err != nil || j.Status != StatusRunning {
-		return false
+	switch {
+	case err != nil:
+		return notWaiting
+	case j.Status == StatusWaiting:
+		return waitingNow
+	case j.Status != StatusRunning:
+		return notWaiting
 	}
 	steps, err := c.JobSteps(ctx, id)
 	if err != nil || len(steps) == 0 {
-		return false
+		return notWaiting
 	}
-	last := steps[len(steps)-1]
-	return last.Kind == "wait" && last.Name == name && last.Outcome == ""
+	if last := steps[len(steps)-1]; last.Kind == "wait" && last.Name == name && last.Outcome == "" {
+		return waitingSoon
+	}
+	return notWaiting
 }
 
 // deliverOnceWaiting delivers the signal to job id once it is WAITING: it
