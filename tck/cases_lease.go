@@ -56,6 +56,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Properties
 	case *spi.NodeTaskStore:
 		v = caps.Nodes
+	case *spi.NodeReportStore:
+		v = caps.Reports
 	case *spi.JobCounter:
 		v = caps.Counter
 	case *spi.ScheduleStore:

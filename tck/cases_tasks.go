@@ -159,6 +159,55 @@ func nodeTaskCases() []testCase {
 			require.Len(t, got, 1, "only node-b beat at or after t0+1m: %+v", got)
 			assert.Equal(t, []string{"ship"}, got[0].Tasks, "the tasks of the last heartbeat")
 		}},
+		{"ReportWithTheHeartbeat", func(t tb, f *fixture) {
+			ns := capability[spi.NodeTaskStore](f, "spi.NodeTaskStore")
+			rs := capability[spi.NodeReportStore](f, "spi.NodeReportStore")
+			t0 := at(time.Hour)
+			started := at(-time.Hour + 123456789*time.Nanosecond)
+			rep := spi.NodeReport{Version: "v1.2.3", Concurrency: 10, Running: 7, StartedAt: started, Breakers: []spi.NodeBreaker{
+				{Service: "node-r", Poller: true, State: "CLOSED", FailureRateThreshold: 50, SlidingWindowSize: 100, MinimumCalls: 100, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 10},
+				{Service: "payments", State: "OPEN", OpenFor: 42 * time.Second, FailureRateThreshold: 25.5, SlidingWindowSize: 20, MinimumCalls: 5, WaitDuration: 90 * time.Second, PermittedCallsInHalfOpen: 3},
+			}}
+			require.NoError(t, rs.HeartbeatReport(f.ctx, "node-r", []string{"send", "bill"}, rep, t0))
+			f.heartbeat("node-old", t0) // a node that reports nothing
+			got := f.liveNodes(ns, t0)
+			require.Len(t, got, 2, "two live nodes: %+v", got)
+			assert.Nil(t, got[0].Report, "a node registered by a plain Heartbeat reported nothing")
+			r := got[1]
+			require.Equal(t, "node-r", r.ID)
+			assert.Equal(t, []string{"bill", "send"}, r.Tasks, "HeartbeatReport records the tasks as HeartbeatTasks does")
+			require.NotNil(t, r.Report, "the report of the heartbeat")
+			assert.Equal(t, "v1.2.3", r.Report.Version)
+			assert.Equal(t, 10, r.Report.Concurrency)
+			assert.Equal(t, 7, r.Report.Running)
+			assert.True(t, r.Report.StartedAt.Equal(started), "the start time, to the nanosecond: %s", r.Report.StartedAt)
+			assert.Equal(t, rep.Breakers, r.Report.Breakers, "the breakers, in order")
+
+			// A plain Heartbeat and HeartbeatTasks keep the report; the next
+			// HeartbeatReport replaces it.
+			f.heartbeat("node-r", t0.Add(time.Second))
+			require.NoError(t, ns.HeartbeatTasks(f.ctx, "node-r", []string{"send"}, t0.Add(2*time.Second)))
+			got = f.liveNodes(ns, t0.Add(2*time.Second))
+			require.Len(t, got, 1)
+			require.NotNil(t, got[0].Report, "Heartbeat and HeartbeatTasks keep the report")
+			assert.Equal(t, 7, got[0].Report.Running)
+			later := spi.NodeReport{Version: "v1.2.4", Concurrency: 4, Running: 0, StartedAt: t0}
+			require.NoError(t, rs.HeartbeatReport(f.ctx, "node-r", nil, later, t0.Add(time.Minute)))
+			got = f.liveNodes(ns, t0.Add(time.Minute))
+			require.Len(t, got, 1)
+			require.NotNil(t, got[0].Report)
+			assert.Equal(t, "v1.2.4", got[0].Report.Version, "the report of the last heartbeat")
+			assert.Equal(t, 4, got[0].Report.Concurrency)
+			assert.Equal(t, 0, got[0].Report.Running)
+			assert.Empty(t, got[0].Report.Breakers, "the breakers of the last report: none")
+
+			// The report goes with the node's row.
+			require.NoError(t, f.s.DeregisterNode(f.ctx, "node-r"))
+			f.heartbeat("node-r", t0.Add(2*time.Minute))
+			got = f.liveNodes(ns, t0.Add(2*time.Minute))
+			require.Len(t, got, 1)
+			assert.Nil(t, got[0].Report, "the report of a deregistered node is not kept")
+		}},
 		{"LiveBoundary", func(t tb, f *fixture) {
 			ns := capability[spi.NodeTaskStore](f, "spi.NodeTaskStore")
 			hb := at(time.Hour + 250*time.Microsecond)

@@ -139,8 +139,11 @@
 //     however fresh; DeregisterNode removes the row.
 //   - Tags: ClaimParams.Tags with All, Any and None, alone and combined
 //   - NodeTasks: the tasks a node records with its heartbeat (replaced at
-//     each, dropped with the node), LiveNodes' boundary, and the pending
-//     jobs per task that PendingTasks counts
+//     each, dropped with the node), the node's report (spi.NodeReportStore:
+//     version, concurrency, running jobs, start time and breakers round-trip,
+//     replaced by the next report, kept by a plain heartbeat, dropped with
+//     the node), LiveNodes' boundary, and the pending jobs per task that
+//     PendingTasks counts
 //   - Tasks: ClaimParams.Tasks (a node of a mixed fleet claims only the jobs
 //     of its tasks, in the contract's order, unblocked by other tasks' jobs)
 //     (every subset of four tags against six filters, [spi.TagFilter.Match]

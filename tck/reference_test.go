@@ -254,6 +254,7 @@ var plantedBugs = []struct {
 	{"LiveNodes leaves out a heartbeat at since", []string{"NodeTasks/LiveBoundary", "NodeTasks/RecordedWithTheHeartbeat"}},
 	{"a node's tasks outlive the node", []string{"NodeTasks/DroppedWithTheNode"}},
 	{"node tasks kept as given", []string{"NodeTasks/RecordedWithTheHeartbeat"}},
+	{"a node's report is not replaced", []string{"NodeTasks/ReportWithTheHeartbeat"}},
 	{"PendingTasks counts RUNNING jobs", []string{"NodeTasks/PendingPerTask"}},
 	{"PendingTasks reports the latest time", []string{"NodeTasks/PendingPerTask"}},
 	{"CheckClaims ignores the claim sequence", []string{"ClaimCheck/StaleSeq"}},

@@ -23,6 +23,8 @@ type Capabilities struct {
 	// Nodes records the tasks of each node and counts pending jobs per
 	// task.
 	Nodes NodeTaskStore
+	// Reports records a report of each node with its heartbeat.
+	Reports NodeReportStore
 	// Counter counts the jobs of a listing, up to a cap.
 	Counter JobCounter
 	// Schedules keeps recurring schedules.
@@ -100,6 +102,7 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.State, _ = s.(JobStateStore)
 	c.Properties, _ = s.(JobPropertyStore)
 	c.Nodes, _ = s.(NodeTaskStore)
+	c.Reports, _ = s.(NodeReportStore)
 	c.Counter, _ = s.(JobCounter)
 	c.Schedules, _ = s.(ScheduleStore)
 	c.Archive, _ = s.(JobArchiver)

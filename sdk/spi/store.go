@@ -204,6 +204,12 @@ type NodeInfo struct {
 	// Tasks are the tasks the node recorded with its heartbeat; nil when
 	// it recorded none (it may run any task).
 	Tasks []string
+	// Report is the report the node recorded with its heartbeat
+	// (NodeReportStore); nil when it recorded none (a node of a version
+	// before reports, a store without NodeReportStore) or when the stored
+	// report cannot be read: a report only informs, and never hides the
+	// node.
+	Report *NodeReport
 }
 
 // TaskBacklog is the PENDING jobs of one task.

@@ -39,6 +39,7 @@ type Store struct {
 	rateNow time.Time // the latest claim time that started a rate-limited job
 	nodes   map[string]time.Time
 	tasks   map[string][]string // the tasks each node recorded with its heartbeat
+	reports map[string]string   // the report each node recorded (spi.EncodeNodeReport)
 	leases  map[string]lease
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
@@ -110,6 +111,7 @@ func New() *Store {
 		rates:   map[string][]time.Time{},
 		nodes:   map[string]time.Time{},
 		tasks:   map[string][]string{},
+		reports: map[string]string{},
 		leases:  map[string]lease{},
 		states:  map[stateKey]spi.VersionedState{},
 		props:   map[uuid.UUID]map[string]string{},
@@ -885,6 +887,7 @@ func (s *Store) dropNode(node string) {
 	delete(s.nodes, node)
 	if !s.bug("a node's tasks outlive the node") {
 		delete(s.tasks, node)
+		delete(s.reports, node)
 	}
 }
 
@@ -894,10 +897,31 @@ func (s *Store) HeartbeatTasks(_ context.Context, nodeID string, tasks []string,
 		return err
 	}
 	defer s.unlock()
+	s.beatTasks(nodeID, tasks, now)
+	return nil
+}
+
+// beatTasks refreshes the node's heartbeat and records its tasks; s.mu is
+// held.
+func (s *Store) beatTasks(nodeID string, tasks []string, now time.Time) {
 	s.nodes[nodeID] = now
 	if s.tasks[nodeID] = spi.TaskSet(tasks); s.bug("node tasks kept as given") {
 		s.tasks[nodeID] = slices.Clone(tasks)
 	}
+}
+
+// HeartbeatReport implements spi.NodeReportStore: HeartbeatTasks that
+// records the node's report too, in its stored form (as a database does).
+func (s *Store) HeartbeatReport(_ context.Context, nodeID string, tasks []string, report spi.NodeReport, now time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.unlock()
+	s.beatTasks(nodeID, tasks, now)
+	if _, ok := s.reports[nodeID]; ok && s.bug("a node's report is not replaced") {
+		return nil
+	}
+	s.reports[nodeID] = spi.EncodeNodeReport(report)
 	return nil
 }
 
@@ -910,7 +934,11 @@ func (s *Store) LiveNodes(_ context.Context, since time.Time) ([]spi.NodeInfo, e
 	var out []spi.NodeInfo
 	for id, hb := range s.nodes {
 		if !hb.Before(since) && !(hb.Equal(since) && s.bug("LiveNodes leaves out a heartbeat at since")) {
-			out = append(out, spi.NodeInfo{ID: id, Heartbeat: hb, Tasks: slices.Clone(s.tasks[id])})
+			n := spi.NodeInfo{ID: id, Heartbeat: hb, Tasks: slices.Clone(s.tasks[id])}
+			if enc, ok := s.reports[id]; ok {
+				n.Report, _ = spi.DecodeNodeReport(enc) // a report that cannot be read is left out (spi.NodeInfo.Report)
+			}
+			out = append(out, n)
 		}
 	}
 	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
