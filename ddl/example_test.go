@@ -36,6 +36,7 @@ func ExampleMigrations() {
 	// 0016_task_pause.sql
 	// 0017_attempts.sql
 	// 0018_admission.sql
-	// latest: 18
+	// 0019_node_report.sql
+	// latest: 19
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

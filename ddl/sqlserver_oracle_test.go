@@ -110,10 +110,10 @@ func checkVersions(t *testing.T, dialect string) []ddl.Migration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 17 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "archive_purge" || migs[13].Name != "snoozes" || migs[14].Name != "task_pause" || migs[15].Name != "attempts" || migs[16].Name != "admission" {
+	if len(migs) != 18 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "archive_purge" || migs[13].Name != "snoozes" || migs[14].Name != "task_pause" || migs[15].Name != "attempts" || migs[16].Name != "admission" || migs[17].Name != "node_report" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest(dialect); got != 17 {
+	if got := ddl.Latest(dialect); got != 18 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{

@@ -128,6 +128,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			defer delete(answer, "UPDATE scheduler_node")
 			return s.HeartbeatTasks(ctx, "node-a", []string{"t"}, t0)
 		}, []string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = :1, task_names = :2 WHERE node_id = :3", "INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (:1, :2, :3)", "COMMIT"}},
+		{"HeartbeatReport", func() error {
+			return s.HeartbeatReport(ctx, "node-a", []string{"t"}, spi.NodeReport{Version: "v1", Concurrency: 4}, t0)
+		}, []string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = :1, task_names = :2, node_report = :3 WHERE node_id = :4", "COMMIT"}},
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = :1", "COMMIT"}},
 		{"RecoverOrphans", with("SELECT j.job_id, j.task_name, j.owner_node, j.crash_count", fakeResult{Sets: []fakeSet{{

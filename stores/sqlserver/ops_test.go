@@ -123,6 +123,9 @@ func TestEveryOperationAgainstTheFake(t *testing.T) {
 			defer delete(answer, "UPDATE scheduler_node")
 			return s.HeartbeatTasks(ctx, "node-a", []string{"t"}, t0)
 		}, []string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = @p1, task_names = @p2 WHERE node_id = @p3", "INSERT INTO scheduler_node (node_id, heartbeat_ts, task_names) VALUES (@p1, @p2, @p3)", "COMMIT"}},
+		{"HeartbeatReport", func() error {
+			return s.HeartbeatReport(ctx, "node-a", []string{"t"}, spi.NodeReport{Version: "v1", Concurrency: 4}, t0)
+		}, []string{"BEGIN", "UPDATE scheduler_node SET heartbeat_ts = @p1, task_names = @p2, node_report = @p3 WHERE node_id = @p4", "COMMIT"}},
 		{"DeregisterNode", func() error { return s.DeregisterNode(ctx, "node-a") },
 			[]string{"BEGIN", "DELETE FROM scheduler_node WHERE node_id = @p1", "COMMIT"}},
 		{"RecoverOrphans", func() error {

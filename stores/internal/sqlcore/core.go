@@ -169,11 +169,15 @@ type Dialect[T any] struct {
 
 	// HeartbeatTasksSQL is HeartbeatSQL that records the node's tasks
 	// (their EncodeTasks form) too; LiveNodesSQL reads (node_id,
-	// heartbeat_ts, task_names) of the nodes with a heartbeat at or after
+	// heartbeat_ts, task_names, node_report) of the nodes with a heartbeat at or after
 	// since; PendingCountSQL is the dialect's PendingTasksCountSQL.
 	HeartbeatTasksSQL func(nodeID, tasks string, now time.Time) (string, []any)
 	LiveNodesSQL      func(since time.Time) (string, []any)
 	PendingCountSQL   string
+	// HeartbeatReportSQL is HeartbeatTasksSQL that records the node's
+	// report (its spi.EncodeNodeReport form, in node_report) too; LiveNodesSQL
+	// reads node_report after task_names.
+	HeartbeatReportSQL func(nodeID, tasks, report string, now time.Time) (string, []any)
 
 	// The gauges (see JobStats). JobCountsSQL returns the read of
 	// (status, task_name, priority, count, estimated) per status, task
@@ -391,25 +395,32 @@ func (c Core[T]) write(ctx context.Context, tx *sql.Tx, q string, args []any) (n
 // Heartbeat registers nodeID or refreshes its heartbeat to now. It
 // implements [spi.Store].
 func (c Core[T]) Heartbeat(ctx context.Context, nodeID string, now time.Time) error {
-	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, nil, now) })
+	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, nil, nil, now) })
 }
 
 // heartbeat upserts the node's row, with its tasks (their EncodeTasks
-// form) unless tasks is nil: with the dialect's HeartbeatSQL or
-// HeartbeatTasksSQL, else (a database without an upsert) as an update and,
-// when the row is missing, an insert; a duplicate key of the insert (the
-// row created meanwhile) makes upsert run both again.
-func (c Core[T]) heartbeat(ctx context.Context, node string, tasks *string, now time.Time) error {
+// form) unless tasks is nil and its report (spi.EncodeNodeReport) unless
+// report is nil (a report goes with tasks): with the dialect's
+// HeartbeatSQL, HeartbeatTasksSQL or HeartbeatReportSQL, else (a database
+// without an upsert) as an update and, when the row is missing, an
+// insert; a duplicate key of the insert (the row created meanwhile) makes
+// upsert run both again.
+func (c Core[T]) heartbeat(ctx context.Context, node string, tasks, report *string, now time.Time) error {
 	d, s := &c.cfg.D, &c.cfg.D.Syntax
 	switch {
 	case tasks == nil && d.HeartbeatSQL != nil:
 		return c.exec(ctx, func() (string, []any) { return d.HeartbeatSQL(node, now) })
-	case tasks != nil && d.HeartbeatTasksSQL != nil:
+	case tasks != nil && report == nil && d.HeartbeatTasksSQL != nil:
 		return c.exec(ctx, func() (string, []any) { return d.HeartbeatTasksSQL(node, *tasks, now) })
+	case tasks != nil && report != nil && d.HeartbeatReportSQL != nil:
+		return c.exec(ctx, func() (string, []any) { return d.HeartbeatReportSQL(node, *tasks, *report, now) })
 	}
 	set, cols, args := "heartbeat_ts = ?", "heartbeat_ts", []any{s.time(now)}
 	if tasks != nil {
 		set, cols, args = set+", task_names = ?", cols+", task_names", append(args, s.long(*tasks))
+	}
+	if report != nil {
+		set, cols, args = set+", node_report = ?", cols+", node_report", append(args, s.long(*report))
 	}
 	return c.upsert(ctx, func(tx *sql.Tx) error {
 		q, a := s.SQL("UPDATE {node} SET "+set+" WHERE node_id = ?", append(slices.Clone(args), s.name(node))...)

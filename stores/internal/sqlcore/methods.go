@@ -466,7 +466,15 @@ func (c Core[T]) FindJobsByProperty(ctx context.Context, key, value string, limi
 // EncodeTasks form). It implements [spi.NodeTaskStore].
 func (c Core[T]) HeartbeatTasks(ctx context.Context, nodeID string, tasks []string, now time.Time) error {
 	enc := EncodeTasks(tasks)
-	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, &enc, now) })
+	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, &enc, nil, now) })
+}
+
+// HeartbeatReport is HeartbeatTasks that records the node's report too
+// (in its spi.EncodeNodeReport form, in node_report). It implements
+// [spi.NodeReportStore].
+func (c Core[T]) HeartbeatReport(ctx context.Context, nodeID string, tasks []string, report spi.NodeReport, now time.Time) error {
+	enc, rep := EncodeTasks(tasks), spi.EncodeNodeReport(report)
+	return c.do("heartbeat "+nodeID, func() error { return c.heartbeat(ctx, nodeID, &enc, &rep, now) })
 }
 
 // LiveNodes returns the nodes whose heartbeat is at or after since, with
@@ -476,10 +484,11 @@ func (c Core[T]) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo
 	out, err := queryAll(ctx, c, "list the live nodes", q, args, func(rows *sql.Rows) (spi.NodeInfo, error) {
 		var n spi.NodeInfo
 		var hb any
-		var tasks sql.NullString
-		if err := rows.Scan(&n.ID, &hb, &tasks); err != nil {
+		var tasks, report sql.NullString
+		if err := rows.Scan(&n.ID, &hb, &tasks, &report); err != nil {
 			return n, err
 		}
+		n.Report = decodeReport(report)
 		var err error
 		if n.Tasks, err = decodeTasks(n.ID, tasks); err != nil {
 			return n, err

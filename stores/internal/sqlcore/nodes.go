@@ -28,11 +28,25 @@ func decodeTasks(node string, raw sql.NullString) ([]string, error) {
 	return out, nil
 }
 
+// decodeReport reads the node_report column: nil for NULL, and nil for a
+// report that cannot be read (a report only informs: it never hides the
+// node, see spi.NodeInfo.Report).
+func decodeReport(raw sql.NullString) *spi.NodeReport {
+	if !raw.Valid {
+		return nil
+	}
+	r, err := spi.DecodeNodeReport(raw.String)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
 // LiveNodesSQL reads the nodes whose heartbeat is at or after the one
 // parameter (written mark, for example ? or $1) from the node table:
-// node_id, heartbeat_ts and task_names, for ReadNodes.
+// node_id, heartbeat_ts, task_names and node_report, for LiveNodes.
 func LiveNodesSQL(table, mark string) string {
-	return `SELECT node_id, heartbeat_ts, task_names FROM ` + table + ` WHERE heartbeat_ts >= ` + mark
+	return `SELECT node_id, heartbeat_ts, task_names, node_report FROM ` + table + ` WHERE heartbeat_ts >= ` + mark
 }
 
 // PendingTasksCountSQL counts the PENDING jobs of the job table per task,

@@ -687,6 +687,11 @@ func Compile[T any](db Database[T], d Dialect[T]) Dialect[T] {
 	ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts, task_names = excluded.task_names`,
 				s.name(node), s.time(now), tasks)
 		})
+		fill(&d.HeartbeatReportSQL, func(node, tasks, report string, now time.Time) (string, []any) {
+			return s.SQL(`INSERT INTO {node} (node_id, heartbeat_ts, task_names, node_report) VALUES (?, ?, ?, ?)
+	ON CONFLICT (node_id) DO UPDATE SET heartbeat_ts = excluded.heartbeat_ts, task_names = excluded.task_names, node_report = excluded.node_report`,
+				s.name(node), s.time(now), tasks, report)
+		})
 		fill(&d.AcquireLeaseSQL, func(lease, owner string, until, now time.Time) (string, []any) {
 			return s.SQL(`INSERT INTO {lease} AS l (name, owner, expires_at) VALUES (?, ?, ?)
 	ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
