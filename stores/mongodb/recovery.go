@@ -49,6 +49,24 @@ func (s *Store) HeartbeatTasks(ctx context.Context, nodeID string, tasks []strin
 	return nil
 }
 
+// HeartbeatReport implements spi.NodeReportStore: HeartbeatTasks that
+// records the node's report too, in its spi.EncodeNodeReport form (a
+// string field "report" of the node's document, within 64 KiB).
+func (s *Store) HeartbeatReport(ctx context.Context, nodeID string, tasks []string, report spi.NodeReport, now time.Time) error {
+	done, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = s.nodes.UpdateOne(ctx, bson.M{"_id": nodeID},
+		bson.M{"$set": bson.M{"hb": timeUS(now), "tasks": spi.TaskSet(tasks), "report": spi.EncodeNodeReport(report)}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fail("heartbeat", err)
+	}
+	return nil
+}
+
 // LiveNodes implements spi.NodeTaskStore.
 func (s *Store) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo, error) {
 	done, err := s.enter()
@@ -61,9 +79,10 @@ func (s *Store) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo,
 		return nil, fail("list the live nodes", err)
 	}
 	var docs []struct {
-		ID    string   `bson:"_id"`
-		HB    int64    `bson:"hb"`
-		Tasks []string `bson:"tasks"`
+		ID     string   `bson:"_id"`
+		HB     int64    `bson:"hb"`
+		Tasks  []string `bson:"tasks"`
+		Report *string  `bson:"report"`
 	}
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fail("list the live nodes", err)
@@ -71,6 +90,9 @@ func (s *Store) LiveNodes(ctx context.Context, since time.Time) ([]spi.NodeInfo,
 	out := make([]spi.NodeInfo, len(docs))
 	for i, d := range docs {
 		out[i] = spi.NodeInfo{ID: d.ID, Heartbeat: usTime(d.HB), Tasks: d.Tasks}
+		if d.Report != nil {
+			out[i].Report, _ = spi.DecodeNodeReport(*d.Report) // a report that cannot be read is left out (spi.NodeInfo.Report)
+		}
 	}
 	slices.SortFunc(out, func(a, b spi.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
