@@ -60,6 +60,11 @@ type Engine struct {
 	executor  *executor
 	poller    *poller
 	beats     *nodecore.Heartbeater
+	// runs are the executions in progress (the report counts them).
+	runs *nodecore.Runs
+	// startedAt is when Start began (the report's start time); set
+	// before the first heartbeat.
+	startedAt time.Time
 	// checkClaims asks the heartbeat loop for a claim check now.
 	checkClaims chan struct{}
 	rescue      nodecore.Rescuer
@@ -217,6 +222,7 @@ func (e *Engine) wire() {
 	tasks := newTaskSlots(o.TaskTuning, e.taskNames, o.Concurrency)
 	e.signals = newPollSignals(tasks != nil)
 	runs := nodecore.NewRuns(o.Concurrency, tasks)
+	e.runs = runs
 	e.completer = nodecore.NewCompleter(nodecore.CompleterDeps{Store: e.store, Logs: e.caps.Logs, Clock: o.clock, Log: e.log,
 		Batch: o.CompletionBatchSize, Workers: o.CompletionConcurrency, Finalization: m.fin,
 		Written: e.written, Released: runs.WasReleased})
@@ -491,6 +497,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if _, err := e.rescue.Recover(ctx, []string{e.opts.NodeID}); err != nil {
 		return fmt.Errorf("ratchet engine: start: %w", err)
 	}
+	e.startedAt = e.opts.clock.Now()
 	if err := e.beats.Register(ctx); err != nil {
 		return fmt.Errorf("ratchet engine: start: register node: %w", err)
 	}
@@ -750,8 +757,12 @@ func (e *Engine) written(ctx context.Context, p nodecore.Pending, applied bool) 
 
 // writeBeat writes the node's heartbeat at now, with the node's tasks
 // where the store records them (so that clients can tell which pending
-// jobs no live node runs).
+// jobs no live node runs), and its report where the store records that
+// (so that the dashboard shows every live node and its breakers).
 func (e *Engine) writeBeat(ctx context.Context, now time.Time) error {
+	if e.caps.Reports != nil {
+		return e.caps.Reports.HeartbeatReport(ctx, e.opts.NodeID, e.taskNames, e.report(), now)
+	}
 	if e.caps.Nodes != nil {
 		return e.caps.Nodes.HeartbeatTasks(ctx, e.opts.NodeID, e.taskNames, now)
 	}
