@@ -67,20 +67,49 @@ func TestOperationRunsPastTheRequestAndCloseCancelsIt(t *testing.T) {
 }
 
 func TestBreakersView(t *testing.T) {
-	e := newEnv(t)
+	now := time.Now().UTC()
+	e := newEnv(t, func(o *dashboard.Options) { o.Now = func() time.Time { return now } })
 	_, body, _ := e.do(nil, "GET", "/breakers", nil, bearer(viewerToken))
-	assert.Contains(t, body, "No node is attached to this dashboard")
+	assert.Contains(t, body, `<div id="live-breakers" data-live>`, "the page is live")
+	assert.Contains(t, body, "no node reports breakers")
+	assert.NotContains(t, body, "This node", "no node beside the dashboard: no local section")
 
+	// The breakers every live node reports, grouped by node.
+	cfg := spi.NodeBreaker{FailureRateThreshold: 50, SlidingWindowSize: 100, MinimumCalls: 20, WaitDuration: time.Minute, PermittedCallsInHalfOpen: 10}
+	open, poller := cfg, cfg
+	open.Service, open.State, open.OpenFor = "payments", "OPEN", 42*time.Second
+	poller.Service, poller.Poller, poller.State = "node-a", true, "CLOSED"
+	require.NoError(t, e.store.HeartbeatReport(e.ctx, "node-a", []string{"mail"},
+		spi.NodeReport{Concurrency: 4, StartedAt: now.Add(-time.Hour), Breakers: []spi.NodeBreaker{poller, open}, BreakersLeftOut: 3}, now.Add(-2*time.Second)))
+	half := cfg
+	half.Service, half.State = "search", "HALF_OPEN"
+	require.NoError(t, e.store.HeartbeatReport(e.ctx, "node-b", nil, spi.NodeReport{Concurrency: 4, Breakers: []spi.NodeBreaker{half}}, now))
+	require.NoError(t, e.store.HeartbeatReport(e.ctx, "node-c", nil, spi.NodeReport{Concurrency: 4}, now))
+	require.NoError(t, e.store.Heartbeat(e.ctx, "node-old", now))
+	code, body, _ := e.do(nil, "GET", "/breakers", nil, bearer(viewerToken))
+	require.Equal(t, http.StatusOK, code)
+	assert.NotContains(t, body, "no node reports breakers")
+	assert.Regexp(t, `(?s)<h3 class="mono">node-a <span class="muted small">\(reported 2s ago\)</span></h3>\s*<table class="grid">.*`+
+		`<td class="mono">node-a</td><td>poller</td><td><span class="chip br-CLOSED">CLOSED</span></td><td>-</td>\s*<td class="num">50 %</td><td class="num">100</td><td class="num">20</td><td>1m0s</td><td class="num">10</td>.*`+
+		`<td class="mono">payments</td><td>service</td><td><span class="chip br-OPEN">OPEN</span></td><td>42s</td>.*`+
+		`and 3 more, left out of the node's report.*`+
+		`<h3 class="mono">node-b .*<span class="chip br-HALF_OPEN">HALF_OPEN</span>`, body)
+	assert.NotContains(t, body, `<h3 class="mono">node-c`, "a node without breakers has no section")
+	assert.Contains(t, body, "1 live node(s) report nothing (an older version)")
+
+	// The breakers of the node beside the dashboard show too.
 	e = newEnv(t, func(o *dashboard.Options) {
 		o.Breakers = func() []breaker.Status {
 			return []breaker.Status{{Service: "payments", State: breaker.Open, OpenFor: 42 * time.Second, Config: spi.DefaultCircuitBreakerConfig()},
 				{Service: "node-1", Poller: true, State: breaker.Closed, Config: spi.DefaultCircuitBreakerConfig()}}
 		}
 	})
-	code, body, _ := e.do(nil, "GET", "/breakers", nil, bearer(viewerToken))
+	code, body, _ = e.do(nil, "GET", "/breakers", nil, bearer(viewerToken))
 	require.Equal(t, http.StatusOK, code)
+	i := strings.Index(body, "This node")
+	require.Positive(t, i, "the local section")
 	for _, s := range []string{"payments", "OPEN", "42s", "node-1", "poller", "CLOSED"} {
-		assert.Contains(t, body, s)
+		assert.Contains(t, body[i:], s)
 	}
 }
 
@@ -107,6 +136,14 @@ func TestNodesView(t *testing.T) {
 	_, body, _ = e.do(nil, "GET", "/nodes", nil, bearer(viewerToken))
 	assert.Contains(t, body, "any: not recorded")
 	assert.NotContains(t, body, "no live node runs this task")
+	assert.Regexp(t, `<td class="mono">node-old</td><td colspan="3" class="muted">not reported \(an older node\)</td><td>0s</td>`, body)
+
+	// A node's report: version, running of concurrency, uptime.
+	require.NoError(t, e.store.HeartbeatReport(e.ctx, "node-r", []string{"mail"},
+		spi.NodeReport{Version: "v1.4.0", Concurrency: 10, Running: 7, StartedAt: now.Add(-3 * time.Hour)}, now.Add(-time.Second)))
+	_, body, _ = e.do(nil, "GET", "/nodes", nil, bearer(viewerToken))
+	assert.Contains(t, body, `<div id="live-nodes" data-live>`)
+	assert.Contains(t, body, `<td class="mono">node-r</td><td class="mono">v1.4.0</td><td><meter class="load" min="0" max="10" value="7" title="7 of 10 slots busy"></meter> 7 of 10</td><td>3h0m0s</td><td>1s</td><td>mail</td>`)
 }
 
 func TestOverviewPage(t *testing.T) {

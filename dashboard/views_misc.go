@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ratchet-go/ratchet/sdk/breaker"
 	"github.com/ratchet-go/ratchet/sdk/spi"
@@ -11,18 +12,55 @@ import (
 
 // breakersData is the breakers view's data.
 type breakersData struct {
+	// Attached says that the dashboard runs beside a node
+	// (Options.Breakers); Breakers are that node's.
 	Attached bool
 	Breakers []breaker.Status
+	// Supported says that the store records the live nodes; Nodes are
+	// those that report breakers (spi.NodeReport), by id, and Unreported
+	// counts the live nodes that report nothing (of an older version).
+	Supported  bool
+	LiveWithin time.Duration
+	Nodes      []nodeBreakers
+	Unreported int
 }
 
-// breakers serves GET /breakers: the circuit breakers of the node the
+// nodeBreakers is the breakers one live node reported.
+type nodeBreakers struct {
+	ID       string
+	Age      time.Duration
+	Breakers []spi.NodeBreaker
+	// LeftOut counts the breakers the report's bounds left out.
+	LeftOut int
+}
+
+// breakers serves GET /breakers: the circuit breakers of every live node,
+// from the reports of their heartbeats, and those of the node the
 // dashboard runs beside (Options.Breakers).
 func (h *Handler) breakers(w http.ResponseWriter, r *http.Request) {
-	d := &breakersData{Attached: h.o.Breakers != nil}
+	d := &breakersData{Attached: h.o.Breakers != nil, LiveWithin: h.o.LiveWithin}
+	p := &page{Title: "Breakers", Data: d, Live: true}
 	if d.Attached {
 		d.Breakers = h.o.Breakers()
 	}
-	h.render(w, r, http.StatusOK, "breakers", "Breakers", d)
+	if nt := spi.CapabilitiesOf(h.c.Store()).Nodes; nt != nil {
+		d.Supported = true
+		now := h.now()
+		live, err := nt.LiveNodes(r.Context(), now.Add(-h.o.LiveWithin))
+		if err != nil {
+			h.storeFailed(w, r, "breakers", p, fmt.Errorf("list the live nodes: %w", err))
+			return
+		}
+		for _, n := range live {
+			switch {
+			case n.Report == nil:
+				d.Unreported++
+			case len(n.Report.Breakers) > 0 || n.Report.BreakersLeftOut > 0:
+				d.Nodes = append(d.Nodes, nodeBreakers{ID: n.ID, Age: now.Sub(n.Heartbeat), Breakers: n.Report.Breakers, LeftOut: n.Report.BreakersLeftOut})
+			}
+		}
+	}
+	h.renderPage(w, r, http.StatusOK, "breakers", p)
 }
 
 // auditPage is how many audit entries a page shows.

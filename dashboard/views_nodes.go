@@ -18,6 +18,11 @@ type nodeRow struct {
 	ID    string
 	Age   time.Duration
 	Tasks string
+	// Report is what the node reported with its heartbeat
+	// (spi.NodeReportStore); nil for a node of an older version.
+	Report *spi.NodeReport
+	// Uptime is the time since the node started (from Report).
+	Uptime time.Duration
 }
 
 // backlogRow is the PENDING jobs of one task.
@@ -66,7 +71,11 @@ func (h *Handler) nodes(w http.ResponseWriter, r *http.Request) {
 		if n.Tasks == nil {
 			tasks = "any: not recorded"
 		}
-		d.Nodes = append(d.Nodes, nodeRow{ID: n.ID, Age: now.Sub(n.Heartbeat), Tasks: tasks})
+		row := nodeRow{ID: n.ID, Age: now.Sub(n.Heartbeat), Tasks: tasks, Report: n.Report}
+		if n.Report != nil && !n.Report.StartedAt.IsZero() {
+			row.Uptime = max(0, now.Sub(n.Report.StartedAt))
+		}
+		d.Nodes = append(d.Nodes, row)
 	}
 	backlog, err := nt.PendingTasks(r.Context())
 	if err != nil {
