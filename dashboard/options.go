@@ -86,8 +86,9 @@ type Options struct {
 	// SessionTTL is how long a session lasts; zero means 12 hours.
 	SessionTTL time.Duration
 	// Breakers, when not nil, lists the circuit breakers of the node the
-	// dashboard runs beside (engine.(*Engine).Breakers); without it the
-	// breakers view says that no node is attached.
+	// dashboard runs beside (engine.(*Engine).Breakers), read live;
+	// without it the breakers view shows only the breakers the live nodes
+	// report with their heartbeats.
 	Breakers func() []breaker.Status
 	// SampleEvery is how often the overview's charts sample the store's
 	// job counts; zero means 10 seconds.
