@@ -642,15 +642,28 @@ func nodesCommand(fs *flag.FlagSet) action {
 			return err
 		}
 		if f.json {
+			type reportView struct {
+				Version      string  `json:"version"`
+				Concurrency  int     `json:"concurrency"`
+				Running      int     `json:"running"`
+				UptimeSecs   float64 `json:"uptime_seconds"`
+				OpenBreakers int     `json:"open_breakers"`
+			}
 			type nodeView struct {
-				ID        string    `json:"id"`
-				Heartbeat time.Time `json:"heartbeat"`
-				AgeSecs   float64   `json:"heartbeat_age_seconds"`
-				Tasks     []string  `json:"tasks"`
+				ID        string      `json:"id"`
+				Heartbeat time.Time   `json:"heartbeat"`
+				AgeSecs   float64     `json:"heartbeat_age_seconds"`
+				Tasks     []string    `json:"tasks"`
+				Report    *reportView `json:"report,omitempty"`
 			}
 			out := []nodeView{}
 			for _, n := range nodes {
-				out = append(out, nodeView{n.ID, n.Heartbeat, now.Sub(n.Heartbeat).Seconds(), n.Tasks})
+				v := nodeView{ID: n.ID, Heartbeat: n.Heartbeat, AgeSecs: now.Sub(n.Heartbeat).Seconds(), Tasks: n.Tasks}
+				if r := n.Report; r != nil {
+					v.Report = &reportView{Version: r.Version, Concurrency: r.Concurrency, Running: r.Running,
+						UptimeSecs: now.Sub(r.StartedAt).Seconds(), OpenBreakers: openBreakers(r)}
+				}
+				out = append(out, v)
 			}
 			return writeJSON(stdout, out)
 		}
@@ -659,16 +672,33 @@ func nodesCommand(fs *flag.FlagSet) action {
 			return nil
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tHEARTBEAT AGE\tTASKS")
+		fmt.Fprintln(tw, "NODE\tHEARTBEAT AGE\tVERSION\tRUNNING\tUPTIME\tOPEN BREAKERS\tTASKS")
 		for _, n := range nodes {
 			tasks := strings.Join(n.Tasks, ", ")
 			if n.Tasks == nil {
 				tasks = "(any: not recorded)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.ID, now.Sub(n.Heartbeat).Round(time.Millisecond), tasks)
+			version, running, uptime, open := "-", "-", "-", "-"
+			if r := n.Report; r != nil {
+				version, running = r.Version, fmt.Sprintf("%d/%d", r.Running, r.Concurrency)
+				uptime, open = now.Sub(r.StartedAt).Round(time.Second).String(), fmt.Sprint(openBreakers(r))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.ID, now.Sub(n.Heartbeat).Round(time.Millisecond), version, running, uptime, open, tasks)
 		}
 		return tw.Flush()
 	})
+}
+
+// openBreakers counts the breakers of a node's report that are not
+// CLOSED.
+func openBreakers(r *spi.NodeReport) int {
+	n := 0
+	for _, b := range r.Breakers {
+		if b.State != "CLOSED" {
+			n++
+		}
+	}
+	return n
 }
 
 // recurringCommands is `ratchet recurring list|pause|resume|trigger`.

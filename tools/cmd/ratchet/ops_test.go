@@ -306,6 +306,22 @@ func TestStatsNodesAndRecurring(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.True(t, strings.Contains(out, "no node has beaten") || strings.Contains(out, "ops-node"), out)
 
+	// A node's report: its version, running jobs, uptime and open breakers.
+	rs, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	require.NoError(t, err)
+	now := time.Now().UTC()
+	require.NoError(t, rs.HeartbeatReport(t.Context(), "node-r", []string{"mail"}, spi.NodeReport{Version: "v1.2.3", Concurrency: 10, Running: 7,
+		StartedAt: now.Add(-90 * time.Minute), Breakers: []spi.NodeBreaker{{Service: "smtp", State: "OPEN"}, {Service: "crm", State: "CLOSED"}}}, now))
+	require.NoError(t, rs.Close())
+	code, out, errOut = cli(t, "nodes", "--store", store, "--within", "1000h")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "VERSION  RUNNING  UPTIME")
+	assert.Regexp(t, `node-r\s+\S+\s+v1\.2\.3\s+7/10\s+1h30m0s\s+1\s+mail`, out)
+	code, out, errOut = cli(t, "nodes", "--store", store, "--within", "1000h", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"version": "v1.2.3"`)
+	assert.Contains(t, out, `"open_breakers": 1`)
+
 	code, out, errOut = cli(t, "recurring", "list", "--store", store)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "nightly")
