@@ -218,3 +218,26 @@ func TestWorkflowGraphLabelsAndConditions(t *testing.T) {
 	assert.Contains(t, body, ">always<")
 	assert.Contains(t, body, `class="legend muted"`, "the legend")
 }
+
+// A step named with Step.Named shows its name in the graph; the others
+// keep their task's (numbered when several share it).
+func TestWorkflowGraphStepNames(t *testing.T) {
+	e := newEnv(t)
+	get := ratchet.NewTask("http.get", func(context.Context, string) (int, error) { return 0, nil })
+	w := ratchet.NewWorkflow()
+	invoices := w.Add(get.With("https://erp.example.com/invoices")).Named("fetch invoices")
+	w.Add(get.With("https://erp.example.com/credits")).Named("fetch credit notes")
+	w.Add(get.With("https://erp.example.com/ping")).After(invoices)
+	id, err := e.c.SubmitWorkflow(e.ctx, w)
+	require.NoError(t, err)
+	st, body, _ := e.do(nil, "GET", "/workflows/"+id.String(), nil, bearer(viewerToken))
+	require.Equal(t, http.StatusOK, st, body)
+	assert.Contains(t, body, ">fetch invoices<")
+	assert.Contains(t, body, ">fetch credit notes<")
+	assert.Contains(t, body, ">http.get #3<", "an unnamed step keeps its task's label")
+	j, err := e.c.GetJob(e.ctx, w.Steps()[0].ID())
+	require.NoError(t, err)
+	props, err := e.store.GetPropertiesByPrefix(e.ctx, j.ID, ratchet.StepNameProperty)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{ratchet.StepNameProperty: "fetch invoices"}, props)
+}

@@ -56,6 +56,10 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 	var nodes []graphNode
 	var edges []graphEdge
 	labels := stepLabels(ws.Jobs)
+	if err := h.stepNames(r, ws.Jobs, labels); err != nil {
+		h.storeFailed(w, r, "workflow", p, err)
+		return
+	}
 	for i, j := range ws.Jobs {
 		nodes = append(nodes, graphNode{ID: j.ID.String(), Label: labels[i], Sub: string(j.Status) + " · …" + j.ID.String()[28:],
 			Class: "st-" + string(j.Status), Href: h.prefix + "/jobs/" + j.ID.String()})
@@ -86,6 +90,27 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 // order. A workflow's steps have no names of their own: a step is labelled
 // by its task, numbered (#1, #2, ... in submission order) when several
 // steps run the same task, so that they can be told apart.
+// stepNames puts the names of the steps that have one (Step.Named: the
+// job property ratchet.StepNameProperty) in labels, in place of their
+// task's: from the jobs' properties when they carry them, else read from
+// the store (one read per job, for a store that keeps properties).
+func (h *Handler) stepNames(r *http.Request, jobs []*ratchet.Job, labels []string) error {
+	ps := spi.CapabilitiesOf(h.c.Store()).Properties
+	for i, j := range jobs {
+		props := j.Properties
+		if props == nil && ps != nil {
+			var err error
+			if props, err = ps.GetPropertiesByPrefix(r.Context(), j.ID, ratchet.StepNameProperty); err != nil && !errors.Is(err, ratchet.ErrNotFound) {
+				return fmt.Errorf("the step name of job %s: %w", j.ID, err)
+			}
+		}
+		if name := props[ratchet.StepNameProperty]; name != "" {
+			labels[i] = name
+		}
+	}
+	return nil
+}
+
 func stepLabels(jobs []*ratchet.Job) []string {
 	n := map[string]int{}
 	for _, j := range jobs {

@@ -161,6 +161,31 @@ func ExampleNewWorkflow() {
 	// true map[SUCCEEDED:3] ship A-17
 }
 
+// Named steps: the dashboard's graph labels each node with its step's
+// name, kept as the job's property StepNameProperty.
+func ExampleStep_Named() {
+	ctx := context.Background()
+	get := ratchet.NewTask("http.get", func(ctx context.Context, url string) (int, error) { return 200, nil })
+	store := memory.New()
+	client, err := ratchet.NewClient(store, ratchet.ClientOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	wf := ratchet.NewWorkflow()
+	invoices := wf.Add(get.With("https://erp.example.com/invoices")).Named("fetch invoices")
+	wf.Add(get.With("https://erp.example.com/credits")).Named("fetch credit notes").After(invoices)
+	if _, err := client.SubmitWorkflow(ctx, wf); err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range wf.Steps() {
+		props, _ := store.GetPropertiesByPrefix(ctx, s.ID(), ratchet.StepNameProperty)
+		fmt.Println(props[ratchet.StepNameProperty])
+	}
+	// Output:
+	// fetch invoices
+	// fetch credit notes
+}
+
 // A batch: children submitted as one unit, and a callback once they have
 // all finished.
 func ExampleClient_SubmitBatch() {

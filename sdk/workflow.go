@@ -242,6 +242,21 @@ func (s *Step) AfterWith(parent *Step, opts ...EdgeOption) *Step {
 	return s
 }
 
+// StepNameProperty is the job property that holds a workflow step's name
+// (Step.Named): the dashboard labels the step's node in the workflow's
+// graph with it.
+const StepNameProperty = "ratchet.step"
+
+// Named names step s, for people: the dashboard's workflow graph labels
+// its node with the name instead of its task's ("fetch invoices", not
+// "http.get #3"). The name is the job's property StepNameProperty, so it
+// needs a store that keeps job properties (every store of this module);
+// the limits of properties apply. It returns s.
+func (s *Step) Named(name string) *Step {
+	s.call.opts = append(s.call.opts, WithProperty(StepNameProperty, name))
+	return s
+}
+
 // Then adds the step c, which runs after s succeeds (a chain), and returns
 // it.
 func (s *Step) Then(c Call) *Step { return s.wf.Add(c).After(s) }
