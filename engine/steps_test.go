@@ -59,7 +59,10 @@ func TestDurableStepsAndSleep(t *testing.T) {
 
 	r.advanceTo(t0.Add(time.Hour - time.Millisecond))
 	assert.Equal(t, spi.StatusPending, r.job(id).Status, "not before the hour")
-	r.clock.Advance(time.Millisecond + time.Second) // the hour, and one poll interval
+	// The hour, and one poll interval; and a wakeup, since the poller may
+	// not have armed its next timer on the fake clock yet when it moves
+	// (the job was seen PENDING just before the hour, above).
+	r.advanceTo(t0.Add(time.Hour + time.Second))
 	ev = r.next(id)
 	require.Equal(t, engine.EventSucceeded, ev.Kind)
 	<-starts
