@@ -58,6 +58,8 @@ func pick[C any](s spi.Store) (C, bool) {
 		v = caps.Nodes
 	case *spi.NodeReportStore:
 		v = caps.Reports
+	case *spi.StatsSampleStore:
+		v = caps.Samples
 	case *spi.JobCounter:
 		v = caps.Counter
 	case *spi.ScheduleStore:

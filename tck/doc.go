@@ -209,6 +209,12 @@
 //     spi.ErrInvalidState; racing resolutions on two handles resolve each
 //     wait exactly once; bad waits (empty name, name or key over 255 bytes,
 //     with dependencies) fail the whole insert.
+//   - StatsSamples ([spi.StatsSampleStore]): one sample per minute (the
+//     first of a minute kept, a second not, a time off UTC filed under its
+//     minute in UTC), counts up to 2^40 read back whole, zero counts
+//     optional; StatsSamples from since's minute, oldest first, cut to the
+//     limit; a sample exactly spi.StatsSampleRetention older than the
+//     latest recorded is kept, an older one dropped.
 //   - Faults (only with [Harness.BreakConnections]): connections die before
 //     claims and before completions; each call either succeeds (the store
 //     retried) or returns an error, and after the caller's retries and a
@@ -227,7 +233,7 @@
 // # The kit's own tests
 //
 // The kit is tested like a store would be: its tests run it against its
-// reference store, memory.Store, which must pass, and against 165 variants
+// reference store, memory.Store, which must pass, and against 168 variants
 // of that store (guards in the memory store's code that only a build with
 // the tag ratchet_bugs compiles), each with one deliberate defect (a completion that ignores the claim
 // sequence, a claim that ignores priority or aging, a claim that is not

@@ -88,6 +88,7 @@ var capabilityGroups = map[string]string{
 	"FairShare":    "spi.FairShareStore",
 	"WorkflowList": "spi.WorkflowLister",
 	"BatchList":    "spi.BatchLister",
+	"StatsSamples": "spi.StatsSampleStore",
 }
 
 func TestRefPasses(t *testing.T) {
@@ -255,6 +256,9 @@ var plantedBugs = []struct {
 	{"a node's tasks outlive the node", []string{"NodeTasks/DroppedWithTheNode"}},
 	{"node tasks kept as given", []string{"NodeTasks/RecordedWithTheHeartbeat"}},
 	{"a node's report is not replaced", []string{"NodeTasks/ReportWithTheHeartbeat"}},
+	{"a later sample replaces its minute's", []string{"StatsSamples/OnePerMinute"}},
+	{"old samples are kept", []string{"StatsSamples/Retention"}},
+	{"StatsSamples leaves out since's minute", []string{"StatsSamples/SinceAndLimit"}},
 	{"PendingTasks counts RUNNING jobs", []string{"NodeTasks/PendingPerTask"}},
 	{"PendingTasks reports the latest time", []string{"NodeTasks/PendingPerTask"}},
 	{"CheckClaims ignores the claim sequence", []string{"ClaimCheck/StaleSeq"}},

@@ -177,6 +177,7 @@ func groups() []group {
 		{"Delete", deleteCases()},
 		{"Bulk", bulkCases()},
 		{"Audit", auditCases()},
+		{"StatsSamples", statsSampleCases()},
 		{"Wakeup", wakeupCases()},
 		{"Faults", faultCases()},
 		{"Corrupt", corruptCases()},

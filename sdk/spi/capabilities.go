@@ -25,6 +25,8 @@ type Capabilities struct {
 	Nodes NodeTaskStore
 	// Reports records a report of each node with its heartbeat.
 	Reports NodeReportStore
+	// Samples keeps a per-minute history of the job counts by status.
+	Samples StatsSampleStore
 	// Counter counts the jobs of a listing, up to a cap.
 	Counter JobCounter
 	// Schedules keeps recurring schedules.
@@ -103,6 +105,7 @@ func CapabilitiesOf(s Store) Capabilities {
 	c.Properties, _ = s.(JobPropertyStore)
 	c.Nodes, _ = s.(NodeTaskStore)
 	c.Reports, _ = s.(NodeReportStore)
+	c.Samples, _ = s.(StatsSampleStore)
 	c.Counter, _ = s.(JobCounter)
 	c.Schedules, _ = s.(ScheduleStore)
 	c.Archive, _ = s.(JobArchiver)

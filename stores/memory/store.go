@@ -40,6 +40,7 @@ type Store struct {
 	nodes   map[string]time.Time
 	tasks   map[string][]string // the tasks each node recorded with its heartbeat
 	reports map[string]string   // the report each node recorded (spi.EncodeNodeReport)
+	samples map[int64]string    // the job counts of each minute (spi.StatsSampleStore), by Unix time
 	leases  map[string]lease
 	states  map[stateKey]spi.VersionedState
 	props   map[uuid.UUID]map[string]string
@@ -112,6 +113,7 @@ func New() *Store {
 		nodes:   map[string]time.Time{},
 		tasks:   map[string][]string{},
 		reports: map[string]string{},
+		samples: map[int64]string{},
 		leases:  map[string]lease{},
 		states:  map[stateKey]spi.VersionedState{},
 		props:   map[uuid.UUID]map[string]string{},
