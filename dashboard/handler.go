@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ratchet "github.com/ratchet-go/ratchet/sdk"
+	"github.com/ratchet-go/ratchet/sdk/spi"
 )
 
 // DefaultSessionTTL is how long a session lasts when Options.SessionTTL is
@@ -95,7 +96,7 @@ func New(c *ratchet.Client, o Options) (*Handler, error) {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.ops = newOperations()
-	h.sampler = newSampler(h.stats, o.Now, o.SampleEvery, sampleRing)
+	h.sampler = newSampler(h.stats, o.Now, o.SampleEvery, sampleRing).withHistory(spi.CapabilitiesOf(c.Store()).Samples, h.log)
 	h.routes()
 	h.goBackground(func() { h.sampler.run(h.ctx) })
 	return h, nil

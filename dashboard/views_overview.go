@@ -50,6 +50,9 @@ type overviewData struct {
 	TaskBars   template.HTML
 	Samples    int
 	SampleErr  string
+	// History is true where the store keeps the charts' history
+	// (spi.StatsSampleStore).
+	History bool
 	// Unrunnable are the tasks with PENDING jobs that no live node runs
 	// (Client.UnrunnableTasks); nil on a store that records no nodes'
 	// tasks.
@@ -109,6 +112,7 @@ func (h *Handler) overviewOf(ctx context.Context) (*overviewData, []sample, erro
 		d.SampleErr = serr.Error()
 	}
 	d.Samples = len(ring)
+	d.History = h.sampler.history != nil
 	return d, ring, nil
 }
 
