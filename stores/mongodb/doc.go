@@ -23,7 +23,7 @@
 // default); [New] uses a client the application already has. Both work in
 // one database ([Options.Database], else the URI's, else "ratchet") on the
 // collections <prefix>jobs, <prefix>nodes, <prefix>leases,
-// <prefix>permits, <prefix>workflows, <prefix>batches, <prefix>audit and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
+// <prefix>permits, <prefix>workflows, <prefix>batches, <prefix>audit, <prefix>samples and <prefix>meta ([Options.CollectionPrefix], "ratchet_"
 // by default), which they create with their indexes at start, idempotently,
 // so nodes may start together: on the jobs, the claim index {status,
 // task_name, priority, scheduled_time, _id} (replacing the task-less
@@ -131,6 +131,11 @@
 // counter in the meta collection by one findOneAndUpdate with $inc, so a
 // number is never given twice nor again after a delete; the listing reads
 // _id backwards, the deletion by age the index ratchet_audit_time), and
+// [spi.StatsSampleStore] (a minute's sample is a document of the samples
+// collection whose _id is the minute in Unix seconds: the first insert of a
+// minute wins, a second one fails with a duplicate key and is not kept;
+// the reads and the deletion of the samples past the retention go along
+// _id), and
 // [spi.BulkManager] ([Store.RetryFailedJobs], [Store.CancelJobs]: one find
 // of the batch, one updateMany guarded by the status for the jobs without
 // dependents or an open wait, and the single-job writes, in the callers'

@@ -60,6 +60,7 @@ const (
 	auditName    = "audit"
 	pausesName   = "pauses"
 	attemptsName = "attempts"
+	samplesName  = "samples"
 )
 
 // Options configure [Open] and [New]. The zero value is ready to use.
@@ -71,7 +72,7 @@ type Options struct {
 
 	// CollectionPrefix is prepended to the names of the store's
 	// collections (jobs, nodes, leases, permits, schedules, skips,
-	// archive, logs, workflows, batches, audit, meta). Empty means [DefaultCollectionPrefix]; several independent
+	// archive, logs, workflows, batches, audit, samples, meta). Empty means [DefaultCollectionPrefix]; several independent
 	// installations can share a database under different prefixes.
 	CollectionPrefix string
 
@@ -123,6 +124,7 @@ type Store struct {
 	meta     *mongo.Collection // the schema version, the audit log's counter
 	pauses   *mongo.Collection // the paused tasks (see pause.go)
 	attempts *mongo.Collection // the attempt records (see attempt.go)
+	samples  *mongo.Collection // the job counts by minute (see samples.go)
 	parallel int
 
 	// noFAMProjection is set once the server refused a projection in
@@ -252,6 +254,7 @@ func newStore(ctx context.Context, client *mongo.Client, opts Options, owns bool
 		meta:     db.Collection(p + metaName),
 		pauses:   db.Collection(p + pausesName),
 		attempts: db.Collection(p + attemptsName),
+		samples:  db.Collection(p + samplesName),
 		parallel: opts.Parallelism,
 	}
 	if err := s.setup(ctx, opts.CheckOnly); err != nil {
