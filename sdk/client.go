@@ -232,6 +232,64 @@ func (c *Client) SubmitRaw(ctx context.Context, task string, payload []byte, opt
 	return ids[0], nil
 }
 
+// SubmitCalls enqueues one job per call, of any tasks and each with its
+// own options (Task.With), in one store round trip, as River's InsertMany
+// does: a mixed load written at once. opts apply to every call, under the
+// call's own options and over its task's defaults. Either every job is
+// written or, on error, none is: a call that fails its checks (its task's
+// Validate, its options, its arguments' encoding) fails them all before
+// anything is written. It returns the jobs' ids in the calls' order; a
+// call whose idempotency key matches an existing job gets that job's id.
+// InTx and WithAfterCommit go in opts, for the whole round trip, not in a
+// call's options.
+func (c *Client) SubmitCalls(ctx context.Context, calls []Call, opts ...SubmitOption) ([]uuid.UUID, error) {
+	common, err := c.config(nil, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ratchet: submit calls: %w", err)
+	}
+	var jobs []*spi.Job
+	roots := make([]int, len(calls)) // each call's own job in jobs
+	for i, call := range calls {
+		if call.err != nil {
+			return nil, fmt.Errorf("ratchet: submit calls: call %d: %w", i+1, call.err)
+		}
+		if c.tasks != nil && !c.tasks[call.task] {
+			return nil, fmt.Errorf("ratchet: submit calls: call %d: %w", i+1, &UnknownTaskError{Name: call.task})
+		}
+		payload := call.raw
+		if !call.isRaw {
+			if payload, err = c.pipe.Serializer().Marshal(call.args); err != nil {
+				return nil, fmt.Errorf("ratchet: submit calls: call %d: encode arguments of task %q: %w", i+1, call.task, err)
+			}
+		}
+		own := opts
+		if len(call.opts) > 0 {
+			own = append(slices.Clone(opts), call.opts...)
+		}
+		cfg, js, err := c.prepare(ctx, call.task, [][]byte{payload}, call.defaults, own)
+		if err != nil {
+			return nil, fmt.Errorf("ratchet: submit calls: call %d: %w", i+1, err)
+		}
+		if cfg.tx != common.tx || (cfg.afterCommit != nil) != (common.afterCommit != nil) {
+			return nil, fmt.Errorf("ratchet: submit calls: call %d: %w", i+1, invalidArg("InTx and WithAfterCommit go to SubmitCalls, for every call, not to one call"))
+		}
+		roots[i] = len(jobs)
+		jobs = append(jobs, js...)
+	}
+	if len(jobs) == 0 {
+		return []uuid.UUID{}, nil
+	}
+	ids, err := c.insert(ctx, common, fmt.Sprintf("%d calls", len(calls)), jobs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uuid.UUID, len(calls))
+	for i, k := range roots {
+		out[i] = ids[k]
+	}
+	return out, nil
+}
+
 // jobSlab is how many jobs of a batch submission share one allocation: a
 // slab of 64 (about 31 KiB) comes from the runtime's size classes, whose
 // spans are reused as they are freed, and a job that something keeps pins
@@ -246,6 +304,25 @@ const jobSlab = 64
 // submit builds and inserts one job per serialized payload: the one
 // creation path of every submission.
 func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, defaults, opts []SubmitOption) ([]uuid.UUID, error) {
+	cfg, jobs, err := c.prepare(ctx, task, payloads, defaults, opts)
+	if err != nil || len(jobs) == 0 {
+		return nil, err
+	}
+	ids, err := c.insert(ctx, cfg, task, jobs)
+	if err != nil || len(cfg.callbacks) == 0 {
+		return ids, err
+	}
+	roots := make([]uuid.UUID, 0, len(payloads))
+	for i := 0; i < len(ids); i += 1 + len(cfg.callbacks) {
+		roots = append(roots, ids[i])
+	}
+	return roots, nil
+}
+
+// prepare checks a submission's options and builds its jobs, one per
+// serialized payload, each followed by its callbacks' jobs (none when
+// payloads is empty), without writing anything.
+func (c *Client) prepare(ctx context.Context, task string, payloads [][]byte, defaults, opts []SubmitOption) (*submitConfig, []*spi.Job, error) {
 	cfg, err := c.config(defaults, opts)
 	if err == nil && cfg.afterCommit != nil && cfg.tx == nil {
 		err = invalidArg("WithAfterCommit needs InTx")
@@ -271,10 +348,10 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+		return nil, nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
 	if len(payloads) == 0 {
-		return nil, nil
+		return cfg, nil, nil
 	}
 	now := c.now()
 	jobIDs := make([]uuid.UUID, len(payloads))
@@ -296,7 +373,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 		}
 		b, err := c.pipe.EncodeBytes(ctx, JobRef(SurfaceTask, jobIDs[i]), task, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		payloads[i] = b
 	}
@@ -308,7 +385,7 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 	base := template(task, cfg, now, due)
 	c.markStartBy(&base)
 	if base.Signal, err = c.signalWait(cfg, now); err != nil {
-		return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+		return nil, nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 	}
 	jobs := make([]*spi.Job, 0, len(payloads)*(1+len(cfg.callbacks)))
 	var slab []spi.Job
@@ -334,26 +411,18 @@ func (c *Client) submit(ctx context.Context, task string, payloads [][]byte, def
 			j.Sequence = sequences[i]
 		}
 		if err := c.authorize(ctx, SurfaceTask, j, ""); err != nil {
-			return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+			return nil, nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 		}
 		jobs = append(jobs, j)
 		if len(cfg.callbacks) > 0 {
 			cbs, err := c.callbackJobs(ctx, j, cfg.callbacks, now)
 			if err != nil {
-				return nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
+				return nil, nil, fmt.Errorf("ratchet: submit %q: %w", task, err)
 			}
 			jobs = append(jobs, cbs...)
 		}
 	}
-	ids, err := c.insert(ctx, cfg, task, jobs)
-	if err != nil || len(cfg.callbacks) == 0 {
-		return ids, err
-	}
-	roots := make([]uuid.UUID, 0, len(payloads))
-	for i := 0; i < len(ids); i += 1 + len(cfg.callbacks) {
-		roots = append(roots, ids[i])
-	}
-	return roots, nil
+	return cfg, jobs, nil
 }
 
 // callbackJobs makes root a workflow of its own with its callbacks as

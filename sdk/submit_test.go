@@ -81,3 +81,66 @@ func BenchmarkSubmitMany(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(args)), "ns/job")
 }
+
+// TestSubmitCallsAllOrNothing: SubmitCalls writes the calls of many tasks
+// in one insert, in order, each with its options; a call that fails its
+// checks fails them all before anything is written.
+func TestSubmitCallsAllOrNothing(t *testing.T) {
+	var got []*spi.Job
+	inserts := 0
+	c, err := ratchet.NewClient(countingStore{discardStore{last: &got}, &inserts}, ratchet.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a := ratchet.NewVoidTask("a", func(context.Context, int) error { return nil })
+	b := ratchet.NewVoidTask("b", func(context.Context, string) error { return nil }, ratchet.WithPriority(ratchet.PriorityLow))
+	calls := []ratchet.Call{a.With(1), b.With("x"), a.With(2, ratchet.WithPriority(ratchet.PriorityHigh)), b.With("y", ratchet.WithTags("t"))}
+	ids, err := c.SubmitCalls(ctx, calls, ratchet.WithMaxRetries(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inserts != 1 || len(got) != 4 || len(ids) != 4 {
+		t.Fatalf("%d inserts of %d jobs, %d ids: want one insert of 4", inserts, len(got), len(ids))
+	}
+	want := []struct {
+		task, payload string
+		prio          ratchet.Priority
+		tags          int
+	}{{"a", "1", ratchet.PriorityNormal, 0}, {"b", `"x"`, ratchet.PriorityLow, 0}, {"a", "2", ratchet.PriorityHigh, 0}, {"b", `"y"`, ratchet.PriorityLow, 1}}
+	for i, w := range want {
+		j := got[i]
+		if j.ID != ids[i] || j.TaskName != w.task || string(j.Payload) != w.payload || j.Priority != w.prio || len(j.Tags) != w.tags || j.MaxRetries != 7 {
+			t.Errorf("job %d: %s %s %s priority %v tags %v retries %d; want %+v and 7 retries (the common option)", i, j.ID, j.TaskName, j.Payload, j.Priority, j.Tags, j.MaxRetries, w)
+		}
+	}
+
+	inserts = 0
+	for name, bad := range map[string][]ratchet.Call{
+		"a call's bad option":         {a.With(1), b.With("x", ratchet.WithMaxRetries(-1))},
+		"a call of an invalid task":   {a.With(1), ratchet.NewVoidTask("", func(context.Context, int) error { return nil }).With(3)},
+		"InTx in a call":              {a.With(1, ratchet.InTx(struct{}{}))},
+		"arguments that don't encode": {ratchet.NewVoidTask("c", func(context.Context, chan int) error { return nil }).With(make(chan int))},
+	} {
+		if _, err := c.SubmitCalls(ctx, bad); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if inserts != 0 {
+		t.Errorf("%d inserts made by failing submissions", inserts)
+	}
+	if ids, err := c.SubmitCalls(ctx, nil); err != nil || len(ids) != 0 || inserts != 0 {
+		t.Errorf("no calls: %v, %v, %d inserts", ids, err, inserts)
+	}
+}
+
+// countingStore counts the inserts of the store it wraps.
+type countingStore struct {
+	discardStore
+	n *int
+}
+
+func (s countingStore) InsertJobs(ctx context.Context, jobs []*spi.Job, o spi.InsertOptions) ([]spi.InsertResult, error) {
+	*s.n++
+	return s.discardStore.InsertJobs(ctx, jobs, o)
+}
