@@ -71,7 +71,10 @@
 //     skips only slots later than the misfire threshold (1 min), which a
 //     scheduler passing every second on a node that is always up never
 //     is, so a missing slot is a violation whatever the policy;
-//     violations name the jobs and the slot times;
+//     violations name the jobs and the slot times, and for a missing
+//     slot the fires the nodes reported (their schedule-fired events)
+//     from it to the next slot, each job said to be in the store or not:
+//     a write the store lost, or a slot no node fired;
 //   - workflow-order: in the probe workflows and the application's (their
 //     edges read from the store), no child's execution started (by the
 //     database's clock, in the ledger) before the finalizing execution of

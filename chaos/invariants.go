@@ -38,8 +38,11 @@ const (
 )
 
 // checkSlots checks the jobs of one probe schedule against its slots; it
-// returns the violations and the number of slots that had to fire.
-func checkSlots(sr *scheduleRun, jobs map[uuid.UUID]*ratchet.Job) ([]Violation, int) {
+// returns the violations and the number of slots that had to fire. fires
+// are the workers' schedule-fired lines of the schedule: a missing slot's
+// violation says which fires the nodes reported from the slot to the next
+// one, and whether their jobs are in the store.
+func checkSlots(sr *scheduleRun, jobs map[uuid.UUID]*ratchet.Job, fires []Line) ([]Violation, int) {
 	sched, err := cronexpr.Parse(sr.Expr, "")
 	if err != nil {
 		return []Violation{{Invariant: InvRecurringSlots, Detail: fmt.Sprintf("schedule %s: expression %q: %v", sr.ID, sr.Expr, err)}}, 0
@@ -78,8 +81,8 @@ func checkSlots(sr *scheduleRun, jobs map[uuid.UUID]*ratchet.Job) ([]Violation, 
 	}
 	if len(missing) > 0 {
 		out = append(out, Violation{Invariant: InvRecurringSlots, Slots: missing,
-			Detail: fmt.Sprintf("schedule %s (misfire %s) fired no job for %d of its %d slots in the fault phase, though a node was always up (%d slots counted as skipped): %s",
-				sr.ID, sr.Misfire, len(missing), len(expected), sr.Skipped, slotList(missing))})
+			Detail: fmt.Sprintf("schedule %s (misfire %s) fired no job for %d of its %d slots in the fault phase, though a node was always up (%d slots counted as skipped): %s; %s",
+				sr.ID, sr.Misfire, len(missing), len(expected), sr.Skipped, slotList(missing), firesNear(sched, missing, fires, jobs))})
 	}
 	if len(straySlots) > 0 {
 		out = append(out, Violation{Invariant: InvRecurringSlots, Jobs: sortIDs(strayIDs), Slots: straySlots,
@@ -87,6 +90,33 @@ func checkSlots(sr *scheduleRun, jobs map[uuid.UUID]*ratchet.Job) ([]Violation, 
 				sr.Registered.UTC().Format(time.RFC3339), sr.Next.UTC().Format(time.RFC3339), slotList(straySlots))})
 	}
 	return out, len(expected)
+}
+
+// firesNear describes, for each missing slot, the fires the nodes reported
+// from it to the next slot: each one's node, time and job, and whether the
+// job is in the store (a fire whose job is absent is a write the store
+// lost; no fire at all, a slot the scheduler passed over).
+func firesNear(sched *cronexpr.Schedule, missing []time.Time, fires []Line, jobs map[uuid.UUID]*ratchet.Job) string {
+	var parts []string
+	for _, s := range missing {
+		next := sched.Next(s)
+		var seen []string
+		for _, f := range fires {
+			if f.At.Before(s) || !f.At.Before(next) {
+				continue
+			}
+			where := "in the store"
+			if jobs[f.Job] == nil {
+				where = "NOT in the store"
+			}
+			seen = append(seen, fmt.Sprintf("%s fired job %s at %s (%s)", f.Node, f.Job, f.At.UTC().Format("15:04:05.000"), where))
+		}
+		if len(seen) == 0 {
+			seen = []string{"no node reported a fire"}
+		}
+		parts = append(parts, fmt.Sprintf("from %s to the next slot: %s", s.UTC().Format("15:04:05"), strings.Join(seen, "; ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // checkWorkflows checks workflow edges against the jobs and the ledger's

@@ -36,7 +36,7 @@ func TestCheckSlots(t *testing.T) {
 	}
 	other := slotJob("another", base.Add(2*time.Second))
 	clean[other.ID] = other
-	vs, n := checkSlots(sr, clean)
+	vs, n := checkSlots(sr, clean, nil)
 	assert.Empty(t, vs)
 	assert.Equal(t, 5, n)
 
@@ -51,7 +51,12 @@ func TestCheckSlots(t *testing.T) {
 	add(8)                   // 06 is missing
 	add(10)
 	stray := add(12) // at Next: not a slot of the fault phase
-	vs, _ = checkSlots(sr, broken)
+	lost := uuid.New()
+	fires := []Line{
+		{Event: lineFired, Node: "node-1", Job: d1.ID, Schedule: sr.ID, At: base.Add(4*time.Second + 10*time.Millisecond)},
+		{Event: lineFired, Node: "node-2", Job: lost, Schedule: sr.ID, At: base.Add(6*time.Second + 20*time.Millisecond)},
+	}
+	vs, _ = checkSlots(sr, broken, fires)
 	require.Len(t, vs, 3)
 	for _, v := range vs {
 		assert.Equal(t, InvRecurringSlots, v.Invariant)
@@ -63,6 +68,10 @@ func TestCheckSlots(t *testing.T) {
 	assert.Empty(t, vs[1].Jobs)
 	assert.Equal(t, []time.Time{base.Add(6 * time.Second)}, vs[1].Slots)
 	assert.Contains(t, vs[1].Detail, "no job for 1 of its 5 slots")
+	assert.Contains(t, vs[1].Detail, "from 12:00:06 to the next slot: node-2 fired job "+lost.String()+" at 12:00:06.020 (NOT in the store)",
+		"the missing slot's fire, whose job the store lost")
+	vs, _ = checkSlots(sr, broken, nil)
+	assert.Contains(t, vs[1].Detail, "from 12:00:06 to the next slot: no node reported a fire")
 	assert.Equal(t, []uuid.UUID{stray.ID}, vs[2].Jobs)
 	assert.Contains(t, vs[2].Detail, "2026-12-04T12:00:12Z")
 

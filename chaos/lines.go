@@ -23,6 +23,10 @@ const (
 	LineSubmitDone = "submit-done" // the workload returned
 )
 
+// lineFired is the event of a schedule-fired line (engine.EventScheduleFired):
+// the worker's node fired a slot of Schedule as the job Job, at At.
+const lineFired = "schedule-fired"
+
 // Line is one JSON line of the worker's stdout.
 type Line struct {
 	Event   string    `json:"event"`
@@ -42,6 +46,8 @@ type Line struct {
 	Signal string `json:"signal,omitempty"`
 	// Skew is the node clock's offset from the real time (skewed lines).
 	Skew string `json:"skew,omitempty"`
+	// Schedule is the schedule whose slot made Job (schedule-fired lines).
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // LineWriter writes Lines to an io.Writer, one JSON object per line, safe

@@ -434,8 +434,11 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	}
 
 	// The probe schedules' slots and the probe workflows' order.
+	h.mu.Lock()
+	fires := maps.Clone(h.fires)
+	h.mu.Unlock()
 	for _, sr := range h.schedules {
-		vs, n := checkSlots(sr, jobs)
+		vs, n := checkSlots(sr, jobs, fires[sr.ID])
 		rep.Violations = append(rep.Violations, vs...)
 		rep.Slots += n
 	}

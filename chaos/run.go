@@ -126,8 +126,11 @@ type harness struct {
 	// The probe schedules and workflows' edges, and the count of the
 	// application's jobs (in submitted too).
 	schedules []*scheduleRun
-	edges     []wfEdge
-	user      int
+	// fires are the schedule-fired lines of the workers, by schedule: what
+	// a recurring-slots violation reports of its missing slots.
+	fires map[string][]Line
+	edges []wfEdge
+	user  int
 	// The admission probes' submissions (unique.go).
 	uniques, debounces, sequences, fairs probeRun
 	rates                                rateRun
@@ -717,6 +720,16 @@ func (s *slot) run(ctx context.Context) {
 	}
 }
 
+// fired keeps a worker's schedule-fired line.
+func (h *harness) fired(l Line) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fires == nil {
+		h.fires = map[string][]Line{}
+	}
+	h.fires[l.Schedule] = append(h.fires[l.Schedule], l)
+}
+
 func (s *slot) notify() {
 	s.mu.Lock()
 	close(s.changed)
@@ -820,7 +833,7 @@ func (s *slot) start() (*proc, error) {
 	s.cur = p
 	s.starts++
 	s.mu.Unlock()
-	go p.read(stdout, f, s.notify)
+	go p.read(stdout, f, s.notify, s.h.fired)
 	return p, nil
 }
 
@@ -840,7 +853,7 @@ type proc struct {
 }
 
 // read follows the worker's stdout lines until EOF, then reaps it.
-func (p *proc) read(stdout io.Reader, stderr *os.File, notify func()) {
+func (p *proc) read(stdout io.Reader, stderr *os.File, notify func(), fired func(Line)) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -853,6 +866,9 @@ func (p *proc) read(stdout io.Reader, stderr *os.File, notify func()) {
 			case p.skewed <- l.Skew:
 			default:
 			}
+		}
+		if l.Event == lineFired {
+			fired(l)
 		}
 		if l.Event == LineReady {
 			p.mu.Lock()

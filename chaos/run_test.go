@@ -199,6 +199,7 @@ func TestRunPlantedDefect(t *testing.T) {
 			for _, v := range rep.Violations {
 				if v.Invariant == chaos.InvRecurringSlots {
 					assert.NotEmpty(t, v.Slots, "%s names its slots", v.Invariant)
+					assert.Contains(t, v.Detail, "NOT in the store", "the fires the nodes reported of a missing slot, whose jobs the store dropped")
 					continue
 				}
 				assert.NotEmpty(t, v.Jobs, "%s names its jobs", v.Invariant)

@@ -182,7 +182,8 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	events, unsubscribe := eng.Subscribe(100000)
+	events, unsubscribe := eng.SubscribeWith(engine.SubscribeOptions{Buffer: 100000,
+		Kinds: append(slices.Clone(engine.CompletionKinds), engine.EventScheduleFired)})
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
@@ -193,8 +194,12 @@ func runWorker(ctx context.Context, args []string, out *LineWriter, stderr io.Wr
 					opts.Client.Logger.Error("chaos: ledger write failed", "job", ev.JobID, "err", err)
 				}
 			}
-			_ = out.Write(Line{Event: string(ev.Kind), Node: opts.NodeID, Job: ev.JobID, Task: ev.Task,
-				Attempt: ev.Run, Error: ev.Error, At: ev.At})
+			l := Line{Event: string(ev.Kind), Node: opts.NodeID, Job: ev.JobID, Task: ev.Task,
+				Attempt: ev.Run, Error: ev.Error, At: ev.At}
+			if ev.Kind == engine.EventScheduleFired {
+				l.Schedule = ev.Name
+			}
+			_ = out.Write(l)
 		}
 	}()
 
