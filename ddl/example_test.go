@@ -37,6 +37,7 @@ func ExampleMigrations() {
 	// 0017_attempts.sql
 	// 0018_admission.sql
 	// 0019_node_report.sql
-	// latest: 19
+	// 0020_stats_samples.sql
+	// latest: 20
 	// ddl: unknown dialect "db2" (known: mysql, oracle, postgresql, sqlite, sqlserver)
 }

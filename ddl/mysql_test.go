@@ -16,10 +16,10 @@ func TestMigrationsMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 21 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "claim_keys" || migs[13].Name != "drop_owner_key" || migs[14].Name != "archive_purge" || migs[15].Name != "resource_claims" || migs[16].Name != "snoozes" || migs[17].Name != "task_pause" || migs[18].Name != "attempts" || migs[19].Name != "admission" || migs[20].Name != "node_report" {
+	if len(migs) != 22 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "claim_keys" || migs[13].Name != "drop_owner_key" || migs[14].Name != "archive_purge" || migs[15].Name != "resource_claims" || migs[16].Name != "snoozes" || migs[17].Name != "task_pause" || migs[18].Name != "attempts" || migs[19].Name != "admission" || migs[20].Name != "node_report" || migs[21].Name != "stats_samples" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest("mysql"); got != 21 {
+	if got := ddl.Latest("mysql"); got != 22 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
@@ -29,6 +29,7 @@ func TestMigrationsMySQL(t *testing.T) {
 		9:  {"scheduler_job_signal"},
 		10: {"scheduler_batch"},
 		12: {"scheduler_audit"},
+		22: {"scheduler_stats_sample"},
 	}
 	for _, m := range migs {
 		if !strings.Contains(m.SQL, "INSERT INTO ratchet_schema_version") {

@@ -110,10 +110,10 @@ func checkVersions(t *testing.T, dialect string) []ddl.Migration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(migs) != 18 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "archive_purge" || migs[13].Name != "snoozes" || migs[14].Name != "task_pause" || migs[15].Name != "attempts" || migs[16].Name != "admission" || migs[17].Name != "node_report" {
+	if len(migs) != 19 || migs[0].Name != "init" || migs[1].Name != "cluster" || migs[2].Name != "task_claim" || migs[3].Name != "node_tasks" || migs[4].Name != "schedules" || migs[5].Name != "archive" || migs[6].Name != "logs_skips" || migs[7].Name != "workflows" || migs[8].Name != "signals" || migs[9].Name != "batches" || migs[10].Name != "trace_context" || migs[11].Name != "audit" || migs[12].Name != "archive_purge" || migs[13].Name != "snoozes" || migs[14].Name != "task_pause" || migs[15].Name != "attempts" || migs[16].Name != "admission" || migs[17].Name != "node_report" || migs[18].Name != "stats_samples" {
 		t.Fatalf("migrations = %+v", migs)
 	}
-	if got := ddl.Latest(dialect); got != 18 {
+	if got := ddl.Latest(dialect); got != 19 {
 		t.Errorf("Latest = %d", got)
 	}
 	tables := map[int][]string{
@@ -123,6 +123,7 @@ func checkVersions(t *testing.T, dialect string) []ddl.Migration {
 		9:  {"scheduler_job_signal"},
 		10: {"scheduler_batch"},
 		12: {"scheduler_audit"},
+		19: {"scheduler_stats_sample"},
 	}
 	for _, m := range migs {
 		if !strings.Contains(m.SQL, "INSERT INTO ratchet_schema_version") {

@@ -396,7 +396,7 @@ func TestClaimKeysOfAnOlderDatabase(t *testing.T) {
 
 	applied, err := migrate(ctx, db, migs)
 	require.NoError(t, err)
-	assert.Equal(t, []int{13, 14, 15, 16, 17, 18, 19, 20, 21}, applied)
+	assert.Equal(t, []int{13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, applied)
 	var claimTask, resourceStatus sql.NullString
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT claim_task, resource_status FROM scheduler_job WHERE job_id = ?`, holder[:]).Scan(&claimTask, &resourceStatus))
 	assert.Equal(t, sql.NullString{}, claimTask, "a RUNNING job has no claim key")

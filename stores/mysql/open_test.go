@@ -64,7 +64,7 @@ func TestOpenAppliesMigrations(t *testing.T) {
 	assert.Equal(t, database, s.Database())
 	assert.Equal(t, schemaOf("").All(), tablesOf(t, dsn, database))
 	latest := ddl.Latest(Dialect)
-	require.Equal(t, 21, latest)
+	require.Equal(t, 22, latest)
 	assert.Equal(t, ddl.Versions(Dialect), versions(t, s))
 	assert.True(t, strings.HasPrefix(s.ServerVersion(), "MariaDB ") || strings.HasPrefix(s.ServerVersion(), "MySQL "), s.ServerVersion())
 

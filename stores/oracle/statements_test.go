@@ -200,7 +200,7 @@ func TestSplitStatements(t *testing.T) {
 	for _, m := range migs {
 		all = append(all, sqlcore.SplitStatements(m.SQL)...)
 	}
-	assert.Len(t, all, 10+8+3+2+3+9+4+6+4+4+3+3+3+3+2+2+4+2)
+	assert.Len(t, all, 10+8+3+2+3+9+4+6+4+4+3+3+3+3+2+2+4+2+2)
 	for _, s := range all {
 		switch {
 		case strings.HasPrefix(s, "BEGIN"):

@@ -53,9 +53,9 @@ func TestOpenAppliesMigrations(t *testing.T) {
 	assert.Equal(t, schema, s.Schema())
 	assert.Equal(t, []string{"ratchet_schema_version", "scheduler_audit", "scheduler_batch", "scheduler_job", "scheduler_job_archive", "scheduler_job_archive_property",
 		"scheduler_job_archive_state", "scheduler_job_archive_tag", "scheduler_job_attempt", "scheduler_job_dep", "scheduler_job_log", "scheduler_job_property", "scheduler_job_signal", "scheduler_job_state",
-		"scheduler_job_tag", "scheduler_job_unique", "scheduler_lease", "scheduler_node", "scheduler_rate_start", "scheduler_schedule", "scheduler_schedule_skip", "scheduler_task_pause"}, tablesOf(t, dsn, schema))
+		"scheduler_job_tag", "scheduler_job_unique", "scheduler_lease", "scheduler_node", "scheduler_rate_start", "scheduler_schedule", "scheduler_schedule_skip", "scheduler_stats_sample", "scheduler_task_pause"}, tablesOf(t, dsn, schema))
 	latest := ddl.Latest(Dialect)
-	require.Equal(t, 19, latest)
+	require.Equal(t, 20, latest)
 	assert.Equal(t, ddl.Versions(Dialect), versions(t, s))
 
 	// Re-applying is a no-op, and so is opening again with or without

@@ -184,7 +184,7 @@ func TestReadCommandsCreateNoMySQLDatabase(t *testing.T) {
 	require.NoError(t, db.QueryRow("SELECT MAX(version) FROM "+older+".ratchet_schema_version").Scan(&latest))
 	_, err = db.Exec("DELETE FROM "+older+".ratchet_schema_version WHERE version = ?", latest)
 	require.NoError(t, err)
-	_, err = db.Exec("ALTER TABLE " + older + ".scheduler_node DROP COLUMN node_report") // what the latest migration added
+	_, err = db.Exec("DROP TABLE " + older + ".scheduler_stats_sample") // what the latest migration created
 	require.NoError(t, err)
 	for _, c := range readCommands {
 		code, stderr := runRead(t, c, "--store", u.String())
