@@ -123,6 +123,12 @@
 // idx_scheduler_audit_time (audit_time, seq) and deletes by primary key.
 // An entry appended with a zero Time gets the process's wall clock.
 //
+// A [Store] implements [spi.StatsSampleStore] (migration 22): a sample is a
+// row of scheduler_stats_sample keyed by its minute, the first of a minute
+// kept (an INSERT whose duplicate key means that the minute has its sample);
+// the same transaction deletes the samples older than
+// spi.StatsSampleRetention, and the reads are ranges of the primary key.
+//
 // # Representation
 //
 // Times are DATETIME(6) in UTC (truncated to the microsecond; years 1000 to

@@ -99,6 +99,7 @@ var (
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
 	_ spi.AuditLog         = (*Store)(nil)
+	_ spi.StatsSampleStore = (*Store)(nil)
 )
 
 // Open connects to the server of dsn and returns a store on its database

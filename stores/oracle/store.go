@@ -82,6 +82,7 @@ var (
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
 	_ spi.AuditLog         = (*Store)(nil)
+	_ spi.StatsSampleStore = (*Store)(nil)
 )
 
 // ParseDSN checks a go-ora connection URL, such as

@@ -92,6 +92,7 @@ var (
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
 	_ spi.AuditLog         = (*Store)(nil)
+	_ spi.StatsSampleStore = (*Store)(nil)
 )
 
 // Open connects to the database at dsn (a URL such as

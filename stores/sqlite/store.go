@@ -66,6 +66,7 @@ var (
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
 	_ spi.AuditLog         = (*Store)(nil)
+	_ spi.StatsSampleStore = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file if it does not

@@ -89,6 +89,7 @@ var (
 	_ spi.JobStateStore    = (*Store)(nil)
 	_ spi.JobPropertyStore = (*Store)(nil)
 	_ spi.AuditLog         = (*Store)(nil)
+	_ spi.StatsSampleStore = (*Store)(nil)
 )
 
 // ParseDSN checks a go-mssqldb connection string (a URL such as

@@ -46,6 +46,10 @@
 //     per entry, numbered by the database's identity column and handed
 //     back as the dialect's Syntax.NewKey says (RETURNING, OUTPUT
 //     INSERTED, RETURNING ... INTO, LastInsertId);
+//   - the history of the job counts (samples.go): a row of
+//     scheduler_stats_sample per minute, the first insert of a minute
+//     kept by the primary key, the rows past the retention deleted by
+//     the same transaction;
 //   - the decoding and validation of a job row ([Dialect.Decode], Row):
 //     a corrupt row is an error wrapping spi.ErrCorruptJob that names it;
 //   - the schema check and migration loop ([Schema]): partial, foreign,

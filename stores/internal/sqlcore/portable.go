@@ -170,7 +170,8 @@ var tableNames = map[string]string{"job": "job", "tag": "job_tag", "node": "node
 	"lease": "lease", "state": "job_state", "prop": "job_property", "resource": "resource", "sched": "schedule",
 	"archive": "job_archive", "archive_tag": "job_archive_tag", "archive_prop": "job_archive_property", "archive_state": "job_archive_state",
 	"log": "job_log", "skip": "schedule_skip", "dep": "job_dep", "signal": "job_signal", "batch": "batch",
-	"audit": "audit", "pause": "task_pause", "attempt": "job_attempt", "unique": "job_unique", "rate": "rate_start"}
+	"audit": "audit", "pause": "task_pause", "attempt": "job_attempt", "unique": "job_unique", "rate": "rate_start",
+	"sample": "stats_sample"}
 
 // In is an IN list: the one ? that stands for it in a template expands to
 // a placeholder per element.

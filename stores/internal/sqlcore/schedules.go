@@ -384,5 +384,8 @@ func (s *Syntax) Statements() map[string]string {
 	for name, q := range s.bulkStatements() {
 		m[name] = q
 	}
+	for name, q := range s.sampleStatements() {
+		m[name] = q
+	}
 	return m
 }

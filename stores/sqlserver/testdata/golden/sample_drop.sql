@@ -1,0 +1,1 @@
+DELETE FROM scheduler_stats_sample WHERE sample_minute < @p1
