@@ -18,6 +18,16 @@
 // concurrently, and a second connection meets SQLITE_BUSY). Synchronous
 // stays at SQLite's default, FULL, as on Ratchet's SQLite store.
 //
+// --kinds N and --priorities P make a mixed backlog, as ratchet bench
+// --compare river --mix asks (--kinds 10 --priorities 5): job i of every
+// InsertManyFast call gets kind i mod N ("noop" when N is 1, else "noop0"
+// to "noop9", ten argument types with no fields, each with the same no-op
+// worker) and, when P > 1, priority (i mod P) mod 4 + 1, River's
+// priorities being 1 to 4. --checkpoint runs a CHECKPOINT between the
+// insert and the work on PostgreSQL, as ratchet bench does on its side
+// after timing the server's own COPY, so that neither side's work starts
+// with the other's share of unwritten pages.
+//
 // Dependencies: github.com/riverqueue/river with its riverpgxv5 and
 // riversqlite drivers (the system under comparison), pgx v5, and
 // modernc.org/sqlite, the pure-Go database/sql driver that River tests
