@@ -51,14 +51,16 @@ type Config struct {
 	Rate        int           // steady: jobs per second [1000]
 	Duration    time.Duration // steady: how long to insert [10s]
 	// Priorities spreads a burn-down's jobs over that many priority
-	// levels, from LOWEST up: the insert calls take the levels in turn,
-	// so the backlog holds each in equal parts. Zero or one: every job at
-	// NORMAL.
+	// levels, from LOWEST up, and Tasks over that many tasks (one node
+	// runs them all): job i of every insert call gets task i mod Tasks and
+	// priority i mod Priorities, so that each call, as each part of the
+	// backlog, holds every task and level in equal parts (River's mixed
+	// InsertMany, which compare/river's --kinds and --priorities
+	// mirror). Such calls go through Client.SubmitCalls, the calls made
+	// once and reused. Zero or one: one task, every job at NORMAL, and
+	// each call is one Task.SubmitMany.
 	Priorities int
-	// Tasks spreads a burn-down's jobs over that many tasks (one node
-	// runs them all), the insert calls taking them in turn. Zero or one:
-	// one task.
-	Tasks int
+	Tasks      int
 	// Warmup is, in steady mode, a first phase of inserts at the rate
 	// before Duration whose latencies are not counted: the node opens its
 	// connections, prepares its statements and starts its goroutines then
@@ -81,6 +83,12 @@ type Config struct {
 	// 10,000,000 jobs made claims there up to twice as slow). A failure is
 	// reported in Progress and the timing goes on.
 	Settle func(ctx context.Context) error
+	// AfterInsert, when set, runs in a burn-down between the insert and
+	// the work, timed in neither: ratchet bench times the server's own
+	// COPY of the inserted rows there (storeflag.Opened.CopyReference),
+	// then a CHECKPOINT, so that the work starts with none of that
+	// write's pages left to flush. Its error fails the run.
+	AfterInsert func(ctx context.Context) error
 	// Metrics, InsertMiddleware and WorkMiddleware install adapters on the
 	// engine (ratchet bench --adapters), to measure what they cost: Metrics
 	// hears every callback besides the bench's own counters.
@@ -125,6 +133,13 @@ type Result struct {
 	ArchiveTime         time.Duration
 	// Burndown: the times the store stopped answering during the work.
 	Outages []Outage
+	// Burndown: the work rate of each quarter of the jobs, in jobs per
+	// second, from the time the worked count crossed the quarter before
+	// (the work's start for the first) to the time it crossed this one: a
+	// rate that falls from the first quarter to the last is a cost that
+	// grows with the jobs worked (such as the dead index entries of the
+	// jobs claimed since the last VACUUM).
+	QuarterRates [4]float64
 }
 
 // InsertRate is inserted jobs per second.
@@ -167,10 +182,56 @@ func (r Result) Summary() string {
 			r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond), r.LatencyMax.Round(time.Microsecond))
 	}
 	out := fmt.Sprintf("insert %.0f jobs/s, work %.0f jobs/s", r.InsertRate(), r.WorkRate())
+	if q := r.quarters(); q != "" {
+		out += "; quarters " + q
+	}
 	for _, o := range r.Outages {
 		if !o.Resumed.IsZero() {
 			out += fmt.Sprintf("; store unreachable %.1f s, resumed %.1f s after it answered", o.Answered.Sub(o.Down).Seconds(), o.ResumedAfter().Seconds())
 		}
+	}
+	return out
+}
+
+// quarters formats QuarterRates: "41200, 40100, 39800, 39000 jobs/s
+// (last / first 0.95)"; "" when they were not measured.
+func (r Result) quarters() string {
+	q := r.QuarterRates
+	if q[0] <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f, %.0f, %.0f, %.0f jobs/s (last / first %.2f)", q[0], q[1], q[2], q[3], q[3]/q[0])
+}
+
+// quarterMarks records when a burn-down's worked count crosses each
+// quarter of its jobs.
+type quarterMarks struct {
+	start  time.Time
+	bounds [4]int // the worked counts of the quarters' ends
+	at     [4]time.Time
+	next   int // the first quarter not yet crossed
+}
+
+func newQuarterMarks(jobs int, start time.Time) *quarterMarks {
+	return &quarterMarks{start: start, bounds: [4]int{jobs / 4, jobs / 2, jobs * 3 / 4, jobs}}
+}
+
+// worked notes that finished jobs are done at now.
+func (q *quarterMarks) worked(finished int, now time.Time) {
+	for q.next < len(q.bounds) && finished >= q.bounds[q.next] {
+		q.at[q.next] = now
+		q.next++
+	}
+}
+
+// rates are the work rates of the quarters (zero for a quarter not
+// crossed, or one with no jobs).
+func (q *quarterMarks) rates() [4]float64 {
+	var out [4]float64
+	from, prev := q.start, 0
+	for k := range q.next {
+		out[k] = rate(q.bounds[k]-prev, q.at[k].Sub(from))
+		from, prev = q.at[k], q.bounds[k]
 	}
 	return out
 }
@@ -424,16 +485,26 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	}
 	client := eng.Client()
 
+	// One task at NORMAL: each insert call is one SubmitMany of no-op
+	// arguments; else one SubmitCalls of calls made once, job i with task
+	// i mod Tasks and priority i mod Priorities (see Config.Priorities).
 	args := make([]noop, cfg.InsertBatch)
+	submit := func(n int) error {
+		_, err := tasks[0].SubmitMany(ctx, client, args[:n])
+		return err
+	}
+	if cfg.Tasks > 1 || cfg.Priorities > 1 {
+		calls := mixedCalls(tasks, cfg.Priorities, cfg.InsertBatch)
+		submit = func(n int) error {
+			_, err := client.SubmitCalls(ctx, calls[:n])
+			return err
+		}
+	}
 	fmt.Fprintf(cfg.Progress, "inserting %d jobs\n", cfg.Jobs)
 	start := time.Now()
-	for call, left := 0, cfg.Jobs; left > 0; call++ {
+	for left := cfg.Jobs; left > 0; {
 		n := min(left, cfg.InsertBatch)
-		var opts []ratchet.SubmitOption
-		if cfg.Priorities > 1 {
-			opts = append(opts, ratchet.WithPriority(ratchet.Priority(call%cfg.Priorities)))
-		}
-		if _, err := tasks[call%len(tasks)].SubmitMany(ctx, client, args[:n], opts...); err != nil {
+		if err := submit(n); err != nil {
 			return res, fmt.Errorf("insert: %w", err)
 		}
 		left -= n
@@ -443,12 +514,21 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	}
 	res.InsertTime = time.Since(start)
 	fmt.Fprintf(cfg.Progress, "inserted %d jobs in %s (%.0f jobs/s)\n", cfg.Jobs, res.InsertTime.Round(time.Millisecond), res.InsertRate())
+	if cfg.AfterInsert != nil {
+		if err := cfg.AfterInsert(ctx); err != nil {
+			return res, fmt.Errorf("after the insert: %w", err)
+		}
+	}
 
 	events, unsubscribe := eng.Subscribe(cfg.Jobs + 1000)
 	defer unsubscribe()
 	watch := watchOutages(ctx, store, outagePoll, cfg.Progress)
 	defer watch.stop()
+	// The line that marks the work's start for a CPU meter (ratchet bench
+	// --compare), after whatever AfterInsert did.
+	fmt.Fprintf(cfg.Progress, "working %d jobs\n", cfg.Jobs)
 	start = time.Now()
+	quarters := newQuarterMarks(cfg.Jobs, start)
 	if err := eng.Start(ctx); err != nil {
 		return res, err
 	}
@@ -458,8 +538,11 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 		case ev := <-events:
 			switch ev.Kind {
 			case engine.EventSucceeded:
-				watch.worked(time.Now())
-				if finished++; cfg.Advance != nil && (finished%1000 == 0 || finished == cfg.Jobs) {
+				now := time.Now()
+				watch.worked(now)
+				finished++
+				quarters.worked(finished, now)
+				if cfg.Advance != nil && (finished%1000 == 0 || finished == cfg.Jobs) {
 					cfg.Advance("work", finished, cfg.Jobs)
 				}
 			case engine.EventFailed, engine.EventRetrying:
@@ -474,9 +557,32 @@ func burndown(ctx context.Context, store spi.Store, cfg Config) (Result, error) 
 	res.WorkTime = time.Since(start)
 	res.Outages = watch.stop()
 	res.ClaimRounds = int(m.claims.Load())
+	res.QuarterRates = quarters.rates()
 	fmt.Fprintf(cfg.Progress, "worked %d jobs in %s (%.0f jobs/s; %d claims of %.0f jobs on average)\n", cfg.Jobs,
 		res.WorkTime.Round(time.Millisecond), res.WorkRate(), res.ClaimRounds, float64(m.claimed.Load())/float64(max(1, res.ClaimRounds)))
+	if q := res.quarters(); q != "" {
+		fmt.Fprintf(cfg.Progress, "quarters: %s\n", q)
+	}
 	return res, eng.Stop(ctx)
+}
+
+// mixedCalls are the calls of an insert call of n jobs of a mixed
+// burn-down, reused by every call (one of fewer jobs takes the first):
+// call i is of tasks[i mod len(tasks)] at priority i mod priorities from
+// LOWEST up (NORMAL when priorities is 0 or 1), the options of each
+// priority made once and shared.
+func mixedCalls(tasks []*ratchet.Task[noop, ratchet.Void], priorities, n int) []ratchet.Call {
+	opts := make([][]ratchet.SubmitOption, max(priorities, 1))
+	if priorities > 1 {
+		for p := range opts {
+			opts[p] = []ratchet.SubmitOption{ratchet.WithPriority(ratchet.Priority(p))}
+		}
+	}
+	calls := make([]ratchet.Call, n)
+	for i := range calls {
+		calls[i] = tasks[i%len(tasks)].With(noop{}, opts[i%len(opts)]...)
+	}
+	return calls
 }
 
 func steady(ctx context.Context, store spi.Store, cfg Config) (Result, error) {

@@ -22,40 +22,91 @@ import (
 
 func TestBurndownWorksEveryJob(t *testing.T) {
 	s := memory.New()
-	res, err := bench.Run(context.Background(), s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 1000})
+	var progress strings.Builder
+	res, err := bench.Run(context.Background(), s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 1000, Progress: &progress})
 	require.NoError(t, err)
 	assert.Equal(t, 3000, res.Jobs)
 	assert.Positive(t, res.InsertRate())
 	assert.Positive(t, res.WorkRate())
-	assert.Regexp(t, regexp.MustCompile(`^insert \d+ jobs/s, work \d+ jobs/s$`), res.Summary())
+	for k, r := range res.QuarterRates {
+		assert.Positive(t, r, "quarter %d", k+1)
+	}
+	assert.Regexp(t, regexp.MustCompile(`^insert \d+ jobs/s, work \d+ jobs/s; quarters \d+, \d+, \d+, \d+ jobs/s \(last / first \d+\.\d\d\)$`), res.Summary())
+	assert.Regexp(t, regexp.MustCompile(`(?m)^quarters: \d+, \d+, \d+, \d+ jobs/s \(last / first \d+\.\d\d\)$`), progress.String())
+	// The work's start has a line of its own, after the insert's: a CPU
+	// meter's mark.
+	assert.Regexp(t, regexp.MustCompile(`(?s)inserted 3000 jobs.*\nworking 3000 jobs\n.*worked 3000 jobs`), progress.String())
 }
 
-// With Priorities and Tasks, the insert calls take the levels (from
-// LOWEST up) and the tasks in turn, and every job is worked.
-func TestBurndownSpreadsPrioritiesAndTasks(t *testing.T) {
-	ctx := context.Background()
-	s := memory.New()
-	res, err := bench.Run(ctx, s, bench.Config{Jobs: 3000, Workers: 100, InsertBatch: 500, Priorities: 3, Tasks: 2})
-	require.NoError(t, err)
-	assert.Equal(t, 3000, res.Jobs)
-	count := map[string]int{}
+// listAll returns every job of s in id order (the order of submission).
+func listAll(t *testing.T, s spi.Store) []*spi.Job {
+	t.Helper()
+	var all []*spi.Job
 	var after uuid.UUID
 	for {
-		page, _, err := s.ListJobs(ctx, spi.ListParams{After: after, Limit: 1000})
+		page, _, err := s.ListJobs(context.Background(), spi.ListParams{After: after, Limit: 1000})
 		require.NoError(t, err)
 		if len(page) == 0 {
-			break
+			return all
 		}
-		for _, j := range page {
-			assert.Equal(t, spi.StatusSucceeded, j.Status)
-			count[fmt.Sprintf("%s@%d", j.TaskName, j.Priority)]++
-		}
+		all = append(all, page...)
 		after = page[len(page)-1].ID
 	}
-	// Six calls of 500: (task 0, LOWEST), (1, LOWEST+1), (0, LOWEST+2),
-	// (1, LOWEST), (0, LOWEST+1), (1, LOWEST+2).
-	assert.Equal(t, map[string]int{"bench.noop.0@0": 500, "bench.noop.1@1": 500, "bench.noop.0@2": 500,
-		"bench.noop.1@0": 500, "bench.noop.0@1": 500, "bench.noop.1@2": 500}, count)
+}
+
+// With Tasks or Priorities, job i of every insert call (the last one
+// shorter) has task i mod Tasks and priority i mod Priorities from LOWEST
+// up, and every job is worked.
+func TestBurndownInterleavesTasksAndPriorities(t *testing.T) {
+	for _, tc := range []struct{ tasks, priorities int }{{3, 4}, {10, 5}, {2, 1}, {1, 3}} {
+		t.Run(fmt.Sprintf("%d tasks, %d priorities", tc.tasks, tc.priorities), func(t *testing.T) {
+			s := memory.New()
+			const jobs, batch = 300, 70 // four calls of 70, one of 20
+			res, err := bench.Run(context.Background(), s, bench.Config{Jobs: jobs, Workers: 20, InsertBatch: batch, Tasks: tc.tasks, Priorities: tc.priorities})
+			require.NoError(t, err)
+			assert.Equal(t, jobs, res.Jobs)
+			all := listAll(t, s)
+			require.Len(t, all, jobs)
+			for k, j := range all {
+				i := k % batch // the job's place in its call
+				task, prio := "bench.noop", spi.PriorityNormal
+				if tc.tasks > 1 {
+					task = fmt.Sprintf("bench.noop.%d", i%tc.tasks)
+				}
+				if tc.priorities > 1 {
+					prio = spi.Priority(i % tc.priorities)
+				}
+				require.Equal(t, task, j.TaskName, "job %d of call %d", i, k/batch+1)
+				require.Equal(t, prio, j.Priority, "job %d of call %d", i, k/batch+1)
+				require.Equal(t, spi.StatusSucceeded, j.Status)
+			}
+		})
+	}
+}
+
+// AfterInsert runs once, with every job inserted and none worked yet,
+// before the line that starts the work; its error fails the run.
+func TestBurndownAfterInsert(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	var progress strings.Builder
+	calls := 0
+	res, err := bench.Run(ctx, s, bench.Config{Jobs: 500, Workers: 20, InsertBatch: 200, Progress: &progress,
+		AfterInsert: func(ctx context.Context) error {
+			calls++
+			n, err := s.CountJobs(ctx, spi.ListParams{Status: spi.StatusPending}, 1<<30)
+			require.NoError(t, err)
+			assert.Equal(t, 500, n, "every job inserted and pending")
+			assert.Contains(t, progress.String(), "inserted 500 jobs")
+			assert.NotContains(t, progress.String(), "working")
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, 500, res.Jobs)
+
+	_, err = bench.Run(ctx, memory.New(), bench.Config{Jobs: 10, AfterInsert: func(context.Context) error { return errors.New("no COPY") }})
+	assert.ErrorContains(t, err, "after the insert: no COPY")
 }
 
 func TestSteadyReportsLatency(t *testing.T) {
