@@ -247,7 +247,8 @@ func emptyForBench(ctx context.Context, spec string, t target) (*Opened, error) 
 }
 
 // postgresForBench opens a new schema ratchet_bench_PID, dropped at Close,
-// with a CHECKPOINT as the bench's Settle.
+// with a CHECKPOINT as the bench's Settle and the server's own COPY of its
+// job table as the reference of its inserts.
 func postgresForBench(ctx context.Context, spec string, _ target) (*Opened, error) {
 	schema := fmt.Sprintf("ratchet_bench_%d", os.Getpid())
 	o, err := Open(ctx, spec, "", schema, true)
@@ -258,6 +259,9 @@ func postgresForBench(ctx context.Context, spec string, _ target) (*Opened, erro
 	o.Checkpoint = func(ctx context.Context) error {
 		_, err := s.Pool().Exec(ctx, "CHECKPOINT")
 		return err
+	}
+	o.CopyReference = func(ctx context.Context, batch int) (float64, error) {
+		return copyReference(ctx, s.Pool(), schema, batch)
 	}
 	o.Close = func() error {
 		_, derr := s.Pool().Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")

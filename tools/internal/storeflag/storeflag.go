@@ -25,6 +25,15 @@ type Opened struct {
 	// Checkpoint, set by OpenForBench for PostgreSQL (nil elsewhere),
 	// runs a CHECKPOINT: the bench's Settle.
 	Checkpoint func(ctx context.Context) error
+	// CopyReference, set by OpenForBench for PostgreSQL (nil elsewhere),
+	// times the server's own COPY of the rows of the store's job table:
+	// it migrates a new schema (the store's, suffixed "_copy"), copies
+	// the rows into its empty job table in transactions of batch rows on
+	// one connection, each chunk exported untimed first, drops it, and
+	// returns the rows written per second. ratchet bench calls it between
+	// a burn-down's insert and work (bench.Config.AfterInsert), the bound
+	// of its insert rate.
+	CopyReference func(ctx context.Context, batch int) (rowsPerSec float64, err error)
 	// Warning says that the store's schema is newer than this binary,
 	// every later migration marked compatible (spi.SchemaWarner): the
 	// commands work, and the binary should be upgraded. "" for none.
