@@ -35,8 +35,9 @@ func benchCommand(fs *flag.FlagSet) action {
 	jobs := fs.Int("jobs", 200000, "burndown: number of no-op jobs")
 	workers := fs.Int("workers", 1000, "jobs run at once (with --compare: Ratchet's and River's, 2,000 unless set, as River's own benchmark runs)")
 	batch := fs.Int("insert-batch", 10000, "jobs per insert call")
-	tasks := fs.Int("tasks", 1, "burndown: spread the jobs over this many tasks, one node running them all, the insert calls taking them in turn")
-	priorities := fs.Int("priorities", 1, "burndown: spread the jobs over this many priority levels from LOWEST up, the insert calls taking them in turn (1: all NORMAL)")
+	tasks := fs.Int("tasks", 1, "burndown: spread the jobs over this many tasks, one node running them all: job i of every insert call gets task i mod N")
+	priorities := fs.Int("priorities", 1, "burndown: spread the jobs over this many priority levels from LOWEST up: job i of every insert call gets level i mod N (1: all NORMAL)")
+	serverCopy := fs.Bool("server-copy", true, "burndown on PostgreSQL: between the insert and the work, untimed, time the server's own COPY of the inserted rows into an empty table of the same migrations (same batch, one connection), then CHECKPOINT, and print insert / server COPY")
 	rate := fs.Int("rate", 1000, "steady: jobs inserted per second")
 	duration := fs.Duration("duration", 10*time.Second, "steady: how long to insert")
 	warmup := fs.Duration("warmup", time.Second, "steady: inserts at the rate before --duration whose latencies are not counted (0: none)")
@@ -49,7 +50,12 @@ func benchCommand(fs *flag.FlagSet) action {
 	compare := fs.String("compare", "", "river, or the path of another ratchet binary (a previous commit's) to run this one's burn-down against it alternately, each run a process of its own, --pairs times, printing the ratios this / BIN of the rates and of the machine's CPU per job and their medians, on any --store; river: run Ratchet's burn-down and River's (compare/river, as a separate process) alternately on --store postgres://... (a schema of each run's own) or sqlite[:PATH] (a new file for each run), --pairs times, and print the ratios and their median (and, where /proc/stat exists, the machine's CPU time per job in each phase)")
 	pairs := fs.Int("pairs", 5, "--compare: pairs of runs")
 	riverBin := fs.String("river-bin", "", "--compare river: a prebuilt compare/river binary (default: go build it from the repository)")
+	mix := fs.Bool("mix", false, "--compare river on PostgreSQL: run --pairs pairs of the one-task burn-down and --pairs of a mixed one (Ratchet: 10 tasks and 5 priorities, job i of every insert call with task i mod 10 and priority i mod 5; River: --kinds 10 --priorities 5), and print the medians of each, mix / one task and insert / server COPY")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *mix && *compare != "river" {
+			fmt.Fprintln(stderr, "ratchet bench: --mix goes with --compare river")
+			return 2
+		}
 		if *compare != "" && *compare != "river" {
 			if *mode != "burndown" || *priorities > 1 || *tasks > 1 {
 				fmt.Fprintln(stderr, "ratchet bench: --compare BIN runs burn-downs of one task at one priority")
@@ -72,8 +78,12 @@ func benchCommand(fs *flag.FlagSet) action {
 			}()
 		}
 		if *compare == "river" {
-			if *priorities > 1 || *tasks > 1 {
-				fmt.Fprintln(stderr, "ratchet bench: --priorities and --tasks are not for --compare (River's side submits one kind at one priority)")
+			switch {
+			case *mix && (*priorities > 1 || *tasks > 1):
+				fmt.Fprintln(stderr, "ratchet bench: --priorities and --tasks are not for --mix (its mixed shape is 10 tasks and 5 priorities)")
+				return 2
+			case *priorities > 1 || *tasks > 1:
+				fmt.Fprintln(stderr, "ratchet bench: --priorities and --tasks are not for --compare (River's side submits one kind at one priority; --mix compares a mixed backlog)")
 				return 2
 			}
 			set := false
@@ -81,7 +91,8 @@ func benchCommand(fs *flag.FlagSet) action {
 			if !set {
 				*workers = compareWorkers
 			}
-			return runCompare(ctx, *store, *db, *jobs, *workers, *batch, *pairs, *riverBin, stdout, stderr)
+			return runCompare(ctx, compareRun{store: *store, db: *db, jobs: *jobs, workers: *workers, batch: *batch, pairs: *pairs,
+				riverBin: *riverBin, mix: *mix}, stdout, stderr)
 		}
 		opened, err := storeflag.OpenForBench(ctx, *store, *db)
 		if err != nil {
@@ -112,13 +123,46 @@ func benchCommand(fs *flag.FlagSet) action {
 			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 			return 2
 		}
+		var copyRate float64
+		if cfg.Mode == bench.ModeBurndown && *serverCopy && opened.CopyReference != nil {
+			cfg.AfterInsert = betweenPhases(opened, *batch, stdout, &copyRate)
+		}
 		res, err := bench.Run(ctx, opened.Store, cfg)
 		if err != nil {
 			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 			return 1
 		}
+		if copyRate > 0 {
+			fmt.Fprintf(stdout, "insert / server COPY: %.2f (insert %.0f jobs/s, the server's own COPY of the same rows %.0f rows/s)\n",
+				res.InsertRate()/copyRate, res.InsertRate(), copyRate)
+		}
 		fmt.Fprintln(stdout, res.Summary())
 		return 0
+	}
+}
+
+// betweenPhases is the bench.Config.AfterInsert of a burn-down on
+// PostgreSQL (opened from storeflag.OpenForBench): with copyRate not nil,
+// the server's own COPY of the rows just inserted, in transactions of
+// batch rows (opened.CopyReference), its rate printed on progress and
+// stored in *copyRate; then a CHECKPOINT, so that the work starts with
+// neither that copy's nor the insert's writes left to flush (on either
+// side of --compare river, whose River runs take --checkpoint). A failed
+// CHECKPOINT is reported and the run goes on, as the claimscale's Settle.
+func betweenPhases(opened *storeflag.Opened, batch int, progress io.Writer, copyRate *float64) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if copyRate != nil {
+			r, err := opened.CopyReference(ctx, batch)
+			if err != nil {
+				return err
+			}
+			*copyRate = r
+			fmt.Fprintf(progress, "server COPY of the same rows: %.0f rows/s (transactions of %d rows, one connection)\n", r, batch)
+		}
+		if err := opened.Checkpoint(ctx); err != nil {
+			fmt.Fprintf(progress, "CHECKPOINT after the insert failed, working anyway: %v\n", err)
+		}
+		return nil
 	}
 }
 

@@ -57,12 +57,19 @@ func runCompareBinary(ctx context.Context, store, db string, jobs, workers, batc
 	if cs.IsSQLite && cs.SQLite == "" {
 		cs.SQLite = filepath.Join(dir, "bench.db")
 	}
+	// Neither side times the server's COPY between the phases (nor runs
+	// the CHECKPOINT after it), so that both work phases start alike, a
+	// binary from before --server-copy included.
+	noCopy := map[string]bool{self: true, bin: hasServerCopy(ctx, bin)}
 	run := func(exe string) (rates, cpuCost, error) {
 		args := []string{"bench", "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers), "--insert-batch", strconv.Itoa(batch)}
 		if cs.IsSQLite {
 			args = append(args, "--store", "sqlite", "--db", cs.SQLite)
 		} else {
 			args = append(args, "--store", cs.Postgres)
+		}
+		if noCopy[exe] {
+			args = append(args, "--server-copy=false")
 		}
 		var out bytes.Buffer
 		meter := newCPUMeter(machineCPU)
@@ -116,4 +123,11 @@ func runCompareBinary(ctx context.Context, store, db string, jobs, workers, batc
 		fmt.Fprintf(stdout, "median ratio of machine CPU per job, this / BIN: insert %.3f, work %.3f (below 1: cheaper)\n", median(cpuIns), median(cpuWork))
 	}
 	return 0
+}
+
+// hasServerCopy reports whether the ratchet binary bin knows bench's
+// --server-copy flag (its bench --help lists it).
+func hasServerCopy(ctx context.Context, bin string) bool {
+	out, _ := exec.CommandContext(ctx, bin, "bench", "--help").CombinedOutput()
+	return bytes.Contains(out, []byte("--server-copy"))
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,6 +47,10 @@ func TestBenchCompareBinary(t *testing.T) {
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err)
 	assert.Contains(t, string(calls), "bench --jobs 1000 --workers 1000 --insert-batch 10000 --store sqlite --db ")
+	// This binary is told not to time the server's COPY; the other, whose
+	// bench --help does not list --server-copy, is asked nothing new.
+	assert.Len(t, regexp.MustCompile(`(?m)^bench --jobs .* --server-copy=false$`).FindAllString(string(calls), -1), 3)
+	assert.Len(t, regexp.MustCompile(`(?m)^bench --jobs .* --db \S+$`).FindAllString(string(calls), -1), 3)
 
 	code, _, errOut = cli(t, "bench", "--compare", filepath.Join(dir, "missing"), "--store", "sqlite")
 	assert.Equal(t, 2, code)
@@ -55,4 +61,14 @@ func TestBenchCompareBinary(t *testing.T) {
 	calls, err = os.ReadFile(log)
 	require.NoError(t, err)
 	assert.Contains(t, string(calls), "--store mysql://root@127.0.0.1:3306/test")
+}
+
+// A binary whose bench --help lists --server-copy is told it too.
+func TestHasServerCopy(t *testing.T) {
+	dir := t.TempDir()
+	knows := filepath.Join(dir, "knows")
+	require.NoError(t, os.WriteFile(knows, []byte("#!/bin/sh\necho '      --server-copy   burndown on PostgreSQL: ...'\n"), 0o755))
+	assert.True(t, hasServerCopy(context.Background(), knows))
+	assert.False(t, hasServerCopy(context.Background(), fakeBench(t, dir, "old", 1, 1, filepath.Join(dir, "log"))))
+	assert.False(t, hasServerCopy(context.Background(), filepath.Join(dir, "missing")))
 }

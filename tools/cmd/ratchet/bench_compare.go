@@ -178,22 +178,125 @@ func removeSQLite(path string) error {
 	return nil
 }
 
-// runCompare runs pairs of burn-downs of jobs jobs, Ratchet's in this
-// process and River's through compare/river, alternating which goes
-// first, each on a schema of its own (PostgreSQL) or a new file (SQLite),
-// and prints the ratios.
 // compareWorkers is the workers of both sides of --compare unless
 // --workers says otherwise: River's MaxWorkers in River's own benchmark.
 const compareWorkers = 2000
 
-func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pairs int, riverBin string, stdout, stderr io.Writer) int {
-	cs, err := parseCompareStore(store, db)
+// compareRun is what --compare river was asked for.
+type compareRun struct {
+	store, db                   string
+	jobs, workers, batch, pairs int
+	riverBin                    string
+	// mix adds the mixed shape to the one-task one (mixShapes).
+	mix bool
+}
+
+// compareShape is the backlog of one kind of pair: Ratchet's tasks and
+// priorities (bench.Config), River's kinds and priorities (compare/river's
+// --kinds and --priorities, whose job i gets priority (i mod P) mod 4 + 1).
+type compareShape struct {
+	// tag names the shape in the lines of a comparison of several shapes.
+	tag                         string
+	tasks, priorities           int
+	riverKinds, riverPriorities int
+}
+
+// The shapes of --compare river: one task, and with --mix the mixed
+// backlog of River's InsertMany: job i of every insert call with task
+// (kind) i mod 10 and priority i mod 5 (River: 1 to 4).
+var (
+	oneTaskShape = compareShape{tag: "one task", tasks: 1, priorities: 1, riverKinds: 1, riverPriorities: 1}
+	mixShape     = compareShape{tag: "mix 10x5", tasks: 10, priorities: 5, riverKinds: 10, riverPriorities: 5}
+)
+
+// riverArgs are compare/river's flags of a shape (none for one kind at
+// one priority, so that an older --river-bin runs it).
+func (sh compareShape) riverArgs() []string {
+	var args []string
+	if sh.riverKinds > 1 {
+		args = append(args, "--kinds", strconv.Itoa(sh.riverKinds))
+	}
+	if sh.riverPriorities > 1 {
+		args = append(args, "--priorities", strconv.Itoa(sh.riverPriorities))
+	}
+	return args
+}
+
+// shapeRuns are the runs of one shape: each side's rates and machine CPU
+// per job, one per pair, in pair order.
+type shapeRuns struct {
+	shape                compareShape
+	ratchet, river       []rates
+	ratchetCPU, riverCPU []cpuCost
+}
+
+// copyRuns are the server COPY references of Ratchet's one-task runs:
+// the COPY's rate and Ratchet's insert rate over it, one per run.
+type copyRuns struct{ rates, ratios []float64 }
+
+// compareLines are the lines that end a comparison: per shape the median
+// ratios Ratchet / River (tagged with the shape's name when tagged), with
+// several shapes the mix's work rate over the one task's (Ratchet's
+// medians, the first shape the one task and the second the mix), the
+// median insert / server COPY when copies were measured, and per shape
+// the median of River's CPU per job over Ratchet's when every pair was
+// measured.
+func compareLines(runs []shapeRuns, tagged bool, copies copyRuns) ([]string, error) {
+	tag := func(sh compareShape) string { return tagOf(sh, tagged) }
+	var lines []string
+	for _, r := range runs {
+		res, err := comparePairs(r.ratchet, r.river)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.shape.tag, err)
+		}
+		lines = append(lines, fmt.Sprintf("median ratio%s Ratchet / River over %d pairs: insert %.2f, work %.2f", tag(r.shape), len(res.Pairs), res.MedianInsert, res.MedianWork))
+	}
+	if len(runs) == 2 {
+		one, mixed := workRates(runs[0].ratchet), workRates(runs[1].ratchet)
+		lines = append(lines, fmt.Sprintf("%s / %s, Ratchet's work rate (medians): %.2f", runs[1].shape.tag, runs[0].shape.tag, median(mixed)/median(one)))
+	}
+	if len(copies.ratios) > 0 {
+		lines = append(lines, fmt.Sprintf("insert / server COPY: %.2f (Ratchet's insert [%s] over the server's own COPY of the same rows, median of %d runs; the COPY %.0f rows/s)",
+			median(copies.ratios), runs[0].shape.tag, len(copies.ratios), median(copies.rates)))
+	}
+	for _, r := range runs {
+		if ins, work, ok := medianCPU(r.ratchetCPU, r.riverCPU); ok {
+			lines = append(lines, fmt.Sprintf("median ratio of machine CPU per job%s, River / Ratchet: insert %.2f, work %.2f", tag(r.shape), ins, work))
+		}
+	}
+	return lines, nil
+}
+
+// workRates are the work rates of rs.
+func workRates(rs []rates) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.Work
+	}
+	return out
+}
+
+// runCompare runs pairs of burn-downs of c.jobs jobs, Ratchet's in this
+// process and River's through compare/river, alternating which goes
+// first, each on a schema of its own (PostgreSQL) or a new file (SQLite),
+// and prints the ratios; with c.mix, a pair of the mixed shape after each
+// pair of the one task, so that both shapes meet the same drift of the
+// machine. On PostgreSQL, Ratchet's one-task runs time the server's own
+// COPY of their rows between the phases, then both sides run a CHECKPOINT
+// there (Ratchet's mixed runs and River's runs the CHECKPOINT alone), so
+// that every work phase starts with nothing left to flush.
+func runCompare(ctx context.Context, c compareRun, stdout, stderr io.Writer) int {
+	cs, err := parseCompareStore(c.store, c.db)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 		return 2
 	}
-	if pairs < 1 {
+	if c.pairs < 1 {
 		fmt.Fprintln(stderr, "ratchet bench: --pairs must be at least 1")
+		return 2
+	}
+	if c.mix && cs.IsSQLite {
+		fmt.Fprintln(stderr, "ratchet bench: --mix runs on PostgreSQL (--store postgres://...)")
 		return 2
 	}
 	if cs.IsSQLite && cs.SQLite != "" {
@@ -208,6 +311,7 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
+	riverBin := c.riverBin
 	if riverBin == "" {
 		if riverBin, err = buildRiver(ctx, dir); err != nil {
 			fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
@@ -221,8 +325,15 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		}
 		where = "SQLite, a new file " + cs.SQLite + " for each run"
 	}
-	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs on %s, Ratchet against River (%s), %d workers each, %d pairs\n", jobs, where, riverBin, workers, pairs)
-	runRatchet := func() (rates, cpuCost, error) {
+	shapes := []compareShape{oneTaskShape}
+	of := ""
+	if c.mix {
+		shapes = append(shapes, mixShape)
+		of = " of each shape: one task, and mix 10x5 (Ratchet: job i of every insert call of task i mod 10 at priority i mod 5; River: --kinds 10 --priorities 5)"
+	}
+	fmt.Fprintf(stdout, "ratchet bench: burndown of %d jobs on %s, Ratchet against River (%s), %d workers each, %d pairs%s\n", c.jobs, where, riverBin, c.workers, c.pairs, of)
+	var copies copyRuns
+	runRatchet := func(sh compareShape) (rates, cpuCost, error) {
 		var opened *storeflag.Opened
 		var err error
 		if cs.IsSQLite {
@@ -235,17 +346,30 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 		}
 		defer func() { _ = opened.Close() }()
 		meter := newCPUMeter(machineCPU)
-		res, err := bench.Run(ctx, opened.Store, bench.Config{Mode: bench.ModeBurndown, Jobs: jobs, Workers: workers, InsertBatch: batch, Progress: meter})
+		cfg := bench.Config{Mode: bench.ModeBurndown, Jobs: c.jobs, Workers: c.workers, InsertBatch: c.batch, Tasks: sh.tasks, Priorities: sh.priorities, Progress: meter}
+		var copyRate float64
+		if opened.CopyReference != nil {
+			into := &copyRate
+			if sh != oneTaskShape {
+				into = nil // the CHECKPOINT alone
+			}
+			cfg.AfterInsert = betweenPhases(opened, c.batch, meter, into)
+		}
+		res, err := bench.Run(ctx, opened.Store, cfg)
 		if err != nil {
 			return rates{}, cpuCost{}, err
 		}
-		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, meter.perJob(jobs), nil
-	}
-	runRiver := func() (rates, cpuCost, error) {
-		args := []string{"--dsn", cs.Postgres, "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers)}
-		if cs.IsSQLite {
-			args = []string{"--sqlite", cs.SQLite, "--jobs", strconv.Itoa(jobs), "--workers", strconv.Itoa(workers)}
+		if copyRate > 0 {
+			copies.rates, copies.ratios = append(copies.rates, copyRate), append(copies.ratios, res.InsertRate()/copyRate)
 		}
+		return rates{Insert: res.InsertRate(), Work: res.WorkRate()}, meter.perJob(c.jobs), nil
+	}
+	runRiver := func(sh compareShape) (rates, cpuCost, error) {
+		args := []string{"--dsn", cs.Postgres, "--checkpoint"}
+		if cs.IsSQLite {
+			args = []string{"--sqlite", cs.SQLite}
+		}
+		args = append(append(args, "--jobs", strconv.Itoa(c.jobs), "--workers", strconv.Itoa(c.workers), "--insert-batch", strconv.Itoa(c.batch)), sh.riverArgs()...)
 		var out bytes.Buffer
 		meter := newCPUMeter(machineCPU)
 		cmd := exec.CommandContext(ctx, riverBin, args...)
@@ -254,49 +378,62 @@ func runCompare(ctx context.Context, store, db string, jobs, workers, batch, pai
 			return rates{}, cpuCost{}, fmt.Errorf("%s: %v\n%s", riverBin, err, out.String())
 		}
 		r, err := parseRiverOutput(out.String())
-		return r, meter.perJob(jobs), err
+		return r, meter.perJob(c.jobs), err
 	}
-	var rr, rv []rates
-	var cr, cv []cpuCost
-	for i := range pairs {
+	runs := make([]shapeRuns, len(shapes))
+	for k, sh := range shapes {
+		runs[k].shape = sh
+	}
+	for i := range c.pairs {
 		order := []string{"ratchet", "river"}
 		if i%2 == 1 {
 			order = []string{"river", "ratchet"}
 		}
-		for _, who := range order {
-			var r rates
-			var c cpuCost
-			var err error
-			if who == "ratchet" {
-				r, c, err = runRatchet()
-				rr, cr = append(rr, r), append(cr, c)
-			} else {
-				r, c, err = runRiver()
-				rv, cv = append(rv, r), append(cv, c)
-			}
-			if cs.IsSQLite {
-				// The next run starts on a new file.
-				if rerr := removeSQLite(cs.SQLite); err == nil {
-					err = rerr
+		for k, sh := range shapes {
+			sr := &runs[k]
+			for _, who := range order {
+				var r rates
+				var cost cpuCost
+				var err error
+				if who == "ratchet" {
+					r, cost, err = runRatchet(sh)
+					sr.ratchet, sr.ratchetCPU = append(sr.ratchet, r), append(sr.ratchetCPU, cost)
+				} else {
+					r, cost, err = runRiver(sh)
+					sr.river, sr.riverCPU = append(sr.river, r), append(sr.riverCPU, cost)
+				}
+				if cs.IsSQLite {
+					// The next run starts on a new file.
+					if rerr := removeSQLite(cs.SQLite); err == nil {
+						err = rerr
+					}
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "ratchet bench: pair %d%s, %s: %v\n", i+1, tagOf(sh, c.mix), who, err)
+					return 1
 				}
 			}
-			if err != nil {
-				fmt.Fprintf(stderr, "ratchet bench: pair %d, %s: %v\n", i+1, who, err)
-				return 1
-			}
+			a, b := sr.ratchet[i], sr.river[i]
+			fmt.Fprintf(stdout, "pair %d%s (%s first): insert %.0f / %.0f jobs/s = %.2f, work %.0f / %.0f jobs/s = %.2f%s\n", i+1, tagOf(sh, c.mix), order[0],
+				a.Insert, b.Insert, a.Insert/b.Insert, a.Work, b.Work, a.Work/b.Work, cpuText(sr.ratchetCPU[i], sr.riverCPU[i]))
 		}
-		p := comparePair{Ratchet: rr[i], River: rv[i], InsertRatio: rr[i].Insert / rv[i].Insert, WorkRatio: rr[i].Work / rv[i].Work}
-		fmt.Fprintf(stdout, "pair %d (%s first): insert %.0f / %.0f jobs/s = %.2f, work %.0f / %.0f jobs/s = %.2f%s\n", i+1, order[0],
-			p.Ratchet.Insert, p.River.Insert, p.InsertRatio, p.Ratchet.Work, p.River.Work, p.WorkRatio, cpuText(cr[i], cv[i]))
 	}
-	res, err := comparePairs(rr, rv)
+	lines, err := compareLines(runs, c.mix, copies)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratchet bench: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "median ratio Ratchet / River over %d pairs: insert %.2f, work %.2f\n", len(res.Pairs), res.MedianInsert, res.MedianWork)
-	if ins, work, ok := medianCPU(cr, cv); ok {
-		fmt.Fprintf(stdout, "median ratio of machine CPU per job, River / Ratchet: insert %.2f, work %.2f\n", ins, work)
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
 	}
 	return 0
+}
+
+// tagOf is the shape's tag in a pair's line: " [one task]", or nothing
+// when the comparison has one shape.
+func tagOf(sh compareShape, tagged bool) string {
+	if !tagged {
+		return ""
+	}
+	return " [" + sh.tag + "]"
 }

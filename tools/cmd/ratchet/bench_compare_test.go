@@ -85,6 +85,60 @@ func TestBenchCompareUsage(t *testing.T) {
 	errOut.Reset()
 	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--tasks", "3"}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "--priorities and --tasks are not for --compare")
+	for _, args := range [][]string{{"--mix"}, {"--mix", "--compare", "/bin/true"}} {
+		errOut.Reset()
+		assert.Equal(t, 2, run(context.Background(), append([]string{"bench", "--store", "sqlite"}, args...), &out, &errOut), args)
+		assert.Contains(t, errOut.String(), "--mix goes with --compare river", args)
+	}
+	errOut.Reset()
+	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "postgres://u@h/d", "--compare", "river", "--mix", "--priorities", "5"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "--priorities and --tasks are not for --mix")
+	errOut.Reset()
+	assert.Equal(t, 2, run(context.Background(), []string{"bench", "--store", "sqlite", "--compare", "river", "--mix"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "--mix runs on PostgreSQL")
+}
+
+// River's flags of each shape: none for the one task, so that an older
+// compare/river runs it.
+func TestCompareShapeRiverArgs(t *testing.T) {
+	assert.Empty(t, oneTaskShape.riverArgs())
+	assert.Equal(t, []string{"--kinds", "10", "--priorities", "5"}, mixShape.riverArgs())
+}
+
+// The closing lines: each shape's median ratios, the mix's work rate over
+// the one task's (Ratchet's medians), the median insert / server COPY and
+// each shape's CPU medians.
+func TestCompareLines(t *testing.T) {
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	one := shapeRuns{shape: oneTaskShape,
+		ratchet: []rates{{100, 40}, {120, 50}, {110, 45}}, river: []rates{{100, 20}, {100, 20}, {100, 20}},
+		ratchetCPU: []cpuCost{{us(5), us(40)}, {us(5), us(40)}, {us(5), us(40)}}, riverCPU: []cpuCost{{us(10), us(60)}, {us(10), us(60)}, {us(10), us(60)}}}
+	mix := shapeRuns{shape: mixShape,
+		ratchet: []rates{{90, 36}, {80, 20}, {100, 40}}, river: []rates{{100, 40}, {100, 40}, {100, 40}},
+		ratchetCPU: []cpuCost{{us(5), us(40)}, {}, {us(5), us(40)}}, riverCPU: []cpuCost{{us(10), us(60)}, {us(10), us(60)}, {us(10), us(60)}}}
+	copies := copyRuns{rates: []float64{200, 150, 100}, ratios: []float64{0.5, 0.8, 1.1}}
+	lines, err := compareLines([]shapeRuns{one, mix}, true, copies)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"median ratio [one task] Ratchet / River over 3 pairs: insert 1.10, work 2.25",
+		"median ratio [mix 10x5] Ratchet / River over 3 pairs: insert 0.90, work 0.90",
+		"mix 10x5 / one task, Ratchet's work rate (medians): 0.80",
+		"insert / server COPY: 0.80 (Ratchet's insert [one task] over the server's own COPY of the same rows, median of 3 runs; the COPY 150 rows/s)",
+		"median ratio of machine CPU per job [one task], River / Ratchet: insert 2.00, work 1.50",
+		// The mix's second pair has no CPU figures: no median.
+	}, lines)
+
+	// One shape, as --compare river without --mix prints it (no server
+	// COPY on SQLite).
+	lines, err = compareLines([]shapeRuns{one}, false, copyRuns{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"median ratio Ratchet / River over 3 pairs: insert 1.10, work 2.25",
+		"median ratio of machine CPU per job, River / Ratchet: insert 2.00, work 1.50",
+	}, lines)
+
+	_, err = compareLines([]shapeRuns{{shape: mixShape, ratchet: []rates{{1, 1}}}}, true, copyRuns{})
+	assert.ErrorContains(t, err, "mix 10x5")
 }
 
 func TestParseCompareStore(t *testing.T) {
@@ -131,6 +185,31 @@ func TestBenchCompareRiverPostgres(t *testing.T) {
 	t.Logf("%s in %s", strings.TrimSpace(out.String()), time.Since(start).Round(time.Millisecond))
 	assert.Contains(t, out.String(), "pair 1 (ratchet first): insert ")
 	assert.Contains(t, out.String(), "median ratio Ratchet / River over 1 pairs: insert ")
+	assert.Regexp(t, `(?m)^insert / server COPY: \d+\.\d\d \(`, out.String())
+	assert.NotContains(t, out.String(), "[one task]", "one shape: the lines are as they were")
+}
+
+// TestBenchCompareRiverMixPostgres runs one pair of each shape, 2,000
+// jobs each, on PostgreSQL.
+func TestBenchCompareRiverMixPostgres(t *testing.T) {
+	dsn, _ := dbtest.Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run(ctx, []string{"bench", "--store", dsn, "--jobs", "2000", "--compare", "river", "--mix", "--pairs", "1"}, &out, &errOut)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	t.Logf("%s in %s", strings.TrimSpace(out.String()), time.Since(start).Round(time.Millisecond))
+	for _, want := range []string{
+		`(?m)^pair 1 \[one task\] \(ratchet first\): insert \d+ / \d+ jobs/s = \d+\.\d\d, work `,
+		`(?m)^pair 1 \[mix 10x5\] \(ratchet first\): insert \d+ / \d+ jobs/s = \d+\.\d\d, work `,
+		`(?m)^median ratio \[one task\] Ratchet / River over 1 pairs: insert \d+\.\d\d, work \d+\.\d\d$`,
+		`(?m)^median ratio \[mix 10x5\] Ratchet / River over 1 pairs: insert \d+\.\d\d, work \d+\.\d\d$`,
+		`(?m)^mix 10x5 / one task, Ratchet's work rate \(medians\): \d+\.\d\d$`,
+		`(?m)^insert / server COPY: \d+\.\d\d \(`,
+	} {
+		assert.Regexp(t, want, out.String())
+	}
 }
 
 // TestBenchCompareRiverSQLite runs one pair of 2,000 jobs on SQLite (River

@@ -52,10 +52,13 @@ func parseProcStat(b []byte) (time.Duration, bool) {
 }
 
 // cpuMeter is the writer of a burn-down's progress lines (Ratchet's bench
-// and compare/river print the same three): it reads the machine's CPU time
-// when a line starts with "inserting ", "inserted " and "worked " (after
-// an optional "river: "), and so splits the run's CPU time into its insert
-// and work phases.
+// and compare/river print the same ones): it reads the machine's CPU time
+// when a line starts with "inserting ", "inserted ", "working " and
+// "worked " (after an optional "river: "), and so splits the run's CPU
+// time into its insert and work phases. The work is counted from the
+// "working" line, which follows what runs between the phases (the server's
+// COPY, a CHECKPOINT), or, from a program that prints none, from the
+// "inserted" line.
 type cpuMeter struct {
 	read func() (time.Duration, bool) // machineCPU, or a test's
 
@@ -80,7 +83,7 @@ func (m *cpuMeter) Write(p []byte) (int, error) {
 		}
 		word, _, _ := strings.Cut(strings.TrimPrefix(string(line), "river: "), " ")
 		switch word {
-		case "inserting", "inserted", "worked":
+		case "inserting", "inserted", "working", "worked":
 			t, ok := m.read()
 			m.marks[word], m.ok = t, m.ok && ok
 		}
@@ -100,7 +103,11 @@ func (m *cpuMeter) perJob(jobs int) cpuCost {
 	if !m.ok || !okA || !okB || !okC || jobs <= 0 {
 		return cpuCost{}
 	}
-	return cpuCost{Insert: (b - a) / time.Duration(jobs), Work: (c - b) / time.Duration(jobs)}
+	from := b
+	if w, ok := m.marks["working"]; ok {
+		from = w
+	}
+	return cpuCost{Insert: (b - a) / time.Duration(jobs), Work: (c - from) / time.Duration(jobs)}
 }
 
 // cpuCost is a burn-down's machine CPU time per job in each phase; zero

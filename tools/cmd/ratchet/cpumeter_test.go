@@ -42,6 +42,22 @@ func TestCPUMeter(t *testing.T) {
 		write(" 1000 jobs in 3s\nsummary line\n")
 		assert.Equal(t, cpuCost{Insert: 3 * time.Millisecond, Work: 7 * time.Millisecond}, m.perJob(1000), prefix)
 	}
+	// The work counts from the "working" line when there is one: what ran
+	// between the phases is in neither.
+	for _, prefix := range []string{"", "river: "} {
+		now := time.Duration(0)
+		m := newCPUMeter(func() (time.Duration, bool) { return now, true })
+		for _, l := range []struct {
+			at   time.Duration
+			line string
+		}{{10 * time.Second, "inserting 1000 jobs"}, {12 * time.Second, "inserted 1000 jobs in 1s"},
+			{13 * time.Second, "server COPY of the same rows: 90000 rows/s"}, {15 * time.Second, "working 1000 jobs"}, {20 * time.Second, "worked 1000 jobs in 3s"}} {
+			now = l.at
+			_, err := m.Write([]byte(prefix + l.line + "\n"))
+			require.NoError(t, err)
+		}
+		assert.Equal(t, cpuCost{Insert: 2 * time.Millisecond, Work: 5 * time.Millisecond}, m.perJob(1000), prefix)
+	}
 	// A missing line, or no /proc/stat, measures nothing.
 	m := newCPUMeter(func() (time.Duration, bool) { return time.Second, true })
 	_, _ = m.Write([]byte("inserted 1 jobs\nworked 1 jobs\n"))

@@ -40,4 +40,13 @@ func TestPostgresCommands(t *testing.T) {
 	assert.NoError(t, err, "last line %q", lines[len(lines)-1])
 	assert.Positive(t, ins)
 	assert.Positive(t, work)
+	// Between the phases, the server's own COPY of the same rows: the line
+	// before the last gives our insert over it.
+	assert.Contains(t, out.String(), "server COPY of the same rows: ")
+	assert.Regexp(t, `^insert / server COPY: \d+\.\d\d \(insert \d+ jobs/s, the server's own COPY of the same rows \d+ rows/s\)$`, lines[len(lines)-2])
+
+	out.Reset()
+	code = run(ctx, []string{"bench", "--store", dsn, "--jobs", "1000", "--workers", "50", "--server-copy=false"}, &out, &errOut)
+	assert.Equal(t, 0, code, errOut.String())
+	assert.NotContains(t, out.String(), "server COPY")
 }
