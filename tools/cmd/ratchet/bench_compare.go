@@ -256,8 +256,8 @@ func compareLines(runs []shapeRuns, tagged bool, copies copyRuns) ([]string, err
 		lines = append(lines, fmt.Sprintf("%s / %s, Ratchet's work rate (medians): %.2f", runs[1].shape.tag, runs[0].shape.tag, median(mixed)/median(one)))
 	}
 	if len(copies.ratios) > 0 {
-		lines = append(lines, fmt.Sprintf("insert / server COPY: %.2f (Ratchet's insert [%s] over the server's own COPY of the same rows, median of %d runs; the COPY %.0f rows/s)",
-			median(copies.ratios), runs[0].shape.tag, len(copies.ratios), median(copies.rates)))
+		lines = append(lines, fmt.Sprintf("insert / server COPY: %.2f (Ratchet's insert%s over the server's own COPY of the same rows, median of %d runs; the COPY %.0f rows/s)",
+			median(copies.ratios), tag(runs[0].shape), len(copies.ratios), median(copies.rates)))
 	}
 	for _, r := range runs {
 		if ins, work, ok := medianCPU(r.ratchetCPU, r.riverCPU); ok {

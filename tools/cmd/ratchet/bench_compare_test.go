@@ -128,14 +128,18 @@ func TestCompareLines(t *testing.T) {
 		// The mix's second pair has no CPU figures: no median.
 	}, lines)
 
-	// One shape, as --compare river without --mix prints it (no server
-	// COPY on SQLite).
-	lines, err = compareLines([]shapeRuns{one}, false, copyRuns{})
+	// One shape, as --compare river without --mix prints it: untagged,
+	// and with no server COPY on SQLite.
+	lines, err = compareLines([]shapeRuns{one}, false, copies)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"median ratio Ratchet / River over 3 pairs: insert 1.10, work 2.25",
+		"insert / server COPY: 0.80 (Ratchet's insert over the server's own COPY of the same rows, median of 3 runs; the COPY 150 rows/s)",
 		"median ratio of machine CPU per job, River / Ratchet: insert 2.00, work 1.50",
 	}, lines)
+	lines, err = compareLines([]shapeRuns{one}, false, copyRuns{})
+	require.NoError(t, err)
+	assert.Len(t, lines, 2)
 
 	_, err = compareLines([]shapeRuns{{shape: mixShape, ratchet: []rates{{1, 1}}}}, true, copyRuns{})
 	assert.ErrorContains(t, err, "mix 10x5")
