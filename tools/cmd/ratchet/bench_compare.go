@@ -279,9 +279,10 @@ func workRates(rs []rates) []float64 {
 // runCompare runs pairs of burn-downs of c.jobs jobs, Ratchet's in this
 // process and River's through compare/river, alternating which goes
 // first, each on a schema of its own (PostgreSQL) or a new file (SQLite),
-// and prints the ratios; with c.mix, a pair of the mixed shape after each
-// pair of the one task, so that both shapes meet the same drift of the
-// machine. On PostgreSQL, Ratchet's one-task runs time the server's own
+// and prints the ratios; with c.mix, a pair of each shape in turn, the
+// shapes' order alternating too (the first run of the process starts it
+// cold), so that both shapes meet the same drift of the machine. On
+// PostgreSQL, Ratchet's one-task runs time the server's own
 // COPY of their rows between the phases, then both sides run a CHECKPOINT
 // there (Ratchet's mixed runs and River's runs the CHECKPOINT alone), so
 // that every work phase starts with nothing left to flush.
@@ -385,12 +386,9 @@ func runCompare(ctx context.Context, c compareRun, stdout, stderr io.Writer) int
 		runs[k].shape = sh
 	}
 	for i := range c.pairs {
-		order := []string{"ratchet", "river"}
-		if i%2 == 1 {
-			order = []string{"river", "ratchet"}
-		}
-		for k, sh := range shapes {
-			sr := &runs[k]
+		order, shapeOrder := pairOrder(i, len(shapes))
+		for _, k := range shapeOrder {
+			sh, sr := shapes[k], &runs[k]
 			for _, who := range order {
 				var r rates
 				var cost cpuCost
@@ -427,6 +425,22 @@ func runCompare(ctx context.Context, c compareRun, stdout, stderr io.Writer) int
 		fmt.Fprintln(stdout, l)
 	}
 	return 0
+}
+
+// pairOrder is the order of the runs of pair i (from 0) of a comparison
+// of shapes shapes: which side goes first, and which shape (their
+// indexes), both alternating from one pair to the next.
+func pairOrder(i, shapes int) (sides []string, shapeOrder []int) {
+	sides = []string{"ratchet", "river"}
+	shapeOrder = make([]int, shapes)
+	for j := range shapeOrder {
+		shapeOrder[j] = j
+	}
+	if i%2 == 1 {
+		slices.Reverse(sides)
+		slices.Reverse(shapeOrder)
+	}
+	return sides, shapeOrder
 }
 
 // tagOf is the shape's tag in a pair's line: " [one task]", or nothing

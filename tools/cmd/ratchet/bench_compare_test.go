@@ -105,6 +105,20 @@ func TestCompareShapeRiverArgs(t *testing.T) {
 	assert.Equal(t, []string{"--kinds", "10", "--priorities", "5"}, mixShape.riverArgs())
 }
 
+// Which side and which shape go first alternate from pair to pair.
+func TestPairOrder(t *testing.T) {
+	for i, want := range []struct {
+		sides  []string
+		shapes []int
+	}{{[]string{"ratchet", "river"}, []int{0, 1}}, {[]string{"river", "ratchet"}, []int{1, 0}}, {[]string{"ratchet", "river"}, []int{0, 1}}} {
+		sides, shapes := pairOrder(i, 2)
+		assert.Equal(t, want.sides, sides, "pair %d", i+1)
+		assert.Equal(t, want.shapes, shapes, "pair %d", i+1)
+	}
+	_, shapes := pairOrder(1, 1)
+	assert.Equal(t, []int{0}, shapes)
+}
+
 // The closing lines: each shape's median ratios, the mix's work rate over
 // the one task's (Ratchet's medians), the median insert / server COPY and
 // each shape's CPU medians.
