@@ -261,37 +261,46 @@ func claimCases() []testCase {
 			f.assertBestN(jobs, 10, now, boost)
 		}},
 		{"OrderInRandomBatches", func(t tb, f *fixture) {
-			// A random backlog of 60 jobs per aging interval (each its own
-			// task), due from three hours ago to ten minutes ahead on a
-			// minute grid so that due times tie, claimed in batches of 1 to
-			// 8: the claims follow the contract's order from first to last,
-			// and each batch comes back in that order.
+			// A random backlog of 60 jobs per aging interval and number of
+			// tasks (the claim lists them all), due from three hours ago to
+			// ten minutes ahead on a minute grid so that due times tie,
+			// claimed in batches of 1 to 8: the claims follow the contract's
+			// order from first to last, and each batch comes back in that
+			// order. A day's interval ages no job (a store may take a path
+			// of its own then), the others age some.
 			r := rand.New(rand.NewPCG(7, 11))
 			now := at(5 * time.Hour)
-			for round, b := range []time.Duration{boost, 0, 7*time.Second + 500*time.Microsecond} {
-				task := fmt.Sprintf("order-%d", round)
-				var jobs []*spi.Job
-				for range 60 {
-					due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
-					jobs = append(jobs, f.newJob(withTask(task), withPriority(spi.Priority(r.IntN(spi.NumPriorities))), withDue(due)))
-				}
-				f.insert(shuffled(jobs)...)
-				var due []*spi.Job
-				for _, j := range jobs {
-					if !j.ScheduledAt.After(now) {
-						due = append(due, j)
+			round := 0
+			for _, b := range []time.Duration{boost, 0, 7*time.Second + 500*time.Microsecond, 24 * time.Hour} {
+				for _, ntasks := range []int{1, 3} {
+					round++
+					var tasks []string
+					for k := range ntasks {
+						tasks = append(tasks, fmt.Sprintf("order-%d-%d", round, k))
 					}
-				}
-				var got []uuid.UUID
-				for range len(jobs) + 1 { // a store that claims a job twice must not loop forever
-					batch := f.claimWith(spi.ClaimParams{Tasks: []string{task}, NodeID: "node-order", Limit: 1 + r.IntN(8), Now: now, BoostInterval: b})
-					if len(batch) == 0 {
-						break
+					var jobs []*spi.Job
+					for range 60 {
+						due := now.Add(time.Duration(r.IntN(190)-180) * time.Minute)
+						jobs = append(jobs, f.newJob(withTask(tasks[r.IntN(ntasks)]), withPriority(spi.Priority(r.IntN(spi.NumPriorities))), withDue(due)))
 					}
-					assert.Equal(t, ids(claimOrder(batch, now, b)), ids(batch), "a claim returns its jobs in claim order (boost %s)", b)
-					got = append(got, ids(batch)...)
+					f.insert(shuffled(jobs)...)
+					var due []*spi.Job
+					for _, j := range jobs {
+						if !j.ScheduledAt.After(now) {
+							due = append(due, j)
+						}
+					}
+					var got []uuid.UUID
+					for range len(jobs) + 1 { // a store that claims a job twice must not loop forever
+						batch := f.claimWith(spi.ClaimParams{Tasks: tasks, NodeID: "node-order", Limit: 1 + r.IntN(8), Now: now, BoostInterval: b})
+						if len(batch) == 0 {
+							break
+						}
+						assert.Equal(t, ids(claimOrder(batch, now, b)), ids(batch), "a claim returns its jobs in claim order (boost %s, %d tasks)", b, ntasks)
+						got = append(got, ids(batch)...)
+					}
+					assert.Equal(t, ids(claimOrder(due, now, b)), got, "boost %s, %d tasks: the claims, batch after batch, follow the contract's order", b, ntasks)
 				}
-				assert.Equal(t, ids(claimOrder(due, now, b)), got, "boost %s: the claims, batch after batch, follow the contract's order", b)
 			}
 		}},
 	}
