@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -225,6 +226,9 @@ func TestPlansUseIndexes(t *testing.T) {
 	orphans, orphansArgs := s.dialect.OrphansSQL(t0, []string{"gone"})
 	requeue, requeueArgs := s.dialect.RequeueSQL(t0, pgIDs)
 	bury, buryArgs := s.dialect.BurySQL(t0, "crashed", pgIDs)
+	// A claim of two tasks: a locked scan per level (its LATERAL), and
+	// per task and level the strict order's probe and merged scan.
+	strictClaim := spi.NumPriorities * (1 + 2*2)
 	cases := []struct {
 		name, q     string
 		args        []any
@@ -233,17 +237,19 @@ func TestPlansUseIndexes(t *testing.T) {
 		count       int    // how many times
 	}{
 		{"claim", s.sql.claim(claimKey{shape: 0, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1]},
-			"timestamptz, bigint, bigint, text, text, text", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
+			"timestamptz, bigint, bigint, text, text, text", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_claim", strictClaim},
+		{"claim of one task", s.sql.claim(claimKey{shape: 0, tasks: 1}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[1]},
+			"timestamptz, bigint, bigint, text, text", "'" + now + "', 100, 900000000000, 'n', 'send-email'", "idx_scheduler_job_claim", spi.NumPriorities},
 		{"claim: permit holders", s.sql.claim(claimKey{shape: 0, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1]},
-			"timestamptz, bigint, bigint, text, text, text", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_resource", spi.NumPriorities},
+			"timestamptz, bigint, bigint, text, text, text", "'" + now + "', 100, 900000000000, 'n', " + taskLits, "idx_scheduler_job_resource", spi.NumPriorities * (1 + 2)},
 		{"claim tagged", s.sql.claim(claimKey{shape: tagAll | tagAny | tagNone, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1], []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
 			"timestamptz, bigint, bigint, text, text, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
-			"idx_scheduler_job_claim", spi.NumPriorities},
+			"idx_scheduler_job_claim", strictClaim},
 		{"claim tagged: tag lookups", s.sql.claim(claimKey{shape: tagAll | tagAny | tagNone, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1], []string{"t3"}, []string{"t3", "t4"}, []string{"t5"}},
 			"timestamptz, bigint, bigint, text, text, text, text[], text[], text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3'], ARRAY['t3','t4'], ARRAY['t5']",
-			"scheduler_job_tag_pkey", 3*spi.NumPriorities + 1}, // a probe per list and level, and the tags returned
+			"scheduler_job_tag_pkey", 3*spi.NumPriorities*(1+2) + 1}, // a probe per list and scan, and the tags returned
 		{"claim any", s.sql.claim(claimKey{shape: tagAny, tasks: 2}), []any{t0, 100, int64(15 * time.Minute), "n", tasks[0], tasks[1], []string{"t3"}},
-			"timestamptz, bigint, bigint, text, text, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3']", "idx_scheduler_job_claim", spi.NumPriorities},
+			"timestamptz, bigint, bigint, text, text, text, text[]", "'" + now + "', 100, 900000000000, 'n', " + taskLits + ", ARRAY['t3']", "idx_scheduler_job_claim", strictClaim},
 		{"permit claim: candidates", s.sql.claim(claimKey{candidates: true, shape: 0, tasks: 2}), []any{t0, 100, tasks[0], tasks[1]},
 			"timestamptz, bigint, text, text", "'" + now + "', 100, " + taskLits, "idx_scheduler_job_claim", spi.NumPriorities},
 		{"permit claim: tagged candidates", s.sql.claim(claimKey{candidates: true, shape: tagAll | tagNone, tasks: 2}), []any{t0, 100, tasks[0], tasks[1], []string{"t1"}, []string{"t2"}},
@@ -392,4 +398,62 @@ func TestClaimUnderOtherExecModes(t *testing.T) {
 			assert.Equal(t, "auto on", after, "the claim's settings outlived it")
 		})
 	}
+}
+
+// TestStrictClaimReadsWhatItClaims checks the claim of ten tasks on a
+// backlog of 10,000 jobs spread over the tasks and the five levels, none
+// aged past its level: its pinned generic plan merges the tasks' ordered
+// index scans (a Merge Append, no bitmap scan that would read every due
+// job of a task), reads the levels below the top one not at all, and
+// locks about what it claims: its WAL records (a lock, the update and its
+// index entries per claimed row) stay under five per claimed row, where
+// the locked scans of every task and level took more than fifty.
+func TestStrictClaimReadsWhatItClaims(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	const tasks, limit = 10, 100
+	var names []string
+	for k := range tasks {
+		names = append(names, fmt.Sprintf("task-%d", k))
+	}
+	jobs := make([]*spi.Job, 10000)
+	for i := range jobs {
+		jobs[i] = job(spi.Priority((i/tasks)%spi.NumPriorities), t0.Add(-time.Minute+time.Duration(i)*time.Millisecond))
+		jobs[i].TaskName = names[i%tasks]
+	}
+	insert(t, s, jobs...)
+	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job"))
+
+	conn, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, pinnedPlan)
+	require.NoError(t, err)
+	types := "timestamptz, bigint, bigint, text" + strings.Repeat(", text", tasks)
+	lits := "'" + t0.Format(time.RFC3339Nano) + "', " + fmt.Sprint(limit) + ", " + fmt.Sprint(int64(time.Hour)) + ", 'n'"
+	for _, n := range names {
+		lits += ", '" + n + "'"
+	}
+	_, err = tx.Exec(ctx, `PREPARE strict_probe(`+types+`) AS `+s.sql.claim(claimKey{shape: 0, tasks: tasks}))
+	require.NoError(t, err)
+	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, WAL, FORMAT JSON) EXECUTE strict_probe(`+lits+`)`)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	text := strings.Join(out, "")
+	var plan []struct {
+		Plan struct {
+			ActualRows int64 `json:"Actual Rows"`
+			WALRecords int64 `json:"WAL Records"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &plan))
+	require.Len(t, plan, 1)
+	assert.True(t, strings.Contains(text, `"Merge Append"`), "the tasks' scans of a level are merged")
+	assert.False(t, strings.Contains(text, `"Bitmap Heap Scan"`), "no bitmap scan reads every due job of a task")
+	assert.EqualValues(t, limit, plan[0].Plan.ActualRows, "the claim takes its limit")
+	assert.Less(t, plan[0].Plan.WALRecords, int64(5*limit), "WAL records of a claim of %d jobs", limit)
 }

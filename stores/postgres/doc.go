@@ -31,7 +31,17 @@
 // idx_scheduler_job_claim, locked FOR NO KEY UPDATE SKIP LOCKED; the
 // candidates are ranked in SQL by effective priority (exact, in numeric),
 // and one UPDATE moves the best N to RUNNING and returns them with their
-// tags. When the best candidates name resources, the claim runs instead
+// tags. A claim of 2 to 32 tasks first probes the oldest due job of each
+// task and level: while none has waited a priority boost interval, no job
+// ages past its level and the order is strict (priority, then due time),
+// so the claim reads the levels from the top, each the merge of its
+// tasks' ordered index scans (a Merge Append), unlocked, stops at twice
+// N, and locks the best N of those that no concurrent claim holds; the
+// locked scans would read and lock N jobs of every task and level (a
+// locked scan hands its rows on unordered, so no merge stops it early).
+// With ten tasks at five levels and 200,000 pending, a claim of 500 took
+// 11 ms and 2,100 WAL records that way, against 72 ms and 26,600.
+// When the best candidates name resources, the claim runs instead
 // as one transaction that takes an advisory lock per resource (in key
 // order), counts the holders and admits in Go (sqlcore.Admit).
 // Completions are one UPDATE ... FROM unnest per batch, joined by job id,
@@ -42,7 +52,7 @@
 // store, not through pgx's type map). The claim travels in one round
 // trip behind a set_config that, for the implicit transaction of the two
 // only, pins how PostgreSQL plans it (pinnedPlan: a generic plan, no JIT,
-// no sequential scan), so that its plan depends neither on the backlog's
+// no sequential or bitmap scan), so that its plan depends neither on the backlog's
 // size nor on statistics gathered while the table was empty. Statements
 // are prepared once per connection; behind a transaction-pooling
 // PgBouncer, set pgx's default_query_exec_mode in the DSN.

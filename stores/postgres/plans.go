@@ -27,11 +27,15 @@ import (
 //     a 2 ms claim at 10,000 rows). Every access of the claim has
 //     an index or a tuple id to go by; the setting only makes the planner
 //     take it whatever the statistics say.
+//   - enable_bitmapscan off: the claim of several tasks merges, per level,
+//     the ordered index scans of its tasks (a Merge Append under a LIMIT,
+//     reading a row past what it takes from each); a bitmap scan reads
+//     every due job of a task, and sorts them, to hand the merge its first.
 //
 // The plan is the same index and TID scans whatever the arguments (the
 // statuses are literals, each level's scan is ordered by the claim
 // index); the plan tests check the generic plans.
-const pinnedPlan = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true), set_config('enable_seqscan', 'off', true)"
+const pinnedPlan = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
 
 // customPlan precedes the completions (complete, completeSucceeded) in
 // their round trip: PostgreSQL plans each batch anew (force_custom_plan),
