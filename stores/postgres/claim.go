@@ -37,7 +37,10 @@ import (
 func (s *Store) ClaimJobs(ctx context.Context, p spi.ClaimParams) ([]*spi.Job, error) {
 	got, permits, err := s.claim(ctx, p)
 	if permits {
-		return s.core.ClaimJobs(ctx, p)
+		got, err = s.core.ClaimJobs(ctx, p)
+	}
+	if len(got) > 0 {
+		s.maybeVacuum(len(got))
 	}
 	return got, err
 }

@@ -88,3 +88,18 @@ func ExampleMigrate() {
 	}
 	defer store.Close()
 }
+
+// Leave the job table's VACUUMs to autovacuum, for a server whose
+// autovacuum is tuned for it (by default the store vacuums the table once
+// it has claimed 100,000 jobs since its last VACUUM).
+func ExampleOptions_vacuumEvery() {
+	ctx := context.Background()
+	store, err := postgres.Open(ctx, "postgres://app@localhost:5432/app?sslmode=disable", postgres.Options{
+		Schema:      "ratchet",
+		VacuumEvery: -1,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+}

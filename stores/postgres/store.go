@@ -53,6 +53,15 @@ type Options struct {
 	// connect_timeout when it has one, else [DefaultConnectTimeout]; a
 	// negative value is an error. [New] ignores it for the pool it is given.
 	ConnectTimeout time.Duration
+
+	// VacuumEvery is the number of jobs the store claims between two
+	// VACUUMs of scheduler_job that it runs in the background, one at a
+	// time, or a twentieth of the table's rows when that is more. Zero
+	// means [DefaultVacuumEvery]; a negative value runs none (leave the
+	// table to autovacuum). A claimed job's entry stays in the claim
+	// index, read over by every later claim, until a VACUUM removes it:
+	// see "Fillfactor and VACUUM" in the package doc.
+	VacuumEvery int
 }
 
 // Store is an [spi.Store] on a PostgreSQL database, through a pgx connection
@@ -77,6 +86,7 @@ type Store struct {
 
 	pingInterval, pingTimeout time.Duration // liveness checks of the listener
 	texts                     interned      // the repeated texts of claimed rows (decode)
+	vacuum                    *vacuumer     // the VACUUMs the claims start
 }
 
 // core is the shared implementation that Store embeds, under an
@@ -193,6 +203,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts Options, owns bool) 
 
 		pingInterval: defaultListenPingInterval,
 		pingTimeout:  defaultListenPingTimeout,
+		vacuum:       newVacuumer(opts.VacuumEvery),
 	}
 	s.db = stdlib.OpenDBFromPool(pool)
 	s.dialect = s.sql.dialect(schema, s.wake, s.claimsChanged)
