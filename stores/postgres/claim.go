@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,7 +78,11 @@ func (s *Store) claim(ctx context.Context, p spi.ClaimParams) (_ []*spi.Job, per
 	now := p.Now.Truncate(time.Microsecond)
 	boost := max(int64(p.BoostInterval), 0)
 	tf := compileTags(p.Tags)
-	rows, finish, err := s.queryPinned(ctx, pinnedPlan, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
+	pre := []statement{{sql: pinnedPlan}}
+	if len(tasks) >= 2 && len(tasks) <= maxStrictTasks {
+		pre = append(pre, statement{sql: strictLock, args: []any{strictLockKey(s.schema, tasks)}})
+	}
+	rows, finish, err := s.queryAfter(ctx, pre, s.sql.claim(claimKey{shape: tf.shape, tasks: len(tasks)}),
 		tf.args(tasks, now, int64(p.Limit), boost, nullText(p.NodeID))...)
 	if err != nil {
 		return nil, false, fail("claim jobs", err)
@@ -171,4 +176,30 @@ func (tf tagFilter) args(tasks []string, first ...any) []any {
 		args = append(args, l)
 	}
 	return args
+}
+
+// strictLock serializes the claims of one task list that can take the
+// strict order (2 to maxStrictTasks tasks, see strictCandidates), across
+// every node: a transaction-scoped advisory lock, taken in the claim's
+// round trip by a statement of its own before the claim, so that the
+// claim's snapshot is taken once the claim before it has committed. The
+// strict claim reads its candidates unlocked, the best $2 * strictDepth in
+// the strict order, and then locks the best of them that are still
+// PENDING: claims running at once read the same candidates, and all but
+// the first found them taken (each such row costs a recheck of its newer
+// version). In a mixed burn-down of ten tasks at five levels, 36 of the
+// 45 claims that took over 40 ms returned no job, each after 40 to 94 ms
+// of such rechecks; one at a time, each finds the best jobs still free.
+const strictLock = `SELECT pg_advisory_xact_lock($1)`
+
+// strictLockKey is the advisory lock key of strictLock for the claims of
+// tasks (a task set: sorted, without duplicates) in schema.
+func strictLockKey(schema string, tasks []string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("ratchet-claim\x00" + schema))
+	for _, t := range tasks {
+		h.Write([]byte{0})
+		h.Write([]byte(t))
+	}
+	return int64(h.Sum64())
 }

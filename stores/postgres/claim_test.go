@@ -457,3 +457,47 @@ func TestStrictClaimReadsWhatItClaims(t *testing.T) {
 	assert.EqualValues(t, limit, plan[0].Plan.ActualRows, "the claim takes its limit")
 	assert.Less(t, plan[0].Plan.WALRecords, int64(5*limit), "WAL records of a claim of %d jobs", limit)
 }
+
+// TestStrictClaimsTakeTurns holds the strict claims' lock of tasks a and b
+// in a transaction that plays a concurrent claim: it moves the four best
+// jobs to RUNNING. A claim of 2 waits for the lock, and its snapshot is
+// taken once the transaction has committed: it claims the two jobs left.
+// With its snapshot taken before the wait, its candidates (twice its
+// limit, in the strict order) would be the four taken jobs, and it would
+// claim none.
+func TestStrictClaimsTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	var js []*spi.Job
+	for i := range 6 {
+		j := job(spi.PriorityNormal, t0.Add(time.Duration(i)*time.Second))
+		j.TaskName = []string{"a", "b"}[i%2]
+		js = append(js, j)
+	}
+	insert(t, s, js...)
+
+	tx, err := s.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, strictLock, strictLockKey(s.schema, spi.TaskSet([]string{"b", "a"})))
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE `+s.sql.jobTable+` SET status = 'RUNNING' WHERE job_id = ANY($1::uuid[])`,
+		[]uuid.UUID{js[0].ID, js[1].ID, js[2].ID, js[3].ID})
+	require.NoError(t, err)
+
+	claimed := make(chan []*spi.Job, 1)
+	go func() {
+		got, err := s.ClaimJobs(ctx, spi.ClaimParams{NodeID: "n1", Limit: 2, Now: t0.Add(time.Hour), Tasks: []string{"a", "b"}})
+		assert.NoError(t, err)
+		claimed <- got
+	}()
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND datname = current_database()
+				AND query = $1)`, strictLock).Scan(&waiting)
+		return err == nil && waiting
+	}, 10*time.Second, 5*time.Millisecond, "the claim waits for the transaction's lock")
+	require.NoError(t, tx.Commit(ctx))
+	require.ElementsMatch(t, []uuid.UUID{js[4].ID, js[5].ID}, ids(<-claimed))
+}

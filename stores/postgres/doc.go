@@ -40,7 +40,16 @@
 // locked scans would read and lock N jobs of every task and level (a
 // locked scan hands its rows on unordered, so no merge stops it early).
 // With ten tasks at five levels and 200,000 pending, a claim of 500 took
-// 11 ms and 2,100 WAL records that way, against 72 ms and 26,600.
+// 11 ms and 2,100 WAL records that way, against 72 ms and 26,600. The
+// claims of one task list of 2 to 32 tasks take turns, across nodes: each
+// first takes a transaction-scoped advisory lock of the schema and task
+// list, in a statement of its own in the claim's round trip, so that the
+// claim's snapshot sees the claim before it committed. Claims running at
+// once read the same unlocked candidates, and all but the first found
+// them taken, after a recheck of each taken row's newer version: in a
+// burn-down of ten tasks at five levels, 36 of the 45 claims that took
+// over 40 ms claimed nothing, and taking turns raised its work rate by
+// 7 to 21 % (median of four alternating pairs 1.18).
 // When the best candidates name resources, the claim runs instead
 // as one transaction that takes an advisory lock per resource (in key
 // order), counts the holders and admits in Go (sqlcore.Admit).

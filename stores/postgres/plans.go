@@ -56,13 +56,32 @@ const customPlan = "SELECT set_config('plan_cache_mode', 'force_custom_plan', tr
 // implicit transaction commits, and returns the error of the commit, if
 // any, or of the rows.
 func (s *Store) queryPinned(ctx context.Context, pin, q string, args ...any) (pgx.Rows, func() error, error) {
+	return s.queryAfter(ctx, []statement{{sql: pin}}, q, args...)
+}
+
+// statement is a statement of a round trip that returns nothing the
+// caller reads, and its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// queryAfter is queryPinned after the statements pre, in order, in the
+// same round trip and implicit transaction: each statement of it takes
+// its own snapshot, so q sees what committed while those before it
+// waited (a lock).
+func (s *Store) queryAfter(ctx context.Context, pre []statement, q string, args ...any) (pgx.Rows, func() error, error) {
 	b := &pgx.Batch{}
-	b.Queue(pin)
+	for _, st := range pre {
+		b.Queue(st.sql, st.args...)
+	}
 	b.Queue(q, args...)
 	br := s.pool.SendBatch(ctx, b)
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, nil, err
+	for range pre {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, nil, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
