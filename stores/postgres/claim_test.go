@@ -462,9 +462,9 @@ func TestStrictClaimReadsWhatItClaims(t *testing.T) {
 // in a transaction that plays a concurrent claim: it moves the four best
 // jobs to RUNNING. A claim of 2 waits for the lock, and its snapshot is
 // taken once the transaction has committed: it claims the two jobs left.
-// With its snapshot taken before the wait, its candidates (twice its
-// limit, in the strict order) would be the four taken jobs, and it would
-// claim none.
+// With its snapshot taken before the wait, its candidates (its limit of
+// them, in the strict order) would be two of the four taken jobs, and it
+// would claim none.
 func TestStrictClaimsTakeTurns(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)

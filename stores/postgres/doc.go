@@ -35,8 +35,8 @@
 // task and level: while none has waited a priority boost interval, no job
 // ages past its level and the order is strict (priority, then due time),
 // so the claim reads the levels from the top, each the merge of its
-// tasks' ordered index scans (a Merge Append), unlocked, stops at twice
-// N, and locks the best N of those that no concurrent claim holds; the
+// tasks' ordered index scans (a Merge Append), unlocked, stops at N, and
+// locks those of them that no concurrent claim holds; the
 // locked scans would read and lock N jobs of every task and level (a
 // locked scan hands its rows on unordered, so no merge stops it early).
 // With ten tasks at five levels and 200,000 pending, a claim of 500 took
