@@ -40,7 +40,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 // throttledEnv is a dashboard on a fake clock whose client address is the
 // header X-Client (as a proxy would set it).
 func throttledEnv(t *testing.T, mod ...func(*dashboard.Options)) (*env, *fakeClock) {
-	clk := &fakeClock{t: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
+	// The clock starts at the real time: a session cookie expires at the
+	// dashboard's time plus the session's lifetime, and the client's
+	// cookie jar drops it by the real time (a fixed date made the cookies
+	// of these tests expire from the day after that date on).
+	clk := &fakeClock{t: time.Now().UTC().Truncate(time.Second)}
 	e := newEnv(t, append([]func(*dashboard.Options){func(o *dashboard.Options) {
 		o.Now = clk.Now
 		o.ClientAddr = func(r *http.Request) string { return r.Header.Get("X-Client") }
