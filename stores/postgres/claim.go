@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -195,11 +194,5 @@ const strictLock = `SELECT pg_advisory_xact_lock($1)`
 // strictLockKey is the advisory lock key of strictLock for the claims of
 // tasks (a task set: sorted, without duplicates) in schema.
 func strictLockKey(schema string, tasks []string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("ratchet-claim\x00" + schema))
-	for _, t := range tasks {
-		h.Write([]byte{0})
-		h.Write([]byte(t))
-	}
-	return int64(h.Sum64())
+	return advisoryKey(append([]string{"ratchet-claim", schema}, tasks...)...)
 }

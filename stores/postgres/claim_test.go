@@ -128,6 +128,15 @@ func explain(t *testing.T, s *Store, q string, args ...any) string {
 // parameter types types and executed with the literal arguments lits.
 func explainGeneric(t *testing.T, s *Store, q, types, lits string) string {
 	t.Helper()
+	return strings.Join(explainPrepared(t, s, "SET LOCAL plan_cache_mode = force_generic_plan", "", q, types, lits), "\n")
+}
+
+// explainPrepared prepares q, of parameter types types, on a connection
+// of s's pool, in a transaction that first runs setup, and returns the
+// lines of EXPLAIN opts of its execution with the literal arguments lits.
+// The transaction is rolled back and the statement deallocated.
+func explainPrepared(t *testing.T, s *Store, setup, opts, q, types, lits string) []string {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := s.pool.Acquire(ctx)
 	require.NoError(t, err)
@@ -135,14 +144,16 @@ func explainGeneric(t *testing.T, s *Store, q, types, lits string) string {
 	tx, err := conn.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan; PREPARE generic_probe(`+types+`) AS `+q)
+	_, err = tx.Exec(ctx, setup)
 	require.NoError(t, err)
-	defer func() { _, _ = conn.Exec(ctx, `DEALLOCATE generic_probe`) }()
-	rows, err := tx.Query(ctx, `EXPLAIN EXECUTE generic_probe(`+lits+`)`)
+	_, err = tx.Exec(ctx, `PREPARE explain_probe(`+types+`) AS `+q)
+	require.NoError(t, err)
+	defer func() { _, _ = conn.Exec(ctx, `DEALLOCATE explain_probe`) }()
+	rows, err := tx.Query(ctx, `EXPLAIN `+opts+` EXECUTE explain_probe(`+lits+`)`)
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // TestPlansUseIndexes checks, on a backlog of 20,000 due PENDING jobs (plus
@@ -409,7 +420,6 @@ func TestClaimUnderOtherExecModes(t *testing.T) {
 // index entries per claimed row) stay under five per claimed row, where
 // the locked scans of every task and level took more than fifty.
 func TestStrictClaimReadsWhatItClaims(t *testing.T) {
-	ctx := context.Background()
 	s := openStore(t)
 	const tasks, limit = 10, 100
 	var names []string
@@ -424,25 +434,12 @@ func TestStrictClaimReadsWhatItClaims(t *testing.T) {
 	insert(t, s, jobs...)
 	exec(t, s, `ANALYZE `+qualify(s.schema, "scheduler_job"))
 
-	conn, err := s.pool.Acquire(ctx)
-	require.NoError(t, err)
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, pinnedPlan)
-	require.NoError(t, err)
 	types := "timestamptz, bigint, bigint, text" + strings.Repeat(", text", tasks)
 	lits := "'" + t0.Format(time.RFC3339Nano) + "', " + fmt.Sprint(limit) + ", " + fmt.Sprint(int64(time.Hour)) + ", 'n'"
 	for _, n := range names {
 		lits += ", '" + n + "'"
 	}
-	_, err = tx.Exec(ctx, `PREPARE strict_probe(`+types+`) AS `+s.sql.claim(claimKey{shape: 0, tasks: tasks}))
-	require.NoError(t, err)
-	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, WAL, FORMAT JSON) EXECUTE strict_probe(`+lits+`)`)
-	require.NoError(t, err)
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
+	out := explainPrepared(t, s, pinnedPlan, "(ANALYZE, WAL, FORMAT JSON)", s.sql.claim(claimKey{shape: 0, tasks: tasks}), types, lits)
 	text := strings.Join(out, "")
 	var plan []struct {
 		Plan struct {

@@ -128,9 +128,14 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, migs []ddl.
 }
 
 // lockKey is the advisory lock of the migrations of schema.
-func lockKey(schema string) int64 {
+func lockKey(schema string) int64 { return advisoryKey("ratchet-migrate", schema) }
+
+// advisoryKey is the store's advisory lock key named by parts: the FNV-1a
+// hash of the parts joined by NUL bytes (no part holds one: PostgreSQL
+// text cannot).
+func advisoryKey(parts ...string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("ratchet-migrate\x00" + schema))
+	h.Write([]byte(strings.Join(parts, "\x00")))
 	return int64(h.Sum64())
 }
 
